@@ -1,0 +1,11 @@
+// `dnc check`: placeholder registration until the command is built (see its issue).
+import type { Command } from 'commander';
+import { usageError } from '../errors.js';
+import type { CommandHost } from '../main.js';
+
+export function registerCheck(program: Command, host: CommandHost): void {
+  const command = program.command('check').description('(not built yet)');
+  host.action(command, async () => {
+    throw usageError('E_NOT_BUILT', '`dnc check` is not built yet');
+  });
+}

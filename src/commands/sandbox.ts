@@ -1,0 +1,11 @@
+// `dnc sandbox`: placeholder registration until the command is built (see its issue).
+import type { Command } from 'commander';
+import { usageError } from '../errors.js';
+import type { CommandHost } from '../main.js';
+
+export function registerSandbox(program: Command, host: CommandHost): void {
+  const command = program.command('sandbox').description('(not built yet)');
+  host.action(command, async () => {
+    throw usageError('E_NOT_BUILT', '`dnc sandbox` is not built yet');
+  });
+}

@@ -1,0 +1,170 @@
+// Configuration: flag > environment > config file > default, keeping where each value came from.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { usageError } from './errors.js';
+
+export type ValueSource = 'flag' | 'env' | 'config' | 'default';
+
+export interface Sourced<T> {
+  value: T;
+  source: ValueSource;
+}
+
+/** Global options as commander parsed them (all optional). */
+export interface GlobalFlags {
+  baseUrl?: string;
+  apiKey?: string;
+  apiKeyFile?: string;
+  forwardedHost?: string;
+  config?: string;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+  timeout?: number;
+  retries?: number;
+}
+
+export interface ConfigFile {
+  base_url?: string;
+  api_key?: string;
+  forwarded_host?: string;
+}
+
+export interface ServiceConfig {
+  baseUrl: Sourced<string>;
+  apiKey: Sourced<string>;
+  forwardedHost: Sourced<string> | undefined;
+  /** Where the config file was looked for, and whether it existed. */
+  configPath: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_RETRIES = 3;
+
+export function defaultConfigPath(env: Env, homedir: string): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.config');
+  return path.join(base, 'dnc', 'config.json');
+}
+
+async function readConfigFile(file: string, explicit: boolean): Promise<ConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!explicit && code === 'ENOENT') return {};
+    throw usageError('E_CONFIG_UNREADABLE', `cannot read config file ${file}: ${code ?? String(err)}`, {
+      hint: 'check the path given with --config or DNC_CONFIG',
+      cause: err,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw usageError('E_CONFIG_INVALID', `config file ${file} is not valid JSON: ${(err as Error).message}`, {
+      hint: 'it should be an object such as {"base_url": "https://…", "api_key": "…"}',
+      cause: err,
+    });
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw usageError('E_CONFIG_INVALID', `config file ${file} must hold a JSON object`);
+  }
+  const out: ConfigFile = {};
+  for (const key of ['base_url', 'api_key', 'forwarded_host'] as const) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') {
+      throw usageError('E_CONFIG_INVALID', `config file ${file}: "${key}" must be a string`);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+async function readKeyFile(file: string): Promise<string> {
+  try {
+    const key = (await readFile(file, 'utf8')).trim();
+    if (!key) throw usageError('E_CONFIG_INVALID', `API key file ${file} is empty`);
+    return key;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'DncError') throw err;
+    throw usageError('E_CONFIG_UNREADABLE', `cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+function pick<T>(...candidates: Array<[T | undefined, ValueSource]>): Sourced<T> | undefined {
+  for (const [value, source] of candidates) {
+    if (value !== undefined && value !== '') return { value, source };
+  }
+  return undefined;
+}
+
+/** Resolves what is needed to talk to the service; throws exit-2 errors that name every way to give a value. */
+export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir: string): Promise<ServiceConfig> {
+  const explicitConfig = pick<string>([flags.config, 'flag'], [env.DNC_CONFIG, 'env']);
+  const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
+  const file = await readConfigFile(configPath, explicitConfig !== undefined);
+
+  const keyFromFile = flags.apiKeyFile ? await readKeyFile(flags.apiKeyFile) : undefined;
+  const apiKey = pick<string>(
+    [flags.apiKey, 'flag'],
+    [keyFromFile, 'flag'],
+    [env.DNC_API_KEY, 'env'],
+    [file.api_key, 'config'],
+  );
+  const baseUrl = pick<string>([flags.baseUrl, 'flag'], [env.DNC_BASE_URL, 'env'], [file.base_url, 'config']);
+  const forwardedHost = pick<string>(
+    [flags.forwardedHost, 'flag'],
+    [env.DNC_FORWARDED_HOST, 'env'],
+    [file.forwarded_host, 'config'],
+  );
+
+  if (!baseUrl) {
+    throw usageError('E_CONFIG_MISSING', 'no service base URL is configured', {
+      hint: `give it with --base-url URL, the DNC_BASE_URL environment variable, or "base_url" in ${configPath} (\`dnc sandbox\` prints one for testing)`,
+    });
+  }
+  validateBaseUrl(baseUrl.value);
+  if (!apiKey) {
+    throw usageError('E_CONFIG_MISSING', 'no API key is configured', {
+      hint: `give it with --api-key KEY (or --api-key-file PATH), the DNC_API_KEY environment variable, or "api_key" in ${configPath}`,
+    });
+  }
+  return { baseUrl, apiKey, forwardedHost, configPath };
+}
+
+function validateBaseUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError('E_CONFIG_INVALID', `base URL '${value}' is not a URL`, {
+      hint: 'it looks like https://api.example.com (or http://127.0.0.1:PORT for `dnc sandbox`)',
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw usageError('E_CONFIG_INVALID', `base URL '${value}' must use https (or http for a local sandbox)`);
+  }
+  if (url.username || url.password) {
+    throw usageError('E_CONFIG_INVALID', 'base URL must not carry credentials; give the key with --api-key or DNC_API_KEY');
+  }
+}
+
+/** Parses a whole number option, refusing anything else with exit 2. */
+export function parseIntegerOption(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw usageError('E_USAGE', `${name} must be a whole number, got '${raw}'`);
+  }
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
+    throw usageError('E_USAGE', `${name} must be ${range}, got ${raw}`);
+  }
+  return value;
+}

@@ -1,0 +1,119 @@
+// What a command may use: injected I/O, environment, clock, configuration, the service client, interrupts.
+import os from 'node:os';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, resolveServiceConfig, type GlobalFlags, type ServiceConfig } from './config.js';
+import { redactSecrets } from './errors.js';
+import { writeLine, type IO } from './io.js';
+import type { ServiceClient } from './service/client.js';
+import { VERSION } from './version.js';
+
+type Env = Record<string, string | undefined>;
+
+/** SIGINT/SIGTERM as cancellation: a command subscribes; with no subscriber, main exits 130 at once. */
+export interface Interrupts {
+  /** Registers a handler; returns a function that removes it. Handlers get the count of interrupts so far. */
+  on(handler: (count: number) => void): () => void;
+}
+
+export interface Context {
+  io: IO;
+  env: Env;
+  cwd: string;
+  homedir: string;
+  now(): Date;
+  interrupts: Interrupts;
+  flags: GlobalFlags;
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  timeoutMs: number;
+  retries: number;
+  /** Secrets to keep out of every line `dnc` prints (filled once the key is known). */
+  secrets: string[];
+  /** Informational line on stderr (suppressed by --quiet). */
+  info(line: string): void;
+  /** Warning on stderr (always shown). */
+  warn(line: string): void;
+  /** Debug line on stderr with --verbose only. */
+  debug(line: string): void;
+  serviceConfig(): Promise<ServiceConfig>;
+  /** A client for the configured service, sized for `connections` concurrent requests. */
+  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+}
+
+export interface ContextDeps {
+  io: IO;
+  env: Env;
+  cwd?: string;
+  homedir?: string;
+  now?: () => Date;
+  interrupts: Interrupts;
+}
+
+export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
+  const env = deps.env;
+  const verbose = flags.verbose === true || (env.DNC_VERBOSE !== undefined && env.DNC_VERBOSE !== '' && env.DNC_VERBOSE !== '0');
+  const secrets: string[] = [];
+  const say = (line: string) => writeLine(deps.io.stderr, redactSecrets(line, secrets));
+  let config: Promise<ServiceConfig> | undefined;
+  const ctx: Context = {
+    io: deps.io,
+    env,
+    cwd: deps.cwd ?? process.cwd(),
+    homedir: deps.homedir ?? os.homedir(),
+    now: deps.now ?? (() => new Date()),
+    interrupts: deps.interrupts,
+    flags,
+    json: flags.json === true,
+    quiet: flags.quiet === true,
+    verbose,
+    timeoutMs: flags.timeout ?? DEFAULT_TIMEOUT_MS,
+    retries: flags.retries ?? DEFAULT_RETRIES,
+    secrets,
+    info(line) {
+      if (!ctx.quiet) say(line);
+    },
+    warn(line) {
+      say(line);
+    },
+    debug(line) {
+      if (verbose) say(line);
+    },
+    serviceConfig() {
+      config ??= resolveServiceConfig(flags, env, ctx.homedir).then((c) => {
+        secrets.push(c.apiKey.value);
+        return c;
+      });
+      return config;
+    },
+    async createClient(options = {}) {
+      const cfg = await ctx.serviceConfig();
+      const { createServiceClient } = await import('./service/client.js');
+      return createServiceClient({
+        baseUrl: cfg.baseUrl.value,
+        apiKey: cfg.apiKey.value,
+        forwardedHost: cfg.forwardedHost?.value,
+        timeoutMs: ctx.timeoutMs,
+        retries: ctx.retries,
+        connections: options.connections ?? 4,
+        userAgent: `dnc/${VERSION}`,
+        onExchange: verbose
+          ? (e) => {
+              const headers = Object.entries(e.requestHeaders)
+                .map(([k, v]) => `${k}: ${v}`)
+                .join('; ');
+              if (e.status === undefined) {
+                say(`→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ✗ ${e.error} after ${Math.round(e.durationMs)} ms`);
+              } else {
+                const interesting = Object.entries(e.responseHeaders ?? {})
+                  .filter(([k]) => k.startsWith('x-'))
+                  .map(([k, v]) => `${k}: ${v}`)
+                  .join('; ');
+                say(`→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ← ${e.status} in ${Math.round(e.durationMs)} ms [${interesting}]`);
+              }
+            }
+          : undefined,
+      });
+    },
+  };
+  return ctx;
+}

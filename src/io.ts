@@ -1,0 +1,152 @@
+// Injected I/O: the streams a command reads and writes, whether they are terminals, and colour.
+import { PassThrough, Readable, Writable } from 'node:stream';
+
+export interface IO {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  /** Colour on stdout (a terminal, and NO_COLOR unset). */
+  stdoutColor: boolean;
+  /** Colour on stderr (a terminal, and NO_COLOR unset). */
+  stderrColor: boolean;
+  /** Terminal width for tables, 80 when unknown. */
+  columns: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function colourAllowed(env: Env, isTTY: boolean): boolean {
+  // https://no-color.org: any non-empty NO_COLOR disables colour; FORCE_COLOR=0 likewise.
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.FORCE_COLOR === '0') return false;
+  if (env.TERM === 'dumb') return false;
+  return isTTY;
+}
+
+export function processIO(env: Env): IO {
+  const stdoutIsTTY = Boolean(process.stdout.isTTY);
+  const stderrIsTTY = Boolean(process.stderr.isTTY);
+  return {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdinIsTTY: Boolean(process.stdin.isTTY),
+    stdoutIsTTY,
+    stderrIsTTY,
+    stdoutColor: colourAllowed(env, stdoutIsTTY),
+    stderrColor: colourAllowed(env, stderrIsTTY),
+    columns: process.stdout.columns ?? process.stderr.columns ?? 80,
+  };
+}
+
+/** Buffers standing in for a process's streams, for in-process command tests. */
+export interface TestIO extends IO {
+  out(): string;
+  err(): string;
+}
+
+export interface TestIOOptions {
+  stdin?: string;
+  /** Pretend all three streams are terminals (default false: piped, as in CI). */
+  tty?: boolean;
+  color?: boolean;
+  columns?: number;
+}
+
+export function createTestIO(options: TestIOOptions = {}): TestIO {
+  const outChunks: string[] = [];
+  const errChunks: string[] = [];
+  const sink = (chunks: string[]) =>
+    new Writable({
+      write(chunk: Buffer | string, _enc, callback) {
+        chunks.push(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+        callback();
+      },
+    });
+  const stdin = new PassThrough();
+  stdin.end(options.stdin ?? '');
+  const tty = options.tty ?? false;
+  return {
+    stdin: stdin as Readable,
+    stdout: sink(outChunks),
+    stderr: sink(errChunks),
+    stdinIsTTY: tty && options.stdin === undefined,
+    stdoutIsTTY: tty,
+    stderrIsTTY: tty,
+    stdoutColor: options.color ?? false,
+    stderrColor: options.color ?? false,
+    columns: options.columns ?? 100,
+    out: () => outChunks.join(''),
+    err: () => errChunks.join(''),
+  };
+}
+
+/** Writes a line to a stream; the stream may be a closed pipe (`dnc … | head`), which is not an error. */
+export function writeLine(stream: Writable, line: string): void {
+  if (stream.destroyed || stream.writableEnded) return;
+  stream.write(line.endsWith('\n') ? line : `${line}\n`);
+}
+
+/** Progress that is a spinner on a terminal, a plain line every few seconds when piped, nothing with --quiet. */
+export interface Progress {
+  /** The current state, e.g. "1,200/20,000 · 640/s · ETA 28s"; throttled when piped. */
+  update(text: string): void;
+  /** A line that should stay (not overwritten by the spinner). Suppressed by --quiet. */
+  info(text: string): void;
+  /** Ends the spinner (or prints nothing more when piped). */
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  quiet: boolean;
+  /** Minimum time between plain lines when stderr is not a terminal. */
+  plainIntervalMs?: number;
+  now?: () => number;
+}
+
+export async function createProgress(io: IO, options: ProgressOptions): Promise<Progress> {
+  if (options.quiet) {
+    return { update() {}, info() {}, stop() {} };
+  }
+  if (!io.stderrIsTTY) {
+    const interval = options.plainIntervalMs ?? 5_000;
+    const now = options.now ?? Date.now;
+    let last = -Infinity;
+    return {
+      update(text) {
+        const t = now();
+        if (t - last < interval) return;
+        last = t;
+        writeLine(io.stderr, text);
+      },
+      info(text) {
+        writeLine(io.stderr, text);
+      },
+      stop() {},
+    };
+  }
+  // ora is only loaded where a spinner can be shown, which keeps piped and --help runs light.
+  const { default: ora } = await import('ora');
+  const spinner = ora({ stream: io.stderr, isEnabled: true, discardStdin: false, color: 'cyan' });
+  let started = false;
+  return {
+    update(text) {
+      if (!started) {
+        spinner.start(text);
+        started = true;
+      } else spinner.text = text;
+    },
+    info(text) {
+      if (started) spinner.clear();
+      writeLine(io.stderr, text);
+      if (started) spinner.render();
+    },
+    stop() {
+      if (started) spinner.stop();
+      started = false;
+    },
+  };
+}

@@ -1,0 +1,176 @@
+// Builds the commander program and is the one place where errors become exit codes.
+import { Command, CommanderError } from 'commander';
+import { registerBatch } from './commands/batch.js';
+import { registerCheck } from './commands/check.js';
+import { registerListen } from './commands/listen.js';
+import { registerSandbox } from './commands/sandbox.js';
+import { registerUsage } from './commands/usage.js';
+import { parseIntegerOption, type GlobalFlags } from './config.js';
+import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
+import { DncError, ExitCode, redactSecrets } from './errors.js';
+import { processIO, writeLine, type IO } from './io.js';
+import { VERSION } from './version.js';
+
+/** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */
+export interface CommandHost {
+  action(command: Command, run: (ctx: Context, command: Command) => Promise<number>): void;
+}
+
+export interface MainDeps extends Partial<Omit<ContextDeps, 'io' | 'env'>> {
+  io: IO;
+  env: Record<string, string | undefined>;
+}
+
+const EXIT_CODE_HELP = `
+Exit codes:
+  0    success
+  1    unexpected internal error (please report it)
+  2    usage error: unknown flag, bad argument, conflicting options, missing configuration
+  3    input data error: malformed CSV, a number that cannot be a phone number, unsupported country
+  4    authentication or authorization failed (401, 403)
+  5    credit limit reached (429) or --max-credits budget reached; a batch can resume
+  6    service or network failure after retries
+  8    batch finished but webhook results are still pending
+  10   check --fail-on-dnc: a number is on a do-not-call register
+  130  interrupted; a batch can resume
+
+Environment: DNC_BASE_URL, DNC_API_KEY, DNC_FORWARDED_HOST, DNC_CONFIG, DNC_VERBOSE=1, NO_COLOR.`;
+
+function globalFlags(command: Command): GlobalFlags {
+  const o = command.optsWithGlobals() as Record<string, unknown>;
+  const flags: GlobalFlags = {
+    baseUrl: o.baseUrl as string | undefined,
+    apiKey: o.apiKey as string | undefined,
+    apiKeyFile: o.apiKeyFile as string | undefined,
+    forwardedHost: o.forwardedHost as string | undefined,
+    config: o.config as string | undefined,
+    json: o.json === true,
+    quiet: o.quiet === true,
+    verbose: o.verbose === true,
+  };
+  if (o.timeout !== undefined) flags.timeout = parseIntegerOption('--timeout', String(o.timeout), 1);
+  if (o.retries !== undefined) flags.retries = parseIntegerOption('--retries', String(o.retries), 0, 10);
+  return flags;
+}
+
+export function buildProgram(deps: MainDeps, setExit: (code: number) => void, onContext: (ctx: Context) => void): Command {
+  const { io } = deps;
+  const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
+  const program = new Command('dnc');
+  program
+    .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
+    .version(VERSION, '-V, --version')
+    .option('--base-url <url>', "the service's base address (env DNC_BASE_URL)")
+    .option('--api-key <key>', 'the API key (env DNC_API_KEY)')
+    .option('--api-key-file <path>', 'read the API key from a file')
+    .option('--forwarded-host <host>', 'resellers: sent as X-Forwarded-Host on every request (env DNC_FORWARDED_HOST)')
+    .option('--config <path>', 'JSON config file with base_url, api_key, forwarded_host (env DNC_CONFIG)')
+    .option('--json', 'machine-readable output on stdout')
+    .option('--quiet', 'no progress or informational lines on stderr')
+    .option('--verbose', 'log each HTTP request and response on stderr, key redacted (env DNC_VERBOSE=1)')
+    .option('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)')
+    .option('--retries <n>', 'retries of failures known to be uncharged (default 3)')
+    .addHelpText('after', EXIT_CODE_HELP)
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+
+  const host: CommandHost = {
+    action(command, run) {
+      command.action(async (...args: unknown[]) => {
+        const cmd = args[args.length - 1] as Command;
+        const ctx = createContext({ ...deps, interrupts }, globalFlags(cmd));
+        onContext(ctx);
+        setExit(await run(ctx, cmd));
+      });
+    },
+  };
+  registerCheck(program, host);
+  registerBatch(program, host);
+  registerUsage(program, host);
+  registerListen(program, host);
+  registerSandbox(program, host);
+  return program;
+}
+
+/** Runs `dnc` with `argv` (without node and script) and returns the exit code; never calls process.exit. */
+export async function main(argv: string[], deps: MainDeps): Promise<number> {
+  let exitCode: number = ExitCode.OK;
+  let ctx: Context | undefined;
+  const program = buildProgram(
+    deps,
+    (code) => {
+      exitCode = code;
+    },
+    (c) => {
+      ctx = c;
+    },
+  );
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    return reportError(err, deps.io, ctx);
+  }
+}
+
+function reportError(err: unknown, io: IO, ctx: Context | undefined): number {
+  const secrets = ctx?.secrets ?? [];
+  const say = (line: string) => writeLine(io.stderr, redactSecrets(line, secrets));
+  if (err instanceof CommanderError) {
+    // Help and --version "errors" are successes; commander already printed its message.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+      return ExitCode.OK;
+    }
+    return ExitCode.USAGE;
+  }
+  if (err instanceof DncError) {
+    say(`dnc: error [${err.code}]: ${err.message}`);
+    if (err.hint) say(`  hint: ${err.hint}`);
+    if (ctx?.verbose && err.cause instanceof Error && err.cause.stack) say(err.cause.stack);
+    return err.exitCode;
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  say(`dnc: internal error: ${e.message}`);
+  say('  this is a bug in dnc; please report it with the command you ran and the output of --verbose');
+  if (ctx?.verbose && e.stack) say(e.stack);
+  return ExitCode.INTERNAL;
+}
+
+/** The process entry point (bin/dnc.js): real streams, signals as cancellation, exit code set at the end. */
+export function runFromProcess(): void {
+  const handlers = new Set<(count: number) => void>();
+  let count = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    count++;
+    if (handlers.size === 0) {
+      process.exit(ExitCode.INTERRUPTED);
+    }
+    for (const h of handlers) h(count);
+    void signal;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // A closed pipe (`dnc … | head`) is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
+  const interrupts: Interrupts = {
+    on(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+  };
+  main(process.argv.slice(2), { io: processIO(process.env), env: process.env, interrupts }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`dnc: internal error: ${String(err)}\n`);
+      process.exitCode = ExitCode.INTERNAL;
+    },
+  );
+}

@@ -1,0 +1,417 @@
+// The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
+import { Pool, errors as undiciErrors } from 'undici';
+import type { Dispatcher } from 'undici';
+import { authError, creditError, DncError, inputError, serviceError, usageError } from '../errors.js';
+import {
+  LOOKUP_HEADERS,
+  type LegacyUsage,
+  type LookupErrorCode,
+  type LookupFailed,
+  type LookupReceipt,
+  type LookupSucceeded,
+  type RequestError,
+  type UsagePage,
+} from '../wire/types.js';
+
+export interface ServiceClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  forwardedHost?: string | undefined;
+  /** Per-request timeout (headers and body), ms. */
+  timeoutMs?: number;
+  /** How many times an uncharged failure is retried (default 3). */
+  retries?: number;
+  /** Keep-alive connections to the service: size it to the concurrency the command runs at. */
+  connections?: number;
+  userAgent?: string;
+  /** Called once per HTTP exchange (for --verbose); never given the key. */
+  onExchange?: (event: ExchangeEvent) => void;
+  /** Injected for tests: waiting between retries, and jitter. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /** Base delay of the exponential backoff, ms (default 250). */
+  retryBaseMs?: number;
+}
+
+export interface ExchangeEvent {
+  method: string;
+  /** Path and query as sent (no key is ever in a URL). */
+  path: string;
+  attempt: number;
+  /** Request headers as sent, Authorization redacted. */
+  requestHeaders: Record<string, string>;
+  status?: number;
+  responseHeaders?: Record<string, string>;
+  error?: string;
+  durationMs: number;
+}
+
+/** The headers of section 4.1 a caller needs, parsed. */
+export interface ResponseMeta {
+  status: number;
+  creditCost: number | null;
+  rateLimitLimit: number | null;
+  rateLimitRemaining: number | null;
+  correlationId: string | null;
+  /** How many HTTP attempts this answer took (1 = no retry). */
+  attempts: number;
+}
+
+/**
+ * What a lookup came to. Failures of the lookup itself (section 7's error codes) are results, not
+ * exceptions: `invalid_phone_number` is charged and is an answer about the number.
+ */
+export type LookupOutcome =
+  | { kind: 'succeeded'; body: LookupSucceeded; raw: unknown; meta: ResponseMeta }
+  | { kind: 'started'; body: LookupReceipt; raw: unknown; meta: ResponseMeta }
+  | { kind: 'failed'; body: LookupFailed; raw: unknown; meta: ResponseMeta };
+
+export interface LookupRequest {
+  /** E.164 (the client URL-encodes it: `+` → `%2B`). */
+  phoneNumber: string;
+  webhookUrl?: string | undefined;
+}
+
+export interface UsageRequest {
+  numBillingPeriods?: number | undefined;
+  id?: number | undefined;
+  cursor?: string | undefined;
+}
+
+/** Body and meta of a free (usage) endpoint. */
+export interface FreeAnswer<T> {
+  body: T;
+  raw: unknown;
+  meta: ResponseMeta;
+}
+
+export interface ServiceClient {
+  lookup(request: LookupRequest): Promise<LookupOutcome>;
+  usage(request?: UsageRequest): Promise<FreeAnswer<UsagePage>>;
+  legacyUsage(): Promise<FreeAnswer<LegacyUsage>>;
+  close(): Promise<void>;
+}
+
+/** Codes of errors thrown by the client (DncError.code). */
+export const ClientErrorCode = {
+  badRequest: 'E_BAD_REQUEST',
+  missingKey: 'E_AUTH_MISSING',
+  forbidden: 'E_AUTH_FORBIDDEN',
+  notFound: 'E_NOT_FOUND',
+  unsupportedCountry: 'E_UNSUPPORTED_COUNTRY',
+  creditLimit: 'E_CREDIT_LIMIT',
+  service: 'E_SERVICE',
+  badResponse: 'E_BAD_RESPONSE',
+  network: 'E_NETWORK',
+  timeout: 'E_TIMEOUT',
+} as const;
+
+const RETRYABLE_LOOKUP_CODES: ReadonlySet<string> = new Set<LookupErrorCode>(['upstream_timeout', 'upstream_error']);
+
+// Errors raised before any byte of the request can have reached the service: always safe to retry.
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | null {
+  const v = headers[name];
+  if (v === undefined) return null;
+  return Array.isArray(v) ? (v[0] ?? null) : v;
+}
+
+function headerNumber(headers: Record<string, string | string[] | undefined>, name: string): number | null {
+  const v = headerValue(headers, name);
+  if (v === null || v.trim() === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+function flatHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
+
+function errnoCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return (err as { code?: string } | undefined)?.code;
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 120 ? `${flat.slice(0, 117)}…` : flat;
+}
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** One exchange's answer, parsed; `json` is undefined when the body is not JSON. */
+interface ParsedAnswer extends RawAnswer {
+  json: unknown;
+  meta: ResponseMeta;
+}
+
+export function createServiceClient(options: ServiceClientOptions): ServiceClient {
+  const base = new URL(options.baseUrl);
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const retries = options.retries ?? 3;
+  const retryBaseMs = options.retryBaseMs ?? 250;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = options.random ?? Math.random;
+  const pool: Dispatcher = new Pool(base.origin, {
+    connections: Math.max(1, options.connections ?? 4),
+    keepAliveTimeout: 30_000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connect: { timeout: Math.min(timeoutMs, 10_000) },
+  });
+
+  const baseHeaders: Record<string, string> = {
+    authorization: `Bearer ${options.apiKey}`,
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? 'dnc',
+  };
+  if (options.forwardedHost) baseHeaders['x-forwarded-host'] = options.forwardedHost;
+  const loggedHeaders = { ...baseHeaders, authorization: 'Bearer ***' };
+
+  function backoff(attempt: number): number {
+    // Full jitter over an exponential ceiling, capped so a retry never waits more than 8 s.
+    const ceiling = Math.min(8_000, retryBaseMs * 2 ** (attempt - 1));
+    return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  }
+
+  async function exchange(pathAndQuery: string, attempt: number): Promise<RawAnswer> {
+    const started = performance.now();
+    try {
+      const res = await pool.request({ method: 'GET', path: pathAndQuery, headers: baseHeaders });
+      const text = await res.body.text();
+      options.onExchange?.({
+        method: 'GET',
+        path: pathAndQuery,
+        attempt,
+        requestHeaders: loggedHeaders,
+        status: res.statusCode,
+        responseHeaders: flatHeaders(res.headers),
+        durationMs: performance.now() - started,
+      });
+      return { status: res.statusCode, headers: res.headers, text };
+    } catch (err) {
+      options.onExchange?.({
+        method: 'GET',
+        path: pathAndQuery,
+        attempt,
+        requestHeaders: loggedHeaders,
+        error: errnoCode(err) ?? (err as Error).message,
+        durationMs: performance.now() - started,
+      });
+      throw err;
+    }
+  }
+
+  function parse(answer: RawAnswer, attempts: number): ParsedAnswer {
+    let json: unknown;
+    try {
+      json = answer.text === '' ? undefined : JSON.parse(answer.text);
+    } catch {
+      json = undefined;
+    }
+    return {
+      ...answer,
+      json,
+      meta: {
+        status: answer.status,
+        creditCost: headerNumber(answer.headers, LOOKUP_HEADERS.creditCost),
+        rateLimitLimit: headerNumber(answer.headers, LOOKUP_HEADERS.rateLimitLimit),
+        rateLimitRemaining: headerNumber(answer.headers, LOOKUP_HEADERS.rateLimitRemaining),
+        correlationId: headerValue(answer.headers, LOOKUP_HEADERS.correlationId),
+        attempts,
+      },
+    };
+  }
+
+  function networkError(err: unknown, pathAndQuery: string): DncError {
+    const code = errnoCode(err);
+    const where = `${base.origin}${prefix}${pathAndQuery.split('?')[0]}`;
+    if (
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError ||
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+    ) {
+      return serviceError(ClientErrorCode.timeout, `the service did not answer within ${timeoutMs} ms (${where})`, {
+        hint: 'try again later, or raise --timeout',
+        cause: err,
+        details: { errno: code },
+      });
+    }
+    return serviceError(ClientErrorCode.network, `cannot reach the service at ${base.origin}: ${code ?? (err as Error).message}`, {
+      hint: 'check --base-url / DNC_BASE_URL and your network',
+      cause: err,
+      details: { errno: code },
+    });
+  }
+
+  /**
+   * Sends a GET, retrying only what `retryable` says is safe. Transport errors are retried only
+   * when the request cannot have reached the service (connection refused, DNS), or always when
+   * `free` (usage endpoints cost nothing).
+   */
+  async function send(
+    pathAndQuery: string,
+    retryable: (answer: ParsedAnswer) => boolean,
+    free: boolean,
+  ): Promise<ParsedAnswer> {
+    for (let attempt = 1; ; attempt++) {
+      let answer: ParsedAnswer;
+      try {
+        answer = parse(await exchange(`${prefix}${pathAndQuery}`, attempt), attempt);
+      } catch (err) {
+        const code = errnoCode(err);
+        const safe = free || (code !== undefined && NOT_SENT_CODES.has(code));
+        if (safe && attempt <= retries) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw networkError(err, pathAndQuery);
+      }
+      if (attempt <= retries && retryable(answer)) {
+        await sleep(backoff(attempt));
+        continue;
+      }
+      return answer;
+    }
+  }
+
+  function errorText(answer: ParsedAnswer): string {
+    const body = answer.json as Partial<RequestError> | undefined;
+    if (body && typeof body.error === 'string') return body.error;
+    return answer.text ? `non-JSON body: ${snippet(answer.text)}` : 'empty body';
+  }
+
+  /** Maps statuses shared by all endpoints (and anything unexpected) to typed errors. */
+  function commonError(answer: ParsedAnswer, what: string): DncError {
+    const details = { status: answer.status, body: answer.json ?? answer.text, meta: answer.meta };
+    const text = errorText(answer);
+    switch (answer.status) {
+      case 401:
+        return authError(ClientErrorCode.missingKey, `the service refused the request (401): ${text}`, {
+          hint: 'the API key is missing or not accepted; check --api-key / DNC_API_KEY',
+          details,
+        });
+      case 403:
+        return authError(ClientErrorCode.forbidden, `the service refused the API key (403): ${text}`, {
+          hint: 'check that the key is current and belongs to an active account',
+          details,
+        });
+      case 429:
+        return creditError(ClientErrorCode.creditLimit, `credit limit reached (429): ${text}`, {
+          hint: 'lookups resume at the next billing period or after a credit top-up; `dnc usage` shows the balance',
+          details,
+        });
+      default: {
+        const nonJson = answer.json === undefined && answer.text !== '';
+        const code = nonJson ? ClientErrorCode.badResponse : ClientErrorCode.service;
+        return serviceError(code, `${what} failed: HTTP ${answer.status}, ${text}`, {
+          hint: answer.status >= 500 ? 'the service failed; try again later' : 'this answer was not expected; report it with --verbose output',
+          details,
+        });
+      }
+    }
+  }
+
+  function isLookupFailure(json: unknown): json is LookupFailed {
+    const body = json as Partial<LookupFailed> | undefined;
+    return !!body && body.status === 'failed' && typeof body.error_code === 'string';
+  }
+
+  return {
+    async lookup(request) {
+      const query = new URLSearchParams({ phone_number: request.phoneNumber });
+      if (request.webhookUrl !== undefined) query.set('webhook_url', request.webhookUrl);
+      const answer = await send(
+        `/check_phone_number?${query.toString()}`,
+        (a) => isLookupFailure(a.json) && RETRYABLE_LOOKUP_CODES.has(a.json.error_code),
+        false,
+      );
+      const { status, json, meta } = answer;
+      if (status === 200 && (json as Partial<LookupSucceeded>)?.status === 'succeeded') {
+        return { kind: 'succeeded', body: json as LookupSucceeded, raw: json, meta };
+      }
+      if (status === 202 && (json as Partial<LookupReceipt>)?.status === 'started') {
+        return { kind: 'started', body: json as LookupReceipt, raw: json, meta };
+      }
+      if (status >= 400 && status !== 422 && status !== 429 && status !== 401 && status !== 403 && isLookupFailure(json)) {
+        return { kind: 'failed', body: json, raw: json, meta };
+      }
+      if (status === 400) {
+        throw inputError(ClientErrorCode.badRequest, `the service rejected the request (400): ${errorText(answer)}`, {
+          hint: 'nothing was charged; check the number and any --webhook-url',
+          details: { status, body: json ?? answer.text, meta },
+        });
+      }
+      if (status === 422) {
+        const body = (json ?? {}) as RequestError;
+        const supported = Array.isArray(body.supported_countries) ? body.supported_countries : [];
+        throw inputError(
+          ClientErrorCode.unsupportedCountry,
+          `the service does not cover ${body.country ?? 'this number\'s country'} (422): ${errorText(answer)}`,
+          {
+            hint: supported.length ? `supported countries: ${supported.join(', ')}` : undefined,
+            details: { status, body: json, meta, country: body.country, supportedCountries: supported },
+          },
+        );
+      }
+      throw commonError(answer, 'lookup');
+    },
+
+    async usage(request = {}) {
+      const query = new URLSearchParams();
+      if (request.numBillingPeriods !== undefined) query.set('num_billing_periods', String(request.numBillingPeriods));
+      if (request.id !== undefined) query.set('id', String(request.id));
+      if (request.cursor !== undefined) query.set('cursor', request.cursor);
+      const qs = query.toString();
+      return freeCall<UsagePage>(`/v2/usage_stats${qs ? `?${qs}` : ''}`, 'usage query');
+    },
+
+    async legacyUsage() {
+      return freeCall<LegacyUsage>('/usage_stats', 'lifetime usage query');
+    },
+
+    async close() {
+      await pool.close();
+    },
+  };
+
+  async function freeCall<T>(pathAndQuery: string, what: string): Promise<FreeAnswer<T>> {
+    // Usage is free: a failure of the service itself can be retried without cost.
+    const answer = await send(pathAndQuery, (a) => a.status >= 500, true);
+    if (answer.status === 200 && answer.json !== undefined && typeof answer.json === 'object') {
+      return { body: answer.json as T, raw: answer.json, meta: answer.meta };
+    }
+    if (answer.status === 400) {
+      throw usageError(ClientErrorCode.badRequest, `the service rejected the ${what} (400): ${errorText(answer)}`, {
+        details: { status: 400, body: answer.json ?? answer.text },
+      });
+    }
+    if (answer.status === 404) {
+      throw new DncError(ClientErrorCode.notFound, 2, `billing period not found (404): ${errorText(answer)}`, {
+        hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',
+        details: { status: 404, body: answer.json ?? answer.text },
+      });
+    }
+    throw commonError(answer, what);
+  }
+}
