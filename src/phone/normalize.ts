@@ -1,0 +1,95 @@
+// E.164 normalisation and country detection (libphonenumber-js, full metadata), before any credit is spent.
+import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { isSupportedCountry } from 'libphonenumber-js/max';
+
+export type PhoneProblem =
+  | 'empty'
+  | 'not_a_number'
+  | 'invalid_country'
+  | 'too_short'
+  | 'too_long'
+  | 'invalid_length'
+  | 'invalid';
+
+export type NormalizedPhone =
+  | {
+      ok: true;
+      /** E.164, e.g. +12025550123 */
+      e164: string;
+      /** ISO 3166-1 alpha-2, as libphonenumber assigns it (may be undefined for non-geographic numbers). */
+      country: string | undefined;
+      /** Human form, e.g. "+1 202 555 0123". */
+      international: string;
+      /** False when parsed but not valid, and validation was switched off (--no-validate). */
+      valid: boolean;
+    }
+  | {
+      ok: false;
+      problem: PhoneProblem;
+      /** Says what is wrong with the value, for an error message. */
+      message: string;
+      e164?: string;
+      country?: string;
+    };
+
+export interface NormalizeOptions {
+  /** Region for numbers written in national format, e.g. 'US'. */
+  defaultCountry?: string | undefined;
+  /** false: accept numbers that parse but are not valid (`--no-validate`). Default true. */
+  validate?: boolean;
+}
+
+/** Is `code` a region libphonenumber knows (for checking --country)? */
+export function isKnownRegion(code: string): boolean {
+  return isSupportedCountry(code.toUpperCase() as CountryCode);
+}
+
+const LENGTH_PROBLEMS: Record<string, PhoneProblem> = {
+  TOO_SHORT: 'too_short',
+  TOO_LONG: 'too_long',
+  INVALID_LENGTH: 'invalid_length',
+  INVALID_COUNTRY: 'invalid_country',
+  NOT_A_NUMBER: 'not_a_number',
+};
+
+export function normalizePhone(raw: string, options: NormalizeOptions = {}): NormalizedPhone {
+  const value = raw.trim();
+  if (value === '') return { ok: false, problem: 'empty', message: 'the phone number is empty' };
+  const region = options.defaultCountry?.toUpperCase() as CountryCode | undefined;
+  // "00" international prefix (common in European exports) means the same as "+".
+  const text = /^00[1-9]/.test(value) ? `+${value.slice(2)}` : value;
+  const parsed = parsePhoneNumberFromString(text, region ? { defaultCountry: region } : {});
+  if (!parsed) {
+    const lengthProblem = validatePhoneNumberLength(text, region ? { defaultCountry: region } : {});
+    const problem = (lengthProblem && LENGTH_PROBLEMS[lengthProblem]) || 'not_a_number';
+    const message =
+      problem === 'invalid_country'
+        ? region || text.startsWith('+')
+          ? `'${value}' has no country calling code that exists`
+          : `'${value}' is in national format: give --country, or write it with + and the country code`
+        : problem === 'too_short'
+          ? `'${value}' is too short to be a phone number`
+          : problem === 'too_long'
+            ? `'${value}' is too long to be a phone number`
+            : `'${value}' is not a phone number`;
+    return { ok: false, problem, message };
+  }
+  const e164 = parsed.number;
+  const country = parsed.country;
+  const valid = parsed.isValid();
+  if (!valid && options.validate !== false) {
+    const lengthProblem = validatePhoneNumberLength(text, region ? { defaultCountry: region } : {});
+    const problem = (lengthProblem && LENGTH_PROBLEMS[lengthProblem]) || 'invalid';
+    const where = country ?? `+${parsed.countryCallingCode}`;
+    const detail =
+      problem === 'too_short' ? 'is too short for' : problem === 'too_long' ? 'is too long for' : 'is not a valid number in';
+    return {
+      ok: false,
+      problem,
+      message: `'${value}' ${detail} ${where}`,
+      e164,
+      ...(country ? { country } : {}),
+    };
+  }
+  return { ok: true, e164, country, international: parsed.formatInternational(), valid };
+}
