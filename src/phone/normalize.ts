@@ -1,6 +1,6 @@
 // E.164 normalisation and country detection (libphonenumber-js, full metadata), before any credit is spent.
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
-import { isSupportedCountry } from 'libphonenumber-js/max';
+import { getCountryCallingCode, isSupportedCountry, Metadata } from 'libphonenumber-js/max';
 
 export type PhoneProblem =
   | 'empty'
@@ -52,6 +52,17 @@ const LENGTH_PROBLEMS: Record<string, PhoneProblem> = {
   NOT_A_NUMBER: 'not_a_number',
 };
 
+/**
+ * The region an invalid number is most likely meant for, so an error can say "too short for US"
+ * rather than "for +1": the default region when it shares the calling code, else the code's main country.
+ */
+function regionOfCallingCode(callingCode: string, region: CountryCode | undefined): string | undefined {
+  if (region && isSupportedCountry(region) && getCountryCallingCode(region) === callingCode) return region;
+  // countryCallingCodes() exists at runtime but not in the typings; each list starts with the code's main country.
+  const metadata = new Metadata() as unknown as { countryCallingCodes(): Record<string, string[] | undefined> };
+  return metadata.countryCallingCodes()[callingCode]?.[0];
+}
+
 export function normalizePhone(raw: string, options: NormalizeOptions = {}): NormalizedPhone {
   const value = raw.trim();
   if (value === '') return { ok: false, problem: 'empty', message: 'the phone number is empty' };
@@ -80,7 +91,7 @@ export function normalizePhone(raw: string, options: NormalizeOptions = {}): Nor
   if (!valid && options.validate !== false) {
     const lengthProblem = validatePhoneNumberLength(text, region ? { defaultCountry: region } : {});
     const problem = (lengthProblem && LENGTH_PROBLEMS[lengthProblem]) || 'invalid';
-    const where = country ?? `+${parsed.countryCallingCode}`;
+    const where = country ?? regionOfCallingCode(parsed.countryCallingCode, region) ?? `+${parsed.countryCallingCode}`;
     const detail =
       problem === 'too_short' ? 'is too short for' : problem === 'too_long' ? 'is too long for' : 'is not a valid number in';
     return {
