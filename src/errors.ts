@@ -73,6 +73,11 @@ export function interruptedError(message: string, options?: DncErrorOptions): Dn
   return new DncError('E_INTERRUPTED', ExitCode.INTERRUPTED, message, options);
 }
 
+/** How a DncError is shown on stderr: by src/main.ts, and by a command that reports one failure and goes on. */
+export function errorLines(err: DncError): string[] {
+  return err.hint ? [`dnc: error [${err.code}]: ${err.message}`, `  hint: ${err.hint}`] : [`dnc: error [${err.code}]: ${err.message}`];
+}
+
 export function isDncError(value: unknown): value is DncError {
   return value instanceof DncError;
 }

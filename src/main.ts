@@ -7,7 +7,7 @@ import { registerSandbox } from './commands/sandbox.js';
 import { registerUsage } from './commands/usage.js';
 import { parseIntegerOption, type GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
-import { DncError, ExitCode, redactSecrets } from './errors.js';
+import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
 import { VERSION } from './version.js';
 
@@ -128,8 +128,7 @@ function reportError(err: unknown, io: IO, ctx: Context | undefined): number {
     return ExitCode.USAGE;
   }
   if (err instanceof DncError) {
-    say(`dnc: error [${err.code}]: ${err.message}`);
-    if (err.hint) say(`  hint: ${err.hint}`);
+    for (const line of errorLines(err)) say(line);
     if (ctx?.verbose && err.cause instanceof Error && err.cause.stack) say(err.cause.stack);
     return err.exitCode;
   }
