@@ -1,0 +1,374 @@
+// The webhook receiver: an HTTP(S) server that checks each push, stores it durably, then acknowledges it.
+import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { PUSH_HEADERS } from '../wire/types.js';
+import type { LookupResult } from '../wire/types.js';
+import { checkPushBody } from './push.js';
+
+/** Section 6 caps nothing, but no push body comes near this; anything larger is refused (413). */
+export const MAX_PUSH_BYTES = 64 * 1024;
+export const DEFAULT_HOST = '127.0.0.1';
+export const HEALTH_PATH = '/healthz';
+
+/** A push that passed every check, ready to be stored. */
+export interface IncomingPush {
+  correlationId: string;
+  result: LookupResult;
+  /** The body exactly as received (UTF-8), kept for support. */
+  raw: string;
+  receivedAt: Date;
+  /** X-Service-Status: what the synchronous call would have returned (section 6); null when absent. */
+  serviceStatus: number | null;
+}
+
+/** What storing one push did: a repeat changes nothing; an orphan is a correlation id the journal does not know. */
+export interface StoreOutcome {
+  duplicate: boolean;
+  orphan: boolean;
+}
+
+/**
+ * Where pushes go. `store` must have committed every push durably when it returns (or its
+ * promise resolves), with one outcome per push in order; it throws when it cannot, and then
+ * none of them is acknowledged (503: the service retries). Pushes arriving together are handed
+ * over together, so one commit (one fsync) serves them all.
+ */
+export interface PushStore {
+  store(pushes: readonly IncomingPush[]): StoreOutcome[] | Promise<StoreOutcome[]>;
+}
+
+export interface ReceiverOptions {
+  store: PushStore;
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Serve pushes only on this path (a secret one: pushes are not signed). Without it, any path but /healthz. */
+  path?: string;
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  now?: () => Date;
+  maxBodyBytes?: number;
+  /** An asynchronous store slower than this is answered 503, well inside the service's 10 s (default 5000). */
+  storeTimeoutMs?: number;
+  /** Most pushes committed in one transaction (default 256). */
+  maxBatch?: number;
+}
+
+export interface PushEvent {
+  correlationId: string;
+  status: LookupResult['status'];
+  errorCode: string | null;
+  phoneNumber: string;
+  duplicate: boolean;
+  orphan: boolean;
+  /** From the first byte of the request to the acknowledgement being written. */
+  latencyMs: number;
+}
+
+export interface RejectedEvent {
+  status: number;
+  reason: string;
+  method: string;
+  path: string;
+  remoteAddress: string | undefined;
+  correlationId: string | undefined;
+}
+
+export interface StoreFailedEvent {
+  /** How many pushes were answered 503 because of this failure. */
+  count: number;
+  correlationIds: string[];
+  error: Error;
+}
+
+export interface ReceiverEvents {
+  push: [PushEvent];
+  rejected: [RejectedEvent];
+  'store-failed': [StoreFailedEvent];
+  /** A malformed HTTP exchange at the socket level (node's clientError); answered 400 and closed. */
+  'client-error': [{ error: Error; remoteAddress: string | undefined }];
+}
+
+export interface ReceiverStats {
+  received: number;
+  stored: number;
+  duplicates: number;
+  orphans: number;
+  rejected: number;
+  storeFailures: number;
+}
+
+export interface ListeningAddress {
+  host: string;
+  port: number;
+  /** e.g. http://127.0.0.1:8787/hooks/… (or / when any path is served). */
+  url: string;
+}
+
+/** A fresh unguessable push path: /hooks/ and 22 url-safe characters (128 random bits). */
+export function randomPushPath(random: (size: number) => Buffer = randomBytes): string {
+  return `/hooks/${random(16).toString('base64url')}`;
+}
+
+interface Waiting {
+  push: IncomingPush;
+  settle(outcome: StoreOutcome | Error): void;
+}
+
+class RequestRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+function pathnameOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** application/json, with or without parameters (charset). */
+function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  return value.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+export class Receiver extends EventEmitter<ReceiverEvents> {
+  readonly stats: ReceiverStats = { received: 0, stored: 0, duplicates: 0, orphans: 0, rejected: 0, storeFailures: 0 };
+  private readonly server: http.Server;
+  private readonly store: PushStore;
+  private readonly now: () => Date;
+  private readonly maxBody: number;
+  private readonly storeTimeoutMs: number;
+  private readonly maxBatch: number;
+  private readonly pushPath: string | undefined;
+  private queue: Waiting[] = [];
+  private flushScheduled = false;
+  private draining: Promise<void> | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closing = false;
+
+  constructor(private readonly options: ReceiverOptions) {
+    super();
+    this.store = options.store;
+    this.now = options.now ?? (() => new Date());
+    this.maxBody = options.maxBodyBytes ?? MAX_PUSH_BYTES;
+    this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
+    this.maxBatch = options.maxBatch ?? 256;
+    this.pushPath = options.path;
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
+    // A push must be answered within 10 s (section 6); a client that trickles its request is cut off.
+    this.server.headersTimeout = 10_000;
+    this.server.requestTimeout = 15_000;
+    this.server.keepAliveTimeout = 5_000;
+    this.server.on('clientError', (error, socket) => {
+      this.emit('client-error', { error, remoteAddress: (socket as Partial<Socket>).remoteAddress });
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      else socket.destroy();
+    });
+  }
+
+  /** Starts listening; rejects with the socket error (EADDRINUSE, EACCES …). */
+  async listen(): Promise<ListeningAddress> {
+    const host = this.options.host ?? DEFAULT_HOST;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.server.once('error', onError);
+      this.server.listen(this.options.port ?? 0, host, () => {
+        this.server.off('error', onError);
+        resolve();
+      });
+    });
+    const port = (this.server.address() as AddressInfo).port;
+    const urlHost = host.includes(':') ? `[${host}]` : host;
+    const scheme = this.options.tls ? 'https' : 'http';
+    return { host, port, url: `${scheme}://${urlHost}:${port}${this.pushPath ?? '/'}` };
+  }
+
+  /**
+   * Stops accepting connections, lets requests already read finish storing and be answered,
+   * then closes idle keep-alive connections. `force` also cuts connections still mid-request.
+   */
+  async close(options: { force?: boolean } = {}): Promise<void> {
+    this.closing = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    if (options.force) this.server.closeAllConnections();
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.server.closeIdleConnections();
+    // Connections that are still reading a request after the stores settled are not pushes we owe.
+    const grace = setTimeout(() => this.server.closeAllConnections(), options.force ? 0 : 2_000);
+    await closed;
+    clearTimeout(grace);
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const started = performance.now();
+    const work = this.respond(req, res, started).catch((err: unknown) => {
+      // Nothing above should throw; if it does, the push was not acknowledged, so the service retries.
+      this.reply(res, 503, { error: `internal error: ${String(err)}` });
+    });
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+  }
+
+  private async respond(req: http.IncomingMessage, res: http.ServerResponse, started: number): Promise<void> {
+    const path = pathnameOf(req.url ?? '/');
+    const method = req.method ?? 'GET';
+    let correlationId: string | undefined;
+    try {
+      if (path === HEALTH_PATH && this.pushPath !== HEALTH_PATH) {
+        if (method !== 'GET' && method !== 'HEAD') throw new RequestRefused(405, `${method} is not allowed on ${HEALTH_PATH}`, { Allow: 'GET, HEAD' });
+        this.reply(res, 200, { status: 'ok' });
+        return;
+      }
+      if (this.pushPath !== undefined && path !== this.pushPath) throw new RequestRefused(404, 'no pushes are received on this path');
+      if (method !== 'POST') throw new RequestRefused(405, `pushes are POSTed; ${method} is not allowed`, { Allow: 'POST' });
+      const contentType = req.headers['content-type'];
+      if (!isJsonContentType(contentType)) {
+        throw new RequestRefused(415, `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
+      }
+      const raw = await this.readBody(req);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw);
+      } catch (err) {
+        throw new RequestRefused(400, `the body is not valid JSON: ${(err as Error).message}`);
+      }
+      const checked = checkPushBody(body);
+      if (!checked.ok) throw new RequestRefused(400, checked.problem.message);
+      correlationId = checked.result.correlation_id;
+      const header = req.headers[PUSH_HEADERS.correlationId];
+      if (typeof header !== 'string' || header === '') throw new RequestRefused(400, 'header X-Service-Correlation-Id is missing');
+      if (header !== correlationId) {
+        throw new RequestRefused(400, `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`);
+      }
+      const statusHeader = req.headers[PUSH_HEADERS.status];
+      const serviceStatus = typeof statusHeader === 'string' && /^\d{3}$/.test(statusHeader) ? Number(statusHeader) : null;
+      this.stats.received++;
+      const push: IncomingPush = { correlationId, result: checked.result, raw, receivedAt: this.now(), serviceStatus };
+      const outcome = await this.enqueue(push);
+      if (outcome instanceof Error) {
+        this.reply(res, 503, { error: 'the push could not be stored; retry later' }, { 'Retry-After': '30' });
+        return;
+      }
+      this.stats.stored++;
+      if (outcome.duplicate) this.stats.duplicates++;
+      if (outcome.orphan && !outcome.duplicate) this.stats.orphans++;
+      this.reply(res, 200, { received: true, duplicate: outcome.duplicate });
+      this.emit('push', {
+        correlationId,
+        status: checked.result.status,
+        errorCode: checked.result.error_code,
+        phoneNumber: checked.result.phone_number,
+        duplicate: outcome.duplicate,
+        orphan: outcome.orphan,
+        latencyMs: performance.now() - started,
+      });
+    } catch (err) {
+      if (!(err instanceof RequestRefused)) throw err;
+      this.stats.rejected++;
+      this.reply(res, err.status, { error: err.message }, err.headers);
+      this.emit('rejected', { status: err.status, reason: err.message, method, path, remoteAddress: req.socket.remoteAddress, correlationId });
+    }
+  }
+
+  private readBody(req: http.IncomingMessage): Promise<string> {
+    const declared = Number(req.headers['content-length']);
+    const tooLarge = () => new RequestRefused(413, `the body is larger than ${this.maxBody} bytes`, { Connection: 'close' });
+    if (Number.isFinite(declared) && declared > this.maxBody) return Promise.reject(tooLarge());
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > this.maxBody) {
+          req.off('data', onData);
+          req.pause();
+          reject(tooLarge());
+          return;
+        }
+        chunks.push(chunk);
+      };
+      req.on('data', onData);
+      req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      req.once('error', reject);
+      req.once('aborted', () => reject(new Error('the request was aborted')));
+    });
+  }
+
+  private reply(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.headersSent || res.destroyed) return;
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      'Cache-Control': 'no-store',
+      ...(this.closing ? { Connection: 'close' } : {}),
+      ...headers,
+    });
+    res.end(text);
+  }
+
+  private enqueue(push: IncomingPush): Promise<StoreOutcome | Error> {
+    return new Promise((resolve) => {
+      this.queue.push({ push, settle: resolve });
+      if (this.flushScheduled || this.draining) return;
+      this.flushScheduled = true;
+      // Pushes parsed in the same turn of the event loop share one transaction (one fsync).
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.draining = this.drain();
+      });
+    });
+  }
+
+  /** The one loop that hands pushes to the store, a batch at a time, so stores never overlap. */
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) await this.storeBatch(this.queue.splice(0, this.maxBatch));
+    this.draining = undefined;
+  }
+
+  private async storeBatch(batch: Waiting[]): Promise<void> {
+    let outcomes: StoreOutcome[];
+    try {
+      const pending = this.store.store(batch.map((w) => w.push));
+      outcomes = Array.isArray(pending) ? pending : await withTimeout(pending, this.storeTimeoutMs);
+      if (outcomes.length !== batch.length) throw new Error(`the store answered ${outcomes.length} outcomes for ${batch.length} pushes`);
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.stats.storeFailures += batch.length;
+      this.emit('store-failed', { count: batch.length, correlationIds: batch.map((w) => w.push.correlationId), error });
+      for (const w of batch) w.settle(error);
+      return;
+    }
+    batch.forEach((w, i) => w.settle(outcomes[i]!));
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}
+
+export function createReceiver(options: ReceiverOptions): Receiver {
+  return new Receiver(options);
+}
