@@ -1,11 +1,262 @@
-// `dnc check`: placeholder registration until the command is built (see its issue).
+// `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
-import { usageError } from '../errors.js';
+import type { Context } from '../context.js';
+import { DncError, errorLines, ExitCode, inputError, usageError } from '../errors.js';
+import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import type { NormalizedPhone } from '../phone/normalize.js';
+import type { LookupOutcome, ResponseMeta } from '../service/client.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
+
+interface CheckOptions {
+  country?: string;
+  webhookUrl?: string;
+  failOnDnc: boolean;
+  validate: boolean;
+  allowInsecureWebhookUrl: boolean;
+}
+
+/** A number as given, where it came from (for messages), and what normalisation made of it. */
+interface Target {
+  input: string;
+  /** '' for an argument, 'stdin line N: ' for a line of standard input. */
+  where: string;
+  phone: NormalizedPhone;
+}
+
+type Accepted = Target & { phone: Extract<NormalizedPhone, { ok: true }> };
+
+const HELP = `
+Numbers are E.164 (+12025550123) or national format with --country. NUMBER "-" reads numbers
+from stdin, one per line (blank lines and # comments skipped). Every number is checked locally
+first: if any cannot be valid, or is an AU number without --webhook-url, nothing is sent.
+Numbers are looked up one after another, in the order given; a number given twice is looked up once.
+
+Exit codes (several numbers: the most severe, in this order):
+  4   the key was refused (401/403); later numbers are not sent
+  5   credit limit reached (429); later numbers are not sent
+  6   service or network failure after retries (billing_error, lookup_expired, upstream_*, 5xx)
+  3   a number is invalid (locally or invalid_phone_number) or its country is unsupported (422)
+  2   bad option, unknown --country, bad --webhook-url, AU number without --webhook-url
+  10  --fail-on-dnc and a number is on a do-not-call register (only when nothing above happened)
+  0   every number was answered (or, with --webhook-url, started)
+
+Examples:
+  dnc check +12025550123
+  dnc check 020 7946 0123 --country GB --json
+  grep -v '^#' numbers.txt | dnc check - --fail-on-dnc`;
 
 export function registerCheck(program: Command, host: CommandHost): void {
-  const command = program.command('check').description('(not built yet)');
-  host.action(command, async () => {
-    throw usageError('E_NOT_BUILT', '`dnc check` is not built yet');
+  const command = program
+    .command('check')
+    .description('look up phone numbers now: verdict, register, cost, balance and correlation id')
+    .argument('<number...>', 'phone numbers (E.164, or national with --country); "-" reads them from stdin')
+    .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
+    .option('--webhook-url <url>', 'webhook mode: the service answers 202 and pushes the result to this https URL')
+    .option('--fail-on-dnc', 'exit 10 when a number is on a do-not-call register')
+    .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
+    .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
+    .addHelpText('after', HELP);
+  host.action(command, async (ctx, cmd) => {
+    const o = cmd.opts() as Record<string, unknown>;
+    const options: CheckOptions = {
+      country: o.country as string | undefined,
+      webhookUrl: o.webhookUrl as string | undefined,
+      failOnDnc: o.failOnDnc === true,
+      validate: o.validate !== false,
+      allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
+    };
+    return runCheck(ctx, cmd.args, options);
   });
+}
+
+export async function runCheck(ctx: Context, args: string[], options: CheckOptions): Promise<number> {
+  const { isKnownRegion, normalizePhone } = await import('../phone/normalize.js');
+  const country = options.country?.trim().toUpperCase();
+  if (country !== undefined && !isKnownRegion(country)) {
+    throw usageError('E_USAGE', `--country '${options.country}' is not a region code`, {
+      hint: country === 'UK' ? 'the code for the United Kingdom is GB' : 'give an ISO 3166-1 alpha-2 code such as US, GB or DE',
+    });
+  }
+  if (options.webhookUrl !== undefined) {
+    const { webhookUrlProblem } = await import('../wire/webhook-url.js');
+    const problem = webhookUrlProblem(options.webhookUrl, { allowInsecure: options.allowInsecureWebhookUrl });
+    if (problem) {
+      throw usageError('E_WEBHOOK_URL', `--webhook-url '${options.webhookUrl}' cannot be used: ${problem}`, {
+        hint: options.allowInsecureWebhookUrl
+          ? 'nothing was sent; give an absolute http(s) URL'
+          : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
+      });
+    }
+  }
+
+  const inputs = await collectInputs(ctx, args);
+  if (inputs.length === 0) {
+    throw usageError('E_USAGE', 'no numbers to check: standard input held none', {
+      hint: 'give numbers as arguments, or one per line on stdin with "-"',
+    });
+  }
+  const targets = inputs.map((i) => ({ ...i, phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }) }));
+  const accepted = refuseLocally(ctx, targets, options);
+
+  // One lookup per distinct number: a repeat would only spend credits again.
+  const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
+  if (distinct.length < accepted.length) {
+    ctx.info(`${accepted.length - distinct.length} repeated number(s) will be looked up once`);
+  }
+
+  const { renderOutcome, jsonLine } = await import('../render/check.js');
+  const client = await ctx.createClient({ connections: 1 });
+  const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
+  const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, credits: 0 };
+  let exit: number = ExitCode.OK;
+  try {
+    for (let i = 0; i < distinct.length; i++) {
+      const target = distinct[i]!;
+      const label = target.phone.international;
+      let outcome: LookupOutcome;
+      try {
+        outcome = await client.lookup({ phoneNumber: target.phone.e164, webhookUrl: options.webhookUrl });
+      } catch (err) {
+        if (!(err instanceof DncError)) throw err;
+        tally.errors++;
+        exit = mostSevere(exit, err.exitCode);
+        const meta = err.details.meta as ResponseMeta | undefined;
+        const body = err.details.body;
+        if (ctx.json && meta && body !== null && typeof body === 'object') writeLine(ctx.io.stdout, jsonLine(body, meta));
+        for (const line of errorLines(withNumber(err, label))) ctx.warn(line);
+        if (stopsTheRest(err) && i + 1 < distinct.length) {
+          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
+          ctx.warn(`dnc: not sent (${rest.length}): ${rest.join(', ')}`);
+          break;
+        }
+        continue;
+      }
+      tally.credits += outcome.kind === 'started' ? 0 : (outcome.meta.creditCost ?? 0);
+      exit = mostSevere(exit, outcomeExit(outcome, options.failOnDnc));
+      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call ? 'listed' : 'callable']++;
+      else tally[outcome.kind]++;
+      if (ctx.json) {
+        writeLine(ctx.io.stdout, jsonLine(outcome.raw, outcome.meta));
+        if (outcome.kind === 'failed') {
+          ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
+        }
+      } else {
+        if (i > 0) writeLine(ctx.io.stdout, '');
+        for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
+      }
+    }
+  } finally {
+    await client.close();
+  }
+  if (distinct.length > 1) {
+    const parts = [
+      `${tally.callable} callable`,
+      `${tally.listed} on a register`,
+      tally.started ? `${tally.started} started` : '',
+      tally.failed ? `${tally.failed} failed` : '',
+      tally.errors ? `${tally.errors} not answered` : '',
+    ].filter(Boolean);
+    ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged`);
+  }
+  return exit;
+}
+
+/** Arguments in order; "-" stands for the lines of stdin (read once). */
+async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ input: string; where: string }>> {
+  const out: Array<{ input: string; where: string }> = [];
+  let stdinRead = false;
+  for (const arg of args) {
+    if (arg !== '-') {
+      out.push({ input: arg, where: '' });
+      continue;
+    }
+    if (stdinRead) continue;
+    stdinRead = true;
+    if (ctx.io.stdinIsTTY) ctx.info('reading numbers from stdin, one per line; end with Ctrl-D');
+    const { createInterface } = await import('node:readline');
+    let n = 0;
+    for await (const line of createInterface({ input: ctx.io.stdin, crlfDelay: Infinity })) {
+      n++;
+      const text = line.trim();
+      if (text === '' || text.startsWith('#')) continue;
+      out.push({ input: text, where: `stdin line ${n}: ` });
+    }
+  }
+  return out;
+}
+
+/**
+ * Every number is judged before anything is sent: credits are money, and a list that is half
+ * sent when a later number turns out bad is worse than one refused whole.
+ */
+function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions): Accepted[] {
+  const problems: DncError[] = [];
+  for (const t of targets) {
+    if (!t.phone.ok) {
+      problems.push(
+        inputError('E_INVALID_NUMBER', `${t.where}${t.phone.message}; nothing was sent`, {
+          hint:
+            t.phone.e164 !== undefined
+              ? 'fix the number, or pass --no-validate to send numbers that parse anyway (an invalid_phone_number answer is charged)'
+              : 'write the number in E.164 (+12025550123), or give --country for national format',
+        }),
+      );
+    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country)) {
+      problems.push(
+        usageError('E_WEBHOOK_REQUIRED', `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups are webhook-only; nothing was sent`, {
+          hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',
+        }),
+      );
+    }
+  }
+  if (problems.length === 0) return targets as Accepted[];
+  if (problems.length === 1) throw problems[0]!;
+  for (const p of problems) ctx.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
+  // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
+  const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
+  const make = usage ? usageError : inputError;
+  throw make(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${problems.length} of ${targets.length} numbers were refused (listed above); nothing was sent`, {
+    hint: usage
+      ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
+      : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
+  });
+}
+
+function withNumber(err: DncError, label: string): DncError {
+  return new DncError(err.code, err.exitCode, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
+}
+
+/** Failures that would only repeat for every later number: the key, the credit limit, an unreachable service. */
+function stopsTheRest(err: DncError): boolean {
+  return err.exitCode === ExitCode.AUTH || err.exitCode === ExitCode.CREDIT || err.code === 'E_NETWORK';
+}
+
+function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return failOnDnc && outcome.body.do_not_call ? ExitCode.ON_DNC_LIST : ExitCode.OK;
+    case 'started':
+      return ExitCode.OK;
+    case 'failed':
+      return outcome.body.error_code === 'invalid_phone_number' ? ExitCode.INPUT : ExitCode.SERVICE;
+  }
+}
+
+// Most severe first: a refused key or an exhausted credit limit stops everything; an unanswered
+// number matters more than an invalid one; 10 ("listed") only when every number was answered.
+const SEVERITY: readonly number[] = [
+  ExitCode.INTERNAL,
+  ExitCode.AUTH,
+  ExitCode.CREDIT,
+  ExitCode.SERVICE,
+  ExitCode.INPUT,
+  ExitCode.USAGE,
+  ExitCode.ON_DNC_LIST,
+  ExitCode.OK,
+];
+
+export function mostSevere(a: number, b: number): number {
+  const rank = (code: number) => (SEVERITY.includes(code) ? SEVERITY.indexOf(code) : 0);
+  return rank(a) <= rank(b) ? a : b;
 }

@@ -1,0 +1,87 @@
+// What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
+import type { LookupOutcome, ResponseMeta } from '../service/client.js';
+import type { Cost } from '../wire/types.js';
+
+export interface CheckRenderOptions {
+  /** Symbols (✓ ✗ …) on a terminal; plain words when piped. */
+  unicode: boolean;
+  color: boolean;
+  /** Where a webhook-mode result will be pushed. */
+  webhookUrl?: string | undefined;
+}
+
+const COLOURS = { green: 32, red: 31, yellow: 33, dim: 2 } as const;
+
+function paint(text: string, colour: keyof typeof COLOURS, on: boolean): string {
+  return on ? `\u001b[${COLOURS[colour]}m${text}\u001b[0m` : text;
+}
+
+function credits(n: number): string {
+  return `${n} credit${n === 1 ? '' : 's'}`;
+}
+
+/** "999 / 1000" from X-RateLimit-Remaining / X-RateLimit-Limit, else from the body's cost object. */
+export function balanceText(meta: ResponseMeta, cost?: Cost): string {
+  const limit = meta.rateLimitLimit ?? cost?.credit_limit ?? null;
+  const remaining = meta.rateLimitRemaining ?? (cost ? cost.credit_limit - cost.total_credits_used : null);
+  if (limit === null || remaining === null) return 'balance not reported';
+  return `balance ${remaining} / ${limit}`;
+}
+
+/** Credits this answer charged (or held, for a receipt): X-Credit-Cost, else the body's cost. */
+export function creditCost(meta: ResponseMeta, cost?: Cost): number | null {
+  return meta.creditCost ?? cost?.credits_used_for_query ?? null;
+}
+
+function field(label: string, value: string): string {
+  return `  ${label.padEnd(15)} ${value}`;
+}
+
+/** Lines for one lookup's outcome; `number` is the number as the user should read it (international format). */
+export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRenderOptions): string[] {
+  // Padded so that numbers line up down a list of verdicts.
+  const mark = (symbol: string, word: string, colour: keyof typeof COLOURS) =>
+    paint(o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11), colour, o.color);
+  const id = outcome.body.correlation_id ?? outcome.meta.correlationId ?? 'none';
+  switch (outcome.kind) {
+    case 'succeeded': {
+      const b = outcome.body;
+      const verdict = b.do_not_call ? mark('✗', 'DO NOT CALL', 'red') : mark('✓', 'callable', 'green');
+      const where = b.do_not_call ? `on the ${b.country} do-not-call register` : `not on the ${b.country} do-not-call register`;
+      const cost = creditCost(outcome.meta, b.cost);
+      return [
+        `${verdict}  ${number}  ${where}`,
+        field('register', b.dnc_list_source ?? 'not reported'),
+        field('checked at', b.timestamp ?? 'not reported'),
+        field('credits', `${cost === null ? 'cost not reported' : `${credits(cost)} charged`}, ${balanceText(outcome.meta, b.cost)}`),
+        field('correlation id', id),
+      ];
+    }
+    case 'started': {
+      const b = outcome.body;
+      const held = creditCost(outcome.meta);
+      return [
+        `${mark('…', 'started', 'yellow')}  ${number}  ${b.country} lookup in webhook mode`,
+        field('result', `will be pushed to ${o.webhookUrl ?? 'the webhook URL'}`),
+        field('credits', `${held === null ? 'amount held not reported' : `${credits(held)} held`}, ${balanceText(outcome.meta)}`),
+        field('correlation id', id),
+      ];
+    }
+    case 'failed': {
+      const b = outcome.body;
+      const cost = creditCost(outcome.meta, b.cost);
+      const charged = b.charged ? `yes${cost === null ? '' : `, ${credits(cost)}`}` : 'no';
+      return [
+        `${mark('!', 'failed', 'yellow')}  ${number}  ${b.error_code}: ${b.error}`,
+        field('charged', `${charged}, ${balanceText(outcome.meta, b.cost)}`),
+        field('correlation id', id),
+      ];
+    }
+  }
+}
+
+/** The --json line: the service's body as received, plus http_status and credit_cost (X-Credit-Cost). */
+export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>): string {
+  const base = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : { body };
+  return JSON.stringify({ ...base, http_status: meta.status, credit_cost: meta.creditCost });
+}

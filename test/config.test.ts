@@ -1,0 +1,195 @@
+// Configuration: flag > environment > config file, the default file location, key files, and what is missing.
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defaultConfigPath, resolveServiceConfig } from '../src/config.js';
+import { VERSION } from '../src/version.js';
+import { REPO_ROOT, dncErrorOf, runDnc } from './helpers/cli.js';
+import { lookupHeaders, startStub, type StubServer } from './service/stub-server.js';
+
+let dir: string;
+let stub: StubServer;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'dnc-config-'));
+  stub = await startStub(() => ({
+    status: 200,
+    body: {
+      status: 'succeeded',
+      error_code: null,
+      correlation_id: 'c0ffee00-0000-4000-8000-000000000001',
+      phone_number: '+12025550100',
+      country: 'US',
+      do_not_call: false,
+      timestamp: '2026-11-21T23:08:03.123456+00:00',
+      dnc_list_source: 'https://sandbox.dnc.invalid/registers/US',
+      cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 },
+    },
+    headers: lookupHeaders(1, 99, 100, 'c0ffee00-0000-4000-8000-000000000001'),
+  }));
+});
+
+afterAll(async () => {
+  await stub.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  stub.requests.length = 0;
+});
+
+async function writeJson(file: string, value: unknown): Promise<string> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(value));
+  return file;
+}
+
+
+describe('resolveServiceConfig', () => {
+  it('flag beats environment beats config file, and each value keeps its source', async () => {
+    const file = await writeJson(path.join(dir, 'prec', 'config.json'), {
+      base_url: 'https://file.example',
+      api_key: 'file-key-000000',
+      forwarded_host: 'file.reseller',
+    });
+    const env = { DNC_CONFIG: file, DNC_BASE_URL: 'https://env.example', DNC_API_KEY: 'env-key-000000' };
+    const all = await resolveServiceConfig({ baseUrl: 'https://flag.example', apiKey: 'flag-key-000000' }, env, dir);
+    expect(all.baseUrl).toEqual({ value: 'https://flag.example', source: 'flag' });
+    expect(all.apiKey).toEqual({ value: 'flag-key-000000', source: 'flag' });
+    expect(all.forwardedHost).toEqual({ value: 'file.reseller', source: 'config' });
+
+    const envOnly = await resolveServiceConfig({}, env, dir);
+    expect(envOnly.baseUrl).toEqual({ value: 'https://env.example', source: 'env' });
+    expect(envOnly.apiKey).toEqual({ value: 'env-key-000000', source: 'env' });
+
+    const fileOnly = await resolveServiceConfig({ config: file }, {}, dir);
+    expect(fileOnly.baseUrl).toEqual({ value: 'https://file.example', source: 'config' });
+    expect(fileOnly.apiKey).toEqual({ value: 'file-key-000000', source: 'config' });
+    expect(fileOnly.configPath).toBe(file);
+  });
+
+  it('an empty environment variable does not hide the config file', async () => {
+    const file = await writeJson(path.join(dir, 'empty-env', 'config.json'), { base_url: 'https://file.example', api_key: 'file-key-000000' });
+    const c = await resolveServiceConfig({ config: file }, { DNC_BASE_URL: '', DNC_API_KEY: '' }, dir);
+    expect(c.baseUrl.source).toBe('config');
+  });
+
+  it('default file: $XDG_CONFIG_HOME/dnc/config.json, else ~/.config/dnc/config.json', async () => {
+    const xdg = path.join(dir, 'xdg');
+    const home = path.join(dir, 'home');
+    await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: 'https://xdg.example', api_key: 'xdg-key-000000' });
+    await writeJson(path.join(home, '.config', 'dnc', 'config.json'), { base_url: 'https://home.example', api_key: 'home-key-000000' });
+    expect(defaultConfigPath({ XDG_CONFIG_HOME: xdg }, home)).toBe(path.join(xdg, 'dnc', 'config.json'));
+    expect((await resolveServiceConfig({}, { XDG_CONFIG_HOME: xdg }, home)).baseUrl.value).toBe('https://xdg.example');
+    expect((await resolveServiceConfig({}, {}, home)).baseUrl.value).toBe('https://home.example');
+    // A relative XDG_CONFIG_HOME is invalid per the XDG spec and ignored.
+    expect((await resolveServiceConfig({}, { XDG_CONFIG_HOME: 'relative' }, home)).baseUrl.value).toBe('https://home.example');
+  });
+
+  it('--config beats DNC_CONFIG; an explicit file that is missing is an error, the default one is not', async () => {
+    const a = await writeJson(path.join(dir, 'a.json'), { base_url: 'https://a.example', api_key: 'a-key-000000' });
+    const b = await writeJson(path.join(dir, 'b.json'), { base_url: 'https://b.example', api_key: 'b-key-000000' });
+    expect((await resolveServiceConfig({ config: a }, { DNC_CONFIG: b }, dir)).baseUrl.value).toBe('https://a.example');
+    expect((await resolveServiceConfig({}, { DNC_CONFIG: b }, dir)).baseUrl.value).toBe('https://b.example');
+    const missing = await dncErrorOf(resolveServiceConfig({ config: path.join(dir, 'nope.json') }, {}, dir));
+    expect([missing.code, missing.exitCode]).toEqual(['E_CONFIG_UNREADABLE', 2]);
+    expect(missing.message).toContain('nope.json');
+    const c = await resolveServiceConfig({}, { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'k-000000' }, path.join(dir, 'no-home'));
+    expect(c.baseUrl.source).toBe('env');
+  });
+
+  it('--api-key-file is read and trimmed, and beats DNC_API_KEY', async () => {
+    const keyFile = path.join(dir, 'key.txt');
+    await writeFile(keyFile, '  file-held-key-123456\n');
+    const c = await resolveServiceConfig({ apiKeyFile: keyFile }, { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'env-key-000000' }, dir);
+    expect(c.apiKey).toEqual({ value: 'file-held-key-123456', source: 'flag' });
+    await writeFile(path.join(dir, 'empty.txt'), '\n');
+    const empty = await dncErrorOf(resolveServiceConfig({ apiKeyFile: path.join(dir, 'empty.txt') }, { DNC_BASE_URL: 'https://x.example' }, dir));
+    expect([empty.code, empty.exitCode]).toEqual(['E_CONFIG_INVALID', 2]);
+  });
+
+  it('a config file that is not a JSON object, or has a non-string value, is refused with exit 2', async () => {
+    await writeFile(path.join(dir, 'bad.json'), '{ base_url: nope');
+    const bad = await dncErrorOf(resolveServiceConfig({ config: path.join(dir, 'bad.json') }, {}, dir));
+    expect([bad.code, bad.exitCode]).toEqual(['E_CONFIG_INVALID', 2]);
+    const typed = await writeJson(path.join(dir, 'typed.json'), { base_url: 42 });
+    const wrong = await dncErrorOf(resolveServiceConfig({ config: typed }, {}, dir));
+    expect(wrong.message).toContain('"base_url" must be a string');
+  });
+
+  it('a base URL that is not http(s), or carries credentials, is refused', async () => {
+    const ftp = await dncErrorOf(resolveServiceConfig({ baseUrl: 'ftp://x.example', apiKey: 'k-000000' }, {}, dir));
+    expect(ftp.exitCode).toBe(2);
+    const creds = await dncErrorOf(resolveServiceConfig({ baseUrl: 'https://user:pw@x.example', apiKey: 'k-000000' }, {}, dir));
+    expect(creds.message).toContain('must not carry credentials');
+  });
+});
+
+describe('through the command line', () => {
+  it('missing base URL: exit 2 naming --base-url, DNC_BASE_URL and base_url in the config file', async () => {
+    const r = await runDnc(['check', '+12025550100'], { env: { DNC_API_KEY: 'a-secret-key-1234567' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no service base URL is configured');
+    expect(r.stderr).toContain('--base-url');
+    expect(r.stderr).toContain('DNC_BASE_URL');
+    expect(r.stderr).toContain('"base_url"');
+    expect(r.stderr).not.toContain('a-secret-key-1234567');
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  it('missing key: exit 2 naming --api-key, DNC_API_KEY and api_key in the config file', async () => {
+    const r = await runDnc(['check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('no API key is configured');
+    expect(r.stderr).toContain('--api-key');
+    expect(r.stderr).toContain('DNC_API_KEY');
+    expect(r.stderr).toContain('"api_key"');
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  it('the key and forwarded host of each source reach the service, in precedence order', async () => {
+    const file = await writeJson(path.join(dir, 'cli', 'config.json'), {
+      base_url: stub.baseUrl,
+      api_key: 'config-file-key-0001',
+      forwarded_host: 'config.reseller.example',
+    });
+    const keyFile = path.join(dir, 'cli-key.txt');
+    await writeFile(keyFile, 'key-file-key-0004\n');
+    const runs: Array<[string[], Record<string, string>, string, string]> = [
+      [['--config', file], {}, 'config-file-key-0001', 'config.reseller.example'],
+      [[], { DNC_CONFIG: file, DNC_API_KEY: 'env-key-0002', DNC_FORWARDED_HOST: 'env.reseller.example' }, 'env-key-0002', 'env.reseller.example'],
+      [['--config', file, '--api-key', 'flag-key-0003', '--forwarded-host', 'flag.reseller.example'], { DNC_API_KEY: 'env-key-0002' }, 'flag-key-0003', 'flag.reseller.example'],
+      [['--config', file, '--api-key-file', keyFile], { DNC_API_KEY: 'env-key-0002' }, 'key-file-key-0004', 'config.reseller.example'],
+    ];
+    for (const [flags, env, key, host] of runs) {
+      const r = await runDnc([...flags, '--json', 'check', '+12025550100'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      const seen = stub.requests.at(-1)!;
+      expect(seen.headers.authorization).toBe(`Bearer ${key}`);
+      expect(seen.headers['x-forwarded-host']).toBe(host);
+      expect(r.stdout + r.stderr).not.toContain(key);
+    }
+    expect(stub.requests).toHaveLength(runs.length);
+  });
+
+  it('XDG_CONFIG_HOME is where the default config file is found', async () => {
+    const xdg = path.join(dir, 'cli-xdg');
+    await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: stub.baseUrl, api_key: 'xdg-cli-key-0005' });
+    const r = await runDnc(['check', '+12025550100'], { env: { XDG_CONFIG_HOME: xdg } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(stub.requests[0]!.headers.authorization).toBe('Bearer xdg-cli-key-0005');
+  });
+});
+
+describe('version', () => {
+  it('VERSION in src/version.ts equals package.json, and is sent as User-Agent dnc/<version>', async () => {
+    const pkg = JSON.parse(await readFile(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+    const r = await runDnc(['--base-url', stub.baseUrl, '--api-key', 'ua-key-000000', 'check', '+12025550100']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(stub.requests[0]!.headers['user-agent']).toBe(`dnc/${pkg.version}`);
+    const v = await runDnc(['--version']);
+    expect(v.stdout.trim()).toBe(pkg.version);
+  });
+});

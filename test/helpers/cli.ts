@@ -1,0 +1,104 @@
+// Runs dnc for tests: in-process through main() with test streams, or as the built binary (bin/dnc.js → dist/).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+import { DncError } from '../../src/errors.js';
+import { createTestIO } from '../../src/io.js';
+import { main } from '../../src/main.js';
+import type { Interrupts } from '../../src/context.js';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(REPO_ROOT, 'bin', 'dnc.js');
+
+/** A home folder that never exists, so no test reads the developer's ~/.config/dnc. */
+export const NO_HOME = path.join(os.tmpdir(), 'dnc-test-no-home');
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** The whole environment dnc sees (nothing is inherited in-process). */
+  env?: Record<string, string | undefined>;
+  stdin?: string;
+  /** Pretend stdout/stderr are terminals. */
+  tty?: boolean;
+  homedir?: string;
+  cwd?: string;
+  interrupts?: Interrupts;
+}
+
+/** The DncError `promise` rejects with (failing the test if it resolves or throws anything else). */
+export async function dncErrorOf(promise: Promise<unknown>): Promise<DncError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DncError);
+  return err as DncError;
+}
+
+/** `dnc ...argv` in this process: main() with buffered streams. */
+export async function runDnc(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+  const io = createTestIO({ stdin: options.stdin, tty: options.tty });
+  const code = await main(argv, {
+    io,
+    env: options.env ?? {},
+    homedir: options.homedir ?? NO_HOME,
+    cwd: options.cwd,
+    interrupts: options.interrupts,
+  });
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+export interface SpawnOptions {
+  /** Added to a minimal environment (PATH, and HOME pointing nowhere); undefined removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed (stdin is closed at once when absent). */
+  stdin?: string;
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+export interface SpawnResult extends RunResult {
+  signal: NodeJS.Signals | null;
+}
+
+/** Throws a clear message when dist/ has not been built (spawned tests run the compiled code). */
+export function assertBuilt(): void {
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'main.js'))) {
+    throw new Error('dist/ is missing: run `npx tsc -p tsconfig.json` (npm test does it) before the spawned tests');
+  }
+}
+
+/** `node bin/dnc.js ...argv` as a child process. */
+export function spawnDnc(argv: string[], options: SpawnOptions = {}): Promise<SpawnResult> {
+  assertBuilt();
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: NO_HOME };
+  for (const [k, v] of Object.entries(options.env ?? {})) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...argv], { cwd: options.cwd ?? REPO_ROOT, env, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, signal, stdout, stderr });
+    });
+    child.stdin.end(options.stdin ?? '');
+  });
+}
