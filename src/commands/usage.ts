@@ -1,11 +1,222 @@
-// `dnc usage`: placeholder registration until the command is built (see its issue).
+// `dnc usage`: credit balance and usage per billing period (/v2/usage_stats), or lifetime totals (/usage_stats).
 import type { Command } from 'commander';
-import { usageError } from '../errors.js';
+import { parseIntegerOption } from '../config.js';
+import type { Context } from '../context.js';
+import { DncError, serviceError, usageError } from '../errors.js';
+import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import type { ServiceClient } from '../service/client.js';
+import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';
+
+/** The most periods the service returns per page (section 8); also the page size of --all when --periods is not given. */
+export const MAX_PERIODS = 100;
+
+interface RawUsageOptions {
+  periods?: string;
+  id?: string;
+  cursor?: string;
+  all?: boolean;
+  lifetime?: boolean;
+}
+
+/** What to ask the service for, once the flags have been checked. */
+export type UsagePlan =
+  | { kind: 'lifetime' }
+  | { kind: 'id'; id: number }
+  | { kind: 'page'; periods: number | undefined; cursor: string | undefined }
+  | { kind: 'all'; periods: number; cursor: string | undefined };
+
+const EXAMPLES = `
+Examples:
+  dnc usage                    the latest billing period
+  dnc usage --periods 12       the twelve latest, newest first
+  dnc usage --id 1042          one billing period by id
+  dnc usage --all --json       every billing period as one JSON document
+  dnc usage --lifetime         lifetime totals (legacy /usage_stats)
+
+Usage queries are free: they consume no credits and no request quota.
+On a terminal the output is tables and charts; piped, it is tab-separated records
+(customer, period, country, month, next_cursor; lifetime_*), documented in README.md.`;
+
+/**
+ * Checks the flags and turns them into a plan, refusing invalid values and combinations
+ * (exit 2) before anything is sent.
+ */
+export function planUsage(o: RawUsageOptions): UsagePlan {
+  const given = (name: string, present: boolean) => (present ? [name] : []);
+  const paging = [
+    ...given('--periods', o.periods !== undefined),
+    ...given('--cursor', o.cursor !== undefined),
+    ...given('--all', o.all === true),
+  ];
+  if (o.lifetime) {
+    const others = [...given('--id', o.id !== undefined), ...paging];
+    if (others.length > 0) {
+      throw usageError('E_USAGE', `--lifetime cannot be combined with ${others.join(', ')}`, {
+        hint: 'the lifetime (legacy) endpoint takes no parameters; drop --lifetime to select billing periods',
+      });
+    }
+    return { kind: 'lifetime' };
+  }
+  if (o.id !== undefined && paging.length > 0) {
+    throw usageError('E_USAGE', `--id selects one billing period and cannot be combined with ${paging.join(', ')}`, {
+      hint: 'use either --id ID, or --periods N / --cursor C / --all',
+    });
+  }
+  const periods = o.periods === undefined ? undefined : parseIntegerOption('--periods', o.periods, 1, MAX_PERIODS);
+  if (o.id !== undefined) return { kind: 'id', id: parseIntegerOption('--id', o.id, 1) };
+  if (o.cursor !== undefined && o.cursor.trim() === '') {
+    throw usageError('E_USAGE', '--cursor must not be empty', { hint: 'pass the next_cursor of a previous answer' });
+  }
+  if (o.all) return { kind: 'all', periods: periods ?? MAX_PERIODS, cursor: o.cursor };
+  return { kind: 'page', periods, cursor: o.cursor };
+}
+
+function badResponse(what: string, raw: unknown): DncError {
+  return serviceError('E_BAD_RESPONSE', `the service's ${what} answer does not have the documented shape`, {
+    hint: 'report it with the output of --verbose --json',
+    details: { body: raw },
+  });
+}
+
+/** The fields every renderer relies on; anything else passes through as received. */
+function checkUsagePage(raw: unknown): UsagePage {
+  const page = raw as Partial<UsagePage> | null;
+  const ok =
+    !!page &&
+    typeof page.customer_name === 'string' &&
+    Array.isArray(page.data) &&
+    (page.next_cursor === null || typeof page.next_cursor === 'string') &&
+    page.data.every(
+      (p: Partial<BillingPeriodUsage>) =>
+        !!p && typeof p.id === 'number' && typeof p.credit_limit === 'number' && typeof p.credits_used === 'number' && Array.isArray(p.by_country),
+    );
+  if (!ok) throw badResponse('usage', raw);
+  return page as UsagePage;
+}
+
+function checkLegacyUsage(raw: unknown): LegacyUsage {
+  const body = raw as Partial<LegacyUsage> | null;
+  if (!body || typeof body.customer_name !== 'string' || typeof body.total_requests !== 'number' || !Array.isArray(body.monthly) || !Array.isArray(body.by_country)) {
+    throw badResponse('lifetime usage', raw);
+  }
+  return body as LegacyUsage;
+}
+
+/**
+ * Every page from `cursor` on, merged into one document with next_cursor null. Stops with an
+ * error (exit 6) if the service hands back a cursor it has already given, which would never end.
+ */
+export async function fetchAllPeriods(
+  client: ServiceClient,
+  plan: { periods: number; cursor: string | undefined },
+  onPage?: (pages: number, periods: number) => void,
+): Promise<UsagePage> {
+  const seen = new Set<string>();
+  let cursor = plan.cursor;
+  if (cursor !== undefined) seen.add(cursor);
+  let customerName: string | undefined;
+  const data: BillingPeriodUsage[] = [];
+  for (let pages = 1; ; pages++) {
+    const page = checkUsagePage((await client.usage({ numBillingPeriods: plan.periods, cursor })).raw);
+    customerName ??= page.customer_name;
+    data.push(...page.data);
+    onPage?.(pages, data.length);
+    const next = page.next_cursor;
+    if (next === null) break;
+    if (seen.has(next)) {
+      throw serviceError('E_CURSOR_REPEATED', `the service returned the cursor '${next}' a second time (after ${pages} pages, ${data.length} periods); stopped to avoid an endless loop`, {
+        hint: 'try again later; without --all, `dnc usage --periods N` reads the latest periods in one request',
+        details: { cursor: next, pages, periods: data.length },
+      });
+    }
+    seen.add(next);
+    cursor = next;
+  }
+  return { customer_name: customerName ?? '', data, next_cursor: null };
+}
+
+function looksLikeJwt(key: string): boolean {
+  return /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(key);
+}
+
+/** Adds what a portal JWT's holder needs to know to the client's 401/403, and where a 400 most likely came from. */
+function explain(err: unknown, plan: UsagePlan, key: string): unknown {
+  if (!(err instanceof DncError)) return err;
+  const again = (hint: string) =>
+    new DncError(err.code, err.exitCode, err.message, { hint, cause: err.cause ?? err, details: err.details });
+  const jwt = looksLikeJwt(key);
+  if (err.code === 'E_AUTH_MISSING' || err.code === 'E_AUTH_FORBIDDEN') {
+    if (jwt && plan.kind === 'lifetime') {
+      return again('this key looks like a portal JWT: the lifetime endpoint takes API keys only; drop --lifetime for per-period usage, or use an API key');
+    }
+    if (jwt && err.code === 'E_AUTH_MISSING') return again('this key looks like a portal JWT: it must be valid, unexpired and verified; sign in to the portal again for a fresh one');
+    if (jwt) return again('this key looks like a portal JWT: its user needs an active organization membership');
+  }
+  if (err.code === 'E_BAD_REQUEST' && !err.hint) {
+    const hasCursor = (plan.kind === 'page' || plan.kind === 'all') && plan.cursor !== undefined;
+    return again(
+      hasCursor
+        ? 'the cursor may be stale or mistyped; run again without --cursor to start from the latest period'
+        : 'check --periods (1 to 100) and --id (at least 1)',
+    );
+  }
+  return err;
+}
+
+async function run(ctx: Context, plan: UsagePlan): Promise<number> {
+  const key = (await ctx.serviceConfig()).apiKey.value;
+  const client = await ctx.createClient({ connections: 1 });
+  const term = { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns };
+  const render = await import('../render/usage.js');
+  try {
+    if (plan.kind === 'lifetime') {
+      const answer = await client.legacyUsage();
+      const body = checkLegacyUsage(answer.raw);
+      const mismatch = render.lifetimeMismatch(body);
+      if (mismatch) {
+        ctx.warn(
+          `dnc: warning: the lifetime total_requests (${mismatch.total}) is not the sum of the monthly counts (${mismatch.sumOfMonths}); both are shown as the service gave them`,
+        );
+      }
+      writeLine(ctx.io.stdout, ctx.json ? JSON.stringify(answer.raw) : render.renderLifetimeUsage(body, term));
+      return 0;
+    }
+    let page: UsagePage;
+    let raw: unknown;
+    if (plan.kind === 'all') {
+      const progress = await createProgress(ctx.io, { quiet: ctx.quiet });
+      try {
+        page = await fetchAllPeriods(client, plan, (pages, periods) => progress.update(`reading usage: ${pages} pages, ${periods} billing periods`));
+      } finally {
+        progress.stop();
+      }
+      raw = page;
+    } else {
+      const request = plan.kind === 'id' ? { id: plan.id } : { numBillingPeriods: plan.periods, cursor: plan.cursor };
+      const answer = await client.usage(request);
+      page = checkUsagePage(answer.raw);
+      raw = answer.raw;
+    }
+    if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(raw));
+    else writeLine(ctx.io.stdout, render.renderUsagePage(page, term));
+    return 0;
+  } catch (err) {
+    throw explain(err, plan, key);
+  } finally {
+    await client.close();
+  }
+}
 
 export function registerUsage(program: Command, host: CommandHost): void {
-  const command = program.command('usage').description('(not built yet)');
-  host.action(command, async () => {
-    throw usageError('E_NOT_BUILT', '`dnc usage` is not built yet');
-  });
+  const command = program
+    .command('usage')
+    .description('credit balance and usage per billing period (free: consumes no credits)')
+    .option('--periods <n>', 'the N latest billing periods, newest first (1 to 100; default 1)')
+    .option('--id <id>', 'one billing period by id (at least 1)')
+    .option('--cursor <cursor>', 'continue from the next_cursor of a previous answer')
+    .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
+    .option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)')
+    .addHelpText('after', EXAMPLES);
+  host.action(command, async (ctx, cmd) => run(ctx, planUsage(cmd.opts<RawUsageOptions>())));
 }
