@@ -46,6 +46,8 @@ interface Bucket {
 /** A billing period and its counters. Running totals keep the hot path free of sums. */
 export class Period {
   readonly buckets: Bucket[];
+  /** Start of each month bucket (ms), computed once: the hot path only compares numbers. */
+  private readonly bucketStarts: number[];
   readonly unallocated: Bucket = { requestCount: 0, creditsUsed: 0 };
   readonly byCountry = new Map<string, number>();
   creditsUsed = 0;
@@ -60,14 +62,15 @@ export class Period {
   ) {
     const n = type === 'annual' ? 12 : 1;
     this.buckets = Array.from({ length: n }, () => ({ requestCount: 0, creditsUsed: 0 }));
+    this.bucketStarts = Array.from({ length: n }, (_, i) => addMonths(start, i).getTime());
   }
 
   /** Index of the month bucket `at` falls in (monthly plans have one), or -1 for unallocated. */
   bucketAt(at: Date): number {
-    if (at < this.start || at >= this.end) return -1;
-    if (this.type === 'monthly') return 0;
-    for (let i = 11; i >= 0; i--) if (at >= addMonths(this.start, i)) return i;
-    return -1;
+    const t = at.getTime();
+    if (t < this.start.getTime() || t >= this.end.getTime()) return -1;
+    for (let i = this.bucketStarts.length - 1; i > 0; i--) if (t >= this.bucketStarts[i]!) return i;
+    return 0;
   }
 
   /** Adds (or with negative values, removes) charged usage; a bucket of -1 is unallocated usage. */
