@@ -1,0 +1,93 @@
+// The service client against the sandbox: authentication forms, reseller header, and retries as the request log counts them.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createServiceClient, type ServiceClient } from '../../src/service/client.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+const KEY = 'sbx_client_test_key_a81c44e2';
+let sb: Sandbox;
+let client: ServiceClient;
+
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3 });
+  client = createServiceClient({ baseUrl: sb.baseUrl, apiKey: KEY, retries: 3, forwardedHost: 'acme.reseller.example', sleep: async () => {} });
+});
+
+afterAll(async () => {
+  await client.close();
+  await sb.close();
+});
+
+beforeEach(() => sb.reset());
+
+const sent = (phone: string) => sb.requests().filter((r) => r.query.phone_number === phone);
+
+describe('authentication', () => {
+  it('the sandbox accepts "Bearer KEY" and the bare key, and refuses a missing or wrong one', async () => {
+    const get = (authorization?: string) =>
+      fetch(`${sb.baseUrl}/check_phone_number?phone_number=%2B12025550100`, {
+        headers: authorization === undefined ? {} : { authorization },
+      });
+    expect((await get(`Bearer ${KEY}`)).status).toBe(200);
+    expect((await get(KEY)).status).toBe(200);
+    expect((await get()).status).toBe(401);
+    expect((await get('Bearer not-the-key')).status).toBe(403);
+    expect(sb.requests().map((r) => r.headers.authorization)).toEqual(['Bearer ***', '***', undefined, 'Bearer ***']);
+    expect(sb.account().creditsUsed).toBe(2);
+  });
+
+  it('the client sends the Bearer form', async () => {
+    await client.lookup({ phoneNumber: '+12025550100' });
+    expect(sb.requests()[0]!.headers.authorization).toBe('Bearer ***');
+  });
+});
+
+describe('reseller header', () => {
+  it('X-Forwarded-Host on every request: lookups, /v2/usage_stats and /usage_stats', async () => {
+    await client.lookup({ phoneNumber: '+12025550100' });
+    await client.usage();
+    await client.legacyUsage();
+    const log = sb.requests();
+    expect(log.map((r) => r.path)).toEqual(['/check_phone_number', '/v2/usage_stats', '/usage_stats']);
+    for (const r of log) expect(r.headers['x-forwarded-host']).toBe('acme.reseller.example');
+  });
+});
+
+describe('retries, counted in the request log', () => {
+  it('991 and 992: two uncharged failures, then the verdict on the 3rd attempt', async () => {
+    const timeout = await client.lookup({ phoneNumber: '+12025550991' });
+    const error = await client.lookup({ phoneNumber: '+12025550992' });
+    expect([timeout.kind, timeout.meta.attempts, error.kind, error.meta.attempts]).toEqual(['succeeded', 3, 'succeeded', 3]);
+    expect(sent('+12025550991').map((r) => r.status)).toEqual([504, 504, 200]);
+    expect(sent('+12025550992').map((r) => r.status)).toEqual([502, 502, 200]);
+    expect(sb.account().creditsUsed).toBe(2);
+  });
+
+  it('993 and 994: failed after 1 + retries attempts, nothing charged', async () => {
+    const timeout = await client.lookup({ phoneNumber: '+12025550993' });
+    const error = await client.lookup({ phoneNumber: '+12025550994' });
+    expect(timeout.kind === 'failed' && timeout.body.error_code).toBe('upstream_timeout');
+    expect(error.kind === 'failed' && error.body.error_code).toBe('upstream_error');
+    expect(sent('+12025550993')).toHaveLength(4);
+    expect(sent('+12025550994')).toHaveLength(4);
+    expect(sb.account().creditsUsed).toBe(0);
+  });
+
+  it('no retry of charged outcomes (990, 995), of 996/997, or of 429 and 400', async () => {
+    for (const n of ['+12025550990', '+12025550995', '+12025550996', '+12025550997']) {
+      const out = await client.lookup({ phoneNumber: n });
+      expect(out.kind).toBe('failed');
+      expect(sent(n)).toHaveLength(1);
+    }
+    sb.setCreditLimit(sb.account().creditsUsed);
+    await expect(client.lookup({ phoneNumber: '+12025550100' })).rejects.toMatchObject({ code: 'E_CREDIT_LIMIT', exitCode: 5 });
+    expect(sent('+12025550100')).toHaveLength(1);
+    await expect(client.lookup({ phoneNumber: '+1' })).rejects.toMatchObject({ code: 'E_BAD_REQUEST', exitCode: 3 });
+    expect(sent('+1')).toHaveLength(1);
+  });
+
+  it('usage endpoints (free) are retried on 500', async () => {
+    sb.setUsageFailure(true);
+    await expect(client.usage()).rejects.toMatchObject({ exitCode: 6 });
+    expect(sb.requests().filter((r) => r.path === '/v2/usage_stats')).toHaveLength(4);
+  });
+});
