@@ -2,11 +2,8 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestIO } from '../../src/io.js';
-import { main } from '../../src/main.js';
+import { runDnc } from '../helpers/cli.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/usage/${name}`, import.meta.url), 'utf8');
 const json = (name: string): unknown => JSON.parse(fixture(`${name}.json`));
@@ -51,13 +48,11 @@ afterEach(() => {
 });
 
 const KEY = 'sk_test_usage_0123456789';
-const NO_HOME = path.join(os.tmpdir(), 'dnc-usage-test-no-home');
 
-async function dnc(args: string[], options: { tty?: boolean; key?: string; global?: string[] } = {}) {
-  const io = createTestIO({ tty: options.tty ?? false, columns: 100, color: false });
+/** Streams are 100 columns wide without colour (createTestIO's defaults), as the expected outputs were rendered. */
+function dnc(args: string[], options: { tty?: boolean; key?: string; global?: string[] } = {}) {
   const argv = ['--base-url', baseUrl, '--api-key', options.key ?? KEY, ...(options.global ?? []), 'usage', ...args];
-  const code = await main(argv, { io, env: {}, homedir: NO_HOME });
-  return { code, stdout: io.out(), stderr: io.err() };
+  return runDnc(argv, { tty: options.tty });
 }
 
 /** v2 answers by cursor: none → page 1, `cur-page-2` → page 2, … */
