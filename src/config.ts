@@ -168,3 +168,31 @@ export function parseIntegerOption(name: string, raw: string, min: number, max =
   }
   return value;
 }
+
+/** `--country` (check, batch): an ISO 3166-1 alpha-2 region, upper-cased; anything else is refused with exit 2. */
+export async function parseCountryOption(raw: string | undefined): Promise<string | undefined> {
+  if (raw === undefined) return undefined;
+  const country = raw.trim().toUpperCase();
+  // libphonenumber is heavy: loaded only when a command is given --country.
+  const { isKnownRegion } = await import('./phone/normalize.js');
+  if (!isKnownRegion(country)) {
+    throw usageError('E_USAGE', `--country '${raw}' is not a region code`, {
+      hint: country === 'UK' ? 'the code for the United Kingdom is GB' : 'give an ISO 3166-1 alpha-2 code such as US, GB or DE',
+    });
+  }
+  return country;
+}
+
+/** `--webhook-url` (check, batch): refused with exit 2, before anything is sent, when the service would refuse it. */
+export async function checkWebhookUrlOption(url: string | undefined, allowInsecure: boolean): Promise<void> {
+  if (url === undefined) return;
+  const { webhookUrlProblem } = await import('./wire/webhook-url.js');
+  const problem = webhookUrlProblem(url, { allowInsecure });
+  if (problem) {
+    throw usageError('E_WEBHOOK_URL', `--webhook-url '${url}' cannot be used: ${problem}`, {
+      hint: allowInsecure
+        ? 'nothing was sent; give an absolute http(s) URL'
+        : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
+    });
+  }
+}

@@ -1,5 +1,6 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
+import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
 import type { Context } from '../context.js';
 import { DncError, errorLines, ExitCode, inputError, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
@@ -71,24 +72,9 @@ export function registerCheck(program: Command, host: CommandHost): void {
 }
 
 export async function runCheck(ctx: Context, args: string[], options: CheckOptions): Promise<number> {
-  const { isKnownRegion, normalizePhone } = await import('../phone/normalize.js');
-  const country = options.country?.trim().toUpperCase();
-  if (country !== undefined && !isKnownRegion(country)) {
-    throw usageError('E_USAGE', `--country '${options.country}' is not a region code`, {
-      hint: country === 'UK' ? 'the code for the United Kingdom is GB' : 'give an ISO 3166-1 alpha-2 code such as US, GB or DE',
-    });
-  }
-  if (options.webhookUrl !== undefined) {
-    const { webhookUrlProblem } = await import('../wire/webhook-url.js');
-    const problem = webhookUrlProblem(options.webhookUrl, { allowInsecure: options.allowInsecureWebhookUrl });
-    if (problem) {
-      throw usageError('E_WEBHOOK_URL', `--webhook-url '${options.webhookUrl}' cannot be used: ${problem}`, {
-        hint: options.allowInsecureWebhookUrl
-          ? 'nothing was sent; give an absolute http(s) URL'
-          : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
-      });
-    }
-  }
+  const country = await parseCountryOption(options.country);
+  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl);
+  const { normalizePhone } = await import('../phone/normalize.js');
 
   const inputs = await collectInputs(ctx, args);
   if (inputs.length === 0) {
