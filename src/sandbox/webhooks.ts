@@ -10,6 +10,11 @@ export const REPLY_LIMIT_MS = 10_000;
 export const FIRST_BACKOFF_MS = 30_000;
 export const MAX_BACKOFF_MS = 3_600_000;
 export const MAX_ATTEMPTS = 10;
+/**
+ * The reply limit is 10 s × timeScale, but never under this many real milliseconds: at the scales
+ * that make 24 h pass in seconds it would otherwise be shorter than a loopback round trip.
+ */
+export const MIN_REPLY_REAL_MS = 25;
 /** Service time between a delivered push and its deliberate duplicate. */
 export const DUPLICATE_DELAY_MS = 1_000;
 
@@ -136,7 +141,8 @@ export class PushDelivery {
         agent: url.protocol === 'https:' ? this.tlsAgent : this.agent,
       });
       this.inFlight.add(req);
-      const cancelTimer = this.o.scheduler.after(REPLY_LIMIT_MS, () => {
+      const limit = Math.max(MIN_REPLY_REAL_MS, this.o.scheduler.scaled(REPLY_LIMIT_MS));
+      const cancelTimer = this.o.scheduler.afterReal(limit, () => {
         finish({ error: 'timeout: no answer within 10 s' });
         req.destroy();
       });
