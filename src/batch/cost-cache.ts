@@ -1,0 +1,57 @@
+// Credits per lookup seen per country, kept between runs in the user's cache folder for --dry-run estimates.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+type Env = Record<string, string | undefined>;
+
+interface CostCacheFile {
+  version: 1;
+  /** By service origin (costs may differ between services), then by country. */
+  services: Record<string, Record<string, { credits: number; seen_at: string }>>;
+}
+
+/** $XDG_CACHE_HOME/dnc, else ~/.cache/dnc. */
+export function cacheDir(env: Env, homedir: string): string {
+  const xdg = env.XDG_CACHE_HOME;
+  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.cache'), 'dnc');
+}
+
+export function costCachePath(dir: string): string {
+  return path.join(dir, 'costs.json');
+}
+
+async function readCache(file: string): Promise<CostCacheFile> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as CostCacheFile;
+    if (parsed && parsed.version === 1 && typeof parsed.services === 'object' && parsed.services) return parsed;
+  } catch {
+    // Missing or damaged: a cache can always start empty.
+  }
+  return { version: 1, services: {} };
+}
+
+/** Costs known for a service, by country. */
+export async function readCosts(dir: string, origin: string): Promise<Map<string, number>> {
+  const cache = await readCache(costCachePath(dir));
+  const entries = Object.entries(cache.services[origin] ?? {}).filter(([, v]) => typeof v?.credits === 'number');
+  return new Map(entries.map(([country, v]) => [country, v.credits]));
+}
+
+/** Merges costs learned by a run into the cache (best effort: a cache that cannot be written is skipped). */
+export async function writeCosts(dir: string, origin: string, costs: ReadonlyMap<string, number>, now: Date): Promise<boolean> {
+  if (costs.size === 0) return true;
+  try {
+    const file = costCachePath(dir);
+    const cache = await readCache(file);
+    const service = (cache.services[origin] ??= {});
+    for (const [country, credits] of costs) service[country] = { credits, seen_at: now.toISOString() };
+    await mkdir(dir, { recursive: true });
+    const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+    await writeFile(tmp, `${JSON.stringify(cache, null, 2)}\n`);
+    await rename(tmp, file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,79 @@
+// Reads a batch's input once: every row's number normalised, distinct numbers collected, the file hashed in the same pass.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { inputError } from '../errors.js';
+import { readRows, type CsvLayout } from './csv-input.js';
+import type { BatchJournal } from './journal.js';
+import { PhoneCache, type CellNumber } from './phone-cache.js';
+
+export interface ScanResult {
+  rows: number;
+  /** Rows whose number cannot be valid (refused locally). */
+  invalidRows: number;
+  /** The first few invalid rows, for messages. */
+  invalidSamples: Array<{ line: number; value: string; message: string }>;
+  sha256: string;
+  bytes: number;
+}
+
+/** Streams the input, calling `onNumber` for each valid cell; throws exit 3 for malformed CSV or a header-only file. */
+export async function scanInput(
+  layout: CsvLayout,
+  defaultCountry: string | undefined,
+  onNumber: (cell: Extract<CellNumber, { ok: true }>) => void,
+  onBatchEnd?: () => void,
+): Promise<ScanResult> {
+  const hash = createHash('sha256');
+  const phones = new PhoneCache(defaultCountry);
+  const result: ScanResult = { rows: 0, invalidRows: 0, invalidSamples: [], sha256: '', bytes: 0 };
+  for await (const batch of readRows(layout, {
+    onChunk: (c) => {
+      hash.update(c);
+      result.bytes += c.length;
+    },
+  })) {
+    for (const row of batch) {
+      result.rows++;
+      const raw = row.fields[layout.phoneIndex] ?? '';
+      const cell = phones.normalise(raw);
+      if (cell.ok) onNumber(cell);
+      else {
+        result.invalidRows++;
+        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: row.line, value: raw, message: cell.message });
+      }
+    }
+    onBatchEnd?.();
+  }
+  if (result.rows === 0) {
+    throw inputError('E_INPUT_NO_ROWS', `${layout.path}: the file has ${layout.header ? 'a header but no rows' : 'no rows'}`, {
+      hint: 'export the call list again with its rows',
+    });
+  }
+  result.sha256 = hash.digest('hex');
+  return result;
+}
+
+/** Reads every distinct number of the input into the journal, in big transactions. */
+export async function ingestInput(layout: CsvLayout, defaultCountry: string | undefined, journal: BatchJournal): Promise<ScanResult> {
+  let pending: Array<readonly [string, string]> = [];
+  const flush = () => {
+    if (pending.length >= 5_000) {
+      journal.insertNumbers(pending);
+      pending = [];
+    }
+  };
+  const result = await scanInput(layout, defaultCountry, (cell) => pending.push([cell.e164, cell.country]), flush);
+  journal.insertNumbers(pending);
+  return result;
+}
+
+/** SHA-256 of a file (to check that a resumed batch's input is the one it began with). */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  } catch (err) {
+    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+  }
+  return hash.digest('hex');
+}

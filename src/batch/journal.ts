@@ -1,0 +1,539 @@
+// The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import { inputError, usageError } from '../errors.js';
+import type { LookupFailed, LookupSucceeded } from '../wire/types.js';
+
+export const JOURNAL_SCHEMA_VERSION = 1;
+
+/** Where the journal of OUTPUT lives: beside it, named after it. */
+export function journalPathFor(outputPath: string): string {
+  return `${outputPath}.journal.sqlite`;
+}
+
+/** Final results of a number (the dnc_result values a lookup can come to). */
+export type NumberResult = 'callable' | 'do_not_call' | 'invalid' | 'unsupported_country' | 'not_checked' | 'failed';
+export type NumberState = 'queued' | 'in_flight' | 'done' | 'pending';
+export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted';
+
+/** Options that change results: a journal made with other values is refused. */
+export interface ResultOptions {
+  country: string | null;
+  delimiter: string;
+  header: boolean;
+  phoneIndex: number;
+  webhookUrl: string | null;
+  webhookAll: boolean;
+}
+
+export interface BatchMeta {
+  schema: number;
+  inputPath: string;
+  inputSha256: string;
+  inputSize: number;
+  outputPath: string;
+  callableOut: string | null;
+  suppressedOut: string | null;
+  options: ResultOptions;
+  /** How the input is read and written back. */
+  layout: { recordDelimiter: '\r\n' | '\n'; header: string[] | null; columnCount: number; phoneLabel: string };
+  createdAt: string;
+  /** The base URL lookups went to (never the key). */
+  serviceOrigin: string | null;
+}
+
+/** One distinct number as the journal holds it. */
+export interface NumberRow {
+  id: number;
+  e164: string;
+  country: string;
+  state: NumberState;
+  result: NumberResult | null;
+  attempts: number;
+  correlation_id: string | null;
+  answer: string | null;
+  http_status: number | null;
+  credits: number;
+  do_not_call: number | null;
+  list_source: string | null;
+  error_code: string | null;
+  error: string | null;
+  checked_at: string | null;
+}
+
+/** A final answer about a number, ready to store. */
+export interface FinalAnswer {
+  result: NumberResult;
+  doNotCall: boolean | null;
+  listSource: string | null;
+  checkedAt: string | null;
+  correlationId: string | null;
+  errorCode: string | null;
+  error: string | null;
+  credits: number;
+  httpStatus: number | null;
+  /** The service's full answer (JSON text), or null for a local decision. */
+  answer: string | null;
+}
+
+export type PushOutcome = 'applied' | 'duplicate' | 'orphan';
+
+/** A push as `dnc listen` hands it to the journal. */
+export interface IncomingPushRecord {
+  /** The body exactly as received. */
+  raw: string;
+  /** ISO 8601. */
+  receivedAt: string;
+  /** X-Service-Correlation-Id, used when the body does not carry one. */
+  correlationId?: string | null;
+  /** X-Service-Status, kept as the answer's http_status. */
+  serviceStatus?: number | null;
+}
+
+export interface SummaryCounts {
+  /** Distinct numbers by state. */
+  queued: number;
+  in_flight: number;
+  done: number;
+  pending: number;
+  /** Credits recorded across every run of the batch (charged, plus held for pending lookups). */
+  credits: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS numbers (
+  id INTEGER PRIMARY KEY,
+  e164 TEXT NOT NULL UNIQUE,
+  country TEXT NOT NULL,
+  state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued','in_flight','done','pending')),
+  result TEXT,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  correlation_id TEXT,
+  answer TEXT,
+  http_status INTEGER,
+  credits INTEGER NOT NULL DEFAULT 0,
+  do_not_call INTEGER,
+  list_source TEXT,
+  error_code TEXT,
+  error TEXT,
+  checked_at TEXT,
+  updated_at TEXT
+);
+CREATE INDEX IF NOT EXISTS numbers_state ON numbers (state, id);
+CREATE INDEX IF NOT EXISTS numbers_correlation ON numbers (correlation_id) WHERE correlation_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS pushes (
+  id INTEGER PRIMARY KEY,
+  correlation_id TEXT,
+  body TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  duplicates INTEGER NOT NULL DEFAULT 0,
+  outcome TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS pushes_correlation ON pushes (correlation_id) WHERE correlation_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS costs (country TEXT PRIMARY KEY, credits INTEGER NOT NULL, seen_at TEXT NOT NULL);
+`;
+
+/**
+ * Reads a final answer out of a service body (synchronous answer or push). `heldCredits` is what a
+ * 202 receipt held, used when a push does not say what was charged.
+ */
+export function finalAnswerFromBody(
+  body: unknown,
+  httpStatus: number | null,
+  creditCost: number | null,
+  heldCredits = 0,
+): FinalAnswer | null {
+  const b = body as (Partial<Omit<LookupSucceeded, 'status' | 'error_code'>> & Partial<Omit<LookupFailed, 'status' | 'error_code'>> & { status?: string; error_code?: string | null; timestamp?: string }) | null;
+  if (!b || typeof b !== 'object') return null;
+  const answer = JSON.stringify(body);
+  const correlationId = typeof b.correlation_id === 'string' ? b.correlation_id : null;
+  const costFromBody = typeof b.cost?.credits_used_for_query === 'number' ? b.cost.credits_used_for_query : null;
+  if (b.status === 'succeeded') {
+    return {
+      result: b.do_not_call === true ? 'do_not_call' : 'callable',
+      doNotCall: b.do_not_call === true,
+      listSource: typeof b.dnc_list_source === 'string' && b.dnc_list_source !== '' ? b.dnc_list_source : null,
+      checkedAt: typeof b.timestamp === 'string' ? b.timestamp : null,
+      correlationId,
+      errorCode: null,
+      error: null,
+      credits: creditCost ?? costFromBody ?? heldCredits,
+      httpStatus,
+      answer,
+    };
+  }
+  if (b.status === 'failed' && typeof b.error_code === 'string') {
+    const charged = b.charged === true;
+    const credits = charged ? (creditCost ?? costFromBody ?? heldCredits) : 0;
+    return {
+      result: b.error_code === 'invalid_phone_number' ? 'invalid' : 'failed',
+      doNotCall: null,
+      listSource: null,
+      checkedAt: typeof b.timestamp === 'string' ? b.timestamp : null,
+      correlationId,
+      errorCode: b.error_code,
+      error: typeof b.error === 'string' ? b.error : null,
+      credits,
+      httpStatus,
+      answer,
+    };
+  }
+  return null;
+}
+
+/** A local (request-less) final decision. */
+export function localAnswer(result: NumberResult, errorCode: string, error: string, answer: unknown = null, httpStatus: number | null = null): FinalAnswer {
+  return {
+    result,
+    doNotCall: null,
+    listSource: null,
+    checkedAt: null,
+    correlationId: null,
+    errorCode,
+    error,
+    credits: 0,
+    httpStatus,
+    answer: answer === null ? null : JSON.stringify(answer),
+  };
+}
+
+export interface OpenJournalOptions {
+  /** Create the file when it does not exist (batch); listen opens existing journals only. */
+  create: boolean;
+  readonly?: boolean;
+}
+
+export class BatchJournal {
+  readonly path: string;
+  private readonly db: BetterSqlite3.Database;
+  private readonly st: ReturnType<BatchJournal['prepare']>;
+  private readonly now: () => Date;
+
+  private constructor(path: string, db: BetterSqlite3.Database, now: () => Date) {
+    this.path = path;
+    this.db = db;
+    this.now = now;
+    this.st = this.prepare();
+  }
+
+  /** Opens (or creates) the journal at `path`: WAL, a busy timeout for `listen` running beside `batch`. */
+  static async open(path: string, options: OpenJournalOptions, now: () => Date = () => new Date()): Promise<BatchJournal> {
+    const { default: Database } = await import('better-sqlite3');
+    if (!options.create && !existsSync(path)) {
+      throw usageError('E_JOURNAL_MISSING', `no batch journal at ${path}`, {
+        hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv` first; its journal is OUTPUT.csv.journal.sqlite',
+      });
+    }
+    let db: BetterSqlite3.Database;
+    try {
+      db = new Database(path, { readonly: options.readonly === true, timeout: 5_000 });
+      if (!options.readonly) {
+        db.pragma('journal_mode = WAL');
+        // NORMAL in WAL mode survives a killed process (commits are in the OS's cache); only power loss can cost the last commits.
+        db.pragma('synchronous = NORMAL');
+        db.exec(SCHEMA);
+      } else {
+        db.prepare('SELECT 1 FROM meta LIMIT 1').get();
+      }
+    } catch (err) {
+      throw inputError('E_JOURNAL_UNREADABLE', `cannot open the batch journal ${path}: ${(err as Error).message}`, {
+        hint: 'if it is damaged, start over with --restart',
+        cause: err,
+      });
+    }
+    return new BatchJournal(path, db, now);
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+      setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      insertNumber: db.prepare<[string, string]>('INSERT OR IGNORE INTO numbers (e164, country) VALUES (?, ?)'),
+      byE164: db.prepare<[string], NumberRow>('SELECT * FROM numbers WHERE e164 = ?'),
+      byCorrelation: db.prepare<[string], NumberRow>('SELECT * FROM numbers WHERE correlation_id = ?'),
+      nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
+        "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
+      ),
+      claim: db.prepare<[string, number]>("UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'queued'"),
+      release: db.prepare<[string, number]>("UPDATE numbers SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'in_flight'"),
+      requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
+      done: db.prepare(
+        `UPDATE numbers SET state = 'done', result = @result, correlation_id = @correlationId, answer = @answer,
+           http_status = @httpStatus, credits = @credits, do_not_call = @doNotCall, list_source = @listSource,
+           error_code = @errorCode, error = @error, checked_at = @checkedAt, updated_at = @now
+         WHERE id = @id`,
+      ),
+      pending: db.prepare(
+        `UPDATE numbers SET state = 'pending', result = NULL, correlation_id = @correlationId, answer = @answer,
+           http_status = @httpStatus, credits = @credits, updated_at = @now WHERE id = @id`,
+      ),
+      counts: db.prepare<[], { state: NumberState; n: number; credits: number }>(
+        'SELECT state, COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers GROUP BY state',
+      ),
+      pendingRows: db.prepare<[], { e164: string; country: string; correlation_id: string | null; credits: number; updated_at: string | null }>(
+        "SELECT e164, country, correlation_id, credits, updated_at FROM numbers WHERE state = 'pending' ORDER BY id",
+      ),
+      pushByCorrelation: db.prepare<[string], { id: number }>('SELECT id FROM pushes WHERE correlation_id = ?'),
+      pushDuplicate: db.prepare<[number]>('UPDATE pushes SET duplicates = duplicates + 1 WHERE id = ?'),
+      insertPush: db.prepare<[string | null, string, string, string]>(
+        'INSERT INTO pushes (correlation_id, body, received_at, outcome) VALUES (?, ?, ?, ?)',
+      ),
+      costs: db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs'),
+      setCost: db.prepare<[string, number, string]>(
+        'INSERT INTO costs (country, credits, seen_at) VALUES (?, ?, ?) ON CONFLICT (country) DO UPDATE SET credits = excluded.credits, seen_at = excluded.seen_at',
+      ),
+    };
+  }
+
+  private stamp(): string {
+    return this.now().toISOString();
+  }
+
+  meta(): BatchMeta | null {
+    const row = this.st.getMeta.get('batch');
+    return row ? (JSON.parse(row.value) as BatchMeta) : null;
+  }
+
+  setMeta(meta: BatchMeta): void {
+    this.st.setMeta.run('batch', JSON.stringify(meta));
+  }
+
+  private flag(key: string): string | null {
+    return this.st.getMeta.get(key)?.value ?? null;
+  }
+
+  /** True once every row of the input has been read into the journal. */
+  get ingested(): boolean {
+    return this.flag('ingested') === '1';
+  }
+
+  markIngested(): void {
+    this.st.setMeta.run('ingested', '1');
+  }
+
+  /** Inserts distinct numbers in one transaction; numbers already there are left as they are. */
+  readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): void => {
+    this.db.transaction((list: Iterable<readonly [string, string]>) => {
+      for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
+    })(numbers);
+  };
+
+  /** Why the last run stopped before every number had an answer (rendered into not_checked rows). */
+  stoppedReason(): StoppedReason | null {
+    return this.flag('stopped_reason') as StoppedReason | null;
+  }
+
+  setStoppedReason(reason: StoppedReason | null): void {
+    this.st.setMeta.run('stopped_reason', reason ?? '');
+  }
+
+  /** The service's supported_countries, learned from a 422; null until one is seen. */
+  supportedCountries(): string[] | null {
+    const v = this.flag('supported_countries');
+    return v ? (JSON.parse(v) as string[]) : null;
+  }
+
+  setSupportedCountries(countries: string[]): void {
+    this.st.setMeta.run('supported_countries', JSON.stringify(countries));
+  }
+
+  /** Credits per lookup seen (X-Credit-Cost) for each country. */
+  learnedCosts(): Map<string, number> {
+    return new Map(this.st.costs.all().map((r) => [r.country, r.credits]));
+  }
+
+  learnCost(country: string, credits: number): void {
+    this.st.setCost.run(country, credits, this.stamp());
+  }
+
+  get(e164: string): NumberRow | undefined {
+    return this.st.byE164.get(e164);
+  }
+
+  /** Numbers that still need a lookup, in input order, after `afterId`. */
+  nextQueued(afterId: number, limit: number): Array<{ id: number; e164: string; country: string }> {
+    return this.st.nextQueued.all(afterId, limit);
+  }
+
+  /** Marks numbers in flight (committed before their requests are sent). Returns those actually claimed. */
+  claim(ids: readonly number[]): number[] {
+    const now = this.stamp();
+    return this.db.transaction(() => ids.filter((id) => this.st.claim.run(now, id).changes === 1))();
+  }
+
+  /** Puts an in-flight number back in the queue: its request was certainly not charged (429, refused connection). */
+  release(id: number): void {
+    this.st.release.run(this.stamp(), id);
+  }
+
+  /** At the start of a run: numbers left in flight by a crash go back to the queue. Returns how many. */
+  requeueInFlight(): number {
+    return this.st.requeueInFlight.run().changes;
+  }
+
+  /** Stores a final answer; the number is done once this returns. */
+  recordFinal(id: number, a: FinalAnswer): void {
+    this.st.done.run({
+      id,
+      result: a.result,
+      correlationId: a.correlationId,
+      answer: a.answer,
+      httpStatus: a.httpStatus,
+      credits: a.credits,
+      doNotCall: a.doNotCall === null ? null : a.doNotCall ? 1 : 0,
+      listSource: a.listSource,
+      errorCode: a.errorCode,
+      error: a.error,
+      checkedAt: a.checkedAt,
+      now: this.stamp(),
+    });
+  }
+
+  /** Stores several final answers in one transaction. */
+  recordFinals(items: ReadonlyArray<readonly [number, FinalAnswer]>): void {
+    this.db.transaction(() => {
+      for (const [id, a] of items) this.recordFinal(id, a);
+    })();
+  }
+
+  /** Stores a 202 receipt: the number waits for its push; `creditsHeld` count as spent until then. */
+  recordReceipt(id: number, correlationId: string, receipt: unknown, creditsHeld: number): void {
+    this.st.pending.run({
+      id,
+      correlationId,
+      answer: JSON.stringify(receipt),
+      httpStatus: 202,
+      credits: creditsHeld,
+      now: this.stamp(),
+    });
+  }
+
+  summaryCounts(): SummaryCounts {
+    const out: SummaryCounts = { queued: 0, in_flight: 0, done: 0, pending: 0, credits: 0 };
+    for (const r of this.st.counts.all()) {
+      out[r.state] = r.n;
+      out.credits += r.credits;
+    }
+    return out;
+  }
+
+  /** Numbers whose webhook result has not arrived (for `dnc listen`). */
+  pendingNumbers(): Array<{ e164: string; country: string; correlationId: string | null; creditsHeld: number; receivedAt: string | null }> {
+    return this.st.pendingRows
+      .all()
+      .map((r) => ({ e164: r.e164, country: r.country, correlationId: r.correlation_id, creditsHeld: r.credits, receivedAt: r.updated_at }));
+  }
+
+  /**
+   * Stores a webhook push durably (call before answering 2xx) and, when its correlation id is a pending
+   * number, that number's final answer, atomically. A push seen before is counted, not applied again.
+   */
+  recordPush(body: string, receivedAt: string, correlationIdHeader?: string | null, serviceStatus?: number | null): PushOutcome {
+    return this.recordPushes([{ raw: body, receivedAt, correlationId: correlationIdHeader ?? null, serviceStatus: serviceStatus ?? null }])[0]!;
+  }
+
+  /** recordPush for several pushes in one transaction (one commit for a burst of pushes); outcomes in order. */
+  recordPushes(pushes: ReadonlyArray<IncomingPushRecord>): PushOutcome[] {
+    return this.db.transaction(() => pushes.map((p) => this.storePush(p)))();
+  }
+
+  private storePush(push: IncomingPushRecord): PushOutcome {
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(push.raw);
+    } catch {
+      parsed = null;
+    }
+    const fromBody = (parsed as { correlation_id?: unknown } | null)?.correlation_id;
+    const correlationId = typeof fromBody === 'string' && fromBody !== '' ? fromBody : push.correlationId || null;
+    if (correlationId !== null) {
+      const seen = this.st.pushByCorrelation.get(correlationId);
+      if (seen) {
+        this.st.pushDuplicate.run(seen.id);
+        return 'duplicate';
+      }
+    }
+    const number = correlationId === null ? undefined : this.st.byCorrelation.get(correlationId);
+    let outcome: PushOutcome = 'orphan';
+    if (number && number.state === 'pending') {
+      const final = finalAnswerFromBody(parsed, push.serviceStatus ?? null, null, number.credits);
+      if (final) {
+        this.recordFinal(number.id, { ...final, correlationId });
+        outcome = 'applied';
+      }
+    }
+    this.st.insertPush.run(correlationId, push.raw, push.receivedAt, outcome);
+    return outcome;
+  }
+
+  /** Numbers the batch has not sent yet or whose answer it has not journaled (queued or in flight). */
+  unsentCount(): number {
+    const c = this.summaryCounts();
+    return c.queued + c.in_flight;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Removes a journal and its WAL files. */
+export function deleteJournalFiles(path: string): void {
+  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}.lock`]) rmSync(p, { force: true });
+}
+
+/** A lock file beside the journal so two `dnc batch` runs never share one journal. */
+export interface JournalLock {
+  release(): void;
+}
+
+export interface LockDeps {
+  pid: number;
+  /** Whether a process id is alive (injected: core modules do not touch process.*). */
+  isAlive(pid: number): boolean;
+}
+
+/** Who holds the batch lock of `journalPath`, if a live process does. */
+export function lockHolder(journalPath: string, deps: LockDeps): number | null {
+  const lockPath = `${journalPath}.lock`;
+  let text: string;
+  try {
+    text = readFileSync(lockPath, 'utf8');
+  } catch {
+    return null;
+  }
+  const pid = Number.parseInt(text, 10);
+  if (Number.isFinite(pid) && pid !== deps.pid && deps.isAlive(pid)) return pid;
+  return null;
+}
+
+export function acquireJournalLock(journalPath: string, deps: LockDeps): JournalLock {
+  const lockPath = `${journalPath}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx' });
+      return {
+        release() {
+          try {
+            if (readFileSync(lockPath, 'utf8').trim() === String(deps.pid)) unlinkSync(lockPath);
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = lockHolder(journalPath, deps);
+      if (holder !== null) {
+        throw usageError('E_JOURNAL_BUSY', `another dnc batch (pid ${holder}) is using ${journalPath}`, {
+          hint: 'wait for it to finish, or stop it (Ctrl-C) and run the command again to resume',
+        });
+      }
+      // A stale lock from a run that was killed: take it over.
+      rmSync(lockPath, { force: true });
+    }
+  }
+  throw usageError('E_JOURNAL_BUSY', `cannot lock ${journalPath}`);
+}

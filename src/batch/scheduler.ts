@@ -1,0 +1,277 @@
+// The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
+import { EventEmitter } from 'node:events';
+import { isDncError, type DncError } from '../errors.js';
+import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+
+export interface SchedulerOptions {
+  journal: BatchJournal;
+  client: Pick<ServiceClient, 'lookup'>;
+  /** Lookups in flight at most (the client's connection pool is sized to it). */
+  concurrency: number;
+  /** --max-credits: credits the whole batch (every run of this journal) may use; null for no budget. */
+  maxCredits: number | null;
+  webhookUrl: string | null;
+  /** --webhook-all: every lookup in webhook mode, not only the webhook-only countries. */
+  webhookAll: boolean;
+  webhookOnlyCountries: readonly string[];
+}
+
+/** Progress after each answer; the command renders it. */
+export interface SchedulerProgress {
+  /** Numbers with an answer (final or receipt) in this run. */
+  answered: number;
+  /** Numbers this run had to do when it began. */
+  total: number;
+  inFlight: number;
+  /** Credits the batch has used in all its runs (charged, and held for pending lookups). */
+  credits: number;
+  /** Lookups sent in this run. */
+  sent: number;
+}
+
+export interface SchedulerOutcome {
+  stoppedReason: StoppedReason | null;
+  /** A failure that ended the run (401/403, the service unreachable …). */
+  fatal: DncError | null;
+  /** Numbers left in flight by an earlier run, sent again (they may have been charged then). */
+  resent: number;
+  /** Numbers with a final answer before this run began. */
+  doneBefore: number;
+  total: number;
+  sent: number;
+  creditsThisRun: number;
+  creditsTotal: number;
+  elapsedMs: number;
+  /** True when the run was abandoned (second Ctrl-C) without waiting for lookups in flight. */
+  abandoned: boolean;
+}
+
+interface QueueItem {
+  id: number;
+  e164: string;
+  country: string;
+}
+
+// A refused connection or a failed DNS lookup: the request never reached the service, so nothing was charged.
+const NOT_SENT_ERRNOS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export declare interface BatchScheduler {
+  on(event: 'progress', listener: (p: SchedulerProgress) => void): this;
+}
+
+/**
+ * Runs the lookups of one batch. Every number is claimed (committed in flight) before its request is
+ * sent and its answer is committed as it arrives, so a crash at any moment leaves a journal a rerun completes.
+ */
+export class BatchScheduler extends EventEmitter {
+  private stopping: StoppedReason | null = null;
+  private fatal: DncError | null = null;
+  private abandoned = false;
+  private finish: (() => void) | null = null;
+
+  constructor(
+    private readonly options: SchedulerOptions,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    super();
+  }
+
+  /** Stops starting lookups; those in flight finish and are journaled. */
+  stop(reason: StoppedReason): void {
+    this.stopping ??= reason;
+    if (this.stopping === reason) this.pump?.();
+  }
+
+  /** Stops waiting: run() resolves at once; later answers are dropped (the numbers stay in flight). */
+  abandon(): void {
+    this.stopping ??= 'interrupted';
+    this.abandoned = true;
+    this.finish?.();
+  }
+
+  private pump: (() => void) | null = null;
+
+  async run(): Promise<SchedulerOutcome> {
+    const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
+    const started = this.clock();
+    const resent = journal.requeueInFlight();
+    const before = journal.summaryCounts();
+    const total = before.queued;
+    const costs = journal.learnedCosts();
+    let supported = journal.supportedCountries();
+    let spent = before.credits;
+    const creditsAtStart = before.credits;
+    let reserved = 0;
+    let inFlight = 0;
+    let answered = 0;
+    let sent = 0;
+    let cursor = 0;
+    let buffer: QueueItem[] = [];
+    let exhausted = false;
+    const probing = new Set<string>();
+
+    const progress = () => this.emit('progress', { answered, total, inFlight, credits: spent, sent } satisfies SchedulerProgress);
+    const peek = (): QueueItem | undefined => {
+      if (buffer.length === 0 && !exhausted) {
+        buffer = journal.nextQueued(cursor, 1000);
+        if (buffer.length === 0) exhausted = true;
+        else cursor = buffer[buffer.length - 1]!.id;
+      }
+      return buffer[0];
+    };
+    const maxKnownCost = () => Math.max(1, ...costs.values());
+
+    const settle = (item: QueueItem, estimate: number, credits: number) => {
+      inFlight--;
+      reserved -= estimate;
+      spent += credits;
+      probing.delete(item.country);
+      answered++;
+      progress();
+    };
+
+    const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
+      const { meta } = outcome;
+      let credits = 0;
+      if (outcome.kind === 'started') {
+        credits = meta.creditCost ?? 0;
+        journal.recordReceipt(item.id, outcome.body.correlation_id ?? meta.correlationId ?? '', outcome.raw, credits);
+        if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
+      } else {
+        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost);
+        const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
+        journal.recordFinal(item.id, answer);
+        credits = answer.credits;
+        if (outcome.kind === 'succeeded' && answer.credits > 0) learn(item.country, answer.credits);
+      }
+      settle(item, estimate, credits);
+    };
+
+    const learn = (country: string, credits: number) => {
+      if (costs.get(country) !== credits) {
+        costs.set(country, credits);
+        journal.learnCost(country, credits);
+      }
+    };
+
+    const onError = (item: QueueItem, estimate: number, err: unknown, webhook: boolean) => {
+      const e = isDncError(err) ? err : null;
+      const details = (e?.details ?? {}) as { body?: unknown; supportedCountries?: string[]; status?: number; errno?: string };
+      if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
+        if (details.supportedCountries && details.supportedCountries.length > 0) {
+          supported = details.supportedCountries;
+          journal.setSupportedCountries(supported);
+        }
+        journal.recordFinal(item.id, localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422));
+      } else if (e?.code === 'E_BAD_REQUEST' && !(webhook && /webhook/i.test(e.message))) {
+        journal.recordFinal(item.id, localAnswer('invalid', 'rejected_by_service', e.message, details.body ?? null, 400));
+      } else if (e?.code === 'E_CREDIT_LIMIT') {
+        journal.release(item.id);
+        this.stopping ??= 'credit_limit';
+      } else {
+        // 401/403, an invalid webhook URL, the service unreachable: nothing more can succeed in this run.
+        if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_ERRNOS.has(String(details.errno)))) {
+          journal.release(item.id);
+        }
+        // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
+        this.fatal ??= e ?? (err as DncError);
+        this.stopping ??= 'interrupted';
+      }
+      settle(item, estimate, 0);
+    };
+
+    return new Promise<SchedulerOutcome>((resolve) => {
+      let resolved = false;
+      this.finish = () => {
+        if (resolved) return;
+        resolved = true;
+        this.pump = null;
+        resolve({
+          stoppedReason: this.fatal ? null : this.stopping,
+          fatal: this.fatal,
+          resent,
+          doneBefore: before.done,
+          total,
+          sent,
+          creditsThisRun: spent - creditsAtStart,
+          creditsTotal: spent,
+          elapsedMs: this.clock() - started,
+          abandoned: this.abandoned,
+        });
+      };
+      const send = (item: QueueItem, estimate: number, webhook: boolean) => {
+        sent++;
+        client.lookup({ phoneNumber: item.e164, webhookUrl: webhook ? (webhookUrl ?? undefined) : undefined }).then(
+          (outcome) => {
+            if (this.abandoned) return;
+            onOutcome(item, estimate, outcome);
+            this.pump?.();
+          },
+          (err: unknown) => {
+            if (this.abandoned) return;
+            onError(item, estimate, err, webhook);
+            this.pump?.();
+          },
+        );
+      };
+      this.pump = () => {
+        const starting: Array<[QueueItem, number, boolean]> = [];
+        while (this.stopping === null && inFlight + starting.length < concurrency) {
+          const item = peek();
+          if (!item) break;
+          if (supported && !supported.includes(item.country)) {
+            buffer.shift();
+            journal.recordFinal(
+              item.id,
+              localAnswer('unsupported_country', 'unsupported_country', `the service does not cover ${item.country || 'this number\'s country'} (supported: ${supported.join(', ')})`),
+            );
+            answered++;
+            progress();
+            continue;
+          }
+          const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
+          if (webhook && !webhookUrl) {
+            buffer.shift();
+            journal.recordFinal(item.id, localAnswer('not_checked', 'webhook_required', `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``));
+            answered++;
+            progress();
+            continue;
+          }
+          let estimate = 0;
+          if (maxCredits !== null) {
+            const known = costs.get(item.country);
+            if (known === undefined) {
+              // Unknown cost: send one lookup of this country alone, assumed to cost the most seen so far.
+              if (probing.has(item.country) || starting.some(([s]) => s.country === item.country)) break;
+              estimate = maxKnownCost();
+            } else estimate = known;
+            if (spent + reserved + estimate > maxCredits) {
+              if (inFlight + starting.length > 0) break; // answers may release reserved credits
+              this.stopping = 'budget_reached';
+              break;
+            }
+            if (known === undefined) probing.add(item.country);
+            reserved += estimate;
+          }
+          buffer.shift();
+          starting.push([item, estimate, webhook]);
+        }
+        if (starting.length > 0) {
+          const claimed = new Set(journal.claim(starting.map(([i]) => i.id)));
+          for (const [item, estimate, webhook] of starting) {
+            if (!claimed.has(item.id)) {
+              reserved -= estimate;
+              continue;
+            }
+            inFlight++;
+            send(item, estimate, webhook);
+          }
+          progress();
+        }
+        if (inFlight === 0 && (this.stopping !== null || (buffer.length === 0 && exhausted))) this.finish?.();
+      };
+      this.pump();
+    });
+  }
+}

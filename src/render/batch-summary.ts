@@ -1,0 +1,111 @@
+// Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
+import type { DncResult, RenderSummary } from '../batch/render.js';
+import { formatInteger, paint, renderTable, type Terminal } from './table.js';
+
+export interface BatchSummaryExtras {
+  uniqueNumbers: number;
+  creditsTotal: number;
+  creditsThisRun: number;
+  sent: number;
+  elapsedMs: number;
+  stopped: string | null;
+  pending: number;
+  journalPath: string;
+}
+
+const RESULT_ORDER: DncResult[] = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'];
+
+function percent(n: number, total: number): string {
+  return total === 0 ? '0%' : `${((100 * n) / total).toFixed(1)}%`;
+}
+
+export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryExtras, term: Terminal): string {
+  const byResult = renderTable(
+    {
+      head: ['result', 'rows', 'share'],
+      rows: RESULT_ORDER.filter((r) => summary.byResult[r] > 0 || r === 'callable' || r === 'do_not_call').map((r) => [
+        r,
+        summary.byResult[r],
+        percent(summary.byResult[r], summary.rows),
+      ]),
+      align: ['left', 'right', 'right'],
+    },
+    term,
+  );
+  const countries = [...summary.byCountry.entries()].sort((a, b) => {
+    const ta = Object.values(a[1]).reduce((x, y) => x + y, 0);
+    const tb = Object.values(b[1]).reduce((x, y) => x + y, 0);
+    return tb - ta || a[0].localeCompare(b[0]);
+  });
+  const byCountry = renderTable(
+    {
+      head: ['country', 'rows', 'callable', 'do_not_call', 'other'],
+      rows: countries.map(([country, c]) => {
+        const total = Object.values(c).reduce((x, y) => x + y, 0);
+        return [country || '(unreadable)', total, c.callable, c.do_not_call, total - c.callable - c.do_not_call];
+      }),
+      align: ['left', 'right', 'right', 'right', 'right'],
+    },
+    term,
+  );
+  const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
+  const lines: string[] = [];
+  const title = extras.stopped ? `Batch stopped (${extras.stopped})` : extras.pending > 0 ? 'Batch sent; webhook results pending' : 'Batch complete';
+  lines.push(paint(term.color, 'bold', title));
+  lines.push(`rows: ${num(summary.rows)}   distinct numbers: ${num(extras.uniqueNumbers)}   lookups sent this run: ${num(extras.sent)}`);
+  const rate = extras.elapsedMs > 0 && extras.sent > 0 ? ` in ${(extras.elapsedMs / 1000).toFixed(1)}s (${Math.round((extras.sent * 1000) / extras.elapsedMs)}/s)` : '';
+  lines.push(`credits used: ${num(extras.creditsTotal)} for this batch, ${num(extras.creditsThisRun)} in this run${rate}`);
+  const out = [`${lines.join('\n')}\n`, byResult, byCountry];
+  const files = [`output: ${summary.output}`];
+  if (summary.callableOut) files.push(`callable rows: ${summary.callableOut}`);
+  if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
+  files.push(`journal: ${extras.journalPath}`);
+  out.push(`${files.join('\n')}\n`);
+  return out.join(term.tty ? '' : '');
+}
+
+export interface DryRunReport {
+  input: string;
+  rows: number;
+  unique_numbers: number;
+  invalid_rows: number;
+  by_country: Record<string, number>;
+  balance: { credits_remaining: number; credit_limit: number } | null;
+  estimated_credits: number;
+  unknown_cost_countries: string[];
+  webhook_required_countries: string[];
+  costs: ReadonlyMap<string, number>;
+  invalidSamples: Array<{ line: number; value: string; message: string }>;
+  maxCredits: number | null;
+}
+
+export function renderDryRun(r: DryRunReport, term: Terminal): string {
+  const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
+  const lines: string[] = [];
+  lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
+  lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
+  for (const s of r.invalidSamples) lines.push(`  line ${s.line}: ${s.message}`);
+  if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
+  const table = renderTable(
+    {
+      head: ['country', 'numbers', 'credits each', 'estimated credits'],
+      rows: Object.entries(r.by_country).map(([country, n]) => {
+        if (r.webhook_required_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: needs --webhook-url'];
+        const cost = r.costs.get(country);
+        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? 'unknown' : cost * n];
+      }),
+      align: ['left', 'right', 'right', 'right'],
+    },
+    term,
+  );
+  const tail: string[] = [];
+  const estimate =
+    r.unknown_cost_countries.length === 0
+      ? `estimated cost: ${num(r.estimated_credits)} credits`
+      : `estimated cost: at least ${num(r.estimated_credits)} credits (cost per lookup not known yet for ${r.unknown_cost_countries.join(', ')}; learned from X-Credit-Cost on real runs)`;
+  tail.push(estimate);
+  if (r.balance) tail.push(`balance: ${num(r.balance.credits_remaining)} of ${num(r.balance.credit_limit)} credits remaining`);
+  else tail.push('balance: not available');
+  if (r.maxCredits !== null) tail.push(`--max-credits: ${num(r.maxCredits)}`);
+  return `${lines.join('\n')}\n${table}${tail.join('\n')}\n`;
+}
