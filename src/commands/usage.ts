@@ -187,7 +187,10 @@ async function run(ctx: Context, plan: UsagePlan): Promise<number> {
     if (plan.kind === 'all') {
       const progress = await createProgress(ctx.io, { quiet: ctx.quiet });
       try {
-        page = await fetchAllPeriods(client, plan, (pages, periods) => progress.update(`reading usage: ${pages} pages, ${periods} billing periods`));
+        // One page needs no progress; from the second on, say how far the walk has come.
+        page = await fetchAllPeriods(client, plan, (pages, periods) => {
+          if (pages > 1) progress.update(`reading usage: ${pages} pages, ${periods} billing periods so far`);
+        });
       } finally {
         progress.stop();
       }
