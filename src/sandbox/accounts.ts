@@ -170,17 +170,22 @@ function periodLength(plan: Plan): number {
 export class PeriodIds {
   private next = 1;
   private readonly used = new Set<number>();
+  /** Which account owns each period id. */
+  readonly owner = new Map<number, Account>();
+
+  /** `explicit`: the ids an accounts file gives, kept out of automatic numbering. */
+  constructor(private readonly explicit: ReadonlySet<number> = new Set()) {}
+
   claim(id?: number): number {
     if (id !== undefined) {
       if (this.used.has(id)) throw new Error(`billing period id ${id} is used twice`);
       this.used.add(id);
       return id;
     }
-    while (this.used.has(this.next)) this.next++;
+    while (this.used.has(this.next) || this.explicit.has(this.next)) this.next++;
     this.used.add(this.next);
     return this.next;
   }
-  owner = new Map<number, Account>();
 }
 
 function seedPeriod(p: Period, credits: number, requests: number, spec?: HistoryPeriodSpec): void {

@@ -183,7 +183,7 @@ export class SandboxEngine {
     this.scheduler.cancelAll();
     this.pushes.reset();
     this.random = seededRandom(this.options.seed ?? Math.floor(Math.random() * 2 ** 32));
-    this.ids = new PeriodIds();
+    this.ids = new PeriodIds(new Set(this.specs.flatMap((a) => (a.history ?? []).flatMap((h) => (h.id === undefined ? [] : [h.id])))));
     const now = this.now();
     const defaults = { creditLimit: this.options.creditLimit ?? DEFAULT_CREDIT_LIMIT, plan: this.options.plan ?? 'monthly' };
     this.accounts = this.specs.map((s) => buildAccount(s, this.ids, now, defaults));
