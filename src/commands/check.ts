@@ -136,13 +136,17 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     await client.close();
   }
   if (distinct.length > 1) {
-    const parts = [
-      `${tally.callable} callable`,
-      `${tally.listed} on a register`,
-      tally.started ? `${tally.started} started` : '',
-      tally.failed ? `${tally.failed} failed` : '',
-      tally.errors ? `${tally.errors} not answered` : '',
-    ].filter(Boolean);
+    const parts = (
+      [
+        [tally.callable, 'callable'],
+        [tally.listed, 'on a register'],
+        [tally.started, 'started'],
+        [tally.failed, 'failed'],
+        [tally.errors, 'not answered'],
+      ] as const
+    )
+      .filter(([n]) => n > 0)
+      .map(([n, what]) => `${n} ${what}`);
     ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged`);
   }
   return exit;
