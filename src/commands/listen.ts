@@ -1,11 +1,326 @@
-// `dnc listen`: placeholder registration until the command is built (see its issue).
+// `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { usageError } from '../errors.js';
+import { parseIntegerOption } from '../config.js';
+import type { Context } from '../context.js';
+import { ExitCode, usageError, type DncError } from '../errors.js';
+import { createProgress, writeLine } from '../io.js';
+import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
+import type { JournalPushStore } from '../listen/journal-store.js';
 import type { CommandHost } from '../main.js';
 
+export const DEFAULT_LISTEN_PORT = 8787;
+
+interface RawListenOptions {
+  results: string;
+  port?: string;
+  host?: string;
+  path?: string;
+  exitWhenDone?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+export interface ListenOptions {
+  results: string;
+  port: number;
+  host: string;
+  /** Serve pushes only here; undefined: any path but /healthz. */
+  path: string | undefined;
+  exitWhenDone: boolean;
+  tls: { certFile: string; keyFile: string } | undefined;
+}
+
+const EXAMPLES = `
+Examples:
+  dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
+  dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
+
+Pushes are not signed: give the listener an unguessable --path and use the same path in the
+--webhook-url of the batch (a random one is suggested at start). Each push is committed to the
+batch's journal (OUTPUT.csv.journal.sqlite) before it is answered 200; OUTPUT.csv is rewritten
+atomically at most once a second while pushes arrive, and on exit.
+
+Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing pending;
+130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
+2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal.`;
+
+/** Checks the flags (exit 2 on a bad one). */
+export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {
+  const port = o.port === undefined ? DEFAULT_LISTEN_PORT : parseIntegerOption('--port', o.port, 0, 65_535);
+  const host = o.host ?? '127.0.0.1';
+  if (host.trim() === '') throw usageError('E_USAGE', '--host must not be empty');
+  if (o.path !== undefined && !/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(o.path)) {
+    throw usageError('E_USAGE', `--path must be a URL path starting with /, without a query or spaces, got '${o.path}'`, {
+      hint: 'e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A, the path of the --webhook-url given to the batch',
+    });
+  }
+  if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
+    throw usageError('E_USAGE', '--tls-cert and --tls-key go together', { hint: 'pass both (PEM files) to serve HTTPS directly, or neither' });
+  }
+  return {
+    results: path.resolve(cwd, o.results),
+    port,
+    host,
+    path: o.path,
+    exitWhenDone: o.exitWhenDone === true,
+    tls: o.tlsCert !== undefined && o.tlsKey !== undefined ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) } : undefined,
+  };
+}
+
 export function registerListen(program: Command, host: CommandHost): void {
-  const command = program.command('listen').description('(not built yet)');
-  host.action(command, async () => {
-    throw usageError('E_NOT_BUILT', '`dnc listen` is not built yet');
+  const command = program
+    .command('listen')
+    .description("receive a batch's webhook results, store each before acknowledging it, and write them into OUTPUT.csv")
+    .requiredOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive')
+    .option('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`)
+    .option('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)')
+    .option('--path <path>', 'serve pushes only on this (secret) path; default: any path but /healthz')
+    .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
+    .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
+    .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .addHelpText('after', EXAMPLES);
+  host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts() as RawListenOptions, ctx.cwd)));
+}
+
+async function readPem(file: string, flag: string): Promise<Buffer> {
+  try {
+    return await readFile(file);
+  } catch (err) {
+    throw usageError('E_TLS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      hint: `${flag} takes a PEM file`,
+      cause: err,
+    });
+  }
+}
+
+function listenError(err: unknown, o: ListenOptions): DncError | unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return usageError('E_PORT_IN_USE', `port ${o.port} on ${o.host} is already in use`, {
+      hint: 'is another dnc listen running? choose another --port (and point the proxy or tunnel at it)',
+      cause: err,
+    });
+  }
+  if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return usageError('E_CANNOT_LISTEN', `cannot listen on ${o.host}:${o.port}: ${code}`, {
+      hint: code === 'EACCES' ? 'ports below 1024 need privileges; use a higher --port' : 'check --host: it must be an address of this machine',
+      cause: err,
+    });
+  }
+  if (o.tls && /PEM|key|cert|asn1|DECODER/i.test(String((err as Error).message))) {
+    return usageError('E_TLS_INVALID', `cannot serve HTTPS with ${o.tls.certFile} and ${o.tls.keyFile}: ${(err as Error).message}`, {
+      hint: 'both must be PEM files, the key matching the certificate',
+      cause: err,
+    });
+  }
+  return err;
+}
+
+const clock = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (h > 0) return `${h}h${String(m).padStart(2, '0')}m`;
+  if (m > 0) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${s}s`;
+}
+
+/** The counts part of a status line (what changes when pushes arrive). */
+function statusCounts(s: ListenStatus): string {
+  const parts = [`received ${s.stored}`, `duplicates ${s.duplicates}`, `orphans ${s.orphans}`, `pending ${s.pending}`];
+  if (s.unsent > 0) parts.push(`not sent yet ${s.unsent}`);
+  if (s.lost > 0) parts.push(`lost ${s.lost}`);
+  if (s.rejected > 0) parts.push(`refused ${s.rejected}`);
+  if (s.storeFailures > 0) parts.push(`store failures ${s.storeFailures}`);
+  return parts.join(' · ');
+}
+
+export function statusLine(s: ListenStatus, now: Date): string {
+  let line = statusCounts(s);
+  if (s.oldest) {
+    const left = s.oldest.deadline.getTime() - now.getTime();
+    const due = left > 0 ? `in ${duration(left)}` : `${duration(-left)} ago`;
+    line += ` · oldest pending ${s.oldest.phoneNumber} since ${clock(s.oldest.receivedAt)}, 24 h deadline ${clock(s.oldest.deadline)} (${due})`;
+  }
+  return line;
+}
+
+function lostLine(l: PendingLookup, expiryMs: number): string {
+  return (
+    `lost: ${l.phoneNumber} (${l.country}) correlation id ${l.correlationId}: receipt at ${clock(l.receivedAt)}, ` +
+    `no push by its 24 h deadline ${clock(new Date(l.receivedAt.getTime() + expiryMs))}; quote the correlation id to the service's support`
+  );
+}
+
+/** Whether a process id is alive (the batch lock's holder). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export async function runListen(ctx: Context, o: ListenOptions): Promise<number> {
+  const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
+  const [{ openListenJournal, JournalPushStore: Store }, { createListenSession, LOOKUP_EXPIRY_MS }, { lockHolder }, { randomPushPath }] = await Promise.all([
+    import('../listen/journal-store.js'),
+    import('../listen/session.js'),
+    import('../batch/journal.js'),
+    import('../listen/receiver.js'),
+  ]);
+  const journalPath = Store.pathFor(o.results);
+  const journal: JournalPushStore = await openListenJournal(o.results, {
+    now: () => ctx.now(),
+    batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive }) !== null,
   });
+  let session: ListenSession;
+  try {
+    session = createListenSession({
+      journal,
+      receiver: { host: o.host, port: o.port, path: o.path, tls },
+      exitWhenDone: o.exitWhenDone,
+      now: () => ctx.now(),
+    });
+  } catch (err) {
+    journal.close();
+    throw listenError(err, o);
+  }
+  const progress = await createProgress(ctx.io, { quiet: ctx.quiet, plainIntervalMs: 0 });
+  let lastCounts = '';
+  let lastPrinted = -Infinity;
+  let lastByResult: Record<string, number> | null = null;
+  const lost = new Map<string, PendingLookup>();
+  const printStatus = (s: ListenStatus, force = false) => {
+    const t = ctx.now().getTime();
+    const counts = statusCounts(s);
+    // On a terminal the spinner line is refreshed every second; piped, a line when the counts changed (at most every 5 s) or every 10 min.
+    if (ctx.io.stderrIsTTY || force || (counts !== lastCounts && t - lastPrinted >= 5_000) || t - lastPrinted >= 600_000) {
+      progress.update(statusLine(s, ctx.now()));
+      lastCounts = counts;
+      lastPrinted = t;
+    }
+  };
+  const note = (line: string) => progress.info(line);
+  session.on('status', (s) => printStatus(s));
+  session.on('push', (e) => {
+    if (!ctx.verbose) return;
+    const verdict = e.status === 'succeeded' ? 'succeeded' : `failed (${e.errorCode})`;
+    const tag = e.duplicate ? ' · duplicate, ignored' : e.orphan ? ' · orphan: unknown correlation id, kept' : '';
+    ctx.debug(`push ${e.correlationId} ${e.phoneNumber} ${verdict} · stored and answered 200 in ${e.latencyMs.toFixed(1)} ms${tag}`);
+  });
+  session.on('rejected', (e) => {
+    const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
+    progress.info(`refused ${e.method} ${e.path}${who}: ${e.status} ${e.reason}`);
+  });
+  session.on('client-error', (e) => {
+    if (ctx.verbose) progress.info(`malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.error.message}`);
+  });
+  session.on('store-failed', (e) => {
+    const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
+    progress.info(`warning: ${what}: ${e.error.message}`);
+  });
+  session.on('lost', (list) => {
+    for (const l of list) {
+      lost.set(l.correlationId, l);
+      note(lostLine(l, LOOKUP_EXPIRY_MS));
+    }
+  });
+  session.on('reconciled', (ids) => ctx.debug(`applied ${ids.length} push(es) that had arrived before the batch recorded their receipt`));
+  session.on('rendered', (e) => {
+    lastByResult = e.byResult;
+    ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
+  });
+  session.on('render-failed', (e) => progress.info(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`));
+
+  let address;
+  try {
+    address = await session.start();
+  } catch (err) {
+    await session.stop().catch(() => undefined);
+    throw listenError(err, o);
+  }
+  const base = address.url.slice(0, address.url.length - (o.path ?? '/').length);
+  note(`dnc listen: receiving webhook results for ${o.results}`);
+  note(`  listening on ${address.url}${o.path ? ' (pushes only on this path)' : ' (pushes on any path)'}; health check ${base}/healthz`);
+  const batchUrl = journal.meta.options.webhookUrl;
+  if (batchUrl) note(`  the batch sent webhook_url ${batchUrl}`);
+  if (!o.path) {
+    const batchPath = batchUrl ? new URL(batchUrl).pathname : null;
+    const suggestion = batchPath && batchPath.length >= 16 ? batchPath : randomPushPath();
+    note(`  hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${suggestion}`);
+    if (suggestion !== batchPath) note(`        (and use that path in the batch's --webhook-url)`);
+  } else if (batchUrl && new URL(batchUrl).pathname !== o.path) {
+    note(`  note: --path ${o.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
+  }
+
+  let interrupted = false;
+  const stopped = new Promise<void>((resolve) => {
+    const off = ctx.interrupts.on((count) => {
+      interrupted = true;
+      if (count === 1) note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');
+      resolve();
+      if (count > 1) {
+        off();
+        void session.stop({ force: true });
+      }
+    });
+    void session.done.then(() => {
+      off();
+      resolve();
+    });
+  });
+  await stopped;
+  let final: ListenStatus;
+  try {
+    final = await session.stop();
+  } finally {
+    progress.stop();
+  }
+  const done = final.pending === 0 && final.unsent === 0;
+  const lostList = [...lost.values()];
+  if (ctx.json) {
+    writeLine(
+      ctx.io.stdout,
+      JSON.stringify({
+        results: o.results,
+        url: address.url,
+        received: final.stored,
+        duplicates: final.duplicates,
+        orphans: final.orphans,
+        reconciled: final.reconciled,
+        refused: final.rejected,
+        store_failures: final.storeFailures,
+        pending: final.pending,
+        lost: lostList.map((l) => ({
+          correlation_id: l.correlationId,
+          phone_number: l.phoneNumber,
+          country: l.country,
+          received_at: l.receivedAt.toISOString(),
+          deadline: new Date(l.receivedAt.getTime() + LOOKUP_EXPIRY_MS).toISOString(),
+        })),
+        results_by_kind: lastByResult,
+        stopped_reason: done ? 'done' : 'interrupted',
+      }),
+    );
+  }
+  const byResult = lastByResult
+    ? ' · ' +
+      Object.entries(lastByResult as Record<string, number>)
+        .filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')
+    : '';
+  ctx.info(`${done ? 'done' : 'stopped'}: ${statusCounts(final)}${byResult}${lastByResult ? ` · ${o.results} written` : ''}`);
+  if (lostList.length > 0) ctx.info(`${lostList.length} lookup(s) lost (listed above with their correlation ids)`);
+  if (!done && interrupted) {
+    ctx.info(`${final.pending} lookup(s) still pending: run the same dnc listen again to receive them (the service retries pushes for up to 10 attempts)`);
+    return ExitCode.INTERRUPTED;
+  }
+  return ExitCode.OK;
 }

@@ -1,0 +1,145 @@
+// The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone needs.
+import { closeSync, fsyncSync, openSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import { BatchJournal, finalAnswerFromBody, journalPathFor, type BatchMeta } from '../batch/journal.js';
+import { renderBatchOutput } from '../batch/render.js';
+import { inputError } from '../errors.js';
+import type { IncomingPush, StoreOutcome } from './receiver.js';
+import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
+
+export interface OpenListenJournalOptions {
+  now?: () => Date;
+  /** Whether a `dnc batch` still holds this journal's lock (its numbers may not all be sent yet). */
+  batchRunning?: () => boolean;
+  /** Most overdue lookups listed per status (default 1000). */
+  overdueLimit?: number;
+}
+
+interface PendingRow {
+  e164: string;
+  country: string;
+  correlation_id: string;
+  updated_at: string;
+}
+
+const toLookup = (r: PendingRow): PendingLookup => ({
+  correlationId: r.correlation_id,
+  phoneNumber: r.e164,
+  country: r.country,
+  receivedAt: new Date(r.updated_at),
+});
+
+export class JournalPushStore implements ListenJournal {
+  private walFd: number | undefined;
+  private readonly q;
+
+  constructor(
+    readonly journal: BatchJournal,
+    readonly meta: BatchMeta,
+    private readonly db: BetterSqlite3.Database,
+    private readonly options: OpenListenJournalOptions,
+  ) {
+    // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
+    this.q = {
+      pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
+      unsentCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')"),
+      oldest: db.prepare<[], PendingRow>(
+        "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY updated_at, id LIMIT 1",
+      ),
+      overdue: db.prepare<[string, number], PendingRow>(
+        "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
+      ),
+      orphansNowKnown: db.prepare<[], { push_id: number; body: string; number_id: number; credits: number; correlation_id: string }>(
+        `SELECT p.id AS push_id, p.body, n.id AS number_id, n.credits, p.correlation_id FROM pushes p
+           JOIN numbers n ON n.correlation_id = p.correlation_id
+          WHERE p.outcome = 'orphan' AND n.state = 'pending'`,
+      ),
+      markApplied: db.prepare<[number]>("UPDATE pushes SET outcome = 'applied' WHERE id = ? AND outcome = 'orphan'"),
+    };
+  }
+
+  /** Where the batch journal of OUTPUT.csv is (the batch module decides). */
+  static pathFor(resultsPath: string): string {
+    return journalPathFor(resultsPath);
+  }
+
+  /**
+   * Commits each push through the batch module (push row and the number's final answer in one
+   * transaction), then fsyncs the WAL once for the whole group: the journal runs with
+   * synchronous=NORMAL, which survives a killed process but not a power cut, and an acknowledged
+   * push is never sent again.
+   */
+  store(pushes: readonly IncomingPush[]): StoreOutcome[] {
+    const outcomes = pushes.map((p): StoreOutcome => {
+      const outcome = this.journal.recordPush(p.raw, p.receivedAt.toISOString(), p.correlationId);
+      return { duplicate: outcome === 'duplicate', orphan: outcome === 'orphan' };
+    });
+    this.syncWal();
+    return outcomes;
+  }
+
+  private syncWal(): void {
+    this.walFd ??= openSync(`${this.journal.path}-wal`, 'r');
+    fsyncSync(this.walFd);
+  }
+
+  pendingSummary(overdueBefore: Date): PendingSummary {
+    const running = this.options.batchRunning?.() ?? false;
+    const oldest = this.q.oldest.get();
+    return {
+      pending: this.q.pendingCount.get()!.n,
+      unsent: running ? this.q.unsentCount.get()!.n : 0,
+      oldest: oldest ? toLookup(oldest) : null,
+      overdue: this.q.overdue.all(overdueBefore.toISOString(), this.options.overdueLimit ?? 1000).map(toLookup),
+    };
+  }
+
+  /**
+   * A push can beat its receipt into the journal (a fast push while `dnc batch` is still
+   * committing the 202): it is kept as an orphan, and applied here once its number is pending.
+   * Returns the correlation ids applied.
+   */
+  reconcileOrphans(): string[] {
+    const applied: string[] = [];
+    for (const row of this.q.orphansNowKnown.all()) {
+      const final = finalAnswerFromBody(JSON.parse(row.body), null, null, row.credits);
+      if (!final) continue;
+      this.journal.recordFinal(row.number_id, { ...final, correlationId: row.correlation_id });
+      this.q.markApplied.run(row.push_id);
+      applied.push(row.correlation_id);
+    }
+    if (applied.length > 0) this.syncWal();
+    return applied;
+  }
+
+  async render(): Promise<Record<string, number>> {
+    return (await renderBatchOutput(this.journal)).byResult;
+  }
+
+  close(): void {
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
+    if (this.db.open) this.db.close();
+    this.journal.close();
+  }
+}
+
+/**
+ * Opens the journal of the batch whose output is `resultsPath`. Refuses a missing journal
+ * (E_JOURNAL_MISSING, from the batch module) and one that holds no batch yet.
+ */
+export async function openListenJournal(resultsPath: string, options: OpenListenJournalOptions = {}): Promise<JournalPushStore> {
+  const path = journalPathFor(resultsPath);
+  const journal = await BatchJournal.open(path, { create: false }, options.now);
+  const meta = journal.meta();
+  if (!meta) {
+    journal.close();
+    throw inputError('E_JOURNAL_EMPTY', `the journal ${path} holds no batch yet`, {
+      hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv --webhook-url URL` and wait until it has started',
+    });
+  }
+  const { default: Database } = await import('better-sqlite3');
+  // A second connection for listen's own queries; a short busy timeout keeps replies well inside 10 s.
+  const db = new Database(path, { timeout: 2_000 });
+  return new JournalPushStore(journal, meta, db, options);
+}

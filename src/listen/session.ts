@@ -1,0 +1,246 @@
+// One `dnc listen` run: the receiver, the batch's journal, throttled renders of OUTPUT.csv, status, lost lookups, shutdown.
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { createReceiver, type ListeningAddress, type PushStore, type Receiver, type ReceiverEvents, type ReceiverOptions } from './receiver.js';
+
+/** Section 8: a lookup expires 24 hours after its receipt; its lookup_expired push is due then. */
+export const LOOKUP_EXPIRY_MS = 24 * 60 * 60 * 1000;
+
+/** A webhook-mode lookup of the batch that has a receipt and no result yet. */
+export interface PendingLookup {
+  correlationId: string;
+  phoneNumber: string;
+  country: string;
+  /** When the batch got the 202 receipt. */
+  receivedAt: Date;
+}
+
+export interface PendingSummary {
+  /** Lookups with a receipt and no result. */
+  pending: number;
+  /** Numbers the batch has not finished sending (it may still be running): not done while any remain. */
+  unsent: number;
+  oldest: PendingLookup | null;
+  /** Pending lookups whose receipt is older than the cutoff given, oldest first. */
+  overdue: PendingLookup[];
+}
+
+/** What the session needs from the batch's journal: storing pushes, reading what is still pending, rendering. */
+export interface ListenJournal extends PushStore {
+  pendingSummary(overdueBefore: Date): PendingSummary;
+  /** Rewrites OUTPUT.csv from the input and the journal, atomically; returns its rows by dnc_result. */
+  render(): Promise<Record<string, number>>;
+  /** Applies pushes kept as orphans whose lookup has since become pending; returns their correlation ids. */
+  reconcileOrphans?(): string[];
+  close(): void;
+}
+
+export interface ListenStatus {
+  received: number;
+  stored: number;
+  duplicates: number;
+  /** Pushes kept as orphans when they arrived (in this run). */
+  orphans: number;
+  /** Orphans (of any run) applied once the batch had recorded their receipt: a push faster than its receipt. */
+  reconciled: number;
+  rejected: number;
+  storeFailures: number;
+  pending: number;
+  unsent: number;
+  oldest: (PendingLookup & { deadline: Date }) | null;
+  /** Pending lookups past receipt + 24 h without a push. */
+  lost: number;
+  renders: number;
+  uptimeMs: number;
+}
+
+export interface RenderedEvent {
+  durationMs: number;
+  final: boolean;
+  /** Rows of OUTPUT.csv by dnc_result, as just written. */
+  byResult: Record<string, number>;
+}
+
+export interface ListenEvents extends ReceiverEvents {
+  status: [ListenStatus];
+  /** Lookups newly found past their 24 h deadline with no push (reported once each). */
+  lost: [PendingLookup[]];
+  rendered: [RenderedEvent];
+  /** Orphan pushes applied after their receipt was recorded. */
+  reconciled: [string[]];
+  'render-failed': [{ error: Error; final: boolean }];
+  /** --exit-when-done: nothing is pending any more. */
+  done: [ListenStatus];
+}
+
+export interface ListenSessionOptions {
+  journal: ListenJournal;
+  receiver: Omit<ReceiverOptions, 'store' | 'now'>;
+  exitWhenDone?: boolean;
+  now?: () => Date;
+  /** Least time between two renders while pushes arrive (default 1000 ms). */
+  renderIntervalMs?: number;
+  /** How often status is computed and emitted (default 1000 ms). */
+  statusIntervalMs?: number;
+  expiryMs?: number;
+}
+
+export class ListenSession extends EventEmitter<ListenEvents> {
+  readonly receiver: Receiver;
+  private readonly journal: ListenJournal;
+  private readonly now: () => Date;
+  private readonly renderInterval: number;
+  private readonly statusInterval: number;
+  private readonly expiryMs: number;
+  private readonly exitWhenDone: boolean;
+  private readonly lostSeen = new Set<string>();
+  private dirty = false;
+  private rendering: Promise<void> | undefined;
+  private lastRenderAt = -Infinity;
+  private renders = 0;
+  private reconciled = 0;
+  private renderTimer: NodeJS.Timeout | undefined;
+  private statusTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = performance.now();
+  private lastStatus: ListenStatus | undefined;
+  private stopped: Promise<ListenStatus> | undefined;
+  private doneResolve!: (status: ListenStatus) => void;
+  /** Resolves once nothing is pending (only with exitWhenDone). */
+  readonly done: Promise<ListenStatus>;
+
+  constructor(options: ListenSessionOptions) {
+    super();
+    this.journal = options.journal;
+    this.now = options.now ?? (() => new Date());
+    this.renderInterval = options.renderIntervalMs ?? 1_000;
+    this.statusInterval = options.statusIntervalMs ?? 1_000;
+    this.expiryMs = options.expiryMs ?? LOOKUP_EXPIRY_MS;
+    this.exitWhenDone = options.exitWhenDone ?? false;
+    this.done = new Promise((resolve) => (this.doneResolve = resolve));
+    this.receiver = createReceiver({ ...options.receiver, store: this.journal, now: this.now });
+    this.receiver.on('push', (e) => {
+      if (!e.duplicate && !e.orphan) this.markDirty();
+      this.emit('push', e);
+    });
+    this.receiver.on('rejected', (e) => this.emit('rejected', e));
+    this.receiver.on('store-failed', (e) => this.emit('store-failed', e));
+    this.receiver.on('client-error', (e) => this.emit('client-error', e));
+  }
+
+  /** Listens, emits a first status (and the lost lookups already known), then keeps status fresh. */
+  async start(): Promise<ListeningAddress> {
+    const address = await this.receiver.listen();
+    // The first status follows whatever the caller prints about the address.
+    setImmediate(() => this.tick());
+    this.statusTimer = setInterval(() => this.tick(), this.statusInterval);
+    return address;
+  }
+
+  /** The latest status (computed now). */
+  status(): ListenStatus {
+    const now = this.now();
+    const summary = this.journal.pendingSummary(new Date(now.getTime() - this.expiryMs));
+    const fresh = summary.overdue.filter((l) => !this.lostSeen.has(l.correlationId));
+    for (const l of fresh) this.lostSeen.add(l.correlationId);
+    if (fresh.length > 0) this.emit('lost', fresh);
+    const s = this.receiver.stats;
+    const status: ListenStatus = {
+      received: s.received,
+      stored: s.stored,
+      duplicates: s.duplicates,
+      orphans: s.orphans,
+      reconciled: this.reconciled,
+      rejected: s.rejected,
+      storeFailures: s.storeFailures,
+      pending: summary.pending,
+      unsent: summary.unsent,
+      oldest: summary.oldest && { ...summary.oldest, deadline: new Date(summary.oldest.receivedAt.getTime() + this.expiryMs) },
+      lost: summary.overdue.length,
+      renders: this.renders,
+      uptimeMs: performance.now() - this.startedAt,
+    };
+    this.lastStatus = status;
+    return status;
+  }
+
+  /**
+   * Closes cleanly: stops accepting, lets in-flight pushes be stored and answered, renders a last
+   * time if anything changed, closes the journal. Safe to call more than once.
+   */
+  stop(options: { force?: boolean } = {}): Promise<ListenStatus> {
+    this.stopped ??= (async () => {
+      clearInterval(this.statusTimer);
+      clearTimeout(this.renderTimer);
+      await this.receiver.close(options);
+      if (this.rendering) await this.rendering;
+      if (this.dirty) await this.render(true);
+      let final: ListenStatus;
+      try {
+        final = this.status();
+      } finally {
+        this.journal.close();
+      }
+      return final;
+    })();
+    return this.stopped;
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    let status: ListenStatus;
+    try {
+      const applied = this.journal.reconcileOrphans?.() ?? [];
+      if (applied.length > 0) {
+        this.reconciled += applied.length;
+        this.emit('reconciled', applied);
+        this.markDirty();
+      }
+      status = this.status();
+    } catch (err) {
+      // A busy journal (batch committing) must not end the session; the next tick reads again.
+      this.emit('store-failed', { count: 0, correlationIds: [], error: err instanceof Error ? err : new Error(String(err)) });
+      return;
+    }
+    this.emit('status', status);
+    if (this.exitWhenDone && status.pending === 0 && status.unsent === 0 && !this.dirty && !this.rendering) {
+      this.doneResolve(status);
+      this.emit('done', status);
+    }
+  }
+
+  private markDirty(): void {
+    this.dirty = true;
+    if (this.renderTimer || this.rendering || this.stopped) return;
+    const wait = Math.max(0, this.lastRenderAt + this.renderInterval - performance.now());
+    this.renderTimer = setTimeout(() => {
+      this.renderTimer = undefined;
+      void this.render(false);
+    }, wait);
+  }
+
+  private async render(final: boolean): Promise<void> {
+    this.dirty = false;
+    const started = performance.now();
+    this.lastRenderAt = started;
+    const run = this.journal.render();
+    this.rendering = run.then(
+      (byResult) => {
+        this.renders++;
+        this.emit('rendered', { durationMs: performance.now() - started, final, byResult });
+      },
+      (err: unknown) => {
+        this.dirty = true;
+        this.emit('render-failed', { error: err instanceof Error ? err : new Error(String(err)), final });
+      },
+    );
+    await this.rendering;
+    this.rendering = undefined;
+    // Pushes that came in while rendering are written by the next render, no sooner than the interval.
+    if (this.dirty && !this.stopped) this.markDirty();
+    else if (this.exitWhenDone && !final) this.tick();
+  }
+}
+
+export function createListenSession(options: ListenSessionOptions): ListenSession {
+  return new ListenSession(options);
+}

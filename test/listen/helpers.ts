@@ -1,0 +1,166 @@
+// Shared by the listen tests: a webhook batch against the sandbox, a listener run in-process, journal reads.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { parse } from 'csv-parse/sync';
+import { expect } from 'vitest';
+import type { Interrupts } from '../../src/context.js';
+import { createTestIO, type TestIO } from '../../src/io.js';
+import { main } from '../../src/main.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { NO_HOME, runDnc } from '../helpers/cli.js';
+
+export const PUSH_PATH = '/hooks/Jr6tQm2yVb0sXw9LkPz3dA';
+
+/** A port that was free a moment ago (the batch needs the listener's URL before the listener runs). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface WebhookBatch {
+  dir: string;
+  input: string;
+  output: string;
+  journal: string;
+  port: number;
+  url: string;
+  sandbox: Sandbox;
+  env: Record<string, string>;
+  batch: { code: number; stdout: string; stderr: string };
+  cleanup(): Promise<void>;
+}
+
+/** Writes `rows` (name, phone) as a CSV and runs `dnc batch` in webhook mode against a fresh sandbox. */
+export async function webhookBatch(
+  rows: Array<[string, string]>,
+  options: { sandbox?: SandboxOptions; webhookAll?: boolean; port?: number } = {},
+): Promise<WebhookBatch> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-'));
+  const input = path.join(dir, 'calls.csv');
+  const output = path.join(dir, 'calls.results.csv');
+  writeFileSync(input, ['name,phone', ...rows.map(([n, p]) => `${n},${p}`)].join('\n') + '\n');
+  const sandbox = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.01, seed: 7, ...options.sandbox });
+  const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}${PUSH_PATH}`;
+  const env = { DNC_BASE_URL: sandbox.baseUrl, DNC_API_KEY: sandbox.apiKey };
+  const argv = ['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'];
+  if (options.webhookAll !== false) argv.push('--webhook-all');
+  const batch = await runDnc(argv, { env, cwd: dir });
+  return {
+    dir,
+    input,
+    output,
+    journal: `${output}.journal.sqlite`,
+    port,
+    url,
+    sandbox,
+    env,
+    batch,
+    async cleanup() {
+      await sandbox.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** SIGINT/SIGTERM stand-ins for an in-process command. */
+export function testInterrupts(): Interrupts & { fire(): void } {
+  const handlers = new Set<(count: number) => void>();
+  let count = 0;
+  return {
+    on(handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+    fire() {
+      count++;
+      for (const h of [...handlers]) h(count);
+    },
+  };
+}
+
+export interface RunningListen {
+  io: TestIO;
+  exit: Promise<number>;
+  interrupts: ReturnType<typeof testInterrupts>;
+  /** Resolves with the listening URL once it is printed. */
+  listening: Promise<string>;
+}
+
+/** `dnc listen ...argv` in this process, running until it exits or is interrupted. */
+export function listenInProcess(argv: string[], options: { cwd?: string; now?: () => Date } = {}): RunningListen {
+  const io = createTestIO();
+  const interrupts = testInterrupts();
+  const exit = main(['listen', ...argv], { io, env: {}, homedir: NO_HOME, cwd: options.cwd, interrupts, now: options.now });
+  const listening = (async () => {
+    const url = () => /listening on (\S+)/.exec(io.err())?.[1];
+    for (let i = 0; i < 500 && !url(); i++) {
+      if (await Promise.race([exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 10))])) break;
+    }
+    const found = url();
+    if (found) return found;
+    throw new Error(`dnc listen did not start:\n${io.err()}`);
+  })();
+  // A run that is expected to fail before listening must not leave an unhandled rejection.
+  listening.catch(() => undefined);
+  return { io, exit, interrupts, listening };
+}
+
+export interface CsvRecord {
+  name: string;
+  phone: string;
+  dnc_phone_e164: string;
+  dnc_result: string;
+  dnc_do_not_call: string;
+  dnc_correlation_id: string;
+  dnc_error_code: string;
+  dnc_credits: string;
+  [k: string]: string;
+}
+
+export function readCsv(file: string, text?: string): CsvRecord[] {
+  return parse(text ?? readFileSync(file, 'utf8'), { columns: true }) as CsvRecord[];
+}
+
+export interface PushRow {
+  correlation_id: string;
+  outcome: string;
+  duplicates: number;
+  body: string;
+}
+
+/** What the journal holds (read through a separate connection, as another process would). */
+export function readJournal(file: string): { pushes: PushRow[]; states: Record<string, number> } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const pushes = db.prepare('SELECT correlation_id, outcome, duplicates, body FROM pushes ORDER BY id').all() as PushRow[];
+    const states: Record<string, number> = {};
+    for (const r of db.prepare('SELECT state, COUNT(*) AS n FROM numbers GROUP BY state').all() as Array<{ state: string; n: number }>) states[r.state] = r.n;
+    return { pushes, states };
+  } finally {
+    db.close();
+  }
+}
+
+/** The verdict the sandbox's number rules give a number (shared/preamble), as a dnc_result. */
+export function expectedResult(e164: string): string {
+  const tail = e164.slice(-3);
+  if (tail === '990') return 'invalid';
+  if (tail === '995' || tail === '996' || tail === '997' || tail === '993' || tail === '994') return 'failed';
+  return Number(e164.at(-1)) % 2 === 1 ? 'do_not_call' : 'callable';
+}
+
+/** Polls `check` until it returns true (or fails the test after `ms`). */
+export async function waitFor(what: string, check: () => boolean, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) expect.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,247 @@
+// `dnc listen` in-process: a real webhook batch against the sandbox, pushes over loopback, OUTPUT.csv rewritten.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runDnc } from '../helpers/cli.js';
+import {
+  expectedResult,
+  listenInProcess,
+  PUSH_PATH,
+  readCsv,
+  readJournal,
+  waitFor,
+  webhookBatch,
+  type WebhookBatch,
+} from './helpers.js';
+
+let current: WebhookBatch | undefined;
+afterEach(async () => {
+  await current?.cleanup();
+  current = undefined;
+});
+
+async function batchOf(rows: Array<[string, string]>, options: Parameters<typeof webhookBatch>[1] = {}) {
+  current = await webhookBatch(rows, options);
+  expect(current.batch.code, current.batch.stderr).toBe(8);
+  return current;
+}
+
+const pendingRows = (file: string) => readCsv(file).filter((r) => r.dnc_result === 'pending');
+
+describe('dnc listen: a webhook batch resolved', () => {
+  it('--webhook-all with duplicates and AU results out of order: every row gets its verdict, once', async () => {
+    // AU results come 30 s × 2^(tens digit) after the receipt: listed slowest first, they arrive in reverse.
+    const rows: Array<[string, string]> = [
+      ['au-slow', '+61 4 1234 5023'],
+      ['au-mid', '+61 4 1234 5012'],
+      ['au-fast', '+61 4 1234 5001'],
+      ['us-odd', '+1 202 555 0121'],
+      ['us-even', '+1 202 555 0122'],
+      ['gb', '+44 20 7946 0123'],
+      ['gb-invalid', '+44 20 7946 0990'],
+      ['gb-billing', '+44 20 7946 0995'],
+      ['us-again', '+1 (202) 555-0121'],
+    ];
+    const b = await batchOf(rows, { sandbox: { duplicatePushRate: 1 } });
+    expect(pendingRows(b.output)).toHaveLength(rows.length);
+    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir });
+    expect(await run.listening).toBe(b.url);
+    expect(await run.exit, run.io.err()).toBe(0);
+
+    const out = readCsv(b.output);
+    expect(out.map((r) => r.name)).toEqual(rows.map(([n]) => n));
+    for (const r of out) expect([r.name, r.dnc_result]).toEqual([r.name, expectedResult(r.dnc_phone_e164)]);
+    expect(out.find((r) => r.name === 'gb-invalid')!.dnc_error_code).toBe('invalid_phone_number');
+    expect(out.find((r) => r.name === 'gb-billing')!.dnc_error_code).toBe('billing_error');
+    expect(out.find((r) => r.name === 'au-fast')!.dnc_credits).toBe('3');
+
+    // The AU pushes did arrive out of input order.
+    const lookups = new Map(b.sandbox.lookups().map((l) => [l.correlationId, l]));
+    const delivered = b.sandbox.pushes().filter((p) => p.status === 200 && !p.duplicate);
+    const auOrder = delivered.map((p) => lookups.get(p.correlationId)!.phoneNumber).filter((n) => n.startsWith('+61'));
+    expect(auOrder).toEqual(['+61412345001', '+61412345012', '+61412345023']);
+
+    // Exactly one stored push per lookup; every duplicate the listener acknowledged is counted, not applied.
+    const journal = readJournal(b.journal);
+    const cids = [...new Set(out.map((r) => r.dnc_correlation_id))].sort();
+    expect(journal.pushes.map((p) => p.correlation_id).sort()).toEqual(cids);
+    expect(journal.pushes.every((p) => p.outcome === 'applied')).toBe(true);
+    expect(journal.states).toEqual({ done: cids.length });
+    const acknowledgedDuplicates = b.sandbox.pushes().filter((p) => p.duplicate && p.status === 200).length;
+    expect(journal.pushes.reduce((n, p) => n + p.duplicates, 0)).toBe(acknowledgedDuplicates);
+
+    const summary = JSON.parse(run.io.out());
+    expect(summary).toMatchObject({ received: cids.length + acknowledgedDuplicates, duplicates: acknowledgedDuplicates, orphans: 0, pending: 0, stopped_reason: 'done' });
+    const byKind: Record<string, number> = {};
+    for (const r of out) byKind[expectedResult(r.dnc_phone_e164)] = (byKind[expectedResult(r.dnc_phone_e164)] ?? 0) + 1;
+    expect(summary.results_by_kind).toMatchObject({ pending: 0, ...byKind });
+    expect(run.io.err()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+\/hooks\/\S+ \(pushes only on this path\)/);
+  });
+
+  it('receives only the AU rows of a batch without --webhook-all', async () => {
+    const b = await batchOf(
+      [
+        ['us', '+1 202 555 0124'],
+        ['au', '+61 4 1234 5003'],
+      ],
+      { webhookAll: false },
+    );
+    expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['callable', 'pending']);
+    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], { cwd: b.dir });
+    await run.listening;
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['callable', 'do_not_call']);
+    expect(readJournal(b.journal).pushes).toHaveLength(1);
+    // Without --path, any path is served, and an unguessable one is suggested.
+    expect(run.io.err()).toContain('(pushes on any path)');
+    expect(run.io.err()).toContain(`hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${PUSH_PATH}`);
+  });
+
+  it('--exit-when-done exits 0 at once when nothing is pending', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5005']]);
+    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], { cwd: b.dir });
+    expect(await first.exit).toBe(0);
+    const again = listenInProcess(['--results', b.output, '--port', '0', '--exit-when-done'], { cwd: b.dir });
+    expect(await again.exit).toBe(0);
+    expect(again.io.err()).toMatch(/done: received 0 .* pending 0/);
+  });
+});
+
+describe('dnc listen: orphans, interrupts, lost lookups', () => {
+  it('keeps a push with an unknown correlation id as an orphan; an interrupt with nothing pending exits 0', async () => {
+    const b = await batchOf([['us', '+1 202 555 0126']]);
+    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    await run.listening;
+    await waitFor('the US result in OUTPUT.csv', () => pendingRows(b.output).length === 0);
+    const before = readFileSync(b.output, 'utf8');
+    const orphan = {
+      status: 'succeeded',
+      error_code: null,
+      correlation_id: '11111111-2222-4333-8444-555555555555',
+      phone_number: '+12025550127',
+      country: 'US',
+      do_not_call: true,
+      timestamp: '2026-11-21T23:08:03.123456+00:00',
+      dnc_list_source: 'https://sandbox.dnc.invalid/registers/US',
+      cost: { credits_used_for_query: 1, total_credits_used: 2, credit_limit: 10000 },
+    };
+    const answer = await fetch(b.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-correlation-id': orphan.correlation_id },
+      body: JSON.stringify(orphan),
+    });
+    expect(answer.status).toBe(200);
+    run.interrupts.fire();
+    expect(await run.exit).toBe(0);
+    const journal = readJournal(b.journal);
+    expect(journal.pushes.find((p) => p.correlation_id === orphan.correlation_id)).toMatchObject({ outcome: 'orphan' });
+    expect(JSON.parse(run.io.out())).toMatchObject({ orphans: 1, pending: 0, stopped_reason: 'done' });
+    const after = readCsv(b.output);
+    expect(after.map((r) => r.dnc_result)).toEqual(['callable']);
+    expect(readCsv(b.output, before)).toEqual(after);
+  });
+
+  it('flags lookups past receipt + 24 h as lost, with their correlation ids; an interrupt with lookups pending exits 130', async () => {
+    // …997 never answers; its lookup_expired push is due 24 h (× time scale) after the receipt.
+    const b = await batchOf(
+      [
+        ['expiring', '+61 4 1234 5997'],
+        ['fine', '+1 202 555 0128'],
+      ],
+      { webhookAll: false },
+    );
+    const cid = readCsv(b.output)[0]!.dnc_correlation_id;
+    const later = () => new Date(Date.now() + 25 * 3600_000);
+    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir, now: later });
+    await run.listening;
+    await waitFor('the lost line', () => run.io.err().includes('lost: '));
+    run.interrupts.fire();
+    expect(await run.exit).toBe(130);
+    const err = run.io.err();
+    expect(err).toMatch(new RegExp(`lost: \\+61412345997 \\(AU\\) correlation id ${cid}: receipt at \\S+, no push by its 24 h deadline \\S+; quote the correlation id`));
+    expect(err).toContain('1 lookup(s) still pending: run the same dnc listen again');
+    const summary = JSON.parse(run.io.out());
+    expect(summary).toMatchObject({ pending: 1, stopped_reason: 'interrupted' });
+    expect(summary.lost).toEqual([expect.objectContaining({ correlation_id: cid, phone_number: '+61412345997', country: 'AU' })]);
+    expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['pending', 'callable']);
+  });
+});
+
+describe('dnc listen: refusals', () => {
+  it('refuses a results file without a batch journal (exit 2), before listening', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-'));
+    try {
+      writeFileSync(path.join(dir, 'out.csv'), 'phone\n');
+      const r = await runDnc(['listen', '--results', 'out.csv', '--port', '0'], { cwd: dir });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`no batch journal at ${path.join(dir, 'out.csv.journal.sqlite')}`);
+      expect(r.stderr).toMatch(/hint: run `dnc batch/);
+      expect(r.stderr).not.toContain('listening on');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses bad options with exit 2', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--port', '70000'], /--port must be from 0 to 65535/],
+      [['--path', 'hooks'], /--path must be a URL path starting with \//],
+      [['--path', '/a?b=1'], /--path must be a URL path/],
+      [['--tls-cert', 'c.pem'], /--tls-cert and --tls-key go together/],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await runDnc(['listen', '--results', 'x.csv', ...argv]);
+      expect([r.code, r.stderr]).toEqual([2, expect.stringMatching(message)]);
+    }
+    const missing = await runDnc(['listen']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--results/);
+  });
+
+  it('refuses a port in use (exit 2)', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5007']]);
+    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    await first.listening;
+    const second = await runDnc(['listen', '--results', b.output, '--port', String(b.port)], { cwd: b.dir });
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/port \d+ on 127\.0\.0\.1 is already in use/);
+    first.interrupts.fire();
+    expect([0, 130]).toContain(await first.exit);
+  });
+});
+
+describe('dnc listen: HTTPS', () => {
+  it('serves pushes over TLS with --tls-cert/--tls-key', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5009']]);
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost'], {
+      cwd: b.dir,
+      stdio: 'ignore',
+    });
+    const run = listenInProcess(['--results', b.output, '--port', '0', '--path', PUSH_PATH, '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'], { cwd: b.dir });
+    const url = await run.listening;
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/hooks\//);
+    const { Agent, request } = await import('undici');
+    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+    const health = await request(new URL('/healthz', url), { dispatcher });
+    expect(health.statusCode).toBe(200);
+    await health.body.text();
+    const wrong = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'text/plain' }, body: 'x' });
+    expect(wrong.statusCode).toBe(415);
+    await wrong.body.text();
+    await dispatcher.close();
+    run.interrupts.fire();
+    expect(await run.exit).toBe(130);
+    expect(run.io.err()).toMatch(/refused POST \/hooks\/\S+ from 127\.0\.0\.1: 415/);
+  });
+
+  it('refuses an unreadable or invalid certificate (exit 2)', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5009']]);
+    writeFileSync(path.join(b.dir, 'bad.pem'), 'not a pem\n');
+    const unreadable = await runDnc(['listen', '--results', b.output, '--port', '0', '--tls-cert', 'nope.pem', '--tls-key', 'bad.pem'], { cwd: b.dir });
+    expect([unreadable.code, unreadable.stderr]).toEqual([2, expect.stringMatching(/cannot read --tls-cert .*nope\.pem: ENOENT/)]);
+    const invalid = await runDnc(['listen', '--results', b.output, '--port', '0', '--tls-cert', 'bad.pem', '--tls-key', 'bad.pem'], { cwd: b.dir });
+    expect([invalid.code, invalid.stderr]).toEqual([2, expect.stringMatching(/cannot serve HTTPS/)]);
+  });
+});
