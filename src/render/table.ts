@@ -97,6 +97,24 @@ export function renderTable(spec: TableSpec, term: Terminal): string {
   return `${table.toString()}\n`;
 }
 
+/**
+ * Prose for a terminal: words wrapped at `columns` (a word longer than a line stays whole), each
+ * line ending in a newline. For notes under tables, which should not run past the edge.
+ */
+export function wrap(text: string, columns: number): string {
+  const width = Math.max(20, columns);
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && visibleLength(line) + 1 + visibleLength(word) > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `${l}\n`).join('');
+}
+
 /** Characters a string takes on a terminal, ignoring ANSI styles (all our glyphs are one column wide). */
 export function visibleLength(text: string): number {
   // eslint-disable-next-line no-control-regex

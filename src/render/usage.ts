@@ -2,7 +2,7 @@
 import type { BillingPeriodUsage, LegacyUsage, MonthUsage, UsagePage } from '../wire/types.js';
 import { barChart } from './chart.js';
 import { gauge } from './gauge.js';
-import { formatInteger, paint, renderTable, tsvLine, type Terminal } from './table.js';
+import { formatInteger, paint, renderTable, tsvLine, wrap, type Terminal } from './table.js';
 
 const DAY_MS = 86_400_000;
 
@@ -71,12 +71,14 @@ function periodBlock(p: BillingPeriodUsage, term: Terminal): string {
   }
   let out = renderTable({ head: ['', ''], header: false, rows, align: ['left', 'left'] }, term);
   if (p.credits_remaining < 0) {
-    out +=
-      `Credits remaining is negative: ${formatInteger(-p.credits_remaining)} credits were used beyond the current limit\n` +
-      '(it was lowered after they were used); lookups are refused until the next period or a top-up.\n';
+    out += wrap(
+      `Credits remaining is negative: ${formatInteger(-p.credits_remaining)} credits were used beyond the current limit ` +
+        '(it was lowered after they were used); lookups are refused until the next period or a top-up.',
+      term.columns,
+    );
   }
   if (hasUnallocated(p)) {
-    out += 'Unallocated usage: historical usage not assignable to a month; included in the totals above.\n';
+    out += wrap('Unallocated usage: historical usage not assignable to a month; included in the totals above.', term.columns);
   }
   out += '\nBy country (completed lookups)\n';
   if (p.by_country.length === 0) out += '  none\n';
@@ -147,7 +149,7 @@ export function renderUsagePage(page: UsagePage, term: Terminal): string {
   if (count === 0) out += 'No billing periods recorded.\n';
   for (const p of page.data) out += `\n${periodBlock(p, term)}`;
   if (page.next_cursor !== null && page.next_cursor !== undefined) {
-    out += `\nMore billing periods: dnc usage --cursor ${page.next_cursor} (or --all for every one)\n`;
+    out += `\n${wrap(`More billing periods: dnc usage --cursor ${page.next_cursor} (or --all for every one)`, term.columns)}`;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInteger, paint, renderTable, tsvLine, visibleLength } from '../../src/render/table.js';
+import { formatInteger, paint, renderTable, tsvLine, visibleLength, wrap } from '../../src/render/table.js';
 
 const piped = { tty: false, color: false, columns: 80 };
 const terminal = { tty: true, color: false, columns: 80 };
@@ -44,6 +44,10 @@ describe('helpers', () => {
   it('paint is the identity with colour off', () => {
     expect(paint(false, 'red', 'x')).toBe('x');
     expect(visibleLength(paint(true, 'red', 'abc'))).toBe(3);
+  });
+  it('wraps prose at the width, keeping long words whole', () => {
+    expect(wrap('aaa bbb ccc ddd eee fff ggg hhh iii', 20)).toBe('aaa bbb ccc ddd eee\nfff ggg hhh iii\n');
+    expect(wrap(`x ${'y'.repeat(30)} z`, 20)).toBe(`x\n${'y'.repeat(30)}\nz\n`);
   });
   it('formats integers the same on every machine', () => {
     expect(formatInteger(1234567)).toBe('1,234,567');

@@ -45,6 +45,28 @@ describe('what the terminal output says', () => {
     }
   });
 
+  it('fits a narrow terminal too, wrapping the notes', () => {
+    for (const name of [...pages, 'many-periods-page-1']) {
+      const text = renderUsagePage(load<UsagePage>(name), { ...terminal, columns: 60 });
+      for (const line of text.split('\n')) expect(visibleLength(line)).toBeLessThanOrEqual(60);
+    }
+    const lifetime = renderLifetimeUsage(load<LegacyUsage>('legacy-missing-months'), { ...terminal, columns: 60 });
+    for (const line of lifetime.split('\n')) expect(visibleLength(line)).toBeLessThanOrEqual(60);
+  });
+
+  it('with colour on, says the same once the colour is taken away', () => {
+    // eslint-disable-next-line no-control-regex
+    const strip = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, '');
+    for (const name of pages) {
+      const page = load<UsagePage>(name);
+      const coloured = renderUsagePage(page, { ...terminal, color: true });
+      expect(coloured).toContain('\u001b[');
+      expect(strip(coloured)).toBe(renderUsagePage(page, terminal));
+    }
+    const negative = renderUsagePage(load<UsagePage>('negative-remaining'), { ...terminal, color: true });
+    expect(negative).toContain('\u001b[31m-750\u001b[39m');
+  });
+
   it('shows each figure of the period and a gauge computed from it', () => {
     const page = load<UsagePage>('monthly-plan');
     const p = page.data[0]!;
