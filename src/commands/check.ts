@@ -94,7 +94,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { renderOutcome, jsonLine } = await import('../render/check.js');
   const client = await ctx.createClient({ connections: 1 });
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
-  const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, credits: 0 };
+  const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
+  let blocks = 0;
   let exit: number = ExitCode.OK;
   try {
     for (let i = 0; i < distinct.length; i++) {
@@ -114,11 +115,12 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         if (stopsTheRest(err) && i + 1 < distinct.length) {
           const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
           ctx.warn(`dnc: not sent (${rest.length}): ${rest.join(', ')}`);
+          tally.notSent = rest.length;
           break;
         }
         continue;
       }
-      tally.credits += outcome.kind === 'started' ? 0 : (outcome.meta.creditCost ?? 0);
+      tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
       exit = mostSevere(exit, outcomeExit(outcome, options.failOnDnc));
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
@@ -128,7 +130,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
           ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
         }
       } else {
-        if (i > 0) writeLine(ctx.io.stdout, '');
+        if (blocks++ > 0) writeLine(ctx.io.stdout, '');
         for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
       }
     }
@@ -143,11 +145,13 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         [tally.started, 'started'],
         [tally.failed, 'failed'],
         [tally.errors, 'not answered'],
+        [tally.notSent, 'not sent'],
       ] as const
     )
       .filter(([n]) => n > 0)
       .map(([n, what]) => `${n} ${what}`);
-    ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged`);
+    const held = tally.held > 0 ? `, ${tally.held} held` : '';
+    ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged${held}`);
   }
   return exit;
 }

@@ -190,7 +190,8 @@ describe('failures answered by the service', () => {
     expect(r.code).toBe(5);
     expect(lookupRequests().map((q) => q.status)).toEqual([200, 429]);
     expect(r.stderr).toContain('credit limit reached');
-    expect(r.stderr).toContain('+12025550104');
+    expect(r.stderr).toContain('not sent (1): +12025550104');
+    expect(r.stderr).toContain('3 numbers: 1 callable, 1 not answered, 1 not sent; 1 credit(s) charged');
   });
 
   it('403 for a wrong key: exit 4, not retried, the wrong key not printed either', async () => {
@@ -305,6 +306,20 @@ describe('several numbers', () => {
     expect(lookupRequests().map((q) => q.query.phone_number)).toEqual(['+12025550100', '+12025550101', '+442079460124']);
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
     expect(r.stderr).toContain('looked up once');
+  });
+
+  it('human blocks are separated by one blank line, whatever went to stderr between them', async () => {
+    const r = await dnc(['check', '+33612345678', '+12025550100', '+12025550102']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/^callable {5}\+1 202 555 0100/);
+    expect(r.stdout.split('\n\n')).toHaveLength(2);
+  });
+
+  it('webhook mode for several numbers: credits held are summed apart from credits charged', async () => {
+    const hook = ['--webhook-url', 'http://127.0.0.1:9/h', '--allow-insecure-webhook-url'];
+    const r = await dnc(['check', '+61412345000', '+12025550100', ...hook]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('2 numbers: 2 started; 0 credit(s) charged, 4 held');
   });
 
   it('exit code: the most severe; 10 only when nothing failed', async () => {
