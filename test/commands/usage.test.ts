@@ -250,6 +250,20 @@ describe('dnc usage: errors of the service', () => {
     expect(r.stderr).toContain('sign in to the portal again');
   });
 
+  it('a portal JWT without membership, or sent to the legacy endpoint, gets a hint that says so', async () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig';
+    handler = error(403, 'no active organization membership');
+    let r = await dnc([], { key: jwt });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('(403): no active organization membership');
+    expect(r.stderr).toContain('hint: this key looks like a portal JWT: its user needs an active organization membership');
+    handler = error(403, 'invalid API key');
+    r = await dnc(['--lifetime'], { key: jwt });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('the lifetime endpoint takes API keys only');
+    expect(seen.map((s) => s.authorization)).toEqual([`Bearer ${jwt}`, `Bearer ${jwt}`]);
+  });
+
   it('404 → exit 2 with a hint', async () => {
     handler = error(404, 'billing period not found');
     const r = await dnc(['--id', '999999']);
