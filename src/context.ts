@@ -81,6 +81,12 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     serviceConfig() {
       config ??= resolveServiceConfig(flags, env, ctx.homedir).then((c) => {
         secrets.push(c.apiKey.value);
+        // Where each value came from is the first question when a key "does not work".
+        const from = (source: string) => (source === 'config' ? `config file ${c.configPath}` : source);
+        ctx.debug(
+          `config: base URL ${c.baseUrl.value} (${from(c.baseUrl.source)}); API key *** (${from(c.apiKey.source)})` +
+            (c.forwardedHost ? `; forwarded host ${c.forwardedHost.value} (${from(c.forwardedHost.source)})` : ''),
+        );
         return c;
       });
       return config;

@@ -173,6 +173,14 @@ describe('through the command line', () => {
     expect(stub.requests).toHaveLength(runs.length);
   });
 
+  it('--verbose says where each value came from, with the key as ***', async () => {
+    const file = await writeJson(path.join(dir, 'verbose', 'config.json'), { api_key: 'verbose-config-key-0006', forwarded_host: 'v.reseller.example' });
+    const r = await runDnc(['--verbose', '--config', file, 'check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`config: base URL ${stub.baseUrl} (env); API key *** (config file ${file}); forwarded host v.reseller.example (config file ${file})`);
+    expect(r.stdout + r.stderr).not.toContain('verbose-config-key-0006');
+  });
+
   it('XDG_CONFIG_HOME is where the default config file is found', async () => {
     const xdg = path.join(dir, 'cli-xdg');
     await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: stub.baseUrl, api_key: 'xdg-cli-key-0005' });
