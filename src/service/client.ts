@@ -243,7 +243,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     };
   }
 
-  function networkError(err: unknown, pathAndQuery: string): DncError {
+  function networkError(err: unknown, pathAndQuery: string, free: boolean): DncError {
     const code = errnoCode(err);
     const where = `${base.origin}${prefix}${pathAndQuery.split('?')[0]}`;
     if (
@@ -252,7 +252,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       code === 'UND_ERR_CONNECT_TIMEOUT'
     ) {
       return serviceError(ClientErrorCode.timeout, `the service did not answer within ${timeoutMs} ms (${where})`, {
-        hint: 'try again later, or raise --timeout',
+        // Not retried for a lookup: the request was sent, so it may have been charged.
+        hint: free
+          ? 'try again later, or raise --timeout'
+          : 'the lookup was sent and may have been charged (`dnc usage` shows the balance); try again later, or raise --timeout',
         cause: err,
         details: { errno: code },
       });
@@ -285,7 +288,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
           await sleep(backoff(attempt));
           continue;
         }
-        throw networkError(err, pathAndQuery);
+        throw networkError(err, pathAndQuery, free);
       }
       if (attempt <= retries && retryable(answer)) {
         await sleep(backoff(attempt));

@@ -324,6 +324,7 @@ describe('connection failures', () => {
     clients.push(client);
     const err = await dncErrorOf(client.lookup({ phoneNumber: '+12025550100' }));
     expect([err.code, err.exitCode]).toEqual(['E_TIMEOUT', 6]);
+    expect(err.hint).toContain('may have been charged');
     expect(seen).toBe(1);
     await client.close().catch(() => {});
     clients.pop();
