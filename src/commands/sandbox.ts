@@ -57,6 +57,15 @@ anything else succeeds, on a register when the last digit is odd. See README, se
 
 async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
   const options = await toOptions(ctx, flags);
+  if (ctx.verbose) {
+    // The request log already has the key redacted.
+    options.onRequest = (r) => {
+      const query = new URLSearchParams(r.query).toString();
+      ctx.debug(`sandbox: ${r.method} ${r.path}${query ? `?${query}` : ''} → ${r.status}${r.account ? ` (${r.account})` : ''}`);
+    };
+    options.onPush = (p) =>
+      ctx.debug(`sandbox: push ${p.correlationId} attempt ${p.attempt}${p.duplicate ? ' (duplicate)' : ''} → ${p.status ?? p.error} ${p.outcome}`);
+  }
   const { startSandbox } = await import('../sandbox/index.js');
   let sandbox;
   try {

@@ -70,6 +70,10 @@ export interface SandboxOptions {
   usageFailure?: boolean;
   now?: () => Date;
   timers?: SandboxTimers;
+  /** Told of every service request once answered (for `dnc sandbox --verbose`). */
+  onRequest?: (request: RecordedRequest) => void;
+  /** Told of every push attempt once it has an outcome. */
+  onPush?: (attempt: PushAttempt) => void;
 }
 
 export interface RecordedRequest {
@@ -174,6 +178,7 @@ export class SandboxEngine {
       duplicateRate: options.duplicatePushRate ?? 0,
       allowInsecure: options.allowInsecureWebhooks === true,
       now: () => this.now().toISOString(),
+      onAttempt: options.onPush,
     });
     this.reset();
   }
@@ -375,7 +380,7 @@ export class SandboxEngine {
   private syncLookup(account: Account, record: LookupRecord, cost: number): Answer {
     const p = account.current;
     const verdict = this.attempt(account, record);
-    const charged = verdict.kind === 'succeeded' || verdict.kind === 'invalid_phone_number' || (verdict.kind === 'billing_error' && verdict.charged);
+    const charged = isCharged(verdict);
     if (charged) {
       p.add(p.bucketAt(this.now()), 1, cost);
       p.countCompleted(record.country);
@@ -454,7 +459,7 @@ export class SandboxEngine {
   private finishWebhookLookup(live: Live, verdict: Verdict): void {
     const { record, period: p, bucket, cost } = live;
     this.live.delete(record.correlationId);
-    const charged = verdict.kind === 'succeeded' || verdict.kind === 'invalid_phone_number' || (verdict.kind === 'billing_error' && verdict.charged);
+    const charged = isCharged(verdict);
     if (charged) p.countCompleted(record.country);
     else p.add(bucket, -1, -cost); // refund the hold
     this.settle(record, verdict, charged ? cost : 0);
@@ -555,6 +560,11 @@ export class SandboxEngine {
     };
     return { status: 200, body, account: name };
   }
+}
+
+/** Section 7: successes, register rejections and some billing errors are charged; nothing else is. */
+function isCharged(verdict: Verdict): boolean {
+  return verdict.kind === 'succeeded' || verdict.kind === 'invalid_phone_number' || (verdict.kind === 'billing_error' && verdict.charged);
 }
 
 const ERROR_TEXT: Record<LookupErrorCode, string> = {

@@ -57,6 +57,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const answer = route(engine, req, path, query);
     entry.status = answer.status;
     if (answer.account !== undefined) entry.account = answer.account;
+    options.onRequest?.(entry);
     const send = () => {
       const body = JSON.stringify(answer.body);
       res.writeHead(answer.status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...answer.headers });

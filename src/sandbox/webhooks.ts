@@ -47,6 +47,7 @@ export interface PushDeliveryOptions {
   duplicateRate: number;
   allowInsecure: boolean;
   now: () => string;
+  onAttempt?: ((attempt: PushAttempt) => void) | undefined;
 }
 
 /** Backoff before attempt `attempt + 1`: 30 s doubling, at most 1 h. */
@@ -102,6 +103,7 @@ export class PushDelivery {
       else if (!retryable) entry.outcome = 'permanent';
       else entry.outcome = n >= MAX_ATTEMPTS ? 'gave_up' : 'retry';
       this.log.push(entry);
+      this.o.onAttempt?.(entry);
       if (entry.outcome === 'retry') this.o.scheduler.after(backoffMs(n), () => this.attempt(push, n + 1, false));
       if (ok && !duplicate && this.o.duplicateRate > 0 && this.o.random() < this.o.duplicateRate) {
         this.o.scheduler.after(DUPLICATE_DELAY_MS, () => this.attempt(push, n + 1, true));

@@ -59,6 +59,19 @@ describe('dnc sandbox (in-process)', () => {
     expect(io.err()).not.toContain('my-test-key');
   });
 
+  it('with --verbose, logs each request on stderr without the key', async () => {
+    const io = createTestIO();
+    const interrupts = manualInterrupts();
+    const running = main(['--verbose', 'sandbox', '--key', 'verbose-key-9'], { io, env: {}, homedir: NO_HOME, interrupts });
+    const [urlLine] = await waitForLines(io.out, 2);
+    const base = urlLine!.slice('DNC_BASE_URL='.length);
+    await (await fetch(`${base}/check_phone_number?phone_number=%2B33612345678`, { headers: { authorization: 'Bearer verbose-key-9' } })).text();
+    interrupts.fire();
+    expect(await running).toBe(0);
+    expect(io.err()).toContain('GET /check_phone_number?phone_number=%2B33612345678 → 422 (Sandbox Customer)');
+    expect(io.err()).not.toContain('verbose-key-9');
+  });
+
   it('loads an accounts file and prints its first key', async () => {
     const io = createTestIO();
     const interrupts = manualInterrupts();

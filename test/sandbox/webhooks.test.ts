@@ -20,7 +20,9 @@ afterEach(async () => {
 
 describe('receipt and push', () => {
   it('answers 202 with the receipt, holds credits, then pushes the 2.2 body with the section 6 headers', async () => {
-    const sb = await sandbox({ timeScale: 0.01, creditLimit: 20 });
+    // The test holds the timers: the result comes when it fires them, however slow the machine.
+    const due: Array<() => void> = [];
+    const sb = await sandbox({ creditLimit: 20, timers: { setTimeout: (fn) => due.push(fn), clearTimeout: () => {} } });
     const rx = await receiver();
     const r = await lookup(sb, US, rx.url);
     expect(r.status).toBe(202);
@@ -35,6 +37,8 @@ describe('receipt and push', () => {
     const pending = (await get(sb, '/v2/usage_stats')).body.data[0];
     expect(pending).toMatchObject({ credits_used: 1, total_requests: 1, by_country: [] });
     expect(sb.lookups()[0]).toMatchObject({ mode: 'webhook', state: 'started', credits: 1 });
+    expect(due).toHaveLength(1);
+    due.shift()!();
 
     const [push] = await rx.waitFor(1);
     expect(push!.path).toBe('/hook');
@@ -65,10 +69,12 @@ describe('receipt and push', () => {
   });
 
   it('pushes failures with the status the synchronous call would give, charging or refunding', async () => {
-    const sb = await sandbox({ timeScale: 0.01 });
+    const due: Array<() => void> = [];
+    const sb = await sandbox({ timers: { setTimeout: (fn) => due.push(fn), clearTimeout: () => {} } });
     const rx = await receiver();
     for (const tail of ['990', '995', '996']) expect((await lookup(sb, `+12025550${tail}`, rx.url)).status).toBe(202);
     expect(sb.account().creditsUsed).toBe(3); // all three held
+    for (const fire of due.splice(0)) fire();
     const pushes = await rx.waitFor(3);
     const byNumber = Object.fromEntries(pushes.map((p) => [p.body.phone_number, p]));
     expect(byNumber['+12025550990']!.headers['x-service-status']).toBe('400');
@@ -130,7 +136,7 @@ describe('receiver answers', () => {
   });
 
   it('treats a receiver that does not answer within the reply limit as retryable', async () => {
-    const sb = await sandbox({ timeScale: 0.005 }); // reply limit 50 ms
+    const sb = await sandbox({ timeScale: 0.02 }); // reply limit 200 ms, retry after 600 ms
     const rx = await receiver((n) => (n === 1 ? 'hang' : 200));
     await lookup(sb, US, rx.url);
     await rx.waitFor(2);
@@ -249,11 +255,11 @@ describe('time', () => {
   });
 
   it('cancels pending pushes on close', async () => {
-    const sb = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.05 }); // push after 100 ms
+    const sb = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.1 }); // push after 200 ms
     const rx = await receiver();
     await lookup(sb, US, rx.url);
     await sb.close();
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 400));
     expect(rx.pushes).toHaveLength(0);
   });
 });
