@@ -185,12 +185,18 @@ export function choosePhoneColumn(
   const names = header.map(normaliseHeaderName);
   let matches = names.map((n, i) => [n, i] as const).filter(([n]) => PHONE_HEADER_NAMES.has(n));
   if (matches.length === 0) {
-    matches = names.map((n, i) => [n, i] as const).filter(([n]) => /phone|mobile|cell|tel/.test(n));
+    // A looser match, but not on a name holding another delimiter: that is a header read with the wrong one.
+    matches = names
+      .map((n, i) => [n, i] as const)
+      .filter(([n, i]) => /phone|mobile|cell|tel/.test(n) && !/[,;\t|]/.test(header[i]!));
   }
   if (matches.length === 1) return { index: matches[0]![1], label: label(matches[0]![1]) };
   if (matches.length === 0) {
+    const oneColumn = header.length === 1 && /[,;\t|]/.test(header[0]!);
     throw usageError('E_COLUMN_NOT_FOUND', `no phone column found in the header of ${path}`, {
-      hint: `columns are ${listColumns(header)}; pass --column NAME or --column INDEX`,
+      hint: oneColumn
+        ? `the header was read as one column '${header[0]}': pass the right --delimiter (, ; tab or |)`
+        : `columns are ${listColumns(header)}; pass --column NAME or --column INDEX`,
     });
   }
   throw usageError('E_COLUMN_AMBIGUOUS', `several columns of ${path} could hold the phone numbers: ${matches.map(([, i]) => header[i]).join(', ')}`, {
@@ -255,7 +261,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
     const records = parse(firstLine, { delimiter, relax_quotes: false }) as string[][];
     first = records[0] ?? [''];
   } catch (err) {
-    throw csvError(err, path);
+    throw csvError(err, path, undefined, 1);
   }
   const header = options.header ? first : null;
   const { index, label } = choosePhoneColumn(header, first.length, options.column, path);
@@ -277,9 +283,11 @@ function lineOfOffset(buf: Uint8Array, offset: number): number {
 }
 
 /** Turns a csv-parse error into an exit-3 error naming the file, the line and what is wrong. */
-export function csvError(err: unknown, path: string, layout?: CsvLayout): DncError {
+export function csvError(err: unknown, path: string, layout?: CsvLayout, recordStart?: number): DncError {
   const e = err as { code?: string; message?: string; lines?: number };
-  const line = typeof e.lines === 'number' ? e.lines : undefined;
+  // A record's own problems (field count, a quote left open) are named by the line where the record starts.
+  const whole = e.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' || e.code === 'CSV_QUOTE_NOT_CLOSED' || e.code === 'CSV_MAX_RECORD_SIZE';
+  const line = whole && recordStart !== undefined ? recordStart : typeof e.lines === 'number' ? e.lines : undefined;
   const at = line !== undefined ? `${path}: line ${line}` : path;
   const d = layout ? delimiterName(layout.delimiter) : 'the delimiter';
   switch (e.code) {
@@ -379,12 +387,21 @@ export interface ReadRowsOptions {
  */
 export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<CsvRow[]> {
   const { parse } = await import('csv-parse');
+  // Lines are tracked as csv-parse meets records (it parses ahead of what is consumed), so an error names the right record.
+  let parsedLines = 0;
+  let parsedEmpty = 0;
   const parser = parse({
     delimiter: layout.delimiter,
     skip_empty_lines: true,
     relax_column_count: false,
     max_record_size: MAX_RECORD_CHARS,
-    info: true,
+    on_record: (record: string[], context: { lines: number; empty_lines: number }): string[] => {
+      const line = parsedLines + 1 + (context.empty_lines - parsedEmpty);
+      parsedLines = context.lines;
+      parsedEmpty = context.empty_lines;
+      // Typed as a record by csv-parse; the iterator below reads it as the CsvRow it is.
+      return { fields: record, line } as unknown as string[];
+    },
   });
   const source = createReadStream(layout.path, { highWaterMark: 256 * 1024 });
   const decode = new StrictUtf8(layout.path, options.onChunk);
@@ -392,21 +409,15 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
   const done = pipeline(source, decode, parser).catch((err: unknown) => {
     failure = err;
   });
-  let prevLines = 0;
-  let prevEmpty = 0;
   let first = true;
   let batch: CsvRow[] = [];
   try {
-    for await (const item of parser as AsyncIterable<{ record: string[]; info: { lines: number; empty_lines: number } }>) {
-      const { record, info } = item;
-      const line = prevLines + 1 + (info.empty_lines - prevEmpty);
-      prevLines = info.lines;
-      prevEmpty = info.empty_lines;
+    for await (const row of parser as AsyncIterable<CsvRow>) {
       if (first) {
         first = false;
         if (layout.header) continue;
       }
-      batch.push({ fields: record, line });
+      batch.push(row);
       if (batch.length >= 512) {
         yield batch;
         batch = [];
@@ -418,7 +429,7 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
   await done;
   if (failure !== undefined) {
     if ((failure as DncError).name === 'DncError') throw failure;
-    throw csvError(failure, layout.path, layout);
+    throw csvError(failure, layout.path, layout, parsedLines + 1);
   }
   if (batch.length > 0) yield batch;
 }

@@ -36,7 +36,7 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: '\r\n' | '\n'; header: string[] | null; columnCount: number; phoneLabel: string };
+  layout: { recordDelimiter: '\r\n' | '\n'; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;

@@ -83,7 +83,7 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
     columnCount: meta.layout.columnCount,
     phoneIndex: meta.options.phoneIndex,
     phoneLabel: meta.layout.phoneLabel,
-    bom: false,
+    bom: meta.layout.bom,
   };
 }
 
@@ -169,6 +169,8 @@ export async function renderBatchOutput(journal: BatchJournal): Promise<RenderSu
   const hash = createHash('sha256');
   const phones = new PhoneCache(meta.options.country ?? undefined);
   try {
+    // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
+    if (layout.bom) for (const f of files) await f.write('\uFEFF');
     if (layout.header) {
       await main.write(stringify([[...layout.header, ...DNC_COLUMNS]], csvOptions));
       await callable?.write(stringify([layout.header], csvOptions));

@@ -346,7 +346,7 @@ async function prepareJournal(
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
-    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel },
+    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom },
     createdAt: ctx.now().toISOString(),
     serviceOrigin,
   };

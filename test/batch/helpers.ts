@@ -1,0 +1,49 @@
+// Helpers for batch tests: a scratch folder, a sandbox, parsed CSV, file hashes.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+
+export const FIXTURES = path.join(REPO_ROOT, 'fixtures');
+
+export function scratch(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-batch-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function sandbox(options: SandboxOptions = {}): Promise<{ sb: Sandbox; env: Record<string, string> }> {
+  const sb = await startSandbox({ port: 0, seed: 7, ...options });
+  return { sb, env: { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: sb.apiKey } };
+}
+
+export function sha256(file: string): string {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+/** A CSV file parsed into records (header included). */
+export function readCsv(file: string, delimiter = ','): string[][] {
+  return parse(readFileSync(file), { delimiter, bom: true, relax_column_count: false }) as string[][];
+}
+
+/** Output rows as objects keyed by header. */
+export function readCsvObjects(file: string, delimiter = ','): Array<Record<string, string>> {
+  const [head, ...rows] = readCsv(file, delimiter);
+  return rows.map((r) => Object.fromEntries(head!.map((h, i) => [h, r[i]!])));
+}
+
+/** The lookups the sandbox received (phone numbers of /check_phone_number requests, in order). */
+export function lookedUp(sb: Sandbox): string[] {
+  return sb
+    .requests()
+    .filter((r) => r.path === '/check_phone_number')
+    .map((r) => r.query.phone_number!);
+}
+
+export function countBy<T>(items: T[], key: (t: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of items) out[key(i)] = (out[key(i)] ?? 0) + 1;
+  return out;
+}

@@ -1,0 +1,482 @@
+// `dnc batch` in-process against the sandbox: verdicts per row, one lookup per distinct number, layouts, stops and resumes.
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Interrupts } from '../../src/context.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
+import { runDnc } from '../helpers/cli.js';
+
+const tmp = scratch();
+let sb: Sandbox;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  ({ sb, env } = await sandbox());
+});
+afterEach(() => sb.reset());
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
+
+let n = 0;
+/** A copy of a fixture in the scratch folder (outputs and journals go beside it). */
+function fixture(name: string): string {
+  const to = path.join(tmp.dir, `${++n}-${path.basename(name)}`);
+  copyFileSync(path.join(FIXTURES, name), to);
+  return to;
+}
+
+/** A call list of `count` distinct US numbers (+1 202 555 1000 …), each row given once. */
+function usList(count: number, name = `list-${++n}.csv`): { file: string; numbers: string[] } {
+  const numbers = Array.from({ length: count }, (_, i) => `+1202555${1000 + i}`);
+  const file = path.join(tmp.dir, name);
+  writeFileSync(file, `id,phone\n${numbers.map((p, i) => `${i + 1},${p}`).join('\n')}\n`);
+  return { file, numbers };
+}
+
+/** Interrupts a test can fire, as SIGINT would. */
+function fakeInterrupts(): { interrupts: Interrupts; fire(count: number): void } {
+  let handler: ((count: number) => void) | null = null;
+  return {
+    interrupts: {
+      on(h) {
+        handler = h;
+        return () => {
+          handler = null;
+        };
+      },
+    },
+    fire: (count) => handler?.(count),
+  };
+}
+
+function json(stdout: string): Record<string, unknown> {
+  return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+}
+
+/** Numbers the sandbox charged more than once (must be none). */
+function chargedTwice(): string[] {
+  const charged = sb.lookups().filter((l) => l.charged);
+  return Object.entries(countBy(charged, (l) => l.phoneNumber))
+    .filter(([, c]) => c > 1)
+    .map(([p]) => p);
+}
+
+describe('dnc batch: verdicts', () => {
+  it('scrubs the demo call list: a verdict on every row, one lookup per distinct number, input untouched', async () => {
+    const input = fixture('demo/call-list.csv');
+    const before = sha256(input);
+    const output = path.join(tmp.dir, 'demo.results.csv');
+    const r = await runDnc(['--json', 'batch', input, '-o', output, '--country', 'US'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(sha256(input)).toBe(before);
+
+    const inRows = readCsv(input);
+    const outRows = readCsv(output);
+    expect(outRows).toHaveLength(inRows.length);
+    // Input columns unchanged and in order; the dnc_* columns after them.
+    outRows.forEach((row, i) => expect(row.slice(0, inRows[0]!.length)).toEqual(inRows[i]));
+    expect(outRows[0]!.slice(inRows[0]!.length)).toEqual([
+      'dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source',
+      'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits',
+    ]);
+    const rows = readCsvObjects(output);
+    const sent = lookedUp(sb);
+    const distinctSendable = new Set(rows.filter((x) => x.dnc_phone_e164 && x.dnc_country !== 'AU').map((x) => x.dnc_phone_e164));
+    expect(new Set(sent).size).toBe(sent.length);
+    expect(new Set(sent)).toEqual(distinctSendable);
+
+    const summary = json(r.stdout);
+    const counts = countBy(rows, (x) => x.dnc_result!);
+    for (const result of ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'not_checked']) {
+      expect(summary[result], result).toBe(counts[result] ?? 0);
+    }
+    expect(summary.rows).toBe(rows.length);
+    expect(summary.stopped_reason).toBeNull();
+    expect(summary.credits_used).toBe(sb.account().creditsUsed);
+    // The sandbox's rule: last digit odd → on a register.
+    for (const row of rows.filter((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')) {
+      expect(row.dnc_result).toBe(Number(row.dnc_phone_e164!.slice(-1)) % 2 === 1 ? 'do_not_call' : 'callable');
+      expect(row.dnc_list_source).toMatch(/^https:\/\/sandbox\.dnc\.invalid\/registers\//);
+      expect(row.dnc_correlation_id).not.toBe('');
+      expect(row.dnc_checked_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    }
+    const au = rows.find((x) => x.dnc_country === 'AU')!;
+    expect([au.dnc_result, au.dnc_error_code]).toEqual(['not_checked', 'webhook_required']);
+    const fr = rows.find((x) => x.dnc_country === 'FR')!;
+    expect([fr.dnc_result, fr.dnc_error_code, fr.dnc_credits]).toEqual(['unsupported_country', 'unsupported_country', '0']);
+    const unreadable = rows.filter((x) => x.dnc_error_code === 'unparseable_number');
+    expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', '', 'ask reception']);
+    const registerInvalid = rows.find((x) => x.phone === '(202) 555-0990')!;
+    expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual(['invalid', 'invalid_phone_number', '1']);
+  });
+
+  it('rows sharing a number share its one lookup', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const output = path.join(tmp.dir, 'dups.csv');
+    const r = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lookedUp(sb).sort()).toEqual(['+12025550107', '+12025550108', '+12025550109']);
+    const rows = readCsvObjects(output);
+    const a = rows.filter((x) => x.name!.startsWith('A'));
+    expect(a).toHaveLength(4);
+    expect(new Set(a.map((x) => x.dnc_correlation_id)).size).toBe(1);
+    expect(a.every((x) => x.dnc_result === 'do_not_call')).toBe(true);
+  });
+
+  it('keeps the layout: BOM, semicolons, CRLF and quoted fields come back as they went in', async () => {
+    const input = fixture('batch/excel-bom-semicolon.csv');
+    const output = path.join(tmp.dir, 'excel.out.csv');
+    const r = await runDnc(['batch', input, '-o', output], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const raw = readFileSync(output, 'utf8');
+    expect(raw.startsWith('\uFEFFName;Company;Telephone;Notes;dnc_phone_e164')).toBe(true);
+    expect(raw).toContain('\r\n');
+    expect(raw.replace(/\r\n/g, '')).not.toContain('\n');
+    const inRows = readCsv(input, ';');
+    const outRows = readCsv(output, ';');
+    outRows.forEach((row, i) => expect(row.slice(0, 4)).toEqual(inRows[i]));
+    expect(outRows[2]![1]).toBe('Bolt "Best" Co');
+    expect(outRows.slice(1).map((x) => x[6])).toEqual(['callable', 'do_not_call', 'callable']);
+    expect(outRows.slice(1).map((x) => x[4])).toEqual(['+12025550100', '+12025550101', '+442079460100']);
+  });
+
+  it('reads quoted fields with embedded newlines, CRLF, tab and pipe files, and --no-header with --column', async () => {
+    const q = fixture('batch/quoted-newlines.csv');
+    let r = await runDnc(['batch', q, '-o', `${q}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const qRows = readCsv(`${q}.out`);
+    expect(qRows.map((x) => x[1])).toEqual(['address', '1 Main St\nApt 2\nSpringfield', 'Line, with comma\nand "quotes"', '']);
+    expect(qRows.slice(1).map((x) => x[3])).toEqual(['+12025550104', '+12025550105', '+12025550106']);
+
+    const crlf = fixture('batch/crlf.csv');
+    r = await runDnc(['batch', crlf, '-o', `${crlf}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(`${crlf}.out`, 'utf8').split('\r\n')).toHaveLength(5);
+
+    const tab = fixture('batch/tab.tsv');
+    r = await runDnc(['batch', tab, '-o', `${tab}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsv(`${tab}.out`, '\t')[1]!.slice(0, 4)).toEqual(['Ann', 'Acme, Inc', '+12025550115', '+12025550115']);
+
+    const pipe = fixture('batch/pipe.csv');
+    r = await runDnc(['batch', pipe, '-o', `${pipe}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsv(`${pipe}.out`, '|')[1]!.slice(0, 3)).toEqual(['Ann', '+12025550117', 'a,b;c']);
+
+    const bare = fixture('batch/no-header.csv');
+    r = await runDnc(['batch', bare, '-o', `${bare}.out`, '--no-header', '--column', '3'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const bareRows = readCsv(`${bare}.out`);
+    expect(bareRows).toHaveLength(2);
+    expect(bareRows.map((x) => x[3])).toEqual(['+12025550119', '+12025550120']);
+
+    const cr = path.join(FIXTURES, 'bad', 'cr-only-line-endings.csv');
+    r = await runDnc(['batch', cr, '-o', path.join(tmp.dir, 'cr.out.csv')], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsvObjects(path.join(tmp.dir, 'cr.out.csv')).map((x) => x.dnc_phone_e164)).toEqual(['+12025550100', '+12025550102']);
+  });
+
+  it('normalises national numbers with --country', async () => {
+    const input = fixture('batch/national-format.csv');
+    const r = await runDnc(['batch', input, '-o', `${input}.out`, '--country', 'GB'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsvObjects(`${input}.out`).map((x) => x.dnc_phone_e164)).toEqual(['+442079460103', '+442079460104', '+442079460105', '+442079460106']);
+  });
+
+  it('refuses invalid numbers locally; the register\'s invalid_phone_number is charged and recorded', async () => {
+    const input = fixture('batch/invalid-numbers.csv');
+    const r = await runDnc(['batch', input, '-o', `${input}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lookedUp(sb).sort()).toEqual(['+12025550110', '+12025550111', '+12025550990']);
+    const rows = readCsvObjects(`${input}.out`);
+    expect(rows.map((x) => [x.name, x.dnc_result, x.dnc_error_code, x.dnc_credits])).toEqual([
+      ['ok', 'callable', '', '1'],
+      ['letters', 'invalid', 'unparseable_number', '0'],
+      ['short', 'invalid', 'unparseable_number', '0'],
+      ['empty', 'invalid', 'unparseable_number', '0'],
+      ['charged-invalid', 'invalid', 'invalid_phone_number', '1'],
+      ['ok2', 'do_not_call', '', '1'],
+    ]);
+  });
+
+  it('learns supported countries from a 422 and refuses the rest of that country locally; AU without a webhook is not sent', async () => {
+    const input = fixture('batch/fr-and-au.csv');
+    const r = await runDnc(['batch', input, '-o', `${input}.out`, '--concurrency', '1'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const sent = lookedUp(sb);
+    expect(sent.filter((p) => p.startsWith('+33'))).toEqual(['+33612345601']);
+    expect(sent.filter((p) => p.startsWith('+61'))).toEqual([]);
+    const rows = readCsvObjects(`${input}.out`);
+    expect(rows.map((x) => [x.name, x.dnc_result, x.dnc_error_code])).toEqual([
+      ['us', 'callable', ''],
+      ['fr1', 'unsupported_country', 'unsupported_country'],
+      ['au1', 'not_checked', 'webhook_required'],
+      ['fr2', 'unsupported_country', 'unsupported_country'],
+      ['us2', 'do_not_call', ''],
+      ['au2', 'not_checked', 'webhook_required'],
+      ['fr1-again', 'unsupported_country', 'unsupported_country'],
+    ]);
+  });
+
+  it('retries uncharged upstream failures; what still fails is failed with the service\'s error_code', async () => {
+    const input = fixture('batch/failures.csv');
+    const r = await runDnc(['--retries', '2', 'batch', input, '-o', `${input}.out`], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const rows = Object.fromEntries(readCsvObjects(`${input}.out`).map((x) => [x.name, x]));
+    expect(rows['transient-timeout']!.dnc_result).toBe('do_not_call');
+    expect(rows['transient-error']!.dnc_result).toBe('callable');
+    expect([rows['always-timeout']!.dnc_result, rows['always-timeout']!.dnc_error_code]).toEqual(['failed', 'upstream_timeout']);
+    expect([rows['always-error']!.dnc_result, rows['always-error']!.dnc_error_code]).toEqual(['failed', 'upstream_error']);
+    expect([rows['billing-charged']!.dnc_error_code, rows['billing-charged']!.dnc_credits]).toEqual(['billing_error', '1']);
+    expect([rows['billing-uncharged']!.dnc_error_code, rows['billing-uncharged']!.dnc_credits]).toEqual(['billing_error', '0']);
+    expect([rows.expired!.dnc_result, rows.expired!.dnc_error_code]).toEqual(['failed', 'lookup_expired']);
+    expect(rows.fine!.dnc_result).toBe('callable');
+    // 993 and 994: three attempts each (one try, two retries); charged lookups never repeated.
+    expect(lookedUp(sb).filter((p) => p === '+12025550993')).toHaveLength(3);
+    expect(lookedUp(sb).filter((p) => p === '+12025550995')).toHaveLength(1);
+  });
+
+  it('writes --callable-out and --suppressed-out with the input columns only', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const callable = path.join(tmp.dir, 'call.csv');
+    const suppressed = path.join(tmp.dir, 'dnc.csv');
+    const r = await runDnc(['batch', input, '-o', `${input}.out`, '--country', 'US', '--callable-out', callable, '--suppressed-out', suppressed], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsv(callable)).toEqual([['name', 'phone'], ['B1', '+12025550108'], ['B2', '202.555.0108']]);
+    expect(readCsv(suppressed)[0]).toEqual(['name', 'phone']);
+    expect(readCsv(suppressed).slice(1).map((x) => x[0])).toEqual(['A1', 'A2', 'A3', 'C1', 'A4']);
+    expect(r.stdout).toContain(callable);
+  });
+});
+
+describe('dnc batch: refusals before anything is sent', () => {
+  it('refuses -o equal to the input, a bad webhook URL, --webhook-all alone and a bad --concurrency (exit 2)', async () => {
+    const input = fixture('batch/crlf.csv');
+    const before = sha256(input);
+    for (const args of [
+      ['-o', input],
+      ['--webhook-url', 'http://127.0.0.1:9/hook'],
+      ['--webhook-url', 'https://user:pw@example.com/hook'],
+      ['--webhook-all'],
+      ['--concurrency', '65'],
+      ['--concurrency', '0'],
+      ['--country', 'UK'],
+    ]) {
+      const r = await runDnc(['batch', input, ...args], { env });
+      expect(r.code, args.join(' ')).toBe(2);
+    }
+    expect(sb.requests()).toEqual([]);
+    expect(sha256(input)).toBe(before);
+  });
+
+  it('exit 4 on a refused key, with nothing marked done; a rerun with the right key completes', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const output = `${input}.out`;
+    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' } });
+    expect(bad.code).toBe(4);
+    expect(existsSync(output)).toBe(false);
+    expect(bad.stderr).not.toContain(sb.apiKey);
+    const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
+    expect(good.code, good.stderr).toBe(0);
+    expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+  });
+});
+
+describe('dnc batch: stop and resume', () => {
+  it('stops at a 429, marks the rest not_checked/credit_limit, exits 5, then resumes after a top-up without charging twice', async () => {
+    sb.setCreditLimit(12);
+    const { file, numbers } = usList(40);
+    const output = `${file}.out`;
+    const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '4'], { env });
+    expect(first.code, first.stderr).toBe(5);
+    const s1 = json(first.stdout);
+    expect(s1.stopped_reason).toBe('credit_limit');
+    expect(first.stderr).toContain(`dnc batch ${file}`);
+    let rows = readCsvObjects(output);
+    expect(rows).toHaveLength(40);
+    const done = rows.filter((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call');
+    expect(done).toHaveLength(12);
+    expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'credit_limit')).toBe(true);
+    expect(s1.not_checked).toBe(28);
+
+    sb.setCreditLimit(1000);
+    const second = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '4'], { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain('12 number(s) done');
+    rows = readCsvObjects(output);
+    expect(rows.map((x) => x.phone)).toEqual(numbers);
+    expect(rows.every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+    expect(chargedTwice()).toEqual([]);
+    expect(sb.account().creditsUsed).toBe(40);
+    expect(json(second.stdout).credits_used).toBe(40);
+  });
+
+  it('--max-credits never starts a lookup that could pass the budget; spend counts across resumes', async () => {
+    const { file } = usList(20);
+    const output = `${file}.out`;
+    const first = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '7', '--concurrency', '8'], { env });
+    expect(first.code, first.stderr).toBe(5);
+    expect(json(first.stdout).stopped_reason).toBe('budget_reached');
+    expect(sb.account().creditsUsed).toBe(7);
+    expect(readCsvObjects(output).filter((x) => x.dnc_error_code === 'budget_reached')).toHaveLength(13);
+
+    const again = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '7'], { env });
+    expect(again.code).toBe(5);
+    expect(sb.account().creditsUsed).toBe(7);
+
+    const more = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '15'], { env });
+    expect(more.code).toBe(5);
+    expect(sb.account().creditsUsed).toBe(15);
+    const rest = await runDnc(['--json', 'batch', file, '-o', output], { env });
+    expect(rest.code).toBe(0);
+    expect(sb.account().creditsUsed).toBe(20);
+    expect(chargedTwice()).toEqual([]);
+  });
+
+  it('Ctrl-C stops starting lookups, finishes those in flight, writes the output and exits 130; a rerun completes', async () => {
+    const slow = await sandbox({ latencyMs: 40 });
+    try {
+      const { file, numbers } = usList(60);
+      const output = `${file}.out`;
+      const { interrupts, fire } = fakeInterrupts();
+      setTimeout(() => fire(1), 250);
+      const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '2'], { env: slow.env, interrupts });
+      expect(first.code, first.stderr).toBe(130);
+      expect(json(first.stdout).stopped_reason).toBe('interrupted');
+      const rows = readCsvObjects(output);
+      const answered = rows.filter((x) => x.dnc_result !== 'not_checked').length;
+      expect(answered).toBeGreaterThan(0);
+      expect(answered).toBe(slow.sb.lookups().length);
+      expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted')).toBe(true);
+
+      const second = await runDnc(['batch', file, '-o', output], { env: slow.env });
+      expect(second.code, second.stderr).toBe(0);
+      expect(readCsvObjects(output).map((x) => x.phone)).toEqual(numbers);
+      expect(slow.sb.lookups()).toHaveLength(60);
+    } finally {
+      await slow.sb.close();
+    }
+  });
+
+  it('a second Ctrl-C returns at once with the journal consistent', async () => {
+    const slow = await sandbox({ latencyMs: 300 });
+    try {
+      const { file, numbers } = usList(30);
+      const output = `${file}.out`;
+      const { interrupts, fire } = fakeInterrupts();
+      setTimeout(() => fire(1), 400);
+      setTimeout(() => fire(2), 450);
+      const started = Date.now();
+      const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });
+      expect(first.code).toBe(130);
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(existsSync(output)).toBe(false);
+      const second = await runDnc(['batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(/4 were in flight/);
+      expect(readCsvObjects(output).map((x) => x.phone)).toEqual(numbers);
+    } finally {
+      await slow.sb.close();
+    }
+  });
+
+  it('refuses a journal made from a different input or other options; --restart starts over', async () => {
+    const { file } = usList(5);
+    const output = `${file}.out`;
+    expect((await runDnc(['batch', file, '-o', output], { env })).code).toBe(0);
+    const other = await runDnc(['batch', file, '-o', output, '--country', 'GB'], { env });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('E_JOURNAL_MISMATCH');
+    expect(other.stderr).toContain('--restart');
+    writeFileSync(file, `${readFileSync(file, 'utf8')}6,+12025551999\n`);
+    const changed = await runDnc(['batch', file, '-o', output], { env });
+    expect(changed.code).toBe(2);
+    expect(changed.stderr).toContain('different input');
+    sb.reset();
+    const restarted = await runDnc(['batch', file, '-o', output, '--restart'], { env });
+    expect(restarted.code, restarted.stderr).toBe(0);
+    expect(lookedUp(sb)).toHaveLength(6);
+  });
+});
+
+describe('dnc batch: dry run', () => {
+  it('sends no lookup; counts rows, distinct numbers, countries, invalid rows; shows the balance and an estimate once costs are known', async () => {
+    const cache = path.join(tmp.dir, 'cache');
+    const input = fixture('demo/call-list.csv');
+    const dryEnv = { ...env, XDG_CACHE_HOME: cache };
+    const first = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    expect(first.code, first.stderr).toBe(0);
+    expect(sb.requests().map((x) => x.path)).toEqual(['/v2/usage_stats']);
+    const d1 = json(first.stdout);
+    expect(d1).toMatchObject({ dry_run: true, rows: 40, unique_numbers: 33, invalid_rows: 4, by_country: { US: 28, GB: 3, FR: 1, AU: 1 } });
+    expect(d1.balance).toMatchObject({ credit_limit: sb.account().creditLimit });
+    expect(d1.unknown_cost_countries).toEqual(['US', 'GB', 'FR']);
+    expect(existsSync(input.replace(/\.csv$/, '.results.csv'))).toBe(false);
+
+    expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(0);
+    sb.reset();
+    const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    const d2 = json(second.stdout);
+    expect(d2.unknown_cost_countries).toEqual(['FR']);
+    expect(d2.estimated_credits).toBe(28 + 3);
+
+    sb.setUsageFailure(true);
+    const human = await runDnc(['batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    expect(human.code).toBe(0);
+    expect(human.stderr).toContain('balance is not available');
+    expect(human.stdout).toContain('Dry run: nothing was sent');
+    expect(human.stdout).toContain('line 36:');
+    expect(lookedUp(sb)).toEqual([]);
+  });
+});
+
+describe('dnc batch: webhook mode (sending side)', () => {
+  it('sends AU in webhook mode: pending with its correlation id and held credits, exit 8 and the listen command', async () => {
+    const hooks = await sandbox({ allowInsecureWebhooks: true, timeScale: 1000 });
+    try {
+      const input = fixture('batch/fr-and-au.csv');
+      const output = `${input}.out`;
+      const url = 'http://127.0.0.1:9/hooks/abc';
+      const r = await runDnc(['--json', 'batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'], { env: hooks.env });
+      expect(r.code, r.stderr).toBe(8);
+      expect(r.stderr).toContain(`dnc listen --results`);
+      const au = hooks.sb.requests().filter((x) => x.query.phone_number?.startsWith('+61'));
+      expect(au.map((x) => x.query.webhook_url)).toEqual([url, url]);
+      expect(hooks.sb.requests().filter((x) => x.query.phone_number?.startsWith('+1')).every((x) => x.query.webhook_url === undefined)).toBe(true);
+      const rows = readCsvObjects(output).filter((x) => x.dnc_country === 'AU');
+      expect(rows.map((x) => x.dnc_result)).toEqual(['pending', 'pending']);
+      expect(rows.map((x) => x.dnc_credits)).toEqual(['3', '3']);
+      const byPhone = new Map(hooks.sb.lookups().map((l) => [l.phoneNumber, l.correlationId]));
+      expect(rows.map((x) => x.dnc_correlation_id)).toEqual([byPhone.get('+61412345001'), byPhone.get('+61412345002')]);
+      expect(json(r.stdout).pending).toBe(2);
+
+      // Resuming does not send pending lookups again.
+      hooks.sb.reset();
+      const again = await runDnc(['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'], { env: hooks.env });
+      expect(again.code).toBe(8);
+      expect(lookedUp(hooks.sb)).toEqual([]);
+    } finally {
+      await hooks.sb.close();
+    }
+  });
+
+  it('--webhook-all sends every lookup in webhook mode', async () => {
+    const hooks = await sandbox({ allowInsecureWebhooks: true, timeScale: 1000 });
+    try {
+      const input = fixture('batch/duplicates.csv');
+      const r = await runDnc(
+        ['--json', 'batch', input, '-o', `${input}.out`, '--country', 'US', '--webhook-url', 'http://127.0.0.1:9/h', '--webhook-all', '--allow-insecure-webhook-url'],
+        { env: hooks.env },
+      );
+      expect(r.code, r.stderr).toBe(8);
+      expect(lookedUp(hooks.sb)).toHaveLength(3);
+      expect(hooks.sb.requests().every((x) => x.query.webhook_url === 'http://127.0.0.1:9/h')).toBe(true);
+      expect(readCsvObjects(`${input}.out`).every((x) => x.dnc_result === 'pending')).toBe(true);
+    } finally {
+      await hooks.sb.close();
+    }
+  });
+});
