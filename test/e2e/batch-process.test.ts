@@ -1,0 +1,120 @@
+// `dnc batch` as a process: kill -9 at several moments then resume (every row exactly once), SIGINT → 130.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { countBy, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
+import { assertBuilt, BIN, NO_HOME, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
+
+const tmp = scratch();
+let sb: Sandbox;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  assertBuilt();
+  ({ sb, env } = await sandbox({ latencyMs: 15 }));
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
+
+/** 300 distinct US numbers, each twice (the second time in national format), shuffled deterministically. */
+function callList(name: string): { file: string; phones: string[]; distinct: number } {
+  const rows: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    rows.push(`+1202555${1000 + i}`);
+    rows.push(`(202) 555-${1000 + i}`);
+  }
+  for (let i = rows.length - 1; i > 0; i--) {
+    const j = (i * 7919) % (i + 1);
+    [rows[i], rows[j]] = [rows[j]!, rows[i]!];
+  }
+  const file = path.join(tmp.dir, name);
+  writeFileSync(file, `row,phone\n${rows.map((p, i) => `${i + 1},"${p}"`).join('\n')}\n`);
+  return { file, phones: rows, distinct: 300 };
+}
+
+function start(argv: string[]): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
+  const child = spawn(process.execPath, [BIN, ...argv], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+  );
+  return { child, exited };
+}
+
+async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('dnc batch as a process', () => {
+  it('killed with SIGKILL at several moments, a rerun completes with every row exactly once and charges ≤ distinct + concurrency per kill', async () => {
+    sb.reset();
+    const { file, phones, distinct } = callList('kill.csv');
+    const before = sha256(file);
+    const output = path.join(tmp.dir, 'kill.results.csv');
+    const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '8'];
+
+    // Kill during start-up/ingest, then twice mid-lookups.
+    const kills = [() => true, () => sb.lookups().length >= 60, () => sb.lookups().length >= 200];
+    for (const ready of kills) {
+      const run = start(argv);
+      await until(ready);
+      run.child.kill('SIGKILL');
+      const end = await run.exited;
+      expect(end.signal).toBe('SIGKILL');
+    }
+    const last = await spawnDnc(['--json', ...argv], { env, timeoutMs: 30_000 });
+    expect(last.code, last.stderr).toBe(0);
+    expect(sha256(file)).toBe(before);
+
+    const rows = readCsvObjects(output);
+    expect(rows.map((x) => x.phone)).toEqual(phones);
+    expect(rows.map((x) => x.row)).toEqual(phones.map((_, i) => String(i + 1)));
+    expect(rows.every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+    const e164s = new Set(rows.map((x) => x.dnc_phone_e164));
+    expect(e164s.size).toBe(distinct);
+
+    const charged = sb.lookups().filter((l) => l.charged);
+    expect(new Set(charged.map((l) => l.phoneNumber)).size).toBe(distinct);
+    // Each kill can leave at most the lookups in flight (the concurrency) to be sent again.
+    expect(charged.length).toBeLessThanOrEqual(distinct + 8 * kills.length);
+    const twice = Object.values(countBy(charged, (l) => l.phoneNumber)).filter((c) => c > 1).length;
+    expect(twice).toBe(charged.length - distinct);
+    expect(JSON.parse(last.stdout).credits_used).toBeGreaterThanOrEqual(distinct);
+  });
+
+  it('SIGINT stops starting lookups, writes the output and exits 130; the rerun finishes', async () => {
+    sb.reset();
+    const { file, phones } = callList('int.csv');
+    const output = path.join(tmp.dir, 'int.results.csv');
+    const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
+    const run = start(argv);
+    await until(() => sb.lookups().length >= 40);
+    run.child.kill('SIGINT');
+    const end = await run.exited;
+    expect(end.code, end.stderr).toBe(130);
+    expect(end.stderr).toContain('Resume with: dnc batch');
+    const partial = readCsvObjects(output);
+    expect(partial.map((x) => x.phone)).toEqual(phones);
+    const answered = new Set(partial.filter((x) => x.dnc_result !== 'not_checked').map((x) => x.dnc_phone_e164));
+    expect(answered.size).toBe(sb.lookups().length);
+    expect(partial.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted')).toBe(true);
+
+    const rest = await spawnDnc(argv, { env, timeoutMs: 30_000 });
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+    expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
+  });
+});
