@@ -26,6 +26,7 @@ import {
 } from './accounts.js';
 import { realTimers, Scheduler, seededRandom, serviceTimestamp, uuidFrom, type SandboxTimers } from './clock.js';
 import { checkNumber, isTransientNumber, LOOKUP_WINDOW_MS, resultDelayMs, verdictFor, type Verdict } from './numbers.js';
+import { looksLikeJwt, signPortalToken, verifyPortalToken, type PortalTokenOptions } from './portal.js';
 import { PushDelivery, type PushAttempt } from './webhooks.js';
 
 export const DEFAULT_KEY = 'sbx_test_4f9c2a7e81d03b56';
@@ -68,6 +69,8 @@ export interface SandboxOptions {
   upstreamFailureRate?: number;
   /** Usage endpoints answer 500 from the start. */
   usageFailure?: boolean;
+  /** /v2/usage_stats accepts portal JWTs issued by portalToken() (default true). */
+  portalAccess?: boolean;
   now?: () => Date;
   timers?: SandboxTimers;
   /** Told of every service request once answered (for `dnc sandbox --verbose`). */
@@ -157,6 +160,7 @@ export class SandboxEngine {
   private attempts!: Map<string, number>;
   private live!: Map<string, Live>;
   private micro = 0;
+  private readonly portalSecret: string;
   requestLog: RecordedRequest[] = [];
   lookupLog: LookupRecord[] = [];
   usageFailure = false;
@@ -168,6 +172,7 @@ export class SandboxEngine {
     this.supported = [...(options.supportedCountries ?? DESCRIBED_COUNTRIES)];
     this.supportedSet = new Set(this.supported);
     this.transientFailures = options.transientFailures ?? 2;
+    this.portalSecret = `sbx-portal-${options.seed ?? Math.random()}`;
     const now = this.now();
     this.specs = options.accounts?.length
       ? options.accounts
@@ -274,14 +279,24 @@ export class SandboxEngine {
   }
 
   /**
-   * Section 5: `Authorization: Bearer KEY` or `Authorization: KEY`. Returns the account or the
-   * 401/403 answer. Resellers without X-Forwarded-Host get 403 (README: silent choices).
+   * Section 5: `Authorization: Bearer KEY` or `Authorization: KEY`; with `portal` (only
+   * /v2/usage_stats), also `Bearer <PORTAL_JWT>`. Returns the account or the 401/403 answer.
+   * Resellers without X-Forwarded-Host get 403 (README: silent choices).
    */
-  authenticate(authorization: string | undefined, forwardedHost: string | undefined): Account | Answer {
+  authenticate(authorization: string | undefined, forwardedHost: string | undefined, portal = false): Account | Answer {
     const raw = (authorization ?? '').trim();
-    const key = raw.startsWith('Bearer ') ? raw.slice(7).trim() : raw;
+    const bearer = raw.startsWith('Bearer ');
+    const key = bearer ? raw.slice(7).trim() : raw;
     if (key === '' || raw === 'Bearer') return { status: 401, body: { error: KEY_MISSING } };
-    const account = this.account(key);
+    let account = this.account(key);
+    if (!account && portal && bearer && this.options.portalAccess !== false && looksLikeJwt(key)) {
+      const claims = verifyPortalToken(this.portalSecret, key, this.now().getTime());
+      if (claims === 'no_membership') return { status: 403, body: { error: 'no active organization membership for this portal user' } };
+      if (typeof claims === 'string') return { status: 401, body: { error: `portal token ${claims === 'invalid' ? 'is invalid' : `is ${claims}`}` } };
+      account = this.accounts[claims.org];
+      if (!account) return { status: 401, body: { error: 'portal token is invalid' } };
+      this.roll(account);
+    }
     if (!account) return { status: 403, body: { error: KEY_INVALID } };
     if (account.reseller && (forwardedHost ?? '').trim() === '') {
       return {
@@ -291,6 +306,18 @@ export class SandboxEngine {
       };
     }
     return account;
+  }
+
+  /** A portal JWT for the account of `key` (default: the first), valid for /v2/usage_stats. */
+  portalToken(key?: string, options: PortalTokenOptions = {}): string {
+    const a = key === undefined ? this.accounts[0] : this.byKey.get(key);
+    if (!a) throw new Error('no sandbox account has this key');
+    return signPortalToken(this.portalSecret, {
+      org: this.accounts.indexOf(a),
+      exp: Math.floor(this.now().getTime() / 1000) + (options.expiresIn ?? 3600),
+      email_verified: options.verified !== false,
+      membership: options.membership !== false,
+    });
   }
 
   // ---- lookups ----------------------------------------------------------------------------

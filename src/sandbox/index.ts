@@ -2,6 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SandboxEngine, type AccountInfo, type Answer, type LookupRecord, type RecordedRequest, type SandboxOptions } from './engine.js';
+import type { PortalTokenOptions } from './portal.js';
 import type { PushAttempt } from './webhooks.js';
 
 export type { AccountSpec, HistoryPeriodSpec, Plan } from './accounts.js';
@@ -10,6 +11,7 @@ export type { SandboxTimers } from './clock.js';
 export { DEFAULT_COSTS, DEFAULT_CREDIT_LIMIT, DEFAULT_KEY } from './engine.js';
 export type { AccountInfo, LookupRecord, RecordedRequest, SandboxOptions } from './engine.js';
 export type { PushAttempt } from './webhooks.js';
+export type { PortalTokenOptions } from './portal.js';
 
 export interface Sandbox {
   /** http://127.0.0.1:PORT */
@@ -26,6 +28,8 @@ export interface Sandbox {
   accounts(): AccountInfo[];
   setCreditLimit(limit: number, key?: string): void;
   setUsageFailure(on: boolean): void;
+  /** A portal JWT (section 5) for the account of `key` (default: the first); only /v2/usage_stats accepts it. */
+  portalToken(options?: PortalTokenOptions & { key?: string }): string;
   reset(): void;
   close(): Promise<void>;
 }
@@ -98,6 +102,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setUsageFailure: (on) => {
       engine.usageFailure = on;
     },
+    portalToken: ({ key, ...rest } = {}) => engine.portalToken(key, rest),
     reset: () => engine.reset(),
     close() {
       closing ??= new Promise<void>((resolve) => {
@@ -114,7 +119,7 @@ function route(engine: SandboxEngine, req: http.IncomingMessage, path: string, q
   const known = path === '/check_phone_number' || path === '/v2/usage_stats' || path === '/usage_stats';
   if (!known) return { status: 404, body: { error: `no such endpoint: ${path}` } };
   if (req.method !== 'GET') return { status: 405, body: { error: `${path} accepts GET only` }, headers: { allow: 'GET' } };
-  const auth = engine.authenticate(req.headers.authorization, header(req.headers['x-forwarded-host']));
+  const auth = engine.authenticate(req.headers.authorization, header(req.headers['x-forwarded-host']), path === '/v2/usage_stats');
   if ('status' in auth) return auth;
   if (path === '/check_phone_number') return engine.lookup(auth, query);
   if (path === '/v2/usage_stats') return engine.usageV2(auth, query);
@@ -139,8 +144,9 @@ function redactHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
 
 /**
  * /_sandbox/…: GET requests | lookups | pushes | account | accounts;
- * POST reset | credit-limit?limit=N | usage-failure?on=true|false. An Authorization header
- * (the service's form) selects the account for account and credit-limit; default: the first.
+ * POST reset | credit-limit?limit=N | usage-failure?on=true|false |
+ * portal-token?expires_in=S&verified=false&membership=false. An Authorization header (the
+ * service's form) selects the account for account, credit-limit and portal-token; default: the first.
  */
 function introspect(engine: SandboxEngine, req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams): void {
   const reply = (status: number, body: unknown) => {
@@ -169,6 +175,15 @@ function introspect(engine: SandboxEngine, req: http.IncomingMessage, res: http.
       if (!Number.isInteger(limit) || limit < 0) return reply(400, { error: 'limit must be a whole number ≥ 0' });
       engine.setCreditLimit(limit, key);
       return reply(200, engine.accountInfo(key));
+    }
+    if (post && name === 'portal-token') {
+      const expires = query.get('expires_in');
+      const token = engine.portalToken(key, {
+        expiresIn: expires === null ? undefined : Number(expires),
+        verified: query.get('verified') !== 'false',
+        membership: query.get('membership') !== 'false',
+      });
+      return reply(200, { token });
     }
     if (post && name === 'usage-failure') {
       const on = query.get('on');

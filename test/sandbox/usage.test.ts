@@ -209,6 +209,28 @@ describe('GET /usage_stats (legacy)', () => {
   });
 });
 
+describe('portal JWTs', () => {
+  it('are accepted by /v2/usage_stats only, and refused with 401 (invalid, expired, unverified) or 403 (no membership)', async () => {
+    const sb = await sandbox({ accounts: fixture });
+    const token = sb.portalToken({ key: 'sbx_monthly_0003' });
+    expect(token).toMatch(/^eyJ/);
+    const ok = await get(sb, '/v2/usage_stats', `Bearer ${token}`);
+    expect(ok.status).toBe(200);
+    expect(ok.body.customer_name).toBe('Monthly Co');
+    expect((await get(sb, '/usage_stats', `Bearer ${token}`)).status).toBe(403);
+    expect((await lookup(sb, US, undefined, `Bearer ${token}`)).status).toBe(403);
+    const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${tampered}`)).status).toBe(401);
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ expiresIn: -1 })}`)).body.error).toMatch(/expired/);
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ verified: false })}`)).status).toBe(401);
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ membership: false })}`)).status).toBe(403);
+    const other = await sandbox({ accounts: fixture, portalAccess: false });
+    expect((await get(other, '/v2/usage_stats', `Bearer ${other.portalToken()}`)).status).toBe(403);
+    const viaHttp = (await (await fetch(`${sb.baseUrl}/_sandbox/portal-token`, { method: 'POST' })).json()) as { token: string };
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${viaHttp.token}`)).body.customer_name).toBe('Acme Annual Ltd');
+  });
+});
+
 describe('accounts', () => {
   it('loads the example accounts file: names, plans, limits, reseller and webhook switches', async () => {
     const sb = await sandbox({ accounts: fixture });
