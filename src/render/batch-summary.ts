@@ -61,7 +61,7 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
   files.push(`journal: ${extras.journalPath}`);
   out.push(`${files.join('\n')}\n`);
-  return out.join(term.tty ? '' : '');
+  return out.join('\n');
 }
 
 export interface DryRunReport {
