@@ -130,6 +130,16 @@ export class Account {
     readonly webhooks: boolean,
   ) {}
 
+  /** The billing date periods are counted from; period k starts k plan lengths after it. */
+  anchor!: Date;
+  /** k of the current period. */
+  periodIndex = 0;
+
+  /** Start of period k (counted from the anchor, so month-end billing dates do not drift). */
+  periodStart(k: number): Date {
+    return addMonths(this.anchor, k * periodLength(this.plan));
+  }
+
   /** Newest first, current included. */
   periodsNewestFirst(): Period[] {
     const out = [this.current];
@@ -207,9 +217,9 @@ export function buildAccount(spec: AccountSpec, ids: PeriodIds, now: Date, defau
   const plan = spec.plan ?? defaults.plan;
   const account = new Account(spec.key, spec.customerName ?? 'Sandbox Customer', plan, spec.reseller === true, spec.webhooks !== false);
   const len = periodLength(plan);
-  let start = spec.billingDate ? new Date(spec.billingDate) : defaultBillingDate(now, plan);
+  account.anchor = spec.billingDate ? new Date(spec.billingDate) : defaultBillingDate(now, plan);
   // A billing date in the past rolls forward to the period that contains now.
-  while (addMonths(start, len) <= now) start = addMonths(start, len);
+  while (account.periodStart(account.periodIndex + 1) <= now) account.periodIndex++;
   const history = [...(spec.history ?? [])].sort((a, b) => Date.parse(a.startDate) - Date.parse(b.startDate));
   for (const h of history) {
     const hs = new Date(h.startDate);
@@ -219,7 +229,7 @@ export function buildAccount(spec: AccountSpec, ids: PeriodIds, now: Date, defau
     account.closed.push(p);
     ids.owner.set(p.id, account);
   }
-  const current = new Period(ids.claim(), plan, start, addMonths(start, len), spec.creditLimit ?? defaults.creditLimit);
+  const current = new Period(ids.claim(), plan, account.periodStart(account.periodIndex), account.periodStart(account.periodIndex + 1), spec.creditLimit ?? defaults.creditLimit);
   const used = spec.creditsUsed ?? 0;
   seedPeriod(current, used, spec.requestsUsed ?? used);
   account.current = current;

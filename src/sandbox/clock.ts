@@ -103,3 +103,12 @@ export function serviceTimestamp(date: Date, micro: number): string {
   const iso = date.toISOString(); // 2026-11-21T23:08:03.123Z
   return `${iso.slice(0, 23)}${String(micro % 1000).padStart(3, '0')}+00:00`;
 }
+
+/** Entries kept per log (requests, lookups, pushes); beyond it the oldest tenth is dropped. */
+export const LOG_LIMIT = 500_000;
+
+/** Appends to a log that a long-running sandbox must not let grow without bound. */
+export function appendCapped<T>(log: T[], entry: T): void {
+  if (log.length >= LOG_LIMIT) log.splice(0, LOG_LIMIT / 10);
+  log.push(entry);
+}

@@ -24,7 +24,7 @@ import {
   type AccountSpec,
   type Plan,
 } from './accounts.js';
-import { realTimers, Scheduler, seededRandom, serviceTimestamp, uuidFrom, type SandboxTimers } from './clock.js';
+import { appendCapped, realTimers, Scheduler, seededRandom, serviceTimestamp, uuidFrom, type SandboxTimers } from './clock.js';
 import { checkNumber, isTransientNumber, LOOKUP_WINDOW_MS, resultDelayMs, verdictFor, type Verdict } from './numbers.js';
 import { looksLikeJwt, signPortalToken, verifyPortalToken, type PortalTokenOptions } from './portal.js';
 import { PushDelivery, type PushAttempt } from './webhooks.js';
@@ -37,8 +37,6 @@ export const UPSTREAM_RETRY_MS = 5_000;
 export const KEY_MISSING = 'API key missing: send it as Authorization: Bearer <YOUR_KEY>';
 export const KEY_INVALID = 'invalid API key';
 export const USAGE_FAILED = 'unable to process request';
-/** Requests kept in the request log; the oldest are dropped beyond this. */
-const REQUEST_LOG_LIMIT = 500_000;
 
 export interface SandboxOptions {
   /** 0 (default) picks a free port. */
@@ -217,8 +215,7 @@ export class SandboxEngine {
   // ---- logs -------------------------------------------------------------------------------
 
   logRequest(entry: RecordedRequest): void {
-    if (this.requestLog.length >= REQUEST_LOG_LIMIT) this.requestLog.splice(0, REQUEST_LOG_LIMIT / 10);
-    this.requestLog.push(entry);
+    appendCapped(this.requestLog, entry);
   }
 
   timestamp(): string {
@@ -239,8 +236,8 @@ export class SandboxEngine {
     while (now >= a.current.end) {
       const old = a.current;
       a.closed.push(old);
-      const months = old.type === 'annual' ? 12 : 1;
-      const next = new Period(this.ids.claim(), old.type, old.end, addMonths(old.start, months * 2), old.creditLimit);
+      a.periodIndex++;
+      const next = new Period(this.ids.claim(), old.type, old.end, a.periodStart(a.periodIndex + 1), old.creditLimit);
       this.ids.owner.set(next.id, a);
       a.current = next;
     }
@@ -371,7 +368,7 @@ export class SandboxEngine {
       createdAt: this.now().toISOString(),
     };
     if (webhookUrl !== null) record.webhookUrl = webhookUrl;
-    this.lookupLog.push(record);
+    appendCapped(this.lookupLog, record);
     return webhookUrl === null ? this.syncLookup(account, record, cost) : this.startWebhookLookup(account, record, cost, webhookOnly);
   }
 

@@ -3,7 +3,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { privateHostKind } from '../wire/webhook-url.js';
-import type { Scheduler } from './clock.js';
+import { appendCapped, type Scheduler } from './clock.js';
 
 /** The receiver must answer within this (service time). */
 export const REPLY_LIMIT_MS = 10_000;
@@ -102,7 +102,7 @@ export class PushDelivery {
       else if (duplicate) entry.outcome = 'permanent'; // a deliberate extra copy is never retried
       else if (!retryable) entry.outcome = 'permanent';
       else entry.outcome = n >= MAX_ATTEMPTS ? 'gave_up' : 'retry';
-      this.log.push(entry);
+      appendCapped(this.log, entry);
       this.o.onAttempt?.(entry);
       if (entry.outcome === 'retry') this.o.scheduler.after(backoffMs(n), () => this.attempt(push, n + 1, false));
       if (ok && !duplicate && this.o.duplicateRate > 0 && this.o.random() < this.o.duplicateRate) {

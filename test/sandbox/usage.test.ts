@@ -179,6 +179,16 @@ describe('GET /v2/usage_stats', () => {
     ]);
     expect(r.body.data[0]).toMatchObject({ id: 5, credit_limit: 50, end_date: '2027-01-01T00:00:00Z' });
   });
+
+  it('counts periods from the billing date, so a month-end date does not drift', async () => {
+    let now = new Date('2026-03-05T00:00:00Z');
+    const sb = await sandbox({ now: () => now, accounts: [{ key: 'month-end', billingDate: '2026-01-31T00:00:00Z' }] });
+    const first = (await get(sb, '/v2/usage_stats', 'month-end')).body.data[0];
+    expect([first.start_date, first.end_date]).toEqual(['2026-02-28T00:00:00Z', '2026-03-31T00:00:00Z']);
+    now = new Date('2026-04-01T00:00:00Z');
+    const next = (await get(sb, '/v2/usage_stats', 'month-end')).body.data[0];
+    expect([next.start_date, next.end_date]).toEqual(['2026-03-31T00:00:00Z', '2026-04-30T00:00:00Z']);
+  });
 });
 
 describe('GET /usage_stats (legacy)', () => {
