@@ -58,7 +58,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       receivedAt: engine.now().toISOString(),
     };
     engine.logRequest(entry);
-    const answer = route(engine, req, path, query);
+    let answer: Answer;
+    try {
+      answer = route(engine, req, path, query);
+    } catch (err) {
+      // A bug in the emulator must show as a 500 in the test that hit it, not stop the server.
+      answer = { status: 500, body: { error: `sandbox internal error: ${err instanceof Error ? err.message : String(err)}` } };
+    }
     entry.status = answer.status;
     if (answer.account !== undefined) entry.account = answer.account;
     options.onRequest?.(entry);

@@ -91,7 +91,9 @@ export class PushDelivery {
 
   private attempt(push: Push, n: number, duplicate: boolean): void {
     const generation = this.generation;
-    void this.send(push).then((result) => {
+    // A request that cannot even be built is a failed attempt like any other, never a crash.
+    const sent = this.send(push).catch((err: unknown): Result => ({ error: err instanceof Error ? err.message : String(err) }));
+    void sent.then((result) => {
       if (generation !== this.generation) return;
       const entry: PushAttempt = { correlationId: push.correlationId, attempt: n, url: push.url, at: this.o.now(), duplicate, outcome: 'delivered' };
       if ('status' in result) entry.status = result.status;
