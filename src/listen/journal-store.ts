@@ -1,10 +1,13 @@
 // The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone needs.
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BatchJournal, finalAnswerFromBody, journalPathFor, type BatchMeta } from '../batch/journal.js';
 import { renderBatchOutput } from '../batch/render.js';
 import { inputError } from '../errors.js';
 import type { IncomingPush, StoreOutcome } from './receiver.js';
+import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
 
 export interface OpenListenJournalOptions {
@@ -13,7 +16,12 @@ export interface OpenListenJournalOptions {
   batchRunning?: () => boolean;
   /** Most overdue lookups listed per status (default 1000). */
   overdueLimit?: number;
+  /** Render in a worker thread when the compiled worker is there (default true); false renders in this thread. */
+  renderInWorker?: boolean;
 }
+
+/** The compiled worker beside this module (absent when running from TypeScript sources, e.g. under vitest). */
+const WORKER_FILE = fileURLToPath(new URL('./render-worker.js', import.meta.url));
 
 interface PendingRow {
   e164: string;
@@ -30,7 +38,9 @@ const toLookup = (r: PendingRow): PendingLookup => ({
 });
 
 export class JournalPushStore implements ListenJournal {
-  private walFd: number | undefined;
+  private wal: number | undefined;
+  private worker: Worker | undefined;
+  private renderSeq = 0;
   private readonly q;
 
   constructor(
@@ -64,23 +74,23 @@ export class JournalPushStore implements ListenJournal {
   }
 
   /**
-   * Commits each push through the batch module (push row and the number's final answer in one
-   * transaction), then fsyncs the WAL once for the whole group: the journal runs with
-   * synchronous=NORMAL, which survives a killed process but not a power cut, and an acknowledged
-   * push is never sent again.
+   * Commits the group of pushes through the batch module (push rows and the numbers' final answers,
+   * one transaction), then fsyncs the WAL once for the group, off the event loop: the journal runs
+   * with synchronous=NORMAL, which survives a killed process but not a power cut, and an
+   * acknowledged push is never sent again. Requests keep being read while the fsync runs.
    */
-  store(pushes: readonly IncomingPush[]): StoreOutcome[] {
-    const outcomes = pushes.map((p): StoreOutcome => {
-      const outcome = this.journal.recordPush(p.raw, p.receivedAt.toISOString(), p.correlationId);
-      return { duplicate: outcome === 'duplicate', orphan: outcome === 'orphan' };
-    });
-    this.syncWal();
-    return outcomes;
+  async store(pushes: readonly IncomingPush[]): Promise<StoreOutcome[]> {
+    const outcomes = this.journal.recordPushes(
+      pushes.map((p) => ({ raw: p.raw, receivedAt: p.receivedAt.toISOString(), correlationId: p.correlationId, serviceStatus: p.serviceStatus })),
+    );
+    const fd = this.walFd();
+    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+    return outcomes.map((o) => ({ duplicate: o === 'duplicate', orphan: o === 'orphan' }));
   }
 
-  private syncWal(): void {
-    this.walFd ??= openSync(`${this.journal.path}-wal`, 'r');
-    fsyncSync(this.walFd);
+  private walFd(): number {
+    this.wal ??= openSync(`${this.journal.path}-wal`, 'r');
+    return this.wal;
   }
 
   pendingSummary(overdueBefore: Date): PendingSummary {
@@ -108,17 +118,57 @@ export class JournalPushStore implements ListenJournal {
       this.q.markApplied.run(row.push_id);
       applied.push(row.correlation_id);
     }
-    if (applied.length > 0) this.syncWal();
+    if (applied.length > 0) fsyncSync(this.walFd());
     return applied;
   }
 
+  /**
+   * Rewrites OUTPUT.csv (temp file + rename, by the batch module). Rendering re-reads and
+   * normalises every input row, tens of milliseconds per thousand rows of CPU: in a worker thread
+   * that time never delays an acknowledgement.
+   */
   async render(): Promise<Record<string, number>> {
-    return (await renderBatchOutput(this.journal)).byResult;
+    if (this.options.renderInWorker === false || !existsSync(WORKER_FILE)) return (await renderBatchOutput(this.journal)).byResult;
+    const worker = (this.worker ??= this.startWorker());
+    const id = ++this.renderSeq;
+    return new Promise((resolve, reject) => {
+      const onMessage = (reply: RenderReply) => {
+        if (reply.id !== id) return;
+        cleanup();
+        if (reply.ok) resolve(reply.byResult);
+        else reject(Object.assign(new Error(reply.message), { code: reply.code }));
+      };
+      const onError = (err: Error) => {
+        cleanup();
+        reject(err);
+      };
+      const cleanup = () => {
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+      };
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.postMessage({ id });
+    });
+  }
+
+  private startWorker(): Worker {
+    const worker = new Worker(WORKER_FILE, { workerData: { journalPath: this.journal.path } });
+    // A worker that died is started again by the next render.
+    worker.once('exit', () => {
+      if (this.worker === worker) this.worker = undefined;
+    });
+    worker.once('error', () => {
+      if (this.worker === worker) this.worker = undefined;
+    });
+    return worker;
   }
 
   close(): void {
-    if (this.walFd !== undefined) closeSync(this.walFd);
-    this.walFd = undefined;
+    void this.worker?.terminate();
+    this.worker = undefined;
+    if (this.wal !== undefined) closeSync(this.wal);
+    this.wal = undefined;
     if (this.db.open) this.db.close();
     this.journal.close();
   }

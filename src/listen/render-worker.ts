@@ -1,0 +1,26 @@
+// Renders OUTPUT.csv in a worker thread, so a rewrite of a large call list never holds up acknowledging pushes.
+import { parentPort, workerData } from 'node:worker_threads';
+import { BatchJournal } from '../batch/journal.js';
+import { renderBatchOutput } from '../batch/render.js';
+
+export interface RenderRequest {
+  id: number;
+}
+
+export type RenderReply = { id: number; ok: true; byResult: Record<string, number> } | { id: number; ok: false; message: string; code?: string };
+
+const { journalPath } = workerData as { journalPath: string };
+// A read-only connection of its own: WAL lets it read while the listener's connection commits pushes.
+const journal = BatchJournal.open(journalPath, { create: false, readonly: true });
+
+parentPort!.on('message', (request: RenderRequest) => {
+  void (async () => {
+    let reply: RenderReply;
+    try {
+      reply = { id: request.id, ok: true, byResult: (await renderBatchOutput(await journal)).byResult };
+    } catch (err) {
+      reply = { id: request.id, ok: false, message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code };
+    }
+    parentPort!.postMessage(reply);
+  })();
+});

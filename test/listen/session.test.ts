@@ -1,0 +1,114 @@
+// The listen session over real HTTP with an in-memory journal: render throttling, the final render, --exit-when-done, lost lookups.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { IncomingPush, StoreOutcome } from '../../src/listen/receiver.js';
+import { createListenSession, type ListenJournal, type ListenSession, type PendingLookup, type PendingSummary } from '../../src/listen/session.js';
+
+class MemoryJournal implements ListenJournal {
+  readonly pending = new Map<string, PendingLookup>();
+  readonly stored = new Set<string>();
+  renders: number[] = [];
+  renderMs = 0;
+  closed = false;
+  constructor(lookups: PendingLookup[]) {
+    for (const l of lookups) this.pending.set(l.correlationId, l);
+  }
+  store(pushes: readonly IncomingPush[]): StoreOutcome[] {
+    return pushes.map((p) => {
+      const duplicate = this.stored.has(p.correlationId);
+      this.stored.add(p.correlationId);
+      const orphan = !duplicate && !this.pending.has(p.correlationId);
+      this.pending.delete(p.correlationId);
+      return { duplicate, orphan };
+    });
+  }
+  pendingSummary(overdueBefore: Date): PendingSummary {
+    const list = [...this.pending.values()].sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
+    return { pending: list.length, unsent: 0, oldest: list[0] ?? null, overdue: list.filter((l) => l.receivedAt < overdueBefore) };
+  }
+  async render(): Promise<Record<string, number>> {
+    this.renders.push(Date.now());
+    await new Promise((r) => setTimeout(r, this.renderMs));
+    return { pending: this.pending.size };
+  }
+  close(): void {
+    this.closed = true;
+  }
+}
+
+const lookup = (i: number, receivedAt = new Date()): PendingLookup => ({
+  correlationId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+  phoneNumber: `+6141234${String(5000 + i)}`,
+  country: 'AU',
+  receivedAt,
+});
+
+async function push(url: string, l: PendingLookup): Promise<number> {
+  const body = { status: 'failed', error_code: 'lookup_expired', error: 'expired', charged: false, correlation_id: l.correlationId, phone_number: l.phoneNumber, country: 'AU' };
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-correlation-id': l.correlationId }, body: JSON.stringify(body) });
+  await res.text();
+  return res.status;
+}
+
+let session: ListenSession | undefined;
+afterEach(async () => {
+  await session?.stop();
+  session = undefined;
+});
+
+describe('listen session', () => {
+  it('renders at most about once a second while pushes arrive, and once more on stop', async () => {
+    const lookups = Array.from({ length: 60 }, (_, i) => lookup(i));
+    const journal = new MemoryJournal(lookups);
+    journal.renderMs = 50;
+    session = createListenSession({ journal, receiver: { path: '/p' }, renderIntervalMs: 1000 });
+    const { url } = await session.start();
+    const started = Date.now();
+    // A push every 40 ms for 2.4 s.
+    for (const l of lookups) {
+      expect(await push(url, l)).toBe(200);
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    const elapsed = Date.now() - started;
+    const duringPushes = journal.renders.length;
+    expect(duringPushes).toBeGreaterThanOrEqual(2);
+    expect(duringPushes).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
+    for (let i = 1; i < journal.renders.length; i++) expect(journal.renders[i]! - journal.renders[i - 1]!).toBeGreaterThanOrEqual(990);
+    const final = await session.stop();
+    expect(journal.renders.length).toBeGreaterThanOrEqual(duringPushes);
+    expect(journal.closed).toBe(true);
+    expect(final).toMatchObject({ received: 60, stored: 60, pending: 0, duplicates: 0 });
+    session = undefined;
+  });
+
+  it('with exitWhenDone, resolves done once nothing is pending and the output is written', async () => {
+    const lookups = [lookup(1), lookup(2)];
+    const journal = new MemoryJournal(lookups);
+    session = createListenSession({ journal, receiver: {}, exitWhenDone: true, renderIntervalMs: 100 });
+    const { url } = await session.start();
+    let done = false;
+    void session.done.then(() => (done = true));
+    expect(await push(url, lookups[0]!)).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    expect(await push(url, lookups[1]!)).toBe(200);
+    const status = await session.done;
+    expect(status.pending).toBe(0);
+    expect(journal.renders.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('reports each lookup past receipt + 24 h once, with the 24 h deadline of the oldest', async () => {
+    const now = new Date('2026-11-22T12:00:00Z');
+    const old = lookup(1, new Date('2026-11-21T10:00:00Z'));
+    const recent = lookup(2, new Date('2026-11-22T11:00:00Z'));
+    const journal = new MemoryJournal([recent, old]);
+    session = createListenSession({ journal, receiver: {}, now: () => now, statusIntervalMs: 50 });
+    const lost: PendingLookup[][] = [];
+    session.on('lost', (l) => lost.push(l));
+    await session.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(lost).toEqual([[old]]);
+    const status = session.status();
+    expect(status.lost).toBe(1);
+    expect(status.oldest).toMatchObject({ correlationId: old.correlationId, deadline: new Date('2026-11-22T10:00:00Z') });
+  });
+});
