@@ -93,6 +93,21 @@ describe('GET /v2/usage_stats', () => {
     expect(after.total_requests).toBe(101);
   });
 
+  it('gives the default annual account a year that began four months ago and three consistent past years', async () => {
+    const sb = await sandbox({ plan: 'annual' });
+    const r = await get(sb, '/v2/usage_stats?num_billing_periods=10');
+    expect(r.body.data.map((p: { start_date: string }) => p.start_date)).toEqual([
+      '2026-07-01T00:00:00Z', '2025-07-01T00:00:00Z', '2024-07-01T00:00:00Z', '2023-07-01T00:00:00Z',
+    ]);
+    for (const p of r.body.data) {
+      expect(p.type).toBe('annual');
+      expect(p.monthly).toHaveLength(12);
+      const requests = p.monthly.reduce((s: number, m: { request_count: number }) => s + m.request_count, 0) + p.unallocated_usage.request_count;
+      expect(requests).toBe(p.total_requests);
+    }
+    expect(r.body.data[1].unallocated_usage.request_count).toBeGreaterThan(0);
+  });
+
   it('selects one period by id (still a data array), 404 for unknown ids and other accounts\' periods', async () => {
     const sb = await sandbox({ accounts: fixture });
     const one = await get(sb, '/v2/usage_stats?id=101', ACME);
