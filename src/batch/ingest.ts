@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
-import { readRows, type CsvLayout } from './csv-input.js';
+import { dataRecordLines, readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal } from './journal.js';
 import { PhoneCache, type CellNumber } from './phone-cache.js';
 
@@ -32,14 +32,14 @@ export async function scanInput(
       result.bytes += c.length;
     },
   })) {
-    for (const row of batch) {
-      result.rows++;
-      const raw = row.fields[layout.phoneIndex] ?? '';
+    for (const fields of batch) {
+      const index = result.rows++;
+      const raw = fields[layout.phoneIndex] ?? '';
       const cell = phones.normalise(raw);
       if (cell.ok) onNumber(cell);
       else {
         result.invalidRows++;
-        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: row.line, value: raw, message: cell.message });
+        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: index, value: raw, message: cell.message });
       }
     }
     onBatchEnd?.();
@@ -50,6 +50,11 @@ export async function scanInput(
     });
   }
   result.sha256 = hash.digest('hex');
+  if (result.invalidSamples.length > 0) {
+    // Samples hold record indexes until here: their lines are found once, for the message.
+    const lines = await dataRecordLines(layout, result.invalidSamples.map((s) => s.line));
+    for (const s of result.invalidSamples) s.line = lines.get(s.line) ?? 0;
+  }
   return result;
 }
 

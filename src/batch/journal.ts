@@ -61,6 +61,11 @@ export interface NumberRow {
   checked_at: string | null;
 }
 
+export type NumberVerdict = Pick<
+  NumberRow,
+  'state' | 'result' | 'do_not_call' | 'list_source' | 'checked_at' | 'correlation_id' | 'error_code' | 'error' | 'credits'
+>;
+
 /** A final answer about a number, ready to store. */
 export interface FinalAnswer {
   result: NumberResult;
@@ -120,8 +125,8 @@ CREATE TABLE IF NOT EXISTS numbers (
   checked_at TEXT,
   updated_at TEXT
 );
-CREATE INDEX IF NOT EXISTS numbers_state ON numbers (state, id);
-CREATE INDEX IF NOT EXISTS numbers_correlation ON numbers (correlation_id) WHERE correlation_id IS NOT NULL;
+-- Only pending numbers are looked up by correlation id (pushes); other answers never touch this index.
+CREATE INDEX IF NOT EXISTS numbers_pending ON numbers (correlation_id) WHERE state = 'pending';
 CREATE TABLE IF NOT EXISTS pushes (
   id INTEGER PRIMARY KEY,
   correlation_id TEXT,
@@ -252,7 +257,10 @@ export class BatchJournal {
       setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       insertNumber: db.prepare<[string, string]>('INSERT OR IGNORE INTO numbers (e164, country) VALUES (?, ?)'),
       byE164: db.prepare<[string], NumberRow>('SELECT * FROM numbers WHERE e164 = ?'),
-      byCorrelation: db.prepare<[string], NumberRow>('SELECT * FROM numbers WHERE correlation_id = ?'),
+      verdict: db.prepare<[string], NumberVerdict>(
+        'SELECT state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
+      ),
+      pendingByCorrelation: db.prepare<[string], NumberRow>("SELECT * FROM numbers WHERE correlation_id = ? AND state = 'pending'"),
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
@@ -348,8 +356,18 @@ export class BatchJournal {
     this.st.setCost.run(country, credits, this.stamp());
   }
 
+  /** Runs `fn` in one transaction (one commit for many writes). */
+  atomically<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
   get(e164: string): NumberRow | undefined {
     return this.st.byE164.get(e164);
+  }
+
+  /** What rendering needs of a number (without the stored answer). */
+  verdict(e164: string): NumberVerdict | undefined {
+    return this.st.verdict.get(e164);
   }
 
   /** Numbers that still need a lookup, in input order, after `afterId`. */
@@ -455,9 +473,9 @@ export class BatchJournal {
         return 'duplicate';
       }
     }
-    const number = correlationId === null ? undefined : this.st.byCorrelation.get(correlationId);
+    const number = correlationId === null ? undefined : this.st.pendingByCorrelation.get(correlationId);
     let outcome: PushOutcome = 'orphan';
-    if (number && number.state === 'pending') {
+    if (number) {
       const final = finalAnswerFromBody(parsed, push.serviceStatus ?? null, null, number.credits);
       if (final) {
         this.recordFinal(number.id, { ...final, correlationId });

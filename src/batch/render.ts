@@ -5,7 +5,7 @@ import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { inputError } from '../errors.js';
 import { readRows, type CsvLayout } from './csv-input.js';
-import type { BatchJournal, BatchMeta, NumberRow, StoppedReason } from './journal.js';
+import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
 
 /** The columns appended to every row, in order (cli.md). */
@@ -48,7 +48,7 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
 };
 
 /** The dnc_* cells of a number the journal knows. */
-function cellsFor(e164: string, country: string, row: NumberRow | undefined, stopped: StoppedReason | null): string[] {
+function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null): string[] {
   if (!row) {
     return [e164, country, 'not_checked', '', '', '', '', 'interrupted', NOT_CHECKED_TEXT.interrupted, '0'];
   }
@@ -87,6 +87,14 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
   };
 }
 
+function outputError(err: unknown, file: string) {
+  const code = (err as NodeJS.ErrnoException).code;
+  return inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${code ?? (err as Error).message}`, {
+    hint: 'check that the output folder exists and is writable',
+    cause: err,
+  });
+}
+
 /** A file written beside its final path and renamed into place only when complete. */
 class AtomicCsv {
   readonly tmp: string;
@@ -101,11 +109,19 @@ class AtomicCsv {
   }
   /** Writes text; resolves when the stream can take more (backpressure). */
   write(text: string): Promise<void> | undefined {
-    if (this.failed) throw this.failed;
+    if (this.failed) throw outputError(this.failed, this.target);
     if (this.stream.write(text)) return undefined;
     return new Promise((resolve, reject) => {
-      this.stream.once('drain', resolve);
-      this.stream.once('error', reject);
+      const onError = (err: unknown) => {
+        this.stream.off('drain', onDrain);
+        reject(outputError(err, this.target));
+      };
+      const onDrain = () => {
+        this.stream.off('error', onError);
+        resolve();
+      };
+      this.stream.once('drain', onDrain);
+      this.stream.once('error', onError);
     });
   }
   async commit(): Promise<void> {
@@ -122,13 +138,6 @@ class AtomicCsv {
   }
 }
 
-function outputError(err: unknown, file: string) {
-  const code = (err as NodeJS.ErrnoException).code;
-  return inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${code ?? (err as Error).message}`, {
-    hint: 'check that the output folder exists and is writable',
-    cause: err,
-  });
-}
 
 /**
  * Writes OUTPUT (and the callable/suppressed lists named in the journal's metadata) from the input
@@ -180,13 +189,13 @@ export async function renderBatchOutput(journal: BatchJournal): Promise<RenderSu
       const out: string[][] = [];
       const callableRows: string[][] = [];
       const suppressedRows: string[][] = [];
-      for (const { fields } of batch) {
+      for (const fields of batch) {
         const cell = phones.normalise(fields[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
           cells = ['', cell.country, 'invalid', '', '', '', '', 'unparseable_number', cell.message, '0'];
         } else {
-          cells = cellsFor(cell.e164, cell.country, journal.get(cell.e164), stopped);
+          cells = cellsFor(cell.e164, cell.country, journal.verdict(cell.e164), stopped);
         }
         const result = cells[2] as DncResult;
         summary.rows++;

@@ -83,14 +83,16 @@ export class BatchScheduler extends EventEmitter {
     if (this.stopping === reason) this.pump?.();
   }
 
-  /** Stops waiting: run() resolves at once; later answers are dropped (the numbers stay in flight). */
+  /** Stops waiting: answers received are committed, run() resolves at once; later answers are dropped (those numbers stay in flight). */
   abandon(): void {
     this.stopping ??= 'interrupted';
+    this.flush?.();
     this.abandoned = true;
     this.finish?.();
   }
 
   private pump: (() => void) | null = null;
+  private flush: (() => void) | null = null;
 
   async run(): Promise<SchedulerOutcome> {
     const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
@@ -110,6 +112,19 @@ export class BatchScheduler extends EventEmitter {
     let buffer: QueueItem[] = [];
     let exhausted = false;
     const probing = new Set<string>();
+    // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
+    // event loop however many answers arrived in it. An answer counts (answered) only once committed.
+    let writes: Array<() => void> = [];
+    let uncommitted = 0;
+    let scheduled = false;
+    const schedulePump = () => {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        this.pump?.();
+      });
+    };
 
     const progress = () => this.emit('progress', { answered, total, inFlight, credits: spent, sent } satisfies SchedulerProgress);
     const peek = (): QueueItem | undefined => {
@@ -127,8 +142,7 @@ export class BatchScheduler extends EventEmitter {
       reserved -= estimate;
       spent += credits;
       probing.delete(item.country);
-      answered++;
-      progress();
+      uncommitted++;
     };
 
     const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
@@ -136,12 +150,13 @@ export class BatchScheduler extends EventEmitter {
       let credits = 0;
       if (outcome.kind === 'started') {
         credits = meta.creditCost ?? 0;
-        journal.recordReceipt(item.id, outcome.body.correlation_id ?? meta.correlationId ?? '', outcome.raw, credits);
+        const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
+        writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits));
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
         const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost);
         const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
-        journal.recordFinal(item.id, answer);
+        writes.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;
         if (outcome.kind === 'succeeded' && answer.credits > 0) learn(item.country, answer.credits);
       }
@@ -163,16 +178,18 @@ export class BatchScheduler extends EventEmitter {
           supported = details.supportedCountries;
           journal.setSupportedCountries(supported);
         }
-        journal.recordFinal(item.id, localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422));
+        const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
+        writes.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_BAD_REQUEST' && !(webhook && /webhook/i.test(e.message))) {
-        journal.recordFinal(item.id, localAnswer('invalid', 'rejected_by_service', e.message, details.body ?? null, 400));
+        const answer = localAnswer('invalid', 'rejected_by_service', e.message, details.body ?? null, 400);
+        writes.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_CREDIT_LIMIT') {
-        journal.release(item.id);
+        writes.push(() => journal.release(item.id));
         this.stopping ??= 'credit_limit';
       } else {
         // 401/403, an invalid webhook URL, the service unreachable: nothing more can succeed in this run.
         if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_ERRNOS.has(String(details.errno)))) {
-          journal.release(item.id);
+          writes.push(() => journal.release(item.id));
         }
         // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
         this.fatal ??= e ?? (err as DncError);
@@ -206,14 +223,30 @@ export class BatchScheduler extends EventEmitter {
           (outcome) => {
             if (this.abandoned) return;
             onOutcome(item, estimate, outcome);
-            this.pump?.();
+            schedulePump();
           },
           (err: unknown) => {
             if (this.abandoned) return;
             onError(item, estimate, err, webhook);
-            this.pump?.();
+            schedulePump();
           },
         );
+      };
+      /** Commits the answers received and claims `ids` (in flight) in one transaction; returns the ids claimed. */
+      const commit = (ids: number[]): number[] => {
+        if (writes.length === 0 && ids.length === 0) return [];
+        const batch = writes;
+        writes = [];
+        const claimed = journal.atomically(() => {
+          for (const w of batch) w();
+          return ids.length > 0 ? journal.claim(ids) : [];
+        });
+        answered += uncommitted;
+        uncommitted = 0;
+        return claimed;
+      };
+      this.flush = () => {
+        commit([]);
       };
       this.pump = () => {
         const starting: Array<[QueueItem, number, boolean]> = [];
@@ -222,20 +255,17 @@ export class BatchScheduler extends EventEmitter {
           if (!item) break;
           if (supported && !supported.includes(item.country)) {
             buffer.shift();
-            journal.recordFinal(
-              item.id,
-              localAnswer('unsupported_country', 'unsupported_country', `the service does not cover ${item.country || 'this number\'s country'} (supported: ${supported.join(', ')})`),
-            );
-            answered++;
-            progress();
+            const answer = localAnswer('unsupported_country', 'unsupported_country', `the service does not cover ${item.country || 'this number\'s country'} (supported: ${supported.join(', ')})`);
+            writes.push(() => journal.recordFinal(item.id, answer));
+            uncommitted++;
             continue;
           }
           const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
           if (webhook && !webhookUrl) {
             buffer.shift();
-            journal.recordFinal(item.id, localAnswer('not_checked', 'webhook_required', `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``));
-            answered++;
-            progress();
+            const answer = localAnswer('not_checked', 'webhook_required', `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``);
+            writes.push(() => journal.recordFinal(item.id, answer));
+            uncommitted++;
             continue;
           }
           let estimate = 0;
@@ -257,8 +287,9 @@ export class BatchScheduler extends EventEmitter {
           buffer.shift();
           starting.push([item, estimate, webhook]);
         }
+        const ids = starting.map(([i]) => i.id);
+        const claimed = new Set(commit(ids));
         if (starting.length > 0) {
-          const claimed = new Set(journal.claim(starting.map(([i]) => i.id)));
           for (const [item, estimate, webhook] of starting) {
             if (!claimed.has(item.id)) {
               reserved -= estimate;
@@ -267,8 +298,8 @@ export class BatchScheduler extends EventEmitter {
             inFlight++;
             send(item, estimate, webhook);
           }
-          progress();
         }
+        if (starting.length > 0 || ids.length === 0) progress();
         if (inFlight === 0 && (this.stopping !== null || (buffer.length === 0 && exhausted))) this.finish?.();
       };
       this.pump();
