@@ -22,9 +22,9 @@ export async function scanInput(
   defaultCountry: string | undefined,
   onNumber: (cell: Extract<CellNumber, { ok: true }>) => void,
   onBatchEnd?: () => void,
+  phones: PhoneCache = new PhoneCache(defaultCountry),
 ): Promise<ScanResult> {
   const hash = createHash('sha256');
-  const phones = new PhoneCache(defaultCountry);
   const result: ScanResult = { rows: 0, invalidRows: 0, invalidSamples: [], sha256: '', bytes: 0 };
   for await (const batch of readRows(layout, {
     onChunk: (c) => {
@@ -59,7 +59,12 @@ export async function scanInput(
 }
 
 /** Reads every distinct number of the input into the journal, in big transactions. */
-export async function ingestInput(layout: CsvLayout, defaultCountry: string | undefined, journal: BatchJournal): Promise<ScanResult> {
+export async function ingestInput(
+  layout: CsvLayout,
+  defaultCountry: string | undefined,
+  journal: BatchJournal,
+  phones?: PhoneCache,
+): Promise<ScanResult> {
   let pending: Array<readonly [string, string]> = [];
   const flush = () => {
     if (pending.length >= 5_000) {
@@ -67,7 +72,7 @@ export async function ingestInput(layout: CsvLayout, defaultCountry: string | un
       pending = [];
     }
   };
-  const result = await scanInput(layout, defaultCountry, (cell) => pending.push([cell.e164, cell.country]), flush);
+  const result = await scanInput(layout, defaultCountry, (cell) => pending.push([cell.e164, cell.country]), flush, phones);
   journal.insertNumbers(pending);
   return result;
 }

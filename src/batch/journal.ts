@@ -115,7 +115,6 @@ CREATE TABLE IF NOT EXISTS numbers (
   result TEXT,
   attempts INTEGER NOT NULL DEFAULT 0,
   correlation_id TEXT,
-  answer TEXT,
   http_status INTEGER,
   credits INTEGER NOT NULL DEFAULT 0,
   do_not_call INTEGER,
@@ -125,6 +124,8 @@ CREATE TABLE IF NOT EXISTS numbers (
   checked_at TEXT,
   updated_at TEXT
 );
+-- The service's full answers, apart so that the rows rendering reads stay small.
+CREATE TABLE IF NOT EXISTS answers (number_id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 -- Only pending numbers are looked up by correlation id (pushes); other answers never touch this index.
 CREATE INDEX IF NOT EXISTS numbers_pending ON numbers (correlation_id) WHERE state = 'pending';
 CREATE TABLE IF NOT EXISTS pushes (
@@ -237,6 +238,8 @@ export class BatchJournal {
         db.pragma('journal_mode = WAL');
         // NORMAL in WAL mode survives a killed process (commits are in the OS's cache); only power loss can cost the last commits.
         db.pragma('synchronous = NORMAL');
+        // Rendering looks numbers up in input order, not table order: keep the table in memory when it fits.
+        db.pragma('cache_size = -32768');
         db.exec(SCHEMA);
       } else {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
@@ -256,11 +259,17 @@ export class BatchJournal {
       getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       insertNumber: db.prepare<[string, string]>('INSERT OR IGNORE INTO numbers (e164, country) VALUES (?, ?)'),
-      byE164: db.prepare<[string], NumberRow>('SELECT * FROM numbers WHERE e164 = ?'),
+      byE164: db.prepare<[string], NumberRow>(
+        'SELECT numbers.*, answers.body AS answer FROM numbers LEFT JOIN answers ON answers.number_id = numbers.id WHERE e164 = ?',
+      ),
+      setAnswer: db.prepare<[number, string]>('INSERT OR REPLACE INTO answers (number_id, body) VALUES (?, ?)'),
+      clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
       verdict: db.prepare<[string], NumberVerdict>(
         'SELECT state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
       ),
-      pendingByCorrelation: db.prepare<[string], NumberRow>("SELECT * FROM numbers WHERE correlation_id = ? AND state = 'pending'"),
+      pendingByCorrelation: db.prepare<[string], { id: number; credits: number }>(
+        "SELECT id, credits FROM numbers WHERE correlation_id = ? AND state = 'pending'",
+      ),
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
@@ -268,13 +277,13 @@ export class BatchJournal {
       release: db.prepare<[string, number]>("UPDATE numbers SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'in_flight'"),
       requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
       done: db.prepare(
-        `UPDATE numbers SET state = 'done', result = @result, correlation_id = @correlationId, answer = @answer,
+        `UPDATE numbers SET state = 'done', result = @result, correlation_id = @correlationId,
            http_status = @httpStatus, credits = @credits, do_not_call = @doNotCall, list_source = @listSource,
            error_code = @errorCode, error = @error, checked_at = @checkedAt, updated_at = @now
          WHERE id = @id`,
       ),
       pending: db.prepare(
-        `UPDATE numbers SET state = 'pending', result = NULL, correlation_id = @correlationId, answer = @answer,
+        `UPDATE numbers SET state = 'pending', result = NULL, correlation_id = @correlationId,
            http_status = @httpStatus, credits = @credits, updated_at = @now WHERE id = @id`,
       ),
       counts: db.prepare<[], { state: NumberState; n: number; credits: number }>(
@@ -356,6 +365,11 @@ export class BatchJournal {
     this.st.setCost.run(country, credits, this.stamp());
   }
 
+  /** Folds the write-ahead log into the database (reads of a long WAL are slow); never waits for other connections. */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
+
   /** Runs `fn` in one transaction (one commit for many writes). */
   atomically<T>(fn: () => T): T {
     return this.db.transaction(fn)();
@@ -393,11 +407,16 @@ export class BatchJournal {
 
   /** Stores a final answer; the number is done once this returns. */
   recordFinal(id: number, a: FinalAnswer): void {
+    if (!this.db.inTransaction) {
+      this.atomically(() => this.recordFinal(id, a));
+      return;
+    }
+    if (a.answer === null) this.st.clearAnswer.run(id);
+    else this.st.setAnswer.run(id, a.answer);
     this.st.done.run({
       id,
       result: a.result,
       correlationId: a.correlationId,
-      answer: a.answer,
       httpStatus: a.httpStatus,
       credits: a.credits,
       doNotCall: a.doNotCall === null ? null : a.doNotCall ? 1 : 0,
@@ -418,10 +437,14 @@ export class BatchJournal {
 
   /** Stores a 202 receipt: the number waits for its push; `creditsHeld` count as spent until then. */
   recordReceipt(id: number, correlationId: string, receipt: unknown, creditsHeld: number): void {
+    if (!this.db.inTransaction) {
+      this.atomically(() => this.recordReceipt(id, correlationId, receipt, creditsHeld));
+      return;
+    }
+    this.st.setAnswer.run(id, JSON.stringify(receipt));
     this.st.pending.run({
       id,
       correlationId,
-      answer: JSON.stringify(receipt),
       httpStatus: 202,
       credits: creditsHeld,
       now: this.stamp(),

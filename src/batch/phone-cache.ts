@@ -9,7 +9,7 @@ export type CellNumber =
 export class PhoneCache {
   private cache = new Map<string, CellNumber>();
   constructor(
-    private readonly defaultCountry: string | undefined,
+    readonly defaultCountry: string | undefined,
     private readonly maxEntries = 100_000,
   ) {}
 

@@ -144,11 +144,17 @@ class AtomicCsv {
  * and the journal, atomically. The input is re-read and must hash as it did when the batch began.
  * `dnc listen` calls this too, after pushes have changed the journal.
  */
-export async function renderBatchOutput(journal: BatchJournal): Promise<RenderSummary> {
+export interface RenderOptions {
+  /** The normalisation cache of a run that just read the same input (saves normalising every row twice). */
+  phones?: PhoneCache;
+}
+
+export async function renderBatchOutput(journal: BatchJournal, options: RenderOptions = {}): Promise<RenderSummary> {
   const meta = journal.meta();
   if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
   const layout = layoutOf(meta);
   const stopped = journal.stoppedReason();
+  journal.checkpoint();
   const { stringify } = await import('csv-stringify/sync');
   const csvOptions = { delimiter: layout.delimiter, record_delimiter: layout.recordDelimiter === '\r\n' ? ('windows' as const) : ('unix' as const) };
 
@@ -176,7 +182,8 @@ export async function renderBatchOutput(journal: BatchJournal): Promise<RenderSu
     byCountry: new Map(),
   };
   const hash = createHash('sha256');
-  const phones = new PhoneCache(meta.options.country ?? undefined);
+  const country = meta.options.country ?? undefined;
+  const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
   try {
     // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
     if (layout.bom) for (const f of files) await f.write('\uFEFF');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { CsvLayout } from '../batch/csv-input.js';
 import type { BatchJournal, BatchMeta, ResultOptions, StoppedReason } from '../batch/journal.js';
+import type { PhoneCache } from '../batch/phone-cache.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js';
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
@@ -229,7 +230,9 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   let abandoned = false;
   try {
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
-    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin);
+    const { PhoneCache } = await import('../batch/phone-cache.js');
+    const phones = new PhoneCache(resultOptions.country ?? undefined);
+    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones);
 
     const counts = journal.summaryCounts();
     const todo = counts.queued + counts.in_flight;
@@ -256,7 +259,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     }
 
     const { renderBatchOutput } = await import('../batch/render.js');
-    const summary = await renderBatchOutput(journal);
+    const summary = await renderBatchOutput(journal, { phones });
     const after = journal.summaryCounts();
     const stopped: StoppedReason | null = outcome?.stoppedReason ?? null;
     await report(ctx, summary, {
@@ -307,6 +310,7 @@ async function prepareJournal(
   paths: { inputPath: string; outputPath: string; callableOut: string | null; suppressedOut: string | null },
   input: string,
   serviceOrigin: string,
+  phones: PhoneCache,
 ): Promise<void> {
   const { ingestInput, hashFile } = await import('../batch/ingest.js');
   const existing = journal.meta();
@@ -336,7 +340,7 @@ async function prepareJournal(
     return;
   }
   ctx.info(`Reading ${input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`);
-  const scan = await ingestInput(layout, resultOptions.country ?? undefined, journal);
+  const scan = await ingestInput(layout, resultOptions.country ?? undefined, journal, phones);
   const meta: BatchMeta = {
     schema: 1,
     inputPath: paths.inputPath,
