@@ -1,0 +1,264 @@
+#!/usr/bin/env node
+// `npm run bench`: speed figures of dnc measured side by side with a floor in the same run, printed as ratios beside their goals.
+//
+//   npm run bench [-- --only 1,2,6] [--size small|full] [--rounds N] [--out FILE]
+//
+// Never a pass/fail test: it exits 0 whatever the figures (non-zero only when a measurement could not be made).
+// Every figure comes from child processes: the sandbox (`node bin/dnc.js sandbox --port 0`), dnc itself and
+// each floor run in their own process, so none shares an event loop with what it measures.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { assertBuilt, fmt, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
+
+const SIZES = {
+  full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, rounds: 2 },
+  small: { batch: 3_000, dryRun: 100_000, dryRunSmall: 10_000, pushes: 1_000, startRuns: 5, capacity: 10_000, rounds: 1 },
+};
+const CONCURRENCY = 32;
+const LATENCY_MS = 20;
+const CREDITS = ['--credit-limit', '1000000000'];
+
+const args = parseArgs(process.argv.slice(2));
+if (args.help) {
+  process.stdout.write('usage: npm run bench [-- --only 1,2,...] [--size small|full] [--rounds N] [--out FILE]\n');
+  process.exit(0);
+}
+const sizeName = args.size ?? 'full';
+const size = SIZES[sizeName];
+if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
+const rounds = Number(args.rounds ?? size.rounds);
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7').split(',').map((s) => Number(s.trim())));
+assertBuilt();
+
+const tmp = scratchDir('dnc-bench');
+/** One row per figure: item, what, value, the floor it is compared with, ratio, goal, whether met. */
+const figures = [];
+const notes = [];
+const record = (f) => {
+  figures.push(f);
+  const met = f.met === undefined ? '' : f.met ? 'yes' : 'NO';
+  process.stderr.write(`  [${f.item}] ${f.what}: ${f.value}${f.reference ? ` (vs ${f.reference})` : ''}${f.ratio !== undefined ? ` ratio ${fmt.ratio(f.ratio)}` : ''}${f.goal ? ` goal ${f.goal} ${met}` : ''}\n`);
+};
+const log = (s) => process.stderr.write(`${s}\n`);
+
+async function numbersFile(name, count) {
+  const file = path.join(tmp.dir, name);
+  await writeCsv(file, ['name', 'phone', 'city'], count, (i) => [`n${i}`, usNumber(i), 'Springfield']);
+  return file;
+}
+
+/** One `dnc batch` run (synchronous lookups, nothing pending) against a sandbox; the sandbox's log gives its lookup rate. */
+async function batchRun(sandbox, input, tag, latencyMs) {
+  await sandbox.reset();
+  const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `${tag}.results.csv`), '--concurrency', String(CONCURRENCY), '--quiet', '--restart'], {
+    env: { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') },
+  });
+  if (r.code !== 0) throw new Error(`dnc batch exited ${r.code ?? r.signal}:\n${r.stderr}`);
+  const rate = lookupRate(await sandbox.requests(), latencyMs);
+  return { ...rate, wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb };
+}
+
+async function rawRun(sandbox, count, concurrency, latencyMs = 0) {
+  await sandbox.reset();
+  const r = await runNode(path.join(ROOT, 'bench', 'raw-undici.mjs'), ['--count', String(count), '--concurrency', String(concurrency)], { env: sandbox.env });
+  if (r.code !== 0) throw new Error(`raw undici loop exited ${r.code}:\n${r.stderr}`);
+  const own = JSON.parse(r.stdout);
+  if (own.statuses['200'] !== count) throw new Error(`raw undici loop: statuses ${JSON.stringify(own.statuses)}`);
+  return { ...lookupRate(await sandbox.requests(), latencyMs), wallMs: r.wallMs, cpuMs: r.cpuMs, own };
+}
+
+const best = (runs) => runs.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
+
+async function item1() {
+  log(`[1] batch, --concurrency ${CONCURRENCY}, sandbox --latency-ms ${LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
+  const input = await numbersFile('item1.csv', size.batch);
+  const sandbox = await startSandboxChild(['--latency-ms', String(LATENCY_MS), ...CREDITS]);
+  try {
+    const runs = [];
+    const rawRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      rawRuns.push(await rawRun(sandbox, size.batch, CONCURRENCY, LATENCY_MS));
+      runs.push(await batchRun(sandbox, input, 'item1', LATENCY_MS));
+    }
+    const b = best(runs);
+    const r = best(rawRuns);
+    const bound = (CONCURRENCY * 1000) / LATENCY_MS;
+    record({
+      item: 1,
+      what: `batch lookups/s at --concurrency ${CONCURRENCY}, ${LATENCY_MS} ms latency`,
+      value: `${fmt.n(b.perSecond)}/s`,
+      reference: `bound ${fmt.n(bound)}/s (${CONCURRENCY} ÷ ${LATENCY_MS} ms)`,
+      ratio: b.perSecond / bound,
+      goal: '≥ 0.95×',
+      met: b.perSecond / bound >= 0.95,
+      raw: { runs, bound, endToEndPerSecond: (b.count * 1000) / b.wallMs },
+    });
+    record({ item: 1, what: 'raw undici loop, same sandbox and load (what this machine allows)', value: `${fmt.n(r.perSecond)}/s`, reference: `bound ${fmt.n(bound)}/s`, ratio: r.perSecond / bound, raw: { rawRuns } });
+    record({ item: 1, what: 'batch ÷ raw undici loop at 20 ms latency', value: `${fmt.n(b.perSecond)}/s`, reference: `${fmt.n(r.perSecond)}/s`, ratio: b.perSecond / r.perSecond });
+    record({ item: 1, what: 'same run end to end (start, read, look up, write)', value: `${fmt.n((b.count * 1000) / b.wallMs)}/s`, reference: `${fmt.n(b.wallMs / 1000, 2)} s wall` });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+let item2Batch = null;
+let item2Raw = null;
+
+async function item2() {
+  log(`[2] batch vs raw undici loop, --concurrency ${CONCURRENCY}, zero latency, ${size.batch.toLocaleString('en-US')} lookups each`);
+  const input = await numbersFile('item2.csv', size.batch);
+  const sandbox = await startSandboxChild(CREDITS);
+  try {
+    const batchRuns = [];
+    const rawRuns = [];
+    // Alternated, so a noisy neighbour hurts both sides alike.
+    for (let i = 0; i < rounds; i++) {
+      rawRuns.push(await rawRun(sandbox, size.batch, CONCURRENCY));
+      batchRuns.push(await batchRun(sandbox, input, 'item2', 0));
+    }
+    item2Batch = best(batchRuns);
+    item2Raw = best(rawRuns);
+    const ratio = item2Batch.perSecond / item2Raw.perSecond;
+    record({
+      item: 2,
+      what: `batch lookups/s, zero latency, --concurrency ${CONCURRENCY}`,
+      value: `${fmt.n(item2Batch.perSecond)}/s`,
+      reference: `raw undici loop ${fmt.n(item2Raw.perSecond)}/s`,
+      ratio,
+      goal: '≥ 0.9×',
+      met: ratio >= 0.9,
+      raw: { batchRuns, rawRuns },
+    });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+async function item3() {
+  if (!item2Batch) await item2();
+  const perLookup = (item2Batch.cpuMs * 1000) / item2Batch.count;
+  const rawPerLookup = (item2Raw.cpuMs * 1000) / item2Raw.count;
+  record({
+    item: 3,
+    what: 'CPU per lookup in the dnc process (user+sys ÷ lookups, whole run)',
+    value: `${fmt.n(perLookup)} µs`,
+    reference: `raw undici loop ${fmt.n(rawPerLookup)} µs`,
+    ratio: perLookup / rawPerLookup,
+    raw: { batchCpuMs: item2Batch.cpuMs, rawCpuMs: item2Raw.cpuMs, lookups: item2Batch.count },
+  });
+}
+
+async function item4() {
+  log(`[4] --dry-run of ${size.dryRun.toLocaleString('en-US')} rows vs a raw csv-parse → csv-stringify pass`);
+  const big = await numbersFile('item4-big.csv', size.dryRun);
+  const small = await numbersFile('item4-small.csv', size.dryRunSmall);
+  const sandbox = await startSandboxChild(CREDITS);
+  const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  try {
+    const dry = async (file) => {
+      const r = await runDnc(['batch', file, '--dry-run', '--json'], { env });
+      if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
+      const out = JSON.parse(r.stdout);
+      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
+    };
+    const raw = async (file) => {
+      const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
+      if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
+      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
+    };
+    const dryRuns = [];
+    const rawRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      rawRuns.push(await raw(big));
+      dryRuns.push(await dry(big));
+    }
+    const d = dryRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    const c = rawRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    const dSmall = await dry(small);
+    if (d.rows !== size.dryRun || c.rows !== size.dryRun) throw new Error(`row counts: dry run ${d.rows}, raw ${c.rows}, expected ${size.dryRun}`);
+    const rows = fmt.n(size.dryRun);
+    record({ item: 4, what: `--dry-run time, ${rows} rows`, value: `${fmt.n(d.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: d.wallMs / c.wallMs, goal: '≤ 1.5×', met: d.wallMs / c.wallMs <= 1.5, raw: { dryRuns, rawRuns } });
+    record({ item: 4, what: `--dry-run peak RSS, ${rows} rows`, value: `${fmt.n(d.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: d.maxRssMb / c.maxRssMb, goal: '≤ 150 MB (both)', met: d.maxRssMb <= 150 && c.maxRssMb <= 150 });
+    record({ item: 4, what: `--dry-run peak RSS, ${fmt.n(size.dryRunSmall)} vs ${rows} rows (flatness)`, value: `${fmt.n(dSmall.maxRssMb)} → ${fmt.n(d.maxRssMb)} MB`, reference: `+${fmt.n(d.maxRssMb - dSmall.maxRssMb)} MB for ${fmt.n(size.dryRun - size.dryRunSmall)} more rows`, ratio: d.maxRssMb / dSmall.maxRssMb, raw: { small: dSmall } });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+async function item5() {
+  log(`[5] dnc listen vs a bare node:http server, ${size.pushes.toLocaleString('en-US')} pushes each (bench/listen-bench.mjs)`);
+  const r = await runNode(path.join(ROOT, 'bench', 'listen-bench.mjs'), ['--pushes', String(size.pushes)], { rusage: false, env: { HOME: tmp.dir } });
+  let out;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    throw new Error(`bench/listen-bench.mjs exited ${r.code} without its JSON:\n${r.stderr}`);
+  }
+  const d = out.durable;
+  const b = out.bare;
+  record({ item: 5, what: 'listener durable pushes/s', value: `${fmt.n(d.pushes_per_s)}/s`, reference: `bare node:http ${fmt.n(b.pushes_per_s)}/s`, ratio: d.pushes_per_s / b.pushes_per_s, goal: '≥ 1,000/s', met: d.pushes_per_s >= 1000, raw: out });
+  record({ item: 5, what: 'listener ack latency p50 / p99', value: `${fmt.n(d.p50_ms, 1)} / ${fmt.n(d.p99_ms, 1)} ms`, reference: `bare ${fmt.n(b.p50_ms, 1)} / ${fmt.n(b.p99_ms, 1)} ms`, ratio: d.p99_ms / b.p99_ms, goal: 'p99 < 50 ms', met: d.p99_ms < 50 });
+  if (d.stored_in_journal !== size.pushes + out.warmup) notes.push(`[5] the journal holds ${d.stored_in_journal} applied pushes, expected ${size.pushes + out.warmup}`);
+}
+
+async function item6() {
+  log(`[6] start-up: median of ${size.startRuns} runs each, interleaved`);
+  const cmds = { node: ['-e', '0'], help: ['bin/dnc.js', '--help'], check: ['bin/dnc.js', 'check', '--help'] };
+  const times = { node: [], help: [], check: [] };
+  for (let i = 0; i < size.startRuns; i++) {
+    for (const [name, argv] of Object.entries(cmds)) {
+      const r = await runNode(argv[0], argv.slice(1), { rusage: false, env: { HOME: tmp.dir } });
+      if (r.code !== 0) throw new Error(`${argv.join(' ')} exited ${r.code}:\n${r.stderr}`);
+      times[name].push(r.wallMs);
+    }
+  }
+  const node = median(times.node);
+  for (const name of ['help', 'check']) {
+    const t = median(times[name]);
+    record({ item: 6, what: `dnc ${name === 'help' ? '--help' : 'check --help'} wall time`, value: `${fmt.n(t)} ms`, reference: `node -e 0 ${fmt.n(node)} ms`, ratio: t / node, goal: '≤ 2×', met: t / node <= 2, raw: { runs: times[name], node: times.node } });
+  }
+}
+
+async function item7() {
+  const concurrency = 64;
+  log(`[7] sandbox capacity: ${size.capacity.toLocaleString('en-US')} synchronous lookups, ${concurrency} in flight from a raw undici loop (its own process)`);
+  const sandbox = await startSandboxChild(CREDITS);
+  try {
+    const runs = [];
+    for (let i = 0; i < rounds; i++) runs.push(await rawRun(sandbox, size.capacity, concurrency));
+    const b = best(runs);
+    record({ item: 7, what: 'sandbox synchronous lookups/s served', value: `${fmt.n(b.perSecond)}/s`, reference: 'goal 5,000/s', ratio: b.perSecond / 5000, goal: '≥ 5,000/s', met: b.perSecond >= 5000, raw: { runs } });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7 };
+const m = machine();
+log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
+log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
+const failures = [];
+try {
+  for (const n of [...only].sort()) {
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 7)`);
+    try {
+      await items[n]();
+    } catch (err) {
+      failures.push(`[${n}] ${err.message}`);
+      log(`[${n}] could not be measured: ${err.message}`);
+    }
+  }
+} finally {
+  tmp.remove();
+}
+
+const rows = figures.map((f) => [f.item, f.what, f.value, f.reference ?? '', f.ratio === undefined ? '' : fmt.ratio(f.ratio), f.goal ?? '', f.met === undefined ? '' : f.met ? 'yes' : 'NO']);
+process.stdout.write(`\n${table(['#', 'measure', 'dnc', 'side by side', 'ratio', 'goal', 'met'], rows)}\n`);
+process.stdout.write(`\n${m.nproc} × ${m.cpu} · node ${m.node} · ${m.date} · load at end ${machine().loadavg.join(' ')}\n`);
+for (const n of notes) process.stdout.write(`note: ${n}\n`);
+for (const f of failures) process.stdout.write(`not measured: ${f}\n`);
+mkdirSync(OUT_DIR, { recursive: true });
+const outFile = args.out ? path.resolve(String(args.out)) : path.join(OUT_DIR, `bench-${stamp()}.json`);
+writeFileSync(outFile, `${JSON.stringify({ size: sizeName, rounds, machine: m, figures, notes, failures }, null, 2)}\n`);
+process.stdout.write(`figures written to ${path.relative(process.cwd(), outFile) || outFile}\n`);
+process.exitCode = failures.length > 0 ? 1 : 0;

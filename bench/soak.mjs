@@ -1,0 +1,531 @@
+#!/usr/bin/env node
+// `npm run soak`: reliability under crashes, storms, exhaustion and bad input, checked as counted invariants.
+//
+//   npm run soak [-- --ci] [--kills N] [--only storm,listen,credits,corpus] [--keep]   (SOAK_PROFILE=ci = --ci)
+//
+// Each step starts its own sandbox as a child process (`node bin/dnc.js sandbox --port 0 --key <test key>`),
+// runs `node bin/dnc.js batch|listen` as child processes in a scratch folder, and checks what they left
+// behind against the sandbox's own logs (GET /_sandbox/requests, lookups, pushes). The last step scans
+// every stdout, stderr and file of every step for the test key. Exits 1 when any invariant fails.
+import { randomBytes, randomUUID, createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { auNumber, assertBuilt, BIN, expectedResult, gbNumber, machine, OUT_DIR, parseArgs, ROOT, runDnc, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
+
+const args = parseArgs(process.argv.slice(2));
+const ci = args.ci === true || process.env.SOAK_PROFILE === 'ci';
+const PROFILE = ci
+  ? { name: 'ci', stormRows: 5_000, kills: 3, listenLookups: 1_000, listenKills: 3, creditRows: 400 }
+  : { name: 'full', stormRows: 5_000, kills: 20, listenLookups: 10_000, listenKills: 3, creditRows: 2_000 };
+if (args.kills !== undefined) PROFILE.kills = Number(args.kills);
+const STEPS = ['storm', 'listen', 'credits', 'corpus'];
+const only = new Set(args.only ? String(args.only).split(',') : STEPS);
+for (const s of only) if (!STEPS.includes(s)) throw new Error(`--only: no step '${s}' (steps: ${STEPS.join(', ')})`);
+assertBuilt();
+
+const { parse } = await import('csv-parse/sync');
+const { default: Database } = await import('better-sqlite3');
+
+// The test key: random, so a leak can only come from this run.
+const KEY = `sbx_soak_${randomBytes(12).toString('hex')}`;
+const tmp = scratchDir('dnc-soak');
+const log = (s) => process.stderr.write(`${s}\n`);
+
+/** Invariant name → { checked, failed, failures (first few details) }. */
+const invariants = new Map();
+function check(name, ok, detail = '') {
+  const inv = invariants.get(name) ?? { checked: 0, failed: 0, failures: [] };
+  invariants.set(name, inv);
+  inv.checked++;
+  if (!ok) {
+    inv.failed++;
+    if (inv.failures.length < 5) inv.failures.push(detail);
+    log(`  FAILED: ${name}${detail ? `: ${detail}` : ''}`);
+  }
+  return ok;
+}
+/** Figures reported beside the invariants (counts of what happened). */
+const counts = {};
+
+/** Every stdout/stderr seen, for the key-leak step. */
+const streams = [];
+const sandboxes = [];
+
+async function sandbox(flags) {
+  const sb = await startSandboxChild(['--key', KEY, '--seed', '7', ...flags]);
+  sandboxes.push(sb);
+  return sb;
+}
+
+async function closeSandbox(sb) {
+  await sb.close();
+  // The sandbox prints the key on its DNC_API_KEY line by design; everything else it wrote is checked.
+  streams.push({ what: 'dnc sandbox stdout (DNC_API_KEY line excluded)', text: sb.stdout().replace(/^DNC_API_KEY=.*$/m, '') });
+  streams.push({ what: 'dnc sandbox stderr', text: sb.stderr() });
+}
+
+function dncEnv(sb) {
+  return { ...sb.env, HOME: path.join(tmp.dir, 'home'), XDG_CONFIG_HOME: path.join(tmp.dir, 'config'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+}
+
+/** `dnc ...argv` as a child; its output is kept for the leak step. */
+async function dnc(what, argv, options) {
+  const r = await runDnc(argv, { rusage: false, cwd: tmp.dir, ...options });
+  streams.push({ what: `${what} stdout`, text: r.stdout }, { what: `${what} stderr`, text: r.stderr });
+  return r;
+}
+
+function sha256(file) {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}
+
+function readCsv(file) {
+  return parse(readFileSync(file), { bom: true, relax_column_count: false });
+}
+
+const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits'];
+
+/**
+ * The output against its input: parses, header = input header + dnc columns, every input row once and in
+ * order with its cells unchanged, each verdict the one the sandbox's number rules give. Returns the rows as objects.
+ */
+function checkOutput(step, input, output, verdict) {
+  let inRows;
+  let outRows;
+  try {
+    inRows = readCsv(input);
+    outRows = readCsv(output);
+  } catch (err) {
+    check(`${step}: the output parses as CSV`, false, err.message);
+    return [];
+  }
+  check(`${step}: the output parses as CSV`, true);
+  const [inHead, ...inData] = inRows;
+  const [outHead, ...outData] = outRows;
+  check(`${step}: output header = input header + the dnc_* columns`, JSON.stringify(outHead) === JSON.stringify([...inHead, ...DNC_COLUMNS]), JSON.stringify(outHead));
+  check(`${step}: output has as many rows as the input`, outData.length === inData.length, `${outData.length} rows, input ${inData.length}`);
+  const objects = [];
+  let misplaced = 0;
+  let wrong = 0;
+  for (let i = 0; i < inData.length; i++) {
+    const row = outData[i] ?? [];
+    if (JSON.stringify(row.slice(0, inHead.length)) !== JSON.stringify(inData[i])) {
+      if (misplaced++ < 3) check(`${step}: every input row exactly once, in order, cells unchanged`, false, `line ${i + 2}: ${JSON.stringify(row.slice(0, inHead.length))} vs input ${JSON.stringify(inData[i])}`);
+    } else check(`${step}: every input row exactly once, in order, cells unchanged`, true);
+    const o = Object.fromEntries(outHead.map((h, k) => [h, row[k]]));
+    objects.push(o);
+    const want = verdict(inData[i], o);
+    if (o.dnc_result !== want) {
+      if (wrong++ < 3) check(`${step}: every row has the verdict the number rules give`, false, `line ${i + 2} (${o.dnc_phone_e164 || inData[i].join(',')}): ${o.dnc_result}, expected ${want}`);
+    } else check(`${step}: every row has the verdict the number rules give`, true);
+  }
+  if (misplaced > 3) check(`${step}: every input row exactly once, in order, cells unchanged`, false, `${misplaced} rows in all`);
+  if (wrong > 3) check(`${step}: every row has the verdict the number rules give`, false, `${wrong} rows in all`);
+  return objects;
+}
+
+/** Charged lookups per number from the sandbox's lookup log. */
+function chargesByNumber(lookups) {
+  const m = new Map();
+  for (const l of lookups) if (l.charged) m.set(l.phoneNumber, (m.get(l.phoneNumber) ?? 0) + 1);
+  return m;
+}
+
+/** How many numbers a resumed run said it re-sends (they were in flight at the crash and may have been charged). */
+function reportedResends(stderr) {
+  const all = [...stderr.matchAll(/(\d+)(?: number\(s\))? were in flight when the last run stopped/g)].map((m) => Number(m[1]));
+  return all.length ? Math.max(...all) : 0;
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const rand = (lo, hi) => lo + Math.random() * (hi - lo);
+
+// ─── 1. Batch crash storm ────────────────────────────────────────────────────────────────────────────────────
+
+async function crashStorm() {
+  const rows = PROFILE.stormRows;
+  const concurrency = 8;
+  log(`[storm] ${rows.toLocaleString('en-US')}-row batch, sandbox latency 30 ms, --concurrency ${concurrency}, SIGKILL ${PROFILE.kills} times at random moments, rerun until done`);
+  const dir = path.join(tmp.dir, 'storm');
+  mkdirSync(dir);
+  const input = path.join(dir, 'calls.csv');
+  const output = path.join(dir, 'calls.results.csv');
+  // Mostly US, some GB; every 10th row repeats an earlier number; a few rows of each special outcome and unparseable cells.
+  const special = ['990', '991', '992', '995', '996'];
+  const phoneOf = (i) => {
+    if (i % 10 === 9) return phoneOf(i - 7);
+    if (i % 97 === 13) return 'call me maybe';
+    if (i % 53 === 7) return `+1202${600 + (i % 50)}0${special[i % special.length]}`;
+    return i % 4 === 0 ? gbNumber(i) : usNumber(i);
+  };
+  await writeCsv(input, ['id', 'name', 'phone'], rows, (i) => [String(i + 1), `"Contact ${i}, Inc."`, phoneOf(i)]);
+  const hash = sha256(input);
+  const sb = await sandbox(['--latency-ms', '30', '--credit-limit', '100000000']);
+  const env = dncEnv(sb);
+  const argv = ['batch', input, '-o', output, '--concurrency', String(concurrency)];
+  let kills = 0;
+  let resends = 0;
+  let runs = 0;
+  let finalCode = null;
+  try {
+    while (kills < PROFILE.kills) {
+      let child;
+      let lookingUp;
+      const sending = new Promise((resolve) => (lookingUp = resolve));
+      const r = dnc(`storm run ${runs + 1}`, argv, {
+        env,
+        onStart: (c) => {
+          child = c;
+          // The batch says so on stderr once it has read the input (or resumed) and starts sending.
+          let seen = '';
+          c.stderr.on('data', (d) => {
+            seen += d;
+            if (/distinct number\(s\) to look up|^Resuming /m.test(seen)) lookingUp();
+          });
+        },
+      });
+      runs++;
+      // A quarter of the kills at any moment from the start (reading the input, opening the journal), the rest while lookups are in flight.
+      const moment = Math.random() < 0.25 ? sleep(rand(30, 800)) : sending.then(() => sleep(rand(0, 1000)));
+      const killed = await Promise.race([r.then(() => false), moment.then(() => true)]);
+      if (killed) {
+        child.kill('SIGKILL');
+        kills++;
+      }
+      const res = await r;
+      resends += reportedResends(res.stderr);
+      if (!killed || res.signal !== 'SIGKILL') {
+        // It finished before the kill: the storm is over early.
+        finalCode = res.code;
+        check('storm: a run that was not killed exits 0', res.code === 0, `exit ${res.code}: ${res.stderr.slice(-300)}`);
+        break;
+      }
+    }
+    for (let i = 0; finalCode !== 0 && i < 3; i++) {
+      const res = await dnc(`storm final run ${i + 1}`, argv, { env });
+      runs++;
+      resends += reportedResends(res.stderr);
+      finalCode = res.code;
+    }
+    check('storm: the batch completes (exit 0) after the kills', finalCode === 0, `exit ${finalCode}`);
+    check('storm: the input is unchanged (SHA-256)', sha256(input) === hash);
+    const out = checkOutput('storm', input, output, (cells, o) => (o.dnc_phone_e164 === '' ? 'invalid' : expectedResult(o.dnc_phone_e164)));
+    const lookups = await sb.lookups();
+    const charges = chargesByNumber(lookups);
+    const extra = [...charges.values()].reduce((s, c) => s + (c - 1), 0);
+    const distinct = new Set(out.map((o) => o.dnc_phone_e164).filter(Boolean));
+    // Every outcome in this file costs credits except billing_error with charged: false (…996).
+    const chargeable = [...distinct].filter((n) => n.slice(-3) !== '996');
+    const uncharged = chargeable.filter((n) => !charges.has(n));
+    check('storm: every distinct number that costs credits was charged (none lost)', uncharged.length === 0, `${uncharged.length} never charged, e.g. ${uncharged.slice(0, 3).join(' ')}`);
+    check(`storm: charges beyond one per number ≤ concurrency × kills (${concurrency} × ${kills})`, extra <= concurrency * kills, `${extra} extra charges`);
+    check('storm: charges beyond one per number ≤ re-sends dnc reported', extra <= resends, `${extra} extra charges, ${resends} re-sends reported`);
+    check(`storm: re-sends reported ≤ concurrency × kills`, resends <= concurrency * kills, `${resends} reported`);
+    Object.assign(counts, {
+      storm_rows: rows,
+      storm_distinct_numbers: distinct.size,
+      storm_kills: kills,
+      storm_runs: runs,
+      storm_lookup_requests: (await sb.requests()).filter((q) => q.path === '/check_phone_number').length,
+      storm_charged_lookups: [...charges.values()].reduce((s, c) => s + c, 0),
+      storm_extra_charges: extra,
+      storm_resends_reported: resends,
+    });
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
+// ─── 2. Listener storm ───────────────────────────────────────────────────────────────────────────────────────
+
+function readJournal(file) {
+  const db = new Database(file, { readonly: true });
+  try {
+    return {
+      pushes: db.prepare('SELECT correlation_id, outcome, duplicates FROM pushes ORDER BY id').all(),
+      numbers: db.prepare('SELECT e164, state, correlation_id FROM numbers').all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+function startListen(what, argv, env) {
+  let child;
+  const done = dnc(what, ['listen', ...argv], { env, onStart: (c) => (child = c) });
+  return { done, kill: (sig) => child?.kill(sig), get child() { return child; } };
+}
+
+async function listenerStorm() {
+  const n = PROFILE.listenLookups;
+  log(`[listen] ${n.toLocaleString('en-US')} webhook lookups, sandbox duplicate-push-rate 0.3, time scale 0.01 (pushes shuffled by AU delays and retries), listener SIGKILLed ${PROFILE.listenKills} times and restarted`);
+  const dir = path.join(tmp.dir, 'listen');
+  mkdirSync(dir);
+  const input = path.join(dir, 'calls.csv');
+  const output = path.join(dir, 'calls.results.csv');
+  const journalFile = `${output}.journal.sqlite`;
+  const special = ['990', '995', '996'];
+  // 60 % US, 20 % GB, 20 % AU with result delays 0.3 s, 0.6 s or 1.2 s; 1 % of each pushed failure.
+  const phoneOf = (i) => {
+    if (i % 100 < 3) return `+1202${600 + Math.floor(i / 1000)}${Math.floor(i / 100) % 10}${special[i % 3]}`;
+    if (i % 5 === 0) return gbNumber(i);
+    if (i % 5 === 1) return auNumber(i, i % 3);
+    return usNumber(i);
+  };
+  await writeCsv(input, ['id', 'phone'], n, (i) => [String(i + 1), phoneOf(i)]);
+  const port = await freePort();
+  const pushPath = `/hooks/soak-${randomBytes(8).toString('hex')}`;
+  const url = `http://127.0.0.1:${port}${pushPath}`;
+  const sb = await sandbox(['--allow-insecure-webhooks', '--time-scale', '0.01', '--duplicate-push-rate', '0.3', '--credit-limit', '100000000']);
+  const env = dncEnv(sb);
+  const listenArgs = ['--results', output, '--port', String(port), '--path', pushPath];
+  const orphanIds = [];
+  try {
+    const batch = dnc('listen: batch', ['batch', input, '-o', output, '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url', '--concurrency', '16'], { env });
+    // The listener needs the batch's journal: start it as soon as the batch has made one.
+    let batchDone = false;
+    void batch.then(() => (batchDone = true));
+    const startUntilListening = async (what, extra = [], mayFinish = false) => {
+      for (let attempt = 0; attempt < 100; attempt++) {
+        if (!existsSync(journalFile)) {
+          await sleep(50);
+          continue;
+        }
+        const l = startListen(what, [...listenArgs, ...extra], env);
+        const early = await Promise.race([l.done.then((r) => r), sleep(400).then(() => null)]);
+        if (early === null || (mayFinish && early.code === 0)) return l;
+        if (early.code !== 2) throw new Error(`dnc listen exited ${early.code}: ${early.stderr}`);
+        await sleep(100); // the journal existed but the batch had not finished writing its metadata
+      }
+      throw new Error('dnc listen never started');
+    };
+    let listener = await startUntilListening('listen run 1');
+    let kills = 0;
+    for (let k = 0; k < PROFILE.listenKills; k++) {
+      await sleep(rand(300, ci ? 900 : 2500));
+      listener.kill('SIGKILL');
+      const r = await listener.done;
+      if (r.signal === 'SIGKILL') kills++;
+      if (k === 0) {
+        // Pushes for lookups the batch never made: kept as orphans, applied to nothing.
+        listener = await startUntilListening(`listen run ${k + 2}`);
+        await sleep(300);
+        for (let j = 0; j < 10; j++) orphanIds.push(randomUUID());
+        for (const id of orphanIds) {
+          const body = { status: 'succeeded', error_code: null, correlation_id: id, phone_number: '+12025550142', country: 'US', do_not_call: false, timestamp: '2026-11-21T23:30:00.000000+00:00', dnc_list_source: 'https://sandbox.dnc.invalid/registers/US', cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 1 } };
+          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', 'x-service-correlation-id': id, 'x-service-phone-number': '+12025550142', 'x-service-country': 'US', 'x-service-status': '200' }, body: JSON.stringify(body) });
+          await res.text();
+          check('listen: an orphan push is acknowledged 2xx', res.status >= 200 && res.status < 300, `status ${res.status}`);
+        }
+        continue;
+      }
+      await sleep(rand(100, 600));
+      if (k < PROFILE.listenKills - 1) listener = await startUntilListening(`listen run ${k + 2}`);
+    }
+    const final = await startUntilListening('listen final run', ['--exit-when-done', '--json'], true);
+    const result = await Promise.race([final.done, sleep(ci ? 90_000 : 240_000).then(() => null)]);
+    if (result === null) final.kill('SIGKILL');
+    const b = await batch;
+    check('listen: the batch exits 0 or 8 (pending)', b.code === 0 || b.code === 8, `exit ${b.code}: ${b.stderr.slice(-300)}`);
+    check('listen: the final listener exits 0 (nothing pending)', result?.code === 0, result ? `exit ${result.code}: ${result.stderr.slice(-400)}` : 'timed out');
+    let summary = {};
+    try {
+      summary = JSON.parse(result?.stdout ?? '{}');
+    } catch {
+      check('listen: --json summary parses', false, result?.stdout);
+    }
+    check('listen: --json says done, 0 pending', summary.stopped_reason === 'done' && summary.pending === 0, JSON.stringify(summary).slice(0, 300));
+    check(`listen: the listener was SIGKILLed ${PROFILE.listenKills} times`, kills === PROFILE.listenKills, `${kills} kills`);
+    const out = checkOutput('listen', input, output, (_cells, o) => expectedResult(o.dnc_phone_e164));
+    const lookups = await sb.lookups();
+    const pushes = await sb.pushes();
+    const j = readJournal(journalFile);
+    const applied = j.pushes.filter((p) => p.outcome === 'applied').map((p) => p.correlation_id);
+    const appliedSet = new Set(applied);
+    const lookupIds = new Set(lookups.map((l) => l.correlationId));
+    check('listen: one applied push per lookup (no lookup resolved twice)', applied.length === appliedSet.size, `${applied.length - appliedSet.size} applied twice`);
+    check('listen: the applied pushes are exactly the lookups made (nothing lost)', appliedSet.size === lookupIds.size && [...lookupIds].every((id) => appliedSet.has(id)), `${appliedSet.size} applied, ${lookupIds.size} lookups`);
+    check('listen: the sandbox made one lookup per row', lookups.length === n, `${lookups.length} lookups for ${n} rows`);
+    const notDone = j.numbers.filter((x) => x.state !== 'done');
+    check('listen: every number of the journal is done', notDone.length === 0, `${notDone.length} not done, e.g. ${JSON.stringify(notDone[0])}`);
+    const outIds = new Set(out.map((o) => o.dnc_correlation_id));
+    check('listen: every output row carries its lookup’s correlation id', out.every((o) => lookupIds.has(o.dnc_correlation_id)) && outIds.size === lookupIds.size);
+    const orphanRows = j.pushes.filter((p) => p.outcome === 'orphan').map((p) => p.correlation_id).sort();
+    check('listen: the orphans kept are exactly the pushes of unknown lookups', JSON.stringify(orphanRows) === JSON.stringify([...orphanIds].sort()), `${orphanRows.length} orphan rows, ${orphanIds.length} sent`);
+    check('listen: no push given up by the sandbox', !pushes.some((p) => p.outcome === 'gave_up'), `${pushes.filter((p) => p.outcome === 'gave_up').length} given up`);
+    const delivered = pushes.filter((p) => p.status >= 200 && p.status < 300);
+    Object.assign(counts, {
+      listen_lookups: n,
+      listen_push_attempts: pushes.length,
+      listen_pushes_delivered_2xx: delivered.length,
+      listen_duplicate_pushes_sent: pushes.filter((p) => p.duplicate).length,
+      listen_failed_attempts_retried: pushes.filter((p) => p.outcome === 'retry').length,
+      listen_duplicates_counted_in_journal: j.pushes.reduce((s, p) => s + p.duplicates, 0),
+      listen_orphans: orphanRows.length,
+      listen_reconciled_last_run: summary.reconciled ?? null,
+      listen_kills: kills,
+      listen_batch_exit: b.code,
+    });
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
+// ─── 3. Credit exhaustion ────────────────────────────────────────────────────────────────────────────────────
+
+async function creditExhaustion() {
+  const rows = PROFILE.creditRows;
+  const dir = path.join(tmp.dir, 'credits');
+  mkdirSync(dir);
+  const input = path.join(dir, 'calls.csv');
+  const output = path.join(dir, 'calls.results.csv');
+  const phoneOf = (i) => (i % 10 === 9 ? phoneOf(i - 4) : i % 3 === 0 ? gbNumber(100_000 + i) : usNumber(100_000 + i));
+  await writeCsv(input, ['phone', 'note'], rows, (i) => [phoneOf(i), `row ${i + 1}`]);
+  const distinct = new Set(Array.from({ length: rows }, (_, i) => phoneOf(i))).size;
+  const limit = Math.floor(distinct * 0.4);
+  log(`[credits] ${rows.toLocaleString('en-US')} rows (${distinct} distinct numbers), credit limit ${limit}: stops mid-batch, limit raised, rerun`);
+  const sb = await sandbox(['--credit-limit', String(limit), '--latency-ms', '5']);
+  const env = dncEnv(sb);
+  const argv = ['batch', input, '-o', output, '--concurrency', '8'];
+  try {
+    const first = await dnc('credits run 1', argv, { env });
+    check('credits: the first run stops with exit 5 at the credit limit', first.code === 5, `exit ${first.code}: ${first.stderr.slice(-300)}`);
+    const mid = readCsv(output);
+    const resultIdx = mid[0].indexOf('dnc_result');
+    const codeIdx = mid[0].indexOf('dnc_error_code');
+    const notChecked = mid.slice(1).filter((r) => r[resultIdx] === 'not_checked');
+    check('credits: rows not looked up are not_checked / credit_limit', notChecked.length > 0 && notChecked.every((r) => r[codeIdx] === 'credit_limit'), `${notChecked.length} not_checked`);
+    const usedAtStop = (await sb.account()).creditsUsed;
+    check('credits: the sandbox never went over the limit', usedAtStop <= limit, `${usedAtStop} used, limit ${limit}`);
+    await sb.setCreditLimit(100_000_000);
+    const second = await dnc('credits run 2', argv, { env });
+    check('credits: the rerun after the limit is raised exits 0', second.code === 0, `exit ${second.code}: ${second.stderr.slice(-300)}`);
+    const out = checkOutput('credits', input, output, (_cells, o) => expectedResult(o.dnc_phone_e164));
+    const lookups = await sb.lookups();
+    const charges = chargesByNumber(lookups);
+    const twice = [...charges.entries()].filter(([, c]) => c > 1);
+    check('credits: no number charged twice', twice.length === 0, `${twice.length} charged twice, e.g. ${twice[0]?.[0]}`);
+    check('credits: every distinct number charged once (none lost)', charges.size === distinct, `${charges.size} charged of ${distinct}`);
+    const requests = await sb.requests();
+    const refused = requests.filter((r) => r.path === '/check_phone_number' && r.status === 429);
+    const account = await sb.account();
+    const outCredits = new Map(out.map((o) => [o.dnc_phone_e164, Number(o.dnc_credits)]));
+    const sumOut = [...outCredits.values()].reduce((s, c) => s + c, 0);
+    check('credits: credits in the output = credits the sandbox charged', sumOut === account.creditsUsed, `output ${sumOut}, sandbox ${account.creditsUsed}`);
+    Object.assign(counts, { credits_rows: rows, credits_distinct: distinct, credits_limit_first: limit, credits_used_at_stop: usedAtStop, credits_429_answers: refused.length, credits_used_total: account.creditsUsed });
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
+// ─── 4. Bad-input corpus ─────────────────────────────────────────────────────────────────────────────────────
+
+async function badCorpus() {
+  const badDir = path.join(ROOT, 'fixtures', 'bad');
+  const manifests = readdirSync(badDir).filter((f) => f === 'cases.json' || /^soak-.*\.json$/.test(f));
+  const cases = manifests.flatMap((m) => JSON.parse(readFileSync(path.join(badDir, m), 'utf8')).cases);
+  const files = readdirSync(badDir).filter((f) => !f.endsWith('.json'));
+  log(`[corpus] ${files.length} files in fixtures/bad/, ${cases.length} documented cases (${manifests.join(', ')})`);
+  check('corpus: at least 30 bad-input files', files.length >= 30, `${files.length} files`);
+  const documented = new Set(cases.map((c) => c.file));
+  for (const f of files) check('corpus: every file in fixtures/bad/ has a documented exit code', documented.has(f), f);
+  const sb = await sandbox([]);
+  const env = dncEnv(sb);
+  const dir = path.join(tmp.dir, 'corpus');
+  mkdirSync(dir);
+  const exits = {};
+  try {
+    for (const c of cases) {
+      const input = path.join(badDir, c.file);
+      if (!check('corpus: every documented file exists', existsSync(input), c.file)) continue;
+      const before = sha256(input);
+      const output = path.join(dir, `${c.file}.results.csv`);
+      const seen = (await sb.requests()).length;
+      const r = await dnc(`corpus ${c.file}`, ['batch', input, '-o', output, ...(c.args ?? [])], { env });
+      exits[r.code] = (exits[r.code] ?? 0) + 1;
+      check('corpus: each file gives its documented exit code', r.code === c.exit, `${c.file}: exit ${r.code}, documented ${c.exit}: ${r.stderr.trim().split('\n')[0]}`);
+      check('corpus: the input is unchanged (SHA-256)', sha256(input) === before, c.file);
+      const sent = (await sb.requests()).slice(seen).filter((q) => q.path === '/check_phone_number');
+      check('corpus: nothing is looked up', sent.length === 0, `${c.file}: ${sent.length} lookups`);
+      if (c.exit !== 0) {
+        check('corpus: the message carries the documented error code', r.stderr.includes(`[${c.code}]`), `${c.file}: ${r.stderr.trim().split('\n')[0]}`);
+        if (c.line !== null && c.line !== undefined) check('corpus: the message names the line', r.stderr.includes(`line ${c.line}`), `${c.file}: expected "line ${c.line}" in ${r.stderr.trim().split('\n')[0]}`);
+        if (c.exit === 3) check('corpus: an input error names the file', r.stderr.includes(input), c.file);
+      } else {
+        const rows = readCsv(output).slice(1);
+        const head = readCsv(output)[0];
+        const bad = rows.filter((row) => row[head.indexOf('dnc_result')] === 'invalid' && row[head.indexOf('dnc_error')] !== '');
+        check('corpus: invalid numbers are refused locally, each with a reason', bad.length === c.invalidRows, `${c.file}: ${bad.length} invalid rows, documented ${c.invalidRows}`);
+      }
+    }
+    counts.corpus_files = files.length;
+    counts.corpus_cases = cases.length;
+    counts.corpus_exit_codes = exits;
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
+// ─── 5. API key leak check ───────────────────────────────────────────────────────────────────────────────────
+
+function leakCheck() {
+  log('[leak] the test key in any stdout, stderr or file written by a step');
+  const needle = Buffer.from(KEY);
+  for (const s of streams) check('leak: the key appears in no stdout/stderr', !s.text.includes(KEY), s.what);
+  const walk = (d) => readdirSync(d).flatMap((f) => {
+    const p = path.join(d, f);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+  const files = walk(tmp.dir);
+  for (const f of files) check('leak: the key appears in no file written', !readFileSync(f).includes(needle), path.relative(tmp.dir, f));
+  counts.leak_streams_scanned = streams.length;
+  counts.leak_files_scanned = files.length;
+}
+
+const m = machine();
+log(`dnc soak (${PROFILE.name} profile) on ${m.nproc} × ${m.cpu}, node ${m.node}; scratch ${tmp.dir}`);
+log('every step starts its own sandbox as a child process (node bin/dnc.js sandbox --port 0 --key <random test key>)');
+const started = Date.now();
+const errors = [];
+const steps = { storm: crashStorm, listen: listenerStorm, credits: creditExhaustion, corpus: badCorpus };
+try {
+  for (const s of STEPS) {
+    if (!only.has(s)) continue;
+    const t = Date.now();
+    try {
+      await steps[s]();
+    } catch (err) {
+      errors.push(`${s}: ${err.stack ?? err}`);
+      check(`${s}: the step ran to the end`, false, String(err.message ?? err));
+    }
+    counts[`${s}_seconds`] = Math.round((Date.now() - t) / 100) / 10;
+  }
+  leakCheck();
+} finally {
+  for (const sb of sandboxes) await sb.close();
+  if (!args.keep) tmp.remove();
+}
+
+const list = [...invariants.entries()];
+const checked = list.reduce((s, [, v]) => s + v.checked, 0);
+const failed = list.reduce((s, [, v]) => s + v.failed, 0);
+process.stdout.write(`\n${table(['invariant', 'checked', 'failed'], list.map(([k, v]) => [k, v.checked, v.failed]))}\n\n`);
+process.stdout.write(`${table(['count', 'value'], Object.entries(counts).map(([k, v]) => [k, typeof v === 'object' && v !== null ? JSON.stringify(v) : v]))}\n\n`);
+for (const [k, v] of list) for (const f of v.failures) process.stdout.write(`failed: ${k}: ${f}\n`);
+for (const e of errors) process.stdout.write(`error: ${e}\n`);
+mkdirSync(OUT_DIR, { recursive: true });
+const outFile = path.join(OUT_DIR, `soak-${stamp()}.json`);
+writeFileSync(outFile, `${JSON.stringify({ profile: PROFILE, machine: m, seconds: (Date.now() - started) / 1000, invariants: Object.fromEntries(list), counts, errors }, null, 2)}\n`);
+process.stdout.write(`figures written to ${path.relative(process.cwd(), outFile) || outFile}\n`);
+process.stdout.write(`invariants: ${list.length} kinds, ${checked} checks, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+process.exitCode = failed > 0 ? 1 : 0;
