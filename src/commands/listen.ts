@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
 import type { Context } from '../context.js';
-import { ExitCode, usageError, type DncError } from '../errors.js';
+import { ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
 import type { JournalPushStore } from '../listen/journal-store.js';
@@ -44,7 +44,8 @@ atomically at most once a second while pushes arrive, and on exit.
 
 Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing pending;
 130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
-2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal.`;
+2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal;
+3 when OUTPUT.csv cannot be written (the pushes received stay in the journal).`;
 
 /** Checks the flags (exit 2 on a bad one). */
 export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {
@@ -281,6 +282,13 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
     final = await session.stop();
   } finally {
     progress.stop();
+  }
+  if (session.renderError) {
+    const e = session.renderError;
+    throw inputError('E_OUTPUT_UNWRITABLE', `could not write ${o.results}: ${e.message}`, {
+      hint: 'every push received is safe in the journal; fix the cause and run dnc listen again to write the file',
+      cause: e,
+    });
   }
   const done = final.pending === 0 && final.unsent === 0;
   const lostList = [...lost.values()];

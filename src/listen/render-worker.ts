@@ -10,8 +10,9 @@ export interface RenderRequest {
 export type RenderReply = { id: number; ok: true; byResult: Record<string, number> } | { id: number; ok: false; message: string; code?: string };
 
 const { journalPath } = workerData as { journalPath: string };
-// A read-only connection of its own: WAL lets it read while the listener's connection commits pushes.
-const journal = BatchJournal.open(journalPath, { create: false, readonly: true });
+// A connection of its own (only read from): WAL lets it read while the listener's connection commits
+// pushes. Not opened read-only: such a connection failed with "disk I/O error" in the e2e tests.
+const journal = BatchJournal.open(journalPath, { create: false });
 
 parentPort!.on('message', (request: RenderRequest) => {
   void (async () => {

@@ -103,6 +103,8 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   private statusTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = performance.now();
   private lastStatus: ListenStatus | undefined;
+  /** Why the latest render failed; null once one succeeds. Set after stop() when the final render failed. */
+  renderError: Error | null = null;
   private stopped: Promise<ListenStatus> | undefined;
   private doneResolve!: (status: ListenStatus) => void;
   /** Resolves once nothing is pending (only with exitWhenDone). */
@@ -202,7 +204,8 @@ export class ListenSession extends EventEmitter<ListenEvents> {
       return;
     }
     this.emit('status', status);
-    if (this.exitWhenDone && status.pending === 0 && status.unsent === 0 && !this.dirty && !this.rendering) {
+    // Done does not wait for a render that keeps failing: stop() renders once more and reports it.
+    if (this.exitWhenDone && status.pending === 0 && status.unsent === 0 && !this.rendering && (!this.dirty || this.renderError)) {
       this.doneResolve(status);
       this.emit('done', status);
     }
@@ -226,11 +229,13 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     this.rendering = run.then(
       (byResult) => {
         this.renders++;
+        this.renderError = null;
         this.emit('rendered', { durationMs: performance.now() - started, final, byResult });
       },
       (err: unknown) => {
         this.dirty = true;
-        this.emit('render-failed', { error: err instanceof Error ? err : new Error(String(err)), final });
+        this.renderError = err instanceof Error ? err : new Error(String(err));
+        this.emit('render-failed', { error: this.renderError, final });
       },
     );
     await this.rendering;

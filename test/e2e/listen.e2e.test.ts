@@ -160,7 +160,8 @@ describe('dnc listen killed and restarted', () => {
     await started(l);
     await waitFor('the fast result', () => readJournal(b.journal).states.done === 1);
     l.child.kill('SIGTERM');
-    expect(await l.exit).toEqual({ code: 130, signal: null });
+    expect(await l.exit, l.stderr()).toEqual({ code: 130, signal: null });
+    expect(l.stderr()).not.toContain('could not write');
     expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['do_not_call', 'pending']);
     expect(l.stderr()).toContain('1 lookup(s) still pending');
   });

@@ -169,6 +169,61 @@ describe('dnc listen: orphans, interrupts, lost lookups', () => {
   });
 });
 
+describe('dnc listen: a push faster than its receipt', () => {
+  it('keeps it as an orphan, then applies it once the batch has journaled the receipt', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5091']]);
+    const row = readCsv(b.output)[0]!;
+    // As if the batch had not committed the 202 yet: the lookup's correlation id is not in the journal.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(b.journal);
+    db.prepare("UPDATE numbers SET correlation_id = NULL, state = 'in_flight' WHERE e164 = ?").run(row.dnc_phone_e164);
+    const run = listenInProcess(['--json', '--verbose', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    await run.listening;
+    const body = {
+      status: 'succeeded',
+      error_code: null,
+      correlation_id: row.dnc_correlation_id,
+      phone_number: row.dnc_phone_e164,
+      country: 'AU',
+      do_not_call: false,
+      timestamp: '2026-11-21T23:30:00.000000+00:00',
+      dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
+      cost: { credits_used_for_query: 3, total_credits_used: 3, credit_limit: 10000 },
+    };
+    const answer = await fetch(b.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-correlation-id': row.dnc_correlation_id }, body: JSON.stringify(body) });
+    expect(answer.status).toBe(200);
+    expect(readJournal(b.journal).pushes).toEqual([expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'orphan' })]);
+    // The batch now records the receipt.
+    db.prepare("UPDATE numbers SET correlation_id = ?, state = 'pending' WHERE e164 = ?").run(row.dnc_correlation_id, row.dnc_phone_e164);
+    db.close();
+    await waitFor('the orphan applied', () => readJournal(b.journal).pushes[0]!.outcome === 'applied');
+    await waitFor('OUTPUT.csv', () => pendingRows(b.output).length === 0);
+    run.interrupts.fire();
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(readJournal(b.journal).pushes).toEqual([expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'applied' })]);
+    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_list_source])).toEqual([['callable', 'https://sandbox.dnc.invalid/registers/AU']]);
+    expect(JSON.parse(run.io.out())).toMatchObject({ orphans: 1, reconciled: 1, pending: 0 });
+    expect(run.io.err()).toContain('applied 1 push(es) that had arrived before the batch recorded their receipt');
+  });
+});
+
+describe('dnc listen: when OUTPUT.csv cannot be written', () => {
+  it('keeps the pushes in the journal, says why, and exits 3', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5004']]);
+    // The batch module refuses to render from an input that changed since the batch began.
+    writeFileSync(b.input, 'name,phone\nau,+61 4 1234 5004\nnew,+1 202 555 0100\n');
+    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir });
+    await run.listening;
+    expect(await run.exit).toBe(3);
+    expect(readJournal(b.journal).states).toEqual({ done: 1 });
+    expect(readJournal(b.journal).pushes).toHaveLength(1);
+    expect(run.io.err()).toMatch(/warning: could not write .*calls\.results\.csv: .*calls\.csv has changed since this batch began/);
+    expect(run.io.err()).toMatch(/error \[E_OUTPUT_UNWRITABLE\]: could not write .*has changed/);
+    expect(run.io.err()).toContain('every push received is safe in the journal');
+    expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['pending']);
+  });
+});
+
 describe('dnc listen: refusals', () => {
   it('refuses a results file without a batch journal (exit 2), before listening', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-'));
