@@ -1,0 +1,109 @@
+// The journal: answers, receipts, pushes (applied / duplicate / orphan), counts, locks — real SQLite files.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  acquireJournalLock,
+  BatchJournal,
+  deleteJournalFiles,
+  finalAnswerFromBody,
+  journalPathFor,
+  lockHolder,
+} from '../../src/batch/journal.js';
+import { DncError } from '../../src/errors.js';
+import { scratch } from './helpers.js';
+
+const tmp = scratch();
+afterAll(() => tmp.remove());
+
+async function journalWith(numbers: Array<[string, string]>): Promise<BatchJournal> {
+  const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `${numbers.length}-${Math.random()}.csv`)), { create: true });
+  j.insertNumbers(numbers);
+  return j;
+}
+
+const succeeded = (id: string, phone: string, dnc: boolean) => ({
+  status: 'succeeded',
+  error_code: null,
+  correlation_id: id,
+  phone_number: phone,
+  country: 'AU',
+  do_not_call: dnc,
+  timestamp: '2026-11-21T23:08:03.123456+00:00',
+  dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
+  cost: { credits_used_for_query: 3, total_credits_used: 9, credit_limit: 100 },
+});
+
+describe('journal', () => {
+  it('stores receipts as pending and applies each push once: applied, then duplicate; unknown ids are orphans', async () => {
+    const j = await journalWith([
+      ['+61412345001', 'AU'],
+      ['+61412345002', 'AU'],
+    ]);
+    const [a, b] = j.nextQueued(0, 10);
+    expect(j.claim([a!.id, b!.id])).toEqual([a!.id, b!.id]);
+    j.recordReceipt(a!.id, 'corr-a', { status: 'started', correlation_id: 'corr-a' }, 3);
+    j.recordReceipt(b!.id, 'corr-b', { status: 'started', correlation_id: 'corr-b' }, 3);
+    expect(j.pendingNumbers().map((p) => [p.e164, p.correlationId, p.creditsHeld])).toEqual([
+      ['+61412345001', 'corr-a', 3],
+      ['+61412345002', 'corr-b', 3],
+    ]);
+
+    const at = '2026-11-21T23:10:00.000Z';
+    expect(j.recordPush(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('applied');
+    expect(j.recordPush(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('duplicate');
+    expect(j.recordPush(JSON.stringify(succeeded('corr-zzz', '+61412345009', false)), at)).toBe('orphan');
+    expect(j.recordPush('not json', at, null)).toBe('orphan');
+    const expired = { status: 'failed', error_code: 'lookup_expired', error: 'no answer', charged: false, correlation_id: 'corr-b', phone_number: '+61412345002', country: 'AU' };
+    expect(j.recordPushes([{ raw: JSON.stringify(expired), receivedAt: at }])).toEqual(['applied']);
+
+    const rowA = j.get('+61412345001')!;
+    expect([rowA.state, rowA.result, rowA.do_not_call, rowA.credits, rowA.correlation_id]).toEqual(['done', 'do_not_call', 1, 3, 'corr-a']);
+    expect(JSON.parse(rowA.answer!).status).toBe('succeeded');
+    const rowB = j.get('+61412345002')!;
+    expect([rowB.state, rowB.result, rowB.error_code, rowB.credits]).toEqual(['done', 'failed', 'lookup_expired', 0]);
+    expect(j.summaryCounts()).toMatchObject({ done: 2, pending: 0, credits: 3 });
+    j.close();
+  });
+
+  it('keeps one row per distinct number, requeues numbers left in flight, and releases uncharged ones', async () => {
+    const j = await journalWith([
+      ['+12025550100', 'US'],
+      ['+12025550100', 'US'],
+      ['+12025550101', 'US'],
+    ]);
+    const queued = j.nextQueued(0, 10);
+    expect(queued.map((q) => q.e164)).toEqual(['+12025550100', '+12025550101']);
+    j.claim(queued.map((q) => q.id));
+    j.release(queued[1]!.id);
+    expect(j.summaryCounts()).toMatchObject({ queued: 1, in_flight: 1 });
+    expect(j.requeueInFlight()).toBe(1);
+    expect(j.summaryCounts()).toMatchObject({ queued: 2, in_flight: 0 });
+    j.close();
+  });
+
+  it('reads answers: charged failures keep their credits, uncharged ones cost nothing', () => {
+    const base = { status: 'failed', error: 'x', correlation_id: 'c', phone_number: '+1', country: 'US' };
+    expect(finalAnswerFromBody({ ...base, error_code: 'billing_error', charged: true }, 500, 2)).toMatchObject({ result: 'failed', credits: 2 });
+    expect(finalAnswerFromBody({ ...base, error_code: 'billing_error', charged: false }, 500, 0)).toMatchObject({ result: 'failed', credits: 0 });
+    expect(finalAnswerFromBody({ ...base, error_code: 'invalid_phone_number', charged: true }, 400, 1)).toMatchObject({ result: 'invalid', credits: 1 });
+    expect(finalAnswerFromBody(succeeded('c', '+1', false), 200, 1)).toMatchObject({ result: 'callable', doNotCall: false, credits: 1 });
+    expect(finalAnswerFromBody({ status: 'weird' }, 200, 1)).toBeNull();
+  });
+
+  it('a lock refuses a second live holder, is taken over from a dead one, and --restart removes every file', async () => {
+    const file = journalPathFor(path.join(tmp.dir, 'locked.csv'));
+    const lock = acquireJournalLock(file, { pid: 111, isAlive: () => true });
+    expect(lockHolder(file, { pid: 222, isAlive: () => true })).toBe(111);
+    expect(() => acquireJournalLock(file, { pid: 222, isAlive: () => true })).toThrow(DncError);
+    const takeover = acquireJournalLock(file, { pid: 333, isAlive: (pid) => pid !== 111 });
+    takeover.release();
+    lock.release();
+    const j = await BatchJournal.open(file, { create: true });
+    j.close();
+    expect(existsSync(file)).toBe(true);
+    deleteJournalFiles(file);
+    expect(existsSync(file)).toBe(false);
+    await expect(BatchJournal.open(file, { create: false })).rejects.toThrow(/no batch journal/);
+  });
+});

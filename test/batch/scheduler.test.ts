@@ -1,0 +1,130 @@
+// The scheduler with a scripted client: concurrency, the budget's probe of an unknown cost, stops, abandon.
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
+import { BatchScheduler } from '../../src/batch/scheduler.js';
+import { creditError } from '../../src/errors.js';
+import type { LookupOutcome, LookupRequest } from '../../src/service/client.js';
+import { scratch } from './helpers.js';
+
+const tmp = scratch();
+afterAll(() => tmp.remove());
+let n = 0;
+
+async function journalOf(count: number, country = 'US'): Promise<BatchJournal> {
+  const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `s${++n}.csv`)), { create: true });
+  j.insertNumbers(Array.from({ length: count }, (_, i) => [`+1202555${1000 + i}`, country] as const));
+  return j;
+}
+
+/** A client whose answers the test releases; records the most lookups in flight at once. */
+function scriptedClient(cost: number, answer: (req: LookupRequest, index: number) => 'ok' | '429' = () => 'ok') {
+  let inFlight = 0;
+  let index = 0;
+  const stats = { maxInFlight: 0, sent: [] as string[] };
+  const waiting: Array<() => void> = [];
+  const client = {
+    lookup(req: LookupRequest): Promise<LookupOutcome> {
+      const i = index++;
+      stats.sent.push(req.phoneNumber);
+      inFlight++;
+      stats.maxInFlight = Math.max(stats.maxInFlight, inFlight);
+      return new Promise<LookupOutcome>((resolve, reject) => {
+        waiting.push(() => {
+          inFlight--;
+          if (answer(req, i) === '429') {
+            reject(creditError('E_CREDIT_LIMIT', 'credit limit reached (429)'));
+            return;
+          }
+          const body = {
+            status: 'succeeded', error_code: null, correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US',
+            do_not_call: false, timestamp: 't', dnc_list_source: 'u', cost: { credits_used_for_query: cost, total_credits_used: 0, credit_limit: 0 },
+          };
+          resolve({
+            kind: 'succeeded',
+            body: body as never,
+            raw: body,
+            meta: { status: 200, creditCost: cost, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 },
+          });
+        });
+      });
+    },
+  };
+  // Answers everything sent so far, on a later turn of the event loop (as sockets do).
+  const answerAll = () => new Promise<void>((r) => setTimeout(() => {
+    for (const w of waiting.splice(0)) w();
+    r();
+  }, 1));
+  return { client, stats, answerAll };
+}
+
+async function drive(run: Promise<unknown>, answerAll: () => Promise<void>) {
+  let finished = false;
+  void run.then(() => (finished = true));
+  while (!finished) await answerAll();
+  return run;
+}
+
+const base = { webhookUrl: null, webhookAll: false, webhookOnlyCountries: ['AU'] };
+
+describe('scheduler', () => {
+  it('never has more lookups in flight than the concurrency, and answers every number once', async () => {
+    const journal = await journalOf(50);
+    const { client, stats, answerAll } = scriptedClient(1);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 6, maxCredits: null });
+    const outcome = await drive(s.run(), answerAll);
+    expect(stats.maxInFlight).toBe(6);
+    expect(new Set(stats.sent).size).toBe(50);
+    expect(stats.sent).toHaveLength(50);
+    expect(outcome).toMatchObject({ sent: 50, stoppedReason: null, creditsThisRun: 50 });
+    expect(journal.summaryCounts()).toMatchObject({ done: 50, queued: 0, in_flight: 0 });
+  });
+
+  it('with a budget, sends one lookup of a country of unknown cost alone, then fills the budget exactly', async () => {
+    const journal = await journalOf(30);
+    const { client, stats, answerAll } = scriptedClient(2);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 8, maxCredits: 11 });
+    let firstRound = 0;
+    s.on('progress', () => {
+      if (firstRound === 0) firstRound = stats.sent.length;
+    });
+    const outcome = await drive(s.run(), answerAll);
+    expect(firstRound).toBe(1);
+    // 5 lookups at 2 credits = 10; a sixth could reach 12 > 11.
+    expect(stats.sent).toHaveLength(5);
+    expect(outcome).toMatchObject({ stoppedReason: 'budget_reached', creditsTotal: 10 });
+    expect(journal.learnedCosts().get('US')).toBe(2);
+  });
+
+  it('on a 429 stops starting lookups, lets those in flight finish, and puts the refused number back in the queue', async () => {
+    const journal = await journalOf(20);
+    const { client, stats, answerAll } = scriptedClient(1, (_req, i) => (i === 9 ? '429' : 'ok'));
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: null });
+    const outcome = await drive(s.run(), answerAll);
+    expect(outcome).toMatchObject({ stoppedReason: 'credit_limit' });
+    const counts = journal.summaryCounts();
+    expect(counts.in_flight).toBe(0);
+    expect(counts.done).toBe(stats.sent.length - 1);
+    expect(counts.queued).toBe(20 - counts.done);
+    expect(stats.sent.length).toBeLessThanOrEqual(12);
+  });
+
+  it('abandon() resolves at once with the answers received committed; the rest stay in flight for the next run', async () => {
+    const journal = await journalOf(10);
+    const { client, answerAll } = scriptedClient(1);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 3, maxCredits: null });
+    const run = s.run();
+    await answerAll();
+    // The answers are committed with the claims of the next three numbers, on the next turn.
+    await new Promise((r) => setImmediate(r));
+    s.abandon();
+    const outcome = await run;
+    expect(outcome.abandoned).toBe(true);
+    const counts = journal.summaryCounts();
+    expect(counts.done).toBe(3);
+    expect(counts.in_flight).toBe(3);
+    await answerAll();
+    expect(journal.summaryCounts().done).toBe(3);
+    expect(journal.requeueInFlight()).toBe(3);
+  });
+});
