@@ -463,7 +463,7 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
 async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {
   const { scanInput } = await import('../batch/ingest.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
-  ctx.info(`Dry run: reading ${layout.path}; nothing is sent`);
+  ctx.info(`Reading ${layout.path} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`);
   // Distinct numbers: the strings are shared with the normalisation cache's entries.
   const seen = new Set<string>();
   const byCountry = new Map<string, number>();
