@@ -1,6 +1,6 @@
 // The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
 import { EventEmitter } from 'node:events';
-import { isDncError, type DncError } from '../errors.js';
+import { isDncError, usageError, type DncError } from '../errors.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
 import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
 
@@ -192,7 +192,12 @@ export class BatchScheduler extends EventEmitter {
           writes.push(() => journal.release(item.id));
         }
         // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
-        this.fatal ??= e ?? (err as DncError);
+        const webhookRefused = e?.code === 'E_BAD_REQUEST';
+        this.fatal ??= webhookRefused
+          ? usageError('E_WEBHOOK_URL', `${e.message.replace(/^the service rejected the request \(400\): /, 'the service refused --webhook-url: ')}`, {
+              hint: 'nothing was charged; give a webhook URL the service accepts',
+            })
+          : (e ?? (err as DncError));
         this.stopping ??= 'interrupted';
       }
       settle(item, estimate, 0);

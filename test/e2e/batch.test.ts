@@ -14,7 +14,12 @@ let env: Record<string, string>;
 beforeAll(async () => {
   ({ sb, env } = await sandbox());
 });
-afterEach(() => sb.reset());
+/** Hashes of every input a test made, checked after each test: dnc never modifies its input. */
+const inputs = new Map<string, string>();
+afterEach(() => {
+  sb.reset();
+  for (const [file, hash] of inputs) if (existsSync(file) && !file.includes('changed')) expect(sha256(file), file).toBe(hash);
+});
 afterAll(async () => {
   await sb.close();
   tmp.remove();
@@ -25,6 +30,7 @@ let n = 0;
 function fixture(name: string): string {
   const to = path.join(tmp.dir, `${++n}-${path.basename(name)}`);
   copyFileSync(path.join(FIXTURES, name), to);
+  inputs.set(to, sha256(to));
   return to;
 }
 
@@ -33,6 +39,7 @@ function usList(count: number, name = `list-${++n}.csv`): { file: string; number
   const numbers = Array.from({ length: count }, (_, i) => `+1202555${1000 + i}`);
   const file = path.join(tmp.dir, name);
   writeFileSync(file, `id,phone\n${numbers.map((p, i) => `${i + 1},${p}`).join('\n')}\n`);
+  inputs.set(file, sha256(file));
   return { file, numbers };
 }
 
@@ -111,6 +118,15 @@ describe('dnc batch: verdicts', () => {
     expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', '', 'ask reception']);
     const registerInvalid = rows.find((x) => x.phone === '(202) 555-0990')!;
     expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual(['invalid', 'invalid_phone_number', '1']);
+  });
+
+  it('on a terminal: boxed summary tables and a spinner on stderr', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const r = await runDnc(['batch', input, '-o', `${input}.out`, '--country', 'US'], { env, tty: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/┌|\+-/);
+    expect(r.stdout).toContain('do_not_call');
+    expect(r.stdout).toContain('Batch complete');
   });
 
   it('rows sharing a number share its one lookup', async () => {
@@ -384,7 +400,7 @@ describe('dnc batch: stop and resume', () => {
   });
 
   it('refuses a journal made from a different input or other options; --restart starts over', async () => {
-    const { file } = usList(5);
+    const { file } = usList(5, `changed-${++n}.csv`);
     const output = `${file}.out`;
     expect((await runDnc(['batch', file, '-o', output], { env })).code).toBe(0);
     const other = await runDnc(['batch', file, '-o', output, '--country', 'GB'], { env });
