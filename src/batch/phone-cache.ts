@@ -1,9 +1,12 @@
 // Normalisation of a CSV cell to E.164, cached per distinct raw value (libphonenumber costs ~9 µs a call).
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { normalizePhone } from '../phone/normalize.js';
 
 export type CellNumber =
   | { ok: true; e164: string; country: string }
   | { ok: false; message: string; e164: string; country: string };
+
+const options = (region: string | undefined) => (region ? { defaultCountry: region.toUpperCase() as CountryCode } : {});
 
 /** Bounded: when full it starts over, which keeps memory flat on files with millions of distinct values. */
 export class PhoneCache {
@@ -16,12 +19,29 @@ export class PhoneCache {
   normalise(raw: string): CellNumber {
     let hit = this.cache.get(raw);
     if (hit !== undefined) return hit;
-    const n = normalizePhone(raw, { defaultCountry: this.defaultCountry });
-    hit = n.ok
-      ? { ok: true, e164: n.e164, country: n.country ?? '' }
-      : { ok: false, message: n.message, e164: n.e164 ?? '', country: n.country ?? '' };
+    hit = this.quick(raw);
+    if (hit === undefined) {
+      // Not plainly valid: normalizePhone says what is wrong (and is the reference for what is valid).
+      const n = normalizePhone(raw, { defaultCountry: this.defaultCountry });
+      hit = n.ok
+        ? { ok: true, e164: n.e164, country: n.country ?? '' }
+        : { ok: false, message: n.message, e164: n.e164 ?? '', country: n.country ?? '' };
+    }
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(raw, hit);
     return hit;
+  }
+
+  /**
+   * The common case without normalizePhone's extras (its human format costs as much as the parse):
+   * a value written with + or with the default region that parses as valid. Anything else returns
+   * undefined and goes through normalizePhone.
+   */
+  private quick(raw: string): CellNumber | undefined {
+    const value = raw.trim();
+    if (value === '' || /^00/.test(value)) return undefined;
+    const parsed = parsePhoneNumberFromString(value, options(this.defaultCountry));
+    if (!parsed || !parsed.isValid()) return undefined;
+    return { ok: true, e164: parsed.number, country: parsed.country ?? '' };
   }
 }
