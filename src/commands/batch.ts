@@ -294,7 +294,8 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     }
     return ExitCode.OK;
   } finally {
-    if (abandoned) void client?.close().catch(() => {});
+    // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
+    if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
     else await client?.close();
     journal?.close();
     lock.release();

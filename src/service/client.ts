@@ -90,6 +90,8 @@ export interface ServiceClient {
   usage(request?: UsageRequest): Promise<FreeAnswer<UsagePage>>;
   legacyUsage(): Promise<FreeAnswer<LegacyUsage>>;
   close(): Promise<void>;
+  /** Drops every connection at once, failing requests in flight (a second Ctrl-C); close() waits for them. */
+  destroy?(): Promise<void>;
 }
 
 /** Codes of errors thrown by the client (DncError.code). */
@@ -395,6 +397,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
     async close() {
       await pool.close();
+    },
+
+    async destroy() {
+      await pool.destroy();
     },
   };
 

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { countBy, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { assertBuilt, BIN, NO_HOME, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
@@ -36,10 +37,10 @@ function callList(name: string): { file: string; phones: string[]; distinct: num
   return { file, phones: rows, distinct: 300 };
 }
 
-function start(argv: string[]): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
+function start(argv: string[], childEnv: Record<string, string> = env): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
   const child = spawn(process.execPath, [BIN, ...argv], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...childEnv },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -116,5 +117,29 @@ describe('dnc batch as a process', () => {
     expect(rest.code, rest.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
     expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
+  });
+
+  it('a second SIGINT exits at once (130) without waiting for slow lookups, leaving them in flight in the journal', async () => {
+    const slow = await sandbox({ latencyMs: 3_000 });
+    try {
+      const { file } = callList('int2.csv');
+      const output = path.join(tmp.dir, 'int2.results.csv');
+      const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
+      const run = start(argv, slow.env);
+      await until(() => slow.sb.requests().length >= 4);
+      const t0 = Date.now();
+      run.child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 50));
+      run.child.kill('SIGINT');
+      const end = await run.exited;
+      expect(end.code, end.stderr).toBe(130);
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(end.stderr).toContain('stopped at once');
+      const journal = await BatchJournal.open(journalPathFor(output), { create: false });
+      expect(journal.summaryCounts()).toMatchObject({ in_flight: 4, done: 0 });
+      journal.close();
+    } finally {
+      await slow.sb.close();
+    }
   });
 });
