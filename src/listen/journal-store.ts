@@ -16,6 +16,8 @@ export interface OpenListenJournalOptions {
   batchRunning?: () => boolean;
   /** Most overdue lookups listed per status (default 1000). */
   overdueLimit?: number;
+  /** How long to wait for a just-created journal to hold its batch (default 10 s). */
+  metaWaitMs?: number;
   /** Render in a worker thread when the compiled worker is there (default true); false renders in this thread. */
   renderInWorker?: boolean;
 }
@@ -181,7 +183,12 @@ export class JournalPushStore implements ListenJournal {
 export async function openListenJournal(resultsPath: string, options: OpenListenJournalOptions = {}): Promise<JournalPushStore> {
   const path = journalPathFor(resultsPath);
   const journal = await BatchJournal.open(path, { create: false }, options.now);
-  const meta = journal.meta();
+  // A batch started a moment ago may not have written its metadata yet: give it a few seconds.
+  let meta = journal.meta();
+  for (let waited = 0; !meta && waited < (options.metaWaitMs ?? 10_000); waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    meta = journal.meta();
+  }
   if (!meta) {
     journal.close();
     throw inputError('E_JOURNAL_EMPTY', `the journal ${path} holds no batch yet`, {

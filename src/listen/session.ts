@@ -132,6 +132,9 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   /** Listens, emits a first status (and the lost lookups already known), then keeps status fresh. */
   async start(): Promise<ListeningAddress> {
     const address = await this.receiver.listen();
+    // OUTPUT.csv may be behind the journal (a listener killed between storing pushes and rendering):
+    // it is written once at start, and --exit-when-done waits for that.
+    this.markDirty();
     // The first status follows whatever the caller prints about the address.
     setImmediate(() => this.tick());
     this.statusTimer = setInterval(() => this.tick(), this.statusInterval);

@@ -207,6 +207,23 @@ describe('dnc listen: a push faster than its receipt', () => {
   });
 });
 
+describe('dnc listen: an output behind its journal', () => {
+  it('writes OUTPUT.csv at start, so a listener killed between storing and rendering loses nothing', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5006']]);
+    const row = readCsv(b.output)[0]!;
+    // What a listener SIGKILLed right after committing a push leaves: the journal done, the CSV pending.
+    const { BatchJournal } = await import('../../src/batch/journal.js');
+    const journal = await BatchJournal.open(b.journal, { create: false });
+    const push = { status: 'failed', error_code: 'billing_error', error: 'credits could not be settled', charged: false, correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, country: 'AU' };
+    expect(journal.recordPush(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe('applied');
+    journal.close();
+    expect(pendingRows(b.output)).toHaveLength(1);
+    const run = listenInProcess(['--results', b.output, '--port', '0', '--exit-when-done'], { cwd: b.dir });
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_error_code, r.dnc_credits])).toEqual([['failed', 'billing_error', '0']]);
+  });
+});
+
 describe('dnc listen: when OUTPUT.csv cannot be written', () => {
   it('keeps the pushes in the journal, says why, and exits 3', async () => {
     const b = await batchOf([['au', '+61 4 1234 5004']]);
