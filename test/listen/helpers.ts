@@ -94,8 +94,8 @@ export interface RunningListen {
 }
 
 /** `dnc listen ...argv` in this process, running until it exits or is interrupted. */
-export function listenInProcess(argv: string[], options: { cwd?: string; now?: () => Date } = {}): RunningListen {
-  const io = createTestIO();
+export function listenInProcess(argv: string[], options: { cwd?: string; now?: () => Date; tty?: boolean } = {}): RunningListen {
+  const io = createTestIO({ tty: options.tty });
   const interrupts = testInterrupts();
   const exit = main(['listen', ...argv], { io, env: {}, homedir: NO_HOME, cwd: options.cwd, interrupts, now: options.now });
   const listening = (async () => {

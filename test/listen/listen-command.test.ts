@@ -109,6 +109,18 @@ describe('dnc listen: a webhook batch resolved', () => {
   });
 });
 
+describe('dnc listen: on a terminal', () => {
+  it('keeps the status on a spinner line and still prints the address and the summary', async () => {
+    const b = await batchOf([['au', '+61 4 1234 5011']]);
+    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir, tty: true });
+    await run.listening;
+    expect(await run.exit).toBe(0);
+    const err = run.io.err();
+    expect(err).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] received 0 · duplicates 0 · orphans 0 · pending 1 · oldest pending \+61412345011 since \S+, 24 h deadline \S+ \(in 2\dh\d\dm\)/);
+    expect(err).toMatch(/done: received 1 · duplicates \d · orphans 0 · pending 0 · do_not_call 1/);
+  });
+});
+
 describe('dnc listen: orphans, interrupts, lost lookups', () => {
   it('keeps a push with an unknown correlation id as an orphan; an interrupt with nothing pending exits 0', async () => {
     const b = await batchOf([['us', '+1 202 555 0126']]);
