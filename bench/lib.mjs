@@ -39,7 +39,12 @@ export function stamp() {
   return new Date().toISOString().replace(/[:]/g, '-').replace(/\..*$/, '');
 }
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Resolves after `ms`; `unref`: a timer that does not keep the process alive (a deadline raced against work). */
+export const sleep = (ms, { unref = false } = {}) =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    if (unref) t.unref();
+  });
 
 /** An E.164 US number (+1 202 NXX XXXX), distinct for every i below 7.9 million; never ends in 990–997. */
 export function usNumber(i) {

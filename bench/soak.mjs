@@ -16,8 +16,8 @@ import { auNumber, assertBuilt, BIN, expectedResult, gbNumber, machine, OUT_DIR,
 const args = parseArgs(process.argv.slice(2));
 const ci = args.ci === true || process.env.SOAK_PROFILE === 'ci';
 const PROFILE = ci
-  ? { name: 'ci', stormRows: 5_000, kills: 3, listenLookups: 1_000, listenKills: 3, creditRows: 400 }
-  : { name: 'full', stormRows: 5_000, kills: 20, listenLookups: 10_000, listenKills: 3, creditRows: 2_000 };
+  ? { name: 'ci', stormRows: 5_000, kills: 3, stormLatencyMs: 20, stormConcurrency: 16, listenLookups: 1_000, listenKills: 3, creditRows: 400 }
+  : { name: 'full', stormRows: 5_000, kills: 20, stormLatencyMs: 30, stormConcurrency: 8, listenLookups: 10_000, listenKills: 3, creditRows: 2_000 };
 if (args.kills !== undefined) PROFILE.kills = Number(args.kills);
 const STEPS = ['storm', 'listen', 'credits', 'corpus'];
 const only = new Set(args.only ? String(args.only).split(',') : STEPS);
@@ -154,8 +154,8 @@ const rand = (lo, hi) => lo + Math.random() * (hi - lo);
 
 async function crashStorm() {
   const rows = PROFILE.stormRows;
-  const concurrency = 8;
-  log(`[storm] ${rows.toLocaleString('en-US')}-row batch, sandbox latency 30 ms, --concurrency ${concurrency}, SIGKILL ${PROFILE.kills} times at random moments, rerun until done`);
+  const concurrency = PROFILE.stormConcurrency;
+  log(`[storm] ${rows.toLocaleString('en-US')}-row batch, sandbox latency ${PROFILE.stormLatencyMs} ms, --concurrency ${concurrency}, SIGKILL ${PROFILE.kills} times at random moments, rerun until done`);
   const dir = path.join(tmp.dir, 'storm');
   mkdirSync(dir);
   const input = path.join(dir, 'calls.csv');
@@ -170,7 +170,7 @@ async function crashStorm() {
   };
   await writeCsv(input, ['id', 'name', 'phone'], rows, (i) => [String(i + 1), `"Contact ${i}, Inc."`, phoneOf(i)]);
   const hash = sha256(input);
-  const sb = await sandbox(['--latency-ms', '30', '--credit-limit', '100000000']);
+  const sb = await sandbox(['--latency-ms', String(PROFILE.stormLatencyMs), '--credit-limit', '100000000']);
   const env = dncEnv(sb);
   const argv = ['batch', input, '-o', output, '--concurrency', String(concurrency)];
   let kills = 0;
@@ -304,7 +304,7 @@ async function listenerStorm() {
         const l = startListen(what, [...listenArgs, ...extra], env);
         const early = await Promise.race([l.done.then((r) => r), sleep(400).then(() => null)]);
         if (early === null || (mayFinish && early.code === 0)) return l;
-        if (early.code !== 2) throw new Error(`dnc listen exited ${early.code}: ${early.stderr}`);
+        if (early.code !== 2 && early.code !== 3) throw new Error(`dnc listen exited ${early.code}: ${early.stderr}`);
         await sleep(100); // the journal existed but the batch had not finished writing its metadata
       }
       throw new Error('dnc listen never started');
@@ -333,7 +333,7 @@ async function listenerStorm() {
       if (k < PROFILE.listenKills - 1) listener = await startUntilListening(`listen run ${k + 2}`);
     }
     const final = await startUntilListening('listen final run', ['--exit-when-done', '--json'], true);
-    const result = await Promise.race([final.done, sleep(ci ? 90_000 : 240_000).then(() => null)]);
+    const result = await Promise.race([final.done, sleep(ci ? 90_000 : 240_000, { unref: true }).then(() => null)]);
     if (result === null) final.kill('SIGKILL');
     const b = await batch;
     check('listen: the batch exits 0 or 8 (pending)', b.code === 0 || b.code === 8, `exit ${b.code}: ${b.stderr.slice(-300)}`);
