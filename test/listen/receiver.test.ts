@@ -111,9 +111,10 @@ async function start(options: { path?: string; known?: string[]; store?: PushSto
   const store = new MemoryStore(new Set(options.known ?? [CID, CID2]));
   receiver = createReceiver({ store: options.store ?? store, path: options.path, now: () => new Date('2026-11-21T23:10:00Z') });
   const events: Events = { push: [], rejected: [], 'store-failed': [], 'client-error': [] };
-  for (const name of Object.keys(events) as Array<keyof Events>) {
-    receiver.on(name, (e: never) => (events[name] as unknown[]).push(e));
-  }
+  receiver.on('push', (e) => events.push.push(e));
+  receiver.on('rejected', (e) => events.rejected.push(e));
+  receiver.on('store-failed', (e) => events['store-failed'].push(e));
+  receiver.on('client-error', (e) => events['client-error'].push(e));
   const address = await receiver.listen();
   return { store, events, address, base: `http://127.0.0.1:${address.port}`, receiver };
 }
