@@ -266,16 +266,28 @@ function startListen(what, argv, env) {
   return { done, kill: (sig) => child?.kill(sig), get child() { return child; } };
 }
 
+/** Failed push attempts by why: no connection (listener down), no answer in time, or the listener's status. */
+function failureReasons(pushes) {
+  const out = {};
+  for (const p of pushes) {
+    if (p.status >= 200 && p.status < 300) continue;
+    const why = p.status !== undefined ? `status ${p.status}` : /timeout/.test(p.error) ? 'reply timeout' : p.error;
+    out[why] = (out[why] ?? 0) + 1;
+  }
+  return out;
+}
+
 async function listenerStorm() {
   const n = PROFILE.listenLookups;
-  log(`[listen] ${n.toLocaleString('en-US')} webhook lookups, sandbox duplicate-push-rate 0.3, time scale 0.01 (pushes shuffled by AU delays and retries), listener SIGKILLed ${PROFILE.listenKills} times and restarted`);
+  // Time scale 0.05: results 0.1 s after the receipt (AU 1.5 s, 3 s or 6 s), retries from 1.5 s, reply limit 0.5 s.
+  log(`[listen] ${n.toLocaleString('en-US')} webhook lookups, sandbox duplicate-push-rate 0.3, time scale 0.05 (pushes shuffled by AU delays and retries), listener SIGKILLed ${PROFILE.listenKills} times and restarted`);
   const dir = path.join(tmp.dir, 'listen');
   mkdirSync(dir);
   const input = path.join(dir, 'calls.csv');
   const output = path.join(dir, 'calls.results.csv');
   const journalFile = `${output}.journal.sqlite`;
   const special = ['990', '995', '996'];
-  // 60 % US, 20 % GB, 20 % AU with result delays 0.3 s, 0.6 s or 1.2 s; 1 % of each pushed failure.
+  // 60 % US, 20 % GB, 20 % AU (three result delays); 1 % of each pushed failure.
   const phoneOf = (i) => {
     if (i % 100 < 3) return `+1202${600 + Math.floor(i / 1000)}${Math.floor(i / 100) % 10}${special[i % 3]}`;
     if (i % 5 === 0) return gbNumber(i);
@@ -286,7 +298,7 @@ async function listenerStorm() {
   const port = await freePort();
   const pushPath = `/hooks/soak-${randomBytes(8).toString('hex')}`;
   const url = `http://127.0.0.1:${port}${pushPath}`;
-  const sb = await sandbox(['--allow-insecure-webhooks', '--time-scale', '0.01', '--duplicate-push-rate', '0.3', '--credit-limit', '100000000']);
+  const sb = await sandbox(['--allow-insecure-webhooks', '--time-scale', '0.05', '--duplicate-push-rate', '0.3', '--credit-limit', '100000000']);
   const env = dncEnv(sb);
   const listenArgs = ['--results', output, '--port', String(port), '--path', pushPath];
   const orphanIds = [];
@@ -311,11 +323,15 @@ async function listenerStorm() {
     };
     let listener = await startUntilListening('listen run 1');
     let kills = 0;
+    let storeFailures = 0;
+    const storeFailureKinds = new Set();
     for (let k = 0; k < PROFILE.listenKills; k++) {
       await sleep(rand(300, ci ? 900 : 2500));
       listener.kill('SIGKILL');
       const r = await listener.done;
       if (r.signal === 'SIGKILL') kills++;
+      storeFailures += (r.stderr.match(/could not store/g) ?? []).length;
+      for (const line of r.stderr.match(/could not store.*$/gm) ?? []) storeFailureKinds.add(line.replace(/\d+ push/, 'N push'));
       if (k === 0) {
         // Pushes for lookups the batch never made: kept as orphans, applied to nothing.
         listener = await startUntilListening(`listen run ${k + 2}`);
@@ -323,9 +339,16 @@ async function listenerStorm() {
         for (let j = 0; j < 10; j++) orphanIds.push(randomUUID());
         for (const id of orphanIds) {
           const body = { status: 'succeeded', error_code: null, correlation_id: id, phone_number: '+12025550142', country: 'US', do_not_call: false, timestamp: '2026-11-21T23:30:00.000000+00:00', dnc_list_source: 'https://sandbox.dnc.invalid/registers/US', cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 1 } };
-          const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', 'x-service-correlation-id': id, 'x-service-phone-number': '+12025550142', 'x-service-country': 'US', 'x-service-status': '200' }, body: JSON.stringify(body) });
-          await res.text();
-          check('listen: an orphan push is acknowledged 2xx', res.status >= 200 && res.status < 300, `status ${res.status}`);
+          // Retried on 5xx as the service would (the listener answers 503 when it could not store a push).
+          let status = 0;
+          for (let attempt = 0; attempt < 10 && !(status >= 200 && status < 300); attempt++) {
+            if (attempt > 0) await sleep(100 * attempt);
+            const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', 'x-service-correlation-id': id, 'x-service-phone-number': '+12025550142', 'x-service-country': 'US', 'x-service-status': '200' }, body: JSON.stringify(body) });
+            await res.text();
+            status = res.status;
+            if (status < 500) break;
+          }
+          check('listen: an orphan push is acknowledged 2xx (5xx retried)', status >= 200 && status < 300, `status ${status}`);
         }
         continue;
       }
@@ -370,10 +393,13 @@ async function listenerStorm() {
       listen_pushes_delivered_2xx: delivered.length,
       listen_duplicate_pushes_sent: pushes.filter((p) => p.duplicate).length,
       listen_failed_attempts_retried: pushes.filter((p) => p.outcome === 'retry').length,
+      listen_failed_attempts_by_reason: failureReasons(pushes),
       listen_duplicates_counted_in_journal: j.pushes.reduce((s, p) => s + p.duplicates, 0),
       listen_orphans: orphanRows.length,
       listen_reconciled_last_run: summary.reconciled ?? null,
       listen_kills: kills,
+      listen_store_failures_answered_503: storeFailures + (result?.stderr.match(/could not store/g) ?? []).length,
+      listen_store_failure_messages: [...storeFailureKinds].slice(0, 3),
       listen_batch_exit: b.code,
     });
   } finally {
