@@ -111,7 +111,10 @@ export async function createProgress(io: IO, options: ProgressOptions): Promise<
   if (options.quiet) {
     return { update() {}, info() {}, stop() {} };
   }
-  if (!io.stderrIsTTY) {
+  // A terminal that reports 0 columns (e.g. `script` or `docker -t` without a size) sends ora into an
+  // endless redraw loop: such a terminal gets the plain lines.
+  const zeroWidth = (io.stderr as { columns?: number }).columns === 0;
+  if (!io.stderrIsTTY || zeroWidth) {
     const interval = options.plainIntervalMs ?? 5_000;
     const now = options.now ?? Date.now;
     let last = -Infinity;

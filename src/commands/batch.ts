@@ -239,7 +239,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     let outcome: SchedulerOutcome | null = null;
     if (todo > 0) {
       client = await ctx.createClient({ connections: options.concurrency });
-      outcome = await runLookups(ctx, journal, client, options, counts.in_flight);
+      outcome = await runLookups(ctx, journal, client, options);
       abandoned = outcome.abandoned;
       if (abandoned) {
         ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');
@@ -385,7 +385,6 @@ async function runLookups(
   journal: BatchJournal,
   client: ServiceClient,
   options: BatchOptions,
-  inFlightBefore: number,
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('../batch/scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
@@ -417,9 +416,6 @@ async function runLookups(
       scheduler.stop('interrupted');
     } else scheduler.abandon();
   });
-  if (inFlightBefore > 0) {
-    progress.info(`${inFlightBefore} number(s) were in flight when the last run stopped; they may have been charged and are sent again`);
-  }
   try {
     return await scheduler.run();
   } finally {
