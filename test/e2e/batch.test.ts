@@ -129,6 +129,14 @@ describe('dnc batch: verdicts', () => {
     expect(r.stdout).toContain('Batch complete');
   });
 
+  it('--quiet prints nothing on stderr; the summary stays on stdout', async () => {
+    const input = fixture('batch/crlf.csv');
+    const r = await runDnc(['--quiet', 'batch', input, '-o', `${input}.out`], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('Batch complete');
+  });
+
   it('rows sharing a number share its one lookup', async () => {
     const input = fixture('batch/duplicates.csv');
     const output = path.join(tmp.dir, 'dups.csv');
