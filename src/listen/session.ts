@@ -194,7 +194,10 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     if (this.stopped) return;
     let status: ListenStatus;
     try {
-      const applied = this.journal.reconcileOrphans?.() ?? [];
+      // An orphan can only become known while a batch still records receipts; the query scans the
+      // pushes, so it runs once at start, then only while a batch is running or orphans came in this run.
+      const orphansMayResolve = this.lastStatus === undefined || this.lastStatus.unsent > 0 || this.receiver.stats.orphans > this.reconciled;
+      const applied = orphansMayResolve ? (this.journal.reconcileOrphans?.() ?? []) : [];
       if (applied.length > 0) {
         this.reconciled += applied.length;
         this.emit('reconciled', applied);
