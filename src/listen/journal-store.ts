@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BatchJournal, finalAnswerFromBody, journalPathFor, type BatchMeta } from '../batch/journal.js';
-import { renderBatchOutput } from '../batch/render.js';
 import { inputError } from '../errors.js';
 import type { IncomingPush, StoreOutcome } from './receiver.js';
 import type { RenderReply } from './render-worker.js';
@@ -130,7 +129,11 @@ export class JournalPushStore implements ListenJournal {
    * that time never delays an acknowledgement.
    */
   async render(): Promise<Record<string, number>> {
-    if (this.options.renderInWorker === false || !existsSync(WORKER_FILE)) return (await renderBatchOutput(this.journal)).byResult;
+    if (this.options.renderInWorker === false || !existsSync(WORKER_FILE)) {
+      // Loaded only here: rendering pulls in libphonenumber's metadata, which the listener thread otherwise never needs.
+      const { renderBatchOutput } = await import('../batch/render.js');
+      return (await renderBatchOutput(this.journal)).byResult;
+    }
     const worker = (this.worker ??= this.startWorker());
     const id = ++this.renderSeq;
     return new Promise((resolve, reject) => {
