@@ -70,10 +70,28 @@ function dncEnv(sb) {
 }
 
 /** `dnc ...argv` as a child; its output is kept for the leak step. */
-async function dnc(what, argv, options) {
-  const r = await runDnc(argv, { rusage: false, cwd: tmp.dir, ...options });
+/** dnc processes still running: a step that fails part-way kills its own (SIGKILL, by pid) so the soak can end. */
+const live = new Set();
+
+async function dnc(what, argv, options = {}) {
+  let child;
+  const r = await runDnc(argv, {
+    rusage: false,
+    cwd: tmp.dir,
+    ...options,
+    onStart: (c) => {
+      child = c;
+      live.add(c);
+      options.onStart?.(c);
+    },
+  });
+  live.delete(child);
   streams.push({ what: `${what} stdout`, text: r.stdout }, { what: `${what} stderr`, text: r.stderr });
   return r;
+}
+
+function killLeftovers() {
+  for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
 
 function sha256(file) {
@@ -260,10 +278,24 @@ function readJournal(file) {
   }
 }
 
+/** `dnc listen` as a child; `listening` resolves once it prints its address (or with false when it exits first). */
 function startListen(what, argv, env) {
   let child;
-  const done = dnc(what, ['listen', ...argv], { env, onStart: (c) => (child = c) });
-  return { done, kill: (sig) => child?.kill(sig), get child() { return child; } };
+  let up;
+  const listening = new Promise((resolve) => (up = resolve));
+  const done = dnc(what, ['listen', ...argv], {
+    env,
+    onStart: (c) => {
+      child = c;
+      let seen = '';
+      c.stderr.on('data', (d) => {
+        seen += d;
+        if (seen.includes('listening on')) up(true);
+      });
+    },
+  });
+  void done.then(() => up(false));
+  return { done, listening, kill: (sig) => child?.kill(sig) };
 }
 
 /** Failed push attempts by why: no connection (listener down), no answer in time, or the listener's status. */
@@ -314,8 +346,9 @@ async function listenerStorm() {
           continue;
         }
         const l = startListen(what, [...listenArgs, ...extra], env);
-        const early = await Promise.race([l.done.then((r) => r), sleep(400).then(() => null)]);
-        if (early === null || (mayFinish && early.code === 0)) return l;
+        if (await l.listening) return l;
+        const early = await l.done;
+        if (mayFinish && early.code === 0) return l;
         if (early.code !== 2 && early.code !== 3) throw new Error(`dnc listen exited ${early.code}: ${early.stderr}`);
         await sleep(100); // the journal existed but the batch had not finished writing its metadata
       }
@@ -343,9 +376,14 @@ async function listenerStorm() {
           let status = 0;
           for (let attempt = 0; attempt < 10 && !(status >= 200 && status < 300); attempt++) {
             if (attempt > 0) await sleep(100 * attempt);
-            const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', 'x-service-correlation-id': id, 'x-service-phone-number': '+12025550142', 'x-service-country': 'US', 'x-service-status': '200' }, body: JSON.stringify(body) });
-            await res.text();
-            status = res.status;
+            try {
+              const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', 'x-service-correlation-id': id, 'x-service-phone-number': '+12025550142', 'x-service-country': 'US', 'x-service-status': '200' }, body: JSON.stringify(body) });
+              await res.text();
+              status = res.status;
+            } catch (err) {
+              status = String(err.cause?.code ?? err.message); // no answer: retried, as the service would
+              continue;
+            }
             if (status < 500) break;
           }
           check('listen: an orphan push is acknowledged 2xx (5xx retried)', status >= 200 && status < 300, `status ${status}`);
@@ -533,6 +571,8 @@ try {
     } catch (err) {
       errors.push(`${s}: ${err.stack ?? err}`);
       check(`${s}: the step ran to the end`, false, String(err.message ?? err));
+    } finally {
+      killLeftovers();
     }
     counts[`${s}_seconds`] = Math.round((Date.now() - t) / 100) / 10;
   }
