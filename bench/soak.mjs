@@ -90,6 +90,29 @@ async function dnc(what, argv, options = {}) {
   return r;
 }
 
+/**
+ * `dnc ...argv` as a child whose stderr is watched: `said` resolves with true once `pattern` appears,
+ * with false when it exits first; `kill(signal)` signals it.
+ */
+function dncWatched(what, argv, env, pattern) {
+  let child;
+  let tell;
+  const said = new Promise((resolve) => (tell = resolve));
+  const done = dnc(what, argv, {
+    env,
+    onStart: (c) => {
+      child = c;
+      let seen = '';
+      c.stderr.on('data', (d) => {
+        seen += d;
+        if (pattern.test(seen)) tell(true);
+      });
+    },
+  });
+  void done.then(() => tell(false));
+  return { done, said, kill: (signal) => child?.kill(signal) };
+}
+
 function killLeftovers() {
   for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
@@ -197,30 +220,17 @@ async function crashStorm() {
   let finalCode = null;
   try {
     while (kills < PROFILE.kills) {
-      let child;
-      let lookingUp;
-      const sending = new Promise((resolve) => (lookingUp = resolve));
-      const r = dnc(`storm run ${runs + 1}`, argv, {
-        env,
-        onStart: (c) => {
-          child = c;
-          // The batch says so on stderr once it has read the input (or resumed) and starts sending.
-          let seen = '';
-          c.stderr.on('data', (d) => {
-            seen += d;
-            if (/distinct number\(s\) to look up|^Resuming /m.test(seen)) lookingUp();
-          });
-        },
-      });
+      // The batch says so on stderr once it has read the input (or resumed) and starts sending.
+      const run = dncWatched(`storm run ${runs + 1}`, argv, env, /distinct number\(s\) to look up|^Resuming /m);
       runs++;
       // A quarter of the kills at any moment from the start (reading the input, opening the journal), the rest while lookups are in flight.
-      const moment = Math.random() < 0.25 ? sleep(rand(30, 800)) : sending.then(() => sleep(rand(0, 1000)));
-      const killed = await Promise.race([r.then(() => false), moment.then(() => true)]);
+      const moment = Math.random() < 0.25 ? sleep(rand(30, 800)) : run.said.then(() => sleep(rand(0, 1000)));
+      const killed = await Promise.race([run.done.then(() => false), moment.then(() => true)]);
       if (killed) {
-        child.kill('SIGKILL');
+        run.kill('SIGKILL');
         kills++;
       }
-      const res = await r;
+      const res = await run.done;
       resends += reportedResends(res.stderr);
       if (!killed || res.signal !== 'SIGKILL') {
         // It finished before the kill: the storm is over early.
@@ -278,24 +288,9 @@ function readJournal(file) {
   }
 }
 
-/** `dnc listen` as a child; `listening` resolves once it prints its address (or with false when it exits first). */
+/** `dnc listen` as a child; `said` resolves once it prints its address (false when it exits first). */
 function startListen(what, argv, env) {
-  let child;
-  let up;
-  const listening = new Promise((resolve) => (up = resolve));
-  const done = dnc(what, ['listen', ...argv], {
-    env,
-    onStart: (c) => {
-      child = c;
-      let seen = '';
-      c.stderr.on('data', (d) => {
-        seen += d;
-        if (seen.includes('listening on')) up(true);
-      });
-    },
-  });
-  void done.then(() => up(false));
-  return { done, listening, kill: (sig) => child?.kill(sig) };
+  return dncWatched(what, ['listen', ...argv], env, /listening on/);
 }
 
 /** Failed push attempts by why: no connection (listener down), no answer in time, or the listener's status. */
@@ -346,7 +341,7 @@ async function listenerStorm() {
           continue;
         }
         const l = startListen(what, [...listenArgs, ...extra], env);
-        if (await l.listening) return l;
+        if (await l.said) return l;
         const early = await l.done;
         if (mayFinish && early.code === 0) return l;
         if (early.code !== 2 && early.code !== 3) throw new Error(`dnc listen exited ${early.code}: ${early.stderr}`);
