@@ -197,7 +197,7 @@ describe('dnc batch: verdicts', () => {
     expect(bareRows).toHaveLength(2);
     expect(bareRows.map((x) => x[3])).toEqual(['+12025550119', '+12025550120']);
 
-    const cr = path.join(FIXTURES, 'bad', 'cr-only-line-endings.csv');
+    const cr = fixture('batch/cr-only-line-endings.csv');
     r = await runDnc(['batch', cr, '-o', path.join(tmp.dir, 'cr.out.csv')], { env });
     expect(r.code, r.stderr).toBe(0);
     expect(readCsvObjects(path.join(tmp.dir, 'cr.out.csv')).map((x) => x.dnc_phone_e164)).toEqual(['+12025550100', '+12025550102']);
