@@ -420,11 +420,16 @@ async function listenerStorm() {
     check('listen: the orphans kept are exactly the pushes of unknown lookups', JSON.stringify(orphanRows) === JSON.stringify([...orphanIds].sort()), `${orphanRows.length} orphan rows, ${orphanIds.length} sent`);
     check('listen: no push given up by the sandbox', !pushes.some((p) => p.outcome === 'gave_up'), `${pushes.filter((p) => p.outcome === 'gave_up').length} given up`);
     const delivered = pushes.filter((p) => p.status >= 200 && p.status < 300);
+    // How shuffled the arrivals were: deliveries whose lookup was made before the previous delivery's.
+    const receiptOrder = new Map(lookups.map((l, i) => [l.correlationId, i]));
+    let descents = 0;
+    for (let i = 1; i < delivered.length; i++) if (receiptOrder.get(delivered[i].correlationId) < receiptOrder.get(delivered[i - 1].correlationId)) descents++;
     Object.assign(counts, {
       listen_lookups: n,
       listen_push_attempts: pushes.length,
       listen_pushes_delivered_2xx: delivered.length,
       listen_duplicate_pushes_sent: pushes.filter((p) => p.duplicate).length,
+      listen_deliveries_out_of_receipt_order: descents,
       listen_failed_attempts_retried: pushes.filter((p) => p.outcome === 'retry').length,
       listen_failed_attempts_by_reason: failureReasons(pushes),
       listen_duplicates_counted_in_journal: j.pushes.reduce((s, p) => s + p.duplicates, 0),
