@@ -208,6 +208,8 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
     }
   };
   const note = (line: string) => progress.info(line);
+  // Refusals, store and render failures and lost lookups are shown with --quiet too (without a spinner then).
+  const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
   session.on('status', (s) => printStatus(s));
   session.on('push', (e) => {
     if (!ctx.verbose) return;
@@ -217,19 +219,19 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   });
   session.on('rejected', (e) => {
     const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
-    progress.info(`refused ${e.method} ${e.path}${who}: ${e.status} ${e.reason}`);
+    alert(`refused ${e.method} ${e.path}${who}: ${e.status} ${e.reason}`);
   });
   session.on('client-error', (e) => {
-    if (ctx.verbose) progress.info(`malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.error.message}`);
+    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${e.error.message}`);
   });
   session.on('store-failed', (e) => {
     const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
-    progress.info(`warning: ${what}: ${e.error.message}`);
+    alert(`warning: ${what}: ${e.error.message}`);
   });
   session.on('lost', (list) => {
     for (const l of list) {
       lost.set(l.correlationId, l);
-      note(lostLine(l, LOOKUP_EXPIRY_MS));
+      alert(lostLine(l, LOOKUP_EXPIRY_MS));
     }
   });
   session.on('reconciled', (ids) => ctx.debug(`applied ${ids.length} push(es) that had arrived before the batch recorded their receipt`));
@@ -237,7 +239,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
     lastByResult = e.byResult;
     ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
   });
-  session.on('render-failed', (e) => progress.info(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`));
+  session.on('render-failed', (e) => alert(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`));
 
   let address;
   try {

@@ -88,8 +88,8 @@ export interface ReceiverEvents {
   push: [PushEvent];
   rejected: [RejectedEvent];
   'store-failed': [StoreFailedEvent];
-  /** A malformed HTTP exchange at the socket level (node's clientError); answered 400 and closed. */
-  'client-error': [{ error: Error; remoteAddress: string | undefined }];
+  /** A malformed HTTP exchange at the socket level (node's clientError); answered `status` and closed. */
+  'client-error': [{ error: Error; status: number; remoteAddress: string | undefined }];
 }
 
 export interface ReceiverStats {
@@ -168,10 +168,17 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     this.server.headersTimeout = 10_000;
     this.server.requestTimeout = 15_000;
     this.server.keepAliveTimeout = 5_000;
-    this.server.on('clientError', (error, socket) => {
-      this.emit('client-error', { error, remoteAddress: (socket as Partial<Socket>).remoteAddress });
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      else socket.destroy();
+    this.server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      // A peer that went away (reset, killed) is not a request to report or answer.
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      // A request too slow to arrive gets 408, which the service retries; an unparseable one 400 (431: headers too large).
+      const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+      const text = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+      this.emit('client-error', { error, status, remoteAddress: (socket as Partial<Socket>).remoteAddress });
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     });
   }
 

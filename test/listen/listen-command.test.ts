@@ -181,6 +181,26 @@ describe('dnc listen: orphans, interrupts, lost lookups', () => {
   });
 });
 
+describe('dnc listen --quiet', () => {
+  it('prints no status, but still every refused request', async () => {
+    const b = await batchOf([['au-slow', '+61 4 1234 5096']]);
+    const run = listenInProcess(['--quiet', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    let health = 0;
+    for (let i = 0; i < 200 && health !== 200; i++) {
+      health = await fetch(`http://127.0.0.1:${b.port}/healthz`).then((r) => r.status, () => 0);
+      if (health !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(health).toBe(200);
+    expect((await fetch(b.url)).status).toBe(405);
+    run.interrupts.fire();
+    expect(await run.exit).toBe(130);
+    const err = run.io.err();
+    expect(err).toMatch(/^refused GET \/hooks\/\S+ from 127\.0\.0\.1: 405 pushes are POSTed; GET is not allowed$/m);
+    expect(err).not.toContain('listening on');
+    expect(err).not.toContain('received 0');
+  });
+});
+
 describe('dnc listen: a push faster than its receipt', () => {
   it('keeps it as an orphan, then applies it once the batch has journaled the receipt', async () => {
     const b = await batchOf([['au', '+61 4 1234 5091']]);

@@ -325,6 +325,7 @@ describe('receiver: refused requests', () => {
     });
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
     expect(events['client-error']).toHaveLength(1);
+    expect(events['client-error'][0]!.status).toBe(400);
   });
 });
 
