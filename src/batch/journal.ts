@@ -304,8 +304,11 @@ export class BatchJournal {
     };
   }
 
+  /** The time of the transaction in progress (one clock read per commit, not per row). */
+  private txStamp: string | null = null;
+
   private stamp(): string {
-    return this.now().toISOString();
+    return this.txStamp ?? this.now().toISOString();
   }
 
   meta(): BatchMeta | null {
@@ -372,7 +375,21 @@ export class BatchJournal {
 
   /** Runs `fn` in one transaction (one commit for many writes). */
   atomically<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    if (this.db.inTransaction) return fn();
+    this.txStamp = this.now().toISOString();
+    try {
+      return this.tx(fn);
+    } finally {
+      this.txStamp = null;
+    }
+  }
+
+  /** One transaction wrapper for every commit (better-sqlite3 builds one per transaction() call). */
+  private runInTx: ((fn: () => unknown) => unknown) | null = null;
+
+  private tx<T>(fn: () => T): T {
+    this.runInTx ??= this.db.transaction((f: () => unknown) => f());
+    return this.runInTx(fn) as T;
   }
 
   get(e164: string): NumberRow | undefined {
