@@ -97,6 +97,7 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   private dirty = false;
   private rendering: Promise<void> | undefined;
   private lastRenderAt = -Infinity;
+  private lastRenderMs = 0;
   private renders = 0;
   private reconciled = 0;
   private renderTimer: NodeJS.Timeout | undefined;
@@ -220,7 +221,10 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   private markDirty(): void {
     this.dirty = true;
     if (this.renderTimer || this.rendering || this.stopped) return;
-    const wait = Math.max(0, this.lastRenderAt + this.renderInterval - performance.now());
+    // About once a second; less often when a render itself takes long (a large call list on a busy machine),
+    // so rewriting the file never takes more than a third of the time.
+    const interval = Math.max(this.renderInterval, 3 * this.lastRenderMs);
+    const wait = Math.max(0, this.lastRenderAt + interval - performance.now());
     this.renderTimer = setTimeout(() => {
       this.renderTimer = undefined;
       void this.render(false);
@@ -235,6 +239,7 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     this.rendering = run.then(
       (byResult) => {
         this.renders++;
+        this.lastRenderMs = performance.now() - started;
         this.renderError = null;
         this.emit('rendered', { durationMs: performance.now() - started, final, byResult });
       },
