@@ -69,11 +69,16 @@ describe('dnc listen: a webhook batch resolved', () => {
     expect(journal.pushes.map((p) => p.correlation_id).sort()).toEqual(cids);
     expect(journal.pushes.every((p) => p.outcome === 'applied')).toBe(true);
     expect(journal.states).toEqual({ done: cids.length });
-    const acknowledgedDuplicates = b.sandbox.pushes().filter((p) => p.duplicate && p.status === 200).length;
-    expect(journal.pushes.reduce((n, p) => n + p.duplicates, 0)).toBe(acknowledgedDuplicates);
+    // Duplicates: every deliberate copy the listener acknowledged, plus any retry of a push whose 200 came
+    // after the sandbox's reply limit (10 s × 0.01 = 100 ms on a loaded machine); never more than the attempts.
+    const attempts = b.sandbox.pushes();
+    const acknowledgedCopies = attempts.filter((p) => p.duplicate && p.status === 200).length;
+    const duplicates = journal.pushes.reduce((n, p) => n + p.duplicates, 0);
+    expect(duplicates).toBeGreaterThanOrEqual(acknowledgedCopies);
+    expect(duplicates).toBeLessThanOrEqual(attempts.length - cids.length);
 
     const summary = JSON.parse(run.io.out());
-    expect(summary).toMatchObject({ received: cids.length + acknowledgedDuplicates, duplicates: acknowledgedDuplicates, orphans: 0, pending: 0, stopped_reason: 'done' });
+    expect(summary).toMatchObject({ received: cids.length + duplicates, duplicates, orphans: 0, pending: 0, stopped_reason: 'done' });
     const byKind: Record<string, number> = {};
     for (const r of out) byKind[expectedResult(r.dnc_phone_e164)] = (byKind[expectedResult(r.dnc_phone_e164)] ?? 0) + 1;
     expect(summary.results_by_kind).toMatchObject({ pending: 0, ...byKind });
