@@ -59,6 +59,18 @@ function fakeInterrupts(): { interrupts: Interrupts; fire(count: number): void }
   };
 }
 
+/** Fires `counts` interrupts (in one go) once `ready()` holds; returns when they were fired (0: never). */
+function fireWhen(ready: () => boolean, fire: (count: number) => void, counts: number[]): { firedAt(): number; cancel(): void } {
+  let at = 0;
+  const poll = setInterval(() => {
+    if (!ready()) return;
+    clearInterval(poll);
+    at = Date.now();
+    for (const c of counts) fire(c);
+  }, 5);
+  return { firedAt: () => at, cancel: () => clearInterval(poll) };
+}
+
 function json(stdout: string): Record<string, unknown> {
   return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
@@ -366,8 +378,9 @@ describe('dnc batch: stop and resume', () => {
       const { file, numbers } = usList(60);
       const output = `${file}.out`;
       const { interrupts, fire } = fakeInterrupts();
-      setTimeout(() => fire(1), 250);
+      const trigger = fireWhen(() => slow.sb.requests().length >= 6, fire, [1]);
       const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '2'], { env: slow.env, interrupts });
+      trigger.cancel();
       expect(first.code, first.stderr).toBe(130);
       expect(json(first.stdout).stopped_reason).toBe('interrupted');
       const rows = readCsvObjects(output);
@@ -391,12 +404,13 @@ describe('dnc batch: stop and resume', () => {
       const { file, numbers } = usList(30);
       const output = `${file}.out`;
       const { interrupts, fire } = fakeInterrupts();
-      setTimeout(() => fire(1), 400);
-      setTimeout(() => fire(2), 450);
-      const started = Date.now();
+      // Both Ctrl-Cs once the first four lookups have reached the sandbox (their answers take 300 ms).
+      const trigger = fireWhen(() => slow.sb.requests().length >= 4, fire, [1, 2]);
       const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });
+      trigger.cancel();
       expect(first.code).toBe(130);
-      expect(Date.now() - started).toBeLessThan(1500);
+      expect(trigger.firedAt()).toBeGreaterThan(0);
+      expect(Date.now() - trigger.firedAt()).toBeLessThan(250);
       expect(existsSync(output)).toBe(false);
       const second = await runDnc(['batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
       expect(second.code, second.stderr).toBe(0);
