@@ -123,3 +123,13 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
   };
   return ctx;
 }
+
+/** Whether another process is alive (e.g. the holder of a batch journal's lock); EPERM means alive but not ours. */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -63,7 +63,7 @@ export interface NumberRow {
 
 export type NumberVerdict = Pick<
   NumberRow,
-  'state' | 'result' | 'do_not_call' | 'list_source' | 'checked_at' | 'correlation_id' | 'error_code' | 'error' | 'credits'
+  'id' | 'state' | 'result' | 'do_not_call' | 'list_source' | 'checked_at' | 'correlation_id' | 'error_code' | 'error' | 'credits'
 >;
 
 /** A final answer about a number, ready to store. */
@@ -265,7 +265,7 @@ export class BatchJournal {
       setAnswer: db.prepare<[number, string]>('INSERT OR REPLACE INTO answers (number_id, body) VALUES (?, ?)'),
       clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
       verdict: db.prepare<[string], NumberVerdict>(
-        'SELECT state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
+        'SELECT id, state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
       ),
       pendingByCorrelation: db.prepare<[string], { id: number; credits: number }>(
         "SELECT id, credits FROM numbers WHERE correlation_id = ? AND state = 'pending'",

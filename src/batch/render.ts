@@ -48,7 +48,9 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
 };
 
 /** The dnc_* cells of a number the journal knows. */
-function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null): string[] {
+function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean): string[] {
+  // A lookup's credits stand on the first row with its number only, so the column sums to what was spent.
+  const credits = firstRow && row ? String(row.credits) : '0';
   if (!row) {
     return [e164, country, 'not_checked', '', '', '', '', 'interrupted', NOT_CHECKED_TEXT.interrupted, '0'];
   }
@@ -63,11 +65,11 @@ function cellsFor(e164: string, country: string, row: NumberVerdict | undefined,
       row.correlation_id ?? '',
       row.error_code ?? '',
       row.error ?? '',
-      String(row.credits),
+      credits,
     ];
   }
   if (row.state === 'pending') {
-    return [e164, country, 'pending', '', '', '', row.correlation_id ?? '', '', 'webhook result not received yet; run `dnc listen`', String(row.credits)];
+    return [e164, country, 'pending', '', '', '', row.correlation_id ?? '', '', 'webhook result not received yet; run `dnc listen`', credits];
   }
   const reason = stopped ?? 'interrupted';
   return [e164, country, 'not_checked', '', '', '', '', reason, NOT_CHECKED_TEXT[reason], '0'];
@@ -192,6 +194,9 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
       await callable?.write(stringify([layout.header], csvOptions));
       await suppressed?.write(stringify([layout.header], csvOptions));
     }
+    // Journal ids are given in order of first appearance, so a row whose number's id is above every id seen
+    // so far is that number's first row: no set of seen numbers needs to be kept.
+    let highestId = 0;
     for await (const batch of readRows(layout, { onChunk: (c) => hash.update(c) })) {
       const out: string[][] = [];
       const callableRows: string[][] = [];
@@ -202,7 +207,10 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
         if (!cell.ok) {
           cells = ['', cell.country, 'invalid', '', '', '', '', 'unparseable_number', cell.message, '0'];
         } else {
-          cells = cellsFor(cell.e164, cell.country, journal.verdict(cell.e164), stopped);
+          const verdict = journal.verdict(cell.e164);
+          const firstRow = verdict !== undefined && verdict.id > highestId;
+          if (firstRow) highestId = verdict.id;
+          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow);
         }
         const result = cells[2] as DncResult;
         summary.rows++;

@@ -8,7 +8,7 @@ import type { PhoneCache } from '../batch/phone-cache.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js';
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
-import type { Context } from '../context.js';
+import { isProcessAlive, type Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -186,14 +186,6 @@ function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
   );
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
   const paths = await checkOptions(ctx, input, options);
@@ -213,7 +205,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   const serviceOrigin = new URL((await ctx.serviceConfig()).baseUrl.value).origin;
   const journalMod = await import('../batch/journal.js');
   const journalPath = journalMod.journalPathFor(paths.outputPath);
-  const lockDeps = { pid: process.pid, isAlive };
+  const lockDeps = { pid: process.pid, isAlive: isProcessAlive };
   if (options.restart && existsSync(journalPath)) {
     const holder = journalMod.lockHolder(journalPath, lockDeps);
     if (holder !== null) {

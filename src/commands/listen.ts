@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
-import type { Context } from '../context.js';
+import { isProcessAlive, type Context } from '../context.js';
 import { ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
@@ -157,15 +157,6 @@ function lostLine(l: PendingLookup, expiryMs: number): string {
   );
 }
 
-/** Whether a process id is alive (the batch lock's holder). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function runListen(ctx: Context, o: ListenOptions): Promise<number> {
   const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
@@ -178,7 +169,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   const journalPath = Store.pathFor(o.results);
   const journal: JournalPushStore = await openListenJournal(o.results, {
     now: () => ctx.now(),
-    batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive }) !== null,
+    batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive: isProcessAlive }) !== null,
   });
   let session: ListenSession;
   try {

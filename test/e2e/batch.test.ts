@@ -160,6 +160,10 @@ describe('dnc batch: verdicts', () => {
     expect(a).toHaveLength(4);
     expect(new Set(a.map((x) => x.dnc_correlation_id)).size).toBe(1);
     expect(a.every((x) => x.dnc_result === 'do_not_call')).toBe(true);
+    // The lookup's credits stand on its first row only, so the column sums to what the service charged.
+    expect(a.map((x) => x.dnc_credits)).toEqual(['1', '0', '0', '0']);
+    const charged = sb.lookups().filter((l) => l.charged).reduce((sum, l) => sum + l.credits, 0);
+    expect(rows.reduce((sum, x) => sum + Number(x.dnc_credits), 0)).toBe(charged);
   });
 
   it('keeps the layout: BOM, semicolons, CRLF and quoted fields come back as they went in', async () => {
