@@ -1,7 +1,7 @@
 // Renders a batch's output files from its input and its journal: every row, in order, plus the dnc_* columns.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { inputError } from '../errors.js';
 import { readRows, type CsvLayout } from './csv-input.js';
@@ -97,6 +97,30 @@ function outputError(err: unknown, file: string) {
   });
 }
 
+// A render takes seconds; a temporary file this old was left by a process killed while rendering.
+const STALE_TEMP_MS = 10 * 60_000;
+
+/** Removes temporary files of `target` that a killed render left behind (never one a live render is writing). */
+async function removeStaleTemps(target: string, now: number): Promise<void> {
+  const dir = path.dirname(target);
+  const prefix = `.${path.basename(target)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length))) continue;
+    const file = path.join(dir, name);
+    try {
+      if (now - (await stat(file)).mtimeMs > STALE_TEMP_MS) await rm(file, { force: true });
+    } catch {
+      // Gone already, or not ours to remove: either way nothing to do.
+    }
+  }
+}
+
 /** A file written beside its final path and renamed into place only when complete. */
 class AtomicCsv {
   readonly tmp: string;
@@ -149,6 +173,8 @@ class AtomicCsv {
 export interface RenderOptions {
   /** The normalisation cache of a run that just read the same input (saves normalising every row twice). */
   phones?: PhoneCache;
+  /** The clock that decides which leftover temporary files are stale (tests inject it). */
+  now?: () => number;
 }
 
 export async function renderBatchOutput(journal: BatchJournal, options: RenderOptions = {}): Promise<RenderSummary> {
@@ -170,6 +196,7 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
       throw outputError(err, target);
     }
   };
+  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut]) if (target) await removeStaleTemps(target, (options.now ?? Date.now)());
   const main = open(meta.outputPath);
   const callable = meta.callableOut ? open(meta.callableOut) : null;
   const suppressed = meta.suppressedOut ? open(meta.suppressedOut) : null;

@@ -1,5 +1,5 @@
 // `dnc batch` in-process against the sandbox: verdicts per row, one lookup per distinct number, layouts, stops and resumes.
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Interrupts } from '../../src/context.js';
@@ -164,6 +164,22 @@ describe('dnc batch: verdicts', () => {
     expect(a.map((x) => x.dnc_credits)).toEqual(['1', '0', '0', '0']);
     const charged = sb.lookups().filter((l) => l.charged).reduce((sum, l) => sum + l.credits, 0);
     expect(rows.reduce((sum, x) => sum + Number(x.dnc_credits), 0)).toBe(charged);
+  });
+
+  it('removes temporary files a killed render left behind, but not a fresh one another render may be writing', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const output = path.join(tmp.dir, 'leftovers.csv');
+    const stale = path.join(tmp.dir, '.leftovers.csv.0badcafe.tmp');
+    const fresh = path.join(tmp.dir, '.leftovers.csv.0c0ffee0.tmp');
+    writeFileSync(stale, 'half a file');
+    writeFileSync(fresh, 'being written');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(stale, hourAgo, hourAgo);
+    const r = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(existsSync(fresh)).toBe(true);
+    expect(readCsvObjects(output)).toHaveLength(7);
   });
 
   it('keeps the layout: BOM, semicolons, CRLF and quoted fields come back as they went in', async () => {
