@@ -31,6 +31,9 @@ interface PendingRow {
   updated_at: string;
 }
 
+const BUSY_RETRIES = 5;
+const isBusy = (err: unknown) => /^SQLITE_BUSY/.test(String((err as { code?: unknown }).code ?? ''));
+
 const toLookup = (r: PendingRow): PendingLookup => ({
   correlationId: r.correlation_id,
   phoneNumber: r.e164,
@@ -81,9 +84,20 @@ export class JournalPushStore implements ListenJournal {
    * acknowledged push is never sent again. Requests keep being read while the fsync runs.
    */
   async store(pushes: readonly IncomingPush[]): Promise<StoreOutcome[]> {
-    const outcomes = this.journal.recordPushes(
-      pushes.map((p) => ({ raw: p.raw, receivedAt: p.receivedAt.toISOString(), correlationId: p.correlationId, serviceStatus: p.serviceStatus })),
-    );
+    const records = pushes.map((p) => ({ raw: p.raw, receivedAt: p.receivedAt.toISOString(), correlationId: p.correlationId, serviceStatus: p.serviceStatus }));
+    let outcomes;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        outcomes = this.journal.recordPushes(records);
+        break;
+      } catch (err) {
+        // recordPushes opens a deferred transaction that reads first: when `dnc batch` commits in between,
+        // SQLite refuses the upgrade to a write at once ("database is locked", no busy wait). The
+        // transaction was rolled back, so it is simply run again; only a lasting lock gets a 503.
+        if (!isBusy(err) || attempt >= BUSY_RETRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 2 * attempt));
+      }
+    }
     const fd = this.walFd();
     await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
     return outcomes.map((o) => ({ duplicate: o === 'duplicate', orphan: o === 'orphan' }));
