@@ -16,6 +16,9 @@ export const realTimers: SandboxTimers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** The longest delay a Node timer honours. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Schedules service durations (push delay, retry backoff, 24 h expiry, the receiver's 10 s) as
  * real delays of `serviceMs × timeScale`, and cancels every one of them on close.
@@ -42,11 +45,21 @@ export class Scheduler {
   /** Runs `fn` after real milliseconds (e.g. --latency-ms); returns a cancel function. */
   afterReal(ms: number, fn: () => void): () => void {
     if (this.closed) return () => {};
-    const handle = this.timers.setTimeout(() => {
-      this.pending.delete(handle);
-      fn();
-    }, Math.max(0, ms));
-    this.pending.add(handle);
+    // Node fires a timer of more than 2^31 - 1 ms after 1 ms instead (24 h × a time scale above ~24 gets
+    // there): a long delay is waited in steps, each under the limit.
+    let remaining = Math.max(0, ms);
+    let handle: unknown;
+    const arm = () => {
+      const step = Math.min(remaining, MAX_TIMER_MS);
+      remaining -= step;
+      handle = this.timers.setTimeout(() => {
+        this.pending.delete(handle);
+        if (remaining > 0) arm();
+        else fn();
+      }, step);
+      this.pending.add(handle);
+    };
+    arm();
     return () => {
       if (this.pending.delete(handle)) this.timers.clearTimeout(handle);
     };
