@@ -2,10 +2,10 @@
 import { copyFileSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Interrupts } from '../../src/context.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 
 const tmp = scratch();
 let sb: Sandbox;
@@ -43,21 +43,6 @@ function usList(count: number, name = `list-${++n}.csv`): { file: string; number
   return { file, numbers };
 }
 
-/** Interrupts a test can fire, as SIGINT would. */
-function fakeInterrupts(): { interrupts: Interrupts; fire(count: number): void } {
-  let handler: ((count: number) => void) | null = null;
-  return {
-    interrupts: {
-      on(h) {
-        handler = h;
-        return () => {
-          handler = null;
-        };
-      },
-    },
-    fire: (count) => handler?.(count),
-  };
-}
 
 /** Fires `counts` interrupts (in one go) once `ready()` holds; returns when they were fired (0: never). */
 function fireWhen(ready: () => boolean, fire: (count: number) => void, counts: number[]): { firedAt(): number; cancel(): void } {
@@ -397,7 +382,8 @@ describe('dnc batch: stop and resume', () => {
     try {
       const { file, numbers } = usList(60);
       const output = `${file}.out`;
-      const { interrupts, fire } = fakeInterrupts();
+      const interrupts = testInterrupts();
+      const fire = () => interrupts.fire();
       const trigger = fireWhen(() => slow.sb.requests().length >= 6, fire, [1]);
       const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '2'], { env: slow.env, interrupts });
       trigger.cancel();
@@ -423,7 +409,8 @@ describe('dnc batch: stop and resume', () => {
     try {
       const { file, numbers } = usList(30);
       const output = `${file}.out`;
-      const { interrupts, fire } = fakeInterrupts();
+      const interrupts = testInterrupts();
+      const fire = () => interrupts.fire();
       // Both Ctrl-Cs once the first four lookups have reached the sandbox (their answers take 300 ms).
       const trigger = fireWhen(() => slow.sb.requests().length >= 4, fire, [1, 2]);
       const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });

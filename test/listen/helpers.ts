@@ -6,11 +6,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'vitest';
-import type { Interrupts } from '../../src/context.js';
 import { createTestIO, type TestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { NO_HOME, runDnc } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 
 export const PUSH_PATH = '/hooks/Jr6tQm2yVb0sXw9LkPz3dA';
 
@@ -69,21 +69,7 @@ export async function webhookBatch(
   };
 }
 
-/** SIGINT/SIGTERM stand-ins for an in-process command. */
-export function testInterrupts(): Interrupts & { fire(): void } {
-  const handlers = new Set<(count: number) => void>();
-  let count = 0;
-  return {
-    on(handler) {
-      handlers.add(handler);
-      return () => handlers.delete(handler);
-    },
-    fire() {
-      count++;
-      for (const h of [...handlers]) h(count);
-    },
-  };
-}
+export { testInterrupts };
 
 export interface RunningListen {
   io: TestIO;

@@ -3,26 +3,11 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import type { Interrupts } from '../../src/context.js';
 import { createTestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { BIN, NO_HOME, REPO_ROOT, runDnc } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 
-/** Interrupts the test triggers by hand, as SIGINT/SIGTERM would. */
-function manualInterrupts(): Interrupts & { fire(): void } {
-  const handlers = new Set<(n: number) => void>();
-  let count = 0;
-  return {
-    on(h) {
-      handlers.add(h);
-      return () => handlers.delete(h);
-    },
-    fire() {
-      count++;
-      for (const h of [...handlers]) h(count);
-    },
-  };
-}
 
 async function waitForLines(read: () => string, n: number, ms = 10_000): Promise<string[]> {
   const deadline = Date.now() + ms;
@@ -37,7 +22,7 @@ async function waitForLines(read: () => string, n: number, ms = 10_000): Promise
 describe('dnc sandbox (in-process)', () => {
   it('prints the base URL and key first, serves with the options given, and stops cleanly on an interrupt', async () => {
     const io = createTestIO();
-    const interrupts = manualInterrupts();
+    const interrupts = testInterrupts();
     const running = main(['sandbox', '--port', '0', '--key', 'my-test-key', '--credit-limit', '3', '--costs', 'us=2', '--seed', '5'], {
       io,
       env: {},
@@ -61,7 +46,7 @@ describe('dnc sandbox (in-process)', () => {
 
   it('with --verbose, logs each request on stderr without the key', async () => {
     const io = createTestIO();
-    const interrupts = manualInterrupts();
+    const interrupts = testInterrupts();
     const running = main(['--verbose', 'sandbox', '--key', 'verbose-key-9'], { io, env: {}, homedir: NO_HOME, interrupts });
     const [urlLine] = await waitForLines(io.out, 2);
     const base = urlLine!.slice('DNC_BASE_URL='.length);
@@ -74,7 +59,7 @@ describe('dnc sandbox (in-process)', () => {
 
   it('loads an accounts file and prints its first key', async () => {
     const io = createTestIO();
-    const interrupts = manualInterrupts();
+    const interrupts = testInterrupts();
     const running = main(['sandbox', '--accounts', 'fixtures/sandbox/accounts.json', '--plan', 'annual'], { io, env: {}, homedir: NO_HOME, cwd: REPO_ROOT, interrupts });
     const [, keyLine] = await waitForLines(io.out, 2);
     expect(keyLine).toBe('DNC_API_KEY=sbx_acme_annual_0001');
