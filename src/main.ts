@@ -4,7 +4,9 @@ import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
 import { registerListen } from './commands/listen.js';
 import { registerSandbox } from './commands/sandbox.js';
+import { registerTrace } from './commands/trace.js';
 import { registerUsage } from './commands/usage.js';
+import { registerVerify } from './commands/verify.js';
 import { parseIntegerOption, type GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
@@ -93,6 +95,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   registerUsage(program, host);
   registerListen(program, host);
   registerSandbox(program, host);
+  registerVerify(program, host);
+  registerTrace(program, host);
   return program;
 }
 

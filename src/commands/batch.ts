@@ -10,6 +10,7 @@ import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js'
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
 import { isProcessAlive, type Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
+import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { ServiceClient } from '../service/client.js';
@@ -29,6 +30,8 @@ export interface BatchOptions {
   suppressedOut?: string | undefined;
   delimiter?: string | undefined;
   header: boolean;
+  /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
+  reuseWithinMs?: number | null;
 }
 
 export const MAX_CONCURRENCY = 64;
@@ -78,6 +81,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -96,6 +100,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
+      reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
@@ -203,6 +208,8 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
 
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = new URL((await ctx.serviceConfig()).baseUrl.value).origin;
+  const startedAt = ctx.now();
+  const evidence = await import('../evidence/batch-evidence.js');
   const journalMod = await import('../batch/journal.js');
   const journalPath = journalMod.journalPathFor(paths.outputPath);
   const lockDeps = { pid: process.pid, isAlive: isProcessAlive };
@@ -225,13 +232,16 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     const { PhoneCache } = await import('../batch/phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
     await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones);
+    await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
     const counts = journal.summaryCounts();
     const todo = counts.queued + counts.in_flight;
     let outcome: SchedulerOutcome | null = null;
     if (todo > 0) {
       client = await ctx.createClient({ connections: options.concurrency });
-      outcome = await runLookups(ctx, journal, client, options);
+      const { cacheDir, readCosts } = await import('../batch/cost-cache.js');
+      const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
+      outcome = await runLookups(ctx, journal, evidence.guardedClient(client, journal, costs, (lines) => lines.forEach((l) => ctx.warn(`dnc: ${l}`))), options);
       abandoned = outcome.abandoned;
       if (abandoned) {
         ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');
@@ -252,6 +262,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
 
     const { renderBatchOutput } = await import('../batch/render.js');
     const summary = await renderBatchOutput(journal, { phones });
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
     const after = journal.summaryCounts();
     const stopped: StoppedReason | null = outcome?.stoppedReason ?? null;
     await report(ctx, summary, {
@@ -505,8 +516,10 @@ async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOpti
     unknown_cost_countries: unknown,
     webhook_required_countries: notSent,
   };
+  const { dryRunGuard } = await import('../evidence/credit-guard.js');
+  const guard = dryRunGuard(byCountry, notSent, costs, balance?.creditsRemaining ?? null);
   if (ctx.json) {
-    writeLine(ctx.io.stdout, JSON.stringify({ dry_run: true, ...result }));
+    writeLine(ctx.io.stdout, JSON.stringify({ dry_run: true, ...result, credit_guard: guard.json }));
     return ExitCode.OK;
   }
   const { renderDryRun } = await import('../render/batch-summary.js');
@@ -516,5 +529,6 @@ async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOpti
       { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
     ),
   );
+  for (const line of guard.lines) writeLine(ctx.io.stdout, line);
   return ExitCode.OK;
 }

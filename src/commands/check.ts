@@ -15,6 +15,8 @@ interface CheckOptions {
   failOnDnc: boolean;
   validate: boolean;
   allowInsecureWebhookUrl: boolean;
+  /** --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup (src/evidence). */
+  reuseWithinMs?: number | null;
 }
 
 /** A number as given, where it came from (for messages), and what normalisation made of it. */
@@ -57,6 +59,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
     .option('--fail-on-dnc', 'exit 10 when a number is on a do-not-call register')
     .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
+    .option('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -66,6 +69,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
       failOnDnc: o.failOnDnc === true,
       validate: o.validate !== false,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
+      reuseWithinMs: o.reuseWithin === undefined ? null : (await import('../evidence/duration.js')).parseDuration('--reuse-within', String(o.reuseWithin)),
     };
     return runCheck(ctx, cmd.args, options);
   });
@@ -93,6 +97,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
 
   const { renderOutcome, jsonLine } = await import('../render/check.js');
   const client = await ctx.createClient({ connections: 1 });
+  const ev = await import('../evidence/check-evidence.js');
+  const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
   const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
   let blocks = 0;
@@ -101,6 +107,15 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     for (let i = 0; i < distinct.length; i++) {
       const target = distinct[i]!;
       const label = target.phone.international;
+      const reused = evidence.reusable(target.phone.e164);
+      if (reused) {
+        tally[reused.result === 'do_not_call' ? 'listed' : 'callable']++;
+        exit = mostSevere(exit, options.failOnDnc && reused.result === 'do_not_call' ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
+        for (const line of ctx.json ? [ev.reusedJson(reused, options.reuseWithinMs!)] : ev.reusedLines(reused, label, options.reuseWithinMs!)) writeLine(ctx.io.stdout, line);
+        continue;
+      }
+      const requestedAt = ctx.now();
       let outcome: LookupOutcome;
       try {
         outcome = await client.lookup({ phoneNumber: target.phone.e164, webhookUrl: options.webhookUrl });
@@ -120,6 +135,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         }
         continue;
       }
+      evidence.record(outcome, requestedAt, options.webhookUrl);
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
       exit = mostSevere(exit, outcomeExit(outcome, options.failOnDnc));
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call ? 'listed' : 'callable']++;
@@ -135,6 +151,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
     }
   } finally {
+    evidence.close();
     await client.close();
   }
   if (distinct.length > 1) {

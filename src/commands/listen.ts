@@ -226,7 +226,10 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
     }
   });
   session.on('reconciled', (ids) => ctx.debug(`applied ${ids.length} push(es) that had arrived before the batch recorded their receipt`));
+  const { manifestRewriter } = await import('../evidence/manifest.js');
+  const manifest = manifestRewriter(journal.meta, journal.journal.path, () => ctx.now(), (err) => alert(`warning: could not rewrite the manifest: ${err.message}`));
   session.on('rendered', (e) => {
+    manifest.request();
     lastByResult = e.byResult;
     ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
   });
@@ -276,6 +279,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   } finally {
     progress.stop();
   }
+  await manifest.settled();
   if (session.renderError) {
     const e = session.renderError;
     throw inputError('E_OUTPUT_UNWRITABLE', `could not write ${o.results}: ${e.message}`, {

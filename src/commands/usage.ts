@@ -220,6 +220,11 @@ export function registerUsage(program: Command, host: CommandHost): void {
     .option('--cursor <cursor>', 'continue from the next_cursor of a previous answer')
     .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
     .option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)')
+    .option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded (src/evidence)")
     .addHelpText('after', EXAMPLES);
-  host.action(command, async (ctx, cmd) => run(ctx, planUsage(cmd.opts<RawUsageOptions>())));
+  host.action(command, async (ctx, cmd) => {
+    const plan = planUsage(cmd.opts<RawUsageOptions>());
+    if (cmd.opts<{ reconcile?: boolean }>().reconcile) return (await import('../evidence/reconcile.js')).runReconcile(ctx, plan);
+    return run(ctx, plan);
+  });
 }

@@ -1,0 +1,113 @@
+// `dnc trace`: everything this machine knows about one lookup, by correlation id, as a support agent needs it quoted.
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { ExitCode, inputError } from '../errors.js';
+import type { TracedLookup } from '../evidence/trace.js';
+import { writeLine } from '../io.js';
+import type { CommandHost } from '../main.js';
+
+const HELP = `
+Searches, offline: the history of \`dnc check\` (the last 1,000 checks within 90 days, in
+$XDG_STATE_HOME/dnc/checks.sqlite or ~/.local/state/dnc/checks.sqlite), every batch journal
+\`dnc batch\` registered there (journals.json), and any --journal given.
+
+Exit codes:
+  0   found
+  2   bad option
+  3   no record of that correlation id on this machine
+
+Examples:
+  dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d
+  dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d --journal leads.results.csv.journal.sqlite --json`;
+
+export function registerTrace(program: Command, host: CommandHost): void {
+  const command = program
+    .command('trace')
+    .description('find one lookup by correlation id in local journals and check history: number, times, receipt, pushes, result, credits')
+    .argument('<correlation-id>', 'the correlation id (dnc_correlation_id, or the one `dnc check` printed)')
+    .option('--journal <path...>', 'also search these batch journals (OUTPUT.csv.journal.sqlite), or the journal of these outputs')
+    .addHelpText('after', HELP);
+  host.action(command, async (ctx, cmd) => runTrace(ctx, cmd.args[0]!.trim(), ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j))));
+}
+
+async function runTrace(ctx: Context, id: string, given: string[]): Promise<number> {
+  const { stateDir } = await import('../evidence/paths.js');
+  const { registeredJournals } = await import('../evidence/registry.js');
+  const { CheckHistory, historyPath } = await import('../evidence/history.js');
+  const { traceLookup } = await import('../evidence/trace.js');
+  const { existsSync } = await import('node:fs');
+  const dir = stateDir(ctx.env, ctx.homedir);
+  const journals = given.map((j) => (j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j));
+  for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
+  const historyFile = historyPath(dir);
+  const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
+  let found: TracedLookup[];
+  try {
+    found = await traceLookup(id, { history, historyFile, journals });
+  } finally {
+    history?.close();
+  }
+  if (found.length === 0) {
+    throw inputError('E_TRACE_NOT_FOUND', `no record of correlation id ${id} on this machine (searched the check history and ${journals.length} journal(s))`, {
+      hint: 'give the batch journal with --journal PATH (OUTPUT.csv.journal.sqlite), or run trace on the machine that made the lookup',
+    });
+  }
+  if (ctx.json) {
+    writeLine(ctx.io.stdout, JSON.stringify({ correlation_id: id, found: found.map(traceJson) }));
+    return ExitCode.OK;
+  }
+  found.forEach((t, i) => {
+    if (i > 0) writeLine(ctx.io.stdout, '');
+    for (const line of traceLines(t)) writeLine(ctx.io.stdout, line);
+  });
+  return ExitCode.OK;
+}
+
+function traceJson(t: TracedLookup) {
+  return {
+    source: t.source,
+    where: t.where,
+    correlation_id: t.correlationId,
+    phone_number: t.phoneNumber,
+    country: t.country,
+    service: t.service,
+    requested_at: t.requestedAt,
+    answered_at: t.answeredAt,
+    mode: t.mode,
+    result: t.result,
+    error_code: t.errorCode,
+    checked_at: t.checkedAt,
+    dnc_list_source: t.listSource,
+    http_status: t.httpStatus,
+    credits: t.credits,
+    answer: t.answer,
+    pushes: t.pushes.map((p) => ({ received_at: p.receivedAt, outcome: p.outcome, duplicates: p.duplicates, body: p.body })),
+    batch: t.batch,
+  };
+}
+
+function traceLines(t: TracedLookup): string[] {
+  const f = (label: string, value: string) => `  ${label.padEnd(15)} ${value}`;
+  const lines = [`correlation id ${t.correlationId}`];
+  lines.push(f('found in', `${t.source === 'check' ? 'check history' : 'batch journal'} ${t.where}`));
+  if (t.batch) lines.push(f('batch', `${t.batch.input} → ${t.batch.output}`));
+  lines.push(f('number', `${t.phoneNumber}${t.country ? ` (${t.country})` : ''}`));
+  lines.push(f('service', t.service ?? 'not recorded'));
+  lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
+  lines.push(f('requested at', t.requestedAt ?? 'not recorded by batch journals'));
+  lines.push(f(t.source === 'check' ? 'answered at' : 'recorded at', t.answeredAt ?? 'not recorded'));
+  lines.push(f('result', `${t.result}${t.errorCode ? ` (${t.errorCode})` : ''}${t.httpStatus !== null ? `, HTTP ${t.httpStatus}` : ''}`));
+  if (t.checkedAt) lines.push(f('checked at', `${t.checkedAt} (the service's timestamp)`));
+  if (t.listSource) lines.push(f('register', t.listSource));
+  lines.push(f('credits', `${t.credits}${t.result === 'pending' || t.result === 'started' ? ' held' : ''}`));
+  if (t.mode === 'webhook') {
+    if (t.pushes.length === 0) lines.push(f('pushes', 'none received'));
+    for (const p of t.pushes) {
+      const b = p.body as { status?: string; error_code?: string | null } | null;
+      lines.push(f('push', `${p.receivedAt} ${b?.status ?? '?'}${b?.error_code ? ` (${b.error_code})` : ''}, ${p.outcome}${p.duplicates > 0 ? `, ${p.duplicates} duplicate deliveries ignored` : ''}`));
+    }
+  }
+  lines.push(f('answer', JSON.stringify(t.answer)));
+  return lines;
+}

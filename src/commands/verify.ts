@@ -1,0 +1,121 @@
+// `dnc verify`: offline proof that a batch output is what dnc wrote and fit to dial (fresh, evidenced callable rows, nothing pending).
+import path from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode, usageError } from '../errors.js';
+import type { VerifyReport } from '../evidence/verify.js';
+import { writeLine } from '../io.js';
+import type { CommandHost } from '../main.js';
+
+const HELP = `
+Reads OUTPUT.csv and its manifest (OUTPUT.manifest.json, written by \`dnc batch\` and
+rewritten by \`dnc listen\`); needs no service configuration and sends nothing. Checks:
+  - the file's SHA-256 and its counts (rows, results, distinct numbers, credits, register
+    sources, oldest/newest checked_at) against the manifest;
+  - every row against the batch journal and the input, when they are still where the
+    manifest says (an edited verdict, or a deleted, inserted or edited row, is found by line);
+  - every callable row has a correlation id, a register source and a checked_at no older than
+    --max-age (default: 30d for AU rows, 31d for every other country);
+  - no row is pending, not_checked or failed.
+
+Exit codes:
+  0   fit to dial
+  2   bad option
+  3   not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest
+
+Examples:
+  dnc verify leads.results.csv
+  dnc verify leads.results.csv --max-age 7d --json
+  dnc verify leads.results.csv --as-of 2026-12-20T09:00:00Z   (will it still be fit on that day?)`;
+
+export function registerVerify(program: Command, host: CommandHost): void {
+  const command = program
+    .command('verify')
+    .description('offline: is a batch output exactly what dnc wrote, and fresh enough to dial? (rows to re-check by line)')
+    .argument('<output>', 'the output CSV of `dnc batch`')
+    .option('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: 30d AU, 31d others)')
+    .option('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now')
+    .option('--list <n>', 'rows to re-check listed at most (all are counted)', '1000')
+    .addHelpText('after', HELP);
+  host.action(command, async (ctx, cmd) => {
+    const o = cmd.opts() as { maxAge?: string; asOf?: string; list: string };
+    const { parseDuration } = await import('../evidence/duration.js');
+    const { parseIntegerOption } = await import('../config.js');
+    const maxAgeMs = o.maxAge === undefined ? null : parseDuration('--max-age', o.maxAge);
+    let asOf = ctx.now();
+    if (o.asOf !== undefined) {
+      asOf = new Date(o.asOf);
+      if (Number.isNaN(asOf.getTime())) throw usageError('E_USAGE', `--as-of ${JSON.stringify(o.asOf)} is not a date-time`, { hint: 'write ISO 8601, e.g. 2026-12-01T09:00:00Z' });
+    }
+    const listLimit = parseIntegerOption('--list', o.list, 0);
+    const { verifyOutput } = await import('../evidence/verify.js');
+    const report = await verifyOutput(path.resolve(ctx.cwd, cmd.args[0]!), { maxAgeMs, asOf, listLimit });
+    if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
+    else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
+    return report.fit ? ExitCode.OK : ExitCode.INPUT;
+  });
+}
+
+export function verifyJson(r: VerifyReport) {
+  return {
+    output: r.output,
+    manifest: r.manifest,
+    fit: r.fit,
+    tampered: r.tampered,
+    sha256_matches: r.sha256.matches,
+    differences: r.differences,
+    compared_with_journal: r.comparedWithJournal,
+    compared_with_input: r.comparedWithInput,
+    rows: r.tally.rows.total,
+    distinct_numbers: r.tally.numbers.distinct,
+    rows_by_result: r.tally.rows.by_result,
+    oldest_checked_at: r.tally.checked_at.oldest,
+    max_age_days: r.maxAge.days,
+    default_max_age_days: { ...r.maxAge.byCountry, other: r.maxAge.otherDays },
+    as_of: r.asOf,
+    recheck_count: r.recheckCount,
+    recheck_by_reason: r.recheckByReason,
+    recheck: r.recheck,
+    manifest_info: r.manifestInfo,
+  };
+}
+
+function verifyLines(r: VerifyReport, cwd: string): string[] {
+  const rel = (p: string) => {
+    const x = path.relative(cwd, p);
+    return x.startsWith('..') || path.isAbsolute(x) ? p : x;
+  };
+  const lines = [`${rel(r.output)}: ${r.fit ? 'fit to dial' : 'NOT FIT TO DIAL'}`];
+  const m = r.manifestInfo;
+  lines.push(`  manifest   ${rel(r.manifest)} (dnc ${m.dnc_version}, interface ${m.interface_version}, ${m.service_base_url ?? 'service not recorded'}, written ${m.updated_at})`);
+  if (r.sha256.matches) lines.push(`  integrity  SHA-256 matches the manifest (${r.sha256.actual.slice(0, 16)}…)`);
+  else lines.push(`  integrity  SHA-256 differs from the manifest: the file changed after dnc wrote it`);
+  for (const d of r.differences) lines.push(`             ${d}`);
+  const against = [r.comparedWithJournal ? 'the journal' : null, r.comparedWithInput ? 'the input' : null].filter(Boolean);
+  lines.push(`             rows compared with ${against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'}`);
+  const byResult = Object.entries(r.tally.rows.by_result)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  lines.push(`  rows       ${r.tally.rows.total} (${byResult}); ${r.tally.numbers.distinct} distinct number(s)`);
+  const age =
+    r.maxAge.days !== null
+      ? `${r.maxAge.days}d`
+      : `${Object.entries(r.maxAge.byCountry)
+          .map(([c, d]) => `${d}d ${c}`)
+          .join(', ')}, ${r.maxAge.otherDays}d others`;
+  lines.push(`  freshness  checked_at ${r.tally.checked_at.oldest ?? '-'} … ${r.tally.checked_at.newest ?? '-'}; max age ${age}, as of ${r.asOf}`);
+  if (r.recheckCount === 0) {
+    if (r.fit) lines.push('  every callable row has a correlation id, a register source and a fresh checked_at; nothing is pending');
+    return lines;
+  }
+  const reasons = Object.entries(r.recheckByReason)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(', ');
+  lines.push(`  rows to re-check: ${r.recheckCount} (${reasons})${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`);
+  for (const x of r.recheck) {
+    lines.push(`    line ${String(x.line).padEnd(6)} ${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ${x.detail}`);
+  }
+  if (r.tampered) lines.push('  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered numbers are not sent again)');
+  else lines.push('  re-check: run `dnc batch` on a fresh copy of the list (or with --restart), or `dnc listen` for pending rows');
+  return lines;
+}

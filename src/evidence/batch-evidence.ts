@@ -1,0 +1,169 @@
+// What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
+import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
+import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import { forecastInOrder, forecastLines } from './credit-guard.js';
+import { writeManifest } from './manifest.js';
+import { publicBaseUrl, stateDir } from './paths.js';
+import { registerJournal } from './registry.js';
+import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
+
+/** How the hooks report (the command's context satisfies it). */
+export interface Say {
+  info(line: string): void;
+  warn(line: string): void;
+  debug(line: string): void;
+}
+
+export interface EvidenceEnv {
+  env: Record<string, string | undefined>;
+  homedir: string;
+  now(): Date;
+}
+
+/**
+ * --reuse-within: queued numbers with a verdict of the same service in the cache, checked within the
+ * window, get that verdict (original checked_at and correlation id, 0 credits) and are not sent.
+ */
+export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: string, service: string, windowMs: number, now: Date): Promise<number> {
+  const cache = await ResultsCache.open(cacheDir);
+  const notBefore = new Date(now.getTime() - windowMs);
+  let reused = 0;
+  try {
+    let after = 0;
+    for (;;) {
+      const queued = journal.nextQueued(after, 1024);
+      if (queued.length === 0) break;
+      after = queued[queued.length - 1]!.id;
+      const finals: Array<[number, FinalAnswer]> = [];
+      for (const q of queued) {
+        const v = cache.get(service, q.e164, notBefore);
+        if (!v) continue;
+        finals.push([
+          q.id,
+          {
+            result: v.result,
+            doNotCall: v.result === 'do_not_call',
+            listSource: v.listSource,
+            checkedAt: v.checkedAt,
+            correlationId: v.correlationId,
+            errorCode: null,
+            error: reusedNote(v, windowMs),
+            credits: 0,
+            httpStatus: null,
+            answer: v.body,
+          },
+        ]);
+      }
+      if (finals.length > 0) journal.recordFinals(finals);
+      reused += finals.length;
+    }
+  } finally {
+    cache.close();
+  }
+  return reused;
+}
+
+/** The journal's final callable/do_not_call verdicts, for the results cache (read on a connection of its own). */
+export async function journalVerdicts(journalPath: string): Promise<CachedVerdict[]> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  try {
+    return db
+      .prepare<[], { e164: string; country: string; result: 'callable' | 'do_not_call'; list_source: string | null; checked_at: string; correlation_id: string; body: string | null }>(
+        `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body FROM numbers n
+           LEFT JOIN answers a ON a.number_id = n.id
+          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call') AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
+            AND (n.error IS NULL OR n.error NOT LIKE 'reused:%')`,
+      )
+      .all()
+      .map((r) => ({ e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body }));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The credit guard of a batch run: wraps the client so that the first answer's balance
+ * (X-RateLimit-Remaining, no extra request) is compared with what the numbers still queued will cost;
+ * when it falls short, one warning says where the batch will stop. Never refuses: a 429 stops it cleanly.
+ */
+export function guardedClient(
+  client: ServiceClient,
+  journal: BatchJournal,
+  costs: ReadonlyMap<string, number>,
+  onWarning: (lines: string[]) => void,
+): ServiceClient {
+  let judged = false;
+  const judge = (outcome: LookupOutcome, country: string) => {
+    if (judged || outcome.meta.rateLimitRemaining === null) return;
+    judged = true;
+    const known = new Map(costs);
+    if (outcome.meta.creditCost !== null && outcome.meta.creditCost > 0 && !known.has(country)) known.set(country, outcome.meta.creditCost);
+    const queued: string[] = [];
+    let after = 0;
+    for (;;) {
+      const page = journal.nextQueued(after, 4096);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.id;
+      for (const q of page) queued.push(q.country);
+    }
+    const f = forecastInOrder(queued, known, outcome.meta.rateLimitRemaining);
+    if (f.short) onWarning(forecastLines(f, 'batch'));
+  };
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'lookup') return Reflect.get(target, prop, receiver) as unknown;
+      return async (request: Parameters<ServiceClient['lookup']>[0]) => {
+        const outcome = await target.lookup(request);
+        judge(outcome, outcome.body.country);
+        return outcome;
+      };
+    },
+  });
+}
+
+/** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */
+export async function beforeLookups(
+  e: EvidenceEnv,
+  say: Say,
+  journal: BatchJournal,
+  options: { service: string; reuseWithinMs: number | null },
+): Promise<void> {
+  const meta = journal.meta();
+  if (!(await registerJournal(stateDir(e.env, e.homedir), journal.path, meta?.outputPath ?? '', e.now()))) {
+    say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
+  }
+  if (options.reuseWithinMs === null) return;
+  const { cacheDir } = await import('./paths.js');
+  const reused = await reuseCachedVerdicts(journal, cacheDir(e.env, e.homedir), options.service, options.reuseWithinMs, e.now());
+  if (reused > 0) say.info(`${reused} number(s) reused from earlier lookups (checked within the --reuse-within window): not sent, no credits`);
+}
+
+/** After OUTPUT.csv is written: the manifest beside it, and the batch's verdicts into the results cache. */
+export async function afterRender(
+  e: EvidenceEnv,
+  say: Say,
+  journal: BatchJournal,
+  options: { baseUrl: string; startedAt: Date },
+): Promise<void> {
+  const meta = journal.meta();
+  if (!meta) return;
+  const written = await writeManifest(meta, journal.path, e.now(), {
+    baseUrl: publicBaseUrl(options.baseUrl),
+    startedAt: options.startedAt.toISOString(),
+    finishedAt: e.now().toISOString(),
+  });
+  say.debug(`wrote ${written.path}`);
+  if (!meta.serviceOrigin) return;
+  try {
+    const { cacheDir } = await import('./paths.js');
+    const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
+    try {
+      cache.put(meta.serviceOrigin, await journalVerdicts(journal.path));
+    } finally {
+      cache.close();
+    }
+  } catch (err) {
+    say.debug(`could not fill the results cache: ${(err as Error).message}`);
+  }
+}

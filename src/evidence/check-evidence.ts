@@ -1,0 +1,98 @@
+// What `dnc check` adds for evidence: each lookup recorded in the check history, verdicts cached, and reused with --reuse-within.
+import type { LookupOutcome } from '../service/client.js';
+import type { EvidenceEnv, Say } from './batch-evidence.js';
+import { formatDuration } from './duration.js';
+import { CheckHistory } from './history.js';
+import { cacheDir, stateDir } from './paths.js';
+import { ResultsCache, type CachedVerdict } from './results-cache.js';
+
+export interface CheckEvidence {
+  /** The cached verdict to reuse for `e164` (only with --reuse-within), or null: look it up. */
+  reusable(e164: string): CachedVerdict | null;
+  /** Records an answer: history (for trace and reconcile) and, for a final verdict, the results cache. */
+  record(outcome: LookupOutcome, requestedAt: Date, webhookUrl: string | undefined): void;
+  close(): void;
+}
+
+export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: string, reuseWithinMs: number | null): Promise<CheckEvidence> {
+  // Evidence is a help, never a reason for a check to fail: folders that cannot be written are skipped.
+  const attempt = async <T>(what: string, open: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await open();
+    } catch (err) {
+      say.debug(`${what} not available: ${(err as Error).message}`);
+      return null;
+    }
+  };
+  const history = await attempt('check history', () => CheckHistory.open(stateDir(e.env, e.homedir)));
+  const cache = await attempt('results cache', () => ResultsCache.open(cacheDir(e.env, e.homedir)));
+  return {
+    reusable(e164) {
+      if (reuseWithinMs === null || !cache) return null;
+      return cache.get(service, e164, new Date(e.now().getTime() - reuseWithinMs));
+    },
+    record(outcome, requestedAt, webhookUrl) {
+      const b = outcome.body as { correlation_id?: string; phone_number?: string; country?: string; cost?: { credits_used_for_query?: number } };
+      const correlationId = b.correlation_id ?? outcome.meta.correlationId;
+      if (!correlationId) return;
+      const credits = outcome.kind === 'failed' && !outcome.body.charged ? 0 : (outcome.meta.creditCost ?? b.cost?.credits_used_for_query ?? 0);
+      try {
+        history?.record(
+          {
+            correlationId,
+            phoneNumber: b.phone_number ?? '',
+            country: b.country ?? null,
+            requestedAt: requestedAt.toISOString(),
+            answeredAt: e.now().toISOString(),
+            service,
+            httpStatus: outcome.meta.status,
+            kind: outcome.kind,
+            credits,
+            body: JSON.stringify(outcome.raw),
+            webhookUrl: webhookUrl ?? null,
+          },
+          e.now(),
+        );
+        if (outcome.kind === 'succeeded') {
+          const s = outcome.body;
+          cache?.put(service, [
+            {
+              e164: s.phone_number,
+              country: s.country,
+              result: s.do_not_call ? 'do_not_call' : 'callable',
+              listSource: s.dnc_list_source ?? null,
+              checkedAt: s.timestamp,
+              correlationId,
+              body: JSON.stringify(outcome.raw),
+            },
+          ]);
+        }
+      } catch (err) {
+        say.debug(`could not record the check: ${(err as Error).message}`);
+      }
+    },
+    close() {
+      history?.close();
+      cache?.close();
+    },
+  };
+}
+
+/** `check --json` for a reused verdict: the original answer as received, marked reused, with no cost. */
+export function reusedJson(v: CachedVerdict, windowMs: number): string {
+  const original = v.body ? (JSON.parse(v.body) as Record<string, unknown>) : { correlation_id: v.correlationId, phone_number: v.e164, country: v.country, timestamp: v.checkedAt };
+  return JSON.stringify({ ...original, http_status: null, credit_cost: 0, reused: true, reused_within: formatDuration(windowMs) });
+}
+
+/** Human lines for a reused verdict (as `dnc check` shows a lookup). */
+export function reusedLines(v: CachedVerdict, label: string, windowMs: number): string[] {
+  const field = (l: string, value: string) => `  ${l.padEnd(15)} ${value}`;
+  const verdict = v.result === 'do_not_call' ? 'DO NOT CALL' : 'callable   ';
+  return [
+    `${verdict}  ${label}  ${v.result === 'do_not_call' ? 'on' : 'not on'} the ${v.country} do-not-call register (reused)`,
+    field('register', v.listSource ?? 'not reported'),
+    field('checked at', v.checkedAt),
+    field('credits', `0: reused a lookup within --reuse-within ${formatDuration(windowMs)}, nothing sent`),
+    field('correlation id', `${v.correlationId} (the original lookup)`),
+  ];
+}

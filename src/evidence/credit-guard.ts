@@ -1,0 +1,93 @@
+// The credit guard: what the numbers still to look up will cost (learned X-Credit-Cost per country) against the free balance.
+
+export interface CreditForecast {
+  /** Distinct numbers still to look up. */
+  numbers: number;
+  /** Credits they should cost (countries of unknown cost not included). */
+  estimate: number;
+  unknownCostCountries: string[];
+  /** Credits left in the billing period (null: not known). */
+  remaining: number | null;
+  /** True when the estimate exceeds what remains. */
+  short: boolean;
+  /** When short: about how many of `numbers` fit before the credit limit (429) stops the batch. */
+  stopsAfter: number | null;
+}
+
+/**
+ * Forecast over the numbers in the order they will be sent (`country` of each), so the stopping point
+ * is where the cumulative cost passes the balance. Numbers of unknown cost are counted at 1 credit there.
+ */
+export function forecastInOrder(countries: Iterable<string>, costs: ReadonlyMap<string, number>, remaining: number | null): CreditForecast {
+  let numbers = 0;
+  let estimate = 0;
+  let running = 0;
+  let stopsAfter: number | null = null;
+  const unknown = new Set<string>();
+  for (const country of countries) {
+    const cost = costs.get(country);
+    if (cost === undefined) unknown.add(country);
+    else estimate += cost;
+    running += cost ?? 1;
+    if (remaining !== null && stopsAfter === null && running > remaining) stopsAfter = numbers;
+    numbers++;
+  }
+  const short = remaining !== null && estimate > remaining;
+  return { numbers, estimate, unknownCostCountries: [...unknown].sort(), remaining, short, stopsAfter: short ? (stopsAfter ?? numbers) : null };
+}
+
+/** Forecast from counts per country (order unknown: the stopping point is from the average cost). */
+export function forecastByCountry(byCountry: ReadonlyMap<string, number>, costs: ReadonlyMap<string, number>, remaining: number | null): CreditForecast {
+  let numbers = 0;
+  let estimate = 0;
+  let known = 0;
+  const unknown: string[] = [];
+  for (const [country, n] of byCountry) {
+    numbers += n;
+    const cost = costs.get(country);
+    if (cost === undefined) unknown.push(country);
+    else {
+      estimate += cost * n;
+      known += n;
+    }
+  }
+  const short = remaining !== null && estimate > remaining;
+  const average = known > 0 ? estimate / known : 1;
+  return {
+    numbers,
+    estimate,
+    unknownCostCountries: unknown.sort(),
+    remaining,
+    short,
+    stopsAfter: short ? Math.max(0, Math.min(numbers, Math.floor(remaining! / average))) : null,
+  };
+}
+
+/** The guard's lines (a warning, never a refusal: the service's 429 stops a batch cleanly anyway). */
+export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): string[] {
+  const lines: string[] = [];
+  const unknown = f.unknownCostCountries.length > 0 ? ` (not counting ${f.unknownCostCountries.join(', ')}: cost not learned yet)` : '';
+  if (f.remaining === null) return [`credit guard: ${f.numbers} number(s) to look up, about ${f.estimate} credit(s)${unknown}; the balance is not known`];
+  if (!f.short) {
+    return [`credit guard: ${f.numbers} number(s) to look up, about ${f.estimate} credit(s)${unknown}; ${f.remaining} credit(s) remain: enough`];
+  }
+  const verb = what === 'batch' ? 'will' : 'would';
+  lines.push(
+    `warning: credits are short: ${f.numbers} number(s) to look up need about ${f.estimate} credit(s)${unknown}, but only ${f.remaining} remain in this billing period`,
+  );
+  lines.push(
+    `  the batch ${verb} stop at the credit limit (429) after about ${f.stopsAfter} of ${f.numbers} number(s); the other ${f.numbers - f.stopsAfter!} would be not_checked (resume after a top-up or in the next period)`,
+  );
+  return lines;
+}
+
+/** The guard of `batch --dry-run`: numbers by country (those that would not be sent left out) against the balance. */
+export function dryRunGuard(byCountry: ReadonlyMap<string, number>, notSent: readonly string[], costs: ReadonlyMap<string, number>, remaining: number | null) {
+  const sent = new Map([...byCountry].filter(([c]) => !notSent.includes(c)));
+  const f = forecastByCountry(sent, costs, remaining);
+  return {
+    forecast: f,
+    json: { estimated_credits: f.estimate, credits_remaining: f.remaining, short: f.short, stops_after_numbers: f.stopsAfter, numbers_to_look_up: f.numbers },
+    lines: forecastLines(f, 'dry-run'),
+  };
+}

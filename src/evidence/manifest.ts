@@ -1,0 +1,265 @@
+// The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { CsvLayout } from '../batch/csv-input.js';
+import type { BatchMeta } from '../batch/journal.js';
+import { inputError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
+import { parseServiceTime } from './duration.js';
+
+export const MANIFEST_VERSION = 1;
+
+/** The dnc_* columns the batch appends (cli.md), counted from the end of each row. */
+export const DNC_COLUMN_COUNT = 10;
+/** Positions within the dnc_* cells. */
+export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9 } as const;
+
+export const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
+type Counts = Record<string, number>;
+
+/** How to read the output again (its delimiter and header follow the input's). */
+export interface OutputFormat {
+  delimiter: string;
+  record_delimiter: '\r\n' | '\n';
+  header: boolean;
+  bom: boolean;
+  /** Columns of the input; the dnc_* columns follow. */
+  input_columns: number;
+  phone_column: number;
+}
+
+/** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
+export interface OutputTally {
+  rows: { total: number; by_result: Counts; by_country: Record<string, Counts> };
+  numbers: { distinct: number; by_result: Counts; by_country: Record<string, Counts> };
+  /** Credits of the distinct numbers' lookups (charged, or held for pending ones). */
+  credits_used: number;
+  register_sources: string[];
+  checked_at: { oldest: string | null; newest: string | null };
+  /** Rows whose verdict came from the local results cache (--reuse-within). */
+  reused_rows: number;
+}
+
+export interface Manifest extends OutputTally {
+  manifest_version: number;
+  dnc_version: string;
+  interface_version: string;
+  service_base_url: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+  journal: string;
+  input: { path: string; sha256: string; bytes: number };
+  output: { path: string; sha256: string; bytes: number };
+  format: OutputFormat;
+}
+
+/** leads.results.csv → leads.results.manifest.json (beside it). */
+export function manifestPathFor(outputPath: string): string {
+  const ext = path.extname(outputPath);
+  return `${ext ? outputPath.slice(0, -ext.length) : outputPath}.manifest.json`;
+}
+
+export function formatOf(meta: BatchMeta): OutputFormat {
+  return {
+    delimiter: meta.options.delimiter,
+    record_delimiter: meta.layout.recordDelimiter,
+    header: meta.layout.header !== null,
+    bom: meta.layout.bom,
+    input_columns: meta.layout.columnCount,
+    phone_column: meta.options.phoneIndex + 1,
+  };
+}
+
+/** The layout that reads an output file with csv-input's reader. */
+export function outputLayout(outputPath: string, f: OutputFormat, header: string[] | null = null): CsvLayout {
+  return {
+    path: outputPath,
+    delimiter: f.delimiter,
+    recordDelimiter: f.record_delimiter,
+    header: f.header ? (header ?? []) : null,
+    columnCount: f.input_columns + DNC_COLUMN_COUNT,
+    phoneIndex: f.phone_column - 1,
+    phoneLabel: `column ${f.phone_column}`,
+    bom: f.bom,
+  };
+}
+
+const bump = (c: Counts, k: string) => {
+  c[k] = (c[k] ?? 0) + 1;
+};
+const zeroResults = (): Counts => Object.fromEntries(RESULTS.map((r) => [r, 0]));
+
+/** Adds rows up one at a time (in file order). */
+export class TallyBuilder {
+  private readonly t: OutputTally = {
+    rows: { total: 0, by_result: zeroResults(), by_country: {} },
+    numbers: { distinct: 0, by_result: zeroResults(), by_country: {} },
+    credits_used: 0,
+    register_sources: [],
+    checked_at: { oldest: null, newest: null },
+    reused_rows: 0,
+  };
+  private readonly seen = new Set<string>();
+  private readonly sources = new Set<string>();
+  private oldestMs = Infinity;
+  private newestMs = -Infinity;
+
+  add(cells: readonly string[]): void {
+    const result = cells[C.result] ?? '';
+    const country = cells[C.country] ?? '';
+    const t = this.t;
+    t.rows.total++;
+    bump(t.rows.by_result, result);
+    bump((t.rows.by_country[country] ??= zeroResults()), result);
+    if ((cells[C.error] ?? '').startsWith('reused:')) t.reused_rows++;
+    if (cells[C.source]) this.sources.add(cells[C.source]!);
+    const at = cells[C.checkedAt] ?? '';
+    const ms = parseServiceTime(at);
+    if (Number.isFinite(ms)) {
+      if (ms < this.oldestMs) [this.oldestMs, t.checked_at.oldest] = [ms, at];
+      if (ms > this.newestMs) [this.newestMs, t.checked_at.newest] = [ms, at];
+    }
+    const e164 = cells[C.e164] ?? '';
+    if (e164 === '' || this.seen.has(e164)) return;
+    this.seen.add(e164);
+    t.numbers.distinct++;
+    bump(t.numbers.by_result, result);
+    bump((t.numbers.by_country[country] ??= zeroResults()), result);
+    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
+  }
+
+  done(): OutputTally {
+    this.t.register_sources = [...this.sources].sort();
+    return this.t;
+  }
+}
+
+export interface WalkResult {
+  sha256: string;
+  bytes: number;
+  tally: OutputTally;
+}
+
+/** Streams an output file once: its hash, its tally, and each row (0-based index, all fields, the dnc_* cells). */
+export async function walkOutput(
+  outputPath: string,
+  format: OutputFormat,
+  onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
+): Promise<WalkResult> {
+  const { readRows } = await import('../batch/csv-input.js');
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const tally = new TallyBuilder();
+  let index = 0;
+  for await (const batch of readRows(outputLayout(outputPath, format), {
+    onChunk: (c) => {
+      hash.update(c);
+      bytes += c.length;
+    },
+  })) {
+    for (const fields of batch) {
+      const cells = fields.slice(fields.length - DNC_COLUMN_COUNT);
+      tally.add(cells);
+      if (onRow) await onRow(index, fields, cells);
+      index++;
+    }
+  }
+  return { sha256: hash.digest('hex'), bytes, tally: tally.done() };
+}
+
+export async function readManifest(file: string): Promise<Manifest | null> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const m = JSON.parse(text) as Manifest;
+    if (m && typeof m === 'object' && m.manifest_version === MANIFEST_VERSION) return m;
+  } catch {
+    /* reported below */
+  }
+  throw inputError('E_MANIFEST_UNREADABLE', `${file} is not a dnc manifest (version ${MANIFEST_VERSION})`, {
+    hint: 'rerun the batch (or `dnc listen`) to write it again; an edited manifest proves nothing',
+  });
+}
+
+export interface ManifestTimes {
+  /** When this batch run started; kept from the manifest already there when absent (listen rewrites). */
+  startedAt?: string;
+  finishedAt?: string;
+  /** The service's base URL (credentials stripped by the caller); kept from the manifest already there when absent. */
+  baseUrl?: string;
+}
+
+/**
+ * Writes OUTPUT.manifest.json for the output the journal's batch renders, atomically (temp + rename),
+ * from the output file as it is now. Returns the manifest and where it was written.
+ */
+export async function writeManifest(meta: BatchMeta, journalPath: string, now: Date, times: ManifestTimes = {}): Promise<{ path: string; manifest: Manifest }> {
+  const file = manifestPathFor(meta.outputPath);
+  const previous = await readManifest(file).catch(() => null);
+  const format = formatOf(meta);
+  const walk = await walkOutput(meta.outputPath, format);
+  const manifest: Manifest = {
+    manifest_version: MANIFEST_VERSION,
+    dnc_version: VERSION,
+    interface_version: SERVICE_INTERFACE_VERSION,
+    service_base_url: times.baseUrl ?? previous?.service_base_url ?? meta.serviceOrigin,
+    started_at: times.startedAt ?? previous?.started_at ?? meta.createdAt,
+    finished_at: times.finishedAt ?? previous?.finished_at ?? null,
+    updated_at: now.toISOString(),
+    journal: journalPath,
+    input: { path: meta.inputPath, sha256: meta.inputSha256, bytes: meta.inputSize },
+    output: { path: meta.outputPath, sha256: walk.sha256, bytes: walk.bytes },
+    format,
+    ...walk.tally,
+  };
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
+    await rename(tmp, file);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+      hint: 'check that the output folder is writable',
+      cause: err,
+    });
+  }
+  return { path: file, manifest };
+}
+
+/**
+ * Rewrites the manifest after each render of OUTPUT.csv by `dnc listen` (so the output hash stays true):
+ * one rewrite at a time, requests during a rewrite folded into one more.
+ */
+export function manifestRewriter(meta: BatchMeta, journalPath: string, now: () => Date, onError: (err: Error) => void) {
+  let running: Promise<void> | null = null;
+  let again = false;
+  const run = (): Promise<void> =>
+    writeManifest(meta, journalPath, now()).then(
+      () => undefined,
+      (err: unknown) => onError(err instanceof Error ? err : new Error(String(err))),
+    );
+  const loop = async () => {
+    do {
+      again = false;
+      await run();
+    } while (again);
+    running = null;
+  };
+  return {
+    request(): void {
+      if (running) again = true;
+      else running = loop();
+    },
+    /** Resolves once no rewrite is running or asked for. */
+    async settled(): Promise<void> {
+      while (running) await running;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against the service's credits_used.
+import type { CheckHistory } from './history.js';
+
+export interface LocalSpend {
+  where: string;
+  kind: 'batch' | 'checks';
+  lookups: number;
+  credits: number;
+}
+
+export interface Reconciliation {
+  period: { id: number; start: string; end: string };
+  service: string;
+  serviceCreditsUsed: number;
+  local: LocalSpend[];
+  localCredits: number;
+  /** service minus local: positive when the account spent more than this machine recorded. */
+  difference: number;
+}
+
+const iso = (s: string) => new Date(s).toISOString();
+
+/** Credits a journal recorded in [start, end) for lookups sent to `service` (charged, or held for pending ones). */
+export async function journalSpend(journalPath: string, service: string, start: string, end: string): Promise<LocalSpend | null> {
+  const { default: Database } = await import('better-sqlite3');
+  let db;
+  try {
+    db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  } catch {
+    return null;
+  }
+  try {
+    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
+    const origin = metaRow ? (JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin : null;
+    if (origin !== service) return null;
+    const r = db
+      .prepare<[string, string], { n: number; credits: number }>(
+        "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
+      )
+      .get(iso(start), iso(end))!;
+    return { where: journalPath, kind: 'batch', lookups: r.n, credits: r.credits };
+  } catch {
+    return null;
+  } finally {
+    db.close();
+  }
+}
+
+export async function reconcile(
+  period: { id: number; start_date: string; end_date: string; credits_used: number },
+  service: string,
+  sources: { journals: string[]; history: CheckHistory | null; historyFile: string },
+): Promise<Reconciliation> {
+  const local: LocalSpend[] = [];
+  for (const j of sources.journals) {
+    const spend = await journalSpend(j, service, period.start_date, period.end_date);
+    if (spend && spend.lookups > 0) local.push(spend);
+  }
+  if (sources.history) {
+    const checks = sources.history.between(service, iso(period.start_date), iso(period.end_date));
+    local.push({ where: sources.historyFile, kind: 'checks', lookups: checks.filter((c) => c.credits > 0).length, credits: checks.reduce((s, c) => s + c.credits, 0) });
+  }
+  const localCredits = local.reduce((s, l) => s + l.credits, 0);
+  return {
+    period: { id: period.id, start: period.start_date, end: period.end_date },
+    service,
+    serviceCreditsUsed: period.credits_used,
+    local,
+    localCredits,
+    difference: period.credits_used - localCredits,
+  };
+}
+
+export function reconcileLines(r: Reconciliation): string[] {
+  const lines = [
+    `Billing period ${r.period.id}: ${r.period.start} – ${r.period.end} (${r.service})`,
+    `  the service counts      ${r.serviceCreditsUsed} credit(s) used`,
+    `  this machine recorded   ${r.localCredits} credit(s):`,
+  ];
+  for (const l of r.local) lines.push(`    ${String(l.credits).padStart(6)}  ${l.kind === 'batch' ? 'batch journal' : 'single checks'} ${l.where} (${l.lookups} lookup(s))`);
+  if (r.local.length === 0) lines.push('         0  (no registered journal or check history in this period)');
+  if (r.difference === 0) {
+    lines.push('  difference              0: every credit of the period is accounted for here');
+  } else {
+    lines.push(
+      `  difference              ${r.difference > 0 ? '+' : ''}${r.difference} credit(s) ${r.difference > 0 ? 'not recorded on this machine' : 'recorded here but not counted by the service'}`,
+    );
+    lines.push(
+      r.difference > 0
+        ? '  note: other machines, users or keys of the same account also spend credits, and journals removed or started over (--restart) are not counted; a difference is not necessarily an error'
+        : '  note: refunded lookups (lookup_expired, uncharged billing_error) and held credits not yet settled can make local records exceed the service; quote the correlation ids (`dnc trace`) to support if it persists',
+    );
+  }
+  return lines;
+}
+
+/** `dnc usage --reconcile [--id ID]`: the latest (or given) billing period against this machine's records. */
+export async function runReconcile(
+  ctx: import('../context.js').Context,
+  plan: { kind: string; id?: number; periods?: number | undefined; cursor?: string | undefined },
+): Promise<number> {
+  const { usageError } = await import('../errors.js');
+  const { writeLine } = await import('../io.js');
+  if (!(plan.kind === 'id' || (plan.kind === 'page' && plan.periods === undefined && plan.cursor === undefined))) {
+    throw usageError('E_USAGE', '--reconcile works on one billing period: the latest, or one given with --id', {
+      hint: 'drop --periods, --cursor, --all and --lifetime',
+    });
+  }
+  const { stateDir } = await import('./paths.js');
+  const { registeredJournals } = await import('./registry.js');
+  const { CheckHistory, historyPath } = await import('./history.js');
+  const { existsSync } = await import('node:fs');
+  const cfg = await ctx.serviceConfig();
+  const client = await ctx.createClient({ connections: 1 });
+  let page;
+  try {
+    page = (await client.usage(plan.kind === 'id' ? { id: plan.id } : {})).body;
+  } finally {
+    await client.close();
+  }
+  const period = page.data[0];
+  if (!period) throw usageError('E_USAGE', 'the service reported no billing period to reconcile', { hint: 'try `dnc usage --periods 3`' });
+  const dir = stateDir(ctx.env, ctx.homedir);
+  const historyFile = historyPath(dir);
+  const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
+  let r: Reconciliation;
+  try {
+    const journals = (await registeredJournals(dir)).map((j) => j.journal);
+    r = await reconcile(period, new URL(cfg.baseUrl.value).origin, { journals, history, historyFile });
+  } finally {
+    history?.close();
+  }
+  if (ctx.json) {
+    writeLine(
+      ctx.io.stdout,
+      JSON.stringify({
+        billing_period: { id: r.period.id, start_date: r.period.start, end_date: r.period.end },
+        service_credits_used: r.serviceCreditsUsed,
+        local_credits: r.localCredits,
+        difference: r.difference,
+        local: r.local.map((l) => ({ kind: l.kind, path: l.where, lookups: l.lookups, credits: l.credits })),
+      }),
+    );
+  } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, line);
+  return 0;
+}

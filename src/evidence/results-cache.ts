@@ -1,0 +1,94 @@
+// The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not paid for again.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { formatDuration, parseServiceTime } from './duration.js';
+
+/** A verdict that may be reused: only callable or do_not_call answers of the service, never failures. */
+export interface CachedVerdict {
+  e164: string;
+  country: string;
+  result: 'callable' | 'do_not_call';
+  listSource: string | null;
+  /** The service's timestamp of the original lookup. */
+  checkedAt: string;
+  correlationId: string;
+  /** The service's answer as received (JSON text). */
+  body: string | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS results (
+  service TEXT NOT NULL,
+  e164 TEXT NOT NULL,
+  country TEXT NOT NULL,
+  result TEXT NOT NULL CHECK (result IN ('callable', 'do_not_call')),
+  list_source TEXT,
+  checked_at TEXT NOT NULL,
+  checked_ms INTEGER NOT NULL,
+  correlation_id TEXT NOT NULL,
+  body TEXT,
+  PRIMARY KEY (service, e164)
+);
+`;
+
+export function resultsCachePath(cacheDir: string): string {
+  return path.join(cacheDir, 'results.sqlite');
+}
+
+/** The dnc_error text of a reused row (dnc_credits is 0 and dnc_error_code empty: the verdict is the service's). */
+export function reusedNote(v: Pick<CachedVerdict, 'checkedAt'>, windowMs: number): string {
+  return `reused: checked ${v.checkedAt} by an earlier lookup (--reuse-within ${formatDuration(windowMs)}); no lookup sent, no credits`;
+}
+
+export class ResultsCache {
+  private readonly getStmt;
+  private readonly putStmt;
+
+  private constructor(private readonly db: BetterSqlite3.Database) {
+    this.getStmt = db.prepare<[string, string, number], Omit<CachedVerdict, 'listSource' | 'checkedAt' | 'correlationId'> & { list_source: string | null; checked_at: string; correlation_id: string }>(
+      'SELECT e164, country, result, list_source, checked_at, correlation_id, body FROM results WHERE service = ? AND e164 = ? AND checked_ms >= ?',
+    );
+    this.putStmt = db.prepare(
+      `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms, correlation_id, body)
+       VALUES (@service, @e164, @country, @result, @listSource, @checkedAt, @checkedMs, @correlationId, @body)
+       ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result, list_source = excluded.list_source,
+         checked_at = excluded.checked_at, checked_ms = excluded.checked_ms, correlation_id = excluded.correlation_id, body = excluded.body
+       WHERE excluded.checked_ms >= results.checked_ms`,
+    );
+  }
+
+  static async open(cacheDir: string): Promise<ResultsCache> {
+    const { default: Database } = await import('better-sqlite3');
+    mkdirSync(cacheDir, { recursive: true });
+    const db = new Database(resultsCachePath(cacheDir), { timeout: 5_000 });
+    db.pragma('journal_mode = WAL');
+    db.exec(SCHEMA);
+    return new ResultsCache(db);
+  }
+
+  /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */
+  get(service: string, e164: string, notBefore: Date): CachedVerdict | null {
+    const r = this.getStmt.get(service, e164, notBefore.getTime());
+    if (!r) return null;
+    return { e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body };
+  }
+
+  /** Stores verdicts (a newer verdict of a number replaces an older one; failures are never given here). */
+  put(service: string, verdicts: Iterable<CachedVerdict>): number {
+    let n = 0;
+    this.db.transaction(() => {
+      for (const v of verdicts) {
+        const checkedMs = parseServiceTime(v.checkedAt);
+        if (!Number.isFinite(checkedMs) || !v.correlationId) continue;
+        this.putStmt.run({ service, ...v, checkedMs });
+        n++;
+      }
+    })();
+    return n;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,175 @@
+// `dnc trace`'s core: finds one lookup by correlation id in the check history and in batch journals.
+import { existsSync } from 'node:fs';
+import type { CheckHistory } from './history.js';
+
+export interface TracedPush {
+  receivedAt: string;
+  /** applied, duplicate or orphan (as the journal recorded it). */
+  outcome: string;
+  /** Further deliveries of the same push, counted and ignored. */
+  duplicates: number;
+  body: unknown;
+}
+
+export interface TracedLookup {
+  /** Where it was found: a single check, or a batch journal. */
+  source: 'check' | 'batch';
+  where: string;
+  correlationId: string;
+  phoneNumber: string;
+  country: string | null;
+  service: string | null;
+  /** When dnc sent the request (checks), or when the batch recorded the answer or receipt (journals do not keep send times). */
+  requestedAt: string | null;
+  answeredAt: string | null;
+  mode: 'sync' | 'webhook';
+  /** The final result (callable, do_not_call, failed …), pending, or started (a check in webhook mode). */
+  result: string;
+  errorCode: string | null;
+  checkedAt: string | null;
+  listSource: string | null;
+  httpStatus: number | null;
+  credits: number;
+  /** The service's last answer as received (receipt, synchronous answer or push). */
+  answer: unknown;
+  pushes: TracedPush[];
+  batch: { input: string; output: string } | null;
+}
+
+const parse = (text: string | null): unknown => {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+function fromHistory(history: CheckHistory, id: string, historyFile: string): TracedLookup[] {
+  return history.find(id).map((r) => {
+    const body = parse(r.body) as { do_not_call?: boolean; error_code?: string | null; timestamp?: string; dnc_list_source?: string } | null;
+    const result = r.kind === 'succeeded' ? (body?.do_not_call ? 'do_not_call' : 'callable') : r.kind;
+    return {
+      source: 'check',
+      where: historyFile,
+      correlationId: r.correlationId,
+      phoneNumber: r.phoneNumber,
+      country: r.country,
+      service: r.service,
+      requestedAt: r.requestedAt,
+      answeredAt: r.answeredAt,
+      mode: r.kind === 'started' ? 'webhook' : 'sync',
+      result,
+      errorCode: body?.error_code ?? null,
+      checkedAt: body?.timestamp ?? null,
+      listSource: body?.dnc_list_source ?? null,
+      httpStatus: r.httpStatus,
+      credits: r.credits,
+      answer: body,
+      pushes: [],
+      batch: null,
+    };
+  });
+}
+
+interface JournalNumber {
+  e164: string;
+  country: string;
+  state: string;
+  result: string | null;
+  correlation_id: string;
+  http_status: number | null;
+  credits: number;
+  list_source: string | null;
+  error_code: string | null;
+  checked_at: string | null;
+  updated_at: string | null;
+  answer: string | null;
+}
+
+/** Looks the id up in one journal (read only; numbers and the pushes table). */
+export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
+  if (!existsSync(journalPath)) return [];
+  const { default: Database } = await import('better-sqlite3');
+  let db;
+  try {
+    db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  } catch {
+    return [];
+  }
+  try {
+    const numbers = db
+      .prepare<[string], JournalNumber>(
+        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
+                n.checked_at, n.updated_at, a.body AS answer
+           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
+      )
+      .all(id);
+    const pushes = db
+      .prepare<[string], { body: string; received_at: string; outcome: string; duplicates: number }>(
+        'SELECT body, received_at, outcome, duplicates FROM pushes WHERE correlation_id = ? ORDER BY id',
+      )
+      .all(id)
+      .map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, body: parse(p.body) }));
+    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
+    const meta = metaRow ? (parse(metaRow.value) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
+    const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;
+    const found: TracedLookup[] = numbers.map((n) => ({
+      source: 'batch',
+      where: journalPath,
+      correlationId: id,
+      phoneNumber: n.e164,
+      country: n.country,
+      service: meta?.serviceOrigin ?? null,
+      requestedAt: null,
+      answeredAt: n.updated_at,
+      mode: n.state === 'pending' || pushes.length > 0 ? 'webhook' : 'sync',
+      result: n.state === 'done' ? (n.result ?? 'failed') : n.state,
+      errorCode: n.error_code,
+      checkedAt: n.checked_at,
+      listSource: n.list_source,
+      httpStatus: n.http_status,
+      credits: n.credits,
+      answer: parse(n.answer),
+      pushes,
+      batch,
+    }));
+    // A push whose number the journal does not know (an orphan) is still evidence of the lookup.
+    if (found.length === 0 && pushes.length > 0) {
+      const b = pushes[0]!.body as { phone_number?: string; country?: string } | null;
+      found.push({
+        source: 'batch',
+        where: journalPath,
+        correlationId: id,
+        phoneNumber: b?.phone_number ?? '',
+        country: b?.country ?? null,
+        service: meta?.serviceOrigin ?? null,
+        requestedAt: null,
+        answeredAt: null,
+        mode: 'webhook',
+        result: 'orphan push',
+        errorCode: null,
+        checkedAt: null,
+        listSource: null,
+        httpStatus: null,
+        credits: 0,
+        answer: null,
+        pushes,
+        batch,
+      });
+    }
+    return found;
+  } catch {
+    // Not a batch journal (or a damaged one): nothing to find there.
+    return [];
+  } finally {
+    db.close();
+  }
+}
+
+/** Every record of the lookup: the check history first, then each journal in order. */
+export async function traceLookup(id: string, where: { history: CheckHistory | null; historyFile: string; journals: string[] }): Promise<TracedLookup[]> {
+  const out = where.history ? fromHistory(where.history, id, where.historyFile) : [];
+  for (const j of where.journals) out.push(...(await traceInJournal(j, id)));
+  return out;
+}

@@ -1,0 +1,224 @@
+// `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row fresh enough to dial?
+import { existsSync } from 'node:fs';
+import type { BatchJournal } from '../batch/journal.js';
+import { inputError } from '../errors.js';
+import { DAY_MS, parseServiceTime } from './duration.js';
+import { C, manifestPathFor, outputLayout, readManifest, walkOutput, type Manifest, type OutputTally } from './manifest.js';
+
+/** Default --max-age per country: AU washes are valid 30 days; US rules (and ours elsewhere) 31. */
+export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = { AU: 30 };
+export const DEFAULT_MAX_AGE_OTHER_DAYS = 31;
+
+/** Why a row must be looked up again (or the file regenerated) before it is dialled. */
+export type RecheckReason =
+  | 'edited'
+  | 'out_of_step'
+  | 'pending'
+  | 'not_checked'
+  | 'failed'
+  | 'stale'
+  | 'no_correlation_id'
+  | 'no_source'
+  | 'no_checked_at';
+
+export const TAMPER_REASONS: ReadonlySet<RecheckReason> = new Set(['edited', 'out_of_step']);
+
+export interface RecheckRow {
+  /** Line of the output file where the row starts (1-based; the header is line 1). */
+  line: number;
+  number: string;
+  country: string;
+  result: string;
+  reason: RecheckReason;
+  detail: string;
+}
+
+export interface VerifyOptions {
+  /** --max-age for every row; null: the per-country default. */
+  maxAgeMs: number | null;
+  /** Ages are judged as of this moment. */
+  asOf: Date;
+  /** Rows listed at most (all are counted). */
+  listLimit?: number;
+}
+
+export interface VerifyReport {
+  output: string;
+  manifest: string;
+  fit: boolean;
+  tampered: boolean;
+  sha256: { manifest: string; actual: string; matches: boolean };
+  /** Differences between the manifest's counts and the file's. */
+  differences: string[];
+  comparedWithJournal: boolean;
+  comparedWithInput: boolean;
+  tally: OutputTally;
+  manifestInfo: Pick<Manifest, 'dnc_version' | 'interface_version' | 'service_base_url' | 'started_at' | 'finished_at' | 'updated_at' | 'journal'>;
+  recheckCount: number;
+  recheckByReason: Partial<Record<RecheckReason, number>>;
+  recheck: RecheckRow[];
+  maxAge: { days: number | null; byCountry: Record<string, number>; otherDays: number };
+  asOf: string;
+}
+
+function maxAgeFor(country: string, o: VerifyOptions): number {
+  if (o.maxAgeMs !== null) return o.maxAgeMs;
+  return (DEFAULT_MAX_AGE_DAYS[country] ?? DEFAULT_MAX_AGE_OTHER_DAYS) * DAY_MS;
+}
+
+function compareTallies(m: OutputTally, f: OutputTally): string[] {
+  const out: string[] = [];
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  if (m.rows.total !== f.rows.total) out.push(`rows: ${f.rows.total} in the file, ${m.rows.total} in the manifest`);
+  for (const r of new Set([...Object.keys(m.rows.by_result), ...Object.keys(f.rows.by_result)])) {
+    const a = m.rows.by_result[r] ?? 0;
+    const b = f.rows.by_result[r] ?? 0;
+    if (a !== b) out.push(`${r} rows: ${b} in the file, ${a} in the manifest`);
+  }
+  if (m.numbers.distinct !== f.numbers.distinct) out.push(`distinct numbers: ${f.numbers.distinct} in the file, ${m.numbers.distinct} in the manifest`);
+  if (m.credits_used !== f.credits_used) out.push(`credits: ${f.credits_used} in the file, ${m.credits_used} in the manifest`);
+  if (!same(m.register_sources, f.register_sources)) out.push('register sources differ from the manifest');
+  if (!same(m.checked_at, f.checked_at)) out.push('oldest/newest checked_at differ from the manifest');
+  if (out.length === 0 && (!same(m.rows.by_country, f.rows.by_country) || !same(m.numbers, f.numbers))) out.push('counts by country differ from the manifest');
+  return out;
+}
+
+/** The rows of a CSV one at a time (for reading the input in step with the output). */
+async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string[]> {
+  for await (const batch of rows) yield* batch;
+}
+
+export async function verifyOutput(outputPath: string, o: VerifyOptions): Promise<VerifyReport> {
+  const manifestPath = manifestPathFor(outputPath);
+  if (!existsSync(outputPath)) {
+    throw inputError('E_INPUT_MISSING', `${outputPath} does not exist`, { hint: 'give the output of `dnc batch` (INPUT.results.csv by default)' });
+  }
+  const manifest = await readManifest(manifestPath);
+  if (!manifest) {
+    throw inputError('E_NO_MANIFEST', `${outputPath} has no manifest (${manifestPath} is missing): nothing proves how it was scrubbed`, {
+      hint: 'rerun `dnc batch` on its input with -o pointing to this file (answered numbers are not sent again) to write the manifest',
+    });
+  }
+  const limit = o.listLimit ?? 1_000;
+  const { readRows, dataRecordLines } = await import('../batch/csv-input.js');
+  const { hashFile } = await import('../batch/ingest.js');
+
+  // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).
+  let input: AsyncGenerator<string[]> | null = null;
+  if (existsSync(manifest.input.path) && (await hashFile(manifest.input.path)) === manifest.input.sha256) {
+    const f = manifest.format;
+    input = eachRow(
+      readRows({
+        path: manifest.input.path,
+        delimiter: f.delimiter,
+        recordDelimiter: f.record_delimiter,
+        header: f.header ? [] : null,
+        columnCount: f.input_columns,
+        phoneIndex: f.phone_column - 1,
+        phoneLabel: `column ${f.phone_column}`,
+        bom: f.bom,
+      }),
+    );
+  }
+  let journal: BatchJournal | null = null;
+  if (existsSync(manifest.journal)) {
+    const { BatchJournal } = await import('../batch/journal.js');
+    journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
+  }
+
+  const found: Array<Omit<RecheckRow, 'line'> & { index: number }> = [];
+  const byReason: Partial<Record<RecheckReason, number>> = {};
+  let count = 0;
+  const flag = (index: number, cells: string[], reason: RecheckReason, detail: string) => {
+    count++;
+    byReason[reason] = (byReason[reason] ?? 0) + 1;
+    if (found.length < limit) found.push({ index, number: cells[C.e164] ?? '', country: cells[C.country] ?? '', result: cells[C.result] ?? '', reason, detail });
+  };
+  let aligned = input !== null;
+  const asOf = o.asOf.getTime();
+  let walk;
+  try {
+    walk = await walkOutput(outputPath, manifest.format, async (index, fields, cells) => {
+      if (aligned && input) {
+        const next = await input.next();
+        const mine = fields.slice(0, manifest.format.input_columns);
+        if (next.done || next.value.length !== mine.length || next.value.some((v, i) => v !== mine[i])) {
+          aligned = false;
+          flag(index, cells, 'out_of_step', next.done ? 'the input has no such row (row added)' : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`);
+          return;
+        }
+      }
+      const result = cells[C.result] ?? '';
+      const cid = cells[C.correlationId] ?? '';
+      if (journal && (result === 'callable' || result === 'do_not_call') && cells[C.e164]) {
+        const v = journal.verdict(cells[C.e164]!);
+        const differs =
+          !v || v.state !== 'done' || v.result !== result || (v.correlation_id ?? '') !== cid || (v.checked_at ?? '') !== (cells[C.checkedAt] ?? '') || (v.list_source ?? '') !== (cells[C.source] ?? '');
+        if (differs) {
+          flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
+          return;
+        }
+      }
+      switch (result) {
+        case 'pending':
+          flag(index, cells, 'pending', `webhook result not received${cid ? ` (correlation id ${cid})` : ''}; run \`dnc listen\``);
+          return;
+        case 'not_checked':
+          flag(index, cells, 'not_checked', cells[C.error] || 'never looked up');
+          return;
+        case 'failed':
+          flag(index, cells, 'failed', `${cells[C.errorCode] || 'failed'}: ${cells[C.error] || 'the lookup failed'}`);
+          return;
+        case 'callable':
+          break;
+        default:
+          return;
+      }
+      if (!cid) return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
+      if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
+      const at = parseServiceTime(cells[C.checkedAt]);
+      if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
+      const maxAge = maxAgeFor(cells[C.country] ?? '', o);
+      if (asOf - at > maxAge) {
+        const days = Math.floor((asOf - at) / DAY_MS);
+        flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days} day(s) ago), older than ${Math.round((maxAge / DAY_MS) * 100) / 100} day(s)`);
+      }
+    });
+    if (aligned && input && !(await input.next()).done) {
+      flag(walk.tally.rows.total - 1, ['', '', ''], 'out_of_step', 'the output ends before the input does (rows deleted at the end)');
+    }
+  } finally {
+    journal?.close();
+    await input?.return(undefined);
+  }
+  const lines = await dataRecordLines(outputLayout(outputPath, manifest.format), found.map((f) => Math.max(0, f.index)));
+  const recheck = found.map(({ index, ...rest }) => ({ line: lines.get(Math.max(0, index)) ?? 0, ...rest }));
+  const differences = compareTallies(manifest, walk.tally);
+  const shaMatches = walk.sha256 === manifest.output.sha256;
+  const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
+  return {
+    output: outputPath,
+    manifest: manifestPath,
+    fit: !tampered && count === 0,
+    tampered,
+    sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
+    differences,
+    comparedWithJournal: journal !== null,
+    comparedWithInput: input !== null,
+    tally: walk.tally,
+    manifestInfo: {
+      dnc_version: manifest.dnc_version,
+      interface_version: manifest.interface_version,
+      service_base_url: manifest.service_base_url,
+      started_at: manifest.started_at,
+      finished_at: manifest.finished_at,
+      updated_at: manifest.updated_at,
+      journal: manifest.journal,
+    },
+    recheckCount: count,
+    recheckByReason: byReason,
+    recheck,
+    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...DEFAULT_MAX_AGE_DAYS }, otherDays: DEFAULT_MAX_AGE_OTHER_DAYS },
+    asOf: o.asOf.toISOString(),
+  };
+}
