@@ -1,0 +1,131 @@
+// `dnc verify` against real batch outputs: fit when fresh and untouched; tampered, stale and pending rows found by line.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sha256 } from '../batch/helpers.js';
+import { dnc, later, US_LIST, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+const rows = (file: string) => parse(readFileSync(file), { columns: true }) as Array<Record<string, string>>;
+
+async function scrubbed(lines = US_LIST) {
+  w = await world();
+  const input = w.file('calls.csv', lines);
+  const output = path.join(w.dir, 'calls.results.csv');
+  const r = await dnc(['batch', input, '-o', output], w.env);
+  expect(r.code, r.stderr).toBe(0);
+  return { input, output, manifest: path.join(w.dir, 'calls.results.manifest.json') };
+}
+
+describe('the manifest', () => {
+  it('describes the output exactly: version, service without key, hashes, counts, credits, sources, checked_at range', async () => {
+    const { input, output, manifest } = await scrubbed();
+    const text = readFileSync(manifest, 'utf8');
+    expect(text).not.toContain(w!.sb.apiKey);
+    const m = JSON.parse(text);
+    expect(m).toMatchObject({
+      manifest_version: 1,
+      dnc_version: JSON.parse(readFileSync(path.join(__dirname, '../../package.json'), 'utf8')).version,
+      interface_version: '1.3.0',
+      service_base_url: w!.sb.baseUrl,
+      journal: `${output}.journal.sqlite`,
+      input: { path: input, sha256: sha256(input) },
+      output: { path: output, sha256: sha256(output) },
+      rows: { total: 5, by_result: { callable: 3, do_not_call: 2 } },
+      numbers: { distinct: 3, by_result: { callable: 2, do_not_call: 1 }, by_country: { US: { callable: 2, do_not_call: 1 } } },
+      credits_used: w!.sb.account().creditsUsed,
+      register_sources: ['https://sandbox.dnc.invalid/registers/US'],
+    });
+    const checked = rows(output).map((r) => r.dnc_checked_at).sort();
+    expect(m.checked_at).toEqual({ oldest: checked[0], newest: checked.at(-1) });
+    expect(Date.parse(m.started_at)).toBeLessThanOrEqual(Date.parse(m.finished_at));
+  });
+});
+
+describe('dnc verify', () => {
+  it('a fresh, untouched output is fit to dial (exit 0), human and --json', async () => {
+    const { output } = await scrubbed();
+    const human = await dnc(['verify', output], {});
+    expect(human.code, human.stdout + human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/calls\.results\.csv: fit to dial/);
+    expect(human.stdout).toContain('SHA-256 matches the manifest');
+    expect(human.stdout).toContain('rows compared with the journal and the input');
+    const j = await dnc(['--json', 'verify', output], {});
+    expect(j.code).toBe(0);
+    expect(json(j.stdout)).toMatchObject({ fit: true, tampered: false, sha256_matches: true, rows: 5, recheck_count: 0, compared_with_journal: true });
+  });
+
+  it('an edited verdict fails (exit 3) and names the line', async () => {
+    const { output } = await scrubbed();
+    const lines = readFileSync(output, 'utf8').split('\n');
+    // Line 3 is b, +12025550101: on the register (odd last digit). Make it look callable.
+    expect(lines[2]).toContain(',do_not_call,true,');
+    lines[2] = lines[2]!.replace(',do_not_call,true,', ',callable,false,');
+    writeFileSync(output, lines.join('\n'));
+    const r = await dnc(['--json', 'verify', output], {});
+    expect(r.code).toBe(3);
+    const v = json(r.stdout);
+    expect(v).toMatchObject({ fit: false, tampered: true, sha256_matches: false });
+    expect(v.differences).toContain('callable rows: 4 in the file, 3 in the manifest');
+    expect(v.recheck).toEqual([expect.objectContaining({ line: 3, number: '+12025550101', result: 'callable', reason: 'edited' })]);
+    const human = await dnc(['verify', output], {});
+    expect(human.stdout).toMatch(/NOT FIT TO DIAL/);
+    expect(human.stdout).toMatch(/line 3 +\+12025550101 +US +callable +edited: says callable/);
+  });
+
+  it('a deleted row fails (exit 3) at the line where the output leaves the input', async () => {
+    const { output } = await scrubbed();
+    const lines = readFileSync(output, 'utf8').split('\n');
+    lines.splice(3, 1); // the row of c (line 4)
+    writeFileSync(output, lines.join('\n'));
+    const r = await dnc(['--json', 'verify', output], {});
+    expect(r.code).toBe(3);
+    const v = json(r.stdout);
+    expect(v.differences).toContain('rows: 4 in the file, 5 in the manifest');
+    expect(v.recheck[0]).toMatchObject({ line: 4, reason: 'out_of_step', number: '+12025550102' });
+  });
+
+  it('checked_at older than the max age: the callable rows to re-check, by line; --max-age widens it', async () => {
+    const { output } = await scrubbed();
+    const r = await dnc(['--json', 'verify', output], {}, { now: later(40) });
+    expect(r.code).toBe(3);
+    const v = json(r.stdout);
+    expect(v).toMatchObject({ fit: false, tampered: false, recheck_count: 3, recheck_by_reason: { stale: 3 } });
+    expect(v.recheck.map((x: { line: number }) => x.line)).toEqual([2, 4, 5]);
+    expect(v.recheck[0].detail).toMatch(/\(40 day\(s\) ago\), older than 31 day\(s\)/);
+    expect((await dnc(['verify', output, '--max-age', '60d'], {}, { now: later(40) })).code).toBe(0);
+    expect((await dnc(['verify', output, '--max-age', '12h'], {}, { now: later(1) })).code).toBe(3);
+    // --as-of judges for a given day without a clock.
+    expect((await dnc(['verify', output, '--as-of', new Date(Date.now() + 32 * 86_400_000).toISOString()], {})).code).toBe(3);
+  });
+
+  it('a pending row is not fit to dial', async () => {
+    w = await world({ allowInsecureWebhooks: true, timeScale: 1000 });
+    const input = w.file('calls.csv', US_LIST);
+    const output = path.join(w.dir, 'calls.results.csv');
+    const b = await dnc(['batch', input, '-o', output, '--webhook-url', 'http://127.0.0.1:9/h', '--webhook-all', '--allow-insecure-webhook-url'], w.env);
+    expect(b.code, b.stderr).toBe(8);
+    const r = await dnc(['--json', 'verify', output], {});
+    expect(r.code).toBe(3);
+    const v = json(r.stdout);
+    expect(v.tampered).toBe(false);
+    expect(v.recheck_by_reason).toEqual({ pending: 5 });
+    expect(v.recheck[0].detail).toMatch(/webhook result not received \(correlation id [0-9a-f-]{36}\)/);
+  });
+
+  it('without a manifest: exit 3 and how to write one; a bad --max-age is a usage error', async () => {
+    const { output, manifest } = await scrubbed();
+    expect((await dnc(['verify', output, '--max-age', 'soon'], {})).code).toBe(2);
+    rmSync(manifest);
+    const r = await dnc(['verify', output], {});
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/E_NO_MANIFEST.*calls\.results\.manifest\.json is missing/);
+  });
+});
