@@ -1,0 +1,67 @@
+// A webhook batch resolved by `dnc listen`: the manifest is rewritten with the output, verify follows, AU rows age by 30 days.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { afterEach, expect, it } from 'vitest';
+import { sha256 } from '../batch/helpers.js';
+import { freePort, listenInProcess, PUSH_PATH } from '../listen/helpers.js';
+import { DAY, dnc, world, type World } from './helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+
+it('listen rewrites the manifest after rendering; the resolved output verifies; AU rows go stale after 30 days, others after 31', async () => {
+  w = await world({ allowInsecureWebhooks: true, timeScale: 0.01 });
+  const input = w.file('calls.csv', ['name,phone', 'us,+12025550104', 'au1,+61 4 1234 5002', 'au2,+61 4 1234 5001']);
+  const output = path.join(w.dir, 'calls.results.csv');
+  const manifest = path.join(w.dir, 'calls.results.manifest.json');
+  const port = await freePort();
+  const b = await dnc(['batch', input, '-o', output, '--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'], w.env);
+  expect(b.code, b.stderr).toBe(8);
+  const before = JSON.parse(readFileSync(manifest, 'utf8'));
+  expect(before.rows.by_result).toMatchObject({ callable: 1, pending: 2 });
+  expect(json((await dnc(['--json', 'verify', output], {})).stdout).recheck_by_reason).toEqual({ pending: 2 });
+
+  const run = listenInProcess(['--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: w.dir });
+  expect(await run.exit, run.io.err()).toBe(0);
+  const after = JSON.parse(readFileSync(manifest, 'utf8'));
+  expect(after.output.sha256).toBe(sha256(output));
+  expect(after.rows.by_result).toMatchObject({ callable: 2, do_not_call: 1, pending: 0 });
+  expect(after.started_at).toBe(before.started_at);
+  expect(after.service_base_url).toBe(w.sb.baseUrl);
+  expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
+
+  const fit = await dnc(['verify', output], {});
+  expect(fit.code, fit.stdout).toBe(0);
+  const rows = parse(readFileSync(output), { columns: true }) as Array<Record<string, string>>;
+  const newest = Math.max(...rows.map((r) => Date.parse(r.dnc_checked_at!.replace(/(\.\d{3})\d+/, '$1'))));
+  const asOf = (days: number) => new Date(newest + days * DAY).toISOString();
+  const at30 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(30.5)], {})).stdout);
+  expect(at30.recheck).toEqual([expect.objectContaining({ line: 3, country: 'AU', reason: 'stale' })]);
+  const at31 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(31.5)], {})).stdout);
+  expect(at31.recheck.map((r: { country: string }) => r.country)).toEqual(['US', 'AU']);
+
+  // trace: the AU lookup, with its receipt's journal and the push received.
+  const au = rows.find((r) => r.name === 'au2')!;
+  const t = await dnc(['--json', 'trace', au.dnc_correlation_id!], w.env);
+  expect(t.code, t.stderr).toBe(0);
+  const found = json(t.stdout).found;
+  expect(found).toHaveLength(1);
+  expect(found[0]).toMatchObject({
+    source: 'batch',
+    where: `${output}.journal.sqlite`,
+    phone_number: '+61412345001',
+    country: 'AU',
+    mode: 'webhook',
+    result: 'do_not_call',
+    credits: w.sb.lookups().find((l) => l.correlationId === au.dnc_correlation_id)!.credits,
+  });
+  expect(found[0].pushes).toEqual([expect.objectContaining({ outcome: 'applied', body: expect.objectContaining({ status: 'succeeded', correlation_id: au.dnc_correlation_id }) })]);
+  const human = await dnc(['trace', au.dnc_correlation_id!], w.env);
+  expect(human.stdout).toMatch(/push +\S+ succeeded, applied/);
+});
