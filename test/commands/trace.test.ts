@@ -1,0 +1,75 @@
+// `dnc trace`: batch lookups through the journal registry or --journal, single checks through the history, unknown ids.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dnc, US_LIST, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+
+describe('dnc trace', () => {
+  it('finds a batch lookup through the registry: number, result, credits, answer, journal and batch', async () => {
+    w = await world();
+    const input = w.file('calls.csv', US_LIST);
+    const output = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', output], w.env)).code).toBe(0);
+    const row = (parse(readFileSync(output), { columns: true }) as Array<Record<string, string>>)[1]!;
+    const lookup = w.sb.lookups().find((l) => l.correlationId === row.dnc_correlation_id)!;
+    const t = await dnc(['--json', 'trace', row.dnc_correlation_id!], w.env);
+    expect(t.code, t.stderr).toBe(0);
+    const [found] = json(t.stdout).found;
+    expect(found).toMatchObject({
+      source: 'batch',
+      where: `${output}.journal.sqlite`,
+      batch: { input, output },
+      phone_number: lookup.phoneNumber,
+      country: 'US',
+      mode: 'sync',
+      result: 'do_not_call',
+      http_status: 200,
+      credits: lookup.credits,
+      checked_at: row.dnc_checked_at,
+      service: w.sb.baseUrl,
+      pushes: [],
+    });
+    expect(found.answer).toMatchObject({ status: 'succeeded', correlation_id: lookup.correlationId, do_not_call: true });
+    const human = await dnc(['trace', lookup.correlationId], w.env);
+    expect(human.stdout).toContain(`correlation id ${lookup.correlationId}`);
+    expect(human.stdout).toMatch(/number +\+12025550101 \(US\)/);
+    expect(human.stdout).toMatch(/credits +1\n/);
+  });
+
+  it('finds a single check in the history, with the time it was requested; failures too', async () => {
+    w = await world();
+    const c = await dnc(['--json', 'check', '+12025550106', '+12025550995'], w.env);
+    expect(c.code).toBe(6);
+    const [ok, failed] = c.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const t = json((await dnc(['--json', 'trace', ok.correlation_id], w.env)).stdout).found[0];
+    expect(t).toMatchObject({ source: 'check', phone_number: '+12025550106', result: 'callable', credits: 1, http_status: 200, mode: 'sync', checked_at: ok.timestamp });
+    expect(Date.parse(t.requested_at)).toBeLessThanOrEqual(Date.parse(t.answered_at));
+    const f = json((await dnc(['--json', 'trace', failed.correlation_id], w.env)).stdout).found[0];
+    expect(f).toMatchObject({ result: 'failed', error_code: 'billing_error', credits: 1, http_status: 500 });
+  });
+
+  it('an unknown id: exit 3 with what was searched; --journal searches a journal the registry does not know', async () => {
+    w = await world();
+    const input = w.file('calls.csv', US_LIST);
+    const output = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', output], w.env)).code).toBe(0);
+    const id = w.sb.lookups()[0]!.correlationId;
+    const elsewhere = { XDG_STATE_HOME: path.join(w.dir, 'other-state') };
+    const missing = await dnc(['trace', id], elsewhere);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/E_TRACE_NOT_FOUND.*no record of correlation id .* \(searched the check history and 0 journal\(s\)\)/);
+    const given = await dnc(['--json', 'trace', id, '--journal', output], elsewhere);
+    expect(given.code, given.stderr).toBe(0);
+    expect(json(given.stdout).found[0].phone_number).toBe(w.sb.lookups()[0]!.phoneNumber);
+    expect((await dnc(['trace', '00000000-0000-4000-8000-000000000000'], w.env)).code).toBe(3);
+  });
+});
