@@ -17,9 +17,9 @@ export function parseDuration(flag: string, text: string): number {
   return ms;
 }
 
-/** "7d", "12h", "90m" back from milliseconds (for messages). */
+/** "7d", "12h", "90m" back from milliseconds (for messages; weeks are shown as days). */
 export function formatDuration(ms: number): string {
-  for (const unit of ['w', 'd', 'h', 'm'] as const) {
+  for (const unit of ['d', 'h', 'm'] as const) {
     const n = ms / UNIT_MS[unit]!;
     if (n >= 1 && Number.isInteger(n)) return `${n}${unit}`;
   }

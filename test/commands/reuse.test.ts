@@ -1,0 +1,98 @@
+// --reuse-within on batch and check: verdicts of the same service within the window are reused (nothing sent), failures never.
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { dnc, later, lookedUp, US_LIST, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const rows = (file: string) => parse(readFileSync(file), { columns: true }) as Array<Record<string, string>>;
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+
+describe('batch --reuse-within', () => {
+  it('a second batch within the window sends nothing and keeps the original correlation ids and checked_at; outside it looks up again', async () => {
+    w = await world();
+    const input = w.file('calls.csv', US_LIST);
+    const first = path.join(w.dir, 'first.csv');
+    expect((await dnc(['batch', input, '-o', first], w.env)).code).toBe(0);
+    expect(lookedUp(w.sb)).toHaveLength(3);
+
+    const second = path.join(w.dir, 'second.csv');
+    const r = await dnc(['--json', 'batch', input, '-o', second, '--reuse-within', '7d'], w.env, { now: later(2) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(lookedUp(w.sb)).toHaveLength(3);
+    expect(r.stderr).toContain('3 number(s) reused from earlier lookups');
+    expect(json(r.stdout)).toMatchObject({ callable: 3, do_not_call: 2, credits_used: 0 });
+    const a = rows(first);
+    const b = rows(second);
+    expect(b.map((x) => [x.dnc_result, x.dnc_correlation_id, x.dnc_checked_at, x.dnc_list_source])).toEqual(
+      a.map((x) => [x.dnc_result, x.dnc_correlation_id, x.dnc_checked_at, x.dnc_list_source]),
+    );
+    for (const x of b) expect([x.dnc_credits, x.dnc_error_code, x.dnc_error]).toEqual(['0', '', expect.stringMatching(/^reused: checked \S+ by an earlier lookup \(--reuse-within 7d\)/)]);
+    // The reused output is evidence too: its manifest counts the reused rows, and it verifies.
+    expect(JSON.parse(readFileSync(path.join(w.dir, 'second.manifest.json'), 'utf8')).reused_rows).toBe(5);
+    expect((await dnc(['verify', second], {}, { now: later(2) })).code).toBe(0);
+
+    const third = path.join(w.dir, 'third.csv');
+    const late = await dnc(['batch', input, '-o', third, '--reuse-within', '7d'], w.env, { now: later(8) });
+    expect(late.code, late.stderr).toBe(0);
+    expect(lookedUp(w.sb)).toHaveLength(6);
+    expect(rows(third).every((x) => x.dnc_error === '')).toBe(true);
+  });
+
+  it('without --reuse-within nothing is reused; failures are never cached', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'ok,+12025550100', 'billing,+12025550995']);
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'a.csv')], w.env)).code).toBe(0);
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'b.csv')], w.env)).code).toBe(0);
+    expect(lookedUp(w.sb)).toEqual(['+12025550100', '+12025550995', '+12025550100', '+12025550995']);
+    const c = await dnc(['batch', input, '-o', path.join(w.dir, 'c.csv'), '--reuse-within', '1d'], w.env);
+    expect(c.code).toBe(0);
+    expect(lookedUp(w.sb).slice(4)).toEqual(['+12025550995']);
+    expect(rows(path.join(w.dir, 'c.csv')).map((x) => x.dnc_result)).toEqual(['callable', 'failed']);
+  });
+
+  it('verdicts of one service never satisfy another (sandbox results are not real ones)', async () => {
+    w = await world();
+    const input = w.file('calls.csv', US_LIST);
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'a.csv')], w.env)).code).toBe(0);
+    const other = await startSandbox({ port: 0, seed: 7 });
+    try {
+      const env = { ...w.env, DNC_BASE_URL: other.baseUrl, DNC_API_KEY: other.apiKey };
+      expect((await dnc(['batch', input, '-o', path.join(w.dir, 'b.csv'), '--reuse-within', '7d'], env)).code).toBe(0);
+      expect(lookedUp(other)).toHaveLength(3);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('check --reuse-within', () => {
+  it('a number checked (by check or batch) within the window is not sent again; the original body and correlation id are shown', async () => {
+    w = await world();
+    const first = await dnc(['--json', 'check', '+12025550107'], w.env);
+    expect(first.code).toBe(0);
+    const original = json(first.stdout);
+    const again = await dnc(['--json', 'check', '+12025550107', '--reuse-within', '12h', '--fail-on-dnc'], w.env, { now: later(0.25) });
+    expect(again.code).toBe(10);
+    expect(lookedUp(w.sb)).toEqual(['+12025550107']);
+    expect(json(again.stdout)).toMatchObject({ correlation_id: original.correlation_id, timestamp: original.timestamp, do_not_call: true, reused: true, credit_cost: 0, http_status: null });
+    const human = await dnc(['check', '+12025550107', '--reuse-within', '12h'], w.env, { now: later(0.25) });
+    expect(human.stdout).toMatch(/DO NOT CALL +\+1 202 555 0107 +on the US do-not-call register \(reused\)/);
+    expect(human.stdout).toContain(`${original.correlation_id} (the original lookup)`);
+    // Outside the window: looked up again.
+    expect((await dnc(['check', '+12025550107', '--reuse-within', '12h'], w.env, { now: later(1) })).code).toBe(0);
+    expect(lookedUp(w.sb)).toHaveLength(2);
+    // A batch's verdicts serve a later check.
+    const input = w.file('calls.csv', ['phone', '+12025550108']);
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'out.csv')], w.env)).code).toBe(0);
+    expect((await dnc(['check', '+12025550108', '--reuse-within', '1h'], w.env)).code).toBe(0);
+    expect(lookedUp(w.sb)).toEqual(['+12025550107', '+12025550107', '+12025550108']);
+  });
+});
