@@ -1,0 +1,85 @@
+// The credit guard (batch warning, dry-run comparison) and `usage --reconcile` against the sandbox's account.
+import path from 'node:path';
+import { describe, expect, it, afterEach } from 'vitest';
+import { forecastByCountry, forecastInOrder } from '../../src/evidence/credit-guard.js';
+import { dnc, lookedUp, world, type World } from './helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
+
+describe('forecast', () => {
+  it('stops where the running cost passes the balance, in sending order', () => {
+    const costs = new Map([
+      ['US', 1],
+      ['DE', 2],
+    ]);
+    expect(forecastInOrder(['US', 'DE', 'DE', 'US'], costs, 4)).toMatchObject({ numbers: 4, estimate: 6, short: true, stopsAfter: 2 });
+    expect(forecastInOrder(['US', 'US'], costs, 4)).toMatchObject({ estimate: 2, short: false, stopsAfter: null });
+    expect(forecastInOrder(['FR', 'US'], costs, 4)).toMatchObject({ estimate: 1, unknownCostCountries: ['FR'], short: false });
+    expect(forecastByCountry(new Map([['DE', 10]]), costs, 7)).toMatchObject({ estimate: 20, short: true, stopsAfter: 3 });
+  });
+});
+
+describe('credit guard', () => {
+  it('batch warns before the bulk of its lookups when the credits left fall short, says where it stops, and goes on until the 429', async () => {
+    w = await world();
+    // A first batch teaches the US cost (X-Credit-Cost) to the cost cache.
+    const first = w.file('first.csv', ['phone', ...usNumbers(100, 2)]);
+    expect((await dnc(['batch', first], w.env)).code).toBe(0);
+    w.sb.setCreditLimit(w.sb.account().creditsUsed + 4);
+    const input = w.file('calls.csv', ['phone', ...usNumbers(200, 10)]);
+    const dry = await dnc(['--json', 'batch', input, '--dry-run'], w.env);
+    expect(dry.code).toBe(0);
+    expect(json(dry.stdout).credit_guard).toEqual({ estimated_credits: 10, credits_remaining: 4, short: true, stops_after_numbers: 4, numbers_to_look_up: 10 });
+    const dryHuman = await dnc(['batch', input, '--dry-run'], w.env);
+    expect(dryHuman.stdout).toContain('warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period');
+    expect(dryHuman.stdout).toContain('the batch would stop at the credit limit (429) after about 4 of 10 number(s)');
+
+    const r = await dnc(['batch', input, '--concurrency', '1'], w.env);
+    expect(r.code).toBe(5);
+    // The first answer carries the balance (X-RateLimit-Remaining: 3); 9 numbers are still queued then.
+    expect(r.stderr).toContain('dnc: warning: credits are short: 9 number(s) to look up need about 9 credit(s), but only 3 remain in this billing period');
+    expect(r.stderr).toContain('after about 3 of 9 number(s); the other 6 would be not_checked');
+    expect(lookedUp(w.sb).slice(2)).toHaveLength(5); // 4 answered, then one 429 (not charged)
+  });
+
+  it('no warning when the credits suffice', async () => {
+    w = await world();
+    expect((await dnc(['batch', w.file('first.csv', ['phone', ...usNumbers(100, 2)])], w.env)).code).toBe(0);
+    const r = await dnc(['batch', w.file('calls.csv', ['phone', ...usNumbers(200, 5)])], w.env);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('credits are short');
+  });
+});
+
+describe('usage --reconcile', () => {
+  it('the credits of registered journals and checks match the service; spending elsewhere shows as a difference with a note', async () => {
+    w = await world();
+    expect((await dnc(['batch', w.file('calls.csv', ['phone', ...usNumbers(300, 3), '+44 20 7946 0001'])], w.env)).code).toBe(0);
+    expect((await dnc(['check', '+12025550400', '+12025550995'], w.env)).code).toBe(6);
+    const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    const used = w.sb.account().creditsUsed;
+    expect(used).toBe(6);
+    const v = json(r.stdout);
+    expect(v).toMatchObject({ service_credits_used: used, local_credits: used, difference: 0 });
+    expect(v.local).toEqual([
+      { kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 4, credits: 4 },
+      { kind: 'checks', path: path.join(w.stateDir, 'checks.sqlite'), lookups: 2, credits: 2 },
+    ]);
+    // Another machine (its own state folder) spends on the same account.
+    expect((await dnc(['check', '+12025550402'], { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'other') })).code).toBe(0);
+    const human = await dnc(['usage', '--reconcile'], w.env);
+    expect(human.stdout).toMatch(/the service counts +7 credit\(s\) used/);
+    expect(human.stdout).toMatch(/this machine recorded +6 credit\(s\)/);
+    expect(human.stdout).toContain('+1 credit(s) not recorded on this machine');
+    expect(human.stdout).toContain('other machines, users or keys of the same account also spend credits');
+    expect((await dnc(['usage', '--reconcile', '--periods', '2'], w.env)).code).toBe(2);
+  });
+});
