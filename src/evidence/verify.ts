@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { inputError } from '../errors.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
-import { C, manifestPathFor, outputLayout, readManifest, walkOutput, type Manifest, type OutputTally } from './manifest.js';
+import { C, manifestPathFor, outputLayout, readManifest, RESULTS, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 
 /** Default --max-age per country: AU washes are valid 30 days; US rules (and ours elsewhere) 31. */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = { AU: 30 };
@@ -150,10 +150,17 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       }
       const result = cells[C.result] ?? '';
       const cid = cells[C.correlationId] ?? '';
-      if (journal && (result === 'callable' || result === 'do_not_call') && cells[C.e164]) {
+      if (!(RESULTS as readonly string[]).includes(result)) {
+        flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
+        return;
+      }
+      // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
+      if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
         const v = journal.verdict(cells[C.e164]!);
-        const differs =
-          !v || v.state !== 'done' || v.result !== result || (v.correlation_id ?? '') !== cid || (v.checked_at ?? '') !== (cells[C.checkedAt] ?? '') || (v.list_source ?? '') !== (cells[C.source] ?? '');
+        const verdictDiffers = result === 'callable' || result === 'do_not_call'
+          ? (v?.correlation_id ?? '') !== cid || (v?.checked_at ?? '') !== (cells[C.checkedAt] ?? '') || (v?.list_source ?? '') !== (cells[C.source] ?? '')
+          : false;
+        const differs = !v || v.state !== 'done' || v.result !== result || verdictDiffers;
         if (differs) {
           flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
           return;

@@ -120,6 +120,16 @@ describe('dnc verify', () => {
     expect(v.recheck[0].detail).toMatch(/webhook result not received \(correlation id [0-9a-f-]{36}\)/);
   });
 
+  it('failed rows must be re-checked; invalid rows need not (they are never dialled); an unknown result is an edit', async () => {
+    const { output } = await scrubbed(['name,phone', 'ok,+12025550100', 'invalid,+12025550990', 'billing,+12025550995', 'junk,12']);
+    const v = json((await dnc(['--json', 'verify', output], {})).stdout);
+    expect(v).toMatchObject({ fit: false, tampered: false, recheck_by_reason: { failed: 1 } });
+    expect(v.recheck[0]).toMatchObject({ line: 4, number: '+12025550995', reason: 'failed', detail: expect.stringMatching(/^billing_error: /) });
+    writeFileSync(output, readFileSync(output, 'utf8').replace(',invalid,', ',ok,'));
+    const e = json((await dnc(['--json', 'verify', output], {})).stdout);
+    expect(e.recheck[0]).toMatchObject({ line: 3, reason: 'edited', detail: 'dnc_result "ok" is not a result dnc writes' });
+  });
+
   it('without a manifest: exit 3 and how to write one; a bad --max-age is a usage error', async () => {
     const { output, manifest } = await scrubbed();
     expect((await dnc(['verify', output, '--max-age', 'soon'], {})).code).toBe(2);
