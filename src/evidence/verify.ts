@@ -187,8 +187,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
       const maxAge = maxAgeFor(cells[C.country] ?? '', o);
       if (asOf - at > maxAge) {
-        const days = Math.floor((asOf - at) / DAY_MS);
-        flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days} day(s) ago), older than ${Math.round((maxAge / DAY_MS) * 100) / 100} day(s)`);
+        const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
+        flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
       }
     });
     if (aligned && input && !(await input.next()).done) {

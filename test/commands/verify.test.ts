@@ -99,7 +99,7 @@ describe('dnc verify', () => {
     const v = json(r.stdout);
     expect(v).toMatchObject({ fit: false, tampered: false, recheck_count: 3, recheck_by_reason: { stale: 3 } });
     expect(v.recheck.map((x: { line: number }) => x.line)).toEqual([2, 4, 5]);
-    expect(v.recheck[0].detail).toMatch(/\(40 day\(s\) ago\), older than 31 day\(s\)/);
+    expect(v.recheck[0].detail).toMatch(/\(40 days ago\), older than 31 days/);
     expect((await dnc(['verify', output, '--max-age', '60d'], {}, { now: later(40) })).code).toBe(0);
     expect((await dnc(['verify', output, '--max-age', '12h'], {}, { now: later(1) })).code).toBe(3);
     // --as-of judges for a given day without a clock.
