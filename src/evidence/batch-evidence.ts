@@ -135,7 +135,13 @@ export async function beforeLookups(
   }
   if (options.reuseWithinMs === null) return;
   const { cacheDir } = await import('./paths.js');
-  const reused = await reuseCachedVerdicts(journal, cacheDir(e.env, e.homedir), options.service, options.reuseWithinMs, e.now());
+  let reused = 0;
+  try {
+    reused = await reuseCachedVerdicts(journal, cacheDir(e.env, e.homedir), options.service, options.reuseWithinMs, e.now());
+  } catch (err) {
+    // Without the cache every number is simply looked up: slower and dearer, never wrong.
+    say.warn(`dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number is looked up`);
+  }
   if (reused > 0) say.info(`${reused} number(s) reused from earlier lookups (checked within the --reuse-within window): not sent, no credits`);
 }
 
