@@ -54,6 +54,8 @@ export interface Manifest extends OutputTally {
   input: { path: string; sha256: string; bytes: number };
   output: { path: string; sha256: string; bytes: number };
   format: OutputFormat;
+  /** --callable-out and --suppressed-out files written with the output (what a dialler loads). */
+  lists: Array<{ kind: 'callable' | 'suppressed'; path: string; sha256: string }>;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -205,6 +207,11 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
   const walk = await walkOutput(meta.outputPath, format);
+  const { hashFile } = await import('../batch/ingest.js');
+  const lists: Manifest['lists'] = [];
+  for (const [kind, file] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut]] as const) {
+    if (file) lists.push({ kind, path: file, sha256: await hashFile(file) });
+  }
   const manifest: Manifest = {
     manifest_version: MANIFEST_VERSION,
     dnc_version: VERSION,
@@ -217,6 +224,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     input: { path: meta.inputPath, sha256: meta.inputSha256, bytes: meta.inputSize },
     output: { path: meta.outputPath, sha256: walk.sha256, bytes: walk.bytes },
     format,
+    lists,
     ...walk.tally,
   };
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);

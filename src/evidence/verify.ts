@@ -201,6 +201,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const lines = await dataRecordLines(outputLayout(outputPath, manifest.format), found.map((f) => Math.max(0, f.index)));
   const recheck = found.map(({ index, ...rest }) => ({ line: lines.get(Math.max(0, index)) ?? 0, ...rest }));
   const differences = compareTallies(manifest, walk.tally);
+  // The callable list is what a dialler loads: it must be the one written with this output.
+  for (const list of manifest.lists ?? []) {
+    if (existsSync(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
+  }
   const shaMatches = walk.sha256 === manifest.output.sha256;
   const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
   return {

@@ -130,6 +130,21 @@ describe('dnc verify', () => {
     expect(e.recheck[0]).toMatchObject({ line: 3, reason: 'edited', detail: 'dnc_result "ok" is not a result dnc writes' });
   });
 
+  it('the --callable-out list is covered too: a number added to it makes the output unfit', async () => {
+    w = await world();
+    const input = w.file('calls.csv', US_LIST);
+    const output = path.join(w.dir, 'calls.results.csv');
+    const callable = path.join(w.dir, 'call-these.csv');
+    expect((await dnc(['batch', input, '-o', output, '--callable-out', callable], w.env)).code).toBe(0);
+    const m = JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8'));
+    expect(m.lists).toEqual([{ kind: 'callable', path: callable, sha256: sha256(callable) }]);
+    expect((await dnc(['verify', output], {})).code).toBe(0);
+    writeFileSync(callable, readFileSync(callable, 'utf8') + 'b,+12025550101\n');
+    const r = await dnc(['--json', 'verify', output], {});
+    expect(r.code).toBe(3);
+    expect(json(r.stdout)).toMatchObject({ tampered: true, differences: [`the callable list ${callable} changed after dnc wrote it`] });
+  });
+
   it('without a manifest: exit 3 and how to write one; a bad --max-age is a usage error', async () => {
     const { output, manifest } = await scrubbed();
     expect((await dnc(['verify', output, '--max-age', 'soon'], {})).code).toBe(2);
