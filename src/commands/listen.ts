@@ -280,6 +280,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
     progress.stop();
   }
   await manifest.settled();
+  await (await import('../evidence/batch-evidence.js')).rememberVerdicts(ctx, ctx, journal.journal.path, journal.meta.serviceOrigin);
   if (session.renderError) {
     const e = session.renderError;
     throw inputError('E_OUTPUT_UNWRITABLE', `could not write ${o.results}: ${e.message}`, {

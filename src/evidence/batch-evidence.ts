@@ -160,12 +160,17 @@ export async function afterRender(
     finishedAt: e.now().toISOString(),
   });
   say.debug(`wrote ${written.path}`);
-  if (!meta.serviceOrigin) return;
+  await rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+}
+
+/** Puts a journal's final verdicts into the results cache (best effort), for later --reuse-within. */
+export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: string, service: string | null): Promise<void> {
+  if (!service) return;
   try {
     const { cacheDir } = await import('./paths.js');
     const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
     try {
-      cache.put(meta.serviceOrigin, await journalVerdicts(journal.path));
+      cache.put(service, await journalVerdicts(journalPath));
     } finally {
       cache.close();
     }

@@ -6,6 +6,7 @@ import { createTestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { NO_HOME } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 
 export interface World {
   dir: string;
@@ -54,7 +55,8 @@ export interface Run {
 /** `dnc ...argv` in this process with `env` only, and an injected clock when given. */
 export async function dnc(argv: string[], env: Record<string, string>, options: { now?: () => Date; cwd?: string } = {}): Promise<Run> {
   const io = createTestIO();
-  const code = await main(argv, { io, env, homedir: NO_HOME, now: options.now, cwd: options.cwd });
+  // Interrupts that never fire (`dnc listen --exit-when-done` subscribes to them).
+  const code = await main(argv, { io, env, homedir: NO_HOME, now: options.now, cwd: options.cwd, interrupts: testInterrupts() });
   return { code, stdout: io.out(), stderr: io.err() };
 }
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterEach, expect, it } from 'vitest';
 import { sha256 } from '../batch/helpers.js';
-import { freePort, listenInProcess, PUSH_PATH } from '../listen/helpers.js';
+import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { DAY, dnc, world, type World } from './helpers.js';
 
 let w: World | undefined;
@@ -27,8 +27,8 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(before.rows.by_result).toMatchObject({ callable: 1, pending: 2 });
   expect(json((await dnc(['--json', 'verify', output], {})).stdout).recheck_by_reason).toEqual({ pending: 2 });
 
-  const run = listenInProcess(['--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: w.dir });
-  expect(await run.exit, run.io.err()).toBe(0);
+  const run = await dnc(['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], w.env, { cwd: w.dir });
+  expect(run.code, run.stderr).toBe(0);
   const after = JSON.parse(readFileSync(manifest, 'utf8'));
   expect(after.output.sha256).toBe(sha256(output));
   expect(after.rows.by_result).toMatchObject({ callable: 2, do_not_call: 1, pending: 0 });
@@ -64,4 +64,11 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(found[0].pushes).toEqual([expect.objectContaining({ outcome: 'applied', body: expect.objectContaining({ status: 'succeeded', correlation_id: au.dnc_correlation_id }) })]);
   const human = await dnc(['trace', au.dnc_correlation_id!], w.env);
   expect(human.stdout).toMatch(/push +\S+ succeeded, applied/);
+
+  // The pushed verdicts went into the results cache: a check of the AU number reuses it (nothing sent).
+  const sent = w.sb.lookups().length;
+  const again = await dnc(['--json', 'check', '+61412345001', '--reuse-within', '1d', '--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'], w.env);
+  expect(again.code, again.stderr).toBe(0);
+  expect(w.sb.lookups()).toHaveLength(sent);
+  expect(json(again.stdout)).toMatchObject({ correlation_id: au.dnc_correlation_id, reused: true, do_not_call: true });
 });
