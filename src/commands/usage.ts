@@ -6,6 +6,7 @@ import { DncError, serviceError, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { ServiceClient } from '../service/client.js';
+import type { Reconciliation } from '../evidence/reconcile.js';
 import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';
 
 /** The most periods the service returns per page (section 8); also the page size of --all when --periods is not given. */
@@ -224,7 +225,57 @@ export function registerUsage(program: Command, host: CommandHost): void {
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => {
     const plan = planUsage(cmd.opts<RawUsageOptions>());
-    if (cmd.opts<{ reconcile?: boolean }>().reconcile) return (await import('../evidence/reconcile.js')).runReconcile(ctx, plan);
+    if (cmd.opts<{ reconcile?: boolean }>().reconcile) return runReconcile(ctx, plan);
     return run(ctx, plan);
   });
+}
+
+/** `dnc usage --reconcile [--id ID]`: the latest (or given) billing period against this machine's records. */
+async function runReconcile(
+  ctx: Context,
+  plan: { kind: string; id?: number; periods?: number | undefined; cursor?: string | undefined },
+): Promise<number> {
+  if (!(plan.kind === 'id' || (plan.kind === 'page' && plan.periods === undefined && plan.cursor === undefined))) {
+    throw usageError('E_USAGE', '--reconcile works on one billing period: the latest, or one given with --id', {
+      hint: 'drop --periods, --cursor, --all and --lifetime',
+    });
+  }
+  const { stateDir } = await import('../evidence/paths.js');
+  const { registeredJournals } = await import('../evidence/registry.js');
+  const { CheckHistory, historyPath } = await import('../evidence/history.js');
+  const { reconcile, reconcileLines } = await import('../evidence/reconcile.js');
+  const { existsSync } = await import('node:fs');
+  const cfg = await ctx.serviceConfig();
+  const client = await ctx.createClient({ connections: 1 });
+  let page;
+  try {
+    page = (await client.usage(plan.kind === 'id' ? { id: plan.id } : {})).body;
+  } finally {
+    await client.close();
+  }
+  const period = page.data[0];
+  if (!period) throw usageError('E_USAGE', 'the service reported no billing period to reconcile', { hint: 'try `dnc usage --periods 3`' });
+  const dir = stateDir(ctx.env, ctx.homedir);
+  const historyFile = historyPath(dir);
+  const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
+  let r: Reconciliation;
+  try {
+    const journals = (await registeredJournals(dir)).map((j) => j.journal);
+    r = await reconcile(period, new URL(cfg.baseUrl.value).origin, { journals, history, historyFile });
+  } finally {
+    history?.close();
+  }
+  if (ctx.json) {
+    writeLine(
+      ctx.io.stdout,
+      JSON.stringify({
+        billing_period: { id: r.period.id, start_date: r.period.start, end_date: r.period.end },
+        service_credits_used: r.serviceCreditsUsed,
+        local_credits: r.localCredits,
+        difference: r.difference,
+        local: r.local.map((l) => ({ kind: l.kind, path: l.where, lookups: l.lookups, credits: l.credits })),
+      }),
+    );
+  } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, line);
+  return 0;
 }
