@@ -241,7 +241,10 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       client = await ctx.createClient({ connections: options.concurrency });
       const { cacheDir, readCosts } = await import('../batch/cost-cache.js');
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
-      outcome = await runLookups(ctx, journal, evidence.guardedClient(client, journal, costs, (lines) => lines.forEach((l) => ctx.warn(`dnc: ${l}`))), options);
+      const guard = await evidence.creditShortfall(client, journal, costs);
+      for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
+      if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
+      outcome = await runLookups(ctx, journal, client, options);
       abandoned = outcome.abandoned;
       if (abandoned) {
         ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');

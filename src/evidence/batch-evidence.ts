@@ -1,6 +1,6 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
 import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
-import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import type { ServiceClient } from '../service/client.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { writeManifest } from './manifest.js';
 import { publicBaseUrl, stateDir } from './paths.js';
@@ -83,43 +83,34 @@ export async function journalVerdicts(journalPath: string): Promise<CachedVerdic
 }
 
 /**
- * The credit guard of a batch run: wraps the client so that the first answer's balance
- * (X-RateLimit-Remaining, no extra request) is compared with what the numbers still queued will cost;
- * when it falls short, one warning says where the batch will stop. Never refuses: a 429 stops it cleanly.
+ * The credit guard of a batch run, before its first lookup: the balance from /v2/usage_stats (free) against
+ * what the queued numbers will cost, in the order they will be sent (learned X-Credit-Cost per country).
+ * Returns the warning lines when credits fall short, else none. Never refuses: a 429 stops a batch cleanly,
+ * and a balance that cannot be read (the endpoint down, a portal-only account) only skips the guard.
  */
-export function guardedClient(
-  client: ServiceClient,
+export async function creditShortfall(
+  client: Pick<ServiceClient, 'usage'>,
   journal: BatchJournal,
   costs: ReadonlyMap<string, number>,
-  onWarning: (lines: string[]) => void,
-): ServiceClient {
-  let judged = false;
-  const judge = (outcome: LookupOutcome, country: string) => {
-    if (judged || outcome.meta.rateLimitRemaining === null) return;
-    judged = true;
-    const known = new Map(costs);
-    if (outcome.meta.creditCost !== null && outcome.meta.creditCost > 0 && !known.has(country)) known.set(country, outcome.meta.creditCost);
-    const queued: string[] = [];
-    let after = 0;
-    for (;;) {
-      const page = journal.nextQueued(after, 4096);
-      if (page.length === 0) break;
-      after = page[page.length - 1]!.id;
-      for (const q of page) queued.push(q.country);
-    }
-    const f = forecastInOrder(queued, known, outcome.meta.rateLimitRemaining);
-    if (f.short) onWarning(forecastLines(f, 'batch'));
-  };
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop !== 'lookup') return Reflect.get(target, prop, receiver) as unknown;
-      return async (request: Parameters<ServiceClient['lookup']>[0]) => {
-        const outcome = await target.lookup(request);
-        judge(outcome, outcome.body.country);
-        return outcome;
-      };
-    },
-  });
+): Promise<{ lines: string[]; balanceError: unknown }> {
+  let remaining: number;
+  try {
+    const period = (await client.usage()).body.data[0];
+    if (!period) return { lines: [], balanceError: null };
+    remaining = period.credits_remaining;
+  } catch (err) {
+    return { lines: [], balanceError: err };
+  }
+  const queued: string[] = [];
+  let after = 0;
+  for (;;) {
+    const page = journal.nextQueued(after, 4096);
+    if (page.length === 0) break;
+    after = page[page.length - 1]!.id;
+    for (const q of page) queued.push(q.country);
+  }
+  const f = forecastInOrder(queued, costs, remaining);
+  return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null };
 }
 
 /** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */

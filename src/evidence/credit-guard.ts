@@ -3,7 +3,7 @@
 export interface CreditForecast {
   /** Distinct numbers still to look up. */
   numbers: number;
-  /** Credits they should cost (countries of unknown cost not included). */
+  /** Credits they should cost; numbers of a country whose cost is not learned yet count at the floor of 1. */
   estimate: number;
   unknownCostCountries: string[];
   /** Credits left in the billing period (null: not known). */
@@ -14,22 +14,24 @@ export interface CreditForecast {
   stopsAfter: number | null;
 }
 
+// A charged lookup costs at least one credit: the floor for a country whose cost is not learned yet, so an
+// estimate with unknown costs is a lower bound ("at least"), never a reassuring 0.
+const UNKNOWN_COST_FLOOR = 1;
+
 /**
  * Forecast over the numbers in the order they will be sent (`country` of each), so the stopping point
- * is where the cumulative cost passes the balance. Numbers of unknown cost are counted at 1 credit there.
+ * is where the cumulative cost passes the balance.
  */
 export function forecastInOrder(countries: Iterable<string>, costs: ReadonlyMap<string, number>, remaining: number | null): CreditForecast {
   let numbers = 0;
   let estimate = 0;
-  let running = 0;
   let stopsAfter: number | null = null;
   const unknown = new Set<string>();
   for (const country of countries) {
     const cost = costs.get(country);
     if (cost === undefined) unknown.add(country);
-    else estimate += cost;
-    running += cost ?? 1;
-    if (remaining !== null && stopsAfter === null && running > remaining) stopsAfter = numbers;
+    estimate += cost ?? UNKNOWN_COST_FLOOR;
+    if (remaining !== null && stopsAfter === null && estimate > remaining) stopsAfter = numbers;
     numbers++;
   }
   const short = remaining !== null && estimate > remaining;
@@ -46,13 +48,11 @@ export function forecastByCountry(byCountry: ReadonlyMap<string, number>, costs:
     numbers += n;
     const cost = costs.get(country);
     if (cost === undefined) unknown.push(country);
-    else {
-      estimate += cost * n;
-      known += n;
-    }
+    else known += n;
+    estimate += (cost ?? UNKNOWN_COST_FLOOR) * n;
   }
   const short = remaining !== null && estimate > remaining;
-  const average = known > 0 ? estimate / known : 1;
+  const average = numbers > 0 ? estimate / numbers : UNKNOWN_COST_FLOOR;
   return {
     numbers,
     estimate,
@@ -66,14 +66,17 @@ export function forecastByCountry(byCountry: ReadonlyMap<string, number>, costs:
 /** The guard's lines (a warning, never a refusal: the service's 429 stops a batch cleanly anyway). */
 export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): string[] {
   const lines: string[] = [];
-  const unknown = f.unknownCostCountries.length > 0 ? ` (not counting ${f.unknownCostCountries.join(', ')}: cost not learned yet)` : '';
-  if (f.remaining === null) return [`credit guard: ${f.numbers} number(s) to look up, about ${f.estimate} credit(s)${unknown}; the balance is not known`];
+  const lowerBound = f.unknownCostCountries.length > 0;
+  const about = lowerBound ? 'at least' : 'about';
+  const unknown = lowerBound ? ` (${f.unknownCostCountries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit each: cost not learned yet)` : '';
+  if (f.remaining === null) return [`credit guard: ${f.numbers} number(s) to look up, ${about} ${f.estimate} credit(s)${unknown}; the balance is not known`];
   if (!f.short) {
-    return [`credit guard: ${f.numbers} number(s) to look up, about ${f.estimate} credit(s)${unknown}; ${f.remaining} credit(s) remain: enough`];
+    const verdict = lowerBound ? 'enough unless the unlearned costs are higher' : 'enough';
+    return [`credit guard: ${f.numbers} number(s) to look up, ${about} ${f.estimate} credit(s)${unknown}; ${f.remaining} credit(s) remain: ${verdict}`];
   }
   const verb = what === 'batch' ? 'will' : 'would';
   lines.push(
-    `warning: credits are short: ${f.numbers} number(s) to look up need about ${f.estimate} credit(s)${unknown}, but only ${f.remaining} remain in this billing period`,
+    `warning: credits are short: ${f.numbers} number(s) to look up need ${about} ${f.estimate} credit(s)${unknown}, but only ${f.remaining} remain in this billing period`,
   );
   lines.push(
     `  the batch ${verb} stop at the credit limit (429) after about ${f.stopsAfter} of ${f.numbers} number(s); the other ${f.numbers - f.stopsAfter!} would be not_checked (resume after a top-up or in the next period)`,

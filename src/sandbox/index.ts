@@ -177,8 +177,10 @@ function introspect(engine: SandboxEngine, req: http.IncomingMessage, res: http.
       return reply(200, { ok: true });
     }
     if (post && name === 'credit-limit') {
-      const limit = Number(query.get('limit'));
-      if (!Number.isInteger(limit) || limit < 0) return reply(400, { error: 'limit must be a whole number ≥ 0' });
+      // Number(null) is 0: a forgotten ?limit= must not silently set the limit to nothing.
+      const raw = query.get('limit');
+      if (raw === null || !/^\d+$/.test(raw)) return reply(400, { error: 'give ?limit=N, a whole number ≥ 0' });
+      const limit = Number(raw);
       engine.setCreditLimit(limit, key);
       return reply(200, engine.accountInfo(key));
     }

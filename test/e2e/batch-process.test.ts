@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { countBy, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
+import { countBy, lookedUp, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { assertBuilt, BIN, NO_HOME, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 
 const tmp = scratch();
@@ -126,7 +126,7 @@ describe('dnc batch as a process', () => {
       const output = path.join(tmp.dir, 'int2.results.csv');
       const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
       const run = start(argv, slow.env);
-      await until(() => slow.sb.requests().length >= 4);
+      await until(() => lookedUp(slow.sb).length >= 4);
       const t0 = Date.now();
       run.child.kill('SIGINT');
       await new Promise((r) => setTimeout(r, 50));

@@ -1,7 +1,7 @@
 // The credit guard (batch warning, dry-run comparison) and `usage --reconcile` against the sandbox's account.
 import path from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
-import { forecastByCountry, forecastInOrder } from '../../src/evidence/credit-guard.js';
+import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/evidence/credit-guard.js';
 import { dnc, lookedUp, world, type World } from './helpers.js';
 
 let w: World | undefined;
@@ -21,13 +21,18 @@ describe('forecast', () => {
     ]);
     expect(forecastInOrder(['US', 'DE', 'DE', 'US'], costs, 4)).toMatchObject({ numbers: 4, estimate: 6, short: true, stopsAfter: 2 });
     expect(forecastInOrder(['US', 'US'], costs, 4)).toMatchObject({ estimate: 2, short: false, stopsAfter: null });
-    expect(forecastInOrder(['FR', 'US'], costs, 4)).toMatchObject({ estimate: 1, unknownCostCountries: ['FR'], short: false });
+    // A country whose cost is not learned yet counts at 1 credit (the floor): an estimate is never a reassuring 0.
+    expect(forecastInOrder(['FR', 'US'], costs, 4)).toMatchObject({ estimate: 2, unknownCostCountries: ['FR'], short: false });
+    expect(forecastInOrder(['FR', 'FR', 'FR', 'FR', 'FR'], new Map(), 4)).toMatchObject({ estimate: 5, short: true, stopsAfter: 4 });
+    expect(forecastLines(forecastInOrder(['FR', 'FR'], new Map(), 1), 'batch')[0]).toBe(
+      'warning: credits are short: 2 number(s) to look up need at least 2 credit(s) (FR counted at 1 credit each: cost not learned yet), but only 1 remain in this billing period',
+    );
     expect(forecastByCountry(new Map([['DE', 10]]), costs, 7)).toMatchObject({ estimate: 20, short: true, stopsAfter: 3 });
   });
 });
 
 describe('credit guard', () => {
-  it('batch warns before the bulk of its lookups when the credits left fall short, says where it stops, and goes on until the 429', async () => {
+  it('batch warns before its first lookup when the credits left fall short, says where it stops, and goes on until the 429', async () => {
     w = await world();
     // A first batch teaches the US cost (X-Credit-Cost) to the cost cache.
     const first = w.file('first.csv', ['phone', ...usNumbers(100, 2)]);
@@ -43,9 +48,11 @@ describe('credit guard', () => {
 
     const r = await dnc(['batch', input, '--concurrency', '1'], w.env);
     expect(r.code).toBe(5);
-    // The first answer carries the balance (X-RateLimit-Remaining: 3); 9 numbers are still queued then.
-    expect(r.stderr).toContain('dnc: warning: credits are short: 9 number(s) to look up need about 9 credit(s), but only 3 remain in this billing period');
-    expect(r.stderr).toContain('after about 3 of 9 number(s); the other 6 would be not_checked');
+    // The balance is read (free) before the first lookup: all 10 numbers are still queued then.
+    expect(r.stderr).toContain('dnc: warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period');
+    expect(r.stderr).toContain('after about 4 of 10 number(s); the other 6 would be not_checked');
+    const paths = w.sb.requests().map((q) => q.path);
+    expect(paths.lastIndexOf('/v2/usage_stats')).toBeLessThan(paths.lastIndexOf('/check_phone_number'));
     expect(lookedUp(w.sb).slice(2)).toHaveLength(5); // 4 answered, then one 429 (not charged)
   });
 

@@ -256,6 +256,9 @@ describe('logs, latency and reset', () => {
     expect(JSON.stringify(account)).not.toContain(sb.apiKey);
     const lookups = (await (await fetch(`${sb.baseUrl}/_sandbox/lookups`)).json()) as Array<{ phoneNumber: string }>;
     expect(lookups.map((l) => l.phoneNumber)).toEqual([US]);
+    const forgotten = await fetch(`${sb.baseUrl}/_sandbox/credit-limit`, { method: 'POST' });
+    expect(forgotten.status).toBe(400);
+    expect(sb.account().creditLimit).toBe(50);
     const limited = await fetch(`${sb.baseUrl}/_sandbox/credit-limit?limit=1`, { method: 'POST' });
     expect(((await limited.json()) as { creditLimit: number }).creditLimit).toBe(1);
     expect((await lookup(sb, US)).status).toBe(429);
