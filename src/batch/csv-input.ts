@@ -436,7 +436,7 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
     relax_column_count: false,
     max_record_size: MAX_RECORD_CHARS,
   });
-  const source = createReadStream(layout.path, { highWaterMark: 256 * 1024 });
+  const source = createReadStream(layout.path, { highWaterMark: 64 * 1024 });
   const decode = new StrictUtf8(layout.path, options.onChunk);
   let failure: unknown;
   const done = pipeline(source, decode, parser).catch((err: unknown) => {

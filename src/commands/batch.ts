@@ -467,12 +467,12 @@ async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOpti
   const { scanInput } = await import('../batch/ingest.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   ctx.info(`Reading ${layout.path} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`);
-  // Distinct numbers: the strings are shared with the normalisation cache's entries.
-  const seen = new Set<string>();
+  // Distinct numbers as 8-byte doubles: memory stays small however many distinct numbers the list has.
+  const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
+  const seen = new DistinctNumbers();
   const byCountry = new Map<string, number>();
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
-    if (seen.has(cell.e164)) return;
-    seen.add(cell.e164);
+    if (!seen.add(cell.e164)) return;
     byCountry.set(cell.country, (byCountry.get(cell.country) ?? 0) + 1);
   });
   const { cacheDir, readCosts } = await import('../batch/cost-cache.js');
