@@ -11,7 +11,7 @@ export const OUT_DIR = path.join(ROOT, 'bench', 'out');
 const RUSAGE_HOOK = pathToFileURL(path.join(ROOT, 'bench', 'rusage-hook.mjs')).href;
 
 export function assertBuilt() {
-  if (!existsSync(path.join(ROOT, 'dist', 'main.js'))) {
+  if (!existsSync(path.join(ROOT, 'dist', 'bundle', 'dnc.js'))) {
     throw new Error('dist/ is missing: run `npm run build` first (npm ci builds it through prepare)');
   }
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The installed entry point: all behaviour lives in dist/main.js (compiled from src/main.ts).
-import { runFromProcess } from '../dist/main.js';
+// The installed entry point: all behaviour lives in src/main.ts, compiled to dist/ and bundled into
+// dist/bundle/dnc.js (npm run build; npm ci does it through prepare).
+import { runFromProcess } from '../dist/bundle/dnc.js';
 
 runFromProcess();

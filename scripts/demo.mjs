@@ -13,7 +13,7 @@ const outDir = path.join('.tmp', 'demo');
 const output = path.join(outDir, 'call-list.results.csv');
 const callable = path.join(outDir, 'call-list.callable.csv');
 
-if (!existsSync(path.join(root, 'dist', 'main.js'))) {
+if (!existsSync(path.join(root, 'dist', 'bundle', 'dnc.js'))) {
   console.error('demo: dist/ is missing; run `npm ci` (or `npm run build`) first');
   process.exit(1);
 }

@@ -71,8 +71,8 @@ export interface SpawnResult extends RunResult {
 
 /** Throws a clear message when dist/ has not been built (spawned tests run the compiled code). */
 export function assertBuilt(): void {
-  if (!existsSync(path.join(REPO_ROOT, 'dist', 'main.js'))) {
-    throw new Error('dist/ is missing: run `npx tsc -p tsconfig.json` (npm test does it) before the spawned tests');
+  if (!existsSync(path.join(REPO_ROOT, 'dist', 'bundle', 'dnc.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` (npm test does it) before the spawned tests');
   }
 }
 
