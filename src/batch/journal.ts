@@ -149,10 +149,12 @@ export function finalAnswerFromBody(
   httpStatus: number | null,
   creditCost: number | null,
   heldCredits = 0,
+  /** The body as received, stored as is when given (it is `body`'s JSON text). */
+  text?: string,
 ): FinalAnswer | null {
   const b = body as (Partial<Omit<LookupSucceeded, 'status' | 'error_code'>> & Partial<Omit<LookupFailed, 'status' | 'error_code'>> & { status?: string; error_code?: string | null; timestamp?: string }) | null;
   if (!b || typeof b !== 'object') return null;
-  const answer = JSON.stringify(body);
+  const answer = text ?? JSON.stringify(body);
   const correlationId = typeof b.correlation_id === 'string' ? b.correlation_id : null;
   const costFromBody = typeof b.cost?.credits_used_for_query === 'number' ? b.cost.credits_used_for_query : null;
   if (b.status === 'succeeded') {
@@ -457,12 +459,12 @@ export class BatchJournal {
   }
 
   /** Stores a 202 receipt: the number waits for its push; `creditsHeld` count as spent until then. */
-  recordReceipt(id: number, correlationId: string, receipt: unknown, creditsHeld: number): void {
+  recordReceipt(id: number, correlationId: string, receipt: unknown, creditsHeld: number, receiptText?: string): void {
     if (!this.db.inTransaction) {
-      this.atomically(() => this.recordReceipt(id, correlationId, receipt, creditsHeld));
+      this.atomically(() => this.recordReceipt(id, correlationId, receipt, creditsHeld, receiptText));
       return;
     }
-    this.st.setAnswer.run(id, JSON.stringify(receipt));
+    this.st.setAnswer.run(id, receiptText ?? JSON.stringify(receipt));
     this.st.pending.run({
       id,
       correlationId,

@@ -151,10 +151,10 @@ export class BatchScheduler extends EventEmitter {
       if (outcome.kind === 'started') {
         credits = meta.creditCost ?? 0;
         const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
-        writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits));
+        writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
-        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost);
+        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost, 0, outcome.text);
         const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
         writes.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;

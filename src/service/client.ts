@@ -62,9 +62,10 @@ export interface ResponseMeta {
  * exceptions: `invalid_phone_number` is charged and is an answer about the number.
  */
 export type LookupOutcome =
-  | { kind: 'succeeded'; body: LookupSucceeded; raw: unknown; meta: ResponseMeta }
-  | { kind: 'started'; body: LookupReceipt; raw: unknown; meta: ResponseMeta }
-  | { kind: 'failed'; body: LookupFailed; raw: unknown; meta: ResponseMeta };
+  | { kind: 'succeeded'; body: LookupSucceeded; raw: unknown; meta: ResponseMeta; text?: string }
+  | { kind: 'started'; body: LookupReceipt; raw: unknown; meta: ResponseMeta; text?: string }
+  | { kind: 'failed'; body: LookupFailed; raw: unknown; meta: ResponseMeta; text?: string };
+// `text`: the body exactly as received (JSON), so that a caller storing it need not serialise `raw` again.
 
 export interface LookupRequest {
   /** E.164 (the client URL-encodes it: `+` → `%2B`). */
@@ -351,15 +352,15 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         (a) => isLookupFailure(a.json) && RETRYABLE_LOOKUP_CODES.has(a.json.error_code),
         false,
       );
-      const { status, json, meta } = answer;
+      const { status, json, meta, text } = answer;
       if (status === 200 && (json as Partial<LookupSucceeded>)?.status === 'succeeded') {
-        return { kind: 'succeeded', body: json as LookupSucceeded, raw: json, meta };
+        return { kind: 'succeeded', body: json as LookupSucceeded, raw: json, meta, text };
       }
       if (status === 202 && (json as Partial<LookupReceipt>)?.status === 'started') {
-        return { kind: 'started', body: json as LookupReceipt, raw: json, meta };
+        return { kind: 'started', body: json as LookupReceipt, raw: json, meta, text };
       }
       if (status >= 400 && status !== 422 && status !== 429 && status !== 401 && status !== 403 && isLookupFailure(json)) {
-        return { kind: 'failed', body: json, raw: json, meta };
+        return { kind: 'failed', body: json, raw: json, meta, text };
       }
       if (status === 400) {
         throw inputError(ClientErrorCode.badRequest, `the service rejected the request (400): ${errorText(answer)}`, {

@@ -91,6 +91,23 @@ describe('journal', () => {
     expect(finalAnswerFromBody({ status: 'weird' }, 200, 1)).toBeNull();
   });
 
+  it('stores the answer text as the service sent it when given, and serialises the body otherwise', async () => {
+    const j = await journalWith([
+      ['+12025550101', 'US'],
+      ['+12025550102', 'US'],
+    ]);
+    const [a, b] = j.nextQueued(0, 10);
+    j.claim([a!.id, b!.id]);
+    const body = { ...succeeded('corr-1', '+12025550101', true), country: 'US' };
+    const text = JSON.stringify(body, null, 1);
+    j.recordFinal(a!.id, finalAnswerFromBody(body, 200, 1, 0, text)!);
+    j.recordFinal(b!.id, finalAnswerFromBody(body, 200, 1)!);
+    expect(j.get('+12025550101')!.answer).toBe(text);
+    expect(j.get('+12025550102')!.answer).toBe(JSON.stringify(body));
+    expect(j.get('+12025550101')!).toMatchObject({ state: 'done', result: 'do_not_call', credits: 1, http_status: 200, correlation_id: 'corr-1' });
+    j.close();
+  });
+
   it('a lock refuses a second live holder, is taken over from a dead one, and --restart removes every file', async () => {
     const file = journalPathFor(path.join(tmp.dir, 'locked.csv'));
     const lock = acquireJournalLock(file, { pid: 111, isAlive: () => true });
