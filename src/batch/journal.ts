@@ -280,6 +280,12 @@ export class BatchJournal {
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
       claim: db.prepare<[string, number]>("UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'queued'"),
+      // Consecutive ids (the usual turn) in one statement; RETURNING says which were still queued.
+      claimRange: db
+        .prepare<[string, number, number], number>(
+          "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ? WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
+        )
+        .pluck(),
       release: db.prepare<[string, number]>("UPDATE numbers SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'in_flight'"),
       requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
       done: db.prepare(
@@ -415,6 +421,10 @@ export class BatchJournal {
   /** Marks numbers in flight (committed before their requests are sent). Returns those actually claimed. */
   claim(ids: readonly number[]): number[] {
     const now = this.stamp();
+    if (ids.length > 1 && ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1)) {
+      // The range holds exactly these ids, so nothing else can be claimed by it.
+      return this.st.claimRange.all(now, ids[0]!, ids[ids.length - 1]!);
+    }
     return this.db.transaction(() => ids.filter((id) => this.st.claim.run(now, id).changes === 1))();
   }
 

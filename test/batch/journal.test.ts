@@ -91,6 +91,21 @@ describe('journal', () => {
     expect(finalAnswerFromBody({ status: 'weird' }, 200, 1)).toBeNull();
   });
 
+  it('claims only queued numbers, whether the ids are consecutive (one range statement) or not', async () => {
+    const j = await journalWith(Array.from({ length: 6 }, (_, i): [string, string] => [`+1202555010${i}`, 'US']));
+    const ids = j.nextQueued(0, 10).map((r) => r.id);
+    expect(j.claim([ids[1]!])).toEqual([ids[1]]);
+    // ids[0..3] are consecutive: ids[1] is already in flight and is not claimed again (its attempts stay 1).
+    expect(j.claim(ids.slice(0, 4)).sort((a, b) => a - b)).toEqual([ids[0], ids[2], ids[3]]);
+    expect(j.get('+12025550101')!.attempts).toBe(1);
+    // Not consecutive: ids[4] is claimed, ids[0] (in flight) is not, and ids[5] (between them in no range) stays queued.
+    expect(j.claim([ids[0]!, ids[4]!])).toEqual([ids[4]]);
+    expect(j.get('+12025550105')!.state).toBe('queued');
+    expect(j.claim([])).toEqual([]);
+    expect(j.summaryCounts()).toMatchObject({ queued: 1, in_flight: 5 });
+    j.close();
+  });
+
   it('stores the answer text as the service sent it when given, and serialises the body otherwise', async () => {
     const j = await journalWith([
       ['+12025550101', 'US'],
