@@ -121,6 +121,8 @@ const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
+const E164_ONLY = /^\+?\d+$/;
+
 function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | null {
   const v = headers[name];
   if (v === undefined) return null;
@@ -233,7 +235,9 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       json = undefined;
     }
     return {
-      ...answer,
+      status: answer.status,
+      headers: answer.headers,
+      text: answer.text,
       json,
       meta: {
         status: answer.status,
@@ -345,10 +349,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
   return {
     async lookup(request) {
-      const query = new URLSearchParams({ phone_number: request.phoneNumber });
-      if (request.webhookUrl !== undefined) query.set('webhook_url', request.webhookUrl);
+      // E.164 (the batch's every number) encodes the same either way; URLSearchParams for anything else.
+      let query = E164_ONLY.test(request.phoneNumber)
+        ? `phone_number=${encodeURIComponent(request.phoneNumber)}`
+        : new URLSearchParams({ phone_number: request.phoneNumber }).toString();
+      if (request.webhookUrl !== undefined) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl }).toString()}`;
       const answer = await send(
-        `/check_phone_number?${query.toString()}`,
+        `/check_phone_number?${query}`,
         (a) => isLookupFailure(a.json) && RETRYABLE_LOOKUP_CODES.has(a.json.error_code),
         false,
       );

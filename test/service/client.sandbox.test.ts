@@ -52,6 +52,20 @@ describe('reseller header', () => {
   });
 });
 
+describe('lookup requests and answers', () => {
+  it('sends the number and a webhook_url URL-encoded, and hands back the body exactly as received', async () => {
+    const us = await client.lookup({ phoneNumber: '+12025550101' });
+    expect(us.kind).toBe('succeeded');
+    expect(JSON.parse(us.text!)).toEqual(us.raw);
+    expect(sent('+12025550101')).toHaveLength(1);
+    const hook = 'https://hooks.example.com/dnc?batch=a b&x=1+2';
+    const au = await client.lookup({ phoneNumber: '+61412345101', webhookUrl: hook });
+    expect(au.kind).toBe('started');
+    expect(JSON.parse(au.text!)).toEqual(au.raw);
+    expect(sent('+61412345101').map((r) => r.query.webhook_url)).toEqual([hook]);
+  });
+});
+
 describe('retries, counted in the request log', () => {
   it('991 and 992: two uncharged failures, then the verdict on the 3rd attempt', async () => {
     const timeout = await client.lookup({ phoneNumber: '+12025550991' });
