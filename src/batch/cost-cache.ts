@@ -1,6 +1,6 @@
 // Credits per lookup seen per country, kept between runs in the user's cache folder for --dry-run estimates.
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../atomic-file.js';
 import path from 'node:path';
 
 type Env = Record<string, string | undefined>;
@@ -47,9 +47,7 @@ export async function writeCosts(dir: string, origin: string, costs: ReadonlyMap
     const service = (cache.services[origin] ??= {});
     for (const [country, credits] of costs) service[country] = { credits, seen_at: now.toISOString() };
     await mkdir(dir, { recursive: true });
-    const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(cache, null, 2)}\n`);
-    await rename(tmp, file);
+    await writeFileAtomic(file, `${JSON.stringify(cache, null, 2)}\n`);
     return true;
   } catch {
     return false;

@@ -1,7 +1,8 @@
 // Renders a batch's output files from its input and its journal: every row, in order, plus the dnc_* columns.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
 import { inputError } from '../errors.js';
 import { readRows, type CsvLayout } from './csv-input.js';
@@ -127,7 +128,7 @@ class AtomicCsv {
   private readonly stream: WriteStream;
   private failed: unknown;
   constructor(readonly target: string) {
-    this.tmp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
+    this.tmp = tempPathFor(target);
     this.stream = createWriteStream(this.tmp, { flags: 'wx' });
     this.stream.on('error', (err) => {
       this.failed = err;

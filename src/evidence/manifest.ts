@@ -1,6 +1,7 @@
 // The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
-import { createHash, randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../atomic-file.js';
 import path from 'node:path';
 import type { CsvLayout } from '../batch/csv-input.js';
 import type { BatchMeta } from '../batch/journal.js';
@@ -227,12 +228,9 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     lists,
     ...walk.tally,
   };
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
-    await rename(tmp, file);
+    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
   } catch (err) {
-    await rm(tmp, { force: true });
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
       hint: 'check that the output folder is writable',
       cause: err,

@@ -1,7 +1,7 @@
 // The registry of batch journals on this machine (state folder), so `dnc trace` and `dnc usage --reconcile` can find them.
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../atomic-file.js';
 import path from 'node:path';
 
 /** Journals remembered at most (the oldest registrations are forgotten first). */
@@ -41,9 +41,7 @@ export async function registerJournal(stateDir: string, journal: string, output:
     journals.push({ journal, output, registered_at: now.toISOString() });
     reg.journals = journals.slice(-REGISTRY_LIMIT);
     await mkdir(stateDir, { recursive: true });
-    const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-    await writeFile(tmp, `${JSON.stringify(reg, null, 2)}\n`);
-    await rename(tmp, file);
+    await writeFileAtomic(file, `${JSON.stringify(reg, null, 2)}\n`);
     return true;
   } catch {
     return false;
