@@ -43,6 +43,8 @@ Exit codes (several numbers: the most severe, in this order):
   2   bad option, unknown --country, bad --webhook-url, AU number without --webhook-url
   10  --fail-on-dnc and a number is on a do-not-call register (only when nothing above happened)
   0   every number was answered (or, with --webhook-url, started)
+  130 interrupted: Ctrl-C lets the lookup in flight finish and be shown, later numbers are not
+      sent; a second Ctrl-C stops at once
 
 Examples:
   dnc check +12025550123
@@ -103,9 +105,22 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
   let blocks = 0;
   let exit: number = ExitCode.OK;
+  // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
+  // then stops; a second one drops the connection at once.
+  let interrupts = 0;
+  const stopListening = ctx.interrupts.on((count) => {
+    interrupts = count;
+    if (count >= 2) void client.destroy?.();
+  });
   try {
     for (let i = 0; i < distinct.length; i++) {
       const target = distinct[i]!;
+      if (interrupts > 0) {
+        const rest = distinct.slice(i).map((t) => t.phone.e164);
+        ctx.warn(`dnc: interrupted; not sent (${rest.length}): ${rest.join(', ')}`);
+        tally.notSent = rest.length;
+        break;
+      }
       const label = target.phone.international;
       const reused = evidence.reusable(target.phone.e164);
       if (reused) {
@@ -151,6 +166,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
     }
   } finally {
+    stopListening();
     evidence.close();
     await client.close();
   }
@@ -170,7 +186,10 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     const held = tally.held > 0 ? `, ${tally.held} held` : '';
     ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged${held}`);
   }
-  return exit;
+  if (interrupts >= 2) {
+    ctx.warn('dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the balance)');
+  }
+  return interrupts > 0 ? ExitCode.INTERRUPTED : exit;
 }
 
 /** Arguments in order; "-" stands for the lines of stdin (read once). */

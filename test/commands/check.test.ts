@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { VERSION } from '../../src/version.js';
 import { runDnc, type RunOptions, type RunResult } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 import { startStub } from '../service/stub-server.js';
 
 const KEY = 'sbx_check_test_key_5f0d1c9a7b3e';
@@ -329,6 +330,34 @@ describe('several numbers', () => {
     const mixed = await dnc(['check', '+12025550100', '+12025550101', '+12025550996']);
     expect(mixed.code).toBe(6);
     expect(mixed.stderr).toContain('3 numbers: 1 callable, 1 on a register, 1 failed');
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('lets the lookup in flight finish and be shown, sends nothing more, and exits 130', async () => {
+    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: LIMIT, latencyMs: 150 });
+    try {
+      const interrupts = testInterrupts();
+      const poll = setInterval(() => {
+        if (slow.requests().length > 0) {
+          clearInterval(poll);
+          interrupts.fire();
+        }
+      }, 5);
+      const r = await runDnc(['check', '+12025550100', '+12025550101', '+12025550102'], {
+        env: { DNC_BASE_URL: slow.baseUrl, DNC_API_KEY: KEY },
+        interrupts,
+      });
+      clearInterval(poll);
+      outputs.push(r.stdout, r.stderr);
+      expect(r.code, r.stderr).toBe(130);
+      // The first lookup was in flight (and charged): its answer is shown, not lost.
+      expect(r.stdout).toMatch(/^callable {5}\+1 202 555 0100/);
+      expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
+      expect(slow.requests().map((q) => q.query.phone_number)).toEqual(['+12025550100']);
+    } finally {
+      await slow.close();
+    }
   });
 });
 
