@@ -14,7 +14,8 @@ export function journalPathFor(outputPath: string): string {
 /** Final results of a number (the dnc_result values a lookup can come to). */
 export type NumberResult = 'callable' | 'do_not_call' | 'invalid' | 'unsupported_country' | 'not_checked' | 'failed';
 export type NumberState = 'queued' | 'in_flight' | 'done' | 'pending';
-export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted';
+// service_failure: the run ended on an error (401/403, the service unreachable); the output is still written.
+export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted' | 'service_failure';
 
 /** Options that change results: a journal made with other values is refused. */
 export interface ResultOptions {

@@ -46,6 +46,7 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
   credit_limit: 'not checked: the credit limit was reached (429); run the same command again after a top-up or in the next billing period',
   budget_reached: 'not checked: the --max-credits budget was reached; run the same command again with a larger budget',
   interrupted: 'not checked: the batch was interrupted; run the same command again to resume',
+  service_failure: 'not checked: the batch stopped when the service failed or refused the key; fix the cause and run the same command again to resume',
 };
 
 /** The dnc_* cells of a number the journal knows. */

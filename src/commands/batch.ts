@@ -251,7 +251,16 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
         return ExitCode.INTERRUPTED;
       }
       if (outcome.fatal) {
-        journal.setStoppedReason(null);
+        // A stop like any other: the output shows every answer so far, the rest not_checked.
+        journal.setStoppedReason('service_failure');
+        try {
+          const { renderBatchOutput } = await import('../batch/render.js');
+          await renderBatchOutput(journal, { phones });
+          await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
+          ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (service_failure)`);
+        } catch (renderError) {
+          ctx.warn(`dnc: the output could not be written (${(renderError as Error).message}); the journal keeps every answer`);
+        }
         const resume = resumeCommand(input, options, paths.outputPath, ctx.cwd);
         throw Object.assign(outcome.fatal, {
           hint: `${outcome.fatal.hint ? `${outcome.fatal.hint}; then ` : ''}run \`${resume}\` to resume (answered numbers are not sent again)`,

@@ -318,8 +318,11 @@ describe('dnc batch: refusals before anything is sent', () => {
     const output = `${input}.out`;
     const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' } });
     expect(bad.code).toBe(4);
-    expect(existsSync(output)).toBe(false);
     expect(bad.stderr).not.toContain(sb.apiKey);
+    // A stop like any other: the output is written, nothing in it claims a verdict.
+    const stopped = readCsvObjects(output);
+    expect(stopped).toHaveLength(7);
+    expect(stopped.every((x) => x.dnc_result === 'not_checked' && x.dnc_error_code === 'service_failure')).toBe(true);
     const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
     expect(good.code, good.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
