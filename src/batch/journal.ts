@@ -60,6 +60,8 @@ export interface NumberRow {
   error_code: string | null;
   error: string | null;
   checked_at: string | null;
+  /** When the number's last request was sent (committed with its claim). */
+  requested_at: string | null;
 }
 
 export type NumberVerdict = Pick<
@@ -123,7 +125,9 @@ CREATE TABLE IF NOT EXISTS numbers (
   error_code TEXT,
   error TEXT,
   checked_at TEXT,
-  updated_at TEXT
+  updated_at TEXT,
+  -- When the number's (last) request was sent: committed with its claim, just before the request.
+  requested_at TEXT
 );
 -- The service's full answers, apart so that the rows rendering reads stay small.
 CREATE TABLE IF NOT EXISTS answers (number_id INTEGER PRIMARY KEY, body TEXT NOT NULL);
@@ -248,6 +252,9 @@ export class BatchJournal {
         // Rendering looks numbers up in input order, not table order: keep the table in memory when it fits.
         db.pragma('cache_size = -32768');
         db.exec(SCHEMA);
+        // Journals made before requested_at existed get the column (empty for their earlier lookups).
+        const columns = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
+        if (!columns.some((c) => c.name === 'requested_at')) db.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
       } else {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
       }
@@ -280,11 +287,13 @@ export class BatchJournal {
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
-      claim: db.prepare<[string, number]>("UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'queued'"),
+      claim: db.prepare<[string, string, number]>(
+        "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id = ? AND state = 'queued'",
+      ),
       // Consecutive ids (the usual turn) in one statement; RETURNING says which were still queued.
       claimRange: db
-        .prepare<[string, number, number], number>(
-          "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ? WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
+        .prepare<[string, string, number, number], number>(
+          "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
         )
         .pluck(),
       release: db.prepare<[string, number]>("UPDATE numbers SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'in_flight'"),
@@ -425,9 +434,9 @@ export class BatchJournal {
     const now = this.stamp();
     if (ids.length > 1 && ids.every((id, i) => i === 0 || id === ids[i - 1]! + 1)) {
       // The range holds exactly these ids, so nothing else can be claimed by it.
-      return this.st.claimRange.all(now, ids[0]!, ids[ids.length - 1]!);
+      return this.st.claimRange.all(now, now, ids[0]!, ids[ids.length - 1]!);
     }
-    return this.db.transaction(() => ids.filter((id) => this.st.claim.run(now, id).changes === 1))();
+    return this.db.transaction(() => ids.filter((id) => this.st.claim.run(now, now, id).changes === 1))();
   }
 
   /** Puts an in-flight number back in the queue: its request was certainly not charged (429, refused connection). */

@@ -95,7 +95,7 @@ function traceLines(t: TracedLookup): string[] {
   lines.push(f('number', `${t.phoneNumber}${t.country ? ` (${t.country})` : ''}`));
   lines.push(f('service', t.service ?? 'not recorded'));
   lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
-  lines.push(f('requested at', t.requestedAt ?? 'not recorded by batch journals'));
+  lines.push(f('requested at', t.requestedAt ?? 'not recorded (journal made by an older dnc)'));
   lines.push(f(t.source === 'check' ? 'answered at' : 'recorded at', t.answeredAt ?? 'not recorded'));
   lines.push(f('result', `${t.result}${t.errorCode ? ` (${t.errorCode})` : ''}${t.httpStatus !== null ? `, HTTP ${t.httpStatus}` : ''}`));
   if (t.checkedAt) lines.push(f('checked at', `${t.checkedAt} (the service's timestamp)`));

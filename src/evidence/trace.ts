@@ -19,7 +19,7 @@ export interface TracedLookup {
   phoneNumber: string;
   country: string | null;
   service: string | null;
-  /** When dnc sent the request (checks), or when the batch recorded the answer or receipt (journals do not keep send times). */
+  /** When dnc sent the request (null for lookups of journals made before dnc recorded it). */
   requestedAt: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';
@@ -84,6 +84,7 @@ interface JournalNumber {
   error_code: string | null;
   checked_at: string | null;
   updated_at: string | null;
+  requested_at: string | null;
   answer: string | null;
 }
 
@@ -98,10 +99,12 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
     return [];
   }
   try {
+    // Journals made before requested_at existed do not have the column.
+    const hasRequestedAt = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().some((c) => c.name === 'requested_at');
     const numbers = db
       .prepare<[string], JournalNumber>(
         `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
-                n.checked_at, n.updated_at, a.body AS answer
+                n.checked_at, n.updated_at, ${hasRequestedAt ? 'n.requested_at' : 'NULL AS requested_at'}, a.body AS answer
            FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
       )
       .all(id);
@@ -121,7 +124,7 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       phoneNumber: n.e164,
       country: n.country,
       service: meta?.serviceOrigin ?? null,
-      requestedAt: null,
+      requestedAt: n.requested_at,
       answeredAt: n.updated_at,
       mode: n.state === 'pending' || pushes.length > 0 ? 'webhook' : 'sync',
       result: n.state === 'done' ? (n.result ?? 'failed') : n.state,

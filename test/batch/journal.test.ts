@@ -1,6 +1,7 @@
 // The journal: answers, receipts, pushes (applied / duplicate / orphan), counts, locks — real SQLite files.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   acquireJournalLock,
@@ -103,6 +104,22 @@ describe('journal', () => {
     expect(j.get('+12025550105')!.state).toBe('queued');
     expect(j.claim([])).toEqual([]);
     expect(j.summaryCounts()).toMatchObject({ queued: 1, in_flight: 5 });
+    j.close();
+  });
+
+  it('records when each claimed number was sent, and gives journals made before that the column', async () => {
+    const file = journalPathFor(path.join(tmp.dir, `requested-${Math.random()}.csv`));
+    let j = await BatchJournal.open(file, { create: true }, () => new Date('2026-11-21T10:00:00Z'));
+    j.insertNumbers([['+12025550100', 'US']]);
+    j.close();
+    // A journal from before requested_at existed.
+    const raw = new Database(file);
+    raw.exec('ALTER TABLE numbers DROP COLUMN requested_at');
+    raw.close();
+    j = await BatchJournal.open(file, { create: true }, () => new Date('2026-11-21T10:05:00Z'));
+    const [id] = j.nextQueued(0, 10).map((r) => r.id);
+    expect(j.claim([id!])).toEqual([id]);
+    expect(j.get('+12025550100')!.requested_at).toBe('2026-11-21T10:05:00.000Z');
     j.close();
   });
 

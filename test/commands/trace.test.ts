@@ -39,6 +39,10 @@ describe('dnc trace', () => {
       pushes: [],
     });
     expect(found.answer).toMatchObject({ status: 'succeeded', correlation_id: lookup.correlationId, do_not_call: true });
+    // The request time was committed with the claim, before the request: it precedes the answer.
+    expect(Date.parse(found.requested_at)).toBeLessThanOrEqual(Date.parse(found.answered_at));
+    const receivedBySandbox = w.sb.requests().find((q) => q.query.phone_number === lookup.phoneNumber)!;
+    expect(Date.parse(found.requested_at)).toBeLessThanOrEqual(new Date(receivedBySandbox.receivedAt).getTime());
     const human = await dnc(['trace', lookup.correlationId], w.env);
     expect(human.stdout).toContain(`correlation id ${lookup.correlationId}`);
     expect(human.stdout).toMatch(/number +\+12025550101 \(US\)/);
