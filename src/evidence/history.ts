@@ -1,7 +1,7 @@
 // The history of single checks (`dnc check`) in the state folder: what `dnc trace` quotes and `usage --reconcile` counts.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { openLocalStore } from './local-store.js';
 
 /** Kept: the latest HISTORY_MAX_ROWS checks, none older than HISTORY_MAX_AGE_DAYS. */
 export const HISTORY_MAX_ROWS = 1_000;
@@ -80,12 +80,7 @@ export class CheckHistory {
   private constructor(private readonly db: BetterSqlite3.Database) {}
 
   static async open(stateDir: string): Promise<CheckHistory> {
-    const { default: Database } = await import('better-sqlite3');
-    mkdirSync(stateDir, { recursive: true });
-    const db = new Database(historyPath(stateDir), { timeout: 5_000 });
-    db.pragma('journal_mode = WAL');
-    db.exec(SCHEMA);
-    return new CheckHistory(db);
+    return new CheckHistory(await openLocalStore(stateDir, historyPath(stateDir), SCHEMA));
   }
 
   /** Records a check and forgets what falls outside the kept window. */

@@ -1,8 +1,8 @@
 // The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not paid for again.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from './duration.js';
+import { openLocalStore } from './local-store.js';
 
 /** A verdict that may be reused: only callable or do_not_call answers of the service, never failures. */
 export interface CachedVerdict {
@@ -59,12 +59,7 @@ export class ResultsCache {
   }
 
   static async open(cacheDir: string): Promise<ResultsCache> {
-    const { default: Database } = await import('better-sqlite3');
-    mkdirSync(cacheDir, { recursive: true });
-    const db = new Database(resultsCachePath(cacheDir), { timeout: 5_000 });
-    db.pragma('journal_mode = WAL');
-    db.exec(SCHEMA);
-    return new ResultsCache(db);
+    return new ResultsCache(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA));
   }
 
   /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */
