@@ -1,12 +1,15 @@
 // Bundles the compiled CLI (dist/, from tsc) into dist/bundle/: one module graph for start-up, so
 // `dnc --help` loads a couple of files instead of twenty (Node 20 has no module compile cache).
 // Heavy dependencies stay external and are still loaded only by the commands that need them.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // commander is needed by every run (it builds the program), so it is bundled; the rest load lazily.
 const external = Object.keys(pkg.dependencies).filter((name) => name !== 'commander');
+
+// Chunk names carry a content hash: without a clean folder every rebuild would leave the last one's chunks behind.
+rmSync(new URL('../dist/bundle/', import.meta.url), { recursive: true, force: true });
 
 await build({
   // The listen render worker is started by file path relative to its caller, so it is an entry of its own

@@ -252,8 +252,8 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       }
       if (outcome.fatal) {
         // A stop like any other: the output shows every answer so far, the rest not_checked.
-        journal.setStoppedReason('service_failure');
         try {
+          journal.setStoppedReason('service_failure');
           const { renderBatchOutput } = await import('../batch/render.js');
           await renderBatchOutput(journal, { phones });
           await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
