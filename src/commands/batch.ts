@@ -503,19 +503,15 @@ async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOpti
   }
   const costs = origin ? await readCosts(cacheDir(ctx.env, ctx.homedir), origin) : new Map<string, number>();
   const countries = [...byCountry.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  let estimate = 0;
   const unknown: string[] = [];
   const notSent: string[] = [];
-  for (const [country, n] of countries) {
+  for (const [country] of countries) {
     const webhook = options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country);
-    if (webhook && !options.webhookUrl) {
-      notSent.push(country);
-      continue;
-    }
-    const cost = costs.get(country);
-    if (cost === undefined) unknown.push(country);
-    else estimate += cost * n;
+    if (webhook && !options.webhookUrl) notSent.push(country);
+    else if (!costs.has(country)) unknown.push(country);
   }
+  const { dryRunGuard } = await import('../evidence/credit-guard.js');
+  const guard = dryRunGuard(byCountry, notSent, costs, balance?.creditsRemaining ?? null);
   const result = {
     input: layout.path,
     rows: scan.rows,
@@ -523,13 +519,12 @@ async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOpti
     invalid_rows: scan.invalidRows,
     by_country: Object.fromEntries(countries),
     balance: balance ? { credits_remaining: balance.creditsRemaining, credit_limit: balance.creditLimit } : null,
-    estimated_credits: estimate,
+    // One estimate everywhere: the guard's, where a country whose cost is not learned yet counts at the floor.
+    estimated_credits: guard.forecast.estimate,
     estimate_complete: unknown.length === 0,
     unknown_cost_countries: unknown,
     webhook_required_countries: notSent,
   };
-  const { dryRunGuard } = await import('../evidence/credit-guard.js');
-  const guard = dryRunGuard(byCountry, notSent, costs, balance?.creditsRemaining ?? null);
   if (ctx.json) {
     writeLine(ctx.io.stdout, JSON.stringify({ dry_run: true, ...result, credit_guard: guard.json }));
     return ExitCode.OK;

@@ -16,7 +16,7 @@ export interface CreditForecast {
 
 // A charged lookup costs at least one credit: the floor for a country whose cost is not learned yet, so an
 // estimate with unknown costs is a lower bound ("at least"), never a reassuring 0.
-const UNKNOWN_COST_FLOOR = 1;
+export const UNKNOWN_COST_FLOOR = 1;
 
 /**
  * Forecast over the numbers in the order they will be sent (`country` of each), so the stopping point

@@ -1,6 +1,7 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
 import type { DncResult, RenderSummary } from '../batch/render.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
+import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
 
 export interface BatchSummaryExtras {
   uniqueNumbers: number;
@@ -92,7 +93,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
       rows: Object.entries(r.by_country).map(([country, n]) => {
         if (r.webhook_required_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: needs --webhook-url'];
         const cost = r.costs.get(country);
-        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? 'unknown' : cost * n];
+        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? `≥ ${num(n * UNKNOWN_COST_FLOOR)}` : cost * n];
       }),
       align: ['left', 'right', 'right', 'right'],
     },
@@ -102,7 +103,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const estimate =
     r.unknown_cost_countries.length === 0
       ? `estimated cost: ${num(r.estimated_credits)} credits`
-      : `estimated cost: at least ${num(r.estimated_credits)} credits (cost per lookup not known yet for ${r.unknown_cost_countries.join(', ')}; learned from X-Credit-Cost on real runs)`;
+      : `estimated cost: at least ${num(r.estimated_credits)} credits (${r.unknown_cost_countries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit a number: a country's cost is learned from X-Credit-Cost on a real run)`;
   tail.push(estimate);
   if (r.balance) tail.push(`balance: ${num(r.balance.credits_remaining)} of ${num(r.balance.credit_limit)} credits remaining`);
   else tail.push('balance: not available');

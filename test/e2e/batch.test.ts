@@ -462,6 +462,9 @@ describe('dnc batch: dry run', () => {
     expect(d1).toMatchObject({ dry_run: true, rows: 40, unique_numbers: 33, invalid_rows: 4, by_country: { US: 28, GB: 3, FR: 1, AU: 1 } });
     expect(d1.balance).toMatchObject({ credit_limit: sb.account().creditLimit });
     expect(d1.unknown_cost_countries).toEqual(['US', 'GB', 'FR']);
+    // No cost learned yet: a lower bound at 1 credit a number (AU, webhook-only, would not be sent), never 0.
+    expect(d1).toMatchObject({ estimated_credits: 28 + 3 + 1, estimate_complete: false });
+    expect(d1.credit_guard.estimated_credits).toBe(d1.estimated_credits);
     expect(existsSync(input.replace(/\.csv$/, '.results.csv'))).toBe(false);
 
     expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(0);
@@ -469,7 +472,10 @@ describe('dnc batch: dry run', () => {
     const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
     const d2 = json(second.stdout);
     expect(d2.unknown_cost_countries).toEqual(['FR']);
-    expect(d2.estimated_credits).toBe(28 + 3);
+    expect(d2.estimated_credits).toBe(28 + 3 + 1);
+    const humanSecond = await runDnc(['batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    expect(humanSecond.stdout).toMatch(/^FR\s+1\s+unknown\s+≥ 1$/m);
+    expect(humanSecond.stdout).toContain('estimated cost: at least 32 credits (FR counted at 1 credit a number');
 
     sb.setUsageFailure(true);
     const human = await runDnc(['batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
