@@ -204,7 +204,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     webhookUrl: options.webhookUrl ?? null,
     webhookAll: options.webhookAll,
   };
-  if (options.dryRun) return dryRun(ctx, layout, resultOptions, options);
+  if (options.dryRun) return dryRun(ctx, input, layout, resultOptions, options);
 
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = new URL((await ctx.serviceConfig()).baseUrl.value).origin;
@@ -355,7 +355,7 @@ async function prepareJournal(
     );
     return;
   }
-  ctx.info(`Reading ${input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`);
+  ctx.info(readingLine(input, layout));
   const scan = await ingestInput(layout, resultOptions.country ?? undefined, journal, phones);
   const meta: BatchMeta = {
     schema: 1,
@@ -472,10 +472,15 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
   );
 }
 
-async function dryRun(ctx: Context, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {
+/** What is read, named as the user gave it, with what was detected in it. */
+function readingLine(input: string, layout: CsvLayout): string {
+  return `Reading ${input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
+}
+
+async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {
   const { scanInput } = await import('../batch/ingest.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
-  ctx.info(`Reading ${layout.path} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`);
+  ctx.info(readingLine(input, layout));
   // Distinct numbers as 8-byte doubles: memory stays small however many distinct numbers the list has.
   const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
   const seen = new DistinctNumbers();

@@ -473,7 +473,9 @@ describe('dnc batch: dry run', () => {
     const d2 = json(second.stdout);
     expect(d2.unknown_cost_countries).toEqual(['FR']);
     expect(d2.estimated_credits).toBe(28 + 3 + 1);
-    const humanSecond = await runDnc(['batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    // The file is named as the user gave it, as a real run names it.
+    const humanSecond = await runDnc(['batch', path.basename(input), '--dry-run', '--country', 'US'], { env: dryEnv, cwd: path.dirname(input) });
+    expect(humanSecond.stderr).toContain(`Reading ${path.basename(input)} (phone column: phone, delimiter: ,)`);
     expect(humanSecond.stdout).toMatch(/^FR\s+1\s+unknown\s+≥ 1$/m);
     expect(humanSecond.stdout).toContain('estimated cost: at least 32 credits (FR counted at 1 credit a number');
 
