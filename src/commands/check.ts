@@ -135,6 +135,14 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       try {
         outcome = await client.lookup({ phoneNumber: target.phone.e164, webhookUrl: options.webhookUrl });
       } catch (err) {
+        if (interrupts >= 2) {
+          // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may be charged.
+          tally.errors++;
+          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
+          if (rest.length > 0) ctx.warn(`dnc: interrupted; not sent (${rest.length}): ${rest.join(', ')}`);
+          tally.notSent = rest.length;
+          break;
+        }
         if (!(err instanceof DncError)) throw err;
         tally.errors++;
         exit = mostSevere(exit, err.exitCode);

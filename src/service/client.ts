@@ -177,6 +177,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const retryBaseMs = options.retryBaseMs ?? 250;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
+  let destroyed = false;
   const pool: Dispatcher = new Pool(base.origin, {
     connections: Math.max(1, options.connections ?? 4),
     keepAliveTimeout: 30_000,
@@ -404,10 +405,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     },
 
     async close() {
+      // After destroy() there is nothing left to wait for (and undici refuses close() on a destroyed pool).
+      if (destroyed) return;
       await pool.close();
     },
 
     async destroy() {
+      destroyed = true;
       await pool.destroy();
     },
   };

@@ -361,6 +361,38 @@ describe('Ctrl-C', () => {
   });
 });
 
+describe('a second Ctrl-C', () => {
+  it('drops the lookup in flight at once, says it may have been charged, sends nothing more, and exits 130', async () => {
+    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: LIMIT, latencyMs: 400 });
+    try {
+      const interrupts = testInterrupts();
+      const poll = setInterval(() => {
+        if (slow.requests().length > 0) {
+          clearInterval(poll);
+          interrupts.fire();
+          interrupts.fire();
+        }
+      }, 5);
+      const r = await runDnc(['check', '+12025550100', '+12025550101', '+12025550102'], {
+        env: { DNC_BASE_URL: slow.baseUrl, DNC_API_KEY: KEY },
+        interrupts,
+      });
+      clearInterval(poll);
+      outputs.push(r.stdout, r.stderr);
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
+      expect(r.stderr).toContain('3 numbers: 1 not answered, 2 not sent');
+      expect(r.stderr).toContain('stopped at once: a lookup in flight may have been charged');
+      // Dropping the connection is not a network failure, nor a bug.
+      expect(r.stderr).not.toMatch(/cannot reach|internal error/);
+      expect(slow.requests().map((q) => q.query.phone_number)).toEqual(['+12025550100']);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
 describe('--verbose', () => {
   it('one line per request with Bearer ***, never the key', async () => {
     const r = await dnc(['--verbose', 'check', '+12025550991']);
