@@ -333,63 +333,49 @@ describe('several numbers', () => {
   });
 });
 
+/** `check` of three numbers against a slow sandbox, with `times` Ctrl-C as soon as the first request arrives. */
+async function checkInterrupted(times: number, latencyMs: number) {
+  const slow = await startSandbox({ port: 0, key: KEY, creditLimit: LIMIT, latencyMs });
+  try {
+    const interrupts = testInterrupts();
+    const poll = setInterval(() => {
+      if (slow.requests().length > 0) {
+        clearInterval(poll);
+        for (let i = 0; i < times; i++) interrupts.fire();
+      }
+    }, 5);
+    const r = await runDnc(['check', '+12025550100', '+12025550101', '+12025550102'], {
+      env: { DNC_BASE_URL: slow.baseUrl, DNC_API_KEY: KEY },
+      interrupts,
+    });
+    clearInterval(poll);
+    outputs.push(r.stdout, r.stderr);
+    return { ...r, sent: slow.requests().map((q) => q.query.phone_number) };
+  } finally {
+    await slow.close();
+  }
+}
+
 describe('Ctrl-C', () => {
   it('lets the lookup in flight finish and be shown, sends nothing more, and exits 130', async () => {
-    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: LIMIT, latencyMs: 150 });
-    try {
-      const interrupts = testInterrupts();
-      const poll = setInterval(() => {
-        if (slow.requests().length > 0) {
-          clearInterval(poll);
-          interrupts.fire();
-        }
-      }, 5);
-      const r = await runDnc(['check', '+12025550100', '+12025550101', '+12025550102'], {
-        env: { DNC_BASE_URL: slow.baseUrl, DNC_API_KEY: KEY },
-        interrupts,
-      });
-      clearInterval(poll);
-      outputs.push(r.stdout, r.stderr);
-      expect(r.code, r.stderr).toBe(130);
-      // The first lookup was in flight (and charged): its answer is shown, not lost.
-      expect(r.stdout).toMatch(/^callable {5}\+1 202 555 0100/);
-      expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
-      expect(slow.requests().map((q) => q.query.phone_number)).toEqual(['+12025550100']);
-    } finally {
-      await slow.close();
-    }
+    const r = await checkInterrupted(1, 150);
+    expect(r.code, r.stderr).toBe(130);
+    // The first lookup was in flight (and charged): its answer is shown, not lost.
+    expect(r.stdout).toMatch(/^callable {5}\+1 202 555 0100/);
+    expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
+    expect(r.sent).toEqual(['+12025550100']);
   });
-});
 
-describe('a second Ctrl-C', () => {
-  it('drops the lookup in flight at once, says it may have been charged, sends nothing more, and exits 130', async () => {
-    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: LIMIT, latencyMs: 400 });
-    try {
-      const interrupts = testInterrupts();
-      const poll = setInterval(() => {
-        if (slow.requests().length > 0) {
-          clearInterval(poll);
-          interrupts.fire();
-          interrupts.fire();
-        }
-      }, 5);
-      const r = await runDnc(['check', '+12025550100', '+12025550101', '+12025550102'], {
-        env: { DNC_BASE_URL: slow.baseUrl, DNC_API_KEY: KEY },
-        interrupts,
-      });
-      clearInterval(poll);
-      outputs.push(r.stdout, r.stderr);
-      expect(r.code, r.stderr).toBe(130);
-      expect(r.stdout).toBe('');
-      expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
-      expect(r.stderr).toContain('3 numbers: 1 not answered, 2 not sent');
-      expect(r.stderr).toContain('stopped at once: a lookup in flight may have been charged');
-      // Dropping the connection is not a network failure, nor a bug.
-      expect(r.stderr).not.toMatch(/cannot reach|internal error/);
-      expect(slow.requests().map((q) => q.query.phone_number)).toEqual(['+12025550100']);
-    } finally {
-      await slow.close();
-    }
+  it('a second one drops the lookup in flight at once, says it may have been charged, sends nothing more, and exits 130', async () => {
+    const r = await checkInterrupted(2, 400);
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('interrupted; not sent (2): +12025550101, +12025550102');
+    expect(r.stderr).toContain('3 numbers: 1 not answered, 2 not sent');
+    expect(r.stderr).toContain('stopped at once: a lookup in flight may have been charged');
+    // Dropping the connection is not a network failure, nor a bug.
+    expect(r.stderr).not.toMatch(/cannot reach|internal error/);
+    expect(r.sent).toEqual(['+12025550100']);
   });
 });
 
