@@ -252,15 +252,21 @@ export class BatchJournal {
         // Rendering looks numbers up in input order, not table order: keep the table in memory when it fits.
         db.pragma('cache_size = -32768');
         db.exec(SCHEMA);
-        // Journals made before requested_at existed get the column (empty for their earlier lookups).
-        const columns = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
-        if (!columns.some((c) => c.name === 'requested_at')) db.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
+        // Journals made before requested_at existed get the column (empty for their earlier lookups). Checked
+        // under the write lock: a batch resuming and a listener opening the same old journal must not both add it.
+        const conn = db;
+        conn
+          .transaction(() => {
+            const columns = conn.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
+            if (!columns.some((c) => c.name === 'requested_at')) conn.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
+          })
+          .immediate();
       } else {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
       }
     } catch (err) {
       throw inputError('E_JOURNAL_UNREADABLE', `cannot open the batch journal ${path}: ${(err as Error).message}`, {
-        hint: 'if it is damaged, start over with --restart',
+        hint: 'if it is damaged, --restart starts the batch over: every number is looked up, and charged, again',
         cause: err,
       });
     }

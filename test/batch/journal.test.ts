@@ -1,6 +1,8 @@
 // The journal: answers, receipts, pushes (applied / duplicate / orphan), counts, locks — real SQLite files.
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -16,6 +18,17 @@ import { scratch } from './helpers.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());
+
+/** Runs an ES module script in a node process of its own: its exit code and what it printed. */
+function runNodeScript(script: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
 
 async function journalWith(numbers: Array<[string, string]>): Promise<BatchJournal> {
   const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `${numbers.length}-${Math.random()}.csv`)), { create: true });
@@ -121,6 +134,28 @@ describe('journal', () => {
     expect(j.claim([id!])).toEqual([id]);
     expect(j.get('+12025550100')!.requested_at).toBe('2026-11-21T10:05:00.000Z');
     j.close();
+  });
+
+  it('processes opening one journal made before requested_at at the same moment add the column once, none fails', async () => {
+    // A resumed batch and `dnc listen` do this. Run against the compiled module, in real processes.
+    const compiled = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/batch/journal.js')).href;
+    for (let round = 0; round < 8; round++) {
+      const file = journalPathFor(path.join(tmp.dir, `race-${round}-${Math.random()}.csv`));
+      const j = await BatchJournal.open(file, { create: true });
+      j.insertNumbers([['+12025550100', 'US']]);
+      j.close();
+      const raw = new Database(file);
+      raw.exec('ALTER TABLE numbers DROP COLUMN requested_at');
+      raw.close();
+      const at = Date.now() + 400;
+      const script = `const { BatchJournal } = await import(${JSON.stringify(compiled)}); while (Date.now() < ${at}) {}
+        try { (await BatchJournal.open(${JSON.stringify(file)}, { create: false })).close(); } catch (e) { process.stdout.write(e.message); process.exit(1); }`;
+      const opens = await Promise.all([0, 1, 2].map(() => runNodeScript(script)));
+      expect(opens, `round ${round}`).toEqual([{ code: 0, out: '' }, { code: 0, out: '' }, { code: 0, out: '' }]);
+      const check = new Database(file, { readonly: true });
+      expect(check.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().filter((c) => c.name === 'requested_at')).toHaveLength(1);
+      check.close();
+    }
   });
 
   it('stores the answer text as the service sent it when given, and serialises the body otherwise', async () => {
