@@ -302,7 +302,14 @@ export class BatchJournal {
           "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
         )
         .pluck(),
-      release: db.prepare<[string, number]>("UPDATE numbers SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'in_flight'"),
+      // The claim's attempt is taken back: that request certainly cost nothing (attempts counts sends that may have).
+      release: db.prepare<[string, number]>(
+        "UPDATE numbers SET state = 'queued', attempts = MAX(0, attempts - 1), updated_at = ? WHERE id = ? AND state = 'in_flight'",
+      ),
+      // Sends beyond the one whose answer (and credits) the journal holds: each may have been charged unseen.
+      unseenSends: db.prepare<[], { country: string; n: number }>(
+        "SELECT country, SUM(MAX(0, attempts - (state IN ('done', 'pending')))) AS n FROM numbers WHERE attempts > 0 GROUP BY country",
+      ),
       requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
       // Positional parameters: binding by name costs a property lookup per parameter, per answer.
       done: db.prepare<[string, string | null, number | null, number, number | null, string | null, string | null, string | null, string | null, string, number]>(
@@ -448,6 +455,14 @@ export class BatchJournal {
   /** Puts an in-flight number back in the queue: its request was certainly not charged (429, refused connection). */
   release(id: number): void {
     this.st.release.run(this.stamp(), id);
+  }
+
+  /**
+   * Requests sent whose answer never reached the journal (a crash while they were in flight), by country:
+   * each may have been charged, and those credits are nowhere else in the journal.
+   */
+  unseenSends(): Map<string, number> {
+    return new Map(this.st.unseenSends.all().filter((r) => r.n > 0).map((r) => [r.country, r.n]));
   }
 
   /** At the start of a run: numbers left in flight by a crash go back to the queue. Returns how many. */

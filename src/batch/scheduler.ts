@@ -15,6 +15,8 @@ export interface SchedulerOptions {
   /** --webhook-all: every lookup in webhook mode, not only the webhook-only countries. */
   webhookAll: boolean;
   webhookOnlyCountries: readonly string[];
+  /** Credits per lookup already known for this service (the user's cost cache); the journal's own are newer. */
+  knownCosts?: ReadonlyMap<string, number>;
 }
 
 /** Progress after each answer; the command renders it. */
@@ -100,9 +102,13 @@ export class BatchScheduler extends EventEmitter {
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
     const total = before.queued;
-    const costs = journal.learnedCosts();
+    const costs = new Map([...(this.options.knownCosts ?? []), ...journal.learnedCosts()]);
     let supported = journal.supportedCountries();
     let spent = before.credits;
+    const maxKnownCost = () => Math.max(1, ...costs.values());
+    // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
+    let unseen = 0;
+    if (maxCredits !== null) for (const [country, n] of journal.unseenSends()) unseen += n * (costs.get(country) ?? maxKnownCost());
     const creditsAtStart = before.credits;
     let reserved = 0;
     let inFlight = 0;
@@ -112,6 +118,7 @@ export class BatchScheduler extends EventEmitter {
     let buffer: QueueItem[] = [];
     let exhausted = false;
     const probing = new Set<string>();
+    let webhookAccepted = false;
     // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
     let writes: Array<() => void> = [];
@@ -135,7 +142,6 @@ export class BatchScheduler extends EventEmitter {
       }
       return buffer[0];
     };
-    const maxKnownCost = () => Math.max(1, ...costs.values());
 
     const settle = (item: QueueItem, estimate: number, credits: number) => {
       inFlight--;
@@ -149,6 +155,7 @@ export class BatchScheduler extends EventEmitter {
       const { meta } = outcome;
       let credits = 0;
       if (outcome.kind === 'started') {
+        webhookAccepted = true;
         credits = meta.creditCost ?? 0;
         const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
         writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
@@ -158,7 +165,8 @@ export class BatchScheduler extends EventEmitter {
         const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
         writes.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;
-        if (outcome.kind === 'succeeded' && answer.credits > 0) learn(item.country, answer.credits);
+        // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too.
+        if (answer.credits > 0) learn(item.country, answer.credits);
       }
       settle(item, estimate, credits);
     };
@@ -180,7 +188,10 @@ export class BatchScheduler extends EventEmitter {
         }
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
         writes.push(() => journal.recordFinal(item.id, answer));
-      } else if (e?.code === 'E_BAD_REQUEST' && !(webhook && /webhook/i.test(e.message))) {
+      } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || webhookAccepted)) {
+        // A 400 is about the number or the webhook URL (the description says no more). Once the service has
+        // accepted the URL (a 202), a 400 is about the number; before that, it is taken as a refusal of the URL,
+        // which stops the run (nothing charged) rather than mark every number invalid.
         const answer = localAnswer('invalid', 'rejected_by_service', e.message, details.body ?? null, 400);
         writes.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_CREDIT_LIMIT') {
@@ -281,7 +292,7 @@ export class BatchScheduler extends EventEmitter {
               if (probing.has(item.country) || starting.some(([s]) => s.country === item.country)) break;
               estimate = maxKnownCost();
             } else estimate = known;
-            if (spent + reserved + estimate > maxCredits) {
+            if (spent + unseen + reserved + estimate > maxCredits) {
               if (inFlight + starting.length > 0) break; // answers may release reserved credits
               this.stopping = 'budget_reached';
               break;
@@ -298,6 +309,7 @@ export class BatchScheduler extends EventEmitter {
           for (const [item, estimate, webhook] of starting) {
             if (!claimed.has(item.id)) {
               reserved -= estimate;
+              probing.delete(item.country);
               continue;
             }
             inFlight++;

@@ -244,9 +244,15 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       const guard = await evidence.creditShortfall(client, journal, costs);
       for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
       if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
-      outcome = await runLookups(ctx, journal, client, options);
+      outcome = await runLookups(ctx, journal, client, options, costs);
       abandoned = outcome.abandoned;
       if (abandoned) {
+        // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
+        try {
+          journal.setStoppedReason('interrupted');
+        } catch {
+          // The answers are committed; a rerun records the reason again.
+        }
         ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');
         return ExitCode.INTERRUPTED;
       }
@@ -349,10 +355,11 @@ async function prepareJournal(
     }
     journal.setMeta({ ...existing, inputPath: paths.inputPath, outputPath: paths.outputPath, callableOut: paths.callableOut, suppressedOut: paths.suppressedOut });
     const c = journal.summaryCounts();
-    ctx.info(
-      `Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up` +
-        (c.in_flight > 0 ? `; ${c.in_flight} were in flight when the last run stopped and may have been charged: they are sent again` : ''),
-    );
+    ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
+    // A possible second charge is worth a warning (shown under --quiet too); --max-credits counts these as spent.
+    if (c.in_flight > 0) {
+      ctx.warn(`dnc: warning: ${c.in_flight} number(s) were in flight when the last run stopped and may have been charged: they are sent again`);
+    }
     return;
   }
   ctx.info(readingLine(input, layout));
@@ -400,6 +407,7 @@ async function runLookups(
   journal: BatchJournal,
   client: ServiceClient,
   options: BatchOptions,
+  knownCosts: ReadonlyMap<string, number>,
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('../batch/scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
@@ -411,6 +419,7 @@ async function runLookups(
     webhookUrl: options.webhookUrl ?? null,
     webhookAll: options.webhookAll,
     webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES,
+    knownCosts,
   });
   const progress = await createProgress(ctx.io, { quiet: ctx.quiet || ctx.json });
   const startedAt = performance.now();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
 import { BatchScheduler } from '../../src/batch/scheduler.js';
-import { creditError } from '../../src/errors.js';
+import { creditError, inputError } from '../../src/errors.js';
 import type { LookupOutcome, LookupRequest } from '../../src/service/client.js';
 import { scratch } from './helpers.js';
 
@@ -126,5 +126,75 @@ describe('scheduler', () => {
     await answerAll();
     expect(journal.summaryCounts().done).toBe(3);
     expect(journal.requeueInFlight()).toBe(3);
+  });
+  it('under a budget, counts the sends a crash left without an answer as spent (they may have been charged)', async () => {
+    const journal = await journalOf(10);
+    journal.learnCost('US', 1);
+    // A run killed with three lookups in flight; a fourth claim was released (a 429: certainly not charged).
+    journal.atomically(() => journal.claim([1, 2, 3, 4]));
+    journal.atomically(() => journal.release(4));
+    expect(journal.unseenSends()).toEqual(new Map([['US', 3]]));
+    const { client, stats, answerAll } = scriptedClient(1);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: 10 });
+    const outcome = await drive(s.run(), answerAll);
+    expect(outcome).toMatchObject({ resent: 3, stoppedReason: 'budget_reached', creditsTotal: 7 });
+    // 7 charged now + 3 maybe charged before = the budget of 10.
+    expect(stats.sent).toHaveLength(7);
+    // The re-sent numbers were answered: their earlier sends still count, as attempts beyond the answered one.
+    expect(journal.unseenSends()).toEqual(new Map([['US', 3]]));
+  });
+
+  it('under a budget, a cost already known for the service (the cost cache) is used before any lookup', async () => {
+    const journal = await journalOf(5);
+    const { client, stats, answerAll } = scriptedClient(5);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: 3, knownCosts: new Map([['US', 5]]) });
+    const outcome = await drive(s.run(), answerAll);
+    // Without it, one lookup would go out as a probe at 1 credit and spend 5 of a budget of 3.
+    expect(stats.sent).toEqual([]);
+    expect(outcome).toMatchObject({ stoppedReason: 'budget_reached', creditsTotal: 0 });
+  });
+});
+
+/** A webhook-mode client: `plan[i]` is what the i-th lookup gets, a 202 receipt or a 400 without a word of webhooks. */
+function webhookClient(plan: Array<'202' | '400'>) {
+  let index = 0;
+  const sent: string[] = [];
+  return {
+    sent,
+    client: {
+      async lookup(req: LookupRequest): Promise<LookupOutcome> {
+        const i = index++;
+        sent.push(req.phoneNumber);
+        await new Promise((r) => setTimeout(r, 2 * i));
+        if (plan[i] === '400') throw inputError('E_BAD_REQUEST', 'the service rejected the request (400): bad request', { details: { status: 400, body: { error: 'bad request' } } });
+        const body = { status: 'started', correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US' };
+        return { kind: 'started', body: body as never, raw: body, meta: { status: 202, creditCost: 1, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 } };
+      },
+    },
+  };
+}
+
+describe('scheduler: a 400 in webhook mode', () => {
+  const webhook = { webhookUrl: 'https://hooks.example.com/dnc', webhookAll: true, webhookOnlyCountries: ['AU'], maxCredits: null };
+
+  it('before the service has accepted the URL once, stops the run as a refusal of the URL: the number is not marked invalid', async () => {
+    const journal = await journalOf(3);
+    const { client } = webhookClient(['400', '202', '202']);
+    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
+    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
+    expect(outcome.fatal?.message).toContain('bad request');
+    // Released (a 400 charges nothing): queued for the next run, with no attempt counted.
+    expect(journal.summaryCounts()).toMatchObject({ queued: 3, done: 0, in_flight: 0 });
+    expect(journal.unseenSends()).toEqual(new Map());
+  });
+
+  it('once a lookup got its 202, a 400 is about the number: that number is invalid and the run goes on', async () => {
+    const journal = await journalOf(3);
+    const { client, sent } = webhookClient(['202', '400', '202']);
+    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
+    expect(outcome.fatal).toBeNull();
+    expect(sent).toHaveLength(3);
+    expect(journal.get(sent[1]!)).toMatchObject({ state: 'done', result: 'invalid', error_code: 'rejected_by_service' });
+    expect(journal.summaryCounts()).toMatchObject({ pending: 2, done: 1 });
   });
 });

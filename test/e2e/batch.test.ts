@@ -2,6 +2,7 @@
 import { copyFileSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
@@ -380,6 +381,26 @@ describe('dnc batch: stop and resume', () => {
     expect(chargedTwice()).toEqual([]);
   });
 
+  it('--max-credits uses the cost an earlier batch learned for this service (the cost cache) before any lookup', async () => {
+    const costly = await sandbox({ costs: { GB: 5 } });
+    try {
+      const cacheEnv = { ...costly.env, XDG_CACHE_HOME: path.join(tmp.dir, `cache-${++n}`) };
+      const learn = path.join(tmp.dir, `gb-learn-${n}.csv`);
+      writeFileSync(learn, 'phone\n+442079460100\n');
+      expect((await runDnc(['batch', learn], { env: cacheEnv })).code).toBe(0);
+      const next = path.join(tmp.dir, `gb-next-${n}.csv`);
+      writeFileSync(next, 'phone\n+442079460101\n+442079460102\n');
+      const r = await runDnc(['--json', 'batch', next, '--max-credits', '3'], { env: cacheEnv });
+      expect(r.code, r.stderr).toBe(5);
+      expect(json(r.stdout)).toMatchObject({ stopped_reason: 'budget_reached', credits_used: 0 });
+      // Only the first batch's lookup: a GB lookup costs 5, more than the budget of 3.
+      expect(lookedUp(costly.sb)).toEqual(['+442079460100']);
+      expect(costly.sb.account().creditsUsed).toBe(5);
+    } finally {
+      await costly.sb.close();
+    }
+  });
+
   it('Ctrl-C stops starting lookups, finishes those in flight, writes the output and exits 130; a rerun completes', async () => {
     const slow = await sandbox({ latencyMs: 40 });
     try {
@@ -422,9 +443,14 @@ describe('dnc batch: stop and resume', () => {
       expect(trigger.firedAt()).toBeGreaterThan(0);
       expect(Date.now() - trigger.firedAt()).toBeLessThan(250);
       expect(existsSync(output)).toBe(false);
-      const second = await runDnc(['batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
+      // Not rendered, but the journal says why the rest is not checked (a later render, e.g. by dnc listen, shows it).
+      const stopped = await BatchJournal.open(journalPathFor(output), { create: false });
+      expect(stopped.stoppedReason()).toBe('interrupted');
+      stopped.close();
+      const second = await runDnc(['--quiet', 'batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
       expect(second.code, second.stderr).toBe(0);
-      expect(second.stderr).toMatch(/4 were in flight/);
+      // A possible second charge is a warning: --quiet does not hide it.
+      expect(second.stderr).toContain('warning: 4 number(s) were in flight when the last run stopped and may have been charged');
       expect(readCsvObjects(output).map((x) => x.phone)).toEqual(numbers);
     } finally {
       await slow.sb.close();
