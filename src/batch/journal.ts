@@ -43,6 +43,12 @@ export interface BatchMeta {
   serviceOrigin: string | null;
 }
 
+/**
+ * A number's sends beyond the one whose answer (and credits) the journal holds, as SQL over a numbers row:
+ * each was sent and its answer lost to an interrupted run, so it may have been charged unseen.
+ */
+export const UNANSWERED_SENDS = "MAX(0, attempts - (state IN ('done', 'pending')))";
+
 /** One distinct number as the journal holds it. */
 export interface NumberRow {
   id: number;
@@ -306,9 +312,8 @@ export class BatchJournal {
       release: db.prepare<[string, number]>(
         "UPDATE numbers SET state = 'queued', attempts = MAX(0, attempts - 1), updated_at = ? WHERE id = ? AND state = 'in_flight'",
       ),
-      // Sends beyond the one whose answer (and credits) the journal holds: each may have been charged unseen.
       unseenSends: db.prepare<[], { country: string; n: number }>(
-        "SELECT country, SUM(MAX(0, attempts - (state IN ('done', 'pending')))) AS n FROM numbers WHERE attempts > 0 GROUP BY country",
+        `SELECT country, SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 GROUP BY country`,
       ),
       requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
       // Positional parameters: binding by name costs a property lookup per parameter, per answer.

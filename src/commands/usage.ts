@@ -273,7 +273,7 @@ async function runReconcile(
         service_credits_used: r.serviceCreditsUsed,
         local_credits: r.localCredits,
         difference: r.difference,
-        local: r.local.map((l) => ({ kind: l.kind, path: l.where, lookups: l.lookups, credits: l.credits })),
+        local: r.local.map((l) => ({ kind: l.kind, path: l.where, lookups: l.lookups, credits: l.credits, unanswered_sends: l.unansweredSends })),
       }),
     );
   } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, line);

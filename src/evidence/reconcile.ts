@@ -1,4 +1,5 @@
 // `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against the service's credits_used.
+import { UNANSWERED_SENDS } from '../batch/journal.js';
 import type { CheckHistory } from './history.js';
 
 export interface LocalSpend {
@@ -6,6 +7,8 @@ export interface LocalSpend {
   kind: 'batch' | 'checks';
   lookups: number;
   credits: number;
+  /** Requests an interrupted run (a crash, a second Ctrl-C) left without an answer: each may have been charged, unrecorded. */
+  unansweredSends: number;
 }
 
 export interface Reconciliation {
@@ -38,7 +41,13 @@ export async function journalSpend(journalPath: string, service: string, start: 
         "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
       )
       .get(iso(start), iso(end))!;
-    return { where: journalPath, kind: 'batch', lookups: r.n, credits: r.credits };
+    // Dated by the number's last change: the resend, or the answer that followed it.
+    const unanswered = db
+      .prepare<[string, string], { n: number | null }>(
+        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ?`,
+      )
+      .get(iso(start), iso(end))!;
+    return { where: journalPath, kind: 'batch', lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
   } catch {
     return null;
   } finally {
@@ -54,11 +63,17 @@ export async function reconcile(
   const local: LocalSpend[] = [];
   for (const j of sources.journals) {
     const spend = await journalSpend(j, service, period.start_date, period.end_date);
-    if (spend && spend.lookups > 0) local.push(spend);
+    if (spend && (spend.lookups > 0 || spend.unansweredSends > 0)) local.push(spend);
   }
   if (sources.history) {
     const checks = sources.history.between(service, iso(period.start_date), iso(period.end_date));
-    local.push({ where: sources.historyFile, kind: 'checks', lookups: checks.filter((c) => c.credits > 0).length, credits: checks.reduce((s, c) => s + c.credits, 0) });
+    local.push({
+      where: sources.historyFile,
+      kind: 'checks',
+      lookups: checks.filter((c) => c.credits > 0).length,
+      credits: checks.reduce((s, c) => s + c.credits, 0),
+      unansweredSends: 0,
+    });
   }
   const localCredits = local.reduce((s, l) => s + l.credits, 0);
   return {
@@ -77,7 +92,11 @@ export function reconcileLines(r: Reconciliation): string[] {
     `  the service counts      ${r.serviceCreditsUsed} credit(s) used`,
     `  this machine recorded   ${r.localCredits} credit(s):`,
   ];
-  for (const l of r.local) lines.push(`    ${String(l.credits).padStart(6)}  ${l.kind === 'batch' ? 'batch journal' : 'single checks'} ${l.where} (${l.lookups} lookup(s))`);
+  for (const l of r.local) {
+    const unanswered = l.unansweredSends > 0 ? `; and ${l.unansweredSends} send(s) an interrupted run left without an answer, which may have been charged` : '';
+    lines.push(`    ${String(l.credits).padStart(6)}  ${l.kind === 'batch' ? 'batch journal' : 'single checks'} ${l.where} (${l.lookups} lookup(s)${unanswered})`);
+  }
+  const unanswered = r.local.reduce((s, l) => s + l.unansweredSends, 0);
   if (r.local.length === 0) lines.push('         0  (no registered journal or check history in this period)');
   if (r.difference === 0) {
     lines.push('  difference              0: every credit of the period is accounted for here');
@@ -87,7 +106,7 @@ export function reconcileLines(r: Reconciliation): string[] {
     );
     lines.push(
       r.difference > 0
-        ? '  note: other machines, users or keys of the same account also spend credits, and journals removed or started over (--restart) are not counted; a difference is not necessarily an error'
+        ? `  note: ${unanswered > 0 ? `the ${unanswered} send(s) without an answer above may account for up to that many lookups' credits; ` : ''}other machines, users or keys of the same account also spend credits, and journals removed or started over (--restart) are not counted; a difference is not necessarily an error`
         : '  note: refunded lookups (lookup_expired, uncharged billing_error) and held credits not yet settled can make local records exceed the service; quote the correlation ids (`dnc trace`) to support if it persists',
     );
   }

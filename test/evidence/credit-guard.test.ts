@@ -2,6 +2,8 @@
 import path from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
 import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/evidence/credit-guard.js';
+import { runDnc } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 import { dnc, lookedUp, world, type World } from './helpers.js';
 
 let w: World | undefined;
@@ -77,8 +79,8 @@ describe('usage --reconcile', () => {
     const v = json(r.stdout);
     expect(v).toMatchObject({ service_credits_used: used, local_credits: used, difference: 0 });
     expect(v.local).toEqual([
-      { kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 4, credits: 4 },
-      { kind: 'checks', path: path.join(w.stateDir, 'checks.sqlite'), lookups: 2, credits: 2 },
+      { kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 4, credits: 4, unanswered_sends: 0 },
+      { kind: 'checks', path: path.join(w.stateDir, 'checks.sqlite'), lookups: 2, credits: 2, unanswered_sends: 0 },
     ]);
     // Another machine (its own state folder) spends on the same account.
     expect((await dnc(['check', '+12025550402'], { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'other') })).code).toBe(0);
@@ -88,5 +90,33 @@ describe('usage --reconcile', () => {
     expect(human.stdout).toContain('+1 credit(s) not recorded on this machine');
     expect(human.stdout).toContain('other machines, users or keys of the same account also spend credits');
     expect((await dnc(['usage', '--reconcile', '--periods', '2'], w.env)).code).toBe(2);
+  });
+
+  it('sends an interrupted run left without an answer (charged by the service, unrecorded) are counted and explain the difference', async () => {
+    w = await world({ latencyMs: 300 });
+    const calls = w.file('calls.csv', ['phone', ...usNumbers(500, 12)]);
+    // A second Ctrl-C once four lookups reached the service: their answers are never recorded.
+    const interrupts = testInterrupts();
+    const sb = w.sb;
+    const poll = setInterval(() => {
+      if (lookedUp(sb).length >= 4) {
+        clearInterval(poll);
+        interrupts.fire();
+        interrupts.fire();
+      }
+    }, 5);
+    const stopped = await runDnc(['batch', calls, '--concurrency', '4'], { env: w.env, interrupts });
+    clearInterval(poll);
+    expect(stopped.code).toBe(130);
+    await new Promise((r) => setTimeout(r, 400)); // the service answers (and charges) them anyway
+    expect((await dnc(['batch', calls, '--concurrency', '4'], w.env)).code).toBe(0);
+    const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
+    const v = json(r.stdout);
+    expect(w.sb.account().creditsUsed).toBe(16);
+    expect(v).toMatchObject({ service_credits_used: 16, local_credits: 12, difference: 4 });
+    expect(v.local).toEqual([{ kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 12, credits: 12, unanswered_sends: 4 }]);
+    const human = await dnc(['usage', '--reconcile'], w.env);
+    expect(human.stdout).toContain('(12 lookup(s); and 4 send(s) an interrupted run left without an answer, which may have been charged)');
+    expect(human.stdout).toContain("note: the 4 send(s) without an answer above may account for up to that many lookups' credits");
   });
 });
