@@ -258,14 +258,21 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       }
       if (outcome.fatal) {
         // A stop like any other: the output shows every answer so far, the rest not_checked.
+        let rendered = false;
         try {
           journal.setStoppedReason('service_failure');
           const { renderBatchOutput } = await import('../batch/render.js');
           await renderBatchOutput(journal, { phones });
+          rendered = true;
           await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
           ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (service_failure)`);
         } catch (renderError) {
-          ctx.warn(`dnc: the output could not be written (${(renderError as Error).message}); the journal keeps every answer`);
+          const why = (renderError as Error).message;
+          ctx.warn(
+            rendered
+              ? `dnc: ${paths.outputPath} holds the answers so far (the rest not_checked), but its evidence manifest could not be written (${why})`
+              : `dnc: the output could not be written (${why}); the journal keeps every answer`,
+          );
         }
         const resume = resumeCommand(input, options, paths.outputPath, ctx.cwd);
         throw Object.assign(outcome.fatal, {

@@ -1,5 +1,5 @@
 // `dnc batch` in-process against the sandbox: verdicts per row, one lookup per distinct number, layouts, stops and resumes.
-import { copyFileSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
@@ -327,6 +327,18 @@ describe('dnc batch: refusals before anything is sent', () => {
     const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
     expect(good.code, good.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+  });
+
+  it('on such a stop, a manifest that cannot be written is told apart from an output that could not be', async () => {
+    const input = fixture('batch/duplicates.csv');
+    const output = `${input}.out.csv`;
+    // A folder where the manifest goes: the rename onto it fails.
+    mkdirSync(path.join(`${input}.out.manifest.json`, 'in-the-way'), { recursive: true });
+    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' } });
+    expect(bad.code).toBe(4);
+    expect(bad.stderr).toContain(`${output} holds the answers so far (the rest not_checked), but its evidence manifest could not be written`);
+    expect(bad.stderr).not.toContain('the output could not be written');
+    expect(readCsvObjects(output)).toHaveLength(7);
   });
 });
 
