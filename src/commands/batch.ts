@@ -241,7 +241,9 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       client = await ctx.createClient({ connections: options.concurrency });
       const { cacheDir, readCosts } = await import('../batch/cost-cache.js');
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
-      const guard = await evidence.creditShortfall(client, journal, costs);
+      const webhookMissing = await webhookMissingFor(options);
+      const supported = journal.supportedCountries();
+      const guard = await evidence.creditShortfall(client, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)));
       for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
       if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
       outcome = await runLookups(ctx, journal, client, options, costs);
@@ -488,6 +490,12 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
   );
 }
 
+/** Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without --webhook-url. */
+async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
+  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+  return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
+}
+
 /** What is read, named as the user gave it, with what was detected in it. */
 function readingLine(input: string, layout: CsvLayout): string {
   return `Reading ${input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
@@ -495,7 +503,7 @@ function readingLine(input: string, layout: CsvLayout): string {
 
 async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {
   const { scanInput } = await import('../batch/ingest.js');
-  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+  const webhookMissing = await webhookMissingFor(options);
   ctx.info(readingLine(input, layout));
   // Distinct numbers as 8-byte doubles: memory stays small however many distinct numbers the list has.
   const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
@@ -527,8 +535,7 @@ async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOpti
   const unknown: string[] = [];
   const notSent: string[] = [];
   for (const [country] of countries) {
-    const webhook = options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country);
-    if (webhook && !options.webhookUrl) notSent.push(country);
+    if (webhookMissing(country)) notSent.push(country);
     else if (!costs.has(country)) unknown.push(country);
   }
   const { dryRunGuard } = await import('../evidence/credit-guard.js');

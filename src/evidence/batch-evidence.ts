@@ -92,6 +92,8 @@ export async function creditShortfall(
   client: Pick<ServiceClient, 'usage'>,
   journal: BatchJournal,
   costs: ReadonlyMap<string, number>,
+  /** False for a country no lookup will be sent for in this run (webhook-only without --webhook-url, not covered). */
+  willSend: (country: string) => boolean = () => true,
 ): Promise<{ lines: string[]; balanceError: unknown }> {
   let remaining: number;
   try {
@@ -107,7 +109,7 @@ export async function creditShortfall(
     const page = journal.nextQueued(after, 4096);
     if (page.length === 0) break;
     after = page[page.length - 1]!.id;
-    for (const q of page) queued.push(q.country);
+    for (const q of page) if (willSend(q.country)) queued.push(q.country);
   }
   const f = forecastInOrder(queued, costs, remaining);
   return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null };

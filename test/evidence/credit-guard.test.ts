@@ -67,6 +67,22 @@ describe('credit guard', () => {
   });
 });
 
+describe('credit guard: what will not be sent', () => {
+  it('leaves out numbers no lookup will be sent for (AU without --webhook-url), as the dry run does', async () => {
+    w = await world();
+    expect((await dnc(['batch', w.file('first.csv', ['phone', ...usNumbers(100, 2)])], w.env)).code).toBe(0);
+    w.sb.setCreditLimit(w.sb.account().creditsUsed + 3);
+    const input = w.file('calls.csv', ['phone', ...usNumbers(300, 3), '+61 2 9876 5432']);
+    const dry = json((await dnc(['--json', 'batch', input, '--dry-run'], w.env)).stdout);
+    expect(dry.credit_guard).toMatchObject({ numbers_to_look_up: 3, estimated_credits: 3, short: false });
+    const r = await dnc(['batch', input], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    // 3 US lookups fit the 3 credits left; the AU number is not_checked / webhook_required, never sent.
+    expect(r.stderr).not.toContain('credits are short');
+    expect(lookedUp(w.sb).slice(2)).toHaveLength(3);
+  });
+});
+
 describe('usage --reconcile', () => {
   it('the credits of registered journals and checks match the service; spending elsewhere shows as a difference with a note', async () => {
     w = await world();
