@@ -265,6 +265,14 @@ export class BatchJournal {
           .transaction(() => {
             const columns = conn.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
             if (!columns.some((c) => c.name === 'requested_at')) conn.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
+            // In journals made before release() took its attempt back, a 429 or a refused connection left an attempt
+            // that cost nothing, so their attempts prove nothing; only a crash's send can still be told: one per number in flight.
+            if (!conn.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) {
+              conn.exec(
+                "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
+              );
+              conn.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
+            }
           })
           .immediate();
       } else {

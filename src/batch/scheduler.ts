@@ -15,7 +15,10 @@ export interface SchedulerOptions {
   /** --webhook-all: every lookup in webhook mode, not only the webhook-only countries. */
   webhookAll: boolean;
   webhookOnlyCountries: readonly string[];
-  /** Credits per lookup already known for this service (the user's cost cache); the journal's own are newer. */
+  /**
+   * Credits per lookup seen earlier for this service (the user's cost cache). A hint, not a fact: the price may
+   * have changed since, so a country known only from it is still probed alone, at no less than its hint.
+   */
   knownCosts?: ReadonlyMap<string, number>;
 }
 
@@ -54,6 +57,9 @@ interface QueueItem {
   e164: string;
   country: string;
 }
+
+// 400s before any 202 in webhook mode that, together, say the webhook URL is refused (see onError).
+const PARKED_AT_MOST = 3;
 
 // A refused connection or a failed DNS lookup: the request never reached the service, so nothing was charged.
 const NOT_SENT_ERRNOS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -102,13 +108,15 @@ export class BatchScheduler extends EventEmitter {
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
     const total = before.queued;
-    const costs = new Map([...(this.options.knownCosts ?? []), ...journal.learnedCosts()]);
+    // Costs this batch has seen (X-Credit-Cost of its own answers); `hints` are older ones, from the cost cache.
+    const costs = journal.learnedCosts();
+    const hints = this.options.knownCosts ?? new Map<string, number>();
     let supported = journal.supportedCountries();
     let spent = before.credits;
-    const maxKnownCost = () => Math.max(1, ...costs.values());
+    const maxKnownCost = () => Math.max(1, ...costs.values(), ...hints.values());
     // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
     let unseen = 0;
-    if (maxCredits !== null) for (const [country, n] of journal.unseenSends()) unseen += n * (costs.get(country) ?? maxKnownCost());
+    if (maxCredits !== null) for (const [country, n] of journal.unseenSends()) unseen += n * (costs.get(country) ?? hints.get(country) ?? maxKnownCost());
     const creditsAtStart = before.credits;
     let reserved = 0;
     let inFlight = 0;
@@ -119,6 +127,8 @@ export class BatchScheduler extends EventEmitter {
     let exhausted = false;
     const probing = new Set<string>();
     let webhookAccepted = false;
+    // Webhook-mode numbers whose 400 came before any 202: about the number or the URL, not known yet.
+    const parked: Array<{ item: QueueItem; message: string; body: unknown }> = [];
     // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
     let writes: Array<() => void> = [];
@@ -143,19 +153,20 @@ export class BatchScheduler extends EventEmitter {
       return buffer[0];
     };
 
-    const settle = (item: QueueItem, estimate: number, credits: number) => {
+    /** A lookup is over; `answered`: its answer is among the writes (counted once committed). */
+    const settle = (item: QueueItem, estimate: number, credits: number, answered = true) => {
       inFlight--;
       reserved -= estimate;
       spent += credits;
       probing.delete(item.country);
-      uncommitted++;
+      if (answered) uncommitted++;
     };
 
     const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
       const { meta } = outcome;
       let credits = 0;
       if (outcome.kind === 'started') {
-        webhookAccepted = true;
+        acceptWebhook();
         credits = meta.creditCost ?? 0;
         const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
         writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
@@ -189,11 +200,14 @@ export class BatchScheduler extends EventEmitter {
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
         writes.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || webhookAccepted)) {
-        // A 400 is about the number or the webhook URL (the description says no more). Once the service has
-        // accepted the URL (a 202), a 400 is about the number; before that, it is taken as a refusal of the URL,
-        // which stops the run (nothing charged) rather than mark every number invalid.
-        const answer = localAnswer('invalid', 'rejected_by_service', e.message, details.body ?? null, 400);
-        writes.push(() => journal.recordFinal(item.id, answer));
+        writes.push(() => journal.recordFinal(item.id, rejected(e.message, details.body)));
+      } else if (e?.code === 'E_BAD_REQUEST' && !/webhook/i.test(e.message) && parked.length < PARKED_AT_MOST - 1) {
+        // A 400 is about the number or the webhook URL (the description says no more). Before the service has
+        // accepted the URL once (a 202), the number waits, uncharged either way: a 202 says the 400 was about it,
+        // PARKED_AT_MOST such 400s in a row (or none accepted by the end) say the URL is refused.
+        parked.push({ item, message: e.message, body: details.body });
+        settle(item, estimate, 0, false);
+        return;
       } else if (e?.code === 'E_CREDIT_LIMIT') {
         writes.push(() => journal.release(item.id));
         this.stopping ??= 'credit_limit';
@@ -203,15 +217,35 @@ export class BatchScheduler extends EventEmitter {
           writes.push(() => journal.release(item.id));
         }
         // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
-        const webhookRefused = e?.code === 'E_BAD_REQUEST';
-        this.fatal ??= webhookRefused
-          ? usageError('E_WEBHOOK_URL', `${e.message.replace(/^the service rejected the request \(400\): /, 'the service refused --webhook-url: ')}`, {
-              hint: 'nothing was charged; give a webhook URL the service accepts',
-            })
-          : (e ?? (err as DncError));
-        this.stopping ??= 'interrupted';
+        if (e?.code === 'E_BAD_REQUEST') {
+          refuseWebhook(e.message);
+        } else {
+          this.fatal ??= e ?? (err as DncError);
+          this.stopping ??= 'interrupted';
+        }
       }
       settle(item, estimate, 0);
+    };
+
+    const rejected = (message: string, body: unknown) => localAnswer('invalid', 'rejected_by_service', message, body ?? null, 400);
+    /** A 202: the service takes the webhook URL, so the 400s before it were about their numbers. */
+    const acceptWebhook = () => {
+      webhookAccepted = true;
+      for (const p of parked.splice(0)) {
+        writes.push(() => journal.recordFinal(p.item.id, rejected(p.message, p.body)));
+        uncommitted++;
+      }
+    };
+    /** The service refuses the webhook URL: nothing more can succeed in this run; the waiting numbers go back to the queue. */
+    const refuseWebhook = (message: string) => {
+      this.fatal ??= usageError('E_WEBHOOK_URL', message.replace(/^the service rejected the request \(400\): /, 'the service refused --webhook-url: '), {
+        hint: 'nothing was charged; give a webhook URL the service accepts',
+      });
+      this.stopping ??= 'interrupted';
+      releaseParked();
+    };
+    const releaseParked = () => {
+      for (const p of parked.splice(0)) writes.push(() => journal.release(p.item.id));
     };
 
     return new Promise<SchedulerOutcome>((resolve) => {
@@ -262,6 +296,7 @@ export class BatchScheduler extends EventEmitter {
         return claimed;
       };
       this.flush = () => {
+        releaseParked();
         commit([]);
       };
       this.pump = () => {
@@ -288,7 +323,8 @@ export class BatchScheduler extends EventEmitter {
           if (maxCredits !== null) {
             const known = costs.get(item.country);
             if (known === undefined) {
-              // Unknown cost: send one lookup of this country alone, assumed to cost the most seen so far.
+              // Not seen by this batch (at most a hint from the cost cache): one lookup of this country alone,
+              // assumed to cost the most seen so far, hints included; its answer tells the price now.
               if (probing.has(item.country) || starting.some(([s]) => s.country === item.country)) break;
               estimate = maxKnownCost();
             } else estimate = known;
@@ -302,6 +338,11 @@ export class BatchScheduler extends EventEmitter {
           }
           buffer.shift();
           starting.push([item, estimate, webhook]);
+        }
+        if (parked.length > 0 && inFlight === 0 && starting.length === 0) {
+          // Nothing in flight can bring a 202 any more: the URL was refused, unless the run stopped for another reason.
+          if (this.stopping !== null) releaseParked();
+          else refuseWebhook(parked[0]!.message);
         }
         const ids = starting.map(([i]) => i.id);
         const claimed = new Set(commit(ids));

@@ -158,6 +158,28 @@ describe('journal', () => {
     }
   });
 
+  it('a journal from before a release took its attempt back keeps, of its attempts, only what a crash can have left', async () => {
+    const file = journalPathFor(path.join(tmp.dir, `sends-${Math.random()}.csv`));
+    let j = await BatchJournal.open(file, { create: true });
+    j.insertNumbers([['+12025550100', 'US'], ['+12025550101', 'US'], ['+12025550102', 'US'], ['+12025550103', 'US']]);
+    j.close();
+    // As an older dnc left it: 1 answered, 2 refused by 429s (queued again, attempts left behind), 3 and 4 in flight at a crash.
+    const raw = new Database(file);
+    raw.exec("DELETE FROM meta WHERE key = 'sends_counted'");
+    raw.exec("UPDATE numbers SET attempts = 5, state = CASE id WHEN 1 THEN 'done' WHEN 2 THEN 'queued' ELSE 'in_flight' END");
+    raw.close();
+    j = await BatchJournal.open(file, { create: true });
+    const attempts = () => [1, 2, 3, 4].map((i) => j.get(['+12025550100', '+12025550101', '+12025550102', '+12025550103'][i - 1]!)!.attempts);
+    expect(attempts()).toEqual([1, 0, 1, 1]);
+    expect(j.requeueInFlight()).toBe(2);
+    expect(j.unseenSends()).toEqual(new Map([['US', 2]]));
+    j.close();
+    // Once only: a journal that counts exactly keeps its attempts.
+    j = await BatchJournal.open(file, { create: true });
+    expect(attempts()).toEqual([1, 0, 1, 1]);
+    j.close();
+  });
+
   it('stores the answer text as the service sent it when given, and serialises the body otherwise', async () => {
     const j = await journalWith([
       ['+12025550101', 'US'],

@@ -153,10 +153,24 @@ describe('scheduler', () => {
     expect(stats.sent).toEqual([]);
     expect(outcome).toMatchObject({ stoppedReason: 'budget_reached', creditsTotal: 0 });
   });
+
+  it('under a budget, a cached cost is a hint: the price may have risen, so one lookup goes alone first', async () => {
+    const journal = await journalOf(10);
+    const { client, stats, answerAll } = scriptedClient(5);
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 8, maxCredits: 12, knownCosts: new Map([['US', 1]]) });
+    let firstRound = 0;
+    s.on('progress', () => {
+      if (firstRound === 0) firstRound = stats.sent.length;
+    });
+    const outcome = await drive(s.run(), answerAll);
+    // Taken as certain, the hint would have sent 8 at once (40 credits against 12).
+    expect(firstRound).toBe(1);
+    expect(outcome).toMatchObject({ stoppedReason: 'budget_reached', creditsTotal: 10 });
+  });
 });
 
-/** A webhook-mode client: `plan[i]` is what the i-th lookup gets, a 202 receipt or a 400 without a word of webhooks. */
-function webhookClient(plan: Array<'202' | '400'>) {
+/** A webhook-mode client: `plan[i]` is what the i-th lookup gets: a 202 receipt, a 400 without a word of webhooks, or one naming the URL (400w). */
+function webhookClient(plan: Array<'202' | '400' | '400w'>) {
   let index = 0;
   const sent: string[] = [];
   return {
@@ -167,6 +181,10 @@ function webhookClient(plan: Array<'202' | '400'>) {
         sent.push(req.phoneNumber);
         await new Promise((r) => setTimeout(r, 2 * i));
         if (plan[i] === '400') throw inputError('E_BAD_REQUEST', 'the service rejected the request (400): bad request', { details: { status: 400, body: { error: 'bad request' } } });
+        if (plan[i] === '400w') {
+          const error = 'webhook_url must be a public https URL';
+          throw inputError('E_BAD_REQUEST', `the service rejected the request (400): ${error}`, { details: { status: 400, body: { error } } });
+        }
         const body = { status: 'started', correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US' };
         return { kind: 'started', body: body as never, raw: body, meta: { status: 202, creditCost: 1, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 } };
       },
@@ -177,24 +195,51 @@ function webhookClient(plan: Array<'202' | '400'>) {
 describe('scheduler: a 400 in webhook mode', () => {
   const webhook = { webhookUrl: 'https://hooks.example.com/dnc', webhookAll: true, webhookOnlyCountries: ['AU'], maxCredits: null };
 
-  it('before the service has accepted the URL once, stops the run as a refusal of the URL: the number is not marked invalid', async () => {
-    const journal = await journalOf(3);
-    const { client } = webhookClient(['400', '202', '202']);
+  it('three 400s before the service has accepted the URL once stop the run as a refusal of the URL: no number is marked invalid', async () => {
+    const journal = await journalOf(5);
+    const { client, sent } = webhookClient(['400', '400', '400', '202', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
     expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
     expect(outcome.fatal?.message).toContain('bad request');
+    expect(sent).toHaveLength(3);
     // Released (a 400 charges nothing): queued for the next run, with no attempt counted.
-    expect(journal.summaryCounts()).toMatchObject({ queued: 3, done: 0, in_flight: 0 });
+    expect(journal.summaryCounts()).toMatchObject({ queued: 5, done: 0, in_flight: 0 });
     expect(journal.unseenSends()).toEqual(new Map());
   });
 
-  it('once a lookup got its 202, a 400 is about the number: that number is invalid and the run goes on', async () => {
+  it('a 400 before the first 202 waits: once a lookup got its 202, that 400 was about its number (invalid), and the run goes on', async () => {
+    const journal = await journalOf(3);
+    const { client, sent } = webhookClient(['400', '202', '202']);
+    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
+    expect(outcome.fatal).toBeNull();
+    expect(sent).toHaveLength(3);
+    expect(journal.get(sent[0]!)).toMatchObject({ state: 'done', result: 'invalid', error_code: 'rejected_by_service', attempts: 1 });
+    expect(journal.summaryCounts()).toMatchObject({ pending: 2, done: 1, in_flight: 0 });
+  });
+
+  it('after a 202, a 400 is about the number at once', async () => {
     const journal = await journalOf(3);
     const { client, sent } = webhookClient(['202', '400', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
     expect(outcome.fatal).toBeNull();
-    expect(sent).toHaveLength(3);
     expect(journal.get(sent[1]!)).toMatchObject({ state: 'done', result: 'invalid', error_code: 'rejected_by_service' });
-    expect(journal.summaryCounts()).toMatchObject({ pending: 2, done: 1 });
+  });
+
+  it('when the list ends with no 202 at all, the waiting 400s are taken as a refused URL', async () => {
+    const journal = await journalOf(2);
+    const { client } = webhookClient(['400', '400']);
+    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
+    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
+    expect(journal.summaryCounts()).toMatchObject({ queued: 2, done: 0, in_flight: 0 });
+  });
+
+  it('a 400 that names the webhook URL is a refusal at once', async () => {
+    const journal = await journalOf(3);
+    const { client, sent } = webhookClient(['400w', '202', '202']);
+    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
+    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
+    expect(outcome.fatal?.message).toContain('the service refused --webhook-url: webhook_url must be a public https URL');
+    expect(sent).toHaveLength(1);
+    expect(journal.summaryCounts()).toMatchObject({ queued: 3 });
   });
 });
