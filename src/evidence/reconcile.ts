@@ -24,7 +24,14 @@ export interface Reconciliation {
 const iso = (s: string) => new Date(s).toISOString();
 
 /** Credits a journal recorded in [start, end) for lookups sent to `service` (charged, or held for pending ones). */
-export async function journalSpend(journalPath: string, service: string, start: string, end: string): Promise<LocalSpend | null> {
+export async function journalSpend(
+  journalPath: string,
+  service: string,
+  start: string,
+  end: string,
+  /** A batch is running on this journal: its numbers in flight are lookups under way, not lost answers. */
+  running = false,
+): Promise<LocalSpend | null> {
   const { default: Database } = await import('better-sqlite3');
   let db;
   try {
@@ -41,12 +48,13 @@ export async function journalSpend(journalPath: string, service: string, start: 
         "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
       )
       .get(iso(start), iso(end))!;
-    // Dated by the number's last change: the resend, or the answer that followed it.
+    // Dated by the number's last change (the resend, or the answer that followed it): an approximation, since the
+    // journal keeps no date for a send whose answer was lost.
     const unanswered = db
-      .prepare<[string, string], { n: number | null }>(
-        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ?`,
+      .prepare<[string, string, number], { n: number | null }>(
+        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
       )
-      .get(iso(start), iso(end))!;
+      .get(iso(start), iso(end), running ? 1 : 0)!;
     return { where: journalPath, kind: 'batch', lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
   } catch {
     return null;
@@ -58,11 +66,11 @@ export async function journalSpend(journalPath: string, service: string, start: 
 export async function reconcile(
   period: { id: number; start_date: string; end_date: string; credits_used: number },
   service: string,
-  sources: { journals: string[]; history: CheckHistory | null; historyFile: string },
+  sources: { journals: string[]; history: CheckHistory | null; historyFile: string; isRunning?: (journalPath: string) => boolean },
 ): Promise<Reconciliation> {
   const local: LocalSpend[] = [];
   for (const j of sources.journals) {
-    const spend = await journalSpend(j, service, period.start_date, period.end_date);
+    const spend = await journalSpend(j, service, period.start_date, period.end_date, sources.isRunning?.(j) ?? false);
     if (spend && (spend.lookups > 0 || spend.unansweredSends > 0)) local.push(spend);
   }
   if (sources.history) {

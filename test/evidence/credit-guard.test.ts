@@ -1,4 +1,6 @@
 // The credit guard (batch warning, dry-run comparison) and `usage --reconcile` against the sandbox's account.
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
 import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/evidence/credit-guard.js';
@@ -125,6 +127,18 @@ describe('usage --reconcile', () => {
     clearInterval(poll);
     expect(stopped.code).toBe(130);
     await new Promise((r) => setTimeout(r, 400)); // the service answers (and charges) them anyway
+    const journalFile = path.join(w.dir, 'calls.results.csv.journal.sqlite');
+    const unanswered = async () => (json((await dnc(['--json', 'usage', '--reconcile'], w.env)).stdout).local as Array<{ unanswered_sends: number }>)[0]?.unanswered_sends ?? 0;
+    expect(await unanswered()).toBe(4);
+    // While a batch runs on the journal (its lock held by a live process), numbers in flight are lookups under way.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      writeFileSync(`${journalFile}.lock`, `${holder.pid}\n`);
+      expect(await unanswered()).toBe(0);
+    } finally {
+      holder.kill();
+      rmSync(`${journalFile}.lock`, { force: true });
+    }
     expect((await dnc(['batch', calls, '--concurrency', '4'], w.env)).code).toBe(0);
     const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
     const v = json(r.stdout);
