@@ -37,32 +37,67 @@ export function webhookUrlProblem(raw: string, options: WebhookUrlRuleOptions = 
   return null;
 }
 
-/** 'loopback', 'private', 'link-local', 'unspecified' or null for a host the public internet could reach. */
+/**
+ * Why a host is not one the public internet could reach ('loopback', 'private', 'link-local', 'unspecified',
+ * 'multicast', 'reserved', 'documentation'), or null. Literal addresses only: names are judged when resolved.
+ */
 export function privateHostKind(host: string): string | null {
   const h = host.replace(/\.$/, '');
   if (h === 'localhost' || h.endsWith('.localhost')) return 'loopback';
   const family = isIP(h);
-  if (family === 4) return ipv4Kind(h);
-  if (family === 6) return ipv6Kind(h);
+  if (family === 4) return ipv4Kind(h.split('.').map(Number));
+  if (family === 6) return ipv6Kind(ipv6Bytes(h));
   return null;
 }
 
-function ipv4Kind(ip: string): string | null {
-  const [a, b] = ip.split('.').map(Number) as [number, number];
+function ipv4Kind([a, b, c]: number[]): string | null {
   if (a === 127) return 'loopback';
   if (a === 0) return 'unspecified';
-  if (a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168)) return 'private';
-  if (a === 100 && b >= 64 && b <= 127) return 'private'; // carrier-grade NAT
+  if (a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168)) return 'private';
+  if (a === 100 && b! >= 64 && b! <= 127) return 'private'; // carrier-grade NAT
   if (a === 169 && b === 254) return 'link-local';
+  if (a! >= 224 && a! <= 239) return 'multicast';
+  if (a! >= 240) return 'reserved'; // including the broadcast 255.255.255.255
+  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return 'documentation';
+  if ((a === 198 && (b === 18 || b === 19)) || (a === 192 && b === 0 && c === 0)) return 'reserved';
   return null;
 }
 
-function ipv6Kind(ip: string): string | null {
-  if (ip === '::1') return 'loopback';
-  if (ip === '::') return 'unspecified';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (mapped) return ipv4Kind(mapped[1]!);
-  if (/^fe[89ab]/.test(ip)) return 'link-local';
-  if (/^f[cd]/.test(ip)) return 'private';
+/**
+ * The 16 bytes of an IPv6 address (valid by isIP): every spelling of one address gives the same bytes, so
+ * an IPv4 address inside one is found however it is written (`::ffff:127.0.0.1` and `::ffff:7f00:1` alike).
+ */
+function ipv6Bytes(ip: string): number[] {
+  let text = ip.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [, a, b, c, d] = dotted.map(Number) as [number, number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.flatMap((g) => {
+    const v = parseInt(g, 16);
+    return [v >> 8, v & 0xff];
+  });
+}
+
+function ipv6Kind(b: number[]): string | null {
+  const zeroUpTo = (n: number) => b.slice(0, n).every((x) => x === 0);
+  const v4 = b.slice(12);
+  if (zeroUpTo(16)) return 'unspecified';
+  if (zeroUpTo(15) && b[15] === 1) return 'loopback';
+  // IPv4-mapped (::ffff:0:0/96) and the NAT64 prefix (64:ff9b::/96) reach the IPv4 address inside.
+  if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return ipv4Kind(v4);
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return ipv4Kind(v4);
+  if (zeroUpTo(12)) return ipv4Kind(v4) ?? 'reserved'; // IPv4-compatible (::a.b.c.d), deprecated
+  if (b[0] === 0xff) return 'multicast';
+  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return 'link-local';
+  if (b[0] === 0xfe && (b[1]! & 0xc0) === 0xc0) return 'private'; // site-local, deprecated
+  if ((b[0]! & 0xfe) === 0xfc) return 'private'; // unique local
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x0d && b[3] === 0xb8) return 'documentation';
+  if (b[0] === 0x01 && b[1] === 0x00 && b.slice(2, 8).every((x) => x === 0)) return 'reserved'; // discard-only
   return null;
 }
