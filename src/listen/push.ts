@@ -20,14 +20,20 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-type Expect = 'string' | 'boolean' | 'integer' | 'null' | 'object';
+// 'text': any string, empty included; 'optional-text': that, null or absent. A refused push is lost for good (a 400 is
+// not retried), so fields dnc only shows, never decides on, are not held to more than their type.
+type Expect = 'string' | 'text' | 'optional-text' | 'boolean' | 'integer' | 'null' | 'object';
 
 function typeProblem(obj: Json, field: string, expect: Expect, prefix = ''): PushProblem | null {
   const v = obj[field];
   const ok =
     expect === 'null'
       ? v === null
-      : expect === 'integer'
+      : expect === 'text'
+        ? typeof v === 'string'
+        : expect === 'optional-text'
+          ? v === undefined || v === null || typeof v === 'string'
+          : expect === 'integer'
         ? Number.isInteger(v)
         : expect === 'object'
           ? isObject(v)
@@ -35,7 +41,16 @@ function typeProblem(obj: Json, field: string, expect: Expect, prefix = ''): Pus
   if (ok) return null;
   const name = `${prefix}${field}`;
   if (v === undefined) return { field: name, message: `field "${name}" is missing` };
-  const wanted = expect === 'string' ? 'a non-empty string' : expect === 'null' ? 'null' : expect === 'integer' ? 'an integer' : `a ${expect}`;
+  const wanted =
+    expect === 'string'
+      ? 'a non-empty string'
+      : expect === 'text' || expect === 'optional-text'
+        ? 'a string'
+        : expect === 'null'
+          ? 'null'
+          : expect === 'integer'
+            ? 'an integer'
+            : `a ${expect}`;
   return { field: name, message: `field "${name}" must be ${wanted}, got ${v === '' ? 'an empty string' : describe(v)}` };
 }
 
@@ -57,12 +72,13 @@ const SUCCEEDED: Array<[string, Expect]> = [
   ['error_code', 'null'],
   ['do_not_call', 'boolean'],
   ['timestamp', 'string'],
-  ['dnc_list_source', 'string'],
+  // "URL of the register that matched": a number on no register may have none.
+  ['dnc_list_source', 'optional-text'],
   ['cost', 'object'],
 ];
 const FAILED: Array<[string, Expect]> = [
   ['error_code', 'string'],
-  ['error', 'string'],
+  ['error', 'text'],
   ['charged', 'boolean'],
 ];
 const COST: Array<[string, Expect]> = [

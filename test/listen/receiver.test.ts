@@ -137,6 +137,22 @@ describe('receiver: accepted pushes', () => {
     expect(events.rejected).toEqual([]);
   });
 
+  it('accepts a success push with no register URL (null, empty or absent) and a failure with an empty error text: a 400 would lose them for good', async () => {
+    const { store, address } = await start({ path: '/p' });
+    const { dnc_list_source: _dropped, ...withoutSource } = succeeded();
+    const bodies = [
+      { ...succeeded(), correlation_id: 'c-null', dnc_list_source: null },
+      { ...succeeded(), correlation_id: 'c-empty', dnc_list_source: '' },
+      { ...withoutSource, correlation_id: 'c-absent' },
+      { ...failed(), correlation_id: 'c-error', error: '' },
+    ];
+    for (const body of bodies) {
+      const answer = await push(address.url, body, { 'x-service-correlation-id': body.correlation_id });
+      expect(answer.status, body.correlation_id).toBe(200);
+    }
+    expect([...store.pushes.keys()]).toEqual(['c-null', 'c-empty', 'c-absent', 'c-error']);
+  });
+
   it('accepts application/json with a charset and extra fields', async () => {
     const { store, address } = await start({ path: '/p' });
     const answer = await push(address.url, { ...succeeded(), future_field: 1 }, { 'content-type': 'Application/JSON; charset=utf-8' });
@@ -286,12 +302,13 @@ describe('receiver: refused requests', () => {
       [{ ...succeeded(), error_code: 'billing_error' }, /"error_code" must be null, got a string/],
       [{ ...succeeded(), do_not_call: 'true' }, /"do_not_call" must be a boolean, got a string/],
       [{ ...succeeded(), timestamp: undefined }, /"timestamp" is missing/],
-      [{ ...succeeded(), dnc_list_source: null }, /"dnc_list_source" must be a non-empty string, got null/],
+      [{ ...succeeded(), dnc_list_source: 42 }, /"dnc_list_source" must be a string, got a number/],
       [{ ...succeeded(), cost: [] }, /"cost" must be a object, got an array/],
       [{ ...succeeded(), cost: { credits_used_for_query: 1.5, total_credits_used: 1, credit_limit: 2 } }, /"cost.credits_used_for_query" must be an integer/],
       [{ ...succeeded(), cost: { credits_used_for_query: 1, total_credits_used: 1 } }, /"cost.credit_limit" is missing/],
       [{ ...failed(), error_code: null }, /"error_code" must be a non-empty string, got null/],
       [{ ...failed(), error: undefined }, /"error" is missing/],
+      [{ ...failed(), error: 7 }, /"error" must be a string, got a number/],
       [{ ...failed(), charged: 'no' }, /"charged" must be a boolean, got a string/],
     ];
     for (const [body, reason] of cases) {
