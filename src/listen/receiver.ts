@@ -203,6 +203,11 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
    * Stops accepting connections, lets requests already read finish storing and be answered,
    * then closes idle keep-alive connections. `force` also cuts connections still mid-request.
    */
+  /** Drops every connection at once (a second Ctrl-C during close()): pushes not yet stored were not acknowledged. */
+  cutConnections(): void {
+    this.server.closeAllConnections();
+  }
+
   async close(options: { force?: boolean } = {}): Promise<void> {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));

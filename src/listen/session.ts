@@ -174,6 +174,8 @@ export class ListenSession extends EventEmitter<ListenEvents> {
    * time if anything changed, closes the journal. Safe to call more than once.
    */
   stop(options: { force?: boolean } = {}): Promise<ListenStatus> {
+    // Already stopping (a first Ctrl-C): a forced stop cuts the connections that close() is still waiting for.
+    if (this.stopped && options.force) this.receiver.cutConnections();
     this.stopped ??= (async () => {
       clearInterval(this.statusTimer);
       clearTimeout(this.renderTimer);

@@ -1,5 +1,7 @@
 // The receiver over real loopback HTTP: every kind of bad request, duplicates, orphans, store failures, batching.
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createReceiver,
@@ -376,6 +378,25 @@ describe('receiver: when the push cannot be stored', () => {
 });
 
 describe('receiver: shutdown and addresses', () => {
+  it('cutConnections() (a second Ctrl-C) ends a close() that waits for a client still sending its request', async () => {
+    const { address } = await start({ path: '/p' });
+    const socket = net.connect(address.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.on('error', () => {});
+    // Headers and part of a body, then nothing: close() waits for the rest.
+    socket.write('POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"');
+    await new Promise((r) => setTimeout(r, 50));
+    const closing = receiver!.close();
+    const waited = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+    expect(waited).toBe('waiting');
+    const cutAt = Date.now();
+    receiver!.cutConnections();
+    await closing;
+    expect(Date.now() - cutAt).toBeLessThan(1_000);
+    socket.destroy();
+    receiver = undefined;
+  });
+
   it('finishes a store in flight before close() resolves, and refuses new connections after', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
