@@ -422,6 +422,22 @@ export class BatchJournal {
     this.db.pragma('wal_checkpoint(PASSIVE)');
   }
 
+  /**
+   * Runs `fn` against one consistent state of the journal: a read transaction held across its awaits (WAL keeps
+   * its snapshot while other connections commit). Nothing may write through this connection meanwhile: such a
+   * write would join the read transaction and be committed only when `fn` ends.
+   */
+  async snapshot<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction) return fn();
+    this.db.exec('BEGIN');
+    try {
+      this.st.getMeta.get('batch'); // the snapshot starts with the first read
+      return await fn();
+    } finally {
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+    }
+  }
+
   /** Runs `fn` in one transaction (one commit for many writes). */
   atomically<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();

@@ -180,11 +180,17 @@ export interface RenderOptions {
 }
 
 export async function renderBatchOutput(journal: BatchJournal, options: RenderOptions = {}): Promise<RenderSummary> {
+  journal.checkpoint();
+  // Every row from one state of the journal: pushes committed meanwhile (dnc listen) wait for the next render,
+  // so two rows of one number never disagree.
+  return journal.snapshot(() => renderSnapshot(journal, options));
+}
+
+async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Promise<RenderSummary> {
   const meta = journal.meta();
   if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
   const layout = layoutOf(meta);
   const stopped = journal.stoppedReason();
-  journal.checkpoint();
   const { stringify } = await import('csv-stringify/sync');
   const csvOptions = { delimiter: layout.delimiter, record_delimiter: layout.recordDelimiter === '\r\n' ? ('windows' as const) : ('unix' as const) };
 

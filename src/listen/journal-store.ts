@@ -145,8 +145,15 @@ export class JournalPushStore implements ListenJournal {
   async render(): Promise<Record<string, number>> {
     if (this.options.renderInWorker === false || !existsSync(WORKER_FILE)) {
       // Loaded only here: rendering pulls in libphonenumber's metadata, which the listener thread otherwise never needs.
+      // A connection of its own, as the worker has: the render holds a read snapshot, and pushes stored through
+      // this.journal meanwhile must commit at once, not join it.
       const { renderBatchOutput } = await import('../batch/render.js');
-      return (await renderBatchOutput(this.journal)).byResult;
+      const own = await BatchJournal.open(this.journal.path, { create: false });
+      try {
+        return (await renderBatchOutput(own)).byResult;
+      } finally {
+        own.close();
+      }
     }
     const worker = (this.worker ??= this.startWorker());
     const id = ++this.renderSeq;

@@ -2,7 +2,9 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
+import { renderBatchOutput } from '../../src/batch/render.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
@@ -327,6 +329,39 @@ describe('dnc batch: refusals before anything is sent', () => {
     const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
     expect(good.code, good.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+  });
+
+  it('renders every row from one state of the journal: a commit from another connection mid-render waits for the next render', async () => {
+    const file = path.join(tmp.dir, `snapshot-${++n}.csv`);
+    writeFileSync(file, 'id,phone\n1,+12025550100\n2,+12025550101\n3,+12025550100\n');
+    const output = `${file}.out`;
+    expect((await runDnc(['batch', file, '-o', output], { env })).code).toBe(0);
+    const journal = await BatchJournal.open(journalPathFor(output), { create: false });
+    try {
+      // As `dnc listen` would, another connection commits a change to +12025550100 once rendering has begun.
+      const other = new Database(journalPathFor(output));
+      const verdict = journal.verdict.bind(journal);
+      let changed = false;
+      journal.verdict = (e164: string) => {
+        if (!changed) {
+          changed = true;
+          other.prepare("UPDATE numbers SET result = 'do_not_call', do_not_call = 1 WHERE e164 = '+12025550100'").run();
+        }
+        return verdict(e164);
+      };
+      await renderBatchOutput(journal);
+      other.close();
+      const rows = readCsvObjects(output);
+      expect(changed).toBe(true);
+      expect(rows[0]!.dnc_result).toBe('callable');
+      expect(rows[2]!.dnc_result).toBe(rows[0]!.dnc_result);
+      // The next render shows the change, on both rows.
+      journal.verdict = verdict;
+      await renderBatchOutput(journal);
+      expect(readCsvObjects(output).map((r) => r.dnc_result)).toEqual(['do_not_call', 'do_not_call', 'do_not_call']);
+    } finally {
+      journal.close();
+    }
   });
 
   it('on such a stop, a manifest that cannot be written is told apart from an output that could not be', async () => {
