@@ -616,10 +616,18 @@ export class BatchJournal {
 
 /** Removes a journal and its WAL files. */
 export function deleteJournalFiles(path: string): void {
-  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}.lock`]) rmSync(p, { force: true });
+  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}.lock`, `${path}.listen.lock`]) rmSync(p, { force: true });
 }
 
-/** A lock file beside the journal so two `dnc batch` runs never share one journal. */
+/**
+ * Lock files beside the journal: 'batch' so two `dnc batch` runs never share one journal, 'listen' so that a
+ * `--restart` never deletes the journal a `dnc listen` is storing pushes in (and two listeners never share it).
+ */
+export type LockKind = 'batch' | 'listen';
+
+const lockPathOf = (journalPath: string, kind: LockKind) => (kind === 'batch' ? `${journalPath}.lock` : `${journalPath}.listen.lock`);
+const holderName = (kind: LockKind) => (kind === 'batch' ? 'dnc batch' : 'dnc listen');
+
 export interface JournalLock {
   release(): void;
 }
@@ -630,9 +638,9 @@ export interface LockDeps {
   isAlive(pid: number): boolean;
 }
 
-/** Who holds the batch lock of `journalPath`, if a live process does. */
-export function lockHolder(journalPath: string, deps: LockDeps): number | null {
-  const lockPath = `${journalPath}.lock`;
+/** Who holds the batch (or listen) lock of `journalPath`, if a live process does. */
+export function lockHolder(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): number | null {
+  const lockPath = lockPathOf(journalPath, kind);
   let text: string;
   try {
     text = readFileSync(lockPath, 'utf8');
@@ -644,8 +652,8 @@ export function lockHolder(journalPath: string, deps: LockDeps): number | null {
   return null;
 }
 
-export function acquireJournalLock(journalPath: string, deps: LockDeps): JournalLock {
-  const lockPath = `${journalPath}.lock`;
+export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): JournalLock {
+  const lockPath = lockPathOf(journalPath, kind);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx' });
@@ -660,10 +668,13 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps): Journal
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = lockHolder(journalPath, deps);
+      const holder = lockHolder(journalPath, deps, kind);
       if (holder !== null) {
-        throw usageError('E_JOURNAL_BUSY', `another dnc batch (pid ${holder}) is using ${journalPath}`, {
-          hint: 'wait for it to finish, or stop it (Ctrl-C) and run the command again to resume',
+        throw usageError('E_JOURNAL_BUSY', `another ${holderName(kind)} (pid ${holder}) is using ${journalPath}`, {
+          hint:
+            kind === 'batch'
+              ? 'wait for it to finish, or stop it (Ctrl-C) and run the command again to resume'
+              : 'it already receives the pushes of this batch; stop it (Ctrl-C) first to start another',
         });
       }
       // A stale lock from a run that was killed: take it over.

@@ -220,6 +220,13 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
         hint: 'stop it first (Ctrl-C), then run with --restart again',
       });
     }
+    // A listener would go on acknowledging pushes into the removed journal: those results would be lost.
+    const listener = journalMod.lockHolder(journalPath, lockDeps, 'listen');
+    if (listener !== null) {
+      throw usageError('E_JOURNAL_BUSY', `cannot restart: dnc listen (pid ${listener}) is storing pushes in ${journalPath}`, {
+        hint: 'stop it first (Ctrl-C; the pushes it has are kept until then), then run with --restart again',
+      });
+    }
     journalMod.deleteJournalFiles(journalPath);
     ctx.info(`--restart: removed the journal ${journalPath}`);
   }

@@ -1,4 +1,5 @@
 // `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -159,6 +160,20 @@ function lostLine(l: PendingLookup, expiryMs: number): string {
 
 
 export async function runListen(ctx: Context, o: ListenOptions): Promise<number> {
+  const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([import('../listen/journal-store.js'), import('../batch/journal.js')]);
+  const journalPath = Store.pathFor(o.results);
+  // No journal: listenLocked says so, with its hint.
+  if (!existsSync(journalPath)) return listenLocked(ctx, o);
+  // Held while listening: `dnc batch --restart` refuses to delete a journal pushes are being stored in.
+  const lock = acquireJournalLock(journalPath, { pid: process.pid, isAlive: isProcessAlive }, 'listen');
+  try {
+    return await listenLocked(ctx, o);
+  } finally {
+    lock.release();
+  }
+}
+
+async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
   const [{ openListenJournal, JournalPushStore: Store }, { createListenSession, LOOKUP_EXPIRY_MS }, { lockHolder }, { randomPushPath }] = await Promise.all([
     import('../listen/journal-store.js'),

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, BIN, NO_HOME } from '../helpers/cli.js';
+import { assertBuilt, BIN, NO_HOME, runDnc } from '../helpers/cli.js';
 import { expectedResult, PUSH_PATH, readCsv, readJournal, waitFor, webhookBatch, type WebhookBatch } from '../listen/helpers.js';
 
 interface Listener {
@@ -41,6 +41,29 @@ function listen(argv: string[], cwd: string): Listener {
   children.push(l.child);
   return l;
 }
+
+describe('dnc listen holds its journal', () => {
+  it('dnc batch --restart and a second listener are refused while it runs; after it stops, --restart goes ahead', async () => {
+    current = await webhookBatch([['au0', '+61 4 1234 5100']], { sandbox: { timeScale: 1 } });
+    const b = current;
+    expect(b.batch.code, b.batch.stderr).toBe(8);
+    const args = ['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH];
+    const first = listen(args, b.dir);
+    await started(first);
+    const restartArgv = ['batch', b.input, '-o', b.output, '--webhook-url', b.url, '--allow-insecure-webhook-url', '--webhook-all', '--restart'];
+    const refused = await runDnc(restartArgv, { env: b.env, cwd: b.dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`cannot restart: dnc listen (pid ${first.child.pid}) is storing pushes in ${b.journal}`);
+    expect(readJournal(b.journal).states.pending).toBe(1);
+    const second = listen(['--results', b.output, '--port', '0', '--path', PUSH_PATH], b.dir);
+    expect((await second.exit).code).toBe(2);
+    expect(second.stderr()).toContain(`another dnc listen (pid ${first.child.pid}) is using ${b.journal}`);
+    first.child.kill('SIGTERM');
+    await first.exit;
+    const restarted = await runDnc(restartArgv, { env: b.env, cwd: b.dir });
+    expect(restarted.code, restarted.stderr).toBe(8);
+  });
+});
 
 describe('dnc listen killed and restarted', () => {
   it('SIGKILL mid-stream, restart while the sandbox retries: every row resolved exactly once', async () => {
