@@ -356,7 +356,7 @@ export class SandboxEngine {
     }
     const record: LookupRecord = {
       correlationId: uuidFrom(this.random),
-      phoneNumber: phone,
+      phoneNumber: checked.e164,
       country,
       mode: webhookUrl === null ? 'sync' : 'webhook',
       state: 'started',
@@ -529,7 +529,10 @@ export class SandboxEngine {
     const cursorRaw = query.get('cursor');
     if (idRaw !== null) {
       if (numRaw !== null || cursorRaw !== null) return bad('id cannot be combined with pagination (num_billing_periods, cursor)');
-      if (!/^\d{1,18}$/.test(idRaw) || Number(idRaw) < 1) return bad(`id must be a whole number ≥ 1, got '${idRaw}'`);
+      // int64, at least 1 (2.5): a valid id that names no period is a 404, not a 400.
+      if (!/^\d{1,19}$/.test(idRaw) || BigInt(idRaw) < 1n || BigInt(idRaw) > 9223372036854775807n) {
+        return bad(`id must be a whole number from 1 to 9223372036854775807, got '${idRaw}'`);
+      }
       const id = Number(idRaw);
       const period = this.ids.owner.get(id) === account ? account.periodsNewestFirst().find((x) => x.id === id) : undefined;
       if (!period) return { status: 404, body: { error: `billing period ${id} not found` }, account: name };

@@ -4,13 +4,14 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 
-export type NumberCheck = { ok: true; country: string } | { ok: false; error: string };
+/** `e164`: the number the register looks up (the one given, or a national-format one matched to E.164). */
+export type NumberCheck = { ok: true; country: string; e164: string } | { ok: false; error: string };
 
 /** Parsing is the only heavy work of a lookup: each number is parsed once and remembered. */
 const cache = new Map<string, NumberCheck>();
 const CACHE_LIMIT = 200_000;
 
-/** Is `phone` (already URL-decoded) an E.164 number libphonenumber can parse, and whose country is it? */
+/** Is `phone` (already URL-decoded) a number the service can match, which one, and whose country is it? */
 export function checkNumber(phone: string): NumberCheck {
   let hit = cache.get(phone);
   if (hit === undefined) {
@@ -23,14 +24,29 @@ export function checkNumber(phone: string): NumberCheck {
 }
 
 function classify(phone: string): NumberCheck {
-  if (!E164.test(phone)) {
-    return { ok: false, error: `phone_number '${phone}' is not in E.164 format (+ then 7 to 15 digits, no spaces)` };
+  if (E164.test(phone)) {
+    const parsed = parsePhoneNumberFromString(phone);
+    if (!parsed) return { ok: false, error: `phone_number '${phone}' is not a phone number` };
+    const country = parsed.country ?? mainCountryOf(parsed.countryCallingCode);
+    if (!country) return { ok: false, error: `phone_number '${phone}' has no country` };
+    return { ok: true, country, e164: phone };
   }
-  const parsed = parsePhoneNumberFromString(phone);
-  if (!parsed) return { ok: false, error: `phone_number '${phone}' is not a phone number` };
-  const country = parsed.country ?? mainCountryOf(parsed.countryCallingCode);
-  if (!country) return { ok: false, error: `phone_number '${phone}' has no country` };
-  return { ok: true, country };
+  // An unencoded '+' arrives as a space: not a national number, a client bug worth a 400 (the caller says why).
+  if (/^ /.test(phone)) return { ok: false, error: `phone_number '${phone}' is not in E.164 format (+ then 7 to 15 digits, no spaces)` };
+  // National format (4.1: "matched on a best-effort basis"): separators dropped, 00 read as +, then the digits
+  // tried as an international number and as a North American one; the first valid reading is looked up.
+  const digits = phone.replace(/[\s().\-/]/g, '');
+  if (/^\d{6,17}$/.test(digits)) {
+    const international = digits.startsWith('00') ? digits.slice(2) : digits;
+    for (const candidate of [`+${international}`, `+1${digits}`]) {
+      const parsed = parsePhoneNumberFromString(candidate);
+      if (parsed?.isValid()) {
+        const country = parsed.country ?? mainCountryOf(parsed.countryCallingCode);
+        if (country) return { ok: true, country, e164: parsed.number };
+      }
+    }
+  }
+  return { ok: false, error: `phone_number '${phone}' is neither E.164 (+ then 7 to 15 digits) nor a national number the service could match` };
 }
 
 function mainCountryOf(callingCode: string): string | undefined {

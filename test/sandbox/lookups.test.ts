@@ -53,7 +53,7 @@ describe('authentication', () => {
 describe('client errors are not charged', () => {
   it('400 for a missing, malformed, unparseable or unencoded number', async () => {
     const sb = await sandbox();
-    const cases = ['/check_phone_number', '/check_phone_number?phone_number=', '/check_phone_number?phone_number=12025550123',
+    const cases = ['/check_phone_number', '/check_phone_number?phone_number=', '/check_phone_number?phone_number=12345',
       '/check_phone_number?phone_number=%2B1202', '/check_phone_number?phone_number=+12025550123'];
     for (const path of cases) {
       const r = await get(sb, path);
@@ -65,6 +65,23 @@ describe('client errors are not charged', () => {
     expect((await get(sb, '/check_phone_number?phone_number=+12025550123')).body.error).toMatch(/%2B/);
     expect(sb.lookups()).toHaveLength(0);
     expect(sb.account().creditsUsed).toBe(0);
+  });
+
+  it('matches national-format numbers on a best-effort basis (4.1): the answer names the E.164 number looked up', async () => {
+    const sb = await sandbox();
+    const cases: Array<[string, string, string]> = [
+      ['12025550100', '+12025550100', 'US'],
+      ['2025550100', '+12025550100', 'US'],
+      ['(202) 555-0101', '+12025550101', 'US'],
+      ['00442079460018', '+442079460018', 'GB'],
+      ['0044 20 7946 0018', '+442079460018', 'GB'],
+    ];
+    for (const [given, e164, country] of cases) {
+      const r = await get(sb, `/check_phone_number?phone_number=${encodeURIComponent(given)}`);
+      expect(r.status, given).toBe(200);
+      expect(r.body, given).toMatchObject({ status: 'succeeded', phone_number: e164, country });
+    }
+    expect(sb.lookups().map((l) => l.phoneNumber)).toEqual(cases.map(([, e164]) => e164));
   });
 
   it('422 for an unsupported country, with country and supported_countries', async () => {

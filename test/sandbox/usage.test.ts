@@ -119,6 +119,9 @@ describe('GET /v2/usage_stats', () => {
     const unknown = await get(sb, '/v2/usage_stats?id=999999', ACME);
     expect(unknown.status).toBe(404);
     expect(typeof unknown.body.error).toBe('string');
+    // id is an int64 (2.5): the largest one is well-formed (404 here); one past it is not.
+    expect((await get(sb, '/v2/usage_stats?id=9223372036854775807', ACME)).status).toBe(404);
+    expect((await get(sb, '/v2/usage_stats?id=9223372036854775808', ACME)).status).toBe(400);
   });
 
   it('answers 400 for invalid values, a bad cursor, id with paging, and a year parameter', async () => {
