@@ -1,5 +1,6 @@
 // The sandbox's state machine: authentication, lookups (sync and webhook), credits, usage reports and logs, free of HTTP.
 import { webhookUrlProblem } from '../wire/webhook-url.js';
+import { WebhookHosts, type ResolveHost } from './webhook-hosts.js';
 import {
   DESCRIBED_COUNTRIES,
   LOOKUP_ERROR_STATUS,
@@ -55,6 +56,8 @@ export interface SandboxOptions {
   duplicatePushRate?: number;
   /** Accept http:// and loopback webhook URLs (local receivers). */
   allowInsecureWebhooks?: boolean;
+  /** How names in webhook URLs are resolved when a lookup arrives (default: the system's resolver). */
+  resolveHost?: ResolveHost;
   /** Seed of correlation ids, duplicates and random failures (default: random). */
   seed?: number;
   /** Credits per country, merged over the defaults. */
@@ -162,8 +165,11 @@ export class SandboxEngine {
   requestLog: RecordedRequest[] = [];
   lookupLog: LookupRecord[] = [];
   usageFailure = false;
+  /** Names in webhook URLs, resolved by the HTTP layer before a lookup is routed (resolution is asynchronous). */
+  readonly webhookHosts: WebhookHosts;
 
   constructor(readonly options: SandboxOptions) {
+    this.webhookHosts = new WebhookHosts(options.resolveHost);
     this.now = options.now ?? (() => new Date());
     this.scheduler = new Scheduler(options.timers ?? realTimers, options.timeScale ?? 1);
     this.costs = { ...DEFAULT_COSTS, ...(options.costs ?? {}) };
@@ -336,8 +342,14 @@ export class SandboxEngine {
     }
     const webhookUrl = query.get('webhook_url');
     if (webhookUrl !== null) {
-      const problem = webhookUrlProblem(webhookUrl, { allowInsecure: this.options.allowInsecureWebhooks === true });
+      const insecure = this.options.allowInsecureWebhooks === true;
+      const problem = webhookUrlProblem(webhookUrl, { allowInsecure: insecure });
       if (problem) return plain(400, { error: `webhook_url is invalid: ${problem}` });
+      const name = WebhookHosts.nameIn(webhookUrl);
+      const kind = name === null ? null : this.webhookHosts.kindOf(name);
+      if (kind && !(kind === 'loopback' && insecure)) {
+        return plain(400, { error: `webhook_url is invalid: its host ${name} resolves to a ${kind} address; the service pushes only to public hosts` });
+      }
     }
     const country = checked.country;
     if (!this.supportedSet.has(country)) {

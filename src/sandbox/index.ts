@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { SandboxEngine, type AccountInfo, type Answer, type LookupRecord, type RecordedRequest, type SandboxOptions } from './engine.js';
 import type { PortalTokenOptions } from './portal.js';
 import type { PushAttempt } from './webhooks.js';
+import { WebhookHosts } from './webhook-hosts.js';
 
 export type { AccountSpec, HistoryPeriodSpec, Plan } from './accounts.js';
 export { validateAccountSpecs } from './accounts.js';
@@ -58,6 +59,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       receivedAt: engine.now().toISOString(),
     };
     engine.logRequest(entry);
+    // A name in a webhook URL is resolved first (once a minute at most), so the lookup can be judged synchronously.
+    const webhookUrl = path === '/check_phone_number' ? query.get('webhook_url') : null;
+    const name = webhookUrl === null ? null : WebhookHosts.nameIn(webhookUrl);
+    if (name !== null && engine.webhookHosts.stale(name)) {
+      void engine.webhookHosts.refresh(name).then(() => answerRequest(req, res, path, query, entry));
+    } else answerRequest(req, res, path, query, entry);
+  });
+
+  const answerRequest = (req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams, entry: RecordedRequest) => {
     let answer: Answer;
     try {
       answer = route(engine, req, path, query);
@@ -77,7 +87,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     req.resume();
     if (latency > 0) engine.scheduler.afterReal(latency, send);
     else send();
-  });
+  };
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
   });
