@@ -116,6 +116,7 @@ export class JournalPushStore implements ListenJournal {
       unsent: running ? this.q.unsentCount.get()!.n : 0,
       oldest: oldest ? toLookup(oldest) : null,
       overdue: this.q.overdue.all(overdueBefore.toISOString(), this.options.overdueLimit ?? 1000).map(toLookup),
+      batchRunning: running,
     };
   }
 

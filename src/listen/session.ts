@@ -23,6 +23,8 @@ export interface PendingSummary {
   oldest: PendingLookup | null;
   /** Pending lookups whose receipt is older than the cutoff given, oldest first. */
   overdue: PendingLookup[];
+  /** A `dnc batch` is running on the journal (its lock held by a live process). */
+  batchRunning?: boolean;
 }
 
 /** What the session needs from the batch's journal: storing pushes, reading what is still pending, rendering. */
@@ -95,6 +97,7 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   private readonly exitWhenDone: boolean;
   private readonly lostSeen = new Set<string>();
   private dirty = false;
+  private batchWasRunning = false;
   private rendering: Promise<void> | undefined;
   private lastRenderAt = -Infinity;
   private lastRenderMs = 0;
@@ -146,6 +149,10 @@ export class ListenSession extends EventEmitter<ListenEvents> {
   status(): ListenStatus {
     const now = this.now();
     const summary = this.journal.pendingSummary(new Date(now.getTime() - this.expiryMs));
+    // The batch has ended: its own final render may have raced one of ours and lost to an older snapshot;
+    // one more render from the final journal settles the file.
+    if (this.batchWasRunning && summary.batchRunning === false) this.markDirty();
+    this.batchWasRunning = summary.batchRunning === true;
     const fresh = summary.overdue.filter((l) => !this.lostSeen.has(l.correlationId));
     for (const l of fresh) this.lostSeen.add(l.correlationId);
     if (fresh.length > 0) this.emit('lost', fresh);

@@ -8,6 +8,7 @@ class MemoryJournal implements ListenJournal {
   readonly stored = new Set<string>();
   renders: number[] = [];
   renderMs = 0;
+  batchRunning = false;
   closed = false;
   constructor(lookups: PendingLookup[]) {
     for (const l of lookups) this.pending.set(l.correlationId, l);
@@ -23,7 +24,7 @@ class MemoryJournal implements ListenJournal {
   }
   pendingSummary(overdueBefore: Date): PendingSummary {
     const list = [...this.pending.values()].sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
-    return { pending: list.length, unsent: 0, oldest: list[0] ?? null, overdue: list.filter((l) => l.receivedAt < overdueBefore) };
+    return { pending: list.length, unsent: 0, oldest: list[0] ?? null, overdue: list.filter((l) => l.receivedAt < overdueBefore), batchRunning: this.batchRunning };
   }
   async render(): Promise<Record<string, number>> {
     this.renders.push(Date.now());
@@ -56,6 +57,19 @@ afterEach(async () => {
 });
 
 describe('listen session', () => {
+  it('renders once more when the batch running beside it ends (its final render may have raced one of ours)', async () => {
+    const journal = new MemoryJournal([lookup(1)]);
+    journal.batchRunning = true;
+    session = createListenSession({ journal, receiver: {}, statusIntervalMs: 20, renderIntervalMs: 20 });
+    await session.start();
+    await new Promise((r) => setTimeout(r, 200));
+    const whileRunning = journal.renders.length;
+    expect(whileRunning).toBe(1); // the render at start, nothing since: no push came
+    journal.batchRunning = false;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(journal.renders.length).toBe(whileRunning + 1);
+  });
+
   it('renders at most about once a second while pushes arrive, and once more on stop', async () => {
     const lookups = Array.from({ length: 60 }, (_, i) => lookup(i));
     const journal = new MemoryJournal(lookups);
