@@ -1,4 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import type { RecordDelimiter } from './csv-output.js';
 import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -37,10 +38,14 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: '\r\n' | '\n'; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
+  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;
+  /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (changes no answer). */
+  escapeFormulas?: boolean;
+  /** Where the manifest goes when it cannot stand beside the output (`-o -`, a FIFO or a device). */
+  manifestPath?: string;
 }
 
 /**

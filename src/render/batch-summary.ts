@@ -1,5 +1,6 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
 import type { DncResult, RenderSummary } from '../batch/render.js';
+import { describeRecordAt } from '../batch/csv-input.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
 
@@ -76,7 +77,7 @@ export interface DryRunReport {
   unknown_cost_countries: string[];
   webhook_required_countries: string[];
   costs: ReadonlyMap<string, number>;
-  invalidSamples: Array<{ line: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
   maxCredits: number | null;
 }
 
@@ -85,7 +86,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const lines: string[] = [];
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
-  for (const s of r.invalidSamples) lines.push(`  line ${s.line}: ${s.message}`);
+  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${s.message}`);
   if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const table = renderTable(
     {

@@ -115,7 +115,10 @@ describe('dnc batch: verdicts', () => {
     const fr = rows.find((x) => x.dnc_country === 'FR')!;
     expect([fr.dnc_result, fr.dnc_error_code, fr.dnc_credits]).toEqual(['unsupported_country', 'unsupported_country', '0']);
     const unreadable = rows.filter((x) => x.dnc_error_code === 'unparseable_number');
-    expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', '', 'ask reception']);
+    expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', 'ask reception']);
+    // An empty cell is said apart from a bad number: there is nothing to fix but a missing value.
+    const missing = rows.filter((x) => x.dnc_error_code === 'missing_number');
+    expect(missing.map((x) => [x.phone, x.dnc_result])).toEqual([['', 'invalid']]);
     const registerInvalid = rows.find((x) => x.phone === '(202) 555-0990')!;
     expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual(['invalid', 'invalid_phone_number', '1']);
   });
@@ -240,7 +243,7 @@ describe('dnc batch: verdicts', () => {
       ['ok', 'callable', '', '1'],
       ['letters', 'invalid', 'unparseable_number', '0'],
       ['short', 'invalid', 'unparseable_number', '0'],
-      ['empty', 'invalid', 'unparseable_number', '0'],
+      ['empty', 'invalid', 'missing_number', '0'],
       ['charged-invalid', 'invalid', 'invalid_phone_number', '1'],
       ['ok2', 'do_not_call', '', '1'],
     ]);
