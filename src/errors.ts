@@ -9,6 +9,7 @@ export const ExitCode = {
   AUTH: 4,
   CREDIT: 5,
   SERVICE: 6,
+  UNFINISHED: 7,
   PENDING: 8,
   ON_DNC_LIST: 10,
   INTERRUPTED: 130,

@@ -26,6 +26,9 @@ export const DNC_COLUMNS = [
   'dnc_credits',
 ] as const;
 
+/** The columns --review-out adds to the input's: enough to act on a row without the full results. */
+export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
+
 export const DNC_RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
 export type DncResult = (typeof DNC_RESULTS)[number];
 
@@ -41,6 +44,8 @@ export interface RenderSummary {
   byCountry: Map<string, Record<DncResult, number>>;
   /** Rows whose register source is not an https URL (the interface promises one): shown, but flagged. */
   notHttpsSources: number;
+  /** not_checked rows of webhook-only countries: a rerun finishes them only with --webhook-url. */
+  webhookRequired: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
   /** The output's rows added up as the manifest states them (for an output that cannot be read back). */
@@ -58,8 +63,16 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
   service_failure: 'not checked: the batch stopped when the service failed or refused the key; fix the cause and run the same command again to resume',
 };
 
+/** What decides the reason of a number never sent: a country no lookup would be sent for says so after any stop. */
+interface NotSentReasons {
+  /** Webhook-only countries, when the batch has no webhook URL. */
+  webhookRequired: ReadonlySet<string>;
+  /** The countries the service covers, once a 422 has said which. */
+  supported: ReadonlySet<string> | null;
+}
+
 /** The dnc_* cells of a number the journal knows. */
-function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean): string[] {
+function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean, notSent: NotSentReasons): string[] {
   // A lookup's credits stand on the first row with its number only, so the column sums to what was spent.
   const credits = firstRow && row ? String(row.credits) : '0';
   if (!row) {
@@ -81,6 +94,13 @@ function cellsFor(e164: string, country: string, row: NumberVerdict | undefined,
   }
   if (row.state === 'pending') {
     return [e164, country, 'pending', '', '', '', serviceTextCell(row.correlation_id), '', 'webhook result not received yet; run `dnc listen`', credits];
+  }
+  // Queued when the run stopped: say why it would not have been sent anyway, where that is so.
+  if (notSent.webhookRequired.has(country)) {
+    return [e164, country, 'not_checked', '', '', '', '', 'webhook_required', `${country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``, '0'];
+  }
+  if (notSent.supported && !notSent.supported.has(country)) {
+    return [e164, country, 'unsupported_country', '', '', '', '', 'unsupported_country', `the service does not cover ${country || "this number's country"}`, '0'];
   }
   const reason = stopped ?? 'interrupted';
   return [e164, country, 'not_checked', '', '', '', '', reason, NOT_CHECKED_TEXT[reason], '0'];
@@ -136,6 +156,8 @@ async function removeStaleTemps(target: string, now: number): Promise<void> {
 abstract class OutputSink {
   private readonly hash = createHash('sha256');
   bytes = 0;
+  /** The path as the journal names it (`-` for standard output). */
+  path = '';
   private failed: unknown;
   constructor(
     readonly target: string,
@@ -267,13 +289,14 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
   const open = async (target: string) => {
     try {
       const f = await openSink(target, options.stdout);
+      f.path = target;
       files.push(f);
       return f;
     } catch (err) {
       throw outputError(err, target);
     }
   };
-  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut]) if (target && target !== '-') await removeStaleTemps(target, (options.now ?? Date.now)());
+  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut]) if (target && target !== '-') await removeStaleTemps(target, (options.now ?? Date.now)());
   const summary: RenderSummary = {
     input: meta.inputPath,
     output: meta.outputPath,
@@ -283,6 +306,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     byResult: emptyResultCounts(),
     byCountry: new Map(),
     notHttpsSources: 0,
+    webhookRequired: 0,
     written: [],
     tally: null,
   };
@@ -294,6 +318,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     const main = await open(meta.outputPath);
     const callable = meta.callableOut ? await open(meta.callableOut) : null;
     const suppressed = meta.suppressedOut ? await open(meta.suppressedOut) : null;
+    const review = meta.reviewOut ? await open(meta.reviewOut) : null;
+    const dial = meta.dialOut ? await open(meta.dialOut) : null;
     // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
     if (layout.bom) for (const f of files) await f.write('\uFEFF');
     if (layout.header) {
@@ -301,7 +327,14 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       await main.write(writer.record([...header, ...DNC_COLUMNS]));
       await callable?.write(writer.record(header));
       await suppressed?.write(writer.record(header));
+      await review?.write(writer.record([...header, ...REVIEW_COLUMNS]));
     }
+    const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+    const supported = journal.supportedCountries();
+    const notSent: NotSentReasons = {
+      webhookRequired: new Set(meta.options.webhookUrl ? [] : WEBHOOK_ONLY_COUNTRIES),
+      supported: supported ? new Set(supported) : null,
+    };
     // Journal ids are given in order of first appearance, so a row whose number's id is above every id seen
     // so far is that number's first row: no set of seen numbers needs to be kept.
     let highestId = 0;
@@ -309,6 +342,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       let out = '';
       let callableRows = '';
       let suppressedRows = '';
+      let reviewRows = '';
+      let dialNumbers = '';
       for (const input of batch) {
         const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
@@ -318,10 +353,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
           const verdict = journal.verdict(cell.e164);
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow);
+          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent);
+          if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
         }
         const result = cells[2] as DncResult;
+        if (cells[7] === 'webhook_required') summary.webhookRequired++;
         summary.rows++;
         summary.byResult[result]++;
         let perCountry = summary.byCountry.get(cells[1]!);
@@ -332,10 +369,13 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         out += writer.record(fields.concat(cells));
         if (result === 'callable') callableRows += writer.record(fields);
         else if (result === 'do_not_call') suppressedRows += writer.record(fields);
+        else if (result !== 'pending') reviewRows += writer.record([...fields, cells[0]!, result, cells[7]!, cells[8]!]);
       }
       await main.write(out);
       if (callable && callableRows) await callable.write(callableRows);
       if (suppressed && suppressedRows) await suppressed.write(suppressedRows);
+      if (review && reviewRows) await review.write(reviewRows);
+      if (dial && dialNumbers) await dial.write(dialNumbers);
     }
     if (hash.digest('hex') !== meta.inputSha256) {
       throw inputError('E_INPUT_CHANGED', `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`, {
@@ -348,7 +388,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       } catch (err) {
         throw outputError(err, f.target);
       }
-      summary.written.push({ path: f === main ? meta.outputPath : f === callable ? meta.callableOut! : meta.suppressedOut!, sha256: f.sha256, bytes: f.bytes });
+      summary.written.push({ path: f.path, sha256: f.sha256, bytes: f.bytes });
     }
   } catch (err) {
     await Promise.all(files.map((f) => f.abort()));

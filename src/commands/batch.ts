@@ -39,7 +39,55 @@ export interface BatchOptions {
   escapeFormulas?: boolean;
   /** --journal: where the journal goes (default: beside the output, or the state folder when the output is not a file). */
   journal?: string | undefined;
+  /** --review-out: the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons. */
+  reviewOut?: string | undefined;
+  /** --dial-out: the distinct callable numbers in E.164, one per line, for a dialler. */
+  dialOut?: string | undefined;
+  /** The options given on the command line; the others are taken from the journal when it remembers them. */
+  given?: ReadonlySet<RememberedOption>;
 }
+
+/** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
+export const REMEMBERED_OPTIONS = [
+  'column',
+  'country',
+  'delimiter',
+  'header',
+  'concurrency',
+  'webhookUrl',
+  'webhookAll',
+  'allowInsecureWebhookUrl',
+  'maxCredits',
+  'callableOut',
+  'suppressedOut',
+  'reviewOut',
+  'dialOut',
+  'reuseWithinMs',
+  'escapeFormulas',
+] as const satisfies ReadonlyArray<keyof BatchOptions>;
+export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
+/** Options that change answers: a different value needs --restart (the others may change on any rerun). */
+const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header']);
+/** How each remembered option is written on a command line (for the resume line and messages). */
+const FLAG: Record<RememberedOption, string> = {
+  column: '--column',
+  country: '--country',
+  delimiter: '--delimiter',
+  header: '--no-header',
+  concurrency: '--concurrency',
+  webhookUrl: '--webhook-url',
+  webhookAll: '--webhook-all',
+  allowInsecureWebhookUrl: '--allow-insecure-webhook-url',
+  maxCredits: '--max-credits',
+  callableOut: '--callable-out',
+  suppressedOut: '--suppressed-out',
+  reviewOut: '--review-out',
+  dialOut: '--dial-out',
+  reuseWithinMs: '--reuse-within',
+  escapeFormulas: '--escape-formulas',
+};
+/** Commander's attribute names of the remembered options that differ from ours. */
+const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
 
 export const MAX_CONCURRENCY = 64;
 
@@ -50,8 +98,10 @@ dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits; same delimiter as th
 Only rows whose dnc_result is "callable" may be called.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
-the output: run the same command again to resume a stopped batch (nothing answered is sent
-again); --restart starts over.
+the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone
+resumes a stopped batch with them (nothing answered is sent again) and looks up again the rows
+left without a verdict that no credit was spent on. Options that change no answer (budget,
+lists, concurrency, webhook URL, --reuse-within) may change on a rerun; --restart starts over.
 
 Exit codes:
   0    every row has a verdict
@@ -60,6 +110,8 @@ Exit codes:
   4    the key was refused (401/403)
   5    credit limit (429) or --max-credits reached: rerun to resume
   6    the service failed or could not be reached: rerun to resume
+  7    finished, but some rows have no verdict (not_checked or failed): rerun to
+       finish those no credit was spent on; --review-out FILE lists them all
   8    finished, but webhook results are pending: run \`dnc listen --results OUTPUT\`
   130  interrupted: rerun to resume
 
@@ -81,13 +133,15 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--webhook-url <url>', 'webhook mode for webhook-only countries (AU): results are pushed to this https URL')
     .option('--webhook-all', 'send every lookup in webhook mode (needs --webhook-url)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .option('--max-credits <n>', 'never start a lookup that could take the batch past N credits')
+    .option('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)')
     .option('--dry-run', 'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost')
     .option('--restart', 'discard the journal of an earlier run of this batch and start over')
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
+    .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
     .option('--journal <file>', 'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)')
     .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
@@ -102,7 +156,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
       webhookUrl: o.webhookUrl as string | undefined,
       webhookAll: o.webhookAll === true,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
-      maxCredits: o.maxCredits === undefined ? null : parseIntegerOption('--max-credits', String(o.maxCredits), 0),
+      // `none` lifts a budget the journal remembers.
+      maxCredits: o.maxCredits === undefined || o.maxCredits === 'none' ? null : parseIntegerOption('--max-credits', String(o.maxCredits), 0),
       dryRun: o.dryRun === true,
       restart: o.restart === true,
       callableOut: o.callableOut as string | undefined,
@@ -112,6 +167,9 @@ export function registerBatch(program: Command, host: CommandHost): void {
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
+      reviewOut: o.reviewOut as string | undefined,
+      dialOut: o.dialOut as string | undefined,
+      given: new Set(REMEMBERED_OPTIONS.filter((name) => cmd.getOptionValueSource(ATTRIBUTE[name] ?? name) === 'cli')),
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
@@ -127,6 +185,8 @@ interface BatchPaths {
   outputPath: string;
   callableOut: string | null;
   suppressedOut: string | null;
+  reviewOut: string | null;
+  dialOut: string | null;
   country: string | undefined;
 }
 
@@ -155,8 +215,10 @@ async function checkOptions(ctx: Context, input: string, options: BatchOptions):
     fromStdin,
     output,
     outputPath: output.path,
-    callableOut: list('--callable-out', options.callableOut),
-    suppressedOut: list('--suppressed-out', options.suppressedOut),
+    callableOut: list('--callable-out', options.callableOut ?? undefined),
+    suppressedOut: list('--suppressed-out', options.suppressedOut ?? undefined),
+    reviewOut: list('--review-out', options.reviewOut ?? undefined),
+    dialOut: list('--dial-out', options.dialOut ?? undefined),
     country,
   };
 }
@@ -172,6 +234,8 @@ async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: 
     ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
     ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
     ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
+    ...(paths.reviewOut ? [{ role: '--review-out', path: paths.reviewOut }] : []),
+    ...(paths.dialOut ? [{ role: '--dial-out', path: paths.dialOut }] : []),
     ...journalSideFiles(journalPath),
     { role: 'the manifest', path: manifestPath },
   ];
@@ -181,10 +245,31 @@ async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: 
     if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
   };
   if (paths.output.kind === 'file') add(paths.outputPath, 'the results');
-  for (const f of [paths.callableOut, paths.suppressedOut]) if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
+  for (const f of [paths.callableOut, paths.suppressedOut, paths.reviewOut, paths.dialOut]) if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
   add(journalPath, 'the journal');
   add(manifestPath, 'the manifest');
   for (const [dir, what] of folders) await checkWritableFolder(dir, what);
+}
+
+/** What the journal remembers of this run's options (paths resolved, so a rerun from elsewhere finds them). */
+function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string, unknown> {
+  return {
+    column: options.column ?? null,
+    country: options.country ?? null,
+    delimiter: options.delimiter ?? null,
+    header: options.header,
+    concurrency: options.concurrency,
+    webhookUrl: options.webhookUrl ?? null,
+    webhookAll: options.webhookAll,
+    allowInsecureWebhookUrl: options.allowInsecureWebhookUrl,
+    maxCredits: options.maxCredits,
+    callableOut: paths.callableOut,
+    suppressedOut: paths.suppressedOut,
+    reviewOut: paths.reviewOut,
+    dialOut: paths.dialOut,
+    reuseWithinMs: options.reuseWithinMs ?? null,
+    escapeFormulas: options.escapeFormulas === true,
+  };
 }
 
 function isStandardOutput(file: string): boolean {
@@ -212,14 +297,19 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
     const r = path.relative(cwd, p);
     return r.startsWith('..') || path.isAbsolute(r) ? p : r;
   };
-  const parts = ['dnc', 'batch', q(input), '-o', q(rel(outputPath))];
+  const parts = ['dnc', 'batch', q(input), '-o', outputPath === '-' ? '-' : q(rel(outputPath))];
+  if (options.journal !== undefined) parts.push('--journal', q(options.journal));
+  // A journal beside a file output remembers every option: the short command resumes with them all.
+  if (outputPath !== '-' || options.journal !== undefined) return parts.join(' ');
+  // Standard output: the journal is found by the options that shape answers, so they are repeated.
   if (options.column !== undefined) parts.push('--column', q(options.column));
   if (options.country !== undefined) parts.push('--country', q(options.country));
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
-  if (options.webhookUrl !== undefined) parts.push('--webhook-url', q(options.webhookUrl));
-  if (options.webhookAll) parts.push('--webhook-all');
-  if (options.allowInsecureWebhookUrl) parts.push('--allow-insecure-webhook-url');
+  for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
+    const text = flagText(name, options[name]);
+    if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
+  }
   if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
   return parts.join(' ');
 }
@@ -241,14 +331,68 @@ function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
     a.country === b.country &&
     a.delimiter === b.delimiter &&
     a.header === b.header &&
-    a.phoneIndex === b.phoneIndex &&
-    a.webhookUrl === b.webhookUrl &&
-    a.webhookAll === b.webhookAll
+    a.phoneIndex === b.phoneIndex
   );
 }
 
+/** A remembered option as it is typed on a command line (`--max-credits 50`), for messages. */
+function flagText(name: RememberedOption, value: unknown): string {
+  if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
+  if (value === null || value === undefined) return '';
+  if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
+  return `${FLAG[name]} ${String(value)}`;
+}
 
-export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
+/**
+ * Takes every option not given on this command line from the journal of the same output, when it remembers
+ * them: `dnc batch INPUT -o OUT` alone resumes a batch as it was started (budget, lists, webhook URL …).
+ * Returns the options and how to say what was taken.
+ */
+async function withRememberedOptions(ctx: Context, input: string, options: BatchOptions): Promise<{ options: BatchOptions; resumedWith: string[] }> {
+  const none = { options, resumedWith: [] };
+  if (options.restart || !options.given) return none;
+  const { resolveOutputTarget, journalPathFor } = await import('../batch/paths.js');
+  let journalPath: string;
+  try {
+    if (options.journal !== undefined) journalPath = resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
+    else {
+      if (input === '-' && options.output === undefined) return none;
+      const target = resolveOutputTarget('-o', options.output ?? path.resolve(ctx.cwd, input).replace(/(\.[^./\\]*)?$/, '.results.csv'), ctx.cwd);
+      if (target.kind !== 'file') return none;
+      journalPath = journalPathFor(target.path);
+    }
+  } catch {
+    return none; // The same check runs again below and says what is wrong.
+  }
+  if (!existsSync(journalPath)) return none;
+  const { BatchJournal } = await import('../batch/journal.js');
+  let remembered: Record<string, unknown> | undefined;
+  try {
+    const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
+    try {
+      remembered = journal.meta()?.run;
+    } finally {
+      journal.close();
+    }
+  } catch {
+    return none; // Opened again below, where an unreadable journal is reported.
+  }
+  if (!remembered) return none;
+  const merged: Record<string, unknown> = { ...options };
+  const resumedWith: string[] = [];
+  for (const name of REMEMBERED_OPTIONS) {
+    if (options.given.has(name) || !(name in remembered)) continue;
+    merged[name] = remembered[name] ?? undefined;
+    const text = flagText(name, remembered[name]);
+    if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
+  }
+  return { options: merged as unknown as BatchOptions, resumedWith };
+}
+
+
+export async function runBatch(ctx: Context, input: string, given: BatchOptions): Promise<number> {
+  const { options, resumedWith } = await withRememberedOptions(ctx, input, given);
+  if (resumedWith.length > 0) ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
   const paths = await checkOptions(ctx, input, options);
   const batchPaths = await import('../batch/paths.js');
   const { manifestPathFor } = await import('../evidence/manifest.js');
@@ -378,7 +522,13 @@ async function runBatchJournal(
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
     const { PhoneCache } = await import('../batch/phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
-    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, { escapeFormulas: options.escapeFormulas === true, manifestPath: paths.output.kind === 'file' ? undefined : manifestPath });
+    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, {
+      escapeFormulas: options.escapeFormulas === true,
+      manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
+      reviewOut: paths.reviewOut,
+      dialOut: paths.dialOut,
+      run: rememberedRun(options, paths),
+    });
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
     const counts = journal.summaryCounts();
@@ -473,6 +623,16 @@ async function runBatchJournal(
       );
       return ExitCode.PENDING;
     }
+    const unfinished = summary.byResult.not_checked + summary.byResult.failed;
+    if (unfinished > 0) {
+      const waiting = summary.webhookRequired;
+      const advice = [
+        ...(waiting > 0 ? [`${waiting} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
+        ...(unfinished > waiting ? [`run \`${resume}\` again to look up the rest that no credit was spent on; --review-out FILE lists every row that needs a person`] : []),
+      ];
+      ctx.warn(`dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ${summary.byResult.failed} failed): ${advice.join('; ')}`);
+      return ExitCode.UNFINISHED;
+    }
     return ExitCode.OK;
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
@@ -493,7 +653,7 @@ async function prepareJournal(
   input: string,
   serviceOrigin: string,
   phones: PhoneCache,
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath'>,
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>,
 ): Promise<void> {
   const { ingestInput, hashFile } = await import('../batch/ingest.js');
   const existing = journal.meta();
@@ -505,8 +665,12 @@ async function prepareJournal(
       });
     }
     if (!sameResultOptions(existing.options, resultOptions)) {
-      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options (${describeOptions(existing.options)})`, {
-        hint: 'run the command with the same options to resume, or add --restart to start over with these',
+      const c = journal.summaryCounts();
+      const numbers = c.queued + c.in_flight + c.done + c.pending;
+      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
+        hint:
+          `run it without them to resume, or add --restart to start over with these: ${numbers} number(s) are looked up again ` +
+          `(this batch has spent ${c.credits} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
       });
     }
     if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
@@ -514,7 +678,20 @@ async function prepareJournal(
         hint: 'use the same --base-url to resume, or --restart',
       });
     }
-    journal.setMeta({ ...existing, inputPath: paths.inputPath, outputPath: paths.outputPath, callableOut: paths.callableOut, suppressedOut: paths.suppressedOut, ...rendering });
+    journal.setMeta({
+      ...existing,
+      options: { ...existing.options, webhookUrl: resultOptions.webhookUrl, webhookAll: resultOptions.webhookAll },
+      inputPath: paths.inputPath,
+      outputPath: paths.outputPath,
+      callableOut: paths.callableOut,
+      suppressedOut: paths.suppressedOut,
+      ...rendering,
+    });
+    // A rerun finishes the job: rows with no verdict and no credit spent on them are looked up again.
+    const again = journal.requeueUnfinished();
+    if (again.notChecked + again.uncharged > 0) {
+      ctx.info(`${again.notChecked + again.uncharged} number(s) without a verdict are looked up again (${again.notChecked} not checked, ${again.uncharged} failed without a charge)`);
+    }
     const c = journal.summaryCounts();
     ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
     // A possible second charge is worth a warning (shown under --quiet too); --max-credits counts these as spent.

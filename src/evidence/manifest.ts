@@ -60,7 +60,7 @@ export interface Manifest extends OutputTally {
   output: { path: string; sha256: string; bytes: number };
   format: OutputFormat;
   /** --callable-out and --suppressed-out files written with the output (what a dialler loads). */
-  lists: Array<{ kind: 'callable' | 'suppressed'; path: string; sha256: string }>;
+  lists: Array<{ kind: 'callable' | 'suppressed' | 'review' | 'dial'; path: string; sha256: string }>;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -246,7 +246,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
       : await walkOutput(meta.outputPath, format);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
-  for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut]] as const) {
+  for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut], ['review', meta.reviewOut], ['dial', meta.dialOut]] as const) {
     if (!list) continue;
     const sha256 = !isRegularFile(list) && written(list) ? written(list)!.sha256 : await hashFile(list);
     lists.push({ kind, path: list, sha256 });

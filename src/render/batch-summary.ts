@@ -52,7 +52,14 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   );
   const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
   const lines: string[] = [];
-  const title = extras.stopped ? `Batch stopped (${extras.stopped})` : extras.pending > 0 ? 'Batch sent; webhook results pending' : 'Batch complete';
+  const unfinished = summary.byResult.not_checked + summary.byResult.failed;
+  const title = extras.stopped
+    ? `Batch stopped (${extras.stopped})`
+    : extras.pending > 0
+      ? 'Batch sent; webhook results pending'
+      : unfinished > 0
+        ? `Batch finished; ${formatInteger(unfinished)} row(s) have no verdict`
+        : 'Batch complete';
   lines.push(paint(term.color, 'bold', title));
   lines.push(`rows: ${num(summary.rows)}   distinct numbers: ${num(extras.uniqueNumbers)}   lookups sent this run: ${num(extras.sent)}`);
   const rate = extras.elapsedMs > 0 && extras.sent > 0 ? ` in ${(extras.elapsedMs / 1000).toFixed(1)}s (${Math.round((extras.sent * 1000) / extras.elapsedMs)}/s)` : '';
