@@ -3,6 +3,7 @@ import os from 'node:os';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, resolveServiceConfig, type GlobalFlags, type ServiceConfig } from './config.js';
 import { redactSecrets } from './errors.js';
 import { writeLine, type IO } from './io.js';
+import { terminalSafeLines } from './render/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
 import { VERSION } from './version.js';
 
@@ -47,13 +48,15 @@ export interface ContextDeps {
   homedir?: string;
   now?: () => Date;
   interrupts: Interrupts;
+  /** Secrets already known (main collects them before parsing); the key is added once resolved. */
+  secrets?: string[];
 }
 
 export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
   const env = deps.env;
   const verbose = flags.verbose === true || (env.DNC_VERBOSE !== undefined && env.DNC_VERBOSE !== '' && env.DNC_VERBOSE !== '0');
-  const secrets: string[] = [];
-  const say = (line: string) => writeLine(deps.io.stderr, redactSecrets(line, secrets));
+  const secrets: string[] = deps.secrets ?? [];
+  const say = (line: string) => writeLine(deps.io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   let config: Promise<ServiceConfig> | undefined;
   const ctx: Context = {
     io: deps.io,
@@ -80,7 +83,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     },
     serviceConfig() {
       config ??= resolveServiceConfig(flags, env, ctx.homedir).then((c) => {
-        secrets.push(c.apiKey.value);
+        if (!secrets.includes(c.apiKey.value)) secrets.push(c.apiKey.value);
         // Where each value came from is the first question when a key "does not work".
         const from = (source: string) => (source === 'config' ? `config file ${c.configPath}` : source);
         ctx.debug(

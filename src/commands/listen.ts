@@ -10,6 +10,7 @@ import { createProgress, writeLine } from '../io.js';
 import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
 import type { JournalPushStore } from '../listen/journal-store.js';
 import type { CommandHost } from '../main.js';
+import { terminalSafe } from '../render/terminal-safe.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;
 
@@ -136,6 +137,7 @@ function statusCounts(s: ListenStatus): string {
   const parts = [`received ${s.stored}`, `duplicates ${s.duplicates}`, `orphans ${s.orphans}`, `pending ${s.pending}`];
   if (s.unsent > 0) parts.push(`not sent yet ${s.unsent}`);
   if (s.lost > 0) parts.push(`lost ${s.lost}`);
+  if (s.conflicts > 0) parts.push(`CONFLICTS ${s.conflicts}`);
   if (s.rejected > 0) parts.push(`refused ${s.rejected}`);
   if (s.storeFailures > 0) parts.push(`store failures ${s.storeFailures}`);
   return parts.join(' · ');
@@ -218,6 +220,14 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
   session.on('status', (s) => printStatus(s));
   session.on('push', (e) => {
+    if (e.conflict) {
+      // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
+      ctx.warn(
+        `warning: conflicting pushes for ${terminalSafe(e.phoneNumber)} (correlation id ${terminalSafe(e.correlationId)}): a second, different verdict arrived; ` +
+          `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ${terminalSafe(e.correlationId)}`,
+      );
+      return;
+    }
     if (!ctx.verbose) return;
     const verdict = e.status === 'succeeded' ? 'succeeded' : `failed (${e.errorCode})`;
     const tag = e.duplicate ? ' · duplicate, ignored' : e.orphan ? ' · orphan: unknown correlation id, kept' : '';
@@ -225,10 +235,10 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   });
   session.on('rejected', (e) => {
     const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
-    alert(`refused ${e.method} ${e.path}${who}: ${e.status} ${e.reason}`);
+    alert(`refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
   });
   session.on('client-error', (e) => {
-    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${e.error.message}`);
+    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);
   });
   session.on('store-failed', (e) => {
     const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
