@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
+import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
 import { DEFAULT_CLOCK_SKEW_MS, pushMatchProblem, pushVerdictKey, type SentLookup } from '../wire/push-rules.js';
 import type { LookupFailed, LookupResult, LookupSucceeded } from '../wire/types.js';
 
@@ -318,6 +319,8 @@ export class BatchJournal {
     }
     let db: BetterSqlite3.Database;
     try {
+      // Numbers, verdicts and the webhook URL (whose path is the listener's secret): the user's alone.
+      if (!options.readonly) ensurePrivateFile(path, options.create);
       db = new Database(path, { readonly: options.readonly === true, timeout: 5_000 });
       if (!options.readonly) {
         db.pragma('journal_mode = WAL');
@@ -809,7 +812,7 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: Lo
   const lockPath = lockPathOf(journalPath, kind);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx' });
+      writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
       return {
         release() {
           try {

@@ -28,7 +28,7 @@ export interface ListenOptions {
   results: string;
   port: number;
   host: string;
-  /** Serve pushes only here; undefined: any path but /healthz. */
+  /** Serve pushes only here; undefined: the batch's webhook path, or a generated one (see defaultPushPath). */
   path: string | undefined;
   exitWhenDone: boolean;
   tls: { certFile: string; keyFile: string } | undefined;
@@ -39,8 +39,10 @@ Examples:
   dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
   dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
 
-Pushes are not signed: give the listener an unguessable --path and use the same path in the
---webhook-url of the batch (a random one is suggested at start). Each push is committed to the
+Pushes are not signed: pushes are served on one unguessable path only (by default the path of the
+batch's --webhook-url, or a generated one, printed at start); every other path gets 404. A --host
+other than loopback needs --path. Each push must match the lookup sent under its correlation id;
+two different verdicts for one lookup make its row failed (conflicting_pushes). See docs/listen-security.md. Each push is committed to the
 batch's journal (OUTPUT.csv.journal.sqlite) before it is answered 200; OUTPUT.csv is rewritten
 atomically at most once a second while pushes arrive, and on exit.
 
@@ -48,6 +50,33 @@ Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing 
 130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
 2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal;
 3 when OUTPUT.csv cannot be written (the pushes received stay in the journal).`;
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+/** A path no one guesses: a segment of at least 16 characters from a URL-safe alphabet (≥ 96 bits when random). */
+export function isUnguessablePath(p: string): boolean {
+  return p.split('/').some((segment) => /^[A-Za-z0-9_~.-]{16,}$/.test(segment));
+}
+
+/**
+ * Where pushes are served when --path is not given: the path of the batch's webhook URL when it is unguessable
+ * (the service pushes there; any other path would turn every push into a permanent 404), a fresh random one when
+ * the batch sent none. A guessable batch path is refused: accepting it must be a choice (--path).
+ */
+export function defaultPushPath(batchWebhookUrl: string | null, random: () => string): { path: string; from: 'batch' | 'random' } {
+  if (batchWebhookUrl) {
+    const batchPath = new URL(batchWebhookUrl).pathname;
+    if (isUnguessablePath(batchPath)) return { path: batchPath, from: 'batch' };
+    throw usageError('E_GUESSABLE_PATH', `the batch's webhook path ${batchPath} is guessable, and pushes are not signed`, {
+      hint: `serve it anyway with --path ${batchPath}, or run the batch again with a --webhook-url whose path is long and random (e.g. /hooks/${random().split('/').pop()})`,
+    });
+  }
+  return { path: random(), from: 'random' };
+}
 
 /** Checks the flags (exit 2 on a bad one). */
 export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {
@@ -57,6 +86,12 @@ export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOpti
   if (o.path !== undefined && !/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(o.path)) {
     throw usageError('E_USAGE', `--path must be a URL path starting with /, without a query or spaces, got '${o.path}'`, {
       hint: 'e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A, the path of the --webhook-url given to the batch',
+    });
+  }
+  if (o.path === undefined && !isLoopbackHost(host)) {
+    // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
+    throw usageError('E_USAGE', `--host ${host} is reachable from other machines: give the secret push path with --path`, {
+      hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
     });
   }
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
@@ -79,7 +114,7 @@ export function registerListen(program: Command, host: CommandHost): void {
     .requiredOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive')
     .option('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`)
     .option('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)')
-    .option('--path <path>', 'serve pushes only on this (secret) path; default: any path but /healthz')
+    .option('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one")
     .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
@@ -188,11 +223,18 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
     now: () => ctx.now(),
     batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive: isProcessAlive }) !== null,
   });
+  let pushPath: { path: string; from: 'flag' | 'batch' | 'random' };
+  try {
+    pushPath = o.path !== undefined ? { path: o.path, from: 'flag' } : defaultPushPath(journal.meta.options.webhookUrl, () => randomPushPath());
+  } catch (err) {
+    journal.close();
+    throw err;
+  }
   let session: ListenSession;
   try {
     session = createListenSession({
       journal,
-      receiver: { host: o.host, port: o.port, path: o.path, tls },
+      receiver: { host: o.host, port: o.port, path: pushPath.path, tls },
       exitWhenDone: o.exitWhenDone,
       now: () => ctx.now(),
     });
@@ -267,18 +309,21 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
     await session.stop().catch(() => undefined);
     throw listenError(err, o);
   }
-  const base = address.url.slice(0, address.url.length - (o.path ?? '/').length);
+  const base = address.url.slice(0, address.url.length - pushPath.path.length);
   note(`dnc listen: receiving webhook results for ${o.results}`);
-  note(`  listening on ${address.url}${o.path ? ' (pushes only on this path)' : ' (pushes on any path)'}; health check ${base}/healthz`);
+  // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
+  const from = pushPath.from === 'batch' ? "; it is the batch's webhook path" : pushPath.from === 'random' ? '; generated: use it in the webhook URL' : '';
+  note(`  listening on ${address.url} (pushes only on this path)${from}; every other path gets 404; health check ${base}/healthz`);
   const batchUrl = journal.meta.options.webhookUrl;
-  if (batchUrl) note(`  the batch sent webhook_url ${batchUrl}`);
-  if (!o.path) {
-    const batchPath = batchUrl ? new URL(batchUrl).pathname : null;
-    const suggestion = batchPath && batchPath.length >= 16 ? batchPath : randomPushPath();
-    note(`  hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${suggestion}`);
-    if (suggestion !== batchPath) note(`        (and use that path in the batch's --webhook-url)`);
-  } else if (batchUrl && new URL(batchUrl).pathname !== o.path) {
-    note(`  note: --path ${o.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
+  if (batchUrl) {
+    const { withoutCredentials } = await import('../redact.js');
+    note(`  the batch sent webhook_url ${withoutCredentials(batchUrl)}`);
+  }
+  if (pushPath.from === 'flag' && !isUnguessablePath(pushPath.path)) {
+    note(`  warning: --path ${pushPath.path} is guessable and pushes are not signed; a long random path (e.g. ${randomPushPath()}) keeps forgers out`);
+  }
+  if (pushPath.from === 'flag' && batchUrl && new URL(batchUrl).pathname !== pushPath.path) {
+    note(`  note: --path ${pushPath.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
   }
 
   let interrupted = false;
