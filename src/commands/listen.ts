@@ -277,7 +277,9 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   });
   session.on('rejected', (e) => {
     const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
-    alert(`refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
+    // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
+    const tag = e.status === 503 ? 'warning: ' : '';
+    alert(`${tag}refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
   });
   session.on('client-error', (e) => {
     alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);

@@ -241,6 +241,11 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     return { host, port, url: `${scheme}://${urlHost}:${port}${this.pushPath ?? '/'}` };
   }
 
+  /** Connections open now (each holds a descriptor): what the cap and the timeouts keep bounded. */
+  openConnections(): Promise<number> {
+    return new Promise((resolve, reject) => this.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  }
+
   /**
    * Stops accepting connections, lets requests already read finish storing and be answered,
    * then closes idle keep-alive connections. `force` also cuts connections still mid-request.
