@@ -66,7 +66,10 @@ export function pushRuleProblem(body: Body, headers: PushHeaders, receivedAt: Da
       } catch {
         url = null;
       }
-      if (!url || url.protocol !== 'https:') return `dnc_list_source ${JSON.stringify(source)} is not an https URL`;
+      // The URL parser drops or encodes control characters and spaces; a register URL never has them.
+      if (!url || url.protocol !== 'https:' || /[\s\u0000-\u001f\u007f-\u009f]/.test(source)) {
+        return `dnc_list_source ${JSON.stringify(source)} is not an https URL`;
+      }
     }
   } else {
     const code = body.error_code;
