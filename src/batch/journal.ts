@@ -1,7 +1,7 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { inputError, usageError } from '../errors.js';
+import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
 import { DEFAULT_CLOCK_SKEW_MS, pushMatchProblem, pushVerdictKey, type SentLookup } from '../wire/push-rules.js';
 import type { LookupFailed, LookupResult, LookupSucceeded } from '../wire/types.js';
@@ -274,6 +274,28 @@ function conflictAnswer(correlationId: string, credits: number, httpStatus: numb
   };
 }
 
+/**
+ * A write the disk refused, as the user must see it: exit 3, naming the file. SQLite rolled the transaction back, so
+ * the journal is as it was before it. Null for any other error.
+ */
+export function journalWriteError(path: string, err: unknown): DncError | null {
+  if (err instanceof DncError) return err;
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return inputError('E_DISK_FULL', `the disk is full: cannot write the batch journal ${path} (${code})`, {
+      hint: 'free some space on that disk (or give an output on another one) and run the same command again; the journal is consistent',
+      cause: err,
+    });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY') {
+    return inputError('E_JOURNAL_WRITE', `cannot write the batch journal ${path} (${code})`, {
+      hint: 'check the disk and the permissions of that folder, then run the same command again; the journal is consistent',
+      cause: err,
+    });
+  }
+  return null;
+}
+
 /** A local (request-less) final decision. */
 export function localAnswer(result: NumberResult, errorCode: string, error: string, answer: unknown = null, httpStatus: number | null = null): FinalAnswer {
   return {
@@ -475,9 +497,13 @@ export class BatchJournal {
 
   /** Inserts distinct numbers in one transaction; numbers already there are left as they are. */
   readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): void => {
-    this.db.transaction((list: Iterable<readonly [string, string]>) => {
-      for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
-    })(numbers);
+    try {
+      this.db.transaction((list: Iterable<readonly [string, string]>) => {
+        for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
+      })(numbers);
+    } catch (err) {
+      throw journalWriteError(this.path, err) ?? err;
+    }
   };
 
   /** Why the last run stopped before every number had an answer (rendered into not_checked rows). */
@@ -545,7 +571,11 @@ export class BatchJournal {
 
   private tx<T>(fn: () => T): T {
     this.runInTx ??= this.db.transaction((f: () => unknown) => f());
-    return this.runInTx(fn) as T;
+    try {
+      return this.runInTx(fn) as T;
+    } catch (err) {
+      throw journalWriteError(this.path, err) ?? err;
+    }
   }
 
   get(e164: string): NumberRow | undefined {
@@ -667,7 +697,12 @@ export class BatchJournal {
 
   /** recordPushes, with the reason of each refusal. */
   storePushes(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushVerdict[] {
-    return this.db.transaction(() => pushes.map((p) => this.storePush(p, options)))();
+    try {
+      return this.db.transaction(() => pushes.map((p) => this.storePush(p, options)))();
+    } catch (err) {
+      // SQLITE_BUSY stays as it is: the listener retries it.
+      throw journalWriteError(this.path, err) ?? err;
+    }
   }
 
   private insertPush(push: IncomingPushRecord, correlationId: string | null, outcome: PushOutcome, reason: string | null = null): void {
@@ -792,31 +827,46 @@ export interface LockDeps {
   pid: number;
   /** Whether a process id is alive (injected: core modules do not touch process.*). */
   isAlive(pid: number): boolean;
+  /** When a process started (ms since the epoch), or null when unknown: a lock's pid reused by a later process is stale. */
+  startTime?(pid: number): number | null;
 }
+
+/** Process start times are read in clock ticks (10 ms) and the lock's mtime in ms: within this, the same process. */
+const START_SLACK_MS = 1_000;
 
 /** Who holds the batch (or listen) lock of `journalPath`, if a live process does. */
 export function lockHolder(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): number | null {
   const lockPath = lockPathOf(journalPath, kind);
   let text: string;
+  let writtenAt: number;
   try {
     text = readFileSync(lockPath, 'utf8');
+    writtenAt = statSync(lockPath).mtimeMs;
   } catch {
     return null;
   }
-  const pid = Number.parseInt(text, 10);
-  if (Number.isFinite(pid) && pid !== deps.pid && deps.isAlive(pid)) return pid;
-  return null;
+  const [pidText, startText] = text.split('\n');
+  const pid = Number.parseInt(pidText ?? '', 10);
+  if (!Number.isFinite(pid) || pid === deps.pid || !deps.isAlive(pid)) return null;
+  const started = deps.startTime?.(pid) ?? null;
+  if (started !== null) {
+    const recorded = Number.parseInt(startText ?? '', 10);
+    // The pid now names another process: one that started at another time than the holder, or (a lock from
+    // before start times were recorded) after the lock was written.
+    if (Number.isFinite(recorded) ? Math.abs(started - recorded) > START_SLACK_MS : started > writtenAt + START_SLACK_MS) return null;
+  }
+  return pid;
 }
 
 export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): JournalLock {
   const lockPath = lockPathOf(journalPath, kind);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
+      writeFileSync(lockPath, `${deps.pid}\n${deps.startTime?.(deps.pid) ?? ''}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
       return {
         release() {
           try {
-            if (readFileSync(lockPath, 'utf8').trim() === String(deps.pid)) unlinkSync(lockPath);
+            if (readFileSync(lockPath, 'utf8').split('\n')[0]!.trim() === String(deps.pid)) unlinkSync(lockPath);
           } catch {
             /* already gone */
           }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
-import { isProcessAlive, type Context } from '../context.js';
+import { processLockDeps, type Context } from '../context.js';
 import { ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
@@ -202,7 +202,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   // No journal: listenLocked says so, with its hint.
   if (!existsSync(journalPath)) return listenLocked(ctx, o);
   // Held while listening: `dnc batch --restart` refuses to delete a journal pushes are being stored in.
-  const lock = acquireJournalLock(journalPath, { pid: process.pid, isAlive: isProcessAlive }, 'listen');
+  const lock = acquireJournalLock(journalPath, processLockDeps(), 'listen');
   try {
     return await listenLocked(ctx, o);
   } finally {
@@ -221,7 +221,7 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const journalPath = Store.pathFor(o.results);
   const journal: JournalPushStore = await openListenJournal(o.results, {
     now: () => ctx.now(),
-    batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive: isProcessAlive }) !== null,
+    batchRunning: () => lockHolder(journalPath, processLockDeps()) !== null,
   });
   let pushPath: { path: string; from: 'flag' | 'batch' | 'random' };
   try {
