@@ -179,7 +179,9 @@ export function runFromProcess(): void {
       process.exitCode = code;
     },
     (err) => {
-      process.stderr.write(`dnc: internal error: ${String(err)}\n`);
+      // Outside main's redacting streams: masked here with what main would have known.
+      const secrets = collectSecrets(process.argv.slice(2), process.env, os.homedir());
+      process.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
       process.exitCode = ExitCode.INTERNAL;
     },
   );

@@ -372,7 +372,9 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
         duplicates: final.duplicates,
         orphans: final.orphans,
         reconciled: final.reconciled,
+        conflicts: final.conflicts,
         refused: final.rejected,
+        over_capacity: final.overCapacity,
         store_failures: final.storeFailures,
         pending: final.pending,
         lost: lostList.map((l) => ({
