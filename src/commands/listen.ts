@@ -11,6 +11,7 @@ import type { ListenSession, ListenStatus, PendingLookup } from '../listen/sessi
 import type { JournalPushStore } from '../listen/journal-store.js';
 import type { CommandHost } from '../main.js';
 import { terminalSafe } from '../render/terminal-safe.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;
 
@@ -22,6 +23,7 @@ interface RawListenOptions {
   exitWhenDone?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  clockSkew?: string;
 }
 
 export interface ListenOptions {
@@ -32,6 +34,8 @@ export interface ListenOptions {
   path: string | undefined;
   exitWhenDone: boolean;
   tls: { certFile: string; keyFile: string } | undefined;
+  /** How far a push's timestamp may stray outside [request, arrival], ms. */
+  skewMs: number;
 }
 
 const EXAMPLES = `
@@ -104,6 +108,7 @@ export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOpti
     path: o.path,
     exitWhenDone: o.exitWhenDone === true,
     tls: o.tlsCert !== undefined && o.tlsKey !== undefined ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) } : undefined,
+    skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : parseIntegerOption('--clock-skew', o.clockSkew, 0, 86_400) * 1000,
   };
 }
 
@@ -118,6 +123,7 @@ export function registerListen(program: Command, host: CommandHost): void {
     .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)")
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts() as RawListenOptions, ctx.cwd)));
 }
@@ -221,6 +227,7 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const journalPath = Store.pathFor(o.results);
   const journal: JournalPushStore = await openListenJournal(o.results, {
     now: () => ctx.now(),
+    skewMs: o.skewMs,
     batchRunning: () => lockHolder(journalPath, processLockDeps()) !== null,
   });
   let pushPath: { path: string; from: 'flag' | 'batch' | 'random' };
@@ -234,7 +241,7 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   try {
     session = createListenSession({
       journal,
-      receiver: { host: o.host, port: o.port, path: pushPath.path, tls },
+      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs },
       exitWhenDone: o.exitWhenDone,
       now: () => ctx.now(),
     });

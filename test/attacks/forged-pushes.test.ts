@@ -186,6 +186,24 @@ describe('repeats and mismatches', () => {
   });
 });
 
+describe('clock skew', () => {
+  it('allows 5 minutes by default and more with --clock-skew', async () => {
+    const b = await batchOf(NEVER);
+    const row = readCsv(b.output)[0]!;
+    const tenMinutesAhead = new Date(Date.now() + 600_000).toISOString();
+    const strict = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
+    const refused = await post(await strict.url, succeededPush(row, { timestamp: tenMinutesAhead }));
+    expect(refused.status).toBe(422);
+    strict.interrupts.fire();
+    expect(await strict.exit).toBe(130);
+    const lenient = listen(['--results', b.output, '--port', '0', '--clock-skew', '900'], { cwd: b.dir, home: home! });
+    expect((await post(await lenient.url, succeededPush(row, { timestamp: tenMinutesAhead }))).status).toBe(200);
+    lenient.interrupts.fire();
+    expect(await lenient.exit).toBe(0);
+    expect(readCsv(b.output)[0]!.dnc_result).toBe('callable');
+  });
+});
+
 describe('the secret path', () => {
   it('serves pushes on one path only, by default the batch webhook path: every other path gets 404', async () => {
     const b = await batchOf(NEVER);
