@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run soak`: reliability under crashes, storms, exhaustion and bad input, checked as counted invariants.
 //
-//   npm run soak [-- --ci] [--kills N] [--only storm,listen,credits,corpus] [--keep]   (SOAK_PROFILE=ci = --ci)
+//   npm run soak [-- --ci] [--kills N] [--only storm,listen,attacks,credits,corpus] [--keep]   (SOAK_PROFILE=ci = --ci)
 //
 // Each step starts its own sandbox as a child process (`node bin/dnc.js sandbox --port 0 --key <test key>`),
 // runs `node bin/dnc.js batch|listen` as child processes in a scratch folder, and checks what they left
@@ -16,10 +16,10 @@ import { auNumber, assertBuilt, BIN, expectedResult, gbNumber, machine, OUT_DIR,
 const args = parseArgs(process.argv.slice(2));
 const ci = args.ci === true || process.env.SOAK_PROFILE === 'ci';
 const PROFILE = ci
-  ? { name: 'ci', stormRows: 5_000, kills: 3, stormLatencyMs: 20, stormConcurrency: 16, listenLookups: 1_000, listenKills: 3, creditRows: 400 }
-  : { name: 'full', stormRows: 5_000, kills: 20, stormLatencyMs: 30, stormConcurrency: 8, listenLookups: 10_000, listenKills: 3, creditRows: 2_000 };
+  ? { name: 'ci', stormRows: 5_000, kills: 3, stormLatencyMs: 20, stormConcurrency: 16, listenLookups: 1_000, listenKills: 3, creditRows: 400, attackRows: 100 }
+  : { name: 'full', stormRows: 5_000, kills: 20, stormLatencyMs: 30, stormConcurrency: 8, listenLookups: 10_000, listenKills: 3, creditRows: 2_000, attackRows: 400 };
 if (args.kills !== undefined) PROFILE.kills = Number(args.kills);
-const STEPS = ['storm', 'listen', 'credits', 'corpus'];
+const STEPS = ['storm', 'listen', 'attacks', 'credits', 'corpus'];
 const only = new Set(args.only ? String(args.only).split(',') : STEPS);
 for (const s of only) if (!STEPS.includes(s)) throw new Error(`--only: no step '${s}' (steps: ${STEPS.join(', ')})`);
 assertBuilt();
@@ -447,6 +447,134 @@ async function listenerStorm() {
   }
 }
 
+// ─── 2b. Attacks on the listener ─────────────────────────────────────────────────────────────────────────────
+
+/** POSTs raw JSON to the listener; the status (or the network error's code) and the Retry-After header. */
+async function postPush(url, body, headers = {}) {
+  try {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Service-Webhooks/1.0', ...(body.correlation_id ? { 'x-service-correlation-id': body.correlation_id } : {}), ...headers }, body: JSON.stringify(body) });
+    await res.text();
+    return { status: res.status, retryAfter: res.headers.get('retry-after') };
+  } catch (err) {
+    return { status: String(err.cause?.code ?? err.message), retryAfter: null };
+  }
+}
+
+async function listenerAttacks() {
+  const n = PROFILE.attackRows;
+  log(`[attacks] ${n} AU webhook lookups (results after 6 s); meanwhile forged verdicts for half of them, mismatched pushes for the rest, wrong paths, a 24 MB orphan flood, 300 half-open connections`);
+  const dir = path.join(tmp.dir, 'attacks');
+  mkdirSync(dir);
+  const input = path.join(dir, 'calls.csv');
+  const output = path.join(dir, 'calls.results.csv');
+  const journalFile = `${output}.journal.sqlite`;
+  await writeCsv(input, ['id', 'phone'], n, (i) => [String(i + 1), auNumber(i + 500, 2)]);
+  const port = await freePort();
+  const pushPath = `/hooks/${randomBytes(16).toString('base64url')}`;
+  const url = `http://127.0.0.1:${port}${pushPath}`;
+  const sb = await sandbox(['--allow-insecure-webhooks', '--time-scale', '0.05', '--credit-limit', '100000000']);
+  const env = dncEnv(sb);
+  try {
+    const b = await dnc('attacks: batch', ['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url', '--concurrency', '16'], { env });
+    check('attacks: the batch exits 8 (pending)', b.code === 8, `exit ${b.code}: ${b.stderr.slice(-300)}`);
+    // No --path: the listener serves the batch's (unguessable) webhook path only.
+    const listener = dncWatched('attacks: listen', ['listen', '--results', output, '--port', String(port), '--exit-when-done', '--json'], env, /listening on/);
+    check('attacks: the listener starts without --path', await listener.said);
+    const [header, ...rows] = readCsv(output);
+    const col = (name) => header.indexOf(name);
+    const sent = rows.map((r) => ({ e164: r[col('dnc_phone_e164')], cid: r[col('dnc_correlation_id')] }));
+    const now = () => new Date().toISOString().replace('Z', '123+00:00');
+    const push = (x, over = {}) => ({ status: 'succeeded', error_code: null, correlation_id: x.cid, phone_number: x.e164, country: 'AU', do_not_call: expectedResult(x.e164) === 'do_not_call', timestamp: now(), dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU', cost: { credits_used_for_query: 3, total_credits_used: 3, credit_limit: 100 }, ...over });
+    // 1. A forged, opposite verdict for every even row, before the genuine push.
+    const forged = new Set();
+    for (let i = 0; i < sent.length; i += 2) {
+      const x = sent[i];
+      const r = await postPush(url, push(x, { do_not_call: expectedResult(x.e164) !== 'do_not_call' }));
+      check('attacks: a forged push that matches what was sent is acknowledged (and kept)', r.status === 200, `status ${r.status}`);
+      forged.add(x.cid);
+    }
+    // 2. Pushes that contradict what was sent, for every odd row: refused (4xx), never applied.
+    let refused = 0;
+    for (let i = 1; i < sent.length; i += 2) {
+      const x = sent[i];
+      for (const bad of [{ phone_number: '+61412399999' }, { country: 'NZ' }, { timestamp: '2099-01-01T00:00:00.000000+00:00' }, { cost: { credits_used_for_query: -5, total_credits_used: 3, credit_limit: 100 } }, { dnc_list_source: 'http://evil.example/' }]) {
+        const r = await postPush(url, push(x, { do_not_call: false, ...bad }));
+        if (check('attacks: a push contradicting the lookup sent is refused with a 4xx', typeof r.status === 'number' && r.status >= 400 && r.status < 500, `status ${r.status} for ${JSON.stringify(bad)}`)) refused++;
+      }
+    }
+    // 3. Wrong paths.
+    for (let i = 0; i < 50; i++) {
+      const r = await postPush(`http://127.0.0.1:${port}/hooks/${randomBytes(16).toString('base64url')}`, push(sent[i % sent.length]));
+      check('attacks: every other path gets 404', r.status === 404, `status ${r.status}`);
+    }
+    // 4. An orphan flood: 400 pushes of 60 KB for lookups nobody made.
+    const flood = { ok: 0, capped: 0, retryAfter: 0 };
+    for (let i = 0; i < 400; i++) {
+      const r = await postPush(url, { ...push({ cid: randomUUID(), e164: '+61412388888' }), padding: 'x'.repeat(60_000) });
+      if (r.status === 200) flood.ok++;
+      else if (r.status === 503) {
+        flood.capped++;
+        if (Number(r.retryAfter) > 0) flood.retryAfter++;
+      } else check('attacks: an orphan is kept (200) or refused for the cap (503)', false, `status ${r.status}`);
+    }
+    check('attacks: the orphan flood reaches the cap and gets 503 with Retry-After', flood.capped > 0 && flood.retryAfter === flood.capped, JSON.stringify(flood));
+    // 5. Half-open connections: half a request header each, never finished.
+    const sockets = [];
+    for (let i = 0; i < 300; i++) {
+      const sock = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      sock.on('error', () => undefined);
+      sock.once('connect', () => sock.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\n`));
+      sockets.push(sock);
+    }
+    await sleep(500);
+    let healthy = false;
+    const healthStarted = Date.now();
+    while (!healthy && Date.now() - healthStarted < 20_000) {
+      try {
+        healthy = (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+      } catch {
+        await sleep(250);
+      }
+    }
+    check('attacks: /healthz answers again within 20 s of 300 half-open connections', healthy, `${Date.now() - healthStarted} ms`);
+    counts.attacks_healthz_back_after_ms = Date.now() - healthStarted;
+    for (const sock of sockets) sock.destroy();
+    const result = await Promise.race([listener.done, sleep(180_000, { unref: true }).then(() => null)]);
+    if (result === null) listener.kill('SIGKILL');
+    check('attacks: the listener exits 0 once nothing is pending', result?.code === 0, result ? `exit ${result.code}: ${result.stderr.slice(-400)}` : 'timed out');
+    const out = readCsv(output).slice(1);
+    let conflicts = 0;
+    for (const r of out) {
+      const cid = r[col('dnc_correlation_id')];
+      const result_ = r[col('dnc_result')];
+      const expected = expectedResult(r[col('dnc_phone_e164')]);
+      if (forged.has(cid)) {
+        if (check('attacks: a forged verdict followed by the genuine one makes the row failed (conflicting_pushes)', result_ === 'failed' && r[col('dnc_error_code')] === 'conflicting_pushes', `${cid}: ${result_} ${r[col('dnc_error_code')]}`)) conflicts++;
+      } else check('attacks: a row whose forgeries were refused has the genuine verdict', result_ === expected, `${cid}: ${result_}, expected ${expected}`);
+      check('attacks: no row is callable when the register lists the number', !(result_ === 'callable' && expected === 'do_not_call'), cid);
+    }
+    const db = new Database(journalFile, { readonly: true });
+    const byOutcome = Object.fromEntries(db.prepare('SELECT outcome, COUNT(*) AS n FROM pushes GROUP BY outcome').all().map((x) => [x.outcome, x.n]));
+    const orphanBytes = db.prepare("SELECT COALESCE(SUM(LENGTH(body)), 0) AS b FROM pushes WHERE outcome = 'orphan'").get().b;
+    db.close();
+    check('attacks: every refused push is kept as evidence', (byOutcome.refused ?? 0) >= refused, JSON.stringify(byOutcome));
+    check('attacks: orphans kept stay within the byte cap (16 MiB)', orphanBytes <= 16 * 1024 * 1024, `${orphanBytes} bytes`);
+    const warnings = (result?.stderr.match(/warning: conflicting pushes/g) ?? []).length;
+    check('attacks: one warning per conflict on stderr', warnings === forged.size, `${warnings} warnings for ${forged.size} forged`);
+    Object.assign(counts, {
+      attacks_rows: n,
+      attacks_forged: forged.size,
+      attacks_conflicts: conflicts,
+      attacks_refused: refused,
+      attacks_pushes_by_outcome: byOutcome,
+      attacks_orphan_flood: flood,
+      attacks_orphan_bytes_kept: orphanBytes,
+    });
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
 // ─── 3. Credit exhaustion ────────────────────────────────────────────────────────────────────────────────────
 
 async function creditExhaustion() {
@@ -565,7 +693,7 @@ log(`dnc soak (${PROFILE.name} profile) on ${m.nproc} × ${m.cpu}, node ${m.node
 log('every step starts its own sandbox as a child process (node bin/dnc.js sandbox --port 0 --key <random test key>)');
 const started = Date.now();
 const errors = [];
-const steps = { storm: crashStorm, listen: listenerStorm, credits: creditExhaustion, corpus: badCorpus };
+const steps = { storm: crashStorm, listen: listenerStorm, attacks: listenerAttacks, credits: creditExhaustion, corpus: badCorpus };
 try {
   for (const s of STEPS) {
     if (!only.has(s)) continue;

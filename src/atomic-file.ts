@@ -9,10 +9,10 @@ export function tempPathFor(target: string): string {
 }
 
 /** Writes `text` to `target` atomically; on failure the temporary file is removed and the error rethrown. */
-export async function writeFileAtomic(target: string, text: string): Promise<void> {
+export async function writeFileAtomic(target: string, text: string, mode?: number): Promise<void> {
   const tmp = tempPathFor(target);
   try {
-    await writeFile(tmp, text, { flag: 'wx' });
+    await writeFile(tmp, text, { flag: 'wx', mode });
     await rename(tmp, target);
   } catch (err) {
     await rm(tmp, { force: true });

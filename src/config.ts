@@ -130,7 +130,7 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
       hint: `give it with --base-url URL, the DNC_BASE_URL environment variable, or "base_url" in ${configPath} (\`dnc sandbox\` prints one for testing)`,
     });
   }
-  validateBaseUrl(baseUrl.value);
+  validateBaseUrl(baseUrl, configPath);
   if (!apiKey) {
     throw usageError('E_CONFIG_MISSING', 'no API key is configured', {
       hint: `give it with --api-key KEY (or --api-key-file PATH), the DNC_API_KEY environment variable, or "api_key" in ${configPath}`,
@@ -139,20 +139,27 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
   return { baseUrl, apiKey, forwardedHost, configPath };
 }
 
-function validateBaseUrl(value: string): void {
+/** Where a value was given, as the user would name it. */
+function sourceName(source: ValueSource, flag: string, variable: string, key: string, configPath: string): string {
+  return source === 'flag' ? flag : source === 'env' ? variable : source === 'config' ? `"${key}" in ${configPath}` : 'the default';
+}
+
+// The value itself is never quoted: a key pasted into the wrong variable would be printed.
+function validateBaseUrl(baseUrl: Sourced<string>, configPath: string): void {
+  const where = sourceName(baseUrl.source, '--base-url', 'DNC_BASE_URL', 'base_url', configPath);
   let url: URL;
   try {
-    url = new URL(value);
+    url = new URL(baseUrl.value);
   } catch {
-    throw usageError('E_CONFIG_INVALID', `base URL '${value}' is not a URL`, {
+    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} is not a URL (its value is not shown: it may be a key)`, {
       hint: 'it looks like https://api.example.com (or http://127.0.0.1:PORT for `dnc sandbox`)',
     });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw usageError('E_CONFIG_INVALID', `base URL '${value}' must use https (or http for a local sandbox)`);
+    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} must use https (or http for a local sandbox), not ${url.protocol.replace(/:$/, '')}`);
   }
   if (url.username || url.password) {
-    throw usageError('E_CONFIG_INVALID', 'base URL must not carry credentials; give the key with --api-key or DNC_API_KEY');
+    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} must not carry credentials; give the key with --api-key or DNC_API_KEY`);
   }
 }
 
@@ -189,7 +196,8 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
   const { webhookUrlProblem } = await import('./wire/webhook-url.js');
   const problem = webhookUrlProblem(url, { allowInsecure });
   if (problem) {
-    throw usageError('E_WEBHOOK_URL', `--webhook-url '${url}' cannot be used: ${problem}`, {
+    const { withoutCredentials } = await import('./redact.js');
+    throw usageError('E_WEBHOOK_URL', `--webhook-url '${withoutCredentials(url)}' cannot be used: ${problem}`, {
       hint: allowInsecure
         ? 'nothing was sent; give an absolute http(s) URL'
         : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',

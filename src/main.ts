@@ -1,4 +1,5 @@
 // Builds the commander program and is the one place where errors become exit codes.
+import os from 'node:os';
 import { Command, CommanderError } from 'commander';
 import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
@@ -11,6 +12,8 @@ import { parseIntegerOption, type GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
+import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
+import { terminalSafeLines } from './render/terminal-safe.js';
 import { VERSION } from './version.js';
 
 /** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */
@@ -78,6 +81,7 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(terminalSafeLines(maskOptionValues(s))),
     });
 
   const host: CommandHost = {
@@ -101,7 +105,10 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
 }
 
 /** Runs `dnc` with `argv` (without node and script) and returns the exit code; never calls process.exit. */
-export async function main(argv: string[], deps: MainDeps): Promise<number> {
+export async function main(argv: string[], givenDeps: MainDeps): Promise<number> {
+  // Redaction is in place before the first line: the key may be echoed by the parser or a configuration error.
+  const secrets = givenDeps.secrets ?? collectSecrets(argv, givenDeps.env, givenDeps.homedir ?? os.homedir());
+  const deps: MainDeps = { ...givenDeps, secrets, io: redactingIO(givenDeps.io, secrets) };
   let exitCode: number = ExitCode.OK;
   let ctx: Context | undefined;
   const program = buildProgram(
@@ -117,13 +124,13 @@ export async function main(argv: string[], deps: MainDeps): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    return reportError(err, deps.io, ctx);
+    return reportError(err, deps.io, ctx, secrets);
   }
 }
 
-function reportError(err: unknown, io: IO, ctx: Context | undefined): number {
-  const secrets = ctx?.secrets ?? [];
-  const say = (line: string) => writeLine(io.stderr, redactSecrets(line, secrets));
+function reportError(err: unknown, io: IO, ctx: Context | undefined, secrets: readonly string[]): number {
+  // Messages quote values from outside (a CSV cell, a service text): shown with their control characters escaped.
+  const say = (line: string) => writeLine(io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   if (err instanceof CommanderError) {
     // Help and --version "errors" are successes; commander already printed its message.
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
@@ -172,7 +179,9 @@ export function runFromProcess(): void {
       process.exitCode = code;
     },
     (err) => {
-      process.stderr.write(`dnc: internal error: ${String(err)}\n`);
+      // Outside main's redacting streams: masked here with what main would have known.
+      const secrets = collectSecrets(process.argv.slice(2), process.env, os.homedir());
+      process.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
       process.exitCode = ExitCode.INTERNAL;
     },
   );

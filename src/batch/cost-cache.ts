@@ -1,6 +1,7 @@
 // Credits per lookup seen per country, kept between runs in the user's cache folder for --dry-run estimates.
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
 import path from 'node:path';
 
 type Env = Record<string, string | undefined>;
@@ -46,8 +47,8 @@ export async function writeCosts(dir: string, origin: string, costs: ReadonlyMap
     const cache = await readCache(file);
     const service = (cache.services[origin] ??= {});
     for (const [country, credits] of costs) service[country] = { credits, seen_at: now.toISOString() };
-    await mkdir(dir, { recursive: true });
-    await writeFileAtomic(file, `${JSON.stringify(cache, null, 2)}\n`);
+    ensurePrivateDir(dir);
+    await writeFileAtomic(file, `${JSON.stringify(cache, null, 2)}\n`, PRIVATE_FILE_MODE);
     return true;
   } catch {
     return false;

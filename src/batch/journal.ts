@@ -1,9 +1,11 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
 import type { RecordDelimiter } from './csv-output.js';
-import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { inputError, usageError } from '../errors.js';
-import type { LookupFailed, LookupSucceeded } from '../wire/types.js';
+import { DncError, inputError, usageError } from '../errors.js';
+import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
+import { DEFAULT_CLOCK_SKEW_MS, pushMatchProblem, pushVerdictKey, type SentLookup } from '../wire/push-rules.js';
+import type { LookupFailed, LookupResult, LookupSucceeded } from '../wire/types.js';
 
 export const JOURNAL_SCHEMA_VERSION = 1;
 
@@ -101,7 +103,30 @@ export interface FinalAnswer {
   answer: string | null;
 }
 
-export type PushOutcome = 'applied' | 'duplicate' | 'orphan';
+/**
+ * applied: the number's answer; duplicate: the same verdict again (counted); orphan: an unknown correlation id (kept);
+ * conflict: a different verdict for a correlation id already pushed (kept; the number becomes failed/conflicting_pushes);
+ * refused: it contradicts what was sent (kept as evidence, not applied); over_capacity: an orphan beyond the cap (not stored).
+ */
+export type PushOutcome = 'applied' | 'duplicate' | 'orphan' | 'conflict' | 'refused' | 'over_capacity';
+
+/** What storing one push did, and why when it was refused. */
+export interface PushVerdict {
+  outcome: PushOutcome;
+  reason?: string;
+}
+
+/** The dnc_error_code of a number that received two different verdicts: never callable, never reused. */
+export const CONFLICTING_PUSHES = 'conflicting_pushes';
+
+export interface StorePushOptions {
+  /** Clock skew allowed between the service and us (default 5 minutes). */
+  skewMs?: number;
+  /** Whether one more orphan of `bytes` may be kept; false: it is not stored (the caller answers 503). */
+  admitOrphan?(bytes: number): boolean;
+  /** Whether the evidence of one more refused push may be kept; false: it is refused without a trace in the journal. */
+  admitRefused?(bytes: number): boolean;
+}
 
 /** A push as `dnc listen` hands it to the journal. */
 export interface IncomingPushRecord {
@@ -113,6 +138,12 @@ export interface IncomingPushRecord {
   correlationId?: string | null;
   /** X-Service-Status, kept as the answer's http_status. */
   serviceStatus?: number | null;
+  /** The request's headers (JSON text), kept with the push as evidence. */
+  headers?: string | null;
+  /** The peer's address. */
+  peer?: string | null;
+  /** Set when the receiver already refused the push (its body or headers break the service's rules): kept as evidence only. */
+  refusedReason?: string;
 }
 
 export interface SummaryCounts {
@@ -156,9 +187,11 @@ CREATE TABLE IF NOT EXISTS pushes (
   body TEXT NOT NULL,
   received_at TEXT NOT NULL,
   duplicates INTEGER NOT NULL DEFAULT 0,
-  outcome TEXT NOT NULL
+  outcome TEXT NOT NULL,
+  headers TEXT,
+  peer TEXT,
+  reason TEXT
 );
-CREATE UNIQUE INDEX IF NOT EXISTS pushes_correlation ON pushes (correlation_id) WHERE correlation_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS costs (country TEXT PRIMARY KEY, credits INTEGER NOT NULL, seen_at TEXT NOT NULL);
 `;
 
@@ -212,6 +245,68 @@ export function finalAnswerFromBody(
   return null;
 }
 
+interface SentNumber {
+  id: number;
+  e164: string;
+  country: string;
+  credits: number;
+  state: NumberState;
+  error_code: string | null;
+  requested_at: string | null;
+}
+
+const sentOf = (n: SentNumber): SentLookup => ({ e164: n.e164, country: n.country, requestedAt: n.requested_at });
+
+function verdictKeyOf(text: string): string | null {
+  try {
+    const body = JSON.parse(text) as unknown;
+    return body !== null && typeof body === 'object' ? pushVerdictKey(body as LookupResult & Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Two pushes gave one correlation id different verdicts: one of them is forged (pushes are unsigned), and the
+ * journal cannot tell which. The number is failed, never callable, and its held credits stay counted.
+ */
+function conflictAnswer(correlationId: string, credits: number, httpStatus: number | null, latest: string): FinalAnswer {
+  return {
+    result: 'failed',
+    doNotCall: null,
+    listSource: null,
+    checkedAt: null,
+    correlationId,
+    errorCode: CONFLICTING_PUSHES,
+    error: `pushes with different verdicts arrived for correlation id ${correlationId}; one is forged. See \`dnc trace ${correlationId}\` and check the number again`,
+    credits,
+    httpStatus,
+    answer: latest,
+  };
+}
+
+/**
+ * A write the disk refused, as the user must see it: exit 3, naming the file. SQLite rolled the transaction back, so
+ * the journal is as it was before it. Null for any other error.
+ */
+export function journalWriteError(path: string, err: unknown): DncError | null {
+  if (err instanceof DncError) return err;
+  const code = String((err as { code?: unknown } | null)?.code ?? '');
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return inputError('E_DISK_FULL', `the disk is full: cannot write the batch journal ${path} (${code})`, {
+      hint: 'free some space on that disk (or give an output on another one) and run the same command again; the journal is consistent',
+      cause: err,
+    });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY') {
+    return inputError('E_JOURNAL_WRITE', `cannot write the batch journal ${path} (${code})`, {
+      hint: 'check the disk and the permissions of that folder, then run the same command again; the journal is consistent',
+      cause: err,
+    });
+  }
+  return null;
+}
+
 /** A local (request-less) final decision. */
 export function localAnswer(result: NumberResult, errorCode: string, error: string, answer: unknown = null, httpStatus: number | null = null): FinalAnswer {
   return {
@@ -261,6 +356,8 @@ export class BatchJournal {
     }
     let db: BetterSqlite3.Database;
     try {
+      // Numbers, verdicts and the webhook URL (whose path is the listener's secret): the user's alone.
+      if (!options.readonly) ensurePrivateFile(path, options.create);
       db = new Database(path, { readonly: options.readonly === true, timeout: 5_000 });
       if (!options.readonly) {
         db.pragma('journal_mode = WAL');
@@ -280,6 +377,14 @@ export class BatchJournal {
           .transaction(() => {
             const columns = conn.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
             if (!columns.some((c) => c.name === 'requested_at')) conn.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
+            // Pushes keep their evidence (headers, peer, why refused), and one correlation id may have several: a
+            // conflicting verdict is kept beside the first, never dropped as a duplicate.
+            const pushColumns = conn.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all();
+            for (const column of ['headers', 'peer', 'reason']) {
+              if (!pushColumns.some((c) => c.name === column)) conn.exec(`ALTER TABLE pushes ADD COLUMN ${column} TEXT`);
+            }
+            conn.exec('DROP INDEX IF EXISTS pushes_correlation');
+            conn.exec('CREATE INDEX IF NOT EXISTS pushes_by_correlation ON pushes (correlation_id)');
             // In journals made before release() took its attempt back, a 429 or a refused connection left an attempt
             // that cost nothing, so their attempts prove nothing; only a crash's send can still be told: one per number in flight.
             if (!conn.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) {
@@ -316,8 +421,12 @@ export class BatchJournal {
       verdict: db.prepare<[string], NumberVerdict>(
         'SELECT id, state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
       ),
-      pendingByCorrelation: db.prepare<[string], { id: number; credits: number }>(
-        "SELECT id, credits FROM numbers WHERE correlation_id = ? AND state = 'pending'",
+      pendingByCorrelation: db.prepare<[string], SentNumber>(
+        "SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
+      ),
+      // Rare (a conflicting push): done numbers are not in the partial index, so this scans.
+      numberByCorrelation: db.prepare<[string], SentNumber>(
+        'SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? LIMIT 1',
       ),
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
@@ -356,11 +465,15 @@ export class BatchJournal {
       pendingRows: db.prepare<[], { e164: string; country: string; correlation_id: string | null; credits: number; updated_at: string | null }>(
         "SELECT e164, country, correlation_id, credits, updated_at FROM numbers WHERE state = 'pending' ORDER BY id",
       ),
-      pushByCorrelation: db.prepare<[string], { id: number }>('SELECT id FROM pushes WHERE correlation_id = ?'),
-      pushDuplicate: db.prepare<[number]>('UPDATE pushes SET duplicates = duplicates + 1 WHERE id = ?'),
-      insertPush: db.prepare<[string | null, string, string, string]>(
-        'INSERT INTO pushes (correlation_id, body, received_at, outcome) VALUES (?, ?, ?, ?)',
+      pushesByCorrelation: db.prepare<[string], { id: number; body: string; outcome: string }>(
+        "SELECT id, body, outcome FROM pushes WHERE correlation_id = ? AND outcome != 'refused' ORDER BY id",
       ),
+      pushDuplicate: db.prepare<[number]>('UPDATE pushes SET duplicates = duplicates + 1 WHERE id = ?'),
+      orphanToConflict: db.prepare<[string]>("UPDATE pushes SET outcome = 'conflict' WHERE correlation_id = ? AND outcome = 'orphan'"),
+      insertPush: db.prepare<[string | null, string, string, string, string | null, string | null, string | null]>(
+        'INSERT INTO pushes (correlation_id, body, received_at, outcome, headers, peer, reason) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      markPush: db.prepare<[string, string | null, number]>('UPDATE pushes SET outcome = ?, reason = ? WHERE id = ?'),
       costs: db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs'),
       setCost: db.prepare<[string, number, string]>(
         'INSERT INTO costs (country, credits, seen_at) VALUES (?, ?, ?) ON CONFLICT (country) DO UPDATE SET credits = excluded.credits, seen_at = excluded.seen_at',
@@ -399,9 +512,13 @@ export class BatchJournal {
 
   /** Inserts distinct numbers in one transaction; numbers already there are left as they are. */
   readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): void => {
-    this.db.transaction((list: Iterable<readonly [string, string]>) => {
-      for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
-    })(numbers);
+    try {
+      this.db.transaction((list: Iterable<readonly [string, string]>) => {
+        for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
+      })(numbers);
+    } catch (err) {
+      throw journalWriteError(this.path, err) ?? err;
+    }
   };
 
   /** Why the last run stopped before every number had an answer (rendered into not_checked rows). */
@@ -469,7 +586,11 @@ export class BatchJournal {
 
   private tx<T>(fn: () => T): T {
     this.runInTx ??= this.db.transaction((f: () => unknown) => f());
-    return this.runInTx(fn) as T;
+    try {
+      return this.runInTx(fn) as T;
+    } catch (err) {
+      throw journalWriteError(this.path, err) ?? err;
+    }
   }
 
   get(e164: string): NumberRow | undefined {
@@ -585,11 +706,30 @@ export class BatchJournal {
   }
 
   /** recordPush for several pushes in one transaction (one commit for a burst of pushes); outcomes in order. */
-  recordPushes(pushes: ReadonlyArray<IncomingPushRecord>): PushOutcome[] {
-    return this.db.transaction(() => pushes.map((p) => this.storePush(p)))();
+  recordPushes(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushOutcome[] {
+    return this.storePushes(pushes, options).map((v) => v.outcome);
   }
 
-  private storePush(push: IncomingPushRecord): PushOutcome {
+  /** recordPushes, with the reason of each refusal. */
+  storePushes(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushVerdict[] {
+    try {
+      return this.db.transaction(() => pushes.map((p) => this.storePush(p, options)))();
+    } catch (err) {
+      // SQLITE_BUSY stays as it is: the listener retries it.
+      throw journalWriteError(this.path, err) ?? err;
+    }
+  }
+
+  private insertPush(push: IncomingPushRecord, correlationId: string | null, outcome: PushOutcome, reason: string | null = null): void {
+    this.st.insertPush.run(correlationId, push.raw, push.receivedAt, outcome, push.headers ?? null, push.peer ?? null, reason);
+  }
+
+  private refuse(push: IncomingPushRecord, correlationId: string | null, reason: string, options: StorePushOptions): PushVerdict {
+    if (options.admitRefused?.(push.raw.length) ?? true) this.insertPush(push, correlationId, 'refused', reason);
+    return { outcome: 'refused', reason };
+  }
+
+  private storePush(push: IncomingPushRecord, options: StorePushOptions): PushVerdict {
     let parsed: unknown = null;
     try {
       parsed = JSON.parse(push.raw);
@@ -598,24 +738,75 @@ export class BatchJournal {
     }
     const fromBody = (parsed as { correlation_id?: unknown } | null)?.correlation_id;
     const correlationId = typeof fromBody === 'string' && fromBody !== '' ? fromBody : push.correlationId || null;
-    if (correlationId !== null) {
-      const seen = this.st.pushByCorrelation.get(correlationId);
-      if (seen) {
-        this.st.pushDuplicate.run(seen.id);
-        return 'duplicate';
+    if (push.refusedReason !== undefined) return this.refuse(push, correlationId, push.refusedReason, options);
+    const body = parsed !== null && typeof parsed === 'object' ? (parsed as LookupResult & Record<string, unknown>) : null;
+    const skew = options.skewMs ?? DEFAULT_CLOCK_SKEW_MS;
+    if (correlationId !== null && body !== null) {
+      const seen = this.st.pushesByCorrelation.all(correlationId);
+      if (seen.length > 0) {
+        const key = pushVerdictKey(body);
+        const same = seen.find((s) => verdictKeyOf(s.body) === key);
+        if (same) {
+          this.st.pushDuplicate.run(same.id);
+          return { outcome: 'duplicate' };
+        }
+        // A second verdict: believable only about the number sent; then neither can be trusted.
+        const number = this.st.numberByCorrelation.get(correlationId);
+        const problem = number ? pushMatchProblem(body, sentOf(number), skew) : null;
+        if (problem) return this.refuse(push, correlationId, problem, options);
+        this.st.orphanToConflict.run(correlationId);
+        this.insertPush(push, correlationId, 'conflict');
+        if (number && (number.state === 'pending' || number.state === 'done') && number.error_code !== CONFLICTING_PUSHES) {
+          this.recordFinal(number.id, conflictAnswer(correlationId, number.credits, push.serviceStatus ?? null, push.raw));
+        }
+        return { outcome: 'conflict' };
       }
     }
     const number = correlationId === null ? undefined : this.st.pendingByCorrelation.get(correlationId);
-    let outcome: PushOutcome = 'orphan';
-    if (number) {
-      const final = finalAnswerFromBody(parsed, push.serviceStatus ?? null, null, number.credits);
+    if (number && body !== null) {
+      const problem = pushMatchProblem(body, sentOf(number), skew);
+      if (problem) return this.refuse(push, correlationId, problem, options);
+      const final = finalAnswerFromBody(parsed, push.serviceStatus ?? null, null, number.credits, push.raw);
       if (final) {
         this.recordFinal(number.id, { ...final, correlationId });
-        outcome = 'applied';
+        this.insertPush(push, correlationId, 'applied');
+        return { outcome: 'applied' };
       }
     }
-    this.st.insertPush.run(correlationId, push.raw, push.receivedAt, outcome);
-    return outcome;
+    if (!(options.admitOrphan?.(push.raw.length) ?? true)) return { outcome: 'over_capacity' };
+    this.insertPush(push, correlationId, 'orphan');
+    return { outcome: 'orphan' };
+  }
+
+  /**
+   * Applies a kept push to its number once the receipt is recorded (a push faster than its receipt): the push is
+   * checked against the number as a live one would be. Conflicting pushes make the number conflicting.
+   */
+  applyKeptPush(pushId: number, outcome: 'orphan' | 'conflict', correlationId: string, body: string, options: StorePushOptions = {}): PushVerdict | null {
+    const number = this.st.pendingByCorrelation.get(correlationId);
+    if (!number) return null;
+    return this.atomically(() => {
+      if (outcome === 'conflict') {
+        this.recordFinal(number.id, conflictAnswer(correlationId, number.credits, null, body));
+        return { outcome: 'conflict' as const };
+      }
+      let parsed: unknown = null;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = null;
+      }
+      const problem = parsed && typeof parsed === 'object' ? pushMatchProblem(parsed as LookupResult & Record<string, unknown>, sentOf(number), options.skewMs ?? DEFAULT_CLOCK_SKEW_MS) : 'not a JSON object';
+      if (problem) {
+        this.st.markPush.run('refused', problem, pushId);
+        return { outcome: 'refused' as const, reason: problem };
+      }
+      const final = finalAnswerFromBody(parsed, null, null, number.credits, body);
+      if (!final) return null;
+      this.recordFinal(number.id, { ...final, correlationId });
+      this.st.markPush.run('applied', null, pushId);
+      return { outcome: 'applied' as const };
+    });
   }
 
   /** Numbers the batch has not sent yet or whose answer it has not journaled (queued or in flight). */
@@ -675,31 +866,46 @@ export interface LockDeps {
   pid: number;
   /** Whether a process id is alive (injected: core modules do not touch process.*). */
   isAlive(pid: number): boolean;
+  /** When a process started (ms since the epoch), or null when unknown: a lock's pid reused by a later process is stale. */
+  startTime?(pid: number): number | null;
 }
+
+/** Process start times are read in clock ticks (10 ms) and the lock's mtime in ms: within this, the same process. */
+const START_SLACK_MS = 1_000;
 
 /** Who holds the batch (or listen) lock of `journalPath`, if a live process does. */
 export function lockHolder(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): number | null {
   const lockPath = lockPathOf(journalPath, kind);
   let text: string;
+  let writtenAt: number;
   try {
     text = readFileSync(lockPath, 'utf8');
+    writtenAt = statSync(lockPath).mtimeMs;
   } catch {
     return null;
   }
-  const pid = Number.parseInt(text, 10);
-  if (Number.isFinite(pid) && pid !== deps.pid && deps.isAlive(pid)) return pid;
-  return null;
+  const [pidText, startText] = text.split('\n');
+  const pid = Number.parseInt(pidText ?? '', 10);
+  if (!Number.isFinite(pid) || pid === deps.pid || !deps.isAlive(pid)) return null;
+  const started = deps.startTime?.(pid) ?? null;
+  if (started !== null) {
+    const recorded = Number.parseInt(startText ?? '', 10);
+    // The pid now names another process: one that started at another time than the holder, or (a lock from
+    // before start times were recorded) after the lock was written.
+    if (Number.isFinite(recorded) ? Math.abs(started - recorded) > START_SLACK_MS : started > writtenAt + START_SLACK_MS) return null;
+  }
+  return pid;
 }
 
 export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: LockKind = 'batch'): JournalLock {
   const lockPath = lockPathOf(journalPath, kind);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(lockPath, `${deps.pid}\n`, { flag: 'wx' });
+      writeFileSync(lockPath, `${deps.pid}\n${deps.startTime?.(deps.pid) ?? ''}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
       return {
         release() {
           try {
-            if (readFileSync(lockPath, 'utf8').trim() === String(deps.pid)) unlinkSync(lockPath);
+            if (readFileSync(lockPath, 'utf8').split('\n')[0]!.trim() === String(deps.pid)) unlinkSync(lockPath);
           } catch {
             /* already gone */
           }

@@ -1,8 +1,8 @@
 // The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
 import { EventEmitter } from 'node:events';
-import { isDncError, usageError, type DncError } from '../errors.js';
+import { DncError, ExitCode, isDncError, usageError } from '../errors.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
-import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+import { finalAnswerFromBody, journalWriteError, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;
@@ -185,7 +185,8 @@ export class BatchScheduler extends EventEmitter {
     const learn = (country: string, credits: number) => {
       if (costs.get(country) !== credits) {
         costs.set(country, credits);
-        journal.learnCost(country, credits);
+        // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
+        writes.push(() => journal.learnCost(country, credits));
       }
     };
 
@@ -195,7 +196,8 @@ export class BatchScheduler extends EventEmitter {
       if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
         if (details.supportedCountries && details.supportedCountries.length > 0) {
           supported = details.supportedCountries;
-          journal.setSupportedCountries(supported);
+          const learned = supported;
+          writes.push(() => journal.setSupportedCountries(learned));
         }
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
         writes.push(() => journal.recordFinal(item.id, answer));
@@ -248,12 +250,22 @@ export class BatchScheduler extends EventEmitter {
       for (const p of parked.splice(0)) writes.push(() => journal.release(p.item.id));
     };
 
+    let writeFailure: Error | null = null;
     return new Promise<SchedulerOutcome>((resolve) => {
       let resolved = false;
       this.finish = () => {
         if (resolved) return;
         resolved = true;
         this.pump = null;
+        if (writeFailure) {
+          // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
+          const e = isDncError(writeFailure) ? writeFailure : null;
+          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal and are sent again, and reported, when the batch is run again`;
+          this.fatal =
+            e !== null
+              ? new DncError(e.code, e.exitCode, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })
+              : new DncError('E_JOURNAL_WRITE', ExitCode.INPUT, `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`, { cause: writeFailure, details: { unstored } });
+        }
         resolve({
           stoppedReason: this.fatal ? null : this.stopping,
           fatal: this.fatal,
@@ -282,15 +294,29 @@ export class BatchScheduler extends EventEmitter {
           },
         );
       };
+      // Answers received that the journal could not store (a full disk): those numbers stay in flight in the
+      // journal, as after a crash, and are sent again (and reported) by the next run.
+      let unstored = 0;
       /** Commits the answers received and claims `ids` (in flight) in one transaction; returns the ids claimed. */
       const commit = (ids: number[]): number[] => {
         if (writes.length === 0 && ids.length === 0) return [];
         const batch = writes;
         writes = [];
-        const claimed = journal.atomically(() => {
-          for (const w of batch) w();
-          return ids.length > 0 ? journal.claim(ids) : [];
-        });
+        let claimed: number[];
+        try {
+          claimed = journal.atomically(() => {
+            for (const w of batch) w();
+            return ids.length > 0 ? journal.claim(ids) : [];
+          });
+        } catch (err) {
+          // Rolled back: nothing of this commit is in the journal, and nothing more is sent. Thrown from a timer,
+          // it would end the process with a stack trace; it ends the run instead.
+          unstored += uncommitted;
+          uncommitted = 0;
+          writeFailure ??= journalWriteError(journal.path, err) ?? (err instanceof Error ? err : new Error(String(err)));
+          this.stopping ??= 'interrupted';
+          return [];
+        }
         answered += uncommitted;
         uncommitted = 0;
         return claimed;
@@ -299,6 +325,7 @@ export class BatchScheduler extends EventEmitter {
         releaseParked();
         commit([]);
       };
+      // Lookups in flight when the write failed still answer; their commits fail too and count as unstored.
       this.pump = () => {
         const starting: Array<[QueueItem, number, boolean]> = [];
         while (this.stopping === null && inFlight + starting.length < concurrency) {

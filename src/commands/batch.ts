@@ -11,7 +11,7 @@ import type { PhoneCache } from '../batch/phone-cache.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js';
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
-import { isProcessAlive, type Context } from '../context.js';
+import { processLockDeps, type Context } from '../context.js';
 import { describeFsError, ExitCode, inputError, usageError } from '../errors.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
@@ -496,7 +496,7 @@ async function runBatchJournal(
   const startedAt = ctx.now();
   const evidence = await import('../evidence/batch-evidence.js');
   const journalMod = await import('../batch/journal.js');
-  const lockDeps = { pid: process.pid, isAlive: isProcessAlive };
+  const lockDeps = processLockDeps();
   if (options.restart && existsSync(journalPath)) {
     const holder = journalMod.lockHolder(journalPath, lockDeps);
     if (holder !== null) {

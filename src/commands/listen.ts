@@ -4,12 +4,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
-import { isProcessAlive, type Context } from '../context.js';
+import { processLockDeps, type Context } from '../context.js';
 import { ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
 import type { JournalPushStore } from '../listen/journal-store.js';
 import type { CommandHost } from '../main.js';
+import { terminalSafe } from '../render/terminal-safe.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;
 
@@ -21,16 +23,19 @@ interface RawListenOptions {
   exitWhenDone?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  clockSkew?: string;
 }
 
 export interface ListenOptions {
   results: string;
   port: number;
   host: string;
-  /** Serve pushes only here; undefined: any path but /healthz. */
+  /** Serve pushes only here; undefined: the batch's webhook path, or a generated one (see defaultPushPath). */
   path: string | undefined;
   exitWhenDone: boolean;
   tls: { certFile: string; keyFile: string } | undefined;
+  /** How far a push's timestamp may stray outside [request, arrival], ms. */
+  skewMs: number;
 }
 
 const EXAMPLES = `
@@ -38,8 +43,10 @@ Examples:
   dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
   dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
 
-Pushes are not signed: give the listener an unguessable --path and use the same path in the
---webhook-url of the batch (a random one is suggested at start). Each push is committed to the
+Pushes are not signed: pushes are served on one unguessable path only (by default the path of the
+batch's --webhook-url, or a generated one, printed at start); every other path gets 404. A --host
+other than loopback needs --path. Each push must match the lookup sent under its correlation id;
+two different verdicts for one lookup make its row failed (conflicting_pushes). See docs/listen-security.md. Each push is committed to the
 batch's journal (OUTPUT.csv.journal.sqlite) before it is answered 200; OUTPUT.csv is rewritten
 atomically at most once a second while pushes arrive, and on exit.
 
@@ -47,6 +54,33 @@ Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing 
 130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
 2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal;
 3 when OUTPUT.csv cannot be written (the pushes received stay in the journal).`;
+
+/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+}
+
+/** A path no one guesses: a segment of at least 16 characters from a URL-safe alphabet (≥ 96 bits when random). */
+export function isUnguessablePath(p: string): boolean {
+  return p.split('/').some((segment) => /^[A-Za-z0-9_~.-]{16,}$/.test(segment));
+}
+
+/**
+ * Where pushes are served when --path is not given: the path of the batch's webhook URL when it is unguessable
+ * (the service pushes there; any other path would turn every push into a permanent 404), a fresh random one when
+ * the batch sent none. A guessable batch path is refused: accepting it must be a choice (--path).
+ */
+export function defaultPushPath(batchWebhookUrl: string | null, random: () => string): { path: string; from: 'batch' | 'random' } {
+  if (batchWebhookUrl) {
+    const batchPath = new URL(batchWebhookUrl).pathname;
+    if (isUnguessablePath(batchPath)) return { path: batchPath, from: 'batch' };
+    throw usageError('E_GUESSABLE_PATH', `the batch's webhook path ${batchPath} is guessable, and pushes are not signed`, {
+      hint: `serve it anyway with --path ${batchPath}, or run the batch again with a --webhook-url whose path is long and random (e.g. /hooks/${random().split('/').pop()})`,
+    });
+  }
+  return { path: random(), from: 'random' };
+}
 
 /** Checks the flags (exit 2 on a bad one). */
 export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {
@@ -56,6 +90,12 @@ export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOpti
   if (o.path !== undefined && !/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(o.path)) {
     throw usageError('E_USAGE', `--path must be a URL path starting with /, without a query or spaces, got '${o.path}'`, {
       hint: 'e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A, the path of the --webhook-url given to the batch',
+    });
+  }
+  if (o.path === undefined && !isLoopbackHost(host)) {
+    // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
+    throw usageError('E_USAGE', `--host ${host} is reachable from other machines: give the secret push path with --path`, {
+      hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
     });
   }
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
@@ -68,6 +108,7 @@ export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOpti
     path: o.path,
     exitWhenDone: o.exitWhenDone === true,
     tls: o.tlsCert !== undefined && o.tlsKey !== undefined ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) } : undefined,
+    skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : parseIntegerOption('--clock-skew', o.clockSkew, 0, 86_400) * 1000,
   };
 }
 
@@ -78,10 +119,11 @@ export function registerListen(program: Command, host: CommandHost): void {
     .requiredOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive')
     .option('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`)
     .option('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)')
-    .option('--path <path>', 'serve pushes only on this (secret) path; default: any path but /healthz')
+    .option('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one")
     .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
+    .option('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)")
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts() as RawListenOptions, ctx.cwd)));
 }
@@ -136,6 +178,7 @@ function statusCounts(s: ListenStatus): string {
   const parts = [`received ${s.stored}`, `duplicates ${s.duplicates}`, `orphans ${s.orphans}`, `pending ${s.pending}`];
   if (s.unsent > 0) parts.push(`not sent yet ${s.unsent}`);
   if (s.lost > 0) parts.push(`lost ${s.lost}`);
+  if (s.conflicts > 0) parts.push(`CONFLICTS ${s.conflicts}`);
   if (s.rejected > 0) parts.push(`refused ${s.rejected}`);
   if (s.storeFailures > 0) parts.push(`store failures ${s.storeFailures}`);
   return parts.join(' · ');
@@ -165,7 +208,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   // No journal: listenLocked says so, with its hint.
   if (!existsSync(journalPath)) return listenLocked(ctx, o);
   // Held while listening: `dnc batch --restart` refuses to delete a journal pushes are being stored in.
-  const lock = acquireJournalLock(journalPath, { pid: process.pid, isAlive: isProcessAlive }, 'listen');
+  const lock = acquireJournalLock(journalPath, processLockDeps(), 'listen');
   try {
     return await listenLocked(ctx, o);
   } finally {
@@ -184,13 +227,21 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const journalPath = Store.pathFor(o.results);
   const journal: JournalPushStore = await openListenJournal(o.results, {
     now: () => ctx.now(),
-    batchRunning: () => lockHolder(journalPath, { pid: process.pid, isAlive: isProcessAlive }) !== null,
+    skewMs: o.skewMs,
+    batchRunning: () => lockHolder(journalPath, processLockDeps()) !== null,
   });
+  let pushPath: { path: string; from: 'flag' | 'batch' | 'random' };
+  try {
+    pushPath = o.path !== undefined ? { path: o.path, from: 'flag' } : defaultPushPath(journal.meta.options.webhookUrl, () => randomPushPath());
+  } catch (err) {
+    journal.close();
+    throw err;
+  }
   let session: ListenSession;
   try {
     session = createListenSession({
       journal,
-      receiver: { host: o.host, port: o.port, path: o.path, tls },
+      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs },
       exitWhenDone: o.exitWhenDone,
       now: () => ctx.now(),
     });
@@ -218,6 +269,14 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
   session.on('status', (s) => printStatus(s));
   session.on('push', (e) => {
+    if (e.conflict) {
+      // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
+      ctx.warn(
+        `warning: conflicting pushes for ${terminalSafe(e.phoneNumber)} (correlation id ${terminalSafe(e.correlationId)}): a second, different verdict arrived; ` +
+          `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ${terminalSafe(e.correlationId)}`,
+      );
+      return;
+    }
     if (!ctx.verbose) return;
     const verdict = e.status === 'succeeded' ? 'succeeded' : `failed (${e.errorCode})`;
     const tag = e.duplicate ? ' · duplicate, ignored' : e.orphan ? ' · orphan: unknown correlation id, kept' : '';
@@ -225,10 +284,12 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   });
   session.on('rejected', (e) => {
     const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
-    alert(`refused ${e.method} ${e.path}${who}: ${e.status} ${e.reason}`);
+    // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
+    const tag = e.status === 503 ? 'warning: ' : '';
+    alert(`${tag}refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
   });
   session.on('client-error', (e) => {
-    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${e.error.message}`);
+    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);
   });
   session.on('store-failed', (e) => {
     const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
@@ -257,18 +318,21 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
     await session.stop().catch(() => undefined);
     throw listenError(err, o);
   }
-  const base = address.url.slice(0, address.url.length - (o.path ?? '/').length);
+  const base = address.url.slice(0, address.url.length - pushPath.path.length);
   note(`dnc listen: receiving webhook results for ${o.results}`);
-  note(`  listening on ${address.url}${o.path ? ' (pushes only on this path)' : ' (pushes on any path)'}; health check ${base}/healthz`);
+  // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
+  const from = pushPath.from === 'batch' ? "; it is the batch's webhook path" : pushPath.from === 'random' ? '; generated: use it in the webhook URL' : '';
+  note(`  listening on ${address.url} (pushes only on this path)${from}; every other path gets 404; health check ${base}/healthz`);
   const batchUrl = journal.meta.options.webhookUrl;
-  if (batchUrl) note(`  the batch sent webhook_url ${batchUrl}`);
-  if (!o.path) {
-    const batchPath = batchUrl ? new URL(batchUrl).pathname : null;
-    const suggestion = batchPath && batchPath.length >= 16 ? batchPath : randomPushPath();
-    note(`  hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${suggestion}`);
-    if (suggestion !== batchPath) note(`        (and use that path in the batch's --webhook-url)`);
-  } else if (batchUrl && new URL(batchUrl).pathname !== o.path) {
-    note(`  note: --path ${o.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
+  if (batchUrl) {
+    const { withoutCredentials } = await import('../redact.js');
+    note(`  the batch sent webhook_url ${withoutCredentials(batchUrl)}`);
+  }
+  if (pushPath.from === 'flag' && !isUnguessablePath(pushPath.path)) {
+    note(`  warning: --path ${pushPath.path} is guessable and pushes are not signed; a long random path (e.g. ${randomPushPath()}) keeps forgers out`);
+  }
+  if (pushPath.from === 'flag' && batchUrl && new URL(batchUrl).pathname !== pushPath.path) {
+    note(`  note: --path ${pushPath.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
   }
 
   let interrupted = false;
@@ -315,7 +379,9 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
         duplicates: final.duplicates,
         orphans: final.orphans,
         reconciled: final.reconciled,
+        conflicts: final.conflicts,
         refused: final.rejected,
+        over_capacity: final.overCapacity,
         store_failures: final.storeFailures,
         pending: final.pending,
         lost: lostList.map((l) => ({

@@ -1,6 +1,7 @@
 // `dnc sandbox`: runs the local service emulator on 127.0.0.1 until SIGINT/SIGTERM, printing its base URL and key first.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { rawStream } from '../redact.js';
 import { parseIntegerOption } from '../config.js';
 import type { Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
@@ -78,7 +79,8 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
     });
   }
   writeLine(ctx.io.stdout, `DNC_BASE_URL=${sandbox.baseUrl}`);
-  writeLine(ctx.io.stdout, `DNC_API_KEY=${sandbox.apiKey}`);
+  // The emulator's own key, printed by design (it may equal a configured key, which the output layer would mask).
+  writeLine(rawStream(ctx.io.stdout), `DNC_API_KEY=${sandbox.apiKey}`);
   const acct = sandbox.account();
   ctx.info(
     `sandbox: ${acct.customerName}, ${acct.plan} plan, ${acct.creditsUsed}/${acct.creditLimit} credits used` +

@@ -6,6 +6,7 @@ import { ExitCode, inputError } from '../errors.js';
 import type { TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import { terminalSafe } from '../render/terminal-safe.js';
 
 const HELP = `
 Searches, offline: the history of \`dnc check\` (the last 1,000 checks within 90 days, in
@@ -59,7 +60,8 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
   }
   found.forEach((t, i) => {
     if (i > 0) writeLine(ctx.io.stdout, '');
-    for (const line of traceLines(t)) writeLine(ctx.io.stdout, line);
+    // Pushes and answers came from outside: their control characters are escaped.
+    for (const line of traceLines(t)) writeLine(ctx.io.stdout, terminalSafe(line));
   });
   return ExitCode.OK;
 }
@@ -82,7 +84,7 @@ function traceJson(t: TracedLookup) {
     http_status: t.httpStatus,
     credits: t.credits,
     answer: t.answer,
-    pushes: t.pushes.map((p) => ({ received_at: p.receivedAt, outcome: p.outcome, duplicates: p.duplicates, body: p.body })),
+    pushes: t.pushes.map((p) => ({ received_at: p.receivedAt, outcome: p.outcome, reason: p.reason, peer: p.peer, duplicates: p.duplicates, body: p.body })),
     batch: t.batch,
   };
 }
@@ -104,8 +106,15 @@ function traceLines(t: TracedLookup): string[] {
   if (t.mode === 'webhook') {
     if (t.pushes.length === 0) lines.push(f('pushes', 'none received'));
     for (const p of t.pushes) {
-      const b = p.body as { status?: string; error_code?: string | null } | null;
-      lines.push(f('push', `${p.receivedAt} ${b?.status ?? '?'}${b?.error_code ? ` (${b.error_code})` : ''}, ${p.outcome}${p.duplicates > 0 ? `, ${p.duplicates} duplicate deliveries ignored` : ''}`));
+      const b = p.body as { status?: string; error_code?: string | null; do_not_call?: unknown } | null;
+      const verdict = b?.status === 'succeeded' ? ` do_not_call=${String(b.do_not_call)}` : b?.error_code ? ` (${b.error_code})` : '';
+      const from = p.peer ? ` from ${p.peer}` : '';
+      lines.push(
+        f(
+          'push',
+          `${p.receivedAt} ${b?.status ?? '?'}${verdict}${from}, ${p.outcome}${p.reason ? `: ${p.reason}` : ''}${p.duplicates > 0 ? `, ${p.duplicates} duplicate deliveries ignored` : ''}`,
+        ),
+      );
     }
   }
   lines.push(f('answer', JSON.stringify(t.answer)));

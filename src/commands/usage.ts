@@ -1,7 +1,7 @@
 // `dnc usage`: credit balance and usage per billing period (/v2/usage_stats), or lifetime totals (/usage_stats).
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
-import { isProcessAlive, type Context } from '../context.js';
+import { processLockDeps, type Context } from '../context.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -262,7 +262,7 @@ async function runReconcile(
   try {
     const journals = (await registeredJournals(dir)).map((j) => j.journal);
     const { lockHolder } = await import('../batch/journal.js');
-    const isRunning = (journal: string) => lockHolder(journal, { pid: process.pid, isAlive: isProcessAlive }) !== null;
+    const isRunning = (journal: string) => lockHolder(journal, processLockDeps()) !== null;
     r = await reconcile(period, new URL(cfg.baseUrl.value).origin, { journals, history, historyFile, isRunning });
   } finally {
     history?.close();

@@ -1,5 +1,5 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
+import { CONFLICTING_PUSHES, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { writeManifest, type RenderedOutputs } from './manifest.js';
@@ -77,6 +77,17 @@ export async function journalVerdicts(journalPath: string): Promise<CachedVerdic
       )
       .all()
       .map((r) => ({ e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body }));
+  } finally {
+    db.close();
+  }
+}
+
+/** Numbers whose pushes conflicted (one verdict is forged): never to be reused. */
+export async function conflictingNumbers(journalPath: string): Promise<string[]> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  try {
+    return db.prepare<[string], string>('SELECT e164 FROM numbers WHERE error_code = ?').pluck().all(CONFLICTING_PUSHES);
   } finally {
     db.close();
   }
@@ -165,6 +176,8 @@ export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: st
     const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
     try {
       cache.put(service, await journalVerdicts(journalPath));
+      // A verdict cached before a conflicting push showed it may be forged is taken back out.
+      cache.forget(service, await conflictingNumbers(journalPath));
     } finally {
       cache.close();
     }

@@ -1,5 +1,5 @@
 // The small SQLite files dnc keeps for the user (check history, results cache): one way to open them.
-import { mkdirSync } from 'node:fs';
+import { ensurePrivateDir, ensurePrivateFile } from '../private-files.js';
 import type BetterSqlite3 from 'better-sqlite3';
 
 /**
@@ -8,7 +8,8 @@ import type BetterSqlite3 from 'better-sqlite3';
  */
 export async function openLocalStore(dir: string, file: string, schema: string): Promise<BetterSqlite3.Database> {
   const { default: Database } = await import('better-sqlite3');
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
+  ensurePrivateFile(file);
   const db = new Database(file, { timeout: 5_000 });
   db.pragma('journal_mode = WAL');
   db.exec(schema);

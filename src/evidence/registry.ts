@@ -1,7 +1,8 @@
 // The registry of batch journals on this machine (state folder), so `dnc trace` and `dnc usage --reconcile` can find them.
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
 import path from 'node:path';
 
 /** Journals remembered at most (the oldest registrations are forgotten first). */
@@ -40,8 +41,8 @@ export async function registerJournal(stateDir: string, journal: string, output:
     const journals = reg.journals.filter((j) => j.journal !== journal);
     journals.push({ journal, output, registered_at: now.toISOString() });
     reg.journals = journals.slice(-REGISTRY_LIMIT);
-    await mkdir(stateDir, { recursive: true });
-    await writeFileAtomic(file, `${JSON.stringify(reg, null, 2)}\n`);
+    ensurePrivateDir(stateDir);
+    await writeFileAtomic(file, `${JSON.stringify(reg, null, 2)}\n`, PRIVATE_FILE_MODE);
     return true;
   } catch {
     return false;

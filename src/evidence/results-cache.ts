@@ -83,6 +83,14 @@ export class ResultsCache {
     return n;
   }
 
+  /** Drops the cached verdicts of these numbers (their pushes conflicted: the verdict may be forged). */
+  forget(service: string, e164s: Iterable<string>): void {
+    const del = this.db.prepare<[string, string]>('DELETE FROM results WHERE service = ? AND e164 = ?');
+    this.db.transaction(() => {
+      for (const e164 of e164s) del.run(service, e164);
+    })();
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }

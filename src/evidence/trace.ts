@@ -4,8 +4,12 @@ import type { CheckHistory } from './history.js';
 
 export interface TracedPush {
   receivedAt: string;
-  /** applied, duplicate or orphan (as the journal recorded it). */
+  /** applied, duplicate, orphan, conflict (a second, different verdict) or refused (as the journal recorded it). */
   outcome: string;
+  /** Why it was refused. */
+  reason: string | null;
+  /** The address it came from (the proxy's, behind one). */
+  peer: string | null;
   /** Further deliveries of the same push, counted and ignored. */
   duplicates: number;
   body: unknown;
@@ -108,12 +112,14 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
            FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
       )
       .all(id);
+    // Journals made before pushes kept their evidence have no reason or peer.
+    const evidence = db.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all().some((c) => c.name === 'reason');
     const pushes = db
-      .prepare<[string], { body: string; received_at: string; outcome: string; duplicates: number }>(
-        'SELECT body, received_at, outcome, duplicates FROM pushes WHERE correlation_id = ? ORDER BY id',
+      .prepare<[string], { body: string; received_at: string; outcome: string; duplicates: number; reason: string | null; peer: string | null }>(
+        `SELECT body, received_at, outcome, duplicates, ${evidence ? 'reason, peer' : 'NULL AS reason, NULL AS peer'} FROM pushes WHERE correlation_id = ? ORDER BY id`,
       )
       .all(id)
-      .map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, body: parse(p.body) }));
+      .map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
     const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
     const meta = metaRow ? (parse(metaRow.value) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
     const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;

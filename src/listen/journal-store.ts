@@ -3,9 +3,9 @@ import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BatchJournal, finalAnswerFromBody, journalPathFor, type BatchMeta } from '../batch/journal.js';
+import { BatchJournal, journalPathFor, type BatchMeta } from '../batch/journal.js';
 import { inputError } from '../errors.js';
-import type { IncomingPush, StoreOutcome } from './receiver.js';
+import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
 
@@ -19,7 +19,21 @@ export interface OpenListenJournalOptions {
   metaWaitMs?: number;
   /** Render in a worker thread when the compiled worker is there (default true); false renders in this thread. */
   renderInWorker?: boolean;
+  /** Most orphan pushes (and their bytes) the journal keeps; beyond, pushes are answered 503 (the service retries). */
+  maxOrphans?: number;
+  maxOrphanBytes?: number;
+  /** Most refused pushes kept as evidence (and their bytes); beyond, they are refused without being kept. */
+  maxRefused?: number;
+  maxRefusedBytes?: number;
+  /** Clock skew allowed between the service and this machine (default 5 minutes). */
+  skewMs?: number;
 }
+
+/** An orphan is a push nobody asked for (or one faster than its receipt): 10,000 of them is far beyond any real batch. */
+export const DEFAULT_MAX_ORPHANS = 10_000;
+export const DEFAULT_MAX_ORPHAN_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_REFUSED = 10_000;
+export const DEFAULT_MAX_REFUSED_BYTES = 16 * 1024 * 1024;
 
 /** The compiled worker beside this module (absent when running from TypeScript sources, e.g. under vitest). */
 const WORKER_FILE = fileURLToPath(new URL('./render-worker.js', import.meta.url));
@@ -63,14 +77,20 @@ export class JournalPushStore implements ListenJournal {
       overdue: db.prepare<[string, number], PendingRow>(
         "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
       ),
-      orphansNowKnown: db.prepare<[], { push_id: number; body: string; number_id: number; credits: number; correlation_id: string }>(
-        `SELECT p.id AS push_id, p.body, n.id AS number_id, n.credits, p.correlation_id FROM pushes p
+      orphansNowKnown: db.prepare<[], { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }>(
+        `SELECT p.id AS push_id, p.body, p.outcome, p.correlation_id FROM pushes p
            JOIN numbers n ON n.correlation_id = p.correlation_id
-          WHERE p.outcome = 'orphan' AND n.state = 'pending'`,
+          WHERE p.outcome IN ('orphan', 'conflict') AND n.state = 'pending' ORDER BY p.id`,
       ),
-      markApplied: db.prepare<[number]>("UPDATE pushes SET outcome = 'applied' WHERE id = ? AND outcome = 'orphan'"),
+      kept: db.prepare<[string], { n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?'),
     };
+    const orphans = this.q.kept.get('orphan')!;
+    const refused = this.q.kept.get('refused')!;
+    this.kept = { orphans: orphans.n, orphanBytes: orphans.bytes, refused: refused.n, refusedBytes: refused.bytes };
   }
+
+  /** Orphans and refused pushes in the journal, kept within their caps. */
+  private kept: { orphans: number; orphanBytes: number; refused: number; refusedBytes: number };
 
   /** Where the batch journal of OUTPUT.csv is (the batch module decides). */
   static pathFor(resultsPath: string): string {
@@ -84,11 +104,41 @@ export class JournalPushStore implements ListenJournal {
    * acknowledged push is never sent again. Requests keep being read while the fsync runs.
    */
   async store(pushes: readonly IncomingPush[]): Promise<StoreOutcome[]> {
-    const records = pushes.map((p) => ({ raw: p.raw, receivedAt: p.receivedAt.toISOString(), correlationId: p.correlationId, serviceStatus: p.serviceStatus }));
+    const records = pushes.map((p) => ({
+      raw: p.raw,
+      receivedAt: p.receivedAt.toISOString(),
+      correlationId: p.correlationId,
+      serviceStatus: p.serviceStatus,
+      headers: p.headers === undefined ? null : JSON.stringify(p.headers),
+      peer: p.peer ?? null,
+    }));
     let outcomes;
     for (let attempt = 1; ; attempt++) {
+      // Counted per attempt: a rolled-back transaction kept nothing.
+      const added = { orphans: 0, orphanBytes: 0, refused: 0, refusedBytes: 0 };
+      const o = this.options;
       try {
-        outcomes = this.journal.recordPushes(records);
+        outcomes = this.journal.storePushes(records, {
+          skewMs: o.skewMs,
+          admitOrphan: (bytes) => {
+            if (this.kept.orphans + added.orphans + 1 > (o.maxOrphans ?? DEFAULT_MAX_ORPHANS)) return false;
+            if (this.kept.orphanBytes + added.orphanBytes + bytes > (o.maxOrphanBytes ?? DEFAULT_MAX_ORPHAN_BYTES)) return false;
+            added.orphans++;
+            added.orphanBytes += bytes;
+            return true;
+          },
+          admitRefused: (bytes) => {
+            if (this.kept.refused + added.refused + 1 > (o.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
+            if (this.kept.refusedBytes + added.refusedBytes + bytes > (o.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
+            added.refused++;
+            added.refusedBytes += bytes;
+            return true;
+          },
+        });
+        this.kept.orphans += added.orphans;
+        this.kept.orphanBytes += added.orphanBytes;
+        this.kept.refused += added.refused;
+        this.kept.refusedBytes += added.refusedBytes;
         break;
       } catch (err) {
         // recordPushes opens a deferred transaction that reads first: when `dnc batch` commits in between,
@@ -100,7 +150,38 @@ export class JournalPushStore implements ListenJournal {
     }
     const fd = this.walFd();
     await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-    return outcomes.map((o) => ({ duplicate: o === 'duplicate', orphan: o === 'orphan' }));
+    return outcomes.map((v) => {
+      const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
+      if (v.outcome === 'conflict') outcome.conflict = true;
+      if (v.outcome === 'over_capacity') outcome.overCapacity = true;
+      if (v.outcome === 'refused') outcome.refused = v.reason ?? 'refused';
+      return outcome;
+    });
+  }
+
+  /** Keeps a push the receiver refused as evidence (best effort, within the cap): it is never applied. */
+  keepRefused(push: RefusedPush): void {
+    const record = {
+      raw: push.raw,
+      receivedAt: push.receivedAt.toISOString(),
+      correlationId: push.correlationId,
+      headers: push.headers === undefined ? null : JSON.stringify(push.headers),
+      peer: push.peer ?? null,
+      refusedReason: push.refusedReason,
+    };
+    let kept = false;
+    this.journal.storePushes([record], {
+      admitRefused: (bytes) => {
+        if (this.kept.refused + 1 > (this.options.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
+        if (this.kept.refusedBytes + bytes > (this.options.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
+        kept = true;
+        return true;
+      },
+    });
+    if (kept) {
+      this.kept.refused++;
+      this.kept.refusedBytes += push.raw.length;
+    }
   }
 
   private walFd(): number {
@@ -128,10 +209,12 @@ export class JournalPushStore implements ListenJournal {
   reconcileOrphans(): string[] {
     const applied: string[] = [];
     for (const row of this.q.orphansNowKnown.all()) {
-      const final = finalAnswerFromBody(JSON.parse(row.body), null, null, row.credits);
-      if (!final) continue;
-      this.journal.recordFinal(row.number_id, { ...final, correlationId: row.correlation_id });
-      this.q.markApplied.run(row.push_id);
+      const verdict = this.journal.applyKeptPush(row.push_id, row.outcome, row.correlation_id, row.body, { skewMs: this.options.skewMs });
+      if (!verdict || verdict.outcome === 'refused') continue;
+      if (row.outcome === 'orphan') {
+        this.kept.orphans--;
+        this.kept.orphanBytes -= row.body.length;
+      }
       applied.push(row.correlation_id);
     }
     if (applied.length > 0) fsyncSync(this.walFd());

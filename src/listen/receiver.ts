@@ -5,6 +5,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_CLOCK_SKEW_MS, pushRuleProblem } from '../wire/push-rules.js';
 import { PUSH_HEADERS } from '../wire/types.js';
 import type { LookupResult } from '../wire/types.js';
 import { checkPushBody } from './push.js';
@@ -23,12 +24,26 @@ export interface IncomingPush {
   receivedAt: Date;
   /** X-Service-Status: what the synchronous call would have returned (section 6); null when absent. */
   serviceStatus: number | null;
+  /** The request's headers (credentials left out), kept as evidence. */
+  headers?: Record<string, string>;
+  /** The peer's address (the proxy's, behind one). */
+  peer?: string;
 }
 
-/** What storing one push did: a repeat changes nothing; an orphan is a correlation id the journal does not know. */
+/** A push the receiver refused, handed to the store to keep as evidence (never applied). */
+export type RefusedPush = Omit<IncomingPush, 'result'> & { result: LookupResult | null; refusedReason: string };
+
+/**
+ * What storing one push did: a repeat changes nothing; an orphan is a correlation id the journal does not know;
+ * a conflict is a second, different verdict for one correlation id (kept; the number becomes failed); refused: the
+ * push contradicts what was sent (kept as evidence; answered 422); overCapacity: too many orphans kept (503).
+ */
 export interface StoreOutcome {
   duplicate: boolean;
   orphan: boolean;
+  conflict?: boolean;
+  refused?: string;
+  overCapacity?: boolean;
 }
 
 /**
@@ -39,6 +54,8 @@ export interface StoreOutcome {
  */
 export interface PushStore {
   store(pushes: readonly IncomingPush[]): StoreOutcome[] | Promise<StoreOutcome[]>;
+  /** Keeps a refused push as evidence (best effort, synchronous, bounded by the store). */
+  keepRefused?(push: RefusedPush): void;
 }
 
 export interface ReceiverOptions {
@@ -55,7 +72,16 @@ export interface ReceiverOptions {
   storeTimeoutMs?: number;
   /** Most pushes committed in one transaction (default 256). */
   maxBatch?: number;
+  /** Clock skew allowed between the service and this machine (default 5 minutes). */
+  skewMs?: number;
+  /** Most connections open at once (default 256); beyond, new ones are closed at once. */
+  maxConnections?: number;
+  /** Time allowed for a request's headers (default 10 s), and for the whole request (default 15 s). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
 }
+
+export const DEFAULT_MAX_CONNECTIONS = 256;
 
 export interface PushEvent {
   correlationId: string;
@@ -64,6 +90,8 @@ export interface PushEvent {
   phoneNumber: string;
   duplicate: boolean;
   orphan: boolean;
+  /** A second, different verdict for this correlation id: the number is now failed (conflicting_pushes). */
+  conflict: boolean;
   /** From the first byte of the request to the acknowledgement being written. */
   latencyMs: number;
 }
@@ -97,8 +125,11 @@ export interface ReceiverStats {
   stored: number;
   duplicates: number;
   orphans: number;
+  conflicts: number;
   rejected: number;
   storeFailures: number;
+  /** Orphans answered 503 because the journal holds as many as it may. */
+  overCapacity: number;
 }
 
 export interface ListeningAddress {
@@ -140,7 +171,7 @@ function isJsonContentType(value: string | undefined): boolean {
 }
 
 export class Receiver extends EventEmitter<ReceiverEvents> {
-  readonly stats: ReceiverStats = { received: 0, stored: 0, duplicates: 0, orphans: 0, rejected: 0, storeFailures: 0 };
+  readonly stats: ReceiverStats = { received: 0, stored: 0, duplicates: 0, orphans: 0, conflicts: 0, rejected: 0, storeFailures: 0, overCapacity: 0 };
   private readonly server: http.Server;
   private readonly store: PushStore;
   private readonly now: () => Date;
@@ -148,6 +179,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
   private readonly storeTimeoutMs: number;
   private readonly maxBatch: number;
   private readonly pushPath: string | undefined;
+  private readonly skewMs: number;
   private queue: Waiting[] = [];
   private flushScheduled = false;
   private draining: Promise<void> | undefined;
@@ -162,12 +194,20 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     this.storeTimeoutMs = options.storeTimeoutMs ?? 5_000;
     this.maxBatch = options.maxBatch ?? 256;
     this.pushPath = options.path;
+    this.skewMs = options.skewMs ?? DEFAULT_CLOCK_SKEW_MS;
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
-    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
-    // A push must be answered within 10 s (section 6); a client that trickles its request is cut off.
-    this.server.headersTimeout = 10_000;
-    this.server.requestTimeout = 15_000;
+    // Timeouts are checked every second (node's default, 30 s, lets a slow client hold a connection far longer).
+    const serverOptions = { connectionsCheckingInterval: 1_000 };
+    this.server = options.tls
+      ? https.createServer({ ...serverOptions, cert: options.tls.cert, key: options.tls.key }, handler)
+      : http.createServer(serverOptions, handler);
+    // A push must be answered within 10 s (section 6); a client that trickles its request is cut off, and one
+    // that opens connections without end finds the door shut beyond the cap (each holds a descriptor).
+    this.server.headersTimeout = options.headersTimeoutMs ?? 10_000;
+    this.server.requestTimeout = options.requestTimeoutMs ?? 15_000;
     this.server.keepAliveTimeout = 5_000;
+    this.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.server.maxHeadersCount = 100;
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       // A peer that went away (reset, killed) is not a request to report or answer.
       if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
@@ -178,7 +218,9 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
       const text = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
       this.emit('client-error', { error, status, remoteAddress: (socket as Partial<Socket>).remoteAddress });
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      // end() alone half-closes: a peer that never closes its side keeps the descriptor. Destroyed once written.
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+      (socket as Partial<Socket>).setTimeout?.(1_000, () => socket.destroy());
     });
   }
 
@@ -197,6 +239,11 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     const urlHost = host.includes(':') ? `[${host}]` : host;
     const scheme = this.options.tls ? 'https' : 'http';
     return { host, port, url: `${scheme}://${urlHost}:${port}${this.pushPath ?? '/'}` };
+  }
+
+  /** Connections open now (each holds a descriptor): what the cap and the timeouts keep bounded. */
+  openConnections(): Promise<number> {
+    return new Promise((resolve, reject) => this.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
   }
 
   /**
@@ -248,32 +295,60 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         throw new RequestRefused(415, `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
       }
       const raw = await this.readBody(req);
+      const receivedAt = this.now();
+      const evidence = { raw, receivedAt, headers: evidenceHeaders(req), peer: req.socket.remoteAddress };
+      // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.
+      const refuse = (status: number, reason: string, result: LookupResult | null = null): RequestRefused => {
+        this.keepRefused({ ...evidence, correlationId: correlationId ?? '', result, serviceStatus: null, refusedReason: reason });
+        return new RequestRefused(status, reason);
+      };
       let body: unknown;
       try {
         body = JSON.parse(raw);
       } catch (err) {
-        throw new RequestRefused(400, `the body is not valid JSON: ${(err as Error).message}`);
+        throw refuse(400, `the body is not valid JSON: ${(err as Error).message}`);
       }
       const checked = checkPushBody(body);
-      if (!checked.ok) throw new RequestRefused(400, checked.problem.message);
+      if (!checked.ok) throw refuse(400, checked.problem.message);
       correlationId = checked.result.correlation_id;
       const header = req.headers[PUSH_HEADERS.correlationId];
-      if (typeof header !== 'string' || header === '') throw new RequestRefused(400, 'header X-Service-Correlation-Id is missing');
+      if (typeof header !== 'string' || header === '') throw refuse(400, 'header X-Service-Correlation-Id is missing');
       if (header !== correlationId) {
-        throw new RequestRefused(400, `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`);
+        throw refuse(400, `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`);
       }
       const statusHeader = req.headers[PUSH_HEADERS.status];
       const serviceStatus = typeof statusHeader === 'string' && /^\d{3}$/.test(statusHeader) ? Number(statusHeader) : null;
+      const phoneHeader = req.headers[PUSH_HEADERS.phoneNumber];
+      const countryHeader = req.headers[PUSH_HEADERS.country];
+      const rule = pushRuleProblem(
+        checked.result as LookupResult & Record<string, unknown>,
+        {
+          phoneNumber: typeof phoneHeader === 'string' ? phoneHeader : undefined,
+          country: typeof countryHeader === 'string' ? countryHeader : undefined,
+          serviceStatus,
+        },
+        receivedAt,
+        this.skewMs,
+      );
+      if (rule) throw refuse(422, rule, checked.result);
       this.stats.received++;
-      const push: IncomingPush = { correlationId, result: checked.result, raw, receivedAt: this.now(), serviceStatus };
+      const push: IncomingPush = { correlationId, result: checked.result, raw, receivedAt, serviceStatus, headers: evidence.headers, peer: evidence.peer };
       const outcome = await this.enqueue(push);
       if (outcome instanceof Error) {
         this.reply(res, 503, { error: 'the push could not be stored; retry later' }, { 'Retry-After': '30' });
         return;
       }
+      if (outcome.refused !== undefined) throw new RequestRefused(422, outcome.refused);
+      if (outcome.overCapacity) {
+        this.stats.overCapacity++;
+        throw new RequestRefused(503, 'too many pushes with unknown correlation ids are kept already; this one was not stored (the service retries it)', {
+          'Retry-After': '600',
+        });
+      }
       this.stats.stored++;
       if (outcome.duplicate) this.stats.duplicates++;
       if (outcome.orphan && !outcome.duplicate) this.stats.orphans++;
+      if (outcome.conflict) this.stats.conflicts++;
       this.reply(res, 200, { received: true, duplicate: outcome.duplicate });
       this.emit('push', {
         correlationId,
@@ -282,13 +357,24 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         phoneNumber: checked.result.phone_number,
         duplicate: outcome.duplicate,
         orphan: outcome.orphan,
+        conflict: outcome.conflict === true,
         latencyMs: performance.now() - started,
       });
     } catch (err) {
       if (!(err instanceof RequestRefused)) throw err;
       this.stats.rejected++;
       this.reply(res, err.status, { error: err.message }, err.headers);
+      // A refused body may still be arriving (413): the socket is closed for good, not left half-open.
+      if (err.status === 413 || err.status === 408) res.once('finish', () => req.socket.destroy());
       this.emit('rejected', { status: err.status, reason: err.message, method, path, remoteAddress: req.socket.remoteAddress, correlationId });
+    }
+  }
+
+  private keepRefused(push: RefusedPush): void {
+    try {
+      this.store.keepRefused?.(push);
+    } catch {
+      // Evidence is best effort: a busy journal must not turn a refusal into a crash.
     }
   }
 
@@ -363,6 +449,18 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     }
     batch.forEach((w, i) => w.settle(outcomes[i]!));
   }
+}
+
+/** Headers that carry credentials (a proxy may add them) are not kept. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+function evidenceHeaders(req: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || SECRET_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

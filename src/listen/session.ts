@@ -45,8 +45,12 @@ export interface ListenStatus {
   orphans: number;
   /** Orphans (of any run) applied once the batch had recorded their receipt: a push faster than its receipt. */
   reconciled: number;
+  /** Correlation ids that received two different verdicts (the numbers are failed: conflicting_pushes). */
+  conflicts: number;
   rejected: number;
   storeFailures: number;
+  /** Orphans answered 503 because the journal already keeps as many as it may. */
+  overCapacity: number;
   pending: number;
   unsent: number;
   oldest: (PendingLookup & { deadline: Date }) | null;
@@ -163,8 +167,10 @@ export class ListenSession extends EventEmitter<ListenEvents> {
       duplicates: s.duplicates,
       orphans: s.orphans,
       reconciled: this.reconciled,
+      conflicts: s.conflicts,
       rejected: s.rejected,
       storeFailures: s.storeFailures,
+      overCapacity: s.overCapacity,
       pending: summary.pending,
       unsent: summary.unsent,
       oldest: summary.oldest && { ...summary.oldest, deadline: new Date(summary.oldest.receivedAt.getTime() + this.expiryMs) },

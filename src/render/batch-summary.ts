@@ -1,4 +1,5 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
+import { terminalSafe } from './terminal-safe.js';
 import type { DncResult, RenderSummary } from '../batch/render.js';
 import { describeRecordAt } from '../batch/csv-input.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
@@ -93,7 +94,8 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const lines: string[] = [];
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
-  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${s.message}`);
+  // The message quotes the CSV cell: its control characters are escaped.
+  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
   if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const table = renderTable(
     {

@@ -1,4 +1,5 @@
 // What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
+import { terminalSafe } from './terminal-safe.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { Cost } from '../wire/types.js';
 
@@ -42,17 +43,20 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
   // Padded so that numbers line up down a list of verdicts.
   const mark = (symbol: string, word: string, colour: keyof typeof COLOURS) =>
     paint(o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11), colour, o.color);
-  const id = outcome.body.correlation_id ?? outcome.meta.correlationId ?? 'none';
+  // Every string of the answer came from outside: shown with its control characters escaped.
+  const id = terminalSafe(outcome.body.correlation_id ?? outcome.meta.correlationId ?? 'none');
+  const safe = (v: unknown, fallback: string) => (typeof v === 'string' ? terminalSafe(v) : v === null || v === undefined ? fallback : terminalSafe(String(v)));
   switch (outcome.kind) {
     case 'succeeded': {
       const b = outcome.body;
       const verdict = b.do_not_call ? mark('✗', 'DO NOT CALL', 'red') : mark('✓', 'callable', 'green');
-      const where = b.do_not_call ? `on the ${b.country} do-not-call register` : `not on the ${b.country} do-not-call register`;
+      const country = safe(b.country, '?');
+      const where = b.do_not_call ? `on the ${country} do-not-call register` : `not on the ${country} do-not-call register`;
       const cost = creditCost(outcome.meta, b.cost);
       return [
         `${verdict}  ${number}  ${where}`,
-        field('register', b.dnc_list_source ?? 'not reported'),
-        field('checked at', b.timestamp ?? 'not reported'),
+        field('register', safe(b.dnc_list_source, 'not reported')),
+        field('checked at', safe(b.timestamp, 'not reported')),
         field('credits', `${cost === null ? 'cost not reported' : `${credits(cost)} charged`}, ${balanceText(outcome.meta, b.cost)}`),
         field('correlation id', id),
       ];
@@ -61,7 +65,7 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
       const b = outcome.body;
       const held = creditCost(outcome.meta);
       return [
-        `${mark('…', 'started', 'yellow')}  ${number}  ${b.country} lookup in webhook mode`,
+        `${mark('…', 'started', 'yellow')}  ${number}  ${safe(b.country, '?')} lookup in webhook mode`,
         field('result', `will be pushed to ${o.webhookUrl ?? 'the webhook URL'}`),
         field('credits', `${held === null ? 'amount held not reported' : `${credits(held)} held`}, ${balanceText(outcome.meta)}`),
         field('correlation id', id),
@@ -72,7 +76,7 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
       const cost = creditCost(outcome.meta, b.cost);
       const charged = b.charged ? `yes${cost === null ? '' : `, ${credits(cost)}`}` : 'no';
       return [
-        `${mark('!', 'failed', 'yellow')}  ${number}  ${b.error_code}: ${b.error}`,
+        `${mark('!', 'failed', 'yellow')}  ${number}  ${safe(b.error_code, '?')}: ${safe(b.error, '')}`,
         field('charged', `${charged}, ${balanceText(outcome.meta, b.cost)}`),
         field('correlation id', id),
       ];

@@ -1,5 +1,6 @@
 // Tables for any command: boxed (cli-table3) on a terminal, stable tab-separated lines when piped.
 // cli-table3 is heavy: commands load this module with `await import(...)` inside their action.
+import { terminalSafe } from './terminal-safe.js';
 import Table from 'cli-table3';
 
 /** Where output goes: enough of IO for rendering, so renderers stay pure and testable. */
@@ -45,7 +46,8 @@ export function paint(on: boolean, style: Style, text: string): string {
 /** A cell of the piped format: tabs and line breaks become spaces, so each record stays one line. */
 export function tsvField(value: CellValue): string {
   if (value === null || value === undefined) return '';
-  return String(value).replace(/[\t\r\n]+/g, ' ');
+  // Piped text still reaches terminals (| less -R, | cat): other control characters are escaped.
+  return terminalSafe(String(value).replace(/[\t\r\n]+/g, ' '));
 }
 
 /** One record of the piped format: fields joined by tabs. */

@@ -1,4 +1,5 @@
 // Renders usage answers (v2 billing periods, legacy lifetime totals) for a terminal or as stable tab-separated records.
+import { terminalSafe } from './terminal-safe.js';
 import type { BillingPeriodUsage, LegacyUsage, MonthUsage, UsagePage } from '../wire/types.js';
 import { barChart } from './chart.js';
 import { gauge } from './gauge.js';
@@ -145,7 +146,7 @@ function usagePageRecords(page: UsagePage): string {
 export function renderUsagePage(page: UsagePage, term: Terminal): string {
   if (!term.tty) return usagePageRecords(page);
   const count = page.data.length;
-  let out = `${paint(term.color, 'bold', page.customer_name)} · ${count === 1 ? '1 billing period' : `${count} billing periods, newest first`}\n`;
+  let out = `${paint(term.color, 'bold', terminalSafe(page.customer_name))} · ${count === 1 ? '1 billing period' : `${count} billing periods, newest first`}\n`;
   if (count === 0) out += 'No billing periods recorded.\n';
   for (const p of page.data) out += `\n${periodBlock(p, term)}`;
   if (page.next_cursor !== null && page.next_cursor !== undefined) {
@@ -207,7 +208,7 @@ export function renderLifetimeUsage(body: LegacyUsage, term: Terminal): string {
     for (const c of body.by_country) lines.push(tsvLine(['lifetime_country', c.country, c.request_count]));
     return `${lines.join('\n')}\n`;
   }
-  let out = `${paint(term.color, 'bold', body.customer_name)} · lifetime usage\n`;
+  let out = `${paint(term.color, 'bold', terminalSafe(body.customer_name))} · lifetime usage\n`;
   const span = months.length > 0 ? `${ym(months[0]!)} to ${ym(months[months.length - 1]!)}` : 'none';
   out += renderTable(
     {

@@ -127,6 +127,11 @@ export interface AccountInfo {
 }
 
 /** An HTTP answer, before the transport writes it. */
+/** RFC 9110 §15.5.2: a 401 names the scheme to authenticate with. */
+function unauthorized(error: string): Answer {
+  return { status: 401, body: { error }, headers: { 'www-authenticate': 'Bearer' } };
+}
+
 export interface Answer {
   status: number;
   body: unknown;
@@ -288,16 +293,16 @@ export class SandboxEngine {
    */
   authenticate(authorization: string | undefined, forwardedHost: string | undefined, portal = false): Account | Answer {
     const raw = (authorization ?? '').trim();
-    const bearer = raw.startsWith('Bearer ');
-    const key = bearer ? raw.slice(7).trim() : raw;
-    if (key === '' || raw === 'Bearer') return { status: 401, body: { error: KEY_MISSING } };
+    // RFC 9110 §11.1: the scheme is case-insensitive; section 5 makes the prefix optional (for a portal JWT too).
+    const key = raw.replace(/^bearer(\s+|$)/i, '').trim();
+    if (key === '') return unauthorized(KEY_MISSING);
     let account = this.account(key);
-    if (!account && portal && bearer && this.options.portalAccess !== false && looksLikeJwt(key)) {
+    if (!account && portal && this.options.portalAccess !== false && looksLikeJwt(key)) {
       const claims = verifyPortalToken(this.portalSecret, key, this.now().getTime());
       if (claims === 'no_membership') return { status: 403, body: { error: 'no active organization membership for this portal user' } };
-      if (typeof claims === 'string') return { status: 401, body: { error: `portal token ${claims === 'invalid' ? 'is invalid' : `is ${claims}`}` } };
+      if (typeof claims === 'string') return unauthorized(`portal token ${claims === 'invalid' ? 'is invalid' : `is ${claims}`}`);
       account = this.accounts[claims.org];
-      if (!account) return { status: 401, body: { error: 'portal token is invalid' } };
+      if (!account) return unauthorized('portal token is invalid');
       this.roll(account);
     }
     if (!account) return { status: 403, body: { error: KEY_INVALID } };
@@ -531,32 +536,21 @@ export class SandboxEngine {
   usageV2(account: Account, query: Query): Answer {
     const name = account.customerName;
     const bad = (error: string): Answer => ({ status: 400, body: { error }, account: name });
+    // Parameters are checked first: a request the service would refuse (400) is refused whatever its state.
+    const invalid = this.usageQueryProblem(query);
+    if (invalid) return bad(invalid);
     if (this.usageFailure) return { status: 500, body: { error: USAGE_FAILED }, account: name };
-    if (query.has('year')) return bad('the year parameter is not supported: select billing periods with num_billing_periods, cursor or id');
-    for (const k of ['num_billing_periods', 'id', 'cursor']) {
-      if (query.getAll(k).length > 1) return bad(`${k} is given more than once`);
-    }
     const idRaw = query.get('id');
-    const numRaw = query.get('num_billing_periods');
     const cursorRaw = query.get('cursor');
     if (idRaw !== null) {
-      if (numRaw !== null || cursorRaw !== null) return bad('id cannot be combined with pagination (num_billing_periods, cursor)');
-      // int64, at least 1 (2.5): a valid id that names no period is a 404, not a 400.
-      if (!/^\d{1,19}$/.test(idRaw) || BigInt(idRaw) < 1n || BigInt(idRaw) > 9223372036854775807n) {
-        return bad(`id must be a whole number from 1 to 9223372036854775807, got '${idRaw}'`);
-      }
+      // int64, at least 1 (2.5), checked above: a valid id that names no period is a 404, not a 400.
       const id = Number(idRaw);
       const period = this.ids.owner.get(id) === account ? account.periodsNewestFirst().find((x) => x.id === id) : undefined;
       if (!period) return { status: 404, body: { error: `billing period ${id} not found` }, account: name };
       return { status: 200, body: { customer_name: name, data: [period.toWire()], next_cursor: null } satisfies UsagePage, account: name };
     }
-    let n = 1;
-    if (numRaw !== null) {
-      if (!/^\d{1,3}$/.test(numRaw) || Number(numRaw) < 1 || Number(numRaw) > 100) {
-        return bad(`num_billing_periods must be a whole number from 1 to 100, got '${numRaw}'`);
-      }
-      n = Number(numRaw);
-    }
+    const numRaw = query.get('num_billing_periods');
+    const n = numRaw === null ? 1 : Number(numRaw);
     const periods = account.periodsNewestFirst();
     let start = 0;
     if (cursorRaw !== null) {
@@ -568,6 +562,26 @@ export class SandboxEngine {
     const next = periods[start + n];
     const body: UsagePage = { customer_name: name, data: page.map((x) => x.toWire()), next_cursor: next ? encodeCursor(next.id) : null };
     return { status: 200, body, account: name };
+  }
+
+  /** Why the v2 usage query is malformed (without looking any period up), or null. */
+  private usageQueryProblem(query: Query): string | null {
+    if (query.has('year')) return 'the year parameter is not supported: select billing periods with num_billing_periods, cursor or id';
+    for (const k of ['num_billing_periods', 'id', 'cursor']) {
+      if (query.getAll(k).length > 1) return `${k} is given more than once`;
+    }
+    const idRaw = query.get('id');
+    const numRaw = query.get('num_billing_periods');
+    if (idRaw !== null) {
+      if (numRaw !== null || query.get('cursor') !== null) return 'id cannot be combined with pagination (num_billing_periods, cursor)';
+      if (!/^\d{1,19}$/.test(idRaw) || BigInt(idRaw) < 1n || BigInt(idRaw) > 9223372036854775807n) {
+        return `id must be a whole number from 1 to 9223372036854775807, got '${idRaw}'`;
+      }
+    }
+    if (numRaw !== null && (!/^\d{1,3}$/.test(numRaw) || Number(numRaw) < 1 || Number(numRaw) > 100)) {
+      return `num_billing_periods must be a whole number from 1 to 100, got '${numRaw}'`;
+    }
+    return null;
   }
 
   /** GET /usage_stats (4.3): lifetime totals. */

@@ -154,7 +154,7 @@ function redactHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
     if (v === undefined) continue;
     out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  if (out.authorization !== undefined) out.authorization = /^Bearer\s/.test(out.authorization) ? 'Bearer ***' : out.authorization.trim() === '' ? '' : '***';
+  if (out.authorization !== undefined) out.authorization = /^Bearer\s/i.test(out.authorization) ? 'Bearer ***' : out.authorization.trim() === '' ? '' : '***';
   return out;
 }
 
@@ -173,7 +173,7 @@ function introspect(engine: SandboxEngine, req: http.IncomingMessage, res: http.
   req.resume();
   const name = path.slice('/_sandbox/'.length);
   const raw = (req.headers.authorization ?? '').trim();
-  const key = raw === '' ? undefined : raw.replace(/^Bearer\s+/, '');
+  const key = raw === '' ? undefined : raw.replace(/^Bearer\s+/i, '');
   try {
     const get = req.method === 'GET';
     const post = req.method === 'POST';

@@ -203,7 +203,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   async function exchange(pathAndQuery: string, attempt: number): Promise<RawAnswer> {
     const started = performance.now();
     try {
-      const res = await pool.request({ method: 'GET', path: pathAndQuery, headers: baseHeaders });
+      // undici's own header and body timeouts tick on a 1 s clock (a 10 ms --timeout waited 1.4 s): a signal is exact.
+      const res = await pool.request({ method: 'GET', path: pathAndQuery, headers: baseHeaders, signal: AbortSignal.timeout(timeoutMs) });
       const text = await res.body.text();
       options.onExchange?.({
         method: 'GET',
@@ -257,6 +258,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     if (
       err instanceof undiciErrors.HeadersTimeoutError ||
       err instanceof undiciErrors.BodyTimeoutError ||
+      (err as Error | null)?.name === 'TimeoutError' ||
       code === 'UND_ERR_CONNECT_TIMEOUT'
     ) {
       return serviceError(ClientErrorCode.timeout, `the service did not answer within ${timeoutMs} ms (${where})`, {

@@ -16,12 +16,15 @@ export function webhookUrlProblem(raw: string, options: WebhookUrlRuleOptions = 
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) {
     return `it is ${raw.length} characters long; the service accepts at most ${WEBHOOK_URL_MAX_LENGTH}`;
   }
+  // The URL parser would quietly percent-encode a space: the service takes the text as given and refuses it.
+  if (/[\s\u0000-\u001f\u007f]/.test(raw)) return 'it contains a space or a control character (percent-encode it)';
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'it is not an absolute URL';
   }
+  if (url.port === '0') return 'it names port 0, which nothing can listen on';
   const insecure = options.allowInsecure === true;
   if (url.protocol !== 'https:' && !(insecure && url.protocol === 'http:')) {
     return `it uses ${url.protocol.replace(/:$/, '')}; the service only pushes to https URLs`;

@@ -43,7 +43,7 @@ const succeeded = (id: string, phone: string, dnc: boolean) => ({
   phone_number: phone,
   country: 'AU',
   do_not_call: dnc,
-  timestamp: '2026-11-21T23:08:03.123456+00:00',
+  timestamp: new Date().toISOString(),
   dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
   cost: { credits_used_for_query: 3, total_credits_used: 9, credit_limit: 100 },
 });

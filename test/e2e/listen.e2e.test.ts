@@ -131,7 +131,7 @@ describe('dnc listen killed and restarted', () => {
         phone_number: r.dnc_phone_e164,
         country: 'AU',
         do_not_call: false,
-        timestamp: '2026-11-21T23:30:00.000000+00:00',
+        timestamp: new Date().toISOString(),
         dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
         cost: { credits_used_for_query: 3, total_credits_used: 120, credit_limit: 10000 },
       });

@@ -63,7 +63,7 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   });
   expect(found[0].pushes).toEqual([expect.objectContaining({ outcome: 'applied', body: expect.objectContaining({ status: 'succeeded', correlation_id: au.dnc_correlation_id }) })]);
   const human = await dnc(['trace', au.dnc_correlation_id!], w.env);
-  expect(human.stdout).toMatch(/push +\S+ succeeded, applied/);
+  expect(human.stdout).toMatch(/push +\S+ succeeded do_not_call=(true|false) from \S+, applied/);
 
   // The pushed verdicts went into the results cache: a check of the AU number reuses it (nothing sent).
   const sent = w.sb.lookups().length;

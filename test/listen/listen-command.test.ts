@@ -99,9 +99,8 @@ describe('dnc listen: a webhook batch resolved', () => {
     expect(await run.exit, run.io.err()).toBe(0);
     expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['callable', 'do_not_call']);
     expect(readJournal(b.journal).pushes).toHaveLength(1);
-    // Without --path, any path is served, and an unguessable one is suggested.
-    expect(run.io.err()).toContain('(pushes on any path)');
-    expect(run.io.err()).toContain(`hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${PUSH_PATH}`);
+    // Without --path, pushes are served only on the batch's (unguessable) webhook path.
+    expect(run.io.err()).toContain(`${PUSH_PATH} (pushes only on this path); it is the batch's webhook path; every other path gets 404`);
   });
 
   it('--exit-when-done exits 0 at once when nothing is pending', async () => {
@@ -140,7 +139,7 @@ describe('dnc listen: orphans, interrupts, lost lookups', () => {
       phone_number: '+12025550127',
       country: 'US',
       do_not_call: true,
-      timestamp: '2026-11-21T23:08:03.123456+00:00',
+      timestamp: new Date().toISOString(),
       dnc_list_source: 'https://sandbox.dnc.invalid/registers/US',
       cost: { credits_used_for_query: 1, total_credits_used: 2, credit_limit: 10000 },
     };
@@ -223,7 +222,7 @@ describe('dnc listen: a push faster than its receipt', () => {
       phone_number: row.dnc_phone_e164,
       country: 'AU',
       do_not_call: false,
-      timestamp: '2026-11-21T23:30:00.000000+00:00',
+      timestamp: new Date().toISOString(),
       dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
       cost: { credits_used_for_query: 3, total_credits_used: 3, credit_limit: 10000 },
     };

@@ -58,7 +58,8 @@ describe('lookup requests and answers', () => {
     expect(us.kind).toBe('succeeded');
     expect(JSON.parse(us.text!)).toEqual(us.raw);
     expect(sent('+12025550101')).toHaveLength(1);
-    const hook = 'https://hooks.example.com/dnc?batch=a b&x=1+2';
+    // A raw space is refused (the service takes the URL as given); an encoded one, '+' and '&' travel URL-encoded.
+    const hook = 'https://hooks.example.com/dnc?batch=a%20b&x=1+2';
     const au = await client.lookup({ phoneNumber: '+61412345101', webhookUrl: hook });
     expect(au.kind).toBe('started');
     expect(JSON.parse(au.text!)).toEqual(au.raw);

@@ -1,0 +1,108 @@
+// The one redaction at the output layer: the API key is masked in everything dnc writes, from the first line on.
+import { readFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { defaultConfigPath } from './config.js';
+import { redactSecrets } from './errors.js';
+import type { IO } from './io.js';
+
+type Env = Record<string, string | undefined>;
+
+/** Value of `--name VALUE` or `--name=VALUE` in argv (the last one wins, as commander does). */
+function optionValue(argv: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    if (a === name && i + 1 < argv.length) value = argv[++i];
+    else if (a.startsWith(`${name}=`)) value = a.slice(name.length + 1);
+  }
+  return value;
+}
+
+function urlCredentials(raw: string | undefined): string[] {
+  if (!raw) return [];
+  try {
+    const u = new URL(raw);
+    return [decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password].filter((s) => s !== '');
+  } catch {
+    return [];
+  }
+}
+
+function readQuietly(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every value that may be the key, known before anything is parsed or printed: the flag, the key file, the
+ * environment, the config file, and credentials written into a base URL. Errors raised before the configuration
+ * is resolved (a bad flag, a bad base URL) are then redacted like everything else.
+ */
+export function collectSecrets(argv: readonly string[], env: Env, homedir: string): string[] {
+  const found: Array<string | undefined> = [optionValue(argv, '--api-key'), env.DNC_API_KEY];
+  const keyFile = optionValue(argv, '--api-key-file');
+  if (keyFile) found.push(readQuietly(keyFile)?.trim());
+  const configFile = optionValue(argv, '--config') || env.DNC_CONFIG || defaultConfigPath(env, homedir);
+  const config = readQuietly(configFile);
+  if (config) {
+    try {
+      const parsed = JSON.parse(config) as { api_key?: unknown; base_url?: unknown };
+      if (typeof parsed.api_key === 'string') found.push(parsed.api_key);
+      if (typeof parsed.base_url === 'string') found.push(...urlCredentials(parsed.base_url));
+    } catch {
+      /* the configuration step reports an unreadable file */
+    }
+  }
+  found.push(...urlCredentials(optionValue(argv, '--base-url')), ...urlCredentials(env.DNC_BASE_URL));
+  return [...new Set(found.filter((s): s is string => typeof s === 'string' && s.trim().length >= 4).map((s) => s.trim()))];
+}
+
+const RAW = Symbol('dnc.raw-stream');
+
+/** A stream that masks every secret in what is written through it (strings and buffers alike). */
+export function redactingStream<S extends Writable>(stream: S, secrets: readonly string[]): S {
+  const write = (chunk: unknown, ...rest: unknown[]): boolean => {
+    let out = chunk;
+    if (typeof chunk === 'string') out = redactSecrets(chunk, secrets);
+    else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s))) out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
+    return (stream.write as (...args: unknown[]) => boolean)(out, ...rest);
+  };
+  return new Proxy(stream, {
+    get(target, prop) {
+      if (prop === 'write') return write;
+      if (prop === RAW) return target;
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The IO with stdout and stderr redacted. */
+export function redactingIO<T extends IO>(io: T, secrets: readonly string[]): T {
+  return { ...io, stdout: redactingStream(io.stdout, secrets), stderr: redactingStream(io.stderr, secrets) };
+}
+
+/**
+ * The stream under the redaction: only for output that is a key by design (`dnc sandbox` prints the key of
+ * the emulator it starts, which may equal the configured one).
+ */
+export function rawStream(stream: Writable): Writable {
+  return ((stream as unknown as Record<symbol, Writable | undefined>)[RAW]) ?? stream;
+}
+
+/**
+ * Commander echoes an unknown option whole (`unknown option '--api_key=KEY'`): the value of any `--name=value` it
+ * quotes is masked, since a mistyped key flag is not known to be the key.
+ */
+export function maskOptionValues(message: string): string {
+  return message.replace(/(--?[A-Za-z0-9_-]+)=[^'"\s]*/g, '$1=***');
+}
+
+/** A URL as it may be shown: its user and password masked. */
+export function withoutCredentials(raw: string): string {
+  return raw.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^@/?#]*@/, '$1***@');
+}

@@ -1,0 +1,79 @@
+// Escape sequences from outside (the service, a push, a CSV cell) never reach the terminal raw.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { terminalSafe, terminalSafeLines } from '../../src/render/terminal-safe.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runDnc } from '../helpers/cli.js';
+import { listen, post, readCsv, scratchHome, succeededPush, webhookBatch, type WebhookBatch } from './helpers.js';
+
+// Retitle the window, clear the screen, return to the line start and print a fake verdict, ring the bell, reorder text.
+const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\r✓ callable  +15555550100\u009b31m\u202e';
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+
+let sb: Sandbox | undefined;
+let batch: WebhookBatch | undefined;
+let home: string | undefined;
+afterEach(async () => {
+  await sb?.close();
+  await batch?.cleanup();
+  if (home) rmSync(home, { recursive: true, force: true });
+  sb = batch = home = undefined;
+});
+
+/** Colour sequences dnc writes itself are allowed; nothing else that a terminal would act on. */
+function expectTerminalSafe(text: string): void {
+  const withoutColour = text.replace(/\u001b\[[0-9;]*m/g, '');
+  expect(withoutColour).not.toMatch(RAW);
+}
+
+describe('terminal-safe text', () => {
+  it('escapes every control character of a value, and keeps only line breaks and colour in a line dnc composed', () => {
+    expect(terminalSafe(HOSTILE)).toBe('\\e]0;pwned\\x07\\e[2J\\r✓ callable  +15555550100\\x9b31m\\u202e');
+    expect(terminalSafeLines(`\u001b[1mbold\u001b[0m\nnext\t${HOSTILE}`)).toBe(`\u001b[1mbold\u001b[0m\nnext\t${terminalSafe(HOSTILE)}`);
+  });
+
+  it('a customer name from the service, on a terminal and piped', async () => {
+    sb = await startSandbox({ port: 0, accounts: [{ key: 'sbx_hostile_0001', customerName: HOSTILE }] });
+    const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: 'sbx_hostile_0001' };
+    for (const tty of [true, false]) {
+      for (const argv of [['usage'], ['usage', '--lifetime']]) {
+        const r = await runDnc(argv, { env, tty });
+        expect(r.code, r.stderr).toBe(0);
+        expectTerminalSafe(r.stdout);
+        expectTerminalSafe(r.stderr);
+        expect(r.stdout).toContain('\\e]0;pwned\\x07');
+      }
+    }
+  });
+
+  it('a CSV cell quoted in an error', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-escape-'));
+    try {
+      writeFileSync(path.join(dir, 'calls.csv'), `name,phone\na,"+1 202 ${HOSTILE}"\n`);
+      const r = await runDnc(['batch', 'calls.csv', '-o', 'out.csv', '--dry-run'], { cwd: dir, env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' } });
+      expectTerminalSafe(r.stderr);
+      expectTerminalSafe(r.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a hostile push: its path, headers and fields in the refusal lines', async () => {
+    batch = await webhookBatch([['au', '+61 4 1234 5093']]);
+    home = scratchHome();
+    const row = readCsv(batch.output)[0]!;
+    const l = listen(['--results', batch.output, '--port', '0', '--verbose'], { cwd: batch.dir, home });
+    const url = await l.url;
+    // Control characters cannot be sent raw in a header or a path; in a body (and so in a refusal reason) they can.
+    expect((await post(url, succeededPush(row, { phone_number: `+61412345093${HOSTILE}` }))).status).toBe(422);
+    expect((await post(url, succeededPush(row, { correlation_id: `${row.dnc_correlation_id}${HOSTILE}` }), { 'x-service-correlation-id': row.dnc_correlation_id })).status).toBe(400);
+    expect((await post(url, succeededPush(row, { dnc_list_source: `https://x.example/${HOSTILE}` }))).status).toBe(422);
+    l.interrupts.fire();
+    await l.exit;
+    expect(l.io.err()).toContain('\\e]0;pwned');
+    expectTerminalSafe(l.io.err());
+    expectTerminalSafe(l.io.out());
+  });
+});
