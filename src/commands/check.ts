@@ -17,6 +17,8 @@ interface CheckOptions {
   allowInsecureWebhookUrl: boolean;
   /** --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup (src/evidence). */
   reuseWithinMs?: number | null;
+  /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
+  suppressionList?: string | undefined;
 }
 
 /** A number as given, where it came from (for messages), and what normalisation made of it. */
@@ -62,6 +64,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
     .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
     .option('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits')
+    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -72,6 +75,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
       validate: o.validate !== false,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
       reuseWithinMs: o.reuseWithin === undefined ? null : (await import('../evidence/duration.js')).parseDuration('--reuse-within', String(o.reuseWithin)),
+      suppressionList: o.suppressionList as string | undefined,
     };
     return runCheck(ctx, cmd.args, options);
   });
@@ -100,6 +104,9 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { renderOutcome, jsonLine } = await import('../render/check.js');
   const client = await ctx.createClient({ connections: 1 });
   const ev = await import('../evidence/check-evidence.js');
+  const cc = await import('../compliance/check-compliance.js');
+  const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
+  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
   const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
   const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
@@ -122,6 +129,15 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         break;
       }
       const label = target.phone.international;
+      // The user's own list comes before any lookup: such a number is never sent and costs nothing.
+      const decision = compliance.decide(target.phone.e164);
+      if (decision.kind === 'suppressed') {
+        tally.listed++;
+        exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
+        for (const line of ctx.json ? [cc.suppressedJson(decision, target.phone.country)] : cc.suppressedLines(decision, label)) writeLine(ctx.io.stdout, line);
+        continue;
+      }
       const reused = evidence.reusable(target.phone.e164);
       if (reused) {
         tally[reused.result === 'do_not_call' ? 'listed' : 'callable']++;
@@ -160,21 +176,27 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
       evidence.record(outcome, requestedAt, options.webhookUrl);
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      exit = mostSevere(exit, outcomeExit(outcome, options.failOnDnc));
-      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call ? 'listed' : 'callable']++;
+      const exempted = cc.exemptedOutcome(decision, outcome);
+      exit = mostSevere(exit, exempted ? ExitCode.OK : outcomeExit(outcome, options.failOnDnc));
+      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
+      if (decision.kind === 'expired_exemption' && outcome.kind === 'succeeded' && outcome.body.do_not_call) {
+        ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
+      }
       if (ctx.json) {
-        writeLine(ctx.io.stdout, jsonLine(outcome.raw, outcome.meta));
+        const extra = cc.exemptionJson(decision, outcome);
+        writeLine(ctx.io.stdout, jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta));
         if (outcome.kind === 'failed') {
           ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
         }
       } else {
         if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
+        for (const line of [...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(decision, outcome)]) writeLine(ctx.io.stdout, line);
       }
     }
   } finally {
     stopListening();
+    compliance.close();
     evidence.close();
     await client.close();
   }
