@@ -9,8 +9,8 @@ import { registerUsage } from './commands/usage.js';
 import { registerVerify } from './commands/verify.js';
 import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
-// import { registerStatus } from './commands/status.js';
-// import { registerReport } from './commands/report.js';
+import { registerStatus } from './commands/status.js';
+import { registerReport } from './commands/report.js';
 import { parseIntegerOption, type GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
@@ -105,8 +105,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   registerTrace(program, host);
   registerSuppress(program, host);
   registerExempt(program, host);
-  // registerStatus(program, host);
-  // registerReport(program, host);
+  registerStatus(program, host);
+  registerReport(program, host);
   return program;
 }
 

@@ -8,6 +8,7 @@ import { inputError } from '../errors.js';
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
+import { withExemption } from '../compliance/batch-compliance.js';
 
 /** The columns appended to every row, in order (cli.md). */
 export const DNC_COLUMNS = [
@@ -21,6 +22,7 @@ export const DNC_COLUMNS = [
   'dnc_error_code',
   'dnc_error',
   'dnc_credits',
+  'dnc_exemption',
 ] as const;
 
 export const DNC_RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
@@ -240,12 +242,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         const cell = phones.normalise(fields[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
-          cells = ['', cell.country, 'invalid', '', '', '', '', 'unparseable_number', cell.message, '0'];
+          cells = ['', cell.country, 'invalid', '', '', '', '', 'unparseable_number', cell.message, '0', ''];
         } else {
           const verdict = journal.verdict(cell.e164);
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow);
+          cells = withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow), verdict);
         }
         const result = cells[2] as DncResult;
         summary.rows++;

@@ -32,6 +32,8 @@ export interface BatchOptions {
   header: boolean;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
+  /** --suppression-list, --seller, --san, --campaign (src/compliance). */
+  compliance?: import('../compliance/settings.js').ComplianceFlags;
 }
 
 export const MAX_CONCURRENCY = 64;
@@ -82,6 +84,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
     .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
+    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
+    .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
+    .option('--san <id>', "the seller's registry account number, e.g. the FTC SAN (config \"san\")")
+    .option('--campaign <label>', 'a campaign label (config "campaign")')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -101,6 +107,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
+      compliance: { suppressionList: o.suppressionList as string | undefined, seller: o.seller as string | undefined, san: o.san as string | undefined, campaign: o.campaign as string | undefined },
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
@@ -239,6 +246,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     const { PhoneCache } = await import('../batch/phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
     await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones);
+    await (await import('../compliance/batch-compliance.js')).applyListsBeforeLookups(ctx, journal, options.compliance ?? {});
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
     const counts = journal.summaryCounts();

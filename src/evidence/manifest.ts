@@ -9,13 +9,15 @@ import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { parseServiceTime } from './duration.js';
+import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
+import type { ValiditySummary } from '../compliance/validity.js';
 
 export const MANIFEST_VERSION = 1;
 
-/** The dnc_* columns the batch appends (cli.md), counted from the end of each row. */
-export const DNC_COLUMN_COUNT = 10;
+/** The dnc_* columns the batch appends (cli.md), after the input's columns. */
+export const DNC_COLUMN_COUNT = 11;
 /** Positions within the dnc_* cells. */
-export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9 } as const;
+export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9, exemption: 10 } as const;
 
 export const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
 type Counts = Record<string, number>;
@@ -29,6 +31,8 @@ export interface OutputFormat {
   /** Columns of the input; the dnc_* columns follow. */
   input_columns: number;
   phone_column: number;
+  /** dnc_* columns after the input's (10 before dnc_exemption was added; absent in those manifests). */
+  dnc_columns?: number;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -57,6 +61,10 @@ export interface Manifest extends OutputTally {
   format: OutputFormat;
   /** --callable-out and --suppressed-out files written with the output (what a dialler loads). */
   lists: Array<{ kind: 'callable' | 'suppressed'; path: string; sha256: string }>;
+  /** The internal list and exemptions applied, who scrubbed for whom (src/compliance). */
+  compliance?: ScrubCompliance | null;
+  /** Validity windows and when the callable rows stop being valid, by country. */
+  validity?: ValiditySummary;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -73,6 +81,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     bom: meta.layout.bom,
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
+    dnc_columns: DNC_COLUMN_COUNT,
   };
 }
 
@@ -83,7 +92,7 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     delimiter: f.delimiter,
     recordDelimiter: f.record_delimiter,
     header: f.header ? (header ?? []) : null,
-    columnCount: f.input_columns + DNC_COLUMN_COUNT,
+    columnCount: f.input_columns + (f.dnc_columns ?? 10),
     phoneIndex: f.phone_column - 1,
     phoneLabel: `column ${f.phone_column}`,
     bom: f.bom,
@@ -164,7 +173,7 @@ export async function walkOutput(
     },
   })) {
     for (const fields of batch) {
-      const cells = fields.slice(fields.length - DNC_COLUMN_COUNT);
+      const cells = fields.slice(format.input_columns);
       tally.add(cells);
       if (onRow) await onRow(index, fields, cells);
       index++;
@@ -197,6 +206,8 @@ export interface ManifestTimes {
   finishedAt?: string;
   /** The service's base URL (credentials stripped by the caller); kept from the manifest already there when absent. */
   baseUrl?: string;
+  /** What src/compliance applied; kept from the manifest already there when absent (listen rewrites). */
+  compliance?: ScrubCompliance | null;
 }
 
 /**
@@ -207,7 +218,8 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   const file = manifestPathFor(meta.outputPath);
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
-  const walk = await walkOutput(meta.outputPath, format);
+  const compliance = manifestCompliance(times.compliance ?? previous?.compliance);
+  const walk = await walkOutput(meta.outputPath, format, compliance.onRow);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
   for (const [kind, file] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut]] as const) {
@@ -227,6 +239,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     format,
     lists,
     ...walk.tally,
+    ...compliance.fields(),
   };
   try {
     await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);

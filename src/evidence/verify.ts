@@ -3,11 +3,13 @@ import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { inputError } from '../errors.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
+import { effectiveResult, exemptionUntilOf, rulesOf } from '../compliance/batch-compliance.js';
+import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import { C, manifestPathFor, outputLayout, readManifest, RESULTS, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 
-/** Default --max-age per country: AU washes are valid 30 days; US rules (and ours elsewhere) 31. */
-export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = { AU: 30 };
-export const DEFAULT_MAX_AGE_OTHER_DAYS = 31;
+/** Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others 30). */
+export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
+export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
 
 /** Why a row must be looked up again (or the file regenerated) before it is dialled. */
 export type RecheckReason =
@@ -61,9 +63,9 @@ export interface VerifyReport {
   asOf: string;
 }
 
-function maxAgeFor(country: string, o: VerifyOptions): number {
+function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
   if (o.maxAgeMs !== null) return o.maxAgeMs;
-  return (DEFAULT_MAX_AGE_DAYS[country] ?? DEFAULT_MAX_AGE_OTHER_DAYS) * DAY_MS;
+  return windowDays(rules, country) * DAY_MS;
 }
 
 function compareTallies(m: OutputTally, f: OutputTally): string[] {
@@ -100,6 +102,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     });
   }
   const limit = o.listLimit ?? 1_000;
+  // The windows the scrub was made under (its config), else today's defaults.
+  const rules = rulesOf(manifest.compliance);
   const { readRows, dataRecordLines } = await import('../batch/csv-input.js');
   const { hashFile } = await import('../batch/ingest.js');
 
@@ -160,7 +164,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         const verdictDiffers = result === 'callable' || result === 'do_not_call'
           ? (v?.correlation_id ?? '') !== cid || (v?.checked_at ?? '') !== (cells[C.checkedAt] ?? '') || (v?.list_source ?? '') !== (cells[C.source] ?? '')
           : false;
-        const differs = !v || v.state !== 'done' || v.result !== result || verdictDiffers;
+        const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
         if (differs) {
           flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
           return;
@@ -185,11 +189,15 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
       const at = parseServiceTime(cells[C.checkedAt]);
       if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
-      const maxAge = maxAgeFor(cells[C.country] ?? '', o);
+      const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
       if (asOf - at > maxAge) {
         const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
         flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
+        return;
       }
+      // Callable only by an exemption: it must still hold.
+      const until = exemptionUntilOf(cells[C.exemption]);
+      if (until !== null && asOf > Date.parse(until)) flag(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
     });
     if (aligned && input && !(await input.next()).done) {
       flag(walk.tally.rows.total - 1, ['', '', ''], 'out_of_step', 'the output ends before the input does (rows deleted at the end)');
@@ -229,7 +237,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     recheckCount: count,
     recheckByReason: byReason,
     recheck,
-    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...DEFAULT_MAX_AGE_DAYS }, otherDays: DEFAULT_MAX_AGE_OTHER_DAYS },
+    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...rules.byCountry }, otherDays: rules.otherDays },
     asOf: o.asOf.toISOString(),
   };
 }

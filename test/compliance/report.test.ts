@@ -1,0 +1,136 @@
+// dnc report: one self-contained HTML file, hostile input escaped, rendered in headless Chromium with no console error and no request.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chromium } from 'playwright-core';
+import { REPO_ROOT } from '../helpers/cli.js';
+import { dnc, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const HOSTILE_CELL = '"><img src=x onerror="alert(1)"><script>alert(2)</script>';
+const HOSTILE_SELLER = 'Acme </title><script>alert(3)</script>';
+
+/** A scrub with hostile cells, a hostile seller and a hostile file name, using the internal list and an exemption. */
+async function scrub(w: World): Promise<string> {
+  await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>'], w.env);
+  await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>'], w.env);
+  const input = w.file('leads <img src=x>.csv', [
+    'name,phone',
+    `"${HOSTILE_CELL.replace(/"/g, '""')}",+12025550100`,
+    'b,+12025550101',
+    'c,+12025550103',
+    'd,+442079460122',
+    'e,+442079460123',
+    'f,+4930123456',
+    'g,nope',
+  ]);
+  const out = path.join(w.dir, 'leads <img src=x>.results.csv');
+  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'"], w.env);
+  expect(r.code, r.stderr).toBe(0);
+  return out;
+}
+
+describe('dnc report', () => {
+  it('writes one self-contained file: hostile cells, names and paths escaped; no script, no external reference; numbers only when asked', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const report = path.join(w.dir, 'report.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(report).mode & 0o777).toBe(0o600);
+    const html = readFileSync(report, 'utf8');
+    expect(html).not.toMatch(/<script/i);
+    expect(html).not.toMatch(/<img/i);
+    // Every "<" from outside is escaped, so any tag is the report's own: none of them loads anything.
+    expect(html).not.toMatch(/<[^>]*\b(src|href)\s*=/i);
+    expect(html).not.toMatch(/url\(/i);
+    expect(html).toContain("default-src 'none'");
+    expect(html).toContain('Acme &lt;/title&gt;&lt;script&gt;alert(3)&lt;/script&gt;');
+    expect(html).toContain('leads &lt;img src=x&gt;.results.csv');
+    expect(html).toContain('Q4 &#39;x&#39;');
+    // Without --include-numbers, no number appears.
+    for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(html).not.toContain(n);
+    expect(html).toContain('internal:do-not-call');
+    expect(html).toMatch(/Callable by exemption: <strong>consent<\/strong>/);
+
+    const withNumbers = path.join(w.dir, 'with-numbers.html');
+    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(0);
+    const full = readFileSync(withNumbers, 'utf8');
+    for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(full).toContain(n);
+    expect(full).not.toMatch(/<script|<img/i);
+  });
+
+  it('refuses to overwrite the results or manifest, and needs a manifest', async () => {
+    w = await world();
+    const out = await scrub(w);
+    expect((await dnc(['report', out, '-o', out], w.env)).code).toBe(2);
+    expect((await dnc(['report', out, '-o', out.replace(/\.csv$/, '.manifest.json')], w.env)).code).toBe(2);
+    const lone = w.file('lone.csv', ['a,b']);
+    const r = await dnc(['report', lone], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('E_NO_MANIFEST');
+  });
+
+  it('says so when the results file changed after the scrub', async () => {
+    w = await world();
+    const out = await scrub(w);
+    writeFileSync(out, readFileSync(out, 'utf8').replace('do_not_call', 'callable'));
+    const report = path.join(w.dir, 'r.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('changed after dnc wrote it');
+    expect(readFileSync(report, 'utf8')).toContain('the file does NOT match its manifest');
+  });
+
+  it('renders in headless Chromium: no console error, no dialog, no request but the page, both charts drawn; screenshot under .tmp/', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const report = path.join(w.dir, 'report.html');
+    expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(0);
+    const profile = mkdtempSync(path.join(os.tmpdir(), 'dnc-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1100, height: 900 },
+    });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('dialog', (d) => {
+        problems.push(`dialog: ${d.message()}`);
+        void d.dismiss();
+      });
+      page.on('request', (req) => requests.push(req.url()));
+      await page.goto(`file://${report}`, { waitUntil: 'load' });
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([`file://${encodeURI(report).replace(/#/g, '%23')}`]);
+      expect(await page.locator('svg.chart').count()).toBe(2);
+      expect(await page.locator('svg.chart rect').count()).toBeGreaterThanOrEqual(6);
+      expect(await page.locator('h1').textContent()).toBe('Do-not-call scrub report');
+      expect(await page.title()).toContain('leads <img src=x>.results.csv');
+      const dir = path.join(REPO_ROOT, '.tmp');
+      mkdirSync(dir, { recursive: true });
+      const shot = path.join(dir, 'report-chromium.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      expect(statSync(shot).size).toBeGreaterThan(20_000);
+      // Printing to PDF (what an auditor does) works too.
+      const pdf = await page.pdf({ format: 'A4' });
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
