@@ -199,7 +199,7 @@ export function renderReportHtml(d: ReportData): string {
   const byResult = m.rows.by_result;
   const validUntil = m.validity?.valid_until ?? null;
   const now = d.generatedAt.getTime();
-  const expired = validUntil !== null && Date.parse(validUntil) <= now;
+  const expired = validUntil !== null && Date.parse(validUntil) < now;
   const pill = !d.outputMatches
     ? '<span class="pill bad">Output changed after the scrub</span>'
     : validUntil === null
@@ -228,7 +228,7 @@ export function renderReportHtml(d: ReportData): string {
     .sort()
     .map((country) => {
       const until = m.validity?.valid_until_by_country[country];
-      const cls = until && Date.parse(until) <= now ? ' class="r-do_not_call"' : '';
+      const cls = until && Date.parse(until) < now ? ' class="r-do_not_call"' : '';
       return `<tr><td>${esc(country)}</td><td class="n">${windowDays(rules, country)} days</td><td class="n">${int(m.rows.by_country[country]?.callable ?? 0)}</td><td${cls}>${until ? when(until) : '<span class="muted">nothing callable</span>'}</td></tr>`;
     })
     .join('');
@@ -355,7 +355,7 @@ ${applied}
 
 <section>
 <h2>Validity</h2>
-<p>A verdict may be relied on for its country's window; a row callable by an exemption only while the exemption holds. The file must be scrubbed again before <strong>${validUntil ? when(validUntil) : 'any row is dialled (no row is callable)'}</strong>.</p>
+<p>A verdict may be relied on for its country's window; a row callable by an exemption only while the exemption holds. The file must be scrubbed again after <strong>${validUntil ? when(validUntil) : 'any row is dialled (no row is callable)'}</strong>.</p>
 <table><thead><tr><th>Country</th><th class="n">Window</th><th class="n">Callable rows</th><th>Valid until</th></tr></thead><tbody>${validityRows || '<tr><td colspan="4" class="muted">No rows.</td></tr>'}</tbody></table>
 </section>
 

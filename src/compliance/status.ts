@@ -16,7 +16,7 @@ export interface ScrubStatus {
   callable: number;
   seller: string | null;
   campaign: string | null;
-  /** The first moment a callable row is no longer valid (ISO 8601); null when no row is callable. */
+  /** The last moment every callable row is still valid (ISO 8601, inclusive); null when no row is callable. */
   valid_until: string | null;
   valid_until_by_country: Record<string, string>;
   /** Days from the as-of time to valid_until (negative once expired), one decimal. */
@@ -61,7 +61,7 @@ export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs
     if (!m) continue;
     const v = validUntilOf(m);
     const left = v.at === null ? null : Date.parse(v.at) - asOf.getTime();
-    const state: ScrubState = left === null ? 'nothing_callable' : left <= 0 ? 'expired' : left <= withinMs ? 'expiring' : 'valid';
+    const state: ScrubState = left === null ? 'nothing_callable' : left < 0 ? 'expired' : left < withinMs ? 'expiring' : 'valid';
     out.push({
       output: m.output.path,
       manifest: file,

@@ -25,7 +25,7 @@ export function windowDays(rules: ValidityRules, country: string): number {
   return rules.byCountry[country] ?? rules.otherDays;
 }
 
-/** When a verdict checked at `checkedAt` stops being valid (exclusive): checked_at + the country's window. NaN if unreadable. */
+/** The last moment a verdict checked at `checkedAt` may be relied on: checked_at + the country's window (inclusive). NaN if unreadable. */
 export function validUntilMs(rules: ValidityRules, country: string, checkedAt: string | null | undefined): number {
   return parseServiceTime(checkedAt) + windowDays(rules, country) * DAY_MS;
 }
@@ -34,7 +34,7 @@ export function validUntilMs(rules: ValidityRules, country: string, checkedAt: s
 export interface ValiditySummary {
   window_days: Record<string, number>;
   default_window_days: number;
-  /** The first moment a callable row of that country is no longer valid (ISO 8601), by country. */
+  /** The last moment every callable row of that country is still valid (ISO 8601, inclusive), by country. */
   valid_until_by_country: Record<string, string>;
   /** The earliest of them: after this, the file must be scrubbed again before it is dialled. */
   valid_until: string | null;
@@ -57,9 +57,9 @@ export class ValidityBuilder {
     let until = validUntilMs(this.rules, country, checkedAt);
     if (!Number.isFinite(until)) return;
     const x = exemptionUntil ? Date.parse(exemptionUntil) : NaN;
-    // An exemption's `until` is the last instant it holds; the row stops being valid just after it.
-    if (Number.isFinite(x) && x + 1 < until) {
-      until = x + 1;
+    // An exemption's `until` is the last instant it holds, as valid_until is the last valid instant.
+    if (Number.isFinite(x) && x < until) {
+      until = x;
       this.exemptionBound++;
     }
     const prev = this.earliest.get(country);
