@@ -18,8 +18,10 @@ const HOSTILE_SELLER = 'Acme </title><script>alert(3)</script>';
 
 /** A scrub with hostile cells, a hostile seller and a hostile file name, using the internal list and an exemption. */
 async function scrub(w: World): Promise<string> {
-  await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>'], w.env);
-  await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>'], w.env);
+  // A list whose file name is markup: its name becomes a plain token, its path is escaped.
+  const list = ['--suppression-list', path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite')];
+  expect((await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>', ...list], w.env)).code).toBe(0);
+  await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>', ...list], w.env);
   const input = w.file('leads <img src=x>.csv', [
     'name,phone',
     `"${HOSTILE_CELL.replace(/"/g, '""')}",+12025550100`,
@@ -31,7 +33,7 @@ async function scrub(w: World): Promise<string> {
     'g,nope',
   ]);
   const out = path.join(w.dir, 'leads <img src=x>.results.csv');
-  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'"], w.env);
+  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'", ...list], w.env);
   expect(r.code, r.stderr).toBe(0);
   return out;
 }
@@ -56,7 +58,8 @@ describe('dnc report', () => {
     expect(html).toContain('Q4 &#39;x&#39;');
     // Without --include-numbers, no number appears.
     for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(html).not.toContain(n);
-    expect(html).toContain('internal:do-not-call');
+    expect(html).toContain('internal:team_b_onmouseover_alert_4_');
+    expect(html).toContain('team&lt;b onmouseover=alert(4)&gt;.sqlite');
     expect(html).toMatch(/Callable by exemption: <strong>consent<\/strong>/);
 
     const withNumbers = path.join(w.dir, 'with-numbers.html');
