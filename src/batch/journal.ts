@@ -433,9 +433,11 @@ export class BatchJournal {
     this.st.setCost.run(country, credits, this.stamp());
   }
 
-  /** Every number of the batch, in input order (for applying the user's own lists). */
-  allNumbers(): Array<{ id: number; e164: string; country: string; state: NumberState; list_source: string | null }> {
-    return this.db.prepare<[], { id: number; e164: string; country: string; state: NumberState; list_source: string | null }>('SELECT id, e164, country, state, list_source FROM numbers ORDER BY id').all();
+  /** Numbers answered from the user's internal list (list_source `internal:…`) on an earlier run. */
+  internalVerdicts(): Array<{ id: number; e164: string; list_source: string }> {
+    return this.db
+      .prepare<[], { id: number; e164: string; list_source: string }>("SELECT id, e164, list_source FROM numbers WHERE state = 'done' AND list_source LIKE 'internal:%'")
+      .all();
   }
 
   /** Puts answered numbers back in the queue (a number taken off the internal list must be looked up after all). */

@@ -93,7 +93,19 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     });
   }
   const targets = inputs.map((i) => ({ ...i, phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }) }));
-  const accepted = refuseLocally(ctx, targets, options);
+  const cc = await import('../compliance/check-compliance.js');
+  const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
+  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
+  await ctx.serviceConfig();
+  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
+  let accepted: Accepted[];
+  try {
+    // A number on the internal list is never sent, so it needs no --webhook-url.
+    accepted = refuseLocally(ctx, targets, options, (e164) => compliance.decide(e164).kind === 'suppressed');
+  } catch (err) {
+    compliance.close();
+    throw err;
+  }
 
   // One lookup per distinct number: a repeat would only spend credits again.
   const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
@@ -104,9 +116,6 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { renderOutcome, jsonLine } = await import('../render/check.js');
   const client = await ctx.createClient({ connections: 1 });
   const ev = await import('../evidence/check-evidence.js');
-  const cc = await import('../compliance/check-compliance.js');
-  const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
-  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
   const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
   const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
@@ -250,7 +259,7 @@ async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ inpu
  * Every number is judged before anything is sent: credits are money, and a list that is half
  * sent when a later number turns out bad is worse than one refused whole.
  */
-function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions): Accepted[] {
+function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, suppressed: (e164: string) => boolean): Accepted[] {
   const problems: DncError[] = [];
   for (const t of targets) {
     if (!t.phone.ok) {
@@ -262,7 +271,7 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions): 
               : 'write the number in E.164 (+12025550123), or give --country for national format',
         }),
       );
-    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country)) {
+    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) && !suppressed(t.phone.e164)) {
       problems.push(
         usageError('E_WEBHOOK_REQUIRED', `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups are webhook-only; nothing was sent`, {
           hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',

@@ -36,45 +36,43 @@ export interface ApplyResult {
  * A number that is pending (sent in webhook mode on an earlier run) is left to its push.
  */
 export function applyToJournal(journal: BatchJournal, store: SuppressionStore | null, now: Date, parties: ScrubParties, rules: ValidityRules): ApplyResult {
-  const suppressions = new Map((store?.suppressions() ?? []).map((s) => [s.e164, s]));
-  const exemptions = new Map((store?.exemptions() ?? []).map((x) => [x.e164, x]));
+  // Walked from the list's side: a list is usually far smaller than a batch, and a batch without one costs one query.
   const source = store ? `internal:${store.name}` : null;
   const finals: Array<[number, FinalAnswer]> = [];
-  const requeue: number[] = [];
   const applied: AppliedExemption[] = [];
+  const onList = new Set<string>();
   let suppressed = 0;
   let expired = 0;
   let overridden = 0;
-  for (const n of journal.allNumbers()) {
-    const s = suppressions.get(n.e164);
-    const x = exemptions.get(n.e164);
-    if (s && source) {
-      suppressed++;
-      if (x) overridden++;
-      if (n.state === 'pending' || (n.state === 'done' && n.list_source === source)) continue;
-      finals.push([
-        n.id,
-        {
-          result: 'do_not_call',
-          doNotCall: true,
-          listSource: source,
-          checkedAt: now.toISOString(),
-          correlationId: null,
-          errorCode: null,
-          error: `on the internal do-not-call list since ${s.addedAt}; not sent`,
-          credits: 0,
-          httpStatus: null,
-          answer: null,
-        },
-      ]);
-      continue;
-    }
-    if (n.state === 'done' && n.list_source?.startsWith('internal:')) requeue.push(n.id);
-    if (x) {
-      if (exemptionHolds(x, now)) applied.push({ e164: n.e164, basis: x.basis, until: x.until, evidence: x.evidence });
-      else expired++;
-    }
+  for (const s of store?.suppressions() ?? []) {
+    const v = journal.verdict(s.e164);
+    if (!v) continue;
+    onList.add(s.e164);
+    suppressed++;
+    if (v.state === 'pending' || (v.state === 'done' && v.list_source === source)) continue;
+    finals.push([
+      v.id,
+      {
+        result: 'do_not_call',
+        doNotCall: true,
+        listSource: source,
+        checkedAt: now.toISOString(),
+        correlationId: null,
+        errorCode: null,
+        error: `on the internal do-not-call list since ${s.addedAt}; not sent`,
+        credits: 0,
+        httpStatus: null,
+        answer: null,
+      },
+    ]);
   }
+  for (const x of store?.exemptions() ?? []) {
+    if (!journal.verdict(x.e164)) continue;
+    if (onList.has(x.e164)) overridden++;
+    else if (exemptionHolds(x, now)) applied.push({ e164: x.e164, basis: x.basis, until: x.until, evidence: x.evidence });
+    else expired++;
+  }
+  const requeue = journal.internalVerdicts().filter((v) => !onList.has(v.e164)).map((v) => v.id);
   if (finals.length) journal.recordFinals(finals);
   if (requeue.length) journal.requeue(requeue);
   journal.setExemptions(applied);

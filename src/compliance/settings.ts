@@ -1,6 +1,7 @@
 // What the compliance commands share: where the list is, who is acting, who the scrub is for, the validity windows.
 import os from 'node:os';
 import { loadConfigFile } from '../config.js';
+import { usageError } from '../errors.js';
 import type { Context } from '../context.js';
 import { stateDir } from '../evidence/paths.js';
 import { resolveListPath, SuppressionStore } from './suppression-store.js';
@@ -61,9 +62,18 @@ export async function complianceSettings(ctx: Context, flags: ComplianceFlags = 
   };
 }
 
-/** Opens the list for reading (check, batch): null when it has never been written. */
+/**
+ * Opens the list for reading (check, batch): null when the default list has never been written. A list
+ * named explicitly must exist: a mistyped path would otherwise scrub against no list at all, silently.
+ */
 export async function openListForScrub(s: ComplianceSettings): Promise<SuppressionStore | null> {
-  return SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
+  const store = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
+  if (!store && s.listExplicit) {
+    throw usageError('E_LIST_MISSING', `the suppression list ${s.listPath} does not exist; nothing was sent`, {
+      hint: 'check --suppression-list, DNC_SUPPRESSION_LIST or "suppression_list" in the config file (`dnc suppress add` creates a list)',
+    });
+  }
+  return store;
 }
 
 /** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes. */

@@ -135,11 +135,29 @@ export interface ChangeResult {
 
 export class SuppressionStore {
   readonly name: string;
+  private readonly st;
   private constructor(
     private readonly db: BetterSqlite3.Database,
     readonly path: string,
   ) {
     this.name = listNameOf(path);
+    // Prepared once: an import of 100,000 numbers runs each of these 100,000 times.
+    this.st = {
+      lastHash: db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1'),
+      audit: db.prepare(
+        'INSERT INTO audit (at, action, e164, who, reason, source, basis, until, evidence, hash) VALUES (@at, @action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)',
+      ),
+      suppression: db.prepare<[string], Record<string, string | null>>('SELECT * FROM suppressions WHERE e164 = ?'),
+      suppress: db.prepare('INSERT INTO suppressions (e164, country, added_at, who, reason, source) VALUES (?, ?, ?, ?, ?, ?)'),
+      unsuppress: db.prepare('DELETE FROM suppressions WHERE e164 = ?'),
+      exemption: db.prepare<[string], Record<string, string | null>>('SELECT * FROM exemptions WHERE e164 = ?'),
+      exempt: db.prepare(
+        `INSERT INTO exemptions (e164, country, basis, until, evidence, added_at, who) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (e164) DO UPDATE SET country = excluded.country, basis = excluded.basis, until = excluded.until,
+           evidence = excluded.evidence, added_at = excluded.added_at, who = excluded.who`,
+      ),
+      unexempt: db.prepare('DELETE FROM exemptions WHERE e164 = ?'),
+    };
   }
 
   /**
@@ -191,7 +209,7 @@ export class SuppressionStore {
   }
 
   private append(now: Date, action: AuditAction, e164: string, actor: Actor, extra: { basis?: string | null; until?: string | null; evidence?: string | null } = {}): void {
-    const last = this.db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1').get();
+    const last = this.st.lastHash.get();
     const entry = {
       at: now.toISOString(),
       action,
@@ -203,9 +221,7 @@ export class SuppressionStore {
       until: extra.until ?? null,
       evidence: extra.evidence ?? null,
     };
-    this.db
-      .prepare('INSERT INTO audit (at, action, e164, who, reason, source, basis, until, evidence, hash) VALUES (@at, @action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)')
-      .run({ ...entry, hash: entryHash(last?.hash ?? '', entry) });
+    this.st.audit.run({ ...entry, hash: entryHash(last?.hash ?? '', entry) });
   }
 
   /** Adds numbers to the internal list (each change audited; one transaction). */
@@ -217,9 +233,7 @@ export class SuppressionStore {
           out.unchanged++;
           continue;
         }
-        this.db
-          .prepare('INSERT INTO suppressions (e164, country, added_at, who, reason, source) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
+        this.st.suppress.run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
         this.append(now, 'suppress', n.e164, actor);
         out.changed++;
       }
@@ -232,7 +246,7 @@ export class SuppressionStore {
     const out = { changed: 0, unchanged: 0 };
     this.db.transaction(() => {
       for (const e164 of numbers) {
-        if (this.db.prepare('DELETE FROM suppressions WHERE e164 = ?').run(e164).changes === 0) {
+        if (this.st.unsuppress.run(e164).changes === 0) {
           out.unchanged++;
           continue;
         }
@@ -244,11 +258,11 @@ export class SuppressionStore {
   }
 
   isSuppressed(e164: string): boolean {
-    return this.db.prepare('SELECT 1 FROM suppressions WHERE e164 = ?').get(e164) !== undefined;
+    return this.st.suppression.get(e164) !== undefined;
   }
 
   suppression(e164: string): Suppression | null {
-    const r = this.db.prepare<[string], Record<string, string | null>>('SELECT * FROM suppressions WHERE e164 = ?').get(e164);
+    const r = this.st.suppression.get(e164);
     return r ? toSuppression(r) : null;
   }
 
@@ -266,13 +280,7 @@ export class SuppressionStore {
           out.unchanged++;
           continue;
         }
-        this.db
-          .prepare(
-            `INSERT INTO exemptions (e164, country, basis, until, evidence, added_at, who) VALUES (?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (e164) DO UPDATE SET country = excluded.country, basis = excluded.basis, until = excluded.until,
-               evidence = excluded.evidence, added_at = excluded.added_at, who = excluded.who`,
-          )
-          .run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
+        this.st.exempt.run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
         this.append(now, 'exempt', x.e164, actor, { basis: x.basis, until: x.until, evidence: x.evidence });
         out.changed++;
       }
@@ -284,7 +292,7 @@ export class SuppressionStore {
     const out = { changed: 0, unchanged: 0 };
     this.db.transaction(() => {
       for (const e164 of numbers) {
-        if (this.db.prepare('DELETE FROM exemptions WHERE e164 = ?').run(e164).changes === 0) {
+        if (this.st.unexempt.run(e164).changes === 0) {
           out.unchanged++;
           continue;
         }
@@ -296,7 +304,7 @@ export class SuppressionStore {
   }
 
   exemption(e164: string): Exemption | null {
-    const r = this.db.prepare<[string], Record<string, string | null>>('SELECT * FROM exemptions WHERE e164 = ?').get(e164);
+    const r = this.st.exemption.get(e164);
     return r ? toExemption(r) : null;
   }
 

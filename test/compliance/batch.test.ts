@@ -82,6 +82,18 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect((await dnc(['verify', out], {})).code).toBe(0);
   });
 
+  it('a suppression list named explicitly must exist: a mistyped path never scrubs against no list (nothing sent)', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100']);
+    const missing = path.join(w.dir, 'tpyo.sqlite');
+    const b = await dnc(['batch', input, '--suppression-list', missing], w.env);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('E_LIST_MISSING');
+    const c = await dnc(['check', '+12025550100'], { ...w.env, DNC_SUPPRESSION_LIST: missing });
+    expect(c.code).toBe(2);
+    expect(lookedUp(w.sb)).toEqual([]);
+  });
+
   it('an expired exemption is ignored and reported; the register verdict stands', async () => {
     w = await world();
     const env = w.env;

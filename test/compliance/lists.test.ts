@@ -170,5 +170,16 @@ describe('dnc check with the internal list and exemptions', () => {
     expect(sup.code).toBe(0);
     expect(sup.stdout).toContain('on the internal do-not-call list');
     expect(lookedUp(w.sb)).not.toContain('+12025550143');
+
+    // An AU number on the internal list needs no --webhook-url: it is never sent.
+    await dnc(['suppress', 'add', '+61412345603'], w.env);
+    const au = await dnc(['check', '+61412345603', '+61412345605'], w.env);
+    expect(au.code).toBe(2);
+    expect(au.stderr).toContain('+61 412 345 605 is an AU number');
+    expect(au.stderr).not.toContain('+61 412 345 603');
+    const auOnly = await dnc(['check', '+61412345603', '--fail-on-dnc'], w.env);
+    expect(auOnly.code).toBe(10);
+    expect(auOnly.stdout).toContain('on the internal do-not-call list');
+    expect(lookedUp(w.sb).filter((n) => n.startsWith('+61'))).toEqual([]);
   });
 });
