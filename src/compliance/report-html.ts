@@ -2,6 +2,7 @@
 import type { Manifest } from '../evidence/manifest.js';
 import { windowDays } from './validity.js';
 import { rulesOf } from './batch-compliance.js';
+import { validUntilOf } from './status.js';
 
 export interface ReportRow {
   line: number;
@@ -197,7 +198,8 @@ export function renderReportHtml(d: ReportData): string {
   const parties = c?.parties;
   const rules = rulesOf(c);
   const byResult = m.rows.by_result;
-  const validUntil = m.validity?.valid_until ?? null;
+  // Manifests written before validity was recorded are judged as `dnc status` judges them.
+  const validUntil = validUntilOf(m).at;
   const now = d.generatedAt.getTime();
   const expired = validUntil !== null && Date.parse(validUntil) < now;
   const pill = !d.outputMatches
@@ -229,7 +231,7 @@ export function renderReportHtml(d: ReportData): string {
     .map((country) => {
       const until = m.validity?.valid_until_by_country[country];
       const cls = until && Date.parse(until) < now ? ' class="r-do_not_call"' : '';
-      return `<tr><td>${esc(country)}</td><td class="n">${windowDays(rules, country)} days</td><td class="n">${int(m.rows.by_country[country]?.callable ?? 0)}</td><td${cls}>${until ? when(until) : '<span class="muted">nothing callable</span>'}</td></tr>`;
+      return `<tr><td>${esc(country)}</td><td class="n">${windowDays(rules, country)} days</td><td class="n">${int(m.rows.by_country[country]?.callable ?? 0)}</td><td${cls}>${until ? when(until) : `<span class="muted">${m.validity ? 'nothing callable' : 'not recorded'}</span>`}</td></tr>`;
     })
     .join('');
 

@@ -91,6 +91,38 @@ describe('dnc report', () => {
     expect(readFileSync(report, 'utf8')).toContain('the file does NOT match its manifest');
   });
 
+  it('reads manifests written before compliance and validity were recorded (10 dnc_* columns)', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+442079460123']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    // Rewrite the output and manifest as an earlier dnc wrote them: no dnc_exemption column, no compliance, no validity.
+    const mPath = out.replace(/\.csv$/, '.manifest.json');
+    const m = JSON.parse(readFileSync(mPath, 'utf8'));
+    const text = readFileSync(out, 'utf8').split('\n').map((l) => l.replace(/,[^,]*$/, '')).join('\n');
+    writeFileSync(out, text);
+    const { createHash } = await import('node:crypto');
+    delete m.compliance;
+    delete m.validity;
+    delete m.format.dnc_columns;
+    m.output.sha256 = createHash('sha256').update(text).digest('hex');
+    m.output.bytes = Buffer.byteLength(text);
+    writeFileSync(mPath, JSON.stringify(m));
+    const report = path.join(w.dir, 'old.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain('made before dnc recorded internal lists');
+    expect(html).toContain('the file matches its manifest');
+    expect(html).toMatch(/pill ok">Valid until/);
+    // status judges it with the shortest window (28 days) from its oldest verdict.
+    const st = await dnc(['--json', 'status', out], {});
+    expect(st.code).toBe(0);
+    const oldest = Date.parse(m.checked_at.oldest.replace(/(\.\d{3})\d+/, '$1'));
+    expect(JSON.parse(st.stdout).files[0].valid_until).toBe(new Date(oldest + 28 * 86_400_000).toISOString());
+    expect((await dnc(['verify', out], {})).code).toBe(0);
+  });
+
   it('renders in headless Chromium: no console error, no dialog, no request but the page, both charts drawn; screenshot under .tmp/', async () => {
     w = await world();
     const out = await scrub(w);
