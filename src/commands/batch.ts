@@ -172,6 +172,8 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   if (options.webhookAll) parts.push('--webhook-all');
   if (options.allowInsecureWebhookUrl) parts.push('--allow-insecure-webhook-url');
   if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
+  // The same internal list on resume: without it, numbers it suppressed would be looked up.
+  if (options.compliance?.suppressionList !== undefined) parts.push('--suppression-list', q(options.compliance.suppressionList));
   return parts.join(' ');
 }
 

@@ -142,6 +142,13 @@ export async function applyListsBeforeLookups(ctx: import('../context.js').Conte
   const settings = await complianceSettings(ctx, flags);
   const store = await openListForScrub(settings);
   try {
+    const before = complianceRecordOf(journal)?.list ?? null;
+    if (before && before.id !== (store?.id ?? null)) {
+      ctx.warn(
+        `dnc: warning: this batch was scrubbed against the internal list ${before.name} (${before.path}) before, and now ${store ? `against ${store.name} (${store.path})` : 'against none'}: ` +
+          'numbers only the earlier list suppressed are looked up now (give --suppression-list to use the same list)',
+      );
+    }
     const r = applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
     const c = r.record;
     if (c.suppressed_numbers) ctx.info(`${c.suppressed_numbers} number(s) on the internal do-not-call list (${c.list!.name}): do_not_call, not sent`);

@@ -204,6 +204,11 @@ export class SuppressionStore {
     return new SuppressionStore(db, file);
   }
 
+  /** The UUID the list was given when created (a copy keeps it). */
+  get id(): string {
+    return this.meta('id') ?? '';
+  }
+
   private meta(key: string): string | null {
     return this.db.prepare<[string], { value: string }>('SELECT value FROM list_meta WHERE key = ?').get(key)?.value ?? null;
   }

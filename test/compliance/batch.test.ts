@@ -94,6 +94,23 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(lookedUp(w.sb)).toEqual([]);
   });
 
+  it('a rerun against another list (or none) warns; the resume hint names the list', async () => {
+    w = await world();
+    const team = path.join(w.dir, 'team.sqlite');
+    await dnc(['suppress', 'add', '+12025550101', '--suppression-list', team], w.env);
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550101']);
+    const out = path.join(w.dir, 'out.csv');
+    // A budget of 0 stops the batch before its first lookup: the resume hint must keep the list.
+    const stopped = await dnc(['batch', input, '-o', out, '--suppression-list', team, '--max-credits', '0'], w.env);
+    expect(stopped.code).toBe(5);
+    expect(stopped.stderr).toMatch(/Resume .* with: dnc batch \S+ -o \S+ --suppression-list \S+team\.sqlite/);
+    const rerun = await dnc(['batch', input, '-o', out], w.env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toContain('this batch was scrubbed against the internal list team');
+    expect(rerun.stderr).toContain('now against none');
+    expect(lookedUp(w.sb).sort()).toEqual(['+12025550100', '+12025550101']);
+  });
+
   it('an expired exemption is ignored and reported; the register verdict stands', async () => {
     w = await world();
     const env = w.env;
