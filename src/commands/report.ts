@@ -67,6 +67,30 @@ export function registerReport(program: Command, host: CommandHost): void {
       }
       rows.push({ index, number: cells[C.e164] ?? '', country: cells[C.country] ?? '', result: cells[C.result] ?? '', source, checkedAt: cells[C.checkedAt] ?? '', exemption });
     });
+    // The list the scrub used: still there, same id, intact history holding the state recorded then?
+    const recorded = manifest.compliance?.list ?? null;
+    const { SuppressionStore } = await import('../compliance/suppression-store.js');
+    const { checkRecordedList } = await import('../compliance/batch-compliance.js');
+    let store: import('../compliance/suppression-store.js').SuppressionStore | null = null;
+    let listCheck: import('../compliance/batch-compliance.js').ListCheck | null = null;
+    if (recorded) {
+      try {
+        store = await SuppressionStore.open(recorded.path, { create: false });
+        listCheck = checkRecordedList(store, recorded);
+      } catch (err) {
+        listCheck = { state: 'missing', detail: (err as Error).message };
+      }
+    }
+    // Why each suppressed or exempt row was so: the list's last audit entry of its number at scrub time.
+    const appliedAt = manifest.compliance?.applied_at ?? '';
+    const why = (number: string, source: string, exemption: string): string => {
+      if (!store || listCheck?.state !== 'verified' || (!source.startsWith('internal:') && !exemption)) return '';
+      const e = store.lastEntryAt(number, appliedAt);
+      if (!e) return '';
+      const verb = { suppress: 'added', unsuppress: 'removed', exempt: 'exempted', unexempt: 'exemption withdrawn' }[e.action];
+      const at = e.at.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
+      return `${verb} ${at} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
+    };
     const lines = o.includeNumbers ? await dataRecordLines(outputLayout(results, manifest.format), rows.map((r) => r.index)) : new Map<number, number>();
     const { hashFile } = await import('../batch/ingest.js');
     const { renderReportHtml } = await import('../compliance/report-html.js');
@@ -78,9 +102,11 @@ export function registerReport(program: Command, host: CommandHost): void {
       generatedAt: ctx.now(),
       internalRows,
       exemptRows,
-      rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index) ?? 0, ...r })) : null,
+      rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index) ?? 0, ...r, why: why(r.number, r.source, r.exemption) })) : null,
       rowsOmitted: omitted,
+      listCheck,
     });
+    store?.close();
     const { writeFile, rename, rm } = await import('node:fs/promises');
     const { tempPathFor } = await import('../atomic-file.js');
     const tmp = tempPathFor(output);

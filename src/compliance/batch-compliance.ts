@@ -161,3 +161,22 @@ export async function applyListsBeforeLookups(ctx: import('../context.js').Conte
     store?.close();
   }
 }
+
+export type ListCheck =
+  | { state: 'verified'; entry: number; entries: number }
+  | { state: 'missing' | 'other_list' | 'broken' | 'head_not_found'; detail: string };
+
+/**
+ * Whether the list a scrub recorded is still there and its history still holds the state the scrub
+ * used: the same list id, an intact hash chain, and the recorded head among its entries.
+ */
+export function checkRecordedList(store: SuppressionStore | null, list: ListIdentity): ListCheck {
+  if (!store) return { state: 'missing', detail: `${list.path} is not there any more` };
+  if (store.id !== list.id) return { state: 'other_list', detail: `${list.path} is now another list (id ${store.id})` };
+  const broken = store.brokenAuditEntry();
+  if (broken !== null) return { state: 'broken', detail: `audit entry ${broken} was altered outside dnc` };
+  if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
+  const entry = store.auditEntryWithHash(list.audit_head);
+  if (entry === null) return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
+  return { state: 'verified', entry, entries: store.counts().audit };
+}

@@ -1,7 +1,7 @@
 // The auditor's report of one scrub: a single self-contained HTML page (inline CSS and SVG, no script, no external request), printable to PDF.
 import type { Manifest } from '../evidence/manifest.js';
 import { windowDays } from './validity.js';
-import { rulesOf } from './batch-compliance.js';
+import { rulesOf, type ListCheck } from './batch-compliance.js';
 import { validUntilOf } from './status.js';
 
 export interface ReportRow {
@@ -12,6 +12,8 @@ export interface ReportRow {
   source: string;
   checkedAt: string;
   exemption: string;
+  /** The audit entry that put the number on the list or exempted it (with --include-numbers). */
+  why: string;
 }
 
 /** What the command gathers besides the manifest (by walking the output once). */
@@ -30,6 +32,8 @@ export interface ReportData {
   rows: ReportRow[] | null;
   /** Rows left out of `rows` (a cap keeps the page printable). */
   rowsOmitted: number;
+  /** The recorded list checked against the list as it is now (null: the scrub used none). */
+  listCheck: ListCheck | null;
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -180,6 +184,8 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 .chart .lbl { font-size: 13px; fill: #2d3748; } .chart .val { font-size: 12px; fill: #4a5568; } .chart .leg { font-size: 11px; fill: #4a5568; }
 .muted { color: var(--muted); }
 td.num { white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.numbers { font-size: 12px; } table.numbers td { word-break: break-word; overflow-wrap: anywhere; }
+table.numbers td.num { overflow-wrap: normal; }
 .note { background: var(--soft); border-left: 3px solid var(--accent); padding: 8px 12px; margin: 10px 0; }
 .alert { background: #fde8e8; border-left: 3px solid var(--bad); padding: 8px 12px; margin: 10px 0; color: #742a2a; }
 footer { margin-top: 28px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
@@ -262,16 +268,17 @@ export function renderReportHtml(d: ReportData): string {
         ['Entries at scrub time', `${int(list.suppressions)} suppressed, ${int(list.exemptions)} exempt`],
         ['Audit log', `${int(list.audit_entries)} entries; head ${code(list.audit_head)}`],
         ['State SHA-256', code(list.state_sha256)],
+        ['History now', listCheckText(d.listCheck)],
       ])
     : `<p class="muted">${c ? 'No internal do-not-call list existed when this scrub ran.' : 'This scrub was made before dnc recorded internal lists.'}</p>`;
 
   const rowsSection =
     d.rows === null
       ? '<p class="muted">Phone numbers are not included in this report. Run <code>dnc report RESULTS --include-numbers</code> for a copy that lists them.</p>'
-      : `<table><thead><tr><th class="n">Line</th><th>Number</th><th>Country</th><th>Result</th><th>Register or list</th><th>Checked at</th><th>Exemption</th></tr></thead><tbody>${d.rows
+      : `<table class="numbers"><thead><tr><th class="n">Line</th><th>Number</th><th>Country</th><th>Result</th><th>Register or list</th><th>Checked at</th><th>Exemption</th><th>Why (audit log)</th></tr></thead><tbody>${d.rows
           .map(
             (r) =>
-              `<tr><td class="n">${r.line}</td><td class="num">${r.number ? esc(r.number) : '<span class="muted">—</span>'}</td><td>${esc(r.country)}</td><td class="r-${esc(r.result)}">${esc(RESULT_LABELS[r.result] ?? r.result)}</td><td>${esc(r.source)}</td><td class="num">${r.checkedAt ? when(r.checkedAt) : ''}</td><td>${esc(r.exemption)}</td></tr>`,
+              `<tr><td class="n">${r.line}</td><td class="num">${r.number ? esc(r.number) : '<span class="muted">—</span>'}</td><td>${esc(r.country)}</td><td class="r-${esc(r.result)}">${esc(RESULT_LABELS[r.result] ?? r.result)}</td><td>${esc(r.source)}</td><td class="num">${r.checkedAt ? when(r.checkedAt) : ''}</td><td>${esc(r.exemption.replace(/T23:59:59\.999Z$/, ''))}</td><td>${esc(r.why)}</td></tr>`,
           )
           .join('')}</tbody></table>${d.rowsOmitted ? `<p class="muted">${int(d.rowsOmitted)} more rows are not shown; the results file holds them all.</p>` : ''}`;
 
@@ -371,7 +378,7 @@ sha256sum ${esc(shellQuote(outputRel))}   # must print ${esc(m.output.sha256)}</
 </section>
 
 <section>
-<h2>Numbers</h2>
+<h2 id="numbers">Numbers</h2>
 ${rowsSection}
 </section>
 
@@ -380,6 +387,15 @@ ${rowsSection}
 </body>
 </html>
 `;
+}
+
+function listCheckText(c: ListCheck | null): string {
+  if (!c) return '<span class="muted">not checked</span>';
+  if (c.state === 'verified') {
+    return `<span class="r-callable">intact</span>: the state recorded at scrub time is ${c.entry ? `entry ${int(c.entry)} of ${int(c.entries)}` : 'the start'} of the list's hash-chained audit log`;
+  }
+  const what = { missing: 'not available', other_list: 'another list', broken: 'ALTERED', head_not_found: 'history rewritten' }[c.state];
+  return `<span class="r-do_not_call">${esc(what)}</span>: ${esc(c.detail)}`;
 }
 
 function shellQuote(s: string): string {

@@ -340,6 +340,16 @@ export class SuppressionStore {
     return null;
   }
 
+  /** The id of the audit entry with this chained hash, or null (a head recorded by a scrub must be found here). */
+  auditEntryWithHash(hash: string): number | null {
+    return this.db.prepare<[string], { id: number }>('SELECT id FROM audit WHERE hash = ?').get(hash)?.id ?? null;
+  }
+
+  /** The last audit entry of a number at or before `at` (why it was suppressed or exempt when a scrub ran). */
+  lastEntryAt(e164: string, at: string): AuditEntry | null {
+    return this.db.prepare<[string, string], EntryRow>('SELECT * FROM audit WHERE e164 = ? AND at <= ? ORDER BY id DESC LIMIT 1').get(e164, at) ?? null;
+  }
+
   identity(): ListIdentity {
     const c = this.counts();
     const hash = createHash('sha256');

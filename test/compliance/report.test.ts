@@ -67,6 +67,21 @@ describe('dnc report', () => {
     const full = readFileSync(withNumbers, 'utf8');
     for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(full).toContain(n);
     expect(full).not.toMatch(/<script|<img/i);
+    // Why each number was suppressed or exempt, from the list's audit log, escaped.
+    expect(full).toMatch(/added \S+ \S+ UTC by [^<]+@[^<]+ \(&lt;b&gt;web&lt;\/b&gt;\)/);
+    expect(full).toMatch(/exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]/);
+    expect(full).toContain('<td>consent until 2099-12-31</td>');
+    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 2 of 2/);
+
+    // The list's history altered after the scrub: the report says so, and no longer quotes it.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite'));
+    db.exec("DROP TRIGGER audit_append_only_update; UPDATE audit SET reason = 'forged' WHERE id = 1");
+    db.close();
+    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(0);
+    const altered = readFileSync(withNumbers, 'utf8');
+    expect(altered).toContain('ALTERED</span>: audit entry 1 was altered outside dnc');
+    expect(altered).not.toContain('forged');
   });
 
   it('refuses to overwrite the results or manifest, and needs a manifest', async () => {
