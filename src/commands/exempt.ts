@@ -47,7 +47,11 @@ export function registerExempt(program: Command, host: CommandHost): void {
     const until = f.parseUntil(o.until);
     if (Date.parse(until) < ctx.now().getTime()) throw usageError('E_USAGE', `--until ${o.until} is in the past: the exemption would never hold`, { hint: 'give the date the consent or relationship ends' });
     const [n] = await f.numbersFromArgs(cmd.args, await parseCountryOption(o.country));
-    return change(ctx, o, (store, actor) => store.exempt([{ ...n!, basis, until, evidence: o.evidence ?? null }], actor, ctx.now()), 'exempted');
+    return change(ctx, o, (store, actor) => {
+      // Recorded all the same (consent may be given again later), but the user should know it changes nothing now.
+      if (store.isSuppressed(n!.e164)) ctx.warn(`dnc: warning: ${n!.e164} is on the internal do-not-call list, which wins over any exemption: it stays do_not_call until removed from the list`);
+      return store.exempt([{ ...n!, basis, until, evidence: o.evidence ?? null }], actor, ctx.now());
+    }, 'exempted');
   });
 
   const remove = common(exempt.command('remove').description('withdraw exemptions (audited)').argument('<number...>'));

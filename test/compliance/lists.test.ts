@@ -148,7 +148,8 @@ describe('dnc check with the internal list and exemptions', () => {
     // 0143: on the register (odd), suppressed and exempt: the internal list wins, nothing sent.
     // 0145: on the register, exempt: looked up, then callable. 0147: on the register, exemption expired.
     await dnc(['suppress', 'add', '+12025550143'], w.env, { now });
-    await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2027-01-01'], w.env, { now });
+    const both = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2027-01-01'], w.env, { now });
+    expect(both.stderr).toContain('is on the internal do-not-call list, which wins over any exemption');
     await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-inquiry', '--until', '2027-01-01', '--evidence', 'ticket 9'], w.env, { now });
     await dnc(['exempt', 'add', '+12025550147', '--basis', 'consent', '--until', '2026-11-25'], w.env, { now });
     const r = await dnc(['--json', 'check', '+12025550143', '+12025550145', '+12025550147', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
