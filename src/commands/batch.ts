@@ -45,6 +45,8 @@ export interface BatchOptions {
   dialOut?: string | undefined;
   /** The options given on the command line; the others are taken from the journal when it remembers them. */
   given?: ReadonlySet<RememberedOption>;
+  /** --suppression-list, --seller, --san, --campaign (src/compliance). */
+  compliance?: import('../compliance/settings.js').ComplianceFlags;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
@@ -64,6 +66,7 @@ export const REMEMBERED_OPTIONS = [
   'dialOut',
   'reuseWithinMs',
   'escapeFormulas',
+  'compliance',
 ] as const satisfies ReadonlyArray<keyof BatchOptions>;
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 /** Options that change answers: a different value needs --restart (the others may change on any rerun). */
@@ -85,7 +88,10 @@ const FLAG: Record<RememberedOption, string> = {
   dialOut: '--dial-out',
   reuseWithinMs: '--reuse-within',
   escapeFormulas: '--escape-formulas',
+  compliance: '--suppression-list',
 };
+/** The flags that make up `compliance`: given when any of them is. */
+const COMPLIANCE_FLAGS = { suppressionList: '--suppression-list', seller: '--seller', san: '--san', campaign: '--campaign' } as const;
 /** Commander's attribute names of the remembered options that differ from ours. */
 const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
 
@@ -145,6 +151,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
     .option('--journal <file>', 'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)')
     .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
+    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
+    .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
+    .option('--san <id>', "the seller's registry account number, e.g. the FTC SAN (config \"san\")")
+    .option('--campaign <label>', 'a campaign label (config "campaign")')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -169,7 +179,14 @@ export function registerBatch(program: Command, host: CommandHost): void {
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
       dialOut: o.dialOut as string | undefined,
-      given: new Set(REMEMBERED_OPTIONS.filter((name) => cmd.getOptionValueSource(ATTRIBUTE[name] ?? name) === 'cli')),
+      given: new Set(
+        REMEMBERED_OPTIONS.filter((name) =>
+          name === 'compliance'
+            ? Object.keys(COMPLIANCE_FLAGS).some((k) => cmd.getOptionValueSource(k) === 'cli')
+            : cmd.getOptionValueSource(ATTRIBUTE[name] ?? name) === 'cli',
+        ),
+      ),
+      compliance: { suppressionList: o.suppressionList as string | undefined, seller: o.seller as string | undefined, san: o.san as string | undefined, campaign: o.campaign as string | undefined },
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
@@ -269,6 +286,7 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     dialOut: paths.dialOut,
     reuseWithinMs: options.reuseWithinMs ?? null,
     escapeFormulas: options.escapeFormulas === true,
+    compliance: options.compliance ?? {},
   };
 }
 
@@ -311,6 +329,8 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
     if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
   }
   if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
+  // The same internal list on resume: without it, numbers it suppressed would be looked up.
+  if (options.compliance?.suppressionList !== undefined) parts.push('--suppression-list', q(options.compliance.suppressionList));
   return parts.join(' ');
 }
 
@@ -337,6 +357,13 @@ function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
 
 /** A remembered option as it is typed on a command line (`--max-credits 50`), for messages. */
 function flagText(name: RememberedOption, value: unknown): string {
+  if (name === 'compliance') {
+    const flags = (value ?? {}) as Record<string, string | undefined>;
+    return Object.entries(COMPLIANCE_FLAGS)
+      .filter(([k]) => flags[k] !== undefined)
+      .map(([k, flag]) => `${flag} ${flags[k]}`)
+      .join(' ');
+  }
   if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
   if (value === null || value === undefined) return '';
   if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
@@ -529,6 +556,7 @@ async function runBatchJournal(
       dialOut: paths.dialOut,
       run: rememberedRun(options, paths),
     });
+    await (await import('../compliance/batch-compliance.js')).applyListsBeforeLookups(ctx, journal, options.compliance ?? {});
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
     const counts = journal.summaryCounts();
