@@ -137,7 +137,7 @@ export function manifestCompliance(record: ScrubCompliance | null | undefined) {
 }
 
 /** `dnc batch`'s one call, before any lookup: applies the user's lists to the journal and says what they did. */
-export async function applyListsBeforeLookups(ctx: import('../context.js').Context, journal: BatchJournal, flags: import('./settings.js').ComplianceFlags): Promise<ScrubCompliance> {
+export async function applyListsBeforeLookups(ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>, journal: BatchJournal, flags: import('./settings.js').ComplianceFlags): Promise<ScrubCompliance> {
   const { complianceSettings, openListForScrub } = await import('./settings.js');
   const settings = await complianceSettings(ctx, flags);
   const store = await openListForScrub(settings);

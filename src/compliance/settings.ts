@@ -44,7 +44,10 @@ export function operatorOf(env: Record<string, string | undefined>): string {
   return `${user}@${os.hostname()}`;
 }
 
-export async function complianceSettings(ctx: Context, flags: ComplianceFlags = {}): Promise<ComplianceSettings> {
+/** What reading the compliance settings needs of a command's context. */
+export type ComplianceContext = Pick<Context, 'flags' | 'env' | 'homedir' | 'cwd'>;
+
+export async function complianceSettings(ctx: ComplianceContext, flags: ComplianceFlags = {}): Promise<ComplianceSettings> {
   const { file } = await loadConfigFile(ctx.flags, ctx.env, ctx.homedir);
   const list = resolveListPath(stateDir(ctx.env, ctx.homedir), ctx.cwd, flags.suppressionList, ctx.env, file.suppression_list);
   const text = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
