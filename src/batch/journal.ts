@@ -343,6 +343,52 @@ export interface OpenJournalOptions {
   readonly?: boolean;
 }
 
+/**
+ * The journal's migrations, in order; PRAGMA user_version counts those applied. Journals made before
+ * user_version was kept are at 0 but may hold some of these changes already: each step checks before it acts.
+ * Run under the write lock (BEGIN IMMEDIATE): a batch resuming and a listener opening one old journal at the
+ * same moment must not both apply a step.
+ */
+const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
+  // 1. When each lookup was sent (empty for the lookups of older journals).
+  (db) => addColumn(db, 'numbers', 'requested_at', 'TEXT'),
+  // 2. Pushes keep their evidence (headers, peer, why refused), and one correlation id may have several: a
+  //    conflicting verdict is kept beside the first, never dropped as a duplicate.
+  (db) => {
+    for (const column of ['headers', 'peer', 'reason']) addColumn(db, 'pushes', column, 'TEXT');
+    db.exec('DROP INDEX IF EXISTS pushes_correlation');
+    db.exec('CREATE INDEX IF NOT EXISTS pushes_by_correlation ON pushes (correlation_id)');
+  },
+  // 3. Before release() took its attempt back, a 429 or a refused connection left an attempt that cost
+  //    nothing, so old attempts prove nothing; only a crash's send can still be told: one per number in flight.
+  (db) => {
+    if (db.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) return;
+    db.exec(
+      "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
+    );
+    db.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
+  },
+  // 4. A verdict reused from the results cache (--reuse-within) says so in a column of its own, not in its error text.
+  (db) => {
+    addColumn(db, 'numbers', 'reused_at', 'TEXT');
+    db.exec("UPDATE numbers SET reused_at = updated_at WHERE reused_at IS NULL AND state = 'done' AND credits = 0 AND error LIKE 'reused:%'");
+  },
+];
+
+function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {
+  const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all();
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+}
+
+/** Brings a journal to the current schema (see MIGRATIONS). */
+function migrate(db: BetterSqlite3.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (let i = version; i < MIGRATIONS.length; i++) MIGRATIONS[i]!(db);
+    if (version < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
 /** Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). */
 const REQUEUE_WHERE = `state = 'done' AND credits = 0 AND (result = 'not_checked'
   OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error')))`;
@@ -384,31 +430,7 @@ export class BatchJournal {
         // Rendering looks numbers up in input order, not table order: keep the table in memory when it fits.
         db.pragma('cache_size = -32768');
         db.exec(SCHEMA);
-        // Journals made before requested_at existed get the column (empty for their earlier lookups). Checked
-        // under the write lock: a batch resuming and a listener opening the same old journal must not both add it.
-        const conn = db;
-        conn
-          .transaction(() => {
-            const columns = conn.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
-            if (!columns.some((c) => c.name === 'requested_at')) conn.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
-            // Pushes keep their evidence (headers, peer, why refused), and one correlation id may have several: a
-            // conflicting verdict is kept beside the first, never dropped as a duplicate.
-            const pushColumns = conn.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all();
-            for (const column of ['headers', 'peer', 'reason']) {
-              if (!pushColumns.some((c) => c.name === column)) conn.exec(`ALTER TABLE pushes ADD COLUMN ${column} TEXT`);
-            }
-            conn.exec('DROP INDEX IF EXISTS pushes_correlation');
-            conn.exec('CREATE INDEX IF NOT EXISTS pushes_by_correlation ON pushes (correlation_id)');
-            // In journals made before release() took its attempt back, a 429 or a refused connection left an attempt
-            // that cost nothing, so their attempts prove nothing; only a crash's send can still be told: one per number in flight.
-            if (!conn.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) {
-              conn.exec(
-                "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
-              );
-              conn.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
-            }
-          })
-          .immediate();
+        migrate(db);
       } else {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
       }
@@ -887,6 +909,14 @@ export class BatchJournal {
         )
         .run();
       return counts;
+    })();
+  }
+
+  /** Marks verdicts taken from the results cache (--reuse-within): no request, no credits, and trace says so. */
+  markReused(ids: readonly number[], at: string): void {
+    const mark = this.db.prepare<[string, number]>('UPDATE numbers SET reused_at = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const id of ids) mark.run(at, id);
     })();
   }
 

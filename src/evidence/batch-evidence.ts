@@ -55,7 +55,10 @@ export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: strin
           },
         ]);
       }
-      if (finals.length > 0) journal.recordFinals(finals);
+      if (finals.length > 0) {
+        journal.recordFinals(finals);
+        journal.markReused(finals.map(([id]) => id), now.toISOString());
+      }
       reused += finals.length;
     }
   } finally {

@@ -23,8 +23,10 @@ export interface TracedLookup {
   phoneNumber: string;
   country: string | null;
   service: string | null;
-  /** When dnc sent the request (null for lookups of journals made before dnc recorded it). */
+  /** When dnc sent the request (null for lookups of journals made before dnc recorded it, and for reused verdicts). */
   requestedAt: string | null;
+  /** When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise. */
+  reusedAt?: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';
   /** The final result (callable, do_not_call, failed …), pending, or started (a check in webhook mode). */
@@ -89,6 +91,7 @@ interface JournalNumber {
   checked_at: string | null;
   updated_at: string | null;
   requested_at: string | null;
+  reused_at: string | null;
   answer: string | null;
 }
 
@@ -104,11 +107,14 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
   }
   try {
     // Journals made before requested_at existed do not have the column.
-    const hasRequestedAt = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().some((c) => c.name === 'requested_at');
+    const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().map((c) => c.name));
+    const hasRequestedAt = columns.has('requested_at');
+    const hasReusedAt = columns.has('reused_at');
     const numbers = db
       .prepare<[string], JournalNumber>(
         `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
-                n.checked_at, n.updated_at, ${hasRequestedAt ? 'n.requested_at' : 'NULL AS requested_at'}, a.body AS answer
+                n.checked_at, n.updated_at, ${hasRequestedAt ? 'n.requested_at' : 'NULL AS requested_at'},
+                ${hasReusedAt ? 'n.reused_at' : 'NULL AS reused_at'}, a.body AS answer
            FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
       )
       .all(id);
@@ -131,6 +137,7 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       country: n.country,
       service: meta?.serviceOrigin ?? null,
       requestedAt: n.requested_at,
+      reusedAt: n.reused_at,
       answeredAt: n.updated_at,
       mode: n.state === 'pending' || pushes.length > 0 ? 'webhook' : 'sync',
       result: n.state === 'done' ? (n.result ?? 'failed') : n.state,
