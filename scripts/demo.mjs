@@ -54,4 +54,6 @@ const code = await new Promise((resolve) => batch.on('exit', (c, signal) => reso
 console.error(`\ndemo: results in ${output} (every row plus dnc_* columns); callable rows only in ${callable}`);
 sandbox.kill('SIGTERM');
 await new Promise((resolve) => sandbox.once('exit', resolve));
-process.exit(code);
+// Exit 7 is the demo working as meant: its AU row is webhook-only, so it stays not_checked without --webhook-url.
+if (code === 7) console.error('demo: exit 7 (finished, some rows without a verdict) is expected here: the AU row needs webhook mode');
+process.exit(code === 7 ? 0 : code);

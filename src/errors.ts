@@ -9,6 +9,7 @@ export const ExitCode = {
   AUTH: 4,
   CREDIT: 5,
   SERVICE: 6,
+  UNFINISHED: 7,
   PENDING: 8,
   ON_DNC_LIST: 10,
   INTERRUPTED: 130,
@@ -94,4 +95,25 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
     out = out.split(secret).join('***');
   }
   return out;
+}
+
+const FS_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file or folder',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the disk',
+  EDQUOT: 'the disk quota is exceeded',
+  EISDIR: 'it is a folder',
+  ENOTDIR: 'a part of the path is not a folder',
+  EEXIST: 'it exists already',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/** A file-system error in words ("permission denied (EACCES)"), for messages that name the path themselves. */
+export function describeFsError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code && FS_ERRORS[code]) return `${FS_ERRORS[code]} (${code})`;
+  return code ?? (err instanceof Error ? err.message : String(err));
 }

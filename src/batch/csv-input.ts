@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inputError, usageError, type DncError } from '../errors.js';
+import type { RecordDelimiter } from './csv-output.js';
 
 /** Delimiters recognised when detecting from the header line, in order of preference on a tie. */
 export const DETECTABLE_DELIMITERS = [',', ';', '\t', '|'] as const;
@@ -49,8 +50,8 @@ export interface CsvOptions {
 export interface CsvLayout {
   path: string;
   delimiter: string;
-  /** Line ending of the header line, reused for the output. */
-  recordDelimiter: '\r\n' | '\n';
+  /** Line ending of the first record, reused for the output's records. */
+  recordDelimiter: RecordDelimiter;
   /** The header's fields, or null with --no-header. */
   header: string[] | null;
   columnCount: number;
@@ -104,13 +105,16 @@ async function readHead(path: string): Promise<Buffer> {
   }
 }
 
-/** Byte offset of the header record's line break (outside quotes), or -1 when not in `buf`. */
+/**
+ * Byte offset of the header record's line break (CR or LF outside quotes), or -1 when not in `buf`.
+ * A CR at the very end of `buf` is not taken yet: the LF of a CRLF may follow in the next read.
+ */
 function headerEnd(buf: Buffer): number {
   let quoted = false;
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (c === 0x22) quoted = !quoted;
-    else if (c === 0x0a && !quoted) return i;
+    else if (!quoted && (c === 0x0a || (c === 0x0d && i + 1 < buf.length))) return i;
   }
   return -1;
 }
@@ -228,11 +232,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
     throw inputError('E_INPUT_EMPTY', `${where}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
   }
   const nul = body.indexOf(0);
-  if (nul >= 0) {
-    throw inputError('E_INPUT_BINARY', `${where}: line ${lineOfOffset(body, nul)}: the file holds NUL bytes; it looks binary, not CSV`, {
-      hint: 'export the data as CSV (comma, semicolon, tab or pipe separated text)',
-    });
-  }
+  if (nul >= 0) throw nulError(path, lineOfOffset(body, nul));
   const end = headerEnd(body);
   if (end < 0 && body.length > MAX_RECORD_CHARS) {
     throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is longer than ${MAX_RECORD_CHARS} characters`, {
@@ -246,8 +246,15 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
       hint: 'save the file as "CSV UTF-8", or convert it, e.g. iconv -f WINDOWS-1252 -t UTF-8',
     });
   }
-  const recordDelimiter: '\r\n' | '\n' = decoded.endsWith('\r') ? '\r\n' : '\n';
-  const firstLine = decoded.replace(/\r$/, '');
+  const recordDelimiter: RecordDelimiter =
+    end < 0 || body[end] === 0x0a ? '\n' : end + 1 < body.length && body[end + 1] === 0x0a ? '\r\n' : '\r';
+  const firstLine = decoded;
+  if (options.header && firstLine.trim() === '') {
+    throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is blank, where the header should be`, {
+      hint: 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
+      details: { line: 1 },
+    });
+  }
   const delimiter = forced ?? detectDelimiter(firstLine);
   const { parse } = await import('csv-parse/sync');
   let first: string[];
@@ -255,7 +262,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
     const records = parse(firstLine, { delimiter, relax_quotes: false }) as string[][];
     first = records[0] ?? [''];
   } catch (err) {
-    throw csvError(err, path, undefined, 1);
+    throw csvError(err, path, undefined, { line: 1, record: 1 });
   }
   const header = options.header ? first : null;
   const { index, label } = choosePhoneColumn(header, first.length, options.column, path);
@@ -270,60 +277,107 @@ function decodeStrict(bytes: Uint8Array): string | null {
   }
 }
 
+/** The physical line of a byte offset: LF, CRLF and a lone CR each end a line. */
 function lineOfOffset(buf: Uint8Array, offset: number): number {
   let line = 1;
-  for (let i = 0; i < offset && i < buf.length; i++) if (buf[i] === 0x0a) line++;
+  for (let i = 0; i < offset && i < buf.length; i++) {
+    if (buf[i] === 0x0a) line++;
+    else if (buf[i] === 0x0d && buf[i + 1] !== 0x0a) line++;
+  }
   return line;
 }
 
-/** Turns a csv-parse error into an exit-3 error naming the file, the line and what is wrong. */
-export function csvError(err: unknown, path: string, layout?: CsvLayout, recordStart?: number): DncError {
+function nulError(path: string, line: number): DncError {
+  return inputError('E_INPUT_BINARY', `${path}: line ${line}: the file holds a NUL byte; it looks binary, not CSV`, {
+    hint: 'export the data as CSV (comma, semicolon, tab or pipe separated text); a NUL byte is never part of a call list',
+    details: { line },
+  });
+}
+
+/**
+ * Where a record is, as the user can find it: the physical line it starts on and, where it differs
+ * (a cell above it holds a line break), its record number, which is the spreadsheet's row number.
+ */
+export function describeRecordAt(line: number | undefined, record: number | undefined): string {
+  if (line === undefined) return record === undefined ? '' : `record ${record}`;
+  return record === undefined || record === line ? `line ${line}` : `line ${line} (record ${record})`;
+}
+
+/** Where a record is: the line it starts on and its record number (1-based, the header is record 1). */
+export interface RecordLocation {
+  line?: number | undefined;
+  record?: number | undefined;
+}
+
+/** Turns a csv-parse error (or our field-count check) into an exit-3 error naming the file, the place and what is wrong. */
+export function csvError(err: unknown, path: string, layout?: CsvLayout, at: RecordLocation = {}): DncError {
   const e = err as { code?: string; message?: string; lines?: number };
   // A record's own problems (field count, a quote left open) are named by the line where the record starts.
-  const whole = e.code === 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH' || e.code === 'CSV_QUOTE_NOT_CLOSED' || e.code === 'CSV_MAX_RECORD_SIZE';
-  const line = whole && recordStart !== undefined ? recordStart : typeof e.lines === 'number' ? e.lines : undefined;
-  const at = line !== undefined ? `${path}: line ${line}` : path;
+  const line = at.line ?? (typeof e.lines === 'number' ? e.lines : undefined);
+  const where = describeRecordAt(line, at.record);
+  const prefix = where ? `${path}: ${where}` : path;
+  const details = { line, record: at.record };
   const d = layout ? delimiterName(layout.delimiter) : 'the delimiter';
   switch (e.code) {
     case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH': {
       const m = /expect (\d+), got (\d+)/.exec(e.message ?? '');
       const got = m ? `${m[2]} field(s) where the header has ${m[1]}` : 'a different number of fields than the header';
-      return inputError('E_INPUT_MALFORMED', `${at}: ${got}`, {
+      return inputError('E_INPUT_MALFORMED', `${prefix}: ${got}`, {
         hint: `check that fields containing ${d} are quoted, or give the right --delimiter`,
         cause: err,
-        details: { line },
+        details,
       });
     }
     case 'CSV_QUOTE_NOT_CLOSED':
-      return inputError('E_INPUT_MALFORMED', `${at}: a quoted field is never closed (unbalanced ")`, {
+      return inputError('E_INPUT_MALFORMED', `${prefix}: a quoted field is never closed (unbalanced ")`, {
         hint: 'a field that starts with " must end with "; double any " inside it ("")',
         cause: err,
-        details: { line },
+        details,
       });
     case 'CSV_INVALID_CLOSING_QUOTE':
     case 'INVALID_OPENING_QUOTE':
     case 'CSV_INVALID_OPENING_QUOTE':
     case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
-      return inputError('E_INPUT_MALFORMED', `${at}: a stray " inside a field`, {
+      return inputError('E_INPUT_MALFORMED', `${prefix}: a stray " inside a field`, {
         hint: 'quote the whole field and double the " inside it, e.g. "5"" screen"',
         cause: err,
-        details: { line },
+        details,
       });
     case 'CSV_MAX_RECORD_SIZE':
-      return inputError('E_INPUT_MALFORMED', `${at}: a record longer than ${MAX_RECORD_CHARS} characters`, {
+      return inputError('E_INPUT_MALFORMED', `${prefix}: a record longer than ${MAX_RECORD_CHARS} characters`, {
         hint: 'this does not look like a call list row; look for an unbalanced quote before it',
         cause: err,
-        details: { line },
+        details,
       });
     default:
-      return inputError('E_INPUT_MALFORMED', `${at}: ${e.message ?? String(err)}`, { cause: err, details: { line } });
+      return inputError('E_INPUT_MALFORMED', `${prefix}: ${e.message ?? String(err)}`, { cause: err, details });
   }
 }
 
-/** Decodes UTF-8 strictly (fatal) across chunk boundaries; reports the line of the first bad byte. */
+/** Counts physical lines across chunks: LF, CRLF and a lone CR each end one. */
+class LineCounter {
+  line = 1;
+  private lastWasCr = false;
+  /** Advances over `bytes[0..end)`; returns the line at `end`. */
+  advance(bytes: Uint8Array, end = bytes.length): number {
+    for (let i = 0; i < end; i++) {
+      const b = bytes[i]!;
+      if (b === 0x0a) {
+        if (!this.lastWasCr) this.line++;
+        this.lastWasCr = false;
+      } else if (b === 0x0d) {
+        this.line++;
+        this.lastWasCr = true;
+      } else this.lastWasCr = false;
+    }
+    return this.line;
+  }
+}
+
+/** Decodes UTF-8 strictly (fatal) across chunk boundaries and refuses NUL bytes anywhere; errors name the line. */
 class StrictUtf8 extends Transform {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-  private lines = 1;
+  private readonly lines = new LineCounter();
   constructor(
     private readonly path: string,
     private readonly onChunk: ((chunk: Buffer) => void) | undefined,
@@ -332,15 +386,18 @@ class StrictUtf8 extends Transform {
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
     this.onChunk?.(chunk);
+    const nul = chunk.indexOf(0);
+    if (nul >= 0) {
+      callback(nulError(this.path, this.lines.advance(chunk, nul)));
+      return;
+    }
     let text: string;
     try {
       text = this.decoder.decode(chunk, { stream: true });
     } catch (err) {
-      // Locate the bad byte: the non-fatal decoding marks it with U+FFFD.
-      const loose = new TextDecoder('utf-8').decode(chunk);
-      const idx = loose.indexOf('\uFFFD');
-      let line = this.lines;
-      for (let i = 0; i < idx; i++) if (loose.charCodeAt(i) === 10) line++;
+      // Locate the bad byte: the first position where a strict decoding of the chunk fails.
+      const bad = firstInvalidUtf8(chunk);
+      const line = this.lines.advance(chunk, bad);
       callback(
         inputError('E_INPUT_ENCODING', `${this.path}: line ${line}: the text is not valid UTF-8`, {
           hint: 'save the file as "CSV UTF-8", or convert it, e.g. iconv -f WINDOWS-1252 -t UTF-8',
@@ -350,9 +407,7 @@ class StrictUtf8 extends Transform {
       );
       return;
     }
-    let n = 0;
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
-    this.lines += n;
+    this.lines.advance(chunk);
     callback(null, text);
   }
   override _flush(callback: TransformCallback): void {
@@ -361,13 +416,31 @@ class StrictUtf8 extends Transform {
       callback(null, rest);
     } catch (err) {
       callback(
-        inputError('E_INPUT_ENCODING', `${this.path}: line ${this.lines}: the file ends in the middle of a UTF-8 character`, {
+        inputError('E_INPUT_ENCODING', `${this.path}: line ${this.lines.line}: the file ends in the middle of a UTF-8 character`, {
           hint: 'save the file as "CSV UTF-8"',
           cause: err,
         }),
       );
     }
   }
+}
+
+/** Offset of the first byte that starts an invalid UTF-8 sequence (a sequence cut by the chunk's end counts as valid). */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (need < 0) return i;
+    if (i + need >= bytes.length) return bytes.length;
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(i, i + need + 1));
+    } catch {
+      return i;
+    }
+    i += need + 1;
+  }
+  return bytes.length;
 }
 
 export interface ReadRowsOptions {
@@ -377,9 +450,10 @@ export interface ReadRowsOptions {
 
 /**
  * Where records start, found by a second pass over the bytes (only for messages: csv-parse's per-record
- * line info costs a third of a big file's parse time). Record 0 is the first line that is not empty
- * (the header, if any). Returns the start line of each wanted record, and of the last record when the
- * file ends inside a quoted field.
+ * line info costs a third of a big file's parse time). It reads records as readRows does: CR, LF and
+ * CRLF outside quotes end a record, a blank line is a record, and the file's last line break starts
+ * none. Record 0 is the file's first record (the header, if any). Returns the start line of each wanted
+ * record, and of the last record when the file ends inside a quoted field.
  */
 export async function recordStartLines(
   path: string,
@@ -387,70 +461,94 @@ export async function recordStartLines(
 ): Promise<{ lines: Map<number, number>; unclosedQuoteLine: number | null }> {
   const lines = new Map<number, number>();
   let line = 1;
-  let record = -1;
+  let record = 0;
   let quoted = false;
-  let atStart = true;
+  let lastWasCr = false;
+  let startPending = false;
   let lastStart = 1;
+  if (wanted.has(0)) lines.set(0, 1);
   const maxWanted = Math.max(-1, ...wanted);
   for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
-      if (atStart) {
-        if (b === 0x0a) {
-          line++;
-          continue;
-        }
-        if (b === 0x0d) continue;
-        atStart = false;
+      if (b === 0x0a && lastWasCr) {
+        // The LF of a CRLF: the line and the record were ended by its CR.
+        lastWasCr = false;
+        continue;
+      }
+      lastWasCr = false;
+      if (startPending) {
+        startPending = false;
         record++;
         lastStart = line;
         if (wanted.has(record)) lines.set(record, line);
-        if (record > maxWanted && lines.size === wanted.size && maxWanted >= 0) return { lines, unclosedQuoteLine: null };
+        if (record > maxWanted && lines.size === wanted.size) return { lines, unclosedQuoteLine: null };
       }
       if (b === 0x22) quoted = !quoted;
-      else if (b === 0x0a) {
+      else if (b === 0x0a || b === 0x0d) {
         line++;
-        if (!quoted) atStart = true;
+        lastWasCr = b === 0x0d;
+        if (!quoted) startPending = true;
       }
     }
   }
   return { lines, unclosedQuoteLine: quoted ? lastStart : null };
 }
 
-/** The data records of `path`, numbered from 0, mapped to the line where each starts. */
-export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, number>> {
+/** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
+export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, Required<RecordLocation>>> {
   const offset = layout.header ? 1 : 0;
   const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)));
-  return new Map(indexes.map((i) => [i, lines.get(i + offset) ?? 0]));
+  return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));
+}
+
+/** A record whose field count is not the header's (a blank line is not one of them: it is a row of empty cells). */
+class FieldCountError extends Error {
+  readonly code = 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH';
+  constructor(
+    readonly records: number,
+    expected: number,
+    got: number,
+  ) {
+    super(`Invalid Record Length: expect ${expected}, got ${got}`);
+  }
 }
 
 /**
  * Streams the data records of a CSV laid out as `layout`, in batches (the header, if any, is checked
- * and skipped). Malformed CSV and bad encoding throw exit-3 errors naming the line.
+ * and skipped). CR, LF and CRLF all end a record (a file with mixed endings never has two rows merged),
+ * and a blank line is a row of empty cells, so data row N is always the Nth record after the header.
+ * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
 export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
   const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: layout.delimiter,
-    skip_empty_lines: true,
-    relax_column_count: false,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    skip_empty_lines: false,
+    relax_column_count: true,
     max_record_size: MAX_RECORD_CHARS,
   });
   const source = createReadStream(layout.path, { highWaterMark: 64 * 1024 });
   const decode = new StrictUtf8(layout.path, options.onChunk);
   let failure: unknown;
   const done = pipeline(source, decode, parser).catch((err: unknown) => {
-    failure = err;
+    // The first failure is the one to report: stopping the source after a bad record aborts the pipeline too.
+    failure ??= err;
   });
-  let first = true;
+  const width = layout.columnCount;
+  let index = -1;
   let batch: string[][] = [];
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
-      if (first) {
-        first = false;
-        if (layout.header) continue;
+      index++;
+      let row = record;
+      if (row.length !== width) {
+        if (row.length === 1 && row[0] === '') row = new Array<string>(width).fill('');
+        else throw new FieldCountError(index, width, row.length);
       }
-      batch.push(record);
+      if (index === 0 && layout.header) continue;
+      batch.push(row);
       if (batch.length >= 1024) {
         yield batch;
         batch = [];
@@ -458,6 +556,7 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
     }
   } catch (err) {
     failure ??= err;
+    source.destroy();
   }
   await done;
   if (failure !== undefined) {
@@ -470,15 +569,17 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
 /** A csv-parse error with the start line of the record at fault (found by a second pass). */
 async function locatedCsvError(err: unknown, layout: CsvLayout): Promise<DncError> {
   const e = err as { code?: string; records?: number };
-  let start: number | undefined;
+  let at: RecordLocation = {};
   try {
     if (e.code === 'CSV_QUOTE_NOT_CLOSED') {
-      start = (await recordStartLines(layout.path, new Set())).unclosedQuoteLine ?? undefined;
+      at = { line: (await recordStartLines(layout.path, new Set())).unclosedQuoteLine ?? undefined };
     } else if (typeof e.records === 'number') {
-      start = (await recordStartLines(layout.path, new Set([e.records]))).lines.get(e.records);
+      // Both csv-parse and FieldCountError count the records before the one at fault: its 0-based index.
+      const record = e.records;
+      at = { line: (await recordStartLines(layout.path, new Set([record]))).lines.get(record), record: record + 1 };
     }
   } catch {
-    start = undefined;
+    at = {};
   }
-  return csvError(err, layout.path, layout, start);
+  return csvError(err, layout.path, layout, at);
 }

@@ -11,7 +11,7 @@ export interface ScanResult {
   /** Rows whose number cannot be valid (refused locally). */
   invalidRows: number;
   /** The first few invalid rows, for messages. */
-  invalidSamples: Array<{ line: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
   sha256: string;
   bytes: number;
 }
@@ -39,7 +39,7 @@ export async function scanInput(
       if (cell.ok) onNumber(cell);
       else {
         result.invalidRows++;
-        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: index, value: raw, message: cell.message });
+        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: index, record: index, value: raw, message: cell.message });
       }
     }
     onBatchEnd?.();
@@ -52,8 +52,8 @@ export async function scanInput(
   result.sha256 = hash.digest('hex');
   if (result.invalidSamples.length > 0) {
     // Samples hold record indexes until here: their lines are found once, for the message.
-    const lines = await dataRecordLines(layout, result.invalidSamples.map((s) => s.line));
-    for (const s of result.invalidSamples) s.line = lines.get(s.line) ?? 0;
+    const places = await dataRecordLines(layout, result.invalidSamples.map((s) => s.record));
+    for (const s of result.invalidSamples) Object.assign(s, places.get(s.record));
   }
   return result;
 }

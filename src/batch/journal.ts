@@ -1,4 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import type { RecordDelimiter } from './csv-output.js';
 import { existsSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
@@ -39,10 +40,20 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: '\r\n' | '\n'; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
+  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;
+  /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (changes no answer). */
+  escapeFormulas?: boolean;
+  /** Where the manifest goes when it cannot stand beside the output (`-o -`, a FIFO or a device). */
+  manifestPath?: string;
+  /** --review-out: rows that need a person, with their reasons. */
+  reviewOut?: string | null;
+  /** --dial-out: the distinct callable numbers, one per line. */
+  dialOut?: string | null;
+  /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
+  run?: Record<string, unknown>;
 }
 
 /**
@@ -317,6 +328,10 @@ export interface OpenJournalOptions {
   create: boolean;
   readonly?: boolean;
 }
+
+/** Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). */
+const REQUEUE_WHERE = `state = 'done' AND credits = 0 AND (result = 'not_checked'
+  OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error')))`;
 
 export class BatchJournal {
   readonly path: string;
@@ -798,6 +813,30 @@ export class BatchJournal {
   unsentCount(): number {
     const c = this.summaryCounts();
     return c.queued + c.in_flight;
+  }
+
+  /**
+   * Puts back in the queue every number without a verdict that no credit was spent on: not_checked of any
+   * reason (a webhook-only country without a URL, say) and failures the service said it did not charge
+   * (the register timed out or failed, the lookup expired and was refunded, a billing error with charged
+   * false). A failure that may have been charged (an unreadable answer) stays as it is. The answered send of
+   * a requeued failure no longer counts as a send in flight.
+   */
+  requeueUnfinished(): { notChecked: number; uncharged: number } {
+    return this.db.transaction(() => {
+      const count = (result: string) =>
+        (this.db.prepare(`SELECT COUNT(*) AS n FROM numbers WHERE ${REQUEUE_WHERE} AND result = ?`).get(result) as { n: number }).n;
+      const counts = { notChecked: count('not_checked'), uncharged: count('failed') };
+      this.db
+        .prepare(
+          `UPDATE numbers SET state = 'queued', attempts = CASE WHEN result = 'failed' THEN MAX(0, attempts - 1) ELSE attempts END,
+             result = NULL, correlation_id = NULL, http_status = NULL, do_not_call = NULL, list_source = NULL,
+             error_code = NULL, error = NULL, checked_at = NULL
+           WHERE ${REQUEUE_WHERE}`,
+        )
+        .run();
+      return counts;
+    })();
   }
 
   close(): void {

@@ -5,7 +5,10 @@ import { normalizePhone } from '../phone/normalize.js';
 
 export type CellNumber =
   | { ok: true; e164: string; country: string }
-  | { ok: false; message: string; e164: string; country: string };
+  | { ok: false; code: 'missing_number' | 'unparseable_number'; message: string; e164: string; country: string };
+
+/** An empty phone cell (a blank line, an empty cell): nothing to look up, and said so apart from a bad number. */
+const MISSING: CellNumber = { ok: false, code: 'missing_number', message: 'no number in this row', e164: '', country: '' };
 
 const options = (region: string | undefined) => (region ? { defaultCountry: region.toUpperCase() as CountryCode } : {});
 
@@ -21,6 +24,7 @@ export class PhoneCache {
     // Plain E.164 is decided in about a microsecond: cheaper than the cache, which it would only fill.
     const fast = fastValidE164(raw.trim());
     if (fast) return { ok: true, e164: fast.e164, country: fast.country };
+    if (raw.trim() === '') return MISSING;
     let hit = this.cache.get(raw);
     if (hit !== undefined) return hit;
     hit = this.quick(raw);
@@ -29,7 +33,7 @@ export class PhoneCache {
       const n = normalizePhone(raw, { defaultCountry: this.defaultCountry });
       hit = n.ok
         ? { ok: true, e164: n.e164, country: n.country ?? '' }
-        : { ok: false, message: n.message, e164: n.e164 ?? '', country: n.country ?? '' };
+        : { ok: false, code: 'unparseable_number', message: n.message, e164: n.e164 ?? '', country: n.country ?? '' };
     }
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(raw, hit);

@@ -1,10 +1,13 @@
 // Renders a batch's output files from its input and its journal: every row, in order, plus the dnc_* columns.
 import { createHash } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { chmod, open as openHandle, readdir, rename, rm, stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import { tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
-import { inputError } from '../errors.js';
+import { describeFsError, inputError } from '../errors.js';
+import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
+import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv-output.js';
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
@@ -23,6 +26,9 @@ export const DNC_COLUMNS = [
   'dnc_credits',
 ] as const;
 
+/** The columns --review-out adds to the input's: enough to act on a row without the full results. */
+export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
+
 export const DNC_RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
 export type DncResult = (typeof DNC_RESULTS)[number];
 
@@ -36,6 +42,14 @@ export interface RenderSummary {
   byResult: Record<DncResult, number>;
   /** Rows by country ('' when the number could not be read), then by result. */
   byCountry: Map<string, Record<DncResult, number>>;
+  /** Rows whose register source is not an https URL (the interface promises one): shown, but flagged. */
+  notHttpsSources: number;
+  /** not_checked rows of webhook-only countries: a rerun finishes them only with --webhook-url. */
+  webhookRequired: number;
+  /** What was written to each output, in the order output, callable list, suppressed list. */
+  written: Array<{ path: string; sha256: string; bytes: number }>;
+  /** The output's rows added up as the manifest states them (for an output that cannot be read back). */
+  tally: OutputTally | null;
 }
 
 export function emptyResultCounts(): Record<DncResult, number> {
@@ -49,8 +63,16 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
   service_failure: 'not checked: the batch stopped when the service failed or refused the key; fix the cause and run the same command again to resume',
 };
 
+/** What decides the reason of a number never sent: a country no lookup would be sent for says so after any stop. */
+interface NotSentReasons {
+  /** Webhook-only countries, when the batch has no webhook URL. */
+  webhookRequired: ReadonlySet<string>;
+  /** The countries the service covers, once a 422 has said which. */
+  supported: ReadonlySet<string> | null;
+}
+
 /** The dnc_* cells of a number the journal knows. */
-function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean): string[] {
+function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean, notSent: NotSentReasons): string[] {
   // A lookup's credits stand on the first row with its number only, so the column sums to what was spent.
   const credits = firstRow && row ? String(row.credits) : '0';
   if (!row) {
@@ -62,16 +84,23 @@ function cellsFor(e164: string, country: string, row: NumberVerdict | undefined,
       country,
       row.result ?? 'failed',
       row.do_not_call === null ? '' : row.do_not_call ? 'true' : 'false',
-      row.list_source ?? '',
-      row.checked_at ?? '',
-      row.correlation_id ?? '',
-      row.error_code ?? '',
-      row.error ?? '',
+      serviceTextCell(row.list_source),
+      serviceTextCell(row.checked_at),
+      serviceTextCell(row.correlation_id),
+      serviceTextCell(row.error_code),
+      serviceTextCell(row.error),
       credits,
     ];
   }
   if (row.state === 'pending') {
-    return [e164, country, 'pending', '', '', '', row.correlation_id ?? '', '', 'webhook result not received yet; run `dnc listen`', credits];
+    return [e164, country, 'pending', '', '', '', serviceTextCell(row.correlation_id), '', 'webhook result not received yet; run `dnc listen`', credits];
+  }
+  // Queued when the run stopped: say why it would not have been sent anyway, where that is so.
+  if (notSent.webhookRequired.has(country)) {
+    return [e164, country, 'not_checked', '', '', '', '', 'webhook_required', `${country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``, '0'];
+  }
+  if (notSent.supported && !notSent.supported.has(country)) {
+    return [e164, country, 'unsupported_country', '', '', '', '', 'unsupported_country', `the service does not cover ${country || "this number's country"}`, '0'];
   }
   const reason = stopped ?? 'interrupted';
   return [e164, country, 'not_checked', '', '', '', '', reason, NOT_CHECKED_TEXT[reason], '0'];
@@ -93,8 +122,8 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
 
 function outputError(err: unknown, file: string) {
   const code = (err as NodeJS.ErrnoException).code;
-  return inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${code ?? (err as Error).message}`, {
-    hint: 'check that the output folder exists and is writable',
+  return inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${describeFsError(err)}`, {
+    hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space on that disk, then run the same command again' : 'check that the output folder exists and is writable',
     cause: err,
   });
 }
@@ -123,22 +152,31 @@ async function removeStaleTemps(target: string, now: number): Promise<void> {
   }
 }
 
-/** A file written beside its final path and renamed into place only when complete. */
-class AtomicCsv {
-  readonly tmp: string;
-  private readonly stream: WriteStream;
+/** Where rendered text goes; it hashes and counts what it is given, so the manifest can describe a stream too. */
+abstract class OutputSink {
+  private readonly hash = createHash('sha256');
+  bytes = 0;
+  /** The path as the journal names it (`-` for standard output). */
+  path = '';
   private failed: unknown;
-  constructor(readonly target: string) {
-    this.tmp = tempPathFor(target);
-    this.stream = createWriteStream(this.tmp, { flags: 'wx' });
+  constructor(
+    readonly target: string,
+    protected readonly stream: Writable,
+  ) {
     this.stream.on('error', (err) => {
       this.failed = err;
     });
   }
+  get sha256(): string {
+    return this.hash.copy().digest('hex');
+  }
   /** Writes text; resolves when the stream can take more (backpressure). */
   write(text: string): Promise<void> | undefined {
     if (this.failed) throw outputError(this.failed, this.target);
-    if (this.stream.write(text)) return undefined;
+    const bytes = Buffer.from(text, 'utf8');
+    this.hash.update(bytes);
+    this.bytes += bytes.length;
+    if (this.stream.write(bytes)) return undefined;
     return new Promise((resolve, reject) => {
       const onError = (err: unknown) => {
         this.stream.off('drain', onDrain);
@@ -152,13 +190,36 @@ class AtomicCsv {
       this.stream.once('error', onError);
     });
   }
-  async commit(): Promise<void> {
+  protected async end(): Promise<void> {
+    if (this.failed) throw this.failed;
     await new Promise<void>((resolve, reject) => {
       this.stream.once('error', reject);
       this.stream.end(resolve);
     });
     if (this.failed) throw this.failed;
+  }
+  abstract commit(): Promise<void>;
+  abstract abort(): Promise<void>;
+}
+
+/**
+ * A regular file written beside its final path, flushed to disk, and renamed into place only when
+ * complete (then the folder is flushed too, so the rename survives a power loss). A new file is
+ * private to the user (0600); one that exists keeps the mode its owner gave it.
+ */
+class AtomicFileSink extends OutputSink {
+  readonly tmp: string;
+  constructor(target: string) {
+    const tmp = tempPathFor(target);
+    super(target, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+    this.tmp = tmp;
+  }
+  async commit(): Promise<void> {
+    await this.end();
+    const existing = await stat(this.target).catch(() => null);
+    if (existing?.isFile()) await chmod(this.tmp, existing.mode & 0o777);
     await rename(this.tmp, this.target);
+    await syncFolder(path.dirname(this.target));
   }
   async abort(): Promise<void> {
     this.stream.destroy();
@@ -166,6 +227,34 @@ class AtomicCsv {
   }
 }
 
+/** A FIFO, a character device or standard output: written through (it cannot be replaced, and must not be). */
+class StreamSink extends OutputSink {
+  constructor(
+    target: string,
+    stream: Writable,
+    private readonly owned: boolean,
+  ) {
+    super(target, stream);
+  }
+  async commit(): Promise<void> {
+    if (this.owned) await this.end();
+    else await new Promise<void>((resolve) => (this.stream.writableNeedDrain ? this.stream.once('drain', resolve) : resolve()));
+  }
+  async abort(): Promise<void> {
+    if (this.owned) this.stream.destroy();
+  }
+}
+
+/** Opens the sink of an output path: `-` is standard output, a FIFO or device is written through, anything else atomically. */
+async function openSink(target: string, stdout: Writable | undefined): Promise<OutputSink> {
+  if (target === '-') {
+    if (!stdout) throw new Error('render: the output is standard output, but no stream was given');
+    return new StreamSink('standard output', stdout, false);
+  }
+  const st = await stat(target).catch(() => null);
+  if (st && !st.isFile()) return new StreamSink(target, createWriteStream(target, { flags: 'w' }), true);
+  return new AtomicFileSink(target);
+}
 
 /**
  * Writes OUTPUT (and the callable/suppressed lists named in the journal's metadata) from the input
@@ -177,6 +266,8 @@ export interface RenderOptions {
   phones?: PhoneCache;
   /** The clock that decides which leftover temporary files are stale (tests inject it). */
   now?: () => number;
+  /** Where an output named `-` goes. */
+  stdout?: Writable;
 }
 
 export async function renderBatchOutput(journal: BatchJournal, options: RenderOptions = {}): Promise<RenderSummary> {
@@ -191,24 +282,21 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
   if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
   const layout = layoutOf(meta);
   const stopped = journal.stoppedReason();
-  const { stringify } = await import('csv-stringify/sync');
-  const csvOptions = { delimiter: layout.delimiter, record_delimiter: layout.recordDelimiter === '\r\n' ? ('windows' as const) : ('unix' as const) };
+  const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
+  const escapeInput = meta.escapeFormulas === true ? (fields: string[]) => fields.map(escapeFormulaCell) : (fields: string[]) => fields;
 
-  const files: AtomicCsv[] = [];
-  const open = (target: string) => {
+  const files: OutputSink[] = [];
+  const open = async (target: string) => {
     try {
-      const f = new AtomicCsv(target);
+      const f = await openSink(target, options.stdout);
+      f.path = target;
       files.push(f);
       return f;
     } catch (err) {
       throw outputError(err, target);
     }
   };
-  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut]) if (target) await removeStaleTemps(target, (options.now ?? Date.now)());
-  const main = open(meta.outputPath);
-  const callable = meta.callableOut ? open(meta.callableOut) : null;
-  const suppressed = meta.suppressedOut ? open(meta.suppressedOut) : null;
-
+  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut]) if (target && target !== '-') await removeStaleTemps(target, (options.now ?? Date.now)());
   const summary: RenderSummary = {
     input: meta.inputPath,
     output: meta.outputPath,
@@ -217,49 +305,77 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     rows: 0,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
+    notHttpsSources: 0,
+    webhookRequired: 0,
+    written: [],
+    tally: null,
   };
+  const tally = new TallyBuilder();
   const hash = createHash('sha256');
   const country = meta.options.country ?? undefined;
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
   try {
+    const main = await open(meta.outputPath);
+    const callable = meta.callableOut ? await open(meta.callableOut) : null;
+    const suppressed = meta.suppressedOut ? await open(meta.suppressedOut) : null;
+    const review = meta.reviewOut ? await open(meta.reviewOut) : null;
+    const dial = meta.dialOut ? await open(meta.dialOut) : null;
     // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
     if (layout.bom) for (const f of files) await f.write('\uFEFF');
     if (layout.header) {
-      await main.write(stringify([[...layout.header, ...DNC_COLUMNS]], csvOptions));
-      await callable?.write(stringify([layout.header], csvOptions));
-      await suppressed?.write(stringify([layout.header], csvOptions));
+      const header = escapeInput(layout.header);
+      await main.write(writer.record([...header, ...DNC_COLUMNS]));
+      await callable?.write(writer.record(header));
+      await suppressed?.write(writer.record(header));
+      await review?.write(writer.record([...header, ...REVIEW_COLUMNS]));
     }
+    const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+    const supported = journal.supportedCountries();
+    const notSent: NotSentReasons = {
+      webhookRequired: new Set(meta.options.webhookUrl ? [] : WEBHOOK_ONLY_COUNTRIES),
+      supported: supported ? new Set(supported) : null,
+    };
     // Journal ids are given in order of first appearance, so a row whose number's id is above every id seen
     // so far is that number's first row: no set of seen numbers needs to be kept.
     let highestId = 0;
     for await (const batch of readRows(layout, { onChunk: (c) => hash.update(c) })) {
-      const out: string[][] = [];
-      const callableRows: string[][] = [];
-      const suppressedRows: string[][] = [];
-      for (const fields of batch) {
-        const cell = phones.normalise(fields[layout.phoneIndex] ?? '');
+      let out = '';
+      let callableRows = '';
+      let suppressedRows = '';
+      let reviewRows = '';
+      let dialNumbers = '';
+      for (const input of batch) {
+        const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
-          cells = ['', cell.country, 'invalid', '', '', '', '', 'unparseable_number', cell.message, '0'];
+          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0'];
         } else {
           const verdict = journal.verdict(cell.e164);
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow);
+          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent);
+          if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
+          if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
         }
         const result = cells[2] as DncResult;
+        if (cells[7] === 'webhook_required') summary.webhookRequired++;
         summary.rows++;
         summary.byResult[result]++;
         let perCountry = summary.byCountry.get(cells[1]!);
         if (!perCountry) summary.byCountry.set(cells[1]!, (perCountry = emptyResultCounts()));
         perCountry[result]++;
-        out.push(fields.concat(cells));
-        if (result === 'callable') callableRows.push(fields);
-        else if (result === 'do_not_call') suppressedRows.push(fields);
+        tally.add(cells);
+        const fields = escapeInput(input);
+        out += writer.record(fields.concat(cells));
+        if (result === 'callable') callableRows += writer.record(fields);
+        else if (result === 'do_not_call') suppressedRows += writer.record(fields);
+        else if (result !== 'pending') reviewRows += writer.record([...fields, cells[0]!, result, cells[7]!, cells[8]!]);
       }
-      await main.write(stringify(out, csvOptions));
-      if (callable && callableRows.length) await callable.write(stringify(callableRows, csvOptions));
-      if (suppressed && suppressedRows.length) await suppressed.write(stringify(suppressedRows, csvOptions));
+      await main.write(out);
+      if (callable && callableRows) await callable.write(callableRows);
+      if (suppressed && suppressedRows) await suppressed.write(suppressedRows);
+      if (review && reviewRows) await review.write(reviewRows);
+      if (dial && dialNumbers) await dial.write(dialNumbers);
     }
     if (hash.digest('hex') !== meta.inputSha256) {
       throw inputError('E_INPUT_CHANGED', `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`, {
@@ -272,10 +388,25 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       } catch (err) {
         throw outputError(err, f.target);
       }
+      summary.written.push({ path: f.path, sha256: f.sha256, bytes: f.bytes });
     }
   } catch (err) {
     await Promise.all(files.map((f) => f.abort()));
     throw err;
   }
+  summary.tally = tally.done();
   return summary;
+}
+
+/** Flushes a folder's entries to disk (after a rename into it); a platform that cannot is not an error. */
+async function syncFolder(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await openHandle(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a folder: the rename is still atomic, only not yet durable.
+  } finally {
+    await handle?.close();
+  }
 }

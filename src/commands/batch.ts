@@ -1,15 +1,18 @@
 // `dnc batch`: scrubs a call list — one lookup per distinct number, a verdict on every row, resumable at any point.
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, fstatSync, mkdirSync, statSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { CsvLayout } from '../batch/csv-input.js';
+import type { OutputTarget } from '../batch/paths.js';
 import type { BatchJournal, BatchMeta, ResultOptions, StoppedReason } from '../batch/journal.js';
 import type { PhoneCache } from '../batch/phone-cache.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js';
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode, usageError } from '../errors.js';
+import { describeFsError, ExitCode, inputError, usageError } from '../errors.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -32,7 +35,59 @@ export interface BatchOptions {
   header: boolean;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
+  /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet). */
+  escapeFormulas?: boolean;
+  /** --journal: where the journal goes (default: beside the output, or the state folder when the output is not a file). */
+  journal?: string | undefined;
+  /** --review-out: the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons. */
+  reviewOut?: string | undefined;
+  /** --dial-out: the distinct callable numbers in E.164, one per line, for a dialler. */
+  dialOut?: string | undefined;
+  /** The options given on the command line; the others are taken from the journal when it remembers them. */
+  given?: ReadonlySet<RememberedOption>;
 }
+
+/** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
+export const REMEMBERED_OPTIONS = [
+  'column',
+  'country',
+  'delimiter',
+  'header',
+  'concurrency',
+  'webhookUrl',
+  'webhookAll',
+  'allowInsecureWebhookUrl',
+  'maxCredits',
+  'callableOut',
+  'suppressedOut',
+  'reviewOut',
+  'dialOut',
+  'reuseWithinMs',
+  'escapeFormulas',
+] as const satisfies ReadonlyArray<keyof BatchOptions>;
+export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
+/** Options that change answers: a different value needs --restart (the others may change on any rerun). */
+const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header']);
+/** How each remembered option is written on a command line (for the resume line and messages). */
+const FLAG: Record<RememberedOption, string> = {
+  column: '--column',
+  country: '--country',
+  delimiter: '--delimiter',
+  header: '--no-header',
+  concurrency: '--concurrency',
+  webhookUrl: '--webhook-url',
+  webhookAll: '--webhook-all',
+  allowInsecureWebhookUrl: '--allow-insecure-webhook-url',
+  maxCredits: '--max-credits',
+  callableOut: '--callable-out',
+  suppressedOut: '--suppressed-out',
+  reviewOut: '--review-out',
+  dialOut: '--dial-out',
+  reuseWithinMs: '--reuse-within',
+  escapeFormulas: '--escape-formulas',
+};
+/** Commander's attribute names of the remembered options that differ from ours. */
+const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
 
 export const MAX_CONCURRENCY = 64;
 
@@ -43,8 +98,10 @@ dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits; same delimiter as th
 Only rows whose dnc_result is "callable" may be called.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
-the output: run the same command again to resume a stopped batch (nothing answered is sent
-again); --restart starts over.
+the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone
+resumes a stopped batch with them (nothing answered is sent again) and looks up again the rows
+left without a verdict that no credit was spent on. Options that change no answer (budget,
+lists, concurrency, webhook URL, --reuse-within) may change on a rerun; --restart starts over.
 
 Exit codes:
   0    every row has a verdict
@@ -53,6 +110,8 @@ Exit codes:
   4    the key was refused (401/403)
   5    credit limit (429) or --max-credits reached: rerun to resume
   6    the service failed or could not be reached: rerun to resume
+  7    finished, but some rows have no verdict (not_checked or failed): rerun to
+       finish those no credit was spent on; --review-out FILE lists them all
   8    finished, but webhook results are pending: run \`dnc listen --results OUTPUT\`
   130  interrupted: rerun to resume
 
@@ -66,21 +125,25 @@ export function registerBatch(program: Command, host: CommandHost): void {
   const command = program
     .command('batch')
     .description('scrub a CSV call list: a do-not-call verdict on every row, one lookup per distinct number, resumable')
-    .argument('<input>', 'the CSV file (UTF-8, with or without BOM; comma, semicolon, tab or pipe separated)')
-    .option('-o, --output <file>', 'where to write the results (default: INPUT.results.csv beside the input)')
+    .argument('<input>', 'the CSV file (UTF-8, with or without BOM; comma, semicolon, tab or pipe separated), or - for standard input')
+    .option('-o, --output <file>', 'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard output when INPUT is -)')
     .option('--column <name|index>', 'the phone column: a header name or a 1-based index (default: detected from the header)')
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
     .option('--concurrency <n>', `lookups in flight at once, 1 to ${MAX_CONCURRENCY}`, '8')
     .option('--webhook-url <url>', 'webhook mode for webhook-only countries (AU): results are pushed to this https URL')
     .option('--webhook-all', 'send every lookup in webhook mode (needs --webhook-url)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .option('--max-credits <n>', 'never start a lookup that could take the batch past N credits')
+    .option('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)')
     .option('--dry-run', 'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost')
     .option('--restart', 'discard the journal of an earlier run of this batch and start over')
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
+    .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
+    .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
+    .option('--journal <file>', 'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)')
     .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
@@ -93,7 +156,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
       webhookUrl: o.webhookUrl as string | undefined,
       webhookAll: o.webhookAll === true,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
-      maxCredits: o.maxCredits === undefined ? null : parseIntegerOption('--max-credits', String(o.maxCredits), 0),
+      // `none` lifts a budget the journal remembers.
+      maxCredits: o.maxCredits === undefined || o.maxCredits === 'none' ? null : parseIntegerOption('--max-credits', String(o.maxCredits), 0),
       dryRun: o.dryRun === true,
       restart: o.restart === true,
       callableOut: o.callableOut as string | undefined,
@@ -101,52 +165,129 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
+      escapeFormulas: o.escapeFormulas === true,
+      journal: o.journal as string | undefined,
+      reviewOut: o.reviewOut as string | undefined,
+      dialOut: o.dialOut as string | undefined,
+      given: new Set(REMEMBERED_OPTIONS.filter((name) => cmd.getOptionValueSource(ATTRIBUTE[name] ?? name) === 'cli')),
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
 }
 
-function samePath(a: string, b: string): boolean {
-  if (path.resolve(a) === path.resolve(b)) return true;
-  try {
-    return existsSync(a) && existsSync(b) && realpathSync(a) === realpathSync(b);
-  } catch {
-    return false;
-  }
+/** What a batch reads and writes, as resolved before anything is read or sent. */
+interface BatchPaths {
+  /** The file the list is read from: the input, or the spool of standard input once it is read. */
+  inputPath: string;
+  fromStdin: boolean;
+  output: OutputTarget;
+  /** The output as it is stored and rendered: a real file path, a FIFO or device path, or `-`. */
+  outputPath: string;
+  callableOut: string | null;
+  suppressedOut: string | null;
+  reviewOut: string | null;
+  dialOut: string | null;
+  country: string | undefined;
 }
 
-/** Checks options and paths before anything is read or sent (exit 2). */
-async function checkOptions(ctx: Context, input: string, options: BatchOptions) {
+/** Checks options and paths before anything is read or sent (exit 2; exit 3 for a folder that cannot be written). */
+async function checkOptions(ctx: Context, input: string, options: BatchOptions): Promise<BatchPaths> {
   const country = await parseCountryOption(options.country);
   if (options.webhookAll && options.webhookUrl === undefined) {
     throw usageError('E_USAGE', '--webhook-all needs --webhook-url', { hint: 'give the https URL the service should push results to' });
   }
   await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl);
-  const inputPath = path.resolve(ctx.cwd, input);
-  const defaultOutput = inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
-  const outputPath = path.resolve(ctx.cwd, options.output ?? defaultOutput);
-  const callableOut = options.callableOut ? path.resolve(ctx.cwd, options.callableOut) : null;
-  const suppressedOut = options.suppressedOut ? path.resolve(ctx.cwd, options.suppressedOut) : null;
-  const outputs: Array<[string, string]> = [['-o', outputPath]];
-  if (callableOut) outputs.push(['--callable-out', callableOut]);
-  if (suppressedOut) outputs.push(['--suppressed-out', suppressedOut]);
-  for (const [flag, file] of outputs) {
-    if (samePath(file, inputPath)) {
-      throw usageError('E_USAGE', `${flag} ${file} is the input file; dnc never modifies its input`, { hint: 'write the results to another file' });
-    }
-    const dir = path.dirname(file);
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-      throw usageError('E_USAGE', `${flag} ${file}: the folder ${dir} does not exist`, { hint: 'create it first, or choose another path' });
-    }
+  const { resolveOutputTarget } = await import('../batch/paths.js');
+  const fromStdin = input === '-';
+  const inputPath = fromStdin ? '-' : path.resolve(ctx.cwd, input);
+  const defaultOutput = fromStdin ? '-' : inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
+  let output = resolveOutputTarget('-o', options.output ?? defaultOutput, ctx.cwd);
+  // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
+  // by path (a socket gives ENXIO): write to the stream itself.
+  if (output.kind === 'stream' && output.path !== '-' && isStandardOutput(output.path)) output = { kind: 'stream', path: '-' };
+  const list = (flag: string, given: string | undefined): string | null => {
+    if (given === undefined) return null;
+    if (given === '-') throw usageError('E_USAGE', `${flag} - : only the results (-o -) can go to standard output`, { hint: `give ${flag} a file name` });
+    return resolveOutputTarget(flag, given, ctx.cwd).path;
+  };
+  return {
+    inputPath,
+    fromStdin,
+    output,
+    outputPath: output.path,
+    callableOut: list('--callable-out', options.callableOut ?? undefined),
+    suppressedOut: list('--suppressed-out', options.suppressedOut ?? undefined),
+    reviewOut: list('--review-out', options.reviewOut ?? undefined),
+    dialOut: list('--dial-out', options.dialOut ?? undefined),
+    country,
+  };
+}
+
+/**
+ * Refuses two roles on one file, and folders that cannot take a first write, before the journal is made
+ * or --restart deletes anything: nothing is read from the service until every output can be written.
+ */
+async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: string): Promise<void> {
+  const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('../batch/paths.js');
+  const files = [
+    ...(paths.fromStdin ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : [{ role: 'the input', path: paths.inputPath }]),
+    ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
+    ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
+    ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
+    ...(paths.reviewOut ? [{ role: '--review-out', path: paths.reviewOut }] : []),
+    ...(paths.dialOut ? [{ role: '--dial-out', path: paths.dialOut }] : []),
+    ...journalSideFiles(journalPath),
+    { role: 'the manifest', path: manifestPath },
+  ];
+  refuseCollisions(files);
+  const folders = new Map<string, string>();
+  const add = (file: string | null, what: string) => {
+    if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
+  };
+  if (paths.output.kind === 'file') add(paths.outputPath, 'the results');
+  for (const f of [paths.callableOut, paths.suppressedOut, paths.reviewOut, paths.dialOut]) if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
+  add(journalPath, 'the journal');
+  add(manifestPath, 'the manifest');
+  for (const [dir, what] of folders) await checkWritableFolder(dir, what);
+}
+
+/** What the journal remembers of this run's options (paths resolved, so a rerun from elsewhere finds them). */
+function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string, unknown> {
+  return {
+    column: options.column ?? null,
+    country: options.country ?? null,
+    delimiter: options.delimiter ?? null,
+    header: options.header,
+    concurrency: options.concurrency,
+    webhookUrl: options.webhookUrl ?? null,
+    webhookAll: options.webhookAll,
+    allowInsecureWebhookUrl: options.allowInsecureWebhookUrl,
+    maxCredits: options.maxCredits,
+    callableOut: paths.callableOut,
+    suppressedOut: paths.suppressedOut,
+    reviewOut: paths.reviewOut,
+    dialOut: paths.dialOut,
+    reuseWithinMs: options.reuseWithinMs ?? null,
+    escapeFormulas: options.escapeFormulas === true,
+  };
+}
+
+function isStandardOutput(file: string): boolean {
+  try {
+    const a = statSync(file);
+    const b = fstatSync(1);
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
   }
-  for (let i = 0; i < outputs.length; i++) {
-    for (let j = i + 1; j < outputs.length; j++) {
-      if (samePath(outputs[i]![1], outputs[j]![1])) {
-        throw usageError('E_USAGE', `${outputs[i]![0]} and ${outputs[j]![0]} name the same file ${outputs[i]![1]}`);
-      }
-    }
+}
+
+function statSafe(file: string) {
+  try {
+    return statSync(file);
+  } catch {
+    return null;
   }
-  return { country, inputPath, outputPath, callableOut, suppressedOut };
 }
 
 /** The command that resumes this batch, as the user would type it. */
@@ -156,14 +297,19 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
     const r = path.relative(cwd, p);
     return r.startsWith('..') || path.isAbsolute(r) ? p : r;
   };
-  const parts = ['dnc', 'batch', q(input), '-o', q(rel(outputPath))];
+  const parts = ['dnc', 'batch', q(input), '-o', outputPath === '-' ? '-' : q(rel(outputPath))];
+  if (options.journal !== undefined) parts.push('--journal', q(options.journal));
+  // A journal beside a file output remembers every option: the short command resumes with them all.
+  if (outputPath !== '-' || options.journal !== undefined) return parts.join(' ');
+  // Standard output: the journal is found by the options that shape answers, so they are repeated.
   if (options.column !== undefined) parts.push('--column', q(options.column));
   if (options.country !== undefined) parts.push('--country', q(options.country));
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
-  if (options.webhookUrl !== undefined) parts.push('--webhook-url', q(options.webhookUrl));
-  if (options.webhookAll) parts.push('--webhook-all');
-  if (options.allowInsecureWebhookUrl) parts.push('--allow-insecure-webhook-url');
+  for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
+    const text = flagText(name, options[name]);
+    if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
+  }
   if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
   return parts.join(' ');
 }
@@ -185,33 +331,171 @@ function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
     a.country === b.country &&
     a.delimiter === b.delimiter &&
     a.header === b.header &&
-    a.phoneIndex === b.phoneIndex &&
-    a.webhookUrl === b.webhookUrl &&
-    a.webhookAll === b.webhookAll
+    a.phoneIndex === b.phoneIndex
   );
 }
 
+/** A remembered option as it is typed on a command line (`--max-credits 50`), for messages. */
+function flagText(name: RememberedOption, value: unknown): string {
+  if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
+  if (value === null || value === undefined) return '';
+  if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
+  return `${FLAG[name]} ${String(value)}`;
+}
 
-export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
+/**
+ * Takes every option not given on this command line from the journal of the same output, when it remembers
+ * them: `dnc batch INPUT -o OUT` alone resumes a batch as it was started (budget, lists, webhook URL …).
+ * Returns the options and how to say what was taken.
+ */
+async function withRememberedOptions(ctx: Context, input: string, options: BatchOptions): Promise<{ options: BatchOptions; resumedWith: string[] }> {
+  const none = { options, resumedWith: [] };
+  if (options.restart || !options.given) return none;
+  const { resolveOutputTarget, journalPathFor } = await import('../batch/paths.js');
+  let journalPath: string;
+  try {
+    if (options.journal !== undefined) journalPath = resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
+    else {
+      if (input === '-' && options.output === undefined) return none;
+      const target = resolveOutputTarget('-o', options.output ?? path.resolve(ctx.cwd, input).replace(/(\.[^./\\]*)?$/, '.results.csv'), ctx.cwd);
+      if (target.kind !== 'file') return none;
+      journalPath = journalPathFor(target.path);
+    }
+  } catch {
+    return none; // The same check runs again below and says what is wrong.
+  }
+  if (!existsSync(journalPath)) return none;
+  const { BatchJournal } = await import('../batch/journal.js');
+  let remembered: Record<string, unknown> | undefined;
+  try {
+    const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
+    try {
+      remembered = journal.meta()?.run;
+    } finally {
+      journal.close();
+    }
+  } catch {
+    return none; // Opened again below, where an unreadable journal is reported.
+  }
+  if (!remembered) return none;
+  const merged: Record<string, unknown> = { ...options };
+  const resumedWith: string[] = [];
+  for (const name of REMEMBERED_OPTIONS) {
+    if (options.given.has(name) || !(name in remembered)) continue;
+    merged[name] = remembered[name] ?? undefined;
+    const text = flagText(name, remembered[name]);
+    if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
+  }
+  return { options: merged as unknown as BatchOptions, resumedWith };
+}
+
+
+export async function runBatch(ctx: Context, input: string, given: BatchOptions): Promise<number> {
+  const { options, resumedWith } = await withRememberedOptions(ctx, input, given);
+  if (resumedWith.length > 0) ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
   const paths = await checkOptions(ctx, input, options);
-  const { openCsvLayout } = await import('../batch/csv-input.js');
-  const layout = await openCsvLayout(paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header });
-  const resultOptions: ResultOptions = {
-    country: paths.country ?? null,
-    delimiter: layout.delimiter,
-    header: options.header,
-    phoneIndex: layout.phoneIndex,
-    webhookUrl: options.webhookUrl ?? null,
-    webhookAll: options.webhookAll,
-  };
-  if (options.dryRun) return dryRun(ctx, input, layout, resultOptions, options);
-
+  const batchPaths = await import('../batch/paths.js');
+  const { manifestPathFor } = await import('../evidence/manifest.js');
+  // Where the journal and manifest go is known now unless they follow the input's content (-o -, a FIFO):
+  // then no file can collide or be refused before the input is read.
+  let early: { journalPath: string; manifestPath: string } | null = null;
+  if (!options.dryRun && (options.journal !== undefined || paths.output.kind === 'file')) {
+    const journalPath =
+      options.journal !== undefined ? batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path : batchPaths.journalPathFor(paths.outputPath);
+    const manifestPath = paths.output.kind === 'file' ? manifestPathFor(paths.outputPath) : journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
+    await checkFiles(paths, journalPath, manifestPath);
+    early = { journalPath, manifestPath };
+  }
   // Configuration problems surface before the input is read, not after.
-  const serviceOrigin = new URL((await ctx.serviceConfig()).baseUrl.value).origin;
+  const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
+  const { openCsvLayout } = await import('../batch/csv-input.js');
+  const { stateDir } = await import('../evidence/paths.js');
+  // Standard input is read once, into a spool that every render reads again (as it reads an input file).
+  const spool = paths.fromStdin ? await spoolStdin(ctx, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches')) : null;
+  try {
+    const layout = await openCsvLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header });
+    const resultOptions: ResultOptions = {
+      country: paths.country ?? null,
+      delimiter: layout.delimiter,
+      header: options.header,
+      phoneIndex: layout.phoneIndex,
+      webhookUrl: options.webhookUrl ?? null,
+      webhookAll: options.webhookAll,
+    };
+    if (options.dryRun) return await dryRun(ctx, input, layout, resultOptions, options);
+    let journalPath = early?.journalPath;
+    if (journalPath === undefined) {
+      const { hashFile } = await import('../batch/ingest.js');
+      journalPath = batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
+      mkdirSync(path.dirname(journalPath), { recursive: true, mode: 0o700 });
+    }
+    const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
+    if (!early) await checkFiles(paths, journalPath, manifestPath);
+    if (spool) {
+      paths.inputPath = await placeSpool(spool, batchPaths.spoolPathFor(journalPath), journalPath, options.restart);
+      layout.path = paths.inputPath;
+    }
+    return await runBatchJournal(ctx, input, options, paths, layout, resultOptions, serviceOrigin!, journalPath, manifestPath);
+  } finally {
+    if (spool) await rm(spool.tmp, { force: true });
+  }
+}
+
+/** Standard input copied to a private temporary file, hashed on the way. */
+async function spoolStdin(ctx: Context, dir: string): Promise<{ tmp: string; sha256: string }> {
+  const { createHash } = await import('node:crypto');
+  const { tempPathFor } = await import('../atomic-file.js');
+  if (ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = tempPathFor(path.join(dir, 'stdin.csv'));
+  const hash = createHash('sha256');
+  const { Transform } = await import('node:stream');
+  const tee = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(ctx.io.stdin, tee, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw inputError('E_INPUT_UNREADABLE', `cannot read the call list from standard input into ${dir}: ${describeFsError(err)}`, { cause: err });
+  }
+  return { tmp, sha256: hash.digest('hex') };
+}
+
+/**
+ * Puts the spooled list where the journal's batch reads it. A different list under a journal that holds a
+ * batch is refused (its answers were paid for; --restart discards them), and the old list is kept.
+ */
+async function placeSpool(spool: { tmp: string; sha256: string }, target: string, journalPath: string, restart: boolean): Promise<string> {
+  const { hashFile } = await import('../batch/ingest.js');
+  const existing = existsSync(target) ? await hashFile(target) : null;
+  if (existing === spool.sha256) return target;
+  if (existing !== null && existsSync(journalPath) && !restart) {
+    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journalPath} belongs to a batch of another list read from standard input`, {
+      hint: 'pipe the same list to resume, write to another -o, or add --restart to start over (answers already paid for in it are discarded; --reuse-within reuses them)',
+    });
+  }
+  await rename(spool.tmp, target);
+  return target;
+}
+
+async function runBatchJournal(
+  ctx: Context,
+  input: string,
+  options: BatchOptions,
+  paths: BatchPaths,
+  layout: CsvLayout,
+  resultOptions: ResultOptions,
+  serviceOrigin: string,
+  journalPath: string,
+  manifestPath: string,
+): Promise<number> {
   const startedAt = ctx.now();
   const evidence = await import('../evidence/batch-evidence.js');
   const journalMod = await import('../batch/journal.js');
-  const journalPath = journalMod.journalPathFor(paths.outputPath);
   const lockDeps = processLockDeps();
   if (options.restart && existsSync(journalPath)) {
     const holder = journalMod.lockHolder(journalPath, lockDeps);
@@ -238,7 +522,13 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
     const { PhoneCache } = await import('../batch/phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
-    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones);
+    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, {
+      escapeFormulas: options.escapeFormulas === true,
+      manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
+      reviewOut: paths.reviewOut,
+      dialOut: paths.dialOut,
+      run: rememberedRun(options, paths),
+    });
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
     const counts = journal.summaryCounts();
@@ -271,9 +561,9 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
         try {
           journal.setStoppedReason('service_failure');
           const { renderBatchOutput } = await import('../batch/render.js');
-          await renderBatchOutput(journal, { phones });
+          const partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
           rendered = true;
-          await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
+          await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: partial });
           ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (service_failure)`);
         } catch (renderError) {
           const why = (renderError as Error).message;
@@ -295,8 +585,11 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     }
 
     const { renderBatchOutput } = await import('../batch/render.js');
-    const summary = await renderBatchOutput(journal, { phones });
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt });
+    const summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary });
+    if (summary.notHttpsSources > 0) {
+      ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
+    }
     const after = journal.summaryCounts();
     const stopped: StoppedReason | null = outcome?.stoppedReason ?? null;
     await report(ctx, summary, {
@@ -308,6 +601,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       stopped,
       pending: after.pending,
       journalPath,
+      summaryToStderr: paths.outputPath === '-',
     });
     const resume = resumeCommand(input, options, paths.outputPath, ctx.cwd);
     if (stopped === 'interrupted') {
@@ -329,6 +623,16 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       );
       return ExitCode.PENDING;
     }
+    const unfinished = summary.byResult.not_checked + summary.byResult.failed;
+    if (unfinished > 0) {
+      const waiting = summary.webhookRequired;
+      const advice = [
+        ...(waiting > 0 ? [`${waiting} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
+        ...(unfinished > waiting ? [`run \`${resume}\` again to look up the rest that no credit was spent on; --review-out FILE lists every row that needs a person`] : []),
+      ];
+      ctx.warn(`dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ${summary.byResult.failed} failed): ${advice.join('; ')}`);
+      return ExitCode.UNFINISHED;
+    }
     return ExitCode.OK;
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
@@ -349,6 +653,7 @@ async function prepareJournal(
   input: string,
   serviceOrigin: string,
   phones: PhoneCache,
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>,
 ): Promise<void> {
   const { ingestInput, hashFile } = await import('../batch/ingest.js');
   const existing = journal.meta();
@@ -360,8 +665,12 @@ async function prepareJournal(
       });
     }
     if (!sameResultOptions(existing.options, resultOptions)) {
-      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options (${describeOptions(existing.options)})`, {
-        hint: 'run the command with the same options to resume, or add --restart to start over with these',
+      const c = journal.summaryCounts();
+      const numbers = c.queued + c.in_flight + c.done + c.pending;
+      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
+        hint:
+          `run it without them to resume, or add --restart to start over with these: ${numbers} number(s) are looked up again ` +
+          `(this batch has spent ${c.credits} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
       });
     }
     if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
@@ -369,7 +678,20 @@ async function prepareJournal(
         hint: 'use the same --base-url to resume, or --restart',
       });
     }
-    journal.setMeta({ ...existing, inputPath: paths.inputPath, outputPath: paths.outputPath, callableOut: paths.callableOut, suppressedOut: paths.suppressedOut });
+    journal.setMeta({
+      ...existing,
+      options: { ...existing.options, webhookUrl: resultOptions.webhookUrl, webhookAll: resultOptions.webhookAll },
+      inputPath: paths.inputPath,
+      outputPath: paths.outputPath,
+      callableOut: paths.callableOut,
+      suppressedOut: paths.suppressedOut,
+      ...rendering,
+    });
+    // A rerun finishes the job: rows with no verdict and no credit spent on them are looked up again.
+    const again = journal.requeueUnfinished();
+    if (again.notChecked + again.uncharged > 0) {
+      ctx.info(`${again.notChecked + again.uncharged} number(s) without a verdict are looked up again (${again.notChecked} not checked, ${again.uncharged} failed without a charge)`);
+    }
     const c = journal.summaryCounts();
     ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
     // A possible second charge is worth a warning (shown under --quiet too); --max-credits counts these as spent.
@@ -392,6 +714,7 @@ async function prepareJournal(
     layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom },
     createdAt: ctx.now().toISOString(),
     serviceOrigin,
+    ...rendering,
   };
   journal.setMeta(meta);
   journal.markIngested();
@@ -473,12 +796,15 @@ interface ReportExtras {
   stopped: StoppedReason | null;
   pending: number;
   journalPath: string;
+  /** The results went to standard output (-o -): the summary goes to stderr, so stdout holds only the CSV. */
+  summaryToStderr: boolean;
 }
 
 async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras): Promise<void> {
+  const out = extras.summaryToStderr ? ctx.io.stderr : ctx.io.stdout;
   if (ctx.json) {
     writeLine(
-      ctx.io.stdout,
+      out,
       JSON.stringify({
         input: summary.input,
         output: summary.output,
@@ -492,8 +818,9 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
     return;
   }
   const { renderBatchSummary } = await import('../render/batch-summary.js');
-  ctx.io.stdout.write(
-    renderBatchSummary(summary, extras, { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns }),
+  if (extras.summaryToStderr && ctx.quiet) return;
+  out.write(
+    renderBatchSummary(summary, extras, extras.summaryToStderr ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns } : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns }),
   );
 }
 
@@ -505,7 +832,7 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 
 /** What is read, named as the user gave it, with what was detected in it. */
 function readingLine(input: string, layout: CsvLayout): string {
-  return `Reading ${input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
+  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
 }
 
 async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {
@@ -548,7 +875,7 @@ async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOpti
   const { dryRunGuard } = await import('../evidence/credit-guard.js');
   const guard = dryRunGuard(byCountry, notSent, costs, balance?.creditsRemaining ?? null);
   const result = {
-    input: layout.path,
+    input: input === '-' ? '-' : layout.path,
     rows: scan.rows,
     unique_numbers: seen.size,
     invalid_rows: scan.invalidRows,

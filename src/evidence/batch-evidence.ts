@@ -2,7 +2,7 @@
 import { CONFLICTING_PUSHES, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
-import { writeManifest } from './manifest.js';
+import { writeManifest, type RenderedOutputs } from './manifest.js';
 import { publicBaseUrl, stateDir } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
@@ -154,11 +154,12 @@ export async function afterRender(
   e: EvidenceEnv,
   say: Say,
   journal: BatchJournal,
-  options: { baseUrl: string; startedAt: Date },
+  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs },
 ): Promise<void> {
   const meta = journal.meta();
   if (!meta) return;
   const written = await writeManifest(meta, journal.path, e.now(), {
+    rendered: options.rendered,
     baseUrl: publicBaseUrl(options.baseUrl),
     startedAt: options.startedAt.toISOString(),
     finishedAt: e.now().toISOString(),

@@ -1,9 +1,11 @@
 // The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import path from 'node:path';
 import type { CsvLayout } from '../batch/csv-input.js';
+import type { RecordDelimiter } from '../batch/csv-output.js';
 import type { BatchMeta } from '../batch/journal.js';
 import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
@@ -23,12 +25,14 @@ type Counts = Record<string, number>;
 /** How to read the output again (its delimiter and header follow the input's). */
 export interface OutputFormat {
   delimiter: string;
-  record_delimiter: '\r\n' | '\n';
+  record_delimiter: RecordDelimiter;
   header: boolean;
   bom: boolean;
   /** Columns of the input; the dnc_* columns follow. */
   input_columns: number;
   phone_column: number;
+  /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
+  escape_formulas?: boolean;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -56,7 +60,7 @@ export interface Manifest extends OutputTally {
   output: { path: string; sha256: string; bytes: number };
   format: OutputFormat;
   /** --callable-out and --suppressed-out files written with the output (what a dialler loads). */
-  lists: Array<{ kind: 'callable' | 'suppressed'; path: string; sha256: string }>;
+  lists: Array<{ kind: 'callable' | 'suppressed' | 'review' | 'dial'; path: string; sha256: string }>;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -73,6 +77,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     bom: meta.layout.bom,
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
+    ...(meta.escapeFormulas ? { escape_formulas: true } : {}),
   };
 }
 
@@ -151,19 +156,27 @@ export async function walkOutput(
   outputPath: string,
   format: OutputFormat,
   onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
+  onHeader?: (fields: string[]) => void,
 ): Promise<WalkResult> {
   const { readRows } = await import('../batch/csv-input.js');
   const hash = createHash('sha256');
   let bytes = 0;
   const tally = new TallyBuilder();
   let index = 0;
-  for await (const batch of readRows(outputLayout(outputPath, format), {
+  // The header is read as a record (not skipped) so that it can be checked too.
+  let header = format.header;
+  for await (const batch of readRows({ ...outputLayout(outputPath, format), header: null }, {
     onChunk: (c) => {
       hash.update(c);
       bytes += c.length;
     },
   })) {
     for (const fields of batch) {
+      if (header) {
+        header = false;
+        onHeader?.(fields);
+        continue;
+      }
       const cells = fields.slice(fields.length - DNC_COLUMN_COUNT);
       tally.add(cells);
       if (onRow) await onRow(index, fields, cells);
@@ -191,12 +204,28 @@ export async function readManifest(file: string): Promise<Manifest | null> {
   });
 }
 
+/** What a render wrote (its hashes and tally): the manifest of an output that cannot be read back is made from it. */
+export interface RenderedOutputs {
+  written: ReadonlyArray<{ path: string; sha256: string; bytes: number }>;
+  tally: OutputTally | null;
+}
+
 export interface ManifestTimes {
   /** When this batch run started; kept from the manifest already there when absent (listen rewrites). */
   startedAt?: string;
   finishedAt?: string;
   /** The service's base URL (credentials stripped by the caller); kept from the manifest already there when absent. */
   baseUrl?: string;
+  /** What the render wrote: used for outputs that are not regular files (standard output, a FIFO). */
+  rendered?: RenderedOutputs;
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -204,14 +233,23 @@ export interface ManifestTimes {
  * from the output file as it is now. Returns the manifest and where it was written.
  */
 export async function writeManifest(meta: BatchMeta, journalPath: string, now: Date, times: ManifestTimes = {}): Promise<{ path: string; manifest: Manifest }> {
-  const file = manifestPathFor(meta.outputPath);
+  const file = meta.manifestPath ?? manifestPathFor(meta.outputPath);
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
-  const walk = await walkOutput(meta.outputPath, format);
+  const rendered = times.rendered;
+  const written = (p: string) => rendered?.written.find((w) => w.path === p);
+  // A file is read back (our reader checks our writer); a stream is described by what was written to it.
+  const renderedMain = written(meta.outputPath);
+  const walk: WalkResult =
+    !isRegularFile(meta.outputPath) && renderedMain && rendered?.tally
+      ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally }
+      : await walkOutput(meta.outputPath, format);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
-  for (const [kind, file] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut]] as const) {
-    if (file) lists.push({ kind, path: file, sha256: await hashFile(file) });
+  for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut], ['review', meta.reviewOut], ['dial', meta.dialOut]] as const) {
+    if (!list) continue;
+    const sha256 = !isRegularFile(list) && written(list) ? written(list)!.sha256 : await hashFile(list);
+    lists.push({ kind, path: list, sha256 });
   }
   const manifest: Manifest = {
     manifest_version: MANIFEST_VERSION,

@@ -1,9 +1,11 @@
 // `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row fresh enough to dial?
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
-import { inputError } from '../errors.js';
+import { DncError, inputError } from '../errors.js';
+import { DNC_COLUMNS } from '../batch/render.js';
+import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
-import { C, manifestPathFor, outputLayout, readManifest, RESULTS, walkOutput, type Manifest, type OutputTally } from './manifest.js';
+import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 
 /** Default --max-age per country: AU washes are valid 30 days; US rules (and ours elsewhere) 31. */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = { AU: 30 };
@@ -26,6 +28,8 @@ export const TAMPER_REASONS: ReadonlySet<RecheckReason> = new Set(['edited', 'ou
 export interface RecheckRow {
   /** Line of the output file where the row starts (1-based; the header is line 1). */
   line: number;
+  /** Its record number (1-based, the header is record 1): the spreadsheet's row number. */
+  record: number;
   number: string;
   country: string;
   result: string;
@@ -112,7 +116,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         path: manifest.input.path,
         delimiter: f.delimiter,
         recordDelimiter: f.record_delimiter,
-        header: f.header ? [] : null,
+        // The header is read as a row, to compare with the output's.
+        header: null,
         columnCount: f.input_columns,
         phoneIndex: f.phone_column - 1,
         phoneLabel: `column ${f.phone_column}`,
@@ -126,7 +131,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
 
-  const found: Array<Omit<RecheckRow, 'line'> & { index: number }> = [];
+  const found: Array<Omit<RecheckRow, 'line' | 'record'> & { index: number }> = [];
   const byReason: Partial<Record<RecheckReason, number>> = {};
   let count = 0;
   const flag = (index: number, cells: string[], reason: RecheckReason, detail: string) => {
@@ -136,13 +141,24 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   };
   let aligned = input !== null;
   const asOf = o.asOf.getTime();
+  const asWritten = manifest.format.escape_formulas ? escapeFormulaCell : (v: string) => v;
+  const structure: string[] = [];
+  // The input's header, read first: the output's must be it, then the dnc_* columns.
+  const inputHeader = input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
+  const checkHeader = (fields: string[]) => {
+    const dnc = fields.slice(manifest.format.input_columns);
+    if (dnc.join('\0') !== DNC_COLUMNS.join('\0')) structure.push(`the header's last columns are not ${DNC_COLUMNS.join(', ')}`);
+    if (inputHeader && fields.slice(0, manifest.format.input_columns).some((v, i) => v !== asWritten(inputHeader[i] ?? ''))) {
+      structure.push("the header's input columns differ from the input's header");
+    }
+  };
   let walk;
   try {
     walk = await walkOutput(outputPath, manifest.format, async (index, fields, cells) => {
       if (aligned && input) {
         const next = await input.next();
         const mine = fields.slice(0, manifest.format.input_columns);
-        if (next.done || next.value.length !== mine.length || next.value.some((v, i) => v !== mine[i])) {
+        if (next.done || next.value.length !== mine.length || next.value.some((v, i) => asWritten(v) !== mine[i])) {
           aligned = false;
           flag(index, cells, 'out_of_step', next.done ? 'the input has no such row (row added)' : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`);
           return;
@@ -158,7 +174,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
         const v = journal.verdict(cells[C.e164]!);
         const verdictDiffers = result === 'callable' || result === 'do_not_call'
-          ? (v?.correlation_id ?? '') !== cid || (v?.checked_at ?? '') !== (cells[C.checkedAt] ?? '') || (v?.list_source ?? '') !== (cells[C.source] ?? '')
+          ? serviceTextCell(v?.correlation_id) !== cid || serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') || serviceTextCell(v?.list_source) !== (cells[C.source] ?? '')
           : false;
         const differs = !v || v.state !== 'done' || v.result !== result || verdictDiffers;
         if (differs) {
@@ -183,6 +199,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       }
       if (!cid) return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
       if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
+      if (!isHttpsUrl(cells[C.source]!)) return flag(index, cells, 'no_source', `callable with a register source that is not an https URL: ${cells[C.source]}`);
       const at = parseServiceTime(cells[C.checkedAt]);
       if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
       const maxAge = maxAgeFor(cells[C.country] ?? '', o);
@@ -190,17 +207,22 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
         flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
       }
-    });
+    }, checkHeader);
     if (aligned && input && !(await input.next()).done) {
       flag(walk.tally.rows.total - 1, ['', '', ''], 'out_of_step', 'the output ends before the input does (rows deleted at the end)');
     }
+  } catch (err) {
+    // A file a dialler cannot read as CSV (rows split, fields shifted, a NUL) is not fit, and says where.
+    if (!(err instanceof DncError) || !['E_INPUT_MALFORMED', 'E_INPUT_BINARY', 'E_INPUT_ENCODING'].includes(err.code)) throw err;
+    walk = { sha256: await hashFile(outputPath), bytes: 0, tally: new TallyBuilder().done() };
+    structure.push(`it does not read as the CSV dnc wrote: ${err.message}`);
   } finally {
     journal?.close();
     await input?.return(undefined);
   }
   const lines = await dataRecordLines(outputLayout(outputPath, manifest.format), found.map((f) => Math.max(0, f.index)));
-  const recheck = found.map(({ index, ...rest }) => ({ line: lines.get(Math.max(0, index)) ?? 0, ...rest }));
-  const differences = compareTallies(manifest, walk.tally);
+  const recheck = found.map(({ index, ...rest }) => ({ ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }), ...rest }));
+  const differences = [...structure, ...(structure.length > 0 ? [] : compareTallies(manifest, walk.tally))];
   // The callable list is what a dialler loads: it must be the one written with this output.
   for (const list of manifest.lists ?? []) {
     if (existsSync(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);

@@ -1,6 +1,7 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
 import { terminalSafe } from './terminal-safe.js';
 import type { DncResult, RenderSummary } from '../batch/render.js';
+import { describeRecordAt } from '../batch/csv-input.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
 
@@ -52,7 +53,14 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   );
   const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
   const lines: string[] = [];
-  const title = extras.stopped ? `Batch stopped (${extras.stopped})` : extras.pending > 0 ? 'Batch sent; webhook results pending' : 'Batch complete';
+  const unfinished = summary.byResult.not_checked + summary.byResult.failed;
+  const title = extras.stopped
+    ? `Batch stopped (${extras.stopped})`
+    : extras.pending > 0
+      ? 'Batch sent; webhook results pending'
+      : unfinished > 0
+        ? `Batch finished; ${formatInteger(unfinished)} row(s) have no verdict`
+        : 'Batch complete';
   lines.push(paint(term.color, 'bold', title));
   lines.push(`rows: ${num(summary.rows)}   distinct numbers: ${num(extras.uniqueNumbers)}   lookups sent this run: ${num(extras.sent)}`);
   const rate = extras.elapsedMs > 0 && extras.sent > 0 ? ` in ${(extras.elapsedMs / 1000).toFixed(1)}s (${Math.round((extras.sent * 1000) / extras.elapsedMs)}/s)` : '';
@@ -77,7 +85,7 @@ export interface DryRunReport {
   unknown_cost_countries: string[];
   webhook_required_countries: string[];
   costs: ReadonlyMap<string, number>;
-  invalidSamples: Array<{ line: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
   maxCredits: number | null;
 }
 
@@ -87,7 +95,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
   // The message quotes the CSV cell: its control characters are escaped.
-  for (const s of r.invalidSamples) lines.push(`  line ${s.line}: ${terminalSafe(s.message)}`);
+  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
   if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const table = renderTable(
     {

@@ -49,11 +49,12 @@ describe('batch --reuse-within', () => {
   it('without --reuse-within nothing is reused; failures are never cached', async () => {
     w = await world();
     const input = w.file('calls.csv', ['name,phone', 'ok,+12025550100', 'billing,+12025550995']);
-    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'a.csv')], w.env)).code).toBe(0);
-    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'b.csv')], w.env)).code).toBe(0);
+    // The billing failure is a row without a verdict: exit 7.
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'a.csv')], w.env)).code).toBe(7);
+    expect((await dnc(['batch', input, '-o', path.join(w.dir, 'b.csv')], w.env)).code).toBe(7);
     expect(lookedUp(w.sb)).toEqual(['+12025550100', '+12025550995', '+12025550100', '+12025550995']);
     const c = await dnc(['batch', input, '-o', path.join(w.dir, 'c.csv'), '--reuse-within', '1d'], w.env);
-    expect(c.code).toBe(0);
+    expect(c.code).toBe(7);
     expect(lookedUp(w.sb).slice(4)).toEqual(['+12025550995']);
     expect(rows(path.join(w.dir, 'c.csv')).map((x) => x.dnc_result)).toEqual(['callable', 'failed']);
   });

@@ -77,7 +77,9 @@ describe('dnc batch: verdicts', () => {
     const before = sha256(input);
     const output = path.join(tmp.dir, 'demo.results.csv');
     const r = await runDnc(['--json', 'batch', input, '-o', output, '--country', 'US'], { env });
-    expect(r.code, r.stderr).toBe(0);
+    // Its AU row is webhook-only and stays not_checked without --webhook-url: exit 7 says a row has no verdict.
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toMatch(/1 row\(s\) of webhook-only countries need --webhook-url .*: dnc batch \S+ -o \S+ --webhook-url URL/);
     expect(sha256(input)).toBe(before);
 
     const inRows = readCsv(input);
@@ -115,7 +117,10 @@ describe('dnc batch: verdicts', () => {
     const fr = rows.find((x) => x.dnc_country === 'FR')!;
     expect([fr.dnc_result, fr.dnc_error_code, fr.dnc_credits]).toEqual(['unsupported_country', 'unsupported_country', '0']);
     const unreadable = rows.filter((x) => x.dnc_error_code === 'unparseable_number');
-    expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', '', 'ask reception']);
+    expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', 'ask reception']);
+    // An empty cell is said apart from a bad number: there is nothing to fix but a missing value.
+    const missing = rows.filter((x) => x.dnc_error_code === 'missing_number');
+    expect(missing.map((x) => [x.phone, x.dnc_result])).toEqual([['', 'invalid']]);
     const registerInvalid = rows.find((x) => x.phone === '(202) 555-0990')!;
     expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual(['invalid', 'invalid_phone_number', '1']);
   });
@@ -240,7 +245,7 @@ describe('dnc batch: verdicts', () => {
       ['ok', 'callable', '', '1'],
       ['letters', 'invalid', 'unparseable_number', '0'],
       ['short', 'invalid', 'unparseable_number', '0'],
-      ['empty', 'invalid', 'unparseable_number', '0'],
+      ['empty', 'invalid', 'missing_number', '0'],
       ['charged-invalid', 'invalid', 'invalid_phone_number', '1'],
       ['ok2', 'do_not_call', '', '1'],
     ]);
@@ -249,7 +254,7 @@ describe('dnc batch: verdicts', () => {
   it('learns supported countries from a 422 and refuses the rest of that country locally; AU without a webhook is not sent', async () => {
     const input = fixture('batch/fr-and-au.csv');
     const r = await runDnc(['batch', input, '-o', `${input}.out`, '--concurrency', '1'], { env });
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(7);
     const sent = lookedUp(sb);
     expect(sent.filter((p) => p.startsWith('+33'))).toEqual(['+33612345601']);
     expect(sent.filter((p) => p.startsWith('+61'))).toEqual([]);
@@ -268,7 +273,9 @@ describe('dnc batch: verdicts', () => {
   it('retries uncharged upstream failures; what still fails is failed with the service\'s error_code', async () => {
     const input = fixture('batch/failures.csv');
     const r = await runDnc(['--retries', '2', 'batch', input, '-o', `${input}.out`], { env });
-    expect(r.code, r.stderr).toBe(0);
+    // Rows without a verdict: finished, exit 7, with what would finish them.
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toContain('finished, but 5 row(s) have no verdict (0 not_checked, 5 failed)');
     const rows = Object.fromEntries(readCsvObjects(`${input}.out`).map((x) => [x.name, x]));
     expect(rows['transient-timeout']!.dnc_result).toBe('do_not_call');
     expect(rows['transient-error']!.dnc_result).toBe('callable');
@@ -281,6 +288,13 @@ describe('dnc batch: verdicts', () => {
     // 993 and 994: three attempts each (one try, two retries); charged lookups never repeated.
     expect(lookedUp(sb).filter((p) => p === '+12025550993')).toHaveLength(3);
     expect(lookedUp(sb).filter((p) => p === '+12025550995')).toHaveLength(1);
+
+    // A bare rerun finishes the job: only the failures the service did not charge are sent again.
+    sb.reset();
+    const again = await runDnc(['--retries', '0', 'batch', input, '-o', `${input}.out`], { env });
+    expect(again.stderr).toContain('4 number(s) without a verdict are looked up again (0 not checked, 4 failed without a charge)');
+    expect(lookedUp(sb).sort()).toEqual(['+12025550993', '+12025550994', '+12025550996', '+12025550997']);
+    expect(again.code).toBe(7);
   });
 
   it('writes --callable-out and --suppressed-out with the input columns only', async () => {
@@ -422,8 +436,13 @@ describe('dnc batch: stop and resume', () => {
     const more = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '15'], { env });
     expect(more.code).toBe(5);
     expect(sb.account().creditsUsed).toBe(15);
-    const rest = await runDnc(['--json', 'batch', file, '-o', output], { env });
-    expect(rest.code).toBe(0);
+    // The journal remembers the budget: a bare rerun keeps it, and says so; `--max-credits none` lifts it.
+    const bare = await runDnc(['--json', 'batch', file, '-o', output], { env });
+    expect(bare.code).toBe(5);
+    expect(bare.stderr).toContain('Resuming with the options this batch was started with: --max-credits 15');
+    expect(sb.account().creditsUsed).toBe(15);
+    const rest = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', 'none'], { env });
+    expect(rest.code, rest.stderr).toBe(0);
     expect(sb.account().creditsUsed).toBe(20);
     expect(chargedTwice()).toEqual([]);
   });
@@ -540,7 +559,8 @@ describe('dnc batch: dry run', () => {
     expect(d1.credit_guard.estimated_credits).toBe(d1.estimated_credits);
     expect(existsSync(input.replace(/\.csv$/, '.results.csv'))).toBe(false);
 
-    expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(0);
+    // The demo list's AU row is webhook-only: finished with a row without a verdict, exit 7.
+    expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(7);
     sb.reset();
     const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
     const d2 = json(second.stdout);

@@ -78,7 +78,7 @@ describe('credit guard: what will not be sent', () => {
     const dry = json((await dnc(['--json', 'batch', input, '--dry-run'], w.env)).stdout);
     expect(dry.credit_guard).toMatchObject({ numbers_to_look_up: 3, estimated_credits: 3, short: false });
     const r = await dnc(['batch', input], w.env);
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(7);
     // 3 US lookups fit the 3 credits left; the AU number is not_checked / webhook_required, never sent.
     expect(r.stderr).not.toContain('credits are short');
     expect(lookedUp(w.sb).slice(2)).toHaveLength(3);

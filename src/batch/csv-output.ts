@@ -1,0 +1,75 @@
+// The one CSV writer of dnc's outputs (results, callable and suppressed lists): RFC 4180 quoting, whatever the record delimiter.
+
+/** Line endings a results file may use: the input's own. */
+export type RecordDelimiter = '\r\n' | '\n' | '\r';
+
+/** Characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection"). */
+const FORMULA_LEAD = /^[=+\-@\t\r]/;
+// C0 and C1 control characters and DEL: never part of a register URL, an error text or an id.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+function escapeForClass(c: string): string {
+  return c.replace(/[\\\]^-]/g, '\\$&');
+}
+
+/**
+ * Writes records as text. A field is quoted when it holds the delimiter, a quote, CR or LF (any of
+ * them, not only the record delimiter: a bare LF in a CRLF file split rows for every other reader),
+ * and a record of one empty field is written `""` so that no reader takes it for a blank line.
+ */
+export class CsvWriter {
+  private readonly needsQuotes: RegExp;
+  constructor(
+    readonly delimiter: string,
+    readonly recordDelimiter: RecordDelimiter,
+  ) {
+    this.needsQuotes = new RegExp(`[${escapeForClass(delimiter)}"\\r\\n]`);
+  }
+
+  field(value: string): string {
+    return this.needsQuotes.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+  }
+
+  record(fields: readonly string[]): string {
+    if (fields.length === 1 && fields[0] === '') return `""${this.recordDelimiter}`;
+    let line = '';
+    for (let i = 0; i < fields.length; i++) {
+      if (i > 0) line += this.delimiter;
+      line += this.field(fields[i]!);
+    }
+    return line + this.recordDelimiter;
+  }
+
+  records(rows: readonly (readonly string[])[]): string {
+    let text = '';
+    for (const row of rows) text += this.record(row);
+    return text;
+  }
+}
+
+/**
+ * Text that came from the service or a push, made safe for a results cell: control characters become
+ * one space, and a formula-leading character is neutralised with a leading `'` (what spreadsheets
+ * themselves use to mark text). The journal keeps the text as received; only the cell is changed.
+ */
+export function serviceTextCell(value: string | null | undefined): string {
+  if (!value) return '';
+  const clean = value.replace(CONTROL, ' ');
+  return FORMULA_LEAD.test(clean) ? `'${clean}` : clean;
+}
+
+/** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */
+export function escapeFormulaCell(value: string): string {
+  return FORMULA_LEAD.test(value) ? `'${value}` : value;
+}
+
+/** Whether a register source is what the interface promises: an https URL. */
+export function isHttpsUrl(value: string): boolean {
+  if (!value.startsWith('https://')) return false;
+  try {
+    return new URL(value).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,99 @@
+// OWASP CSV injection: text from a hostile service never starts a results cell as a formula, control characters
+// are stripped, a register source that is not https is flagged; input cells stay as they are unless --escape-formulas.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CsvWriter, escapeFormulaCell, serviceTextCell } from '../../src/batch/csv-output.js';
+import { runDnc } from '../helpers/cli.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { startStub, type StubServer } from '../service/stub-server.js';
+import { scratch } from './helpers.js';
+
+const tmp = scratch();
+let stub: StubServer;
+
+beforeAll(async () => {
+  // A service that answers every lookup with hostile text in each field it controls.
+  stub = await startStub((req) => {
+    if (!req.url.startsWith('/check_phone_number')) return { status: 500, body: { error: 'unable to process request' } };
+    const phone = decodeURIComponent(/phone_number=([^&]+)/.exec(req.url)![1]!);
+    const dnc = phone.endsWith('1');
+    return {
+      status: 200,
+      headers: { 'x-credit-cost': '1' },
+      body: {
+        status: 'succeeded',
+        error_code: null,
+        correlation_id: '=cmd|"/c calc"!A1',
+        phone_number: phone,
+        country: 'US',
+        do_not_call: dnc,
+        timestamp: '2026-11-22T10:00:00.000000+00:00',
+        dnc_list_source: dnc ? '@SUM(1+1)*cmd|"/c calc"!A0' : '-2+3\u001b]0;owned\u0007\u001b[2J',
+        cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 },
+      },
+    };
+  });
+});
+afterAll(async () => {
+  await stub.close();
+  tmp.remove();
+});
+
+describe('formula injection', () => {
+  it('neutralises service text and strips control characters; the journal keeps what was received', async () => {
+    const input = path.join(tmp.dir, 'in.csv');
+    writeFileSync(input, 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\n');
+    const out = path.join(tmp.dir, 'out.csv');
+    const r = await runDnc(['batch', input, '-o', out], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('2 row(s) have a register source that is not an https URL');
+    const rows = readCsvIndependently(out);
+    const col = (name: string) => rows[0]!.indexOf(name);
+    // Input cells are the contract: unchanged by default.
+    expect(rows.slice(1).map((x) => x[0])).toEqual(['=HYPERLINK("http://x")', '@bob']);
+    for (const row of rows.slice(1)) {
+      for (const name of ['dnc_list_source', 'dnc_correlation_id', 'dnc_error', 'dnc_error_code', 'dnc_checked_at']) {
+        expect(row[col(name)]).not.toMatch(/^[=+\-@\t\r]/);
+        // eslint-disable-next-line no-control-regex
+        expect(row[col(name)]).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+      }
+    }
+    expect(rows[1]![col('dnc_list_source')]).toBe("'-2+3 ]0;owned [2J");
+    expect(rows[2]![col('dnc_correlation_id')]).toBe('\'=cmd|"/c calc"!A1');
+    // verify does not take the neutralised cells for edits, but will not call a non-https source proof.
+    const v = await runDnc(['verify', out, '--json'], {});
+    const report = JSON.parse(v.stdout) as { tampered: boolean; recheck: Array<{ reason: string; detail: string }> };
+    expect(report.tampered).toBe(false);
+    expect(report.recheck.map((x) => x.reason)).toEqual(['no_source']);
+    expect(report.recheck[0]!.detail).toContain('not an https URL');
+  });
+
+  it('--escape-formulas neutralises formula-leading input cells (a + number too) and verify still matches the input', async () => {
+    const input = path.join(tmp.dir, 'esc.csv');
+    writeFileSync(input, 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n');
+    const out = path.join(tmp.dir, 'esc.out.csv');
+    const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+    expect(r.code, r.stderr).toBe(0);
+    const rows = readCsvIndependently(out);
+    expect(rows.slice(1).map((x) => x.slice(0, 3))).toEqual([
+      ["'=1+2", "'+12025550100", '+12025550100'],
+      ["'-minus", "'+12025550102", '+12025550102'],
+    ]);
+    expect(readFileSync(input, 'utf8')).toContain('=1+2,+12025550100');
+    const v = await runDnc(['verify', out, '--json'], {});
+    expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+  });
+
+  it('the writer quotes any field holding the delimiter, a quote, CR or LF, whatever the record delimiter', () => {
+    for (const eol of ['\n', '\r\n', '\r'] as const) {
+      const w = new CsvWriter(';', eol);
+      expect(w.record(['a\nb', 'c\rd', 'e;f', 'g"h', 'plain', ''])).toBe(`"a\nb";"c\rd";"e;f";"g""h";plain;${eol}`);
+      expect(w.record([''])).toBe(`""${eol}`);
+    }
+    expect(serviceTextCell('=1')).toBe("'=1");
+    expect(serviceTextCell('ok\u0000\u009b31m')).toBe('ok 31m');
+    expect(escapeFormulaCell('\tx')).toBe("'\tx");
+    expect(escapeFormulaCell('Ann')).toBe('Ann');
+  });
+});

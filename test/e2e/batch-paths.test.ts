@@ -1,0 +1,179 @@
+// Pipes, special paths and collisions, as a shell uses them: the built binary, spawned, with real FIFOs and files.
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { assertBuilt, spawnDnc } from '../helpers/cli.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { lookedUp, sandbox, scratch, sha256 } from '../batch/helpers.js';
+
+let sb: Sandbox;
+let env: Record<string, string>;
+const tmp = scratch();
+const LIST = 'name,phone\nAnn,+12025550100\nBob,+12025550101\n';
+
+beforeAll(async () => {
+  assertBuilt();
+  ({ sb, env } = await sandbox());
+  // A scratch home: journals of `-o -` go to the state folder.
+  env = { ...env, HOME: path.join(tmp.dir, 'home'), XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
+
+function dir(name: string): string {
+  const d = path.join(tmp.dir, name);
+  mkdirSync(d, { recursive: true });
+  return d;
+}
+
+describe('dnc batch: standard input and standard output', () => {
+  it('`dnc batch -` reads the list from stdin and, with no -o, writes the results to stdout and the summary to stderr', async () => {
+    const d = dir('stdin');
+    sb.reset();
+    const r = await spawnDnc(['batch', '-', '--quiet'], { env, cwd: d, stdin: LIST });
+    expect(r.code, r.stderr).toBe(0);
+    writeFileSync(path.join(d, 'got.csv'), r.stdout);
+    const rows = readCsvIndependently(path.join(d, 'got.csv'));
+    expect(rows.map((x) => [x[0], x[1], x[4]])).toEqual([
+      ['name', 'phone', 'dnc_result'],
+      ['Ann', '+12025550100', 'callable'],
+      ['Bob', '+12025550101', 'do_not_call'],
+    ]);
+    expect(lookedUp(sb).sort()).toEqual(['+12025550100', '+12025550101']);
+    // Running it again resumes from the journal in the state folder: nothing is sent twice.
+    sb.reset();
+    const again = await spawnDnc(['batch', '-', '-o', '-', '--quiet'], { env, cwd: d, stdin: LIST });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe(r.stdout);
+    expect(lookedUp(sb)).toEqual([]);
+  });
+
+  it('`-o -` with --json keeps stdout for the CSV: the summary object goes to stderr', async () => {
+    const d = dir('json');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    const r = await spawnDnc(['batch', input, '-o', '-', '--json'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('name,phone,dnc_phone_e164,dnc_country,dnc_result,dnc_do_not_call,dnc_list_source,dnc_checked_at,dnc_correlation_id,dnc_error_code,dnc_error,dnc_credits');
+    const summary = JSON.parse(r.stderr.trim().split('\n').pop()!) as { rows: number; output: string };
+    expect(summary.rows).toBe(2);
+    expect(existsSync(path.join(d, '-'))).toBe(false);
+    expect(existsSync(path.join(d, '-.journal.sqlite'))).toBe(false);
+  });
+
+  it('stdin into a file output spools the list beside the journal; a different list on a rerun is refused', async () => {
+    const d = dir('spool');
+    const out = path.join(d, 'out.csv');
+    const r = await spawnDnc(['batch', '-', '-o', out, '--quiet'], { env, cwd: d, stdin: LIST });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(path.join(d, 'out.csv.journal.input.csv'), 'utf8')).toBe(LIST);
+    expect(statSync(path.join(d, 'out.csv.journal.input.csv')).mode & 0o777).toBe(0o600);
+    const other = await spawnDnc(['batch', '-', '-o', out], { env, cwd: d, stdin: `${LIST}Cy,+12025550102\n` });
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('E_JOURNAL_MISMATCH');
+    expect(readFileSync(path.join(d, 'out.csv.journal.input.csv'), 'utf8')).toBe(LIST);
+  });
+});
+
+describe('dnc batch: outputs that are not plain files', () => {
+  it('writes through a FIFO (never replacing it) and keeps the journal out of /dev', async () => {
+    const d = dir('fifo');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    const fifo = path.join(d, 'results.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = new Promise<string>((resolve, reject) => {
+      // `cat` opens the FIFO for reading, as a dialler's import would.
+      import('node:child_process').then(({ execFile }) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))), reject);
+    });
+    const r = await spawnDnc(['batch', input, '-o', fifo, '--quiet'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    const text = await reader;
+    expect(text.split('\n')[1]).toMatch(/^Ann,\+12025550100,\+12025550100,US,callable,/);
+    expect(lstatSync(fifo).isFIFO()).toBe(true);
+    expect(existsSync(`${fifo}.journal.sqlite`)).toBe(false);
+  });
+
+  it('-o /dev/stdout writes to the pipe and never replaces the device node', async () => {
+    const d = dir('devstdout');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    const before = lstatSync('/dev/stdout');
+    const r = await spawnDnc(['batch', input, '-o', '/dev/stdout', '--quiet'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[2]).toMatch(/^Bob,\+12025550101,/);
+    const after = lstatSync('/dev/stdout');
+    expect([after.isSymbolicLink(), after.ino]).toEqual([before.isSymbolicLink(), before.ino]);
+    expect(existsSync('/dev/stdout.journal.sqlite')).toBe(false);
+  });
+
+  it('follows a symbolic link to a regular file (the link stays a link) and refuses one that points nowhere', async () => {
+    const d = dir('symlink');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    writeFileSync(path.join(d, 'real.csv'), 'old\n');
+    symlinkSync('real.csv', path.join(d, 'link.csv'));
+    const r = await spawnDnc(['batch', input, '-o', 'link.csv', '--quiet'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readlinkSync(path.join(d, 'link.csv'))).toBe('real.csv');
+    expect(readCsvIndependently(path.join(d, 'real.csv'))).toHaveLength(3);
+    symlinkSync('nowhere.csv', path.join(d, 'dangling.csv'));
+    const dangling = await spawnDnc(['batch', input, '-o', 'dangling.csv'], { env, cwd: d });
+    expect(dangling.code).toBe(2);
+    expect(dangling.stderr).toContain('symbolic link to nothing');
+  });
+});
+
+describe('dnc batch: collisions and unwritable folders are refused before anything is read or sent', () => {
+  const cases: Array<{ name: string; files: Record<string, string>; argv: string[]; says: string }> = [
+    { name: 'the input named as the manifest of -o', files: { 'calls.manifest.json': LIST }, argv: ['calls.manifest.json', '-o', 'calls.csv'], says: 'the input and the manifest' },
+    { name: 'the input named as the journal of -o (with --restart)', files: { 'o.csv.journal.sqlite': LIST }, argv: ['o.csv.journal.sqlite', '-o', 'o.csv', '--restart'], says: 'the input and the journal' },
+    { name: 'a list named as the manifest', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'r.csv', '--callable-out', 'r.manifest.json'], says: '--callable-out and the manifest' },
+    { name: 'the output as a hard link of the input', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'hard.csv'], says: 'the input and -o' },
+    { name: 'both lists on one file', files: { 'in.csv': LIST }, argv: ['in.csv', '--callable-out', 'l.csv', '--suppressed-out', './l.csv'], says: '--callable-out and --suppressed-out' },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: exit 2, the file untouched, nothing sent`, async () => {
+      const d = dir(`collide-${c.name.replace(/\W+/g, '-')}`);
+      for (const [name, text] of Object.entries(c.files)) writeFileSync(path.join(d, name), text);
+      if (c.argv.includes('hard.csv')) linkSync(path.join(d, 'in.csv'), path.join(d, 'hard.csv'));
+      const hashes = Object.keys(c.files).map((n) => sha256(path.join(d, n)));
+      sb.reset();
+      const r = await spawnDnc(['batch', ...c.argv], { env, cwd: d });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('[E_PATH_COLLISION]');
+      expect(r.stderr).toContain(c.says);
+      expect(Object.keys(c.files).map((n) => sha256(path.join(d, n)))).toEqual(hashes);
+      expect(lookedUp(sb)).toEqual([]);
+    });
+  }
+
+  it('a full output folder is found before the first lookup: exit 3 naming the folder, nothing sent', async () => {
+    const d = dir('full');
+    writeFileSync(path.join(d, 'in.csv'), LIST);
+    const mount = path.join(d, 'small');
+    mkdirSync(mount);
+    let mounted = false;
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16k', 'tmpfs', mount], { stdio: 'ignore' });
+      mounted = true;
+    } catch {
+      // Not allowed to mount here: /proc refuses new files just as surely (the probe is the same code).
+    }
+    const folder = mounted ? mount : '/proc';
+    try {
+      sb.reset();
+      const r = await spawnDnc(['batch', 'in.csv', '-o', path.join(folder, 'out.csv')], { env, cwd: d });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain('[E_OUTPUT_UNWRITABLE]');
+      expect(r.stderr).toContain(mounted ? `in ${mount}: no space left on the disk` : 'in /proc:');
+      expect(lookedUp(sb)).toEqual([]);
+    } finally {
+      if (mounted) execFileSync('umount', [mount]);
+    }
+  });
+});
