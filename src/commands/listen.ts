@@ -14,6 +14,8 @@ import { terminalSafe } from '../render/terminal-safe.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;
+/** Refusal lines shown per minute; beyond, they are counted (a flood must not drown the terminal). */
+export const REFUSALS_SHOWN_PER_MINUTE = 20;
 
 interface RawListenOptions {
   results: string;
@@ -43,12 +45,14 @@ Examples:
   dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
   dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
 
-Pushes are not signed: pushes are served on one unguessable path only (by default the path of the
-batch's --webhook-url, or a generated one, printed at start); every other path gets 404. A --host
-other than loopback needs --path. Each push must match the lookup sent under its correlation id;
-two different verdicts for one lookup make its row failed (conflicting_pushes). See docs/listen-security.md. Each push is committed to the
-batch's journal (OUTPUT.csv.journal.sqlite) before it is answered 200; OUTPUT.csv is rewritten
-atomically at most once a second while pushes arrive, and on exit.
+Pushes are not signed, so they are served on one unguessable path only (by default the path of
+the batch's --webhook-url, or a generated one, printed at start); every other path gets 404, and a
+--host other than loopback needs --path. A push must match the lookup sent under its correlation
+id (else 4xx, kept as evidence); two different verdicts for one lookup make its row failed
+(conflicting_pushes). See docs/listen-security.md.
+
+Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before it is answered
+200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.
 
 Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing pending;
 130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
@@ -267,7 +271,13 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   const note = (line: string) => progress.info(line);
   // Refusals, store and render failures and lost lookups are shown with --quiet too (without a spinner then).
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
-  session.on('status', (s) => printStatus(s));
+  session.on('status', (s) => {
+    if (refusals.hidden > 0 && ctx.now().getTime() - refusals.windowStart >= 60_000) {
+      flushRefusals();
+      refusals.windowStart = -Infinity;
+    }
+    printStatus(s);
+  });
   session.on('push', (e) => {
     if (e.conflict) {
       // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
@@ -282,14 +292,32 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
     const tag = e.duplicate ? ' · duplicate, ignored' : e.orphan ? ' · orphan: unknown correlation id, kept' : '';
     ctx.debug(`push ${e.correlationId} ${e.phoneNumber} ${verdict} · stored and answered 200 in ${e.latencyMs.toFixed(1)} ms${tag}`);
   });
+  // A flood of refusals must not drown the terminal: the first ones of each minute are shown, the rest counted.
+  const refusals = { windowStart: -Infinity, shown: 0, hidden: 0 };
+  const flushRefusals = () => {
+    if (refusals.hidden > 0) alert(`… and ${refusals.hidden} more refused request(s) not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
+    refusals.hidden = 0;
+  };
+  const refusal = (line: string) => {
+    const t = ctx.now().getTime();
+    if (t - refusals.windowStart >= 60_000) {
+      flushRefusals();
+      refusals.windowStart = t;
+      refusals.shown = 0;
+    }
+    if (refusals.shown < REFUSALS_SHOWN_PER_MINUTE) {
+      refusals.shown++;
+      alert(line);
+    } else refusals.hidden++;
+  };
   session.on('rejected', (e) => {
     const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
     // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
     const tag = e.status === 503 ? 'warning: ' : '';
-    alert(`${tag}refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
+    refusal(`${tag}refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
   });
   session.on('client-error', (e) => {
-    alert(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);
+    refusal(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);
   });
   session.on('store-failed', (e) => {
     const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
@@ -356,6 +384,7 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
   try {
     final = await session.stop();
   } finally {
+    flushRefusals();
     progress.stop();
   }
   await manifest.settled();

@@ -23,7 +23,8 @@ const env = () => ({ DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: sb.apiKey });
 
 function callList(dir: string, n: number): void {
   const rows = ['name,phone'];
-  for (let i = 0; i < n; i++) rows.push(`n${i},+1202555${String(i).padStart(4, '0')}`);
+  // Last three digits never 990–999 (the sandbox's invalid and failing numbers): every row gets a verdict.
+  for (let i = 0; i < n; i++) rows.push(`n${i},+1202555${String(Math.floor(i / 990) * 1000 + (i % 990)).padStart(4, '0')}`);
   writeFileSync(path.join(dir, 'calls.csv'), `${rows.join('\n')}\n`);
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultPushPath, isLoopbackHost, isUnguessablePath } from '../../src/commands/listen.js';
+import { defaultPushPath, isLoopbackHost, isUnguessablePath, REFUSALS_SHOWN_PER_MINUTE } from '../../src/commands/listen.js';
 import { runDnc } from '../helpers/cli.js';
 import { listen, post, PUSH_PATH, readCsv, readJournal, scratchHome, succeededPush, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
 
@@ -225,6 +225,19 @@ describe('the secret path', () => {
     const lines = l.io.err().split('\n');
     expect(lines.filter((line) => line.includes('listening on') && line.includes(PUSH_PATH))).toHaveLength(1);
     expect(lines.filter((line) => line.startsWith('received') && line.includes(PUSH_PATH))).toHaveLength(0);
+  });
+
+  it('shows the first refusals of each minute and counts the rest: a flood does not drown the terminal', async () => {
+    const b = await batchOf(NEVER);
+    const row = readCsv(b.output)[0]!;
+    const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
+    const url = new URL(await l.url);
+    for (let i = 0; i < 35; i++) expect((await post(new URL(`/guess/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
+    l.interrupts.fire();
+    expect(await l.exit).toBe(130);
+    const lines = l.io.err().split('\n');
+    expect(lines.filter((line) => /^refused POST \/guess\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(REFUSALS_SHOWN_PER_MINUTE);
+    expect(lines).toContain(`… and ${35 - REFUSALS_SHOWN_PER_MINUTE} more refused request(s) not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
   });
 
   it('refuses a non-loopback --host without --path (exit 2), before listening', async () => {
