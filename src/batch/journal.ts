@@ -1,6 +1,6 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
 import type { RecordDelimiter } from './csv-output.js';
-import { existsSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
@@ -11,7 +11,15 @@ export const JOURNAL_SCHEMA_VERSION = 1;
 
 /** Where the journal of OUTPUT lives: beside it, named after it. */
 export function journalPathFor(outputPath: string): string {
-  return `${outputPath}.journal.sqlite`;
+  // The journal stands beside the file the output really is: `-o link.csv` (a symbolic link) and
+  // `dnc listen --results link.csv` find the same journal, beside the link's target.
+  let real = outputPath;
+  try {
+    if (lstatSync(outputPath).isSymbolicLink()) real = realpathSync.native(outputPath);
+  } catch {
+    // Not there yet, or not a link: the path as given.
+  }
+  return `${real}.journal.sqlite`;
 }
 
 /** Final results of a number (the dnc_result values a lookup can come to). */
