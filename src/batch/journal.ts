@@ -1017,3 +1017,159 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: Lo
   }
   throw usageError('E_JOURNAL_BUSY', `cannot lock ${journalPath}`);
 }
+
+/*
+ * Reads of a batch journal by other modules (results cache, trace, dnc listen), on connections of their own:
+ * the SQL stays here, with the schema and its migrations.
+ */
+
+/** A final service verdict of a journal, as the results cache keeps it. */
+export interface JournalVerdict {
+  e164: string;
+  country: string;
+  result: 'callable' | 'do_not_call';
+  listSource: string | null;
+  checkedAt: string;
+  correlationId: string;
+  body: string | null;
+}
+
+async function readOnly<T>(journalPath: string, read: (db: BetterSqlite3.Database) => T): Promise<T> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+function columnsOf(db: BetterSqlite3.Database, table: string): Set<string> {
+  return new Set(db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+}
+
+/** The journal's callable/do_not_call verdicts that came from a lookup (reused ones are not a lookup of this batch). */
+export function journalVerdicts(journalPath: string): Promise<JournalVerdict[]> {
+  return readOnly(journalPath, (db) => {
+    const notReused = columnsOf(db, 'numbers').has('reused_at') ? 'n.reused_at IS NULL' : "(n.error IS NULL OR n.error NOT LIKE 'reused:%')";
+    return db
+      .prepare<[], { e164: string; country: string; result: 'callable' | 'do_not_call'; list_source: string | null; checked_at: string; correlation_id: string; body: string | null }>(
+        `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body FROM numbers n
+           LEFT JOIN answers a ON a.number_id = n.id
+          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call') AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
+            AND ${notReused}`,
+      )
+      .all()
+      .map((r) => ({ e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body }));
+  });
+}
+
+/** Numbers whose pushes conflicted (one verdict is forged): never to be reused. */
+export function conflictingNumbers(journalPath: string): Promise<string[]> {
+  return readOnly(journalPath, (db) => db.prepare<[string], string>('SELECT e164 FROM numbers WHERE error_code = ?').pluck().all(CONFLICTING_PUSHES));
+}
+
+/** A number of a journal as `dnc trace` shows it. */
+export interface JournalLookupRow {
+  e164: string;
+  country: string;
+  state: string;
+  result: string | null;
+  correlation_id: string | null;
+  http_status: number | null;
+  credits: number;
+  list_source: string | null;
+  error_code: string | null;
+  checked_at: string | null;
+  updated_at: string | null;
+  requested_at: string | null;
+  reused_at: string | null;
+  answer: string | null;
+}
+
+export interface JournalPushRow {
+  body: string;
+  received_at: string;
+  outcome: string;
+  duplicates: number;
+  reason: string | null;
+  peer: string | null;
+}
+
+/** Everything a journal holds about one correlation id (read only; journals of any age). */
+export function journalLookup(journalPath: string, id: string): Promise<{ numbers: JournalLookupRow[]; pushes: JournalPushRow[]; meta: string | null }> {
+  return readOnly(journalPath, (db) => {
+    // Journals made before a column existed answer NULL for it.
+    const n = columnsOf(db, 'numbers');
+    const p = columnsOf(db, 'pushes');
+    const opt = (cols: Set<string>, prefix: string, name: string) => (cols.has(name) ? `${prefix}${name}` : `NULL AS ${name}`);
+    const numbers = db
+      .prepare<[string], JournalLookupRow>(
+        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
+                n.checked_at, n.updated_at, ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
+           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
+      )
+      .all(id);
+    const pushes = db
+      .prepare<[string], JournalPushRow>(`SELECT body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ${opt(p, '', 'peer')} FROM pushes WHERE correlation_id = ? ORDER BY id`)
+      .all(id);
+    const meta = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get()?.value ?? null;
+    return { numbers, pushes, meta };
+  });
+}
+
+/** A pending number as dnc listen watches it (its receipt's time is updated_at). */
+export interface PendingRow {
+  e164: string;
+  country: string;
+  correlation_id: string;
+  updated_at: string;
+}
+
+/** The statements dnc listen runs on its own connection to the journal. */
+export function listenQueries(db: BetterSqlite3.Database) {
+  // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
+  return {
+    pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
+    unsentCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')"),
+    oldest: db.prepare<[], PendingRow>("SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY updated_at, id LIMIT 1"),
+    overdue: db.prepare<[string, number], PendingRow>(
+      "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
+    ),
+    orphansNowKnown: db.prepare<[], { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }>(
+      `SELECT p.id AS push_id, p.body, p.outcome, p.correlation_id FROM pushes p
+         JOIN numbers n ON n.correlation_id = p.correlation_id
+        WHERE p.outcome IN ('orphan', 'conflict') AND n.state = 'pending' ORDER BY p.id`,
+    ),
+    kept: db.prepare<[string], { n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?'),
+  };
+}
+
+/**
+ * What a journal spent between two instants, for `dnc usage --reconcile`: lookups and credits answered, and
+ * sends an interrupted run left without an answer (dated by the number's last change: an approximation,
+ * since the journal keeps no date for a send whose answer was lost). With `running`, numbers in flight are
+ * lookups under way, not lost answers.
+ */
+export function journalSpendBetween(
+  journalPath: string,
+  start: string,
+  end: string,
+  running: boolean,
+): Promise<{ service: string | null; lookups: number; credits: number; unansweredSends: number }> {
+  return readOnly(journalPath, (db) => {
+    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
+    const service = metaRow ? ((JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin ?? null) : null;
+    const r = db
+      .prepare<[string, string], { n: number; credits: number }>(
+        "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
+      )
+      .get(start, end)!;
+    const unanswered = db
+      .prepare<[string, string, number], { n: number | null }>(
+        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
+      )
+      .get(start, end, running ? 1 : 0)!;
+    return { service, lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
+  });
+}

@@ -95,39 +95,21 @@ interface JournalNumber {
   answer: string | null;
 }
 
-/** Looks the id up in one journal (read only; numbers and the pushes table). */
+/** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
-  const { default: Database } = await import('better-sqlite3');
-  let db;
+  const { journalLookup } = await import('../batch/journal.js');
+  let read;
   try {
-    db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+    read = await journalLookup(journalPath, id);
   } catch {
+    // Not a batch journal (or a damaged one): nothing to find there.
     return [];
   }
-  try {
-    // Journals made before requested_at existed do not have the column.
-    const columns = new Set(db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().map((c) => c.name));
-    const hasRequestedAt = columns.has('requested_at');
-    const hasReusedAt = columns.has('reused_at');
-    const numbers = db
-      .prepare<[string], JournalNumber>(
-        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
-                n.checked_at, n.updated_at, ${hasRequestedAt ? 'n.requested_at' : 'NULL AS requested_at'},
-                ${hasReusedAt ? 'n.reused_at' : 'NULL AS reused_at'}, a.body AS answer
-           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
-      )
-      .all(id);
-    // Journals made before pushes kept their evidence have no reason or peer.
-    const evidence = db.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all().some((c) => c.name === 'reason');
-    const pushes = db
-      .prepare<[string], { body: string; received_at: string; outcome: string; duplicates: number; reason: string | null; peer: string | null }>(
-        `SELECT body, received_at, outcome, duplicates, ${evidence ? 'reason, peer' : 'NULL AS reason, NULL AS peer'} FROM pushes WHERE correlation_id = ? ORDER BY id`,
-      )
-      .all(id)
-      .map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
-    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
-    const meta = metaRow ? (parse(metaRow.value) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
+  {
+    const numbers = read.numbers;
+    const pushes = read.pushes.map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
+    const meta = read.meta ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
     const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;
     const found: TracedLookup[] = numbers.map((n) => ({
       source: 'batch',
@@ -175,11 +157,6 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       });
     }
     return found;
-  } catch {
-    // Not a batch journal (or a damaged one): nothing to find there.
-    return [];
-  } finally {
-    db.close();
   }
 }
 
