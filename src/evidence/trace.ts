@@ -78,23 +78,6 @@ function fromHistory(history: CheckHistory, id: string, historyFile: string): Tr
   });
 }
 
-interface JournalNumber {
-  e164: string;
-  country: string;
-  state: string;
-  result: string | null;
-  correlation_id: string;
-  http_status: number | null;
-  credits: number;
-  list_source: string | null;
-  error_code: string | null;
-  checked_at: string | null;
-  updated_at: string | null;
-  requested_at: string | null;
-  reused_at: string | null;
-  answer: string | null;
-}
-
 /** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
