@@ -35,8 +35,8 @@ export interface ListenOptions {
 
 const EXAMPLES = `
 Examples:
-  dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
-  dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
+  dnc listen --results calls.results.csv --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A   behind a reverse proxy or tunnel
+  dnc listen --results calls.results.csv --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A --exit-when-done
 
 Pushes are not signed: give the listener an unguessable --path and use the same path in the
 --webhook-url of the batch (a random one is suggested at start). Each push is committed to the
