@@ -109,6 +109,7 @@ export function normalise(text: string): string {
     .replace(/(?:\/[\w.@-]+)+\/(?=[\w.@-]+)/g, '')
     .replace(/\b\d+(\.\d+)?\s?(ms|s)\b/g, '<duration>')
     .replace(/\bin \d+h\d+m\b/g, 'in <duration>')
+    .replace(/\b[\d,]+ days ago\b/g, '<n> days ago')
     .replace(/\b[\d,]+\/s\b/g, '<rate>')
     .replace(/\b[0-9a-f]{16,64}\b/g, '<hash>')
     // How many deliveries a listener saw depends on when it started and how fast it answered (the
@@ -253,8 +254,10 @@ export function updateBlock(block: Block, results: CommandResult[], workspaceDir
   const body: string[] = [];
   for (const r of results) {
     body.push(...`$ ${r.command.text}`.split('\n'));
-    body.push(...(r.ok ? trimTrailingBlank(r.command.expected) : r.actual.map((l) => l.split(workspaceDir).join('/home/me/dnc'))));
-    body.push('');
+    const output = r.ok ? trimTrailingBlank(r.command.expected) : r.actual.map((l) => l.split(workspaceDir).join('/home/me/dnc'));
+    body.push(...output);
+    // A blank line after output, before the next command; none after a command that printed nothing.
+    if (output.length > 0) body.push('');
   }
   text.splice(block.line, end - block.line, ...trimTrailingBlank(body));
   writeFileSync(block.file, text.join('\n'));

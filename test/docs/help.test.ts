@@ -145,7 +145,7 @@ describe('the examples in every command\'s help run', () => {
     listen: [124],
   };
 
-  it('each example line parses, passes validation and ends as its command normally does', async () => {
+  it('each example line parses, passes validation and ends as its command normally does', { timeout: 180_000 }, async () => {
     let ran = 0;
     for (const name of commandNames) {
       const help = (await runDnc([name, '--help'])).stdout;
