@@ -46,16 +46,6 @@ Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.
 the output: run the same command again to resume a stopped batch (nothing answered is sent
 again); --restart starts over.
 
-Exit codes:
-  0    every row has a verdict
-  2    bad option, phone column missing or ambiguous, -o equal to the input
-  3    malformed CSV (file, line and what is wrong are printed); nothing was sent
-  4    the key was refused (401/403)
-  5    credit limit (429) or --max-credits reached: rerun to resume
-  6    the service failed or could not be reached: rerun to resume
-  8    finished, but webhook results are pending: run \`dnc listen --results OUTPUT\`
-  130  interrupted: rerun to resume
-
 Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv

@@ -35,10 +35,10 @@ from stdin, one per line (blank lines and # comments skipped). Every number is c
 first: if any cannot be valid, or is an AU number without --webhook-url, nothing is sent.
 Numbers are looked up one after another, in the order given; a number given twice is looked up once.
 
-With several numbers the exit code is the most severe outcome, in this order: 4 > 5 > 6 > 3 > 2
-> 10 > 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
-numbers are not sent. 10 (--fail-on-dnc) only when every number was answered. Ctrl-C (130) lets
-the lookup in flight finish and be shown; a second Ctrl-C stops at once.
+With several numbers the exit code is the most severe outcome, in this order: 4, 5, 6, 3, 2,
+10, 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
+numbers are not sent. 10 (--fail-on-dnc) only when every number was answered. A second Ctrl-C
+stops at once.
 
 Examples:
   dnc check +12025550123

@@ -7,20 +7,57 @@ import { ERROR_CODES, EXIT_STATUS_MEANINGS, ExitCode, usageError, type ErrorCode
 import type { CommandHost } from '../main.js';
 import { suggest } from '../suggest.js';
 
-/** The exit statuses each command can give; a command not listed here refers to `dnc help exit-codes`. */
-const EXITS_BY_COMMAND: Readonly<Record<string, readonly ExitCodeValue[]>> = {
-  check: [0, 2, 3, 4, 5, 6, 10, 130],
-  batch: [0, 2, 3, 4, 5, 6, 7, 8, 130],
-  usage: [0, 2, 4, 5, 6, 130],
-  listen: [0, 2, 3, 130],
-  verify: [0, 2, 3],
-  trace: [0, 2, 3],
-  sandbox: [0, 2],
+/**
+ * The exit statuses each command can give, with what a status means for that command where the
+ * general meaning (EXIT_STATUS_MEANINGS) is not precise enough; null takes the general meaning.
+ * A command not listed refers to `dnc help exit-codes`.
+ */
+const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, string | null>>>> = {
+  check: {
+    0: 'every number was answered (or, with --webhook-url, started)',
+    2: 'bad option, unknown --country, bad --webhook-url, AU number without --webhook-url, missing configuration',
+    3: 'a number is invalid (locally or invalid_phone_number) or its country is unsupported (422)',
+    4: 'the key was refused (401/403); later numbers are not sent',
+    5: 'credit limit reached (429); later numbers are not sent',
+    6: 'service or network failure after retries (billing_error, lookup_expired, upstream_*, 5xx)',
+    10: null,
+    130: 'interrupted: the lookup in flight finishes and is shown, later numbers are not sent',
+  },
+  batch: {
+    0: 'every row has a verdict',
+    2: 'bad option, phone column missing or ambiguous, -o equal to the input, journal of another input',
+    3: 'malformed CSV (file, line and what is wrong are printed); nothing was sent',
+    4: 'the key was refused (401/403)',
+    5: 'credit limit (429) or --max-credits reached: rerun to resume',
+    6: 'the service failed or could not be reached: rerun to resume',
+    7: null,
+    8: 'finished, but webhook results are pending: run `dnc listen --results OUTPUT`',
+    130: 'interrupted: rerun to resume',
+  },
+  usage: { 0: null, 2: 'bad option, or the service refused the query (400) or the period (404)', 4: null, 6: null },
+  listen: {
+    0: 'nothing pending: by itself with --exit-when-done, or when stopped',
+    2: 'bad option, a busy port, or OUTPUT.csv has no batch journal',
+    3: 'OUTPUT.csv cannot be written (the pushes received stay in the journal)',
+    130: 'stopped (SIGINT/SIGTERM) with lookups still pending: run it again to go on',
+  },
+  verify: {
+    0: 'fit to dial',
+    2: 'bad option',
+    3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest',
+  },
+  trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
+  sandbox: { 0: 'stopped by SIGINT/SIGTERM, or started in the background (--detach)', 2: 'bad option, or the port cannot be bound' },
 };
 
-/** Lines listing exit statuses with their meanings, from errors.ts's table. */
-export function exitStatusLines(statuses: readonly ExitCodeValue[] = Object.keys(EXIT_STATUS_MEANINGS).map(Number) as ExitCodeValue[]): string[] {
-  return statuses.map((code) => `  ${String(code).padEnd(4)} ${EXIT_STATUS_MEANINGS[code]}`);
+/** Lines listing exit statuses with their meanings, from errors.ts's table (or a command's own words for them). */
+export function exitStatusLines(
+  statuses: Partial<Record<ExitCodeValue, string | null>> = Object.fromEntries(Object.keys(EXIT_STATUS_MEANINGS).map((c) => [c, null])),
+): string[] {
+  return (Object.entries(statuses) as Array<[string, string | null]>)
+    .map(([code, meaning]) => [Number(code) as ExitCodeValue, meaning] as const)
+    .sort((a, b) => a[0] - b[0])
+    .map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning ?? EXIT_STATUS_MEANINGS[code]}`);
 }
 
 /** Appends "Exit codes:" (generated from the table) to every command that lists its statuses, and a pointer to the topics. */

@@ -41,12 +41,7 @@ Examples:
 Pushes are not signed: give the listener an unguessable --path and use the same path in the
 --webhook-url of the batch (a random one is suggested at start). Each push is committed to the
 batch's journal (OUTPUT.csv.journal.sqlite) before it is answered 200; OUTPUT.csv is rewritten
-atomically at most once a second while pushes arrive, and on exit.
-
-Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing pending;
-130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
-2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal;
-3 when OUTPUT.csv cannot be written (the pushes received stay in the journal).`;
+atomically at most once a second while pushes arrive, and on exit.`;
 
 /** Checks the flags (exit 2 on a bad one). */
 export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {

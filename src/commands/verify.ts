@@ -17,11 +17,6 @@ rewritten by \`dnc listen\`); needs no service configuration and sends nothing. 
     --max-age (default: 30d for AU rows, 31d for every other country);
   - no row is pending, not_checked or failed.
 
-Exit codes:
-  0   fit to dial
-  2   bad option
-  3   not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest
-
 Examples:
   dnc verify leads.results.csv
   dnc verify leads.results.csv --max-age 7d --json
