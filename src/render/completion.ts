@@ -169,7 +169,13 @@ ${perCommand.join('\n')}
       esac ;;
   esac
 }
-if [[ "$funcstack[1]" == "_dnc" ]]; then _dnc "$@"; else compdef _dnc dnc; fi
+if [[ "$funcstack[1]" == "_dnc" ]]; then
+  _dnc "$@"
+else
+  # Sourced into a shell that has not started completion yet: start it, as \`compinit\` in ~/.zshrc would.
+  (( $+functions[compdef] )) || { autoload -Uz compinit && compinit; }
+  compdef _dnc dnc
+fi
 `;
 }
 

@@ -160,8 +160,8 @@ describe('the examples in every command\'s help run', () => {
         const shell = /completion (zsh|fish)/.exec(example)?.[1];
         if (shell) {
           if (spawnSync('sh', ['-c', `command -v ${shell}`]).status !== 0) continue;
-          const r = spawnSync(shell, ['-c', `${example}; echo "exit=$status$?"`], { cwd: ws.dir, env: ws.env, encoding: 'utf8' });
-          expect(r.stderr, example).toBe('');
+          const r = spawnSync(shell, ['-c', example], { cwd: ws.dir, env: ws.env, encoding: 'utf8' });
+          expect({ status: r.status, stderr: r.stderr }, example).toEqual({ status: 0, stderr: '' });
           ran++;
           continue;
         }
@@ -214,6 +214,36 @@ describe('man page and completion cover the whole command tree', () => {
         expect(scripts.zsh, `${c.name} ${o.long}`).toContain(`${o.long}[`);
         expect(scripts.fish, `${c.name} ${o.long}`).toContain(`-l ${o.long!.slice(2)} `);
       }
+    }
+  });
+
+  it('zsh and fish, where installed, parse their scripts, register them and complete from them', async () => {
+    const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
+    const ws = createWorkspace(mkdtempSync(path.join(os.tmpdir(), 'dnc-completion-')));
+    try {
+      // Checked here on every machine: each script names its shell's own loading mechanism.
+      expect(await completion('zsh')).toMatch(/^#compdef dnc\n/);
+      expect(await completion('fish')).toContain("complete -c dnc -n '__fish_use_subcommand' -a check");
+      if (has('zsh')) {
+        writeFileSync(path.join(ws.dir, '_dnc'), await completion('zsh'));
+        expect(bash(ws, 'zsh -n _dnc')).toMatchObject({ code: 0, stderr: '' });
+        const zsh = bash(ws, `zsh -c 'autoload -Uz compinit && compinit -u -d "$HOME/.zcompdump" && source <(dnc completion zsh) && print -r -- \${_comps[dnc]}'`);
+        expect(zsh.stdout).toBe('_dnc\n');
+      }
+      if (has('fish')) {
+        writeFileSync(path.join(ws.dir, 'dnc.fish'), await completion('fish'));
+        expect(bash(ws, 'fish -n dnc.fish')).toMatchObject({ code: 0, stderr: '' });
+        const fish = (line: string) =>
+          bash(ws, `fish -c 'dnc completion fish | source; complete -C "${line}"'`)
+            .stdout.trim()
+            .split('\n')
+            .map((l) => l.split('\t')[0]);
+        expect(fish('dnc che')).toEqual(['check']);
+        expect(fish('dnc check --cou')).toEqual(['--country']);
+        expect(fish('dnc check --country ').sort()).toEqual(['AU', 'BE', 'DE', 'ES', 'GB', 'IE', 'NZ', 'US']);
+      }
+    } finally {
+      rmSync(ws.dir, { recursive: true, force: true });
     }
   });
 
