@@ -1,7 +1,7 @@
 // Every `console` block of README.md and docs/ runs against a fresh sandbox and prints what the page
 // shows (ids, times, ports, folders and durations normalised). DOCS_UPDATE=1 writes the real output
 // of a block that differs back into its page, for a person to review.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,37 @@ describe('the normaliser and matcher (so the runner below can be trusted)', () =
     expect(matches(['a', 'x…'], ['a', 'xyz'])).toBe(true);
     expect(matches(['a', 'b'], ['a', 'c'])).toBe(false);
     expect(matches(['a'], ['a', 'extra'])).toBe(false);
+  });
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorsOf(file: string): Set<string> {
+  const text = readFileSync(file, 'utf8');
+  return new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+}
+
+describe('links between the pages', () => {
+  it('every relative link names a file that exists, and a heading in it when it has an anchor', () => {
+    const broken: string[] = [];
+    for (const { file } of pages) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/\]\(([^)#\s]+)(?:#([^)\s]+))?\)/g)) {
+        if (/^[a-z]+:/.test(m[1]!)) continue;
+        const target = path.resolve(path.dirname(file), m[1]!);
+        if (!existsSync(target)) broken.push(`${path.relative(REPO_ROOT, file)}: ${m[0]}`);
+        else if (m[2] && target.endsWith('.md') && !anchorsOf(target).has(m[2])) broken.push(`${path.relative(REPO_ROOT, file)}: ${m[0]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+    expect(pages.length).toBeGreaterThan(10);
+  });
+
+  it('the README stays a tour: at most 15 KB, with the two quick-start commands as they are', () => {
+    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(15 * 1024);
+    expect(readme).toContain('npm ci && npm run demo');
+    expect(readme).toContain('npm ci && npm test');
+    // .ci/run runs exactly the README's test command.
+    expect(readFileSync(path.join(REPO_ROOT, '.ci', 'run'), 'utf8')).toMatch(/^npm ci --no-audit --no-fund\nnpm test$/m);
   });
 });
 
