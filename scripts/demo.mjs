@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run demo`: scrubs fixtures/demo/call-list.csv against a local `dnc sandbox` (dist/ is built by npm ci's prepare).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +25,22 @@ rmSync(path.join(root, `${output}.journal.sqlite`), { force: true });
 rmSync(path.join(root, `${output}.journal.sqlite-wal`), { force: true });
 rmSync(path.join(root, `${output}.journal.sqlite-shm`), { force: true });
 
-const sandbox = spawn(process.execPath, [bin, 'sandbox', '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+// The demo leaves no trace in the user's home: dnc's state (journal registry, check history), cache
+// (learned costs, reusable verdicts) and config folders point at a scratch folder removed at the end.
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'dnc-demo-'));
+const scratchEnv = {
+  XDG_STATE_HOME: path.join(scratch, 'state'),
+  XDG_CACHE_HOME: path.join(scratch, 'cache'),
+  XDG_CONFIG_HOME: path.join(scratch, 'config'),
+  DNC_CONFIG: '',
+};
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+
+const sandbox = spawn(process.execPath, [bin, 'sandbox', '--port', '0'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'inherit'],
+  env: { ...process.env, ...scratchEnv },
+});
 const env = {};
 const lines = createInterface({ input: sandbox.stdout });
 await new Promise((resolve, reject) => {
@@ -48,7 +64,7 @@ console.error(`demo: sandbox running at ${env.DNC_BASE_URL}`);
 const args = ['batch', input, '-o', output, '--country', 'US', '--callable-out', callable];
 console.error(`demo: dnc ${args.join(' ')}\n`);
 
-const batch = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+const batch = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: 'inherit', env: { ...process.env, ...scratchEnv, ...env } });
 const code = await new Promise((resolve) => batch.on('exit', (c, signal) => resolve(c ?? (signal ? 128 : 1))));
 
 console.error(`\ndemo: results in ${output} (every row plus dnc_* columns); callable rows only in ${callable}`);

@@ -47,6 +47,28 @@ export interface ServiceConfig {
 
 type Env = Record<string, string | undefined>;
 
+/**
+ * Every environment variable dnc reads, and what for: `dnc help environment` prints this table, and
+ * a test checks that no other variable is read anywhere in src/.
+ */
+export const ENVIRONMENT_VARIABLES = [
+  { name: 'DNC_BASE_URL', meaning: "the service's base address (as --base-url; `dnc sandbox` prints one)" },
+  { name: 'DNC_API_KEY', meaning: 'the API key (as --api-key; --api-key-file reads it from a file instead)' },
+  { name: 'DNC_FORWARDED_HOST', meaning: 'resellers: sent as X-Forwarded-Host on every request (as --forwarded-host)' },
+  { name: 'DNC_CONFIG', meaning: 'a JSON config file holding any of base_url, api_key, forwarded_host (as --config)' },
+  { name: 'DNC_PROFILE', meaning: 'the profile of the config file to use (as --profile)' },
+  { name: 'DNC_SUPPRESSION_LIST', meaning: 'the internal do-not-call list and exemptions (as --suppression-list; default: the state folder)' },
+  { name: 'USER', meaning: 'who made a change to the internal list or exemptions (the audit log records user@host)' },
+  { name: 'LOGNAME', meaning: 'as USER, where USER is not set' },
+  { name: 'DNC_VERBOSE', meaning: '1: one stderr line per HTTP request and response, the key redacted (as --verbose)' },
+  { name: 'NO_COLOR', meaning: 'any non-empty value: no colour, whatever the terminal' },
+  { name: 'FORCE_COLOR', meaning: '0: no colour, as NO_COLOR' },
+  { name: 'TERM', meaning: 'dumb: no colour' },
+  { name: 'XDG_CONFIG_HOME', meaning: 'the config file is $XDG_CONFIG_HOME/dnc/config.json (else ~/.config/dnc/config.json)' },
+  { name: 'XDG_STATE_HOME', meaning: 'batch journal registry and check history in $XDG_STATE_HOME/dnc (else ~/.local/state/dnc)' },
+  { name: 'XDG_CACHE_HOME', meaning: 'learned costs and --reuse-within verdicts in $XDG_CACHE_HOME/dnc (else ~/.cache/dnc)' },
+] as const;
+
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_RETRIES = 3;
 

@@ -16,6 +16,86 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
+/** What each exit status means: `dnc help exit-codes`, every command's help and docs/exit-codes.md are made from this. */
+export const EXIT_STATUS_MEANINGS: Readonly<Record<ExitCodeValue, string>> = {
+  0: 'success',
+  1: 'unexpected internal error (prints a hint to report it)',
+  2: 'usage error: unknown flag, bad argument, conflicting options, missing configuration',
+  3: 'input data error: unreadable or malformed CSV, a number that cannot be a phone number, unsupported country (check)',
+  4: 'authentication or authorization failed (401, 403)',
+  5: 'credit limit reached (429) or the --max-credits budget reached; a batch stopped and can resume',
+  6: 'service or network failure after retries (5xx, timeouts, connection refused)',
+  7: 'batch finished, but some rows have no verdict (not_checked or failed); rerun to finish them',
+  8: 'batch finished but webhook results are still pending',
+  10: 'check --fail-on-dnc: the number is on a do-not-call register',
+  130: 'interrupted (SIGINT); a batch can resume',
+};
+
+/**
+ * Every error code `dnc` prints, with the exit status it gives and what it means. The one place a
+ * code meets a number: throw sites name a code, and scripts match on it (as undici's `err.code`).
+ */
+export const ERROR_CODES = {
+  E_USAGE: { exit: ExitCode.USAGE, summary: 'an unknown flag or command, a bad argument, or conflicting options' },
+  E_CONFIG_MISSING: { exit: ExitCode.USAGE, summary: 'the base URL or the API key is not configured' },
+  E_CONFIG_INVALID: { exit: ExitCode.USAGE, summary: 'a configuration value (flag, environment or config file) is not valid' },
+  E_CONFIG_UNREADABLE: { exit: ExitCode.USAGE, summary: 'the config file or the --api-key-file cannot be read' },
+  E_COLUMN_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'batch: the --column named is not in the input' },
+  E_COLUMN_REQUIRED: { exit: ExitCode.USAGE, summary: 'batch: no phone column could be detected; give --column' },
+  E_COLUMN_AMBIGUOUS: { exit: ExitCode.USAGE, summary: 'batch: several columns could be the phone column; give --column' },
+  E_JOURNAL_BUSY: { exit: ExitCode.USAGE, summary: "another dnc process holds this batch's journal" },
+  E_JOURNAL_MISMATCH: { exit: ExitCode.USAGE, summary: 'the journal belongs to another input or other result-changing options (see --restart)' },
+  E_JOURNAL_MISSING: { exit: ExitCode.USAGE, summary: 'listen: the batch has no journal beside its output' },
+  E_WEBHOOK_URL: { exit: ExitCode.USAGE, summary: 'a --webhook-url the service would refuse' },
+  E_WEBHOOK_REQUIRED: { exit: ExitCode.USAGE, summary: 'an AU number without --webhook-url (AU is webhook-only)' },
+  E_USAGE_QUERY_REJECTED: { exit: ExitCode.USAGE, summary: 'usage: the service refused the query (400)' },
+  E_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'usage: the billing period is unknown or belongs to another account (404)' },
+  E_PORT_IN_USE: { exit: ExitCode.USAGE, summary: 'listen: the port is already in use' },
+  E_CANNOT_LISTEN: { exit: ExitCode.USAGE, summary: 'listen: the address cannot be bound' },
+  E_SANDBOX_LISTEN: { exit: ExitCode.USAGE, summary: 'sandbox: the port cannot be bound' },
+  E_TLS_UNREADABLE: { exit: ExitCode.USAGE, summary: 'listen: --tls-cert or --tls-key cannot be read' },
+  E_TLS_INVALID: { exit: ExitCode.USAGE, summary: 'listen: --tls-cert and --tls-key are not a valid pair' },
+  E_GUESSABLE_PATH: { exit: ExitCode.USAGE, summary: 'listen: a non-loopback --host needs an unguessable --path' },
+  E_PATH_COLLISION: { exit: ExitCode.USAGE, summary: 'batch: two of the input, the outputs, the journal and the manifest are one file' },
+  E_LIST_MISSING: { exit: ExitCode.USAGE, summary: 'the suppression list named does not exist (nothing was sent)' },
+  E_INPUT_MISSING: { exit: ExitCode.INPUT, summary: 'the input file does not exist' },
+  E_INPUT_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the input cannot be read' },
+  E_INPUT_EMPTY: { exit: ExitCode.INPUT, summary: 'the input is empty' },
+  E_INPUT_NO_ROWS: { exit: ExitCode.INPUT, summary: 'the input has a header but no rows' },
+  E_INPUT_BINARY: { exit: ExitCode.INPUT, summary: 'the input is not text' },
+  E_INPUT_ENCODING: { exit: ExitCode.INPUT, summary: 'the input is not UTF-8' },
+  E_INPUT_MALFORMED: { exit: ExitCode.INPUT, summary: 'malformed CSV (named with its line)' },
+  E_INPUT_CHANGED: { exit: ExitCode.INPUT, summary: 'the input changed since the batch began' },
+  E_OUTPUT_UNWRITABLE: { exit: ExitCode.INPUT, summary: 'an output file or folder cannot be written (found before any lookup)' },
+  E_DISK_FULL: { exit: ExitCode.INPUT, summary: 'the disk is full: the batch journal cannot be written' },
+  E_JOURNAL_WRITE: { exit: ExitCode.INPUT, summary: 'the batch journal cannot be written' },
+  E_LIST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the suppression list cannot be read' },
+  E_CSV_COLUMN: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no column of numbers' },
+  E_CSV_MALFORMED: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: malformed CSV' },
+  E_CSV_EMPTY: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no rows' },
+  E_INVALID_NUMBER: { exit: ExitCode.INPUT, summary: 'a number that cannot be a phone number (nothing sent)' },
+  E_BAD_REQUEST: { exit: ExitCode.INPUT, summary: 'the service refused a lookup (400); nothing charged' },
+  E_UNSUPPORTED_COUNTRY: { exit: ExitCode.INPUT, summary: 'the service does not cover the number\'s country (422)' },
+  E_JOURNAL_EMPTY: { exit: ExitCode.INPUT, summary: 'the journal holds no batch' },
+  E_JOURNAL_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the journal cannot be read' },
+  E_NO_MANIFEST: { exit: ExitCode.INPUT, summary: 'verify: the output has no manifest beside it' },
+  E_MANIFEST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'verify: the manifest cannot be read' },
+  E_TRACE_NOT_FOUND: { exit: ExitCode.INPUT, summary: 'trace: this machine has no record of the correlation id' },
+  E_AUTH_MISSING: { exit: ExitCode.AUTH, summary: 'the service refused the key (401)' },
+  E_AUTH_FORBIDDEN: { exit: ExitCode.AUTH, summary: 'the key is not allowed to do this (403)' },
+  E_CREDIT_LIMIT: { exit: ExitCode.CREDIT, summary: 'the credit limit of the billing period is reached (429)' },
+  E_SERVICE: { exit: ExitCode.SERVICE, summary: 'the service failed (5xx, or an answer that was not expected)' },
+  E_BAD_RESPONSE: { exit: ExitCode.SERVICE, summary: "the service's answer was not what its description says" },
+  E_CURSOR_REPEATED: { exit: ExitCode.SERVICE, summary: 'usage --all: the service handed back a cursor it already gave' },
+  E_NETWORK: { exit: ExitCode.SERVICE, summary: 'the service cannot be reached' },
+  E_TIMEOUT: { exit: ExitCode.SERVICE, summary: 'the service did not answer within --timeout' },
+  E_INTERRUPTED: { exit: ExitCode.INTERRUPTED, summary: 'interrupted (Ctrl-C, SIGTERM); work done so far is kept' },
+} as const satisfies Record<string, { exit: ExitCodeValue; summary: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+/** The codes whose exit status is `E`: the typed helpers below accept only those. */
+type CodeWithExit<E extends ExitCodeValue> = { [K in ErrorCode]: (typeof ERROR_CODES)[K]['exit'] extends E ? K : never }[ErrorCode];
+
 export interface DncErrorOptions {
   /** What the user can do next; printed on its own line after the message. */
   hint?: string;
@@ -26,52 +106,52 @@ export interface DncErrorOptions {
 
 /**
  * An error meant for the user. `code` is stable (scripts and tests match on it, as undici's
- * `err.code`); `exitCode` is what `dnc` exits with when it reaches src/main.ts.
+ * `err.code`); `exitCode` follows from the code through ERROR_CODES.
  */
 export class DncError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly exitCode: ExitCodeValue;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown>;
 
-  constructor(code: string, exitCode: ExitCodeValue, message: string, options: DncErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: DncErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DncError';
     this.code = code;
-    this.exitCode = exitCode;
+    this.exitCode = ERROR_CODES[code].exit;
     this.hint = options.hint;
     this.details = options.details ?? {};
   }
 }
 
 /** Exit 2: unknown flag, bad argument, conflicting options, missing configuration. */
-export function usageError(code: string, message: string, options?: DncErrorOptions): DncError {
-  return new DncError(code, ExitCode.USAGE, message, options);
+export function usageError(code: CodeWithExit<typeof ExitCode.USAGE>, message: string, options?: DncErrorOptions): DncError {
+  return new DncError(code, message, options);
 }
 
 /** Exit 3: unreadable or malformed input, a number that cannot be a phone number, unsupported country. */
-export function inputError(code: string, message: string, options?: DncErrorOptions): DncError {
-  return new DncError(code, ExitCode.INPUT, message, options);
+export function inputError(code: CodeWithExit<typeof ExitCode.INPUT>, message: string, options?: DncErrorOptions): DncError {
+  return new DncError(code, message, options);
 }
 
 /** Exit 4: the service refused the credentials (401, 403). */
-export function authError(code: string, message: string, options?: DncErrorOptions): DncError {
-  return new DncError(code, ExitCode.AUTH, message, options);
+export function authError(code: CodeWithExit<typeof ExitCode.AUTH>, message: string, options?: DncErrorOptions): DncError {
+  return new DncError(code, message, options);
 }
 
 /** Exit 5: credit limit reached (429) or the user's --max-credits budget reached. */
-export function creditError(code: string, message: string, options?: DncErrorOptions): DncError {
-  return new DncError(code, ExitCode.CREDIT, message, options);
+export function creditError(code: CodeWithExit<typeof ExitCode.CREDIT>, message: string, options?: DncErrorOptions): DncError {
+  return new DncError(code, message, options);
 }
 
 /** Exit 6: the service or the network failed, after any retries that were safe. */
-export function serviceError(code: string, message: string, options?: DncErrorOptions): DncError {
-  return new DncError(code, ExitCode.SERVICE, message, options);
+export function serviceError(code: CodeWithExit<typeof ExitCode.SERVICE>, message: string, options?: DncErrorOptions): DncError {
+  return new DncError(code, message, options);
 }
 
 /** Exit 130: the user interrupted; work done so far is kept. */
 export function interruptedError(message: string, options?: DncErrorOptions): DncError {
-  return new DncError('E_INTERRUPTED', ExitCode.INTERRUPTED, message, options);
+  return new DncError('E_INTERRUPTED', message, options);
 }
 
 /** How a DncError is shown on stderr: by src/main.ts, and by a command that reports one failure and goes on. */

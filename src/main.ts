@@ -1,8 +1,11 @@
 // Builds the commander program and is the one place where errors become exit codes.
 import os from 'node:os';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Argument, type Option } from 'commander';
+import { defaultText } from './cli-tree.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
+import { registerCompletion } from './commands/completion.js';
+import { addExitCodeHelp, registerHelp } from './commands/help.js';
 import { registerListen } from './commands/listen.js';
 import { registerSandbox } from './commands/sandbox.js';
 import { registerTrace } from './commands/trace.js';
@@ -30,20 +33,22 @@ export interface MainDeps extends Partial<Omit<ContextDeps, 'io' | 'env'>> {
   env: Record<string, string | undefined>;
 }
 
-const EXIT_CODE_HELP = `
-Exit codes:
-  0    success
-  1    unexpected internal error (please report it)
-  2    usage error: unknown flag, bad argument, conflicting options, missing configuration
-  3    input data error: malformed CSV, a number that cannot be a phone number, unsupported country
-  4    authentication or authorization failed (401, 403)
-  5    credit limit reached (429) or --max-credits budget reached; a batch can resume
-  6    service or network failure after retries
-  8    batch finished but webhook results are still pending
-  10   check --fail-on-dnc: a number is on a do-not-call register
-  130  interrupted; a batch can resume
+/** An option's help text with its default and choices as the user would type them. */
+function plainOptionDescription(this: void, option: Option): string {
+  const extra: string[] = [];
+  if (option.argChoices) extra.push(`one of: ${option.argChoices.join(', ')}`);
+  const shown = defaultText(option);
+  if (shown !== undefined) extra.push(`default: ${shown}`);
+  if (option.envVar !== undefined) extra.push(`env: ${option.envVar}`);
+  return extra.length > 0 ? `${option.description} (${extra.join('; ')})` : option.description;
+}
 
-Environment: DNC_BASE_URL, DNC_API_KEY, DNC_FORWARDED_HOST, DNC_CONFIG, DNC_VERBOSE=1, NO_COLOR.`;
+function plainArgumentDescription(this: void, argument: Argument): string {
+  const extra: string[] = [];
+  if (argument.argChoices) extra.push(`one of: ${argument.argChoices.join(', ')}`);
+  if (argument.defaultValue !== undefined) extra.push(`default: ${argument.defaultValueDescription ?? String(argument.defaultValue)}`);
+  return extra.length > 0 ? `${argument.description} (${extra.join('; ')})` : argument.description;
+}
 
 function globalFlags(command: Command): GlobalFlags {
   const o = command.optsWithGlobals() as Record<string, unknown>;
@@ -78,16 +83,18 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .option('--json', 'machine-readable output on stdout')
     .option('--quiet', 'no progress or informational lines on stderr')
     .option('--verbose', 'log each HTTP request and response on stderr, key redacted (env DNC_VERBOSE=1)')
-    .option('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)')
-    .option('--retries <n>', 'retries of failures known to be uncharged (default 3)')
+    .option('--timeout <ms>', 'per-request timeout in milliseconds (default: 30000)')
+    .option('--retries <n>', 'retries of failures known to be uncharged, 0 to 10 (default: 3)')
     .option('--profile <name>', 'use the named profile of the config file (env DNC_PROFILE)')
-    .addHelpText('after', EXIT_CODE_HELP)
     .showSuggestionAfterError(true)
     .exitOverride()
+    // Inherited by every command registered below: defaults as typed (8, not "8"), and parse
+    // errors printed by reportError in dnc's own format rather than commander's.
+    .configureHelp({ optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription })
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
-      outputError: (s, write) => write(terminalSafeLines(maskOptionValues(s))),
+      outputError: () => {},
     });
 
   const host: CommandHost = {
@@ -111,6 +118,9 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   registerExempt(program, host);
   registerStatus(program, host);
   registerReport(program, host);
+  registerCompletion(program, host);
+  registerHelp(program, host);
+  addExitCodeHelp(program);
   return program;
 }
 
@@ -134,11 +144,24 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    return reportError(err, deps.io, ctx, secrets);
+    return reportError(err, deps.io, ctx, program, argv, secrets);
   }
 }
 
-function reportError(err: unknown, io: IO, ctx: Context | undefined, secrets: readonly string[]): number {
+/**
+ * A commander parse error (unknown option or command, missing argument …) as a dnc usage error:
+ * `dnc: error [E_USAGE]: …`, commander's suggestion as "did you mean", and where to read the usage.
+ */
+function parseErrorLines(err: CommanderError, program: Command, argv: readonly string[]): string[] {
+  const [first = '', ...rest] = err.message.replace(/^error: /, '').split('\n');
+  const didYouMean = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());
+  const message = `${first}${didYouMean ? ` (did you mean ${didYouMean[1]}?)` : ''}`;
+  const command = program.commands.find((c) => argv.includes(c.name()));
+  const where = command ? `dnc ${command.name()} --help` : 'dnc --help';
+  return [`dnc: error [E_USAGE]: ${message}`, `  hint: see '${where}' for the usage`];
+}
+
+function reportError(err: unknown, io: IO, ctx: Context | undefined, program: Command, argv: readonly string[], secrets: readonly string[]): number {
   // Messages quote values from outside (a CSV cell, a service text): shown with their control characters escaped.
   const say = (line: string) => writeLine(io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   if (err instanceof CommanderError) {
@@ -146,6 +169,8 @@ function reportError(err: unknown, io: IO, ctx: Context | undefined, secrets: re
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
       return ExitCode.OK;
     }
+    // Commander quotes what was typed (`--api_key=KEY`): option values are masked.
+    for (const line of parseErrorLines(err, program, argv)) say(maskOptionValues(line));
     return ExitCode.USAGE;
   }
   if (err instanceof DncError) {

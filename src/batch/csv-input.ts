@@ -13,7 +13,7 @@ export const DETECTABLE_DELIMITERS = [',', ';', '\t', '|'] as const;
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
 /** Header names (lowercased, letters and digits only) that name a phone column. */
-const PHONE_HEADER_NAMES = new Set([
+export const PHONE_HEADER_NAMES = new Set([
   'phone',
   'phonenumber',
   'phoneno',

@@ -356,7 +356,8 @@ function flagText(name: RememberedOption, value: unknown): string {
  */
 async function withRememberedOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<{ options: BatchOptions; resumedWith: string[] }> {
   const none = { options, resumedWith: [] };
-  if (options.restart || !options.given) return none;
+  // A dry run reads the list as the flags say; --restart starts from nothing.
+  if (options.restart || options.dryRun || !options.given) return none;
   const { resolveOutputTarget, journalPathFor } = await import('./paths.js');
   let journalPath: string;
   try {
@@ -388,7 +389,8 @@ async function withRememberedOptions(ctx: RunContext, input: string, options: Ba
   const resumedWith: string[] = [];
   for (const name of REMEMBERED_OPTIONS) {
     if (options.given.has(name) || !(name in remembered)) continue;
-    merged[name] = remembered[name] ?? undefined;
+    // null is a value (no budget, no reuse window); for the rest it means not given.
+    merged[name] = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
     const text = flagText(name, remembered[name]);
     if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
   }

@@ -263,8 +263,8 @@ export class BatchScheduler extends EventEmitter {
           const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal and are sent again, and reported, when the batch is run again`;
           this.fatal =
             e !== null
-              ? new DncError(e.code, e.exitCode, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })
-              : new DncError('E_JOURNAL_WRITE', ExitCode.INPUT, `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`, { cause: writeFailure, details: { unstored } });
+              ? new DncError(e.code, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })
+              : new DncError('E_JOURNAL_WRITE', `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`, { cause: writeFailure, details: { unstored } });
         }
         resolve({
           stoppedReason: this.fatal ? null : this.stopping,

@@ -33,18 +33,6 @@ resumes a stopped batch with them (nothing answered is sent again) and looks up 
 left without a verdict that no credit was spent on. Options that change no answer (budget,
 lists, concurrency, webhook URL, --reuse-within) may change on a rerun; --restart starts over.
 
-Exit codes:
-  0    every row has a verdict
-  2    bad option, phone column missing or ambiguous, -o equal to the input
-  3    malformed CSV (file, line and what is wrong are printed); nothing was sent
-  4    the key was refused (401/403)
-  5    credit limit (429) or --max-credits reached: rerun to resume
-  6    the service failed or could not be reached: rerun to resume
-  7    finished, but some rows have no verdict (not_checked or failed): rerun to
-       finish those no credit was spent on; --review-out FILE lists them all
-  8    finished, but webhook results are pending: run \`dnc listen --results OUTPUT\`
-  130  interrupted: rerun to resume
-
 Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv

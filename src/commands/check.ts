@@ -37,20 +37,14 @@ from stdin, one per line (blank lines and # comments skipped). Every number is c
 first: if any cannot be valid, or is an AU number without --webhook-url, nothing is sent.
 Numbers are looked up one after another, in the order given; a number given twice is looked up once.
 
-Exit codes (several numbers: the most severe, in this order):
-  4   the key was refused (401/403); later numbers are not sent
-  5   credit limit reached (429); later numbers are not sent
-  6   service or network failure after retries (billing_error, lookup_expired, upstream_*, 5xx)
-  3   a number is invalid (locally or invalid_phone_number) or its country is unsupported (422)
-  2   bad option, unknown --country, bad --webhook-url, AU number without --webhook-url
-  10  --fail-on-dnc and a number is on a do-not-call register (only when nothing above happened)
-  0   every number was answered (or, with --webhook-url, started)
-  130 interrupted: Ctrl-C lets the lookup in flight finish and be shown, later numbers are not
-      sent; a second Ctrl-C stops at once
+With several numbers the exit code is the most severe outcome, in this order: 4, 5, 6, 3, 2,
+10, 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
+numbers are not sent. 10 (--fail-on-dnc) only when every number was answered. A second Ctrl-C
+stops at once.
 
 Examples:
   dnc check +12025550123
-  dnc check 020 7946 0123 --country GB --json
+  dnc check "020 7946 0123" --country GB --json
   grep -v '^#' numbers.txt | dnc check - --fail-on-dnc`;
 
 export function registerCheck(program: Command, host: CommandHost): void {
@@ -284,8 +278,7 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, s
   for (const p of problems) ctx.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
   // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
   const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
-  const make = usage ? usageError : inputError;
-  throw make(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${problems.length} of ${targets.length} numbers were refused (listed above); nothing was sent`, {
+  throw new DncError(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${problems.length} of ${targets.length} numbers were refused (listed above); nothing was sent`, {
     hint: usage
       ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
       : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
@@ -293,7 +286,7 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, s
 }
 
 function withNumber(err: DncError, label: string): DncError {
-  return new DncError(err.code, err.exitCode, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
+  return new DncError(err.code, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
 }
 
 /** Failures that would only repeat for every later number: the key, the credit limit, an unreachable service. */

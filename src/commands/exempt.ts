@@ -21,7 +21,7 @@ its audit log.
 Import files are CSV with a header: a phone column, "basis", "until" and optionally "evidence".
 
 Examples:
-  dnc exempt add +12025550143 --basis consent --until 2027-05-31 --evidence "signed form #4411"
+  dnc exempt add +12025550143 --basis consent --until 2027-05-31 --evidence "signed form 4411"
   dnc exempt import consents.csv --source crm
   dnc exempt list --json`;
 

@@ -42,8 +42,8 @@ export interface ListenOptions {
 
 const EXAMPLES = `
 Examples:
-  dnc listen --results calls.results.csv --path /hooks/3q2…            behind a reverse proxy or tunnel
-  dnc listen --results calls.results.csv --path /hooks/3q2… --exit-when-done
+  dnc listen --results calls.results.csv --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A   behind a reverse proxy or tunnel
+  dnc listen --results calls.results.csv --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A --exit-when-done
 
 Pushes are not signed, so they are served on one unguessable path only (by default the path of
 the batch's --webhook-url, or a generated one, printed at start); every other path gets 404, and a
@@ -52,12 +52,7 @@ id (else 4xx, kept as evidence); two different verdicts for one lookup make its 
 (conflicting_pushes). See docs/listen-security.md.
 
 Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before it is answered
-200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.
-
-Exit: 0 once nothing is pending (--exit-when-done) or when stopped with nothing pending;
-130 when stopped (SIGINT/SIGTERM) with lookups still pending (run it again to go on);
-2 on a bad option, a busy port, or when OUTPUT.csv has no batch journal;
-3 when OUTPUT.csv cannot be written (the pushes received stay in the journal).`;
+200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.`;
 
 /** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
 export function isLoopbackHost(host: string): boolean {

@@ -25,12 +25,26 @@ interface SandboxFlags {
   transientFailures?: string;
   upstreamFailureRate?: string;
   usageFailure?: boolean;
+  detach?: boolean;
+}
+
+/** The options given on the command line (not defaults), as arguments for the detached sandbox; --detach itself left out. */
+function cliArguments(command: Command): string[] {
+  const args: string[] = [];
+  for (const option of command.options) {
+    const key = option.attributeName();
+    if (key === 'detach' || command.getOptionValueSource(key) !== 'cli') continue;
+    const value = command.getOptionValue(key) as unknown;
+    if (value === true) args.push(option.long!);
+    else if (typeof value === 'string') args.push(option.long!, value);
+  }
+  return args;
 }
 
 export function registerSandbox(program: Command, host: CommandHost): void {
   const command = program
     .command('sandbox')
-    .description('Run a local emulator of the service on 127.0.0.1 (prints DNC_BASE_URL and DNC_API_KEY, runs until Ctrl-C)')
+    .description('run a local emulator of the service on 127.0.0.1 (prints DNC_BASE_URL and DNC_API_KEY, runs until Ctrl-C)')
     .option('--port <port>', 'port to listen on; 0 picks a free one', '0')
     .option('--key <key>', 'API key of the default account')
     .option('--credit-limit <n>', 'credit limit of the default account per billing period (default 10000)')
@@ -46,14 +60,27 @@ export function registerSandbox(program: Command, host: CommandHost): void {
     .option('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', '2')
     .option('--upstream-failure-rate <r>', 'probability 0..1 that any register attempt fails (uncharged 502/504)', '0')
     .option('--usage-failure', 'usage endpoints answer 500 (switch at run time with POST /_sandbox/usage-failure)')
+    .option('--detach', 'start in the background, wait until it is ready, print export lines for DNC_BASE_URL, DNC_API_KEY and DNC_SANDBOX_PID, and return')
     .addHelpText(
       'after',
       `
 Number rules (last three digits): 990 invalid_phone_number (charged), 991/992 upstream timeout/error
 on the first attempts, 993/994 always, 995/996 billing_error charged/not, 997 lookup_expired;
-anything else succeeds, on a register when the last digit is odd. See README, section "dnc sandbox".`,
+anything else succeeds, on a register when the last digit is odd. See docs/sandbox.md.
+
+In a script:
+  eval "$(dnc sandbox --detach --credit-limit 1000)"   # exports DNC_BASE_URL, DNC_API_KEY, DNC_SANDBOX_PID
+  dnc check +12025550100
+  kill $DNC_SANDBOX_PID`,
     );
-  host.action(command, async (ctx, cmd) => run(ctx, cmd.opts<SandboxFlags>()));
+  host.action(command, async (ctx, cmd) => {
+    const flags = cmd.opts<SandboxFlags>();
+    if (flags.detach) {
+      const { runDetached } = await import('./sandbox-detach.js');
+      return runDetached(ctx, cliArguments(cmd));
+    }
+    return run(ctx, flags);
+  });
 }
 
 async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
@@ -170,7 +197,7 @@ async function readAccounts(ctx: Context, file: string): Promise<AccountSpec[]> 
     return validateAccountSpecs(JSON.parse(text));
   } catch (err) {
     throw usageError('E_USAGE', `accounts file ${file}: ${err instanceof Error ? err.message : String(err)}`, {
-      hint: 'see README, "dnc sandbox", for the format (fixtures/sandbox/accounts.json is an example)',
+      hint: 'see docs/sandbox.md, "Accounts file", for the format (fixtures/sandbox/accounts.json is an example)',
     });
   }
 }

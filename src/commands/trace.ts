@@ -13,11 +13,6 @@ Searches, offline: the history of \`dnc check\` (the last 1,000 checks within 90
 $XDG_STATE_HOME/dnc/checks.sqlite or ~/.local/state/dnc/checks.sqlite), every batch journal
 \`dnc batch\` registered there (journals.json), and any --journal given.
 
-Exit codes:
-  0   found
-  2   bad option
-  3   no record of that correlation id on this machine
-
 Examples:
   dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d
   dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d --journal leads.results.csv.journal.sqlite --json`;

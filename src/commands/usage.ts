@@ -31,13 +31,13 @@ const EXAMPLES = `
 Examples:
   dnc usage                    the latest billing period
   dnc usage --periods 12       the twelve latest, newest first
-  dnc usage --id 1042          one billing period by id
+  dnc usage --id 3             one billing period by id
   dnc usage --all --json       every billing period as one JSON document
   dnc usage --lifetime         lifetime totals (legacy /usage_stats)
 
 Usage queries are free: they consume no credits and no request quota.
 On a terminal the output is tables and charts; piped, it is tab-separated records
-(customer, period, country, month, next_cursor; lifetime_*), documented in README.md.`;
+(customer, period, country, month, next_cursor; lifetime_*), described in dnc help formats.`;
 
 /**
  * Checks the flags and turns them into a plan, refusing invalid values and combinations
@@ -145,7 +145,7 @@ function looksLikeJwt(key: string): boolean {
 function explain(err: unknown, plan: UsagePlan, key: string): unknown {
   if (!(err instanceof DncError)) return err;
   const again = (hint: string) =>
-    new DncError(err.code, err.exitCode, err.message, { hint, cause: err.cause ?? err, details: err.details });
+    new DncError(err.code, err.message, { hint, cause: err.cause ?? err, details: err.details });
   const jwt = looksLikeJwt(key);
   if (err.code === 'E_AUTH_MISSING' || err.code === 'E_AUTH_FORBIDDEN') {
     if (jwt && plan.kind === 'lifetime') {
@@ -154,7 +154,7 @@ function explain(err: unknown, plan: UsagePlan, key: string): unknown {
     if (jwt && err.code === 'E_AUTH_MISSING') return again('this key looks like a portal JWT: it must be valid, unexpired and verified; sign in to the portal again for a fresh one');
     if (jwt) return again('this key looks like a portal JWT: its user needs an active organization membership');
   }
-  if (err.code === 'E_BAD_REQUEST' && !err.hint) {
+  if (err.code === 'E_USAGE_QUERY_REJECTED' && !err.hint) {
     const hasCursor = (plan.kind === 'page' || plan.kind === 'all') && plan.cursor !== undefined;
     return again(
       hasCursor
@@ -221,7 +221,7 @@ export function registerUsage(program: Command, host: CommandHost): void {
     .option('--cursor <cursor>', 'continue from the next_cursor of a previous answer')
     .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
     .option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)')
-    .option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded (src/evidence)")
+    .option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded")
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => {
     const plan = planUsage(cmd.opts<RawUsageOptions>());

@@ -20,11 +20,6 @@ rewritten by \`dnc listen\`); needs no service configuration and sends nothing. 
     also needs the exemption to hold;
   - no row is pending, not_checked or failed.
 
-Exit codes:
-  0   fit to dial
-  2   bad option
-  3   not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest
-
 Examples:
   dnc verify leads.results.csv
   dnc verify leads.results.csv --max-age 7d --json

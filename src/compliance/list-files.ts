@@ -1,6 +1,6 @@
 // Reading numbers and exemptions from CSV files, and writing the list out again: every refusal names file, line and value.
-import { createReadStream } from 'node:fs';
-import { inputError, usageError, type DncError } from '../errors.js';
+import { open } from 'node:fs/promises';
+import { describeFsError, ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
 import { EXEMPTION_BASES, type ExemptionBasis } from './suppression-store.js';
 
@@ -64,7 +64,11 @@ export async function readImportFile(
   options: { column?: string | undefined; country?: string | undefined; required?: readonly string[]; check?: (cells: Record<string, string>, where: string) => void },
 ): Promise<ImportRow[]> {
   const { parse } = await import('csv-parse');
-  const parser = createReadStream(file).pipe(
+  // Opened first, so that a missing or unreadable file is an input error naming it, not a stream's unhandled error.
+  const handle = await open(file, 'r').catch((err: unknown) => {
+    throw inputError('E_INPUT_UNREADABLE', `cannot read ${file}: ${describeFsError(err)}`, { hint: 'check the path of the file to import', cause: err });
+  });
+  const parser = handle.createReadStream().pipe(
     parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, trim: true, delimiter: [',', ';', '\t', '|'] }),
   );
   let header: string[] | null = null;
@@ -94,7 +98,7 @@ export async function readImportFile(
         if ((err as DncError).name !== 'DncError') throw err;
         // A bad value in a file is bad input data (exit 3), whatever the same value is as a flag.
         const e = err as DncError;
-        problems.push(inputError(e.code, e.message, { hint: e.hint }));
+        problems.push(e.exitCode === ExitCode.INPUT ? e : inputError('E_INVALID_NUMBER', e.message, { hint: e.hint }));
       }
     }
   } catch (err) {

@@ -1,5 +1,6 @@
 // What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
 import { terminalSafe } from './terminal-safe.js';
+import { formatInteger } from './numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { Cost } from '../wire/types.js';
 
@@ -18,7 +19,7 @@ function paint(text: string, colour: keyof typeof COLOURS, on: boolean): string 
 }
 
 function credits(n: number): string {
-  return `${n} credit${n === 1 ? '' : 's'}`;
+  return `${formatInteger(n)} credit${n === 1 ? '' : 's'}`;
 }
 
 /** "999 / 1000" from X-RateLimit-Remaining / X-RateLimit-Limit, else from the body's cost object. */
@@ -26,7 +27,7 @@ export function balanceText(meta: ResponseMeta, cost?: Cost): string {
   const limit = meta.rateLimitLimit ?? cost?.credit_limit ?? null;
   const remaining = meta.rateLimitRemaining ?? (cost ? cost.credit_limit - cost.total_credits_used : null);
   if (limit === null || remaining === null) return 'balance not reported';
-  return `balance ${remaining} / ${limit}`;
+  return `balance ${formatInteger(remaining)} / ${formatInteger(limit)}`;
 }
 
 /** Credits this answer charged (or held, for a receipt): X-Credit-Cost, else the body's cost. */

@@ -2,6 +2,7 @@
 // cli-table3 is heavy: commands load this module with `await import(...)` inside their action.
 import { terminalSafe } from './terminal-safe.js';
 import Table from 'cli-table3';
+import { formatInteger } from './numbers.js';
 
 /** Where output goes: enough of IO for rendering, so renderers stay pure and testable. */
 export interface Terminal {
@@ -55,10 +56,7 @@ export function tsvLine(fields: readonly CellValue[]): string {
   return fields.map(tsvField).join('\t');
 }
 
-/** Whole numbers with thousands separators, the same on every machine (en-US grouping). */
-export function formatInteger(n: number): string {
-  return Math.trunc(n).toLocaleString('en-US');
-}
+export { formatInteger } from './numbers.js';
 
 function terminalCell(value: CellValue): string {
   if (value === null || value === undefined) return '';

@@ -106,7 +106,7 @@ function periodBlock(p: BillingPeriodUsage, term: Terminal): string {
 
 /**
  * The piped format of a usage page, one record per line, fields separated by tabs, no colour,
- * plain integers (documented in README, section usage):
+ * plain integers (documented in docs/usage.md, "Piped"):
  *   customer  NAME
  *   period    ID TYPE START_DATE END_DATE LAST_DAY CREDIT_LIMIT CREDITS_USED CREDITS_REMAINING TOTAL_REQUESTS UNALLOCATED_REQUESTS UNALLOCATED_CREDITS
  *   country   PERIOD_ID COUNTRY REQUEST_COUNT

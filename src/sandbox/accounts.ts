@@ -3,7 +3,7 @@ import type { BillingPeriodUsage, CountryUsage, MonthUsage } from '../wire/types
 
 export type Plan = 'monthly' | 'annual';
 
-/** A past billing period as given in an accounts file (README: accounts file format). */
+/** A past billing period as given in an accounts file (docs/sandbox.md, "Accounts file"). */
 export interface HistoryPeriodSpec {
   /** Billing-period id; assigned when missing. */
   id?: number;

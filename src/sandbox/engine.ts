@@ -289,7 +289,7 @@ export class SandboxEngine {
   /**
    * Section 5: `Authorization: Bearer KEY` or `Authorization: KEY`; with `portal` (only
    * /v2/usage_stats), also `Bearer <PORTAL_JWT>`. Returns the account or the 401/403 answer.
-   * Resellers without X-Forwarded-Host get 403 (README: silent choices).
+   * Resellers without X-Forwarded-Host get 403 (docs/decisions.md).
    */
   authenticate(authorization: string | undefined, forwardedHost: string | undefined, portal = false): Account | Answer {
     const raw = (authorization ?? '').trim();

@@ -54,7 +54,7 @@ function mainCountryOf(callingCode: string): string | undefined {
   return codes[callingCode]?.[0];
 }
 
-/** What the register does with a number, decided by its last three digits (README: number rules). */
+/** What the register does with a number, decided by its last three digits (docs/sandbox.md, "Number rules"). */
 export type Verdict =
   | { kind: 'succeeded'; doNotCall: boolean }
   | { kind: 'invalid_phone_number' }

@@ -101,6 +101,7 @@ export const ClientErrorCode = {
   missingKey: 'E_AUTH_MISSING',
   forbidden: 'E_AUTH_FORBIDDEN',
   notFound: 'E_NOT_FOUND',
+  usageQueryRejected: 'E_USAGE_QUERY_REJECTED',
   unsupportedCountry: 'E_UNSUPPORTED_COUNTRY',
   creditLimit: 'E_CREDIT_LIMIT',
   service: 'E_SERVICE',
@@ -425,12 +426,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       return { body: answer.json as T, raw: answer.json, meta: answer.meta };
     }
     if (answer.status === 400) {
-      throw usageError(ClientErrorCode.badRequest, `the service rejected the ${what} (400): ${errorText(answer)}`, {
+      throw usageError(ClientErrorCode.usageQueryRejected, `the service rejected the ${what} (400): ${errorText(answer)}`, {
         details: { status: 400, body: answer.json ?? answer.text },
       });
     }
     if (answer.status === 404) {
-      throw new DncError(ClientErrorCode.notFound, 2, `billing period not found (404): ${errorText(answer)}`, {
+      throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${errorText(answer)}`, {
         hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',
         details: { status: 404, body: answer.json ?? answer.text },
       });
