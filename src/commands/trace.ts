@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { ExitCode, inputError } from '../errors.js';
+import { ExitCode, inputError, usageError } from '../errors.js';
 import type { TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -27,7 +27,16 @@ export function registerTrace(program: Command, host: CommandHost): void {
   host.action(command, async (ctx, cmd) => runTrace(ctx, cmd.args[0]!.trim(), ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j))));
 }
 
+/** A correlation id as the service gives them (interface 2.1: "string (UUID form)"). */
+const CORRELATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 async function runTrace(ctx: Context, id: string, given: string[]): Promise<number> {
+  // Validated as what it is: a mistyped id is a usage error, not a search that finds nothing.
+  if (!CORRELATION_ID.test(id)) {
+    throw usageError('E_USAGE', `'${id}' is not a correlation id: they are UUIDs (8-4-4-4-12 hex digits)`, {
+      hint: 'copy it from the dnc_correlation_id column, or from what `dnc check` printed',
+    });
+  }
   const { stateDir } = await import('../evidence/paths.js');
   const { registeredJournals } = await import('../evidence/registry.js');
   const { CheckHistory, historyPath } = await import('../evidence/history.js');

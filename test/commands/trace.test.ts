@@ -76,4 +76,14 @@ describe('dnc trace', () => {
     expect(json(given.stdout).found[0].phone_number).toBe(w.sb.lookups()[0]!.phoneNumber);
     expect((await dnc(['trace', '00000000-0000-4000-8000-000000000000'], w.env)).code).toBe(3);
   });
+
+  it('an argument that is not a correlation id is a usage error (exit 2), not a search that finds nothing', async () => {
+    w = await world();
+    for (const bad of ['not-a-uuid', '12345', `${'0'.repeat(8)}-0000-4000-8000-00000000000`, "x'; DROP TABLE numbers; --"]) {
+      const r = await dnc(['trace', bad], w.env);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr).toContain('[E_USAGE]');
+      expect(r.stderr).toContain('is not a correlation id');
+    }
+  });
 });
