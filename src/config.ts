@@ -22,13 +22,20 @@ export interface GlobalFlags {
   verbose?: boolean;
   timeout?: number;
   retries?: number;
+  /** --profile / DNC_PROFILE: a named set of values in the config file's "profiles". */
+  profile?: string;
 }
 
-export interface ConfigFile {
-  base_url?: string;
-  api_key?: string;
-  forwarded_host?: string;
-}
+/** Strings a config file (or one of its profiles) may hold; a profile's values replace the top level's. */
+export const CONFIG_STRING_KEYS = ['base_url', 'api_key', 'api_key_file', 'forwarded_host', 'seller', 'san', 'campaign', 'suppression_list'] as const;
+type ConfigStringKey = (typeof CONFIG_STRING_KEYS)[number];
+
+export type ConfigFile = Partial<Record<ConfigStringKey, string>> & {
+  /** Validity windows in days by country, and "default" for the rest (src/compliance/validity.ts). */
+  validity_days?: Record<string, number>;
+  /** The profile whose values were applied, if any. */
+  profile?: string;
+};
 
 export interface ServiceConfig {
   baseUrl: Sourced<string>;
@@ -49,13 +56,16 @@ export function defaultConfigPath(env: Env, homedir: string): string {
   return path.join(base, 'dnc', 'config.json');
 }
 
-async function readConfigFile(file: string, explicit: boolean): Promise<ConfigFile> {
+async function readConfigFile(file: string, explicit: boolean, profile?: string): Promise<ConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (!explicit && code === 'ENOENT') return {};
+    if (!explicit && code === 'ENOENT') {
+      if (profile) throw usageError('E_CONFIG_INVALID', `profile "${profile}" is not defined: there is no config file ${file}`, { hint: 'add "profiles": {"NAME": {...}} to the config file' });
+      return {};
+    }
     throw usageError('E_CONFIG_UNREADABLE', `cannot read config file ${file}: ${code ?? String(err)}`, {
       hint: 'check the path given with --config or DNC_CONFIG',
       cause: err,
@@ -70,19 +80,61 @@ async function readConfigFile(file: string, explicit: boolean): Promise<ConfigFi
       cause: err,
     });
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+  if (!isObject(parsed)) {
     throw usageError('E_CONFIG_INVALID', `config file ${file} must hold a JSON object`);
   }
+  const out = configValues(parsed, file, '');
+  if (profile !== undefined) {
+    const profiles = parsed.profiles;
+    if (profiles !== undefined && !isObject(profiles)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "profiles" must be an object of named profiles`);
+    const chosen = profiles && Object.hasOwn(profiles, profile) ? profiles[profile] : undefined;
+    if (!isObject(chosen)) {
+      const known = profiles ? Object.keys(profiles) : [];
+      throw usageError('E_CONFIG_INVALID', `profile "${profile}" is not defined in ${file}`, {
+        hint: known.length ? `defined profiles: ${known.join(', ')}` : 'add "profiles": {"NAME": {"base_url": …, "api_key_file": …, "seller": …, "san": …}}',
+      });
+    }
+    Object.assign(out, configValues(chosen, file, `profiles.${profile}.`), { profile });
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function configValues(o: Record<string, unknown>, file: string, prefix: string): ConfigFile {
   const out: ConfigFile = {};
-  for (const key of ['base_url', 'api_key', 'forwarded_host'] as const) {
-    const value = (parsed as Record<string, unknown>)[key];
+  for (const key of CONFIG_STRING_KEYS) {
+    const value = o[key];
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') {
-      throw usageError('E_CONFIG_INVALID', `config file ${file}: "${key}" must be a string`);
+      throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}${key}" must be a string`);
     }
     out[key] = value;
   }
+  const days = o.validity_days;
+  if (days !== undefined && days !== null) {
+    if (!isObject(days)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days" must be an object such as {"default": 30, "GB": 28}`);
+    const v: Record<string, number> = {};
+    for (const [k, n] of Object.entries(days)) {
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 3660) {
+        throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days.${k}" must be a whole number of days from 1 to 3660`);
+      }
+      if (k !== 'default' && !/^[A-Z]{2}$/.test(k)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days" keys are "default" or country codes such as GB, got "${k}"`);
+      v[k] = n;
+    }
+    out.validity_days = v;
+  }
   return out;
+}
+
+/** The config file as it applies to this run (the --profile / DNC_PROFILE profile's values over the top level). */
+export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: string): Promise<{ path: string; file: ConfigFile }> {
+  const explicitConfig = pick<string>([flags.config, 'flag'], [env.DNC_CONFIG, 'env']);
+  const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
+  const profile = pick<string>([flags.profile, 'flag'], [env.DNC_PROFILE, 'env'])?.value;
+  return { path: configPath, file: await readConfigFile(configPath, explicitConfig !== undefined, profile) };
 }
 
 async function readKeyFile(file: string): Promise<string> {
@@ -107,16 +159,19 @@ function pick<T>(...candidates: Array<[T | undefined, ValueSource]>): Sourced<T>
 
 /** Resolves what is needed to talk to the service; throws exit-2 errors that name every way to give a value. */
 export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir: string): Promise<ServiceConfig> {
-  const explicitConfig = pick<string>([flags.config, 'flag'], [env.DNC_CONFIG, 'env']);
-  const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
-  const file = await readConfigFile(configPath, explicitConfig !== undefined);
+  const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
 
   const keyFromFile = flags.apiKeyFile ? await readKeyFile(flags.apiKeyFile) : undefined;
+  // A profile's api_key_file is read only when nothing above it gives the key.
+  const configKeyFile = !flags.apiKey && !keyFromFile && !env.DNC_API_KEY && !file.api_key && file.api_key_file
+    ? await readKeyFile(path.resolve(path.dirname(configPath), file.api_key_file))
+    : undefined;
   const apiKey = pick<string>(
     [flags.apiKey, 'flag'],
     [keyFromFile, 'flag'],
     [env.DNC_API_KEY, 'env'],
     [file.api_key, 'config'],
+    [configKeyFile, 'config'],
   );
   const baseUrl = pick<string>([flags.baseUrl, 'flag'], [env.DNC_BASE_URL, 'env'], [file.base_url, 'config']);
   const forwardedHost = pick<string>(

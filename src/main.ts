@@ -8,6 +8,10 @@ import { registerSandbox } from './commands/sandbox.js';
 import { registerTrace } from './commands/trace.js';
 import { registerUsage } from './commands/usage.js';
 import { registerVerify } from './commands/verify.js';
+import { registerSuppress } from './commands/suppress.js';
+import { registerExempt } from './commands/exempt.js';
+import { registerStatus } from './commands/status.js';
+import { registerReport } from './commands/report.js';
 import { parseIntegerOption, type GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
@@ -52,6 +56,7 @@ function globalFlags(command: Command): GlobalFlags {
     json: o.json === true,
     quiet: o.quiet === true,
     verbose: o.verbose === true,
+    profile: o.profile as string | undefined,
   };
   if (o.timeout !== undefined) flags.timeout = parseIntegerOption('--timeout', String(o.timeout), 1);
   if (o.retries !== undefined) flags.retries = parseIntegerOption('--retries', String(o.retries), 0, 10);
@@ -75,6 +80,7 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .option('--verbose', 'log each HTTP request and response on stderr, key redacted (env DNC_VERBOSE=1)')
     .option('--timeout <ms>', 'per-request timeout in milliseconds (default 30000)')
     .option('--retries <n>', 'retries of failures known to be uncharged (default 3)')
+    .option('--profile <name>', 'use the named profile of the config file (env DNC_PROFILE)')
     .addHelpText('after', EXIT_CODE_HELP)
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -101,6 +107,10 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   registerSandbox(program, host);
   registerVerify(program, host);
   registerTrace(program, host);
+  registerSuppress(program, host);
+  registerExempt(program, host);
+  registerStatus(program, host);
+  registerReport(program, host);
   return program;
 }
 

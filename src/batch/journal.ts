@@ -86,7 +86,19 @@ export interface NumberRow {
 export type NumberVerdict = Pick<
   NumberRow,
   'id' | 'state' | 'result' | 'do_not_call' | 'list_source' | 'checked_at' | 'correlation_id' | 'error_code' | 'error' | 'credits'
->;
+> & {
+  /** The user's exemption applied to this number at scrub time (src/compliance), if any. */
+  exemption_basis?: string | null;
+  exemption_until?: string | null;
+};
+
+/** An exemption of the user's list that held when the batch ran (kept in the journal so listen renders it too). */
+export interface AppliedExemption {
+  e164: string;
+  basis: string;
+  until: string;
+  evidence: string | null;
+}
 
 /** A final answer about a number, ready to store. */
 export interface FinalAnswer {
@@ -193,6 +205,8 @@ CREATE TABLE IF NOT EXISTS pushes (
   reason TEXT
 );
 CREATE TABLE IF NOT EXISTS costs (country TEXT PRIMARY KEY, credits INTEGER NOT NULL, seen_at TEXT NOT NULL);
+-- Exemptions of the user's list that held when the batch last ran (src/compliance applies them; render reads them).
+CREATE TABLE IF NOT EXISTS exemptions (number_id INTEGER PRIMARY KEY, basis TEXT NOT NULL, until TEXT NOT NULL, evidence TEXT);
 `;
 
 /**
@@ -419,7 +433,9 @@ export class BatchJournal {
       setAnswer: db.prepare<[number, string]>('INSERT OR REPLACE INTO answers (number_id, body) VALUES (?, ?)'),
       clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
       verdict: db.prepare<[string], NumberVerdict>(
-        'SELECT id, state, result, do_not_call, list_source, checked_at, correlation_id, error_code, error, credits FROM numbers WHERE e164 = ?',
+        `SELECT n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id, n.error_code, n.error, n.credits,
+                x.basis AS exemption_basis, x.until AS exemption_until
+           FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.e164 = ?`,
       ),
       pendingByCorrelation: db.prepare<[string], SentNumber>(
         "SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
@@ -547,6 +563,41 @@ export class BatchJournal {
 
   learnCost(country: string, credits: number): void {
     this.st.setCost.run(country, credits, this.stamp());
+  }
+
+  /** Numbers answered from the user's internal list (list_source `internal:…`) on an earlier run. */
+  internalVerdicts(): Array<{ id: number; e164: string; list_source: string }> {
+    return this.db
+      .prepare<[], { id: number; e164: string; list_source: string }>("SELECT id, e164, list_source FROM numbers WHERE state = 'done' AND list_source LIKE 'internal:%'")
+      .all();
+  }
+
+  /** Puts answered numbers back in the queue (a number taken off the internal list must be looked up after all). */
+  requeue(ids: readonly number[]): void {
+    const st = this.db.prepare(
+      "UPDATE numbers SET state = 'queued', result = NULL, correlation_id = NULL, http_status = NULL, credits = 0, do_not_call = NULL, list_source = NULL, error_code = NULL, error = NULL, checked_at = NULL, updated_at = ? WHERE id = ? AND state = 'done'",
+    );
+    this.db.transaction(() => {
+      for (const id of ids) st.run(this.stamp(), id);
+    })();
+  }
+
+  /** Replaces the exemptions applied to this batch's numbers. */
+  setExemptions(items: readonly AppliedExemption[]): void {
+    const insert = this.db.prepare('INSERT INTO exemptions (number_id, basis, until, evidence) SELECT id, ?, ?, ? FROM numbers WHERE e164 = ?');
+    this.db.transaction(() => {
+      this.db.exec('DELETE FROM exemptions');
+      for (const x of items) insert.run(x.basis, x.until, x.evidence, x.e164);
+    })();
+  }
+
+  /** What src/compliance recorded about this batch (list identity, who scrubbed for whom), as JSON text. */
+  complianceRecord(): string | null {
+    return this.flag('compliance');
+  }
+
+  setComplianceRecord(json: string): void {
+    this.st.setMeta.run('compliance', json);
   }
 
   /** Folds the write-ahead log into the database (reads of a long WAL are slow); never waits for other connections. */

@@ -11,6 +11,7 @@ import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
+import { withExemption } from '../compliance/batch-compliance.js';
 
 /** The columns appended to every row, in order (cli.md). */
 export const DNC_COLUMNS = [
@@ -24,6 +25,7 @@ export const DNC_COLUMNS = [
   'dnc_error_code',
   'dnc_error',
   'dnc_credits',
+  'dnc_exemption',
 ] as const;
 
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */
@@ -348,12 +350,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
-          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0'];
+          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', ''];
         } else {
           const verdict = journal.verdict(cell.e164);
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent);
+          cells = withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
           if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
         }

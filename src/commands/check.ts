@@ -17,6 +17,8 @@ interface CheckOptions {
   allowInsecureWebhookUrl: boolean;
   /** --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup (src/evidence). */
   reuseWithinMs?: number | null;
+  /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
+  suppressionList?: string | undefined;
 }
 
 /** A number as given, where it came from (for messages), and what normalisation made of it. */
@@ -62,6 +64,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
     .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
     .option('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits')
+    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -72,6 +75,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
       validate: o.validate !== false,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
       reuseWithinMs: o.reuseWithin === undefined ? null : (await import('../evidence/duration.js')).parseDuration('--reuse-within', String(o.reuseWithin)),
+      suppressionList: o.suppressionList as string | undefined,
     };
     return runCheck(ctx, cmd.args, options);
   });
@@ -89,7 +93,19 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     });
   }
   const targets = inputs.map((i) => ({ ...i, phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }) }));
-  const accepted = refuseLocally(ctx, targets, options);
+  const cc = await import('../compliance/check-compliance.js');
+  const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
+  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
+  await ctx.serviceConfig();
+  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
+  let accepted: Accepted[];
+  try {
+    // A number on the internal list is never sent, so it needs no --webhook-url.
+    accepted = refuseLocally(ctx, targets, options, (e164) => compliance.decide(e164).kind === 'suppressed');
+  } catch (err) {
+    compliance.close();
+    throw err;
+  }
 
   // One lookup per distinct number: a repeat would only spend credits again.
   const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
@@ -122,6 +138,15 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         break;
       }
       const label = target.phone.international;
+      // The user's own list comes before any lookup: such a number is never sent and costs nothing.
+      const decision = compliance.decide(target.phone.e164);
+      if (decision.kind === 'suppressed') {
+        tally.listed++;
+        exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
+        for (const line of ctx.json ? [cc.suppressedJson(decision, target.phone.country)] : cc.suppressedLines(decision, label)) writeLine(ctx.io.stdout, line);
+        continue;
+      }
       const reused = evidence.reusable(target.phone.e164);
       if (reused) {
         tally[reused.result === 'do_not_call' ? 'listed' : 'callable']++;
@@ -160,21 +185,27 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
       evidence.record(outcome, requestedAt, options.webhookUrl);
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      exit = mostSevere(exit, outcomeExit(outcome, options.failOnDnc));
-      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call ? 'listed' : 'callable']++;
+      const exempted = cc.exemptedOutcome(decision, outcome);
+      exit = mostSevere(exit, exempted ? ExitCode.OK : outcomeExit(outcome, options.failOnDnc));
+      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
+      if (decision.kind === 'expired_exemption' && outcome.kind === 'succeeded' && outcome.body.do_not_call) {
+        ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
+      }
       if (ctx.json) {
-        writeLine(ctx.io.stdout, jsonLine(outcome.raw, outcome.meta));
+        const extra = cc.exemptionJson(decision, outcome);
+        writeLine(ctx.io.stdout, jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta));
         if (outcome.kind === 'failed') {
           ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
         }
       } else {
         if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
+        for (const line of [...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(decision, outcome)]) writeLine(ctx.io.stdout, line);
       }
     }
   } finally {
     stopListening();
+    compliance.close();
     evidence.close();
     await client.close();
   }
@@ -228,7 +259,7 @@ async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ inpu
  * Every number is judged before anything is sent: credits are money, and a list that is half
  * sent when a later number turns out bad is worse than one refused whole.
  */
-function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions): Accepted[] {
+function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, suppressed: (e164: string) => boolean): Accepted[] {
   const problems: DncError[] = [];
   for (const t of targets) {
     if (!t.phone.ok) {
@@ -240,7 +271,7 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions): 
               : 'write the number in E.164 (+12025550123), or give --country for national format',
         }),
       );
-    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country)) {
+    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) && !suppressed(t.phone.e164)) {
       problems.push(
         usageError('E_WEBHOOK_REQUIRED', `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups are webhook-only; nothing was sent`, {
           hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',

@@ -15,7 +15,9 @@ rewritten by \`dnc listen\`); needs no service configuration and sends nothing. 
   - every row against the batch journal and the input, when they are still where the
     manifest says (an edited verdict, or a deleted, inserted or edited row, is found by line);
   - every callable row has a correlation id, a register source and a checked_at no older than
-    --max-age (default: 30d for AU rows, 31d for every other country);
+    --max-age (default: the validity window of the row's country: US 31d, CA 31d, GB 28d,
+    AU 30d, others 30d, or those the scrub's config set); a row callable by an exemption
+    also needs the exemption to hold;
   - no row is pending, not_checked or failed.
 
 Exit codes:
@@ -33,7 +35,7 @@ export function registerVerify(program: Command, host: CommandHost): void {
     .command('verify')
     .description('offline: is a batch output exactly what dnc wrote, and fresh enough to dial? (rows to re-check by line)')
     .argument('<output>', 'the output CSV of `dnc batch`')
-    .option('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: 30d AU, 31d others)')
+    .option('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB 28d, AU 30d, others 30d)')
     .option('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now')
     .option('--list <n>', 'rows to re-check listed at most (all are counted)', '1000')
     .addHelpText('after', HELP);

@@ -1,6 +1,7 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
 import { CONFLICTING_PUSHES, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
+import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { writeManifest, type RenderedOutputs } from './manifest.js';
 import { publicBaseUrl, stateDir } from './paths.js';
@@ -163,6 +164,7 @@ export async function afterRender(
     baseUrl: publicBaseUrl(options.baseUrl),
     startedAt: options.startedAt.toISOString(),
     finishedAt: e.now().toISOString(),
+    compliance: complianceRecordOf(journal),
   });
   say.debug(`wrote ${written.path}`);
   await rememberVerdicts(e, say, journal.path, meta.serviceOrigin);

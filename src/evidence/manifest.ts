@@ -11,13 +11,15 @@ import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { parseServiceTime } from './duration.js';
+import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
+import type { ValiditySummary } from '../compliance/validity.js';
 
 export const MANIFEST_VERSION = 1;
 
-/** The dnc_* columns the batch appends (cli.md), counted from the end of each row. */
-export const DNC_COLUMN_COUNT = 10;
+/** The dnc_* columns the batch appends (cli.md), after the input's columns. */
+export const DNC_COLUMN_COUNT = 11;
 /** Positions within the dnc_* cells. */
-export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9 } as const;
+export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9, exemption: 10 } as const;
 
 export const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
 type Counts = Record<string, number>;
@@ -33,6 +35,8 @@ export interface OutputFormat {
   phone_column: number;
   /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
   escape_formulas?: boolean;
+  /** dnc_* columns after the input's (10 before dnc_exemption was added; absent in those manifests). */
+  dnc_columns?: number;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -61,6 +65,10 @@ export interface Manifest extends OutputTally {
   format: OutputFormat;
   /** --callable-out and --suppressed-out files written with the output (what a dialler loads). */
   lists: Array<{ kind: 'callable' | 'suppressed' | 'review' | 'dial'; path: string; sha256: string }>;
+  /** The internal list and exemptions applied, who scrubbed for whom (src/compliance). */
+  compliance?: ScrubCompliance | null;
+  /** Validity windows and when the callable rows stop being valid, by country. */
+  validity?: ValiditySummary;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -78,6 +86,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
     ...(meta.escapeFormulas ? { escape_formulas: true } : {}),
+    dnc_columns: DNC_COLUMN_COUNT,
   };
 }
 
@@ -88,7 +97,7 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     delimiter: f.delimiter,
     recordDelimiter: f.record_delimiter,
     header: f.header ? (header ?? []) : null,
-    columnCount: f.input_columns + DNC_COLUMN_COUNT,
+    columnCount: f.input_columns + (f.dnc_columns ?? 10),
     phoneIndex: f.phone_column - 1,
     phoneLabel: `column ${f.phone_column}`,
     bom: f.bom,
@@ -177,7 +186,7 @@ export async function walkOutput(
         onHeader?.(fields);
         continue;
       }
-      const cells = fields.slice(fields.length - DNC_COLUMN_COUNT);
+      const cells = fields.slice(format.input_columns);
       tally.add(cells);
       if (onRow) await onRow(index, fields, cells);
       index++;
@@ -218,6 +227,8 @@ export interface ManifestTimes {
   baseUrl?: string;
   /** What the render wrote: used for outputs that are not regular files (standard output, a FIFO). */
   rendered?: RenderedOutputs;
+  /** What src/compliance applied; kept from the manifest already there when absent (listen rewrites). */
+  compliance?: ScrubCompliance | null;
 }
 
 function isRegularFile(file: string): boolean {
@@ -236,6 +247,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   const file = meta.manifestPath ?? manifestPathFor(meta.outputPath);
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
+  const compliance = manifestCompliance(times.compliance ?? previous?.compliance);
   const rendered = times.rendered;
   const written = (p: string) => rendered?.written.find((w) => w.path === p);
   // A file is read back (our reader checks our writer); a stream is described by what was written to it.
@@ -243,7 +255,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   const walk: WalkResult =
     !isRegularFile(meta.outputPath) && renderedMain && rendered?.tally
       ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally }
-      : await walkOutput(meta.outputPath, format);
+      : await walkOutput(meta.outputPath, format, compliance.onRow);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
   for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut], ['review', meta.reviewOut], ['dial', meta.dialOut]] as const) {
@@ -265,6 +277,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     format,
     lists,
     ...walk.tally,
+    ...compliance.fields(),
   };
   try {
     await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);

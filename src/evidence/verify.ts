@@ -5,11 +5,13 @@ import { DncError, inputError } from '../errors.js';
 import { DNC_COLUMNS } from '../batch/render.js';
 import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
+import { effectiveResult, exemptionUntilOf, rulesOf } from '../compliance/batch-compliance.js';
+import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 
-/** Default --max-age per country: AU washes are valid 30 days; US rules (and ours elsewhere) 31. */
-export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = { AU: 30 };
-export const DEFAULT_MAX_AGE_OTHER_DAYS = 31;
+/** Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others 30). */
+export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
+export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
 
 /** Why a row must be looked up again (or the file regenerated) before it is dialled. */
 export type RecheckReason =
@@ -65,9 +67,9 @@ export interface VerifyReport {
   asOf: string;
 }
 
-function maxAgeFor(country: string, o: VerifyOptions): number {
+function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
   if (o.maxAgeMs !== null) return o.maxAgeMs;
-  return (DEFAULT_MAX_AGE_DAYS[country] ?? DEFAULT_MAX_AGE_OTHER_DAYS) * DAY_MS;
+  return windowDays(rules, country) * DAY_MS;
 }
 
 function compareTallies(m: OutputTally, f: OutputTally): string[] {
@@ -104,6 +106,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     });
   }
   const limit = o.listLimit ?? 1_000;
+  // The windows the scrub was made under (its config), else today's defaults.
+  const rules = rulesOf(manifest.compliance);
   const { readRows, dataRecordLines } = await import('../batch/csv-input.js');
   const { hashFile } = await import('../batch/ingest.js');
 
@@ -146,8 +150,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // The input's header, read first: the output's must be it, then the dnc_* columns.
   const inputHeader = input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
   const checkHeader = (fields: string[]) => {
+    // Outputs from before dnc_exemption have the first 10 of today's columns.
+    const expected = DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
     const dnc = fields.slice(manifest.format.input_columns);
-    if (dnc.join('\0') !== DNC_COLUMNS.join('\0')) structure.push(`the header's last columns are not ${DNC_COLUMNS.join(', ')}`);
+    if (dnc.join('\0') !== expected.join('\0')) structure.push(`the header's last columns are not ${expected.join(', ')}`);
     if (inputHeader && fields.slice(0, manifest.format.input_columns).some((v, i) => v !== asWritten(inputHeader[i] ?? ''))) {
       structure.push("the header's input columns differ from the input's header");
     }
@@ -176,7 +182,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         const verdictDiffers = result === 'callable' || result === 'do_not_call'
           ? serviceTextCell(v?.correlation_id) !== cid || serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') || serviceTextCell(v?.list_source) !== (cells[C.source] ?? '')
           : false;
-        const differs = !v || v.state !== 'done' || v.result !== result || verdictDiffers;
+        const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
         if (differs) {
           flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
           return;
@@ -202,11 +208,15 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       if (!isHttpsUrl(cells[C.source]!)) return flag(index, cells, 'no_source', `callable with a register source that is not an https URL: ${cells[C.source]}`);
       const at = parseServiceTime(cells[C.checkedAt]);
       if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
-      const maxAge = maxAgeFor(cells[C.country] ?? '', o);
+      const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
       if (asOf - at > maxAge) {
         const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
         flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
+        return;
       }
+      // Callable only by an exemption: it must still hold.
+      const until = exemptionUntilOf(cells[C.exemption]);
+      if (until !== null && asOf > Date.parse(until)) flag(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
     }, checkHeader);
     if (aligned && input && !(await input.next()).done) {
       flag(walk.tally.rows.total - 1, ['', '', ''], 'out_of_step', 'the output ends before the input does (rows deleted at the end)');
@@ -251,7 +261,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     recheckCount: count,
     recheckByReason: byReason,
     recheck,
-    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...DEFAULT_MAX_AGE_DAYS }, otherDays: DEFAULT_MAX_AGE_OTHER_DAYS },
+    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...rules.byCountry }, otherDays: rules.otherDays },
     asOf: o.asOf.toISOString(),
   };
 }

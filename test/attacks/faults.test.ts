@@ -72,6 +72,7 @@ describe('a full disk during lookups', () => {
         rmSync(path.join(disk, 'ballast'));
         execFileSync('mount', ['-o', 'remount,size=96m', disk]);
         const resumed = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv'], { cwd: disk, env: env(), timeoutMs: 60_000 });
+        // Finished, every row with a verdict (the list has none of the sandbox's failing numbers).
         expect(resumed.code, resumed.stderr).toBe(0);
         expect(resumed.stderr).toMatch(/\d+ number\(s\) were in flight when the last run stopped and may have been charged: they are sent again/);
         expect(integrity(journal)).toBe('ok');

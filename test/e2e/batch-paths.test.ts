@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DNC_COLUMNS } from '../../src/batch/render.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
@@ -58,7 +59,7 @@ describe('dnc batch: standard input and standard output', () => {
     writeFileSync(input, LIST);
     const r = await spawnDnc(['batch', input, '-o', '-', '--json'], { env, cwd: d });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split('\n')[0]).toBe('name,phone,dnc_phone_e164,dnc_country,dnc_result,dnc_do_not_call,dnc_list_source,dnc_checked_at,dnc_correlation_id,dnc_error_code,dnc_error,dnc_credits');
+    expect(r.stdout.split('\n')[0]).toBe(['name', 'phone', ...DNC_COLUMNS].join(','));
     const summary = JSON.parse(r.stderr.trim().split('\n').pop()!) as { rows: number; output: string };
     expect(summary.rows).toBe(2);
     expect(existsSync(path.join(d, '-'))).toBe(false);

@@ -1,0 +1,125 @@
+// `dnc report`: a self-contained HTML report of one scrub for an auditor (printable to PDF), from its results file and manifest.
+import path from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode, inputError, usageError } from '../errors.js';
+import type { CommandHost } from '../main.js';
+
+const HELP = `
+Writes one HTML file with everything inline (styles and SVG charts; no script, nothing
+loaded from the network): what was scrubbed, when, by whom and for whom, the registers and
+internal lists used, counts by result and country, credits, validity and expiry, the
+suppressions and exemptions applied, the files' SHA-256 and how to check them with
+\`dnc verify\`. Open it in a browser and print it to PDF. Phone numbers are left out unless
+--include-numbers is given. The file is written with mode 0600.
+
+Exit codes: 0 written; 2 bad option; 3 no results file or manifest.
+
+Examples:
+  dnc report leads.results.csv
+  dnc report leads.results.csv -o audit/2026-11.html --include-numbers`;
+
+/** Rows listed at most with --include-numbers (the results file holds them all). */
+export const REPORT_MAX_ROWS = 10_000;
+
+export function registerReport(program: Command, host: CommandHost): void {
+  const command = program
+    .command('report')
+    .description('write a self-contained HTML report of a scrub for an auditor (printable to PDF)')
+    .argument('<results>', 'the output CSV of `dnc batch`')
+    .option('-o, --output <file>', 'where to write it (default: RESULTS.report.html beside the results)')
+    .option('--include-numbers', `list the phone numbers (at most ${REPORT_MAX_ROWS.toLocaleString('en-US')} rows)`)
+    .addHelpText('after', HELP);
+  host.action(command, async (ctx, cmd) => {
+    const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
+    const results = path.resolve(ctx.cwd, cmd.args[0]!);
+    const { existsSync } = await import('node:fs');
+    const { manifestPathFor, readManifest, walkOutput, C } = await import('../evidence/manifest.js');
+    if (!existsSync(results)) throw inputError('E_INPUT_MISSING', `${results} does not exist`, { hint: 'give the output of `dnc batch` (INPUT.results.csv by default)' });
+    const manifestPath = manifestPathFor(results);
+    const manifest = await readManifest(manifestPath);
+    if (!manifest) {
+      throw inputError('E_NO_MANIFEST', `${results} has no manifest (${manifestPath} is missing): there is nothing to report on`, {
+        hint: 'rerun `dnc batch` on its input with -o pointing to this file to write the manifest',
+      });
+    }
+    const output = path.resolve(ctx.cwd, o.output ?? results.replace(/(\.[^./\\]*)?$/, '.report.html'));
+    for (const taken of [results, manifestPath, manifest.input.path, manifest.journal]) {
+      if (path.resolve(taken) === output) throw usageError('E_USAGE', `-o ${output} would overwrite ${taken}`, { hint: 'write the report to another file' });
+    }
+    const { dataRecordLines } = await import('../batch/csv-input.js');
+    const { outputLayout } = await import('../evidence/manifest.js');
+    const internalRows: Record<string, number> = {};
+    const exemptRows: Record<string, number> = {};
+    const rows: Array<{ index: number; number: string; country: string; result: string; source: string; checkedAt: string; exemption: string }> = [];
+    let omitted = 0;
+    const walk = await walkOutput(results, manifest.format, (index, _fields, cells) => {
+      const source = cells[C.source] ?? '';
+      if (source.startsWith('internal:') && cells[C.result] === 'do_not_call') internalRows[source] = (internalRows[source] ?? 0) + 1;
+      const exemption = cells[C.exemption] ?? '';
+      if (exemption) {
+        const basis = exemption.split(' ')[0]!;
+        exemptRows[basis] = (exemptRows[basis] ?? 0) + 1;
+      }
+      if (!o.includeNumbers) return;
+      if (rows.length >= REPORT_MAX_ROWS) {
+        omitted++;
+        return;
+      }
+      rows.push({ index, number: cells[C.e164] ?? '', country: cells[C.country] ?? '', result: cells[C.result] ?? '', source, checkedAt: cells[C.checkedAt] ?? '', exemption });
+    });
+    // The list the scrub used: still there, same id, intact history holding the state recorded then?
+    const recorded = manifest.compliance?.list ?? null;
+    const { SuppressionStore } = await import('../compliance/suppression-store.js');
+    const { checkRecordedList } = await import('../compliance/batch-compliance.js');
+    let store: import('../compliance/suppression-store.js').SuppressionStore | null = null;
+    let listCheck: import('../compliance/batch-compliance.js').ListCheck | null = null;
+    if (recorded) {
+      try {
+        store = await SuppressionStore.open(recorded.path, { create: false });
+        listCheck = checkRecordedList(store, recorded);
+      } catch (err) {
+        listCheck = { state: 'missing', detail: (err as Error).message };
+      }
+    }
+    // Why each suppressed or exempt row was so: the list's last audit entry of its number at scrub time.
+    const appliedAt = manifest.compliance?.applied_at ?? '';
+    const why = (number: string, source: string, exemption: string): string => {
+      if (!store || listCheck?.state !== 'verified' || (!source.startsWith('internal:') && !exemption)) return '';
+      const e = store.lastEntryAt(number, appliedAt);
+      if (!e) return '';
+      const verb = { suppress: 'added', unsuppress: 'removed', exempt: 'exempted', unexempt: 'exemption withdrawn' }[e.action];
+      const at = e.at.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
+      return `${verb} ${at} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
+    };
+    const lines = o.includeNumbers ? await dataRecordLines(outputLayout(results, manifest.format), rows.map((r) => r.index)) : new Map<number, { line: number }>();
+    const { hashFile } = await import('../batch/ingest.js');
+    const { renderReportHtml } = await import('../compliance/report-html.js');
+    const html = renderReportHtml({
+      manifest,
+      manifestPath,
+      manifestSha256: await hashFile(manifestPath),
+      outputMatches: walk.sha256 === manifest.output.sha256,
+      generatedAt: ctx.now(),
+      internalRows,
+      exemptRows,
+      rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index)?.line ?? 0, ...r, why: why(r.number, r.source, r.exemption) })) : null,
+      rowsOmitted: omitted,
+      listCheck,
+    });
+    store?.close();
+    const { writeFile, rename, rm } = await import('node:fs/promises');
+    const { tempPathFor } = await import('../atomic-file.js');
+    const tmp = tempPathFor(output);
+    try {
+      await writeFile(tmp, html, { flag: 'wx', mode: 0o600 });
+      await rename(tmp, output);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { hint: 'check that the folder exists and is writable', cause: err });
+    }
+    if (walk.sha256 !== manifest.output.sha256) ctx.warn(`dnc: warning: ${results} changed after dnc wrote it (its SHA-256 differs from the manifest); the report says so`);
+    if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ report: output, output_matches_manifest: walk.sha256 === manifest.output.sha256, numbers_included: o.includeNumbers === true })}\n`);
+    else ctx.info(`wrote ${output}`);
+    return ExitCode.OK;
+  });
+}

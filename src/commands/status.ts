@@ -1,0 +1,70 @@
+// `dnc status`: lists results files and when their scrub expires, for people and for cron (exit 3 when any is expired or expiring).
+import path from 'node:path';
+import type { Command } from 'commander';
+import { ExitCode, usageError } from '../errors.js';
+import { writeLine } from '../io.js';
+import type { CommandHost } from '../main.js';
+
+const HELP = `
+Reads the manifests \`dnc batch\` writes beside its outputs (PATH: a results CSV, its
+.manifest.json, or a folder holding them; default: the current folder). A scrub is valid
+until its oldest callable verdict is older than its country's window (US 31 days, CA 31,
+GB 28, AU 30, others 30; "validity_days" in the config file changes them), or an exemption
+that made a row callable ends, whichever comes first. Sends nothing.
+
+Exit codes:
+  0  every scrub is valid for longer than --expiring (default 0: not expired)
+  2  bad option
+  3  a scrub has expired, or will within --expiring; or a file has no manifest
+
+Examples:
+  dnc status
+  dnc status exports/ --expiring 7d          (in cron: mail me before a list goes stale)
+  dnc status leads.results.csv --json`;
+
+export function registerStatus(program: Command, host: CommandHost): void {
+  const command = program
+    .command('status')
+    .description('list results files and when their scrub expires (exit 3 when any is expired or expiring)')
+    .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
+    .option('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d')
+    .option('--as-of <time>', 'judge as of this ISO 8601 time instead of now')
+    .addHelpText('after', HELP);
+  host.action(command, async (ctx, cmd) => {
+    const o = cmd.opts() as { expiring?: string; asOf?: string };
+    const { parseDuration, formatDuration } = await import('../evidence/duration.js');
+    const withinMs = o.expiring === undefined ? 0 : parseDuration('--expiring', o.expiring);
+    let asOf = ctx.now();
+    if (o.asOf !== undefined) {
+      asOf = new Date(o.asOf);
+      if (Number.isNaN(asOf.getTime())) throw usageError('E_USAGE', `--as-of ${JSON.stringify(o.asOf)} is not a date-time`, { hint: 'write ISO 8601, e.g. 2026-12-01T09:00:00Z' });
+    }
+    const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
+    const { scrubStatus } = await import('../compliance/status.js');
+    const files = await scrubStatus(paths, asOf, withinMs);
+    const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring');
+    if (ctx.json) {
+      writeLine(ctx.io.stdout, JSON.stringify({ as_of: asOf.toISOString(), expiring_within: o.expiring === undefined ? null : formatDuration(withinMs), files }));
+    } else if (files.length === 0) {
+      ctx.info('no results files with a manifest found');
+    } else {
+      const rel = (p: string) => {
+        const r = path.relative(ctx.cwd, p);
+        return r.startsWith('..') || path.isAbsolute(r) ? p : r;
+      };
+      const word = { expired: 'EXPIRED', expiring: 'EXPIRING', valid: 'valid', nothing_callable: 'nothing callable' } as const;
+      const { renderTable } = await import('../render/table.js');
+      ctx.io.stdout.write(
+        renderTable(
+          {
+            head: ['output', 'state', 'valid until', 'days left', 'rows', 'callable', 'finished', 'seller', 'campaign'],
+            rows: files.map((f) => [rel(f.output), word[f.state], f.valid_until ?? '-', f.days_left ?? '-', f.rows, f.callable, f.finished_at ?? '-', f.seller ?? '', f.campaign ?? '']),
+          },
+          { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+        ),
+      );
+    }
+    if (failing.length) ctx.warn(`dnc: ${failing.length} scrub(s) expired or expiring${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
+    return failing.length ? ExitCode.INPUT : ExitCode.OK;
+  });
+}

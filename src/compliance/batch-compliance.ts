@@ -1,0 +1,182 @@
+// The user's own lists in a batch: applied to the journal before any lookup, rendered into dnc_exemption, recorded in the manifest.
+import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../batch/journal.js';
+import type { ScrubParties } from './settings.js';
+import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
+import { validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
+
+/** What a scrub records about compliance (journal meta, then the manifest and the report). */
+export interface ScrubCompliance {
+  /** The internal list as it was when the scrub ran; null when the user has none. */
+  list: ListIdentity | null;
+  applied_at: string;
+  parties: ScrubParties;
+  /** Distinct numbers of this batch on the internal list (never sent). */
+  suppressed_numbers: number;
+  /** Distinct numbers with an exemption that held at scrub time. */
+  exempt_numbers: number;
+  /** Distinct numbers whose exemption had expired (ignored). */
+  expired_exemption_numbers: number;
+  /** Suppressed numbers that also had an exemption (the internal list won). */
+  overridden_exemption_numbers: number;
+  validity: { window_days: Record<string, number>; default_window_days: number };
+}
+
+export interface ApplyResult {
+  record: ScrubCompliance;
+  /** Numbers newly marked do_not_call from the internal list. */
+  newlySuppressed: number;
+  /** Numbers answered from the internal list on an earlier run but taken off it since: queued for a lookup. */
+  requeued: number;
+}
+
+/**
+ * Applies the internal list and the exemptions to every number of the batch, before any lookup:
+ * a suppressed number gets its final verdict now (do_not_call, `internal:<name>`, no request, no credit);
+ * an exemption is stored beside the number and turns a register's do_not_call into callable when rendered.
+ * A number that is pending (sent in webhook mode on an earlier run) is left to its push.
+ */
+export function applyToJournal(journal: BatchJournal, store: SuppressionStore | null, now: Date, parties: ScrubParties, rules: ValidityRules): ApplyResult {
+  // Walked from the list's side: a list is usually far smaller than a batch, and a batch without one costs one query.
+  const source = store ? `internal:${store.name}` : null;
+  const finals: Array<[number, FinalAnswer]> = [];
+  const applied: AppliedExemption[] = [];
+  const onList = new Set<string>();
+  let suppressed = 0;
+  let expired = 0;
+  let overridden = 0;
+  for (const s of store?.suppressions() ?? []) {
+    const v = journal.verdict(s.e164);
+    if (!v) continue;
+    onList.add(s.e164);
+    suppressed++;
+    if (v.state === 'pending' || (v.state === 'done' && v.list_source === source)) continue;
+    finals.push([
+      v.id,
+      {
+        result: 'do_not_call',
+        doNotCall: true,
+        listSource: source,
+        checkedAt: now.toISOString(),
+        correlationId: null,
+        errorCode: null,
+        error: `on the internal do-not-call list since ${s.addedAt}; not sent`,
+        credits: 0,
+        httpStatus: null,
+        answer: null,
+      },
+    ]);
+  }
+  for (const x of store?.exemptions() ?? []) {
+    if (!journal.verdict(x.e164)) continue;
+    if (onList.has(x.e164)) overridden++;
+    else if (exemptionHolds(x, now)) applied.push({ e164: x.e164, basis: x.basis, until: x.until, evidence: x.evidence });
+    else expired++;
+  }
+  const requeue = journal.internalVerdicts().filter((v) => !onList.has(v.e164)).map((v) => v.id);
+  if (finals.length) journal.recordFinals(finals);
+  if (requeue.length) journal.requeue(requeue);
+  journal.setExemptions(applied);
+  const record: ScrubCompliance = {
+    list: store?.identity() ?? null,
+    applied_at: now.toISOString(),
+    parties,
+    suppressed_numbers: suppressed,
+    exempt_numbers: applied.length,
+    expired_exemption_numbers: expired,
+    overridden_exemption_numbers: overridden,
+    validity: { window_days: rules.byCountry, default_window_days: rules.otherDays },
+  };
+  journal.setComplianceRecord(JSON.stringify(record));
+  return { record, newlySuppressed: finals.length, requeued: requeue.length };
+}
+
+export function complianceRecordOf(journal: BatchJournal): ScrubCompliance | null {
+  const text = journal.complianceRecord();
+  return text ? (JSON.parse(text) as ScrubCompliance) : null;
+}
+
+/**
+ * The render hook: appends the dnc_exemption cell, and turns a register's do_not_call into callable when
+ * an exemption held at scrub time. The internal list's verdicts are never exempted (an opt-out revokes consent).
+ */
+export function withExemption(cells: string[], v: NumberVerdict | undefined): string[] {
+  let label = '';
+  if (v?.exemption_basis && v.exemption_until && cells[2] === 'do_not_call' && !(cells[4] ?? '').startsWith('internal:')) {
+    cells[2] = 'callable';
+    label = exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until });
+  }
+  cells.push(label);
+  return cells;
+}
+
+/** The end of the exemption named in a dnc_exemption cell ("consent until 2027-01-31T23:59:59.999Z"), or null. */
+export function exemptionUntilOf(cell: string | undefined): string | null {
+  const m = / until (\S+)$/.exec(cell ?? '');
+  return m ? m[1]! : null;
+}
+
+/** What the verify and render sides take the journal's verdict to be once the exemption is applied. */
+export function effectiveResult(v: Pick<NumberVerdict, 'result' | 'list_source' | 'exemption_basis'>): string | null {
+  return v.result === 'do_not_call' && v.exemption_basis && !v.list_source?.startsWith('internal:') ? 'callable' : v.result;
+}
+
+/** The validity rules a scrub used (its record), else today's built-in ones. */
+export function rulesOf(record: ScrubCompliance | null | undefined): ValidityRules {
+  if (!record) return validityRules(undefined);
+  return { byCountry: { ...record.validity.window_days }, otherDays: record.validity.default_window_days };
+}
+
+/** Manifest fields: the compliance record as the scrub made it, and each country's valid-until (computed while the output is walked). */
+export function manifestCompliance(record: ScrubCompliance | null | undefined) {
+  const builder = new ValidityBuilder(rulesOf(record));
+  // Positions within the dnc_* cells (manifest.ts's C): country 1, result 2, checked_at 5, exemption 10.
+  return {
+    onRow: (_index: number, _fields: string[], cells: string[]) => builder.add(cells[1] ?? '', cells[2] ?? '', cells[5] ?? '', exemptionUntilOf(cells[10])),
+    fields: (): { compliance: ScrubCompliance | null; validity: ValiditySummary } => ({ compliance: record ?? null, validity: builder.done() }),
+  };
+}
+
+/** `dnc batch`'s one call, before any lookup: applies the user's lists to the journal and says what they did. */
+export async function applyListsBeforeLookups(ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>, journal: BatchJournal, flags: import('./settings.js').ComplianceFlags): Promise<ScrubCompliance> {
+  const { complianceSettings, openListForScrub } = await import('./settings.js');
+  const settings = await complianceSettings(ctx, flags);
+  const store = await openListForScrub(settings);
+  try {
+    const before = complianceRecordOf(journal)?.list ?? null;
+    if (before && before.id !== (store?.id ?? null)) {
+      ctx.warn(
+        `dnc: warning: this batch was scrubbed against the internal list ${before.name} (${before.path}) before, and now ${store ? `against ${store.name} (${store.path})` : 'against none'}: ` +
+          'numbers only the earlier list suppressed are looked up now (give --suppression-list to use the same list)',
+      );
+    }
+    const r = applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
+    const c = r.record;
+    if (c.suppressed_numbers) ctx.info(`${c.suppressed_numbers} number(s) on the internal do-not-call list (${c.list!.name}): do_not_call, not sent`);
+    if (r.requeued) ctx.info(`${r.requeued} number(s) taken off the internal list since the last run: they are looked up now`);
+    if (c.exempt_numbers) ctx.info(`${c.exempt_numbers} number(s) with a valid exemption: looked up, then callable if on a register (dnc_exemption)`);
+    if (c.expired_exemption_numbers) ctx.warn(`dnc: ${c.expired_exemption_numbers} number(s) have an exemption that has expired: ignored (\`dnc exempt list\` shows them)`);
+    if (c.overridden_exemption_numbers) ctx.info(`${c.overridden_exemption_numbers} exempt number(s) are also on the internal list: the internal list wins`);
+    return c;
+  } finally {
+    store?.close();
+  }
+}
+
+export type ListCheck =
+  | { state: 'verified'; entry: number; entries: number }
+  | { state: 'missing' | 'other_list' | 'broken' | 'head_not_found'; detail: string };
+
+/**
+ * Whether the list a scrub recorded is still there and its history still holds the state the scrub
+ * used: the same list id, an intact hash chain, and the recorded head among its entries.
+ */
+export function checkRecordedList(store: SuppressionStore | null, list: ListIdentity): ListCheck {
+  if (!store) return { state: 'missing', detail: `${list.path} is not there any more` };
+  if (store.id !== list.id) return { state: 'other_list', detail: `${list.path} is now another list (id ${store.id})` };
+  const broken = store.brokenAuditEntry();
+  if (broken !== null) return { state: 'broken', detail: `audit entry ${broken} was altered outside dnc` };
+  if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
+  const entry = store.auditEntryWithHash(list.audit_head);
+  if (entry === null) return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
+  return { state: 'verified', entry, entries: store.counts().audit };
+}

@@ -1,0 +1,430 @@
+// The internal do-not-call list and its exemptions: one SQLite file, an append-only hash-chained audit log, the only module that touches it.
+import { createHash, randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { inputError, usageError } from '../errors.js';
+
+export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
+export type ExemptionBasis = (typeof EXEMPTION_BASES)[number];
+
+export type AuditAction = 'suppress' | 'unsuppress' | 'exempt' | 'unexempt';
+
+/** Who made a change and why: every entry of the audit log carries it. */
+export interface Actor {
+  /** user@host */
+  who: string;
+  reason?: string | null;
+  source?: string | null;
+}
+
+export interface Suppression {
+  e164: string;
+  country: string | null;
+  addedAt: string;
+  who: string;
+  reason: string | null;
+  source: string | null;
+}
+
+export interface Exemption {
+  e164: string;
+  country: string | null;
+  basis: ExemptionBasis;
+  /** The last instant the exemption holds (ISO 8601, UTC). */
+  until: string;
+  evidence: string | null;
+  addedAt: string;
+  who: string;
+}
+
+export interface AuditEntry {
+  id: number;
+  at: string;
+  action: AuditAction;
+  e164: string;
+  who: string;
+  reason: string | null;
+  source: string | null;
+  basis: string | null;
+  until: string | null;
+  evidence: string | null;
+  /** SHA-256 of the previous entry's hash and this entry: an edited or deleted entry breaks the chain. */
+  hash: string;
+}
+
+/** What a manifest and a report say about the list a scrub used. */
+export interface ListIdentity {
+  name: string;
+  /** A UUID given when the file was created: a copy of the list keeps it, another list never has it. */
+  id: string;
+  path: string;
+  suppressions: number;
+  exemptions: number;
+  audit_entries: number;
+  /** The hash of the last audit entry (the whole history, chained). */
+  audit_head: string | null;
+  /** SHA-256 of the current entries (sorted), so two scrubs can be shown to have used the same list state. */
+  state_sha256: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS suppressions (
+  e164 TEXT PRIMARY KEY, country TEXT, added_at TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT
+);
+CREATE TABLE IF NOT EXISTS exemptions (
+  e164 TEXT PRIMARY KEY, country TEXT,
+  basis TEXT NOT NULL CHECK (basis IN ('consent', 'ebr-purchase', 'ebr-inquiry')),
+  until TEXT NOT NULL, evidence TEXT, added_at TEXT NOT NULL, who TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  action TEXT NOT NULL CHECK (action IN ('suppress', 'unsuppress', 'exempt', 'unexempt')),
+  e164 TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT, basis TEXT, until TEXT, evidence TEXT,
+  hash TEXT NOT NULL
+);
+-- The audit log is the record an auditor relies on: nothing in it is ever changed or removed.
+CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+`;
+
+type Env = Record<string, string | undefined>;
+
+export const DEFAULT_LIST_FILE = 'do-not-call.sqlite';
+
+/** Where the list lives: --suppression-list, else DNC_SUPPRESSION_LIST, else "suppression_list" in the config, else the state folder. */
+export function suppressionListPath(stateDir: string, explicit: string | undefined, cwd: string): { path: string; explicit: boolean } {
+  if (explicit) return { path: path.resolve(cwd, explicit), explicit: true };
+  return { path: path.join(stateDir, DEFAULT_LIST_FILE), explicit: false };
+}
+
+/** The list's name (in dnc_list_source `internal:<name>`): the file's name without its extension. */
+export function listNameOf(file: string): string {
+  const base = path.basename(file).replace(/\.(sqlite3?|db)$/i, '');
+  // The name lands in CSV cells and HTML: keep it to a plain token.
+  return base.replace(/[^\w.-]+/g, '_') || 'default';
+}
+
+interface EntryRow {
+  id: number;
+  at: string;
+  action: AuditAction;
+  e164: string;
+  who: string;
+  reason: string | null;
+  source: string | null;
+  basis: string | null;
+  until: string | null;
+  evidence: string | null;
+  hash: string;
+}
+
+function entryHash(previous: string, e: Omit<EntryRow, 'id' | 'hash'>): string {
+  const canonical = JSON.stringify([e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence]);
+  return createHash('sha256').update(previous).update('\n').update(canonical).digest('hex');
+}
+
+export interface ChangeResult {
+  /** Entries that changed the list (an audit entry each). */
+  changed: number;
+  /** Entries that were already so (no audit entry: the log records changes, not repeats). */
+  unchanged: number;
+}
+
+export class SuppressionStore {
+  readonly name: string;
+  private readonly st;
+  private constructor(
+    private readonly db: BetterSqlite3.Database,
+    readonly path: string,
+  ) {
+    this.name = listNameOf(path);
+    // Prepared once: an import of 100,000 numbers runs each of these 100,000 times.
+    this.st = {
+      lastHash: db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1'),
+      audit: db.prepare(
+        'INSERT INTO audit (at, action, e164, who, reason, source, basis, until, evidence, hash) VALUES (@at, @action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)',
+      ),
+      suppression: db.prepare<[string], Record<string, string | null>>('SELECT * FROM suppressions WHERE e164 = ?'),
+      suppress: db.prepare('INSERT INTO suppressions (e164, country, added_at, who, reason, source) VALUES (?, ?, ?, ?, ?, ?)'),
+      unsuppress: db.prepare('DELETE FROM suppressions WHERE e164 = ?'),
+      exemption: db.prepare<[string], Record<string, string | null>>('SELECT * FROM exemptions WHERE e164 = ?'),
+      exempt: db.prepare(
+        `INSERT INTO exemptions (e164, country, basis, until, evidence, added_at, who) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (e164) DO UPDATE SET country = excluded.country, basis = excluded.basis, until = excluded.until,
+           evidence = excluded.evidence, added_at = excluded.added_at, who = excluded.who`,
+      ),
+      unexempt: db.prepare('DELETE FROM exemptions WHERE e164 = ?'),
+    };
+  }
+
+  /**
+   * Opens the list. `create`: make it (folder 0700 in the state folder, file 0600) when missing;
+   * otherwise a missing file is an empty list and nothing is created (check and batch only read).
+   */
+  static async open(file: string, options: { create: boolean; explicit?: boolean }): Promise<SuppressionStore | null> {
+    const exists = existsSync(file);
+    if (!exists && !options.create) return null;
+    const { default: Database } = await import('better-sqlite3');
+    const dir = path.dirname(file);
+    if (!exists) {
+      // The default folder is the user's own; a shared folder named with --suppression-list keeps its permissions.
+      if (!existsSync(dir)) {
+        if (options.explicit) throw usageError('E_USAGE', `the folder of the suppression list ${file} does not exist`, { hint: 'create it first, or give another --suppression-list' });
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+      }
+    }
+    let db: BetterSqlite3.Database;
+    try {
+      db = new Database(file, { timeout: 5_000 });
+      // A rollback journal, not WAL: a list kept on a shared drive must work where shared memory does not.
+      db.pragma('journal_mode = DELETE');
+      db.exec(SCHEMA);
+    } catch (err) {
+      throw inputError('E_LIST_UNREADABLE', `cannot open the suppression list ${file}: ${(err as Error).message}`, {
+        hint: 'it must be a list written by `dnc suppress` (an SQLite file); check the path and its permissions',
+        cause: err,
+      });
+    }
+    if (!exists) chmodSync(file, 0o600);
+    const store = new SuppressionStore(db, file);
+    if (!store.meta('id')) {
+      db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run('id', randomUUID(), 'created_at', new Date().toISOString());
+    }
+    return store;
+  }
+
+  /** A list that was never written reads as empty (in memory: reading never creates the file). */
+  static async empty(file: string): Promise<SuppressionStore> {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(':memory:');
+    db.exec(SCHEMA);
+    return new SuppressionStore(db, file);
+  }
+
+  /** The UUID the list was given when created (a copy keeps it). */
+  get id(): string {
+    return this.meta('id') ?? '';
+  }
+
+  private meta(key: string): string | null {
+    return this.db.prepare<[string], { value: string }>('SELECT value FROM list_meta WHERE key = ?').get(key)?.value ?? null;
+  }
+
+  private append(now: Date, action: AuditAction, e164: string, actor: Actor, extra: { basis?: string | null; until?: string | null; evidence?: string | null } = {}): void {
+    const last = this.st.lastHash.get();
+    const entry = {
+      at: now.toISOString(),
+      action,
+      e164,
+      who: actor.who,
+      reason: actor.reason ?? null,
+      source: actor.source ?? null,
+      basis: extra.basis ?? null,
+      until: extra.until ?? null,
+      evidence: extra.evidence ?? null,
+    };
+    this.st.audit.run({ ...entry, hash: entryHash(last?.hash ?? '', entry) });
+  }
+
+  /** Adds numbers to the internal list (each change audited; one transaction). */
+  suppress(numbers: ReadonlyArray<{ e164: string; country: string | null }>, actor: Actor, now: Date): ChangeResult {
+    const out = { changed: 0, unchanged: 0 };
+    this.db.transaction(() => {
+      for (const n of numbers) {
+        if (this.isSuppressed(n.e164)) {
+          out.unchanged++;
+          continue;
+        }
+        this.st.suppress.run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
+        this.append(now, 'suppress', n.e164, actor);
+        out.changed++;
+      }
+    })();
+    return out;
+  }
+
+  /** Takes numbers off the list: a new audit entry each; the entry that added them stays. */
+  unsuppress(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
+    const out = { changed: 0, unchanged: 0 };
+    this.db.transaction(() => {
+      for (const e164 of numbers) {
+        if (this.st.unsuppress.run(e164).changes === 0) {
+          out.unchanged++;
+          continue;
+        }
+        this.append(now, 'unsuppress', e164, actor);
+        out.changed++;
+      }
+    })();
+    return out;
+  }
+
+  isSuppressed(e164: string): boolean {
+    return this.st.suppression.get(e164) !== undefined;
+  }
+
+  suppression(e164: string): Suppression | null {
+    const r = this.st.suppression.get(e164);
+    return r ? toSuppression(r) : null;
+  }
+
+  suppressions(): Suppression[] {
+    return this.db.prepare<[], Record<string, string | null>>('SELECT * FROM suppressions ORDER BY e164').all().map(toSuppression);
+  }
+
+  /** Adds or replaces an exemption (a replacement is audited like an addition, with the new terms). */
+  exempt(items: ReadonlyArray<{ e164: string; country: string | null; basis: ExemptionBasis; until: string; evidence: string | null }>, actor: Actor, now: Date): ChangeResult {
+    const out = { changed: 0, unchanged: 0 };
+    this.db.transaction(() => {
+      for (const x of items) {
+        const old = this.exemption(x.e164);
+        if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) {
+          out.unchanged++;
+          continue;
+        }
+        this.st.exempt.run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
+        this.append(now, 'exempt', x.e164, actor, { basis: x.basis, until: x.until, evidence: x.evidence });
+        out.changed++;
+      }
+    })();
+    return out;
+  }
+
+  unexempt(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
+    const out = { changed: 0, unchanged: 0 };
+    this.db.transaction(() => {
+      for (const e164 of numbers) {
+        if (this.st.unexempt.run(e164).changes === 0) {
+          out.unchanged++;
+          continue;
+        }
+        this.append(now, 'unexempt', e164, actor);
+        out.changed++;
+      }
+    })();
+    return out;
+  }
+
+  exemption(e164: string): Exemption | null {
+    const r = this.st.exemption.get(e164);
+    return r ? toExemption(r) : null;
+  }
+
+  exemptions(): Exemption[] {
+    return this.db.prepare<[], Record<string, string | null>>('SELECT * FROM exemptions ORDER BY e164').all().map(toExemption);
+  }
+
+  counts(): { suppressions: number; exemptions: number; audit: number } {
+    const n = (table: string) => this.db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()?.n ?? 0;
+    return { suppressions: n('suppressions'), exemptions: n('exemptions'), audit: n('audit') };
+  }
+
+  /** The audit log, oldest first (optionally only the entries of one number). */
+  audit(e164?: string): AuditEntry[] {
+    const rows = e164
+      ? this.db.prepare<[string], EntryRow>('SELECT * FROM audit WHERE e164 = ? ORDER BY id').all(e164)
+      : this.db.prepare<[], EntryRow>('SELECT * FROM audit ORDER BY id').all();
+    return rows;
+  }
+
+  /** Recomputes the hash chain: the id of the first entry that does not match, or null when the log is whole. */
+  brokenAuditEntry(): number | null {
+    let previous = '';
+    for (const r of this.db.prepare<[], EntryRow>('SELECT * FROM audit ORDER BY id').iterate()) {
+      if (entryHash(previous, r) !== r.hash) return r.id;
+      previous = r.hash;
+    }
+    return null;
+  }
+
+  /** The id of the audit entry with this chained hash, or null (a head recorded by a scrub must be found here). */
+  auditEntryWithHash(hash: string): number | null {
+    return this.db.prepare<[string], { id: number }>('SELECT id FROM audit WHERE hash = ?').get(hash)?.id ?? null;
+  }
+
+  /** The last audit entry of a number at or before `at` (why it was suppressed or exempt when a scrub ran). */
+  lastEntryAt(e164: string, at: string): AuditEntry | null {
+    return this.db.prepare<[string, string], EntryRow>('SELECT * FROM audit WHERE e164 = ? AND at <= ? ORDER BY id DESC LIMIT 1').get(e164, at) ?? null;
+  }
+
+  identity(): ListIdentity {
+    const c = this.counts();
+    const hash = createHash('sha256');
+    for (const r of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions ORDER BY e164').iterate()) hash.update(`S ${r.e164}\n`);
+    for (const r of this.db.prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions ORDER BY e164').iterate()) {
+      hash.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
+    }
+    const head = this.db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1').get();
+    return {
+      name: this.name,
+      id: this.meta('id') ?? '',
+      path: this.path,
+      suppressions: c.suppressions,
+      exemptions: c.exemptions,
+      audit_entries: c.audit,
+      audit_head: head?.hash ?? null,
+      state_sha256: hash.digest('hex'),
+    };
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+const toSuppression = (r: Record<string, string | null>): Suppression => ({
+  e164: r.e164!,
+  country: r.country ?? null,
+  addedAt: r.added_at!,
+  who: r.who!,
+  reason: r.reason ?? null,
+  source: r.source ?? null,
+});
+
+const toExemption = (r: Record<string, string | null>): Exemption => ({
+  e164: r.e164!,
+  country: r.country ?? null,
+  basis: r.basis as ExemptionBasis,
+  until: r.until!,
+  evidence: r.evidence ?? null,
+  addedAt: r.added_at!,
+  who: r.who!,
+});
+
+/** Whether an exemption holds at `at` (its `until` is the last instant it holds). */
+export function exemptionHolds(x: Pick<Exemption, 'until'>, at: Date): boolean {
+  const until = Date.parse(x.until);
+  return Number.isFinite(until) && at.getTime() <= until;
+}
+
+export type ComplianceDecision =
+  | { kind: 'suppressed'; listSource: string; suppression: Suppression }
+  | { kind: 'exempt'; exemption: Exemption }
+  | { kind: 'expired_exemption'; exemption: Exemption }
+  | { kind: 'none' };
+
+/**
+ * What the user's own records say of a number, before any lookup. The internal list always wins:
+ * an opt-out revokes consent. An exemption only matters once the register says do_not_call.
+ */
+export function decide(store: SuppressionStore | null, e164: string, at: Date): ComplianceDecision {
+  if (!store) return { kind: 'none' };
+  const s = store.suppression(e164);
+  if (s) return { kind: 'suppressed', listSource: `internal:${store.name}`, suppression: s };
+  const x = store.exemption(e164);
+  if (!x) return { kind: 'none' };
+  return exemptionHolds(x, at) ? { kind: 'exempt', exemption: x } : { kind: 'expired_exemption', exemption: x };
+}
+
+/** The dnc_exemption cell: "consent until 2027-01-31T23:59:59.999Z". */
+export function exemptionLabel(x: Pick<Exemption, 'basis' | 'until'>): string {
+  return `${x.basis} until ${x.until}`;
+}
+
+/** The list a command uses, from --suppression-list / DNC_SUPPRESSION_LIST / config, else the state folder. */
+export function resolveListPath(stateDir: string, cwd: string, flag: string | undefined, env: Env, configValue: string | undefined): { path: string; explicit: boolean } {
+  return suppressionListPath(stateDir, flag ?? (env.DNC_SUPPRESSION_LIST || undefined) ?? configValue, cwd);
+}

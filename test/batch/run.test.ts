@@ -1,0 +1,151 @@
+// The batch use case without the command: options and injected dependencies in, typed events out, a result back.
+// The stop/resume matrix — (429, budget, interrupt) × (bare rerun, rerun with other non-answer options, --restart) —
+// asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row finished.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runBatchJob, type BatchEvent, type BatchOptions, type BatchRunResult } from '../../src/batch/run.js';
+import { createContext } from '../../src/context.js';
+import { createTestIO } from '../../src/io.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
+import { sandbox, scratch } from './helpers.js';
+
+let sb: Sandbox;
+let env: Record<string, string>;
+const tmp = scratch();
+let n = 0;
+
+beforeAll(async () => {
+  ({ sb, env } = await sandbox());
+  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache'), XDG_CONFIG_HOME: path.join(tmp.dir, 'config') };
+});
+beforeEach(() => {
+  sb.reset();
+  sb.setCreditLimit(100_000);
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
+
+const OPTIONS: BatchOptions = { concurrency: 4, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true };
+
+/** Runs the use case as a command would, recording its events; `interrupts` lets a test press Ctrl-C. */
+async function run(input: string, options: Partial<BatchOptions>, interrupts: TestInterrupts = testInterrupts(), onEvent?: (e: BatchEvent) => void) {
+  const io = createTestIO();
+  const ctx = createContext({ io, env, cwd: tmp.dir, interrupts }, {});
+  const events: BatchEvent[] = [];
+  const given = new Set(Object.keys(options)) as BatchOptions['given'];
+  const result = await runBatchJob(input, { ...OPTIONS, ...options, given }, {
+    cwd: tmp.dir,
+    env,
+    homedir: tmp.dir,
+    now: () => new Date(),
+    flags: {},
+    interrupts,
+    serviceConfig: () => ctx.serviceConfig(),
+    createClient: (o) => ctx.createClient(o),
+    stdin: new PassThrough(),
+    stdinIsTTY: false,
+    stdout: new PassThrough(),
+    lockDeps: { pid: process.pid, isAlive: () => false },
+    isStandardOutput: () => false,
+    onEvent: (e) => {
+      events.push(e);
+      onEvent?.(e);
+    },
+  });
+  return { result, events, text: events.filter((e) => 'text' in e).map((e) => (e as { text: string }).text).join('\n') };
+}
+
+const finished = (r: BatchRunResult) => {
+  if (r.kind !== 'finished') throw new Error(`expected a finished run, got ${r.kind}`);
+  return r;
+};
+
+function list(count: number): { input: string; output: string } {
+  const base = path.join(tmp.dir, `list-${++n}`);
+  const rows = ['name,phone', ...Array.from({ length: count }, (_, i) => `c${i},+1202555${String(100 + i).padStart(4, '0')}`)];
+  writeFileSync(`${base}.csv`, `${rows.join('\n')}\n`);
+  return { input: `${base}.csv`, output: `${base}.out.csv` };
+}
+
+const charged = () => sb.lookups().filter((l) => l.charged).map((l) => l.phoneNumber);
+
+describe('runBatchJob', () => {
+  it('emits typed events (lines, lookups started, progress, ended) and returns the summary; it prints nothing itself', async () => {
+    const { input, output } = list(6);
+    const { result, events } = await run(input, { output });
+    const r = finished(result);
+    expect(r.summary.rows).toBe(6);
+    expect(r.stopped).toBeNull();
+    expect(r.resume).toBe(`dnc batch ${input} -o ${path.relative(tmp.dir, output)}`);
+    const types = events.map((e) => e.type);
+    expect(types).toContain('lookups-started');
+    expect(types.filter((t) => t === 'progress')).toHaveLength(6);
+    expect(types.indexOf('lookups-ended')).toBeGreaterThan(types.lastIndexOf('progress'));
+    expect(events.find((e) => e.type === 'info')).toMatchObject({ text: expect.stringMatching(/^Reading /) });
+  });
+
+  const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult>; reason: string }> = [
+    {
+      name: '429',
+      reason: 'credit_limit',
+      stop: async (input, output) => {
+        sb.setCreditLimit(5);
+        const r = (await run(input, { output })).result;
+        sb.setCreditLimit(100_000);
+        return r;
+      },
+    },
+    { name: 'budget', reason: 'budget_reached', stop: async (input, output) => (await run(input, { output, maxCredits: 5 })).result },
+    {
+      name: 'interrupt',
+      reason: 'interrupted',
+      stop: async (input, output) => {
+        const interrupts = testInterrupts();
+        let answered = 0;
+        return (await run(input, { output, concurrency: 1 }, interrupts, (e) => e.type === 'progress' && ++answered === 5 && interrupts.fire())).result;
+      },
+    },
+  ];
+  const reruns: Array<{ name: string; options: Partial<BatchOptions>; paysAgain: boolean }> = [
+    { name: 'bare rerun', options: {}, paysAgain: false },
+    { name: 'rerun with other non-answer options', options: { concurrency: 2, maxCredits: null, callableOut: 'CALLABLE' }, paysAgain: false },
+    { name: '--restart', options: { restart: true, maxCredits: null }, paysAgain: true },
+  ];
+  for (const s of stops) {
+    for (const again of reruns) {
+      it(`${s.name} × ${again.name}: ${again.paysAgain ? 'everything is looked up again, as asked' : 'no charged number is sent twice'}; every row finished`, async () => {
+        const { input, output } = list(12);
+        const first = finished(await s.stop(input, output));
+        expect(first.stopped).toBe(s.reason);
+        const paid = new Set(charged());
+        expect(paid.size).toBeGreaterThan(0);
+        expect(paid.size).toBeLessThan(12);
+        const options = { ...again.options, output };
+        if (options.callableOut) options.callableOut = `${output}.callable.csv`;
+        const second = finished((await run(input, options)).result);
+        if (s.name === 'budget' && again.name === 'bare rerun') {
+          // The journal remembers the budget: a bare rerun keeps it, and spends nothing more.
+          expect(second.stopped).toBe('budget_reached');
+          expect(charged()).toHaveLength(paid.size);
+          return;
+        }
+        expect(second.stopped).toBeNull();
+        const all = charged();
+        if (again.paysAgain) expect(all).toHaveLength(paid.size + 12);
+        else {
+          expect(all).toHaveLength(12);
+          expect(new Set(all).size).toBe(12);
+        }
+        const rows = readCsvIndependently(output);
+        expect(rows.slice(1).every((x) => x[4] === 'callable' || x[4] === 'do_not_call')).toBe(true);
+        if (options.callableOut) expect(readCsvIndependently(options.callableOut).length).toBe(1 + rows.filter((x) => x[4] === 'callable').length);
+      });
+    }
+  }
+});

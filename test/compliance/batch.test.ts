@@ -1,0 +1,134 @@
+// dnc batch with the internal list and exemptions: applied before any lookup, rendered, recorded in the manifest, honoured by verify.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SuppressionStore } from '../../src/compliance/suppression-store.js';
+import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const rows = (file: string) => parse(readFileSync(file), { columns: true }) as Array<Record<string, string>>;
+const manifest = (file: string) => JSON.parse(readFileSync(file.replace(/\.csv$/, '.manifest.json'), 'utf8'));
+const NOW = new Date();
+const iso = (days: number) => new Date(NOW.getTime() + days * 86_400_000).toISOString().slice(0, 10);
+
+describe('dnc batch with the internal list and exemptions', () => {
+  it('internal list > exemption > register; suppressed numbers are never sent and cost nothing; the manifest hashes the list', async () => {
+    w = await world();
+    const env = w.env;
+    // Sandbox: odd last digit = on a register. 0101 and 0104 suppressed; 0103 exempt; 0105 suppressed and exempt.
+    await dnc(['suppress', 'add', '+12025550101', '+12025550104', '+12025550105', '--reason', 'opt-out'], env);
+    await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', iso(10), '--evidence', 'form 7'], env);
+    await dnc(['exempt', 'add', '+12025550105', '--basis', 'ebr-purchase', '--until', iso(10)], env);
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550101', 'c,+12025550103', 'd,+12025550104', 'e,+12025550105', 'f,+1 202 555 0101']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    const callable = path.join(w.dir, 'call-these.csv');
+    const r = await dnc(['--json', 'batch', input, '-o', out, '--callable-out', callable, '--seller', 'Acme <Solar>', '--san', 'SAN-123', '--campaign', 'Q4'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lookedUp(w.sb).sort()).toEqual(['+12025550100', '+12025550103']);
+    expect(r.stderr).toContain('3 number(s) on the internal do-not-call list (do-not-call): do_not_call, not sent');
+    expect(r.stderr).toContain('1 exempt number(s) are also on the internal list: the internal list wins');
+
+    const got = rows(out);
+    expect(Object.keys(got[0]!).at(-1)).toBe('dnc_exemption');
+    const by = Object.fromEntries(got.map((x) => [x.name, x]));
+    expect([by.a!.dnc_result, by.a!.dnc_exemption]).toEqual(['callable', '']);
+    for (const k of ['b', 'd', 'e', 'f']) {
+      expect([by[k]!.dnc_result, by[k]!.dnc_do_not_call, by[k]!.dnc_list_source, by[k]!.dnc_credits, by[k]!.dnc_correlation_id, by[k]!.dnc_exemption]).toEqual([
+        'do_not_call', 'true', 'internal:do-not-call', '0', '', '',
+      ]);
+    }
+    // The register verdict is kept; the exemption makes it callable.
+    expect(by.c!.dnc_result).toBe('callable');
+    expect(by.c!.dnc_do_not_call).toBe('true');
+    expect(by.c!.dnc_list_source).toMatch(/^https?:/);
+    expect(by.c!.dnc_exemption).toBe(`consent until ${iso(10)}T23:59:59.999Z`);
+    expect(rows(callable).map((x) => x.name)).toEqual(['a', 'c']);
+    expect(JSON.parse(r.stdout)).toMatchObject({ callable: 2, do_not_call: 4, credits_used: 2 });
+
+    const m = manifest(out);
+    const store = (await SuppressionStore.open(path.join(w.stateDir, 'do-not-call.sqlite'), { create: false }))!;
+    const identity = store.identity();
+    store.close();
+    expect(m.compliance.list).toEqual(identity);
+    expect(m.compliance).toMatchObject({ suppressed_numbers: 3, exempt_numbers: 1, overridden_exemption_numbers: 1, parties: { seller: 'Acme <Solar>', san: 'SAN-123', campaign: 'Q4' } });
+    expect(m.validity.window_days).toMatchObject({ US: 31, CA: 31, GB: 28, AU: 30 });
+    // The exemption ends before the 31-day US window does: it bounds the file's validity.
+    expect(m.validity.valid_until).toBe(`${iso(10)}T23:59:59.999Z`);
+    expect(m.validity.exemption_bound_rows).toBe(1);
+    expect(m.register_sources).toContain('internal:do-not-call');
+
+    // verify: fit now; not fit once the exemption has ended.
+    expect((await dnc(['verify', out], {})).code).toBe(0);
+    const after = await dnc(['verify', out, '--as-of', `${iso(11)}T00:00:00Z`], {});
+    expect(after.code).toBe(3);
+    expect(after.stdout).toContain('the exemption (consent until');
+
+    // A change to the list changes its state hash; taking a number off the list gets it looked up on the next run.
+    await dnc(['suppress', 'remove', '+12025550104'], env);
+    const again = await dnc(['batch', input, '-o', out, '--callable-out', callable], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('1 number(s) taken off the internal list since the last run');
+    expect(lookedUp(w.sb).sort()).toEqual(['+12025550100', '+12025550103', '+12025550104']);
+    const m2 = manifest(out);
+    expect(m2.compliance.list.state_sha256).not.toBe(identity.state_sha256);
+    expect(m2.compliance.list.audit_entries).toBe(identity.audit_entries + 1);
+    expect(rows(out).find((x) => x.name === 'd')!.dnc_result).toBe('callable');
+    expect((await dnc(['verify', out], {})).code).toBe(0);
+  });
+
+  it('a suppression list named explicitly must exist: a mistyped path never scrubs against no list (nothing sent)', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100']);
+    const missing = path.join(w.dir, 'tpyo.sqlite');
+    const b = await dnc(['batch', input, '--suppression-list', missing], w.env);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('E_LIST_MISSING');
+    const c = await dnc(['check', '+12025550100'], { ...w.env, DNC_SUPPRESSION_LIST: missing });
+    expect(c.code).toBe(2);
+    expect(lookedUp(w.sb)).toEqual([]);
+  });
+
+  it('a bare rerun keeps the list the batch was started with; a rerun against another list warns', async () => {
+    w = await world();
+    const team = path.join(w.dir, 'team.sqlite');
+    await dnc(['suppress', 'add', '+12025550101', '--suppression-list', team], w.env);
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550101']);
+    const out = path.join(w.dir, 'out.csv');
+    // A budget of 0 stops the batch before its first lookup: the resume hint must keep the list.
+    const stopped = await dnc(['batch', input, '-o', out, '--suppression-list', team, '--max-credits', '0'], w.env);
+    expect(stopped.code).toBe(5);
+    // The short resume command is enough: the journal remembers the list (and the budget, lifted here).
+    expect(stopped.stderr).toMatch(/Resume .* with: dnc batch \S+ -o \S+\n/);
+    const rerun = await dnc(['batch', input, '-o', out, '--max-credits', 'none'], w.env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stderr).toMatch(/Resuming with the options this batch was started with: --suppression-list \S+team\.sqlite/);
+    expect(lookedUp(w.sb)).toEqual(['+12025550100']);
+    // Named on a rerun, another list is used, with a warning: the numbers only the old list held are looked up.
+    const other = path.join(w.dir, 'other.sqlite');
+    await dnc(['suppress', 'add', '+12025550199', '--suppression-list', other], w.env);
+    const switched = await dnc(['batch', input, '-o', out, '--suppression-list', other], w.env);
+    expect(switched.code, switched.stderr).toBe(0);
+    expect(switched.stderr).toContain('this batch was scrubbed against the internal list team');
+    expect(lookedUp(w.sb).sort()).toEqual(['+12025550100', '+12025550101']);
+  });
+
+  it('an expired exemption is ignored and reported; the register verdict stands', async () => {
+    w = await world();
+    const env = w.env;
+    const then = () => new Date(NOW.getTime() - 30 * 86_400_000);
+    await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', iso(-2)], env, { now: then });
+    const input = w.file('calls.csv', ['name,phone', 'c,+12025550103']);
+    const out = path.join(w.dir, 'out.csv');
+    const r = await dnc(['batch', input, '-o', out], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('1 number(s) have an exemption that has expired: ignored');
+    expect(rows(out).map((x) => [x.dnc_result, x.dnc_exemption])).toEqual([['do_not_call', '']]);
+    expect(manifest(out).compliance.expired_exemption_numbers).toBe(1);
+  });
+});

@@ -1,0 +1,186 @@
+// dnc suppress / dnc exempt: the list file, its audit log (append-only, hash-chained), imports refused by line, and `dnc check` applying them.
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const listFile = (w: World) => path.join(w.stateDir, 'do-not-call.sqlite');
+const lines = (s: string) => s.trim().split('\n').filter(Boolean);
+const T0 = new Date('2026-11-22T10:00:00Z');
+const at = (iso: string) => () => new Date(iso);
+
+describe('dnc suppress', () => {
+  it('adds, counts, lists and removes numbers (normalised to E.164); the file is 0600 in a 0700 folder', async () => {
+    w = await world();
+    const env = { ...w.env, USER: 'alice' };
+    const add = await dnc(['suppress', 'add', '+1 (202) 555-0143', '2025550144', '--country', 'US', '--reason', 'asked on a call', '--source', 'agent 17'], env, { now: () => T0 });
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stderr).toContain('2 number(s) added');
+    expect(statSync(listFile(w)).mode & 0o777).toBe(0o600);
+    expect(statSync(w.stateDir).mode & 0o777).toBe(0o700);
+    // Adding again changes nothing and adds no audit entry.
+    expect((await dnc(['suppress', 'add', '+12025550143'], env)).stderr).toContain('0 number(s) added, 1 already so');
+    expect((await dnc(['suppress', 'count'], env)).stdout.trim()).toBe('2');
+    const list = await dnc(['--json', 'suppress', 'list'], env);
+    expect(lines(list.stdout).map((l) => JSON.parse(l))).toEqual([
+      { phone: '+12025550143', country: 'US', added_at: T0.toISOString(), who: expect.stringMatching(/^alice@/), reason: 'asked on a call', source: 'agent 17' },
+      { phone: '+12025550144', country: 'US', added_at: T0.toISOString(), who: expect.stringMatching(/^alice@/), reason: 'asked on a call', source: 'agent 17' },
+    ]);
+    expect((await dnc(['suppress', 'remove', '+12025550144', '--reason', 'added by mistake'], env, { now: at('2026-11-23T00:00:00Z') })).code).toBe(0);
+    expect((await dnc(['suppress', 'count'], env)).stdout.trim()).toBe('1');
+    const log = await dnc(['--json', 'suppress', 'log'], env);
+    expect(log.code).toBe(0);
+    expect(lines(log.stdout).map((l) => JSON.parse(l)).map((e) => [e.action, e.e164, e.reason])).toEqual([
+      ['suppress', '+12025550143', 'asked on a call'],
+      ['suppress', '+12025550144', 'asked on a call'],
+      ['unsuppress', '+12025550144', 'added by mistake'],
+    ]);
+  });
+
+  it('the audit log is append-only: the database refuses an update or a delete, and an entry edited around that breaks the hash chain', async () => {
+    w = await world();
+    await dnc(['suppress', 'add', '+12025550143', '+12025550145'], w.env);
+    const db = new Database(listFile(w));
+    expect(() => db.prepare('DELETE FROM audit').run()).toThrow(/append-only/);
+    expect(() => db.prepare("UPDATE audit SET who = 'mallory@x'").run()).toThrow(/append-only/);
+    // Someone who drops the trigger to rewrite history is found by the chain.
+    db.exec("DROP TRIGGER audit_append_only_update; UPDATE audit SET reason = 'forged' WHERE id = 1");
+    db.close();
+    const log = await dnc(['suppress', 'log'], w.env);
+    expect(log.code).toBe(3);
+    expect(log.stderr).toContain('entry 1 does not match the hash chain');
+  });
+
+  it('import refuses a file with bad rows, naming file, line and value, and changes nothing; a good file is imported with its source', async () => {
+    w = await world();
+    const bad = w.file('optouts.csv', ['name,Phone', 'a,+12025550143', 'b,not a number', 'c,+1202', 'd,020 7946 0123']);
+    const r = await dnc(['suppress', 'import', bad], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`${bad}: line 3: "not a number"`);
+    expect(r.stderr).toContain(`${bad}: line 4: "+1202"`);
+    expect(r.stderr).toContain(`${bad}: line 5: "020 7946 0123"`);
+    expect(r.stderr).toContain('nothing was changed');
+    expect((await dnc(['suppress', 'count'], w.env)).stdout.trim()).toBe('0');
+
+    const good = w.file('good.csv', ['name;tel', 'a;+12025550143', 'b;020 7946 0123']);
+    const ok = await dnc(['suppress', 'import', good, '--country', 'GB'], w.env);
+    expect(ok.code, ok.stderr).toBe(0);
+    const exported = await dnc(['suppress', 'export'], w.env);
+    const rows = lines(exported.stdout);
+    expect(rows[0]).toBe('phone,country,added_at,who,reason,source');
+    expect(rows.slice(1).map((l) => l.split(',')[0])).toEqual(['+12025550143', '+442079460123']);
+    expect(rows[1]).toContain('import good.csv');
+  });
+
+  it('export cells cannot run as spreadsheet formulas, and the export round-trips through import into another list', async () => {
+    w = await world();
+    await dnc(['suppress', 'add', '+12025550143', '--reason', '=HYPERLINK("http://evil")', '--source', '@cmd'], w.env);
+    const out = path.join(w.dir, 'out.csv');
+    expect((await dnc(['suppress', 'export', '-o', out], w.env)).code).toBe(0);
+    const text = readFileSync(out, 'utf8');
+    expect(text).toContain(`"'=HYPERLINK(""http://evil"")"`);
+    expect(text).toContain(`'@cmd`);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const other = path.join(w.dir, 'shared', 'team.sqlite');
+    const missing = await dnc(['suppress', 'import', out, '--suppression-list', other], w.env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(path.dirname(other));
+    expect((await dnc(['suppress', 'import', out, '--suppression-list', other], w.env)).code).toBe(0);
+    expect((await dnc(['suppress', 'count', '--suppression-list', other], w.env)).stdout.trim()).toBe('1');
+    // DNC_SUPPRESSION_LIST and the config file name the same list.
+    expect((await dnc(['suppress', 'count'], { ...w.env, DNC_SUPPRESSION_LIST: other })).stdout.trim()).toBe('1');
+    const cfg = w.file('config.json', [JSON.stringify({ suppression_list: other })]);
+    expect((await dnc(['--config', cfg, 'suppress', 'count'], w.env)).stdout.trim()).toBe('1');
+  });
+
+  it('a file that is not a list is refused with exit 3', async () => {
+    w = await world();
+    const junk = w.file('junk.sqlite', ['this is not sqlite']);
+    chmodSync(junk, 0o600);
+    const r = await dnc(['suppress', 'count', '--suppression-list', junk], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('E_LIST_UNREADABLE');
+  });
+});
+
+describe('dnc exempt', () => {
+  it('adds with basis and expiry, lists expired ones as such, refuses bad input, and shares the audit log', async () => {
+    w = await world();
+    const now = () => T0;
+    const add = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2026-12-31', '--evidence', 'form #4411'], w.env, { now });
+    expect(add.code, add.stderr).toBe(0);
+    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-purchase', '--until', '2026-11-30'], w.env, { now })).code).toBe(0);
+    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'friendship', '--until', '2026-12-01'], w.env, { now })).code).toBe(2);
+    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '31/12/2026'], w.env, { now })).code).toBe(2);
+    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '2026-11-01'], w.env, { now })).stderr).toContain('in the past');
+    const later = await dnc(['--json', 'exempt', 'list'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(lines(later.stdout).map((l) => JSON.parse(l)).map((x) => [x.phone, x.basis, x.until, x.valid])).toEqual([
+      ['+12025550143', 'consent', '2026-12-31T23:59:59.999Z', true],
+      ['+12025550145', 'ebr-purchase', '2026-11-30T23:59:59.999Z', false],
+    ]);
+    expect(later.stderr).toContain('1 exemption(s) have expired and are ignored');
+    const imp = w.file('consents.csv', ['phone,basis,until,evidence', '+12025550147,consent,2027-01-01,crm 1', '+12025550149,ebr,2027-01-01,', '+12025550151,consent,tomorrow,']);
+    const bad = await dnc(['exempt', 'import', imp], w.env, { now });
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toMatch(/line 3: basis "ebr" is not a basis/);
+    expect(bad.stderr).toMatch(/line 4: until "tomorrow" is not a date/);
+    writeFileSync(imp, 'phone,basis,until,evidence\n+12025550147,consent,2027-01-01,crm 1\n');
+    expect((await dnc(['exempt', 'import', imp], w.env, { now })).code).toBe(0);
+    expect((await dnc(['exempt', 'remove', '+12025550145'], w.env, { now })).code).toBe(0);
+    const log = await dnc(['--json', 'suppress', 'log'], w.env);
+    expect(lines(log.stdout).map((l) => JSON.parse(l).action)).toEqual(['exempt', 'exempt', 'exempt', 'unexempt']);
+  });
+});
+
+describe('dnc check with the internal list and exemptions', () => {
+  it('precedence: internal list > exemption > register; a suppressed number never reaches the service', async () => {
+    w = await world();
+    const now = () => T0;
+    // 0143: on the register (odd), suppressed and exempt: the internal list wins, nothing sent.
+    // 0145: on the register, exempt: looked up, then callable. 0147: on the register, exemption expired.
+    await dnc(['suppress', 'add', '+12025550143'], w.env, { now });
+    const both = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2027-01-01'], w.env, { now });
+    expect(both.stderr).toContain('is on the internal do-not-call list, which wins over any exemption');
+    await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-inquiry', '--until', '2027-01-01', '--evidence', 'ticket 9'], w.env, { now });
+    await dnc(['exempt', 'add', '+12025550147', '--basis', 'consent', '--until', '2026-11-25'], w.env, { now });
+    const r = await dnc(['--json', 'check', '+12025550143', '+12025550145', '+12025550147', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(lookedUp(w.sb)).toEqual(['+12025550145', '+12025550147']);
+    const out = lines(r.stdout).map((l) => JSON.parse(l));
+    expect(out[0]).toMatchObject({ phone_number: '+12025550143', do_not_call: true, dnc_list_source: 'internal:do-not-call', credit_cost: 0, http_status: null });
+    expect(out[1]).toMatchObject({ phone_number: '+12025550145', do_not_call: true, callable: true, dnc_exemption: { basis: 'ebr-inquiry', until: '2027-01-01T23:59:59.999Z', evidence: 'ticket 9' } });
+    expect(out[1].dnc_list_source).toMatch(/^https?:/);
+    expect(out[2]).toMatchObject({ phone_number: '+12025550147', do_not_call: true, dnc_exemption_expired: { basis: 'consent' } });
+    expect(out[2].callable).toBeUndefined();
+    expect(r.stderr).toContain('expired 2026-11-25T23:59:59.999Z and was ignored');
+    expect(r.code).toBe(10);
+
+    // Human output; an exempt number alone does not fail --fail-on-dnc.
+    const human = await dnc(['check', '+12025550145', '--fail-on-dnc'], w.env, { now });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('→ CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)');
+    const sup = await dnc(['check', '+1 202 555 0143'], w.env, { now });
+    expect(sup.code).toBe(0);
+    expect(sup.stdout).toContain('on the internal do-not-call list');
+    expect(lookedUp(w.sb)).not.toContain('+12025550143');
+
+    // An AU number on the internal list needs no --webhook-url: it is never sent.
+    await dnc(['suppress', 'add', '+61412345603'], w.env);
+    const au = await dnc(['check', '+61412345603', '+61412345605'], w.env);
+    expect(au.code).toBe(2);
+    expect(au.stderr).toContain('+61 412 345 605 is an AU number');
+    expect(au.stderr).not.toContain('+61 412 345 603');
+    const auOnly = await dnc(['check', '+61412345603', '--fail-on-dnc'], w.env);
+    expect(auOnly.code).toBe(10);
+    expect(auOnly.stdout).toContain('on the internal do-not-call list');
+    expect(lookedUp(w.sb).filter((n) => n.startsWith('+61'))).toEqual([]);
+  });
+});

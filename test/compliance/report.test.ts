@@ -1,0 +1,186 @@
+// dnc report: one self-contained HTML file, hostile input escaped, rendered in headless Chromium with no console error and no request.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chromium } from 'playwright-core';
+import { REPO_ROOT } from '../helpers/cli.js';
+import { dnc, world, type World } from '../evidence/helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const HOSTILE_CELL = '"><img src=x onerror="alert(1)"><script>alert(2)</script>';
+const HOSTILE_SELLER = 'Acme </title><script>alert(3)</script>';
+
+/** A scrub with hostile cells, a hostile seller and a hostile file name, using the internal list and an exemption. */
+async function scrub(w: World): Promise<string> {
+  // A list whose file name is markup: its name becomes a plain token, its path is escaped.
+  const list = ['--suppression-list', path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite')];
+  expect((await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>', ...list], w.env)).code).toBe(0);
+  await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>', ...list], w.env);
+  const input = w.file('leads <img src=x>.csv', [
+    'name,phone',
+    `"${HOSTILE_CELL.replace(/"/g, '""')}",+12025550100`,
+    'b,+12025550101',
+    'c,+12025550103',
+    'd,+442079460122',
+    'e,+442079460123',
+    'f,+4930123456',
+    'g,nope',
+  ]);
+  const out = path.join(w.dir, 'leads <img src=x>.results.csv');
+  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'", ...list], w.env);
+  expect(r.code, r.stderr).toBe(0);
+  return out;
+}
+
+describe('dnc report', () => {
+  it('writes one self-contained file: hostile cells, names and paths escaped; no script, no external reference; numbers only when asked', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const report = path.join(w.dir, 'report.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(statSync(report).mode & 0o777).toBe(0o600);
+    const html = readFileSync(report, 'utf8');
+    expect(html).not.toMatch(/<script/i);
+    expect(html).not.toMatch(/<img/i);
+    // Every "<" from outside is escaped, so any tag is the report's own: none of them loads anything.
+    expect(html).not.toMatch(/<[^>]*\b(src|href)\s*=/i);
+    expect(html).not.toMatch(/url\(/i);
+    expect(html).toContain("default-src 'none'");
+    expect(html).toContain('Acme &lt;/title&gt;&lt;script&gt;alert(3)&lt;/script&gt;');
+    expect(html).toContain('leads &lt;img src=x&gt;.results.csv');
+    expect(html).toContain('Q4 &#39;x&#39;');
+    // Without --include-numbers, no number appears.
+    for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(html).not.toContain(n);
+    expect(html).toContain('internal:team_b_onmouseover_alert_4_');
+    expect(html).toContain('team&lt;b onmouseover=alert(4)&gt;.sqlite');
+    expect(html).toMatch(/Callable by exemption: <strong>consent<\/strong>/);
+
+    const withNumbers = path.join(w.dir, 'with-numbers.html');
+    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(0);
+    const full = readFileSync(withNumbers, 'utf8');
+    for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(full).toContain(n);
+    expect(full).not.toMatch(/<script|<img/i);
+    // Why each number was suppressed or exempt, from the list's audit log, escaped.
+    expect(full).toMatch(/added \S+ \S+ UTC by [^<]+@[^<]+ \(&lt;b&gt;web&lt;\/b&gt;\)/);
+    expect(full).toMatch(/exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]/);
+    expect(full).toContain('<td>consent until 2099-12-31</td>');
+    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 2 of 2/);
+
+    // The list's history altered after the scrub: the report says so, and no longer quotes it.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite'));
+    db.exec("DROP TRIGGER audit_append_only_update; UPDATE audit SET reason = 'forged' WHERE id = 1");
+    db.close();
+    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(0);
+    const altered = readFileSync(withNumbers, 'utf8');
+    expect(altered).toContain('ALTERED</span>: audit entry 1 was altered outside dnc');
+    expect(altered).not.toContain('forged');
+  });
+
+  it('refuses to overwrite the results or manifest, and needs a manifest', async () => {
+    w = await world();
+    const out = await scrub(w);
+    expect((await dnc(['report', out, '-o', out], w.env)).code).toBe(2);
+    expect((await dnc(['report', out, '-o', out.replace(/\.csv$/, '.manifest.json')], w.env)).code).toBe(2);
+    const lone = w.file('lone.csv', ['a,b']);
+    const r = await dnc(['report', lone], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('E_NO_MANIFEST');
+  });
+
+  it('says so when the results file changed after the scrub', async () => {
+    w = await world();
+    const out = await scrub(w);
+    writeFileSync(out, readFileSync(out, 'utf8').replace('do_not_call', 'callable'));
+    const report = path.join(w.dir, 'r.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('changed after dnc wrote it');
+    expect(readFileSync(report, 'utf8')).toContain('the file does NOT match its manifest');
+  });
+
+  it('reads manifests written before compliance and validity were recorded (10 dnc_* columns)', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+442079460123']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    // Rewrite the output and manifest as an earlier dnc wrote them: no dnc_exemption column, no compliance, no validity.
+    const mPath = out.replace(/\.csv$/, '.manifest.json');
+    const m = JSON.parse(readFileSync(mPath, 'utf8'));
+    const text = readFileSync(out, 'utf8').split('\n').map((l) => l.replace(/,[^,]*$/, '')).join('\n');
+    writeFileSync(out, text);
+    const { createHash } = await import('node:crypto');
+    delete m.compliance;
+    delete m.validity;
+    delete m.format.dnc_columns;
+    m.output.sha256 = createHash('sha256').update(text).digest('hex');
+    m.output.bytes = Buffer.byteLength(text);
+    writeFileSync(mPath, JSON.stringify(m));
+    const report = path.join(w.dir, 'old.html');
+    const r = await dnc(['report', out, '-o', report], w.env);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain('made before dnc recorded internal lists');
+    expect(html).toContain('the file matches its manifest');
+    expect(html).toMatch(/pill ok">Valid until/);
+    // status judges it with the shortest window (28 days) from its oldest verdict.
+    const st = await dnc(['--json', 'status', out], {});
+    expect(st.code).toBe(0);
+    const oldest = Date.parse(m.checked_at.oldest.replace(/(\.\d{3})\d+/, '$1'));
+    expect(JSON.parse(st.stdout).files[0].valid_until).toBe(new Date(oldest + 28 * 86_400_000).toISOString());
+    expect((await dnc(['verify', out], {})).code).toBe(0);
+  });
+
+  it('renders in headless Chromium: no console error, no dialog, no request but the page, both charts drawn; screenshot under .tmp/', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const report = path.join(w.dir, 'report.html');
+    expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(0);
+    const profile = mkdtempSync(path.join(os.tmpdir(), 'dnc-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1100, height: 900 },
+    });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const requests: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      page.on('dialog', (d) => {
+        problems.push(`dialog: ${d.message()}`);
+        void d.dismiss();
+      });
+      page.on('request', (req) => requests.push(req.url()));
+      await page.goto(`file://${report}`, { waitUntil: 'load' });
+      expect(problems).toEqual([]);
+      expect(requests).toEqual([`file://${encodeURI(report).replace(/#/g, '%23')}`]);
+      expect(await page.locator('svg.chart').count()).toBe(2);
+      expect(await page.locator('svg.chart rect').count()).toBeGreaterThanOrEqual(6);
+      expect(await page.locator('h1').textContent()).toBe('Do-not-call scrub report');
+      expect(await page.title()).toContain('leads <img src=x>.results.csv');
+      const dir = path.join(REPO_ROOT, '.tmp');
+      mkdirSync(dir, { recursive: true });
+      const shot = path.join(dir, 'report-chromium.png');
+      await page.screenshot({ path: shot, fullPage: true });
+      expect(statSync(shot).size).toBeGreaterThan(20_000);
+      // Printing to PDF (what an auditor does) works too.
+      const pdf = await page.pdf({ format: 'A4' });
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
