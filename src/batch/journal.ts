@@ -1,6 +1,6 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
 import type { RecordDelimiter } from './csv-output.js';
-import { existsSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
@@ -11,7 +11,15 @@ export const JOURNAL_SCHEMA_VERSION = 1;
 
 /** Where the journal of OUTPUT lives: beside it, named after it. */
 export function journalPathFor(outputPath: string): string {
-  return `${outputPath}.journal.sqlite`;
+  // The journal stands beside the file the output really is: `-o link.csv` (a symbolic link) and
+  // `dnc listen --results link.csv` find the same journal, beside the link's target.
+  let real = outputPath;
+  try {
+    if (lstatSync(outputPath).isSymbolicLink()) real = realpathSync.native(outputPath);
+  } catch {
+    // Not there yet, or not a link: the path as given.
+  }
+  return `${real}.journal.sqlite`;
 }
 
 /** Final results of a number (the dnc_result values a lookup can come to). */
@@ -343,6 +351,52 @@ export interface OpenJournalOptions {
   readonly?: boolean;
 }
 
+/**
+ * The journal's migrations, in order; PRAGMA user_version counts those applied. Journals made before
+ * user_version was kept are at 0 but may hold some of these changes already: each step checks before it acts.
+ * Run under the write lock (BEGIN IMMEDIATE): a batch resuming and a listener opening one old journal at the
+ * same moment must not both apply a step.
+ */
+const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
+  // 1. When each lookup was sent (empty for the lookups of older journals).
+  (db) => addColumn(db, 'numbers', 'requested_at', 'TEXT'),
+  // 2. Pushes keep their evidence (headers, peer, why refused), and one correlation id may have several: a
+  //    conflicting verdict is kept beside the first, never dropped as a duplicate.
+  (db) => {
+    for (const column of ['headers', 'peer', 'reason']) addColumn(db, 'pushes', column, 'TEXT');
+    db.exec('DROP INDEX IF EXISTS pushes_correlation');
+    db.exec('CREATE INDEX IF NOT EXISTS pushes_by_correlation ON pushes (correlation_id)');
+  },
+  // 3. Before release() took its attempt back, a 429 or a refused connection left an attempt that cost
+  //    nothing, so old attempts prove nothing; only a crash's send can still be told: one per number in flight.
+  (db) => {
+    if (db.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) return;
+    db.exec(
+      "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
+    );
+    db.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
+  },
+  // 4. A verdict reused from the results cache (--reuse-within) says so in a column of its own, not in its error text.
+  (db) => {
+    addColumn(db, 'numbers', 'reused_at', 'TEXT');
+    db.exec("UPDATE numbers SET reused_at = updated_at WHERE reused_at IS NULL AND state = 'done' AND credits = 0 AND error LIKE 'reused:%'");
+  },
+];
+
+function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {
+  const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all();
+  if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+}
+
+/** Brings a journal to the current schema (see MIGRATIONS). */
+function migrate(db: BetterSqlite3.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (let i = version; i < MIGRATIONS.length; i++) MIGRATIONS[i]!(db);
+    if (version < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
 /** Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). */
 const REQUEUE_WHERE = `state = 'done' AND credits = 0 AND (result = 'not_checked'
   OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error')))`;
@@ -384,31 +438,7 @@ export class BatchJournal {
         // Rendering looks numbers up in input order, not table order: keep the table in memory when it fits.
         db.pragma('cache_size = -32768');
         db.exec(SCHEMA);
-        // Journals made before requested_at existed get the column (empty for their earlier lookups). Checked
-        // under the write lock: a batch resuming and a listener opening the same old journal must not both add it.
-        const conn = db;
-        conn
-          .transaction(() => {
-            const columns = conn.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all();
-            if (!columns.some((c) => c.name === 'requested_at')) conn.exec('ALTER TABLE numbers ADD COLUMN requested_at TEXT');
-            // Pushes keep their evidence (headers, peer, why refused), and one correlation id may have several: a
-            // conflicting verdict is kept beside the first, never dropped as a duplicate.
-            const pushColumns = conn.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all();
-            for (const column of ['headers', 'peer', 'reason']) {
-              if (!pushColumns.some((c) => c.name === column)) conn.exec(`ALTER TABLE pushes ADD COLUMN ${column} TEXT`);
-            }
-            conn.exec('DROP INDEX IF EXISTS pushes_correlation');
-            conn.exec('CREATE INDEX IF NOT EXISTS pushes_by_correlation ON pushes (correlation_id)');
-            // In journals made before release() took its attempt back, a 429 or a refused connection left an attempt
-            // that cost nothing, so their attempts prove nothing; only a crash's send can still be told: one per number in flight.
-            if (!conn.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) {
-              conn.exec(
-                "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
-              );
-              conn.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
-            }
-          })
-          .immediate();
+        migrate(db);
       } else {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
       }
@@ -890,6 +920,14 @@ export class BatchJournal {
     })();
   }
 
+  /** Marks verdicts taken from the results cache (--reuse-within): no request, no credits, and trace says so. */
+  markReused(ids: readonly number[], at: string): void {
+    const mark = this.db.prepare<[string, number]>('UPDATE numbers SET reused_at = ? WHERE id = ?');
+    this.db.transaction(() => {
+      for (const id of ids) mark.run(at, id);
+    })();
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }
@@ -978,4 +1016,160 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: Lo
     }
   }
   throw usageError('E_JOURNAL_BUSY', `cannot lock ${journalPath}`);
+}
+
+/*
+ * Reads of a batch journal by other modules (results cache, trace, dnc listen), on connections of their own:
+ * the SQL stays here, with the schema and its migrations.
+ */
+
+/** A final service verdict of a journal, as the results cache keeps it. */
+export interface JournalVerdict {
+  e164: string;
+  country: string;
+  result: 'callable' | 'do_not_call';
+  listSource: string | null;
+  checkedAt: string;
+  correlationId: string;
+  body: string | null;
+}
+
+async function readOnly<T>(journalPath: string, read: (db: BetterSqlite3.Database) => T): Promise<T> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+function columnsOf(db: BetterSqlite3.Database, table: string): Set<string> {
+  return new Set(db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+}
+
+/** The journal's callable/do_not_call verdicts that came from a lookup (reused ones are not a lookup of this batch). */
+export function journalVerdicts(journalPath: string): Promise<JournalVerdict[]> {
+  return readOnly(journalPath, (db) => {
+    const notReused = columnsOf(db, 'numbers').has('reused_at') ? 'n.reused_at IS NULL' : "(n.error IS NULL OR n.error NOT LIKE 'reused:%')";
+    return db
+      .prepare<[], { e164: string; country: string; result: 'callable' | 'do_not_call'; list_source: string | null; checked_at: string; correlation_id: string; body: string | null }>(
+        `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body FROM numbers n
+           LEFT JOIN answers a ON a.number_id = n.id
+          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call') AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
+            AND ${notReused}`,
+      )
+      .all()
+      .map((r) => ({ e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body }));
+  });
+}
+
+/** Numbers whose pushes conflicted (one verdict is forged): never to be reused. */
+export function conflictingNumbers(journalPath: string): Promise<string[]> {
+  return readOnly(journalPath, (db) => db.prepare<[string], string>('SELECT e164 FROM numbers WHERE error_code = ?').pluck().all(CONFLICTING_PUSHES));
+}
+
+/** A number of a journal as `dnc trace` shows it. */
+export interface JournalLookupRow {
+  e164: string;
+  country: string;
+  state: string;
+  result: string | null;
+  correlation_id: string | null;
+  http_status: number | null;
+  credits: number;
+  list_source: string | null;
+  error_code: string | null;
+  checked_at: string | null;
+  updated_at: string | null;
+  requested_at: string | null;
+  reused_at: string | null;
+  answer: string | null;
+}
+
+export interface JournalPushRow {
+  body: string;
+  received_at: string;
+  outcome: string;
+  duplicates: number;
+  reason: string | null;
+  peer: string | null;
+}
+
+/** Everything a journal holds about one correlation id (read only; journals of any age). */
+export function journalLookup(journalPath: string, id: string): Promise<{ numbers: JournalLookupRow[]; pushes: JournalPushRow[]; meta: string | null }> {
+  return readOnly(journalPath, (db) => {
+    // Journals made before a column existed answer NULL for it.
+    const n = columnsOf(db, 'numbers');
+    const p = columnsOf(db, 'pushes');
+    const opt = (cols: Set<string>, prefix: string, name: string) => (cols.has(name) ? `${prefix}${name}` : `NULL AS ${name}`);
+    const numbers = db
+      .prepare<[string], JournalLookupRow>(
+        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
+                n.checked_at, n.updated_at, ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
+           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
+      )
+      .all(id);
+    const pushes = db
+      .prepare<[string], JournalPushRow>(`SELECT body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ${opt(p, '', 'peer')} FROM pushes WHERE correlation_id = ? ORDER BY id`)
+      .all(id);
+    const meta = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get()?.value ?? null;
+    return { numbers, pushes, meta };
+  });
+}
+
+/** A pending number as dnc listen watches it (its receipt's time is updated_at). */
+export interface PendingRow {
+  e164: string;
+  country: string;
+  correlation_id: string;
+  updated_at: string;
+}
+
+/** The statements dnc listen runs on its own connection to the journal. */
+export function listenQueries(db: BetterSqlite3.Database) {
+  // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
+  return {
+    pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
+    unsentCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')"),
+    oldest: db.prepare<[], PendingRow>("SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY updated_at, id LIMIT 1"),
+    overdue: db.prepare<[string, number], PendingRow>(
+      "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
+    ),
+    orphansNowKnown: db.prepare<[], { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }>(
+      `SELECT p.id AS push_id, p.body, p.outcome, p.correlation_id FROM pushes p
+         JOIN numbers n ON n.correlation_id = p.correlation_id
+        WHERE p.outcome IN ('orphan', 'conflict') AND n.state = 'pending' ORDER BY p.id`,
+    ),
+    kept: db.prepare<[string], { n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?'),
+  };
+}
+
+/**
+ * What a journal spent between two instants, for `dnc usage --reconcile`: lookups and credits answered, and
+ * sends an interrupted run left without an answer (dated by the number's last change: an approximation,
+ * since the journal keeps no date for a send whose answer was lost). With `running`, numbers in flight are
+ * lookups under way, not lost answers.
+ */
+export function journalSpendBetween(
+  journalPath: string,
+  start: string,
+  end: string,
+  running: boolean,
+): Promise<{ service: string | null; lookups: number; credits: number; unansweredSends: number }> {
+  return readOnly(journalPath, (db) => {
+    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
+    const service = metaRow ? ((JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin ?? null) : null;
+    const r = db
+      .prepare<[string, string], { n: number; credits: number }>(
+        "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
+      )
+      .get(start, end)!;
+    const unanswered = db
+      .prepare<[string, string, number], { n: number | null }>(
+        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
+      )
+      .get(start, end, running ? 1 : 0)!;
+    return { service, lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
+  });
 }

@@ -75,6 +75,7 @@ function traceJson(t: TracedLookup) {
     country: t.country,
     service: t.service,
     requested_at: t.requestedAt,
+    reused_at: t.reusedAt ?? null,
     answered_at: t.answeredAt,
     mode: t.mode,
     result: t.result,
@@ -97,7 +98,10 @@ function traceLines(t: TracedLookup): string[] {
   lines.push(f('number', `${t.phoneNumber}${t.country ? ` (${t.country})` : ''}`));
   lines.push(f('service', t.service ?? 'not recorded'));
   lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
-  lines.push(f('requested at', t.requestedAt ?? 'not recorded (journal made by an older dnc)'));
+  if (t.reusedAt) {
+    // The verdict of an earlier lookup (listed with it when its check or batch is on this machine).
+    lines.push(f('reused', `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no request sent, no credits`));
+  } else lines.push(f('requested at', t.requestedAt ?? 'not recorded (journal made by an older dnc)'));
   lines.push(f(t.source === 'check' ? 'answered at' : 'recorded at', t.answeredAt ?? 'not recorded'));
   lines.push(f('result', `${t.result}${t.errorCode ? ` (${t.errorCode})` : ''}${t.httpStatus !== null ? `, HTTP ${t.httpStatus}` : ''}`));
   if (t.checkedAt) lines.push(f('checked at', `${t.checkedAt} (the service's timestamp)`));

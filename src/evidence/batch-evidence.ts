@@ -1,5 +1,5 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import { CONFLICTING_PUSHES, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbers, journalVerdicts, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
@@ -55,43 +55,16 @@ export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: strin
           },
         ]);
       }
-      if (finals.length > 0) journal.recordFinals(finals);
+      if (finals.length > 0) {
+        journal.recordFinals(finals);
+        journal.markReused(finals.map(([id]) => id), now.toISOString());
+      }
       reused += finals.length;
     }
   } finally {
     cache.close();
   }
   return reused;
-}
-
-/** The journal's final callable/do_not_call verdicts, for the results cache (read on a connection of its own). */
-export async function journalVerdicts(journalPath: string): Promise<CachedVerdict[]> {
-  const { default: Database } = await import('better-sqlite3');
-  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
-  try {
-    return db
-      .prepare<[], { e164: string; country: string; result: 'callable' | 'do_not_call'; list_source: string | null; checked_at: string; correlation_id: string; body: string | null }>(
-        `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body FROM numbers n
-           LEFT JOIN answers a ON a.number_id = n.id
-          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call') AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
-            AND (n.error IS NULL OR n.error NOT LIKE 'reused:%')`,
-      )
-      .all()
-      .map((r) => ({ e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body }));
-  } finally {
-    db.close();
-  }
-}
-
-/** Numbers whose pushes conflicted (one verdict is forged): never to be reused. */
-export async function conflictingNumbers(journalPath: string): Promise<string[]> {
-  const { default: Database } = await import('better-sqlite3');
-  const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
-  try {
-    return db.prepare<[string], string>('SELECT e164 FROM numbers WHERE error_code = ?').pluck().all(CONFLICTING_PUSHES);
-  } finally {
-    db.close();
-  }
 }
 
 /**

@@ -1,5 +1,4 @@
 // `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against the service's credits_used.
-import { UNANSWERED_SENDS } from '../batch/journal.js';
 import type { CheckHistory } from './history.js';
 
 export interface LocalSpend {
@@ -32,34 +31,13 @@ export async function journalSpend(
   /** A batch is running on this journal: its numbers in flight are lookups under way, not lost answers. */
   running = false,
 ): Promise<LocalSpend | null> {
-  const { default: Database } = await import('better-sqlite3');
-  let db;
+  const { journalSpendBetween } = await import('../batch/journal.js');
   try {
-    db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+    const spend = await journalSpendBetween(journalPath, iso(start), iso(end), running);
+    if (spend.service !== service) return null;
+    return { where: journalPath, kind: 'batch', lookups: spend.lookups, credits: spend.credits, unansweredSends: spend.unansweredSends };
   } catch {
     return null;
-  }
-  try {
-    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
-    const origin = metaRow ? (JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin : null;
-    if (origin !== service) return null;
-    const r = db
-      .prepare<[string, string], { n: number; credits: number }>(
-        "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
-      )
-      .get(iso(start), iso(end))!;
-    // Dated by the number's last change (the resend, or the answer that followed it): an approximation, since the
-    // journal keeps no date for a send whose answer was lost.
-    const unanswered = db
-      .prepare<[string, string, number], { n: number | null }>(
-        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
-      )
-      .get(iso(start), iso(end), running ? 1 : 0)!;
-    return { where: journalPath, kind: 'batch', lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
-  } catch {
-    return null;
-  } finally {
-    db.close();
   }
 }
 

@@ -1,21 +1,12 @@
 // The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not paid for again.
 import path from 'node:path';
+import type { JournalVerdict } from '../batch/journal.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from './duration.js';
 import { openLocalStore } from './local-store.js';
 
-/** A verdict that may be reused: only callable or do_not_call answers of the service, never failures. */
-export interface CachedVerdict {
-  e164: string;
-  country: string;
-  result: 'callable' | 'do_not_call';
-  listSource: string | null;
-  /** The service's timestamp of the original lookup. */
-  checkedAt: string;
-  correlationId: string;
-  /** The service's answer as received (JSON text). */
-  body: string | null;
-}
+/** A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal reads them). */
+export type CachedVerdict = JournalVerdict;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS results (

@@ -23,8 +23,10 @@ export interface TracedLookup {
   phoneNumber: string;
   country: string | null;
   service: string | null;
-  /** When dnc sent the request (null for lookups of journals made before dnc recorded it). */
+  /** When dnc sent the request (null for lookups of journals made before dnc recorded it, and for reused verdicts). */
   requestedAt: string | null;
+  /** When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise. */
+  reusedAt?: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';
   /** The final result (callable, do_not_call, failed …), pending, or started (a check in webhook mode). */
@@ -76,52 +78,21 @@ function fromHistory(history: CheckHistory, id: string, historyFile: string): Tr
   });
 }
 
-interface JournalNumber {
-  e164: string;
-  country: string;
-  state: string;
-  result: string | null;
-  correlation_id: string;
-  http_status: number | null;
-  credits: number;
-  list_source: string | null;
-  error_code: string | null;
-  checked_at: string | null;
-  updated_at: string | null;
-  requested_at: string | null;
-  answer: string | null;
-}
-
-/** Looks the id up in one journal (read only; numbers and the pushes table). */
+/** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
-  const { default: Database } = await import('better-sqlite3');
-  let db;
+  const { journalLookup } = await import('../batch/journal.js');
+  let read;
   try {
-    db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
+    read = await journalLookup(journalPath, id);
   } catch {
+    // Not a batch journal (or a damaged one): nothing to find there.
     return [];
   }
-  try {
-    // Journals made before requested_at existed do not have the column.
-    const hasRequestedAt = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().some((c) => c.name === 'requested_at');
-    const numbers = db
-      .prepare<[string], JournalNumber>(
-        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
-                n.checked_at, n.updated_at, ${hasRequestedAt ? 'n.requested_at' : 'NULL AS requested_at'}, a.body AS answer
-           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
-      )
-      .all(id);
-    // Journals made before pushes kept their evidence have no reason or peer.
-    const evidence = db.prepare<[], { name: string }>('PRAGMA table_info(pushes)').all().some((c) => c.name === 'reason');
-    const pushes = db
-      .prepare<[string], { body: string; received_at: string; outcome: string; duplicates: number; reason: string | null; peer: string | null }>(
-        `SELECT body, received_at, outcome, duplicates, ${evidence ? 'reason, peer' : 'NULL AS reason, NULL AS peer'} FROM pushes WHERE correlation_id = ? ORDER BY id`,
-      )
-      .all(id)
-      .map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
-    const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
-    const meta = metaRow ? (parse(metaRow.value) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
+  {
+    const numbers = read.numbers;
+    const pushes = read.pushes.map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
+    const meta = read.meta ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
     const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;
     const found: TracedLookup[] = numbers.map((n) => ({
       source: 'batch',
@@ -131,6 +102,7 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       country: n.country,
       service: meta?.serviceOrigin ?? null,
       requestedAt: n.requested_at,
+      reusedAt: n.reused_at,
       answeredAt: n.updated_at,
       mode: n.state === 'pending' || pushes.length > 0 ? 'webhook' : 'sync',
       result: n.state === 'done' ? (n.result ?? 'failed') : n.state,
@@ -168,11 +140,6 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       });
     }
     return found;
-  } catch {
-    // Not a batch journal (or a damaged one): nothing to find there.
-    return [];
-  } finally {
-    db.close();
   }
 }
 

@@ -3,7 +3,7 @@ import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BatchJournal, journalPathFor, type BatchMeta } from '../batch/journal.js';
+import { BatchJournal, journalPathFor, listenQueries, type BatchMeta } from '../batch/journal.js';
 import { inputError } from '../errors.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver.js';
 import type { RenderReply } from './render-worker.js';
@@ -67,23 +67,7 @@ export class JournalPushStore implements ListenJournal {
     private readonly db: BetterSqlite3.Database,
     private readonly options: OpenListenJournalOptions,
   ) {
-    // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
-    this.q = {
-      pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
-      unsentCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')"),
-      oldest: db.prepare<[], PendingRow>(
-        "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY updated_at, id LIMIT 1",
-      ),
-      overdue: db.prepare<[string, number], PendingRow>(
-        "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
-      ),
-      orphansNowKnown: db.prepare<[], { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }>(
-        `SELECT p.id AS push_id, p.body, p.outcome, p.correlation_id FROM pushes p
-           JOIN numbers n ON n.correlation_id = p.correlation_id
-          WHERE p.outcome IN ('orphan', 'conflict') AND n.state = 'pending' ORDER BY p.id`,
-      ),
-      kept: db.prepare<[string], { n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?'),
-    };
+    this.q = listenQueries(db);
     const orphans = this.q.kept.get('orphan')!;
     const refused = this.q.kept.get('refused')!;
     this.kept = { orphans: orphans.n, orphanBytes: orphans.bytes, refused: refused.n, refusedBytes: refused.bytes };

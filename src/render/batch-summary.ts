@@ -1,6 +1,7 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
 import { terminalSafe } from './terminal-safe.js';
 import type { DncResult, RenderSummary } from '../batch/render.js';
+import type { DryRunReport as DryRunFindings } from '../batch/run.js';
 import { describeRecordAt } from '../batch/csv-input.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
@@ -74,20 +75,8 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   return out.join('\n');
 }
 
-export interface DryRunReport {
-  input: string;
-  rows: number;
-  unique_numbers: number;
-  invalid_rows: number;
-  by_country: Record<string, number>;
-  balance: { credits_remaining: number; credit_limit: number } | null;
-  estimated_credits: number;
-  unknown_cost_countries: string[];
-  webhook_required_countries: string[];
-  costs: ReadonlyMap<string, number>;
-  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
-  maxCredits: number | null;
-}
+/** What the dry-run table shows: the use case's findings, flattened. */
+export type DryRunReport = DryRunFindings['result'] & Pick<DryRunFindings, 'costs' | 'invalidSamples' | 'maxCredits'>;
 
 export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const num = (n: number) => (term.tty ? formatInteger(n) : String(n));

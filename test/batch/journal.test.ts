@@ -128,6 +128,7 @@ describe('journal', () => {
     // A journal from before requested_at existed.
     const raw = new Database(file);
     raw.exec('ALTER TABLE numbers DROP COLUMN requested_at');
+    raw.pragma('user_version = 0'); // as journals made before migrations were counted
     raw.close();
     j = await BatchJournal.open(file, { create: true }, () => new Date('2026-11-21T10:05:00Z'));
     const [id] = j.nextQueued(0, 10).map((r) => r.id);
@@ -146,6 +147,7 @@ describe('journal', () => {
       j.close();
       const raw = new Database(file);
       raw.exec('ALTER TABLE numbers DROP COLUMN requested_at');
+      raw.pragma('user_version = 0');
       raw.close();
       const at = Date.now() + 400;
       const script = `const { BatchJournal } = await import(${JSON.stringify(compiled)}); while (Date.now() < ${at}) {}
@@ -166,6 +168,7 @@ describe('journal', () => {
     // As an older dnc left it: 1 answered, 2 refused by 429s (queued again, attempts left behind), 3 and 4 in flight at a crash.
     const raw = new Database(file);
     raw.exec("DELETE FROM meta WHERE key = 'sends_counted'");
+    raw.pragma('user_version = 0');
     raw.exec("UPDATE numbers SET attempts = 5, state = CASE id WHEN 1 THEN 'done' WHEN 2 THEN 'queued' ELSE 'in_flight' END");
     raw.close();
     j = await BatchJournal.open(file, { create: true });

@@ -38,6 +38,17 @@ describe('batch --reuse-within', () => {
     // The reused output is evidence too: its manifest counts the reused rows, and it verifies.
     expect(JSON.parse(readFileSync(path.join(w.dir, 'second.manifest.json'), 'utf8')).reused_rows).toBe(5);
     expect((await dnc(['verify', second], {}, { now: later(2) })).code).toBe(0);
+    // dnc trace tells the whole story: the reused row says it was reused, when, and whose verdict; the original lookup is beside it.
+    const cid = b[0]!.dnc_correlation_id!;
+    const t = await dnc(['--json', 'trace', cid], w.env, { now: later(2) });
+    const { found } = JSON.parse(t.stdout) as { found: Array<{ where: string; reused_at: string | null; requested_at: string | null; credits: number }> };
+    const reusedRow = found.find((x) => x.where.includes('second.csv'))!;
+    const original = found.find((x) => x.where.includes('first.csv'))!;
+    expect(reusedRow).toMatchObject({ reused_at: expect.stringMatching(/^\d{4}-/), requested_at: null, credits: 0 });
+    expect(original).toMatchObject({ reused_at: null, requested_at: expect.stringMatching(/^\d{4}-/), credits: 1 });
+    const human = await dnc(['trace', cid], w.env, { now: later(2) });
+    expect(human.stdout).toMatch(/reused +\S+: the verdict of the earlier lookup .* taken from the results cache \(--reuse-within\); no request sent, no credits/);
+    expect(human.stdout).not.toContain('journal made by an older dnc');
 
     const third = path.join(w.dir, 'third.csv');
     const late = await dnc(['batch', input, '-o', third, '--reuse-within', '7d'], w.env, { now: later(8) });

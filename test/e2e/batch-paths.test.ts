@@ -122,6 +122,11 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(readlinkSync(path.join(d, 'link.csv'))).toBe('real.csv');
     expect(readCsvIndependently(path.join(d, 'real.csv'))).toHaveLength(3);
+    // The journal stands beside the real file, and `dnc listen --results link.csv` finds it there.
+    expect(existsSync(path.join(d, 'real.csv.journal.sqlite'))).toBe(true);
+    expect(existsSync(path.join(d, 'link.csv.journal.sqlite'))).toBe(false);
+    const listen = await spawnDnc(['listen', '--results', 'link.csv', '--exit-when-done', '--port', '0'], { env, cwd: d });
+    expect(listen.code, listen.stderr).toBe(0);
     symlinkSync('nowhere.csv', path.join(d, 'dangling.csv'));
     const dangling = await spawnDnc(['batch', input, '-o', 'dangling.csv'], { env, cwd: d });
     expect(dangling.code).toBe(2);
