@@ -1,6 +1,6 @@
 // Tables for any command: boxed (cli-table3) on a terminal, stable tab-separated lines when piped.
 // cli-table3 is heavy: commands load this module with `await import(...)` inside their action.
-import { terminalSafe } from './terminal-safe.js';
+import { terminalSafe, terminalSafeLines } from './terminal-safe.js';
 import Table from 'cli-table3';
 import { formatInteger } from './numbers.js';
 
@@ -60,7 +60,8 @@ export { formatInteger } from './numbers.js';
 
 function terminalCell(value: CellValue): string {
   if (value === null || value === undefined) return '';
-  return typeof value === 'number' ? formatInteger(value) : value;
+  // A cell may hold a value from outside (a country, a name): only our own colour sequences survive.
+  return typeof value === 'number' ? formatInteger(value) : terminalSafeLines(value);
 }
 
 /**

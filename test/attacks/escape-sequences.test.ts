@@ -34,6 +34,16 @@ describe('terminal-safe text', () => {
     expect(terminalSafeLines(`\u001b[1mbold\u001b[0m\nnext\t${HOSTILE}`)).toBe(`\u001b[1mbold\u001b[0m\nnext\t${terminalSafe(HOSTILE)}`);
   });
 
+  it('a table cell, boxed on a terminal and tab-separated when piped; dnc own colour kept', async () => {
+    const { renderTable, paint } = await import('../../src/render/table.js');
+    for (const tty of [true, false]) {
+      const out = renderTable({ head: ['country', 'name'], rows: [['AU', HOSTILE], [paint(true, 'bold', 'GB'), 'plain']] }, { tty, color: true, columns: 200 });
+      expectTerminalSafe(out);
+      expect(out).toContain('\\e]0;pwned');
+      if (tty) expect(out).toContain('\u001b[1mGB');
+    }
+  });
+
   it('a customer name from the service, on a terminal and piped', async () => {
     sb = await startSandbox({ port: 0, accounts: [{ key: 'sbx_hostile_0001', customerName: HOSTILE }] });
     const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: 'sbx_hostile_0001' };
