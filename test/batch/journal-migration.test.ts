@@ -1,0 +1,70 @@
+// A journal made by the previous release (fixtures/journals/release-a8b1e66): opened, migrated in order,
+// resumed and finished by this one, without sending an answered number again.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runDnc } from '../helpers/cli.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { FIXTURES, lookedUp, sandbox, scratch } from './helpers.js';
+
+let sb: Sandbox;
+let env: Record<string, string>;
+const tmp = scratch();
+
+beforeAll(async () => {
+  ({ sb, env } = await sandbox());
+  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+});
+afterAll(async () => {
+  await sb.close();
+  tmp.remove();
+});
+
+describe('a journal of the previous release', () => {
+  it('is migrated (user_version 0 → every step), resumed without resending answered numbers, and finished', async () => {
+    const dir = path.join(tmp.dir, 'old');
+    mkdirSync(dir);
+    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite']) copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
+    const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
+    // Its answers came from that run's sandbox: the same service as far as this test goes.
+    const raw = new Database(journal);
+    expect(raw.pragma('user_version', { simple: true })).toBe(0);
+    raw.prepare("UPDATE meta SET value = json_set(value, '$.serviceOrigin', ?) WHERE key = 'batch'").run(new URL(sb.baseUrl).origin);
+    raw.close();
+
+    const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    // The billing failure (uncharged) and the AU row (webhook-only) have no verdict: finished, exit 7.
+    expect(r.code, r.stderr).toBe(7);
+    expect(r.stderr).toContain('Resuming');
+    expect(lookedUp(sb).sort()).toEqual(['+12025550106', '+12025550107', '+12025550996']);
+
+    const db = new Database(journal, { readonly: true });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(4);
+      const columns = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().map((c) => c.name);
+      expect(columns).toEqual(expect.arrayContaining(['requested_at', 'reused_at']));
+    } finally {
+      db.close();
+    }
+    const [head, ...rows] = readCsvIndependently(path.join(dir, 'calls.results.csv'));
+    const at = (name: string) => head!.indexOf(name);
+    expect(rows.map((x) => [x[0], x[at('dnc_result')], x[at('dnc_error_code')]])).toEqual([
+      ['Ann', 'callable', ''],
+      ['Bob', 'do_not_call', ''],
+      ['Cy', 'callable', ''],
+      ['Dee', 'do_not_call', ''],
+      ['Ed', 'callable', ''],
+      ['Fay', 'do_not_call', ''],
+      ['Gus', 'callable', ''],
+      ['Hal', 'do_not_call', ''],
+      ['Ivy', 'failed', 'billing_error'],
+      // The release before labelled it not_checked/credit_limit; the reason is true now.
+      ['Jo', 'not_checked', 'webhook_required'],
+      ['Kim', 'invalid', 'unparseable_number'],
+    ]);
+    const v = await runDnc(['--json', 'verify', 'calls.results.csv'], { cwd: dir });
+    expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+  });
+});
