@@ -35,9 +35,11 @@ describe('dnc verify and trace (spawned)', () => {
     const t = await spawnDnc(['trace', id], { env: w.env });
     expect(t.code, t.stderr).toBe(0);
     expect(t.stdout).toContain(`correlation id ${id}`);
-    const missing = await spawnDnc(['trace', 'no-such-id'], { env: w.env });
+    const missing = await spawnDnc(['trace', '00000000-0000-4000-8000-000000000000'], { env: w.env });
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('E_TRACE_NOT_FOUND');
+    // Not a correlation id at all: a usage error.
+    expect((await spawnDnc(['trace', 'no-such-id'], { env: w.env })).code).toBe(2);
   });
 
   it('--help lists verify and trace', async () => {
