@@ -65,6 +65,7 @@ export const ERROR_CODES = {
   E_INPUT_BINARY: { exit: ExitCode.INPUT, summary: 'the input is not text' },
   E_INPUT_ENCODING: { exit: ExitCode.INPUT, summary: 'the input is not UTF-8' },
   E_INPUT_MALFORMED: { exit: ExitCode.INPUT, summary: 'malformed CSV (named with its line)' },
+  E_INPUT_HAS_RESULTS: { exit: ExitCode.INPUT, summary: 'batch: the input already has dnc_* columns (it is a results file)' },
   E_INPUT_CHANGED: { exit: ExitCode.INPUT, summary: 'the input changed since the batch began' },
   E_OUTPUT_UNWRITABLE: { exit: ExitCode.INPUT, summary: 'an output file or folder cannot be written (found before any lookup)' },
   E_DISK_FULL: { exit: ExitCode.INPUT, summary: 'the disk is full: the batch journal cannot be written' },

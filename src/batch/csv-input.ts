@@ -159,6 +159,12 @@ export function choosePhoneColumn(
     const wanted = column.trim();
     if (header) {
       const exact = header.findIndex((h) => h === wanted);
+      // `--column 3` with a column named "3" elsewhere: the name and the index disagree, and guessing picks a wrong column.
+      if (exact >= 0 && /^\d+$/.test(wanted) && Number(wanted) >= 1 && Number(wanted) <= columnCount && Number(wanted) - 1 !== exact) {
+        throw usageError('E_COLUMN_AMBIGUOUS', `--column ${wanted} is both the name of column ${exact + 1} and the index of column ${wanted} ('${header[Number(wanted) - 1]}')`, {
+          hint: `columns are ${listColumns(header)}; rename the column, or give the other one's name`,
+        });
+      }
       if (exact >= 0) return { index: exact, label: label(exact) };
       const loose = header.map((h, i) => [h, i] as const).filter(([h]) => h.trim().toLowerCase() === wanted.toLowerCase());
       if (loose.length === 1) return { index: loose[0]![1], label: label(loose[0]![1]) };
@@ -188,6 +194,11 @@ export function choosePhoneColumn(
       .map((n, i) => [n, i] as const)
       .filter(([n, i]) => /phone|mobile|cell|tel/.test(n) && !/[,;\t|]/.test(header[i]!));
   }
+  // One well-known name beside another column that also names a phone ("Mobile Phone", "Home Phone"): which one
+  // holds the numbers to scrub is the user's call, never a guess that leaves a registered number unchecked.
+  const phoneWord = /(^|[^a-z])(phone|mobile|cell|tel|telephone|msisdn)([^a-z]|$)/i;
+  const others = header.map((h, i) => [h, i] as const).filter(([h, i]) => phoneWord.test(h) && !matches.some(([, m]) => m === i) && !/[,;\t|]/.test(h));
+  if (matches.length === 1 && others.length > 0) matches = [...matches, ...others.map(([, i]) => [names[i]!, i] as const)];
   if (matches.length === 1) return { index: matches[0]![1], label: label(matches[0]![1]) };
   if (matches.length === 0) {
     const oneColumn = header.length === 1 && /[,;\t|]/.test(header[0]!);

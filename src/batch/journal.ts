@@ -1,6 +1,6 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
 import type { RecordDelimiter } from './csv-output.js';
-import { existsSync, lstatSync, readFileSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
@@ -228,6 +228,8 @@ export function finalAnswerFromBody(
   heldCredits = 0,
   /** The body as received, stored as is when given (it is `body`'s JSON text). */
   text?: string,
+  /** The number that was sent: an answer about another number is not its verdict. */
+  sentE164?: string,
 ): FinalAnswer | null {
   const b = body as (Partial<Omit<LookupSucceeded, 'status' | 'error_code'>> & Partial<Omit<LookupFailed, 'status' | 'error_code'>> & { status?: string; error_code?: string | null; timestamp?: string }) | null;
   if (!b || typeof b !== 'object') return null;
@@ -235,6 +237,25 @@ export function finalAnswerFromBody(
   const correlationId = typeof b.correlation_id === 'string' ? b.correlation_id : null;
   const costFromBody = typeof b.cost?.credits_used_for_query === 'number' ? b.cost.credits_used_for_query : null;
   if (b.status === 'succeeded') {
+    // Fail closed: a verdict must say do_not_call true or false, about the number sent. Anything else is never
+    // read as "callable" (it was charged all the same, as a success is).
+    const aboutOther = sentE164 !== undefined && typeof b.phone_number === 'string' && b.phone_number !== sentE164;
+    if (typeof b.do_not_call !== 'boolean' || aboutOther) {
+      return {
+        ...localAnswer(
+          'failed',
+          'bad_response',
+          aboutOther
+            ? `the service answered about ${b.phone_number}, not the number sent (${sentE164}): no verdict`
+            : `the service's answer has no do_not_call verdict (true or false), got ${JSON.stringify(b.do_not_call ?? null)}: no verdict`,
+          null,
+          httpStatus,
+        ),
+        correlationId,
+        credits: creditCost ?? costFromBody ?? heldCredits,
+        answer,
+      };
+    }
     return {
       result: b.do_not_call === true ? 'do_not_call' : 'callable',
       doNotCall: b.do_not_call === true,
@@ -1172,4 +1193,31 @@ export function journalSpendBetween(
       .get(start, end, running ? 1 : 0)!;
     return { service, lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
   });
+}
+
+/**
+ * Whether a file is a dnc batch journal: SQLite with the journal's tables. What is not (a CSV given as
+ * --journal, another program's database) is never deleted by --restart nor written over.
+ */
+export async function isBatchJournalFile(file: string): Promise<boolean> {
+  let head: Buffer;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      head = Buffer.alloc(16);
+      readSync(fd, head, 0, 16, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  // An empty file is what a crash between create and first write leaves: nothing to lose.
+  if (head.every((b) => b === 0)) return statSync(file).size === 0;
+  if (head.toString('latin1') !== 'SQLite format 3\0') return false;
+  try {
+    return await readOnly(file, (db) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ('numbers', 'meta')").all().length === 2);
+  } catch {
+    return false;
+  }
 }

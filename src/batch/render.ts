@@ -28,6 +28,9 @@ export const DNC_COLUMNS = [
   'dnc_exemption',
 ] as const;
 
+/** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
+const UNCHARGED_FAILURES: ReadonlySet<string> = new Set(['upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error']);
+
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */
 export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
 
@@ -48,6 +51,8 @@ export interface RenderSummary {
   notHttpsSources: number;
   /** not_checked rows of webhook-only countries: a rerun finishes them only with --webhook-url. */
   webhookRequired: number;
+  /** Rows without a verdict that a bare rerun looks up again (nothing was charged for them). */
+  retryable: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
   /** The output's rows added up as the manifest states them (for an output that cannot be read back). */
@@ -309,6 +314,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     byCountry: new Map(),
     notHttpsSources: 0,
     webhookRequired: 0,
+    retryable: 0,
     written: [],
     tally: null,
   };
@@ -323,7 +329,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     const review = meta.reviewOut ? await open(meta.reviewOut) : null;
     const dial = meta.dialOut ? await open(meta.dialOut) : null;
     // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
-    if (layout.bom) for (const f of files) await f.write('\uFEFF');
+    // (Not the dial list: a dialler reads plain E.164 lines, and would take a BOM for part of the first number.)
+    if (layout.bom) for (const f of files) if (f !== dial) await f.write('\uFEFF');
     if (layout.header) {
       const header = escapeInput(layout.header);
       await main.write(writer.record([...header, ...DNC_COLUMNS]));
@@ -361,6 +368,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         }
         const result = cells[2] as DncResult;
         if (cells[7] === 'webhook_required') summary.webhookRequired++;
+        else if (result === 'not_checked' || (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')) summary.retryable++;
         summary.rows++;
         summary.byResult[result]++;
         let perCountry = summary.byCountry.get(cells[1]!);

@@ -1,7 +1,7 @@
 // The batch use case: checks paths and options, owns the journal's lifecycle and lock, runs the lookups,
 // renders the outputs and evidence, and returns what happened. It never prints: it emits typed events,
 // and `src/commands/batch.ts` shows them and picks the exit code.
-import { createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -47,6 +47,8 @@ export interface BatchRunDeps {
   lockDeps: LockDeps;
   /** Whether a path names this process's standard output (/dev/stdout). */
   isStandardOutput(file: string): boolean;
+  /** Whether a path names this process's standard input (/dev/stdin): never written to. */
+  isStandardInput(file: string): boolean;
   onEvent(event: BatchEvent): void;
 }
 
@@ -196,6 +198,43 @@ interface BatchPaths {
   country: string | undefined;
 }
 
+/** Creates a private folder dnc keeps files in; one that cannot be made is exit 3 naming it (never an internal error). */
+function makeFolder(dir: string, what: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot make the folder ${dir} for ${what}: ${describeFsError(err)}`, {
+      hint: 'check XDG_STATE_HOME (or HOME), or give -o a file and --journal a path you can write to; nothing was sent',
+      cause: err,
+    });
+  }
+}
+
+async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: string): Promise<void> {
+  let describes: string | undefined;
+  try {
+    const { readFile } = await import('node:fs/promises');
+    describes = (JSON.parse(await readFile(manifestPath, 'utf8')) as { output?: { path?: string } }).output?.path;
+  } catch {
+    return; // None yet, or not a manifest: the batch writes its own.
+  }
+  if (describes && outputPath !== '-' && path.resolve(describes) !== path.resolve(outputPath)) {
+    throw usageError('E_PATH_COLLISION', `${manifestPath} is the manifest of another output (${describes}): this batch's would replace it`, {
+      hint: 'give -o a name that differs from that output by more than its extension',
+    });
+  }
+}
+
+/** Whether a path is a FIFO or a device: read once, as standard input is. */
+function isStream(file: string): boolean {
+  try {
+    const st = statSync(file);
+    return st.isFIFO() || st.isCharacterDevice() || st.isSocket();
+  } catch {
+    return false;
+  }
+}
+
 /** Checks options and paths before anything is read or sent (exit 2; exit 3 for a folder that cannot be written). */
 async function checkOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<BatchPaths> {
   const country = await parseCountryOption(options.country);
@@ -204,17 +243,30 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   }
   await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl);
   const { resolveOutputTarget } = await import('./paths.js');
-  const fromStdin = input === '-';
-  const inputPath = fromStdin ? '-' : path.resolve(ctx.cwd, input);
+  // A list that is not a regular file (standard input, a FIFO, `<(…)`) is read once into a spool.
+  const given = input === '-' || ctx.isStandardInput(path.resolve(ctx.cwd, input)) ? '-' : path.resolve(ctx.cwd, input);
+  const fromStdin = given === '-' || isStream(given);
+  const inputPath = given;
   const defaultOutput = fromStdin ? '-' : inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
   let output = resolveOutputTarget('-o', options.output ?? defaultOutput, ctx.cwd);
   // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
   // by path (a socket gives ENXIO): write to the stream itself.
   if (output.kind === 'stream' && output.path !== '-' && ctx.isStandardOutput(output.path)) output = { kind: 'stream', path: '-' };
-  const list = (flag: string, given: string | undefined): string | null => {
-    if (given === undefined) return null;
-    if (given === '-') throw usageError('E_USAGE', `${flag} - : only the results (-o -) can go to standard output`, { hint: `give ${flag} a file name` });
-    return resolveOutputTarget(flag, given, ctx.cwd).path;
+  const toStdin = (flag: string, file: string) => {
+    if (file !== '-' && ctx.isStandardInput(file)) {
+      throw usageError('E_PATH_COLLISION', `${flag} ${file} is standard input: dnc never writes where its input comes from`, { hint: `give ${flag} a file name` });
+    }
+  };
+  toStdin('-o', output.path);
+  const list = (flag: string, name: string | undefined): string | null => {
+    if (name === undefined) return null;
+    const target = name === '-' ? null : resolveOutputTarget(flag, name, ctx.cwd);
+    // Standard output carries the results (-o -) or the summary: a list there would be mixed into either.
+    if (target === null || ctx.isStandardOutput(target.path)) {
+      throw usageError('E_USAGE', `${flag} ${name}: only the results (-o -) can go to standard output`, { hint: `give ${flag} a file name` });
+    }
+    toStdin(flag, target.path);
+    return target.path;
   };
   return {
     inputPath,
@@ -246,6 +298,10 @@ async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: 
     { role: 'the manifest', path: manifestPath },
   ];
   refuseCollisions(files);
+  // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
+  // evidence would replace the other's.
+  // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)
+  if (paths.output.kind === 'file') await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
   const folders = new Map<string, string>();
   const add = (file: string | null, what: string) => {
     if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
@@ -420,9 +476,19 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   const { openCsvLayout } = await import('./csv-input.js');
   const { stateDir } = await import('../evidence/paths.js');
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
-  const spool = paths.fromStdin ? await spoolStdin(ctx, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches')) : null;
+  const spool = paths.fromStdin
+    ? await spoolStdin(ctx, paths.inputPath, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches'))
+    : null;
   try {
     const layout = await openCsvLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header });
+    // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
+    const { DNC_COLUMNS } = await import('./render.js');
+    const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
+    if (stale.length > 0) {
+      throw inputError('E_INPUT_HAS_RESULTS', `${input === '-' ? 'standard input' : input} already has dnc columns (${stale.join(', ')}): it is a results file`, {
+        hint: 'scrub the original call list, or remove the dnc_* columns first (a second set would sit beside the first, and a dialler reading the first would see old verdicts)',
+      });
+    }
     const resultOptions: ResultOptions = {
       country: paths.country ?? null,
       delimiter: layout.delimiter,
@@ -436,7 +502,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     if (journalPath === undefined) {
       const { hashFile } = await import('./ingest.js');
       journalPath = batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
-      mkdirSync(path.dirname(journalPath), { recursive: true, mode: 0o700 });
+      makeFolder(path.dirname(journalPath), 'the journal');
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     if (!early) await checkFiles(paths, journalPath, manifestPath);
@@ -451,11 +517,11 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
 }
 
 /** Standard input copied to a private temporary file, hashed on the way. */
-async function spoolStdin(ctx: RunContext, dir: string): Promise<{ tmp: string; sha256: string }> {
+async function spoolStdin(ctx: RunContext, source: string, dir: string): Promise<{ tmp: string; sha256: string }> {
   const { createHash } = await import('node:crypto');
   const { tempPathFor } = await import('../atomic-file.js');
-  if (ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (source === '-' && ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
+  makeFolder(dir, 'the list read from standard input');
   const tmp = tempPathFor(path.join(dir, 'stdin.csv'));
   const hash = createHash('sha256');
   const { Transform } = await import('node:stream');
@@ -466,10 +532,10 @@ async function spoolStdin(ctx: RunContext, dir: string): Promise<{ tmp: string; 
     },
   });
   try {
-    await pipeline(ctx.io.stdin, tee, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+    await pipeline(source === '-' ? ctx.io.stdin : createReadStream(source), tee, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
   } catch (err) {
     await rm(tmp, { force: true });
-    throw inputError('E_INPUT_UNREADABLE', `cannot read the call list from standard input into ${dir}: ${describeFsError(err)}`, { cause: err });
+    throw inputError('E_INPUT_UNREADABLE', `cannot read the call list from ${source === '-' ? 'standard input' : source} into ${dir}: ${describeFsError(err)}`, { cause: err });
   }
   return { tmp, sha256: hash.digest('hex') };
 }
@@ -506,6 +572,12 @@ async function runBatchJournal(
   const evidence = await import('../evidence/batch-evidence.js');
   const journalMod = await import('./journal.js');
   const lockDeps = ctx.lockDeps;
+  // A file at the journal's path that is not a dnc journal (a list given as --journal, say) is never deleted or written over.
+  if (existsSync(journalPath) && !(await journalMod.isBatchJournalFile(journalPath))) {
+    throw usageError('E_PATH_COLLISION', `${journalPath} is not a dnc batch journal: dnc will not write over it${options.restart ? ' or delete it' : ''}`, {
+      hint: options.journal !== undefined ? 'give --journal a new file name' : 'move that file away, or give -o another name',
+    });
+  }
   if (options.restart && existsSync(journalPath)) {
     const holder = journalMod.lockHolder(journalPath, lockDeps);
     if (holder !== null) {
@@ -655,6 +727,14 @@ async function prepareJournal(
     if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
       throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} holds answers from ${existing.serviceOrigin}, not ${serviceOrigin}`, {
         hint: 'use the same --base-url to resume, or --restart',
+      });
+    }
+    // Pushes of pending lookups go to the URL they were sent with: a new one would leave them where no listener is
+    // (the service takes a 404 as final), and their paid results would be lost.
+    const pendingNow = journal.summaryCounts().pending;
+    if (pendingNow > 0 && (existing.options.webhookUrl ?? null) !== resultOptions.webhookUrl) {
+      throw usageError('E_JOURNAL_MISMATCH', `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url they were sent with: it cannot change (or go) until they are answered`, {
+        hint: 'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results with `dnc listen --results OUTPUT`',
       });
     }
     journal.setMeta({

@@ -172,7 +172,7 @@ export class BatchScheduler extends EventEmitter {
         writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
-        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost, 0, outcome.text);
+        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost, 0, outcome.text, item.e164);
         const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
         writes.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;

@@ -115,6 +115,17 @@ function isStandardOutput(file: string): boolean {
   }
 }
 
+/** Whether a path is this process's standard input (/dev/stdin, /proc/self/fd/0): read as `-`, never written. */
+function isStandardInput(file: string): boolean {
+  try {
+    const a = statSync(file);
+    const b = fstatSync(0);
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch {
+    return false;
+  }
+}
+
 export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
   const progress = await createProgress(ctx.io, { quiet: ctx.quiet || ctx.json });
   const show = showEvents(ctx, progress);
@@ -135,6 +146,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       stdout: ctx.io.stdout,
       lockDeps: processLockDeps(),
       isStandardOutput,
+      isStandardInput,
       onEvent: show,
     });
   } finally {
@@ -185,7 +197,9 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
 
 /** The summary, what to do next, and the exit code of a batch that ran to an end (or a clean stop). */
 async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished' }>): Promise<number> {
-  const { summary, counts: after, stopped, resume } = r;
+  const { summary, counts: after, stopped } = r;
+  // A list read from standard input is piped again to resume.
+  const resume = r.resume.startsWith('dnc batch - ') ? `${r.resume} (piping the same list to it)` : r.resume;
   await report(ctx, summary, {
     uniqueNumbers: after.queued + after.in_flight + after.done + after.pending,
     creditsTotal: after.credits,
@@ -206,8 +220,9 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     const next =
       stopped === 'credit_limit'
         ? 'after a credit top-up or in the next billing period (`dnc usage` shows the balance)'
-        : 'with a larger --max-credits (credits already used by this batch count toward it)';
-    ctx.warn(`dnc: stopped: ${why}; ${after.queued} number(s) not checked. Resume ${next} with: ${resume}`);
+        : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the budget, so name the new one)';
+    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '')} --max-credits <N|none>` : resume;
+    ctx.warn(`dnc: stopped: ${why}; ${after.queued} number(s) not checked. Resume ${next} with: ${command}`);
     return ExitCode.CREDIT;
   }
   if (after.pending > 0) {
@@ -219,9 +234,11 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
   const unfinished = summary.byResult.not_checked + summary.byResult.failed;
   if (unfinished > 0) {
     const waiting = summary.webhookRequired;
+    const charged = unfinished - waiting - summary.retryable;
     const advice = [
       ...(waiting > 0 ? [`${waiting} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
-      ...(unfinished > waiting ? [`run \`${resume}\` again to look up the rest that no credit was spent on; --review-out FILE lists every row that needs a person`] : []),
+      ...(summary.retryable > 0 ? [`run \`${resume}\` again to look up the ${summary.retryable} row(s) no credit was spent on`] : []),
+      ...(charged > 0 ? [`${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` lists the rows that need a person)`] : []),
     ];
     ctx.warn(`dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ${summary.byResult.failed} failed): ${advice.join('; ')}`);
     return ExitCode.UNFINISHED;

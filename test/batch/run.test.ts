@@ -53,6 +53,7 @@ async function run(input: string, options: Partial<BatchOptions>, interrupts: Te
     stdout: new PassThrough(),
     lockDeps: { pid: process.pid, isAlive: () => false },
     isStandardOutput: () => false,
+    isStandardInput: () => false,
     onEvent: (e) => {
       events.push(e);
       onEvent?.(e);

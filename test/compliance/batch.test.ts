@@ -104,7 +104,7 @@ describe('dnc batch with the internal list and exemptions', () => {
     const stopped = await dnc(['batch', input, '-o', out, '--suppression-list', team, '--max-credits', '0'], w.env);
     expect(stopped.code).toBe(5);
     // The short resume command is enough: the journal remembers the list (and the budget, lifted here).
-    expect(stopped.stderr).toMatch(/Resume .* with: dnc batch \S+ -o \S+\n/);
+    expect(stopped.stderr).toMatch(/Resume .* with: dnc batch \S+ -o \S+ --max-credits <N\|none>\n/);
     const rerun = await dnc(['batch', input, '-o', out, '--max-credits', 'none'], w.env);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(rerun.stderr).toMatch(/Resuming with the options this batch was started with: --suppression-list \S+team\.sqlite/);
