@@ -104,26 +104,17 @@ export function registerBatch(program: Command, host: CommandHost): void {
   });
 }
 
-/** Whether a path is this process's standard output (/dev/stdout, /proc/self/fd/1): written as the stream itself. */
-function isStandardOutput(file: string): boolean {
-  try {
-    const a = statSync(file);
-    const b = fstatSync(1);
-    return a.dev === b.dev && a.ino === b.ino;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether a path is this process's standard input (/dev/stdin, /proc/self/fd/0): read as `-`, never written. */
-function isStandardInput(file: string): boolean {
-  try {
-    const a = statSync(file);
-    const b = fstatSync(0);
-    return a.dev === b.dev && a.ino === b.ino;
-  } catch {
-    return false;
-  }
+/** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */
+function isStandardStream(fd: 0 | 1): (file: string) => boolean {
+  return (file) => {
+    try {
+      const a = statSync(file);
+      const b = fstatSync(fd);
+      return a.dev === b.dev && a.ino === b.ino;
+    } catch {
+      return false;
+    }
+  };
 }
 
 export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
@@ -145,8 +136,9 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       stdinIsTTY: ctx.io.stdinIsTTY,
       stdout: ctx.io.stdout,
       lockDeps: processLockDeps(),
-      isStandardOutput,
-      isStandardInput,
+      // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never written.
+      isStandardOutput: isStandardStream(1),
+      isStandardInput: isStandardStream(0),
       onEvent: show,
     });
   } finally {
