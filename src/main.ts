@@ -199,10 +199,17 @@ export function runFromProcess(): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // A closed pipe (`dnc … | head`) is not an error.
+  // A closed terminal or SSH session ends a batch as Ctrl-C does: lookups in flight are awaited and stored.
+  process.on('SIGHUP', onSignal);
+  // A closed pipe (`dnc … | head`) is not an error. A command at work (a batch with lookups in flight) is
+  // interrupted cleanly rather than killed, so no answer it paid for is lost.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (err.code !== 'EPIPE') return;
+    if (handlers.size > 0) onSignal('SIGPIPE');
+    else process.exit(process.exitCode ?? 0);
   });
+  // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
+  process.stderr.on('error', () => {});
   const interrupts: Interrupts = {
     on(handler) {
       handlers.add(handler);

@@ -96,14 +96,15 @@ describe('dnc batch as a process', () => {
     expect(JSON.parse(last.stdout).credits_used).toBeGreaterThanOrEqual(distinct);
   });
 
-  it('SIGINT stops starting lookups, writes the output and exits 130; the rerun finishes', async () => {
+  for (const signal of ['SIGINT', 'SIGHUP'] as const) it(`${signal} stops starting lookups, writes the output and exits 130; the rerun finishes`, async () => {
     sb.reset();
-    const { file, phones } = callList('int.csv');
-    const output = path.join(tmp.dir, 'int.results.csv');
+    const { file, phones } = callList(`int-${signal}.csv`);
+    const output = path.join(tmp.dir, `int-${signal}.results.csv`);
     const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
     const run = start(argv);
     await until(() => sb.lookups().length >= 40);
-    run.child.kill('SIGINT');
+    // SIGHUP is a closed terminal or SSH session: it must not lose the lookups in flight either.
+    run.child.kill(signal);
     const end = await run.exited;
     expect(end.code, end.stderr).toBe(130);
     expect(end.stderr).toContain('Resume with: dnc batch');
