@@ -46,7 +46,21 @@ export function registerVerify(program: Command, host: CommandHost): void {
     }
     const listLimit = parseIntegerOption('--list', o.list, 0);
     const { verifyOutput } = await import('../evidence/verify.js');
-    const report = await verifyOutput(path.resolve(ctx.cwd, cmd.args[0]!), { maxAgeMs, asOf, listLimit });
+    const output = path.resolve(ctx.cwd, cmd.args[0]!);
+    // The internal do-not-call list as it is now (the one the scrub used, else the user's): a number added to it
+    // since the scrub must not be dialled, whatever the register said.
+    const { openListForScrub, complianceSettings } = await import('../compliance/settings.js');
+    const { readManifest, manifestPathFor } = await import('../evidence/manifest.js');
+    const recorded = (await readManifest(manifestPathFor(output)).catch(() => null))?.compliance?.list?.path;
+    const settings = await complianceSettings(ctx);
+    const { existsSync } = await import('node:fs');
+    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }).catch(() => null);
+    let report;
+    try {
+      report = await verifyOutput(output, { maxAgeMs, asOf, listLimit, suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined });
+    } finally {
+      list?.close();
+    }
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
     else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
     return report.fit ? ExitCode.OK : ExitCode.INPUT;

@@ -23,7 +23,8 @@ export type RecheckReason =
   | 'stale'
   | 'no_correlation_id'
   | 'no_source'
-  | 'no_checked_at';
+  | 'no_checked_at'
+  | 'suppressed';
 
 export const TAMPER_REASONS: ReadonlySet<RecheckReason> = new Set(['edited', 'out_of_step']);
 
@@ -46,6 +47,8 @@ export interface VerifyOptions {
   asOf: Date;
   /** Rows listed at most (all are counted). */
   listLimit?: number;
+  /** Whether a number is on the internal do-not-call list now (a callable row's number added since is not fit). */
+  suppressedNow?: ((e164: string) => boolean) | undefined;
 }
 
 export interface VerifyReport {
@@ -203,6 +206,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         default:
           return;
       }
+      if (o.suppressedNow?.(cells[C.e164] ?? '')) return flag(index, cells, 'suppressed', 'on the internal do-not-call list now (added after the scrub): never dial it');
       if (!cid) return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
       if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
       if (!isHttpsUrl(cells[C.source]!)) return flag(index, cells, 'no_source', `callable with a register source that is not an https URL: ${cells[C.source]}`);

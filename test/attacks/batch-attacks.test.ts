@@ -152,6 +152,21 @@ describe('paid webhook results are never stranded', () => {
   });
 });
 
+describe('verify knows the internal list as it is now', () => {
+  it('a callable number added to the internal do-not-call list after the scrub makes the file not fit', async () => {
+    const d = folder();
+    writeFileSync(path.join(d, 'in.csv'), 'phone\n+12025550100\n+12025550102\n');
+    const e = { ...env, XDG_STATE_HOME: path.join(d, 'state') };
+    expect((await runDnc(['batch', 'in.csv', '-o', 'out.csv'], { cwd: d, env: e })).code).toBe(0);
+    expect((await runDnc(['verify', 'out.csv'], { cwd: d, env: e })).code).toBe(0);
+    expect((await runDnc(['suppress', 'add', '+12025550102', '--reason', 'complaint'], { cwd: d, env: e })).code).toBe(0);
+    const v = await runDnc(['--json', 'verify', 'out.csv'], { cwd: d, env: e });
+    expect(v.code).toBe(3);
+    const report = JSON.parse(v.stdout) as { fit: boolean; recheck: Array<{ number: string; reason: string }> };
+    expect(report.recheck).toEqual([expect.objectContaining({ number: '+12025550102', reason: 'suppressed' })]);
+  });
+});
+
 describe('small things a dialler trips on', () => {
   it('--dial-out carries no byte-order mark even when the input has one', async () => {
     const d = folder();
