@@ -548,11 +548,13 @@ export class BatchJournal {
     this.st.setMeta.run('ingested', '1');
   }
 
-  /** Inserts distinct numbers in one transaction; numbers already there are left as they are. */
-  readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): void => {
+  /** Inserts distinct numbers in one transaction; numbers already there are left as they are. Returns how many were new. */
+  readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): number => {
     try {
-      this.db.transaction((list: Iterable<readonly [string, string]>) => {
-        for (const [e164, country] of list) this.st.insertNumber.run(e164, country);
+      return this.db.transaction((list: Iterable<readonly [string, string]>) => {
+        let added = 0;
+        for (const [e164, country] of list) added += this.st.insertNumber.run(e164, country).changes;
+        return added;
       })(numbers);
     } catch (err) {
       throw journalWriteError(this.path, err) ?? err;

@@ -282,6 +282,12 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
 async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Promise<RenderSummary> {
   const meta = journal.meta();
   if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
+  // The batch's list is still being read into the journal (lookups start before it is all there).
+  if (!journal.ingested) {
+    throw inputError('E_JOURNAL_INCOMPLETE', `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, or stopped while reading)`, {
+      hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
+    });
+  }
   const layout = layoutOf(meta);
   const stopped = journal.stoppedReason();
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
