@@ -11,7 +11,7 @@ import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
-import { withExemption } from '../compliance/batch-compliance.js';
+import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
 
 /** The columns appended to every row, in order (cli.md). */
 export const DNC_COLUMNS = [
@@ -50,8 +50,10 @@ export interface RenderSummary {
   webhookRequired: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
-  /** The output's rows added up as the manifest states them (for an output that cannot be read back). */
+  /** The output's rows added up as the manifest states them (taken from this pass: the output is not read again). */
   tally: OutputTally | null;
+  /** The manifest's compliance fields (the scrub's record, each country's valid-until), from the same pass. */
+  compliance: ReturnType<ReturnType<typeof manifestCompliance>['fields']> | null;
 }
 
 export function emptyResultCounts(): Record<DncResult, number> {
@@ -317,8 +319,10 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     webhookRequired: 0,
     written: [],
     tally: null,
+    compliance: null,
   };
   const tally = new TallyBuilder();
+  const validity = manifestCompliance(complianceRecordOf(journal));
   const hash = createHash('sha256');
   const country = meta.options.country ?? undefined;
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
@@ -373,6 +377,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         if (!perCountry) summary.byCountry.set(cells[1]!, (perCountry = emptyResultCounts()));
         perCountry[result]++;
         tally.add(cells);
+        validity.onRow(0, input, cells);
         const fields = escapeInput(input);
         out += writer.record(fields.concat(cells));
         if (result === 'callable') callableRows += writer.record(fields);
@@ -403,6 +408,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     throw err;
   }
   summary.tally = tally.done();
+  summary.compliance = validity.fields();
   return summary;
 }
 

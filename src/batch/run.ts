@@ -526,6 +526,10 @@ async function runBatchJournal(
   let client: ServiceClient | undefined;
   let abandoned = false;
   let reading: Reading | null = null;
+  // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
+  // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
+  const clientReady = ctx.createClient({ connections: options.concurrency });
+  clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
     const { PhoneCache } = await import('./phone-cache.js');
@@ -556,20 +560,22 @@ async function runBatchJournal(
       if (streaming) streaming = listsApplied = (await applyLists()).list === null;
       reading = await readInput(ctx, journal, batch, phones, streaming);
     }
+    const lookupsAhead = reading !== null || journal.unsentCount() > 0;
+    const balance = lookupsAhead ? clientReady.then((c) => c.usage()) : null;
+    balance?.catch(() => {}); // read by the guard below
     if (!listsApplied) await applyLists();
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
-    const counts = journal.summaryCounts();
-    const todo = counts.queued + counts.in_flight;
     let outcome: SchedulerOutcome | null = null;
-    if (todo > 0 || reading !== null) {
-      client = await ctx.createClient({ connections: options.concurrency });
+    // Lists and reused verdicts may have answered every number: then nothing is sent.
+    if (reading !== null || journal.unsentCount() > 0) {
+      client = await clientReady;
       const { cacheDir, readCosts } = await import('./cost-cache.js');
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
       const webhookMissing = await webhookMissingFor(options);
       const supported = journal.supportedCountries();
       // While the list is still read, the guard sees the numbers read so far (and says so).
-      const guard = await evidence.creditShortfall(client, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)));
+      const guard = await evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)));
       for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
       if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
       if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
@@ -637,6 +643,7 @@ async function runBatchJournal(
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
     else await client?.close();
+    if (!client) await (await clientReady.catch(() => null))?.close();
     journal?.close();
     lock.release();
   }
