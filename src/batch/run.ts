@@ -574,12 +574,21 @@ async function runBatchJournal(
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
       const webhookMissing = await webhookMissingFor(options);
       const supported = journal.supportedCountries();
-      // While the list is still read, the guard sees the numbers read so far (and says so).
-      const guard = await evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)));
-      for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
-      if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
-      if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
+      // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
+      // is checked when it comes, over the numbers not sent by then, and says "so far").
+      const guarding = evidence
+        .creditShortfall({ usage: () => balance ?? client!.usage() }, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)))
+        .then(
+          (guard) => {
+            for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
+            if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far and not sent yet: the list is still being read)');
+            if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
+          },
+          (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
+        );
+      if (reading === null) await guarding;
       outcome = await runLookups(ctx, journal, client, options, costs, reading);
+      await guarding;
       abandoned = outcome.abandoned;
       if (abandoned) {
         // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
