@@ -653,6 +653,11 @@ async function runBatchJournal(
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
     else await client?.close();
     if (!client) await (await clientReady.catch(() => null))?.close();
+    // A run that failed before or during its lookups: reading stops before the journal closes under it.
+    if (reading?.reading) {
+      reading.abort();
+      await reading.done.catch(() => {});
+    }
     journal?.close();
     lock.release();
   }
@@ -743,8 +748,10 @@ function requeueForRerun(ctx: RunContext, journal: BatchJournal): void {
 interface Reading extends IncomingNumbers {
   /** Resolves once every row is in the journal (and the batch's meta says so); rejects as reading does. */
   readonly done: Promise<void>;
-  /** Stops reading (a second Ctrl-C); `done` then rejects. */
+  /** Stops reading (a second Ctrl-C, or the run failed before its lookups); `done` then rejects. */
   abort(): void;
+  /** Lets reading go on past its first chunk: called once the first lookups are sent. */
+  lookupsStarted(): void;
 }
 
 /**
@@ -773,8 +780,8 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
     ...rendering,
   };
   journal.setMeta(meta);
-  const read = (onNumbers?: (added: number) => void, signal?: AbortSignal) =>
-    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, { onNumbers, signal }).then((scan) => {
+  const read = (onNumbers?: (added: number) => void, signal?: AbortSignal, firstNumbersTaken?: Promise<void>) =>
+    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, { onNumbers, signal, firstNumbersTaken }).then((scan) => {
       journal.atomically(() => {
         journal.setMeta({ ...meta, inputSha256: scan.sha256, inputSize: scan.bytes });
         journal.markIngested();
@@ -790,15 +797,25 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
   }
   const listeners: Array<(added: number) => void> = [];
   const controller = new AbortController();
+  let lookupsStarted = () => {};
+  const firstNumbersTaken = new Promise<void>((resolve) => (lookupsStarted = resolve));
   const reading = {
     reading: true,
     subscribe: (listener: (added: number) => void) => void listeners.push(listener),
-    abort: () => controller.abort(new Error('reading stopped')),
+    abort: () => {
+      controller.abort(new Error('reading stopped'));
+      lookupsStarted();
+    },
+    lookupsStarted: () => lookupsStarted(),
     done: Promise.resolve(),
   };
-  reading.done = read((added) => {
-    for (const l of listeners) l(added);
-  }, controller.signal).finally(() => {
+  reading.done = read(
+    (added) => {
+      for (const l of listeners) l(added);
+    },
+    controller.signal,
+    firstNumbersTaken,
+  ).finally(() => {
     reading.reading = false;
     for (const l of listeners) l(0);
   });
@@ -853,7 +870,10 @@ async function runLookups(
   // A list that cannot be read to its end (malformed CSV): no new lookups; those in flight are awaited and kept.
   reading?.done.catch(() => scheduler.stop('interrupted'));
   try {
-    const outcome = await scheduler.run();
+    const running = scheduler.run();
+    // run() has claimed and sent the first lookups (its first turn is synchronous): reading may go on.
+    reading?.lookupsStarted();
+    const outcome = await running;
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
     // included, which costs no credit); a second Ctrl-C stops it.
     if (reading) {
