@@ -575,13 +575,15 @@ async function runBatchJournal(
       const webhookMissing = await webhookMissingFor(options);
       const supported = journal.supportedCountries();
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
-      // is checked when it comes, over the numbers not sent by then, and says "so far").
+      // is checked when it comes, and says "so far" while reading goes on).
+      // The numbers it weighs are those not sent when lookups begin (the balance is asked before any is sent).
+      const unsent = reading === null ? journal : queueSnapshot(journal);
       const guarding = evidence
-        .creditShortfall({ usage: () => balance ?? client!.usage() }, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)))
+        .creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
-            if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far and not sent yet: the list is still being read)');
+            if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
             if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
           },
           (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
@@ -898,6 +900,18 @@ async function runLookups(
     off();
     ctx.emit({ type: 'lookups-ended' });
   }
+}
+
+/** The journal's queue as it is now, for a reader that runs later (the credit guard, once the balance comes). */
+function queueSnapshot(journal: BatchJournal): Pick<BatchJournal, 'nextQueued'> {
+  const queued: Array<{ id: number; e164: string; country: string }> = [];
+  for (let page = journal.nextQueued(0, 4096); page.length > 0; page = journal.nextQueued(page[page.length - 1]!.id, 4096)) queued.push(...page);
+  return {
+    nextQueued: (afterId, limit) => {
+      const from = queued.findIndex((q) => q.id > afterId);
+      return from < 0 ? [] : queued.slice(from, from + limit);
+    },
+  };
 }
 
 /** Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without --webhook-url. */

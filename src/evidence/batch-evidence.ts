@@ -105,7 +105,7 @@ export async function conflictingNumbers(journalPath: string): Promise<string[]>
  */
 export async function creditShortfall(
   client: Pick<ServiceClient, 'usage'>,
-  journal: BatchJournal,
+  journal: Pick<BatchJournal, 'nextQueued'>,
   costs: ReadonlyMap<string, number>,
   /** False for a country no lookup will be sent for in this run (webhook-only without --webhook-url, not covered). */
   willSend: (country: string) => boolean = () => true,
