@@ -590,8 +590,9 @@ async function runBatchJournal(
         );
       if (reading === null) await guarding;
       outcome = await runLookups(ctx, journal, client, options, costs, reading);
-      await guarding;
       abandoned = outcome.abandoned;
+      // Its lines come before the summary (a second Ctrl-C does not wait for the balance).
+      if (!abandoned) await guarding;
       if (abandoned) {
         // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
         try {
