@@ -78,6 +78,7 @@ export const ERROR_CODES = {
   E_BAD_REQUEST: { exit: ExitCode.INPUT, summary: 'the service refused a lookup (400); nothing charged' },
   E_UNSUPPORTED_COUNTRY: { exit: ExitCode.INPUT, summary: 'the service does not cover the number\'s country (422)' },
   E_JOURNAL_EMPTY: { exit: ExitCode.INPUT, summary: 'the journal holds no batch' },
+  E_JOURNAL_INCOMPLETE: { exit: ExitCode.INPUT, summary: 'the journal holds no complete reading of the input yet (rerun the batch)' },
   E_JOURNAL_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the journal cannot be read' },
   E_NO_MANIFEST: { exit: ExitCode.INPUT, summary: 'verify: the output has no manifest beside it' },
   E_MANIFEST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'verify: the manifest cannot be read' },

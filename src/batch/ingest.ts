@@ -21,7 +21,7 @@ export async function scanInput(
   layout: CsvLayout,
   defaultCountry: string | undefined,
   onNumber: (cell: Extract<CellNumber, { ok: true }>) => void,
-  onBatchEnd?: () => void,
+  onBatchEnd?: () => void | Promise<void>,
   phones: PhoneCache = new PhoneCache(defaultCountry),
 ): Promise<ScanResult> {
   const hash = createHash('sha256');
@@ -42,7 +42,7 @@ export async function scanInput(
         if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: index, record: index, value: raw, message: cell.message });
       }
     }
-    onBatchEnd?.();
+    await onBatchEnd?.();
   }
   if (result.rows === 0) {
     throw inputError('E_INPUT_NO_ROWS', `${layout.path}: the file has ${layout.header ? 'a header but no rows' : 'no rows'}`, {
@@ -58,23 +58,52 @@ export async function scanInput(
   return result;
 }
 
-/** Reads every distinct number of the input into the journal, in big transactions. */
+export interface IngestOptions {
+  /**
+   * Called after each commit of new numbers with how many were new: lookups start on the first ones while
+   * the rest of the list is read. When given, every chunk of rows is committed at once (not 5,000 at a time).
+   */
+  onNumbers?: (added: number) => void;
+  /** Stops reading (a second Ctrl-C): the rows read so far stay in the journal; it rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Awaited once the first numbers are committed, before more is read: the first lookups go out before the
+   * rest of the list competes with them for the one thread (whatever the list's size).
+   */
+  firstNumbersTaken?: Promise<void>;
+}
+
+/** Reads every distinct number of the input into the journal, in input order (a number's id is its first row's). */
 export async function ingestInput(
   layout: CsvLayout,
   defaultCountry: string | undefined,
   journal: BatchJournal,
   phones?: PhoneCache,
-): Promise<ScanResult> {
+  options: IngestOptions = {},
+): Promise<ScanResult & { added: number }> {
+  const { onNumbers, signal, firstNumbersTaken } = options;
+  let waited = firstNumbersTaken === undefined;
   let pending: Array<readonly [string, string]> = [];
-  const flush = () => {
-    if (pending.length >= 5_000) {
-      journal.insertNumbers(pending);
-      pending = [];
+  let added = 0;
+  const commit = () => {
+    const n = journal.insertNumbers(pending);
+    pending = [];
+    added += n;
+    if (n > 0) onNumbers?.(n);
+  };
+  const flush = async () => {
+    signal?.throwIfAborted();
+    // Streaming, each chunk (about 1,000 rows) is committed as read: the scheduler waits on it.
+    if (pending.length >= 5_000 || (onNumbers && pending.length > 0)) commit();
+    if (!waited && added > 0) {
+      waited = true;
+      await firstNumbersTaken;
+      signal?.throwIfAborted();
     }
   };
   const result = await scanInput(layout, defaultCountry, (cell) => pending.push([cell.e164, cell.country]), flush, phones);
-  journal.insertNumbers(pending);
-  return result;
+  commit();
+  return { ...result, added };
 }
 
 /** SHA-256 of a file (to check that a resumed batch's input is the one it began with). */

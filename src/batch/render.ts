@@ -11,7 +11,7 @@ import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
-import { withExemption } from '../compliance/batch-compliance.js';
+import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
 
 /** The columns appended to every row, in order (cli.md). */
 export const DNC_COLUMNS = [
@@ -55,8 +55,10 @@ export interface RenderSummary {
   retryable: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
-  /** The output's rows added up as the manifest states them (for an output that cannot be read back). */
+  /** The output's rows added up as the manifest states them (taken from this pass: the output is not read again). */
   tally: OutputTally | null;
+  /** The manifest's compliance fields (the scrub's record, each country's valid-until), from the same pass. */
+  compliance: ReturnType<ReturnType<typeof manifestCompliance>['fields']> | null;
 }
 
 export function emptyResultCounts(): Record<DncResult, number> {
@@ -287,6 +289,12 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
 async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Promise<RenderSummary> {
   const meta = journal.meta();
   if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
+  // The batch's list is still being read into the journal (lookups start before it is all there).
+  if (!journal.ingested) {
+    throw inputError('E_JOURNAL_INCOMPLETE', `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, or stopped while reading)`, {
+      hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
+    });
+  }
   const layout = layoutOf(meta);
   const stopped = journal.stoppedReason();
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
@@ -317,8 +325,10 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     retryable: 0,
     written: [],
     tally: null,
+    compliance: null,
   };
   const tally = new TallyBuilder();
+  const validity = manifestCompliance(complianceRecordOf(journal));
   const hash = createHash('sha256');
   const country = meta.options.country ?? undefined;
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
@@ -375,6 +385,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         if (!perCountry) summary.byCountry.set(cells[1]!, (perCountry = emptyResultCounts()));
         perCountry[result]++;
         tally.add(cells);
+        validity.onRow(0, input, cells);
         const fields = escapeInput(input);
         out += writer.record(fields.concat(cells));
         if (result === 'callable') callableRows += writer.record(fields);
@@ -405,6 +416,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     throw err;
   }
   summary.tally = tally.done();
+  summary.compliance = validity.fields();
   return summary;
 }
 

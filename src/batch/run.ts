@@ -17,7 +17,7 @@ import type { BatchJournal, BatchMeta, LockDeps, ResultOptions, StoppedReason, S
 import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from './phone-cache.js';
 import type { RenderSummary } from './render.js';
-import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
+import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
@@ -599,34 +599,74 @@ async function runBatchJournal(
   let journal: BatchJournal | undefined;
   let client: ServiceClient | undefined;
   let abandoned = false;
+  let reading: Reading | null = null;
+  // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
+  // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
+  const clientReady = ctx.createClient({ connections: options.concurrency });
+  clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
     const { PhoneCache } = await import('./phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
-    await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, {
-      escapeFormulas: options.escapeFormulas === true,
-      manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
-      reviewOut: paths.reviewOut,
-      dialOut: paths.dialOut,
-      run: rememberedRun(options, paths),
-    });
-    await (await import('../compliance/batch-compliance.js')).applyListsBeforeLookups(ctx, journal, options.compliance ?? {});
+    const batch: JournalBatch = {
+      layout,
+      resultOptions,
+      paths,
+      input,
+      serviceOrigin,
+      rendering: {
+        escapeFormulas: options.escapeFormulas === true,
+        manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
+        reviewOut: paths.reviewOut,
+        dialOut: paths.dialOut,
+        run: rememberedRun(options, paths),
+      },
+    };
+    const compliance = await import('../compliance/batch-compliance.js');
+    const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
+    let listsApplied = false;
+    if ((await prepareJournal(ctx, journal, batch)) === 'read') {
+      // Lookups start while the list is read, unless a number read later would need treatment before it may
+      // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
+      // numbers) and --reuse-within (verdicts taken from the results cache) need the whole list first.
+      // Without a list nothing of what applyLists does depends on which numbers are read, so it runs first.
+      let streaming = (options.reuseWithinMs ?? null) === null;
+      if (streaming) streaming = listsApplied = (await applyLists()).list === null;
+      reading = await readInput(ctx, journal, batch, phones, streaming);
+    }
+    const lookupsAhead = reading !== null || journal.unsentCount() > 0;
+    const balance = lookupsAhead ? clientReady.then((c) => c.usage()) : null;
+    balance?.catch(() => {}); // read by the guard below
+    if (!listsApplied) await applyLists();
     await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
 
-    const counts = journal.summaryCounts();
-    const todo = counts.queued + counts.in_flight;
     let outcome: SchedulerOutcome | null = null;
-    if (todo > 0) {
-      client = await ctx.createClient({ connections: options.concurrency });
+    // Lists and reused verdicts may have answered every number: then nothing is sent.
+    if (reading !== null || journal.unsentCount() > 0) {
+      client = await clientReady;
       const { cacheDir, readCosts } = await import('./cost-cache.js');
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
       const webhookMissing = await webhookMissingFor(options);
       const supported = journal.supportedCountries();
-      const guard = await evidence.creditShortfall(client, journal, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)));
-      for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
-      if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
-      outcome = await runLookups(ctx, journal, client, options, costs);
+      // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
+      // is checked when it comes, and says "so far" while reading goes on).
+      // The numbers it weighs are those not sent when lookups begin (the balance is asked before any is sent).
+      const unsent = reading === null ? journal : queueSnapshot(journal);
+      const guarding = evidence
+        .creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)))
+        .then(
+          (guard) => {
+            for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
+            if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
+            if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
+          },
+          (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
+        );
+      if (reading === null) await guarding;
+      outcome = await runLookups(ctx, journal, client, options, costs, reading);
       abandoned = outcome.abandoned;
+      // Its lines come before the summary (a second Ctrl-C does not wait for the balance).
+      if (!abandoned) await guarding;
       if (abandoned) {
         // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
         try {
@@ -689,54 +729,51 @@ async function runBatchJournal(
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
     else await client?.close();
+    if (!client) await (await clientReady.catch(() => null))?.close();
+    // A run that failed before or during its lookups: reading stops before the journal closes under it.
+    if (reading?.reading) {
+      reading.abort();
+      await reading.done.catch(() => {});
+    }
     journal?.close();
     lock.release();
   }
 }
 
-/** Creates the journal's batch, or checks that an existing one is this batch; reads the input into it. */
-async function prepareJournal(
-  ctx: RunContext,
-  journal: BatchJournal,
-  layout: CsvLayout,
-  resultOptions: ResultOptions,
-  paths: { inputPath: string; outputPath: string; callableOut: string | null; suppressedOut: string | null },
-  input: string,
-  serviceOrigin: string,
-  phones: PhoneCache,
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>,
-): Promise<void> {
-  const { ingestInput, hashFile } = await import('./ingest.js');
+/** What a journal's batch is made of: the input as read, the options that shape answers, where outputs go. */
+interface JournalBatch {
+  layout: CsvLayout;
+  resultOptions: ResultOptions;
+  paths: { inputPath: string; outputPath: string; callableOut: string | null; suppressedOut: string | null };
+  /** The input as the user named it. */
+  input: string;
+  serviceOrigin: string;
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>;
+}
+
+/**
+ * Checks that an existing journal is this batch (a resume: its numbers are queued again as a rerun does).
+ * Returns whether the input must still be read into it: a new batch, or one whose input was not read to its
+ * end (a crash or a second Ctrl-C while reading, which lookups may have overlapped).
+ */
+async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: JournalBatch): Promise<'resume' | 'read'> {
+  const { resultOptions, paths, serviceOrigin, rendering } = batch;
   const existing = journal.meta();
-  if (existing && journal.ingested) {
+  if (existing && !journal.ingested) {
+    // Read in part: the numbers it holds keep their answers (paid for); reading again adds the rest.
+    checkSameBatch(journal, existing, resultOptions, serviceOrigin);
+    requeueForRerun(ctx, journal);
+    return 'read';
+  }
+  if (existing) {
+    const { hashFile } = await import('./ingest.js');
     const sha = await hashFile(paths.inputPath);
     if (sha !== existing.inputSha256) {
       throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} belongs to a batch of a different input (${existing.inputPath}, another SHA-256)`, {
         hint: `the input changed since that batch began; run with --restart to start over (answers already paid for in it are discarded), or write to another -o`,
       });
     }
-    if (!sameResultOptions(existing.options, resultOptions)) {
-      const c = journal.summaryCounts();
-      const numbers = c.queued + c.in_flight + c.done + c.pending;
-      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
-        hint:
-          `run it without them to resume, or add --restart to start over with these: ${numbers} number(s) are looked up again ` +
-          `(this batch has spent ${c.credits} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
-      });
-    }
-    if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
-      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} holds answers from ${existing.serviceOrigin}, not ${serviceOrigin}`, {
-        hint: 'use the same --base-url to resume, or --restart',
-      });
-    }
-    // Pushes of pending lookups go to the URL they were sent with: a new one would leave them where no listener is
-    // (the service takes a 404 as final), and their paid results would be lost.
-    const pendingNow = journal.summaryCounts().pending;
-    if (pendingNow > 0 && (existing.options.webhookUrl ?? null) !== resultOptions.webhookUrl) {
-      throw usageError('E_JOURNAL_MISMATCH', `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url they were sent with: it cannot change (or go) until they are answered`, {
-        hint: 'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results with `dnc listen --results OUTPUT`',
-      });
-    }
+    checkSameBatch(journal, existing, resultOptions, serviceOrigin);
     journal.setMeta({
       ...existing,
       options: { ...existing.options, webhookUrl: resultOptions.webhookUrl, webhookAll: resultOptions.webhookAll },
@@ -746,41 +783,130 @@ async function prepareJournal(
       suppressedOut: paths.suppressedOut,
       ...rendering,
     });
-    // A rerun finishes the job: rows with no verdict and no credit spent on them are looked up again.
-    const again = journal.requeueUnfinished();
-    if (again.notChecked + again.uncharged > 0) {
-      ctx.info(`${again.notChecked + again.uncharged} number(s) without a verdict are looked up again (${again.notChecked} not checked, ${again.uncharged} failed without a charge)`);
-    }
+    requeueForRerun(ctx, journal);
     const c = journal.summaryCounts();
     ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
     // A possible second charge is worth a warning (shown under --quiet too); --max-credits counts these as spent.
     if (c.in_flight > 0) {
       ctx.warn(`dnc: warning: ${c.in_flight} number(s) were in flight when the last run stopped and may have been charged: they are sent again`);
     }
-    return;
+    return 'resume';
   }
+  return 'read';
+}
+
+/** Refuses a journal made with options that change answers, or against another service. */
+function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOptions: ResultOptions, serviceOrigin: string): void {
+  if (!sameResultOptions(existing.options, resultOptions)) {
+    const c = journal.summaryCounts();
+    const numbers = c.queued + c.in_flight + c.done + c.pending;
+    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
+      hint:
+        `run it without them to resume, or add --restart to start over with these: ${numbers} number(s) are looked up again ` +
+        `(this batch has spent ${c.credits} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
+    });
+  }
+  if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
+    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} holds answers from ${existing.serviceOrigin}, not ${serviceOrigin}`, {
+      hint: 'use the same --base-url to resume, or --restart',
+    });
+  }
+  // Pushes of pending lookups go to the URL they were sent with: a new one would leave them where no listener is
+  // (the service takes a 404 as final), and their paid results would be lost.
+  const pendingNow = journal.summaryCounts().pending;
+  if (pendingNow > 0 && (existing.options.webhookUrl ?? null) !== resultOptions.webhookUrl) {
+    throw usageError('E_JOURNAL_MISMATCH', `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url they were sent with: it cannot change (or go) until they are answered`, {
+      hint: 'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results with `dnc listen --results OUTPUT`',
+    });
+  }
+}
+
+/** A rerun finishes the job: rows with no verdict and no credit spent on them are looked up again. */
+function requeueForRerun(ctx: RunContext, journal: BatchJournal): void {
+  const again = journal.requeueUnfinished();
+  if (again.notChecked + again.uncharged > 0) {
+    ctx.info(`${again.notChecked + again.uncharged} number(s) without a verdict are looked up again (${again.notChecked} not checked, ${again.uncharged} failed without a charge)`);
+  }
+}
+
+/** The input being read into the journal while lookups run: the scheduler's incoming numbers. */
+interface Reading extends IncomingNumbers {
+  /** Resolves once every row is in the journal (and the batch's meta says so); rejects as reading does. */
+  readonly done: Promise<void>;
+  /** Stops reading (a second Ctrl-C, or the run failed before its lookups); `done` then rejects. */
+  abort(): void;
+  /** Lets reading go on past its first chunk: called once the first lookups are sent. */
+  lookupsStarted(): void;
+}
+
+/**
+ * Reads the input into the journal. `streaming`: returns at once, the reading going on while lookups run
+ * (each chunk's numbers are committed, then announced); otherwise returns null once every row is read.
+ * The batch's meta is written first (a crash while reading leaves a journal a rerun recognises) and
+ * completed with the input's SHA-256 and size at the end, with the flag that says the input is all there.
+ */
+async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalBatch, phones: PhoneCache, streaming: boolean): Promise<Reading | null> {
+  const { layout, resultOptions, paths, input, serviceOrigin, rendering } = batch;
+  const { ingestInput } = await import('./ingest.js');
   ctx.info(readingLine(input, layout));
-  const scan = await ingestInput(layout, resultOptions.country ?? undefined, journal, phones);
   const meta: BatchMeta = {
     schema: 1,
     inputPath: paths.inputPath,
-    inputSha256: scan.sha256,
-    inputSize: scan.bytes,
+    // Known once the input is read: until then a render refuses the journal (the input is not all there).
+    inputSha256: '',
+    inputSize: 0,
     outputPath: paths.outputPath,
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
     layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom },
-    createdAt: ctx.now().toISOString(),
+    createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,
     ...rendering,
   };
   journal.setMeta(meta);
-  journal.markIngested();
-  const c = journal.summaryCounts();
-  ctx.info(
-    `${scan.rows} row(s), ${c.queued} distinct number(s) to look up, ${scan.invalidRows} row(s) with a number that cannot be valid (not sent)`,
-  );
+  const read = (onNumbers?: (added: number) => void, signal?: AbortSignal, firstNumbersTaken?: Promise<void>) =>
+    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, { onNumbers, signal, firstNumbersTaken }).then((scan) => {
+      journal.atomically(() => {
+        journal.setMeta({ ...meta, inputSha256: scan.sha256, inputSize: scan.bytes });
+        journal.markIngested();
+      });
+      const c = journal.summaryCounts();
+      ctx.info(
+        `${scan.rows} row(s), ${c.queued + c.in_flight + c.done + c.pending} distinct number(s) to look up, ${scan.invalidRows} row(s) with a number that cannot be valid (not sent)`,
+      );
+    });
+  if (!streaming) {
+    await read();
+    return null;
+  }
+  const listeners: Array<(added: number) => void> = [];
+  const controller = new AbortController();
+  let lookupsStarted = () => {};
+  const firstNumbersTaken = new Promise<void>((resolve) => (lookupsStarted = resolve));
+  const reading = {
+    reading: true,
+    subscribe: (listener: (added: number) => void) => void listeners.push(listener),
+    abort: () => {
+      controller.abort(new Error('reading stopped'));
+      lookupsStarted();
+    },
+    lookupsStarted: () => lookupsStarted(),
+    done: Promise.resolve(),
+  };
+  reading.done = read(
+    (added) => {
+      for (const l of listeners) l(added);
+    },
+    controller.signal,
+    firstNumbersTaken,
+  ).finally(() => {
+    reading.reading = false;
+    for (const l of listeners) l(0);
+  });
+  // Awaited by the caller after the lookups; until then a failure must not count as unhandled.
+  reading.done.catch(() => {});
+  return reading;
 }
 
 async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
@@ -798,6 +924,7 @@ async function runLookups(
   client: ServiceClient,
   options: BatchOptions,
   knownCosts: ReadonlyMap<string, number>,
+  reading: Reading | null,
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('./scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
@@ -810,21 +937,64 @@ async function runLookups(
     webhookAll: options.webhookAll,
     webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES,
     knownCosts,
+    ...(reading ? { incoming: reading } : {}),
   });
   ctx.emit({ type: 'lookups-started' });
   scheduler.on('progress', (p: SchedulerProgress) => ctx.emit({ type: 'progress', progress: p }));
+  let quit = false;
   const off = ctx.interrupts.on((count) => {
     if (count === 1) {
       ctx.emit({ type: 'stopping' });
       scheduler.stop('interrupted');
-    } else scheduler.abandon();
+    } else {
+      quit = true;
+      scheduler.abandon();
+      reading?.abort();
+    }
   });
+  // A list that cannot be read to its end (malformed CSV): no new lookups; those in flight are awaited and kept.
+  reading?.done.catch(() => scheduler.stop('interrupted'));
   try {
-    return await scheduler.run();
+    const running = scheduler.run();
+    // run() has claimed and sent the first lookups (its first turn is synchronous): reading may go on.
+    reading?.lookupsStarted();
+    const outcome = await running;
+    // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
+    // included, which costs no credit); a second Ctrl-C stops it.
+    if (reading) {
+      if (outcome.abandoned) await reading.done.catch(() => {});
+      else {
+        try {
+          await reading.done;
+        } catch (err) {
+          if (quit) return { ...outcome, abandoned: true };
+          const e = err as { hint?: string };
+          if (outcome.sent > 0 && typeof err === 'object' && err !== null) {
+            Object.assign(err, {
+              hint: `${e.hint ? `${e.hint}; ` : ''}the ${outcome.sent} lookup(s) sent while the list was read are kept in the journal: run the same command once the list is fixed and they are not sent, or paid for, again`,
+            });
+          }
+          throw err;
+        }
+      }
+    }
+    return outcome;
   } finally {
     off();
     ctx.emit({ type: 'lookups-ended' });
   }
+}
+
+/** The journal's queue as it is now, for a reader that runs later (the credit guard, once the balance comes). */
+function queueSnapshot(journal: BatchJournal): Pick<BatchJournal, 'nextQueued'> {
+  const queued: Array<{ id: number; e164: string; country: string }> = [];
+  for (let page = journal.nextQueued(0, 4096); page.length > 0; page = journal.nextQueued(page[page.length - 1]!.id, 4096)) queued.push(...page);
+  return {
+    nextQueued: (afterId, limit) => {
+      const from = queued.findIndex((q) => q.id > afterId);
+      return from < 0 ? [] : queued.slice(from, from + limit);
+    },
+  };
 }
 
 /** Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without --webhook-url. */

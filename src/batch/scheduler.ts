@@ -20,14 +20,30 @@ export interface SchedulerOptions {
    * have changed since, so a country known only from it is still probed alone, at no less than its hint.
    */
   knownCosts?: ReadonlyMap<string, number>;
+  /** Numbers still arriving (the input is being read while lookups run); without it, the queue is complete. */
+  incoming?: IncomingNumbers;
+}
+
+/**
+ * The journal's queue while the input is still being read into it: an empty queue means "not yet" until
+ * reading ends. Every number is in the journal (committed, and checked against the user's lists) before the
+ * scheduler hears of it, so it is claimed and sent exactly as a number read before the run began.
+ */
+export interface IncomingNumbers {
+  /** True while more numbers may come. */
+  readonly reading: boolean;
+  /** `listener(added)` runs after each commit of new numbers, and once (added 0) when reading ends. */
+  subscribe(listener: (added: number) => void): void;
 }
 
 /** Progress after each answer; the command renders it. */
 export interface SchedulerProgress {
   /** Numbers with an answer (final or receipt) in this run. */
   answered: number;
-  /** Numbers this run had to do when it began. */
+  /** Numbers this run has to do: those queued when it began, plus those read since (while `reading`). */
   total: number;
+  /** The input is still being read: `total` is a count so far. */
+  reading: boolean;
   inFlight: number;
   /** Credits the batch has used in all its runs (charged, and held for pending lookups). */
   credits: number;
@@ -107,7 +123,8 @@ export class BatchScheduler extends EventEmitter {
     const started = this.clock();
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
-    const total = before.queued;
+    const incoming = this.options.incoming;
+    let total = before.queued;
     // Costs this batch has seen (X-Credit-Cost of its own answers); `hints` are older ones, from the cost cache.
     const costs = journal.learnedCosts();
     const hints = this.options.knownCosts ?? new Map<string, number>();
@@ -143,15 +160,22 @@ export class BatchScheduler extends EventEmitter {
       });
     };
 
-    const progress = () => this.emit('progress', { answered, total, inFlight, credits: spent, sent } satisfies SchedulerProgress);
+    const progress = () => this.emit('progress', { answered, total, inFlight, credits: spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
     const peek = (): QueueItem | undefined => {
       if (buffer.length === 0 && !exhausted) {
+        // Read before the query: numbers committed after it would otherwise be missed for good.
+        const more = incoming?.reading === true;
         buffer = journal.nextQueued(cursor, 1000);
-        if (buffer.length === 0) exhausted = true;
-        else cursor = buffer[buffer.length - 1]!.id;
+        if (buffer.length > 0) cursor = buffer[buffer.length - 1]!.id;
+        else if (!more) exhausted = true;
       }
       return buffer[0];
     };
+    incoming?.subscribe((added) => {
+      total += added;
+      // Waiting for numbers (or for the end of reading to finish the run): look again.
+      if (buffer.length === 0) schedulePump();
+    });
 
     /** A lookup is over; `answered`: its answer is among the writes (counted once committed). */
     const settle = (item: QueueItem, estimate: number, credits: number, answered = true) => {

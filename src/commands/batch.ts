@@ -179,8 +179,10 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
         shownAt = now;
         const elapsed = (now - startedAt) / 1000;
         const rate = elapsed > 0.5 ? p.answered / elapsed : 0;
-        const eta = rate > 0 ? ` · ETA ${formatDuration(((p.total - p.answered) / rate) * 1000)}` : '';
-        progress.update(`${p.answered.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} numbers · ${Math.round(rate)}/s${eta} · ${p.credits.toLocaleString('en-US')} credits used`);
+        // While the list is still read, the total is a count so far and no ETA can be told.
+        const eta = rate > 0 && !p.reading ? ` · ETA ${formatDuration(((p.total - p.answered) / rate) * 1000)}` : '';
+        const total = `${p.total.toLocaleString('en-US')}${p.reading ? ' read so far' : ''}`;
+        progress.update(`${p.reading ? 'reading the list and looking up · ' : ''}${p.answered.toLocaleString('en-US')}/${total} numbers · ${Math.round(rate)}/s${eta} · ${p.credits.toLocaleString('en-US')} credits used`);
         return;
       }
     }

@@ -75,7 +75,7 @@ export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: strin
  */
 export async function creditShortfall(
   client: Pick<ServiceClient, 'usage'>,
-  journal: BatchJournal,
+  journal: Pick<BatchJournal, 'nextQueued'>,
   costs: ReadonlyMap<string, number>,
   /** False for a country no lookup will be sent for in this run (webhook-only without --webhook-url, not covered). */
   willSend: (country: string) => boolean = () => true,

@@ -217,6 +217,8 @@ export async function readManifest(file: string): Promise<Manifest | null> {
 export interface RenderedOutputs {
   written: ReadonlyArray<{ path: string; sha256: string; bytes: number }>;
   tally: OutputTally | null;
+  /** The compliance fields computed while the output was written (with the tally: nothing is read back). */
+  compliance?: { compliance: ScrubCompliance | null; validity: ValiditySummary } | null;
 }
 
 export interface ManifestTimes {
@@ -250,17 +252,19 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   const compliance = manifestCompliance(times.compliance ?? previous?.compliance);
   const rendered = times.rendered;
   const written = (p: string) => rendered?.written.find((w) => w.path === p);
-  // A file is read back (our reader checks our writer); a stream is described by what was written to it.
+  // What the render just wrote is described by what it wrote (its hash, its tally, in the same pass), file or
+  // stream: reading it back would double the work after the last answer. Anything else (dnc listen's
+  // rewrites) is read back.
   const renderedMain = written(meta.outputPath);
-  const walk: WalkResult =
-    !isRegularFile(meta.outputPath) && renderedMain && rendered?.tally
-      ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally }
-      : await walkOutput(meta.outputPath, format, compliance.onRow);
+  const fromRender = renderedMain && rendered?.tally && (rendered.compliance || !isRegularFile(meta.outputPath));
+  const walk: WalkResult = fromRender
+    ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally! }
+    : await walkOutput(meta.outputPath, format, compliance.onRow);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
   for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut], ['review', meta.reviewOut], ['dial', meta.dialOut]] as const) {
     if (!list) continue;
-    const sha256 = !isRegularFile(list) && written(list) ? written(list)!.sha256 : await hashFile(list);
+    const sha256 = (fromRender || !isRegularFile(list)) && written(list) ? written(list)!.sha256 : await hashFile(list);
     lists.push({ kind, path: list, sha256 });
   }
   const manifest: Manifest = {
@@ -277,7 +281,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     format,
     lists,
     ...walk.tally,
-    ...compliance.fields(),
+    ...(fromRender && rendered?.compliance ? rendered.compliance : compliance.fields()),
   };
   try {
     await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -99,14 +99,28 @@ describe('results file fidelity: fixtures', () => {
     ]);
   });
 
-  it('a NUL byte far past the first 64 KiB is an input error naming its line; nothing is sent, nothing written', async () => {
+  it('a NUL byte far past the first 64 KiB is an input error naming its line; nothing written; what was looked up before it is kept, never paid twice', async () => {
     sb.reset();
+    const input = fixture('nul-after-64k.csv');
     const { r, out } = await scrub('nul-after-64k.csv');
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('[E_INPUT_BINARY]');
     expect(r.stderr).toContain('line 1187:');
-    expect(lookedUp(sb)).toEqual([]);
     expect(() => readFileSync(out)).toThrow();
+    // Lookups start while the list is read: numbers read before the bad byte may have been sent, and only those.
+    const goodNumbers = new Set(readFileSync(input).subarray(0, readFileSync(input).indexOf(0)).toString('utf8').match(/\+\d{11}/g) ?? []);
+    const sentFirst = lookedUp(sb);
+    for (const n of sentFirst) expect(goodNumbers.has(n), n).toBe(true);
+    expect(new Set(sentFirst).size).toBe(sentFirst.length);
+    if (sentFirst.length > 0) expect(r.stderr).toMatch(/kept in the journal/);
+    // The list fixed (the NUL byte made a space): the run finishes it and sends none of those again.
+    const fixed = path.join(tmp.dir, 'nul-fixed.csv');
+    writeFileSync(fixed, Buffer.from(readFileSync(input).map((b) => (b === 0 ? 0x20 : b))));
+    const again = await runDnc(['batch', fixed, '-o', out], { env });
+    expect(again.code, again.stderr).toBe(0);
+    const all = lookedUp(sb);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.length).toBeGreaterThan(sentFirst.length);
   });
 
   it('line and record numbers agree between --dry-run and verify once cells hold line breaks', async () => {

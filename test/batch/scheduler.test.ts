@@ -242,4 +242,55 @@ describe('scheduler: a 400 in webhook mode', () => {
     expect(sent).toHaveLength(1);
     expect(journal.summaryCounts()).toMatchObject({ queued: 3 });
   });
+
+  it('streaming: sends numbers as they arrive, waits (never finishes) while the list is read, counts every number once, within the budget', async () => {
+    const journal = await journalOf(0);
+    const { client, stats, answerAll } = scriptedClient(1);
+    const listeners: Array<(added: number) => void> = [];
+    const incoming = { reading: true, subscribe: (l: (added: number) => void) => void listeners.push(l) };
+    const arrive = (from: number, count: number) => {
+      const added = journal.insertNumbers(Array.from({ length: count }, (_, i) => [`+1202555${2000 + from + i}`, 'US'] as const));
+      for (const l of listeners) l(added);
+    };
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: 25, incoming });
+    const totals: number[] = [];
+    s.on('progress', (p: { total: number; reading: boolean }) => totals.push(p.reading ? -p.total : p.total));
+    let finished = false;
+    const run = s.run().then((o) => ((finished = true), o));
+    for (let turn = 0; turn < 5; turn++) await answerAll();
+    expect(finished).toBe(false); // an empty queue while reading is "not yet"
+    arrive(0, 10);
+    for (let turn = 0; turn < 10; turn++) await answerAll();
+    // The first chunk is looked up while the list is still being read.
+    expect(stats.sent).toHaveLength(10);
+    expect(finished).toBe(false);
+    arrive(5, 30); // 5 already known (a number on two rows): 25 new
+    await answerAll();
+    (incoming as { reading: boolean }).reading = false;
+    for (const l of listeners) l(0);
+    const outcome = await drive(run, answerAll);
+    // 35 distinct numbers, a budget of 25 at 1 credit each: exactly 25 sent, each once.
+    expect(new Set(stats.sent).size).toBe(25);
+    expect(stats.sent).toHaveLength(25);
+    expect(outcome).toMatchObject({ stoppedReason: 'budget_reached', creditsTotal: 25, total: 35 });
+    expect(totals.some((t) => t === -10)).toBe(true);
+    expect(journal.summaryCounts()).toMatchObject({ done: 25, queued: 10, in_flight: 0 });
+  });
+
+  it('streaming: a run whose list ends finishes once the last number read is answered', async () => {
+    const journal = await journalOf(3);
+    const { client, stats, answerAll } = scriptedClient(1);
+    const listeners: Array<(added: number) => void> = [];
+    const incoming = { reading: true, subscribe: (l: (added: number) => void) => void listeners.push(l) };
+    const s = new BatchScheduler({ ...base, journal, client, concurrency: 8, maxCredits: null, incoming });
+    const run = s.run();
+    await answerAll();
+    journal.insertNumbers([['+12025559999', 'US']]);
+    for (const l of listeners) l(1);
+    incoming.reading = false;
+    for (const l of listeners) l(0);
+    const outcome = await drive(run, answerAll);
+    expect(stats.sent.sort()).toEqual(['+12025551000', '+12025551001', '+12025551002', '+12025559999']);
+    expect(outcome).toMatchObject({ sent: 4, total: 4, stoppedReason: null });
+  });
 });

@@ -137,7 +137,10 @@ describe('dnc batch as a process', () => {
       expect(Date.now() - t0).toBeLessThan(2_000);
       expect(end.stderr).toContain('stopped at once');
       const journal = await BatchJournal.open(journalPathFor(output), { create: false });
-      expect(journal.summaryCounts()).toMatchObject({ in_flight: 4, done: 0 });
+      // The four sent last are left in flight (a loaded machine may have answered an earlier four first).
+      const counts = journal.summaryCounts();
+      expect(counts.in_flight).toBe(4);
+      expect(counts.done).toBe(lookedUp(slow.sb).length - 4);
       journal.close();
     } finally {
       await slow.sb.close();
