@@ -80,8 +80,12 @@ export function refuseCollisions(files: readonly NamedFile[]): void {
     for (const id of identities(f.path)) {
       const other = seen.get(id);
       if (other && other.role !== f.role) {
+        const isInput = (role: string) => role === 'the input' || role === 'the spooled input';
+        const written = isInput(other.role) ? f.role : other.role;
+        // The journal, its locks and the manifest follow -o: naming -o anew moves them too.
+        const rename = written.startsWith('--') ? `give ${written} another name` : written.startsWith('the') ? 'give -o (or --journal) another name' : `give ${written} another name`;
         throw usageError('E_PATH_COLLISION', `${other.role} and ${f.role} are the same file (${f.path})`, {
-          hint: other.role === 'the input' || f.role === 'the input' ? 'dnc never writes over its input: choose another -o' : 'give each output its own file name',
+          hint: isInput(other.role) || isInput(f.role) ? `dnc never writes over its input: ${rename}` : `give each output its own file name: ${rename}`,
         });
       }
       seen.set(id, f);
