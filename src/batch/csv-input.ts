@@ -5,6 +5,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inputError, usageError, type DncError } from '../errors.js';
 import type { RecordDelimiter } from './csv-output.js';
+import type { WorkbookLayout } from './xlsx-input.js';
 
 /** Delimiters recognised when detecting from the header line, in order of preference on a tie. */
 export const DETECTABLE_DELIMITERS = [',', ';', '\t', '|'] as const;
@@ -60,6 +61,8 @@ export interface CsvLayout {
   /** How to name the phone column in messages: `phone` or `column 3`. */
   phoneLabel: string;
   bom: boolean;
+  /** Set when the list is a sheet of an .xlsx workbook (src/batch/xlsx-input.ts reads it). */
+  workbook?: WorkbookLayout | undefined;
 }
 
 function delimiterName(d: string): string {
@@ -497,6 +500,9 @@ export async function recordStartLines(
 
 /** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
 export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, Required<RecordLocation>>> {
+  // A sheet's data row N is Excel row headerRow + N (empty rows between rows are rows): its line and record both.
+  const book = layout.workbook;
+  if (book) return new Map(indexes.map((i) => [i, { line: book.headerRow + 1 + i, record: book.headerRow + 1 + i }]));
   const offset = layout.header ? 1 : 0;
   const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)));
   return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));
@@ -521,6 +527,11 @@ class FieldCountError extends Error {
  * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
 export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
+  if (layout.workbook) {
+    const { readXlsxRows } = await import('./xlsx-input.js');
+    yield* readXlsxRows(layout, options);
+    return;
+  }
   const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: layout.delimiter,

@@ -1,4 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import type { WorkbookLayout } from './xlsx-input.js';
 import type { RecordDelimiter } from './csv-output.js';
 import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -38,7 +39,7 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
+  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean; workbook?: WorkbookLayout | undefined };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;

@@ -117,6 +117,7 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
     phoneIndex: meta.options.phoneIndex,
     phoneLabel: meta.layout.phoneLabel,
     bom: meta.layout.bom,
+    workbook: meta.layout.workbook,
   };
 }
 

@@ -33,6 +33,8 @@ export interface BatchOptions {
   suppressedOut?: string | undefined;
   delimiter?: string | undefined;
   header: boolean;
+  /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
+  sheet?: string | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
   /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet). */
@@ -53,6 +55,7 @@ export const REMEMBERED_OPTIONS = [
   'country',
   'delimiter',
   'header',
+  'sheet',
   'concurrency',
   'webhookUrl',
   'webhookAll',
@@ -67,13 +70,14 @@ export const REMEMBERED_OPTIONS = [
 ] as const satisfies ReadonlyArray<keyof BatchOptions>;
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 /** Options that change answers: a different value needs --restart (the others may change on any rerun). */
-const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header']);
+const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header', 'sheet']);
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
   column: '--column',
   country: '--country',
   delimiter: '--delimiter',
   header: '--no-header',
+  sheet: '--sheet',
   concurrency: '--concurrency',
   webhookUrl: '--webhook-url',
   webhookAll: '--webhook-all',
@@ -140,6 +144,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
@@ -164,6 +169,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
+      sheet: o.sheet as string | undefined,
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
@@ -258,6 +264,7 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     country: options.country ?? null,
     delimiter: options.delimiter ?? null,
     header: options.header,
+    sheet: options.sheet ?? null,
     concurrency: options.concurrency,
     webhookUrl: options.webhookUrl ?? null,
     webhookAll: options.webhookAll,
@@ -306,6 +313,7 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   if (options.country !== undefined) parts.push('--country', q(options.country));
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
+  if (options.sheet !== undefined) parts.push('--sheet', q(options.sheet));
   for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
     const text = flagText(name, options[name]);
     if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
@@ -408,12 +416,12 @@ export async function runBatch(ctx: Context, input: string, given: BatchOptions)
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
-  const { openCsvLayout } = await import('../batch/csv-input.js');
+  const { openInputLayout } = await import('../batch/open-input.js');
   const { stateDir } = await import('../evidence/paths.js');
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
   const spool = paths.fromStdin ? await spoolStdin(ctx, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches')) : null;
   try {
-    const layout = await openCsvLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header });
+    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet });
     const resultOptions: ResultOptions = {
       country: paths.country ?? null,
       delimiter: layout.delimiter,
@@ -664,7 +672,7 @@ async function prepareJournal(
         hint: `the input changed since that batch began; run with --restart to start over (answers already paid for in it are discarded), or write to another -o`,
       });
     }
-    if (!sameResultOptions(existing.options, resultOptions)) {
+    if (!sameResultOptions(existing.options, resultOptions) || existing.layout.workbook?.position !== layout.workbook?.position) {
       const c = journal.summaryCounts();
       const numbers = c.queued + c.in_flight + c.done + c.pending;
       throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
@@ -711,7 +719,7 @@ async function prepareJournal(
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
-    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom },
+    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom, workbook: layout.workbook },
     createdAt: ctx.now().toISOString(),
     serviceOrigin,
     ...rendering,
@@ -832,6 +840,7 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 
 /** What is read, named as the user gave it, with what was detected in it. */
 function readingLine(input: string, layout: CsvLayout): string {
+  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
   return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
 }
 

@@ -84,7 +84,7 @@ export interface DryRunReport {
   unknown_cost_countries: string[];
   webhook_required_countries: string[];
   costs: ReadonlyMap<string, number>;
-  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   maxCredits: number | null;
 }
 
@@ -93,7 +93,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const lines: string[] = [];
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
-  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${s.message}`);
+  for (const s of r.invalidSamples) lines.push(`  ${s.where ?? describeRecordAt(s.line, s.record)}: ${s.message}`);
   if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const table = renderTable(
     {

@@ -1,0 +1,22 @@
+// Opens a call list by what it is: an .xlsx workbook (loaded only then) or a CSV file.
+import { usageError } from '../errors.js';
+import { openCsvLayout, type CsvLayout } from './csv-input.js';
+
+export interface InputOptions {
+  delimiter?: string | undefined;
+  column?: string | undefined;
+  header: boolean;
+  /** --sheet, for a workbook. */
+  sheet?: string | undefined;
+}
+
+export async function openInputLayout(path: string, options: InputOptions): Promise<CsvLayout> {
+  const { isWorkbookPath } = await import('./xlsx-input.js');
+  if (isWorkbookPath(path)) {
+    if (options.delimiter !== undefined) throw usageError('E_USAGE', `--delimiter is for a CSV input; ${path} is a workbook`, { hint: 'drop --delimiter' });
+    const { openXlsxLayout } = await import('./xlsx-input.js');
+    return openXlsxLayout(path, options);
+  }
+  if (options.sheet !== undefined) throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, { hint: 'drop --sheet, or give the .xlsx workbook' });
+  return openCsvLayout(path, options);
+}
