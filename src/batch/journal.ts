@@ -51,6 +51,8 @@ export interface BatchMeta {
   reviewOut?: string | null;
   /** --dial-out: the distinct callable numbers, one per line. */
   dialOut?: string | null;
+  /** --format of the results (csv or xlsx); by the output's extension when absent. */
+  outputFormat?: 'csv' | 'xlsx';
   /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
   run?: Record<string, unknown>;
 }

@@ -31,6 +31,14 @@ export function isWorkbookPath(file: string): boolean {
   return /\.xlsx$/i.test(file);
 }
 
+/** How an output file is written. */
+export type OutputFileFormat = 'csv' | 'xlsx';
+
+/** The format of an output file: --format for the results, else its extension (.xlsx is a workbook). */
+export function outputFormatOf(target: string, forced: OutputFileFormat | undefined): OutputFileFormat {
+  return forced ?? (isWorkbookPath(target) ? 'xlsx' : 'csv');
+}
+
 interface SheetRow {
   number: number;
   cells: TypedCell[];

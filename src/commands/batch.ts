@@ -33,6 +33,8 @@ export interface BatchOptions {
   suppressedOut?: string | undefined;
   delimiter?: string | undefined;
   header: boolean;
+  /** --format csv|xlsx: how the results are written (default: by the output's extension). */
+  format?: 'csv' | 'xlsx' | undefined;
   /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
   sheet?: string | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
@@ -67,6 +69,7 @@ export const REMEMBERED_OPTIONS = [
   'dialOut',
   'reuseWithinMs',
   'escapeFormulas',
+  'format',
 ] as const satisfies ReadonlyArray<keyof BatchOptions>;
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 /** Options that change answers: a different value needs --restart (the others may change on any rerun). */
@@ -89,6 +92,7 @@ const FLAG: Record<RememberedOption, string> = {
   dialOut: '--dial-out',
   reuseWithinMs: '--reuse-within',
   escapeFormulas: '--escape-formulas',
+  format: '--format',
 };
 /** Commander's attribute names of the remembered options that differ from ours. */
 const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
@@ -144,6 +148,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--format <csv|xlsx>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)')
     .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
@@ -170,6 +175,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       sheet: o.sheet as string | undefined,
+      format: parseFormatOption(o.format as string | undefined),
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
@@ -276,7 +282,15 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     dialOut: paths.dialOut,
     reuseWithinMs: options.reuseWithinMs ?? null,
     escapeFormulas: options.escapeFormulas === true,
+    format: options.format ?? null,
   };
+}
+
+function parseFormatOption(raw: string | undefined): 'csv' | 'xlsx' | undefined {
+  if (raw === undefined) return undefined;
+  const f = raw.trim().toLowerCase();
+  if (f === 'csv' || f === 'xlsx') return f;
+  throw usageError('E_USAGE', `--format must be csv or xlsx, got '${raw}'`, { hint: 'or leave it out: the extension of -o decides' });
 }
 
 function isStandardOutput(file: string): boolean {
@@ -532,6 +546,7 @@ async function runBatchJournal(
     const phones = new PhoneCache(resultOptions.country ?? undefined);
     await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, {
       escapeFormulas: options.escapeFormulas === true,
+      outputFormat: options.format,
       manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
       reviewOut: paths.reviewOut,
       dialOut: paths.dialOut,
@@ -661,7 +676,7 @@ async function prepareJournal(
   input: string,
   serviceOrigin: string,
   phones: PhoneCache,
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>,
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat'>,
 ): Promise<void> {
   const { ingestInput, hashFile } = await import('../batch/ingest.js');
   const existing = journal.meta();

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { CsvLayout } from '../batch/csv-input.js';
 import type { RecordDelimiter } from '../batch/csv-output.js';
 import type { BatchMeta } from '../batch/journal.js';
+import { outputFormatOf, type WorkbookLayout } from '../batch/xlsx-input.js';
 import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
@@ -33,6 +34,10 @@ export interface OutputFormat {
   phone_column: number;
   /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
   escape_formulas?: boolean;
+  /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
+  workbook?: boolean;
+  /** The input was a sheet of an .xlsx workbook: which, and its header's row. */
+  input_workbook?: WorkbookLayout;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -70,6 +75,7 @@ export function manifestPathFor(outputPath: string): string {
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {
+  const workbook = outputFormatOf(meta.outputPath, meta.outputFormat) === 'xlsx';
   return {
     delimiter: meta.options.delimiter,
     record_delimiter: meta.layout.recordDelimiter,
@@ -77,7 +83,10 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     bom: meta.layout.bom,
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
-    ...(meta.escapeFormulas ? { escape_formulas: true } : {}),
+    // A workbook's cells are typed: nothing is escaped in it.
+    ...(meta.escapeFormulas && !workbook ? { escape_formulas: true } : {}),
+    ...(workbook ? { workbook: true } : {}),
+    ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
   };
 }
 
@@ -92,6 +101,8 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     phoneIndex: f.phone_column - 1,
     phoneLabel: `column ${f.phone_column}`,
     bom: f.bom,
+    // dnc writes the rows on the first sheet, the header (if any) on row 1.
+    ...(f.workbook ? { workbook: { sheet: 'Results', position: 1, headerRow: f.header ? 1 : 0 } } : {}),
   };
 }
 
@@ -165,7 +176,10 @@ export async function walkOutput(
   let index = 0;
   // The header is read as a record (not skipped) so that it can be checked too.
   let header = format.header;
-  for await (const batch of readRows({ ...outputLayout(outputPath, format), header: null }, {
+  const layout = outputLayout(outputPath, format);
+  // The header is read as a row: a sheet is then read from its row 1.
+  if (layout.workbook) layout.workbook = { ...layout.workbook, headerRow: 0 };
+  for await (const batch of readRows({ ...layout, header: null }, {
     onChunk: (c) => {
       hash.update(c);
       bytes += c.length;
