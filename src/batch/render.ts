@@ -11,6 +11,7 @@ import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv
 import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
+import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
 import type { TypedCell } from './xlsx-cells.js';
 import { outputFormatOf, type WorkbookBatch } from './xlsx-input.js';
 
@@ -120,6 +121,7 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
     phoneLabel: meta.layout.phoneLabel,
     bom: meta.layout.bom,
     workbook: meta.layout.workbook,
+    encoding: meta.layout.encoding,
   };
 }
 
@@ -259,6 +261,11 @@ async function openSink(target: string, stdout: Writable | undefined): Promise<O
   return new AtomicFileSink(target);
 }
 
+/** The encoding of the CSV outputs: --output-encoding, else the input's (a workbook's CSV results are UTF-8). */
+export function outputEncodingOf(meta: BatchMeta): TextEncoding {
+  return meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8';
+}
+
 /** One output file as rows go into it: CSV text gathered a batch at a time, or rows added to a workbook. */
 interface Lane {
   header(fields: readonly string[]): Promise<void>;
@@ -274,15 +281,16 @@ class CsvLane implements Lane {
     private readonly sink: OutputSink,
     private readonly writer: CsvWriter,
     private readonly escapeInput: (fields: string[]) => string[],
+    private readonly encode: (text: string) => Buffer,
   ) {}
   async header(fields: readonly string[]): Promise<void> {
-    await this.sink.write(this.writer.record(this.escapeInput([...fields])));
+    await this.sink.write(this.encode(this.writer.record(this.escapeInput([...fields]))));
   }
   row(input: readonly string[], _typed: unknown, extra: readonly string[]): void {
     this.text += this.writer.record(extra.length ? this.escapeInput([...input]).concat(extra) : this.escapeInput([...input]));
   }
   async flush(): Promise<void> {
-    if (this.text) await this.sink.write(this.text);
+    if (this.text) await this.sink.write(this.encode(this.text));
     this.text = '';
   }
   async finish(): Promise<void> {}
@@ -300,9 +308,12 @@ async function openLane(
   now: () => number,
 ): Promise<Lane> {
   if (outputFormatOf(target, isResults ? meta.outputFormat : undefined) === 'csv') {
-    // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
-    if (layout.bom) await sink.write('\uFEFF');
-    return new CsvLane(sink, writer, escapeInput);
+    const encoding = outputEncodingOf(meta);
+    const encode = await textEncoder(encoding);
+    // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too;
+    // a UTF-16 output always has one (nothing else tells a reader it is UTF-16).
+    if (layout.bom || isUtf16(encoding)) await sink.write(encode('\uFEFF'));
+    return new CsvLane(sink, writer, escapeInput, encode);
   }
   const { openWorkbookLane } = await import('./xlsx-output.js');
   const { DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_AGE_OTHER_DAYS } = await import('../evidence/verify.js');
@@ -395,7 +406,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     const suppressed = meta.suppressedOut ? await lane(meta.suppressedOut, layout.header, []) : null;
     const review = meta.reviewOut ? await lane(meta.reviewOut, layout.header, REVIEW_COLUMNS) : null;
     const dial = meta.dialOut ? await open(meta.dialOut) : null;
-    if (dial && layout.bom) await dial.write('\uFEFF');
+    if (dial && layout.bom && outputEncodingOf(meta) === 'utf-8') await dial.write('\uFEFF');
     const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
     const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
     const supported = journal.supportedCountries();

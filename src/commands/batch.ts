@@ -13,6 +13,7 @@ import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js'
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
 import { isProcessAlive, type Context } from '../context.js';
 import { describeFsError, ExitCode, inputError, usageError } from '../errors.js';
+import { parseEncodingOption, type TextEncoding } from '../batch/encoding.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -33,6 +34,10 @@ export interface BatchOptions {
   suppressedOut?: string | undefined;
   delimiter?: string | undefined;
   header: boolean;
+  /** --encoding: the CSV input's text encoding (default UTF-8, or UTF-16 by its byte-order mark). */
+  encoding?: TextEncoding | undefined;
+  /** --output-encoding: the CSV outputs' text encoding (default: the input's). */
+  outputEncoding?: TextEncoding | undefined;
   /** --format csv|xlsx: how the results are written (default: by the output's extension). */
   format?: 'csv' | 'xlsx' | undefined;
   /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
@@ -58,6 +63,8 @@ export const REMEMBERED_OPTIONS = [
   'delimiter',
   'header',
   'sheet',
+  'encoding',
+  'outputEncoding',
   'concurrency',
   'webhookUrl',
   'webhookAll',
@@ -73,7 +80,7 @@ export const REMEMBERED_OPTIONS = [
 ] as const satisfies ReadonlyArray<keyof BatchOptions>;
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 /** Options that change answers: a different value needs --restart (the others may change on any rerun). */
-const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header', 'sheet']);
+const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header', 'sheet', 'encoding']);
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
   column: '--column',
@@ -81,6 +88,8 @@ const FLAG: Record<RememberedOption, string> = {
   delimiter: '--delimiter',
   header: '--no-header',
   sheet: '--sheet',
+  encoding: '--encoding',
+  outputEncoding: '--output-encoding',
   concurrency: '--concurrency',
   webhookUrl: '--webhook-url',
   webhookAll: '--webhook-all',
@@ -148,6 +157,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)')
+    .option('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)')
     .option('--format <csv|xlsx>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)')
     .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
@@ -175,6 +186,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       sheet: o.sheet as string | undefined,
+      encoding: parseEncodingOption('--encoding', o.encoding as string | undefined),
+      outputEncoding: parseEncodingOption('--output-encoding', o.outputEncoding as string | undefined),
       format: parseFormatOption(o.format as string | undefined),
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
       escapeFormulas: o.escapeFormulas === true,
@@ -271,6 +284,8 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     delimiter: options.delimiter ?? null,
     header: options.header,
     sheet: options.sheet ?? null,
+    encoding: options.encoding ?? null,
+    outputEncoding: options.outputEncoding ?? null,
     concurrency: options.concurrency,
     webhookUrl: options.webhookUrl ?? null,
     webhookAll: options.webhookAll,
@@ -328,6 +343,8 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
   if (options.sheet !== undefined) parts.push('--sheet', q(options.sheet));
+  if (options.encoding !== undefined) parts.push('--encoding', options.encoding);
+  if (options.outputEncoding !== undefined) parts.push('--output-encoding', options.outputEncoding);
   for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
     const text = flagText(name, options[name]);
     if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
@@ -435,7 +452,7 @@ export async function runBatch(ctx: Context, input: string, given: BatchOptions)
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
   const spool = paths.fromStdin ? await spoolStdin(ctx, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches')) : null;
   try {
-    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet });
+    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, encoding: options.encoding });
     const resultOptions: ResultOptions = {
       country: paths.country ?? null,
       delimiter: layout.delimiter,
@@ -547,6 +564,7 @@ async function runBatchJournal(
     await prepareJournal(ctx, journal, layout, resultOptions, paths, input, serviceOrigin, phones, {
       escapeFormulas: options.escapeFormulas === true,
       outputFormat: options.format,
+      outputEncoding: options.outputEncoding,
       manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
       reviewOut: paths.reviewOut,
       dialOut: paths.dialOut,
@@ -676,7 +694,7 @@ async function prepareJournal(
   input: string,
   serviceOrigin: string,
   phones: PhoneCache,
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat'>,
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat' | 'outputEncoding'>,
 ): Promise<void> {
   const { ingestInput, hashFile } = await import('../batch/ingest.js');
   const existing = journal.meta();
@@ -687,7 +705,11 @@ async function prepareJournal(
         hint: `the input changed since that batch began; run with --restart to start over (answers already paid for in it are discarded), or write to another -o`,
       });
     }
-    if (!sameResultOptions(existing.options, resultOptions) || existing.layout.workbook?.position !== layout.workbook?.position) {
+    if (
+      !sameResultOptions(existing.options, resultOptions) ||
+      existing.layout.workbook?.position !== layout.workbook?.position ||
+      (existing.layout.encoding ?? 'utf-8') !== (layout.encoding ?? 'utf-8')
+    ) {
       const c = journal.summaryCounts();
       const numbers = c.queued + c.in_flight + c.done + c.pending;
       throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
@@ -734,7 +756,7 @@ async function prepareJournal(
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
-    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom, workbook: layout.workbook },
+    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom, workbook: layout.workbook, encoding: layout.encoding },
     createdAt: ctx.now().toISOString(),
     serviceOrigin,
     ...rendering,
@@ -856,7 +878,8 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 /** What is read, named as the user gave it, with what was detected in it. */
 function readingLine(input: string, layout: CsvLayout): string {
   if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
-  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
+  const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
+  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`;
 }
 
 async function dryRun(ctx: Context, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<number> {

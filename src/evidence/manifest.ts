@@ -8,6 +8,7 @@ import type { CsvLayout } from '../batch/csv-input.js';
 import type { RecordDelimiter } from '../batch/csv-output.js';
 import type { BatchMeta } from '../batch/journal.js';
 import { outputFormatOf, type WorkbookLayout } from '../batch/xlsx-input.js';
+import type { TextEncoding } from '../batch/encoding.js';
 import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
@@ -38,6 +39,10 @@ export interface OutputFormat {
   workbook?: boolean;
   /** The input was a sheet of an .xlsx workbook: which, and its header's row. */
   input_workbook?: WorkbookLayout;
+  /** The CSV output's text encoding, when not UTF-8. */
+  encoding?: TextEncoding;
+  /** The CSV input's text encoding, when not UTF-8. */
+  input_encoding?: TextEncoding;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -87,6 +92,8 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     ...(meta.escapeFormulas && !workbook ? { escape_formulas: true } : {}),
     ...(workbook ? { workbook: true } : {}),
     ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
+    ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8' ? { encoding: meta.outputEncoding ?? meta.layout.encoding } : {}),
+    ...(meta.layout.encoding && meta.layout.encoding !== 'utf-8' ? { input_encoding: meta.layout.encoding } : {}),
   };
 }
 
@@ -101,6 +108,7 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     phoneIndex: f.phone_column - 1,
     phoneLabel: `column ${f.phone_column}`,
     bom: f.bom,
+    ...(f.encoding ? { encoding: f.encoding } : {}),
     // dnc writes the rows on the first sheet, the header (if any) on row 1.
     ...(f.workbook ? { workbook: { sheet: 'Results', position: 1, headerRow: f.header ? 1 : 0 } } : {}),
   };

@@ -122,6 +122,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         phoneIndex: f.phone_column - 1,
         phoneLabel: `column ${f.phone_column}`,
         bom: f.bom,
+        encoding: f.input_encoding,
         // A sheet is read from its header's row, the header included (as above).
         workbook: f.input_workbook ? { ...f.input_workbook, headerRow: Math.max(0, f.input_workbook.headerRow - 1) } : undefined,
       }),

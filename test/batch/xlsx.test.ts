@@ -3,24 +3,14 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { editWorkbookCell, readWorkbookIndependently, type OracleCell, type OracleSheet } from '../helpers/xlsx-oracle.js';
-import { FIXTURES, lookedUp, sandbox, scratch, sha256 } from './helpers.js';
+import { FIXTURES, lookedUp, sandboxForFile, sha256 } from './helpers.js';
 
-const tmp = scratch();
-let sb: Sandbox;
-let env: Record<string, string>;
-beforeAll(async () => {
-  ({ sb, env } = await sandbox());
-});
-afterEach(() => sb.reset());
-afterAll(async () => {
-  await sb.close();
-  tmp.remove();
-});
+const ctx = sandboxForFile();
+const tmp = { dir: ctx.dir };
 
 const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits'];
 const FILL: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE' };
@@ -60,12 +50,12 @@ describe('an .xlsx call list', () => {
     const input = await callsWorkbook();
     const before = sha256(input);
     const out = file('results.xlsx');
-    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env, cwd: tmp.dir });
+    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env: ctx.env, cwd: tmp.dir });
     expect(r.stderr).toContain("sheet 'Calls' (phone column: Phone)");
     expect(r.code).toBe(0);
     expect(sha256(input)).toBe(before);
     // Three distinct valid numbers, each looked up once: the damaged ones are never sent as another number.
-    expect(lookedUp(sb).sort()).toEqual(['+447912345601', '+447912345602', '+447912345604']);
+    expect(lookedUp(ctx.sb).sort()).toEqual(['+447912345601', '+447912345602', '+447912345604']);
 
     const [inSheet] = readWorkbookIndependently(input, true);
     const book = readWorkbookIndependently(out);
@@ -115,14 +105,14 @@ describe('an .xlsx call list', () => {
     expect(value('input SHA-256')).toBe(before);
     expect(String(value('callable rows valid until') ?? '')).toMatch(counted.get('callable') ? /^\d{4}-\d\d-\d\dT/ : /^$/);
 
-    const v = await runDnc(['verify', out], { env, cwd: tmp.dir });
+    const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
     expect(v.stdout).toContain('rows compared with the journal and the input');
     expect(v.code).toBe(0);
   });
 
   it('names the sheet and the Excel row in messages (dry run)', async () => {
     const input = await callsWorkbook();
-    const r = await runDnc(['batch', input, '--dry-run', '--country', 'GB'], { env, cwd: tmp.dir });
+    const r = await runDnc(['batch', input, '--dry-run', '--country', 'GB'], { env: ctx.env, cwd: tmp.dir });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/rows: 7\s+distinct numbers: 3\s+rows with an invalid number: 3/);
     expect(r.stdout).toContain("sheet 'Calls' row 4: '4.47912E+11' is a number Excel turned into scientific notation");
@@ -133,17 +123,17 @@ describe('an .xlsx call list', () => {
   it('reads another sheet with --sheet NAME or INDEX, and lists the sheets when there is no such sheet', async () => {
     const input = await callsWorkbook();
     for (const sheet of ['Archive', 'archive', '2']) {
-      const r = await runDnc(['batch', input, '--dry-run', '--sheet', sheet, '--json'], { env, cwd: tmp.dir });
+      const r = await runDnc(['batch', input, '--dry-run', '--sheet', sheet, '--json'], { env: ctx.env, cwd: tmp.dir });
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ rows: 1, unique_numbers: 1 });
     }
-    const missing = await runDnc(['batch', input, '--dry-run', '--sheet', 'Leads'], { env, cwd: tmp.dir });
+    const missing = await runDnc(['batch', input, '--dry-run', '--sheet', 'Leads'], { env: ctx.env, cwd: tmp.dir });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("has no sheet 'Leads'");
     expect(missing.stderr).toContain('1:Calls, 2:Archive');
     const csv = file('list.csv');
     writeFileSync(csv, 'phone\n+447912345601\n');
-    const onCsv = await runDnc(['batch', csv, '--dry-run', '--sheet', '2'], { env, cwd: tmp.dir });
+    const onCsv = await runDnc(['batch', csv, '--dry-run', '--sheet', '2'], { env: ctx.env, cwd: tmp.dir });
     expect(onCsv.code).toBe(2);
     expect(onCsv.stderr).toContain('--sheet is for an .xlsx input');
   });
@@ -152,7 +142,7 @@ describe('an .xlsx call list', () => {
     const input = file('libreoffice-calls.xlsx');
     copyFileSync(path.join(FIXTURES, 'xlsx', 'libreoffice-calls.xlsx'), input);
     const out = file('lo.results.csv');
-    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env, cwd: tmp.dir });
+    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env: ctx.env, cwd: tmp.dir });
     expect(r.code, r.stderr).toBe(0);
     const raw = readFileSync(out);
     // What Excel's "CSV UTF-8" is: a byte-order mark and CRLF.
@@ -168,7 +158,7 @@ describe('an .xlsx call list', () => {
       ['', '', '', '', '', 'missing_number'],
       ['Formula', '+447912345604', '', 'cached value', '+447912345604', ''],
     ]);
-    const v = await runDnc(['verify', out], { env, cwd: tmp.dir });
+    const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
     expect(v.code, v.stdout).toBe(0);
   });
 
@@ -177,17 +167,17 @@ describe('an .xlsx call list', () => {
     const out = file('stopped.xlsx');
     const callable = file('callable.xlsx');
     const suppressed = file('suppressed.csv');
-    const first = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--max-credits', '1', '--concurrency', '1', '--callable-out', callable, '--suppressed-out', suppressed], { env, cwd: tmp.dir });
+    const first = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--max-credits', '1', '--concurrency', '1', '--callable-out', callable, '--suppressed-out', suppressed], { env: ctx.env, cwd: tmp.dir });
     expect(first.code).toBe(5);
-    const sent = lookedUp(sb).length;
+    const sent = lookedUp(ctx.sb).length;
     expect(sent).toBe(1);
-    const again = await runDnc(['batch', input, '-o', out], { env, cwd: tmp.dir });
+    const again = await runDnc(['batch', input, '-o', out], { env: ctx.env, cwd: tmp.dir });
     expect(again.stderr).toContain('--max-credits 1');
-    const rest = await runDnc(['batch', input, '-o', out, '--max-credits', 'none'], { env, cwd: tmp.dir });
+    const rest = await runDnc(['batch', input, '-o', out, '--max-credits', 'none'], { env: ctx.env, cwd: tmp.dir });
     expect(rest.code, rest.stderr).toBe(0);
     // Nothing answered was sent again.
-    expect(new Set(lookedUp(sb)).size).toBe(lookedUp(sb).length);
-    expect(lookedUp(sb)).toHaveLength(3);
+    expect(new Set(lookedUp(ctx.sb)).size).toBe(lookedUp(ctx.sb).length);
+    expect(lookedUp(ctx.sb)).toHaveLength(3);
     const [results] = readWorkbookIndependently(out) as [OracleSheet];
     const callableRows = results.rows.slice(1).filter((row) => row[7]!.v === 'callable').map((row) => row.slice(0, 5).map((c) => c.v));
     const list = readWorkbookIndependently(callable);
@@ -196,15 +186,15 @@ describe('an .xlsx call list', () => {
     expect(list[0]!.rows.slice(1).map((row) => row.slice(0, 5).map((c) => c.v))).toEqual(callableRows);
     const suppressedRows = readCsvIndependently(suppressed).slice(1);
     expect(suppressedRows).toHaveLength(results.rows.slice(1).filter((row) => row[7]!.v === 'do_not_call').length);
-    expect((await runDnc(['verify', out], { env, cwd: tmp.dir })).code).toBe(0);
+    expect((await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
   });
 
   it('is not fit once a cell of the results workbook is edited', async () => {
     const input = await callsWorkbook();
     const out = file('edited.xlsx');
-    expect((await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env, cwd: tmp.dir })).code).toBe(0);
+    expect((await runDnc(['batch', input, '-o', out, '--country', 'GB'], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
     editWorkbookCell(out, 'Results', 'H5', 'callable');
-    const v = await runDnc(['verify', out], { env, cwd: tmp.dir });
+    const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
     expect(v.code).not.toBe(0);
     expect(v.stdout).toMatch(/not fit/i);
     expect(v.stdout).toMatch(/line 5 .* callable +no_correlation_id/);
@@ -213,7 +203,7 @@ describe('an .xlsx call list', () => {
   it('refuses a file that is not a workbook, and a cell right of the header', async () => {
     const fake = file('fake.xlsx');
     writeFileSync(fake, 'phone\n+447912345601\n');
-    const r = await runDnc(['batch', fake, '--dry-run'], { env, cwd: tmp.dir });
+    const r = await runDnc(['batch', fake, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('is not an .xlsx workbook');
     const wb = new ExcelJS.Workbook();
@@ -222,7 +212,7 @@ describe('an .xlsx call list', () => {
     ws.getCell('D3').value = 'note';
     const wide = file('wide.xlsx');
     await wb.xlsx.writeFile(wide);
-    const w = await runDnc(['batch', wide, '--dry-run'], { env, cwd: tmp.dir });
+    const w = await runDnc(['batch', wide, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
     expect(w.code).toBe(3);
     expect(w.stderr).toContain("sheet 'Calls' row 3: cell D3 is right of the header's last column (B)");
   });
