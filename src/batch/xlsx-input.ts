@@ -52,8 +52,51 @@ interface ExcelSheet extends AsyncIterable<ExcelRow> {
   id: number;
   name: string;
 }
-interface ExcelWorkbookReader extends AsyncIterable<ExcelSheet> {
+interface ExcelWorkbookReader {
   model?: { sheets?: Array<{ name: string }> };
+  /** Where the worksheet reader looks up a shared string by its index. */
+  sharedStrings?: unknown;
+  parse(): AsyncIterable<{ eventType: string; value: unknown } | { index: number; text: unknown }>;
+}
+
+/** A shared string's text (a rich text's runs joined). */
+function plainText(text: unknown): string {
+  if (typeof text === 'string') return text;
+  if (text && typeof text === 'object' && Array.isArray((text as { richText?: unknown }).richText)) {
+    return ((text as { richText: Array<{ text?: string | null }> }).richText).map((r) => r.text ?? '').join('');
+  }
+  return '';
+}
+
+/** The workbook's shared strings, packed as UTF-8 in one growing buffer with their end offsets: a few bytes each. */
+class StringTable {
+  private bytes = Buffer.alloc(1 << 16);
+  private used = 0;
+  private ends = new Uint32Array(1 << 12);
+  private count = 0;
+  /** What the worksheet reader indexes (`sharedStrings[i]`). */
+  readonly view = new Proxy({} as Record<string, string | undefined>, {
+    get: (_target, key) => (typeof key === 'string' ? this.get(Number(key)) : undefined),
+  });
+  add(text: string): void {
+    const need = Buffer.byteLength(text, 'utf8');
+    if (this.used + need > this.bytes.length) {
+      const bigger = Buffer.alloc(Math.max(this.bytes.length * 2, this.used + need));
+      this.bytes.copy(bigger, 0, 0, this.used);
+      this.bytes = bigger;
+    }
+    this.used += this.bytes.write(text, this.used, 'utf8');
+    if (this.count === this.ends.length) {
+      const bigger = new Uint32Array(this.ends.length * 2);
+      bigger.set(this.ends);
+      this.ends = bigger;
+    }
+    this.ends[this.count++] = this.used;
+  }
+  get(index: number): string | undefined {
+    if (!Number.isInteger(index) || index < 0 || index >= this.count) return undefined;
+    return this.bytes.toString('utf8', index === 0 ? 0 : this.ends[index - 1]!, this.ends[index]!);
+  }
 }
 
 /** Refuses what is not a workbook dnc can read, before the zip reader sees it (it says nothing useful about them). */
@@ -112,16 +155,29 @@ async function* sheetRows(
   const { default: ExcelJS } = await import('exceljs');
   const source = createReadStream(path, { highWaterMark: 256 * 1024 });
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(source, {
-    sharedStrings: 'cache',
+    // Shared strings come one by one into a compact table (not exceljs's array of objects): memory stays
+    // near flat however many distinct texts the workbook has.
+    sharedStrings: 'emit',
     styles: 'cache',
     worksheets: 'emit',
     hyperlinks: 'ignore',
     entries: 'ignore',
   }) as unknown as ExcelWorkbookReader;
+  const strings = new StringTable();
   const seen: string[] = [];
   let emitted = 0;
   try {
-    for await (const sheet of reader) {
+    for await (const event of reader.parse()) {
+      if ('index' in event) {
+        // A shared string (exceljs yields them bare, in order). Sheets stored after the table are read at once
+        // with it; sheets stored before it (Excel, LibreOffice) are spooled by exceljs and read once it is complete.
+        reader.sharedStrings ??= strings.view;
+        strings.add(plainText(event.text));
+        continue;
+      }
+      const { eventType, value } = event;
+      if (eventType !== 'worksheet') continue;
+      const sheet = value as ExcelSheet;
       emitted++;
       const order = reader.model?.sheets?.findIndex((s) => s.name === sheet.name) ?? -1;
       const position = order >= 0 ? order + 1 : emitted;
