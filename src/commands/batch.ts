@@ -13,7 +13,7 @@ import type { SchedulerOutcome, SchedulerProgress } from '../batch/scheduler.js'
 import { checkWebhookUrlOption, parseCountryOption, parseIntegerOption } from '../config.js';
 import { isProcessAlive, type Context } from '../context.js';
 import { describeFsError, ExitCode, inputError, usageError } from '../errors.js';
-import { parseEncodingOption, type TextEncoding } from '../batch/encoding.js';
+import { parseEncodingOption, type TextEncoding } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -136,13 +136,15 @@ Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv
   dnc batch leads.csv --dry-run
-  dnc batch leads.csv --max-credits 500 --concurrency 16`;
+  dnc batch leads.csv --max-credits 500 --concurrency 16
+  dnc batch leads.xlsx -o scrubbed.xlsx --sheet Leads    (docs/excel.md)
+  dnc batch export.csv --encoding windows-1252`;
 
 export function registerBatch(program: Command, host: CommandHost): void {
   const command = program
     .command('batch')
     .description('scrub a CSV call list: a do-not-call verdict on every row, one lookup per distinct number, resumable')
-    .argument('<input>', 'the CSV file (UTF-8, with or without BOM; comma, semicolon, tab or pipe separated), or - for standard input')
+    .argument('<input>', 'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - for standard input')
     .option('-o, --output <file>', 'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard output when INPUT is -)')
     .option('--column <name|index>', 'the phone column: a header name or a 1-based index (default: detected from the header)')
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
