@@ -1,5 +1,6 @@
 // `dnc batch` on .xlsx workbooks against the sandbox: what a cell says is the number, damaged numbers are refused,
 // results keep the input's values and types, and every output is read back by openpyxl (not exceljs) cell by cell.
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
@@ -198,6 +199,27 @@ describe('an .xlsx call list', () => {
     expect(v.code).not.toBe(0);
     expect(v.stdout).toMatch(/not fit/i);
     expect(v.stdout).toMatch(/line 5 .* callable +no_correlation_id/);
+  });
+
+  it('never expands XML entities of a hostile workbook (billion laughs), and refuses a truncated one', async () => {
+    const wb = new ExcelJS.Workbook();
+    wb.addWorksheet('Calls').addRows([['phone'], ['+447912345601']]);
+    const book = file('laughs.xlsx');
+    await wb.xlsx.writeFile(book);
+    const entities = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
+    const sst = `<?xml version="1.0"?><!DOCTYPE sst [<!ENTITY lol0 "lol">${entities}]><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2"><si><t>phone</t></si><si><t>&lol9;</t></si></sst>`;
+    const rewrite = 'import sys, zipfile\nsrc, dst, name, text = sys.argv[1:5]\nwith zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:\n    for i in a.infolist():\n        b.writestr(i.filename, text if i.filename == name else a.read(i.filename))';
+    const hostile = file('laughs-hostile.xlsx');
+    execFileSync('python3', ['-c', rewrite, book, hostile, 'xl/sharedStrings.xml', sst]);
+    const r = await runDnc(['batch', hostile, '--dry-run', '--column', '1'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('the workbook cannot be read');
+    expect(r.stderr.length).toBeLessThan(2_000);
+    const truncated = file('truncated.xlsx');
+    writeFileSync(truncated, readFileSync(book).subarray(0, Math.floor(readFileSync(book).length / 2)));
+    const t = await runDnc(['batch', truncated, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
+    expect(t.code).toBe(3);
+    expect(lookedUp(ctx.sb)).toEqual([]);
   });
 
   it('refuses a file that is not a workbook, and a cell right of the header', async () => {
