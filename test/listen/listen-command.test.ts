@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
+import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import {
   expectedResult,
   listenInProcess,
@@ -102,6 +103,34 @@ describe('dnc listen: a webhook batch resolved', () => {
     // Without --path, any path is served, and an unguessable one is suggested.
     expect(run.io.err()).toContain('(pushes on any path)');
     expect(run.io.err()).toContain(`hint: pushes are not signed; serve them only on an unguessable path, e.g. --path ${PUSH_PATH}`);
+  });
+
+  it('writes pushed results into an .xlsx results workbook, which verify reads back', async () => {
+    const b = await batchOf(
+      [
+        ['us', '+1 202 555 0124'],
+        ['au', '+61 4 1234 5003'],
+      ],
+      { webhookAll: false, output: 'calls.results.xlsx' },
+    );
+    const resultColumn = () => {
+      const [sheet] = readWorkbookIndependently(b.output);
+      const col = sheet!.rows[0]!.findIndex((c) => c.v === 'dnc_result');
+      return sheet!.rows.slice(1).map((row) => [row[col]!.v, row[col]!.fill]);
+    };
+    expect(resultColumn()).toEqual([
+      ['callable', 'FFC6EFCE'],
+      ['pending', 'FFFFEB9C'],
+    ]);
+    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], { cwd: b.dir });
+    await run.listening;
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(resultColumn()).toEqual([
+      ['callable', 'FFC6EFCE'],
+      ['do_not_call', 'FFFFC7CE'],
+    ]);
+    const v = await runDnc(['verify', b.output], { cwd: b.dir });
+    expect(v.code, v.stdout).toBe(0);
   });
 
   it('--exit-when-done exits 0 at once when nothing is pending', async () => {
