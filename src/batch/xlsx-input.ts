@@ -54,6 +54,7 @@ interface ExcelSheet extends AsyncIterable<ExcelRow> {
 }
 interface ExcelWorkbookReader {
   model?: { sheets?: Array<{ name: string }> };
+  properties?: unknown;
   /** Where the worksheet reader looks up a shared string by its index. */
   sharedStrings?: unknown;
   parse(): AsyncIterable<{ eventType: string; value: unknown } | { index: number; text: unknown }>;
@@ -163,6 +164,11 @@ async function* sheetRows(
     hyperlinks: 'ignore',
     entries: 'ignore',
   }) as unknown as ExcelWorkbookReader;
+  // exceljs reads a sheet stored before xl/workbook.xml with the workbook's properties and model still unset,
+  // and then fails on them (undefined.model): placeholders until the real ones are read (only the 1904 date
+  // system and the sheet's name come from there).
+  reader.properties ??= {};
+  reader.model ??= { sheets: [] };
   const strings = new StringTable();
   const seen: string[] = [];
   let emitted = 0;

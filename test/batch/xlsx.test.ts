@@ -43,6 +43,21 @@ async function callsWorkbook(): Promise<string> {
   return out;
 }
 
+/**
+ * Copies a workbook's zip with Python's zipfile: entries replaced, and those named in `last` moved to the end
+ * (in that order), as other writers store them.
+ */
+function rezip(src: string, dst: string, o: { replace?: Record<string, string>; last?: string[] }): void {
+  const script = [
+    'import json, sys, zipfile',
+    'src, dst, o = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])',
+    'with zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:',
+    '    names = [i.filename for i in a.infolist() if i.filename not in o.get("last", [])] + o.get("last", [])',
+    '    for n in names: b.writestr(n, o.get("replace", {}).get(n, a.read(n)))',
+  ].join('\n');
+  execFileSync('python3', ['-c', script, src, dst, JSON.stringify(o)]);
+}
+
 const col = (sheet: OracleSheet, name: string) => sheet.rows[0]!.findIndex((c) => c.v === name);
 const dnc = (sheet: OracleSheet, row: number, name: string) => sheet.rows[row]![col(sheet, name)]?.v ?? null;
 
@@ -170,8 +185,8 @@ describe('an .xlsx call list', () => {
     const suppressed = file('suppressed.csv');
     const first = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--max-credits', '1', '--concurrency', '1', '--callable-out', callable, '--suppressed-out', suppressed], { env: ctx.env, cwd: tmp.dir });
     expect(first.code).toBe(5);
-    const sent = lookedUp(ctx.sb).length;
-    expect(sent).toBe(1);
+    // At most one lookup fits the budget (none when a GB lookup is known to cost more than 1 credit).
+    expect(lookedUp(ctx.sb).length).toBeLessThanOrEqual(1);
     const again = await runDnc(['batch', input, '-o', out], { env: ctx.env, cwd: tmp.dir });
     expect(again.stderr).toContain('--max-credits 1');
     const rest = await runDnc(['batch', input, '-o', out, '--max-credits', 'none'], { env: ctx.env, cwd: tmp.dir });
@@ -208,9 +223,8 @@ describe('an .xlsx call list', () => {
     await wb.xlsx.writeFile(book);
     const entities = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join('');
     const sst = `<?xml version="1.0"?><!DOCTYPE sst [<!ENTITY lol0 "lol">${entities}]><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2"><si><t>phone</t></si><si><t>&lol9;</t></si></sst>`;
-    const rewrite = 'import sys, zipfile\nsrc, dst, name, text = sys.argv[1:5]\nwith zipfile.ZipFile(src) as a, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as b:\n    for i in a.infolist():\n        b.writestr(i.filename, text if i.filename == name else a.read(i.filename))';
     const hostile = file('laughs-hostile.xlsx');
-    execFileSync('python3', ['-c', rewrite, book, hostile, 'xl/sharedStrings.xml', sst]);
+    rezip(book, hostile, { replace: { 'xl/sharedStrings.xml': sst } });
     const r = await runDnc(['batch', hostile, '--dry-run', '--column', '1'], { env: ctx.env, cwd: tmp.dir });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('the workbook cannot be read');
@@ -220,6 +234,17 @@ describe('an .xlsx call list', () => {
     const t = await runDnc(['batch', truncated, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
     expect(t.code).toBe(3);
     expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+
+  it('reads a workbook whose sheets are stored before its workbook part (names unknown until then: by position)', async () => {
+    const input = await callsWorkbook();
+    const reordered = file('reordered.xlsx');
+    rezip(input, reordered, { last: ['xl/workbook.xml'] });
+    const r = await runDnc(['batch', reordered, '--dry-run', '--country', 'GB', '--json'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ rows: 7, unique_numbers: 3, invalid_rows: 3 });
+    const second = await runDnc(['batch', reordered, '--dry-run', '--sheet', '2', '--json'], { env: ctx.env, cwd: tmp.dir });
+    expect(JSON.parse(second.stdout)).toMatchObject({ rows: 1, unique_numbers: 1 });
   });
 
   it('refuses a file that is not a workbook, and a cell right of the header', async () => {
