@@ -213,7 +213,7 @@ describe('an .xlsx call list', () => {
     const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
     expect(v.code).not.toBe(0);
     expect(v.stdout).toMatch(/not fit/i);
-    expect(v.stdout).toMatch(/line 5 .* callable +no_correlation_id/);
+    expect(v.stdout).toMatch(/row 5 .* callable +no_correlation_id/);
   });
 
   it('never expands XML entities of a hostile workbook (billion laughs), and refuses a truncated one', async () => {
