@@ -205,6 +205,25 @@ describe('an .xlsx call list', () => {
     expect((await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
   });
 
+  it('--format decides over the extension, and the journal remembers it', async () => {
+    const input = await callsWorkbook();
+    const out = file('results.dat');
+    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--format', 'xlsx'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(out).subarray(0, 4)).toEqual(Buffer.from('PK\x03\x04', 'latin1'));
+    expect(readWorkbookIndependently(out).map((s) => s.title)).toEqual(['Results', 'Summary']);
+    // A bare rerun renders it again as a workbook.
+    expect((await runDnc(['batch', input, '-o', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
+    expect(readWorkbookIndependently(out)[0]!.rows).toHaveLength(8);
+    expect((await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
+    const csv = file('results.xlsx');
+    expect((await runDnc(['batch', input, '-o', csv, '--country', 'GB', '--format', 'csv'], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
+    expect(readCsvIndependently(csv)).toHaveLength(8);
+    const bad = await runDnc(['batch', input, '--format', 'ods', '--dry-run'], { env: ctx.env, cwd: tmp.dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--format must be csv or xlsx');
+  });
+
   it('is not fit once a cell of the results workbook is edited', async () => {
     const input = await callsWorkbook();
     const out = file('edited.xlsx');

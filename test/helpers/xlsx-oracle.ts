@@ -10,7 +10,8 @@ def cell(c):
         v = v.isoformat()
     fill = c.fill.fgColor.rgb if c.fill is not None and c.fill.fill_type == 'solid' else None
     return {'v': v, 't': c.data_type, 'fmt': c.number_format, 'fill': fill if isinstance(fill, str) else None, 'bold': bool(c.font and c.font.b)}
-wb = openpyxl.load_workbook(sys.argv[1], data_only=len(sys.argv) > 2)
+# A file object: openpyxl refuses a path whose extension is not .xlsx (dnc writes --format xlsx to any name).
+wb = openpyxl.load_workbook(open(sys.argv[1], 'rb'), data_only=len(sys.argv) > 2)
 out = []
 for ws in wb.worksheets:
     out.append({'title': ws.title, 'freeze': ws.freeze_panes, 'filter': ws.auto_filter.ref,
