@@ -327,10 +327,9 @@ async function openLane(
     maxAgeDays: { byCountry: DEFAULT_MAX_AGE_DAYS, other: DEFAULT_MAX_AGE_OTHER_DAYS },
   });
   return {
-    header: async (fields) => book.header(fields),
+    header: (fields) => book.header(fields),
     row: (input, typed, extra, result) => book.row(input, typed, extra, result),
-    // The workbook writer keeps a few rows at a time; the sink waits for the disk when it must.
-    flush: async () => {},
+    flush: () => book.flush(),
     finish: () => book.finish(),
   };
 }

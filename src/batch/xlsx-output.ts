@@ -1,13 +1,8 @@
 // Writes a batch output as an .xlsx workbook, streaming: the input's rows with their values and types, the dnc_*
 // columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
-import { Writable } from 'node:stream';
 import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
-import type { TypedCell } from './xlsx-cells.js';
-
-/** Where the workbook's bytes go (the render's output sink: atomic file, FIFO or standard output). */
-export interface ByteSink {
-  write(bytes: Buffer): Promise<void> | undefined;
-}
+import type { CellValue, TypedCell } from './xlsx-cells.js';
+import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from './xlsx-writer.js';
 
 /** What the Summary sheet says about where the results came from. */
 export interface SummaryContext {
@@ -29,37 +24,7 @@ export interface WorkbookOptions {
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
 const FILL_ARGB: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE', other: 'FFFFEB9C' };
-const fill = (argb: string) => ({ type: 'pattern', pattern: 'solid', fgColor: { argb }, bgColor: { argb } }) as const;
-const FILLS = Object.fromEntries(Object.entries(FILL_ARGB).map(([k, v]) => [k, fill(v)]));
-
 const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
-
-/**
- * A string cell as inline text (`t="inlineStr"`): a text cell in every reader, never a formula and never a
- * number, so `+447…` keeps its `+` and `=…` stays text. (exceljs writes a plain string as a formula's result.)
- */
-const text = (s: string) => (s === '' ? null : { richText: [{ text: s }] });
-
-interface ExcelCell {
-  value: unknown;
-  numFmt: string;
-  fill: unknown;
-  font: unknown;
-}
-interface ExcelRowWriter {
-  getCell(col: number): ExcelCell;
-  commit(): void;
-}
-interface ExcelSheetWriter {
-  addRow(values: unknown[]): ExcelRowWriter;
-  autoFilter: unknown;
-  commit(): void;
-  columns: unknown;
-}
-interface ExcelBookWriter {
-  addWorksheet(name: string, options?: unknown): ExcelSheetWriter;
-  commit(): Promise<void>;
-}
 
 /** Adds up the rows for the Summary sheet as they are written. */
 class SummaryTally {
@@ -95,41 +60,27 @@ class SummaryTally {
 
 /** One .xlsx output: rows are added as the render reads them; `finish` writes the Summary sheet and closes the zip. */
 export class WorkbookLane {
-  private readonly book: ExcelBookWriter;
-  private readonly sheet: ExcelSheetWriter;
+  private readonly book: WorkbookWriter;
+  private sheet: SheetWriter | null = null;
   private readonly tally: SummaryTally;
-  private readonly done: Promise<void>;
-  private failed: unknown;
 
   constructor(
-    ExcelJS: { stream: { xlsx: { WorkbookWriter: new (o: unknown) => unknown } } },
     sink: ByteSink,
     private readonly options: WorkbookOptions,
   ) {
-    const stream = new Writable({
-      write: (chunk: Buffer, _enc, callback) => {
-        try {
-          const wait = sink.write(chunk);
-          if (wait) wait.then(() => callback(), callback);
-          else callback();
-        } catch (err) {
-          callback(err as Error);
-        }
-      },
-    });
-    stream.on('error', (err) => (this.failed ??= err));
-    this.done = new Promise((resolve) => stream.on('finish', resolve));
-    this.book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream, useStyles: true, useSharedStrings: false }) as ExcelBookWriter;
-    this.sheet = this.book.addWorksheet('Results', options.header ? { views: [{ state: 'frozen', ySplit: 1 }] } : {});
+    this.book = new WorkbookWriter(sink);
     this.tally = new SummaryTally(options.maxAgeDays);
   }
 
+  private async results(filterWidth: number | null): Promise<SheetWriter> {
+    this.sheet ??= await this.book.sheet('Results', { frozenHeader: this.options.header, filterWidth });
+    return this.sheet;
+  }
+
   /** The header row: every name as text, bold, frozen, with an autofilter over all columns. */
-  header(fields: readonly string[]): void {
-    this.sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: Math.max(1, fields.length) } };
-    const row = this.sheet.addRow(fields.map(text));
-    for (let i = 1; i <= fields.length; i++) row.getCell(i).font = { bold: true };
-    row.commit();
+  async header(fields: readonly string[]): Promise<void> {
+    const sheet = await this.results(Math.max(1, fields.length));
+    sheet.row(fields, () => BOLD);
   }
 
   /**
@@ -137,51 +88,48 @@ export class WorkbookLane {
    * With `result` the row is filled by it: do_not_call red, callable green, anything else amber.
    */
   row(input: readonly string[], typed: readonly TypedCell[] | undefined, extra: readonly string[], result?: string): void {
-    const values: unknown[] = [];
-    for (let i = 0; i < input.length; i++) {
-      const cell = typed?.[i];
-      const v = cell ? cell.value : input[i]!;
-      values.push(typeof v === 'string' ? text(v) : v);
-    }
-    for (const e of extra) values.push(text(e));
-    const row = this.sheet.addRow(values);
-    if (typed) {
-      for (let i = 0; i < typed.length; i++) {
-        const f = typed[i]?.numFmt;
-        if (f && typeof typed[i]!.value !== 'string') row.getCell(i + 1).numFmt = f;
-      }
-    }
-    if (result !== undefined) {
-      const paint = FILLS[result === 'callable' || result === 'do_not_call' ? result : 'other'];
-      for (let i = 1; i <= values.length; i++) row.getCell(i).fill = paint;
-    }
-    row.commit();
+    // header() made the sheet (or flush() will, for a file without a header: rows wait in `early` until then).
+    const values: CellValue[] = [];
+    for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
+    for (const e of extra) values.push(e);
+    const fill = result === undefined ? undefined : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
+    const style = (col: number): CellStyle => {
+      const t = col < input.length ? typed?.[col] : undefined;
+      return { fill, numFmt: t && typeof t.value !== 'string' ? t.numFmt : undefined };
+    };
+    if (this.sheet) this.sheet.row(values, style);
+    else this.early.push([values, style]);
     if (this.options.summary && extra.length >= 10) this.tally.add(extra);
+  }
+
+  private early: Array<[CellValue[], (col: number) => CellStyle]> = [];
+
+  async flush(): Promise<void> {
+    if (!this.sheet) {
+      const sheet = await this.results(null);
+      for (const [values, style] of this.early.splice(0)) sheet.row(values, style);
+    }
+    await this.sheet!.flush();
   }
 
   /** Closes the results sheet, writes the Summary sheet, and finishes the zip (the sink then commits the file). */
   async finish(): Promise<void> {
-    this.sheet.commit();
-    if (this.options.summary) this.writeSummary(this.options.summary);
-    await this.book.commit();
-    await this.done;
-    if (this.failed) throw this.failed;
+    await this.flush();
+    await this.sheet!.close();
+    if (this.options.summary) await this.writeSummary(this.options.summary);
+    await this.book.finish();
   }
 
-  private writeSummary(ctx: SummaryContext): void {
-    const s = this.book.addWorksheet('Summary');
+  private async writeSummary(ctx: SummaryContext): Promise<void> {
+    const s = await this.book.sheet('Summary');
     const t = this.tally;
-    const add = (cells: unknown[], bold = false) => {
-      const row = s.addRow(cells.map((c) => (typeof c === 'string' ? text(c) : c)));
-      if (bold) for (let i = 1; i <= cells.length; i++) row.getCell(i).font = { bold: true };
-      row.commit();
-    };
+    const add = (cells: CellValue[], bold = false) => s.row(cells, () => (bold ? BOLD : PLAIN));
     const iso = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString().replace('.000Z', 'Z'));
     const days = this.options.maxAgeDays;
     add(['dnc batch results'], true);
     add(['input', ctx.input]);
     add(['input SHA-256', ctx.inputSha256]);
-    add(['manifest (holds this workbook\'s SHA-256)', ctx.manifest ?? '']);
+    add(["manifest (holds this workbook's SHA-256)", ctx.manifest ?? '']);
     add(['written at', iso(ctx.writtenAt.getTime())]);
     add(['dnc version', ctx.dncVersion]);
     add(['rows', t.rows]);
@@ -203,12 +151,14 @@ export class WorkbookLane {
       const m = t.byCountry.get(c)!;
       add([c === '' ? '(no number)' : c, ...RESULTS.map((r) => m.get(r) ?? 0), [...m.values()].reduce((a, b) => a + b, 0)]);
     }
-    s.commit();
+    await s.close();
   }
 }
 
-/** Opens a workbook output over `sink` (loads the workbook library: only a workbook pays for it). */
+const BOLD: CellStyle = { bold: true };
+const PLAIN: CellStyle = {};
+
+/** Opens a workbook output over `sink`. */
 export async function openWorkbookLane(sink: ByteSink, options: WorkbookOptions): Promise<WorkbookLane> {
-  const { default: ExcelJS } = await import('exceljs');
-  return new WorkbookLane(ExcelJS as never, sink, options);
+  return new WorkbookLane(sink, options);
 }
