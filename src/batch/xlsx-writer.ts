@@ -139,7 +139,10 @@ class ZipEntry {
 /** XML 1.0 cannot hold most control characters: they are written as Excel's `_xHHHH_` escapes. */
 // eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+const NEEDS_ESCAPE = /[&<>"\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 function xmlText(s: string): string {
+  // Most cells hold nothing to escape: one test instead of five replacements.
+  if (!NEEDS_ESCAPE.test(s)) return s;
   return s
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
