@@ -5,6 +5,7 @@ import { open } from 'node:fs/promises';
 import { inputError, usageError, type DncError } from '../errors.js';
 import { choosePhoneColumn, type CsvLayout, type ReadRowsOptions } from './csv-input.js';
 import { cellText, plainValue, type TypedCell } from './xlsx-cells.js';
+import { columnName } from './xlsx-writer.js';
 
 /** Which sheet of a workbook a batch reads, and where its rows start. */
 export interface WorkbookLayout {
@@ -293,7 +294,7 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
     if (row.cells.length > width) {
       const col = row.cells.findIndex((c, i) => i >= width && c !== undefined && c.value !== null && c.value !== '');
       if (col >= 0) {
-        throw inputError('E_INPUT_MALFORMED', `${layout.path}: ${sheetLabel(book.sheet)} row ${row.number}: cell ${columnLetters(col)}${row.number} is right of the header's last column (${columnLetters(width - 1)})`, {
+        throw inputError('E_INPUT_MALFORMED', `${layout.path}: ${sheetLabel(book.sheet)} row ${row.number}: cell ${columnName(col)}${row.number} is right of the header's last column (${columnName(width - 1)})`, {
           hint: 'give that column a header, or clear the cells right of the list',
           details: { sheet: book.sheet, row: row.number },
         });
@@ -317,11 +318,4 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
   if (batch.length > 0) yield batch;
   // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the sheet).
   if (options.onChunk) for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 })) options.onChunk(chunk as Buffer);
-}
-
-/** 0 → A, 25 → Z, 26 → AA. */
-export function columnLetters(index: number): string {
-  let s = '';
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) s = String.fromCharCode(65 + ((n - 1) % 26)) + s;
-  return s;
 }

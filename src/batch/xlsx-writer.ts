@@ -218,6 +218,8 @@ const UNIX_EPOCH_SERIAL = 25569;
 export class SheetWriter {
   private rowNumber = 0;
   private pending = '';
+  /** Column letters, worked out once per column rather than per cell. */
+  private readonly columns: string[] = [];
   constructor(
     readonly name: string,
     private readonly entry: ZipEntry,
@@ -232,7 +234,7 @@ export class SheetWriter {
     for (let i = 0; i < values.length; i++) {
       const v = values[i] ?? null;
       const s = this.styles.id(style(i));
-      const ref = `${columnName(i)}${r}`;
+      const ref = `${(this.columns[i] ??= columnName(i))}${r}`;
       const sa = s === 0 ? '' : ` s="${s}"`;
       if (v === null || v === '') xml += s === 0 ? '' : `<c r="${ref}"${sa}/>`;
       else if (typeof v === 'string') xml += `<c r="${ref}"${sa} t="inlineStr"><is><t xml:space="preserve">${xmlText(v)}</t></is></c>`;
