@@ -93,9 +93,10 @@ export class WorkbookLane {
     for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
     for (const e of extra) values.push(e);
     const fill = result === undefined ? undefined : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
+    const plain = this.look(fill, undefined);
     const style = (col: number): CellStyle => {
       const t = col < input.length ? typed?.[col] : undefined;
-      return { fill, numFmt: t && typeof t.value !== 'string' ? t.numFmt : undefined };
+      return t && typeof t.value !== 'string' && t.numFmt ? this.look(fill, t.numFmt) : plain;
     };
     if (this.sheet) this.sheet.row(values, style);
     else this.early.push([values, style]);
@@ -103,6 +104,14 @@ export class WorkbookLane {
   }
 
   private early: Array<[CellValue[], (col: number) => CellStyle]> = [];
+  /** One style object per look (fill and number format), so the writer finds each by identity. */
+  private readonly looks = new Map<string, CellStyle>();
+  private look(fill: string | undefined, numFmt: string | undefined): CellStyle {
+    const key = `${fill ?? ''}\u0000${numFmt ?? ''}`;
+    let style = this.looks.get(key);
+    if (!style) this.looks.set(key, (style = { fill, numFmt }));
+    return style;
+  }
 
   async flush(): Promise<void> {
     if (!this.sheet) {
