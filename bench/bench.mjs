@@ -15,8 +15,8 @@ import path from 'node:path';
 import { assertBuilt, fmt, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const SIZES = {
-  full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, endToEnd: 1_600, firstLookup: 1_000_000, rounds: 2 },
-  small: { batch: 3_000, dryRun: 100_000, dryRunSmall: 10_000, pushes: 1_000, startRuns: 5, capacity: 10_000, endToEnd: 1_600, firstLookup: 100_000, rounds: 1 },
+  full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, endToEnd: 1_600, firstLookup: 1_000_000, rounds: 2, workbook: 200_000, workbookSmall: 20_000 },
+  small: { batch: 3_000, dryRun: 100_000, dryRunSmall: 10_000, pushes: 1_000, startRuns: 5, capacity: 10_000, endToEnd: 1_600, firstLookup: 100_000, rounds: 1, workbook: 20_000, workbookSmall: 2_000 },
 };
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
@@ -31,7 +31,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -323,14 +323,106 @@ async function item9() {
   }
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9 };
+/** The same rows as numbersFile's, as an .xlsx workbook (written streaming, phone numbers as text cells). */
+async function numbersWorkbook(name, count, distinct = count) {
+  const { default: ExcelJS } = await import('exceljs');
+  const file = path.join(tmp.dir, name);
+  const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: file, useStyles: false, useSharedStrings: true });
+  const sheet = book.addWorksheet('Calls');
+  sheet.addRow(['name', 'phone', 'city']).commit();
+  for (let i = 0; i < count; i++) sheet.addRow([`n${i}`, usNumber(i % distinct), 'Springfield']).commit();
+  sheet.commit();
+  await book.commit();
+  return file;
+}
+
+async function item10() {
+  log(`[10] .xlsx --dry-run: ${size.workbook.toLocaleString('en-US')} rows beside the same rows as CSV; peak RSS at ${size.workbookSmall.toLocaleString('en-US')} and ${size.workbook.toLocaleString('en-US')} rows`);
+  const dryRun = async (file) => {
+    const runs = [];
+    for (let i = 0; i < rounds; i++) {
+      const r = await runDnc(['batch', file, '--dry-run', '--json'], { env: { HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') } });
+      if (r.code !== 0) throw new Error(`dnc batch ${path.basename(file)} --dry-run exited ${r.code}:\n${r.stderr}`);
+      const rows = JSON.parse(r.stdout).rows;
+      if (rows !== expected.get(file)) throw new Error(`${path.basename(file)}: ${rows} rows read, ${expected.get(file)} written`);
+      runs.push(r);
+    }
+    return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+  };
+  const expected = new Map();
+  const made = async (make, name, count) => {
+    const file = await make(name, count);
+    expected.set(file, count);
+    return file;
+  };
+  const big = await dryRun(await made(numbersWorkbook, 'item10.xlsx', size.workbook));
+  const csv = await dryRun(await made(numbersFile, 'item10.csv', size.workbook));
+  const small = await dryRun(await made(numbersWorkbook, 'item10-small.xlsx', size.workbookSmall));
+  // Three times more rows again: a peak that still grows with the rows is not streaming; one that levels off is the heap's sawtooth.
+  const huge = await dryRun(await made(numbersWorkbook, 'item10-huge.xlsx', size.workbook * 3));
+  const k = (n) => `${n / 1000}k`;
+  record({ item: 10, what: `.xlsx dry run, ${k(size.workbook)} rows`, value: `${fmt.n(big.wallMs)} ms`, reference: `same rows as CSV ${fmt.n(csv.wallMs)} ms`, ratio: big.wallMs / csv.wallMs, raw: { xlsx: big, csv } });
+  record({ item: 10, what: `.xlsx dry run rows/s`, value: `${fmt.n((size.workbook / big.wallMs) * 1000)}/s`, reference: `CSV ${fmt.n((size.workbook / csv.wallMs) * 1000)}/s` });
+  record({
+    item: 10,
+    what: `.xlsx dry run peak RSS, ${k(size.workbook)} rows`,
+    value: `${fmt.n(big.maxRssMb)} MB`,
+    reference: `${k(size.workbookSmall)} rows ${fmt.n(small.maxRssMb)} MB`,
+    ratio: big.maxRssMb / small.maxRssMb,
+    goal: 'flat (≤ 1.5×): streaming',
+    met: big.maxRssMb / small.maxRssMb <= 1.5,
+    raw: { small, big },
+  });
+  record({
+    item: 10,
+    what: `.xlsx dry run peak RSS, ${k(size.workbook * 3)} rows`,
+    value: `${fmt.n(huge.maxRssMb)} MB`,
+    reference: `${k(size.workbook)} rows ${fmt.n(big.maxRssMb)} MB`,
+    ratio: huge.maxRssMb / big.maxRssMb,
+    goal: 'flat (≤ 1.5×): streaming',
+    met: huge.maxRssMb / big.maxRssMb <= 1.5,
+    raw: { big, huge },
+  });
+}
+
+/**
+ * Writing: a batch of the workbook's rows (10,000 distinct numbers, answered once by a sandbox), then a rerun
+ * with nothing left to look up, which only renders: as .xlsx beside the same render as CSV.
+ */
+async function item11() {
+  const rows = size.workbook;
+  log(`[11] render of ${rows.toLocaleString('en-US')} answered rows from an .xlsx input: .xlsx results beside CSV results`);
+  const input = await numbersWorkbook('item11.xlsx', rows, 10_000);
+  const sandbox = await startSandboxChild(CREDITS);
+  try {
+    const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+    const render = async (output) => {
+      const first = await runDnc(['batch', input, '-o', output, '--concurrency', String(CONCURRENCY), '--quiet'], { env });
+      if (first.code !== 0) throw new Error(`dnc batch -o ${path.basename(output)} exited ${first.code}:\n${first.stderr}`);
+      const runs = [];
+      for (let i = 0; i < rounds; i++) {
+        const r = await runDnc(['batch', input, '-o', output, '--quiet'], { env });
+        if (r.code !== 0) throw new Error(`the rerun of ${path.basename(output)} exited ${r.code}:\n${r.stderr}`);
+        runs.push(r);
+      }
+      return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    };
+    const xlsx = await render(path.join(tmp.dir, 'item11.results.xlsx'));
+    const csv = await render(path.join(tmp.dir, 'item11.results.csv'));
+    record({ item: 11, what: `render ${rows / 1000}k rows as .xlsx (input .xlsx)`, value: `${fmt.n(xlsx.wallMs)} ms, ${fmt.n(xlsx.maxRssMb)} MB`, reference: `as CSV ${fmt.n(csv.wallMs)} ms, ${fmt.n(csv.maxRssMb)} MB`, ratio: xlsx.wallMs / csv.wallMs, raw: { xlsx, csv } });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 9)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 11)`);
     try {
       await items[n]();
     } catch (err) {

@@ -5,6 +5,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inputError, usageError, type DncError } from '../errors.js';
 import type { RecordDelimiter } from './csv-output.js';
+import type { WorkbookLayout } from './xlsx-input.js';
+import { isUtf16, streamDecoder, utf16FromBom, type StreamDecoder, type TextEncoding } from './encoding.js';
 
 /** Delimiters recognised when detecting from the header line, in order of preference on a tie. */
 export const DETECTABLE_DELIMITERS = [',', ';', '\t', '|'] as const;
@@ -44,6 +46,8 @@ export interface CsvOptions {
   column?: string | undefined;
   /** false with --no-header: every line is a data row. */
   header: boolean;
+  /** --encoding; UTF-8 unless given, or a UTF-16 byte-order mark says otherwise. */
+  encoding?: TextEncoding | undefined;
 }
 
 /** What a CSV file looks like: how to read it and where its phone numbers are. */
@@ -60,6 +64,10 @@ export interface CsvLayout {
   /** How to name the phone column in messages: `phone` or `column 3`. */
   phoneLabel: string;
   bom: boolean;
+  /** The text encoding when it is not UTF-8 (src/batch/encoding.ts). */
+  encoding?: TextEncoding | undefined;
+  /** Set when the list is a sheet of an .xlsx workbook (src/batch/xlsx-input.ts reads it). */
+  workbook?: WorkbookLayout | undefined;
 }
 
 function delimiterName(d: string): string {
@@ -232,11 +240,14 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
   const forced = options.delimiter !== undefined ? parseDelimiterOption(options.delimiter) : undefined;
   const head = await readHead(path);
   const where = describeFile(path);
-  if ((head[0] === 0xff && head[1] === 0xfe) || (head[0] === 0xfe && head[1] === 0xff)) {
-    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the file is UTF-16; dnc reads UTF-8`, {
-      hint: 'save it as "CSV UTF-8" (Excel) or convert it: iconv -f UTF-16 -t UTF-8',
+  const utf16 = utf16FromBom(head);
+  if (utf16 && options.encoding !== undefined && options.encoding !== utf16) {
+    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the file is ${utf16.toUpperCase()} (its byte-order mark says so), not ${options.encoding}`, {
+      hint: `drop --encoding: a UTF-16 file is recognised by its byte-order mark`,
     });
   }
+  const encoding = utf16 ?? options.encoding;
+  if (encoding !== undefined && encoding !== 'utf-8') return openDecodedLayout(path, head, encoding, utf16 !== null, options, forced);
   const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
   const body = bom ? head.subarray(3) : head;
   if (body.toString('utf8').trim() === '') {
@@ -253,9 +264,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
   const lineBytes = end < 0 ? body : body.subarray(0, end);
   const decoded = decodeStrict(lineBytes);
   if (decoded === null) {
-    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the text is not valid UTF-8`, {
-      hint: 'save the file as "CSV UTF-8", or convert it, e.g. iconv -f WINDOWS-1252 -t UTF-8',
-    });
+    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the text is not valid UTF-8`, { hint: NOT_UTF8_HINT });
   }
   const recordDelimiter: RecordDelimiter =
     end < 0 || body[end] === 0x0a ? '\n' : end + 1 < body.length && body[end + 1] === 0x0a ? '\r\n' : '\r';
@@ -266,6 +275,57 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
       details: { line: 1 },
     });
   }
+  return layoutFromHeaderLine(path, firstLine, recordDelimiter, bom, undefined, options, forced);
+}
+
+/** What to say when a file is not UTF-8: most often it is Excel's "CSV (Comma delimited)", which is Windows-1252. */
+const NOT_UTF8_HINT =
+  'it is probably Windows-1252 (what Excel saves as "CSV (Comma delimited)"): give --encoding windows-1252, or save the file as "CSV UTF-8"';
+
+/** The layout of a file in an encoding other than UTF-8: the head is decoded, then read as a UTF-8 one is. */
+async function openDecodedLayout(
+  path: string,
+  head: Buffer,
+  encoding: TextEncoding,
+  bom: boolean,
+  options: CsvOptions,
+  forced: string | undefined,
+): Promise<CsvLayout> {
+  const decoder = await streamDecoder(encoding);
+  const text = decoder.write(head);
+  if (text.trim() === '') {
+    throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
+  }
+  const nul = text.indexOf('\0');
+  if (nul >= 0) throw nulError(path, new LineCounter().advance(textUnits(text), nul));
+  let end = -1;
+  let quoted = false;
+  for (let i = 0; i < text.length && end < 0; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '\n' || c === '\r')) end = i;
+  }
+  const firstLine = end < 0 ? text : text.slice(0, end);
+  const recordDelimiter: RecordDelimiter = end < 0 || text[end] === '\n' ? '\n' : text[end + 1] === '\n' ? '\r\n' : '\r';
+  if (options.header && firstLine.trim() === '') {
+    throw inputError('E_INPUT_MALFORMED', `${path}: line 1 is blank, where the header should be`, {
+      hint: 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
+      details: { line: 1 },
+    });
+  }
+  return layoutFromHeaderLine(path, firstLine, recordDelimiter, bom, encoding, options, forced);
+}
+
+/** Decides the delimiter and the phone column from the header line's text. */
+async function layoutFromHeaderLine(
+  path: string,
+  firstLine: string,
+  recordDelimiter: RecordDelimiter,
+  bom: boolean,
+  encoding: TextEncoding | undefined,
+  options: CsvOptions,
+  forced: string | undefined,
+): Promise<CsvLayout> {
   const delimiter = forced ?? detectDelimiter(firstLine);
   const { parse } = await import('csv-parse/sync');
   let first: string[];
@@ -277,7 +337,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
   }
   const header = options.header ? first : null;
   const { index, label } = choosePhoneColumn(header, first.length, options.column, path);
-  return { path, delimiter, recordDelimiter, header, columnCount: first.length, phoneIndex: index, phoneLabel: label, bom };
+  return { path, delimiter, recordDelimiter, header, columnCount: first.length, phoneIndex: index, phoneLabel: label, bom, ...(encoding ? { encoding } : {}) };
 }
 
 function decodeStrict(bytes: Uint8Array): string | null {
@@ -369,8 +429,8 @@ export function csvError(err: unknown, path: string, layout?: CsvLayout, at: Rec
 class LineCounter {
   line = 1;
   private lastWasCr = false;
-  /** Advances over `bytes[0..end)`; returns the line at `end`. */
-  advance(bytes: Uint8Array, end = bytes.length): number {
+  /** Advances over `bytes[0..end)` (bytes, or a text's UTF-16 code units); returns the line at `end`. */
+  advance(bytes: ArrayLike<number>, end = bytes.length): number {
     for (let i = 0; i < end; i++) {
       const b = bytes[i]!;
       if (b === 0x0a) {
@@ -411,7 +471,7 @@ class StrictUtf8 extends Transform {
       const line = this.lines.advance(chunk, bad);
       callback(
         inputError('E_INPUT_ENCODING', `${this.path}: line ${line}: the text is not valid UTF-8`, {
-          hint: 'save the file as "CSV UTF-8", or convert it, e.g. iconv -f WINDOWS-1252 -t UTF-8',
+          hint: NOT_UTF8_HINT,
           cause: err,
           details: { line },
         }),
@@ -433,6 +493,41 @@ class StrictUtf8 extends Transform {
         }),
       );
     }
+  }
+}
+
+/** A text's UTF-16 code units: CR, LF and `"` are the same numbers as in ASCII bytes. */
+function textUnits(text: string): Uint16Array {
+  const units = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
+  return units;
+}
+
+/** Decodes another encoding than UTF-8 (src/batch/encoding.ts) and refuses NUL characters anywhere; errors name the line. */
+class DecodeText extends Transform {
+  private readonly lines = new LineCounter();
+  constructor(
+    private readonly path: string,
+    private readonly decoder: StreamDecoder,
+    private readonly onChunk: ((chunk: Buffer) => void) | undefined,
+  ) {
+    super({ readableObjectMode: false, decodeStrings: true });
+  }
+  private pass(text: string, callback: TransformCallback): void {
+    const nul = text.indexOf('\0');
+    if (nul >= 0) {
+      callback(nulError(this.path, this.lines.advance(textUnits(text), nul)));
+      return;
+    }
+    this.lines.advance(textUnits(text));
+    callback(null, text);
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
+    this.onChunk?.(chunk);
+    this.pass(this.decoder.write(chunk), callback);
+  }
+  override _flush(callback: TransformCallback): void {
+    this.pass(this.decoder.end(), callback);
   }
 }
 
@@ -469,7 +564,10 @@ export interface ReadRowsOptions {
 export async function recordStartLines(
   path: string,
   wanted: ReadonlySet<number>,
+  encoding?: TextEncoding,
 ): Promise<{ lines: Map<number, number>; unclosedQuoteLine: number | null }> {
+  // In UTF-16 a byte 0x0A or 0x22 may be half of another character: the text is decoded first.
+  const decoder = isUtf16(encoding) ? await streamDecoder(encoding!) : null;
   const lines = new Map<number, number>();
   let line = 1;
   let record = 0;
@@ -479,7 +577,8 @@ export async function recordStartLines(
   let lastStart = 1;
   if (wanted.has(0)) lines.set(0, 1);
   const maxWanted = Math.max(-1, ...wanted);
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const bytes of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+    const chunk: ArrayLike<number> = decoder ? textUnits(decoder.write(bytes)) : bytes;
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
       if (b === 0x0a && lastWasCr) {
@@ -508,8 +607,11 @@ export async function recordStartLines(
 
 /** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
 export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, Required<RecordLocation>>> {
+  // A sheet's data row N is Excel row headerRow + N (empty rows between rows are rows): its line and record both.
+  const book = layout.workbook;
+  if (book) return new Map(indexes.map((i) => [i, { line: book.headerRow + 1 + i, record: book.headerRow + 1 + i }]));
   const offset = layout.header ? 1 : 0;
-  const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)));
+  const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)), layout.encoding);
   return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));
 }
 
@@ -532,6 +634,11 @@ class FieldCountError extends Error {
  * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
 export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
+  if (layout.workbook) {
+    const { readXlsxRows } = await import('./xlsx-input.js');
+    yield* readXlsxRows(layout, options);
+    return;
+  }
   const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: layout.delimiter,
@@ -541,7 +648,10 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
     max_record_size: MAX_RECORD_CHARS,
   });
   const source = createReadStream(layout.path, { highWaterMark: 64 * 1024 });
-  const decode = new StrictUtf8(layout.path, options.onChunk);
+  const decode =
+    layout.encoding && layout.encoding !== 'utf-8'
+      ? new DecodeText(layout.path, await streamDecoder(layout.encoding), options.onChunk)
+      : new StrictUtf8(layout.path, options.onChunk);
   let failure: unknown;
   const done = pipeline(source, decode, parser).catch((err: unknown) => {
     // The first failure is the one to report: stopping the source after a bad record aborts the pipeline too.
@@ -583,11 +693,11 @@ async function locatedCsvError(err: unknown, layout: CsvLayout): Promise<DncErro
   let at: RecordLocation = {};
   try {
     if (e.code === 'CSV_QUOTE_NOT_CLOSED') {
-      at = { line: (await recordStartLines(layout.path, new Set())).unclosedQuoteLine ?? undefined };
+      at = { line: (await recordStartLines(layout.path, new Set(), layout.encoding)).unclosedQuoteLine ?? undefined };
     } else if (typeof e.records === 'number') {
       // Both csv-parse and FieldCountError count the records before the one at fault: its 0-based index.
       const record = e.records;
-      at = { line: (await recordStartLines(layout.path, new Set([record]))).lines.get(record), record: record + 1 };
+      at = { line: (await recordStartLines(layout.path, new Set([record]), layout.encoding)).lines.get(record), record: record + 1 };
     }
   } catch {
     at = {};

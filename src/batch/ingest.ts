@@ -11,7 +11,7 @@ export interface ScanResult {
   /** Rows whose number cannot be valid (refused locally). */
   invalidRows: number;
   /** The first few invalid rows, for messages. */
-  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   sha256: string;
   bytes: number;
 }
@@ -53,7 +53,11 @@ export async function scanInput(
   if (result.invalidSamples.length > 0) {
     // Samples hold record indexes until here: their lines are found once, for the message.
     const places = await dataRecordLines(layout, result.invalidSamples.map((s) => s.record));
-    for (const s of result.invalidSamples) Object.assign(s, places.get(s.record));
+    for (const s of result.invalidSamples) {
+      Object.assign(s, places.get(s.record));
+      // In a workbook the place is the sheet and the row number Excel shows.
+      if (layout.workbook) s.where = `sheet '${layout.workbook.sheet}' row ${s.line}`;
+    }
   }
   return result;
 }

@@ -1,4 +1,6 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import type { WorkbookLayout } from './xlsx-input.js';
+import type { TextEncoding } from './encoding.js';
 import type { RecordDelimiter } from './csv-output.js';
 import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -48,7 +50,7 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean };
+  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean; workbook?: WorkbookLayout | undefined; encoding?: TextEncoding | undefined };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;
@@ -60,6 +62,10 @@ export interface BatchMeta {
   reviewOut?: string | null;
   /** --dial-out: the distinct callable numbers, one per line. */
   dialOut?: string | null;
+  /** --output-encoding of the CSV outputs; the input's when absent. */
+  outputEncoding?: TextEncoding | undefined;
+  /** --format of the results (csv or xlsx); by the output's extension when absent. */
+  outputFormat?: 'csv' | 'xlsx';
   /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
   run?: Record<string, unknown>;
 }

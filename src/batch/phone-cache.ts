@@ -5,10 +5,26 @@ import { normalizePhone } from '../phone/normalize.js';
 
 export type CellNumber =
   | { ok: true; e164: string; country: string }
-  | { ok: false; code: 'missing_number' | 'unparseable_number'; message: string; e164: string; country: string };
+  | { ok: false; code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number'; message: string; e164: string; country: string };
 
 /** An empty phone cell (a blank line, an empty cell): nothing to look up, and said so apart from a bad number. */
 const MISSING: CellNumber = { ok: false, code: 'missing_number', message: 'no number in this row', e164: '', country: '' };
+
+/**
+ * A number in scientific notation (`2.02555E+09`) is what Excel shows, and saves, for a long number in a
+ * numeric cell: its last digits are gone, so it is refused rather than looked up as a different number.
+ */
+const SCIENTIFIC = /^\s*[+-]?\d+(?:[.,]\d+)?E[+-]?\d+\s*$/i;
+
+function damaged(raw: string): CellNumber {
+  return {
+    ok: false,
+    code: 'excel_damaged_number',
+    message: `'${raw.trim()}' is a number Excel turned into scientific notation (its last digits are lost); format the column as Text and enter the numbers again`,
+    e164: '',
+    country: '',
+  };
+}
 
 const options = (region: string | undefined) => (region ? { defaultCountry: region.toUpperCase() as CountryCode } : {});
 
@@ -27,7 +43,7 @@ export class PhoneCache {
     if (raw.trim() === '') return MISSING;
     let hit = this.cache.get(raw);
     if (hit !== undefined) return hit;
-    hit = this.quick(raw);
+    hit = SCIENTIFIC.test(raw) ? damaged(raw) : this.quick(raw);
     if (hit === undefined) {
       // Not plainly valid: normalizePhone says what is wrong (and is the reference for what is valid).
       const n = normalizePhone(raw, { defaultCountry: this.defaultCountry });

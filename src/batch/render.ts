@@ -12,6 +12,9 @@ import { readRows, type CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
 import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
+import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
+import type { TypedCell } from './xlsx-cells.js';
+import { outputFormatOf, type WorkbookBatch } from './xlsx-input.js';
 
 /** The columns appended to every row, in order (cli.md). */
 export const DNC_COLUMNS = [
@@ -126,6 +129,8 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
     phoneIndex: meta.options.phoneIndex,
     phoneLabel: meta.layout.phoneLabel,
     bom: meta.layout.bom,
+    workbook: meta.layout.workbook,
+    encoding: meta.layout.encoding,
   };
 }
 
@@ -180,9 +185,9 @@ abstract class OutputSink {
     return this.hash.copy().digest('hex');
   }
   /** Writes text; resolves when the stream can take more (backpressure). */
-  write(text: string): Promise<void> | undefined {
+  write(text: string | Buffer): Promise<void> | undefined {
     if (this.failed) throw outputError(this.failed, this.target);
-    const bytes = Buffer.from(text, 'utf8');
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     this.hash.update(bytes);
     this.bytes += bytes.length;
     if (this.stream.write(bytes)) return undefined;
@@ -265,6 +270,79 @@ async function openSink(target: string, stdout: Writable | undefined): Promise<O
   return new AtomicFileSink(target);
 }
 
+/** The encoding of the CSV outputs: --output-encoding, else the input's (a workbook's CSV results are UTF-8). */
+export function outputEncodingOf(meta: BatchMeta): TextEncoding {
+  return meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8';
+}
+
+/** One output file as rows go into it: CSV text gathered a batch at a time, or rows added to a workbook. */
+interface Lane {
+  header(fields: readonly string[]): Promise<void>;
+  /** Input cells (typed when read from a workbook), then dnc's; `result` colours a workbook row. */
+  row(input: readonly string[], typed: readonly TypedCell[] | undefined, extra: readonly string[], result?: DncResult): void;
+  flush(): Promise<void>;
+  finish(): Promise<void>;
+}
+
+class CsvLane implements Lane {
+  private text = '';
+  constructor(
+    private readonly sink: OutputSink,
+    private readonly writer: CsvWriter,
+    private readonly escapeInput: (fields: string[]) => string[],
+    private readonly encode: (text: string) => Buffer,
+  ) {}
+  async header(fields: readonly string[]): Promise<void> {
+    await this.sink.write(this.encode(this.writer.record(this.escapeInput([...fields]))));
+  }
+  row(input: readonly string[], _typed: unknown, extra: readonly string[]): void {
+    this.text += this.writer.record(extra.length ? this.escapeInput([...input]).concat(extra) : this.escapeInput([...input]));
+  }
+  async flush(): Promise<void> {
+    if (this.text) await this.sink.write(this.encode(this.text));
+    this.text = '';
+  }
+  async finish(): Promise<void> {}
+}
+
+/** Opens the lane of one output: its format decides how rows are written; the sink where they go. */
+async function openLane(
+  sink: OutputSink,
+  target: string,
+  meta: BatchMeta,
+  layout: CsvLayout,
+  writer: CsvWriter,
+  escapeInput: (fields: string[]) => string[],
+  isResults: boolean,
+  now: () => number,
+): Promise<Lane> {
+  if (outputFormatOf(target, isResults ? meta.outputFormat : undefined) === 'csv') {
+    const encoding = outputEncodingOf(meta);
+    const encode = await textEncoder(encoding);
+    // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too;
+    // a UTF-16 output always has one (nothing else tells a reader it is UTF-16).
+    if (layout.bom || isUtf16(encoding)) await sink.write(encode('\uFEFF'));
+    return new CsvLane(sink, writer, escapeInput, encode);
+  }
+  const { openWorkbookLane } = await import('./xlsx-output.js');
+  const { DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_AGE_OTHER_DAYS } = await import('../evidence/verify.js');
+  const { manifestPathFor } = await import('../evidence/manifest.js');
+  const { VERSION } = await import('../version.js');
+  const book = await openWorkbookLane(sink, {
+    header: layout.header !== null,
+    summary: isResults
+      ? { input: meta.inputPath, inputSha256: meta.inputSha256, manifest: meta.manifestPath ?? (target === '-' ? null : manifestPathFor(target)), writtenAt: new Date(now()), dncVersion: VERSION }
+      : null,
+    maxAgeDays: { byCountry: DEFAULT_MAX_AGE_DAYS, other: DEFAULT_MAX_AGE_OTHER_DAYS },
+  });
+  return {
+    header: (fields) => book.header(fields),
+    row: (input, typed, extra, result) => book.row(input, typed, extra, result),
+    flush: () => book.flush(),
+    finish: () => book.finish(),
+  };
+}
+
 /**
  * Writes OUTPUT (and the callable/suppressed lists named in the journal's metadata) from the input
  * and the journal, atomically. The input is re-read and must hash as it did when the batch began.
@@ -311,7 +389,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       throw outputError(err, target);
     }
   };
-  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut]) if (target && target !== '-') await removeStaleTemps(target, (options.now ?? Date.now)());
+  const now = options.now ?? Date.now;
+  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut]) if (target && target !== '-') await removeStaleTemps(target, now());
   const summary: RenderSummary = {
     input: meta.inputPath,
     output: meta.outputPath,
@@ -333,21 +412,19 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
   const country = meta.options.country ?? undefined;
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
   try {
-    const main = await open(meta.outputPath);
-    const callable = meta.callableOut ? await open(meta.callableOut) : null;
-    const suppressed = meta.suppressedOut ? await open(meta.suppressedOut) : null;
-    const review = meta.reviewOut ? await open(meta.reviewOut) : null;
+    const lane = async (target: string, header: readonly string[] | null, extra: readonly string[]) => {
+      const sink = await open(target);
+      const l = await openLane(sink, target, meta, layout, writer, escapeInput, target === meta.outputPath, now);
+      if (header) await l.header([...header, ...extra]);
+      return l;
+    };
+    const main = await lane(meta.outputPath, layout.header, DNC_COLUMNS);
+    const callable = meta.callableOut ? await lane(meta.callableOut, layout.header, []) : null;
+    const suppressed = meta.suppressedOut ? await lane(meta.suppressedOut, layout.header, []) : null;
+    const review = meta.reviewOut ? await lane(meta.reviewOut, layout.header, REVIEW_COLUMNS) : null;
     const dial = meta.dialOut ? await open(meta.dialOut) : null;
-    // An input with a byte-order mark (Excel's "CSV UTF-8") gets one back, so Excel reads the results as UTF-8 too.
-    // (Not the dial list: a dialler reads plain E.164 lines, and would take a BOM for part of the first number.)
-    if (layout.bom) for (const f of files) if (f !== dial) await f.write('\uFEFF');
-    if (layout.header) {
-      const header = escapeInput(layout.header);
-      await main.write(writer.record([...header, ...DNC_COLUMNS]));
-      await callable?.write(writer.record(header));
-      await suppressed?.write(writer.record(header));
-      await review?.write(writer.record([...header, ...REVIEW_COLUMNS]));
-    }
+    // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the first number.)
+    const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
     const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
     const supported = journal.supportedCountries();
     const notSent: NotSentReasons = {
@@ -358,12 +435,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     // so far is that number's first row: no set of seen numbers needs to be kept.
     let highestId = 0;
     for await (const batch of readRows(layout, { onChunk: (c) => hash.update(c) })) {
-      let out = '';
-      let callableRows = '';
-      let suppressedRows = '';
-      let reviewRows = '';
+      // A workbook's rows come with their typed cells, which a workbook output keeps.
+      const typedRows = (batch as WorkbookBatch).typed;
       let dialNumbers = '';
-      for (const input of batch) {
+      for (let r = 0; r < batch.length; r++) {
+        const input = batch[r]!;
+        const typed = typedRows?.[r];
         const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
@@ -386,16 +463,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         perCountry[result]++;
         tally.add(cells);
         validity.onRow(0, input, cells);
-        const fields = escapeInput(input);
-        out += writer.record(fields.concat(cells));
-        if (result === 'callable') callableRows += writer.record(fields);
-        else if (result === 'do_not_call') suppressedRows += writer.record(fields);
-        else if (result !== 'pending') reviewRows += writer.record([...fields, cells[0]!, result, cells[7]!, cells[8]!]);
+        main.row(input, typed, cells, result);
+        if (result === 'callable') callable?.row(input, typed, []);
+        else if (result === 'do_not_call') suppressed?.row(input, typed, []);
+        else if (result !== 'pending') review?.row(input, typed, [cells[0]!, result, cells[7]!, cells[8]!], result);
       }
-      await main.write(out);
-      if (callable && callableRows) await callable.write(callableRows);
-      if (suppressed && suppressedRows) await suppressed.write(suppressedRows);
-      if (review && reviewRows) await review.write(reviewRows);
+      for (const l of lanes) await l.flush();
       if (dial && dialNumbers) await dial.write(dialNumbers);
     }
     if (hash.digest('hex') !== meta.inputSha256) {
@@ -403,6 +476,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         hint: 'put the original file back, or start over with --restart',
       });
     }
+    for (const l of lanes) await l.finish();
     for (const f of files) {
       try {
         await f.commit();

@@ -7,6 +7,7 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { ComplianceFlags } from '../compliance/settings.js';
+import type { TextEncoding } from './encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
 import { describeFsError, inputError, usageError } from '../errors.js';
@@ -82,7 +83,7 @@ export interface DryRunReport {
   };
   guard: { lines: string[]; json: unknown };
   costs: Map<string, number>;
-  invalidSamples: Array<{ line: number; record: number; value: string; message: string }>;
+  invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   maxCredits: number | null;
 }
 
@@ -121,6 +122,14 @@ export interface BatchOptions {
   suppressedOut?: string | undefined;
   delimiter?: string | undefined;
   header: boolean;
+  /** --encoding: the CSV input's text encoding (default UTF-8, or UTF-16 by its byte-order mark). */
+  encoding?: TextEncoding | undefined;
+  /** --output-encoding: the CSV outputs' text encoding (default: the input's). */
+  outputEncoding?: TextEncoding | undefined;
+  /** --format csv|xlsx: how the results are written (default: by the output's extension). */
+  format?: 'csv' | 'xlsx' | undefined;
+  /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
+  sheet?: string | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
   /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet). */
@@ -143,6 +152,9 @@ export const REMEMBERED_OPTIONS = [
   'country',
   'delimiter',
   'header',
+  'sheet',
+  'encoding',
+  'outputEncoding',
   'concurrency',
   'webhookUrl',
   'webhookAll',
@@ -154,6 +166,7 @@ export const REMEMBERED_OPTIONS = [
   'dialOut',
   'reuseWithinMs',
   'escapeFormulas',
+  'format',
   'compliance',
 ] as const satisfies ReadonlyArray<keyof BatchOptions>;
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
@@ -165,6 +178,9 @@ const FLAG: Record<RememberedOption, string> = {
   country: '--country',
   delimiter: '--delimiter',
   header: '--no-header',
+  sheet: '--sheet',
+  encoding: '--encoding',
+  outputEncoding: '--output-encoding',
   concurrency: '--concurrency',
   webhookUrl: '--webhook-url',
   webhookAll: '--webhook-all',
@@ -176,6 +192,7 @@ const FLAG: Record<RememberedOption, string> = {
   dialOut: '--dial-out',
   reuseWithinMs: '--reuse-within',
   escapeFormulas: '--escape-formulas',
+  format: '--format',
   compliance: '--suppression-list',
 };
 /** The flags that make up `compliance`: given when any of them is. */
@@ -331,6 +348,10 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     dialOut: paths.dialOut,
     reuseWithinMs: options.reuseWithinMs ?? null,
     escapeFormulas: options.escapeFormulas === true,
+    format: options.format ?? null,
+    sheet: options.sheet ?? null,
+    encoding: options.encoding ?? null,
+    outputEncoding: options.outputEncoding ?? null,
     compliance: options.compliance ?? {},
   };
 }
@@ -359,6 +380,9 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   if (options.country !== undefined) parts.push('--country', q(options.country));
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
+  if (options.sheet !== undefined) parts.push('--sheet', q(options.sheet));
+  if (options.encoding !== undefined) parts.push('--encoding', options.encoding);
+  if (options.outputEncoding !== undefined) parts.push('--output-encoding', options.outputEncoding);
   for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
     const text = flagText(name, options[name]);
     if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
@@ -473,14 +497,14 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
-  const { openCsvLayout } = await import('./csv-input.js');
+  const { openInputLayout } = await import('./open-input.js');
   const { stateDir } = await import('../evidence/paths.js');
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
   const spool = paths.fromStdin
     ? await spoolStdin(ctx, paths.inputPath, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches'))
     : null;
   try {
-    const layout = await openCsvLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header });
+    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, encoding: options.encoding });
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
     const { DNC_COLUMNS } = await import('./render.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
@@ -616,6 +640,8 @@ async function runBatchJournal(
       serviceOrigin,
       rendering: {
         escapeFormulas: options.escapeFormulas === true,
+        outputFormat: options.format,
+        outputEncoding: options.outputEncoding,
         manifestPath: paths.output.kind === 'file' ? undefined : manifestPath,
         reviewOut: paths.reviewOut,
         dialOut: paths.dialOut,
@@ -748,7 +774,7 @@ interface JournalBatch {
   /** The input as the user named it. */
   input: string;
   serviceOrigin: string;
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run'>;
+  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat' | 'outputEncoding'>;
 }
 
 /**
@@ -757,11 +783,11 @@ interface JournalBatch {
  * end (a crash or a second Ctrl-C while reading, which lookups may have overlapped).
  */
 async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: JournalBatch): Promise<'resume' | 'read'> {
-  const { resultOptions, paths, serviceOrigin, rendering } = batch;
+  const { resultOptions, paths, serviceOrigin, rendering, layout } = batch;
   const existing = journal.meta();
   if (existing && !journal.ingested) {
     // Read in part: the numbers it holds keep their answers (paid for); reading again adds the rest.
-    checkSameBatch(journal, existing, resultOptions, serviceOrigin);
+    checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
     requeueForRerun(ctx, journal);
     return 'read';
   }
@@ -773,7 +799,7 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
         hint: `the input changed since that batch began; run with --restart to start over (answers already paid for in it are discarded), or write to another -o`,
       });
     }
-    checkSameBatch(journal, existing, resultOptions, serviceOrigin);
+    checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
     journal.setMeta({
       ...existing,
       options: { ...existing.options, webhookUrl: resultOptions.webhookUrl, webhookAll: resultOptions.webhookAll },
@@ -796,8 +822,12 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
 }
 
 /** Refuses a journal made with options that change answers, or against another service. */
-function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOptions: ResultOptions, serviceOrigin: string): void {
-  if (!sameResultOptions(existing.options, resultOptions)) {
+function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOptions: ResultOptions, serviceOrigin: string, layout: CsvLayout): void {
+  if (
+    !sameResultOptions(existing.options, resultOptions) ||
+    existing.layout.workbook?.position !== layout.workbook?.position ||
+    (existing.layout.encoding ?? 'utf-8') !== (layout.encoding ?? 'utf-8')
+  ) {
     const c = journal.summaryCounts();
     const numbers = c.queued + c.in_flight + c.done + c.pending;
     throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
@@ -859,7 +889,7 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
-    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom },
+    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom, workbook: layout.workbook, encoding: layout.encoding },
     createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,
     ...rendering,
@@ -1005,7 +1035,9 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 
 /** What is read, named as the user gave it, with what was detected in it. */
 function readingLine(input: string, layout: CsvLayout): string {
-  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter})`;
+  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
+  const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
+  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`;
 }
 
 async function dryRun(ctx: RunContext, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<DryRunReport> {

@@ -9,7 +9,8 @@ import type { RenderSummary } from '../batch/render.js';
 import type { StoppedReason } from '../batch/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, usageError } from '../errors.js';
+import { parseEncodingOption } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -37,13 +38,15 @@ Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv
   dnc batch leads.csv --dry-run
-  dnc batch leads.csv --max-credits 500 --concurrency 16`;
+  dnc batch leads.csv --max-credits 500 --concurrency 16
+  dnc batch leads.xlsx -o scrubbed.xlsx --sheet Leads
+  dnc batch export.csv --encoding windows-1252`;
 
 export function registerBatch(program: Command, host: CommandHost): void {
   const command = program
     .command('batch')
     .description('scrub a CSV call list: a do-not-call verdict on every row, one lookup per distinct number, resumable')
-    .argument('<input>', 'the CSV file (UTF-8, with or without BOM; comma, semicolon, tab or pipe separated), or - for standard input')
+    .argument('<input>', 'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - for standard input')
     .option('-o, --output <file>', 'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard output when INPUT is -)')
     .option('--column <name|index>', 'the phone column: a header name or a 1-based index (default: detected from the header)')
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
@@ -58,6 +61,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
+    .option('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)')
+    .option('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)')
+    .option('--format <csv|xlsx>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)')
+    .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
@@ -86,6 +93,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
+      sheet: o.sheet as string | undefined,
+      encoding: parseEncodingOption('--encoding', o.encoding as string | undefined),
+      outputEncoding: parseEncodingOption('--output-encoding', o.outputEncoding as string | undefined),
+      format: parseFormatOption(o.format as string | undefined),
       reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
@@ -102,6 +113,13 @@ export function registerBatch(program: Command, host: CommandHost): void {
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
+}
+
+function parseFormatOption(raw: string | undefined): 'csv' | 'xlsx' | undefined {
+  if (raw === undefined) return undefined;
+  const f = raw.trim().toLowerCase();
+  if (f === 'csv' || f === 'xlsx') return f;
+  throw usageError('E_USAGE', `--format must be csv or xlsx, got '${raw}'`, { hint: 'or leave it out: the extension of -o decides' });
 }
 
 /** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */

@@ -125,7 +125,7 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
     .join(', ');
   lines.push(`  rows to re-check: ${r.recheckCount} (${reasons})${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`);
   for (const x of r.recheck) {
-    lines.push(`    ${describeRecordAt(x.line, x.record).padEnd(11)} ${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ${x.detail}`);
+    lines.push(`    ${(x.sheet ? `row ${x.record}` : describeRecordAt(x.line, x.record)).padEnd(11)} ${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ${x.detail}`);
   }
   if (r.tampered) lines.push('  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered numbers are not sent again)');
   else lines.push('  re-check: run `dnc batch` on a fresh copy of the list (or with --restart), or `dnc listen` for pending rows');

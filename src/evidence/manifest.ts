@@ -7,6 +7,8 @@ import path from 'node:path';
 import type { CsvLayout } from '../batch/csv-input.js';
 import type { RecordDelimiter } from '../batch/csv-output.js';
 import type { BatchMeta } from '../batch/journal.js';
+import { outputFormatOf, type WorkbookLayout } from '../batch/xlsx-input.js';
+import type { TextEncoding } from '../batch/encoding.js';
 import { inputError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
@@ -37,6 +39,14 @@ export interface OutputFormat {
   escape_formulas?: boolean;
   /** dnc_* columns after the input's (10 before dnc_exemption was added; absent in those manifests). */
   dnc_columns?: number;
+  /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
+  workbook?: boolean;
+  /** The input was a sheet of an .xlsx workbook: which, and its header's row. */
+  input_workbook?: WorkbookLayout;
+  /** The CSV output's text encoding, when not UTF-8. */
+  encoding?: TextEncoding;
+  /** The CSV input's text encoding, when not UTF-8. */
+  input_encoding?: TextEncoding;
 }
 
 /** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
@@ -78,6 +88,7 @@ export function manifestPathFor(outputPath: string): string {
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {
+  const workbook = outputFormatOf(meta.outputPath, meta.outputFormat) === 'xlsx';
   return {
     delimiter: meta.options.delimiter,
     record_delimiter: meta.layout.recordDelimiter,
@@ -85,7 +96,12 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     bom: meta.layout.bom,
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
-    ...(meta.escapeFormulas ? { escape_formulas: true } : {}),
+    // A workbook's cells are typed: nothing is escaped in it.
+    ...(meta.escapeFormulas && !workbook ? { escape_formulas: true } : {}),
+    ...(workbook ? { workbook: true } : {}),
+    ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
+    ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8' ? { encoding: meta.outputEncoding ?? meta.layout.encoding } : {}),
+    ...(meta.layout.encoding && meta.layout.encoding !== 'utf-8' ? { input_encoding: meta.layout.encoding } : {}),
     dnc_columns: DNC_COLUMN_COUNT,
   };
 }
@@ -101,6 +117,9 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     phoneIndex: f.phone_column - 1,
     phoneLabel: `column ${f.phone_column}`,
     bom: f.bom,
+    ...(f.encoding ? { encoding: f.encoding } : {}),
+    // dnc writes the rows on the first sheet, the header (if any) on row 1.
+    ...(f.workbook ? { workbook: { sheet: 'Results', position: 1, headerRow: f.header ? 1 : 0 } } : {}),
   };
 }
 
@@ -174,7 +193,10 @@ export async function walkOutput(
   let index = 0;
   // The header is read as a record (not skipped) so that it can be checked too.
   let header = format.header;
-  for await (const batch of readRows({ ...outputLayout(outputPath, format), header: null }, {
+  const layout = outputLayout(outputPath, format);
+  // The header is read as a row: a sheet is then read from its row 1.
+  if (layout.workbook) layout.workbook = { ...layout.workbook, headerRow: 0 };
+  for await (const batch of readRows({ ...layout, header: null }, {
     onChunk: (c) => {
       hash.update(c);
       bytes += c.length;

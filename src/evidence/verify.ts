@@ -33,6 +33,8 @@ export interface RecheckRow {
   line: number;
   /** Its record number (1-based, the header is record 1): the spreadsheet's row number. */
   record: number;
+  /** The sheet it is on, when the output is a workbook (its row is then `record`). */
+  sheet?: string;
   number: string;
   country: string;
   result: string;
@@ -129,6 +131,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         phoneIndex: f.phone_column - 1,
         phoneLabel: `column ${f.phone_column}`,
         bom: f.bom,
+        encoding: f.input_encoding,
+        // A sheet is read from its header's row, the header included (as above).
+        workbook: f.input_workbook ? { ...f.input_workbook, headerRow: Math.max(0, f.input_workbook.headerRow - 1) } : undefined,
       }),
     );
   }
@@ -235,7 +240,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     await input?.return(undefined);
   }
   const lines = await dataRecordLines(outputLayout(outputPath, manifest.format), found.map((f) => Math.max(0, f.index)));
-  const recheck = found.map(({ index, ...rest }) => ({ ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }), ...rest }));
+  const sheet = manifest.format.workbook ? { sheet: 'Results' } : {};
+  const recheck = found.map(({ index, ...rest }) => ({ ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }), ...sheet, ...rest }));
   const differences = [...structure, ...(structure.length > 0 ? [] : compareTallies(manifest, walk.tally))];
   // The callable list is what a dialler loads: it must be the one written with this output.
   for (const list of manifest.lists ?? []) {

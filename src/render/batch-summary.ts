@@ -84,7 +84,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
   // The message quotes the CSV cell: its control characters are escaped.
-  for (const s of r.invalidSamples) lines.push(`  ${describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
+  for (const s of r.invalidSamples) lines.push(`  ${s.where ?? describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
   if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const table = renderTable(
     {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CsvWriter, escapeFormulaCell, serviceTextCell } from '../../src/batch/csv-output.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { startStub, type StubServer } from '../service/stub-server.js';
 import { scratch } from './helpers.js';
 
@@ -83,6 +84,26 @@ describe('formula injection', () => {
     expect(readFileSync(input, 'utf8')).toContain('=1+2,+12025550100');
     const v = await runDnc(['verify', out, '--json'], {});
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+  });
+
+  it('a workbook output holds a hostile service\'s text and formula-looking input as text cells, never a formula', async () => {
+    const input = path.join(tmp.dir, 'in-book.csv');
+    writeFileSync(input, 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@SUM(A1),+12025550101\n');
+    // Its own name: out.csv's manifest (out.manifest.json) is another output's.
+    const out = path.join(tmp.dir, 'workbook-out.xlsx');
+    const r = await runDnc(['batch', input, '-o', out], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+    expect(r.code, r.stderr).toBe(0);
+    const [results] = readWorkbookIndependently(out);
+    const header = results!.rows[0]!.map((c) => c.v);
+    const col = (name: string) => header.indexOf(name);
+    for (const row of results!.rows) for (const cell of row) expect(cell.t, JSON.stringify(cell)).not.toBe('f');
+    expect(results!.rows.slice(1).map((row) => [row[0]!.v, row[0]!.t])).toEqual([
+      ['=HYPERLINK("http://x")', 's'],
+      ['@SUM(A1)', 's'],
+    ]);
+    expect(results!.rows[2]![col('dnc_correlation_id')]).toMatchObject({ v: '\'=cmd|"/c calc"!A1', t: 's' });
+    expect(results!.rows[1]![col('dnc_list_source')]).toMatchObject({ v: "'-2+3 ]0;owned [2J", t: 's' });
+    expect(results!.rows[1]![col('dnc_phone_e164')]).toMatchObject({ v: '+12025550100', t: 's' });
   });
 
   it('the writer quotes any field holding the delimiter, a quote, CR or LF, whatever the record delimiter', () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
@@ -46,4 +47,30 @@ export function countBy<T>(items: T[], key: (t: T) => string): Record<string, nu
   const out: Record<string, number> = {};
   for (const i of items) out[key(i)] = (out[key(i)] ?? 0) + 1;
   return out;
+}
+
+/**
+ * A sandbox and a scratch folder for the tests of one file: the sandbox starts before them, forgets its
+ * requests after each, and both are removed after all. Read `sb` and `env` inside tests.
+ */
+export function sandboxForFile(): { dir: string; readonly sb: Sandbox; readonly env: Record<string, string> } {
+  const tmp = scratch();
+  let started: { sb: Sandbox; env: Record<string, string> } | undefined;
+  beforeAll(async () => {
+    started = await sandbox();
+  });
+  afterEach(() => started?.sb.reset());
+  afterAll(async () => {
+    await started?.sb.close();
+    tmp.remove();
+  });
+  return {
+    dir: tmp.dir,
+    get sb() {
+      return started!.sb;
+    },
+    get env() {
+      return started!.env;
+    },
+  };
 }

@@ -6,11 +6,11 @@ import { createInterface, type Interface } from 'node:readline';
 const READER = String.raw`
 import csv, json, sys
 csv.field_size_limit(sys.maxsize)
-def read(path, delimiter):
-    with open(path, newline='', encoding='utf-8-sig') as f:
+def read(path, delimiter, encoding='utf-8-sig'):
+    with open(path, newline='', encoding=encoding, errors='strict') as f:
         return list(csv.reader(f, delimiter=delimiter, strict=True))
 if len(sys.argv) > 1:
-    json.dump(read(sys.argv[1], sys.argv[2]), sys.stdout)
+    json.dump(read(sys.argv[1], sys.argv[2], *sys.argv[3:]), sys.stdout)
 else:
     for line in sys.stdin:
         req = json.loads(line)
@@ -22,9 +22,12 @@ else:
         sys.stdout.flush()
 `;
 
-/** The records of a CSV file as Python's csv module reads them (a blank line is an empty record). */
-export function readCsvIndependently(file: string, delimiter = ','): string[][] {
-  return JSON.parse(execFileSync('python3', ['-c', READER, file, delimiter], { maxBuffer: 1 << 30, encoding: 'utf8' })) as string[][];
+/**
+ * The records of a CSV file as Python's csv module reads them (a blank line is an empty record), decoded
+ * strictly as `encoding` (Python's names: utf-8-sig, cp1252, latin-1, utf-16 …).
+ */
+export function readCsvIndependently(file: string, delimiter = ',', encoding = 'utf-8-sig'): string[][] {
+  return JSON.parse(execFileSync('python3', ['-c', READER, file, delimiter, encoding], { maxBuffer: 1 << 30, encoding: 'utf8' })) as string[][];
 }
 
 /** One Python process reading many files (for property tests that read thousands). */

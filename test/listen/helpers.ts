@@ -39,11 +39,11 @@ export interface WebhookBatch {
 /** Writes `rows` (name, phone) as a CSV and runs `dnc batch` in webhook mode against a fresh sandbox. */
 export async function webhookBatch(
   rows: Array<[string, string]>,
-  options: { sandbox?: SandboxOptions; webhookAll?: boolean; port?: number } = {},
+  options: { sandbox?: SandboxOptions; webhookAll?: boolean; port?: number; output?: string } = {},
 ): Promise<WebhookBatch> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-'));
   const input = path.join(dir, 'calls.csv');
-  const output = path.join(dir, 'calls.results.csv');
+  const output = path.join(dir, options.output ?? 'calls.results.csv');
   writeFileSync(input, ['name,phone', ...rows.map(([n, p]) => `${n},${p}`)].join('\n') + '\n');
   const sandbox = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.01, seed: 7, ...options.sandbox });
   const port = options.port ?? (await freePort());

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
+import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import {
   expectedResult,
   listenInProcess,
@@ -101,6 +102,34 @@ describe('dnc listen: a webhook batch resolved', () => {
     expect(readJournal(b.journal).pushes).toHaveLength(1);
     // Without --path, pushes are served only on the batch's (unguessable) webhook path.
     expect(run.io.err()).toContain(`${PUSH_PATH} (pushes only on this path); it is the batch's webhook path; every other path gets 404`);
+  });
+
+  it('writes pushed results into an .xlsx results workbook, which verify reads back', async () => {
+    const b = await batchOf(
+      [
+        ['us', '+1 202 555 0124'],
+        ['au', '+61 4 1234 5003'],
+      ],
+      { webhookAll: false, output: 'calls.results.xlsx' },
+    );
+    const resultColumn = () => {
+      const [sheet] = readWorkbookIndependently(b.output);
+      const col = sheet!.rows[0]!.findIndex((c) => c.v === 'dnc_result');
+      return sheet!.rows.slice(1).map((row) => [row[col]!.v, row[col]!.fill]);
+    };
+    expect(resultColumn()).toEqual([
+      ['callable', 'FFC6EFCE'],
+      ['pending', 'FFFFEB9C'],
+    ]);
+    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], { cwd: b.dir });
+    await run.listening;
+    expect(await run.exit, run.io.err()).toBe(0);
+    expect(resultColumn()).toEqual([
+      ['callable', 'FFC6EFCE'],
+      ['do_not_call', 'FFFFC7CE'],
+    ]);
+    const v = await runDnc(['verify', b.output], { cwd: b.dir });
+    expect(v.code, v.stdout).toBe(0);
   });
 
   it('--exit-when-done exits 0 at once when nothing is pending', async () => {

@@ -1,0 +1,50 @@
+// The text encodings a CSV call list may be in, and their decoders and encoders (iconv-lite, loaded only for one that is not UTF-8).
+import type { TextEncoding } from './encoding-names.js';
+
+export { parseEncodingOption, TEXT_ENCODINGS, type TextEncoding } from './encoding-names.js';
+
+/** The UTF-16 encoding a byte-order mark announces, or null. */
+export function utf16FromBom(head: Uint8Array): TextEncoding | null {
+  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
+  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
+  return null;
+}
+
+export function isUtf16(e: TextEncoding | undefined): boolean {
+  return e === 'utf-16le' || e === 'utf-16be';
+}
+
+/** A decoder of a byte stream to text, across chunk boundaries; a byte-order mark at the start is dropped. */
+export interface StreamDecoder {
+  write(bytes: Buffer): string;
+  end(): string;
+}
+
+type IconvLite = {
+  getDecoder(encoding: string, options?: { stripBOM?: boolean }): { write(b: Buffer): string; end(): string | undefined };
+  encode(text: string, encoding: string, options?: { addBOM?: boolean }): Buffer;
+};
+
+async function iconv(): Promise<IconvLite> {
+  const mod = (await import('iconv-lite')) as unknown as { default?: IconvLite } & IconvLite;
+  return mod.default ?? mod;
+}
+
+/** iconv-lite's names: it reads `latin1` as ISO-8859-1 and `windows-1252` with the printable 0x80–0x9F of Excel's code page. */
+const ICONV_NAME: Record<TextEncoding, string> = { 'utf-8': 'utf8', 'windows-1252': 'windows-1252', latin1: 'iso-8859-1', 'utf-16le': 'utf-16le', 'utf-16be': 'utf-16be' };
+
+export async function streamDecoder(encoding: TextEncoding): Promise<StreamDecoder> {
+  const d = (await iconv()).getDecoder(ICONV_NAME[encoding], { stripBOM: true });
+  return { write: (b) => d.write(b), end: () => d.end() ?? '' };
+}
+
+/**
+ * An encoder of output text. Characters the encoding lacks become `?` (iconv-lite's choice); an input's own
+ * cells never lack one, since they were read in that encoding.
+ */
+export async function textEncoder(encoding: TextEncoding): Promise<(text: string) => Buffer> {
+  if (encoding === 'utf-8') return (text) => Buffer.from(text, 'utf8');
+  const lib = await iconv();
+  const name = ICONV_NAME[encoding];
+  return (text) => lib.encode(text, name, { addBOM: false });
+}

@@ -1,0 +1,173 @@
+// Writes a batch output as an .xlsx workbook, streaming: the input's rows with their values and types, the dnc_*
+// columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
+import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
+import type { CellValue, TypedCell } from './xlsx-cells.js';
+import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from './xlsx-writer.js';
+
+/** What the Summary sheet says about where the results came from. */
+export interface SummaryContext {
+  input: string;
+  inputSha256: string;
+  manifest: string | null;
+  writtenAt: Date;
+  dncVersion: string;
+}
+
+export interface WorkbookOptions {
+  /** A header row comes first (bold, frozen, with an autofilter). */
+  header: boolean;
+  /** The main results carry a Summary sheet; the lists do not. */
+  summary: SummaryContext | null;
+  /** Max age of a verdict per country (`dnc verify`'s defaults), for the validity window. */
+  maxAgeDays: { byCountry: Readonly<Record<string, number>>; other: number };
+}
+
+/** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
+const FILL_ARGB: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE', other: 'FFFFEB9C' };
+const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
+
+/** Adds up the rows for the Summary sheet as they are written. */
+class SummaryTally {
+  rows = 0;
+  credits = 0;
+  readonly byResult = new Map<string, number>(RESULTS.map((r) => [r, 0]));
+  readonly byCountry = new Map<string, Map<string, number>>();
+  oldest: [number, string] | null = null;
+  newest: [number, string] | null = null;
+  /** The moment the first callable row's verdict grows older than its country's max age. */
+  validUntil: number | null = null;
+
+  constructor(private readonly maxAge: WorkbookOptions['maxAgeDays']) {}
+
+  add(cells: readonly string[]): void {
+    const [, country = '', result = '', , , checkedAt = '', , , , credits = '0'] = cells;
+    this.rows++;
+    this.byResult.set(result, (this.byResult.get(result) ?? 0) + 1);
+    let c = this.byCountry.get(country);
+    if (!c) this.byCountry.set(country, (c = new Map()));
+    c.set(result, (c.get(result) ?? 0) + 1);
+    this.credits += Number.parseInt(credits, 10) || 0;
+    const at = parseServiceTime(checkedAt);
+    if (!Number.isFinite(at)) return;
+    if (!this.oldest || at < this.oldest[0]) this.oldest = [at, checkedAt];
+    if (!this.newest || at > this.newest[0]) this.newest = [at, checkedAt];
+    if (result === 'callable') {
+      const until = at + (this.maxAge.byCountry[country] ?? this.maxAge.other) * DAY_MS;
+      if (this.validUntil === null || until < this.validUntil) this.validUntil = until;
+    }
+  }
+}
+
+/** One .xlsx output: rows are added as the render reads them; `finish` writes the Summary sheet and closes the zip. */
+export class WorkbookLane {
+  private readonly book: WorkbookWriter;
+  private sheet: SheetWriter | null = null;
+  private readonly tally: SummaryTally;
+
+  constructor(
+    sink: ByteSink,
+    private readonly options: WorkbookOptions,
+  ) {
+    this.book = new WorkbookWriter(sink);
+    this.tally = new SummaryTally(options.maxAgeDays);
+  }
+
+  private async results(filterWidth: number | null): Promise<SheetWriter> {
+    this.sheet ??= await this.book.sheet('Results', { frozenHeader: this.options.header, filterWidth });
+    return this.sheet;
+  }
+
+  /** The header row: every name as text, bold, frozen, with an autofilter over all columns. */
+  async header(fields: readonly string[]): Promise<void> {
+    const sheet = await this.results(Math.max(1, fields.length));
+    sheet.row(fields, () => BOLD);
+  }
+
+  /**
+   * A data row: the input's cells (typed when the input was a workbook, else text), then `extra` as text.
+   * With `result` the row is filled by it: do_not_call red, callable green, anything else amber.
+   */
+  row(input: readonly string[], typed: readonly TypedCell[] | undefined, extra: readonly string[], result?: string): void {
+    // header() made the sheet (or flush() will, for a file without a header: rows wait in `early` until then).
+    const values: CellValue[] = [];
+    for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
+    for (const e of extra) values.push(e);
+    const fill = result === undefined ? undefined : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
+    const plain = this.look(fill, undefined);
+    const style = (col: number): CellStyle => {
+      const t = col < input.length ? typed?.[col] : undefined;
+      return t && typeof t.value !== 'string' && t.numFmt ? this.look(fill, t.numFmt) : plain;
+    };
+    if (this.sheet) this.sheet.row(values, style);
+    else this.early.push([values, style]);
+    if (this.options.summary && extra.length >= 10) this.tally.add(extra);
+  }
+
+  private early: Array<[CellValue[], (col: number) => CellStyle]> = [];
+  /** One style object per look (fill and number format), so the writer finds each by identity. */
+  private readonly looks = new Map<string, CellStyle>();
+  private look(fill: string | undefined, numFmt: string | undefined): CellStyle {
+    const key = `${fill ?? ''}\u0000${numFmt ?? ''}`;
+    let style = this.looks.get(key);
+    if (!style) this.looks.set(key, (style = { fill, numFmt }));
+    return style;
+  }
+
+  async flush(): Promise<void> {
+    if (!this.sheet) {
+      const sheet = await this.results(null);
+      for (const [values, style] of this.early.splice(0)) sheet.row(values, style);
+    }
+    await this.sheet!.flush();
+  }
+
+  /** Closes the results sheet, writes the Summary sheet, and finishes the zip (the sink then commits the file). */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.sheet!.close();
+    if (this.options.summary) await this.writeSummary(this.options.summary);
+    await this.book.finish();
+  }
+
+  private async writeSummary(ctx: SummaryContext): Promise<void> {
+    const s = await this.book.sheet('Summary');
+    const t = this.tally;
+    const add = (cells: CellValue[], bold = false) => s.row(cells, () => (bold ? BOLD : PLAIN));
+    const iso = (ms: number | null) => (ms === null ? '' : new Date(ms).toISOString().replace('.000Z', 'Z'));
+    const days = this.options.maxAgeDays;
+    add(['dnc batch results'], true);
+    add(['input', ctx.input]);
+    add(['input SHA-256', ctx.inputSha256]);
+    add(["manifest (holds this workbook's SHA-256)", ctx.manifest ?? '']);
+    add(['written at', iso(ctx.writtenAt.getTime())]);
+    add(['dnc version', ctx.dncVersion]);
+    add(['rows', t.rows]);
+    add(['credits used', t.credits]);
+    add(['oldest checked_at', t.oldest?.[1] ?? '']);
+    add(['newest checked_at', t.newest?.[1] ?? '']);
+    add([
+      'validity window',
+      `a verdict is valid ${Object.entries(days.byCountry).map(([c, d]) => `${d} days for ${c}`).join(', ')}${Object.keys(days.byCountry).length ? ', ' : ''}${days.other} days elsewhere, from its checked_at`,
+    ]);
+    add(['callable rows valid until', iso(t.validUntil)]);
+    add([]);
+    add(['result', 'rows'], true);
+    for (const r of RESULTS) add([r, t.byResult.get(r) ?? 0]);
+    add([]);
+    add(['country', ...RESULTS, 'total'], true);
+    const countries = [...t.byCountry.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
+    for (const c of countries) {
+      const m = t.byCountry.get(c)!;
+      add([c === '' ? '(no number)' : c, ...RESULTS.map((r) => m.get(r) ?? 0), [...m.values()].reduce((a, b) => a + b, 0)]);
+    }
+    await s.close();
+  }
+}
+
+const BOLD: CellStyle = { bold: true };
+const PLAIN: CellStyle = {};
+
+/** Opens a workbook output over `sink`. */
+export async function openWorkbookLane(sink: ByteSink, options: WorkbookOptions): Promise<WorkbookLane> {
+  return new WorkbookLane(sink, options);
+}

@@ -1,0 +1,117 @@
+// CSV call lists in Windows-1252, Latin-1 and UTF-16: read with --encoding (UTF-16 found by its byte-order mark),
+// results written in the input's encoding with every input cell byte for byte, read back by Python's csv.
+import { copyFileSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runDnc } from '../helpers/cli.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { FIXTURES, lookedUp, sandboxForFile, sha256 } from './helpers.js';
+
+const ctx = sandboxForFile();
+const tmp = { dir: ctx.dir };
+
+let n = 0;
+function fixture(name: string): string {
+  const to = path.join(tmp.dir, `${++n}-${name}`);
+  copyFileSync(path.join(FIXTURES, 'encoding', name), to);
+  return to;
+}
+
+/** A record delimiter as bytes of an encoding. */
+function encodedNewline(newline: string, encoding: BufferEncoding | 'utf-16be'): Buffer {
+  const le = Buffer.from(newline, 'utf16le');
+  if (encoding === 'utf16le') return le;
+  if (encoding === 'utf-16be') return Buffer.from(le).swap16();
+  return Buffer.from(newline, 'latin1');
+}
+
+/** The lines of a file as bytes (after a byte-order mark of `bomLength` bytes). */
+function byteLines(file: string, newline: Buffer, bomLength: number): Buffer[] {
+  const bytes = readFileSync(file).subarray(bomLength);
+  const lines: Buffer[] = [];
+  let start = 0;
+  for (let i = bytes.indexOf(newline); i >= 0; i = bytes.indexOf(newline, start)) {
+    // UTF-16 code units are two bytes: a match must start on one.
+    if (newline.length === 4 && i % 2 === 1) {
+      i = bytes.indexOf(newline, i + 1);
+      if (i < 0) break;
+    }
+    lines.push(bytes.subarray(start, i));
+    start = i + newline.length;
+  }
+  return lines;
+}
+
+const CASES = [
+  { file: 'windows-1252-crlf.csv', args: ['--encoding', 'windows-1252'], python: 'cp1252', newline: '\r\n', bytes: 'latin1', bom: 0 },
+  { file: 'latin1-lf.csv', args: ['--encoding', 'latin1'], python: 'latin-1', newline: '\n', bytes: 'latin1', bom: 0 },
+  { file: 'utf16le-bom.csv', args: [], python: 'utf-16', newline: '\r\n', bytes: 'utf16le', bom: 2 },
+  { file: 'utf16be-bom.csv', args: [], python: 'utf-16', newline: '\n', bytes: 'utf-16be', bom: 2 },
+] as const;
+
+describe('a CSV list in another encoding than UTF-8', () => {
+  for (const c of CASES) {
+    it(`${c.file}: read ${c.args.length ? `with ${c.args.join(' ')}` : 'by its byte-order mark'}, written back in it, input cells byte for byte`, async () => {
+      const input = fixture(c.file);
+      const before = sha256(input);
+      const out = path.join(tmp.dir, `${n}-out.csv`);
+      const r = await runDnc(['batch', input, '-o', out, ...c.args], { env: ctx.env, cwd: tmp.dir });
+      expect(r.code, r.stderr).toBe(0);
+      expect(sha256(input)).toBe(before);
+      const original = readCsvIndependently(input, ',', c.python);
+      const results = readCsvIndependently(out, ',', c.python);
+      expect(results).toHaveLength(original.length);
+      const width = original[0]!.length;
+      for (let i = 0; i < original.length; i++) expect(results[i]!.slice(0, width), `record ${i + 1}`).toEqual(original[i]);
+      // Accented names came through as text, not as mojibake.
+      expect(results.map((row) => row[0])).toContain('Zoë Brontë');
+      // Byte for byte: each output line starts with the input line's bytes, then the delimiter.
+      const newline = encodedNewline(c.newline, c.bytes as BufferEncoding);
+      const inLines = byteLines(input, newline, c.bom);
+      const outLines = byteLines(out, newline, c.bom);
+      expect(outLines).toHaveLength(inLines.length);
+      const comma = encodedNewline(',', c.bytes as BufferEncoding);
+      for (let i = 0; i < inLines.length; i++) {
+        expect(outLines[i]!.subarray(0, inLines[i]!.length).equals(inLines[i]!), `line ${i + 1}`).toBe(true);
+        expect(outLines[i]!.subarray(inLines[i]!.length, inLines[i]!.length + comma.length).equals(comma)).toBe(true);
+      }
+      expect(readFileSync(out).subarray(0, c.bom)).toEqual(readFileSync(input).subarray(0, c.bom));
+      const phones = results.slice(1).map((row) => row[width]).filter((p) => p);
+      expect(new Set(lookedUp(ctx.sb))).toEqual(new Set(phones));
+      const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
+      expect(v.stdout).toContain('rows compared with the journal and the input');
+      expect(v.code, v.stdout).toBe(0);
+    });
+  }
+
+  it('suggests windows-1252 when the file is not UTF-8, naming the line', async () => {
+    const r = await runDnc(['batch', fixture('windows-1252-crlf.csv'), '--dry-run'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('line 2: the text is not valid UTF-8');
+    expect(r.stderr).toContain('--encoding windows-1252');
+    expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+
+  it('writes --output-encoding utf-8 from a Windows-1252 list: the same text, as UTF-8', async () => {
+    const input = fixture('windows-1252-crlf.csv');
+    const out = path.join(tmp.dir, `${n}-utf8.csv`);
+    const r = await runDnc(['batch', input, '-o', out, '--encoding', 'cp1252', '--output-encoding', 'utf-8'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code, r.stderr).toBe(0);
+    const bytes = readFileSync(out);
+    expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes)).not.toThrow();
+    expect(bytes.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).toBe(false);
+    const original = readCsvIndependently(input, ',', 'cp1252');
+    expect(readCsvIndependently(out, ',', 'utf-8').map((row) => row.slice(0, 4))).toEqual(original);
+    expect((await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
+  });
+
+  it('refuses an --encoding a UTF-16 byte-order mark contradicts, and an encoding it does not know', async () => {
+    const bom = await runDnc(['batch', fixture('utf16le-bom.csv'), '--dry-run', '--encoding', 'windows-1252'], { env: ctx.env, cwd: tmp.dir });
+    expect(bom.code).toBe(3);
+    expect(bom.stderr).toContain('the file is UTF-16LE');
+    const bad = await runDnc(['batch', fixture('latin1-lf.csv'), '--dry-run', '--encoding', 'ebcdic'], { env: ctx.env, cwd: tmp.dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--encoding must be one of utf-8, windows-1252, latin1, utf-16le, utf-16be');
+    expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+});

@@ -1,0 +1,61 @@
+// An independent workbook reader for checking what dnc writes: Python's openpyxl (not exceljs, which dnc
+// reads and writes with). Each cell comes with its type, number format, fill and boldness.
+import { execFileSync } from 'node:child_process';
+
+const READER = String.raw`
+import json, sys, datetime, openpyxl
+def cell(c):
+    v = c.value
+    if isinstance(v, (datetime.datetime, datetime.date)):
+        v = v.isoformat()
+    fill = c.fill.fgColor.rgb if c.fill is not None and c.fill.fill_type == 'solid' else None
+    return {'v': v, 't': c.data_type, 'fmt': c.number_format, 'fill': fill if isinstance(fill, str) else None, 'bold': bool(c.font and c.font.b)}
+# A file object: openpyxl refuses a path whose extension is not .xlsx (dnc writes --format xlsx to any name).
+wb = openpyxl.load_workbook(open(sys.argv[1], 'rb'), data_only=len(sys.argv) > 2)
+out = []
+for ws in wb.worksheets:
+    out.append({'title': ws.title, 'freeze': ws.freeze_panes, 'filter': ws.auto_filter.ref,
+                'rows': [[cell(c) for c in row] for row in ws.iter_rows()]})
+json.dump(out, sys.stdout)
+`;
+
+export interface OracleCell {
+  v: string | number | boolean | null;
+  /** openpyxl's data type: s text, n number, d date, b boolean, e error, f formula. */
+  t: string;
+  fmt: string;
+  fill: string | null;
+  bold: boolean;
+}
+export interface OracleSheet {
+  title: string;
+  freeze: string | null;
+  filter: string | null;
+  rows: OracleCell[][];
+}
+
+let python: string | undefined;
+/** The Python that has openpyxl: the one on PATH, else Debian's (python3-openpyxl). */
+function pythonWithOpenpyxl(): string {
+  if (python) return python;
+  for (const candidate of ['python3', '/usr/bin/python3']) {
+    try {
+      execFileSync(candidate, ['-c', 'import openpyxl'], { stdio: 'ignore' });
+      return (python = candidate);
+    } catch {
+      // try the next
+    }
+  }
+  throw new Error('openpyxl is missing: pip install openpyxl, or apt-get install -y python3-openpyxl (.ci/run does)');
+}
+
+/** Every sheet of a workbook as openpyxl reads it; `cachedValues` reads a formula's cached value instead of the formula. */
+export function readWorkbookIndependently(file: string, cachedValues = false): OracleSheet[] {
+  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', READER, file, ...(cachedValues ? ['cached'] : [])], { maxBuffer: 1 << 30, encoding: 'utf8' })) as OracleSheet[];
+}
+
+/** Changes one cell of a workbook with openpyxl and saves it (a user editing the results). */
+export function editWorkbookCell(file: string, sheet: string, ref: string, value: string): void {
+  const script = `import openpyxl, sys\nwb = openpyxl.load_workbook(sys.argv[1])\nwb[sys.argv[2]][sys.argv[3]] = sys.argv[4]\nwb.save(sys.argv[1])`;
+  execFileSync(pythonWithOpenpyxl(), ['-c', script, file, sheet, ref, value]);
+}
