@@ -39,8 +39,7 @@ Examples:
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv
   dnc batch leads.csv --dry-run
   dnc batch leads.csv --max-credits 500 --concurrency 16
-  dnc batch leads.xlsx -o scrubbed.xlsx --sheet Leads
-  dnc batch export.csv --encoding windows-1252`;
+  dnc batch leads.csv -o leads-for-excel.xlsx`;
 
 export function registerBatch(program: Command, host: CommandHost): void {
   const command = program
@@ -199,8 +198,10 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
         const rate = elapsed > 0.5 ? p.answered / elapsed : 0;
         // While the list is still read, the total is a count so far and no ETA can be told.
         const eta = rate > 0 && !p.reading ? ` · ETA ${formatDuration(((p.total - p.answered) / rate) * 1000)}` : '';
-        const total = `${p.total.toLocaleString('en-US')}${p.reading ? ' read so far' : ''}`;
-        progress.update(`${p.reading ? 'reading the list and looking up · ' : ''}${p.answered.toLocaleString('en-US')}/${total} numbers · ${Math.round(rate)}/s${eta} · ${p.credits.toLocaleString('en-US')} credits used`);
+        // Nothing to show before the first number is known (a list refused at its first rows says so itself).
+        if (p.total === 0) return;
+        const count = `${p.answered.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} numbers${p.reading ? ' (reading the list: more to come)' : ''}`;
+        progress.update(`${count} · ${Math.round(rate)}/s${eta} · ${p.credits.toLocaleString('en-US')} credits used`);
         return;
       }
     }
