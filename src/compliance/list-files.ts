@@ -59,6 +59,20 @@ export interface ImportRow {
  * whatever `check` asks of each row. Every row is checked before anything is returned; bad rows are
  * listed by line and value and nothing is imported.
  */
+/** The rows of a workbook's first sheet as import records (header included), each with its Excel row number. */
+async function* workbookRecords(file: string): AsyncGenerator<{ record: string[]; info: { lines: number } }> {
+  const { openXlsxLayout, readXlsxRows } = await import('../batch/xlsx-input.js');
+  const layout = await openXlsxLayout(file, { header: false, column: '1' });
+  let row = Math.max(1, layout.workbook?.headerRow ?? 1);
+  for await (const batch of readXlsxRows(layout)) {
+    for (const cells of batch) {
+      const record = cells.map((c) => c.trim());
+      if (record.some((c) => c !== '')) yield { record, info: { lines: row } };
+      row++;
+    }
+  }
+}
+
 export async function readImportFile(
   file: string,
   options: { column?: string | undefined; country?: string | undefined; required?: readonly string[]; check?: (cells: Record<string, string>, where: string) => void },
@@ -68,9 +82,13 @@ export async function readImportFile(
   const handle = await open(file, 'r').catch((err: unknown) => {
     throw inputError('E_INPUT_UNREADABLE', `cannot read ${file}: ${describeFsError(err)}`, { hint: 'check the path of the file to import', cause: err });
   });
-  const parser = handle.createReadStream().pipe(
-    parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, trim: true, delimiter: [',', ';', '\t', '|'] }),
-  );
+  // A workbook (.xlsx) is read as Excel shows its first sheet, row numbers as Excel numbers them.
+  const { isWorkbookPath } = await import('../batch/xlsx-input.js');
+  const parser: AsyncIterable<{ record: string[]; info: { lines: number } }> = isWorkbookPath(file)
+    ? (await handle.close(), workbookRecords(file))
+    : handle.createReadStream().pipe(
+        parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, trim: true, delimiter: [',', ';', '\t', '|'] }),
+      );
   let header: string[] | null = null;
   let phoneIndex = -1;
   const rows: ImportRow[] = [];

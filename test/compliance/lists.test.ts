@@ -79,6 +79,29 @@ describe('dnc suppress', () => {
     expect(rows[1]).toContain('import good.csv');
   });
 
+  it('imports an .xlsx list as Excel shows it (a number formatted as text keeps its +), naming bad rows by their Excel row', async () => {
+    w = await world();
+    const { default: ExcelJS } = await import('exceljs');
+    const make = async (name: string, rows: Array<Array<string | number>>) => {
+      const book = new ExcelJS.Workbook();
+      const sheet = book.addWorksheet('Opt-outs');
+      for (const r of rows) sheet.addRow(r);
+      const file = path.join(w.dir, name);
+      await book.xlsx.writeFile(file);
+      return file;
+    };
+    const bad = await make('bad.xlsx', [['name', 'phone'], ['a', '+12025550143'], ['b', 'not a number']]);
+    const r = await dnc(['suppress', 'import', bad], w.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('line 3: "not a number"');
+    expect((await dnc(['suppress', 'count'], w.env)).stdout.trim()).toBe('0');
+    const good = await make('good.xlsx', [['name', 'phone'], ['a', '+12025550143'], [], ['b', '020 7946 0123']]);
+    const ok = await dnc(['suppress', 'import', good, '--country', 'GB'], w.env);
+    expect(ok.code, ok.stderr).toBe(0);
+    const rows = lines((await dnc(['suppress', 'export'], w.env)).stdout);
+    expect(rows.slice(1).map((l) => l.split(',')[0])).toEqual(['+12025550143', '+442079460123']);
+  });
+
   it('export cells cannot run as spreadsheet formulas, and the export round-trips through import into another list', async () => {
     w = await world();
     await dnc(['suppress', 'add', '+12025550143', '--reason', '=HYPERLINK("http://evil")', '--source', '@cmd'], w.env);
