@@ -224,8 +224,9 @@ export function choosePhoneColumn(
 function parseDelimiterOption(raw: string): string {
   const named: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';', pipe: '|' };
   const d = named[raw.toLowerCase()] ?? raw;
-  if (d.length !== 1 || d === '"' || d === '\n' || d === '\r') {
-    throw usageError('E_USAGE', `--delimiter must be one character (or tab), got '${raw}'`, {
+  // A letter, digit or space would split the numbers themselves: only punctuation (or tab) delimits a call list.
+  if (d.length !== 1 || d === '"' || d === '\n' || d === '\r' || (d !== '\t' && /[\p{L}\p{N}\s]/u.test(d))) {
+    throw usageError('E_USAGE', `--delimiter must be one punctuation character (or tab), got '${raw}'`, {
       hint: "e.g. --delimiter ';' or --delimiter tab",
     });
   }

@@ -168,6 +168,16 @@ describe('verify knows the internal list as it is now', () => {
 });
 
 describe('small things a dialler trips on', () => {
+  it('--delimiter refuses a letter, a digit or a space (they would split the numbers themselves)', async () => {
+    const d = folder();
+    writeFileSync(path.join(d, 'in.csv'), 'phone\n+12025550100\n');
+    for (const bad of ['a', '1', ' ']) {
+      const r = await runDnc(['batch', 'in.csv', '-o', 'o.csv', '--delimiter', bad], { cwd: d, env });
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr).toContain('must be one punctuation character');
+    }
+  });
+
   it('--dial-out carries no byte-order mark even when the input has one', async () => {
     const d = folder();
     writeFileSync(path.join(d, 'bom.csv'), '\uFEFFname,phone\r\nA,+12025550100\r\n');
