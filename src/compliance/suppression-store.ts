@@ -231,32 +231,30 @@ export class SuppressionStore {
 
   /** Adds numbers to the internal list (each change audited; one transaction). */
   suppress(numbers: ReadonlyArray<{ e164: string; country: string | null }>, actor: Actor, now: Date): ChangeResult {
-    const out = { changed: 0, unchanged: 0 };
-    this.db.transaction(() => {
-      for (const n of numbers) {
-        if (this.isSuppressed(n.e164)) {
-          out.unchanged++;
-          continue;
-        }
-        this.st.suppress.run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
-        this.append(now, 'suppress', n.e164, actor);
-        out.changed++;
-      }
-    })();
-    return out;
+    return this.change(numbers, (n) => {
+      if (this.isSuppressed(n.e164)) return false;
+      this.st.suppress.run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
+      this.append(now, 'suppress', n.e164, actor);
+      return true;
+    });
   }
 
   /** Takes numbers off the list: a new audit entry each; the entry that added them stays. */
   unsuppress(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
+    return this.change(numbers, (e164) => {
+      if (this.st.unsuppress.run(e164).changes === 0) return false;
+      this.append(now, 'unsuppress', e164, actor);
+      return true;
+    });
+  }
+
+  /** One transaction over `items`; `apply` says whether it changed anything (audited inside it). */
+  private change<T>(items: readonly T[], apply: (item: T) => boolean): ChangeResult {
     const out = { changed: 0, unchanged: 0 };
     this.db.transaction(() => {
-      for (const e164 of numbers) {
-        if (this.st.unsuppress.run(e164).changes === 0) {
-          out.unchanged++;
-          continue;
-        }
-        this.append(now, 'unsuppress', e164, actor);
-        out.changed++;
+      for (const item of items) {
+        if (apply(item)) out.changed++;
+        else out.unchanged++;
       }
     })();
     return out;
@@ -277,36 +275,23 @@ export class SuppressionStore {
 
   /** Adds or replaces an exemption (a replacement is audited like an addition, with the new terms). */
   exempt(items: ReadonlyArray<{ e164: string; country: string | null; basis: ExemptionBasis; until: string; evidence: string | null }>, actor: Actor, now: Date): ChangeResult {
-    const out = { changed: 0, unchanged: 0 };
-    this.db.transaction(() => {
-      for (const x of items) {
-        const old = this.exemption(x.e164);
-        if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) {
-          out.unchanged++;
-          continue;
-        }
-        this.st.exempt.run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
-        this.append(now, 'exempt', x.e164, actor, { basis: x.basis, until: x.until, evidence: x.evidence });
-        out.changed++;
-      }
-    })();
-    return out;
+    return this.change(items, (x) => {
+      const old = this.exemption(x.e164);
+      if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) return false;
+      this.st.exempt.run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
+      this.append(now, 'exempt', x.e164, actor, { basis: x.basis, until: x.until, evidence: x.evidence });
+      return true;
+    });
   }
 
   unexempt(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
-    const out = { changed: 0, unchanged: 0 };
-    this.db.transaction(() => {
-      for (const e164 of numbers) {
-        if (this.st.unexempt.run(e164).changes === 0) {
-          out.unchanged++;
-          continue;
-        }
-        this.append(now, 'unexempt', e164, actor);
-        out.changed++;
-      }
-    })();
-    return out;
+    return this.change(numbers, (e164) => {
+      if (this.st.unexempt.run(e164).changes === 0) return false;
+      this.append(now, 'unexempt', e164, actor);
+      return true;
+    });
   }
+
 
   exemption(e164: string): Exemption | null {
     const r = this.st.exemption.get(e164);
