@@ -292,7 +292,6 @@ export class SuppressionStore {
     });
   }
 
-
   exemption(e164: string): Exemption | null {
     const r = this.st.exemption.get(e164);
     return r ? toExemption(r) : null;
