@@ -2,6 +2,8 @@
 import { EventEmitter } from 'node:events';
 import { DncError, ExitCode, isDncError, usageError } from '../errors.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import { CreditBudget } from './budget.js';
+import { WebhookUrlProbe } from './webhook-probe.js';
 import { finalAnswerFromBody, journalWriteError, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
 
 export interface SchedulerOptions {
@@ -74,8 +76,6 @@ interface QueueItem {
   country: string;
 }
 
-// 400s before any 202 in webhook mode that, together, say the webhook URL is refused (see onError).
-const PARKED_AT_MOST = 3;
 
 // A refused connection or a failed DNS lookup: the request never reached the service, so nothing was charged.
 const NOT_SENT_ERRNOS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -129,23 +129,17 @@ export class BatchScheduler extends EventEmitter {
     const costs = journal.learnedCosts();
     const hints = this.options.knownCosts ?? new Map<string, number>();
     let supported = journal.supportedCountries();
-    let spent = before.credits;
-    const maxKnownCost = () => Math.max(1, ...costs.values(), ...hints.values());
     // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
-    let unseen = 0;
-    if (maxCredits !== null) for (const [country, n] of journal.unseenSends()) unseen += n * (costs.get(country) ?? hints.get(country) ?? maxKnownCost());
+    const budget = new CreditBudget(maxCredits, before.credits, costs, hints, maxCredits !== null ? journal.unseenSends() : new Map());
     const creditsAtStart = before.credits;
-    let reserved = 0;
     let inFlight = 0;
     let answered = 0;
     let sent = 0;
     let cursor = 0;
     let buffer: QueueItem[] = [];
     let exhausted = false;
-    const probing = new Set<string>();
-    let webhookAccepted = false;
     // Webhook-mode numbers whose 400 came before any 202: about the number or the URL, not known yet.
-    const parked: Array<{ item: QueueItem; message: string; body: unknown }> = [];
+    const probe = new WebhookUrlProbe<QueueItem>();
     // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
     let writes: Array<() => void> = [];
@@ -160,7 +154,7 @@ export class BatchScheduler extends EventEmitter {
       });
     };
 
-    const progress = () => this.emit('progress', { answered, total, inFlight, credits: spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
+    const progress = () => this.emit('progress', { answered, total, inFlight, credits: budget.spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
     const peek = (): QueueItem | undefined => {
       if (buffer.length === 0 && !exhausted) {
         // Read before the query: numbers committed after it would otherwise be missed for good.
@@ -180,9 +174,7 @@ export class BatchScheduler extends EventEmitter {
     /** A lookup is over; `answered`: its answer is among the writes (counted once committed). */
     const settle = (item: QueueItem, estimate: number, credits: number, answered = true) => {
       inFlight--;
-      reserved -= estimate;
-      spent += credits;
-      probing.delete(item.country);
+      budget.settle(item.country, estimate, credits);
       if (answered) uncommitted++;
     };
 
@@ -207,11 +199,8 @@ export class BatchScheduler extends EventEmitter {
     };
 
     const learn = (country: string, credits: number) => {
-      if (costs.get(country) !== credits) {
-        costs.set(country, credits);
-        // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
-        writes.push(() => journal.learnCost(country, credits));
-      }
+      // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
+      if (budget.learn(country, credits)) writes.push(() => journal.learnCost(country, credits));
     };
 
     const onError = (item: QueueItem, estimate: number, err: unknown, webhook: boolean) => {
@@ -225,13 +214,12 @@ export class BatchScheduler extends EventEmitter {
         }
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
         writes.push(() => journal.recordFinal(item.id, answer));
-      } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || webhookAccepted)) {
+      } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || probe.accepted)) {
         writes.push(() => journal.recordFinal(item.id, rejected(e.message, details.body)));
-      } else if (e?.code === 'E_BAD_REQUEST' && !/webhook/i.test(e.message) && parked.length < PARKED_AT_MOST - 1) {
+      } else if (e?.code === 'E_BAD_REQUEST' && probe.park(item, e.message, details.body)) {
         // A 400 is about the number or the webhook URL (the description says no more). Before the service has
         // accepted the URL once (a 202), the number waits, uncharged either way: a 202 says the 400 was about it,
         // PARKED_AT_MOST such 400s in a row (or none accepted by the end) say the URL is refused.
-        parked.push({ item, message: e.message, body: details.body });
         settle(item, estimate, 0, false);
         return;
       } else if (e?.code === 'E_CREDIT_LIMIT') {
@@ -256,8 +244,7 @@ export class BatchScheduler extends EventEmitter {
     const rejected = (message: string, body: unknown) => localAnswer('invalid', 'rejected_by_service', message, body ?? null, 400);
     /** A 202: the service takes the webhook URL, so the 400s before it were about their numbers. */
     const acceptWebhook = () => {
-      webhookAccepted = true;
-      for (const p of parked.splice(0)) {
+      for (const p of probe.accept()) {
         writes.push(() => journal.recordFinal(p.item.id, rejected(p.message, p.body)));
         uncommitted++;
       }
@@ -271,7 +258,7 @@ export class BatchScheduler extends EventEmitter {
       releaseParked();
     };
     const releaseParked = () => {
-      for (const p of parked.splice(0)) writes.push(() => journal.release(p.item.id));
+      for (const p of probe.drain()) writes.push(() => journal.release(p.item.id));
     };
 
     let writeFailure: Error | null = null;
@@ -297,8 +284,8 @@ export class BatchScheduler extends EventEmitter {
           doneBefore: before.done,
           total,
           sent,
-          creditsThisRun: spent - creditsAtStart,
-          creditsTotal: spent,
+          creditsThisRun: budget.spent - creditsAtStart,
+          creditsTotal: budget.spent,
           elapsedMs: this.clock() - started,
           abandoned: this.abandoned,
         });
@@ -370,38 +357,27 @@ export class BatchScheduler extends EventEmitter {
             uncommitted++;
             continue;
           }
-          let estimate = 0;
-          if (maxCredits !== null) {
-            const known = costs.get(item.country);
-            if (known === undefined) {
-              // Not seen by this batch (at most a hint from the cost cache): one lookup of this country alone,
-              // assumed to cost the most seen so far, hints included; its answer tells the price now.
-              if (probing.has(item.country) || starting.some(([s]) => s.country === item.country)) break;
-              estimate = maxKnownCost();
-            } else estimate = known;
-            if (spent + unseen + reserved + estimate > maxCredits) {
-              if (inFlight + starting.length > 0) break; // answers may release reserved credits
-              this.stopping = 'budget_reached';
-              break;
-            }
-            if (known === undefined) probing.add(item.country);
-            reserved += estimate;
+          const admission = budget.admit(item.country, inFlight + starting.length > 0);
+          if (admission.kind === 'wait') break;
+          if (admission.kind === 'stop') {
+            this.stopping = 'budget_reached';
+            break;
           }
+          const estimate = admission.estimate;
           buffer.shift();
           starting.push([item, estimate, webhook]);
         }
-        if (parked.length > 0 && inFlight === 0 && starting.length === 0) {
+        if (probe.waiting > 0 && inFlight === 0 && starting.length === 0) {
           // Nothing in flight can bring a 202 any more: the URL was refused, unless the run stopped for another reason.
           if (this.stopping !== null) releaseParked();
-          else refuseWebhook(parked[0]!.message);
+          else refuseWebhook(probe.firstMessage!);
         }
         const ids = starting.map(([i]) => i.id);
         const claimed = new Set(commit(ids));
         if (starting.length > 0) {
           for (const [item, estimate, webhook] of starting) {
             if (!claimed.has(item.id)) {
-              reserved -= estimate;
-              probing.delete(item.country);
+              budget.cancel(item.country, estimate);
               continue;
             }
             inFlight++;
