@@ -3,8 +3,9 @@ import { EventEmitter } from 'node:events';
 import { DncError, ExitCode, isDncError, usageError } from '../errors.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
+import { CommitQueue } from './commit-queue.js';
 import { WebhookUrlProbe } from './webhook-probe.js';
-import { finalAnswerFromBody, journalWriteError, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;
@@ -133,7 +134,6 @@ export class BatchScheduler extends EventEmitter {
     const budget = new CreditBudget(maxCredits, before.credits, costs, hints, maxCredits !== null ? journal.unseenSends() : new Map());
     const creditsAtStart = before.credits;
     let inFlight = 0;
-    let answered = 0;
     let sent = 0;
     let cursor = 0;
     let buffer: QueueItem[] = [];
@@ -142,8 +142,7 @@ export class BatchScheduler extends EventEmitter {
     const probe = new WebhookUrlProbe<QueueItem>();
     // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
-    let writes: Array<() => void> = [];
-    let uncommitted = 0;
+    const queue = new CommitQueue(journal);
     let scheduled = false;
     const schedulePump = () => {
       if (scheduled) return;
@@ -154,7 +153,7 @@ export class BatchScheduler extends EventEmitter {
       });
     };
 
-    const progress = () => this.emit('progress', { answered, total, inFlight, credits: budget.spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
+    const progress = () => this.emit('progress', { answered: queue.answered, total, inFlight, credits: budget.spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
     const peek = (): QueueItem | undefined => {
       if (buffer.length === 0 && !exhausted) {
         // Read before the query: numbers committed after it would otherwise be missed for good.
@@ -175,7 +174,7 @@ export class BatchScheduler extends EventEmitter {
     const settle = (item: QueueItem, estimate: number, credits: number, answered = true) => {
       inFlight--;
       budget.settle(item.country, estimate, credits);
-      if (answered) uncommitted++;
+      if (answered) queue.countAnswer();
     };
 
     const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
@@ -185,12 +184,12 @@ export class BatchScheduler extends EventEmitter {
         acceptWebhook();
         credits = meta.creditCost ?? 0;
         const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
-        writes.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
+        queue.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
         const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost, 0, outcome.text, item.e164);
         const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
-        writes.push(() => journal.recordFinal(item.id, answer));
+        queue.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;
         // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too.
         if (answer.credits > 0) learn(item.country, answer.credits);
@@ -200,7 +199,7 @@ export class BatchScheduler extends EventEmitter {
 
     const learn = (country: string, credits: number) => {
       // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
-      if (budget.learn(country, credits)) writes.push(() => journal.learnCost(country, credits));
+      if (budget.learn(country, credits)) queue.push(() => journal.learnCost(country, credits));
     };
 
     const onError = (item: QueueItem, estimate: number, err: unknown, webhook: boolean) => {
@@ -210,12 +209,12 @@ export class BatchScheduler extends EventEmitter {
         if (details.supportedCountries && details.supportedCountries.length > 0) {
           supported = details.supportedCountries;
           const learned = supported;
-          writes.push(() => journal.setSupportedCountries(learned));
+          queue.push(() => journal.setSupportedCountries(learned));
         }
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
-        writes.push(() => journal.recordFinal(item.id, answer));
+        queue.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || probe.accepted)) {
-        writes.push(() => journal.recordFinal(item.id, rejected(e.message, details.body)));
+        queue.push(() => journal.recordFinal(item.id, rejected(e.message, details.body)));
       } else if (e?.code === 'E_BAD_REQUEST' && probe.park(item, e.message, details.body)) {
         // A 400 is about the number or the webhook URL (the description says no more). Before the service has
         // accepted the URL once (a 202), the number waits, uncharged either way: a 202 says the 400 was about it,
@@ -223,12 +222,12 @@ export class BatchScheduler extends EventEmitter {
         settle(item, estimate, 0, false);
         return;
       } else if (e?.code === 'E_CREDIT_LIMIT') {
-        writes.push(() => journal.release(item.id));
+        queue.push(() => journal.release(item.id));
         this.stopping ??= 'credit_limit';
       } else {
         // 401/403, an invalid webhook URL, the service unreachable: nothing more can succeed in this run.
         if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_ERRNOS.has(String(details.errno)))) {
-          writes.push(() => journal.release(item.id));
+          queue.push(() => journal.release(item.id));
         }
         // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
         if (e?.code === 'E_BAD_REQUEST') {
@@ -245,8 +244,8 @@ export class BatchScheduler extends EventEmitter {
     /** A 202: the service takes the webhook URL, so the 400s before it were about their numbers. */
     const acceptWebhook = () => {
       for (const p of probe.accept()) {
-        writes.push(() => journal.recordFinal(p.item.id, rejected(p.message, p.body)));
-        uncommitted++;
+        queue.push(() => journal.recordFinal(p.item.id, rejected(p.message, p.body)));
+        queue.countAnswer();
       }
     };
     /** The service refuses the webhook URL: nothing more can succeed in this run; the waiting numbers go back to the queue. */
@@ -258,16 +257,17 @@ export class BatchScheduler extends EventEmitter {
       releaseParked();
     };
     const releaseParked = () => {
-      for (const p of probe.drain()) writes.push(() => journal.release(p.item.id));
+      for (const p of probe.drain()) queue.push(() => journal.release(p.item.id));
     };
 
-    let writeFailure: Error | null = null;
     return new Promise<SchedulerOutcome>((resolve) => {
       let resolved = false;
       this.finish = () => {
         if (resolved) return;
         resolved = true;
         this.pump = null;
+        const writeFailure = queue.failure;
+        const unstored = queue.unstored;
         if (writeFailure) {
           // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
           const e = isDncError(writeFailure) ? writeFailure : null;
@@ -305,31 +305,12 @@ export class BatchScheduler extends EventEmitter {
           },
         );
       };
-      // Answers received that the journal could not store (a full disk): those numbers stay in flight in the
-      // journal, as after a crash, and are sent again (and reported) by the next run.
-      let unstored = 0;
       /** Commits the answers received and claims `ids` (in flight) in one transaction; returns the ids claimed. */
       const commit = (ids: number[]): number[] => {
-        if (writes.length === 0 && ids.length === 0) return [];
-        const batch = writes;
-        writes = [];
-        let claimed: number[];
-        try {
-          claimed = journal.atomically(() => {
-            for (const w of batch) w();
-            return ids.length > 0 ? journal.claim(ids) : [];
-          });
-        } catch (err) {
-          // Rolled back: nothing of this commit is in the journal, and nothing more is sent. Thrown from a timer,
-          // it would end the process with a stack trace; it ends the run instead.
-          unstored += uncommitted;
-          uncommitted = 0;
-          writeFailure ??= journalWriteError(journal.path, err) ?? (err instanceof Error ? err : new Error(String(err)));
-          this.stopping ??= 'interrupted';
-          return [];
-        }
-        answered += uncommitted;
-        uncommitted = 0;
+        const claimed = queue.commit(ids);
+        // A failed commit (rolled back) ends the run: nothing more is sent. Thrown from a timer, it would end the
+        // process with a stack trace. Answers received meanwhile stay in flight and are sent again, and reported.
+        if (queue.failure) this.stopping ??= 'interrupted';
         return claimed;
       };
       this.flush = () => {
@@ -345,16 +326,16 @@ export class BatchScheduler extends EventEmitter {
           if (supported && !supported.includes(item.country)) {
             buffer.shift();
             const answer = localAnswer('unsupported_country', 'unsupported_country', `the service does not cover ${item.country || 'this number\'s country'} (supported: ${supported.join(', ')})`);
-            writes.push(() => journal.recordFinal(item.id, answer));
-            uncommitted++;
+            queue.push(() => journal.recordFinal(item.id, answer));
+            queue.countAnswer();
             continue;
           }
           const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
           if (webhook && !webhookUrl) {
             buffer.shift();
             const answer = localAnswer('not_checked', 'webhook_required', `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``);
-            writes.push(() => journal.recordFinal(item.id, answer));
-            uncommitted++;
+            queue.push(() => journal.recordFinal(item.id, answer));
+            queue.countAnswer();
             continue;
           }
           const admission = budget.admit(item.country, inFlight + starting.length > 0);
