@@ -17,11 +17,13 @@ export class WebhookUrlProbe<T> {
   private readonly parked: Array<ParkedLookup<T>> = [];
 
   /**
-   * A 400 of a webhook-mode lookup before the URL was ever accepted: it waits (uncharged either way) unless its text
-   * names the webhook (then the URL is refused) or too many wait already. False: it is not parked.
+   * A 400 of a webhook-mode lookup before the URL was ever accepted: it waits (uncharged either way) unless too many
+   * wait already. False: it is not parked. Told by statuses alone, never by the words of the message (the interface
+   * does not show the 400's body): one URL serves every lookup, so a 202 proves it good and PARKED_AT_MOST 400s
+   * with none (or none by the end) prove it refused.
    */
   park(item: T, message: string, body: unknown): boolean {
-    if (this.accepted || /webhook/i.test(message) || this.parked.length >= PARKED_AT_MOST - 1) return false;
+    if (this.accepted || this.parked.length >= PARKED_AT_MOST - 1) return false;
     this.parked.push({ item, message, body });
     return true;
   }

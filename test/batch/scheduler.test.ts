@@ -233,14 +233,14 @@ describe('scheduler: a 400 in webhook mode', () => {
     expect(journal.summaryCounts()).toMatchObject({ queued: 2, done: 0, in_flight: 0 });
   });
 
-  it('a 400 that names the webhook URL is a refusal at once', async () => {
-    const journal = await journalOf(3);
-    const { client, sent } = webhookClient(['400w', '202', '202']);
+  it('a refused URL is told by statuses, never by the words of the 400: three such 400s and no 202 refuse it, nothing charged or marked', async () => {
+    const journal = await journalOf(4);
+    const { client, sent } = webhookClient(['400w', '400w', '400w', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
     expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
     expect(outcome.fatal?.message).toContain('the service refused --webhook-url: webhook_url must be a public https URL');
-    expect(sent).toHaveLength(1);
-    expect(journal.summaryCounts()).toMatchObject({ queued: 3 });
+    expect(sent).toHaveLength(3);
+    expect(journal.summaryCounts()).toMatchObject({ queued: 4, done: 0 });
   });
 
   it('streaming: sends numbers as they arrive, waits (never finishes) while the list is read, counts every number once, within the budget', async () => {
