@@ -127,6 +127,11 @@ describe('usage --reconcile', () => {
     clearInterval(poll);
     expect(stopped.code).toBe(130);
     await new Promise((r) => setTimeout(r, 400)); // the service answers (and charges) them anyway
+    // What the service charged for the four: each one it took in before the connection was cut (on a loaded
+    // machine the last may be cut before the sandbox has routed it, and then it is not charged).
+    const chargedByTheStoppedRun = w.sb.account().creditsUsed;
+    expect(chargedByTheStoppedRun).toBeGreaterThanOrEqual(1);
+    expect(chargedByTheStoppedRun).toBeLessThanOrEqual(4);
     const journalFile = path.join(w.dir, 'calls.results.csv.journal.sqlite');
     const unanswered = async () => (json((await dnc(['--json', 'usage', '--reconcile'], w.env)).stdout).local as Array<{ unanswered_sends: number }>)[0]?.unanswered_sends ?? 0;
     expect(await unanswered()).toBe(4);
@@ -142,8 +147,8 @@ describe('usage --reconcile', () => {
     expect((await dnc(['batch', calls, '--concurrency', '4'], w.env)).code).toBe(0);
     const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
     const v = json(r.stdout);
-    expect(w.sb.account().creditsUsed).toBe(16);
-    expect(v).toMatchObject({ service_credits_used: 16, local_credits: 12, difference: 4 });
+    expect(w.sb.account().creditsUsed).toBe(chargedByTheStoppedRun + 12);
+    expect(v).toMatchObject({ service_credits_used: chargedByTheStoppedRun + 12, local_credits: 12, difference: chargedByTheStoppedRun });
     expect(v.local).toEqual([{ kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 12, credits: 12, unanswered_sends: 4 }]);
     const human = await dnc(['usage', '--reconcile'], w.env);
     expect(human.stdout).toContain('(12 lookup(s); and 4 send(s) an interrupted run left without an answer, which may have been charged)');
