@@ -107,19 +107,8 @@ export function listNameOf(file: string): string {
   return base.replace(/[^\w.-]+/g, '_') || 'default';
 }
 
-interface EntryRow {
-  id: number;
-  at: string;
-  action: AuditAction;
-  e164: string;
-  who: string;
-  reason: string | null;
-  source: string | null;
-  basis: string | null;
-  until: string | null;
-  evidence: string | null;
-  hash: string;
-}
+/** An audit entry as its table row holds it (the same fields). */
+type EntryRow = AuditEntry;
 
 function entryHash(previous: string, e: Omit<EntryRow, 'id' | 'hash'>): string {
   const canonical = JSON.stringify([e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence]);
