@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { lookedUp, sandbox, scratch, sha256 } from '../batch/helpers.js';
+import { lookedUp, sandbox, scratch, scratchFolders, sha256 } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { startStub, type StubServer } from '../service/stub-server.js';
@@ -16,7 +16,7 @@ let n = 0;
 
 beforeAll(async () => {
   ({ sb, env } = await sandbox({ allowInsecureWebhooks: true }));
-  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  env = { ...env, ...scratchFolders(tmp.dir) };
 });
 afterAll(async () => {
   await sb.close();

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { FIXTURES, lookedUp, sandbox, scratch } from './helpers.js';
+import { FIXTURES, lookedUp, sandbox, scratch, scratchFolders } from './helpers.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -15,7 +15,7 @@ const tmp = scratch();
 
 beforeAll(async () => {
   ({ sb, env } = await sandbox());
-  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  env = { ...env, ...scratchFolders(tmp.dir) };
 });
 afterAll(async () => {
   await sb.close();

@@ -11,7 +11,7 @@ import { createTestIO } from '../../src/io.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
-import { sandbox, scratch } from './helpers.js';
+import { sandbox, scratch, scratchFolders } from './helpers.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -20,7 +20,7 @@ let n = 0;
 
 beforeAll(async () => {
   ({ sb, env } = await sandbox());
-  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache'), XDG_CONFIG_HOME: path.join(tmp.dir, 'config') };
+  env = { ...env, ...scratchFolders(tmp.dir) };
 });
 beforeEach(() => {
   sb.reset();

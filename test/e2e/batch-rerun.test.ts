@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { lookedUp, sandbox, scratch } from '../batch/helpers.js';
+import { lookedUp, sandbox, scratch, scratchFolders } from '../batch/helpers.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -16,7 +16,7 @@ let n = 0;
 
 beforeAll(async () => {
   ({ sb, env } = await sandbox({ allowInsecureWebhooks: true }));
-  env = { ...env, XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  env = { ...env, ...scratchFolders(tmp.dir) };
 });
 beforeEach(() => {
   sb.reset();
