@@ -1,15 +1,14 @@
 // `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode, inputError, usageError, type DncError } from '../errors.js';
+import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
-import type { ListenSession, ListenStatus, PendingLookup } from '../listen/session.js';
-import type { JournalPushStore } from '../listen/journal-store.js';
+import type { ListenEvent, ListenOptions, ListenRunResult, LostLookup } from '../listen/run.js';
+import type { ListenStatus } from '../listen/session.js';
 import type { CommandHost } from '../main.js';
+import { withoutCredentials } from '../redact.js';
 import { terminalSafe } from '../render/terminal-safe.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
 
@@ -26,18 +25,6 @@ interface RawListenOptions {
   tlsCert?: string;
   tlsKey?: string;
   clockSkew?: string;
-}
-
-export interface ListenOptions {
-  results: string;
-  port: number;
-  host: string;
-  /** Serve pushes only here; undefined: the batch's webhook path, or a generated one (see defaultPushPath). */
-  path: string | undefined;
-  exitWhenDone: boolean;
-  tls: { certFile: string; keyFile: string } | undefined;
-  /** How far a push's timestamp may stray outside [request, arrival], ms. */
-  skewMs: number;
 }
 
 const EXAMPLES = `
@@ -58,27 +45,6 @@ Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
-}
-
-/** A path no one guesses: a segment of at least 16 characters from a URL-safe alphabet (≥ 96 bits when random). */
-export function isUnguessablePath(p: string): boolean {
-  return p.split('/').some((segment) => /^[A-Za-z0-9_~.-]{16,}$/.test(segment));
-}
-
-/**
- * Where pushes are served when --path is not given: the path of the batch's webhook URL when it is unguessable
- * (the service pushes there; any other path would turn every push into a permanent 404), a fresh random one when
- * the batch sent none. A guessable batch path is refused: accepting it must be a choice (--path).
- */
-export function defaultPushPath(batchWebhookUrl: string | null, random: () => string): { path: string; from: 'batch' | 'random' } {
-  if (batchWebhookUrl) {
-    const batchPath = new URL(batchWebhookUrl).pathname;
-    if (isUnguessablePath(batchPath)) return { path: batchPath, from: 'batch' };
-    throw usageError('E_GUESSABLE_PATH', `the batch's webhook path ${batchPath} is guessable, and pushes are not signed`, {
-      hint: `serve it anyway with --path ${batchPath}, or run the batch again with a --webhook-url whose path is long and random (e.g. /hooks/${random().split('/').pop()})`,
-    });
-  }
-  return { path: random(), from: 'random' };
 }
 
 /** Checks the flags (exit 2 on a bad one). */
@@ -127,40 +93,6 @@ export function registerListen(program: Command, host: CommandHost): void {
   host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts() as RawListenOptions, ctx.cwd)));
 }
 
-async function readPem(file: string, flag: string): Promise<Buffer> {
-  try {
-    return await readFile(file);
-  } catch (err) {
-    throw usageError('E_TLS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      hint: `${flag} takes a PEM file`,
-      cause: err,
-    });
-  }
-}
-
-function listenError(err: unknown, o: ListenOptions): DncError | unknown {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') {
-    return usageError('E_PORT_IN_USE', `port ${o.port} on ${o.host} is already in use`, {
-      hint: 'is another dnc listen running? choose another --port (and point the proxy or tunnel at it)',
-      cause: err,
-    });
-  }
-  if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-    return usageError('E_CANNOT_LISTEN', `cannot listen on ${o.host}:${o.port}: ${code}`, {
-      hint: code === 'EACCES' ? 'ports below 1024 need privileges; use a higher --port' : 'check --host: it must be an address of this machine',
-      cause: err,
-    });
-  }
-  if (o.tls && /PEM|key|cert|asn1|DECODER/i.test(String((err as Error).message))) {
-    return usageError('E_TLS_INVALID', `cannot serve HTTPS with ${o.tls.certFile} and ${o.tls.keyFile}: ${(err as Error).message}`, {
-      hint: 'both must be PEM files, the key matching the certificate',
-      cause: err,
-    });
-  }
-  return err;
-}
-
 const clock = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 function duration(ms: number): string {
@@ -193,100 +125,52 @@ export function statusLine(s: ListenStatus, now: Date): string {
   return line;
 }
 
-function lostLine(l: PendingLookup, expiryMs: number): string {
+function lostLine(l: LostLookup): string {
   return (
     `lost: ${l.phoneNumber} (${l.country}) correlation id ${l.correlationId}: receipt at ${clock(l.receivedAt)}, ` +
-    `no push by its 24 h deadline ${clock(new Date(l.receivedAt.getTime() + expiryMs))}; quote the correlation id to the service's support`
+    `no push by its 24 h deadline ${clock(l.deadline)}; quote the correlation id to the service's support`
   );
 }
 
-
 export async function runListen(ctx: Context, o: ListenOptions): Promise<number> {
-  const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([import('../listen/journal-store.js'), import('../batch/journal.js')]);
-  const journalPath = Store.pathFor(o.results);
-  // No journal: listenLocked says so, with its hint.
-  if (!existsSync(journalPath)) return listenLocked(ctx, o);
-  // Held while listening: `dnc batch --restart` refuses to delete a journal pushes are being stored in.
-  const lock = acquireJournalLock(journalPath, processLockDeps(), 'listen');
+  const progress = await createProgress(ctx.io, { quiet: ctx.quiet, plainIntervalMs: 0 });
+  const show = showEvents(ctx, o, progress);
+  let result: ListenRunResult;
   try {
-    return await listenLocked(ctx, o);
+    const { runListenJob } = await import('../listen/run.js');
+    result = await runListenJob(o, {
+      env: ctx.env,
+      homedir: ctx.homedir,
+      now: () => ctx.now(),
+      interrupts: ctx.interrupts,
+      lockDeps: processLockDeps(),
+      onEvent: show.event,
+    });
   } finally {
-    lock.release();
+    show.flush();
+    progress.stop();
   }
+  return finish(ctx, o, result);
 }
 
-async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
-  const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
-  const [{ openListenJournal, JournalPushStore: Store }, { createListenSession, LOOKUP_EXPIRY_MS }, { lockHolder }, { randomPushPath }] = await Promise.all([
-    import('../listen/journal-store.js'),
-    import('../listen/session.js'),
-    import('../batch/journal.js'),
-    import('../listen/receiver.js'),
-  ]);
-  const journalPath = Store.pathFor(o.results);
-  const journal: JournalPushStore = await openListenJournal(o.results, {
-    now: () => ctx.now(),
-    skewMs: o.skewMs,
-    batchRunning: () => lockHolder(journalPath, processLockDeps()) !== null,
-  });
-  let pushPath: { path: string; from: 'flag' | 'batch' | 'random' };
-  try {
-    pushPath = o.path !== undefined ? { path: o.path, from: 'flag' } : defaultPushPath(journal.meta.options.webhookUrl, () => randomPushPath());
-  } catch (err) {
-    journal.close();
-    throw err;
-  }
-  let session: ListenSession;
-  try {
-    session = createListenSession({
-      journal,
-      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs },
-      exitWhenDone: o.exitWhenDone,
-      now: () => ctx.now(),
-    });
-  } catch (err) {
-    journal.close();
-    throw listenError(err, o);
-  }
-  const progress = await createProgress(ctx.io, { quiet: ctx.quiet, plainIntervalMs: 0 });
+/**
+ * Shows the run's events on stderr: status on the spinner (piped: a line when the counts changed, at most every
+ * 5 s, or every 10 min); refusals, store and render failures, conflicts and lost lookups even with --quiet.
+ */
+function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType<typeof createProgress>>) {
   let lastCounts = '';
   let lastPrinted = -Infinity;
-  let lastByResult: Record<string, number> | null = null;
-  const lost = new Map<string, PendingLookup>();
-  const printStatus = (s: ListenStatus, force = false) => {
+  const printStatus = (s: ListenStatus) => {
     const t = ctx.now().getTime();
     const counts = statusCounts(s);
-    // On a terminal the spinner line is refreshed every second; piped, a line when the counts changed (at most every 5 s) or every 10 min.
-    if (ctx.io.stderrIsTTY || force || (counts !== lastCounts && t - lastPrinted >= 5_000) || t - lastPrinted >= 600_000) {
+    if (ctx.io.stderrIsTTY || (counts !== lastCounts && t - lastPrinted >= 5_000) || t - lastPrinted >= 600_000) {
       progress.update(statusLine(s, ctx.now()));
       lastCounts = counts;
       lastPrinted = t;
     }
   };
   const note = (line: string) => progress.info(line);
-  // Refusals, store and render failures and lost lookups are shown with --quiet too (without a spinner then).
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
-  session.on('status', (s) => {
-    if (refusals.hidden > 0 && ctx.now().getTime() - refusals.windowStart >= 60_000) {
-      flushRefusals();
-      refusals.windowStart = -Infinity;
-    }
-    printStatus(s);
-  });
-  session.on('push', (e) => {
-    if (e.conflict) {
-      // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
-      ctx.warn(
-        `warning: conflicting pushes for ${terminalSafe(e.phoneNumber)} (correlation id ${terminalSafe(e.correlationId)}): a second, different verdict arrived; ` +
-          `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ${terminalSafe(e.correlationId)}`,
-      );
-      return;
-    }
-    if (!ctx.verbose) return;
-    const verdict = e.status === 'succeeded' ? 'succeeded' : `failed (${e.errorCode})`;
-    const tag = e.duplicate ? ' · duplicate, ignored' : e.orphan ? ' · orphan: unknown correlation id, kept' : '';
-    ctx.debug(`push ${e.correlationId} ${e.phoneNumber} ${verdict} · stored and answered 200 in ${e.latencyMs.toFixed(1)} ms${tag}`);
-  });
   // A flood of refusals must not drown the terminal: the first ones of each minute are shown, the rest counted.
   const refusals = { windowStart: -Infinity, shown: 0, hidden: 0 };
   const flushRefusals = () => {
@@ -305,100 +189,90 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
       alert(line);
     } else refusals.hidden++;
   };
-  session.on('rejected', (e) => {
-    const who = e.remoteAddress ? ` from ${e.remoteAddress}` : '';
-    // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
-    const tag = e.status === 503 ? 'warning: ' : '';
-    refusal(`${tag}refused ${terminalSafe(e.method)} ${terminalSafe(e.path)}${who}: ${e.status} ${terminalSafe(e.reason)}`);
-  });
-  session.on('client-error', (e) => {
-    refusal(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.error.message)}`);
-  });
-  session.on('store-failed', (e) => {
-    const what = e.count > 0 ? `could not store ${e.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
-    alert(`warning: ${what}: ${e.error.message}`);
-  });
-  session.on('lost', (list) => {
-    for (const l of list) {
-      lost.set(l.correlationId, l);
-      alert(lostLine(l, LOOKUP_EXPIRY_MS));
-    }
-  });
-  session.on('reconciled', (ids) => ctx.debug(`applied ${ids.length} push(es) that had arrived before the batch recorded their receipt`));
-  const { manifestRewriter } = await import('../evidence/manifest.js');
-  const manifest = manifestRewriter(journal.meta, journal.journal.path, () => ctx.now(), (err) => alert(`warning: could not rewrite the manifest: ${err.message}`));
-  session.on('rendered', (e) => {
-    manifest.request();
-    lastByResult = e.byResult;
-    ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
-  });
-  session.on('render-failed', (e) => alert(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`));
-
-  let address;
-  try {
-    address = await session.start();
-  } catch (err) {
-    await session.stop().catch(() => undefined);
-    throw listenError(err, o);
-  }
-  const base = address.url.slice(0, address.url.length - pushPath.path.length);
-  note(`dnc listen: receiving webhook results for ${o.results}`);
-  // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
-  const from = pushPath.from === 'batch' ? "; it is the batch's webhook path" : pushPath.from === 'random' ? '; generated: use it in the webhook URL' : '';
-  note(`  listening on ${address.url} (pushes only on this path)${from}; every other path gets 404; health check ${base}/healthz`);
-  const batchUrl = journal.meta.options.webhookUrl;
-  if (batchUrl) {
-    const { withoutCredentials } = await import('../redact.js');
-    note(`  the batch sent webhook_url ${withoutCredentials(batchUrl)}`);
-  }
-  if (pushPath.from === 'flag' && !isUnguessablePath(pushPath.path)) {
-    note(`  warning: --path ${pushPath.path} is guessable and pushes are not signed; a long random path (e.g. ${randomPushPath()}) keeps forgers out`);
-  }
-  if (pushPath.from === 'flag' && batchUrl && new URL(batchUrl).pathname !== pushPath.path) {
-    note(`  note: --path ${pushPath.path} differs from the batch's webhook path ${new URL(batchUrl).pathname}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
-  }
-
-  let interrupted = false;
-  const stopped = new Promise<void>((resolve) => {
-    const off = ctx.interrupts.on((count) => {
-      interrupted = true;
-      if (count === 1) note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');
-      resolve();
-      if (count > 1) {
-        off();
-        void session.stop({ force: true });
+  const event = (e: ListenEvent): void => {
+    switch (e.type) {
+      case 'info':
+        return note(e.text);
+      case 'warning':
+        return alert(e.text);
+      case 'debug':
+        return ctx.debug(e.text);
+      case 'listening': {
+        note(`dnc listen: receiving webhook results for ${o.results}`);
+        // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
+        const from = e.from === 'batch' ? "; it is the batch's webhook path" : e.from === 'random' ? '; generated: use it in the webhook URL' : '';
+        note(`  listening on ${e.address.url} (pushes only on this path)${from}; every other path gets 404; health check ${e.base}/healthz`);
+        if (e.batchWebhookUrl) note(`  the batch sent webhook_url ${withoutCredentials(e.batchWebhookUrl)}`);
+        if (e.suggestedPath) {
+          note(`  warning: --path ${e.pushPath} is guessable and pushes are not signed; a long random path (e.g. ${e.suggestedPath}) keeps forgers out`);
+        }
+        if (e.batchPath) {
+          note(`  note: --path ${e.pushPath} differs from the batch's webhook path ${e.batchPath}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
+        }
+        return;
       }
-    });
-    void session.done.then(() => {
-      off();
-      resolve();
-    });
-  });
-  await stopped;
-  let final: ListenStatus;
-  try {
-    final = await session.stop();
-  } finally {
-    flushRefusals();
-    progress.stop();
-  }
-  await manifest.settled();
-  await (await import('../evidence/batch-evidence.js')).rememberVerdicts(ctx, ctx, journal.journal.path, journal.meta.serviceOrigin);
-  if (session.renderError) {
-    const e = session.renderError;
-    throw inputError('E_OUTPUT_UNWRITABLE', `could not write ${o.results}: ${e.message}`, {
-      hint: 'every push received is safe in the journal; fix the cause and run dnc listen again to write the file',
-      cause: e,
-    });
-  }
-  const done = final.pending === 0 && final.unsent === 0;
-  const lostList = [...lost.values()];
+      case 'status':
+        if (refusals.hidden > 0 && ctx.now().getTime() - refusals.windowStart >= 60_000) {
+          flushRefusals();
+          refusals.windowStart = -Infinity;
+        }
+        return printStatus(e.status);
+      case 'push': {
+        const p = e.push;
+        if (p.conflict) {
+          // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
+          ctx.warn(
+            `warning: conflicting pushes for ${terminalSafe(p.phoneNumber)} (correlation id ${terminalSafe(p.correlationId)}): a second, different verdict arrived; ` +
+              `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ${terminalSafe(p.correlationId)}`,
+          );
+          return;
+        }
+        if (!ctx.verbose) return;
+        const verdict = p.status === 'succeeded' ? 'succeeded' : `failed (${p.errorCode})`;
+        const tag = p.duplicate ? ' · duplicate, ignored' : p.orphan ? ' · orphan: unknown correlation id, kept' : '';
+        return ctx.debug(`push ${p.correlationId} ${p.phoneNumber} ${verdict} · stored and answered 200 in ${p.latencyMs.toFixed(1)} ms${tag}`);
+      }
+      case 'refused': {
+        const r = e.refusal;
+        const who = r.remoteAddress ? ` from ${r.remoteAddress}` : '';
+        // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
+        const tag = r.status === 503 ? 'warning: ' : '';
+        return refusal(`${tag}refused ${terminalSafe(r.method)} ${terminalSafe(r.path)}${who}: ${r.status} ${terminalSafe(r.reason)}`);
+      }
+      case 'malformed-request':
+        return refusal(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.message)}`);
+      case 'store-failed': {
+        const f = e.failure;
+        const what = f.count > 0 ? `could not store ${f.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
+        return alert(`warning: ${what}: ${f.error.message}`);
+      }
+      case 'lost':
+        return alert(lostLine(e.lookup));
+      case 'reconciled':
+        return ctx.debug(`applied ${e.correlationIds.length} push(es) that had arrived before the batch recorded their receipt`);
+      case 'rendered':
+        return ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
+      case 'render-failed':
+        return alert(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`);
+      case 'manifest-failed':
+        return alert(`warning: could not rewrite the manifest: ${e.error.message}`);
+      case 'stopping':
+        if (!e.force) note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');
+        return;
+    }
+  };
+  return { event, flush: flushRefusals };
+}
+
+/** The run's summary (and --json document), and the exit code: 130 when interrupted with lookups still pending. */
+function finish(ctx: Context, o: ListenOptions, r: ListenRunResult): number {
+  const { final, byResult } = r;
   if (ctx.json) {
     writeLine(
       ctx.io.stdout,
       JSON.stringify({
         results: o.results,
-        url: address.url,
+        url: r.address.url,
         received: final.stored,
         duplicates: final.duplicates,
         orphans: final.orphans,
@@ -408,30 +282,32 @@ async function listenLocked(ctx: Context, o: ListenOptions): Promise<number> {
         over_capacity: final.overCapacity,
         store_failures: final.storeFailures,
         pending: final.pending,
-        lost: lostList.map((l) => ({
+        lost: r.lost.map((l) => ({
           correlation_id: l.correlationId,
           phone_number: l.phoneNumber,
           country: l.country,
           received_at: l.receivedAt.toISOString(),
-          deadline: new Date(l.receivedAt.getTime() + LOOKUP_EXPIRY_MS).toISOString(),
+          deadline: l.deadline.toISOString(),
         })),
-        results_by_kind: lastByResult,
-        stopped_reason: done ? 'done' : 'interrupted',
+        results_by_kind: byResult,
+        stopped_reason: r.kind === 'done' ? 'done' : 'interrupted',
       }),
     );
   }
-  const byResult = lastByResult
+  const kinds = byResult
     ? ' · ' +
-      Object.entries(lastByResult as Record<string, number>)
+      Object.entries(byResult)
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${k} ${n}`)
         .join(', ')
     : '';
-  ctx.info(`${done ? 'done' : 'stopped'}: ${statusCounts(final)}${byResult}${lastByResult ? ` · ${o.results} written` : ''}`);
-  if (lostList.length > 0) ctx.info(`${lostList.length} lookup(s) lost (listed above with their correlation ids)`);
-  if (!done && interrupted) {
+  ctx.info(`${r.kind === 'done' ? 'done' : 'stopped'}: ${statusCounts(final)}${kinds}${byResult ? ` · ${o.results} written` : ''}`);
+  if (r.lost.length > 0) ctx.info(`${r.lost.length} lookup(s) lost (listed above with their correlation ids)`);
+  if (r.kind === 'interrupted' && r.interrupted) {
     ctx.info(`${final.pending} lookup(s) still pending: run the same dnc listen again to receive them (the service retries pushes for up to 10 attempts)`);
     return ExitCode.INTERRUPTED;
   }
   return ExitCode.OK;
 }
+
+

@@ -4,7 +4,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultPushPath, isLoopbackHost, isUnguessablePath, REFUSALS_SHOWN_PER_MINUTE } from '../../src/commands/listen.js';
+import { isLoopbackHost, REFUSALS_SHOWN_PER_MINUTE } from '../../src/commands/listen.js';
+import { defaultPushPath, isUnguessablePath } from '../../src/listen/run.js';
 import { runDnc } from '../helpers/cli.js';
 import { listen, post, PUSH_PATH, readCsv, readJournal, scratchHome, succeededPush, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
 

@@ -39,7 +39,7 @@ export interface WebhookBatch {
 /** Writes `rows` (name, phone) as a CSV and runs `dnc batch` in webhook mode against a fresh sandbox. */
 export async function webhookBatch(
   rows: Array<[string, string]>,
-  options: { sandbox?: SandboxOptions; webhookAll?: boolean; port?: number; output?: string } = {},
+  options: { sandbox?: SandboxOptions; webhookAll?: boolean; port?: number; output?: string; pushPath?: string } = {},
 ): Promise<WebhookBatch> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-'));
   const input = path.join(dir, 'calls.csv');
@@ -47,7 +47,7 @@ export async function webhookBatch(
   writeFileSync(input, ['name,phone', ...rows.map(([n, p]) => `${n},${p}`)].join('\n') + '\n');
   const sandbox = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.01, seed: 7, ...options.sandbox });
   const port = options.port ?? (await freePort());
-  const url = `http://127.0.0.1:${port}${PUSH_PATH}`;
+  const url = `http://127.0.0.1:${port}${options.pushPath ?? PUSH_PATH}`;
   const env = { DNC_BASE_URL: sandbox.baseUrl, DNC_API_KEY: sandbox.apiKey };
   const argv = ['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'];
   if (options.webhookAll !== false) argv.push('--webhook-all');
