@@ -15,7 +15,8 @@ import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
-import { parseIntegerOption, type GlobalFlags } from './config.js';
+import { integerOption } from './cli-options.js';
+import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
@@ -63,8 +64,8 @@ function globalFlags(command: Command): GlobalFlags {
     verbose: o.verbose === true,
     profile: o.profile as string | undefined,
   };
-  if (o.timeout !== undefined) flags.timeout = parseIntegerOption('--timeout', String(o.timeout), 1);
-  if (o.retries !== undefined) flags.retries = parseIntegerOption('--retries', String(o.retries), 0, 10);
+  if (o.timeout !== undefined) flags.timeout = o.timeout as number;
+  if (o.retries !== undefined) flags.retries = o.retries as number;
   return flags;
 }
 
@@ -83,8 +84,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .option('--json', 'machine-readable output on stdout')
     .option('--quiet', 'no progress or informational lines on stderr')
     .option('--verbose', 'log each HTTP request and response on stderr, key redacted (env DNC_VERBOSE=1)')
-    .option('--timeout <ms>', 'per-request timeout in milliseconds (default: 30000)')
-    .option('--retries <n>', 'retries of failures known to be uncharged, 0 to 10 (default: 3)')
+    .addOption(integerOption('--timeout <ms>', 'per-request timeout in milliseconds (default: 30000)', 1))
+    .addOption(integerOption('--retries <n>', 'retries of failures known to be uncharged, 0 to 10 (default: 3)', 0, 10))
     .option('--profile <name>', 'use the named profile of the config file (env DNC_PROFILE)')
     .showSuggestionAfterError(true)
     .exitOverride()

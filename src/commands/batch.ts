@@ -2,14 +2,16 @@
 // The use case is src/batch/run.ts; this file parses the flags, shows the run's events and picks the exit code.
 import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import type { TextEncoding } from '../batch/encoding.js';
+import { integerOption, parsedOption } from '../cli-options.js';
 import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport, RememberedOption } from '../batch/run.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS } from '../batch/run.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { StoppedReason } from '../batch/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode, usageError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { parseEncodingOption } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
@@ -49,26 +51,26 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('-o, --output <file>', 'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard output when INPUT is -)')
     .option('--column <name|index>', 'the phone column: a header name or a 1-based index (default: detected from the header)')
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
-    .option('--concurrency <n>', `lookups in flight at once, 1 to ${MAX_CONCURRENCY}`, '8')
+    .addOption(integerOption('--concurrency <n>', `lookups in flight at once, 1 to ${MAX_CONCURRENCY}`, 1, MAX_CONCURRENCY).default(8))
     .option('--webhook-url <url>', 'webhook mode for webhook-only countries (AU): results are pushed to this https URL')
     .option('--webhook-all', 'send every lookup in webhook mode (needs --webhook-url)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .option('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)')
+    .addOption(parsedOption('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)', maxCreditsFlag))
     .option('--dry-run', 'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost')
     .option('--restart', 'discard the journal of an earlier run of this batch and start over')
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
-    .option('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)')
-    .option('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)')
-    .option('--format <csv|xlsx>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)')
+    .addOption(parsedOption('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)', encodingFlag))
+    .addOption(parsedOption('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)', encodingFlag))
+    .addOption(new Option('--format <format>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)').choices(['csv', 'xlsx']))
     .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
     .option('--journal <file>', 'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)')
-    .option('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again')
+    .addOption(parsedOption('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again', (raw, flag) => parseDuration(flag, raw)))
     .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', "the seller's registry account number, e.g. the FTC SAN (config \"san\")")
@@ -80,12 +82,12 @@ export function registerBatch(program: Command, host: CommandHost): void {
       output: o.output as string | undefined,
       column: o.column as string | undefined,
       country: o.country as string | undefined,
-      concurrency: parseIntegerOption('--concurrency', String(o.concurrency), 1, MAX_CONCURRENCY),
+      concurrency: o.concurrency as number,
       webhookUrl: o.webhookUrl as string | undefined,
       webhookAll: o.webhookAll === true,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
       // `none` lifts a budget the journal remembers.
-      maxCredits: o.maxCredits === undefined || o.maxCredits === 'none' ? null : parseIntegerOption('--max-credits', String(o.maxCredits), 0),
+      maxCredits: typeof o.maxCredits === 'number' ? o.maxCredits : null,
       dryRun: o.dryRun === true,
       restart: o.restart === true,
       callableOut: o.callableOut as string | undefined,
@@ -93,10 +95,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       sheet: o.sheet as string | undefined,
-      encoding: parseEncodingOption('--encoding', o.encoding as string | undefined),
-      outputEncoding: parseEncodingOption('--output-encoding', o.outputEncoding as string | undefined),
-      format: parseFormatOption(o.format as string | undefined),
-      reuseWithinMs: o.reuseWithin === undefined ? null : parseDuration('--reuse-within', String(o.reuseWithin)),
+      encoding: o.encoding as TextEncoding | undefined,
+      outputEncoding: o.outputEncoding as TextEncoding | undefined,
+      format: o.format as 'csv' | 'xlsx' | undefined,
+      reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
@@ -114,11 +116,13 @@ export function registerBatch(program: Command, host: CommandHost): void {
   });
 }
 
-function parseFormatOption(raw: string | undefined): 'csv' | 'xlsx' | undefined {
-  if (raw === undefined) return undefined;
-  const f = raw.trim().toLowerCase();
-  if (f === 'csv' || f === 'xlsx') return f;
-  throw usageError('E_USAGE', `--format must be csv or xlsx, got '${raw}'`, { hint: 'or leave it out: the extension of -o decides' });
+/** A budget, or 'none' (not null: commander turns a parsed null into '', which would read as a budget of 0). */
+function maxCreditsFlag(raw: string, flag: string): number | 'none' {
+  return raw.trim() === 'none' ? 'none' : parseIntegerOption(flag, raw, 0);
+}
+
+function encodingFlag(raw: string, flag: string): TextEncoding {
+  return parseEncodingOption(flag, raw)!;
 }
 
 /** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */

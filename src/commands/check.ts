@@ -1,5 +1,6 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
+import { durationOption } from '../cli-options.js';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
 import type { Context } from '../context.js';
 import { DncError, errorLines, ExitCode, inputError, usageError } from '../errors.js';
@@ -57,7 +58,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
     .option('--fail-on-dnc', 'exit 10 when a number is on a do-not-call register')
     .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
     .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .option('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits')
+    .addOption(durationOption('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits'))
     .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
@@ -68,7 +69,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
       failOnDnc: o.failOnDnc === true,
       validate: o.validate !== false,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
-      reuseWithinMs: o.reuseWithin === undefined ? null : (await import('../evidence/duration.js')).parseDuration('--reuse-within', String(o.reuseWithin)),
+      reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
       suppressionList: o.suppressionList as string | undefined,
     };
     return runCheck(ctx, cmd.args, options);

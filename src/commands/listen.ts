@@ -1,7 +1,8 @@
 // `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
+import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { parseIntegerOption } from '../config.js';
+import { integerOption, parsedOption } from '../cli-options.js';
 import { processLockDeps, type Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
@@ -16,15 +17,16 @@ export const DEFAULT_LISTEN_PORT = 8787;
 /** Refusal lines shown per minute; beyond, they are counted (a flood must not drown the terminal). */
 export const REFUSALS_SHOWN_PER_MINUTE = 20;
 
-interface RawListenOptions {
+/** The flags as commander hands them over: the port and skew parsed, the host and path checked. */
+interface ListenFlags {
   results: string;
-  port?: string;
+  port?: number;
   host?: string;
   path?: string;
   exitWhenDone?: boolean;
   tlsCert?: string;
   tlsKey?: string;
-  clockSkew?: string;
+  clockSkew?: number;
 }
 
 const EXAMPLES = `
@@ -41,39 +43,54 @@ id (else 4xx, kept as evidence); two different verdicts for one lookup make its 
 Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before it is answered
 200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.`;
 
+/** 127.0.0.0/8 and ::1 (an IPv4-mapped ::ffff:127.x.y.z is matched against the IPv4 rule by BlockList). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
 /** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || /^::ffff:127\./.test(h);
+  if (h === 'localhost') return true;
+  const family = isIP(h);
+  return family === 4 ? LOOPBACK.check(h, 'ipv4') : family === 6 ? LOOPBACK.check(h, 'ipv6') : false;
 }
 
-/** Checks the flags (exit 2 on a bad one). */
-export function parseListenOptions(o: RawListenOptions, cwd: string): ListenOptions {
-  const port = o.port === undefined ? DEFAULT_LISTEN_PORT : parseIntegerOption('--port', o.port, 0, 65_535);
-  const host = o.host ?? '127.0.0.1';
-  if (host.trim() === '') throw usageError('E_USAGE', '--host must not be empty');
-  if (o.path !== undefined && !/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(o.path)) {
-    throw usageError('E_USAGE', `--path must be a URL path starting with /, without a query or spaces, got '${o.path}'`, {
+function hostFlag(raw: string, flag: string): string {
+  if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`);
+  return raw;
+}
+
+function pathFlag(raw: string, flag: string): string {
+  if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(raw)) {
+    throw usageError('E_USAGE', `${flag} must be a URL path starting with /, without a query or spaces, got '${raw}'`, {
       hint: 'e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A, the path of the --webhook-url given to the batch',
     });
   }
+  return raw;
+}
+
+/** The flags as options, with the checks that involve several of them (exit 2). */
+export function parseListenOptions(o: ListenFlags, cwd: string): ListenOptions {
+  const host = o.host ?? '127.0.0.1';
   if (o.path === undefined && !isLoopbackHost(host)) {
     // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
     throw usageError('E_USAGE', `--host ${host} is reachable from other machines: give the secret push path with --path`, {
       hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
     });
   }
+  // Commander can refuse two flags together (conflicts) but not one without the other: checked here.
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
     throw usageError('E_USAGE', '--tls-cert and --tls-key go together', { hint: 'pass both (PEM files) to serve HTTPS directly, or neither' });
   }
   return {
     results: path.resolve(cwd, o.results),
-    port,
+    port: o.port ?? DEFAULT_LISTEN_PORT,
     host,
     path: o.path,
     exitWhenDone: o.exitWhenDone === true,
     tls: o.tlsCert !== undefined && o.tlsKey !== undefined ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) } : undefined,
-    skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : parseIntegerOption('--clock-skew', o.clockSkew, 0, 86_400) * 1000,
+    skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : o.clockSkew * 1000,
   };
 }
 
@@ -82,15 +99,15 @@ export function registerListen(program: Command, host: CommandHost): void {
     .command('listen')
     .description("receive a batch's webhook results, store each before acknowledging it, and write them into OUTPUT.csv")
     .requiredOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive')
-    .option('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`)
-    .option('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)')
-    .option('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one")
+    .addOption(integerOption('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`, 0, 65_535))
+    .addOption(parsedOption('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)', hostFlag))
+    .addOption(parsedOption('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one", pathFlag))
     .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
-    .option('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)")
+    .addOption(integerOption('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)", 0, 86_400))
     .addHelpText('after', EXAMPLES);
-  host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts() as RawListenOptions, ctx.cwd)));
+  host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
 }
 
 const clock = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

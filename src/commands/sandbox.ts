@@ -1,29 +1,30 @@
 // `dnc sandbox`: runs the local service emulator on 127.0.0.1 until SIGINT/SIGTERM, printing its base URL and key first.
 import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { integerOption, parsedOption } from '../cli-options.js';
 import { rawStream } from '../redact.js';
-import { parseIntegerOption } from '../config.js';
 import type { Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { AccountSpec, SandboxOptions } from '../sandbox/index.js';
 
+/** The flags as commander hands them over: every value parsed and checked while the command line is read. */
 interface SandboxFlags {
-  port?: string;
+  port: number;
   key?: string;
-  creditLimit?: string;
-  plan?: string;
+  creditLimit?: number;
+  plan: 'monthly' | 'annual';
   accounts?: string;
-  latencyMs?: string;
-  timeScale?: string;
-  duplicatePushRate?: string;
+  latencyMs: number;
+  timeScale: number;
+  duplicatePushRate: number;
   allowInsecureWebhooks?: boolean;
-  seed?: string;
-  costs?: string;
-  countries?: string;
-  transientFailures?: string;
-  upstreamFailureRate?: string;
+  seed?: number;
+  costs?: Record<string, number>;
+  countries?: string[];
+  transientFailures: number;
+  upstreamFailureRate: number;
   usageFailure?: boolean;
   detach?: boolean;
 }
@@ -34,9 +35,12 @@ function cliArguments(command: Command): string[] {
   for (const option of command.options) {
     const key = option.attributeName();
     if (key === 'detach' || command.getOptionValueSource(key) !== 'cli') continue;
+    // Values are typed by now (see the options below): written back as the detached sandbox reads them.
     const value = command.getOptionValue(key) as unknown;
     if (value === true) args.push(option.long!);
-    else if (typeof value === 'string') args.push(option.long!, value);
+    else if (typeof value === 'string' || typeof value === 'number') args.push(option.long!, String(value));
+    else if (Array.isArray(value)) args.push(option.long!, value.join(','));
+    else if (value && typeof value === 'object') args.push(option.long!, Object.entries(value).map(([k, v]) => `${k}=${String(v)}`).join(','));
   }
   return args;
 }
@@ -45,20 +49,20 @@ export function registerSandbox(program: Command, host: CommandHost): void {
   const command = program
     .command('sandbox')
     .description('run a local emulator of the service on 127.0.0.1 (prints DNC_BASE_URL and DNC_API_KEY, runs until Ctrl-C)')
-    .option('--port <port>', 'port to listen on; 0 picks a free one', '0')
-    .option('--key <key>', 'API key of the default account')
-    .option('--credit-limit <n>', 'credit limit of the default account per billing period (default 10000)')
-    .option('--plan <plan>', 'billing plan of the default account: monthly or annual', 'monthly')
+    .addOption(integerOption('--port <port>', 'port to listen on; 0 picks a free one', 0, 65_535).default(0))
+    .addOption(parsedOption('--key <key>', 'API key of the default account', keyFlag))
+    .addOption(integerOption('--credit-limit <n>', 'credit limit of the default account per billing period (default 10000)', 0))
+    .addOption(new Option('--plan <plan>', 'billing plan of the default account').choices(['monthly', 'annual']).default('monthly'))
     .option('--accounts <file>', 'JSON file of accounts (keys, plans, limits, usage history, resellers) replacing the default account')
-    .option('--latency-ms <ms>', 'delay added to every service answer', '0')
-    .option('--time-scale <s>', 'multiplies every service duration (push delay, retry backoff, 24 h expiry, 10 s reply limit)', '1')
-    .option('--duplicate-push-rate <r>', 'probability 0..1 that a delivered push is sent once more', '0')
+    .addOption(integerOption('--latency-ms <ms>', 'delay added to every service answer', 0, 600_000).default(0))
+    .addOption(parsedOption('--time-scale <s>', 'multiplies every service duration (push delay, retry backoff, 24 h expiry, 10 s reply limit)', timeScaleFlag).default(1))
+    .addOption(parsedOption('--duplicate-push-rate <r>', 'probability 0..1 that a delivered push is sent once more', rateFlag).default(0))
     .option('--allow-insecure-webhooks', 'accept http:// and loopback webhook URLs (local receivers such as `dnc listen`)')
-    .option('--seed <n>', 'seed for correlation ids, duplicates and random failures (reproducible runs)')
-    .option('--costs <list>', 'credits per country, e.g. US=1,GB=2 (merged over the defaults)')
-    .option('--countries <list>', 'supported countries, e.g. US,GB,AU (default: US,GB,DE,IE,BE,NZ,ES,AU)')
-    .option('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', '2')
-    .option('--upstream-failure-rate <r>', 'probability 0..1 that any register attempt fails (uncharged 502/504)', '0')
+    .addOption(integerOption('--seed <n>', 'seed for correlation ids, duplicates and random failures (reproducible runs)', 0, 2 ** 32 - 1))
+    .addOption(parsedOption('--costs <list>', 'credits per country, e.g. US=1,GB=2 (merged over the defaults)', costsFlag))
+    .addOption(parsedOption('--countries <list>', 'supported countries, e.g. US,GB,AU (default: US,GB,DE,IE,BE,NZ,ES,AU)', countryListFlag))
+    .addOption(integerOption('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', 0, 1000).default(2))
+    .addOption(parsedOption('--upstream-failure-rate <r>', 'probability 0..1 that any register attempt fails (uncharged 502/504)', rateFlag).default(0))
     .option('--usage-failure', 'usage endpoints answer 500 (switch at run time with POST /_sandbox/usage-failure)')
     .option('--detach', 'start in the background, wait until it is ready, print export lines for DNC_BASE_URL, DNC_API_KEY and DNC_SANDBOX_PID, and return')
     .addHelpText(
@@ -126,59 +130,62 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
   return ExitCode.OK;
 }
 
-function parseRate(name: string, raw: string): number {
+function rateFlag(raw: string, flag: string): number {
   const value = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw usageError('E_USAGE', `${name} must be a number from 0 to 1, got '${raw}'`);
+    throw usageError('E_USAGE', `${flag} must be a number from 0 to 1, got '${raw}'`);
   }
   return value;
 }
 
-function parseCountryList(raw: string): string[] {
+function timeScaleFlag(raw: string, flag: string): number {
+  const scale = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(scale) || scale <= 0) {
+    throw usageError('E_USAGE', `${flag} must be a number above 0, got '${raw}'`, { hint: 'e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds' });
+  }
+  return scale;
+}
+
+function keyFlag(raw: string, flag: string): string {
+  if (raw.length < 4 || /\s/.test(raw)) throw usageError('E_USAGE', `${flag} must be at least 4 characters without spaces`);
+  return raw;
+}
+
+function countryListFlag(raw: string, flag: string): string[] {
   const list = raw.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean);
   for (const c of list) {
-    if (!/^[A-Z]{2}$/.test(c)) throw usageError('E_USAGE', `--countries: '${c}' is not an ISO 3166-1 alpha-2 code`);
+    if (!/^[A-Z]{2}$/.test(c)) throw usageError('E_USAGE', `${flag}: '${c}' is not an ISO 3166-1 alpha-2 code`);
   }
   return list;
 }
 
+function costsFlag(raw: string, flag: string): Record<string, number> {
+  const costs: Record<string, number> = {};
+  for (const part of raw.split(',').filter((p) => p.trim() !== '')) {
+    const m = /^\s*([A-Za-z]{2})\s*=\s*(\d+)\s*$/.exec(part);
+    if (!m) throw usageError('E_USAGE', `${flag}: '${part}' is not CC=N`, { hint: 'e.g. --costs US=1,GB=2,AU=3' });
+    costs[m[1]!.toUpperCase()] = Number(m[2]);
+  }
+  return costs;
+}
+
 async function toOptions(ctx: Context, f: SandboxFlags): Promise<SandboxOptions> {
   const o: SandboxOptions = {
-    port: parseIntegerOption('--port', f.port ?? '0', 0, 65535),
-    latencyMs: parseIntegerOption('--latency-ms', f.latencyMs ?? '0', 0, 600_000),
-    duplicatePushRate: parseRate('--duplicate-push-rate', f.duplicatePushRate ?? '0'),
-    upstreamFailureRate: parseRate('--upstream-failure-rate', f.upstreamFailureRate ?? '0'),
-    transientFailures: parseIntegerOption('--transient-failures', f.transientFailures ?? '2', 0, 1000),
+    port: f.port,
+    latencyMs: f.latencyMs,
+    duplicatePushRate: f.duplicatePushRate,
+    upstreamFailureRate: f.upstreamFailureRate,
+    transientFailures: f.transientFailures,
     allowInsecureWebhooks: f.allowInsecureWebhooks === true,
     usageFailure: f.usageFailure === true,
+    timeScale: f.timeScale,
+    plan: f.plan,
   };
-  const scale = Number(f.timeScale ?? '1');
-  if (!Number.isFinite(scale) || scale <= 0) {
-    throw usageError('E_USAGE', `--time-scale must be a number above 0, got '${f.timeScale}'`, {
-      hint: 'e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds',
-    });
-  }
-  o.timeScale = scale;
-  if (f.plan !== undefined) {
-    if (f.plan !== 'monthly' && f.plan !== 'annual') throw usageError('E_USAGE', `--plan must be monthly or annual, got '${f.plan}'`);
-    o.plan = f.plan;
-  }
-  if (f.key !== undefined) {
-    if (f.key.length < 4 || /\s/.test(f.key)) throw usageError('E_USAGE', '--key must be at least 4 characters without spaces');
-    o.key = f.key;
-  }
-  if (f.creditLimit !== undefined) o.creditLimit = parseIntegerOption('--credit-limit', f.creditLimit, 0);
-  if (f.seed !== undefined) o.seed = parseIntegerOption('--seed', f.seed, 0, 2 ** 32 - 1);
-  if (f.countries !== undefined) o.supportedCountries = parseCountryList(f.countries);
-  if (f.costs !== undefined) {
-    const costs: Record<string, number> = {};
-    for (const part of f.costs.split(',').filter((p) => p.trim() !== '')) {
-      const m = /^\s*([A-Za-z]{2})\s*=\s*(\d+)\s*$/.exec(part);
-      if (!m) throw usageError('E_USAGE', `--costs: '${part}' is not CC=N`, { hint: 'e.g. --costs US=1,GB=2,AU=3' });
-      costs[m[1]!.toUpperCase()] = Number(m[2]);
-    }
-    o.costs = costs;
-  }
+  if (f.key !== undefined) o.key = f.key;
+  if (f.creditLimit !== undefined) o.creditLimit = f.creditLimit;
+  if (f.seed !== undefined) o.seed = f.seed;
+  if (f.countries !== undefined) o.supportedCountries = f.countries;
+  if (f.costs !== undefined) o.costs = f.costs;
   if (f.accounts !== undefined) o.accounts = await readAccounts(ctx, f.accounts);
   return o;
 }

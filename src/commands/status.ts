@@ -1,7 +1,8 @@
 // `dnc status`: lists results files and when their scrub expires, for people and for cron (exit 3 when any is expired or expiring).
 import path from 'node:path';
 import type { Command } from 'commander';
-import { ExitCode, usageError } from '../errors.js';
+import { dateTimeOption, durationOption } from '../cli-options.js';
+import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 
@@ -27,18 +28,14 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .command('status')
     .description('list results files and when their scrub expires (exit 3 when any is expired or expiring)')
     .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
-    .option('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d')
-    .option('--as-of <time>', 'judge as of this ISO 8601 time instead of now')
+    .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
+    .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts() as { expiring?: string; asOf?: string };
-    const { parseDuration, formatDuration } = await import('../evidence/duration.js');
-    const withinMs = o.expiring === undefined ? 0 : parseDuration('--expiring', o.expiring);
-    let asOf = ctx.now();
-    if (o.asOf !== undefined) {
-      asOf = new Date(o.asOf);
-      if (Number.isNaN(asOf.getTime())) throw usageError('E_USAGE', `--as-of ${JSON.stringify(o.asOf)} is not a date-time`, { hint: 'write ISO 8601, e.g. 2026-12-01T09:00:00Z' });
-    }
+    const o = cmd.opts<{ expiring?: number; asOf?: Date }>();
+    const { formatDuration } = await import('../evidence/duration.js');
+    const withinMs = o.expiring ?? 0;
+    const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
     const { scrubStatus } = await import('../compliance/status.js');
     const files = await scrubStatus(paths, asOf, withinMs);

@@ -1,6 +1,6 @@
 // `dnc usage`: credit balance and usage per billing period (/v2/usage_stats), or lifetime totals (/usage_stats).
-import type { Command } from 'commander';
-import { parseIntegerOption } from '../config.js';
+import { Option, type Command } from 'commander';
+import { integerOption, parsedOption } from '../cli-options.js';
 import { processLockDeps, type Context } from '../context.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
@@ -12,12 +12,14 @@ import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.j
 /** The most periods the service returns per page (section 8); also the page size of --all when --periods is not given. */
 export const MAX_PERIODS = 100;
 
-interface RawUsageOptions {
-  periods?: string;
-  id?: string;
+/** The flags as commander hands them over: parsed, ranges checked, conflicting combinations refused. */
+interface UsageFlags {
+  periods?: number;
+  id?: number;
   cursor?: string;
   all?: boolean;
   lifetime?: boolean;
+  reconcile?: boolean;
 }
 
 /** What to ask the service for, once the flags have been checked. */
@@ -40,37 +42,19 @@ On a terminal the output is tables and charts; piped, it is tab-separated record
 (customer, period, country, month, next_cursor; lifetime_*), described in dnc help formats.`;
 
 /**
- * Checks the flags and turns them into a plan, refusing invalid values and combinations
- * (exit 2) before anything is sent.
+ * The flags as a plan. Values and combinations were refused (exit 2) by commander while it read them
+ * (see registerUsage), before anything is sent.
  */
-export function planUsage(o: RawUsageOptions): UsagePlan {
-  const given = (name: string, present: boolean) => (present ? [name] : []);
-  const paging = [
-    ...given('--periods', o.periods !== undefined),
-    ...given('--cursor', o.cursor !== undefined),
-    ...given('--all', o.all === true),
-  ];
-  if (o.lifetime) {
-    const others = [...given('--id', o.id !== undefined), ...paging];
-    if (others.length > 0) {
-      throw usageError('E_USAGE', `--lifetime cannot be combined with ${others.join(', ')}`, {
-        hint: 'the lifetime (legacy) endpoint takes no parameters; drop --lifetime to select billing periods',
-      });
-    }
-    return { kind: 'lifetime' };
-  }
-  if (o.id !== undefined && paging.length > 0) {
-    throw usageError('E_USAGE', `--id selects one billing period and cannot be combined with ${paging.join(', ')}`, {
-      hint: 'use either --id ID, or --periods N / --cursor C / --all',
-    });
-  }
-  const periods = o.periods === undefined ? undefined : parseIntegerOption('--periods', o.periods, 1, MAX_PERIODS);
-  if (o.id !== undefined) return { kind: 'id', id: parseIntegerOption('--id', o.id, 1) };
-  if (o.cursor !== undefined && o.cursor.trim() === '') {
-    throw usageError('E_USAGE', '--cursor must not be empty', { hint: 'pass the next_cursor of a previous answer' });
-  }
-  if (o.all) return { kind: 'all', periods: periods ?? MAX_PERIODS, cursor: o.cursor };
-  return { kind: 'page', periods, cursor: o.cursor };
+export function planUsage(o: UsageFlags): UsagePlan {
+  if (o.lifetime) return { kind: 'lifetime' };
+  if (o.id !== undefined) return { kind: 'id', id: o.id };
+  if (o.all) return { kind: 'all', periods: o.periods ?? MAX_PERIODS, cursor: o.cursor };
+  return { kind: 'page', periods: o.periods, cursor: o.cursor };
+}
+
+function nonEmptyCursor(raw: string, flag: string): string {
+  if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, { hint: 'pass the next_cursor of a previous answer' });
+  return raw;
 }
 
 function badResponse(what: string, raw: unknown): DncError {
@@ -216,30 +200,30 @@ export function registerUsage(program: Command, host: CommandHost): void {
   const command = program
     .command('usage')
     .description('credit balance and usage per billing period (free: consumes no credits)')
-    .option('--periods <n>', 'the N latest billing periods, newest first (1 to 100; default 1)')
-    .option('--id <id>', 'one billing period by id (at least 1)')
-    .option('--cursor <cursor>', 'continue from the next_cursor of a previous answer')
+    .addOption(integerOption('--periods <n>', 'the N latest billing periods, newest first (1 to 100; default 1)', 1, MAX_PERIODS))
+    // One billing period by id: paging would be meaningless beside it.
+    .addOption(integerOption('--id <id>', 'one billing period by id (at least 1)', 1).conflicts(['periods', 'cursor', 'all']))
+    .addOption(parsedOption('--cursor <cursor>', 'continue from the next_cursor of a previous answer', nonEmptyCursor))
     .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
-    .option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)')
-    .option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded")
+    // The lifetime (legacy) endpoint takes no parameters.
+    .addOption(
+      new Option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)').conflicts(['id', 'periods', 'cursor', 'all', 'reconcile']),
+    )
+    // Reconciliation compares one billing period: the latest, or one given with --id.
+    .addOption(
+      new Option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded").conflicts(['periods', 'cursor', 'all']),
+    )
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => {
-    const plan = planUsage(cmd.opts<RawUsageOptions>());
-    if (cmd.opts<{ reconcile?: boolean }>().reconcile) return runReconcile(ctx, plan);
+    const flags = cmd.opts<UsageFlags>();
+    const plan = planUsage(flags);
+    if (flags.reconcile) return runReconcile(ctx, plan);
     return run(ctx, plan);
   });
 }
 
 /** `dnc usage --reconcile [--id ID]`: the latest (or given) billing period against this machine's records. */
-async function runReconcile(
-  ctx: Context,
-  plan: { kind: string; id?: number; periods?: number | undefined; cursor?: string | undefined },
-): Promise<number> {
-  if (!(plan.kind === 'id' || (plan.kind === 'page' && plan.periods === undefined && plan.cursor === undefined))) {
-    throw usageError('E_USAGE', '--reconcile works on one billing period: the latest, or one given with --id', {
-      hint: 'drop --periods, --cursor, --all and --lifetime',
-    });
-  }
+async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
   const { stateDir } = await import('../evidence/paths.js');
   const { registeredJournals } = await import('../evidence/registry.js');
   const { CheckHistory, historyPath } = await import('../evidence/history.js');

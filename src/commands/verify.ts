@@ -2,7 +2,8 @@
 import { describeRecordAt } from '../batch/csv-input.js';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { ExitCode, usageError } from '../errors.js';
+import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
+import { ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -30,21 +31,15 @@ export function registerVerify(program: Command, host: CommandHost): void {
     .command('verify')
     .description('offline: is a batch output exactly what dnc wrote, and fresh enough to dial? (rows to re-check by line)')
     .argument('<output>', 'the output CSV of `dnc batch`')
-    .option('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB 28d, AU 30d, others 30d)')
-    .option('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now')
-    .option('--list <n>', 'rows to re-check listed at most (all are counted)', '1000')
+    .addOption(durationOption('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB 28d, AU 30d, others 30d)'))
+    .addOption(dateTimeOption('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now'))
+    .addOption(integerOption('--list <n>', 'rows to re-check listed at most (all are counted)', 0).default(1000))
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts() as { maxAge?: string; asOf?: string; list: string };
-    const { parseDuration } = await import('../evidence/duration.js');
-    const { parseIntegerOption } = await import('../config.js');
-    const maxAgeMs = o.maxAge === undefined ? null : parseDuration('--max-age', o.maxAge);
-    let asOf = ctx.now();
-    if (o.asOf !== undefined) {
-      asOf = new Date(o.asOf);
-      if (Number.isNaN(asOf.getTime())) throw usageError('E_USAGE', `--as-of ${JSON.stringify(o.asOf)} is not a date-time`, { hint: 'write ISO 8601, e.g. 2026-12-01T09:00:00Z' });
-    }
-    const listLimit = parseIntegerOption('--list', o.list, 0);
+    const o = cmd.opts<{ maxAge?: number; asOf?: Date; list: number }>();
+    const maxAgeMs = o.maxAge ?? null;
+    const asOf = o.asOf ?? ctx.now();
+    const listLimit = o.list;
     const { verifyOutput } = await import('../evidence/verify.js');
     const output = path.resolve(ctx.cwd, cmd.args[0]!);
     // The internal do-not-call list as it is now (the one the scrub used, else the user's): a number added to it

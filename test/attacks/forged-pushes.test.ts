@@ -256,6 +256,8 @@ describe('the secret path', () => {
     expect(isUnguessablePath('/webhooks/dnc')).toBe(false);
     expect(isUnguessablePath('/hooks/Jr6tQm2yVb0sXw9LkPz3dA')).toBe(true);
     expect(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost'].every(isLoopbackHost)).toBe(true);
-    expect(['0.0.0.0', '::', '192.168.1.2', 'example.com'].some(isLoopbackHost)).toBe(false);
+    expect(['::ffff:127.0.0.1', '0:0:0:0:0:0:0:1', '127.255.255.254'].every(isLoopbackHost)).toBe(true);
+    // Names other than localhost may resolve anywhere; 128.0.0.1 and 126.255.255.255 sit just outside 127/8.
+    expect(['0.0.0.0', '::', '192.168.1.2', 'example.com', '127.0.0.1.example.com', '128.0.0.1', '126.255.255.255', '::2', '::ffff:10.0.0.1'].some(isLoopbackHost)).toBe(false);
   });
 });

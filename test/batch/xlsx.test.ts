@@ -222,7 +222,7 @@ describe('an .xlsx call list', () => {
     expect(readCsvIndependently(csv)).toHaveLength(8);
     const bad = await runDnc(['batch', input, '--format', 'ods', '--dry-run'], { env: ctx.env, cwd: tmp.dir });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--format must be csv or xlsx');
+    expect(bad.stderr).toContain("option '--format <format>' argument 'ods' is invalid. Allowed choices are csv, xlsx.");
   });
 
   it('is not fit once a cell of the results workbook is edited', async () => {

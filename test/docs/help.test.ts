@@ -109,7 +109,7 @@ describe('every command\'s help', () => {
     expect(batch.stdout).toContain('(default: 8)');
     expect(batch.stdout).toContain(`  7    ${EXIT_STATUS_MEANINGS[7]}`);
     const sandbox = await runDnc(['sandbox', '--help']);
-    expect(sandbox.stdout).toMatch(/\(default:\s+monthly\)/);
+    expect(sandbox.stdout).toMatch(/\(one of:\s+monthly, annual; default:\s+monthly\)/);
   });
 });
 
@@ -304,7 +304,7 @@ describe('dnc sandbox --detach', () => {
       const r = bash(ws, 'dnc sandbox --detach --plan weekly');
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toContain("dnc: error [E_USAGE]: --plan must be monthly or annual, got 'weekly'");
+      expect(r.stderr).toContain("dnc: error [E_USAGE]: option '--plan <plan>' argument 'weekly' is invalid. Allowed choices are monthly, annual.");
     } finally {
       rmSync(ws.dir, { recursive: true, force: true });
     }

@@ -85,7 +85,7 @@ describe('dnc usage (spawned)', () => {
     expect(sb.requests().length - before).toBe(2);
     const bad = await spawnDnc(['usage', '--id', '5', '--all'], { env: env() });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('--id selects one billing period');
+    expect(bad.stderr).toContain("dnc: error [E_USAGE]: option '--id <id>' cannot be used with option '--all'");
     expect(sb.requests().length - before).toBe(2);
   });
 });
