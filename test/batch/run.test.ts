@@ -1,32 +1,40 @@
 // The batch use case without the command: options and injected dependencies in, typed events out, a result back.
-// The stop/resume matrix — (429, budget, interrupt) × (bare rerun, rerun with other non-answer options, --restart) —
-// asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row finished.
+// The stop/resume matrix — (429, budget, interrupt, service down) × (bare rerun, rerun with other non-answer options,
+// --restart) — asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row
+// finished. dnc reaches the sandbox through a relay that can take the service down (test/helpers/service-proxy.ts).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBatchJob, type BatchEvent, type BatchOptions, type BatchRunResult } from '../../src/batch/run.js';
+import type { GlobalFlags } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { createTestIO } from '../../src/io.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { dncErrorOf } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
+import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
 import { sandbox, scratch, scratchFolders } from './helpers.js';
 
 let sb: Sandbox;
+let proxy: ServiceProxy;
 let env: Record<string, string>;
 const tmp = scratch();
 let n = 0;
 
 beforeAll(async () => {
   ({ sb, env } = await sandbox());
-  env = { ...env, ...scratchFolders(tmp.dir) };
+  proxy = await serviceProxy(sb.baseUrl);
+  env = { ...env, DNC_BASE_URL: proxy.baseUrl, ...scratchFolders(tmp.dir) };
 });
-beforeEach(() => {
+beforeEach(async () => {
   sb.reset();
   sb.setCreditLimit(100_000);
+  await proxy.up();
 });
 afterAll(async () => {
+  await proxy.close();
   await sb.close();
   tmp.remove();
 });
@@ -34,9 +42,15 @@ afterAll(async () => {
 const OPTIONS: BatchOptions = { concurrency: 4, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true };
 
 /** Runs the use case as a command would, recording its events; `interrupts` lets a test press Ctrl-C. */
-async function run(input: string, options: Partial<BatchOptions>, interrupts: TestInterrupts = testInterrupts(), onEvent?: (e: BatchEvent) => void) {
+async function run(
+  input: string,
+  options: Partial<BatchOptions>,
+  interrupts: TestInterrupts = testInterrupts(),
+  onEvent?: (e: BatchEvent) => void,
+  flags: GlobalFlags = {},
+) {
   const io = createTestIO();
-  const ctx = createContext({ io, env, cwd: tmp.dir, interrupts }, {});
+  const ctx = createContext({ io, env, cwd: tmp.dir, interrupts }, flags);
   const events: BatchEvent[] = [];
   const given = new Set(Object.keys(options)) as BatchOptions['given'];
   const result = await runBatchJob(input, { ...OPTIONS, ...options, given }, {
@@ -44,7 +58,7 @@ async function run(input: string, options: Partial<BatchOptions>, interrupts: Te
     env,
     homedir: tmp.dir,
     now: () => new Date(),
-    flags: {},
+    flags,
     interrupts,
     serviceConfig: () => ctx.serviceConfig(),
     createClient: (o) => ctx.createClient(o),
@@ -91,7 +105,7 @@ describe('runBatchJob', () => {
     expect(events.find((e) => e.type === 'info')).toMatchObject({ text: expect.stringMatching(/^Reading /) });
   });
 
-  const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult>; reason: string }> = [
+  const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult | null>; reason: string }> = [
     {
       name: '429',
       reason: 'credit_limit',
@@ -112,6 +126,23 @@ describe('runBatchJob', () => {
         return (await run(input, { output, concurrency: 1 }, interrupts, (e) => e.type === 'progress' && ++answered === 5 && interrupts.fire())).result;
       },
     },
+    {
+      // The service goes away after five answers: lookups in progress are answered, later connections refused
+      // (nothing of them reached the service), retried, then the run ends on the failure; it comes back for the rerun.
+      name: 'service down',
+      reason: 'service_failure',
+      stop: async (input, output) => {
+        proxy.downAfter(proxy.lookupsAnswered() + 5);
+        // A fatal service error is thrown once the output is written (the command exits 6 with a resume hint).
+        const err = await dncErrorOf(run(input, { output }, testInterrupts(), undefined, { retries: 1 }));
+        expect(err.code).toBe('E_NETWORK');
+        expect(err.hint).toMatch(/to resume \(answered numbers are not sent again\)/);
+        expect(proxy.isDown()).toBe(true);
+        expect(readCsvIndependently(output).slice(1).filter((x) => x[4] === 'not_checked').length).toBeGreaterThan(0);
+        await proxy.up();
+        return null;
+      },
+    },
   ];
   const reruns: Array<{ name: string; options: Partial<BatchOptions>; paysAgain: boolean }> = [
     { name: 'bare rerun', options: {}, paysAgain: false },
@@ -122,8 +153,8 @@ describe('runBatchJob', () => {
     for (const again of reruns) {
       it(`${s.name} × ${again.name}: ${again.paysAgain ? 'everything is looked up again, as asked' : 'no charged number is sent twice'}; every row finished`, async () => {
         const { input, output } = list(12);
-        const first = finished(await s.stop(input, output));
-        expect(first.stopped).toBe(s.reason);
+        const stopped = await s.stop(input, output);
+        if (stopped) expect(finished(stopped).stopped).toBe(s.reason);
         const paid = new Set(charged());
         expect(paid.size).toBeGreaterThan(0);
         expect(paid.size).toBeLessThan(12);
