@@ -1,7 +1,7 @@
 // The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
 import { EventEmitter } from 'node:events';
 import { DncError, ExitCode, isDncError, usageError } from '../errors.js';
-import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import { NOT_SENT_CODES, type LookupOutcome, type ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
 import { WebhookUrlProbe } from './webhook-probe.js';
@@ -78,8 +78,6 @@ interface QueueItem {
 }
 
 
-// A refused connection or a failed DNS lookup: the request never reached the service, so nothing was charged.
-const NOT_SENT_ERRNOS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 export declare interface BatchScheduler {
   on(event: 'progress', listener: (p: SchedulerProgress) => void): this;
@@ -226,7 +224,7 @@ export class BatchScheduler extends EventEmitter {
         this.stopping ??= 'credit_limit';
       } else {
         // 401/403, an invalid webhook URL, the service unreachable: nothing more can succeed in this run.
-        if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_ERRNOS.has(String(details.errno)))) {
+        if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_CODES.has(String(details.errno)))) {
           queue.push(() => journal.release(item.id));
         }
         // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.

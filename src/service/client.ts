@@ -113,7 +113,7 @@ export const ClientErrorCode = {
 const RETRYABLE_LOOKUP_CODES: ReadonlySet<string> = new Set<LookupErrorCode>(['upstream_timeout', 'upstream_error']);
 
 // Errors raised before any byte of the request can have reached the service: always safe to retry.
-const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
