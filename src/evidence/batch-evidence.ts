@@ -138,6 +138,7 @@ export async function afterRender(
     startedAt: options.startedAt.toISOString(),
     finishedAt: e.now().toISOString(),
     compliance: complianceRecordOf(journal),
+    unansweredSends: journal.unansweredSends(),
   });
   say.debug(`wrote ${written.path}`);
   await rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
