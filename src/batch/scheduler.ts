@@ -271,7 +271,7 @@ export class BatchScheduler extends EventEmitter {
         if (writeFailure) {
           // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
           const e = isDncError(writeFailure) ? writeFailure : null;
-          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal and are sent again, and reported, when the batch is run again`;
+          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal; a rerun reports them and sends them again only with --resend-unanswered`;
           this.fatal =
             e !== null
               ? new DncError(e.code, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })
