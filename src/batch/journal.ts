@@ -1275,8 +1275,8 @@ export interface RerunPlan {
  * (queued, not_checked of any reason, uncharged failures) and numbers whose send got no answer (sent again only
  * with --resend-unanswered).
  */
-export function rerunPlanOf(journalPath: string): Promise<RerunPlan> {
-  return readUntouched(journalPath, (db) => {
+export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunPlan> {
+  return readUntouched(journalPath, inUse, (db) => {
     const meta = (key: string) => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
     const batch = meta('batch');
     const supported = meta('supported_countries');
@@ -1316,8 +1316,8 @@ export function rerunPlanOf(journalPath: string): Promise<RerunPlan> {
 }
 
 /** The options a journal's batch was last run with (BatchMeta.run), read without changing the journal (for a dry run). */
-export function rememberedRunOf(journalPath: string): Promise<Record<string, unknown> | undefined> {
-  return readUntouched(journalPath, (db) => {
+export function rememberedRunOf(journalPath: string, inUse: boolean): Promise<Record<string, unknown> | undefined> {
+  return readUntouched(journalPath, inUse, (db) => {
     const row = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get('batch');
     return row ? (JSON.parse(row.value) as BatchMeta).run : undefined;
   });
@@ -1326,12 +1326,13 @@ export function rememberedRunOf(journalPath: string): Promise<Record<string, unk
 /**
  * Reads a journal leaving it, and the folder it is in, exactly as they were (a dry run changes nothing a real run
  * relies on). SQLite opens a WAL database read-only only with its -wal and -shm files, creating them when absent
- * (and leaving them behind): with a -wal there (a run is going on, or one was killed) they are used as they are;
- * without one the main file holds everything, and a private copy of it is read instead.
+ * (and leaving them behind), and rebuilds the -shm index of a killed writer's log. So unless a live process
+ * (`inUse`: a batch or listener holding its lock) keeps those files as they must be, a private copy of the
+ * journal and its log is read instead.
  */
-async function readUntouched<T>(journalPath: string, read: (db: BetterSqlite3.Database) => T): Promise<T> {
+async function readUntouched<T>(journalPath: string, inUse: boolean, read: (db: BetterSqlite3.Database) => T): Promise<T> {
   const { default: Database } = await import('better-sqlite3');
-  if (existsSync(`${journalPath}-wal`) && existsSync(`${journalPath}-shm`)) {
+  if (inUse && existsSync(`${journalPath}-wal`) && existsSync(`${journalPath}-shm`)) {
     const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
     try {
       return read(db);
@@ -1346,6 +1347,8 @@ async function readUntouched<T>(journalPath: string, read: (db: BetterSqlite3.Da
   try {
     const copy = join(dir, 'journal.sqlite');
     copyFileSync(journalPath, copy);
+    // A killed run's last commits are in its log: read with it.
+    if (existsSync(`${journalPath}-wal`)) copyFileSync(`${journalPath}-wal`, `${copy}-wal`);
     const db = new Database(copy, { fileMustExist: true, timeout: 5_000 });
     try {
       return read(db);

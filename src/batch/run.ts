@@ -488,7 +488,7 @@ async function withRememberedOptions(ctx: RunContext, input: string, options: Ba
   const { BatchJournal, rememberedRunOf } = await import('./journal.js');
   let remembered: Record<string, unknown> | undefined;
   try {
-    if (options.dryRun) remembered = await rememberedRunOf(journalPath);
+    if (options.dryRun) remembered = await rememberedRunOf(journalPath, await journalInUse(ctx, journalPath));
     else {
       const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
       try {
@@ -1105,6 +1105,12 @@ function readingLine(input: string, layout: CsvLayout): string {
   return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`;
 }
 
+/** Whether a live batch or listener holds the journal (its files are then kept right by it). */
+async function journalInUse(ctx: RunContext, journalPath: string): Promise<boolean> {
+  const { lockHolder } = await import('./journal.js');
+  return lockHolder(journalPath, ctx.lockDeps) !== null || lockHolder(journalPath, ctx.lockDeps, 'listen') !== null;
+}
+
 /**
  * The journal of a stopped batch as a rerun would find it, or null when a rerun would start afresh (no journal)
  * or refuse it (another input or options that change answers: said as a warning; the estimate is then the whole list's).
@@ -1114,7 +1120,7 @@ async function rerunPlan(ctx: RunContext, journalPath: string | null, sha256: st
   const { rerunPlanOf } = await import('./journal.js');
   let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
   try {
-    plan = await rerunPlanOf(journalPath);
+    plan = await rerunPlanOf(journalPath, await journalInUse(ctx, journalPath));
   } catch (err) {
     ctx.warn(`dnc: warning: ${journalPath} cannot be read as a batch journal (${(err as Error).message}): the estimate is the whole list's`);
     return null;

@@ -122,6 +122,8 @@ export class BatchScheduler extends EventEmitter {
   async run(): Promise<SchedulerOutcome> {
     const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
     const started = this.clock();
+    // The batch use case settles an earlier run's unanswered sends before this (src/batch/run.ts: they are sent
+    // again only with --resend-unanswered); a scheduler given a journal with numbers still in flight sends them.
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
     const incoming = this.options.incoming;

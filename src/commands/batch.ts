@@ -239,7 +239,8 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
       stopped === 'credit_limit'
         ? 'after a credit top-up or in the next billing period (`dnc usage` shows the balance)'
         : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the budget, so name the new one)';
-    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '')} --max-credits <N|none>` : resume;
+    // (A resume command that repeats the options, for -o -, names the old budget: the new one replaces it.)
+    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '').replace(/ --max-credits \S+/, '')} --max-credits <N|none>` : resume;
     ctx.warn(`dnc: stopped: ${why}; ${after.queued} number(s) not checked. Resume ${next} with: ${command}`);
     return ExitCode.CREDIT;
   }
