@@ -167,7 +167,10 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   }
   if (result.kind === 'dry-run') return showDryRun(ctx, result.report);
   if (result.kind === 'abandoned') {
-    ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');
+    ctx.warn(
+      'dnc: stopped at once; every answer received so far is in the journal, and the lookups still in flight may have been charged ' +
+        '(a rerun does not send them again unless --resend-unanswered). Run the same command again to resume.',
+    );
     return ExitCode.INTERRUPTED;
   }
   return finish(ctx, result);

@@ -506,6 +506,7 @@ describe('dnc batch: stop and resume', () => {
       const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });
       trigger.cancel();
       expect(first.code).toBe(130);
+      expect(first.stderr).toContain('the lookups still in flight may have been charged (a rerun does not send them again unless --resend-unanswered)');
       expect(trigger.firedAt()).toBeGreaterThan(0);
       expect(Date.now() - trigger.firedAt()).toBeLessThan(250);
       expect(existsSync(output)).toBe(false);
