@@ -1280,18 +1280,25 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
     const meta = (key: string) => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
     const batch = meta('batch');
     const supported = meta('supported_countries');
+    // One pass over the numbers (a million take about a second): counts, credits and unanswered sends together.
     const rows = db
-      .prepare<[string], { country: string; kind: 'verdict' | 'pending' | 'look_up' | 'unanswered'; n: number }>(
+      .prepare<[string], { country: string; kind: 'verdict' | 'pending' | 'look_up' | 'unanswered'; n: number; credits: number; unanswered: number }>(
         `SELECT country, CASE
             WHEN state = 'queued' OR (${REQUEUE_WHERE}) THEN 'look_up'
             WHEN state = 'in_flight' OR (state = 'done' AND error_code = ?) THEN 'unanswered'
             WHEN state = 'pending' THEN 'pending'
-            ELSE 'verdict' END AS kind, COUNT(*) AS n
+            ELSE 'verdict' END AS kind, COUNT(*) AS n,
+            COALESCE(SUM(CASE WHEN state IN ('done', 'pending') THEN credits ELSE 0 END), 0) AS credits,
+            COALESCE(SUM(CASE WHEN attempts > 0 THEN ${UNANSWERED_SENDS} ELSE 0 END), 0) AS unanswered
            FROM numbers GROUP BY country, kind`,
       )
       .all(UNANSWERED_SEND);
     const byCountry: RerunPlan['byCountry'] = new Map();
+    let credits = 0;
+    let unanswered = 0;
     for (const r of rows) {
+      credits += r.credits;
+      unanswered += r.unanswered;
       const c = byCountry.get(r.country) ?? { numbers: 0, verdict: 0, pending: 0, toLookUp: 0, unanswered: 0 };
       c.numbers += r.n;
       if (r.kind === 'look_up') c.toLookUp += r.n;
@@ -1300,8 +1307,6 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
       else c.verdict += r.n;
       byCountry.set(r.country, c);
     }
-    const credits = db.prepare<[], { n: number }>("SELECT COALESCE(SUM(credits), 0) AS n FROM numbers WHERE state IN ('done', 'pending')").get()!.n;
-    const unanswered = db.prepare<[], { n: number }>(`SELECT COALESCE(SUM(${UNANSWERED_SENDS}), 0) AS n FROM numbers WHERE attempts > 0`).get()!.n;
     const costs = new Map(db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs').all().map((r) => [r.country, r.credits]));
     return {
       meta: batch ? (JSON.parse(batch) as BatchMeta) : null,

@@ -778,7 +778,8 @@ async function runBatchJournal(
 
     const { renderBatchOutput } = await import('./render.js');
     const summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary });
+    const unansweredSends = journal.unansweredSends();
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
     if (summary.notHttpsSources > 0) {
       ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
     }
@@ -795,7 +796,7 @@ async function runBatchJournal(
       outputPath: paths.outputPath,
       maxCredits: options.maxCredits,
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
-      unansweredSends: journal.unansweredSends(),
+      unansweredSends,
     };
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
