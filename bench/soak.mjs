@@ -174,9 +174,9 @@ function chargesByNumber(lookups) {
   return m;
 }
 
-/** How many numbers a resumed run said it re-sends (they were in flight at the crash and may have been charged). */
+/** How many numbers a resumed run said it re-sends (they were in flight at the crash and may have been charged; --resend-unanswered). */
 function reportedResends(stderr) {
-  const all = [...stderr.matchAll(/(\d+)(?: number\(s\))? were in flight when the last run stopped/g)].map((m) => Number(m[1]));
+  const all = [...stderr.matchAll(/--resend-unanswered: (\d+) number\(s\) whose earlier send got no answer are sent again/g)].map((m) => Number(m[1]));
   return all.length ? Math.max(...all) : 0;
 }
 
@@ -214,7 +214,8 @@ async function crashStorm() {
   const hash = sha256(input);
   const sb = await sandbox(['--latency-ms', String(PROFILE.stormLatencyMs), '--credit-limit', '100000000']);
   const env = dncEnv(sb);
-  const argv = ['batch', input, '-o', output, '--concurrency', String(concurrency)];
+  // Numbers a killed run sent without getting the answer are sent again only when asked: the storm asks every time.
+  const argv = ['batch', input, '-o', output, '--concurrency', String(concurrency), '--resend-unanswered'];
   // The list holds charged billing failures (…995): rows with no verdict that no rerun changes, so a finished batch exits 7.
   const FINISHED = 7;
   let kills = 0;

@@ -74,7 +74,16 @@ export interface BatchMeta {
  * A number's sends beyond the one whose answer (and credits) the journal holds, as SQL over a numbers row:
  * each was sent and its answer lost to an interrupted run, so it may have been charged unseen.
  */
-export const UNANSWERED_SENDS = "MAX(0, attempts - (state IN ('done', 'pending')))";
+export const UNANSWERED_SENDS = "MAX(0, attempts - (state IN ('done', 'pending') AND COALESCE(error_code, '') != 'unanswered_send'))";
+
+/**
+ * The dnc_error_code of a number whose send got no answer (a kill -9, a second Ctrl-C, a full disk): it may
+ * have been charged, so a rerun does not send it again unless asked (--resend-unanswered). Its send is one
+ * of the UNANSWERED_SENDS above (the row holds no answer of it).
+ */
+export const UNANSWERED_SEND = 'unanswered_send';
+export const UNANSWERED_SEND_TEXT =
+  'sent by an earlier run that stopped before the answer came: it may have been charged; a rerun sends it again only with --resend-unanswered';
 
 /** One distinct number as the journal holds it. */
 export interface NumberRow {
@@ -753,6 +762,40 @@ export class BatchJournal {
     return this.st.requeueInFlight.run().changes;
   }
 
+  /**
+   * At the start of a rerun (the lock held: no run of this batch is alive): numbers left in flight by a run that
+   * stopped without their answers (kill -9, a second Ctrl-C, a full disk) may have been charged. They are not
+   * sent again: each becomes `failed` / unanswered_send, no credits recorded, its send counted among the unanswered
+   * ones. Returns how many.
+   */
+  settleUnanswered(): number {
+    return this.db
+      .prepare(
+        `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL, credits = 0, do_not_call = NULL,
+           list_source = NULL, checked_at = NULL, error_code = ?, error = ? WHERE state = 'in_flight'`,
+      )
+      // updated_at stays the moment of the send: \`dnc usage --reconcile\` dates the unanswered send by it.
+      .run(UNANSWERED_SEND, UNANSWERED_SEND_TEXT).changes;
+  }
+
+  /**
+   * --resend-unanswered: numbers whose send got no answer go back to the queue (the user accepts a second
+   * charge). Their earlier sends stay counted (attempts): the answer of the next one is not theirs. Returns how many.
+   */
+  requeueUnanswered(): number {
+    return this.db
+      .prepare(
+        `UPDATE numbers SET state = 'queued', result = NULL, error_code = NULL, error = NULL, updated_at = ?
+          WHERE (state = 'done' AND error_code = ?) OR state = 'in_flight'`,
+      )
+      .run(this.stamp(), UNANSWERED_SEND).changes;
+  }
+
+  /** Sends of this batch that got no answer (each may have been charged; no credits of them are recorded). */
+  unansweredSends(): number {
+    return (this.db.prepare(`SELECT COALESCE(SUM(${UNANSWERED_SENDS}), 0) AS n FROM numbers WHERE attempts > 0`).get() as { n: number }).n;
+  }
+
   /** Stores a final answer; the number is done once this returns. */
   recordFinal(id: number, a: FinalAnswer): void {
     if (!this.db.inTransaction) {
@@ -1209,6 +1252,117 @@ export function journalSpendBetween(
       .get(start, end, running ? 1 : 0)!;
     return { service, lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
   });
+}
+
+/** What a rerun of a journal's batch would do with its numbers, by country (for `dnc batch --dry-run`). */
+export interface RerunPlan {
+  meta: BatchMeta | null;
+  /** Every row of the input is in the journal. */
+  ingested: boolean;
+  /** Credits the batch has recorded (charged, or held for pending lookups). */
+  credits: number;
+  /** Sends that got no answer (may have been charged), as the summary and `dnc usage --reconcile` count them. */
+  unansweredSends: number;
+  supportedCountries: string[] | null;
+  /** Costs the batch learned (X-Credit-Cost), by country. */
+  costs: Map<string, number>;
+  byCountry: Map<string, { numbers: number; verdict: number; pending: number; toLookUp: number; unanswered: number }>;
+}
+
+/**
+ * Reads a journal as a rerun would see it, without changing it (read-only: no checkpoint, no migration):
+ * numbers with a final verdict (charged outcomes included), pending webhook lookups, numbers a rerun looks up
+ * (queued, not_checked of any reason, uncharged failures) and numbers whose send got no answer (sent again only
+ * with --resend-unanswered).
+ */
+export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunPlan> {
+  return readUntouched(journalPath, inUse, (db) => {
+    const meta = (key: string) => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
+    const batch = meta('batch');
+    const supported = meta('supported_countries');
+    // One pass over the numbers (a million take about a second): counts, credits and unanswered sends together.
+    const rows = db
+      .prepare<[string], { country: string; kind: 'verdict' | 'pending' | 'look_up' | 'unanswered'; n: number; credits: number; unanswered: number }>(
+        `SELECT country, CASE
+            WHEN state = 'queued' OR (${REQUEUE_WHERE}) THEN 'look_up'
+            WHEN state = 'in_flight' OR (state = 'done' AND error_code = ?) THEN 'unanswered'
+            WHEN state = 'pending' THEN 'pending'
+            ELSE 'verdict' END AS kind, COUNT(*) AS n,
+            COALESCE(SUM(CASE WHEN state IN ('done', 'pending') THEN credits ELSE 0 END), 0) AS credits,
+            COALESCE(SUM(CASE WHEN attempts > 0 THEN ${UNANSWERED_SENDS} ELSE 0 END), 0) AS unanswered
+           FROM numbers GROUP BY country, kind`,
+      )
+      .all(UNANSWERED_SEND);
+    const byCountry: RerunPlan['byCountry'] = new Map();
+    let credits = 0;
+    let unanswered = 0;
+    for (const r of rows) {
+      credits += r.credits;
+      unanswered += r.unanswered;
+      const c = byCountry.get(r.country) ?? { numbers: 0, verdict: 0, pending: 0, toLookUp: 0, unanswered: 0 };
+      c.numbers += r.n;
+      if (r.kind === 'look_up') c.toLookUp += r.n;
+      else if (r.kind === 'unanswered') c.unanswered += r.n;
+      else if (r.kind === 'pending') c.pending += r.n;
+      else c.verdict += r.n;
+      byCountry.set(r.country, c);
+    }
+    const costs = new Map(db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs').all().map((r) => [r.country, r.credits]));
+    return {
+      meta: batch ? (JSON.parse(batch) as BatchMeta) : null,
+      ingested: meta('ingested') === '1',
+      credits,
+      unansweredSends: unanswered,
+      supportedCountries: supported ? (JSON.parse(supported) as string[]) : null,
+      costs,
+      byCountry,
+    };
+  });
+}
+
+/** The options a journal's batch was last run with (BatchMeta.run), read without changing the journal (for a dry run). */
+export function rememberedRunOf(journalPath: string, inUse: boolean): Promise<Record<string, unknown> | undefined> {
+  return readUntouched(journalPath, inUse, (db) => {
+    const row = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get('batch');
+    return row ? (JSON.parse(row.value) as BatchMeta).run : undefined;
+  });
+}
+
+/**
+ * Reads a journal leaving it, and the folder it is in, exactly as they were (a dry run changes nothing a real run
+ * relies on). SQLite opens a WAL database read-only only with its -wal and -shm files, creating them when absent
+ * (and leaving them behind), and rebuilds the -shm index of a killed writer's log. So unless a live process
+ * (`inUse`: a batch or listener holding its lock) keeps those files as they must be, a private copy of the
+ * journal and its log is read instead.
+ */
+async function readUntouched<T>(journalPath: string, inUse: boolean, read: (db: BetterSqlite3.Database) => T): Promise<T> {
+  const { default: Database } = await import('better-sqlite3');
+  if (inUse && existsSync(`${journalPath}-wal`) && existsSync(`${journalPath}-shm`)) {
+    const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
+    try {
+      return read(db);
+    } finally {
+      db.close();
+    }
+  }
+  const { mkdtempSync, copyFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'dnc-journal-'));
+  try {
+    const copy = join(dir, 'journal.sqlite');
+    copyFileSync(journalPath, copy);
+    // A killed run's last commits are in its log: read with it.
+    if (existsSync(`${journalPath}-wal`)) copyFileSync(`${journalPath}-wal`, `${copy}-wal`);
+    const db = new Database(copy, { fileMustExist: true, timeout: 5_000 });
+    try {
+      return read(db);
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

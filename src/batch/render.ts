@@ -9,7 +9,7 @@ import { describeFsError, inputError } from '../errors.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv-output.js';
 import { readRows, type CsvLayout } from './csv-input.js';
-import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from './journal.js';
+import { UNANSWERED_SEND, type BatchJournal, type BatchMeta, type NumberVerdict, type StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
 import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
 import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
@@ -56,6 +56,8 @@ export interface RenderSummary {
   webhookRequired: number;
   /** Rows without a verdict that a bare rerun looks up again (nothing was charged for them). */
   retryable: number;
+  /** Rows whose number was sent by a run that stopped before the answer came (unanswered_send): maybe charged, sent again only with --resend-unanswered. */
+  unanswered: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
   /** The output's rows added up as the manifest states them (taken from this pass: the output is not read again). */
@@ -402,6 +404,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     notHttpsSources: 0,
     webhookRequired: 0,
     retryable: 0,
+    unanswered: 0,
     written: [],
     tally: null,
     compliance: null,
@@ -456,6 +459,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         const result = cells[2] as DncResult;
         if (cells[7] === 'webhook_required') summary.webhookRequired++;
         else if (result === 'not_checked' || (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')) summary.retryable++;
+        else if (result === 'failed' && cells[7] === UNANSWERED_SEND) summary.unanswered++;
         summary.rows++;
         summary.byResult[result]++;
         let perCountry = summary.byCountry.get(cells[1]!);

@@ -80,11 +80,37 @@ export interface DryRunReport {
     estimate_complete: boolean;
     unknown_cost_countries: string[];
     webhook_required_countries: string[];
+    /** Countries a 422 of an earlier run said the service does not cover: refused locally, never sent. */
+    unsupported_countries: string[];
+    /** The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the rerun sends. */
+    resuming: DryRunResume | null;
   };
   guard: { lines: string[]; json: unknown };
   costs: Map<string, number>;
   invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   maxCredits: number | null;
+}
+
+/** What a rerun of a stopped batch would do, as its journal says (read only). */
+export interface DryRunResume {
+  journal: string;
+  /** Distinct numbers of the list. */
+  numbers: number;
+  /** Numbers with a final verdict (charged outcomes included): never sent again. */
+  with_verdict: number;
+  /** Webhook lookups waiting for their push (`dnc listen`): not sent again. */
+  pending: number;
+  /** Numbers the rerun would send (the estimate's): queued, not_checked of any reason, uncharged failures. */
+  to_look_up: number;
+  /** Numbers without a verdict the rerun would still not send (webhook-only countries without --webhook-url, countries the service does not cover). */
+  not_sent: number;
+  /** Numbers an earlier run sent without getting the answer: not sent again unless --resend-unanswered (then in to_look_up). */
+  unanswered: number;
+  /** Sends of the batch that got no answer (may have been charged), as the summary, manifest and `usage --reconcile` count them. */
+  unanswered_sends: number;
+  /** Credits the batch has recorded so far (what --max-credits counts, with the unanswered sends). */
+  credits_spent: number;
+  resend_unanswered: boolean;
 }
 
 /** How a batch run ended (a fatal service error is thrown, after the output is written). */
@@ -105,6 +131,8 @@ export type BatchRunResult =
       maxCredits: number | null;
       /** The command that resumes or finishes this batch. */
       resume: string;
+      /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
+      unansweredSends: number;
     };
 
 export interface BatchOptions {
@@ -144,6 +172,11 @@ export interface BatchOptions {
   given?: ReadonlySet<RememberedOption>;
   /** --suppression-list, --seller, --san, --campaign (src/compliance). */
   compliance?: ComplianceFlags;
+  /**
+   * --resend-unanswered: numbers an earlier run sent without getting the answer (kill -9, a second Ctrl-C) are
+   * sent again, although each may already have been charged. Never remembered: it is consent for this run only.
+   */
+  resendUnanswered?: boolean;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
@@ -436,8 +469,8 @@ function flagText(name: RememberedOption, value: unknown): string {
  */
 async function withRememberedOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<{ options: BatchOptions; resumedWith: string[] }> {
   const none = { options, resumedWith: [] };
-  // A dry run reads the list as the flags say; --restart starts from nothing.
-  if (options.restart || options.dryRun || !options.given) return none;
+  // --restart starts from nothing; a dry run takes what a rerun would (it only reads the journal).
+  if (options.restart || !options.given) return none;
   const { resolveOutputTarget, journalPathFor } = await import('./paths.js');
   let journalPath: string;
   try {
@@ -452,14 +485,17 @@ async function withRememberedOptions(ctx: RunContext, input: string, options: Ba
     return none; // The same check runs again below and says what is wrong.
   }
   if (!existsSync(journalPath)) return none;
-  const { BatchJournal } = await import('./journal.js');
+  const { BatchJournal, rememberedRunOf } = await import('./journal.js');
   let remembered: Record<string, unknown> | undefined;
   try {
-    const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
-    try {
-      remembered = journal.meta()?.run;
-    } finally {
-      journal.close();
+    if (options.dryRun) remembered = await rememberedRunOf(journalPath, await journalInUse(ctx, journalPath));
+    else {
+      const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
+      try {
+        remembered = journal.meta()?.run;
+      } finally {
+        journal.close();
+      }
     }
   } catch {
     return none; // Opened again below, where an unreadable journal is reported.
@@ -521,7 +557,16 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       webhookUrl: options.webhookUrl ?? null,
       webhookAll: options.webhookAll,
     };
-    if (options.dryRun) return { kind: 'dry-run', report: await dryRun(ctx, input, layout, resultOptions, options) };
+    if (options.dryRun) {
+      // The journal a real run would use, to say what a rerun would send (read only: a dry run never creates or changes it).
+      const journalOf = async (sha256: string): Promise<string | null> => {
+        if (options.restart) return null;
+        if (options.journal !== undefined) return batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
+        if (paths.output.kind === 'file') return batchPaths.journalPathFor(paths.outputPath);
+        return batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? sha256, resultOptions);
+      };
+      return { kind: 'dry-run', report: await dryRun(ctx, input, layout, resultOptions, options, journalOf) };
+    }
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
       const { hashFile } = await import('./ingest.js');
@@ -651,7 +696,7 @@ async function runBatchJournal(
     const compliance = await import('../compliance/batch-compliance.js');
     const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
     let listsApplied = false;
-    if ((await prepareJournal(ctx, journal, batch)) === 'read') {
+    if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
       // numbers) and --reuse-within (verdicts taken from the results cache) need the whole list first.
@@ -733,7 +778,8 @@ async function runBatchJournal(
 
     const { renderBatchOutput } = await import('./render.js');
     const summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary });
+    const unansweredSends = journal.unansweredSends();
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
     if (summary.notHttpsSources > 0) {
       ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
     }
@@ -750,6 +796,7 @@ async function runBatchJournal(
       outputPath: paths.outputPath,
       maxCredits: options.maxCredits,
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
+      unansweredSends,
     };
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
@@ -782,12 +829,13 @@ interface JournalBatch {
  * Returns whether the input must still be read into it: a new batch, or one whose input was not read to its
  * end (a crash or a second Ctrl-C while reading, which lookups may have overlapped).
  */
-async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: JournalBatch): Promise<'resume' | 'read'> {
+async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: JournalBatch, resendUnanswered: boolean): Promise<'resume' | 'read'> {
   const { resultOptions, paths, serviceOrigin, rendering, layout } = batch;
   const existing = journal.meta();
   if (existing && !journal.ingested) {
     // Read in part: the numbers it holds keep their answers (paid for); reading again adds the rest.
     checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
+    settleUnanswered(ctx, journal, resendUnanswered);
     requeueForRerun(ctx, journal);
     return 'read';
   }
@@ -809,13 +857,10 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
       suppressedOut: paths.suppressedOut,
       ...rendering,
     });
+    settleUnanswered(ctx, journal, resendUnanswered);
     requeueForRerun(ctx, journal);
     const c = journal.summaryCounts();
     ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
-    // A possible second charge is worth a warning (shown under --quiet too); --max-credits counts these as spent.
-    if (c.in_flight > 0) {
-      ctx.warn(`dnc: warning: ${c.in_flight} number(s) were in flight when the last run stopped and may have been charged: they are sent again`);
-    }
     return 'resume';
   }
   return 'read';
@@ -848,6 +893,27 @@ function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOption
     throw usageError('E_JOURNAL_MISMATCH', `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url they were sent with: it cannot change (or go) until they are answered`, {
       hint: 'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results with `dnc listen --results OUTPUT`',
     });
+  }
+}
+
+/**
+ * Numbers an earlier run sent and got no answer for (it was killed, or stopped at once, while they were in flight)
+ * may have been charged: they are never sent again unless the user asks (--resend-unanswered). Either way their
+ * sends stay counted as unanswered (the summary, the manifest, --max-credits and `dnc usage --reconcile`).
+ * A possible charge is worth a warning (shown under --quiet too).
+ */
+function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolean): void {
+  const left = journal.settleUnanswered();
+  if (resend) {
+    const again = journal.requeueUnanswered();
+    if (again > 0) {
+      ctx.warn(`dnc: warning: --resend-unanswered: ${again} number(s) whose earlier send got no answer are sent again; each may be charged a second time`);
+    }
+  } else if (left > 0) {
+    ctx.warn(
+      `dnc: warning: ${left} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again ` +
+        '(failed / unanswered_send); add --resend-unanswered to send them again',
+    );
   }
 }
 
@@ -1040,7 +1106,50 @@ function readingLine(input: string, layout: CsvLayout): string {
   return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`;
 }
 
-async function dryRun(ctx: RunContext, input: string, layout: CsvLayout, resultOptions: ResultOptions, options: BatchOptions): Promise<DryRunReport> {
+/** Whether a live batch or listener holds the journal (its files are then kept right by it). */
+async function journalInUse(ctx: RunContext, journalPath: string): Promise<boolean> {
+  const { lockHolder } = await import('./journal.js');
+  return lockHolder(journalPath, ctx.lockDeps) !== null || lockHolder(journalPath, ctx.lockDeps, 'listen') !== null;
+}
+
+/**
+ * The journal of a stopped batch as a rerun would find it, or null when a rerun would start afresh (no journal)
+ * or refuse it (another input or options that change answers: said as a warning; the estimate is then the whole list's).
+ */
+async function rerunPlan(ctx: RunContext, journalPath: string | null, sha256: string, resultOptions: ResultOptions, serviceOrigin: string | null) {
+  if (journalPath === null || !existsSync(journalPath)) return null;
+  const { rerunPlanOf } = await import('./journal.js');
+  let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
+  try {
+    plan = await rerunPlanOf(journalPath, await journalInUse(ctx, journalPath));
+  } catch (err) {
+    ctx.warn(`dnc: warning: ${journalPath} cannot be read as a batch journal (${(err as Error).message}): the estimate is the whole list's`);
+    return null;
+  }
+  if (!plan.meta) return null;
+  const why =
+    plan.ingested && plan.meta.inputSha256 !== sha256
+      ? 'belongs to a batch of a different input'
+      : !sameResultOptions(plan.meta.options, resultOptions)
+        ? 'was made with other options that change answers'
+        : serviceOrigin !== null && plan.meta.serviceOrigin && plan.meta.serviceOrigin !== serviceOrigin
+          ? `holds answers from ${plan.meta.serviceOrigin}`
+          : null;
+  if (why) {
+    ctx.warn(`dnc: warning: the journal ${journalPath} ${why}: a real run refuses it (--restart starts over); the estimate is the whole list's, as --restart would pay`);
+    return null;
+  }
+  return plan;
+}
+
+async function dryRun(
+  ctx: RunContext,
+  input: string,
+  layout: CsvLayout,
+  resultOptions: ResultOptions,
+  options: BatchOptions,
+  journalOf: (sha256: string) => Promise<string | null>,
+): Promise<DryRunReport> {
   const { scanInput } = await import('./ingest.js');
   const webhookMissing = await webhookMissingFor(options);
   ctx.info(readingLine(input, layout));
@@ -1070,15 +1179,53 @@ async function dryRun(ctx: RunContext, input: string, layout: CsvLayout, resultO
     ctx.warn(`dnc: warning: the current balance is not available: ${(err as Error).message}`);
   }
   const costs = origin ? await readCosts(cacheDir(ctx.env, ctx.homedir), origin) : new Map<string, number>();
-  const countries = [...byCountry.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  // A stopped batch: only what a rerun would send is estimated (answered numbers are never sent again).
+  const journalPath = await journalOf(scan.sha256);
+  const plan = await rerunPlan(ctx, journalPath, scan.sha256, resultOptions, origin);
+  let resuming: DryRunResume | null = null;
+  let toSend = byCountry;
+  if (plan) {
+    const resend = options.resendUnanswered === true;
+    toSend = new Map();
+    resuming = {
+      journal: journalPath!,
+      numbers: seen.size,
+      with_verdict: 0,
+      pending: 0,
+      to_look_up: 0,
+      not_sent: 0,
+      unanswered: 0,
+      unanswered_sends: plan.unansweredSends,
+      credits_spent: plan.credits,
+      resend_unanswered: resend,
+    };
+    for (const [country, n] of byCountry) {
+      const j = plan.byCountry.get(country);
+      // A list read in part (a crash while reading): its numbers not in the journal yet are looked up too.
+      const unread = plan.ingested ? 0 : Math.max(0, n - (j?.numbers ?? 0));
+      const send = (j?.toLookUp ?? 0) + unread + (resend ? (j?.unanswered ?? 0) : 0);
+      resuming.with_verdict += j?.verdict ?? 0;
+      resuming.pending += j?.pending ?? 0;
+      resuming.unanswered += j?.unanswered ?? 0;
+      if (send > 0) toSend.set(country, send);
+    }
+    for (const [country, cost] of plan.costs) costs.set(country, cost);
+  }
+  const unsupported = new Set(plan?.supportedCountries ? [...toSend.keys()].filter((c) => !plan.supportedCountries!.includes(c)) : []);
+  const countries = [...toSend.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const unknown: string[] = [];
   const notSent: string[] = [];
   for (const [country] of countries) {
     if (webhookMissing(country)) notSent.push(country);
+    else if (unsupported.has(country)) continue;
     else if (!costs.has(country)) unknown.push(country);
   }
   const { dryRunGuard } = await import('../evidence/credit-guard.js');
-  const guard = dryRunGuard(byCountry, notSent, costs, balance?.creditsRemaining ?? null);
+  const guard = dryRunGuard(toSend, [...notSent, ...unsupported], costs, balance?.creditsRemaining ?? null);
+  if (resuming) {
+    resuming.to_look_up = guard.forecast.numbers;
+    resuming.not_sent = [...toSend.values()].reduce((a, b) => a + b, 0) - guard.forecast.numbers;
+  }
   const result = {
     input: input === '-' ? '-' : layout.path,
     rows: scan.rows,
@@ -1091,6 +1238,8 @@ async function dryRun(ctx: RunContext, input: string, layout: CsvLayout, resultO
     estimate_complete: unknown.length === 0,
     unknown_cost_countries: unknown,
     webhook_required_countries: notSent,
+    unsupported_countries: [...unsupported].sort(),
+    resuming,
   };
   return { result, guard, costs, invalidSamples: scan.invalidSamples, maxCredits: options.maxCredits };
 }

@@ -120,6 +120,8 @@ export class BatchScheduler extends EventEmitter {
   async run(): Promise<SchedulerOutcome> {
     const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
     const started = this.clock();
+    // The batch use case settles an earlier run's unanswered sends before this (src/batch/run.ts: they are sent
+    // again only with --resend-unanswered); a scheduler given a journal with numbers still in flight sends them.
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
     const incoming = this.options.incoming;
@@ -269,7 +271,7 @@ export class BatchScheduler extends EventEmitter {
         if (writeFailure) {
           // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
           const e = isDncError(writeFailure) ? writeFailure : null;
-          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal and are sent again, and reported, when the batch is run again`;
+          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal; a rerun reports them and sends them again only with --resend-unanswered`;
           this.fatal =
             e !== null
               ? new DncError(e.code, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })

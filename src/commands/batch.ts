@@ -33,8 +33,10 @@ Only rows whose dnc_result is "callable" may be called.
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
 the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone
 resumes a stopped batch with them (nothing answered is sent again) and looks up again the rows
-left without a verdict that no credit was spent on. Options that change no answer (budget,
-lists, concurrency, webhook URL, --reuse-within) may change on a rerun; --restart starts over.
+left without a verdict that no credit was spent on. Numbers a killed run sent without getting
+the answer may have been charged: they are not sent again unless --resend-unanswered is given.
+Options that change no answer (budget, lists, concurrency, webhook URL, --reuse-within) may
+change on a rerun; --restart starts over.
 
 Examples:
   dnc batch leads.csv
@@ -58,6 +60,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .addOption(parsedOption('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)', maxCreditsFlag))
     .option('--dry-run', 'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost')
     .option('--restart', 'discard the journal of an earlier run of this batch and start over')
+    .option('--resend-unanswered', 'send again the numbers an earlier run sent without getting the answer (killed, or stopped at once): each may be charged twice')
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
@@ -90,6 +93,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       maxCredits: typeof o.maxCredits === 'number' ? o.maxCredits : null,
       dryRun: o.dryRun === true,
       restart: o.restart === true,
+      resendUnanswered: o.resendUnanswered === true,
       callableOut: o.callableOut as string | undefined,
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
@@ -167,7 +171,10 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   }
   if (result.kind === 'dry-run') return showDryRun(ctx, result.report);
   if (result.kind === 'abandoned') {
-    ctx.warn('dnc: stopped at once; every answer received so far is in the journal. Run the same command again to resume.');
+    ctx.warn(
+      'dnc: stopped at once; every answer received so far is in the journal, and the lookups still in flight may have been charged ' +
+        '(a rerun does not send them again unless --resend-unanswered). Run the same command again to resume.',
+    );
     return ExitCode.INTERRUPTED;
   }
   return finish(ctx, result);
@@ -227,6 +234,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     pending: after.pending,
     journalPath: r.journalPath,
     summaryToStderr: r.outputPath === '-',
+    unansweredSends: r.unansweredSends,
   });
   if (stopped === 'interrupted') {
     ctx.warn(`dnc: interrupted; ${after.queued} number(s) not checked. Resume with: ${resume}`);
@@ -238,7 +246,8 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
       stopped === 'credit_limit'
         ? 'after a credit top-up or in the next billing period (`dnc usage` shows the balance)'
         : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the budget, so name the new one)';
-    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '')} --max-credits <N|none>` : resume;
+    // (A resume command that repeats the options, for -o -, names the old budget: the new one replaces it.)
+    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '').replace(/ --max-credits \S+/, '')} --max-credits <N|none>` : resume;
     ctx.warn(`dnc: stopped: ${why}; ${after.queued} number(s) not checked. Resume ${next} with: ${command}`);
     return ExitCode.CREDIT;
   }
@@ -251,10 +260,16 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
   const unfinished = summary.byResult.not_checked + summary.byResult.failed;
   if (unfinished > 0) {
     const waiting = summary.webhookRequired;
-    const charged = unfinished - waiting - summary.retryable;
+    const charged = unfinished - waiting - summary.retryable - summary.unanswered;
+    const bare = resume.replace(/ \(piping the same list to it\)$/, '');
     const advice = [
       ...(waiting > 0 ? [`${waiting} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
       ...(summary.retryable > 0 ? [`run \`${resume}\` again to look up the ${summary.retryable} row(s) no credit was spent on`] : []),
+      ...(summary.unanswered > 0
+        ? [
+            `${summary.unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again; to send them anyway (a second charge each if the first went through): ${bare} --resend-unanswered`,
+          ]
+        : []),
       ...(charged > 0 ? [`${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` lists the rows that need a person)`] : []),
     ];
     ctx.warn(`dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ${summary.byResult.failed} failed): ${advice.join('; ')}`);
@@ -282,6 +297,8 @@ interface ReportExtras {
   journalPath: string;
   /** The results went to standard output (-o -): the summary goes to stderr, so stdout holds only the CSV. */
   summaryToStderr: boolean;
+  /** Sends of the batch that got no answer (may have been charged; not in creditsTotal). */
+  unansweredSends: number;
 }
 
 async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras): Promise<void> {
@@ -296,6 +313,7 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
         unique_numbers: extras.uniqueNumbers,
         ...summary.byResult,
         credits_used: extras.creditsTotal,
+        unanswered_sends: extras.unansweredSends,
         stopped_reason: extras.stopped,
       }),
     );

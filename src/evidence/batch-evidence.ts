@@ -128,7 +128,7 @@ export async function afterRender(
   e: EvidenceEnv,
   say: Say,
   journal: BatchJournal,
-  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs },
+  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs; unansweredSends?: number },
 ): Promise<void> {
   const meta = journal.meta();
   if (!meta) return;
@@ -138,6 +138,8 @@ export async function afterRender(
     startedAt: options.startedAt.toISOString(),
     finishedAt: e.now().toISOString(),
     compliance: complianceRecordOf(journal),
+    // (A scan of every number: the batch passes the count it has already taken.)
+    unansweredSends: options.unansweredSends ?? journal.unansweredSends(),
   });
   say.debug(`wrote ${written.path}`);
   await rememberVerdicts(e, say, journal.path, meta.serviceOrigin);

@@ -79,6 +79,12 @@ export interface Manifest extends OutputTally {
   compliance?: ScrubCompliance | null;
   /** Validity windows and when the callable rows stop being valid, by country. */
   validity?: ValiditySummary;
+  /**
+   * Sends of this batch that got no answer (a run killed or stopped at once while they were in flight): each
+   * may have been charged, and none is in credits_used (the output holds no answer of theirs). The same count
+   * as `dnc usage --reconcile`'s unanswered_sends of the journal. Absent in manifests of older releases.
+   */
+  unanswered_sends?: number;
 }
 
 /** leads.results.csv → leads.results.manifest.json (beside it). */
@@ -253,6 +259,8 @@ export interface ManifestTimes {
   rendered?: RenderedOutputs;
   /** What src/compliance applied; kept from the manifest already there when absent (listen rewrites). */
   compliance?: ScrubCompliance | null;
+  /** The journal's sends without an answer; kept from the manifest already there when absent (listen sends nothing). */
+  unansweredSends?: number;
 }
 
 function isRegularFile(file: string): boolean {
@@ -304,6 +312,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     lists,
     ...walk.tally,
     ...(fromRender && rendered?.compliance ? rendered.compliance : compliance.fields()),
+    unanswered_sends: times.unansweredSends ?? previous?.unanswered_sends ?? 0,
   };
   try {
     await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);

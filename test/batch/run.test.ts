@@ -2,7 +2,7 @@
 // The stop/resume matrix — (429, budget, interrupt, service down) × (bare rerun, rerun with other non-answer options,
 // --restart) — asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row
 // finished. dnc reaches the sandbox through a relay that can take the service down (test/helpers/service-proxy.ts).
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { dncErrorOf } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
-import { sandbox, scratch, scratchFolders } from './helpers.js';
+import { sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
 
 let sb: Sandbox;
 let proxy: ServiceProxy;
@@ -179,5 +179,43 @@ describe('runBatchJob', () => {
         if (options.callableOut) expect(readCsvIndependently(options.callableOut).length).toBe(1 + rows.filter((x) => x[4] === 'callable').length);
       });
     }
+  }
+
+  // A dry run of a stopped batch says what a rerun would cost: only the numbers without a final verdict, with the
+  // options the journal remembers, reading the journal without changing it (or anything beside it).
+  for (const s of stops.filter((x) => x.name !== 'interrupt')) {
+    it(`--dry-run after a ${s.name} stop estimates only what a rerun sends, with the remembered options, and changes nothing`, async () => {
+      const { input, output } = list(12);
+      const stopped = await s.stop(input, output);
+      if (stopped) expect(finished(stopped).stopped).toBe(s.reason);
+      const paid = new Set(charged());
+      const lookupsBefore = sb.lookups().length;
+      const journal = `${output}.journal.sqlite`;
+      const folder = () => readdirSync(tmp.dir).filter((f) => f.startsWith(path.basename(output)) || f.includes(path.basename(output, '.csv'))).sort();
+      const filesBefore = folder();
+      const journalBefore = sha256(journal);
+
+      const dry = await run(input, { output, dryRun: true });
+      if (dry.result.kind !== 'dry-run') throw new Error(`expected a dry run, got ${dry.result.kind}`);
+      const { result } = dry.result.report;
+      const toLookUp = 12 - paid.size;
+      expect(result.resuming).toMatchObject({ journal, numbers: 12, with_verdict: paid.size, pending: 0, to_look_up: toLookUp, not_sent: 0, unanswered: 0, credits_spent: paid.size });
+      // US costs 1 credit (learned by the stopped run): the estimate is exact.
+      expect(result).toMatchObject({ unique_numbers: 12, by_country: { US: toLookUp }, estimated_credits: toLookUp, estimate_complete: true });
+      if (s.name === 'budget') {
+        expect(dry.text).toContain('Resuming with the options this batch was started with: --concurrency 4 --max-credits 5');
+        expect(dry.result.report.maxCredits).toBe(5);
+      }
+      expect(sb.lookups()).toHaveLength(lookupsBefore);
+      expect(folder()).toEqual(filesBefore);
+      expect(sha256(journal)).toBe(journalBefore);
+
+      // The rerun sends exactly what the dry run counted, and spends what it estimated.
+      const again = finished((await run(input, { output, maxCredits: null })).result);
+      expect(again.stopped).toBeNull();
+      expect(sb.lookups().slice(lookupsBefore).filter((l) => l.charged)).toHaveLength(toLookUp);
+      expect(again.creditsThisRun).toBe(result.estimated_credits);
+      expect(again.unansweredSends).toBe(0);
+    });
   }
 });

@@ -76,7 +76,16 @@ describe('dnc batch as a process', () => {
       const end = await run.exited;
       expect(end.signal).toBe('SIGKILL');
     }
-    const last = await spawnDnc(['--json', ...argv], { env, timeoutMs: 30_000 });
+    // A bare rerun never sends again a number whose send got no answer (it may have been charged): those rows
+    // end failed / unanswered_send (exit 7) until the user asks for them with --resend-unanswered.
+    const sentBefore = sb.lookups().length;
+    const bare = await spawnDnc(['--json', ...argv], { env, timeoutMs: 30_000 });
+    expect([0, 7], bare.stderr).toContain(bare.code);
+    const unanswered = new Set(readCsvObjects(output).filter((x) => x.dnc_error_code === 'unanswered_send').map((x) => x.dnc_phone_e164));
+    expect(bare.code === 7, bare.stderr).toBe(unanswered.size > 0);
+    expect(JSON.parse(bare.stdout).unanswered_sends).toBeGreaterThanOrEqual(unanswered.size);
+    expect(sb.lookups().slice(sentBefore).filter((l) => unanswered.has(l.phoneNumber))).toEqual([]);
+    const last = await spawnDnc(['--json', ...argv, '--resend-unanswered'], { env, timeoutMs: 30_000 });
     expect(last.code, last.stderr).toBe(0);
     expect(sha256(file)).toBe(before);
 

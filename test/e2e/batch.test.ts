@@ -506,6 +506,7 @@ describe('dnc batch: stop and resume', () => {
       const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });
       trigger.cancel();
       expect(first.code).toBe(130);
+      expect(first.stderr).toContain('the lookups still in flight may have been charged (a rerun does not send them again unless --resend-unanswered)');
       expect(trigger.firedAt()).toBeGreaterThan(0);
       expect(Date.now() - trigger.firedAt()).toBeLessThan(250);
       expect(existsSync(output)).toBe(false);
@@ -514,10 +515,19 @@ describe('dnc batch: stop and resume', () => {
       expect(stopped.stoppedReason()).toBe('interrupted');
       stopped.close();
       const second = await runDnc(['--quiet', 'batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
-      expect(second.code, second.stderr).toBe(0);
-      // A possible second charge is a warning: --quiet does not hide it.
-      expect(second.stderr).toContain('warning: 4 number(s) were in flight when the last run stopped and may have been charged');
-      expect(readCsvObjects(output).map((x) => x.phone)).toEqual(numbers);
+      // The four sends without an answer may have been charged: not sent again, unless asked; a warning --quiet does not hide.
+      expect(second.code, second.stderr).toBe(7);
+      expect(second.stderr).toContain('warning: 4 number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again');
+      expect(second.stderr).toContain(`--resend-unanswered`);
+      const rows = readCsvObjects(output);
+      expect(rows.map((x) => x.phone)).toEqual(numbers);
+      expect(rows.filter((x) => x.dnc_error_code === 'unanswered_send')).toHaveLength(4);
+      const sent = lookedUp(slow.sb);
+      expect(new Set(sent).size).toBe(sent.length);
+      const third = await runDnc(['--quiet', 'batch', file, '-o', output, '--resend-unanswered'], { env: slow.env });
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.stderr).toContain('--resend-unanswered: 4 number(s) whose earlier send got no answer are sent again');
+      expect(lookedUp(slow.sb)).toHaveLength(sent.length + 4);
     } finally {
       await slow.sb.close();
     }
@@ -562,12 +572,17 @@ describe('dnc batch: dry run', () => {
     // The demo list's AU row is webhook-only: finished with a row without a verdict, exit 7.
     expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(7);
     sb.reset();
-    const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv });
+    // A rerun would send nothing (the AU row still needs --webhook-url; FR's 422 is a verdict): the dry run says so.
+    const resumed = json((await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv })).stdout);
+    expect(resumed).toMatchObject({ estimated_credits: 0, by_country: { AU: 1 }, resuming: { numbers: 33, with_verdict: 32, to_look_up: 0, not_sent: 1, unanswered: 0 } });
+    // --restart would pay for the whole list again: estimated as such.
+    const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US', '--restart'], { env: dryEnv });
     const d2 = json(second.stdout);
+    expect(d2.resuming).toBeNull();
     expect(d2.unknown_cost_countries).toEqual(['FR']);
     expect(d2.estimated_credits).toBe(28 + 3 + 1);
     // The file is named as the user gave it, as a real run names it.
-    const humanSecond = await runDnc(['batch', path.basename(input), '--dry-run', '--country', 'US'], { env: dryEnv, cwd: path.dirname(input) });
+    const humanSecond = await runDnc(['batch', path.basename(input), '--dry-run', '--country', 'US', '--restart'], { env: dryEnv, cwd: path.dirname(input) });
     expect(humanSecond.stderr).toContain(`Reading ${path.basename(input)} (phone column: phone, delimiter: ,)`);
     expect(humanSecond.stdout).toMatch(/^FR\s+1\s+unknown\s+≥ 1$/m);
     expect(humanSecond.stdout).toContain('estimated cost: at least 32 credits (FR counted at 1 credit a number');

@@ -153,7 +153,15 @@ describe('usage --reconcile', () => {
       holder.kill();
       rmSync(`${journalFile}.lock`, { force: true });
     }
-    expect((await dnc(['batch', calls, '--concurrency', '4'], w.env)).code).toBe(0);
+    // A rerun does not send the unanswered numbers again (they may have been charged) until asked to.
+    const bare = await dnc(['batch', calls, '--concurrency', '4'], w.env);
+    expect(bare.code, bare.stderr).toBe(7);
+    expect(bare.stdout).toContain(`${unansweredSends} send(s) of an interrupted run got no answer and may have been charged`);
+    expect(w.sb.account().creditsUsed).toBe(chargedByTheStoppedRun + 12 - answered - unansweredSends);
+    expect(json((await dnc(['--json', 'usage', '--reconcile'], w.env)).stdout).local).toEqual([
+      { kind: 'batch', path: journalFile, lookups: 12 - unansweredSends, credits: 12 - unansweredSends, unanswered_sends: unansweredSends },
+    ]);
+    expect((await dnc(['batch', calls, '--resend-unanswered'], w.env)).code).toBe(0);
     const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
     const v = json(r.stdout);
     expect(w.sb.account().creditsUsed).toBe(chargedByTheStoppedRun + 12 - answered);

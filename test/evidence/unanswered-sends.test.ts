@@ -1,0 +1,107 @@
+// A batch killed (kill -9) while lookups are in flight: the journal marks them sent without an answer. The rerun
+// never sends them again unless asked (--resend-unanswered), and its summary, --json, manifest and dry run state
+// them as `dnc usage --reconcile` counts them: sends that may have been charged, never added to the credits.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assertBuilt, BIN, NO_HOME, spawnDnc } from '../helpers/cli.js';
+import { readCsvObjects } from '../batch/helpers.js';
+import { lookedUp, world, type World } from './helpers.js';
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
+const sha = (file: string) => (existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : null);
+
+describe('a batch killed with lookups in flight', () => {
+  it('the rerun states the unanswered sends (summary, --json, manifest, dry run, reconcile alike) and sends them again only with --resend-unanswered', async () => {
+    assertBuilt();
+    // A long latency: the kill comes while the first four lookups wait for their answers.
+    w = await world({ latencyMs: 1000 });
+    const sb = w.sb;
+    const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
+    const calls = w.file('calls.csv', ['phone', ...usNumbers(600, 12)]);
+    const output = path.join(w.dir, 'calls.results.csv');
+    const journal = `${output}.journal.sqlite`;
+    const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const deadline = Date.now() + 20_000;
+    while (lookedUp(sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    const sentByKilledRun = new Set(lookedUp(sb));
+    expect(sentByKilledRun.size).toBeGreaterThanOrEqual(4);
+    await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
+    const chargedByKilledRun = sb.account().creditsUsed;
+
+    // The dry run: what a rerun would send, the unanswered ones left out; the journal and its folder unchanged.
+    const files = () => readdirSync(w!.dir).sort();
+    const snapshot = () => ({ files: files(), journal: sha(journal), wal: sha(`${journal}-wal`), shm: sha(`${journal}-shm`), lock: sha(`${journal}.lock`) });
+    const before = snapshot();
+    // (The killed run left its log and index: the dry run reads a private copy, so not even the index is rebuilt.)
+    expect(before.wal).not.toBeNull();
+    const dry = await spawnDnc(['--json', 'batch', calls, '--dry-run'], { env, cwd: w.dir });
+    expect(dry.code, dry.stderr).toBe(0);
+    const plan = json(dry.stdout);
+    const unanswered: number = plan.resuming.unanswered;
+    expect(unanswered).toBeGreaterThanOrEqual(1);
+    expect(unanswered).toBeLessThanOrEqual(4);
+    expect(plan.resuming).toMatchObject({ journal, numbers: 12, pending: 0, unanswered_sends: unanswered, resend_unanswered: false });
+    expect(plan.resuming.with_verdict + plan.resuming.to_look_up + unanswered).toBe(12);
+    expect(plan.estimated_credits).toBe(plan.resuming.to_look_up);
+    expect(snapshot()).toEqual(before);
+    expect(lookedUp(sb)).toHaveLength(sentByKilledRun.size);
+    const human = await spawnDnc(['batch', calls, '--dry-run'], { env, cwd: w.dir });
+    // (At least, when the killed run had no answer to learn the US cost from: a country's cost is learned from answers.)
+    expect(human.stdout).toContain(`resuming ${journal}: ${plan.resuming.with_verdict} of 12 numbers already have a verdict; ${plan.resuming.to_look_up} to look up, at `);
+    expect(human.stdout).toContain(
+      ` ${plan.resuming.to_look_up} credits; ${unanswered} number(s) an interrupted run sent without an answer may have been charged and are not sent again (--resend-unanswered sends them)`,
+    );
+
+    // A bare rerun: the unanswered numbers are not sent again; they end failed / unanswered_send, exit 7.
+    const bare = await spawnDnc(['batch', calls], { env, cwd: w.dir });
+    expect(bare.code, bare.stderr).toBe(7);
+    expect(bare.stderr).toContain(`dnc: warning: ${unanswered} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again`);
+    expect(bare.stderr).toContain(`${unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again`);
+    expect(bare.stderr).toContain(`dnc batch ${calls} -o calls.results.csv --resend-unanswered`);
+    expect(bare.stdout).toContain(`${unanswered} send(s) of an interrupted run got no answer and may have been charged`);
+    const rows = readCsvObjects(output);
+    const unansweredNumbers = rows.filter((r) => r.dnc_error_code === 'unanswered_send').map((r) => r.dnc_phone_e164);
+    expect(unansweredNumbers).toHaveLength(unanswered);
+    expect(rows.filter((r) => r.dnc_error_code === 'unanswered_send').every((r) => r.dnc_result === 'failed' && r.dnc_credits === '0')).toBe(true);
+    const sentByBare = lookedUp(sb).slice(sentByKilledRun.size);
+    expect(sentByBare.filter((n) => unansweredNumbers.includes(n))).toEqual([]);
+    expect(sentByBare).toHaveLength(plan.resuming.to_look_up);
+    // Every lookup so far was sent once.
+    expect(new Set(lookedUp(sb)).size).toBe(lookedUp(sb).length);
+    const manifest = JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8')) as Record<string, any>;
+    expect(manifest.unanswered_sends).toBe(unanswered);
+    expect(manifest.credits_used).toBe(12 - unanswered);
+    // Reconcile counts the same sends, apart from the credits; the difference is what the service charged for them.
+    const reconcile = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: w.dir })).stdout);
+    expect(reconcile.local).toEqual([{ kind: 'batch', path: journal, lookups: 12 - unanswered, credits: 12 - unanswered, unanswered_sends: unanswered }]);
+    expect(reconcile.difference).toBe(sb.account().creditsUsed - (12 - unanswered));
+    expect(reconcile.difference).toBeGreaterThanOrEqual(0);
+    expect(reconcile.difference).toBeLessThanOrEqual(unanswered);
+
+    // Asked for: they are sent again, once each; their first sends stay counted (each may have been charged).
+    const resend = await spawnDnc(['--json', 'batch', calls, '--resend-unanswered'], { env, cwd: w.dir });
+    expect(resend.code, resend.stderr).toBe(0);
+    expect(resend.stderr).toContain(`--resend-unanswered: ${unanswered} number(s) whose earlier send got no answer are sent again`);
+    expect(lookedUp(sb).slice(sentByKilledRun.size + sentByBare.length).sort()).toEqual([...unansweredNumbers].sort());
+    expect(json(resend.stdout)).toMatchObject({ credits_used: 12, unanswered_sends: unanswered, failed: 0, not_checked: 0 });
+    expect(JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8')).unanswered_sends).toBe(unanswered);
+    const after = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: w.dir })).stdout);
+    expect(after.local).toEqual([{ kind: 'batch', path: journal, lookups: 12, credits: 12, unanswered_sends: unanswered }]);
+    expect(sb.account().creditsUsed).toBe(chargedByKilledRun + plan.resuming.to_look_up + unanswered);
+    expect(after.difference).toBe(sb.account().creditsUsed - 12);
+    expect(after.difference).toBeLessThanOrEqual(unanswered);
+  }, 90_000);
+});
