@@ -104,4 +104,45 @@ describe('a batch killed with lookups in flight', () => {
     expect(after.difference).toBe(sb.account().creditsUsed - 12);
     expect(after.difference).toBeLessThanOrEqual(unanswered);
   }, 90_000);
+
+  // The rest of the stop/resume matrix for kill -9: a rerun with other non-answer options behaves as a bare one
+  // (nothing charged or maybe charged is sent again); --restart sends everything again, as asked.
+  for (const again of [
+    { name: 'a rerun with other non-answer options', args: ['--concurrency', '2', '--callable-out', 'callable.csv'], code: 7, paysAgain: false },
+    { name: '--restart', args: ['--restart'], code: 0, paysAgain: true },
+  ]) {
+    it(`kill -9, then ${again.name}: ${again.paysAgain ? 'every number is sent again, as asked' : 'no number is sent twice'}`, async () => {
+      assertBuilt();
+      w = await world({ latencyMs: 1000 });
+      const sb = w.sb;
+      const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
+      const calls = w.file('calls.csv', ['phone', ...usNumbers(700, 8)]);
+      const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+      const deadline = Date.now() + 20_000;
+      while (lookedUp(sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      const sentByKilledRun = lookedUp(sb).length;
+      const r = await spawnDnc(['--json', 'batch', calls, ...again.args], { env, cwd: w.dir });
+      expect(r.code, r.stderr).toBe(again.code);
+      const sentByRerun = lookedUp(sb).slice(sentByKilledRun);
+      const rows = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
+      if (again.paysAgain) {
+        expect(sentByRerun).toHaveLength(8);
+        expect(rows.every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+      } else {
+        expect(new Set(lookedUp(sb)).size).toBe(lookedUp(sb).length);
+        const unanswered = rows.filter((x) => x.dnc_error_code === 'unanswered_send').length;
+        // (Every send of the killed run, less any answered before the kill on a slow machine.)
+        expect(unanswered).toBeGreaterThanOrEqual(1);
+        expect(unanswered).toBeLessThanOrEqual(sentByKilledRun);
+        expect(sentByRerun).toHaveLength(8 - sentByKilledRun);
+        expect(json(r.stdout)).toMatchObject({ unanswered_sends: unanswered });
+        // The callable list named on the rerun is complete for the rows that have a verdict.
+        const callable = readCsvObjects(path.join(w.dir, 'callable.csv'));
+        expect(callable).toHaveLength(rows.filter((x) => x.dnc_result === 'callable').length);
+      }
+    }, 60_000);
+  }
 });
