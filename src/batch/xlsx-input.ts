@@ -386,3 +386,11 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
   // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the sheet).
   if (options.onChunk) for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 })) options.onChunk(chunk as Buffer);
 }
+
+/**
+ * Every stored row of a sheet (the first, or --sheet's), cells as read: what the batch reads, without its
+ * header and width rules. For tests that compare this reader with other readers.
+ */
+export function readSheetRows(path: string, sheet?: string): AsyncGenerator<SheetRow> {
+  return sheetRows(path, sheetPicker(sheet), () => {}, `'${sheet ?? 1}'`);
+}

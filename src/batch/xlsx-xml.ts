@@ -356,7 +356,8 @@ export class SheetHandler implements XmlHandler {
     if (this.hasFormula) {
       // A formula is read as its cached result, of the type the cell says; never evaluated.
       let result: unknown;
-      if (this.hasValue) {
+      // An empty <v/> is no cached value (a formula never calculated, as openpyxl writes them).
+      if (this.hasValue && (text !== '' || t === 'str')) {
         if (t === 'str') result = text;
         else if (t === 'e') result = { error: text };
         else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
@@ -364,6 +365,8 @@ export class SheetHandler implements XmlHandler {
       }
       raw = { formula: '', result };
     } else if (this.hasValue) {
+      // An empty value of a type other than text is no value.
+      if (text === '' && t !== 'str' && t !== 'inlineStr') return;
       switch (t) {
         case 's':
           raw = this.sharedString(Number.parseInt(text, 10));
