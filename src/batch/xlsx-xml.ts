@@ -10,8 +10,8 @@ export class XmlFormatError extends Error {
 }
 
 export interface XmlHandler {
-  /** A start tag: its local name (any `x:` prefix dropped) and its text between `<` and `>` (for attributes). */
-  open(name: string, tag: string, selfClosing: boolean): void;
+  /** A start tag: its local name (any `x:` prefix dropped); its attributes are `src` from `from` to `to` (see attributeValue). */
+  open(name: string, src: string, from: number, to: number): void;
   close(name: string): void;
   /** Character data as written (entities not yet decoded: see decodeText); never split inside an entity. */
   text(raw: string): void;
@@ -94,9 +94,10 @@ export class XmlScanner {
         const gt = tagEnd(s, lt + 1);
         if (gt < 0) break;
         const selfClosing = s.charCodeAt(gt - 1) === 47;
-        const tag = s.slice(lt + 1, selfClosing ? gt - 1 : gt);
-        const name = localName(tag.slice(0, nameEnd(tag, 0, tag.length)));
-        h.open(name, tag, selfClosing);
+        const to = selfClosing ? gt - 1 : gt;
+        const end = nameEnd(s, lt + 1, to);
+        const name = localName(s.slice(lt + 1, end));
+        h.open(name, s, end, to);
         if (selfClosing) h.close(name);
         p = gt + 1;
       }
@@ -131,15 +132,50 @@ export function decodeText(raw: string): string {
   return decoded;
 }
 
-const ATTRIBUTE = /([^\s=/]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
 
-/** A tag's attributes by their qualified names, values decoded. */
-export function attributes(tag: string): Map<string, string> {
+/**
+ * The value of attribute `wanted` (its qualified name) among the attributes in `src` from `from` to `to`,
+ * decoded; undefined when absent. Scans without allocating anything but the value.
+ */
+export function attributeValue(src: string, from: number, to: number, wanted: string): string | undefined {
+  let i = from;
+  while (i < to) {
+    while (i < to && isSpace(src.charCodeAt(i))) i++;
+    const nameStart = i;
+    while (i < to && src.charCodeAt(i) !== 61 && !isSpace(src.charCodeAt(i))) i++;
+    const nameLength = i - nameStart;
+    while (i < to && src.charCodeAt(i) !== 34 && src.charCodeAt(i) !== 39) i++;
+    if (i >= to) return undefined;
+    const close = src.indexOf(src.charCodeAt(i) === 34 ? '"' : "'", i + 1);
+    if (close < 0 || close >= to) return undefined;
+    if (nameLength === wanted.length && src.startsWith(wanted, nameStart)) {
+      const raw = src.slice(i + 1, close);
+      return raw.includes('&') || raw.includes('\r') ? decodeText(raw) : raw;
+    }
+    i = close + 1;
+  }
+  return undefined;
+}
+
+/** All attributes by their qualified names, values decoded (for the few tags read outside the rows). */
+export function attributes(src: string, from: number, to: number): Map<string, string> {
   const out = new Map<string, string>();
-  ATTRIBUTE.lastIndex = 0;
-  for (let m = ATTRIBUTE.exec(tag); m; m = ATTRIBUTE.exec(tag)) {
-    const raw = m[2] ?? m[3] ?? '';
-    out.set(m[1]!, raw.includes('&') || raw.includes('\r') ? decodeText(raw) : raw);
+  let i = from;
+  while (i < to) {
+    while (i < to && isSpace(src.charCodeAt(i))) i++;
+    const nameStart = i;
+    while (i < to && src.charCodeAt(i) !== 61 && !isSpace(src.charCodeAt(i))) i++;
+    const name = src.slice(nameStart, i);
+    while (i < to && src.charCodeAt(i) !== 34 && src.charCodeAt(i) !== 39) i++;
+    if (i >= to) break;
+    const close = src.indexOf(src.charCodeAt(i) === 34 ? '"' : "'", i + 1);
+    if (close < 0 || close >= to) break;
+    const raw = src.slice(i + 1, close);
+    out.set(name, raw.includes('&') || raw.includes('\r') ? decodeText(raw) : raw);
+    i = close + 1;
   }
   return out;
 }
@@ -165,10 +201,10 @@ export class SharedStringsHandler implements XmlHandler {
     /** Told the count the table declares (`<sst uniqueCount>`), before the first string. */
     private readonly declared?: (count: number) => void,
   ) {}
-  open(name: string, tag: string): void {
+  open(name: string, src: string, from: number, to: number): void {
     if (name === 't') this.collecting = !this.phonetic;
     else if (name === 'sst' && this.declared) {
-      const a = attributes(tag);
+      const a = attributes(src, from, to);
       const count = Number.parseInt(a.get('uniqueCount') ?? a.get('count') ?? '', 10);
       if (count > 0) this.declared(count);
     }
@@ -240,18 +276,17 @@ export class SheetHandler implements XmlHandler {
     private readonly date1904: boolean,
   ) {}
 
-  open(name: string, tag: string): void {
+  open(name: string, src: string, from: number, to: number): void {
     switch (name) {
       case 'sheetData':
         this.inData = true;
         break;
       case 'row': {
         if (!this.inData) break;
-        const a = attributes(tag);
-        const r = a.get('r');
+        const r = attributeValue(src, from, to, 'r');
         // A row without its number is the one after the last (some writers leave it out).
         this.rowNumber = r !== undefined ? Number.parseInt(r, 10) : this.rowNumber + 1;
-        const s = a.get('s');
+        const s = attributeValue(src, from, to, 's');
         this.rowFmt = s ? this.style(Number.parseInt(s, 10))?.numFmt : undefined;
         this.cells = [];
         this.col = 0;
@@ -260,17 +295,27 @@ export class SheetHandler implements XmlHandler {
       }
       case 'c': {
         if (!this.inRow) break;
+        // One pass over the cell's attributes (a sheet has millions of cells): r, s and t are one letter each.
         let r: string | undefined;
         let s: string | undefined;
         let t: string | undefined;
-        ATTRIBUTE.lastIndex = 0;
-        for (let m = ATTRIBUTE.exec(tag); m; m = ATTRIBUTE.exec(tag)) {
-          const key = m[1];
-          if (key === 'r') r = m[2] ?? m[3];
-          else if (key === 's') s = m[2] ?? m[3];
-          else if (key === 't') t = m[2] ?? m[3];
+        let i = from;
+        while (i < to) {
+          while (i < to && isSpace(src.charCodeAt(i))) i++;
+          const nameStart = i;
+          while (i < to && src.charCodeAt(i) !== 61 && !isSpace(src.charCodeAt(i))) i++;
+          const oneLetter = i - nameStart === 1 ? src.charCodeAt(nameStart) : 0;
+          while (i < to && src.charCodeAt(i) !== 34 && src.charCodeAt(i) !== 39) i++;
+          if (i >= to) break;
+          const close = src.indexOf(src.charCodeAt(i) === 34 ? '"' : "'", i + 1);
+          if (close < 0 || close >= to) break;
+          if (oneLetter === 114 /* r */) r = src.slice(i + 1, close);
+          else if (oneLetter === 115 /* s */) s = src.slice(i + 1, close);
+          else if (oneLetter === 116 /* t */) t = src.slice(i + 1, close);
+          i = close + 1;
         }
-        this.col = r !== undefined && columnOf(r) > 0 ? columnOf(r) : this.col + 1;
+        const col = r !== undefined ? columnOf(r) : 0;
+        this.col = col > 0 ? col : this.col + 1;
         const styleId = s !== undefined ? Number.parseInt(s, 10) : 0;
         // Style 0 is the default one: the row's format stands (as exceljs reads it).
         const style = styleId ? this.style(styleId) : null;
@@ -406,14 +451,14 @@ export class SheetHandler implements XmlHandler {
 export class WorkbookHandler implements XmlHandler {
   sheets: Array<{ name: string; rId: string | undefined }> = [];
   date1904 = false;
-  open(name: string, tag: string): void {
+  open(name: string, src: string, from: number, to: number): void {
     if (name === 'sheet') {
-      const a = attributes(tag);
+      const a = attributes(src, from, to);
       let rId: string | undefined;
       for (const [k, v] of a) if (k === 'id' || k.endsWith(':id')) rId = v;
       this.sheets.push({ name: a.get('name') ?? `Sheet${this.sheets.length + 1}`, rId });
     } else if (name === 'workbookPr') {
-      const d = attributes(tag).get('date1904');
+      const d = attributeValue(src, from, to, 'date1904');
       this.date1904 = d === '1' || d === 'true';
     }
   }
@@ -425,9 +470,9 @@ export class WorkbookHandler implements XmlHandler {
 /** A part's relationships: by Id, the target and type. */
 export class RelationshipsHandler implements XmlHandler {
   byId = new Map<string, { target: string; type: string }>();
-  open(name: string, tag: string): void {
+  open(name: string, src: string, from: number, to: number): void {
     if (name !== 'Relationship') return;
-    const a = attributes(tag);
+    const a = attributes(src, from, to);
     const id = a.get('Id');
     if (id !== undefined) this.byId.set(id, { target: a.get('Target') ?? '', type: a.get('Type') ?? '' });
   }

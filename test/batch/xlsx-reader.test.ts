@@ -226,7 +226,7 @@ const sorted = (cells: ReadCell[]) => [...cells].sort((a, b) => a.row - b.row ||
 describe('the workbook reader, against exceljs and openpyxl (seed printed above)', () => {
   it('reads what exceljs reads (values and number formats) and what openpyxl reads (values), on random workbooks', async () => {
     const r = prng(SEED);
-    for (let round = 0; round < 6; round++) {
+    for (let round = 0; round < 4; round++) {
       const sheet = randomSheet(r);
       // exceljs reads only the last run of an inline rich text (dnc and openpyxl read them all): compared with openpyxl alone.
       const rich = new Set(sheet.rows.flatMap((row) => row.cells.filter((c) => c.value && typeof c.value === 'object' && 'richText' in c.value).map((c) => `${row.row}:${c.col}`)));
