@@ -45,6 +45,8 @@ function nameEnd(s: string, from: number, limit: number): number {
   return limit;
 }
 
+const MAX_PENDING = 4 << 20;
+
 /**
  * Splits XML text, fed in chunks of any size, into tags and text for a handler. Well-formedness is not
  * checked beyond what reading needs; a document type declaration is refused (a workbook has none, and its
@@ -103,6 +105,9 @@ export class XmlScanner {
       }
     }
     this.rest = p < n ? s.slice(p) : '';
+    // What waits for its end is one tag or one text (a cell holds at most 32,767 characters): a part whose
+    // tag never ends would otherwise be held whole and rescanned with every chunk.
+    if (this.rest.length > MAX_PENDING) throw new XmlFormatError(`the XML has a tag or text longer than ${MAX_PENDING / (1 << 20)} Mi characters`);
   }
 
   /** The part's end: what is left must be text outside any tag (whitespace, in practice). */

@@ -10,6 +10,7 @@ import ExcelJS from 'exceljs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
+import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -226,7 +227,7 @@ const sorted = (cells: ReadCell[]) => [...cells].sort((a, b) => a.row - b.row ||
 describe('the workbook reader, against exceljs and openpyxl (seed printed above)', () => {
   it('reads what exceljs reads (values and number formats) and what openpyxl reads (values), on random workbooks', async () => {
     const r = prng(SEED);
-    for (let round = 0; round < 4; round++) {
+    for (let round = 0; round < 3; round++) {
       const sheet = randomSheet(r);
       // exceljs reads only the last run of an inline rich text (dnc and openpyxl read them all): compared with openpyxl alone.
       const rich = new Set(sheet.rows.flatMap((row) => row.cells.filter((c) => c.value && typeof c.value === 'object' && 'richText' in c.value).map((c) => `${row.row}:${c.col}`)));
@@ -308,5 +309,57 @@ describe('the workbook reader, against exceljs and openpyxl (seed printed above)
     ]);
     // openpyxl reads the same values (a formula with no cached value is no value to either).
     expect(readWithOpenpyxl(odd).map(([row, col, k, v]) => [row, col, [k, v]])).toEqual(ours.map((c) => [c.row, c.col, c.value]));
+  });
+});
+
+describe('the XML scanner', () => {
+  const xml =
+    '<?xml version="1.0"?><!-- c --><x:a k="1&amp;2" g=\'a>b\'><b/><t xml:space="preserve">A&lt;B &#x1F600;&#233;</t><![CDATA[<raw>&amp;]]>\r\n<c r="A1"><v>12</v></c></x:a>';
+  function events(chunks: string[]): string[] {
+    const out: string[] = [];
+    const h: XmlHandler = {
+      open: (name, src, from, to) => out.push(`<${name}${src.slice(from, to)}>`),
+      close: (name) => out.push(`</${name}>`),
+      text: (raw) => out.push(`text:${decodeText(raw)}`),
+      cdata: (text) => out.push(`cdata:${text}`),
+    };
+    const scanner = new XmlScanner(h);
+    for (const c of chunks) scanner.write(c);
+    scanner.end();
+    // Adjacent texts are one text however the chunks fell.
+    return out.reduce<string[]>((acc, e) => (e.startsWith('text:') && acc.at(-1)?.startsWith('text:') ? [...acc.slice(0, -1), acc.at(-1)! + e.slice(5)] : [...acc, e]), []);
+  }
+
+  it('gives the same tags and text however the XML is cut into chunks (inside tags, entities, CDATA)', () => {
+    const whole = events([xml]);
+    expect(whole).toEqual([
+      '<a k="1&amp;2" g=\'a>b\'>',
+      '<b>',
+      '</b>',
+      '<t xml:space="preserve">',
+      'text:A<B 😀é',
+      '</t>',
+      'cdata:<raw>&amp;',
+      'text:\n',
+      '<c r="A1">',
+      '<v>',
+      'text:12',
+      '</v>',
+      '</c>',
+      '</a>',
+    ]);
+    for (let i = 1; i < xml.length; i++) expect(events([xml.slice(0, i), xml.slice(i)]), `cut at ${i}`).toEqual(whole);
+    expect(events([...xml])).toEqual(whole);
+  });
+
+  it('refuses a DTD, an undefined entity, a document cut inside a tag, and a tag that never ends', () => {
+    expect(() => events(['<!DOCTYPE x [<!ENTITY a "b">]><x/>'])).toThrow(/document type declaration/);
+    expect(() => events(['<t>&lol;</t>'])).toThrow(/undefined entity/);
+    expect(() => events(['<a><b x="1"'])).toThrow(/ends inside a tag/);
+    const scanner = new XmlScanner({ open() {}, close() {}, text() {}, cdata() {} });
+    scanner.write('<a x="');
+    expect(() => {
+      for (let i = 0; i < 40; i++) scanner.write('y'.repeat(256 * 1024));
+    }).toThrow(/longer than 4 Mi characters/);
   });
 });
