@@ -424,7 +424,8 @@ async function item11() {
       return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
     };
     const xlsx = await render(path.join(tmp.dir, 'item11.results.xlsx'));
-    const csv = await render(path.join(tmp.dir, 'item11.results.csv'));
+    // Another name, not another extension: two outputs whose names differ only by it would share a manifest.
+    const csv = await render(path.join(tmp.dir, 'item11-csv.results.csv'));
     record({ item: 11, what: `render ${rows / 1000}k rows as .xlsx (input .xlsx)`, value: `${fmt.n(xlsx.wallMs)} ms, ${fmt.n(xlsx.maxRssMb)} MB`, reference: `as CSV ${fmt.n(csv.wallMs)} ms, ${fmt.n(csv.maxRssMb)} MB`, ratio: xlsx.wallMs / csv.wallMs, raw: { xlsx, csv } });
   } finally {
     await sandbox.close();
