@@ -340,14 +340,16 @@ async function item10() {
   log(`[10] .xlsx --dry-run: ${size.workbook.toLocaleString('en-US')} rows beside the same rows as CSV; peak RSS at ${size.workbookSmall.toLocaleString('en-US')} and ${size.workbook.toLocaleString('en-US')} rows`);
   const dryRun = async (file) => {
     const runs = [];
-    for (let i = 0; i < rounds; i++) {
+    for (let i = 0; i < Math.max(rounds, 3); i++) {
       const r = await runDnc(['batch', file, '--dry-run', '--json'], { env: { HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') } });
       if (r.code !== 0) throw new Error(`dnc batch ${path.basename(file)} --dry-run exited ${r.code}:\n${r.stderr}`);
       const rows = JSON.parse(r.stdout).rows;
       if (rows !== expected.get(file)) throw new Error(`${path.basename(file)}: ${rows} rows read, ${expected.get(file)} written`);
       runs.push(r);
     }
-    return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    // The best time, and the median peak: a peak differs from run to run by when the collector ran.
+    const best = runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    return { ...best, maxRssMb: median(runs.map((x) => x.maxRssMb)), rssRuns: runs.map((x) => x.maxRssMb) };
   };
   const expected = new Map();
   const made = async (make, name, count) => {
@@ -358,30 +360,44 @@ async function item10() {
   const big = await dryRun(await made(numbersWorkbook, 'item10.xlsx', size.workbook));
   const csv = await dryRun(await made(numbersFile, 'item10.csv', size.workbook));
   const small = await dryRun(await made(numbersWorkbook, 'item10-small.xlsx', size.workbookSmall));
+  // The same dry run of the same rows as CSV at each size: what grows in both (the young generation V8 sizes
+  // up in the first tens of thousands of rows, the set of distinct numbers) is not the workbook reader's.
+  const csvSmall = await dryRun(await made(numbersFile, 'item10-small.csv', size.workbookSmall));
   // Three times more rows again: a peak that still grows with the rows is not streaming; one that levels off is the heap's sawtooth.
   const huge = await dryRun(await made(numbersWorkbook, 'item10-huge.xlsx', size.workbook * 3));
+  const csvHuge = await dryRun(await made(numbersFile, 'item10-huge.csv', size.workbook * 3));
   const k = (n) => `${n / 1000}k`;
   record({ item: 10, what: `.xlsx dry run, ${k(size.workbook)} rows`, value: `${fmt.n(big.wallMs)} ms`, reference: `same rows as CSV ${fmt.n(csv.wallMs)} ms`, ratio: big.wallMs / csv.wallMs, raw: { xlsx: big, csv } });
   record({ item: 10, what: `.xlsx dry run rows/s`, value: `${fmt.n((size.workbook / big.wallMs) * 1000)}/s`, reference: `CSV ${fmt.n((size.workbook / csv.wallMs) * 1000)}/s` });
+  // Flat: the workbook's peak grows from 20k to 200k rows by no more than the CSV's of the same rows does
+  // (×1.1 for noise): the reader itself adds nothing per row but the shared-string table, which holds the
+  // workbook's distinct texts (2 per row here) and is the one part kept whole.
+  const flat = (xlsxRatio, csvRatio) => xlsxRatio <= csvRatio * 1.1;
   record({
     item: 10,
-    what: `.xlsx dry run peak RSS, ${k(size.workbook)} rows`,
-    value: `${fmt.n(big.maxRssMb)} MB`,
-    reference: `${k(size.workbookSmall)} rows ${fmt.n(small.maxRssMb)} MB`,
+    what: `.xlsx dry run peak RSS, ${k(size.workbookSmall)} → ${k(size.workbook)} rows`,
+    value: `${fmt.n(small.maxRssMb)} → ${fmt.n(big.maxRssMb)} MB`,
+    reference: `CSV ${fmt.n(csvSmall.maxRssMb)} → ${fmt.n(csv.maxRssMb)} MB (${(csv.maxRssMb / csvSmall.maxRssMb).toFixed(2)}×)`,
     ratio: big.maxRssMb / small.maxRssMb,
-    goal: 'flat (≤ 1.5×): streaming',
-    met: big.maxRssMb / small.maxRssMb <= 1.5,
-    raw: { small, big },
+    goal: '≤ CSV\'s ratio × 1.1',
+    met: flat(big.maxRssMb / small.maxRssMb, csv.maxRssMb / csvSmall.maxRssMb),
+    raw: { small, big, csvSmall, csv },
   });
   record({
     item: 10,
-    what: `.xlsx dry run peak RSS, ${k(size.workbook * 3)} rows`,
-    value: `${fmt.n(huge.maxRssMb)} MB`,
-    reference: `${k(size.workbook)} rows ${fmt.n(big.maxRssMb)} MB`,
+    what: `.xlsx dry run peak RSS, ${k(size.workbook)} → ${k(size.workbook * 3)} rows`,
+    value: `${fmt.n(big.maxRssMb)} → ${fmt.n(huge.maxRssMb)} MB`,
+    reference: `CSV ${fmt.n(csv.maxRssMb)} → ${fmt.n(csvHuge.maxRssMb)} MB (${(csvHuge.maxRssMb / csv.maxRssMb).toFixed(2)}×)`,
     ratio: huge.maxRssMb / big.maxRssMb,
-    goal: 'flat (≤ 1.5×): streaming',
-    met: huge.maxRssMb / big.maxRssMb <= 1.5,
-    raw: { big, huge },
+    goal: '≤ CSV\'s ratio × 1.1',
+    met: flat(huge.maxRssMb / big.maxRssMb, csvHuge.maxRssMb / csv.maxRssMb),
+    raw: { big, huge, csv, csvHuge },
+  });
+  record({
+    item: 10,
+    what: `the reader's own peak (.xlsx − CSV, same rows) at ${k(size.workbookSmall)} / ${k(size.workbook)} / ${k(size.workbook * 3)}`,
+    value: [small.maxRssMb - csvSmall.maxRssMb, big.maxRssMb - csv.maxRssMb, huge.maxRssMb - csvHuge.maxRssMb].map((x) => fmt.n(x)).join(' / ') + ' MB',
+    reference: 'shared strings 2 per row',
   });
 }
 
@@ -408,7 +424,8 @@ async function item11() {
       return runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
     };
     const xlsx = await render(path.join(tmp.dir, 'item11.results.xlsx'));
-    const csv = await render(path.join(tmp.dir, 'item11.results.csv'));
+    // Another name, not another extension: two outputs whose names differ only by it would share a manifest.
+    const csv = await render(path.join(tmp.dir, 'item11-csv.results.csv'));
     record({ item: 11, what: `render ${rows / 1000}k rows as .xlsx (input .xlsx)`, value: `${fmt.n(xlsx.wallMs)} ms, ${fmt.n(xlsx.maxRssMb)} MB`, reference: `as CSV ${fmt.n(csv.wallMs)} ms, ${fmt.n(csv.maxRssMb)} MB`, ratio: xlsx.wallMs / csv.wallMs, raw: { xlsx, csv } });
   } finally {
     await sandbox.close();

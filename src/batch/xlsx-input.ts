@@ -2,10 +2,23 @@
 // each cell as the text a person sees in Excel, with the typed cells beside them for an .xlsx output.
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
 import { choosePhoneColumn, type CsvLayout, type ReadRowsOptions } from './csv-input.js';
-import { cellText, plainValue, type TypedCell } from './xlsx-cells.js';
+import { cellText, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
+import {
+  RelationshipsHandler,
+  SharedStringsHandler,
+  SheetHandler,
+  WorkbookHandler,
+  XmlFormatError,
+  XmlScanner,
+  type SheetRow,
+  type StyleLookup,
+  type XmlHandler,
+} from './xlsx-xml.js';
+import { ZipFile, type ZipEntry } from './zip-file.js';
 
 /** Which sheet of a workbook a batch reads, and where its rows start. */
 export interface WorkbookLayout {
@@ -40,46 +53,23 @@ export function outputFormatOf(target: string, forced: OutputFileFormat | undefi
   return forced ?? (isWorkbookPath(target) ? 'xlsx' : 'csv');
 }
 
-interface SheetRow {
-  number: number;
-  cells: TypedCell[];
-}
-
-interface ExcelRow {
-  number: number;
-  eachCell(opts: { includeEmpty: boolean }, fn: (cell: { value: unknown; numFmt?: string }, col: number) => void): void;
-}
-interface ExcelSheet extends AsyncIterable<ExcelRow> {
-  id: number;
-  name: string;
-}
-interface ExcelWorkbookReader {
-  model?: { sheets?: Array<{ name: string }> };
-  properties?: unknown;
-  /** Where the worksheet reader looks up a shared string by its index. */
-  sharedStrings?: unknown;
-  parse(): AsyncIterable<{ eventType: string; value: unknown } | { index: number; text: unknown }>;
-}
-
-/** A shared string's text (a rich text's runs joined). */
-function plainText(text: unknown): string {
-  if (typeof text === 'string') return text;
-  if (text && typeof text === 'object' && Array.isArray((text as { richText?: unknown }).richText)) {
-    return ((text as { richText: Array<{ text?: string | null }> }).richText).map((r) => r.text ?? '').join('');
-  }
-  return '';
-}
-
 /** The workbook's shared strings, packed as UTF-8 in one growing buffer with their end offsets: a few bytes each. */
 class StringTable {
   private bytes = Buffer.alloc(1 << 16);
   private used = 0;
   private ends = new Uint32Array(1 << 12);
   private count = 0;
-  /** What the worksheet reader indexes (`sharedStrings[i]`). */
-  readonly view = new Proxy({} as Record<string, string | undefined>, {
-    get: (_target, key) => (typeof key === 'string' ? this.get(Number(key)) : undefined),
-  });
+  /**
+   * Sizes the table once from what the part declares (its uniqueCount, and its inflated size: decoded text is never
+   * longer than its XML, and each `<si><t></t></si>` takes 16 bytes of it), so that it is not grown by doubling,
+   * which copies and briefly holds it twice. A count that lies only costs growing.
+   */
+  reserve(count: number, xmlBytes: number): void {
+    if (this.count > 0 || !(count > 0)) return;
+    const strings = Math.min(count, Math.floor(xmlBytes / 5));
+    this.ends = new Uint32Array(Math.max(strings, 1 << 12));
+    this.bytes = Buffer.alloc(Math.max(xmlBytes - 16 * strings, 1 << 16));
+  }
   add(text: string): void {
     const need = Buffer.byteLength(text, 'utf8');
     if (this.used + need > this.bytes.length) {
@@ -99,6 +89,18 @@ class StringTable {
     if (!Number.isInteger(index) || index < 0 || index >= this.count) return undefined;
     return this.bytes.toString('utf8', index === 0 ? 0 : this.ends[index - 1]!, this.ends[index]!);
   }
+}
+
+/**
+ * The shared strings the layout read (a workbook's header is read first, then its rows): kept for the rows of
+ * the same file, unchanged since (same size, time and inode), so the table is built once, not twice.
+ */
+let cachedStrings: { identity: string; table: StringTable } | undefined;
+
+function takeCachedStrings(identity: string): StringTable | undefined {
+  const cached = cachedStrings;
+  cachedStrings = undefined;
+  return cached && cached.identity === identity ? cached.table : undefined;
 }
 
 /** Refuses what is not a workbook dnc can read, before the zip reader sees it (it says nothing useful about them). */
@@ -143,77 +145,142 @@ export function sheetLabel(name: string): string {
   return `sheet '${name}'`;
 }
 
+/** Where a relationship's target is in the package: relative to the part's folder, or absolute with a leading `/`. */
+function resolveTarget(folder: string, target: string): string {
+  const parts = (target.startsWith('/') ? target.slice(1) : `${folder}/${target}`).split('/');
+  const out: string[] = [];
+  for (const part of parts) {
+    if (part === '..') out.pop();
+    else if (part !== '.' && part !== '') out.push(part);
+  }
+  return out.join('/');
+}
+
+/** Feeds one part of the workbook through a handler, chunk by chunk as it is inflated; stops early when `stop` says so. */
+async function scanPart(zip: ZipFile, entry: ZipEntry, handler: XmlHandler, each?: () => boolean | void): Promise<void> {
+  const stream = await zip.stream(entry);
+  const scanner = new XmlScanner(handler);
+  const decoder = new StringDecoder('utf8');
+  try {
+    for await (const chunk of stream) {
+      scanner.write(decoder.write(chunk as Buffer));
+      if (each?.() === true) return;
+    }
+    scanner.write(decoder.end());
+    scanner.end();
+    each?.();
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** A style lookup through exceljs's own reading of xl/styles.xml (so number formats, built-in ones included, are the ones exceljs gave). */
+async function readStyles(zip: ZipFile, entry: ZipEntry | undefined): Promise<StyleLookup> {
+  const { default: StylesXform } = (await import('exceljs/lib/xlsx/xform/style/styles-xform.js' as string)) as {
+    default: new () => { init(): void; parseStream(stream: AsyncIterable<unknown>): Promise<unknown>; getStyleModel(id: number): { numFmt?: string } | null };
+  };
+  const styles = new StylesXform();
+  if (!entry) {
+    styles.init();
+  } else {
+    const stream = await zip.stream(entry);
+    try {
+      await styles.parseStream(stream);
+    } finally {
+      stream.destroy();
+    }
+  }
+  const cache = new Map<number, { numFmt?: string } | null>();
+  return (id) => {
+    let style = cache.get(id);
+    if (style === undefined) cache.set(id, (style = Number.isInteger(id) && id >= 0 ? (styles.getStyleModel(id) ?? null) : null));
+    return style;
+  };
+}
+
 /**
- * The rows of one sheet (chosen by `pick` from its name and position), in order, as the reader stores
- * them (empty rows are absent). Throws when no sheet is picked, listing the sheets there are.
+ * The rows of one sheet (chosen by `pick` from its name and position), in order, as stored (empty rows are
+ * absent). The zip is read by its directory: the shared strings first (packed into a compact table, the one
+ * thing kept whole), then the sheet streamed, its rows parsed as they are inflated, read no faster than they
+ * are consumed. Throws when no sheet is picked, listing the sheets there are.
  */
 async function* sheetRows(
   path: string,
   pick: (name: string, position: number) => boolean,
   found: (name: string, position: number) => void,
   sheetWanted: string,
+  keepStrings = false,
 ): AsyncGenerator<SheetRow> {
   await checkWorkbookFile(path);
-  const { default: ExcelJS } = await import('exceljs');
-  const source = createReadStream(path, { highWaterMark: 256 * 1024 });
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(source, {
-    // Shared strings come one by one into a compact table (not exceljs's array of objects): memory stays
-    // near flat however many distinct texts the workbook has.
-    sharedStrings: 'emit',
-    styles: 'cache',
-    worksheets: 'emit',
-    hyperlinks: 'ignore',
-    entries: 'ignore',
-  }) as unknown as ExcelWorkbookReader;
-  // exceljs reads a sheet stored before xl/workbook.xml with the workbook's properties and model still unset,
-  // and then fails on them (undefined.model): placeholders until the real ones are read (only the 1904 date
-  // system and the sheet's name come from there).
-  reader.properties ??= {};
-  reader.model ??= { sheets: [] };
-  const strings = new StringTable();
-  const seen: string[] = [];
-  let emitted = 0;
+  let zip: ZipFile;
   try {
-    for await (const event of reader.parse()) {
-      if ('index' in event) {
-        // A shared string (exceljs yields them bare, in order). Sheets stored after the table are read at once
-        // with it; sheets stored before it (Excel, LibreOffice) are spooled by exceljs and read once it is complete.
-        reader.sharedStrings ??= strings.view;
-        strings.add(plainText(event.text));
-        continue;
+    zip = await ZipFile.open(path);
+  } catch (err) {
+    throw malformed(path, err);
+  }
+  const seen: string[] = [];
+  try {
+    const part = (name: string): ZipEntry | undefined => zip.entry(name);
+    const workbookEntry = part('xl/workbook.xml');
+    if (!workbookEntry) throw new XmlFormatError('it has no xl/workbook.xml');
+    const book = new WorkbookHandler();
+    await scanPart(zip, workbookEntry, book);
+    const rels = new RelationshipsHandler();
+    const relsEntry = part('xl/_rels/workbook.xml.rels');
+    if (relsEntry) await scanPart(zip, relsEntry, rels);
+    const targetOf = (type: string, fallback: string): string => {
+      for (const rel of rels.byId.values()) if (rel.type.endsWith(`/${type}`)) return resolveTarget('xl', rel.target);
+      return fallback;
+    };
+    // Only worksheets are sheets a list can be on (a chart sheet has no cells).
+    const sheets = book.sheets.map((sheet, i) => {
+      const rel = sheet.rId !== undefined ? rels.byId.get(sheet.rId) : undefined;
+      const entry = rel && rel.type.endsWith('/worksheet') ? part(resolveTarget('xl', rel.target)) : rel ? undefined : part(`xl/worksheets/sheet${i + 1}.xml`);
+      return { name: sheet.name, position: i + 1, entry };
+    });
+    for (const s of sheets) if (s.entry) seen.push(s.name);
+    const chosen = sheets.find((s) => s.entry && pick(s.name, s.position));
+    if (!chosen) {
+      if (seen.length === 0) throw inputError('E_INPUT_EMPTY', `${path}: the workbook has no sheet`, { hint: 'save the workbook again from Excel' });
+      throw usageError('E_SHEET_NOT_FOUND', `${path} has no sheet ${sheetWanted}`, {
+        hint: `its sheets are ${seen.map((s, i) => `${i + 1}:${s}`).join(', ')}; give --sheet NAME or a 1-based INDEX`,
+      });
+    }
+    found(chosen.name, chosen.position);
+    const sharedEntry = part(targetOf('sharedStrings', 'xl/sharedStrings.xml'));
+    let strings = takeCachedStrings(zip.identity);
+    if (!strings) {
+      const table = new StringTable();
+      if (sharedEntry) await scanPart(zip, sharedEntry, new SharedStringsHandler((text) => table.add(text), (count) => table.reserve(count, sharedEntry.uncompressedSize)));
+      strings = table;
+    }
+    if (keepStrings) cachedStrings = { identity: zip.identity, table: strings };
+    const style = await readStyles(zip, part(targetOf('styles', 'xl/styles.xml')));
+    const sheet = new SheetHandler((i) => strings.get(i), style, book.date1904);
+    const stream = await zip.stream(chosen.entry!);
+    const scanner = new XmlScanner(sheet);
+    const decoder = new StringDecoder('utf8');
+    try {
+      for await (const chunk of stream) {
+        scanner.write(decoder.write(chunk as Buffer));
+        const rows = sheet.rows;
+        sheet.rows = [];
+        yield* rows;
+        // Whatever follows the rows (merged cells, filters, print settings) is not read.
+        if (sheet.done) return;
       }
-      const { eventType, value } = event;
-      if (eventType !== 'worksheet') continue;
-      const sheet = value as ExcelSheet;
-      emitted++;
-      const order = reader.model?.sheets?.findIndex((s) => s.name === sheet.name) ?? -1;
-      const position = order >= 0 ? order + 1 : emitted;
-      seen.push(sheet.name);
-      if (!pick(sheet.name, position)) {
-        // Sheets are stored one after another in the zip: a sheet not wanted is read through and dropped.
-        for await (const _ of sheet) void _;
-        continue;
-      }
-      found(sheet.name, position);
-      for await (const row of sheet) {
-        const cells: TypedCell[] = [];
-        row.eachCell({ includeEmpty: false }, (cell, col) => {
-          cells[col - 1] = { value: plainValue(cell.value, cell.numFmt), numFmt: cell.numFmt };
-        });
-        yield { number: row.number, cells };
-      }
-      return;
+      scanner.write(decoder.end());
+      scanner.end();
+      yield* sheet.rows;
+    } finally {
+      stream.destroy();
     }
   } catch (err) {
     if ((err as DncError).name === 'DncError') throw err;
     throw malformed(path, err);
   } finally {
-    source.destroy();
+    await zip.close();
   }
-  if (seen.length === 0) throw inputError('E_INPUT_EMPTY', `${path}: the workbook has no sheet`, { hint: 'save the workbook again from Excel' });
-  throw usageError('E_SHEET_NOT_FOUND', `${path} has no sheet ${sheetWanted}`, {
-    hint: `its sheets are ${seen.map((s, i) => `${i + 1}:${s}`).join(', ')}; give --sheet NAME or a 1-based INDEX`,
-  });
 }
 
 /** Picks the sheet of --sheet: an exact name, a name up to case, or a 1-based position; the first sheet by default. */
@@ -231,7 +298,7 @@ function isEmptyRow(cells: readonly TypedCell[]): boolean {
 export async function openXlsxLayout(path: string, options: XlsxOptions): Promise<CsvLayout> {
   let sheet = '';
   let position = 0;
-  const rows = sheetRows(path, sheetPicker(options.sheet), (n, p) => ((sheet = n), (position = p)), `'${options.sheet ?? 1}'`);
+  const rows = sheetRows(path, sheetPicker(options.sheet), (n, p) => ((sheet = n), (position = p)), `'${options.sheet ?? 1}'`, true);
   let first: SheetRow | undefined;
   try {
     for await (const row of rows) {
@@ -318,4 +385,12 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
   if (batch.length > 0) yield batch;
   // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the sheet).
   if (options.onChunk) for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 })) options.onChunk(chunk as Buffer);
+}
+
+/**
+ * Every stored row of a sheet (the first, or --sheet's), cells as read: what the batch reads, without its
+ * header and width rules. For tests that compare this reader with other readers.
+ */
+export function readSheetRows(path: string, sheet?: string): AsyncGenerator<SheetRow> {
+  return sheetRows(path, sheetPicker(sheet), () => {}, `'${sheet ?? 1}'`);
 }
