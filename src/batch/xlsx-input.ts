@@ -53,6 +53,9 @@ export function outputFormatOf(target: string, forced: OutputFileFormat | undefi
   return forced ?? (isWorkbookPath(target) ? 'xlsx' : 'csv');
 }
 
+/** The most a declared size reserves at once for the shared strings (a 200,000-row list needs about 5 MB). */
+const RESERVE_MAX_BYTES = 64 * 1024 * 1024;
+
 /** The workbook's shared strings, packed as UTF-8 in one growing buffer with their end offsets: a few bytes each. */
 class StringTable {
   private bytes = Buffer.alloc(1 << 16);
@@ -66,6 +69,9 @@ class StringTable {
    */
   reserve(count: number, xmlBytes: number): void {
     if (this.count > 0 || !(count > 0)) return;
+    // Both figures come from the file: a zip directory that claims a 4 GB part must not make a 4 GB buffer (one that
+    // large is not even written reliably); past the cap the table grows by doubling, as for a count that lies.
+    xmlBytes = Math.min(xmlBytes, RESERVE_MAX_BYTES);
     const strings = Math.min(count, Math.floor(xmlBytes / 5));
     this.ends = new Uint32Array(Math.max(strings, 1 << 12));
     this.bytes = Buffer.alloc(Math.max(xmlBytes - 16 * strings, 1 << 16));

@@ -3,7 +3,7 @@
 // (same values). Property style: random sheets from a printed seed (XLSX_SEED=N to repeat one), written by
 // exceljs (shared strings), exceljs's streaming writer, openpyxl, and by hand (XML that other writers produce).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
@@ -361,5 +361,42 @@ describe('the XML scanner', () => {
     expect(() => {
       for (let i = 0; i < 40; i++) scanner.write('y'.repeat(256 * 1024));
     }).toThrow(/longer than 4 Mi characters/);
+  });
+});
+
+describe('a workbook whose zip directory lies', () => {
+  it('reads the same cells when the directory claims a 4 GB shared-strings part (no buffer sized from it)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-lie-'));
+    try {
+      const honest = path.join(dir, 'honest.xlsx');
+      const wb = new ExcelJS.Workbook();
+      const ws = wb.addWorksheet('S');
+      ws.addRow(['name', 'phone']);
+      for (let i = 0; i < 5; i++) ws.addRow([`n${i}`, `+1202555${String(100 + i).padStart(4, '0')}`]);
+      await wb.xlsx.writeFile(honest);
+      // The central directory's uncompressed size of xl/sharedStrings.xml becomes 0xFFFFFFF0.
+      const bytes = readFileSync(honest);
+      let patched = 0;
+      for (let p = bytes.indexOf('PK\x01\x02', 0, 'latin1'); p >= 0; p = bytes.indexOf('PK\x01\x02', p + 4, 'latin1')) {
+        const nameLength = bytes.readUInt16LE(p + 28);
+        if (bytes.toString('latin1', p + 46, p + 46 + nameLength) === 'xl/sharedStrings.xml') {
+          bytes.writeUInt32LE(0xfffffff0, p + 24);
+          patched++;
+        }
+      }
+      expect(patched).toBe(1);
+      const lying = path.join(dir, 'lying.xlsx');
+      writeFileSync(lying, bytes);
+      const cells = async (file: string) => {
+        const out: unknown[] = [];
+        for await (const row of readSheetRows(file)) out.push(row.cells.map((c) => c?.value));
+        return out;
+      };
+      const expected = await cells(honest);
+      expect(expected[1]).toEqual(['n0', '+12025550100']);
+      expect(await cells(lying)).toEqual(expected);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
