@@ -183,7 +183,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
   private queue: Waiting[] = [];
   private flushScheduled = false;
   private draining: Promise<void> | undefined;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Requests being read, stored or answered, with their socket and when they began. */
+  private readonly inFlight = new Map<Promise<unknown>, { socket: Socket; startedAt: number }>();
   private closing = false;
 
   constructor(private readonly options: ReceiverOptions) {
@@ -260,7 +261,26 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     if (options.force) this.server.closeAllConnections();
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    // node stops enforcing requestTimeout once the server is closed: the limit is kept here, so that a client
+    // trickling a body cannot hold the listener open (a stored push is answered long before it).
+    while (this.inFlight.size > 0) {
+      const now = performance.now();
+      let next = Infinity;
+      for (const [work, r] of this.inFlight) {
+        const due = r.startedAt + this.server.requestTimeout;
+        if (due <= now) {
+          r.socket.destroy();
+          // Cut off and still not settled a second later: given up on (its push, if any, was not acknowledged).
+          if (due + 1_000 <= now) this.inFlight.delete(work);
+        }
+        next = Math.min(next, due > now ? due : now + 1_000);
+      }
+      if (this.inFlight.size === 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, next - now + 1)));
+      await Promise.race([Promise.allSettled([...this.inFlight.keys()]), late]);
+      clearTimeout(timer);
+    }
     this.server.closeIdleConnections();
     // Connections that are still reading a request after the stores settled are not pushes we owe.
     const grace = setTimeout(() => this.server.closeAllConnections(), options.force ? 0 : 2_000);
@@ -274,7 +294,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       // Nothing above should throw; if it does, the push was not acknowledged, so the service retries.
       this.reply(res, 503, { error: `internal error: ${String(err)}` });
     });
-    this.inFlight.add(work);
+    this.inFlight.set(work, { socket: req.socket, startedAt: started });
     void work.finally(() => this.inFlight.delete(work));
   }
 

@@ -109,9 +109,15 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-async function start(options: { path?: string; known?: string[]; store?: PushStore } = {}) {
+async function start(options: { path?: string; known?: string[]; store?: PushStore; requestTimeoutMs?: number; headersTimeoutMs?: number } = {}) {
   const store = new MemoryStore(new Set(options.known ?? [CID, CID2]));
-  receiver = createReceiver({ store: options.store ?? store, path: options.path, now: () => new Date('2026-11-21T23:10:00Z') });
+  receiver = createReceiver({
+    store: options.store ?? store,
+    path: options.path,
+    now: () => new Date('2026-11-21T23:10:00Z'),
+    requestTimeoutMs: options.requestTimeoutMs,
+    headersTimeoutMs: options.headersTimeoutMs,
+  });
   const events: Events = { push: [], rejected: [], 'store-failed': [], 'client-error': [] };
   receiver.on('push', (e) => events.push.push(e));
   receiver.on('rejected', (e) => events.rejected.push(e));
@@ -394,6 +400,23 @@ describe('receiver: shutdown and addresses', () => {
     await closing;
     expect(Date.now() - cutAt).toBeLessThan(1_000);
     socket.destroy();
+    receiver = undefined;
+  });
+
+  it('close() alone (one Ctrl-C) still cuts off a client trickling its request once the request timeout has passed', async () => {
+    // node stops enforcing requestTimeout once the server is closed; the receiver keeps the limit itself.
+    const { address } = await start({ path: '/p', requestTimeoutMs: 600, headersTimeoutMs: 500 });
+    const socket = net.connect(address.port, '127.0.0.1');
+    await once(socket, 'connect');
+    socket.on('error', () => {});
+    const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"');
+    await new Promise((r) => setTimeout(r, 50));
+    const closedAt = Date.now();
+    await receiver!.close();
+    // Within the request's own limit (600 ms from its start) plus a tick, not whenever the client gives up.
+    expect(Date.now() - closedAt).toBeLessThan(3_000);
+    await ended;
     receiver = undefined;
   });
 
