@@ -73,6 +73,9 @@ export function pushRuleProblem(body: Body, headers: PushHeaders, receivedAt: Da
     }
   } else {
     const code = body.error_code;
+    // A code section 7 does not list is kept (a newer service may add one; the row is failed, never callable), but
+    // only if it has the shape of one: anything else is no error code, and would reach files and terminals.
+    if (typeof code !== 'string' || !/^[a-z][a-z0-9_]{0,63}$/.test(code)) return `error_code ${JSON.stringify(code)} is not an error code (section 7: lower-case words joined by _)`;
     if (NEVER_PUSHED.has(code)) return `error_code ${code} is retried by the service and never pushed (section 7)`;
     if (code === 'invalid_phone_number' && body.charged !== true) return 'invalid_phone_number is always charged (section 7), but the push says charged is false';
     if (code === 'lookup_expired' && body.charged !== false) return 'lookup_expired is always refunded (section 7), but the push says charged is true';

@@ -159,6 +159,8 @@ describe('repeats and mismatches', () => {
       ['an uncharged invalid_phone_number', failed('invalid_phone_number', false), {}, /invalid_phone_number is always charged/],
       ['a charged lookup_expired', failed('lookup_expired', true), {}, /lookup_expired is always refunded/],
       ['a pushed upstream_timeout', failed('upstream_timeout', false), {}, /never pushed/],
+      ['an error code carrying escape sequences', failed('\u001b[2Jinvalid', true), {}, /is not an error code/],
+      ['an error code with spaces and capitals', failed('Invalid Phone', true), {}, /is not an error code/],
       ['a phone header that differs', succeededPush(row), { 'x-service-phone-number': '+61412345099' }, /X-Service-Phone-Number/],
       ['a country header that differs', succeededPush(row), { 'x-service-country': 'NZ' }, /X-Service-Country/],
     ];
