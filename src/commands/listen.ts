@@ -189,23 +189,42 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
   const note = (line: string) => progress.info(line);
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
   // A flood of refusals must not drown the terminal: the first ones of each minute are shown, the rest counted.
-  const refusals = { windowStart: -Infinity, shown: 0, hidden: 0 };
+  // Refusals on the secret push path have their own allowance: a flood of cheap 404s elsewhere must not hide them
+  // (someone who knows the path is what an operator most needs to see).
+  const throttle = (what: string) => {
+    const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
+    const flush = () => {
+      if (state.hidden > 0) alert(`… and ${state.hidden} more refused request(s) ${what} not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
+      state.hidden = 0;
+    };
+    const show = (line: string) => {
+      const t = ctx.now().getTime();
+      if (t - state.windowStart >= 60_000) {
+        flush();
+        state.windowStart = t;
+        state.shown = 0;
+      }
+      if (state.shown < REFUSALS_SHOWN_PER_MINUTE) {
+        state.shown++;
+        alert(line);
+      } else state.hidden++;
+    };
+    // Called with each status (every second): a count held back is shown once its minute is over.
+    const tick = () => {
+      if (state.hidden > 0 && ctx.now().getTime() - state.windowStart >= 60_000) {
+        flush();
+        state.windowStart = -Infinity;
+      }
+    };
+    return { show, flush, tick };
+  };
+  const onPushPath = throttle('on the push path');
+  const elsewhere = throttle('elsewhere');
   const flushRefusals = () => {
-    if (refusals.hidden > 0) alert(`… and ${refusals.hidden} more refused request(s) not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
-    refusals.hidden = 0;
+    onPushPath.flush();
+    elsewhere.flush();
   };
-  const refusal = (line: string) => {
-    const t = ctx.now().getTime();
-    if (t - refusals.windowStart >= 60_000) {
-      flushRefusals();
-      refusals.windowStart = t;
-      refusals.shown = 0;
-    }
-    if (refusals.shown < REFUSALS_SHOWN_PER_MINUTE) {
-      refusals.shown++;
-      alert(line);
-    } else refusals.hidden++;
-  };
+  let pushPath: string | undefined;
   const event = (e: ListenEvent): void => {
     switch (e.type) {
       case 'info':
@@ -215,6 +234,7 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
       case 'debug':
         return ctx.debug(e.text);
       case 'listening': {
+        pushPath = e.pushPath;
         note(`dnc listen: receiving webhook results for ${o.results}`);
         // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
         const from = e.from === 'batch' ? "; it is the batch's webhook path" : e.from === 'random' ? '; generated: use it in the webhook URL' : '';
@@ -229,10 +249,8 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
         return;
       }
       case 'status':
-        if (refusals.hidden > 0 && ctx.now().getTime() - refusals.windowStart >= 60_000) {
-          flushRefusals();
-          refusals.windowStart = -Infinity;
-        }
+        onPushPath.tick();
+        elsewhere.tick();
         return printStatus(e.status);
       case 'push': {
         const p = e.push;
@@ -254,10 +272,14 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
         const who = r.remoteAddress ? ` from ${r.remoteAddress}` : '';
         // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
         const tag = r.status === 503 ? 'warning: ' : '';
-        return refusal(`${tag}refused ${terminalSafe(r.method)} ${terminalSafe(r.path)}${who}: ${r.status} ${terminalSafe(r.reason)}`);
+        // The push path is the secret (pushes are unsigned): printed once at start, not in every refusal.
+        const [requestPath = '', query] = r.path.split('?', 2);
+        const secret = pushPath !== undefined && requestPath === pushPath;
+        const where = secret ? `the push path${query !== undefined ? ' (with a query)' : ''}` : terminalSafe(r.path);
+        return (secret ? onPushPath : elsewhere).show(`${tag}refused ${terminalSafe(r.method)} ${where}${who}: ${r.status} ${terminalSafe(r.reason)}`);
       }
       case 'malformed-request':
-        return refusal(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.message)}`);
+        return elsewhere.show(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.message)}`);
       case 'store-failed': {
         const f = e.failure;
         const what = f.count > 0 ? `could not store ${f.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';

@@ -179,7 +179,7 @@ describe('repeats and mismatches', () => {
       expect(JSON.parse(p.headers!)).toMatchObject({ 'user-agent': 'Service-Webhooks/1.0', 'content-type': 'application/json' });
     }
     // The refusals are reported as they happen.
-    expect(l.io.err()).toMatch(/refused POST \/hooks\/\S+ from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/);
+    expect(l.io.err()).toMatch(/refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/);
     // A push that keeps every rule still gets through.
     expect((await post(url, succeededPush(row, { do_not_call: true }))).status).toBe(200);
     await waitFor('OUTPUT.csv rewritten', () => readCsv(b.output)[0]!.dnc_result === 'do_not_call');
@@ -240,7 +240,23 @@ describe('the secret path', () => {
     expect(await l.exit).toBe(130);
     const lines = l.io.err().split('\n');
     expect(lines.filter((line) => /^refused POST \/guess\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(REFUSALS_SHOWN_PER_MINUTE);
-    expect(lines).toContain(`… and ${35 - REFUSALS_SHOWN_PER_MINUTE} more refused request(s) not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
+    expect(lines).toContain(`… and ${35 - REFUSALS_SHOWN_PER_MINUTE} more refused request(s) elsewhere not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
+  });
+
+  it('a flood of 404s elsewhere does not hide refusals on the push path, which never print the secret path', async () => {
+    const b = await batchOf(NEVER);
+    const row = readCsv(b.output)[0]!;
+    const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
+    const url = new URL(await l.url);
+    for (let i = 0; i < 30; i++) expect((await post(new URL(`/wrong/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
+    for (let i = 0; i < 3; i++) expect((await post(url.toString(), succeededPush(row, { phone_number: '+61412345099' }))).status).toBe(422);
+    l.interrupts.fire();
+    expect(await l.exit).toBe(130);
+    const lines = l.io.err().split('\n');
+    expect(lines.filter((line) => /^refused POST \/wrong\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(REFUSALS_SHOWN_PER_MINUTE);
+    expect(lines.filter((line) => /^refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/.test(line))).toHaveLength(3);
+    // The secret path is printed at start only (where it listens, and the webhook URL the batch sent).
+    expect(lines.filter((line) => line.includes(PUSH_PATH) && !line.includes('listening on') && !line.startsWith('  the batch sent webhook_url'))).toEqual([]);
   });
 
   it('refuses a non-loopback --host without --path (exit 2), before listening', async () => {

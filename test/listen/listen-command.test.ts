@@ -228,7 +228,7 @@ describe('dnc listen --quiet', () => {
     run.interrupts.fire();
     expect(await run.exit).toBe(130);
     const err = run.io.err();
-    expect(err).toMatch(/^refused GET \/hooks\/\S+ from 127\.0\.0\.1: 405 pushes are POSTed; GET is not allowed$/m);
+    expect(err).toMatch(/^refused GET the push path from 127\.0\.0\.1: 405 pushes are POSTed; GET is not allowed$/m);
     expect(err).not.toContain('listening on');
     expect(err).not.toContain('received 0');
   });
@@ -370,7 +370,7 @@ describe('dnc listen: HTTPS', () => {
     await dispatcher.close();
     run.interrupts.fire();
     expect(await run.exit).toBe(130);
-    expect(run.io.err()).toMatch(/refused POST \/hooks\/\S+ from 127\.0\.0\.1: 415/);
+    expect(run.io.err()).toMatch(/refused POST the push path from 127\.0\.0\.1: 415/);
   });
 
   it('refuses an unreadable or invalid certificate (exit 2)', async () => {
