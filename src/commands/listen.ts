@@ -333,8 +333,9 @@ function finish(ctx: Context, o: ListenOptions, r: ListenRunResult): number {
       }),
     );
   }
+  // Rows of OUTPUT by result (a "pending" here counts rows, the status's counts lookups): labelled as rows.
   const kinds = byResult
-    ? ' · ' +
+    ? ' · rows: ' +
       Object.entries(byResult)
         .filter(([, n]) => n > 0)
         .map(([k, n]) => `${k} ${n}`)

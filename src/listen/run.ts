@@ -123,11 +123,22 @@ export async function runListenJob(options: ListenOptions, deps: ListenRunDeps):
 async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
   const emit = deps.onEvent;
   const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
-  const [{ openListenJournal, JournalPushStore: Store }, { createListenSession, LOOKUP_EXPIRY_MS }, { lockHolder }, { randomPushPath }] = await Promise.all([
+  // Everything the run needs, up to its last step, is loaded now: a listener runs for hours, and dnc may be
+  // upgraded or rebuilt under it meanwhile (a module loaded at stop would then be missing or another version's).
+  const [
+    { openListenJournal, JournalPushStore: Store },
+    { createListenSession, LOOKUP_EXPIRY_MS },
+    { lockHolder },
+    { randomPushPath },
+    { manifestRewriter },
+    { rememberVerdicts },
+  ] = await Promise.all([
     import('./journal-store.js'),
     import('./session.js'),
     import('../batch/journal.js'),
     import('./receiver.js'),
+    import('../evidence/manifest.js'),
+    import('../evidence/batch-evidence.js'),
   ]);
   const random = deps.randomPushPath ?? randomPushPath;
   const journalPath = Store.pathFor(o.results);
@@ -167,7 +178,6 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     }
   });
   session.on('reconciled', (correlationIds) => emit({ type: 'reconciled', correlationIds }));
-  const { manifestRewriter } = await import('../evidence/manifest.js');
   const manifest = manifestRewriter(journal.meta, journal.journal.path, () => deps.now(), (error) => emit({ type: 'manifest-failed', error }));
   session.on('rendered', (e) => {
     // The manifest follows every render: it states the hash of the file as now written.
@@ -214,7 +224,6 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   });
   const final = await session.stop();
   await manifest.settled();
-  const { rememberVerdicts } = await import('../evidence/batch-evidence.js');
   await rememberVerdicts(deps, say(emit), journal.journal.path, journal.meta.serviceOrigin);
   if (session.renderError) {
     const e = session.renderError;

@@ -150,7 +150,7 @@ describe('dnc listen: on a terminal', () => {
     expect(await run.exit).toBe(0);
     const err = run.io.err();
     expect(err).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] received 0 · duplicates 0 · orphans 0 · pending 1 · oldest pending \+61412345011 since \S+, 24 h deadline \S+ \(in 2\dh\d\dm\)/);
-    expect(err).toMatch(/done: received 1 · duplicates \d · orphans 0 · pending 0 · do_not_call 1/);
+    expect(err).toMatch(/done: received 1 · duplicates \d · orphans 0 · pending 0 · rows: do_not_call 1/);
   });
 });
 
