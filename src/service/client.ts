@@ -1,6 +1,5 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
-import { Pool, errors as undiciErrors } from 'undici';
-import type { Dispatcher } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
 import { authError, creditError, DncError, inputError, serviceError, usageError } from '../errors.js';
 import {
   LOOKUP_HEADERS,
