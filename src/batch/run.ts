@@ -624,6 +624,8 @@ async function runBatchJournal(
   let client: ServiceClient | undefined;
   let abandoned = false;
   let reading: Reading | null = null;
+  // The journal's log on its way to disk while the output is rendered (see syncLogInBackground).
+  let logSynced: Promise<void> | null = null;
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
   const clientReady = ctx.createClient({ connections: options.concurrency });
@@ -691,6 +693,7 @@ async function runBatchJournal(
       if (reading === null) await guarding;
       outcome = await runLookups(ctx, journal, client, options, costs, reading);
       abandoned = outcome.abandoned;
+      if (!abandoned) logSynced = journal.syncLogInBackground();
       // Its lines come before the summary (a second Ctrl-C does not wait for the balance).
       if (!abandoned) await guarding;
       if (abandoned) {
@@ -761,6 +764,7 @@ async function runBatchJournal(
       reading.abort();
       await reading.done.catch(() => {});
     }
+    await logSynced?.catch(() => {});
     journal?.close();
     lock.release();
   }
