@@ -755,7 +755,8 @@ export class BatchJournal {
 
   /** Stores a final answer; the number is done once this returns. */
   recordFinal(id: number, a: FinalAnswer): void {
-    if (!this.db.inTransaction) {
+    // txStamp is set exactly while atomically() runs: the usual case (a commit's writes) asks nothing of SQLite.
+    if (this.txStamp === null && !this.db.inTransaction) {
       this.atomically(() => this.recordFinal(id, a));
       return;
     }
@@ -785,7 +786,7 @@ export class BatchJournal {
 
   /** Stores a 202 receipt: the number waits for its push; `creditsHeld` count as spent until then. */
   recordReceipt(id: number, correlationId: string, receipt: unknown, creditsHeld: number, receiptText?: string): void {
-    if (!this.db.inTransaction) {
+    if (this.txStamp === null && !this.db.inTransaction) {
       this.atomically(() => this.recordReceipt(id, correlationId, receipt, creditsHeld, receiptText));
       return;
     }
