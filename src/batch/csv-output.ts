@@ -65,11 +65,20 @@ export function escapeFormulaCell(value: string): string {
 }
 
 /** Whether a register source is what the interface promises: an https URL. */
+// A batch's rows share a few register sources (one per country): each is parsed once, not once per row.
+const httpsSeen = new Map<string, boolean>();
+
 export function isHttpsUrl(value: string): boolean {
   if (!value.startsWith('https://')) return false;
+  const known = httpsSeen.get(value);
+  if (known !== undefined) return known;
+  let https: boolean;
   try {
-    return new URL(value).protocol === 'https:';
+    https = new URL(value).protocol === 'https:';
   } catch {
-    return false;
+    https = false;
   }
+  if (httpsSeen.size >= 1024) httpsSeen.clear();
+  httpsSeen.set(value, https);
+  return https;
 }

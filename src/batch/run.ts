@@ -669,6 +669,12 @@ async function runBatchJournal(
   let client: ServiceClient | undefined;
   let abandoned = false;
   let reading: Reading | null = null;
+  // The journal's log on its way to disk while the output is rendered (see syncLogInBackground).
+  let logSynced: Promise<void> | null = null;
+  // After the last answer, the client's sockets close and the cost cache is written (a file synced) while the
+  // output renders: both wait on the kernel, not on this thread. Awaited before the journal closes.
+  let clientClosed: Promise<void> | null = null;
+  let costsRemembered: Promise<void> | null = null;
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
   const clientReady = ctx.createClient({ connections: options.concurrency });
@@ -736,8 +742,14 @@ async function runBatchJournal(
       if (reading === null) await guarding;
       outcome = await runLookups(ctx, journal, client, options, costs, reading);
       abandoned = outcome.abandoned;
+      if (!abandoned) logSynced = journal.syncLogInBackground();
       // Its lines come before the summary (a second Ctrl-C does not wait for the balance).
-      if (!abandoned) await guarding;
+      if (!abandoned) {
+        await guarding;
+        // Nothing more is asked of the service (the guard had its balance).
+        clientClosed = client.close();
+        clientClosed.catch(() => {}); // awaited in the finally
+      }
       if (abandoned) {
         // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
         try {
@@ -771,7 +783,8 @@ async function runBatchJournal(
         });
       }
       journal.setStoppedReason(outcome.stoppedReason);
-      await rememberCosts(ctx, journal);
+      costsRemembered = rememberCosts(ctx, journal);
+      costsRemembered.catch(() => {}); // awaited below
     } else {
       journal.setStoppedReason(null);
     }
@@ -801,13 +814,15 @@ async function runBatchJournal(
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
-    else await client?.close();
+    else await (clientClosed ?? client?.close());
     if (!client) await (await clientReady.catch(() => null))?.close();
     // A run that failed before or during its lookups: reading stops before the journal closes under it.
     if (reading?.reading) {
       reading.abort();
       await reading.done.catch(() => {});
     }
+    await costsRemembered?.catch(() => {});
+    await logSynced?.catch(() => {});
     journal?.close();
     lock.release();
   }

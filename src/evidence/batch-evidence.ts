@@ -1,5 +1,5 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import { conflictingNumbers, journalVerdicts, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
@@ -152,9 +152,8 @@ export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: st
     const { cacheDir } = await import('./paths.js');
     const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
     try {
-      cache.put(service, await journalVerdicts(journalPath));
       // A verdict cached before a conflicting push showed it may be forged is taken back out.
-      cache.forget(service, await conflictingNumbers(journalPath));
+      cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
     } finally {
       cache.close();
     }

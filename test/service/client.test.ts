@@ -331,4 +331,34 @@ describe('connection failures', () => {
     slow.closeAllConnections();
     await new Promise<void>((r) => slow.close(() => r()));
   });
+
+  it('times out each lookup on its own deadline: stalled before the headers or in the body, beside ones answered at once', async () => {
+    // The deadlines share one timer (src/service/client.ts): those answered must not cut short, or stretch, the others.
+    const { default: http } = await import('node:http');
+    const server = http.createServer((req, res) => {
+      const n = new URL(req.url ?? '/', 'http://x').searchParams.get('phone_number');
+      if (n === '+12025550101') return; // never answers
+      if (n === '+12025550102') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"status":'); // the body never ends
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', ...lookupHeaders(1, 99, 100) });
+      res.end(JSON.stringify({ ...succeeded, phone_number: n }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const client = createServiceClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, timeoutMs: 300, retries: 0, connections: 4 });
+    clients.push(client);
+    const settled = await Promise.allSettled(['+12025550100', '+12025550101', '+12025550102', '+12025550103'].map((phoneNumber) => client.lookup({ phoneNumber })));
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    for (const s of settled) if (s.status === 'rejected') expect((s.reason as { code?: string }).code).toBe('E_TIMEOUT');
+    // And a later lookup gets a deadline of its own again.
+    const again = await client.lookup({ phoneNumber: '+12025550104' });
+    expect(again.kind).toBe('succeeded');
+    await client.close().catch(() => {});
+    clients.pop();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
 });
