@@ -130,7 +130,8 @@ describe('dnc batch as a process', () => {
   });
 
   it('a second SIGINT exits at once (130) without waiting for slow lookups, leaving them in flight in the journal', async () => {
-    const slow = await sandbox({ latencyMs: 3_000 });
+    // Answers take 10 s: "at once" is well before any of them, however loaded the machine.
+    const slow = await sandbox({ latencyMs: 10_000 });
     try {
       const { file } = callList('int2.csv');
       const output = path.join(tmp.dir, 'int2.results.csv');
@@ -143,7 +144,7 @@ describe('dnc batch as a process', () => {
       run.child.kill('SIGINT');
       const end = await run.exited;
       expect(end.code, end.stderr).toBe(130);
-      expect(Date.now() - t0).toBeLessThan(2_000);
+      expect(Date.now() - t0).toBeLessThan(7_000);
       expect(end.stderr).toContain('stopped at once');
       const journal = await BatchJournal.open(journalPathFor(output), { create: false });
       // Every lookup sent is accounted for: answered (done) or left in flight (maybe charged, reported on the
