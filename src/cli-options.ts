@@ -26,13 +26,49 @@ export function durationOption(flags: string, description: string): Option {
   return parsedOption(flags, description, (raw, flag) => parseDuration(flag, raw));
 }
 
-/** An ISO 8601 date-time (e.g. --as-of), as a Date. */
-export function dateTimeOption(flags: string, description: string): Option {
+/** A non-empty string option (--base-url, --forwarded-host): an empty value, often an unset shell variable, is refused. */
+export function nonEmptyOption(flags: string, description: string, hint?: string): Option {
   return parsedOption(flags, description, (raw, flag) => {
-    const at = new Date(raw);
-    if (raw.trim() === '' || Number.isNaN(at.getTime())) {
-      throw usageError('E_USAGE', `${flag} ${JSON.stringify(raw)} is not a date-time`, { hint: 'write ISO 8601, e.g. 2026-12-01T09:00:00Z' });
-    }
-    return at;
+    if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, hint ? { hint } : {});
+    return raw;
   });
+}
+
+// Only the full form, with its offset: `new Date()` also takes "1", "2026", "March 7", RFC 2822 and
+// "2026-11-22 10:00" (read as local time), each a different moment on another machine.
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
+
+/** `--as-of`: an ISO 8601 date-time with Z or an offset, years 2000 to 9999, as a Date; anything else is a usage error. */
+export function parseDateTimeOption(flag: string, raw: string): Date {
+  const refuse = (why: string): never => {
+    throw usageError('E_USAGE', `${flag} ${JSON.stringify(raw)} is not a date-time${why}`, {
+      hint: 'write ISO 8601 with Z or an offset, e.g. 2026-12-01T09:00:00Z or 2026-12-01T09:00:00+01:00',
+    });
+  };
+  const m = ISO_DATE_TIME.exec(raw.trim());
+  if (!m) return refuse(/^\d{4}-\d{2}-\d{2}$/.test(raw.trim()) ? ': give the time and its offset too (e.g. T00:00:00Z)' : '');
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [number, number, number, number, number];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const ms = m[7] === undefined ? 0 : Math.floor(Number(`0.${m[7]}`) * 1000);
+  if (year < 2000 || year > 9999) return refuse(': the year must be from 2000 to 9999');
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  const back = new Date(local);
+  if (
+    month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 ||
+    back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day
+  ) {
+    return refuse(': no such date or time');
+  }
+  let offsetMs = 0;
+  if (m[8]!.toUpperCase() !== 'Z') {
+    const [oh, om] = [Number(m[10]), Number(m[11])];
+    if (oh > 23 || om > 59) return refuse(': no such offset');
+    offsetMs = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  return new Date(local - offsetMs);
+}
+
+/** An ISO 8601 date-time with Z or an offset (e.g. --as-of), as a Date. */
+export function dateTimeOption(flags: string, description: string): Option {
+  return parsedOption(flags, description, (raw, flag) => parseDateTimeOption(flag, raw));
 }

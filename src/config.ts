@@ -196,6 +196,18 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
     [configKeyFile, 'config'],
   );
   const baseUrl = pick<string>([flags.baseUrl, 'flag'], [env.DNC_BASE_URL, 'env'], [file.base_url, 'config']);
+  // Unlike the other variables, an empty DNC_FORWARDED_HOST (or "forwarded_host": ""), when it is the one that
+  // applies, is refused rather than read as unset: `DNC_FORWARDED_HOST=$CLIENT` with $CLIENT unset would send a reseller's requests unattributed.
+  if (flags.forwardedHost === undefined && env.DNC_FORWARDED_HOST !== undefined && env.DNC_FORWARDED_HOST.trim() === '') {
+    throw usageError('E_CONFIG_INVALID', 'DNC_FORWARDED_HOST is set but empty', {
+      hint: 'set it to the client the requests are for, or unset it (unset DNC_FORWARDED_HOST) to send no X-Forwarded-Host',
+    });
+  }
+  if (flags.forwardedHost === undefined && env.DNC_FORWARDED_HOST === undefined && file.forwarded_host !== undefined && file.forwarded_host.trim() === '') {
+    throw usageError('E_CONFIG_INVALID', `config file ${configPath}: "forwarded_host" is empty`, {
+      hint: 'give the client the requests are for, or remove "forwarded_host" to send no X-Forwarded-Host',
+    });
+  }
   const forwardedHost = pick<string>(
     [flags.forwardedHost, 'flag'],
     [env.DNC_FORWARDED_HOST, 'env'],
@@ -246,6 +258,9 @@ export function parseIntegerOption(name: string, raw: string, min: number, max =
     throw usageError('E_USAGE', `${name} must be a whole number, got '${raw}'`);
   }
   const value = Number(raw);
+  if (value > Number.MAX_SAFE_INTEGER && max === Number.MAX_SAFE_INTEGER) {
+    throw usageError('E_USAGE', `${name} is too large: it must be from ${min} to ${max}, got ${raw}`);
+  }
   if (!Number.isSafeInteger(value) || value < min || value > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
     throw usageError('E_USAGE', `${name} must be ${range}, got ${raw}`);
@@ -269,6 +284,12 @@ export async function parseCountryOption(raw: string | undefined): Promise<strin
 
 /** `--webhook-url` (check, batch): refused with exit 2, before anything is sent, when the service would refuse it. */
 export async function checkWebhookUrlOption(url: string | undefined, allowInsecure: boolean): Promise<void> {
+  // Alone it would do nothing: refused, so that a user who meant to give a webhook URL learns it is missing.
+  if (url === undefined && allowInsecure) {
+    throw usageError('E_USAGE', '--allow-insecure-webhook-url needs --webhook-url', {
+      hint: 'give the webhook URL it is meant for (e.g. --webhook-url http://127.0.0.1:8787/hooks), or leave both out',
+    });
+  }
   if (url === undefined) return;
   const { webhookUrlProblem } = await import('./wire/webhook-url.js');
   const problem = webhookUrlProblem(url, { allowInsecure });

@@ -15,7 +15,7 @@ import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
-import { integerOption } from './cli-options.js';
+import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
@@ -76,10 +76,10 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   program
     .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
     .version(VERSION, '-V, --version')
-    .option('--base-url <url>', "the service's base address (env DNC_BASE_URL)")
+    .addOption(nonEmptyOption('--base-url <url>', "the service's base address (env DNC_BASE_URL)", 'leave --base-url out to use DNC_BASE_URL or the config file'))
     .option('--api-key <key>', 'the API key (env DNC_API_KEY)')
     .option('--api-key-file <path>', 'read the API key from a file')
-    .option('--forwarded-host <host>', 'resellers: sent as X-Forwarded-Host on every request (env DNC_FORWARDED_HOST)')
+    .addOption(nonEmptyOption('--forwarded-host <host>', 'resellers: sent as X-Forwarded-Host on every request (env DNC_FORWARDED_HOST)', 'name the client the requests are for (an unset shell variable gives an empty value); leave --forwarded-host out to send none'))
     .option('--config <path>', 'JSON config file with base_url, api_key, forwarded_host (env DNC_CONFIG)')
     .option('--json', 'machine-readable output on stdout')
     .option('--quiet', 'no progress or informational lines on stderr')

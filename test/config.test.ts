@@ -75,6 +75,16 @@ describe('resolveServiceConfig', () => {
     expect(c.baseUrl.source).toBe('config');
   });
 
+  it('an empty forwarded host is refused where it applies (it would send a reseller\'s requests unattributed)', async () => {
+    const file = await writeJson(path.join(dir, 'empty-forwarded', 'config.json'), { base_url: 'https://file.example', api_key: 'file-key-000000', forwarded_host: '' });
+    await expect(resolveServiceConfig({ config: file }, {}, dir)).rejects.toThrow(/"forwarded_host" is empty/);
+    await expect(resolveServiceConfig({ config: file }, { DNC_FORWARDED_HOST: ' ' }, dir)).rejects.toThrow(/DNC_FORWARDED_HOST is set but empty/);
+    const env = await resolveServiceConfig({ config: file }, { DNC_FORWARDED_HOST: 'env.reseller' }, dir);
+    expect(env.forwardedHost).toEqual({ value: 'env.reseller', source: 'env' });
+    const flag = await resolveServiceConfig({ config: file, forwardedHost: 'flag.reseller' }, { DNC_FORWARDED_HOST: '' }, dir);
+    expect(flag.forwardedHost).toEqual({ value: 'flag.reseller', source: 'flag' });
+  });
+
   it('default file: $XDG_CONFIG_HOME/dnc/config.json, else ~/.config/dnc/config.json', async () => {
     const xdg = path.join(dir, 'xdg');
     const home = path.join(dir, 'home');

@@ -11,7 +11,7 @@ import type { RenderSummary } from '../batch/render.js';
 import type { StoppedReason } from '../batch/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode } from '../errors.js';
+import { ExitCode, usageError } from '../errors.js';
 import { parseEncodingOption } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
@@ -122,7 +122,13 @@ export function registerBatch(program: Command, host: CommandHost): void {
 
 /** A budget, or 'none' (not null: commander turns a parsed null into '', which would read as a budget of 0). */
 function maxCreditsFlag(raw: string, flag: string): number | 'none' {
-  return raw.trim() === 'none' ? 'none' : parseIntegerOption(flag, raw, 0);
+  if (raw.trim() === 'none') return 'none';
+  if (!/^-?\d+$/.test(raw.trim())) {
+    throw usageError('E_USAGE', `${flag} must be a whole number of credits or none, got '${raw}'`, {
+      hint: `${flag} none runs without a budget (lifting one the batch was started with)`,
+    });
+  }
+  return parseIntegerOption(flag, raw, 0);
 }
 
 function encodingFlag(raw: string, flag: string): TextEncoding {

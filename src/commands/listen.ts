@@ -2,7 +2,7 @@
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { integerOption, parsedOption } from '../cli-options.js';
+import { integerOption, nonEmptyOption, parsedOption } from '../cli-options.js';
 import { processLockDeps, type Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
@@ -98,7 +98,7 @@ export function registerListen(program: Command, host: CommandHost): void {
   const command = program
     .command('listen')
     .description("receive a batch's webhook results, store each before acknowledging it, and write them into OUTPUT.csv")
-    .requiredOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive')
+    .addOption(nonEmptyOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive', 'give the batch output, e.g. --results calls.results.csv').makeOptionMandatory())
     .addOption(integerOption('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`, 0, 65_535))
     .addOption(parsedOption('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)', hostFlag))
     .addOption(parsedOption('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one", pathFlag))

@@ -130,18 +130,21 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
   return ExitCode.OK;
 }
 
+// Decimal notation only (0.5, .5, 1e-3): Number() would also take hex (0x10), binary and octal.
+const DECIMAL = /^\s*(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?\s*$/i;
+
 function rateFlag(raw: string, flag: string): number {
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw usageError('E_USAGE', `${flag} must be a number from 0 to 1, got '${raw}'`);
+  if (!DECIMAL.test(raw) || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw usageError('E_USAGE', `${flag} must be a number from 0 to 1, got '${raw}'`, { hint: 'write a decimal number such as 0.1' });
   }
   return value;
 }
 
 function timeScaleFlag(raw: string, flag: string): number {
   const scale = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(scale) || scale <= 0) {
-    throw usageError('E_USAGE', `${flag} must be a number above 0, got '${raw}'`, { hint: 'e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds' });
+  if (!DECIMAL.test(raw) || !Number.isFinite(scale) || scale <= 0) {
+    throw usageError('E_USAGE', `${flag} must be a number above 0, got '${raw}'`, { hint: 'write a decimal number: e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds' });
   }
   return scale;
 }
@@ -151,20 +154,35 @@ function keyFlag(raw: string, flag: string): string {
   return raw;
 }
 
+/** The items of a comma-separated list; an empty list or an empty item (`US,,GB`, an unset variable) is refused. */
+function listItems(raw: string, flag: string, example: string): string[] {
+  const items = raw.split(',').map((p) => p.trim());
+  if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, { hint: `e.g. ${flag} ${example}` });
+  if (items.some((p) => p === '')) throw usageError('E_USAGE', `${flag}: '${raw}' has an empty item`, { hint: `e.g. ${flag} ${example}` });
+  return items;
+}
+
 function countryListFlag(raw: string, flag: string): string[] {
-  const list = raw.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean);
+  const list = listItems(raw, flag, 'US,GB,AU').map((c) => c.toUpperCase());
   for (const c of list) {
     if (!/^[A-Z]{2}$/.test(c)) throw usageError('E_USAGE', `${flag}: '${c}' is not an ISO 3166-1 alpha-2 code`);
   }
   return list;
 }
 
+/** The most credits one sandbox lookup may cost (a lookup costs at least 1: the service meters every lookup). */
+const MAX_COST = 1000;
+
 function costsFlag(raw: string, flag: string): Record<string, number> {
   const costs: Record<string, number> = {};
-  for (const part of raw.split(',').filter((p) => p.trim() !== '')) {
-    const m = /^\s*([A-Za-z]{2})\s*=\s*(\d+)\s*$/.exec(part);
+  for (const part of listItems(raw, flag, 'US=1,GB=2,AU=3')) {
+    const m = /^([A-Za-z]{2})\s*=\s*(\d+)$/.exec(part);
     if (!m) throw usageError('E_USAGE', `${flag}: '${part}' is not CC=N`, { hint: 'e.g. --costs US=1,GB=2,AU=3' });
-    costs[m[1]!.toUpperCase()] = Number(m[2]);
+    const country = m[1]!.toUpperCase();
+    const cost = Number(m[2]);
+    if (cost < 1 || cost > MAX_COST) throw usageError('E_USAGE', `${flag}: the cost of ${country} must be from 1 to ${MAX_COST} credits, got ${m[2]}`);
+    if (Object.hasOwn(costs, country)) throw usageError('E_USAGE', `${flag}: ${country} is given twice`, { hint: 'give each country one cost' });
+    costs[country] = cost;
   }
   return costs;
 }

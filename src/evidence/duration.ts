@@ -5,6 +5,9 @@ const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 
 
 export const DAY_MS = UNIT_MS.d!;
 
+/** The longest duration accepted: about ten years, as the config file's validity_days. */
+export const MAX_DURATION_DAYS = 3660;
+
 /** Parses "7d", "12h", "1.5d" into milliseconds; anything else is a usage error naming the flag. */
 export function parseDuration(flag: string, text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$/i.exec(text);
@@ -12,6 +15,11 @@ export function parseDuration(flag: string, text: string): number {
   if (!Number.isFinite(ms) || ms <= 0) {
     throw usageError('E_USAGE', `${flag} ${JSON.stringify(text)} is not a duration`, {
       hint: `write a number and a unit: s, m, h, d or w (e.g. ${flag} 7d or ${flag} 12h)`,
+    });
+  }
+  if (ms > MAX_DURATION_DAYS * DAY_MS) {
+    throw usageError('E_USAGE', `${flag} ${JSON.stringify(text)} is too long: at most ${MAX_DURATION_DAYS}d (about ten years)`, {
+      hint: `write a duration from 1s to ${MAX_DURATION_DAYS}d`,
     });
   }
   return ms;

@@ -283,14 +283,15 @@ describe('dnc sandbox --detach', () => {
     try {
       const r = bash(
         ws,
-        `eval "$(dnc sandbox --detach --credit-limit 77 --key 'sbx_it'"'"'s_$HOME')" || exit 9
+        `eval "$(dnc sandbox --detach --credit-limit 77 --key 'sbx_it'"'"'s_$HOME' --time-scale 0.0000001 --duplicate-push-rate 0.5 --costs US=2,GB=3 --countries US,GB)" || exit 9
          echo "url=$DNC_BASE_URL key=$DNC_API_KEY pid=$DNC_SANDBOX_PID"
          dnc --json usage | jq -c '.data[0].credit_limit'
          kill $DNC_SANDBOX_PID
          for i in $(seq 50); do kill -0 $DNC_SANDBOX_PID 2>/dev/null || { echo stopped; exit 0; }; sleep 0.1; done; echo running`,
       );
       expect(r.code, r.stderr).toBe(0);
-      // A key with a quote and a $ survives eval unexpanded.
+      // A key with a quote and a $ survives eval unexpanded; typed values (1e-7 as String() writes it, the
+      // costs and countries) are passed on in a form the detached sandbox accepts.
       expect(r.stdout).toMatch(/^url=http:\/\/127\.0\.0\.1:\d+ key=sbx_it's_\$HOME pid=\d+\n77\nstopped\n$/);
       expect(r.stderr).toMatch(/^sandbox: running in the background \(pid \d+\), log \S+sandbox\.log; stop it with: kill \$DNC_SANDBOX_PID\n$/);
     } finally {
