@@ -21,7 +21,7 @@ import { createContext, type Context, type ContextDeps, type Interrupts } from '
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
-import { terminalSafeLines } from './render/terminal-safe.js';
+import { terminalSafe, terminalSafeLines } from './render/terminal-safe.js';
 import { VERSION } from './version.js';
 
 /** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */
@@ -175,7 +175,10 @@ function reportError(err: unknown, io: IO, ctx: Context | undefined, program: Co
     return ExitCode.USAGE;
   }
   if (err instanceof DncError) {
-    for (const line of errorLines(err)) say(line);
+    // An error carries no colour of ours: every escape sequence in it came from outside (a CSV header, a flag's
+    // value), so even colour is escaped (ESC[8m would hide what follows). Line breaks dnc put there stay.
+    const sayPlain = (line: string) => writeLine(io.stderr, redactSecrets(line, secrets).split('\n').map(terminalSafe).join('\n'));
+    for (const line of errorLines(err)) sayPlain(line);
     if (ctx?.verbose && err.cause instanceof Error && err.cause.stack) say(err.cause.stack);
     return err.exitCode;
   }

@@ -70,6 +70,19 @@ describe('terminal-safe text', () => {
     }
   });
 
+  it('colour and conceal codes in a CSV header quoted in an error hint are escaped too (an error has no colour of ours)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-escape-'));
+    try {
+      writeFileSync(path.join(dir, 'calls.csv'), 'na\u001b[31mme,ph\u001b[8mone\nAnn,+12025550100\n');
+      const r = await runDnc(['batch', 'calls.csv', '--column', 'mobile', '--dry-run'], { cwd: dir, env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('columns are 1:na\\e[31mme, 2:ph\\e[8mone');
+      expect(r.stderr).not.toContain('\u001b');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a hostile push: its path, headers and fields in the refusal lines', async () => {
     batch = await webhookBatch([['au', '+61 4 1234 5093']]);
     home = scratchHome();
