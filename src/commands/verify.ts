@@ -123,6 +123,26 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
     lines.push(`    ${(x.sheet ? `row ${x.record}` : describeRecordAt(x.line, x.record)).padEnd(11)} ${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ${x.detail}`);
   }
   if (r.tampered) lines.push('  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered numbers are not sent again)');
-  else lines.push('  re-check: run `dnc batch` on a fresh copy of the list (or with --restart), or `dnc listen` for pending rows');
+  else lines.push(...recheckAdvice(r));
   return lines;
+}
+
+/**
+ * What finishes the rows to re-check, by reason, at the least cost: never --restart, which pays for the whole list
+ * again and drops the journal's record of what was spent.
+ */
+function recheckAdvice(r: VerifyReport): string[] {
+  const has = (...reasons: Array<keyof VerifyReport['recheckByReason']>) => reasons.some((k) => (r.recheckByReason[k] ?? 0) > 0);
+  const advice: string[] = [];
+  if (has('not_checked', 'failed')) {
+    advice.push(
+      '  not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without a verdict (answered ones are not sent again; sends that may have been charged only with --resend-unanswered)',
+    );
+  }
+  if (has('pending')) advice.push('  pending rows: `dnc listen --results FILE` receives their pushes');
+  if (has('stale', 'no_correlation_id', 'no_source', 'no_checked_at')) {
+    advice.push('  stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still fresh are reused, only the stale numbers are paid for');
+  }
+  if (has('suppressed')) advice.push('  suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks them do_not_call)');
+  return advice;
 }
