@@ -118,6 +118,7 @@ describe('dnc verify', () => {
     expect(v.tampered).toBe(false);
     expect(v.recheck_by_reason).toEqual({ pending: 5 });
     expect(v.recheck[0].detail).toMatch(/webhook result not received \(correlation id [0-9a-f-]{36}\)/);
+    expect((await dnc(['verify', output], {})).stdout).toContain('pending rows: `dnc listen --results FILE` receives their pushes');
   });
 
   it('failed rows must be re-checked; invalid rows need not (they are never dialled); an unknown result is an edit', async () => {
@@ -126,6 +127,10 @@ describe('dnc verify', () => {
     const v = json((await dnc(['--json', 'verify', output], {})).stdout);
     expect(v).toMatchObject({ fit: false, tampered: false, recheck_by_reason: { failed: 1 } });
     expect(v.recheck[0]).toMatchObject({ line: 4, number: '+12025550995', reason: 'failed', detail: expect.stringMatching(/^billing_error: /) });
+    // The advice finishes the row at the least cost: the same batch again, never --restart (which pays for every row).
+    const human = (await dnc(['verify', output], {})).stdout;
+    expect(human).toContain('not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without a verdict');
+    expect(human).not.toContain('--restart');
     writeFileSync(output, readFileSync(output, 'utf8').replace(',invalid,', ',ok,'));
     const e = json((await dnc(['--json', 'verify', output], {})).stdout);
     expect(e.recheck[0]).toMatchObject({ line: 3, reason: 'edited', detail: 'dnc_result "ok" is not a result dnc writes' });
