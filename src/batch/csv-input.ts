@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { inputError, usageError, type DncError } from '../errors.js';
 import type { RecordDelimiter } from './csv-output.js';
 import type { WorkbookLayout } from './xlsx-input.js';
+import { describeRecordAt } from './record-location.js';
 import { isUtf16, streamDecoder, utf16FromBom, type StreamDecoder, type TextEncoding } from './encoding.js';
 
 /** Delimiters recognised when detecting from the header line, in order of preference on a tie. */
@@ -366,14 +367,7 @@ function nulError(path: string, line: number): DncError {
   });
 }
 
-/**
- * Where a record is, as the user can find it: the physical line it starts on and, where it differs
- * (a cell above it holds a line break), its record number, which is the spreadsheet's row number.
- */
-export function describeRecordAt(line: number | undefined, record: number | undefined): string {
-  if (line === undefined) return record === undefined ? '' : `record ${record}`;
-  return record === undefined || record === line ? `line ${line}` : `line ${line} (record ${record})`;
-}
+export { describeRecordAt };
 
 /** Where a record is: the line it starts on and its record number (1-based, the header is record 1). */
 export interface RecordLocation {

@@ -19,6 +19,9 @@ import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from './phone-cache.js';
 import type { RenderSummary } from './render.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
+import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
+
+export { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption };
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
@@ -179,30 +182,6 @@ export interface BatchOptions {
   resendUnanswered?: boolean;
 }
 
-/** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
-export const REMEMBERED_OPTIONS = [
-  'column',
-  'country',
-  'delimiter',
-  'header',
-  'sheet',
-  'encoding',
-  'outputEncoding',
-  'concurrency',
-  'webhookUrl',
-  'webhookAll',
-  'allowInsecureWebhookUrl',
-  'maxCredits',
-  'callableOut',
-  'suppressedOut',
-  'reviewOut',
-  'dialOut',
-  'reuseWithinMs',
-  'escapeFormulas',
-  'format',
-  'compliance',
-] as const satisfies ReadonlyArray<keyof BatchOptions>;
-export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 /** Options that change answers: a different value needs --restart (the others may change on any rerun). */
 const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header']);
 /** How each remembered option is written on a command line (for the resume line and messages). */
@@ -228,8 +207,6 @@ const FLAG: Record<RememberedOption, string> = {
   format: '--format',
   compliance: '--suppression-list',
 };
-/** The flags that make up `compliance`: given when any of them is. */
-export const COMPLIANCE_FLAGS = { suppressionList: '--suppression-list', seller: '--seller', san: '--san', campaign: '--campaign' } as const;
 
 
 

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../batch/encoding.js';
 import { integerOption, parsedOption } from '../cli-options.js';
-import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport, RememberedOption } from '../batch/run.js';
-import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS } from '../batch/run.js';
+import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport } from '../batch/run.js';
+import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/remembered-options.js';
 import type { RenderSummary } from '../batch/render.js';
 import type { StoppedReason } from '../batch/journal.js';
 import { parseIntegerOption } from '../config.js';
@@ -15,6 +15,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { parseEncodingOption } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
+import { formatInteger } from '../render/numbers.js';
 import type { CommandHost } from '../main.js';
 
 export type { BatchOptions } from '../batch/run.js';
@@ -217,8 +218,8 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
         const eta = rate > 0 && !p.reading ? ` · ETA ${formatDuration(((p.total - p.answered) / rate) * 1000)}` : '';
         // Nothing to show before the first number is known (a list refused at its first rows says so itself).
         if (p.total === 0) return;
-        const count = `${p.answered.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} numbers${p.reading ? ' (reading the list: more to come)' : ''}`;
-        progress.update(`${count} · ${Math.round(rate)}/s${eta} · ${p.credits.toLocaleString('en-US')} credits used`);
+        const count = `${formatInteger(p.answered)}/${formatInteger(p.total)} numbers${p.reading ? ' (reading the list: more to come)' : ''}`;
+        progress.update(`${count} · ${Math.round(rate)}/s${eta} · ${formatInteger(p.credits)} credits used`);
         return;
       }
     }

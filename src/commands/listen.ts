@@ -1,5 +1,4 @@
 // `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
-import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { integerOption, nonEmptyOption, parsedOption } from '../cli-options.js';
@@ -43,18 +42,6 @@ id (else 4xx, kept as evidence); two different verdicts for one lookup make its 
 Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before it is answered
 200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.`;
 
-/** 127.0.0.0/8 and ::1 (an IPv4-mapped ::ffff:127.x.y.z is matched against the IPv4 rule by BlockList). */
-const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
-
-/** 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost') return true;
-  const family = isIP(h);
-  return family === 4 ? LOOPBACK.check(h, 'ipv4') : family === 6 ? LOOPBACK.check(h, 'ipv6') : false;
-}
 
 function hostFlag(raw: string, flag: string): string {
   if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`);
@@ -71,8 +58,10 @@ function pathFlag(raw: string, flag: string): string {
 }
 
 /** The flags as options, with the checks that involve several of them (exit 2). */
-export function parseListenOptions(o: ListenFlags, cwd: string): ListenOptions {
+export async function parseListenOptions(o: ListenFlags, cwd: string): Promise<ListenOptions> {
   const host = o.host ?? '127.0.0.1';
+  // node:net is loaded here, not at start-up (every command would pay for it).
+  const { isLoopbackHost } = await import('../listen/loopback.js');
   if (o.path === undefined && !isLoopbackHost(host)) {
     // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
     throw usageError('E_USAGE', `--host ${host} is reachable from other machines: give the secret push path with --path`, {
@@ -107,7 +96,7 @@ export function registerListen(program: Command, host: CommandHost): void {
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
     .addOption(integerOption('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)", 0, 86_400))
     .addHelpText('after', EXAMPLES);
-  host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
+  host.action(command, async (ctx, cmd) => runListen(ctx, await parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
 }
 
 const clock = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

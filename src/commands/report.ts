@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, inputError, usageError } from '../errors.js';
 import type { CommandHost } from '../main.js';
+import { formatInteger } from '../render/numbers.js';
 
 const HELP = `
 Writes one HTML file with everything inline (styles and SVG charts; no script, nothing
@@ -27,7 +28,7 @@ export function registerReport(program: Command, host: CommandHost): void {
     .description('write a self-contained HTML report of a scrub for an auditor (printable to PDF)')
     .argument('<results>', 'the output CSV of `dnc batch`')
     .option('-o, --output <file>', 'where to write it (default: RESULTS.report.html beside the results)')
-    .option('--include-numbers', `list the phone numbers (at most ${REPORT_MAX_ROWS.toLocaleString('en-US')} rows)`)
+    .option('--include-numbers', `list the phone numbers (at most ${formatInteger(REPORT_MAX_ROWS)} rows)`)
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean };

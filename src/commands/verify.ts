@@ -1,5 +1,5 @@
 // `dnc verify`: offline proof that a batch output is what dnc wrote and fit to dial (fresh, evidenced callable rows, nothing pending).
-import { describeRecordAt } from '../batch/csv-input.js';
+import { describeRecordAt } from '../batch/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';

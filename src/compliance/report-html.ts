@@ -1,5 +1,6 @@
 // The auditor's report of one scrub: a single self-contained HTML page (inline CSS and SVG, no script, no external request), printable to PDF.
 import type { Manifest } from '../evidence/manifest.js';
+import { formatInteger } from '../render/numbers.js';
 import { windowDays } from './validity.js';
 import { rulesOf, type ListCheck } from './batch-compliance.js';
 import { validUntilOf } from './status.js';
@@ -45,7 +46,7 @@ export function esc(value: unknown): string {
   return String(value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\uFFFD').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-const int = (n: number) => n.toLocaleString('en-US');
+const int = (n: number) => formatInteger(n);
 
 const RESULT_COLOURS: Record<string, string> = {
   callable: '#1f9d55',

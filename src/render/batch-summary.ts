@@ -2,7 +2,7 @@
 import { terminalSafe } from './terminal-safe.js';
 import type { DncResult, RenderSummary } from '../batch/render.js';
 import type { DryRunReport as DryRunFindings } from '../batch/run.js';
-import { describeRecordAt } from '../batch/csv-input.js';
+import { describeRecordAt } from '../batch/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
 
