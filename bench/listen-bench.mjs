@@ -119,7 +119,9 @@ function pushBody(row) {
     phone_number: row.dnc_phone_e164,
     country: 'AU',
     do_not_call: Number(row.dnc_phone_e164.at(-1)) % 2 === 1,
-    timestamp: '2026-11-21T23:30:00.123456+00:00',
+    // Now: the listener refuses a verdict dated before its lookup was sent (a fixed date went stale, and every
+    // push was refused 422 while the bench still counted them as pushes/s).
+    timestamp: new Date().toISOString().replace('Z', '000+00:00'),
     dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
     cost: { credits_used_for_query: 3, total_credits_used: 3, credit_limit: 1_000_000 },
   });
