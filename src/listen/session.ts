@@ -268,7 +268,9 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     this.rendering = undefined;
     // Pushes that came in while rendering are written by the next render, no sooner than the interval.
     if (this.dirty && !this.stopped) this.markDirty();
-    else if (this.exitWhenDone && !final) this.tick();
+    // Done is judged right after every render, failed ones too: renders and status ticks both come once a second,
+    // and a tick that keeps landing on a render in progress (a slow machine) would otherwise never see it done.
+    if (this.exitWhenDone && !final && !this.stopped) this.tick();
   }
 }
 

@@ -8,6 +8,8 @@ class MemoryJournal implements ListenJournal {
   readonly stored = new Set<string>();
   renders: number[] = [];
   renderMs = 0;
+  /** Every render fails (as when the input changed since the batch began). */
+  renderFails = false;
   batchRunning = false;
   closed = false;
   constructor(lookups: PendingLookup[]) {
@@ -29,6 +31,7 @@ class MemoryJournal implements ListenJournal {
   async render(): Promise<Record<string, number>> {
     this.renders.push(Date.now());
     await new Promise((r) => setTimeout(r, this.renderMs));
+    if (this.renderFails) throw new Error('the input has changed since this batch began');
     return { pending: this.pending.size };
   }
   close(): void {
@@ -108,6 +111,24 @@ describe('listen session', () => {
     const status = await session.done;
     expect(status.pending).toBe(0);
     expect(journal.renders.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('with exitWhenDone, is done when nothing is pending even while every render fails and takes most of each second', async () => {
+    // Renders and status ticks both come once a second: a tick that keeps landing on a render in progress must not
+    // keep the session from ever being done (it was, on a loaded machine). Done is judged after each render too.
+    const lookups = [lookup(1)];
+    const journal = new MemoryJournal(lookups);
+    journal.renderFails = true;
+    journal.renderMs = 150; // longer than the render interval: a render is in progress at almost every tick
+    session = createListenSession({ journal, receiver: {}, exitWhenDone: true, renderIntervalMs: 100, statusIntervalMs: 100 });
+    const failures: unknown[] = [];
+    session.on('render-failed', (e) => failures.push(e));
+    const { url } = await session.start();
+    expect(await push(url, lookups[0]!)).toBe(200);
+    const status = await Promise.race([session.done, new Promise<'never'>((r) => setTimeout(() => r('never'), 5_000))]);
+    expect(status).not.toBe('never');
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(session.renderError?.message).toMatch(/has changed/);
   });
 
   it('reports each lookup past receipt + 24 h once, with the 24 h deadline of the oldest', async () => {
