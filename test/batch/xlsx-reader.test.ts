@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
+import { seededRandom } from '../../src/sandbox/clock.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,17 +19,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const SEED = Number(process.env.XLSX_SEED ?? Date.now() % 1_000_000);
 // Printed so that a failure can be replayed.
 console.log(`xlsx-reader: XLSX_SEED=${SEED}`);
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A comparable form of a cell: kind and value (dates as ISO, numbers exact). */
 type Plain = [string, string | number | boolean] | null;
@@ -226,7 +216,7 @@ const sorted = (cells: ReadCell[]) => [...cells].sort((a, b) => a.row - b.row ||
 
 describe('the workbook reader, against exceljs and openpyxl (seed printed above)', () => {
   it('reads what exceljs reads (values and number formats) and what openpyxl reads (values), on random workbooks', async () => {
-    const r = prng(SEED);
+    const r = seededRandom(SEED);
     for (let round = 0; round < 3; round++) {
       const sheet = randomSheet(r);
       // exceljs reads only the last run of an inline rich text (dnc and openpyxl read them all): compared with openpyxl alone.

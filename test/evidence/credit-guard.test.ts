@@ -6,7 +6,7 @@ import { describe, expect, it, afterEach } from 'vitest';
 import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/evidence/credit-guard.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
-import { dnc, lookedUp, world, type World } from './helpers.js';
+import { dnc, json, lookedUp, usNumbers, world, type World } from './helpers.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -14,8 +14,6 @@ afterEach(async () => {
   w = undefined;
 });
 
-const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
-const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
 
 describe('forecast', () => {
   it('stops where the running cost passes the balance, in sending order', () => {

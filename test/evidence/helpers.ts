@@ -78,3 +78,9 @@ export function lookedUp(sb: Sandbox): string[] {
 
 /** A small US call list: 3 distinct callable/do_not_call numbers over 5 rows. */
 export const US_LIST = ['name,phone', 'a,+12025550100', 'b,+12025550101', 'c,+1 202 555 0100', 'd,+12025550102', 'e,+12025550101'];
+
+/** The last line of a command's stdout as JSON (the summary line of --json output). */
+export const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
+
+/** `n` distinct US numbers in E.164 from +1202555FROM on. */
+export const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, NO_HOME, spawnDnc } from '../helpers/cli.js';
 import { readCsvObjects } from '../batch/helpers.js';
-import { lookedUp, world, type World } from './helpers.js';
+import { json, lookedUp, usNumbers, world, type World } from './helpers.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -16,38 +16,43 @@ afterEach(async () => {
   w = undefined;
 });
 
-const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
-const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
 const sha = (file: string) => (existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : null);
+
+/**
+ * A world whose answers take 1 s, and a `dnc batch` of `count` numbers (4 in flight) killed with SIGKILL once four
+ * lookups have reached the sandbox: the kill comes while they wait for their answers.
+ */
+async function killedBatch(from: number, count: number) {
+  assertBuilt();
+  w = await world({ latencyMs: 1000 });
+  const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
+  const calls = w.file('calls.csv', ['phone', ...usNumbers(from, count)]);
+  const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+  const deadline = Date.now() + 20_000;
+  while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  return { dir: w.dir, sb: w.sb, env, calls };
+}
 
 describe('a batch killed with lookups in flight', () => {
   it('the rerun states the unanswered sends (summary, --json, manifest, dry run, reconcile alike) and sends them again only with --resend-unanswered', async () => {
-    assertBuilt();
-    // A long latency: the kill comes while the first four lookups wait for their answers.
-    w = await world({ latencyMs: 1000 });
-    const sb = w.sb;
-    const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
-    const calls = w.file('calls.csv', ['phone', ...usNumbers(600, 12)]);
-    const output = path.join(w.dir, 'calls.results.csv');
+    const { dir, sb, env, calls } = await killedBatch(600, 12);
+    const output = path.join(dir, 'calls.results.csv');
     const journal = `${output}.journal.sqlite`;
-    const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-    const deadline = Date.now() + 20_000;
-    while (lookedUp(sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
     const sentByKilledRun = new Set(lookedUp(sb));
     expect(sentByKilledRun.size).toBeGreaterThanOrEqual(4);
     await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
     const chargedByKilledRun = sb.account().creditsUsed;
 
     // The dry run: what a rerun would send, the unanswered ones left out; the journal and its folder unchanged.
-    const files = () => readdirSync(w!.dir).sort();
+    const files = () => readdirSync(dir).sort();
     const snapshot = () => ({ files: files(), journal: sha(journal), wal: sha(`${journal}-wal`), shm: sha(`${journal}-shm`), lock: sha(`${journal}.lock`) });
     const before = snapshot();
     // (The killed run left its log and index: the dry run reads a private copy, so not even the index is rebuilt.)
     expect(before.wal).not.toBeNull();
-    const dry = await spawnDnc(['--json', 'batch', calls, '--dry-run'], { env, cwd: w.dir });
+    const dry = await spawnDnc(['--json', 'batch', calls, '--dry-run'], { env, cwd: dir });
     expect(dry.code, dry.stderr).toBe(0);
     const plan = json(dry.stdout);
     const unanswered: number = plan.resuming.unanswered;
@@ -58,7 +63,7 @@ describe('a batch killed with lookups in flight', () => {
     expect(plan.estimated_credits).toBe(plan.resuming.to_look_up);
     expect(snapshot()).toEqual(before);
     expect(lookedUp(sb)).toHaveLength(sentByKilledRun.size);
-    const human = await spawnDnc(['batch', calls, '--dry-run'], { env, cwd: w.dir });
+    const human = await spawnDnc(['batch', calls, '--dry-run'], { env, cwd: dir });
     // (At least, when the killed run had no answer to learn the US cost from: a country's cost is learned from answers.)
     expect(human.stdout).toContain(`resuming ${journal}: ${plan.resuming.with_verdict} of 12 numbers already have a verdict; ${plan.resuming.to_look_up} to look up, at `);
     expect(human.stdout).toContain(
@@ -66,7 +71,7 @@ describe('a batch killed with lookups in flight', () => {
     );
 
     // A bare rerun: the unanswered numbers are not sent again; they end failed / unanswered_send, exit 7.
-    const bare = await spawnDnc(['batch', calls], { env, cwd: w.dir });
+    const bare = await spawnDnc(['batch', calls], { env, cwd: dir });
     expect(bare.code, bare.stderr).toBe(7);
     expect(bare.stderr).toContain(`dnc: warning: ${unanswered} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again`);
     expect(bare.stderr).toContain(`${unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again`);
@@ -81,24 +86,24 @@ describe('a batch killed with lookups in flight', () => {
     expect(sentByBare).toHaveLength(plan.resuming.to_look_up);
     // Every lookup so far was sent once.
     expect(new Set(lookedUp(sb)).size).toBe(lookedUp(sb).length);
-    const manifest = JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8')) as Record<string, any>;
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')) as Record<string, any>;
     expect(manifest.unanswered_sends).toBe(unanswered);
     expect(manifest.credits_used).toBe(12 - unanswered);
     // Reconcile counts the same sends, apart from the credits; the difference is what the service charged for them.
-    const reconcile = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: w.dir })).stdout);
+    const reconcile = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: dir })).stdout);
     expect(reconcile.local).toEqual([{ kind: 'batch', path: journal, lookups: 12 - unanswered, credits: 12 - unanswered, unanswered_sends: unanswered }]);
     expect(reconcile.difference).toBe(sb.account().creditsUsed - (12 - unanswered));
     expect(reconcile.difference).toBeGreaterThanOrEqual(0);
     expect(reconcile.difference).toBeLessThanOrEqual(unanswered);
 
     // Asked for: they are sent again, once each; their first sends stay counted (each may have been charged).
-    const resend = await spawnDnc(['--json', 'batch', calls, '--resend-unanswered'], { env, cwd: w.dir });
+    const resend = await spawnDnc(['--json', 'batch', calls, '--resend-unanswered'], { env, cwd: dir });
     expect(resend.code, resend.stderr).toBe(0);
     expect(resend.stderr).toContain(`--resend-unanswered: ${unanswered} number(s) whose earlier send got no answer are sent again`);
     expect(lookedUp(sb).slice(sentByKilledRun.size + sentByBare.length).sort()).toEqual([...unansweredNumbers].sort());
     expect(json(resend.stdout)).toMatchObject({ credits_used: 12, unanswered_sends: unanswered, failed: 0, not_checked: 0 });
-    expect(JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8')).unanswered_sends).toBe(unanswered);
-    const after = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: w.dir })).stdout);
+    expect(JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')).unanswered_sends).toBe(unanswered);
+    const after = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: dir })).stdout);
     expect(after.local).toEqual([{ kind: 'batch', path: journal, lookups: 12, credits: 12, unanswered_sends: unanswered }]);
     expect(sb.account().creditsUsed).toBe(chargedByKilledRun + plan.resuming.to_look_up + unanswered);
     expect(after.difference).toBe(sb.account().creditsUsed - 12);
@@ -112,22 +117,12 @@ describe('a batch killed with lookups in flight', () => {
     { name: '--restart', args: ['--restart'], code: 0, paysAgain: true },
   ]) {
     it(`kill -9, then ${again.name}: ${again.paysAgain ? 'every number is sent again, as asked' : 'no number is sent twice'}`, async () => {
-      assertBuilt();
-      w = await world({ latencyMs: 1000 });
-      const sb = w.sb;
-      const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
-      const calls = w.file('calls.csv', ['phone', ...usNumbers(700, 8)]);
-      const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
-      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-      const deadline = Date.now() + 20_000;
-      while (lookedUp(sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      child.kill('SIGKILL');
-      expect(await exited).toBe('SIGKILL');
+      const { dir, sb, env, calls } = await killedBatch(700, 8);
       const sentByKilledRun = lookedUp(sb).length;
-      const r = await spawnDnc(['--json', 'batch', calls, ...again.args], { env, cwd: w.dir });
+      const r = await spawnDnc(['--json', 'batch', calls, ...again.args], { env, cwd: dir });
       expect(r.code, r.stderr).toBe(again.code);
       const sentByRerun = lookedUp(sb).slice(sentByKilledRun);
-      const rows = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
+      const rows = readCsvObjects(path.join(dir, 'calls.results.csv'));
       if (again.paysAgain) {
         expect(sentByRerun).toHaveLength(8);
         expect(rows.every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
@@ -140,7 +135,7 @@ describe('a batch killed with lookups in flight', () => {
         expect(sentByRerun).toHaveLength(8 - sentByKilledRun);
         expect(json(r.stdout)).toMatchObject({ unanswered_sends: unanswered });
         // The callable list named on the rerun is complete for the rows that have a verdict.
-        const callable = readCsvObjects(path.join(w.dir, 'callable.csv'));
+        const callable = readCsvObjects(path.join(dir, 'callable.csv'));
         expect(callable).toHaveLength(rows.filter((x) => x.dnc_result === 'callable').length);
       }
     }, 60_000);
