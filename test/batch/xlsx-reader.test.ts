@@ -50,17 +50,19 @@ async function readWithDnc(file: string): Promise<ReadCell[]> {
 
 /** What dnc read before this reader: exceljs's streaming reader, each cell through plainValue. */
 async function readWithExceljs(file: string): Promise<ReadCell[]> {
+  // exceljs's whole-file reader, not its streaming one: the streaming reader spools a sheet stored before the styles
+  // and, on a loaded machine, now and then emitted its rows before the number formats were read (an oracle race).
+  const book = new ExcelJS.Workbook();
+  await book.xlsx.readFile(file);
   const out: ReadCell[] = [];
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(file, { sharedStrings: 'cache', styles: 'cache', worksheets: 'emit', hyperlinks: 'ignore', entries: 'ignore' });
-  for await (const sheet of reader) {
-    for await (const row of sheet) {
-      row.eachCell({ includeEmpty: false }, (cell, col) => {
-        const value = plainValue(cell.value, cell.numFmt);
-        if (value !== null) out.push({ row: row.number, col, value: plain(value), numFmt: cell.numFmt });
-      });
-    }
-    break;
-  }
+  book.worksheets[0]!.eachRow({ includeEmpty: false }, (row) => {
+    row.eachCell({ includeEmpty: false }, (cell, col) => {
+      // The whole-file reader shows a merged range's value in every cell it covers; the file holds it in the first.
+      if (cell.isMerged && cell.master !== cell) return;
+      const value = plainValue(cell.value, cell.numFmt);
+      if (value !== null) out.push({ row: row.number, col, value: plain(value), numFmt: cell.numFmt });
+    });
+  });
   return out;
 }
 
