@@ -1043,9 +1043,19 @@ async function runLookups(
   // A list that cannot be read to its end (malformed CSV): no new lookups; those in flight are awaited and kept.
   reading?.done.catch(() => scheduler.stop('interrupted'));
   try {
+    let sentInFirstTurn = 0;
+    const firstTurn = (p: SchedulerProgress) => (sentInFirstTurn = p.sent);
+    scheduler.on('progress', firstTurn);
+    // run() claims and sends the first lookups in its first turn, which is synchronous.
     const running = scheduler.run();
-    // run() has claimed and sent the first lookups (its first turn is synchronous): reading may go on.
-    reading?.lookupsStarted();
+    scheduler.off('progress', firstTurn);
+    // Reading goes on once the first lookup is on the wire: connecting and writing it are callbacks that a
+    // thousand rows normalised in between would hold back (a long list's first lookup came 100 ms after a short one's).
+    // When nothing was sent (the first numbers were all answered locally), it goes on at once.
+    if (reading) {
+      if (sentInFirstTurn === 0) reading.lookupsStarted();
+      else void Promise.race([client.firstSent?.() ?? Promise.resolve(), running]).then(reading.lookupsStarted, reading.lookupsStarted);
+    }
     const outcome = await running;
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
     // included, which costs no credit); a second Ctrl-C stops it.

@@ -1,4 +1,5 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
+import { channel } from 'node:diagnostics_channel';
 import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
 import { authError, creditError, DncError, inputError, serviceError, usageError } from '../errors.js';
 import {
@@ -92,6 +93,11 @@ export interface ServiceClient {
   close(): Promise<void>;
   /** Drops every connection at once, failing requests in flight (a second Ctrl-C); close() waits for them. */
   destroy?(): Promise<void>;
+  /**
+   * Resolves once the first lookup is on the wire (its headers written to a socket) or over, whichever comes
+   * first: work that would compete with the first lookups for the one thread waits for it.
+   */
+  firstSent?(): Promise<void>;
 }
 
 /** Codes of errors thrown by the client (DncError.code). */
@@ -270,6 +276,34 @@ class Deadlines {
   }
 }
 
+/**
+ * The first lookup written to a socket (a request to `origin` whose path starts with `path`), told by undici's
+ * diagnostics channel (its promise API has no such hook); `mark()` settles it too (a lookup's exchange over, the
+ * pool closed). Listening starts with `watch()`, at the first lookup, and ends with the first message; the
+ * headers the channel carries are never read.
+ */
+function firstLookupOnTheWire(origin: string, path: string): { promise: Promise<void>; watch: () => void; mark: () => void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  const sendHeaders = channel('undici:client:sendHeaders');
+  let state: 'idle' | 'watching' | 'done' = 'idle';
+  function onSendHeaders(message: unknown): void {
+    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
+    if (String(request?.origin) === origin && String(request?.path).startsWith(path)) mark();
+  }
+  function mark(): void {
+    if (state === 'watching') sendHeaders.unsubscribe(onSendHeaders);
+    state = 'done';
+    resolve();
+  }
+  const watch = () => {
+    if (state !== 'idle') return;
+    state = 'watching';
+    sendHeaders.subscribe(onSendHeaders);
+  };
+  return { promise, watch, mark };
+}
+
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const base = new URL(options.baseUrl);
   const prefix = base.pathname.replace(/\/+$/, '');
@@ -295,6 +329,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   if (options.forwardedHost) baseHeaders['x-forwarded-host'] = options.forwardedHost;
   const loggedHeaders = { ...baseHeaders, authorization: 'Bearer ***' };
   const deadlines = new Deadlines(timeoutMs);
+  const firstSent = firstLookupOnTheWire(base.origin, `${prefix}/check_phone_number`);
 
   function backoff(attempt: number): number {
     // Full jitter over an exponential ceiling, capped so a retry never waits more than 8 s.
@@ -462,11 +497,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         ? `phone_number=${encodeURIComponent(request.phoneNumber)}`
         : new URLSearchParams({ phone_number: request.phoneNumber }).toString();
       if (request.webhookUrl !== undefined) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl }).toString()}`;
+      firstSent.watch();
       const answer = await send(
         `/check_phone_number?${query}`,
         (a) => isLookupFailure(a.json) && RETRYABLE_LOOKUP_CODES.has(a.json.error_code),
         false,
-      );
+      ).finally(firstSent.mark);
       const { status, json, meta, text } = answer;
       if (status === 200 && (json as Partial<LookupSucceeded>)?.status === 'succeeded') {
         return { kind: 'succeeded', body: json as LookupSucceeded, raw: json, meta, text };
@@ -511,7 +547,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       return freeCall<LegacyUsage>('/usage_stats', 'lifetime usage query');
     },
 
+    firstSent: () => firstSent.promise,
+
     async close() {
+      firstSent.mark();
       // After destroy() there is nothing left to wait for (and undici refuses close() on a destroyed pool).
       if (destroyed) return;
       await pool.close();

@@ -105,6 +105,19 @@ describe('runBatchJob', () => {
     expect(events.find((e) => e.type === 'info')).toMatchObject({ text: expect.stringMatching(/^Reading /) });
   });
 
+  it('reads on when the first numbers need no lookup (webhook-only, no URL): lookups for later ones still go out', async () => {
+    // Reading waits for the first lookup to be on the wire; when the first rows are all answered locally none is
+    // sent in the first turn, and reading must not wait for one (it would wait for ever).
+    const base = path.join(tmp.dir, `list-${++n}`);
+    const au = Array.from({ length: 40 }, (_, i) => `a${i},+6141234${String(5000 + i)}`);
+    const us = Array.from({ length: 20 }, (_, i) => `u${i},+1202555${String(100 + i).padStart(4, '0')}`);
+    writeFileSync(`${base}.csv`, `${['name,phone', ...au, ...us].join('\n')}\n`);
+    const r = finished((await run(`${base}.csv`, { output: `${base}.out.csv` })).result);
+    expect(r.summary.byResult.not_checked).toBe(40);
+    expect(r.summary.byResult.callable + r.summary.byResult.do_not_call).toBe(20);
+    expect(sb.lookups()).toHaveLength(20);
+  });
+
   const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult | null>; reason: string }> = [
     {
       name: '429',

@@ -106,3 +106,37 @@ describe('retries, counted in the request log', () => {
     expect(sb.requests().filter((r) => r.path === '/v2/usage_stats')).toHaveLength(4);
   });
 });
+
+describe('firstSent: the first lookup on the wire', () => {
+  it('resolves when the first lookup is written, before its answer; a usage query before it does not count', async () => {
+    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3, latencyMs: 1_500 });
+    const c = createServiceClient({ baseUrl: slow.baseUrl, apiKey: KEY, retries: 0 });
+    try {
+      await c.usage();
+      let sentFirst = false;
+      void c.firstSent!().then(() => (sentFirst = true));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sentFirst).toBe(false);
+      const order: string[] = [];
+      const lookup = c.lookup({ phoneNumber: '+12025550100' }).then(() => order.push('answered'));
+      await c.firstSent!().then(() => order.push('sent'));
+      // The sandbox holds the answer 1.5 s: the lookup is still waiting for it.
+      expect(order).toEqual(['sent']);
+      await lookup;
+      expect(order).toEqual(['sent', 'answered']);
+    } finally {
+      await c.close();
+      await slow.close();
+    }
+  });
+
+  it('resolves when the first lookup fails before anything was sent (nothing listens at the address)', async () => {
+    const c = createServiceClient({ baseUrl: 'http://127.0.0.1:9', apiKey: KEY, retries: 0 });
+    try {
+      await expect(c.lookup({ phoneNumber: '+12025550100' })).rejects.toThrow();
+      await c.firstSent!();
+    } finally {
+      await c.close();
+    }
+  });
+});
