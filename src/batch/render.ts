@@ -13,32 +13,12 @@ import { UNANSWERED_SEND, type BatchJournal, type BatchMeta, type NumberVerdict,
 import { PhoneCache } from './phone-cache.js';
 import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
 import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
+import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
 import type { TypedCell } from './xlsx-cells.js';
 import { outputFormatOf, type WorkbookBatch } from './xlsx-input.js';
 
-/** The columns appended to every row, in order (cli.md). */
-export const DNC_COLUMNS = [
-  'dnc_phone_e164',
-  'dnc_country',
-  'dnc_result',
-  'dnc_do_not_call',
-  'dnc_list_source',
-  'dnc_checked_at',
-  'dnc_correlation_id',
-  'dnc_error_code',
-  'dnc_error',
-  'dnc_credits',
-  'dnc_exemption',
-] as const;
-
 /** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
 const UNCHARGED_FAILURES: ReadonlySet<string> = new Set(['upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error']);
-
-/** The columns --review-out adds to the input's: enough to act on a row without the full results. */
-export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
-
-export const DNC_RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
-export type DncResult = (typeof DNC_RESULTS)[number];
 
 export interface RenderSummary {
   input: string;

@@ -519,7 +519,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   try {
     const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, encoding: options.encoding });
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
-    const { DNC_COLUMNS } = await import('./render.js');
+    const { DNC_COLUMNS } = await import('./columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
     if (stale.length > 0) {
       throw inputError('E_INPUT_HAS_RESULTS', `${input === '-' ? 'standard input' : input} already has dnc columns (${stale.join(', ')}): it is a results file`, {

@@ -141,7 +141,7 @@ const TOPICS: Readonly<Record<string, Topic>> = {
   results: {
     summary: 'the dnc_* columns a batch appends, and what each dnc_result means',
     async lines() {
-      const { DNC_COLUMNS, DNC_RESULTS } = await import('../batch/render.js');
+      const { DNC_COLUMNS, DNC_RESULTS } = await import('../batch/columns.js');
       const columns: Record<(typeof DNC_COLUMNS)[number], string> = COLUMN_MEANINGS;
       const results: Record<(typeof DNC_RESULTS)[number], string> = RESULT_MEANINGS;
       return [

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { DncError, inputError } from '../errors.js';
-import { DNC_COLUMNS } from '../batch/render.js';
+import { DNC_COLUMNS } from '../batch/columns.js';
 import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
 import { effectiveResult, exemptionUntilOf, rulesOf } from '../compliance/batch-compliance.js';
