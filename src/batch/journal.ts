@@ -697,6 +697,24 @@ export class BatchJournal {
     }
   }
 
+  /**
+   * Opens a snapshot as snapshot() does, for work begun before it (a render started while lookups ran); returns
+   * the function that ends it.
+   */
+  beginSnapshot(): () => void {
+    if (this.db.inTransaction) return () => {};
+    this.db.exec('BEGIN');
+    this.st.getMeta.get('batch');
+    return () => {
+      if (this.db.inTransaction) this.db.exec('COMMIT');
+    };
+  }
+
+  /** Changes when another connection (a `dnc listen` storing pushes) commits to the journal; never by this one's writes. */
+  dataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
   /** Runs `fn` in one transaction (one commit for many writes). */
   atomically<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();

@@ -346,22 +346,148 @@ export async function renderBatchOutput(journal: BatchJournal, options: RenderOp
   return journal.snapshot(() => renderSnapshot(journal, options));
 }
 
-async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Promise<RenderSummary> {
-  const meta = journal.meta();
-  if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
+/** A render begun while lookups run (see renderEarly). */
+export interface EarlyRender {
+  /** More answers are committed: rows that waited for them are written. */
+  answered(): void;
+  /**
+   * The lookups are over and nothing more writes through this process's connection: finishes the render in one
+   * snapshot of the journal. Null when it cannot (another process committed to the journal meanwhile, or the
+   * early part failed or could not be done early): then render afresh with renderBatchOutput.
+   */
+  finish(): Promise<RenderSummary | null>;
+  /** The run ends without this render: its temporary files are removed. */
+  abort(): Promise<void>;
+  /** Why finish() gave up, once it has. */
+  readonly droppedBecause: string | null;
+}
+
+/** How a render begun early waits for verdicts. */
+interface EarlyGate {
+  /** True once no verdict changes any more (finish() holds the snapshot). */
+  readonly final: boolean;
+  /** Resolves when more answers may be committed or the gate turned final; rejects when the render is dropped. */
+  next(): Promise<void>;
+}
+
+/** Thrown inside an early render that is dropped, or that meets what only a render at the end may write. */
+class EarlyRenderDropped extends Error {}
+
+/**
+ * Renders a batch's outputs while its lookups run, starting when `ready` resolves: each row is written once its
+ * number's verdict is final (done), in input order, so at the end only the rows answered last are left to write.
+ * Sound because a done verdict never changes in the batch's own process; a change by another (dnc listen) moves
+ * the journal's data_version, and then finish() gives up. Only regular files are written this way, and only CSV
+ * from a CSV list (a stream cannot take back rows already written when the run stops; a workbook's summary
+ * carries the time it is written).
+ */
+export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, options: RenderOptions = {}): EarlyRender {
+  const version = journal.dataVersion();
+  let state: 'early' | 'final' | 'dropped' = 'early';
+  let roused = false;
+  let wake: (() => void) | null = null;
+  const gate: EarlyGate = {
+    get final() {
+      return state === 'final';
+    },
+    async next() {
+      if (!roused && state === 'early') await new Promise<void>((resolve) => (wake = resolve));
+      roused = false;
+      if (state === 'dropped') throw new EarlyRenderDropped('the early render was dropped');
+    },
+  };
+  const rouse = () => {
+    roused = true;
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  let ending: () => void = () => {};
+  const ended = new Promise<void>((resolve) => (ending = resolve));
+  let failedEarly: string | null = null;
+  const rendering = Promise.race([ready, ended]).then(() => {
+    if (state === 'dropped') throw new EarlyRenderDropped('the early render was dropped');
+    return renderSnapshot(journal, options, gate).catch((err: unknown) => {
+      if (state !== 'final') failedEarly = (err as Error).message;
+      throw err;
+    });
+  });
+  rendering.catch(() => {});
+  const drop = async () => {
+    state = 'dropped';
+    ending();
+    rouse();
+    await rendering.catch(() => {});
+  };
+  const early = {
+    droppedBecause: null as string | null,
+    answered: rouse,
+    async finish(): Promise<RenderSummary | null> {
+      if (failedEarly !== null) {
+        early.droppedBecause = failedEarly;
+        await drop();
+        return null;
+      }
+      journal.checkpoint();
+      const endSnapshot = journal.beginSnapshot();
+      try {
+        if (journal.dataVersion() !== version) {
+          early.droppedBecause = 'another process wrote to the journal meanwhile';
+          await drop();
+          return null;
+        }
+        state = 'final';
+        ending();
+        rouse();
+        return await rendering;
+      } catch (err) {
+        if (failedEarly === null) throw err;
+        early.droppedBecause = failedEarly;
+        return null;
+      } finally {
+        endSnapshot();
+      }
+    },
+    abort: drop,
+  };
+  return early;
+}
+
+function refuseIncomplete(journal: BatchJournal, meta: BatchMeta): void {
   // The batch's list is still being read into the journal (lookups start before it is all there).
   if (!journal.ingested) {
     throw inputError('E_JOURNAL_INCOMPLETE', `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, or stopped while reading)`, {
       hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
     });
   }
+}
+
+function notSentReasonsOf(journal: BatchJournal, meta: BatchMeta, webhookOnly: readonly string[]): NotSentReasons {
+  const supported = journal.supportedCountries();
+  return {
+    webhookRequired: new Set(meta.options.webhookUrl ? [] : webhookOnly),
+    supported: supported ? new Set(supported) : null,
+  };
+}
+
+async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gate?: EarlyGate): Promise<RenderSummary> {
+  const meta = journal.meta();
+  if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
+  // Begun early, a render checks what the end of the run settles once it turns final (below).
+  let final = gate === undefined;
+  if (final) refuseIncomplete(journal, meta);
   const layout = layoutOf(meta);
-  const stopped = journal.stoppedReason();
+  if (!final && layout.workbook) throw new EarlyRenderDropped('a workbook is rendered at the end');
+  let stopped = journal.stoppedReason();
+  let inputSha256 = meta.inputSha256;
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
   const escapeInput = meta.escapeFormulas === true ? (fields: string[]) => fields.map(escapeFormulaCell) : (fields: string[]) => fields;
 
   const files: OutputSink[] = [];
   const open = async (target: string) => {
+    if (!final && (target === '-' || (await stat(target).catch(() => null))?.isFile() === false)) {
+      throw new EarlyRenderDropped(`${target} is not a regular file: it is written at the end`);
+    }
     try {
       const f = await openSink(target, options.stdout);
       f.path = target;
@@ -396,6 +522,9 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
   try {
     const lane = async (target: string, header: readonly string[] | null, extra: readonly string[]) => {
+      if (!final && outputFormatOf(target, target === meta.outputPath ? meta.outputFormat : undefined) !== 'csv') {
+        throw new EarlyRenderDropped(`${target} is a workbook: it is written at the end`);
+      }
       const sink = await open(target);
       const l = await openLane(sink, target, meta, layout, writer, escapeInput, target === meta.outputPath, now);
       if (header) await l.header([...header, ...extra]);
@@ -409,10 +538,17 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
     // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the first number.)
     const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
     const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
-    const supported = journal.supportedCountries();
-    const notSent: NotSentReasons = {
-      webhookRequired: new Set(meta.options.webhookUrl ? [] : WEBHOOK_ONLY_COUNTRIES),
-      supported: supported ? new Set(supported) : null,
+    let notSent = notSentReasonsOf(journal, meta, WEBHOOK_ONLY_COUNTRIES);
+    /** Waits for more answers; once the gate is final, reads again what the end of the run sets. */
+    const waitForAnswers = async () => {
+      await gate!.next();
+      if (!gate!.final) return;
+      final = true;
+      const now = journal.meta()!;
+      refuseIncomplete(journal, now);
+      inputSha256 = now.inputSha256;
+      stopped = journal.stoppedReason();
+      notSent = notSentReasonsOf(journal, now, WEBHOOK_ONLY_COUNTRIES);
     };
     // Journal ids are given in order of first appearance, so a row whose number's id is above every id seen
     // so far is that number's first row: no set of seen numbers needs to be kept.
@@ -429,6 +565,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
         if (!cell.ok) {
           cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', ''];
         } else {
+          // Early, a row waits until its number's verdict is final (its number may not even be read yet).
+          while (!final && journal.verdict(cell.e164)?.state !== 'done') await waitForAnswers();
           const verdict = journal.verdict(cell.e164);
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
@@ -455,7 +593,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions): Pr
       for (const l of lanes) await l.flush();
       if (dial && dialNumbers) await dial.write(dialNumbers);
     }
-    if (hash.digest('hex') !== meta.inputSha256) {
+    while (!final) await waitForAnswers();
+    if (hash.digest('hex') !== inputSha256) {
       throw inputError('E_INPUT_CHANGED', `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`, {
         hint: 'put the original file back, or start over with --restart',
       });

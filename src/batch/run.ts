@@ -17,7 +17,7 @@ import type { CsvLayout } from './csv-input.js';
 import type { BatchJournal, BatchMeta, LockDeps, ResultOptions, StoppedReason, SummaryCounts } from './journal.js';
 import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from './phone-cache.js';
-import type { RenderSummary } from './render.js';
+import type { EarlyRender, RenderSummary } from './render.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
 
@@ -652,6 +652,7 @@ async function runBatchJournal(
   // output renders: both wait on the kernel, not on this thread. Awaited before the journal closes.
   let clientClosed: Promise<void> | null = null;
   let costsRemembered: Promise<void> | null = null;
+  let early = null as EarlyRender | null; // assigned in a callback: declared so that TypeScript does not narrow it to null
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
   const clientReady = ctx.createClient({ connections: options.concurrency });
@@ -717,7 +718,17 @@ async function runBatchJournal(
           (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
         );
       if (reading === null) await guarding;
-      outcome = await runLookups(ctx, journal, client, options, costs, reading);
+      // The output renders while the lookups run, from when the first is on the wire (see renderEarly).
+      let lookupsOver = () => {};
+      const over = new Promise<void>((resolve) => (lookupsOver = resolve));
+      const renderStarting = Promise.race([client.firstSent?.() ?? Promise.resolve(), over]).then(async () => {
+        const { renderEarly } = await import('./render.js');
+        early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout });
+      });
+      renderStarting.catch(() => {}); // then rendered at the end only
+      outcome = await runLookups(ctx, journal, client, options, costs, reading, () => early?.answered());
+      lookupsOver();
+      await renderStarting.catch(() => {});
       abandoned = outcome.abandoned;
       if (!abandoned) logSynced = journal.syncLogInBackground();
       // Its lines come before the summary (a second Ctrl-C does not wait for the balance).
@@ -727,6 +738,7 @@ async function runBatchJournal(
         clientClosed = client.close();
         clientClosed.catch(() => {}); // awaited in the finally
       }
+      if (abandoned || outcome.fatal) await early?.abort();
       if (abandoned) {
         // Not rendered (the user asked to stop at once), but the journal says why the rest is not checked.
         try {
@@ -767,7 +779,12 @@ async function runBatchJournal(
     }
 
     const { renderBatchOutput } = await import('./render.js');
-    const summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
+    let summary = (await early?.finish()) ?? null;
+    if (summary) ctx.debug('the outputs were rendered while the lookups ran');
+    else {
+      if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
+      summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
+    }
     const unansweredSends = journal.unansweredSends();
     await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
     if (summary.notHttpsSources > 0) {
@@ -798,6 +815,8 @@ async function runBatchJournal(
       reading.abort();
       await reading.done.catch(() => {});
     }
+    // A run that failed on its way: the render begun early leaves no temporary file behind.
+    await early?.abort();
     await costsRemembered?.catch(() => {});
     await logSynced?.catch(() => {});
     journal?.close();
@@ -1013,6 +1032,7 @@ async function runLookups(
   options: BatchOptions,
   knownCosts: ReadonlyMap<string, number>,
   reading: Reading | null,
+  onAnswers: () => void,
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('./scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
@@ -1028,7 +1048,10 @@ async function runLookups(
     ...(reading ? { incoming: reading } : {}),
   });
   ctx.emit({ type: 'lookups-started' });
-  scheduler.on('progress', (p: SchedulerProgress) => ctx.emit({ type: 'progress', progress: p }));
+  scheduler.on('progress', (p: SchedulerProgress) => {
+    ctx.emit({ type: 'progress', progress: p });
+    onAnswers();
+  });
   let quit = false;
   const off = ctx.interrupts.on((count) => {
     if (count === 1) {

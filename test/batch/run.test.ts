@@ -2,7 +2,10 @@
 // The stop/resume matrix — (429, budget, interrupt, service down) × (bare rerun, rerun with other non-answer options,
 // --restart) — asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row
 // finished. dnc reaches the sandbox through a relay that can take the service down (test/helpers/service-proxy.ts).
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { BatchJournal } from '../../src/batch/journal.js';
+import { renderBatchOutput } from '../../src/batch/render.js';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -232,3 +235,98 @@ describe('runBatchJob', () => {
     });
   }
 });
+
+// The outputs are rendered while the lookups run (src/batch/render.ts renderEarly): each row once its number is
+// done. The oracle is the render after the lookups, which the journal can always be given again: the files must
+// be the same, byte for byte.
+describe('the render while the lookups run', () => {
+  const debugLines = (events: BatchEvent[]) => events.filter((e) => e.type === 'debug').map((e) => (e as { text: string }).text);
+  const rendered = (output: string) => [output, `${output}.callable.csv`, `${output}.suppressed.csv`].map((f) => readFileSync(f).toString('base64'));
+  async function renderAgain(output: string): Promise<void> {
+    const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
+    try {
+      await renderBatchOutput(journal);
+    } finally {
+      journal.close();
+    }
+  }
+  /** A list with repeated numbers, rows that cannot be valid and a blank line, in a shuffled order. */
+  function mixedList(rows: number): { input: string; output: string } {
+    const base = path.join(tmp.dir, `mixed-${++n}`);
+    const lines = ['name,phone'];
+    for (let i = 0; i < rows; i++) {
+      if (i % 17 === 5) lines.push(`bad${i},12`);
+      else if (i % 23 === 7) lines.push('');
+      else lines.push(`c${i},+1202555${String(100 + ((i * 7) % Math.ceil(rows / 2))).padStart(4, '0')}`);
+    }
+    writeFileSync(`${base}.csv`, `${lines.join('\r\n')}\r\n`);
+    return { input: `${base}.csv`, output: `${base}.out.csv` };
+  }
+  const temps = (output: string) => readdirSync(path.dirname(output)).filter((f) => f.startsWith(`.${path.basename(output)}`) && f.endsWith('.tmp'));
+
+  it('writes the same files as a render after the lookups, byte for byte (repeats, invalid rows, a blank line)', async () => {
+    const { input, output } = mixedList(300);
+    const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
+    finished(result);
+    expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
+    const early = rendered(output);
+    await renderAgain(output);
+    expect(rendered(output)).toEqual(early);
+    expect(readCsvIndependently(output)).toHaveLength(301);
+    expect(temps(output)).toEqual([]);
+  });
+
+  it('stopped by a 429: the rows not checked come out as a render after the lookups writes them', async () => {
+    const { input, output } = mixedList(120);
+    sb.setCreditLimit(20);
+    const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
+    expect(finished(result).stopped).toBe('credit_limit');
+    expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
+    const early = rendered(output);
+    expect(readCsvIndependently(output).filter((r) => r[4] === 'not_checked').length).toBeGreaterThan(0);
+    await renderAgain(output);
+    expect(rendered(output)).toEqual(early);
+  });
+
+  it('another process changes a verdict already written (as dnc listen does with a conflicting push): rendered again, with the change', async () => {
+    const { input, output } = list(40);
+    let answers = 0;
+    let flippedTo = '';
+    const { result, events } = await run(input, { output }, testInterrupts(), (e) => {
+      if (e.type !== 'progress' || ++answers !== 30) return;
+      const other = new Database(`${output}.journal.sqlite`);
+      const was = (other.prepare('SELECT result FROM numbers WHERE id = 1').get() as { result: string }).result;
+      flippedTo = was === 'callable' ? 'do_not_call' : 'callable';
+      other.prepare('UPDATE numbers SET result = ?, do_not_call = ? WHERE id = 1').run(flippedTo, flippedTo === 'do_not_call' ? 1 : 0);
+      other.close();
+    }, { verbose: true });
+    finished(result);
+    expect(debugLines(events)).toContain('the outputs are rendered after the lookups: another process wrote to the journal meanwhile');
+    const rows = readCsvIndependently(output);
+    expect(rows).toHaveLength(41);
+    expect(rows[1]![4]).toBe(flippedTo);
+    expect(temps(output)).toEqual([]);
+  });
+
+  it('standard output as the output: written at the end only (a stream cannot take back rows when the run stops)', async () => {
+    const { input } = list(8);
+    const { result, events } = await run(input, { output: '-' }, testInterrupts(), undefined, { verbose: true });
+    finished(result);
+    expect(debugLines(events).some((l) => /^the outputs are rendered after the lookups: .*not a regular file/.test(l))).toBe(true);
+  });
+
+  it('a second Ctrl-C: nothing rendered, and no temporary file left behind', async () => {
+    const { input, output } = list(40);
+    const interrupts = testInterrupts();
+    let answers = 0;
+    const { result } = await run(input, { output, concurrency: 2 }, interrupts, (e) => {
+      if (e.type === 'progress' && ++answers === 6) {
+        interrupts.fire();
+        interrupts.fire();
+      }
+    });
+    expect(result.kind).toBe('abandoned');
+    expect(temps(output)).toEqual([]);
+  });
+});
+
