@@ -516,6 +516,7 @@ export class BatchJournal {
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
+      numbersAfter: db.prepare<[number, number], { id: number; e164: string; country: string }>('SELECT id, e164, country FROM numbers WHERE id > ? ORDER BY id LIMIT ?'),
       claim: db.prepare<[string, string, number]>(
         "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id = ? AND state = 'queued'",
       ),
@@ -750,6 +751,11 @@ export class BatchJournal {
   /** Numbers that still need a lookup, in input order, after `afterId`. */
   nextQueued(afterId: number, limit: number): Array<{ id: number; e164: string; country: string }> {
     return this.st.nextQueued.all(afterId, limit);
+  }
+
+  /** Numbers after `afterId` in input order, whatever their state. */
+  numbersAfter(afterId: number, limit: number): Array<{ id: number; e164: string; country: string }> {
+    return this.st.numbersAfter.all(afterId, limit);
   }
 
   /** Marks numbers in flight (committed before their requests are sent). Returns those actually claimed. */

@@ -408,7 +408,8 @@ export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, opti
   const rendering = Promise.race([ready, ended]).then(() => {
     if (state === 'dropped') throw new EarlyRenderDropped('the early render was dropped');
     return renderSnapshot(journal, options, gate).catch((err: unknown) => {
-      if (state !== 'final') failedEarly = (err as Error).message;
+      // (An EarlyRenderDropped is thrown only while early, though it may reach here once finish() has begun.)
+      if (state !== 'final' || err instanceof EarlyRenderDropped) failedEarly = (err as Error).message;
       throw err;
     });
   });
@@ -477,7 +478,9 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   let final = gate === undefined;
   if (final) refuseIncomplete(journal, meta);
   const layout = layoutOf(meta);
-  if (!final && layout.workbook) throw new EarlyRenderDropped('a workbook is rendered at the end');
+  // What only a render after the lookups may write, refused while early (finish() may have turned the gate already).
+  const early = () => gate !== undefined && !gate.final;
+  if (early() && layout.workbook) throw new EarlyRenderDropped('a workbook list is rendered after the lookups');
   let stopped = journal.stoppedReason();
   let inputSha256 = meta.inputSha256;
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
@@ -485,8 +488,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
 
   const files: OutputSink[] = [];
   const open = async (target: string) => {
-    if (!final && (target === '-' || (await stat(target).catch(() => null))?.isFile() === false)) {
-      throw new EarlyRenderDropped(`${target} is not a regular file: it is written at the end`);
+    if (early() && (target === '-' || (await stat(target).catch(() => null))?.isFile() === false)) {
+      throw new EarlyRenderDropped(`${target} is not a regular file: it is written after the lookups`);
     }
     try {
       const f = await openSink(target, options.stdout);
@@ -522,8 +525,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
   try {
     const lane = async (target: string, header: readonly string[] | null, extra: readonly string[]) => {
-      if (!final && outputFormatOf(target, target === meta.outputPath ? meta.outputFormat : undefined) !== 'csv') {
-        throw new EarlyRenderDropped(`${target} is a workbook: it is written at the end`);
+      if (early() && outputFormatOf(target, target === meta.outputPath ? meta.outputFormat : undefined) !== 'csv') {
+        throw new EarlyRenderDropped(`${target} is a workbook: it is written after the lookups`);
       }
       const sink = await open(target);
       const l = await openLane(sink, target, meta, layout, writer, escapeInput, target === meta.outputPath, now);

@@ -652,7 +652,8 @@ async function runBatchJournal(
   // output renders: both wait on the kernel, not on this thread. Awaited before the journal closes.
   let clientClosed: Promise<void> | null = null;
   let costsRemembered: Promise<void> | null = null;
-  let early = null as EarlyRender | null; // assigned in a callback: declared so that TypeScript does not narrow it to null
+  let early = null as EarlyRender | null;
+  let remembering: Promise<void> | undefined; // assigned in a callback: declared so that TypeScript does not narrow it to null
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
   const clientReady = ctx.createClient({ connections: options.concurrency });
@@ -705,10 +706,9 @@ async function runBatchJournal(
       const supported = journal.supportedCountries();
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
       // is checked when it comes, and says "so far" while reading goes on).
-      // The numbers it weighs are those not sent when lookups begin (the balance is asked before any is sent).
-      const unsent = reading === null ? journal : queueSnapshot(journal);
-      const guarding = evidence
-        .creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country)))
+      const toWeigh = reading === null ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal) : numbersOfThisRun(journal, reading);
+      const guarding = toWeigh
+        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country))))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
@@ -779,6 +779,9 @@ async function runBatchJournal(
     }
 
     const { renderBatchOutput } = await import('./render.js');
+    // The results cache is filled (its syncs on this thread) while the outputs are on their way to disk (theirs
+    // on the pool's): neither waits for the other. It holds the journal's verdicts, whatever becomes of the outputs.
+    remembering = evidence.rememberVerdicts(ctx, ctx, journal.path, serviceOrigin);
     let summary = (await early?.finish()) ?? null;
     if (summary) ctx.debug('the outputs were rendered while the lookups ran');
     else {
@@ -786,7 +789,7 @@ async function runBatchJournal(
       summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
     }
     const unansweredSends = journal.unansweredSends();
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends, remembering });
     if (summary.notHttpsSources > 0) {
       ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
     }
@@ -818,6 +821,7 @@ async function runBatchJournal(
     // A run that failed on its way: the render begun early leaves no temporary file behind.
     await early?.abort();
     await costsRemembered?.catch(() => {});
+    await remembering;
     await logSynced?.catch(() => {});
     journal?.close();
     lock.release();
@@ -1107,15 +1111,40 @@ async function runLookups(
 }
 
 /** The journal's queue as it is now, for a reader that runs later (the credit guard, once the balance comes). */
-function queueSnapshot(journal: BatchJournal): Pick<BatchJournal, 'nextQueued'> {
-  const queued: Array<{ id: number; e164: string; country: string }> = [];
-  for (let page = journal.nextQueued(0, 4096); page.length > 0; page = journal.nextQueued(page[page.length - 1]!.id, 4096)) queued.push(...page);
+/** How many numbers of a list still being read the credit guard waits for (or the end of the list). */
+const GUARD_SAMPLE = 1024;
+
+/**
+ * The numbers a run sends while its list is read, as the credit guard weighs them: the balance was asked before
+ * any lookup, so it must cover those queued when the lookups began and every number read after (sent by then or
+ * not). Weighed once the list is read or its first thousand numbers are, whichever comes first: the first lookups
+ * go out after a few rows, and an estimate over those alone would say little.
+ */
+async function numbersOfThisRun(journal: BatchJournal, reading: Reading): Promise<Pick<BatchJournal, 'nextQueued'>> {
+  const numbers = pagesOf((after, limit) => journal.nextQueued(after, limit));
+  // (Few: reading waits for the first lookups.)
+  const lastAtStart = pagesOf((after, limit) => journal.numbersAfter(after, limit)).at(-1)?.id ?? 0;
+  await new Promise<void>((resolve) => {
+    let read = numbers.length;
+    reading.subscribe((added) => {
+      read += added;
+      if (read >= GUARD_SAMPLE || !reading.reading) resolve();
+    });
+    reading.done.then(resolve, resolve);
+  });
+  numbers.push(...pagesOf((after, limit) => journal.numbersAfter(Math.max(after, lastAtStart), limit)));
   return {
     nextQueued: (afterId, limit) => {
-      const from = queued.findIndex((q) => q.id > afterId);
-      return from < 0 ? [] : queued.slice(from, from + limit);
+      const from = numbers.findIndex((q) => q.id > afterId);
+      return from < 0 ? [] : numbers.slice(from, from + limit);
     },
   };
+}
+
+function pagesOf(page: (afterId: number, limit: number) => Array<{ id: number; e164: string; country: string }>): Array<{ id: number; e164: string; country: string }> {
+  const all: Array<{ id: number; e164: string; country: string }> = [];
+  for (let p = page(0, 4096); p.length > 0; p = page(p[p.length - 1]!.id, 4096)) all.push(...p);
+  return all;
 }
 
 /** Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without --webhook-url. */

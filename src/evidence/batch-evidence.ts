@@ -128,11 +128,18 @@ export async function afterRender(
   e: EvidenceEnv,
   say: Say,
   journal: BatchJournal,
-  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs; unansweredSends?: number },
+  options: {
+    baseUrl: string;
+    startedAt: Date;
+    rendered?: RenderedOutputs;
+    unansweredSends?: number;
+    /** The results cache's fill, when the caller began it (while the outputs were written); else begun here. */
+    remembering?: Promise<void>;
+  },
 ): Promise<void> {
   const meta = journal.meta();
   if (!meta) return;
-  const written = await writeManifest(meta, journal.path, e.now(), {
+  const writing = writeManifest(meta, journal.path, e.now(), {
     rendered: options.rendered,
     baseUrl: publicBaseUrl(options.baseUrl),
     startedAt: options.startedAt.toISOString(),
@@ -141,8 +148,14 @@ export async function afterRender(
     // (A scan of every number: the batch passes the count it has already taken.)
     unansweredSends: options.unansweredSends ?? journal.unansweredSends(),
   });
-  say.debug(`wrote ${written.path}`);
-  await rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+  // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
+  const remembering = options.remembering ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+  try {
+    const written = await writing;
+    say.debug(`wrote ${written.path}`);
+  } finally {
+    await remembering;
+  }
 }
 
 /** Puts a journal's final verdicts into the results cache (best effort), for later --reuse-within. */

@@ -103,7 +103,11 @@ describe('runBatchJob', () => {
     expect(r.resume).toBe(`dnc batch ${input} -o ${path.relative(tmp.dir, output)}`);
     const types = events.map((e) => e.type);
     expect(types).toContain('lookups-started');
-    expect(types.filter((t) => t === 'progress')).toHaveLength(6);
+    // A progress event after each commit of answers (and one more when reading ends after the first lookups went out).
+    const progress = events.filter((e) => e.type === 'progress').map((e) => (e as { progress: { answered: number } }).progress.answered);
+    expect(progress.length).toBeGreaterThanOrEqual(6);
+    expect(progress.at(-1)).toBe(6);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
     expect(types.indexOf('lookups-ended')).toBeGreaterThan(types.lastIndexOf('progress'));
     expect(events.find((e) => e.type === 'info')).toMatchObject({ text: expect.stringMatching(/^Reading /) });
   });
@@ -119,6 +123,26 @@ describe('runBatchJob', () => {
     expect(r.summary.byResult.not_checked).toBe(40);
     expect(r.summary.byResult.callable + r.summary.byResult.do_not_call).toBe(20);
     expect(sb.lookups()).toHaveLength(20);
+  });
+
+  it('the credit guard weighs the list read so far, at least its first thousand numbers, though lookups begin after a few rows', async () => {
+    const numbers = (count: number) => Array.from({ length: count }, (_, i) => `c${i},+1202${String(5550000 + i)}`);
+    // Short: the whole list is read before the guard weighs it (no "so far").
+    let base = path.join(tmp.dir, `guard-${++n}`);
+    writeFileSync(`${base}.csv`, `${['name,phone', ...numbers(60)].join('\n')}\n`);
+    sb.setCreditLimit(25);
+    let warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, concurrency: 1 })).events.filter((e) => e.type === 'warning').map((e) => (e as { text: string }).text);
+    expect(warnings.join('\n')).toContain('credits are short: 60 number(s) to look up need at least 60 credit(s)');
+    expect(warnings.join('\n')).not.toContain('read so far');
+    // Long: weighed once a thousand numbers or more are read, and said to be so far.
+    sb.reset();
+    sb.setCreditLimit(500);
+    base = path.join(tmp.dir, `guard-${++n}`);
+    writeFileSync(`${base}.csv`, `${['name,phone', ...numbers(60_000)].join('\n')}\n`);
+    warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, maxCredits: 10 })).events.filter((e) => e.type === 'warning').map((e) => (e as { text: string }).text);
+    const weighed = Number(/credits are short: ([\d,]+) number\(s\)/.exec(warnings.join('\n'))?.[1]?.replace(/,/g, ''));
+    expect(weighed).toBeGreaterThanOrEqual(1024);
+    expect(warnings).toContain('dnc: (an estimate over the numbers read so far: the list is still being read)');
   });
 
   const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult | null>; reason: string }> = [
@@ -313,6 +337,18 @@ describe('the render while the lookups run', () => {
     const { result, events } = await run(input, { output: '-' }, testInterrupts(), undefined, { verbose: true });
     finished(result);
     expect(debugLines(events).some((l) => /^the outputs are rendered after the lookups: .*not a regular file/.test(l))).toBe(true);
+  });
+
+  it('an .xlsx output: written after the lookups, whether they end before the render could begin or after', async () => {
+    for (const rows of [2, 60]) {
+      const { input, output } = list(rows);
+      const xlsx = output.replace(/\.csv$/, '.xlsx');
+      const { result, events } = await run(input, { output: xlsx }, testInterrupts(), undefined, { verbose: true });
+      expect(finished(result).summary.rows).toBe(rows);
+      const lines = debugLines(events);
+      expect(lines.includes('the outputs were rendered while the lookups ran') || lines.some((l) => /is a workbook: it is written after the lookups$/.test(l))).toBe(true);
+      expect(temps(xlsx)).toEqual([]);
+    }
   });
 
   it('a second Ctrl-C: nothing rendered, and no temporary file left behind', async () => {
