@@ -1,10 +1,15 @@
-// Bundles the compiled CLI (dist/, from tsc) into dist/bundle/: one module graph for start-up, so
-// `dnc --help` loads a couple of files instead of twenty (Node 20 has no module compile cache).
+// Bundles the compiled CLI (dist/, from tsc) into dist/bundle/: start-up (all `dnc --help` runs) is one file,
+// dnc.js, instead of dozens (Node 20 has no module compile cache); each command's own code is loaded by import().
 // Heavy dependencies stay external and are still loaded only by the commands that need them.
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { build } from 'esbuild';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const ROOT = path.resolve(import.meta.dirname, '..');
+const OUT = path.join(ROOT, 'dist', 'bundle');
+const MAIN = 'dist/main.js';
+
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 // commander is needed by every run (it builds the program), so it is bundled. Pure-JS dependencies of a batch's
 // path to its first lookup are bundled too, into the lazy chunks of the commands that import them: Node 20
 // resolves, reads and compiles each of their files apart (undici's Pool ≈ 60 files, libphonenumber-js ≈ 80),
@@ -13,22 +18,166 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 const BUNDLED = new Set(['commander', 'undici', 'libphonenumber-js', 'csv-parse', 'csv-stringify', 'cli-table3']);
 const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));
 
-// Chunk names carry a content hash: without a clean folder every rebuild would leave the last one's chunks behind.
-rmSync(new URL('../dist/bundle/', import.meta.url), { recursive: true, force: true });
+// commander requires node:child_process when it loads, for commands run as executables of their own (which dnc has
+// none of): that is net, dgram and child_process read and compiled on every start (≈ 2 ms). Required when used.
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (a) => {
+      const eager = "const childProcess = require('node:child_process');";
+      const source = readFileSync(a.path, 'utf8');
+      if (!source.includes(eager)) throw new Error(`bundle: ${a.path} no longer has "${eager}": update the lazy-child-process plugin`);
+      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
 
-await build({
-  // The listen render worker is started by file path relative to its caller, so it is an entry of its own
-  // in the same folder as the chunks (see src/listen/journal-store.ts).
-  entryPoints: { dnc: 'dist/main.js', 'render-worker': 'dist/listen/render-worker.js' },
-  outdir: 'dist/bundle',
+const common = {
+  absWorkingDir: ROOT,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   external,
-  sourcemap: true,
   logLevel: 'warning',
+  plugins: [lazyChildProcess],
   // commander is CommonJS: inside an ES module bundle its require() calls need a real require.
   banner: { js: "import { createRequire as __dncCreateRequire } from 'node:module'; const require = __dncCreateRequire(import.meta.url);" },
+};
+
+/** Every module `from` loads before it runs: static imports and requires, not import(). */
+function staticGraph(inputs, from) {
+  const seen = new Set();
+  const todo = [from];
+  while (todo.length > 0) {
+    const file = todo.pop();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    for (const i of inputs[file].imports) if (!i.external && i.kind !== 'dynamic-import') todo.push(i.path);
+  }
+  return seen;
+}
+
+// 1. The start-up graph: what `dnc` loads before it parses its arguments; and which import() targets have a default export.
+const probe = await build({ ...common, entryPoints: [MAIN], outdir: OUT, splitting: true, write: false, metafile: true });
+const startup = staticGraph(probe.metafile.inputs, MAIN);
+const withDefault = new Set(Object.values(probe.metafile.outputs).filter((o) => o.entryPoint && o.exports.includes('default')).map((o) => path.join(ROOT, o.entryPoint)));
+
+// 2. esbuild's code splitting puts each module into a chunk by the set of entry points that reach it, and every
+// import() target is an entry point. A start-up module that some lazy commands import too (errors, io, config …)
+// lands in a chunk of its own per distinct set: fifteen small files that `dnc --help` loaded one by one, each
+// resolved, read, compiled and linked apart by Node 20's ESM loader (≈ 9 ms of a 65 ms `dnc --help`). esbuild
+// cannot be told to keep them in the entry's chunk, so every import() target is made to import the whole start-up
+// graph ('dnc:startup', a module of side-effect imports): all start-up modules are then reached from the same
+// entries and share one chunk. At run time that import costs nothing: a lazy chunk is only loaded by code that
+// the start-up graph already ran, and an ES module is evaluated once, so DncError & co. stay one class each.
+// (Rollup keeps such modules in the entry chunk by itself, but a second bundler, re-bundling esbuild's output or
+// taking over commander's and undici's CommonJS, is more machinery than this plugin.)
+const STARTUP = 'dnc:startup';
+const startupPlugin = {
+  name: 'startup-chunk',
+  setup(b) {
+    b.onResolve({ filter: /^dnc:/ }, (a) => ({ path: a.path, namespace: 'dnc' }));
+    b.onLoad({ filter: /^dnc:startup$/, namespace: 'dnc' }, () => ({
+      contents: [...startup].map((f) => `import ${JSON.stringify(path.join(ROOT, f))};`).join('\n'),
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+    // The entry reaches dnc:startup too (after dist/main.js, which has loaded all of it), so that this module of
+    // imports is not a chunk of its own for the lazy chunks to load.
+    b.onLoad({ filter: /^dnc:entry$/, namespace: 'dnc' }, () => ({
+      contents: `export * from ${JSON.stringify(path.join(ROOT, MAIN))};\nimport ${JSON.stringify(STARTUP)};\n`,
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+    // import() of a bundled module goes through a stand-in that imports the start-up graph first, then is the target.
+    b.onResolve({ filter: /.*/ }, async (a) => {
+      if (a.kind !== 'dynamic-import' || a.pluginData?.inner) return undefined;
+      const r = await b.resolve(a.path, { kind: a.kind, importer: a.importer, resolveDir: a.resolveDir, pluginData: { inner: true } });
+      if (r.errors.length > 0) return { errors: r.errors };
+      return r.external ? r : { path: r.path, namespace: 'dnc-lazy' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'dnc-lazy' }, (a) => {
+      const target = JSON.stringify(a.path);
+      const lines = [`import ${JSON.stringify(STARTUP)};`, `export * from ${target};`];
+      if (withDefault.has(a.path)) lines.push(`export { default } from ${target};`);
+      return { contents: lines.join('\n'), resolveDir: ROOT, loader: 'js' };
+    });
+  },
+};
+
+// Chunk names carry a content hash: without a clean folder every rebuild would leave the last one's chunks behind.
+rmSync(OUT, { recursive: true, force: true });
+
+const result = await build({
+  ...common,
+  entryPoints: { dnc: 'dnc:entry' },
+  outdir: OUT,
+  splitting: true,
+  sourcemap: true,
+  metafile: true,
+  plugins: [lazyChildProcess, startupPlugin],
 });
+
+// The listen render worker is started by file path relative to its caller, so it lands in the same folder as the
+// chunks (see src/listen/journal-store.ts). A thread has a module graph of its own anyway: it is bundled apart,
+// whole, rather than importing the start-up chunk (commander and all) into every worker.
+await build({
+  ...common,
+  entryPoints: { 'render-worker': 'dist/listen/render-worker.js' },
+  outdir: OUT,
+  sourcemap: true,
+});
+
+// 3. dnc.js is now a facade that re-exports the start-up chunk: two files where one will do (≈ 1.5 ms). The chunk
+// becomes dnc.js, and the lazy chunks import it by that name. Node evaluates a module once per URL, and bin/dnc.js
+// imports the same dist/bundle/dnc.js, so there is still one copy of every start-up module.
+const outputs = result.metafile.outputs;
+const rel = (file) => path.relative(OUT, path.join(ROOT, file));
+// (The metafile names a plugin's entry namespace:path.)
+const entryOut = Object.keys(outputs).find((f) => outputs[f].entryPoint === 'dnc:dnc:entry');
+if (entryOut === undefined) throw new Error(`bundle: no output for dnc:entry among ${Object.keys(outputs).join(', ')}`);
+const startupChunks = outputs[entryOut].imports.filter((i) => !i.external);
+if (startupChunks.length !== 1 || startupChunks[0].kind !== 'import-statement' || outputs[startupChunks[0].path].imports.some((i) => !i.external && i.kind === 'import-statement')) {
+  // Should start-up ever span more chunks (an entry the plugin above does not see), fail rather than slow down unseen.
+  throw new Error(`bundle: start-up is no longer one chunk; dnc.js imports ${JSON.stringify(outputs[entryOut].imports)}`);
+}
+mergeFacade(rel(entryOut), rel(startupChunks[0].path));
+
+/** Replaces the facade `entry` by the chunk it re-exports, adding the facade's exports to the chunk's. */
+function mergeFacade(entry, chunk) {
+  const banner = common.banner.js;
+  const read = (name) => readFileSync(path.join(OUT, name), 'utf8');
+  const bindings = (list) => list.split(',').map((s) => s.trim()).filter(Boolean).map((s) => { const [from, to = from] = s.split(/\s+as\s+/); return { from, to }; });
+  const facade = read(entry);
+  const importMatch = new RegExp(`^import \\{([^}]*)\\} from "\\./${chunk.replace(/[.]/g, '\\.')}";$`, 'm').exec(facade);
+  const exportMatch = /^export \{([^}]*)\};$/m.exec(facade);
+  const rest = facade.replace(banner, '').replace(importMatch?.[0] ?? '', '').replace(exportMatch?.[0] ?? '', '').replace(/^\/\/# sourceMappingURL=.*$/m, '');
+  if (!importMatch || !exportMatch || rest.trim() !== '') throw new Error(`bundle: ${entry} is not a plain re-export of ${chunk}:\n${facade}`);
+  const imported = new Map(bindings(importMatch[1]).map(({ from, to }) => [to, from])); // local name → the chunk's export
+  let code = read(chunk);
+  const chunkExports = [...code.matchAll(/^export \{([^}]*)\};$/gm)];
+  if (chunkExports.length !== 1) throw new Error(`bundle: expected one export list in ${chunk}, found ${chunkExports.length}`);
+  const exported = new Map(bindings(chunkExports[0][1]).map(({ from, to }) => [to, from])); // exported name → local binding
+  const added = [];
+  for (const { from: local, to: name } of bindings(exportMatch[1])) {
+    const binding = exported.get(imported.get(local));
+    if (binding === undefined) throw new Error(`bundle: ${chunk} does not export ${imported.get(local)}`);
+    if (exported.has(name)) {
+      if (exported.get(name) !== binding) throw new Error(`bundle: ${chunk} exports ${name} as something else than ${entry} does`);
+    } else added.push(`${binding} as ${name}`);
+  }
+  if (added.length > 0) code = code.replace(chunkExports[0][0], `${chunkExports[0][0]}\nexport { ${added.join(', ')} };`);
+  code = code.replace(`//# sourceMappingURL=${chunk}.map`, `//# sourceMappingURL=${entry}.map`);
+  writeFileSync(path.join(OUT, entry), code);
+  renameSync(path.join(OUT, `${chunk}.map`), path.join(OUT, `${entry}.map`));
+  rmSync(path.join(OUT, chunk));
+  for (const name of readdirSync(OUT)) {
+    if (!name.endsWith('.js') || name === entry) continue;
+    const text = read(name);
+    const renamed = text.replaceAll(`"./${chunk}"`, `"./${entry}"`);
+    if (renamed !== text) writeFileSync(path.join(OUT, name), renamed);
+  }
+  for (const name of readdirSync(OUT)) if (read(name).includes(chunk)) throw new Error(`bundle: ${name} still names ${chunk}`);
+}
