@@ -30,10 +30,15 @@ export function processIO(env: Env): IO {
   const stdoutIsTTY = Boolean(process.stdout.isTTY);
   const stderrIsTTY = Boolean(process.stderr.isTTY);
   return {
-    stdin: process.stdin,
+    // process.stdin is set up when first read (a socket when stdin is a pipe): only commands that read it pay for it.
+    get stdin() {
+      return process.stdin;
+    },
     stdout: process.stdout,
     stderr: process.stderr,
-    stdinIsTTY: Boolean(process.stdin.isTTY),
+    get stdinIsTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
     stdoutIsTTY,
     stderrIsTTY,
     stdoutColor: colourAllowed(env, stdoutIsTTY),

@@ -83,7 +83,12 @@ export function redactingStream<S extends Writable>(stream: S, secrets: readonly
 
 /** The IO with stdout and stderr redacted. */
 export function redactingIO<T extends IO>(io: T, secrets: readonly string[]): T {
-  return { ...io, stdout: redactingStream(io.stdout, secrets), stderr: redactingStream(io.stderr, secrets) };
+  // Copied with its accessors, not read: processIO's stdin is only set up when a command reads it.
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(io)) as T;
+  return Object.defineProperties(copy, {
+    stdout: { value: redactingStream(io.stdout, secrets), writable: true, enumerable: true, configurable: true },
+    stderr: { value: redactingStream(io.stderr, secrets), writable: true, enumerable: true, configurable: true },
+  });
 }
 
 /**
