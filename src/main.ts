@@ -19,7 +19,7 @@ import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
-import { processIO, writeLine, type IO } from './io.js';
+import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
 import { terminalSafe, terminalSafeLines } from './render/terminal-safe.js';
 import { VERSION } from './version.js';
@@ -115,6 +115,7 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   const { io } = deps;
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
   const program = new Command('dnc');
+  const commanderOutput = program.configureOutput();
   program
     .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
     .version(VERSION, '-V, --version')
@@ -138,6 +139,14 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
       outputError: () => {},
+      // Commander's own defaults, asked only of what may be a terminal: they read process.stdout and process.stderr,
+      // which sets them up (see processIO), and a pipe or a file has no width and no colours anyway.
+      // (Typed as a number, but commander's own returns undefined off a terminal: its default width then.)
+      getOutHelpWidth: () => (mayBeTerminal(1) ? commanderOutput.getOutHelpWidth!() : (undefined as unknown as number)),
+      getErrHelpWidth: () => (mayBeTerminal(2) ? commanderOutput.getErrHelpWidth!() : (undefined as unknown as number)),
+      // Off a terminal commander would still keep colours FORCE_COLOR asks for; dnc's help has none to keep.
+      getOutHasColors: () => mayBeTerminal(1) && Boolean(commanderOutput.getOutHasColors!()),
+      getErrHasColors: () => mayBeTerminal(2) && Boolean(commanderOutput.getErrHasColors!()),
     });
 
   const host: CommandHost = {
@@ -242,29 +251,35 @@ export function runFromProcess(): void {
   process.on('SIGTERM', onSignal);
   // A closed terminal or SSH session ends a batch as Ctrl-C does: lookups in flight are awaited and stored.
   process.on('SIGHUP', onSignal);
-  // A closed pipe (`dnc … | head`) is not an error. A command at work (a batch with lookups in flight) is
-  // interrupted cleanly rather than killed, so no answer it paid for is lost.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') return;
-    if (handlers.size > 0) onSignal('SIGPIPE');
-    else process.exit(process.exitCode ?? 0);
+  // stdout and stderr are set up when first needed (see processIO), and get their listeners then.
+  const io = processIO(process.env, (stream, fd) => {
+    if (fd === 1) {
+      // A closed pipe (`dnc … | head`) is not an error. A command at work (a batch with lookups in flight) is
+      // interrupted cleanly rather than killed, so no answer it paid for is lost.
+      stream.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE') return;
+        if (handlers.size > 0) onSignal('SIGPIPE');
+        else process.exit(process.exitCode ?? 0);
+      });
+    } else {
+      // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
+      stream.on('error', () => {});
+    }
   });
-  // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
-  process.stderr.on('error', () => {});
   const interrupts: Interrupts = {
     on(handler) {
       handlers.add(handler);
       return () => handlers.delete(handler);
     },
   };
-  main(process.argv.slice(2), { io: processIO(process.env), env: process.env, interrupts }).then(
+  main(process.argv.slice(2), { io, env: process.env, interrupts }).then(
     (code) => {
       process.exitCode = code;
     },
     (err) => {
       // Outside main's redacting streams: masked here with what main would have known.
       const secrets = collectSecrets(process.argv.slice(2), process.env, os.homedir());
-      process.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
+      io.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
       process.exitCode = ExitCode.INTERNAL;
     },
   );
