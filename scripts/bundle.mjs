@@ -47,8 +47,15 @@ const common = {
   minifyWhitespace: true,
   minifySyntax: true,
   plugins: [lazyChildProcess],
-  // commander is CommonJS: inside an ES module bundle its require() calls need a real require.
-  banner: { js: "import { createRequire as __dncCreateRequire } from 'node:module'; const require = __dncCreateRequire(import.meta.url);" },
+  // commander is CommonJS: inside an ES module bundle its require() calls need a real require. Builtins it takes
+  // with process.getBuiltinModule (Node ≥ 20.16), and node:module too: a static import of node:module and a require
+  // made by createRequire load them as public modules (≈ 2 ms of `dnc --help`). Older Node 20 awaits node:module.
+  banner: {
+    js:
+      "const __dncModule = globalThis.process.getBuiltinModule?.('node:module') ?? (await import('node:module')); " +
+      'const __dncRequire = __dncModule.createRequire(import.meta.url); ' +
+      'const require = Object.assign((id) => globalThis.process.getBuiltinModule?.(id) ?? __dncRequire(id), __dncRequire);',
+  },
 };
 
 /** Every module `from` loads before it runs: static imports and requires, not import(). */
@@ -90,17 +97,16 @@ const startupPlugin = {
       loader: 'js',
     }));
     // A static ES import of a Node builtin gets an ES module facade made of all its exports; node:fs's reads its
-    // lazy getters too (fs.promises, the stream classes), loading modules `dnc --help` never uses, and a require
-    // made by createRequire loads a builtin as a public module likewise. process.getBuiltinModule (Node ≥ 20.16)
-    // hands over the module itself: ≈ 2 ms less for node:fs, node:path, node:os and node:fs/promises at start-up.
-    // tsc writes a module's imports first, one a line, and builtins have no live bindings to keep, so a const in
-    // its place is the same binding. (Older Node 20 takes them with require. Lazy chunks keep their imports.)
+    // lazy getters too (fs.promises, the stream classes), loading modules `dnc --help` never uses. The banner's
+    // require hands over the module itself (process.getBuiltinModule): ≈ 2 ms less for node:fs, node:path, node:os
+    // and node:fs/promises at start-up. tsc writes a module's imports first, one a line, and builtins have no live
+    // bindings to keep, so a const in its place is the same binding. (Lazy chunks keep their imports.)
     b.onLoad({ filter: /[\\/]dist[\\/].*\.js$/, namespace: 'file' }, (a) => {
       if (!startup.has(path.relative(ROOT, a.path).split(path.sep).join('/'))) return undefined;
       const source = readFileSync(a.path, 'utf8');
       const contents = source.replace(/^import (\{[^}]*\}|[\w$]+) from '(node:[\w/]+)';$/gm, (_, what, id) => {
         const binding = what.startsWith('{') ? what.replace(/\s+as\s+/g, ': ') : what;
-        return `const ${binding} = globalThis.process.getBuiltinModule?.('${id}') ?? require('${id}');`;
+        return `const ${binding} = require('${id}');`;
       });
       const left = /^import .* from 'node:.*$/m.exec(contents);
       if (left) throw new Error(`bundle: ${a.path}: \`${left[0]}\` is an import of a builtin this plugin does not rewrite`);
