@@ -3,6 +3,7 @@
 // Heavy dependencies stay external and are still loaded only by the commands that need them.
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -135,6 +136,14 @@ const startupPlugin = {
   },
 };
 
+// `dnc --help` lists every command (name, usage term, description) without building each one's options: the list
+// is read here off the whole tree, as dnc builds it, and written into the bundle (COMMAND_LIST in src/main.ts).
+const { buildProgram } = await import(pathToFileURL(path.join(ROOT, MAIN)).href);
+const { createTestIO } = await import(pathToFileURL(path.join(ROOT, 'dist/io.js')).href);
+const tree = buildProgram({ io: createTestIO(), env: {} }, () => {}, () => {});
+const helper = tree.createHelp();
+const commandList = tree.commands.map((c) => [c.name(), helper.subcommandTerm(c), helper.subcommandDescription(c)]);
+
 // Chunk names carry a content hash: without a clean folder every rebuild would leave the last one's chunks behind.
 rmSync(OUT, { recursive: true, force: true });
 
@@ -146,6 +155,8 @@ const result = await build({
   sourcemap: true,
   metafile: true,
   plugins: [lazyChildProcess, startupPlugin],
+  // As JSON text: an array would be a module of its own, which esbuild initialises from the entry's facade.
+  define: { __DNC_COMMAND_LIST__: JSON.stringify(JSON.stringify(commandList)) },
 });
 
 // The listen render worker is started by file path relative to its caller, so it lands in the same folder as the

@@ -1,6 +1,6 @@
 // Builds the commander program and is the one place where errors become exit codes.
 import os from 'node:os';
-import { Command, CommanderError, type Argument, type Option } from 'commander';
+import { Command, CommanderError, type Argument, type Help, type Option } from 'commander';
 import { defaultText } from './cli-tree.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
@@ -92,6 +92,15 @@ const COMMANDS: ReadonlyArray<readonly [string, (program: Command, host: Command
 const WHOLE_TREE = new Set(['help', 'completion']);
 
 /**
+ * What `dnc --help` lists of each command (name, the usage term and the description), as the whole tree gives it:
+ * scripts/bundle.mjs builds the tree and writes this into the bundle, so a bare `dnc --help` need not build every
+ * command's options (≈ 4 ms of it). Undefined outside the bundle (tests, dist/), where the tree is built.
+ */
+declare const __DNC_COMMAND_LIST__: string | undefined;
+const COMMAND_LIST: ReadonlyArray<readonly [name: string, term: string, description: string]> | undefined =
+  typeof __DNC_COMMAND_LIST__ === 'undefined' ? undefined : JSON.parse(__DNC_COMMAND_LIST__);
+
+/**
  * The command `argv` runs, read as commander reads it: the first operand after the program's own options. undefined
  * when it runs none or is anything but plain (an option the program does not know, `--`, an optional value): then
  * every command is registered, as for a parse error that suggests the command meant.
@@ -116,6 +125,10 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
   const program = new Command('dnc');
   const commanderOutput = program.configureOutput();
+  // Only the program's own help (`dnc --help`, `dnc -h`, nothing else) lists the commands from COMMAND_LIST.
+  const listed = COMMAND_LIST !== undefined && argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h') ? new Map<Command, string>() : undefined;
+  const helpConfiguration: Partial<Help> = { optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription };
+  if (listed) helpConfiguration.subcommandTerm = (command) => listed.get(command)!;
   program
     .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
     .version(VERSION, '-V, --version')
@@ -134,7 +147,7 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .exitOverride()
     // Inherited by every command registered below: defaults as typed (8, not "8"), and parse
     // errors printed by reportError in dnc's own format rather than commander's.
-    .configureHelp({ optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription })
+    .configureHelp(helpConfiguration)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
@@ -159,6 +172,12 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
       });
     },
   };
+  if (listed) {
+    for (const [name, term, description] of COMMAND_LIST!) listed.set(program.command(name).description(description), term);
+    program.helpCommand(false);
+    addExitCodeHelp(program);
+    return program;
+  }
   const only = argv === undefined ? undefined : invokedCommand(program, argv);
   for (const [name, register] of COMMANDS) {
     if (only !== undefined && name !== only) continue;
