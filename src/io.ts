@@ -48,9 +48,13 @@ export function mayBeTerminal(fd: 1 | 2): boolean {
  */
 function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) => void): Writable {
   let stream: NodeJS.WriteStream | undefined;
+  // The stream's own write, kept: a spinner (ora) replaces stream.write with a hook that calls the write it found,
+  // which may be this module's.
+  let streamWrite: NodeJS.WriteStream['write'] | undefined;
   const real = (): NodeJS.WriteStream => {
     if (stream === undefined) {
       stream = fd === 1 ? process.stdout : process.stderr;
+      streamWrite = stream.write;
       onStream(stream, fd);
     }
     return stream;
@@ -65,16 +69,15 @@ function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) 
         if (callback) process.nextTick(callback, null);
         return true;
       } catch {
-        return callback ? real().write(bytes.subarray(done), callback) : real().write(bytes.subarray(done));
+        return streamWrite!.call(real(), bytes.subarray(done), undefined, callback);
       }
     }
-    return callback ? stream.write(chunk, encoding ?? 'utf8', callback) : stream.write(chunk, encoding ?? 'utf8');
+    return streamWrite!.call(stream, chunk, encoding as BufferEncoding, callback);
   }
-  // Stand-ins for what writeLine asks before it writes; anything else is the real stream's.
+  // Stand-ins for what writeLine asks before it writes; anything else is the real stream's, write (hooked or not) too.
   const before: Record<PropertyKey, unknown> = { write, destroyed: false, writableEnded: false, writable: true };
   return new Proxy({} as Writable, {
     get(_, prop) {
-      if (prop === 'write') return write;
       if (stream === undefined && Object.hasOwn(before, prop)) return before[prop];
       const value = Reflect.get(real(), prop);
       return typeof value === 'function' ? value.bind(stream) : value;
@@ -87,7 +90,10 @@ function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) 
 
 /** The process's standard streams; `onStream` is called with stdout or stderr when it is set up (see lazyStdio). */
 export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) => void = () => {}): IO {
-  const isTTY = (fd: 1 | 2) => mayBeTerminal(fd) && Boolean((fd === 1 ? process.stdout : process.stderr).isTTY);
+  const stdout = lazyStdio(1, onStream);
+  const stderr = lazyStdio(2, onStream);
+  // Asked of the lazy streams, so that a terminal's stream is set up with its listeners like any other.
+  const isTTY = (fd: 1 | 2) => mayBeTerminal(fd) && Boolean(((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).isTTY);
   let stdoutIsTTY: boolean | undefined;
   let stderrIsTTY: boolean | undefined;
   return {
@@ -95,8 +101,8 @@ export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1
     get stdin() {
       return process.stdin;
     },
-    stdout: lazyStdio(1, onStream),
-    stderr: lazyStdio(2, onStream),
+    stdout,
+    stderr,
     get stdinIsTTY() {
       return Boolean(process.stdin.isTTY);
     },
@@ -114,7 +120,8 @@ export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1
     },
     // Only a terminal has a width.
     get columns() {
-      return (mayBeTerminal(1) ? process.stdout.columns : undefined) ?? (mayBeTerminal(2) ? process.stderr.columns : undefined) ?? 80;
+      const columns = (fd: 1 | 2) => (mayBeTerminal(fd) ? ((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).columns : undefined);
+      return columns(1) ?? columns(2) ?? 80;
     },
   };
 }
