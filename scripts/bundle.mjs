@@ -1,5 +1,6 @@
-// Bundles the compiled CLI (dist/, from tsc) into dist/bundle/: start-up (all `dnc --help` runs) is one file,
-// dnc.js, instead of dozens (Node 20 has no module compile cache); each command's own code is loaded by import().
+// Bundles the compiled CLI (dist/, from tsc) into dist/bundle/: start-up (what every run loads before it parses its
+// arguments) is one file, dnc.js, not dozens (Node 20 has no module compile cache); each command's work is loaded
+// by import().
 // Heavy dependencies stay external and are still loaded only by the commands that need them.
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -50,7 +51,7 @@ const common = {
   plugins: [lazyChildProcess],
   // commander is CommonJS: inside an ES module bundle its require() calls need a real require. Builtins it takes
   // with process.getBuiltinModule (Node ≥ 20.16), and node:module too: a static import of node:module and a require
-  // made by createRequire load them as public modules (≈ 2 ms of `dnc --help`). Older Node 20 awaits node:module.
+  // made by createRequire load them as public modules (≈ 1.5–2 ms of `dnc --help`). Older Node 20 awaits node:module.
   banner: {
     js:
       "const __dncModule = globalThis.process.getBuiltinModule?.('node:module') ?? (await import('node:module')); " +
