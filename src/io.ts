@@ -69,7 +69,8 @@ function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) 
         if (callback) process.nextTick(callback, null);
         return true;
       } catch {
-        return streamWrite!.call(real(), bytes.subarray(done), undefined, callback);
+        const now = real(); // sets streamWrite
+        return streamWrite!.call(now, bytes.subarray(done), undefined, callback);
       }
     }
     return streamWrite!.call(stream, chunk, encoding as BufferEncoding, callback);
