@@ -1,4 +1,5 @@
 // Injected I/O: the streams a command reads and writes, whether they are terminals, and colour.
+import { fstatSync, writeSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 
 export interface IO {
@@ -26,19 +27,103 @@ function colourAllowed(env: Env, isTTY: boolean): boolean {
   return isTTY;
 }
 
-export function processIO(env: Env): IO {
-  const stdoutIsTTY = Boolean(process.stdout.isTTY);
-  const stderrIsTTY = Boolean(process.stderr.isTTY);
+/**
+ * Whether `fd` may be a terminal. A pipe or a file never is, and fstat says so without setting up process.stdout:
+ * on a pipe that is a socket, and loading net for it was ≈ 3 ms of a 50 ms `dnc --help | less`.
+ */
+export function mayBeTerminal(fd: 1 | 2): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return true; // unknown: let the stream find out
+  }
+}
+
+/**
+ * process.stdout or process.stderr as a stream set up when first needed. Until then a write goes straight to the
+ * file descriptor, as Node's own stream does for files and, on Linux, pipes: help and one-line answers never set
+ * up a stream. Any other use (pipe into it, listen, end), or a write the descriptor refuses (a full non-blocking
+ * pipe, EPIPE), sets up the real stream, and from then on everything goes through it, in order; its errors are
+ * the stream's, handled by `onStream`'s listeners as before.
+ */
+function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) => void): Writable {
+  let stream: NodeJS.WriteStream | undefined;
+  // The stream's own write, kept: a spinner (ora) replaces stream.write with a hook that calls the write it found,
+  // which may be this module's.
+  let streamWrite: NodeJS.WriteStream['write'] | undefined;
+  const real = (): NodeJS.WriteStream => {
+    if (stream === undefined) {
+      stream = fd === 1 ? process.stdout : process.stderr;
+      streamWrite = stream.write;
+      onStream(stream, fd);
+    }
+    return stream;
+  };
+  function write(chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Error | null) => void), callback?: (err?: Error | null) => void): boolean {
+    if (typeof encoding === 'function') [encoding, callback] = [undefined, encoding];
+    if (stream === undefined) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : chunk;
+      let done = 0;
+      try {
+        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+        if (callback) process.nextTick(callback, null);
+        return true;
+      } catch {
+        const now = real(); // sets streamWrite
+        return streamWrite!.call(now, bytes.subarray(done), undefined, callback);
+      }
+    }
+    return streamWrite!.call(stream, chunk, encoding as BufferEncoding, callback);
+  }
+  // Stand-ins for what writeLine asks before it writes; anything else is the real stream's, write (hooked or not) too.
+  const before: Record<PropertyKey, unknown> = { write, destroyed: false, writableEnded: false, writable: true };
+  return new Proxy({} as Writable, {
+    get(_, prop) {
+      if (stream === undefined && Object.hasOwn(before, prop)) return before[prop];
+      const value = Reflect.get(real(), prop);
+      return typeof value === 'function' ? value.bind(stream) : value;
+    },
+    set: (_, prop, value) => Reflect.set(real(), prop, value),
+    has: (_, prop) => Reflect.has(real(), prop),
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+  });
+}
+
+/** The process's standard streams; `onStream` is called with stdout or stderr when it is set up (see lazyStdio). */
+export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) => void = () => {}): IO {
+  const stdout = lazyStdio(1, onStream);
+  const stderr = lazyStdio(2, onStream);
+  // Asked of the lazy streams, so that a terminal's stream is set up with its listeners like any other.
+  const isTTY = (fd: 1 | 2) => mayBeTerminal(fd) && Boolean(((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).isTTY);
+  let stdoutIsTTY: boolean | undefined;
+  let stderrIsTTY: boolean | undefined;
   return {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdinIsTTY: Boolean(process.stdin.isTTY),
-    stdoutIsTTY,
-    stderrIsTTY,
-    stdoutColor: colourAllowed(env, stdoutIsTTY),
-    stderrColor: colourAllowed(env, stderrIsTTY),
-    columns: process.stdout.columns ?? process.stderr.columns ?? 80,
+    // process.stdin is set up when first read (a socket when stdin is a pipe): only commands that read it pay for it.
+    get stdin() {
+      return process.stdin;
+    },
+    stdout,
+    stderr,
+    get stdinIsTTY() {
+      return Boolean(process.stdin.isTTY);
+    },
+    get stdoutIsTTY() {
+      return (stdoutIsTTY ??= isTTY(1));
+    },
+    get stderrIsTTY() {
+      return (stderrIsTTY ??= isTTY(2));
+    },
+    get stdoutColor() {
+      return colourAllowed(env, this.stdoutIsTTY);
+    },
+    get stderrColor() {
+      return colourAllowed(env, this.stderrIsTTY);
+    },
+    // Only a terminal has a width.
+    get columns() {
+      const columns = (fd: 1 | 2) => (mayBeTerminal(fd) ? ((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).columns : undefined);
+      return columns(1) ?? columns(2) ?? 80;
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 // Builds the commander program and is the one place where errors become exit codes.
 import os from 'node:os';
-import { Command, CommanderError, type Argument, type Option } from 'commander';
+import { Command, CommanderError, type Argument, type Help, type Option } from 'commander';
 import { defaultText } from './cli-tree.js';
 import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
@@ -19,7 +19,7 @@ import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
-import { processIO, writeLine, type IO } from './io.js';
+import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
 import { terminalSafe, terminalSafeLines } from './render/terminal-safe.js';
 import { VERSION } from './version.js';
@@ -69,10 +69,66 @@ function globalFlags(command: Command): GlobalFlags {
   return flags;
 }
 
-export function buildProgram(deps: MainDeps, setExit: (code: number) => void, onContext: (ctx: Context) => void): Command {
+/**
+ * Each command's registration, under the name it registers. `dnc check …` builds only check's options and help:
+ * commander makes an Option, listeners and help text for every flag, ≈ 4 ms for the other twelve commands on a
+ * 50 ms `dnc check --help`. help and completion read the whole tree, and so do a bare `dnc` or `dnc --help`.
+ */
+const COMMANDS: ReadonlyArray<readonly [string, (program: Command, host: CommandHost) => void]> = [
+  ['check', registerCheck],
+  ['batch', registerBatch],
+  ['usage', registerUsage],
+  ['listen', registerListen],
+  ['sandbox', registerSandbox],
+  ['verify', registerVerify],
+  ['trace', registerTrace],
+  ['suppress', registerSuppress],
+  ['exempt', registerExempt],
+  ['status', registerStatus],
+  ['report', registerReport],
+  ['completion', registerCompletion],
+  ['help', registerHelp],
+];
+const WHOLE_TREE = new Set(['help', 'completion']);
+
+/**
+ * What `dnc --help` lists of each command (name, the usage term and the description), as the whole tree gives it:
+ * scripts/bundle.mjs builds the tree and writes this into the bundle, so a bare `dnc --help` need not build every
+ * command's options (≈ 4 ms of it). Undefined outside the bundle (tests, dist/), where the tree is built.
+ */
+declare const __DNC_COMMAND_LIST__: string | undefined;
+const COMMAND_LIST: ReadonlyArray<readonly [name: string, term: string, description: string]> | undefined =
+  typeof __DNC_COMMAND_LIST__ === 'undefined' ? undefined : JSON.parse(__DNC_COMMAND_LIST__);
+
+/**
+ * The command `argv` runs, read as commander reads it: the first operand after the program's own options. undefined
+ * when it runs none or is anything but plain (an option the program does not know, `--`, an optional value): then
+ * every command is registered, as for a parse error that suggests the command meant.
+ */
+function invokedCommand(program: Command, argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('-') || arg === '-') return COMMANDS.some(([name]) => name === arg) && !WHOLE_TREE.has(arg) ? arg : undefined;
+    const long = arg.startsWith('--');
+    const flag = long ? arg.split('=')[0] : arg.slice(0, 2);
+    const option = program.options.find((o) => o.long === flag || o.short === flag);
+    if (option === undefined || option.optional) return undefined;
+    const valueAttached = long ? arg.includes('=') : arg.length > 2;
+    if (option.required && !valueAttached) i++;
+  }
+  return undefined;
+}
+
+/** The program; given `argv`, with only the command it runs (see COMMANDS). */
+export function buildProgram(deps: MainDeps, setExit: (code: number) => void, onContext: (ctx: Context) => void, argv?: readonly string[]): Command {
   const { io } = deps;
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
   const program = new Command('dnc');
+  const commanderOutput = program.configureOutput();
+  // Only the program's own help (`dnc --help`, `dnc -h`, nothing else) lists the commands from COMMAND_LIST.
+  const listed = COMMAND_LIST !== undefined && argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h') ? new Map<Command, string>() : undefined;
+  const helpConfiguration: Partial<Help> = { optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription };
+  if (listed) helpConfiguration.subcommandTerm = (command) => listed.get(command)!;
   program
     .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
     .version(VERSION, '-V, --version')
@@ -91,11 +147,19 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     .exitOverride()
     // Inherited by every command registered below: defaults as typed (8, not "8"), and parse
     // errors printed by reportError in dnc's own format rather than commander's.
-    .configureHelp({ optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription })
+    .configureHelp(helpConfiguration)
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
       writeErr: (s) => io.stderr.write(s),
       outputError: () => {},
+      // Commander's own defaults, asked only of what may be a terminal: they read process.stdout and process.stderr,
+      // which sets them up (see processIO), and a pipe or a file has no width and no colours anyway.
+      // (Typed as a number, but commander's own returns undefined off a terminal: its default width then.)
+      getOutHelpWidth: () => (mayBeTerminal(1) ? commanderOutput.getOutHelpWidth!() : (undefined as unknown as number)),
+      getErrHelpWidth: () => (mayBeTerminal(2) ? commanderOutput.getErrHelpWidth!() : (undefined as unknown as number)),
+      // Off a terminal commander would still keep colours FORCE_COLOR asks for; dnc's help has none to keep.
+      getOutHasColors: () => mayBeTerminal(1) && Boolean(commanderOutput.getOutHasColors!()),
+      getErrHasColors: () => mayBeTerminal(2) && Boolean(commanderOutput.getErrHasColors!()),
     });
 
   const host: CommandHost = {
@@ -108,19 +172,19 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
       });
     },
   };
-  registerCheck(program, host);
-  registerBatch(program, host);
-  registerUsage(program, host);
-  registerListen(program, host);
-  registerSandbox(program, host);
-  registerVerify(program, host);
-  registerTrace(program, host);
-  registerSuppress(program, host);
-  registerExempt(program, host);
-  registerStatus(program, host);
-  registerReport(program, host);
-  registerCompletion(program, host);
-  registerHelp(program, host);
+  if (listed) {
+    for (const [name, term, description] of COMMAND_LIST!) listed.set(program.command(name).description(description), term);
+    program.helpCommand(false);
+    addExitCodeHelp(program);
+    return program;
+  }
+  const only = argv === undefined ? undefined : invokedCommand(program, argv);
+  for (const [name, register] of COMMANDS) {
+    if (only !== undefined && name !== only) continue;
+    register(program, host);
+    // The table above must name what each registers, or a lazy run would not find its command.
+    if (program.commands.at(-1)?.name() !== name) throw new Error(`COMMANDS: ${register.name} registers ${program.commands.at(-1)?.name()}, not ${name}`);
+  }
   addExitCodeHelp(program);
   return program;
 }
@@ -140,6 +204,7 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     (c) => {
       ctx = c;
     },
+    argv,
   );
   try {
     await program.parseAsync(argv, { from: 'user' });
@@ -205,29 +270,35 @@ export function runFromProcess(): void {
   process.on('SIGTERM', onSignal);
   // A closed terminal or SSH session ends a batch as Ctrl-C does: lookups in flight are awaited and stored.
   process.on('SIGHUP', onSignal);
-  // A closed pipe (`dnc … | head`) is not an error. A command at work (a batch with lookups in flight) is
-  // interrupted cleanly rather than killed, so no answer it paid for is lost.
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') return;
-    if (handlers.size > 0) onSignal('SIGPIPE');
-    else process.exit(process.exitCode ?? 0);
+  // stdout and stderr are set up when first needed (see processIO), and get their listeners then.
+  const io = processIO(process.env, (stream, fd) => {
+    if (fd === 1) {
+      // A closed pipe (`dnc … | head`) is not an error. A command at work (a batch with lookups in flight) is
+      // interrupted cleanly rather than killed, so no answer it paid for is lost.
+      stream.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EPIPE') return;
+        if (handlers.size > 0) onSignal('SIGPIPE');
+        else process.exit(process.exitCode ?? 0);
+      });
+    } else {
+      // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
+      stream.on('error', () => {});
+    }
   });
-  // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
-  process.stderr.on('error', () => {});
   const interrupts: Interrupts = {
     on(handler) {
       handlers.add(handler);
       return () => handlers.delete(handler);
     },
   };
-  main(process.argv.slice(2), { io: processIO(process.env), env: process.env, interrupts }).then(
+  main(process.argv.slice(2), { io, env: process.env, interrupts }).then(
     (code) => {
       process.exitCode = code;
     },
     (err) => {
       // Outside main's redacting streams: masked here with what main would have known.
       const secrets = collectSecrets(process.argv.slice(2), process.env, os.homedir());
-      process.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
+      io.stderr.write(`dnc: internal error: ${terminalSafeLines(redactSecrets(String(err), secrets))}\n`);
       process.exitCode = ExitCode.INTERNAL;
     },
   );

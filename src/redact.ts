@@ -71,19 +71,32 @@ export function redactingStream<S extends Writable>(stream: S, secrets: readonly
     else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s))) out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
     return (stream.write as (...args: unknown[]) => boolean)(out, ...rest);
   };
+  // A write assigned to the stream (ora hooks stream.write, and calls the write it found) replaces this one, here:
+  // put on the stream below, the redacting write would call the hook, which calls the redacting write, without end.
+  let current: unknown = write;
   return new Proxy(stream, {
     get(target, prop) {
-      if (prop === 'write') return write;
+      if (prop === 'write') return current;
       if (prop === RAW) return target;
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+    set(target, prop, value) {
+      if (prop !== 'write') return Reflect.set(target, prop, value, target);
+      current = value;
+      return true;
     },
   });
 }
 
 /** The IO with stdout and stderr redacted. */
 export function redactingIO<T extends IO>(io: T, secrets: readonly string[]): T {
-  return { ...io, stdout: redactingStream(io.stdout, secrets), stderr: redactingStream(io.stderr, secrets) };
+  // Copied with its accessors, not read: processIO's stdin is only set up when a command reads it.
+  const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(io)) as T;
+  return Object.defineProperties(copy, {
+    stdout: { value: redactingStream(io.stdout, secrets), writable: true, enumerable: true, configurable: true },
+    stderr: { value: redactingStream(io.stderr, secrets), writable: true, enumerable: true, configurable: true },
+  });
 }
 
 /**

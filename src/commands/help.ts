@@ -69,11 +69,12 @@ export function addExitCodeHelp(program: Command): void {
   for (const command of program.commands) {
     const statuses = EXITS_BY_COMMAND[command.name()];
     if (!statuses) continue;
-    command.addHelpText('after', ['', 'Exit codes:', ...exitStatusLines(statuses), '  (every code: dnc help exit-codes)'].join('\n'));
+    // Written when that help is shown: a run shows one help at most, and start-up pays for nothing else.
+    command.addHelpText('after', () => ['', 'Exit codes:', ...exitStatusLines(statuses), '  (every code: dnc help exit-codes)'].join('\n'));
   }
   program.addHelpText(
     'after',
-    ['', 'Exit codes:', ...exitStatusLines(), '', `Help topics: dnc help ${TOPIC_NAMES.join(' | ')}; a command: dnc help COMMAND`].join('\n'),
+    () => ['', 'Exit codes:', ...exitStatusLines(), '', `Help topics: dnc help ${TOPIC_NAMES.join(' | ')}; a command: dnc help COMMAND`].join('\n'),
   );
 }
 

@@ -9,7 +9,7 @@ import { BatchJournal } from '../../src/batch/journal.js';
 import { processStartTime } from '../../src/context.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createServiceClient } from '../../src/service/client.js';
-import { runDnc, spawnDnc, type RunResult } from '../helpers/cli.js';
+import { BIN, NO_HOME, runDnc, spawnDnc, type RunResult } from '../helpers/cli.js';
 
 let sb: Sandbox;
 beforeAll(async () => {
@@ -172,6 +172,21 @@ describe('timeouts of any size', () => {
       await client.close?.();
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('a reader that has gone', () => {
+  it('is no error (dnc … | head): exit 0 and nothing on stderr, whether stdout was a stream yet or not', async () => {
+    // stdout is written straight to its descriptor until a command needs the stream (src/io.ts processIO): a write
+    // that fails there (EPIPE) goes on through the stream, whose EPIPE listener ends dnc quietly.
+    for (const argv of [['--help'], ['check', '--help'], ['completion', 'bash'], ['help', 'exit-codes']]) {
+      const child = spawn(process.execPath, [BIN, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: NO_HOME } });
+      child.stdout.destroy(); // before dnc has written anything: its first write meets a closed pipe
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect({ argv, code, stderr }).toEqual({ argv, code: 0, stderr: '' });
     }
   });
 });

@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestIO } from '../../src/io.js';
+import { redactingIO } from '../../src/redact.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { spawnDnc, type SpawnResult } from '../helpers/cli.js';
 
@@ -108,5 +110,23 @@ describe('successful runs', () => {
     expect(batch.code, batch.stderr).toBe(8);
     const usage = await run(['usage', '--verbose', '--json'], env);
     expect(usage.code).toBe(0);
+  });
+});
+
+describe('a hook on the redacted stream', () => {
+  it('wraps the redacting write as a spinner hooks stream.write (ora: it calls the write it found), and still redacts', () => {
+    const io = createTestIO();
+    const stderr = redactingIO(io, [KEY]).stderr;
+    const found = stderr.write;
+    const seen: string[] = [];
+    stderr.write = ((chunk: string, ...rest: unknown[]) => {
+      seen.push(chunk);
+      return (found as (...a: unknown[]) => boolean).call(stderr, chunk, ...rest);
+    }) as typeof stderr.write;
+    stderr.write(`key ${KEY}\n`);
+    stderr.write = found;
+    stderr.write('after\n');
+    expect(seen).toEqual([`key ${KEY}\n`]);
+    expect(io.err()).toBe('key ***\nafter\n');
   });
 });

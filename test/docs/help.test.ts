@@ -10,7 +10,7 @@ import { ENVIRONMENT_VARIABLES } from '../../src/config.js';
 import { ERROR_CODES, EXIT_STATUS_MEANINGS } from '../../src/errors.js';
 import { createTestIO } from '../../src/io.js';
 import { buildProgram } from '../../src/main.js';
-import { REPO_ROOT, runDnc } from '../helpers/cli.js';
+import { REPO_ROOT, runDnc, spawnDnc } from '../helpers/cli.js';
 import { createWorkspace, ensureSandbox, stopSandbox, type Workspace } from './examples.js';
 
 const program = buildProgram({ io: createTestIO(), env: {} }, () => {}, () => {});
@@ -110,6 +110,20 @@ describe('every command\'s help', () => {
     expect(batch.stdout).toContain(`  7    ${EXIT_STATUS_MEANINGS[7]}`);
     const sandbox = await runDnc(['sandbox', '--help']);
     expect(sandbox.stdout).toMatch(/\(one of:\s+monthly, annual; default:\s+monthly\)/);
+  });
+
+  it('is the same built alone as in the whole tree, and the built dnc --help lists the commands as the tree does', async () => {
+    // `dnc NAME …` builds only NAME (src/main.ts COMMANDS); the help and completion commands build every one.
+    for (const name of commandNames) {
+      expect((await runDnc([name, '--help'])).stdout, name).toBe((await runDnc(['help', name])).stdout);
+    }
+    // The bundle's `dnc --help` lists the commands from a list written at build time (scripts/bundle.mjs); any
+    // other way to the program's help builds the tree.
+    const listed = await spawnDnc(['--help']);
+    const built = await spawnDnc(['--quiet', '--help']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toBe(built.stdout);
+    for (const name of commandNames) expect(listed.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
   });
 });
 
