@@ -718,15 +718,18 @@ async function runBatchJournal(
           (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
         );
       if (reading === null) await guarding;
-      // The output renders while the lookups run, from when the first is on the wire (see renderEarly).
+      // The output renders while the last lookups are answered, from when nothing more is to be sent (see
+      // renderEarly): rendered earlier, between answers, each slice of rows held the next lookups back as long.
       let lookupsOver = () => {};
       const over = new Promise<void>((resolve) => (lookupsOver = resolve));
-      const renderStarting = Promise.race([client.firstSent?.() ?? Promise.resolve(), over]).then(async () => {
+      let drained = () => {};
+      const nothingMoreToSend = new Promise<void>((resolve) => (drained = resolve));
+      const renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
         const { renderEarly } = await import('./render.js');
         early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout });
       });
       renderStarting.catch(() => {}); // then rendered at the end only
-      outcome = await runLookups(ctx, journal, client, options, costs, reading, () => early?.answered());
+      outcome = await runLookups(ctx, journal, client, options, costs, reading, { answered: () => early?.answered(), drained });
       lookupsOver();
       await renderStarting.catch(() => {});
       abandoned = outcome.abandoned;
@@ -1036,7 +1039,7 @@ async function runLookups(
   options: BatchOptions,
   knownCosts: ReadonlyMap<string, number>,
   reading: Reading | null,
-  onAnswers: () => void,
+  on: { answered: () => void; drained: () => void },
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('./scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
@@ -1054,8 +1057,9 @@ async function runLookups(
   ctx.emit({ type: 'lookups-started' });
   scheduler.on('progress', (p: SchedulerProgress) => {
     ctx.emit({ type: 'progress', progress: p });
-    onAnswers();
+    on.answered();
   });
+  scheduler.on('drained', on.drained);
   let quit = false;
   const off = ctx.interrupts.on((count) => {
     if (count === 1) {

@@ -81,6 +81,8 @@ interface QueueItem {
 
 export declare interface BatchScheduler {
   on(event: 'progress', listener: (p: SchedulerProgress) => void): this;
+  /** Once, when nothing more will be sent (the list is all sent, or the run is stopping): only answers are awaited. */
+  on(event: 'drained', listener: () => void): this;
 }
 
 /**
@@ -144,6 +146,7 @@ export class BatchScheduler extends EventEmitter {
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
     const queue = new CommitQueue(journal);
     let scheduled = false;
+    let drained = false;
     const schedulePump = () => {
       if (scheduled) return;
       scheduled = true;
@@ -366,6 +369,10 @@ export class BatchScheduler extends EventEmitter {
           }
         }
         if (starting.length > 0 || ids.length === 0) progress();
+        if (!drained && (this.stopping !== null || (buffer.length === 0 && exhausted))) {
+          drained = true;
+          this.emit('drained');
+        }
         if (inFlight === 0 && (this.stopping !== null || (buffer.length === 0 && exhausted))) this.finish?.();
       };
       this.pump();
