@@ -60,14 +60,23 @@ export interface BatchRunDeps {
 type RunContext = BatchRunDeps & Say & { io: { stdin: Readable; stdinIsTTY: boolean; stdout: Writable }; emit(event: BatchEvent): void };
 
 function runContext(deps: BatchRunDeps): RunContext {
-  return {
-    ...deps,
-    io: { stdin: deps.stdin, stdinIsTTY: deps.stdinIsTTY, stdout: deps.stdout },
-    emit: (event) => deps.onEvent(event),
-    info: (text) => deps.onEvent({ type: 'info', text }),
-    warn: (text) => deps.onEvent({ type: 'warning', text }),
-    debug: (text) => deps.onEvent({ type: 'debug', text }),
-  };
+  // Copied with their getters, not their values: standard input is set up only when a list is read from it.
+  const copied = Object.defineProperties({}, Object.getOwnPropertyDescriptors(deps)) as BatchRunDeps;
+  return Object.assign(copied, {
+    io: {
+      get stdin() {
+        return deps.stdin;
+      },
+      get stdinIsTTY() {
+        return deps.stdinIsTTY;
+      },
+      stdout: deps.stdout,
+    },
+    emit: (event: BatchEvent) => deps.onEvent(event),
+    info: (text: string) => deps.onEvent({ type: 'info', text }),
+    warn: (text: string) => deps.onEvent({ type: 'warning', text }),
+    debug: (text: string) => deps.onEvent({ type: 'debug', text }),
+  });
 }
 
 /** A dry run's findings: counts, balance, estimate and the credit guard's lines. */
