@@ -444,6 +444,8 @@ class LineCounter {
 class StrictUtf8 extends Transform {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
   private readonly lines = new LineCounter();
+  /** The bytes of a character the last chunk began and the next one ends (the decoder holds them). */
+  private tail: Uint8Array = new Uint8Array(0);
   constructor(
     private readonly path: string,
     private readonly onChunk: ((chunk: Buffer) => void) | undefined,
@@ -461,8 +463,9 @@ class StrictUtf8 extends Transform {
     try {
       text = this.decoder.decode(chunk, { stream: true });
     } catch (err) {
-      // Locate the bad byte: the first position where a strict decoding of the chunk fails.
-      const bad = firstInvalidUtf8(chunk);
+      // Locate the bad byte: the first position where a strict decoding fails, reading on from the character the
+      // last chunk began (else that character's last bytes, at this chunk's start, would be taken for the bad ones).
+      const bad = Math.max(0, firstInvalidUtf8(Buffer.concat([this.tail, chunk])) - this.tail.length);
       const line = this.lines.advance(chunk, bad);
       callback(
         inputError('E_INPUT_ENCODING', `${this.path}: line ${line}: the text is not valid UTF-8`, {
@@ -474,6 +477,7 @@ class StrictUtf8 extends Transform {
       return;
     }
     this.lines.advance(chunk);
+    this.tail = incompleteTail(Buffer.concat([this.tail, chunk.subarray(Math.max(0, chunk.length - 3))]));
     callback(null, text);
   }
   override _flush(callback: TransformCallback): void {
@@ -524,6 +528,19 @@ class DecodeText extends Transform {
   override _flush(callback: TransformCallback): void {
     this.pass(this.decoder.end(), callback);
   }
+}
+
+/** The last bytes of `bytes` when they begin a UTF-8 character that the bytes after them must end (else none). */
+function incompleteTail(bytes: Uint8Array): Uint8Array {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if (b < 0x80) break;
+    if (b >= 0xc0) {
+      const continuations = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
+      return continuations >= back ? bytes.slice(bytes.length - back) : new Uint8Array(0);
+    }
+  }
+  return new Uint8Array(0);
 }
 
 /** Offset of the first byte that starts an invalid UTF-8 sequence (a sequence cut by the chunk's end counts as valid). */

@@ -1,6 +1,6 @@
 // CSV call lists in Windows-1252, Latin-1 and UTF-16: read with --encoding (UTF-16 found by its byte-order mark),
 // results written in the input's encoding with every input cell byte for byte, read back by Python's csv.
-import { copyFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
@@ -90,6 +90,24 @@ describe('a CSV list in another encoding than UTF-8', () => {
     expect(r.stderr).toContain('line 2: the text is not valid UTF-8');
     expect(r.stderr).toContain('--encoding windows-1252');
     expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+
+  it('names the line of a byte that is not UTF-8 when a character before it spans two reads (the reads are 4 KiB, 16 KiB, then 64 KiB)', async () => {
+    // Lines of 12 bytes ("name,phone\n" then "n,+1202555…\n"): a 3-byte € placed across the first read's end at 4,096.
+    const lines = ['name,phone'];
+    for (let i = 0; lines.join('\n').length < 4_200; i++) lines.push(`n${i % 10},+12025550${String(100 + (i % 900))}`);
+    let text = `${lines.join('\n')}\n`;
+    text = `${text.slice(0, 4_095 - 1)}\u20ac${text.slice(4_095 - 1 + 1)}`; // the € at bytes 4,094–4,096 (ASCII before it)
+    const head = Buffer.from(text, 'utf8');
+    expect([...head.subarray(4_094, 4_097)]).toEqual([0xe2, 0x82, 0xac]);
+    const more = Array.from({ length: 100 }, (_, i) => `m${i},+12025551${String(100 + i)}`);
+    const bad = Buffer.concat([head, Buffer.from(`${more.join('\n')}\n`), Buffer.from([0x6e, 0x2c, 0xff, 0x0a])]);
+    const badLine = bad.subarray(0, bad.length - 2).toString('latin1').split('\n').length;
+    const file = path.join(tmp.dir, `${n}-split-char.csv`);
+    writeFileSync(file, bad);
+    const r = await runDnc(['batch', file, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`line ${badLine}: the text is not valid UTF-8`);
   });
 
   it('writes --output-encoding utf-8 from a Windows-1252 list: the same text, as UTF-8', async () => {
