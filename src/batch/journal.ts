@@ -753,6 +753,11 @@ export class BatchJournal {
     return this.st.nextQueued.all(afterId, limit);
   }
 
+  /** The id of the number read last (0 when none). */
+  lastNumberId(): number {
+    return (this.db.prepare('SELECT MAX(id) AS id FROM numbers').get() as { id: number | null }).id ?? 0;
+  }
+
   /** Numbers after `afterId` in input order, whatever their state. */
   numbersAfter(afterId: number, limit: number): Array<{ id: number; e164: string; country: string }> {
     return this.st.numbersAfter.all(afterId, limit);

@@ -662,6 +662,8 @@ async function runBatchJournal(
   let clientClosed: Promise<void> | null = null;
   let costsRemembered: Promise<void> | null = null;
   let early = null as EarlyRender | null;
+  let renderStarting: Promise<void> | null = null;
+  let lookupsOver = () => {};
   let remembering: Promise<void> | undefined; // assigned in a callback: declared so that TypeScript does not narrow it to null
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
@@ -729,11 +731,10 @@ async function runBatchJournal(
       if (reading === null) await guarding;
       // The output renders while the last lookups are answered, from when nothing more is to be sent (see
       // renderEarly): rendered earlier, between answers, each slice of rows held the next lookups back as long.
-      let lookupsOver = () => {};
       const over = new Promise<void>((resolve) => (lookupsOver = resolve));
       let drained = () => {};
       const nothingMoreToSend = new Promise<void>((resolve) => (drained = resolve));
-      const renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
+      renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
         const { renderEarly } = await import('./render.js');
         early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout });
       });
@@ -830,7 +831,9 @@ async function runBatchJournal(
       reading.abort();
       await reading.done.catch(() => {});
     }
-    // A run that failed on its way: the render begun early leaves no temporary file behind.
+    // A run that failed on its way: the render begun early (or beginning) leaves no temporary file behind.
+    lookupsOver();
+    await renderStarting?.catch(() => {});
     await early?.abort();
     await costsRemembered?.catch(() => {});
     await remembering;
@@ -1135,8 +1138,7 @@ const GUARD_SAMPLE = 1024;
  */
 async function numbersOfThisRun(journal: BatchJournal, reading: Reading): Promise<Pick<BatchJournal, 'nextQueued'>> {
   const numbers = pagesOf((after, limit) => journal.nextQueued(after, limit));
-  // (Few: reading waits for the first lookups.)
-  const lastAtStart = pagesOf((after, limit) => journal.numbersAfter(after, limit)).at(-1)?.id ?? 0;
+  const lastAtStart = journal.lastNumberId();
   await new Promise<void>((resolve) => {
     let read = numbers.length;
     reading.subscribe((added) => {
