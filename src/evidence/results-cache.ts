@@ -57,12 +57,7 @@ export class ResultsCache {
   }
 
   static async open(cacheDir: string): Promise<ResultsCache> {
-    const db = await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA);
-    // A fill is followed by close(), whose checkpoint syncs the log and then the file: a sync of the log at each
-    // commit as well (FULL) cost one more wait on the disk after every batch. Should that checkpoint not run (another
-    // dnc reading the cache), a power loss may take back the last fill: these verdicts stay in their journal.
-    db.pragma('synchronous = NORMAL');
-    return new ResultsCache(db);
+    return new ResultsCache(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA));
   }
 
   /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */
