@@ -688,24 +688,22 @@ export class BatchJournal {
    * write would join the read transaction and be committed only when `fn` ends.
    */
   async snapshot<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.db.inTransaction) return fn();
-    this.db.exec('BEGIN');
+    const end = this.beginSnapshot();
     try {
-      this.st.getMeta.get('batch'); // the snapshot starts with the first read
       return await fn();
     } finally {
-      if (this.db.inTransaction) this.db.exec('COMMIT');
+      end();
     }
   }
 
   /**
    * Opens a snapshot as snapshot() does, for work begun before it (a render started while lookups ran); returns
-   * the function that ends it.
+   * the function that ends it. Within a transaction already open, it is that transaction's.
    */
   beginSnapshot(): () => void {
     if (this.db.inTransaction) return () => {};
     this.db.exec('BEGIN');
-    this.st.getMeta.get('batch');
+    this.st.getMeta.get('batch'); // the snapshot starts with the first read
     return () => {
       if (this.db.inTransaction) this.db.exec('COMMIT');
     };
