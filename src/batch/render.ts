@@ -569,8 +569,12 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
           cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', ''];
         } else {
           // Early, a row waits until its number's verdict is final (its number may not even be read yet).
-          while (!final && journal.verdict(cell.e164)?.state !== 'done') await waitForAnswers();
-          const verdict = journal.verdict(cell.e164);
+          let current = journal.verdict(cell.e164);
+          while (!final && current?.state !== 'done') {
+            await waitForAnswers();
+            current = journal.verdict(cell.e164);
+          }
+          const verdict = current; // (a const: TypeScript narrows it through firstRow below)
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
           cells = withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
