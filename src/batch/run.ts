@@ -664,7 +664,6 @@ async function runBatchJournal(
   let early = null as EarlyRender | null;
   let renderStarting: Promise<void> | null = null;
   let lookupsOver = () => {};
-  let remembering: Promise<void> | undefined; // assigned in a callback: declared so that TypeScript does not narrow it to null
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
   // the first reads; the balance for the credit guard is asked as soon as lookups are known to come.
   const clientReady = ctx.createClient({ connections: options.concurrency });
@@ -792,9 +791,6 @@ async function runBatchJournal(
     }
 
     const { renderBatchOutput } = await import('./render.js');
-    // The results cache is filled (its syncs on this thread) while the outputs are on their way to disk (theirs
-    // on the pool's): neither waits for the other. It holds the journal's verdicts, whatever becomes of the outputs.
-    remembering = evidence.rememberVerdicts(ctx, ctx, journal.path, serviceOrigin);
     let summary = (await early?.finish()) ?? null;
     if (summary) ctx.debug('the outputs were rendered while the lookups ran');
     else {
@@ -802,7 +798,7 @@ async function runBatchJournal(
       summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
     }
     const unansweredSends = journal.unansweredSends();
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends, remembering });
+    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
     if (summary.notHttpsSources > 0) {
       ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
     }
@@ -836,7 +832,6 @@ async function runBatchJournal(
     await renderStarting?.catch(() => {});
     await early?.abort();
     await costsRemembered?.catch(() => {});
-    await remembering;
     await logSynced?.catch(() => {});
     journal?.close();
     lock.release();

@@ -128,14 +128,7 @@ export async function afterRender(
   e: EvidenceEnv,
   say: Say,
   journal: BatchJournal,
-  options: {
-    baseUrl: string;
-    startedAt: Date;
-    rendered?: RenderedOutputs;
-    unansweredSends?: number;
-    /** The results cache's fill, when the caller began it (while the outputs were written); else begun here. */
-    remembering?: Promise<void>;
-  },
+  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs; unansweredSends?: number },
 ): Promise<void> {
   const meta = journal.meta();
   if (!meta) return;
@@ -149,7 +142,7 @@ export async function afterRender(
     unansweredSends: options.unansweredSends ?? journal.unansweredSends(),
   });
   // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
-  const remembering = options.remembering ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+  const remembering = rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
