@@ -554,10 +554,20 @@ async function listenerAttacks() {
     const dripper = setInterval(() => trickle.write('x'), 1_000);
     trickle.once('connect', () => trickle.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`));
     await sleep(1_500);
-    // Stalled connections make way for new ones: a push and /healthz get through while all of them are held.
-    const during = await postPush(url, push(sent[0]));
-    check('attacks: a push is answered while 300 half-open connections and a trickling one are held', typeof during.status === 'number', `status ${during.status}`);
+    // Stalled connections make way for new ones: a push (on a connection of its own, not one fetch kept alive) and
+    // /healthz get through while all of them are held.
+    const during = await new Promise((resolve) => {
+      const req = http.request(url, { method: 'POST', agent: false, timeout: 5_000, headers: { 'content-type': 'application/json', 'x-service-correlation-id': sent[0].cid } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', (err) => resolve(err.code ?? err.message));
+      req.end(JSON.stringify(push(sent[0])));
+    });
+    check('attacks: a push on a new connection is answered while 300 half-open connections and a trickling one are held', during === 200, `status ${during}`);
     let healthy = false;
+    let firstProbe = true;
     const healthStarted = Date.now();
     // Each probe on a new connection (fetch would reuse one opened before the flood).
     const probe = () =>
@@ -571,6 +581,8 @@ async function listenerAttacks() {
       });
     while (!healthy && Date.now() - healthStarted < 30_000) {
       healthy = await probe();
+      if (firstProbe) check('attacks: /healthz on a new connection answers at once while the stalled connections are held', healthy);
+      firstProbe = false;
       if (!healthy) await sleep(250);
     }
     check('attacks: /healthz answers again (new connection) within 30 s of 300 half-open connections', healthy, `${Date.now() - healthStarted} ms`);
