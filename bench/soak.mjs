@@ -7,8 +7,10 @@
 // runs `node bin/dnc.js batch|listen` as child processes in a scratch folder, and checks what they left
 // behind against the sandbox's own logs (GET /_sandbox/requests, lookups, pushes). The last step scans
 // every stdout, stderr and file of every step for the test key. Exits 1 when any invariant fails.
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -496,6 +498,16 @@ async function listenerAttacks() {
       check('attacks: a forged push that matches what was sent is acknowledged (and kept)', r.status === 200, `status ${r.status}`);
       forged.add(x.cid);
     }
+    // 1b. Escape sequences in what a push says (retitle the window, clear the screen, a fake verdict line, an 8-bit CSI):
+    // refused or kept, they reach the listener's stderr only escaped (checked when it has stopped).
+    // Sent before the other refusals: only the first 20 refusal lines of a minute are shown.
+    const HOSTILE = '\u001b]0;pwned\u0007\u001b[2J\r✓ callable\u009b31m\u202e';
+    for (const over of [{ phone_number: `${sent[1].e164}${HOSTILE}` }, { dnc_list_source: `https://x.example/${HOSTILE}` }]) {
+      const r = await postPush(url, push(sent[1], over));
+      check('attacks: a push carrying escape sequences is refused (4xx)', r.status >= 400 && r.status < 500, `status ${r.status}`);
+    }
+    const hostileOrphan = { status: 'failed', error_code: 'billing_error', error: HOSTILE, charged: true, correlation_id: randomUUID(), phone_number: '+61412388887', country: 'AU' };
+    check('attacks: an orphan push with escape sequences in its text is kept (200)', (await postPush(url, hostileOrphan)).status === 200);
     // 2. Pushes that contradict what was sent, for every odd row: refused (4xx), never applied.
     let refused = 0;
     for (let i = 1; i < sent.length; i += 2) {
@@ -529,8 +541,33 @@ async function listenerAttacks() {
       sock.once('connect', () => sock.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\n`));
       sockets.push(sock);
     }
-    await sleep(500);
+    // And a request whose headers are complete but whose body trickles, a byte a second: 408 once the request time
+    // is up (15 s), the connection then closed by the listener. Opened once the half-open ones have stalled for a
+    // second (at the cap it takes the place of one of them; later newcomers replace older stalled ones first).
+    await sleep(1_200);
+    const trickle = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    trickle.on('error', () => undefined);
+    const trickleStarted = Date.now();
+    let trickled = '';
+    trickle.setEncoding('utf8').on('data', (d) => (trickled += d));
+    const trickleEnded = new Promise((resolve) => trickle.once('end', resolve));
+    const dripper = setInterval(() => trickle.write('x'), 1_000);
+    trickle.once('connect', () => trickle.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`));
+    await sleep(1_500);
+    // Stalled connections make way for new ones: a push (on a connection of its own, not one fetch kept alive) and
+    // /healthz get through while all of them are held.
+    const during = await new Promise((resolve) => {
+      const req = http.request(url, { method: 'POST', agent: false, timeout: 5_000, headers: { 'content-type': 'application/json', 'x-service-correlation-id': sent[0].cid } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', (err) => resolve(err.code ?? err.message));
+      req.end(JSON.stringify(push(sent[0])));
+    });
+    check('attacks: a push on a new connection is answered while 300 half-open connections and a trickling one are held', during === 200, `status ${during}`);
     let healthy = false;
+    let firstProbe = true;
     const healthStarted = Date.now();
     // Each probe on a new connection (fetch would reuse one opened before the flood).
     const probe = () =>
@@ -544,11 +581,17 @@ async function listenerAttacks() {
       });
     while (!healthy && Date.now() - healthStarted < 30_000) {
       healthy = await probe();
+      if (firstProbe) check('attacks: /healthz on a new connection answers at once while the stalled connections are held', healthy);
+      firstProbe = false;
       if (!healthy) await sleep(250);
     }
     check('attacks: /healthz answers again (new connection) within 30 s of 300 half-open connections', healthy, `${Date.now() - healthStarted} ms`);
     counts.attacks_healthz_back_after_ms = Date.now() - healthStarted;
     for (const sock of sockets) sock.destroy();
+    await Promise.race([trickleEnded, sleep(Math.max(0, 25_000 - (Date.now() - trickleStarted)), { unref: true })]);
+    clearInterval(dripper);
+    check('attacks: a body that trickles is answered 408 and closed by the listener', trickled.startsWith('HTTP/1.1 408') && trickle.readableEnded, `after ${Date.now() - trickleStarted} ms: ${JSON.stringify(trickled.slice(0, 40))}`);
+    trickle.destroy();
     // The genuine pushes (retried by the sandbox while connections were refused) resolve every lookup.
     const pendingLeft = () => {
       const db = new Database(journalFile, { readonly: true });
@@ -584,6 +627,16 @@ async function listenerAttacks() {
     check('attacks: orphans kept stay within the byte cap (16 MiB)', orphanBytes <= 16 * 1024 * 1024, `${orphanBytes} bytes`);
     const warnings = (result?.stderr.match(/warning: conflicting pushes/g) ?? []).length;
     check('attacks: one warning per conflict on stderr', warnings === forged.size, `${warnings} warnings for ${forged.size} forged`);
+    // Nothing a terminal acts on reached the listener's output (piped: no colour of its own either).
+    const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+    check('attacks: no raw control character in the listener output', !raw.test(result?.stderr ?? '') && !raw.test(result?.stdout ?? ''), JSON.stringify((result?.stderr ?? '').match(/.{0,40}[\u0000-\u0008\u000b-\u001f\u007f-\u009f].{0,20}/)?.[0]));
+    // Shown (escaped as \e or as JSON's \u001b), not dropped: the check above saw them.
+    check('attacks: the refusals carrying escape sequences are shown', /(\\e|\\u001b)\]0;pwned/.test(result?.stderr ?? ''), '');
+    // The journal, its companions and dnc's state and cache folders are the user's alone.
+    for (const f of [journalFile, `${journalFile}-wal`, `${journalFile}-shm`]) {
+      if (existsSync(f)) check('attacks: journal files are 0600', (statSync(f).mode & 0o777) === 0o600, `${path.basename(f)} ${(statSync(f).mode & 0o777).toString(8)}`);
+    }
+    await localAttacks(sb, env, dir);
     Object.assign(counts, {
       attacks_rows: n,
       attacks_forged: forged.size,
@@ -596,6 +649,78 @@ async function listenerAttacks() {
   } finally {
     await closeSandbox(sb);
   }
+}
+
+/**
+ * The attacks on local files and the process, with the attack step's sandbox: the key in every configuration
+ * error path (the leak step scans what they print), folder modes, a stale lock whose pid now names another
+ * process, and a full disk (a small tmpfs where this machine lets us mount one).
+ */
+async function localAttacks(sb, env, dir) {
+  const home = env.HOME;
+  // Configuration errors raised before the key is resolved: each names the variable, never the value.
+  const keyCases = [
+    ['the key as DNC_BASE_URL', ['usage'], { DNC_BASE_URL: KEY }, 'the base URL given by DNC_BASE_URL is not a URL'],
+    ['the key as base URL credentials', ['usage'], { DNC_BASE_URL: `https://u:${KEY}@api.example.com` }, 'must not carry credentials'],
+    ['the key as the --webhook-url password', ['check', '+61412345101', '--webhook-url', `https://u:${KEY}@hooks.example.com/x`], {}, "'https://***@hooks.example.com/x'"],
+    ["commander's echo of --api_key=KEY", ['check', `--api_key=${KEY}`, '+12025550122'], { DNC_API_KEY: '' }, "unknown option '--api_key=***'"],
+  ];
+  for (const [what, argv, extra, says] of keyCases) {
+    const r = await dnc(`attacks: ${what}`, argv, { env: { ...env, ...extra }, cwd: dir });
+    check('attacks: a configuration error with the key in it is exit 2 and names where it came from', r.code === 2 && r.stderr.includes(says), `${what}: exit ${r.code}: ${r.stderr.slice(0, 200)}`);
+  }
+  // dnc's folders under HOME (state, cache) are 0700, their files 0600.
+  const walk = (d) => readdirSync(d).flatMap((f) => {
+    const p = path.join(d, f);
+    return statSync(p).isDirectory() ? [p, ...walk(p)] : [p];
+  });
+  for (const root of [path.join(home, '.local', 'state', 'dnc'), path.join(env.XDG_CACHE_HOME, 'dnc')]) {
+    if (!existsSync(root)) continue;
+    for (const p of [root, ...walk(root)]) {
+      const want = statSync(p).isDirectory() ? 0o700 : 0o600;
+      check("attacks: dnc's state and cache files are 0600 in 0700 folders", (statSync(p).mode & 0o777) === want, `${path.relative(home, p)} ${(statSync(p).mode & 0o777).toString(8)}`);
+    }
+  }
+  // A stale lock whose pid now belongs to another (live) process: taken over, even by --restart.
+  const lockDir = path.join(dir, 'lock');
+  mkdirSync(lockDir);
+  writeFileSync(path.join(lockDir, 'in.csv'), 'phone\n+12025550100\n');
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    const first = await dnc('attacks: lock batch', ['batch', 'in.csv', '-o', 'out.csv'], { env, cwd: lockDir });
+    writeFileSync(path.join(lockDir, 'out.csv.journal.sqlite.lock'), `${other.pid}\n1\n`);
+    const again = await dnc('attacks: stale lock batch', ['batch', 'in.csv', '-o', 'out.csv', '--restart'], { env, cwd: lockDir });
+    check('attacks: a lock whose pid now names another process is stale (taken over)', first.code === 0 && again.code === 0, `exit ${first.code}, then ${again.code}: ${again.stderr.slice(-200)}`);
+  } finally {
+    other.kill();
+  }
+  // A full disk during lookups: exit 3 naming the journal, the numbers in flight reported, the journal consistent.
+  const disk = mkdtempSync(path.join(os.tmpdir(), 'dnc-soak-full-'));
+  let mounted = false;
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', disk], { stdio: 'ignore' });
+    mounted = true;
+  } catch {
+    counts.attacks_full_disk = 'skipped: no tmpfs can be mounted here (test/attacks/faults.test.ts injects the write failure instead)';
+  }
+  if (mounted) {
+    try {
+      await writeCsv(path.join(disk, 'calls.csv'), ['phone'], 3_000, (i) => [usNumber(200_000 + i)]);
+      writeFileSync(path.join(disk, 'ballast'), Buffer.alloc(1_200_000));
+      const full = await dnc('attacks: full disk batch', ['batch', 'calls.csv', '-o', 'out.csv'], { env, cwd: disk });
+      const journal = path.join(disk, 'out.csv.journal.sqlite');
+      check('attacks: a full disk is exit 3 with E_DISK_FULL naming the journal, no stack trace', full.code === 3 && full.stderr.includes(`[E_DISK_FULL]: the disk is full: cannot write the batch journal ${journal}`) && !/SqliteError|at .*\.js:\d+/.test(full.stderr), `exit ${full.code}: ${full.stderr.slice(-300)}`);
+      check('attacks: a full disk reports the lookups in flight', /\d+ lookup\(s\) answered \(and maybe charged\) could not be stored/.test(full.stderr), full.stderr.slice(-300));
+      const db = new Database(journal, { readonly: true });
+      const integrity = db.pragma('integrity_check', { simple: true });
+      db.close();
+      check('attacks: the journal is consistent after a full disk', integrity === 'ok', String(integrity));
+      counts.attacks_full_disk = 'tmpfs of 2 MB';
+    } finally {
+      execFileSync('umount', [disk]);
+    }
+  }
+  rmSync(disk, { recursive: true, force: true });
 }
 
 // ─── 3. Credit exhaustion ────────────────────────────────────────────────────────────────────────────────────

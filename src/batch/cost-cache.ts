@@ -1,7 +1,7 @@
 // Credits per lookup seen per country, kept between runs in the user's cache folder for --dry-run estimates.
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenPrivateFile } from '../private-files.js';
 import path from 'node:path';
 
 type Env = Record<string, string | undefined>;
@@ -24,6 +24,7 @@ export function costCachePath(dir: string): string {
 
 async function readCache(file: string): Promise<CostCacheFile> {
   try {
+    tightenPrivateFile(file);
     const parsed = JSON.parse(await readFile(file, 'utf8')) as CostCacheFile;
     if (parsed && parsed.version === 1 && typeof parsed.services === 'object' && parsed.services) return parsed;
   } catch {

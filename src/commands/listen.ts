@@ -183,7 +183,7 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
   const throttle = (what: string) => {
     const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
     const flush = () => {
-      if (state.hidden > 0) alert(`… and ${state.hidden} more refused request(s) ${what} not shown (pushes refused on the push path are kept in the journal: dnc trace ID)`);
+      if (state.hidden > 0) alert(`… and ${state.hidden} more refused request(s) ${what} not shown (pushes refused on the push path with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried by the service)`);
       state.hidden = 0;
     };
     const show = (line: string) => {

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../private-files.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenPrivateFile } from '../private-files.js';
 import path from 'node:path';
 
 /** Journals remembered at most (the oldest registrations are forgotten first). */
@@ -25,6 +25,7 @@ export function registryPath(stateDir: string): string {
 
 async function readRegistry(file: string): Promise<RegistryFile> {
   try {
+    tightenPrivateFile(file);
     const parsed = JSON.parse(await readFile(file, 'utf8')) as RegistryFile;
     if (parsed?.version === 1 && Array.isArray(parsed.journals)) return parsed;
   } catch {

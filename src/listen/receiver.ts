@@ -74,14 +74,27 @@ export interface ReceiverOptions {
   maxBatch?: number;
   /** Clock skew allowed between the service and this machine (default 5 minutes). */
   skewMs?: number;
-  /** Most connections open at once (default 256); beyond, new ones are closed at once. */
+  /**
+   * Most connections open at once (default 256). At the cap, a new connection takes the place of an idle one or
+   * of one whose request has been arriving for longer than `stalledMs` (default 1 s); when there is none, the new
+   * one is closed at once.
+   */
   maxConnections?: number;
+  stalledMs?: number;
   /** Time allowed for a request's headers (default 10 s), and for the whole request (default 15 s). */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
 }
 
 export const DEFAULT_MAX_CONNECTIONS = 256;
+/** A request still arriving after this long is slower than any push (a few hundred bytes): at the cap, it makes way. */
+export const DEFAULT_STALLED_MS = 1_000;
+
+/** Where a connection is: its request arriving (or a TLS handshake), being stored and answered, or idle (keep-alive). */
+interface Connection {
+  phase: 'reading' | 'handling' | 'idle';
+  since: number;
+}
 
 export interface PushEvent {
   correlationId: string;
@@ -186,6 +199,10 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
   /** Requests being read, stored or answered, with their socket and when they began. */
   private readonly inFlight = new Map<Promise<unknown>, { socket: Socket; startedAt: number }>();
   private closing = false;
+  /** Open connections by their TCP socket (under TLS, a request's socket is the TLS one; its _parent is this). */
+  private readonly connections = new Map<Socket, Connection>();
+  private readonly maxConnections: number;
+  private readonly stalledMs: number;
 
   constructor(private readonly options: ReceiverOptions) {
     super();
@@ -207,7 +224,11 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     this.server.headersTimeout = options.headersTimeoutMs ?? 10_000;
     this.server.requestTimeout = options.requestTimeoutMs ?? 15_000;
     this.server.keepAliveTimeout = 5_000;
-    this.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    // Not server.maxConnections: node then shuts every new connection while the slots are held, so a peer that opens
+    // them and sends half a request each kept every push and /healthz out until the header timeout, and again after.
+    this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.stalledMs = options.stalledMs ?? DEFAULT_STALLED_MS;
+    this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.maxHeadersCount = 100;
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       // A peer that went away (reset, killed) is not a request to report or answer.
@@ -240,6 +261,39 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     const urlHost = host.includes(':') ? `[${host}]` : host;
     const scheme = this.options.tls ? 'https' : 'http';
     return { host, port, url: `${scheme}://${urlHost}:${port}${this.pushPath ?? '/'}` };
+  }
+
+  /**
+   * Keeps a new connection within the cap: at the cap it replaces the idle or stalled connection that has been so
+   * longest (closed at once), or, when every connection is busy with a request that arrived in time, is closed itself.
+   */
+  private admit(socket: Socket): void {
+    const now = performance.now();
+    if (this.connections.size >= this.maxConnections) {
+      let victim: Socket | undefined;
+      let rank = Infinity;
+      for (const [s, c] of this.connections) {
+        // Idle ones first (they owe nothing), then the longest stalled; a request being stored is never cut.
+        const r = c.phase === 'idle' ? c.since - 1e12 : c.phase === 'reading' && now - c.since >= this.stalledMs ? c.since : Infinity;
+        if (r < rank) {
+          rank = r;
+          victim = s;
+        }
+      }
+      if (!victim) {
+        socket.destroy();
+        return;
+      }
+      this.connections.delete(victim);
+      victim.destroy();
+    }
+    this.connections.set(socket, { phase: 'reading', since: now });
+    socket.once('close', () => this.connections.delete(socket));
+  }
+
+  /** The bookkeeping of the connection a request came on. */
+  private connectionOf(socket: Socket): Connection | undefined {
+    return this.connections.get(socket) ?? this.connections.get((socket as Socket & { _parent?: Socket })._parent as Socket);
   }
 
   /** Connections open now (each holds a descriptor): what the cap and the timeouts keep bounded. */
@@ -290,6 +344,16 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const started = performance.now();
+    const connection = this.connectionOf(req.socket);
+    if (connection) {
+      // A request whose headers came may still trickle its body: it is 'reading' (and so may be replaced) until read.
+      connection.phase = 'reading';
+      connection.since = started;
+      res.once('finish', () => {
+        connection.phase = 'idle';
+        connection.since = performance.now();
+      });
+    }
     const work = this.respond(req, res, started).catch((err: unknown) => {
       // Nothing above should throw; if it does, the push was not acknowledged, so the service retries.
       this.reply(res, 503, { error: `internal error: ${String(err)}` });
@@ -315,6 +379,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         throw new RequestRefused(415, `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
       }
       const raw = await this.readBody(req);
+      const connection = this.connectionOf(req.socket);
+      if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
       const evidence = { raw, receivedAt, headers: evidenceHeaders(req), peer: req.socket.remoteAddress };
       // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.

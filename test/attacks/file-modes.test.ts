@@ -1,5 +1,5 @@
 // Local files are the user's alone: journals (and -wal, -shm, locks), caches, state, history and the registry.
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,5 +89,21 @@ describe('file modes', () => {
     expect(check.code, check.stderr).toBe(0);
     expect(mode(path.join(dir, 'xdg-state', 'dnc'))).toBe(0o700);
     expect(mode(path.join(dir, 'xdg-state', 'dnc', 'checks.sqlite'))).toBe(0o600);
+  });
+
+  it('tightens the journal registry and the cost cache, and their folders, when they are only read', async () => {
+    const registry = path.join(dir, 'xdg-state', 'dnc', 'journals.json');
+    const costs = path.join(dir, 'xdg-cache', 'dnc', 'costs.json');
+    for (const p of [registry, costs]) {
+      chmodSync(p, 0o644);
+      chmodSync(path.dirname(p), 0o755);
+    }
+    // trace reads the registry (it writes nothing); a dry run reads the cost cache (and sends nothing).
+    const cid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(readFileSync(path.join(dir, 'out.csv'), 'utf8'))![0];
+    const trace = await spawnDnc(['trace', cid], { cwd: dir, env: env() });
+    expect(trace.code, trace.stderr).toBe(0);
+    const dry = await spawnDnc(['batch', 'calls.csv', '-o', 'dry.csv', '--dry-run'], { cwd: dir, env: env() });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect([mode(registry), mode(path.dirname(registry)), mode(costs), mode(path.dirname(costs))]).toEqual([0o600, 0o700, 0o600, 0o700]);
   });
 });

@@ -122,6 +122,27 @@ describe('slow and half-open connections', () => {
     for (const s of stalled) s.socket.destroy();
   }, 20_000);
 
+  it('at the cap, a push on a new connection takes the place of one stalled mid-request: half-sent requests cannot keep pushes and /healthz out', async () => {
+    // The header timeout is far away: only the replacement of stalled connections can let the push in.
+    const { url, base, batch } = await receiverFor({}, { maxConnections: 10, stalledMs: 200, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 });
+    const port = Number(base.port);
+    const stalled = await Promise.all(Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)));
+    // A body that trickles (its headers complete) stalls as well.
+    stalled.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":`));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
+    const row = readCsv(batch.output)[0]!;
+    const genuine = { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
+    const pushed = await post(url, genuine);
+    expect(pushed.status, pushed.text).toBe(200);
+    const health = await request(new URL('/healthz', base), { reset: true });
+    expect(health.statusCode).toBe(200);
+    await health.body.text();
+    expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
+    expect(readJournal(batch.journal).pushes.map((p) => p.outcome)).toEqual(['applied']);
+    for (const s of stalled) s.socket.destroy();
+  }, 20_000);
+
   it('closes the connection after a 413, body still arriving', async () => {
     const { base } = await receiverFor();
     const port = Number(base.port);
