@@ -283,7 +283,7 @@ export async function parseCountryOption(raw: string | undefined): Promise<strin
 }
 
 /** `--webhook-url` (check, batch): refused with exit 2, before anything is sent, when the service would refuse it. */
-export async function checkWebhookUrlOption(url: string | undefined, allowInsecure: boolean): Promise<void> {
+export async function checkWebhookUrlOption(url: string | undefined, allowInsecure: boolean, secrets: readonly string[] = []): Promise<void> {
   // Alone it would do nothing: refused, so that a user who meant to give a webhook URL learns it is missing.
   if (url === undefined && allowInsecure) {
     throw usageError('E_USAGE', '--allow-insecure-webhook-url needs --webhook-url', {
@@ -299,6 +299,19 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
       hint: allowInsecure
         ? 'nothing was sent; give an absolute http(s) URL'
         : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
+    });
+  }
+  // The URL goes to the service, which pushes to it, and into the journal and manifest: a key in it would leak
+  // into all three. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // A malformed escape: the raw text alone is checked.
+  }
+  if (secrets.some((secret) => secret.length >= 8 && (url.includes(secret) || decoded.includes(secret)))) {
+    throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and dnc would write it into the journal and the manifest', {
+      hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
     });
   }
 }

@@ -277,7 +277,9 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   if (options.webhookAll && options.webhookUrl === undefined) {
     throw usageError('E_USAGE', '--webhook-all needs --webhook-url', { hint: 'give the https URL the service should push results to' });
   }
-  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl);
+  // The key is looked for in the URL only when lookups may be sent (a dry run needs no configuration).
+  const keys = options.webhookUrl !== undefined && !options.dryRun ? [(await ctx.serviceConfig()).apiKey.value] : [];
+  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl, keys);
   const { resolveOutputTarget } = await import('./paths.js');
   // A list that is not a regular file (standard input, a FIFO, `<(…)`) is read once into a spool.
   const given = input === '-' || ctx.isStandardInput(path.resolve(ctx.cwd, input)) ? '-' : path.resolve(ctx.cwd, input);

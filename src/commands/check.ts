@@ -78,7 +78,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
 
 export async function runCheck(ctx: Context, args: string[], options: CheckOptions): Promise<number> {
   const country = await parseCountryOption(options.country);
-  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl);
+  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl, options.webhookUrl !== undefined ? [(await ctx.serviceConfig()).apiKey.value] : []);
   const { normalizePhone } = await import('../phone/normalize.js');
 
   const inputs = await collectInputs(ctx, args);

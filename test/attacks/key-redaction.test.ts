@@ -84,6 +84,23 @@ describe('configuration errors name the variable, not its value', () => {
     }
   });
 
+  it('--webhook-url with the key in its query or path (raw or percent-encoded): refused before anything is sent or journaled', async () => {
+    const encoded = [...KEY].map((c) => '%' + c.charCodeAt(0).toString(16)).join('');
+    for (const url of [`http://127.0.0.1:9/hooks?token=${KEY}`, `http://127.0.0.1:9/hooks/${encoded}`]) {
+      const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: KEY };
+      const before = sb.requests().length;
+      const check = await run(['check', '+61412345101', '--webhook-url', url, '--allow-insecure-webhook-url'], env);
+      expect(check.code, check.stderr).toBe(2);
+      expect(check.stderr).toContain('--webhook-url carries the API key');
+      const batch = await run(['batch', 'calls.csv', '-o', 'out.csv', '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'], env, (d) =>
+        writeFileSync(path.join(d, 'calls.csv'), 'phone\n+61412345093\n'),
+      );
+      expect(batch.code, batch.stderr).toBe(2);
+      expect(batch.stderr).toContain('[E_WEBHOOK_URL]: --webhook-url carries the API key');
+      expect(sb.requests().length, 'nothing sent').toBe(before);
+    }
+  });
+
   it("commander's echo of a mistyped --api_key=KEY", async () => {
     const r = await run(['check', '--api_key=' + KEY, '+12025550122'], { DNC_BASE_URL: sb.baseUrl });
     expect(r.code).toBe(2);
