@@ -318,9 +318,22 @@ export class SuppressionStore {
     return this.db.prepare<[string], { id: number }>('SELECT id FROM audit WHERE hash = ?').get(hash)?.id ?? null;
   }
 
-  /** The last audit entry of a number at or before `at` (why it was suppressed or exempt when a scrub ran). */
-  lastEntryAt(e164: string, at: string): AuditEntry | null {
-    return this.db.prepare<[string, string], EntryRow>('SELECT * FROM audit WHERE e164 = ? AND at <= ? ORDER BY id DESC LIMIT 1').get(e164, at) ?? null;
+  /**
+   * What stood for each of `numbers` once entry `throughId` was written (the head a scrub recorded):
+   * the entry that put it on the list and the one that exempted it, each null if undone by then.
+   * Kept apart because a number can be both, and the reason for a do-not-call row is its suppression,
+   * not a later exemption the list overrides. One pass over the log: it has no index by number.
+   */
+  standingAt(numbers: ReadonlySet<string>, throughId: number): Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }> {
+    const out = new Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>();
+    for (const e of this.db.prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id').iterate(throughId)) {
+      if (!numbers.has(e.e164)) continue;
+      const s = out.get(e.e164) ?? { suppression: null, exemption: null };
+      if (e.action === 'suppress' || e.action === 'unsuppress') s.suppression = e.action === 'suppress' ? e : null;
+      else s.exemption = e.action === 'exempt' ? e : null;
+      out.set(e.e164, s);
+    }
+    return out;
   }
 
   identity(): ListIdentity {

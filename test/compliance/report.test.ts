@@ -22,11 +22,16 @@ async function scrub(w: World): Promise<string> {
   const list = ['--suppression-list', path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite')];
   expect((await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>', ...list], w.env)).code).toBe(0);
   await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>', ...list], w.env);
+  // 0101 is exempt too, after its opt-out (the list overrides that); 0105's exemption ended before the scrub.
+  await dnc(['exempt', 'add', '+12025550101', '--basis', 'ebr-purchase', '--until', '2099-06-30', ...list], w.env);
+  const ended = w.file('ended.csv', ['phone,basis,until,evidence', '+12025550105,consent,2020-01-31,old form']);
+  expect((await dnc(['exempt', 'import', ended, ...list], w.env)).code).toBe(0);
   const input = w.file('leads <img src=x>.csv', [
     'name,phone',
     `"${HOSTILE_CELL.replace(/"/g, '""')}",+12025550100`,
     'b,+12025550101',
     'c,+12025550103',
+    'c2,+12025550105',
     'd,+442079460122',
     'e,+442079460123',
     'f,+4930123456',
@@ -71,7 +76,14 @@ describe('dnc report', () => {
     expect(full).toMatch(/added \S+ \S+ UTC by [^<]+@[^<]+ \(&lt;b&gt;web&lt;\/b&gt;\)/);
     expect(full).toMatch(/exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]/);
     expect(full).toContain('<td>consent until 2099-12-31</td>');
-    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 2 of 2/);
+    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 4 of 4/);
+    // A row's reason is the entry that decided it: 0101 is do_not_call for its opt-out, not for its later (overridden) exemption.
+    const row = (n: string) => full.match(new RegExp(`<tr><td class="n">\\d+</td><td class="num">\\${n}</td>.*?</tr>`))?.[0] ?? '';
+    expect(row('+12025550101')).toMatch(/<td>added \S+ \S+ UTC by [^<]+ \(&lt;b&gt;web&lt;\/b&gt;\); its exemption \(ebr-purchase until 2099-06-30\) is overridden: an opt-out revokes consent<\/td><\/tr>$/);
+    expect(row('+12025550103')).toMatch(/<td>exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]<\/td><\/tr>$/);
+    // An exemption that had ended is reported on its row, and did not make it callable.
+    expect(row('+12025550105')).toContain('Do not call');
+    expect(row('+12025550105')).toMatch(/<td>exemption consent until 2020-01-31 had expired: ignored \(exempted \S+ \S+ UTC by [^<]+ \(import ended\.csv\) \[evidence: old form\]\)<\/td><\/tr>$/);
 
     // The list's history altered after the scrub: the report says so, and no longer quotes it.
     const Database = (await import('better-sqlite3')).default;
