@@ -187,16 +187,21 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; font-variant-numeric: tabular-nums; }
 table.numbers { font-size: 12px; } table.numbers td { word-break: break-word; overflow-wrap: anywhere; }
 table.numbers td.num { overflow-wrap: normal; }
+table.numbers td[class^="r-"] { overflow-wrap: normal; word-break: normal; }
+table.numbers td:last-child { min-width: 14em; }
 .note { background: var(--soft); border-left: 3px solid var(--accent); padding: 8px 12px; margin: 10px 0; }
 .alert { background: #fde8e8; border-left: 3px solid var(--bad); padding: 8px 12px; margin: 10px 0; color: #742a2a; }
 footer { margin-top: 28px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
 .r-callable { color: var(--ok); font-weight: 600; } .r-do_not_call { color: var(--bad); font-weight: 600; }
-@media (max-width: 760px) { .cards { grid-template-columns: repeat(2, 1fr); } .cols { grid-template-columns: 1fr; } main { padding: 20px; } }
+@media screen and (max-width: 760px) { .cards { grid-template-columns: repeat(2, 1fr); } .cols { grid-template-columns: 1fr; } main { padding: 20px; } }
 @page { size: A4; margin: 14mm; }
 @media print {
   body { background: #fff; } main { box-shadow: none; margin: 0; padding: 0; max-width: none; }
   h2 { break-after: avoid; } section, .cards, table, svg { break-inside: avoid; } tr { break-inside: avoid; }
   pre { background: #f7fafc; color: #1a202c; border: 1px solid var(--line); }
+  table.numbers { font-size: 10px; }
+  /* The verdict and any warning keep their colours on paper (browsers drop backgrounds by default). */
+  .pill, .alert { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }`;
 
 export function renderReportHtml(d: ReportData): string {

@@ -1,5 +1,5 @@
 // dnc report: one self-contained HTML file, hostile input escaped, rendered in headless Chromium with no console error and no request.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -190,6 +190,77 @@ describe('dnc report', () => {
       // Printing to PDF (what an auditor does) works too.
       const pdf = await page.pdf({ format: 'A4' });
       expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      // On A4 paper (182 mm between the margins, under 700 CSS px) the page keeps its two columns:
+      // the narrow-screen layout would stack every pair and leave half of each page blank.
+      await page.setViewportSize({ width: 688, height: 1040 });
+      await page.emulateMedia({ media: 'print' });
+      expect(await page.locator('.cols').first().evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(2);
+      expect(await page.locator('.cards').evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(6);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+/** The PNG's width and height (its IHDR chunk). */
+const pngSize = (file: string) => {
+  const b = readFileSync(file);
+  expect(b.subarray(1, 4).toString()).toBe('PNG');
+  return [b.readUInt32BE(16), b.readUInt32BE(20)];
+};
+
+describe('the README\'s screenshot', () => {
+  it('is this test\'s rendering of a realistic scrub (DOCS_UPDATE=1 writes it to docs/report-screenshot.png)', async () => {
+    w = await world();
+    const env = { ...w.env, USER: 'alice' };
+    const day = 86_400_000;
+    const date = (days: number) => new Date(Date.now() + days * day).toISOString().slice(0, 10);
+    // 122 rows: US, GB and DE numbers (some on a register, some twice), FR (not covered) and two that are no numbers.
+    const us = Array.from({ length: 70 }, (_, i) => `+1202555${String(100 + i).padStart(4, '0')}`);
+    const gb = Array.from({ length: 25 }, (_, i) => `+4420794600${String(10 + i)}`);
+    const de = Array.from({ length: 8 }, (_, i) => `+4930123456${i}`);
+    const fr = Array.from({ length: 5 }, (_, i) => `+3361234567${i}`);
+    const phones = [...us, ...gb, ...de, ...fr, 'n/a', '12', us[0]!, us[1]!, gb[0]!, ...us.slice(60, 68), gb[1]!];
+    const input = w.file('leads-november.csv', ['name,phone', ...phones.map((p, i) => `lead ${i + 1},${p}`)]);
+    await dnc(['suppress', 'add', us[3]!, us[5]!, us[7]!, gb[3]!, '--reason', 'asked not to be called', '--source', 'call centre'], env);
+    await dnc(['exempt', 'add', us[9]!, '--basis', 'consent', '--until', date(90), '--evidence', 'signed form #4411'], env);
+    await dnc(['exempt', 'add', us[11]!, '--basis', 'ebr-purchase', '--until', date(200)], env);
+    // One exemption the list overrides (an opt-out revokes consent), one that has ended.
+    await dnc(['exempt', 'add', us[3]!, '--basis', 'ebr-inquiry', '--until', date(30)], env);
+    const ended = w.file('ended.csv', ['phone,basis,until', `${us[13]!},consent,${date(-3)}`]);
+    expect((await dnc(['exempt', 'import', ended], env)).code).toBe(0);
+    const out = path.join(w.dir, 'leads-november.results.csv');
+    const r = await dnc(['batch', input, '-o', out, '--seller', 'Acme Solar Ltd', '--san', 'SAN-0042-7781', '--campaign', 'Winter 2026 outbound'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const report = path.join(w.dir, 'leads-november.results.report.html');
+    expect((await dnc(['report', out], env)).code).toBe(0);
+    const profile = mkdtempSync(path.join(os.tmpdir(), 'dnc-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1100, height: 1500 },
+    });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => problems.push(`${m.type()}: ${m.text()}`));
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      await page.goto(`file://${report}`, { waitUntil: 'load' });
+      expect(problems).toEqual([]);
+      expect(await page.locator('svg.chart').count()).toBe(2);
+      const dir = path.join(REPO_ROOT, '.tmp');
+      mkdirSync(dir, { recursive: true });
+      const shot = path.join(dir, 'report-screenshot.png');
+      await page.screenshot({ path: shot });
+      expect(pngSize(shot)).toEqual([1100, 1500]);
+      const docs = path.join(REPO_ROOT, 'docs', 'report-screenshot.png');
+      if (process.env.DOCS_UPDATE === '1') copyFileSync(shot, docs);
+      // The README and the compliance page show this file, and it is one this test wrote (same frame).
+      expect(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')).toContain('](docs/report-screenshot.png)');
+      expect(readFileSync(path.join(REPO_ROOT, 'docs', 'compliance.md'), 'utf8')).toContain('](report-screenshot.png)');
+      expect(pngSize(docs)).toEqual([1100, 1500]);
     } finally {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
