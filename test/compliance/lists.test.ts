@@ -195,6 +195,21 @@ describe('dnc check with the internal list and exemptions', () => {
     expect(sup.stdout).toContain('on the internal do-not-call list');
     expect(lookedUp(w.sb)).not.toContain('+12025550143');
 
+    // A register verdict reused with --reuse-within is exempted as a fresh one is (and an ended exemption reported).
+    const sent = lookedUp(w.sb).length;
+    const reused = await dnc(['check', '+12025550143', '+12025550145', '+12025550147', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(lookedUp(w.sb).length).toBe(sent);
+    expect(reused.stdout).toContain('on the US do-not-call register (reused)');
+    expect(reused.stdout).toContain('  → CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)');
+    expect(reused.stdout).toMatch(/\n {2}exemption {7}consent until 2026-11-25T23:59:59\.999Z has EXPIRED and was ignored/);
+    expect(reused.stderr).toContain('expired 2026-11-25T23:59:59.999Z and was ignored');
+    // The summary tells the user's own list from the register.
+    expect(reused.stderr).toContain('3 numbers: 1 callable, 1 on a register, 1 on the internal list; 0 credit(s) charged');
+    expect(reused.code).toBe(10);
+    const reusedOne = await dnc(['--json', 'check', '+12025550145', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(reusedOne.code).toBe(0);
+    expect(JSON.parse(reusedOne.stdout)).toMatchObject({ reused: true, do_not_call: true, callable: true, dnc_exemption: { basis: 'ebr-inquiry' } });
+
     // An AU number on the internal list needs no --webhook-url: it is never sent.
     await dnc(['suppress', 'add', '+61412345603'], w.env);
     const au = await dnc(['check', '+61412345603', '+61412345605'], w.env);
