@@ -237,15 +237,24 @@ export class SuppressionStore {
     });
   }
 
-  /** One transaction over `items`; `apply` says whether it changed anything (audited inside it). */
+  /**
+   * One transaction over `items`; `apply` says whether it changed anything (audited inside it).
+   * BEGIN IMMEDIATE takes the write lock before the first read: two processes that each read
+   * under a deferred BEGIN and then both want to write deadlock, and SQLite fails one of them at
+   * once with SQLITE_BUSY instead of letting it wait (the busy timeout never applies). Taking the
+   * lock first, a second agent adding to a shared list just waits its turn, and reads the
+   * audit head only once it holds the lock, so the hash chain stays one line.
+   */
   private change<T>(items: readonly T[], apply: (item: T) => boolean): ChangeResult {
     const out = { changed: 0, unchanged: 0 };
-    this.db.transaction(() => {
-      for (const item of items) {
-        if (apply(item)) out.changed++;
-        else out.unchanged++;
-      }
-    })();
+    this.db
+      .transaction(() => {
+        for (const item of items) {
+          if (apply(item)) out.changed++;
+          else out.unchanged++;
+        }
+      })
+      .immediate();
     return out;
   }
 
