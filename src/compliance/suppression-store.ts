@@ -345,6 +345,15 @@ export class SuppressionStore {
     return out;
   }
 
+  /**
+   * The entries and the identity read in one transaction: the state hash a manifest records is
+   * that of the very entries the scrub applied, even while a colleague changes a shared list
+   * (the read lock held until the end keeps their commit out).
+   */
+  snapshot(): { suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity } {
+    return this.db.transaction(() => ({ suppressions: this.suppressions(), exemptions: this.exemptions(), identity: this.identity() }))();
+  }
+
   identity(): ListIdentity {
     const c = this.counts();
     const hash = createHash('sha256');

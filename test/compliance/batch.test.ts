@@ -143,4 +143,35 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(rows(out).map((x) => [x.dnc_result, x.dnc_exemption])).toEqual([['do_not_call', '']]);
     expect(manifest(out).compliance.expired_exemption_numbers).toBe(1);
   });
+
+  it('the state a scrub records is the one it applied, even when a colleague changes the list meanwhile', async () => {
+    w = await world();
+    const file = path.join(w.dir, 'team.sqlite');
+    await dnc(['suppress', 'add', '+12025550101', '--suppression-list', file], w.env);
+    const store = (await SuppressionStore.open(file, { create: false }))!;
+    // A colleague's process writes between the snapshot's reads (no busy wait: refused at once if locked out).
+    const { default: Database } = await import('better-sqlite3');
+    const colleague = new Database(file, { timeout: 0 });
+    let wrote: boolean | null = null;
+    const exemptions = store.exemptions.bind(store);
+    store.exemptions = () => {
+      try {
+        colleague.prepare("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550109', 'US', '2026-11-22T00:00:00.000Z', 'colleague@x')").run();
+        wrote = true;
+      } catch {
+        wrote = false;
+      }
+      return exemptions();
+    };
+    const snap = store.snapshot();
+    colleague.close();
+    store.close();
+    expect(wrote).toBe(false);
+    // The hash recorded is that of the entries read (an oracle apart from identity()).
+    const { createHash } = await import('node:crypto');
+    const h = createHash('sha256');
+    for (const x of snap.suppressions) h.update(`S ${x.e164}\n`);
+    expect(snap.suppressions.map((x) => x.e164)).toEqual(['+12025550101']);
+    expect(snap.identity.state_sha256).toBe(h.digest('hex'));
+  });
 });
