@@ -92,7 +92,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   await ctx.serviceConfig();
-  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
+  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers), ctx.now);
   let accepted: Accepted[];
   try {
     // A number on the internal list is never sent, so it needs no --webhook-url.

@@ -176,6 +176,8 @@ export function checkRecordedList(store: SuppressionStore | null, list: ListIden
   if (store.id !== list.id) return { state: 'other_list', detail: `${list.path} is now another list (id ${store.id})` };
   const broken = store.brokenAuditEntry();
   if (broken !== null) return { state: 'broken', detail: `audit entry ${broken} was altered outside dnc` };
+  const mismatch = store.stateMismatch();
+  if (mismatch !== null) return { state: 'broken', detail: `its entries were altered outside dnc: ${mismatch}` };
   if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
   const entry = store.auditEntryWithHash(list.audit_head);
   if (entry === null) return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
