@@ -92,7 +92,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   await ctx.serviceConfig();
-  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList })), ctx.now);
+  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers), ctx.now);
   let accepted: Accepted[];
   try {
     // A number on the internal list is never sent, so it needs no --webhook-url.
@@ -113,7 +114,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const ev = await import('../evidence/check-evidence.js');
   const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
-  const tally = { callable: 0, listed: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
+  const tally = { callable: 0, listed: 0, internal: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
   let blocks = 0;
   let exit: number = ExitCode.OK;
   // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
@@ -136,7 +137,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       // The user's own list comes before any lookup: such a number is never sent and costs nothing.
       const decision = compliance.decide(target.phone.e164);
       if (decision.kind === 'suppressed') {
-        tally.listed++;
+        tally.internal++;
         exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
         for (const line of ctx.json ? [cc.suppressedJson(decision, target.phone.country)] : cc.suppressedLines(decision, label)) writeLine(ctx.io.stdout, line);
@@ -144,10 +145,22 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
       const reused = evidence.reusable(target.phone.e164);
       if (reused) {
-        tally[reused.result === 'do_not_call' ? 'listed' : 'callable']++;
-        exit = mostSevere(exit, options.failOnDnc && reused.result === 'do_not_call' ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of ctx.json ? [ev.reusedJson(reused, options.reuseWithinMs!)] : ev.reusedLines(reused, label, options.reuseWithinMs!)) writeLine(ctx.io.stdout, line);
+        // A reused register verdict is exempted (or its ended exemption reported) as a fresh one is.
+        const registerDnc = reused.result === 'do_not_call';
+        const exempted = cc.exemptedOutcome(decision, registerDnc);
+        tally[registerDnc && !exempted ? 'listed' : 'callable']++;
+        exit = mostSevere(exit, options.failOnDnc && registerDnc && !exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        if (decision.kind === 'expired_exemption' && registerDnc) {
+          ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
+        }
+        if (ctx.json) {
+          const extra = cc.exemptionJson(decision, registerDnc);
+          const line = ev.reusedJson(reused, options.reuseWithinMs!);
+          writeLine(ctx.io.stdout, Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line);
+        } else {
+          if (blocks++ > 0) writeLine(ctx.io.stdout, '');
+          for (const line of [...ev.reusedLines(reused, label, options.reuseWithinMs!), ...cc.exemptionLines(decision, registerDnc)]) writeLine(ctx.io.stdout, line);
+        }
         continue;
       }
       const requestedAt = ctx.now();
@@ -180,7 +193,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
       evidence.record(outcome, requestedAt, options.webhookUrl);
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      const exempted = cc.exemptedOutcome(decision, outcome);
+      const exempted = cc.exemptedOutcome(decision, cc.registerSaysDnc(outcome));
       exit = mostSevere(exit, exempted ? ExitCode.OK : outcomeExit(outcome, options.failOnDnc));
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
@@ -188,14 +201,14 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
       }
       if (ctx.json) {
-        const extra = cc.exemptionJson(decision, outcome);
+        const extra = cc.exemptionJson(decision, cc.registerSaysDnc(outcome));
         writeLine(ctx.io.stdout, jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta));
         if (outcome.kind === 'failed') {
           ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
         }
       } else {
         if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of [...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(decision, outcome)]) writeLine(ctx.io.stdout, line);
+        for (const line of [...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(decision, cc.registerSaysDnc(outcome))]) writeLine(ctx.io.stdout, line);
       }
     }
   } finally {
@@ -209,6 +222,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       [
         [tally.callable, 'callable'],
         [tally.listed, 'on a register'],
+        [tally.internal, 'on the internal list'],
         [tally.started, 'started'],
         [tally.failed, 'failed'],
         [tally.errors, 'not answered'],

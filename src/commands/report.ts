@@ -13,8 +13,6 @@ suppressions and exemptions applied, the files' SHA-256 and how to check them wi
 \`dnc verify\`. Open it in a browser and print it to PDF. Phone numbers are left out unless
 --include-numbers is given. The file is written with mode 0600.
 
-Exit codes: 0 written; 2 bad option; 3 no results file or manifest.
-
 Examples:
   dnc report leads.results.csv
   dnc report leads.results.csv -o audit/2026-11.html --include-numbers`;
@@ -82,15 +80,29 @@ export function registerReport(program: Command, host: CommandHost): void {
         listCheck = { state: 'missing', detail: (err as Error).message };
       }
     }
-    // Why each suppressed or exempt row was so: the list's last audit entry of its number at scrub time.
-    const appliedAt = manifest.compliance?.applied_at ?? '';
-    const why = (number: string, source: string, exemption: string): string => {
-      if (!store || listCheck?.state !== 'verified' || (!source.startsWith('internal:') && !exemption)) return '';
-      const e = store.lastEntryAt(number, appliedAt);
-      if (!e) return '';
-      const verb = { suppress: 'added', unsuppress: 'removed', exempt: 'exempted', unexempt: 'exemption withdrawn' }[e.action];
-      const at = e.at.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
-      return `${verb} ${at} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
+    // Why each suppressed or exempt row was so: the audit entries that stood for its number when the
+    // scrub ran (through the head it recorded), quoted only from a list whose history checked out.
+    const appliedAt = Date.parse(manifest.compliance?.applied_at ?? '');
+    const standing = o.includeNumbers && store && listCheck?.state === 'verified' ? store.standingAt(new Set(rows.map((r) => r.number).filter(Boolean)), listCheck.entry) : null;
+    const stamp = (iso: string) => iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
+    const untilText = (until: string | null) => (until?.endsWith('T23:59:59.999Z') ? until.slice(0, 10) : stamp(until ?? ''));
+    const entryText = (verb: string, e: import('../compliance/suppression-store.js').AuditEntry) =>
+      `${verb} ${stamp(e.at)} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
+    const heldAtScrub = (e: { until: string | null }) => Date.parse(e.until ?? '') >= appliedAt;
+    const why = (r: { number: string; result: string; source: string; exemption: string }): string => {
+      const st = standing?.get(r.number);
+      if (!st) return '';
+      if (r.source.startsWith('internal:')) {
+        if (!st.suppression) return '';
+        const x = st.exemption;
+        const overridden = x && heldAtScrub(x) ? `; its exemption (${x.basis} until ${untilText(x.until)}) is overridden: an opt-out revokes consent` : '';
+        return entryText('added', st.suppression) + overridden;
+      }
+      if (r.exemption) return st.exemption ? entryText('exempted', st.exemption) : '';
+      // A register verdict that an exemption would have turned, had it not ended: reported, not applied.
+      const x = st.exemption;
+      if (r.result === 'do_not_call' && x && !heldAtScrub(x)) return `exemption ${x.basis} until ${untilText(x.until)} had expired: ignored (${entryText('exempted', x)})`;
+      return '';
     };
     const lines = o.includeNumbers ? await dataRecordLines(outputLayout(results, manifest.format), rows.map((r) => r.index)) : new Map<number, { line: number }>();
     const { hashFile } = await import('../batch/ingest.js');
@@ -103,7 +115,7 @@ export function registerReport(program: Command, host: CommandHost): void {
       generatedAt: ctx.now(),
       internalRows,
       exemptRows,
-      rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index)?.line ?? 0, ...r, why: why(r.number, r.source, r.exemption) })) : null,
+      rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index)?.line ?? 0, ...r, why: why(r) })) : null,
       rowsOmitted: omitted,
       listCheck,
     });

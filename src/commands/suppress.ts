@@ -17,8 +17,6 @@ DNC_SUPPRESSION_LIST or "suppression_list" in the config file name another (a sh
 Every change is appended to the list's audit log (when, what, who as user@host, reason,
 source); removing a number adds an entry, nothing is ever deleted. \`dnc suppress log\` shows it.
 
-Exit codes: 0 done; 2 bad option; 3 a number, file or line that cannot be read (nothing changed).
-
 Examples:
   dnc suppress add +12025550143 --reason "asked on call 2026-11-20" --source "agent 17"
   dnc suppress import opt-outs.csv --source "web form"
@@ -107,11 +105,15 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     const o = cmd.opts() as { suppressionList?: string; country?: string };
     const { numberFrom, csvText } = await import('../compliance/list-files.js');
     const only = cmd.args[0] ? (await numberFrom(cmd.args[0], '', await parseCountryOption(o.country))).e164 : undefined;
-    const r = await withList(ctx, o, (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry() }));
+    const r = await withList(ctx, o, (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry(), mismatch: s.stateMismatch() }));
     if (ctx.json) for (const e of r.entries) writeLine(ctx.io.stdout, JSON.stringify(e));
     else ctx.io.stdout.write(await csvText(['id', 'at', 'action', 'phone', 'who', 'reason', 'source', 'basis', 'until', 'evidence'], r.entries.map((e) => [String(e.id), e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence])));
     if (r.broken !== null) {
       ctx.warn(`dnc: the audit log was altered outside dnc: entry ${r.broken} does not match the hash chain`);
+      return ExitCode.INPUT;
+    }
+    if (r.mismatch !== null) {
+      ctx.warn(`dnc: the list was altered outside dnc: ${r.mismatch}`);
       return ExitCode.INPUT;
     }
     return ExitCode.OK;

@@ -3,7 +3,7 @@ import { describeRecordAt } from '../batch/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
-import { ExitCode } from '../errors.js';
+import { DncError, ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -49,7 +49,11 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const recorded = (await readManifest(manifestPathFor(output)).catch(() => null))?.compliance?.list?.path;
     const settings = await complianceSettings(ctx);
     const { existsSync } = await import('node:fs');
-    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }).catch(() => null);
+    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }).catch((err: unknown) => {
+      // No list (or none readable here) leaves that check out; a list altered outside dnc cannot vouch for anything.
+      if (err instanceof DncError && err.code === 'E_LIST_ALTERED') throw err;
+      return null;
+    });
     let report;
     try {
       report = await verifyOutput(output, { maxAgeMs, asOf, listLimit, suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined });

@@ -44,7 +44,8 @@ export function applyToJournal(journal: BatchJournal, store: SuppressionStore | 
   let suppressed = 0;
   let expired = 0;
   let overridden = 0;
-  for (const s of store?.suppressions() ?? []) {
+  const snap = store?.snapshot() ?? null;
+  for (const s of snap?.suppressions ?? []) {
     const v = journal.verdict(s.e164);
     if (!v) continue;
     onList.add(s.e164);
@@ -66,7 +67,7 @@ export function applyToJournal(journal: BatchJournal, store: SuppressionStore | 
       },
     ]);
   }
-  for (const x of store?.exemptions() ?? []) {
+  for (const x of snap?.exemptions ?? []) {
     if (!journal.verdict(x.e164)) continue;
     if (onList.has(x.e164)) overridden++;
     else if (exemptionHolds(x, now)) applied.push({ e164: x.e164, basis: x.basis, until: x.until, evidence: x.evidence });
@@ -77,7 +78,7 @@ export function applyToJournal(journal: BatchJournal, store: SuppressionStore | 
   if (requeue.length) journal.requeue(requeue);
   journal.setExemptions(applied);
   const record: ScrubCompliance = {
-    list: store?.identity() ?? null,
+    list: snap?.identity ?? null,
     applied_at: now.toISOString(),
     parties,
     suppressed_numbers: suppressed,
@@ -175,6 +176,8 @@ export function checkRecordedList(store: SuppressionStore | null, list: ListIden
   if (store.id !== list.id) return { state: 'other_list', detail: `${list.path} is now another list (id ${store.id})` };
   const broken = store.brokenAuditEntry();
   if (broken !== null) return { state: 'broken', detail: `audit entry ${broken} was altered outside dnc` };
+  const mismatch = store.stateMismatch();
+  if (mismatch !== null) return { state: 'broken', detail: `its entries were altered outside dnc: ${mismatch}` };
   if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
   const entry = store.auditEntryWithHash(list.audit_head);
   if (entry === null) return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };

@@ -41,9 +41,11 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 
 /** Everything that came from outside (CSV cells, list names, paths, config values) passes through here. */
 export function esc(value: unknown): string {
-  // Control characters could hide text from a reader; they have no place in a report.
+  // Control characters could hide text from a reader; they have no place in a report. Nor have the
+  // bidirectional overrides and isolates, which show text in another order than it is written
+  // (a seller "Acme\u202Ed.tL" reads "AcmeLt.d").
   // eslint-disable-next-line no-control-regex
-  return String(value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '\uFFFD').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return String(value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '\uFFFD').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 const int = (n: number) => formatInteger(n);
@@ -187,16 +189,21 @@ td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.num { white-space: nowrap; font-variant-numeric: tabular-nums; }
 table.numbers { font-size: 12px; } table.numbers td { word-break: break-word; overflow-wrap: anywhere; }
 table.numbers td.num { overflow-wrap: normal; }
+table.numbers td[class^="r-"] { overflow-wrap: normal; word-break: normal; }
+table.numbers td:last-child { min-width: 14em; }
 .note { background: var(--soft); border-left: 3px solid var(--accent); padding: 8px 12px; margin: 10px 0; }
 .alert { background: #fde8e8; border-left: 3px solid var(--bad); padding: 8px 12px; margin: 10px 0; color: #742a2a; }
 footer { margin-top: 28px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
 .r-callable { color: var(--ok); font-weight: 600; } .r-do_not_call { color: var(--bad); font-weight: 600; }
-@media (max-width: 760px) { .cards { grid-template-columns: repeat(2, 1fr); } .cols { grid-template-columns: 1fr; } main { padding: 20px; } }
+@media screen and (max-width: 760px) { .cards { grid-template-columns: repeat(2, 1fr); } .cols { grid-template-columns: 1fr; } main { padding: 20px; } }
 @page { size: A4; margin: 14mm; }
 @media print {
   body { background: #fff; } main { box-shadow: none; margin: 0; padding: 0; max-width: none; }
   h2 { break-after: avoid; } section, .cards, table, svg { break-inside: avoid; } tr { break-inside: avoid; }
   pre { background: #f7fafc; color: #1a202c; border: 1px solid var(--line); }
+  table.numbers { font-size: 10px; }
+  /* The verdict and any warning keep their colours on paper (browsers drop backgrounds by default). */
+  .pill, .alert { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }`;
 
 export function renderReportHtml(d: ReportData): string {

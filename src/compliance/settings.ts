@@ -1,7 +1,7 @@
 // What the compliance commands share: where the list is, who is acting, who the scrub is for, the validity windows.
 import os from 'node:os';
 import { loadConfigFile } from '../config.js';
-import { usageError } from '../errors.js';
+import { inputError, usageError } from '../errors.js';
 import type { Context } from '../context.js';
 import { stateDir } from '../evidence/paths.js';
 import { resolveListPath, SuppressionStore } from './suppression-store.js';
@@ -66,14 +66,23 @@ export async function complianceSettings(ctx: ComplianceContext, flags: Complian
 }
 
 /**
- * Opens the list for reading (check, batch): null when the default list has never been written. A list
+ * Opens the list for reading (check, batch, verify): null when the default list has never been written. A list
  * named explicitly must exist: a mistyped path would otherwise scrub against no list at all, silently.
  */
-export async function openListForScrub(s: ComplianceSettings): Promise<SuppressionStore | null> {
+export async function openListForScrub(s: ComplianceSettings, only?: readonly string[]): Promise<SuppressionStore | null> {
   const store = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
   if (!store && s.listExplicit) {
     throw usageError('E_LIST_MISSING', `the suppression list ${s.listPath} does not exist; nothing was sent`, {
       hint: 'check --suppression-list, DNC_SUPPRESSION_LIST or "suppression_list" in the config file (`dnc suppress add` creates a list)',
+    });
+  }
+  // A list changed behind dnc's back could let an opted-out number through: nothing is sent against it.
+  // `only`: the numbers `dnc check` looks up, checked alone (a whole replay is for batch and verify).
+  const problem = store?.integrityProblem(only) ?? null;
+  if (store && problem) {
+    store.close();
+    throw inputError('E_LIST_ALTERED', `the suppression list ${s.listPath} was altered outside dnc (${problem}); nothing was sent`, {
+      hint: '`dnc suppress log` shows its history; restore the file from a backup, or re-add the numbers with `dnc suppress add`',
     });
   }
   return store;

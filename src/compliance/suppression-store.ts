@@ -237,15 +237,24 @@ export class SuppressionStore {
     });
   }
 
-  /** One transaction over `items`; `apply` says whether it changed anything (audited inside it). */
+  /**
+   * One transaction over `items`; `apply` says whether it changed anything (audited inside it).
+   * BEGIN IMMEDIATE takes the write lock before the first read: two processes that each read
+   * under a deferred BEGIN and then both want to write deadlock, and SQLite fails one of them at
+   * once with SQLITE_BUSY instead of letting it wait (the busy timeout never applies). Taking the
+   * lock first, a second agent adding to a shared list just waits its turn, and reads the
+   * audit head only once it holds the lock, so the hash chain stays one line.
+   */
   private change<T>(items: readonly T[], apply: (item: T) => boolean): ChangeResult {
     const out = { changed: 0, unchanged: 0 };
-    this.db.transaction(() => {
-      for (const item of items) {
-        if (apply(item)) out.changed++;
-        else out.unchanged++;
-      }
-    })();
+    this.db
+      .transaction(() => {
+        for (const item of items) {
+          if (apply(item)) out.changed++;
+          else out.unchanged++;
+        }
+      })
+      .immediate();
     return out;
   }
 
@@ -313,14 +322,99 @@ export class SuppressionStore {
     return null;
   }
 
+  /**
+   * Where the list's entries differ from what its audit log says they are, replayed oldest first
+   * (null: they agree). The triggers guard the log, not the entries: a row deleted from
+   * `suppressions` with the sqlite3 shell would let an opted-out number be dialled with nothing
+   * in the log to show it. Only dnc's own changes keep the two in step.
+   */
+  stateMismatch(): string | null {
+    const suppressed = new Set<string>();
+    const exempt = new Map<string, string>();
+    for (const e of this.db.prepare<[], Pick<EntryRow, 'action' | 'e164' | 'basis' | 'until'>>('SELECT action, e164, basis, until FROM audit ORDER BY id').iterate()) {
+      if (e.action === 'suppress') suppressed.add(e.e164);
+      else if (e.action === 'unsuppress') suppressed.delete(e.e164);
+      else if (e.action === 'exempt') exempt.set(e.e164, `${e.basis} until ${e.until}`);
+      else exempt.delete(e.e164);
+    }
+    for (const { e164 } of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions').iterate()) {
+      if (!suppressed.delete(e164)) return `${e164} is on the list, but no audit entry put it there`;
+    }
+    for (const e164 of suppressed) return `${e164} is not on the list, but no audit entry took it off`;
+    for (const x of this.db.prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions').iterate()) {
+      const logged = exempt.get(x.e164);
+      if (logged === undefined) return `${x.e164} is exempt, but no audit entry exempted it`;
+      if (logged !== `${x.basis} until ${x.until}`) return `${x.e164} is exempt as ${x.basis} until ${x.until}, but its audit entry says ${logged}`;
+      exempt.delete(x.e164);
+    }
+    for (const e164 of exempt.keys()) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
+    return null;
+  }
+
+  /**
+   * The same comparison for a few numbers only (`dnc check`): each one's entries against its last
+   * audit entries. A whole replay of a 100,000-entry log costs about a second (2 shared cores),
+   * too much before each check; a scan per number costs milliseconds.
+   */
+  stateMismatchOf(numbers: readonly string[]): string | null {
+    const last = this.db.prepare<[string, string, string], Pick<EntryRow, 'action' | 'basis' | 'until'>>(
+      'SELECT action, basis, until FROM audit WHERE e164 = ? AND action IN (?, ?) ORDER BY id DESC LIMIT 1',
+    );
+    for (const e164 of new Set(numbers)) {
+      const s = last.get(e164, 'suppress', 'unsuppress');
+      const logged = s?.action === 'suppress';
+      if (this.isSuppressed(e164) !== logged) return logged ? `${e164} is not on the list, but no audit entry took it off` : `${e164} is on the list, but no audit entry put it there`;
+      const x = last.get(e164, 'exempt', 'unexempt');
+      const row = this.exemption(e164);
+      const entry = x?.action === 'exempt' ? `${x.basis} until ${x.until}` : null;
+      if (!row && entry) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
+      if (row && !entry) return `${e164} is exempt, but no audit entry exempted it`;
+      if (row && entry !== `${row.basis} until ${row.until}`) return `${e164} is exempt as ${row.basis} until ${row.until}, but its audit entry says ${entry}`;
+    }
+    return null;
+  }
+
+  /**
+   * What is wrong with the list, if anything: an entry of its log altered, or entries its log does
+   * not account for (all of them, or only those of `numbers`, the chain then left to the commands that read it all).
+   */
+  integrityProblem(numbers?: readonly string[]): string | null {
+    if (numbers) return this.stateMismatchOf(numbers);
+    const broken = this.brokenAuditEntry();
+    if (broken !== null) return `audit entry ${broken} does not match the hash chain`;
+    return this.stateMismatch();
+  }
+
   /** The id of the audit entry with this chained hash, or null (a head recorded by a scrub must be found here). */
   auditEntryWithHash(hash: string): number | null {
     return this.db.prepare<[string], { id: number }>('SELECT id FROM audit WHERE hash = ?').get(hash)?.id ?? null;
   }
 
-  /** The last audit entry of a number at or before `at` (why it was suppressed or exempt when a scrub ran). */
-  lastEntryAt(e164: string, at: string): AuditEntry | null {
-    return this.db.prepare<[string, string], EntryRow>('SELECT * FROM audit WHERE e164 = ? AND at <= ? ORDER BY id DESC LIMIT 1').get(e164, at) ?? null;
+  /**
+   * What stood for each of `numbers` once entry `throughId` was written (the head a scrub recorded):
+   * the entry that put it on the list and the one that exempted it, each null if undone by then.
+   * Kept apart because a number can be both, and the reason for a do-not-call row is its suppression,
+   * not a later exemption the list overrides. One pass over the log: it has no index by number.
+   */
+  standingAt(numbers: ReadonlySet<string>, throughId: number): Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }> {
+    const out = new Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>();
+    for (const e of this.db.prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id').iterate(throughId)) {
+      if (!numbers.has(e.e164)) continue;
+      const s = out.get(e.e164) ?? { suppression: null, exemption: null };
+      if (e.action === 'suppress' || e.action === 'unsuppress') s.suppression = e.action === 'suppress' ? e : null;
+      else s.exemption = e.action === 'exempt' ? e : null;
+      out.set(e.e164, s);
+    }
+    return out;
+  }
+
+  /**
+   * The entries and the identity read in one transaction: the state hash a manifest records is
+   * that of the very entries the scrub applied, even while a colleague changes a shared list
+   * (the read lock held until the end keeps their commit out).
+   */
+  snapshot(): { suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity } {
+    return this.db.transaction(() => ({ suppressions: this.suppressions(), exemptions: this.exemptions(), identity: this.identity() }))();
   }
 
   identity(): ListIdentity {

@@ -56,6 +56,18 @@ describe('dnc batch with the internal list and exemptions', () => {
     const identity = store.identity();
     store.close();
     expect(m.compliance.list).toEqual(identity);
+    // An oracle apart from dnc's code: the state hash recomputed from the SQLite file, and the audit head read from it.
+    {
+      const { default: Database } = await import('better-sqlite3');
+      const { createHash } = await import('node:crypto');
+      const db = new Database(path.join(w.stateDir, 'do-not-call.sqlite'), { readonly: true });
+      const h = createHash('sha256');
+      for (const r of db.prepare('SELECT e164 FROM suppressions ORDER BY e164').all() as Array<{ e164: string }>) h.update(`S ${r.e164}\n`);
+      for (const r of db.prepare('SELECT e164, basis, until FROM exemptions ORDER BY e164').all() as Array<{ e164: string; basis: string; until: string }>) h.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
+      const head = db.prepare('SELECT hash, (SELECT COUNT(*) FROM audit) AS n FROM audit ORDER BY id DESC LIMIT 1').get() as { hash: string; n: number };
+      db.close();
+      expect(m.compliance.list).toMatchObject({ state_sha256: h.digest('hex'), audit_head: head.hash, audit_entries: 5, suppressions: 3, exemptions: 2, name: 'do-not-call' });
+    }
     expect(m.compliance).toMatchObject({ suppressed_numbers: 3, exempt_numbers: 1, overridden_exemption_numbers: 1, parties: { seller: 'Acme <Solar>', san: 'SAN-123', campaign: 'Q4' } });
     expect(m.validity.window_days).toMatchObject({ US: 31, CA: 31, GB: 28, AU: 30 });
     // The exemption ends before the 31-day US window does: it bounds the file's validity.
@@ -130,5 +142,36 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(r.stderr).toContain('1 number(s) have an exemption that has expired: ignored');
     expect(rows(out).map((x) => [x.dnc_result, x.dnc_exemption])).toEqual([['do_not_call', '']]);
     expect(manifest(out).compliance.expired_exemption_numbers).toBe(1);
+  });
+
+  it('the state a scrub records is the one it applied, even when a colleague changes the list meanwhile', async () => {
+    w = await world();
+    const file = path.join(w.dir, 'team.sqlite');
+    await dnc(['suppress', 'add', '+12025550101', '--suppression-list', file], w.env);
+    const store = (await SuppressionStore.open(file, { create: false }))!;
+    // A colleague's process writes between the snapshot's reads (no busy wait: refused at once if locked out).
+    const { default: Database } = await import('better-sqlite3');
+    const colleague = new Database(file, { timeout: 0 });
+    let wrote: boolean | null = null;
+    const exemptions = store.exemptions.bind(store);
+    store.exemptions = () => {
+      try {
+        colleague.prepare("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550109', 'US', '2026-11-22T00:00:00.000Z', 'colleague@x')").run();
+        wrote = true;
+      } catch {
+        wrote = false;
+      }
+      return exemptions();
+    };
+    const snap = store.snapshot();
+    colleague.close();
+    store.close();
+    expect(wrote).toBe(false);
+    // The hash recorded is that of the entries read (an oracle apart from identity()).
+    const { createHash } = await import('node:crypto');
+    const h = createHash('sha256');
+    for (const x of snap.suppressions) h.update(`S ${x.e164}\n`);
+    expect(snap.suppressions.map((x) => x.e164)).toEqual(['+12025550101']);
+    expect(snap.identity.state_sha256).toBe(h.digest('hex'));
   });
 });

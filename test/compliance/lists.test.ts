@@ -58,6 +58,46 @@ describe('dnc suppress', () => {
     expect(log.stderr).toContain('entry 1 does not match the hash chain');
   });
 
+  it('entries changed behind dnc\'s back (the log untouched) are found: log exits 3, check, batch and verify refuse, nothing is sent', async () => {
+    w = await world();
+    await dnc(['suppress', 'add', '+12025550143', '+12025550145'], w.env);
+    await dnc(['exempt', 'add', '+12025550147', '--basis', 'consent', '--until', '2099-01-01'], w.env);
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550143', 'b,+12025550100']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    const sent = lookedUp(w.sb);
+    // The triggers guard the log, not the entries: an opt-out deleted with the sqlite3 shell leaves no trace there.
+    let db = new Database(listFile(w));
+    db.exec("DELETE FROM suppressions WHERE e164 = '+12025550143'");
+    db.close();
+    const log = await dnc(['suppress', 'log'], w.env);
+    expect(log.code).toBe(3);
+    expect(log.stderr).toContain('+12025550143 is not on the list, but no audit entry took it off');
+    for (const argv of [['check', '+12025550143'], ['batch', input, '-o', out], ['verify', out]]) {
+      const r = await dnc(argv, w.env);
+      expect(r.code, argv[0]).toBe(3);
+      expect(r.stderr, argv[0]).toContain('E_LIST_ALTERED');
+    }
+    expect(lookedUp(w.sb)).toEqual(sent);
+    // `dnc check` compares only the numbers it looks up with the log (a whole replay of a large log would
+    // cost it a second): another number is checked as usual.
+    expect((await dnc(['check', '+12025550100'], w.env)).code).toBe(0);
+    // An exemption's end moved by hand is found too.
+    db = new Database(listFile(w));
+    db.exec("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550143', 'US', '2026-01-01T00:00:00.000Z', 'x'); UPDATE exemptions SET until = '2199-01-01T23:59:59.999Z'");
+    db.close();
+    const log2 = await dnc(['suppress', 'log'], w.env);
+    expect(log2.code).toBe(3);
+    expect(log2.stderr).toContain('+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says consent until 2099-01-01T23:59:59.999Z');
+    const moved = await dnc(['check', '+12025550147'], w.env);
+    expect(moved.code).toBe(3);
+    expect(moved.stderr).toContain('+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says');
+    // The report says the list is ALTERED and quotes nothing from it.
+    const report = path.join(w.dir, 'r.html');
+    expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(0);
+    expect(readFileSync(report, 'utf8')).toContain('its entries were altered outside dnc: +12025550147 is exempt as consent until 2199');
+  });
+
   it('import refuses a file with bad rows, naming file, line and value, and changes nothing; a good file is imported with its source', async () => {
     w = await world();
     const bad = w.file('optouts.csv', ['name,Phone', 'a,+12025550143', 'b,not a number', 'c,+1202', 'd,020 7946 0123']);
@@ -194,6 +234,21 @@ describe('dnc check with the internal list and exemptions', () => {
     expect(sup.code).toBe(0);
     expect(sup.stdout).toContain('on the internal do-not-call list');
     expect(lookedUp(w.sb)).not.toContain('+12025550143');
+
+    // A register verdict reused with --reuse-within is exempted as a fresh one is (and an ended exemption reported).
+    const sent = lookedUp(w.sb).length;
+    const reused = await dnc(['check', '+12025550143', '+12025550145', '+12025550147', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(lookedUp(w.sb).length).toBe(sent);
+    expect(reused.stdout).toContain('on the US do-not-call register (reused)');
+    expect(reused.stdout).toContain('  → CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)');
+    expect(reused.stdout).toMatch(/\n {2}exemption {7}consent until 2026-11-25T23:59:59\.999Z has EXPIRED and was ignored/);
+    expect(reused.stderr).toContain('expired 2026-11-25T23:59:59.999Z and was ignored');
+    // The summary tells the user's own list from the register.
+    expect(reused.stderr).toContain('3 numbers: 1 callable, 1 on a register, 1 on the internal list; 0 credit(s) charged');
+    expect(reused.code).toBe(10);
+    const reusedOne = await dnc(['--json', 'check', '+12025550145', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    expect(reusedOne.code).toBe(0);
+    expect(JSON.parse(reusedOne.stdout)).toMatchObject({ reused: true, do_not_call: true, callable: true, dnc_exemption: { basis: 'ebr-inquiry' } });
 
     // An AU number on the internal list needs no --webhook-url: it is never sent.
     await dnc(['suppress', 'add', '+61412345603'], w.env);

@@ -1,5 +1,5 @@
 // dnc report: one self-contained HTML file, hostile input escaped, rendered in headless Chromium with no console error and no request.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,18 +22,23 @@ async function scrub(w: World): Promise<string> {
   const list = ['--suppression-list', path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite')];
   expect((await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>', ...list], w.env)).code).toBe(0);
   await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>', ...list], w.env);
+  // 0101 is exempt too, after its opt-out (the list overrides that); 0105's exemption ended before the scrub.
+  await dnc(['exempt', 'add', '+12025550101', '--basis', 'ebr-purchase', '--until', '2099-06-30', ...list], w.env);
+  const ended = w.file('ended.csv', ['phone,basis,until,evidence', '+12025550105,consent,2020-01-31,old form']);
+  expect((await dnc(['exempt', 'import', ended, ...list], w.env)).code).toBe(0);
   const input = w.file('leads <img src=x>.csv', [
     'name,phone',
     `"${HOSTILE_CELL.replace(/"/g, '""')}",+12025550100`,
     'b,+12025550101',
     'c,+12025550103',
+    'c2,+12025550105',
     'd,+442079460122',
     'e,+442079460123',
     'f,+4930123456',
     'g,nope',
   ]);
   const out = path.join(w.dir, 'leads <img src=x>.results.csv');
-  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'", ...list], w.env);
+  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'", ...list], { ...w.env, USER: 'Agency \u202Ed.tL' });
   expect(r.code, r.stderr).toBe(0);
   return out;
 }
@@ -56,6 +61,9 @@ describe('dnc report', () => {
     expect(html).toContain('Acme &lt;/title&gt;&lt;script&gt;alert(3)&lt;/script&gt;');
     expect(html).toContain('leads &lt;img src=x&gt;.results.csv');
     expect(html).toContain('Q4 &#39;x&#39;');
+    // A bidirectional override cannot reorder what the auditor reads.
+    expect(html).toContain('Agency \uFFFDd.tL');
+    expect(html).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
     // Without --include-numbers, no number appears.
     for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(html).not.toContain(n);
     expect(html).toContain('internal:team_b_onmouseover_alert_4_');
@@ -71,7 +79,14 @@ describe('dnc report', () => {
     expect(full).toMatch(/added \S+ \S+ UTC by [^<]+@[^<]+ \(&lt;b&gt;web&lt;\/b&gt;\)/);
     expect(full).toMatch(/exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]/);
     expect(full).toContain('<td>consent until 2099-12-31</td>');
-    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 2 of 2/);
+    expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 4 of 4/);
+    // A row's reason is the entry that decided it: 0101 is do_not_call for its opt-out, not for its later (overridden) exemption.
+    const row = (n: string) => full.match(new RegExp(`<tr><td class="n">\\d+</td><td class="num">\\${n}</td>.*?</tr>`))?.[0] ?? '';
+    expect(row('+12025550101')).toMatch(/<td>added \S+ \S+ UTC by [^<]+ \(&lt;b&gt;web&lt;\/b&gt;\); its exemption \(ebr-purchase until 2099-06-30\) is overridden: an opt-out revokes consent<\/td><\/tr>$/);
+    expect(row('+12025550103')).toMatch(/<td>exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]<\/td><\/tr>$/);
+    // An exemption that had ended is reported on its row, and did not make it callable.
+    expect(row('+12025550105')).toContain('Do not call');
+    expect(row('+12025550105')).toMatch(/<td>exemption consent until 2020-01-31 had expired: ignored \(exempted \S+ \S+ UTC by [^<]+ \(import ended\.csv\) \[evidence: old form\]\)<\/td><\/tr>$/);
 
     // The list's history altered after the scrub: the report says so, and no longer quotes it.
     const Database = (await import('better-sqlite3')).default;
@@ -178,6 +193,77 @@ describe('dnc report', () => {
       // Printing to PDF (what an auditor does) works too.
       const pdf = await page.pdf({ format: 'A4' });
       expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      // On A4 paper (182 mm between the margins, under 700 CSS px) the page keeps its two columns:
+      // the narrow-screen layout would stack every pair and leave half of each page blank.
+      await page.setViewportSize({ width: 688, height: 1040 });
+      await page.emulateMedia({ media: 'print' });
+      expect(await page.locator('.cols').first().evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(2);
+      expect(await page.locator('.cards').evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(6);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+/** The PNG's width and height (its IHDR chunk). */
+const pngSize = (file: string) => {
+  const b = readFileSync(file);
+  expect(b.subarray(1, 4).toString()).toBe('PNG');
+  return [b.readUInt32BE(16), b.readUInt32BE(20)];
+};
+
+describe('the README\'s screenshot', () => {
+  it('is this test\'s rendering of a realistic scrub (DOCS_UPDATE=1 writes it to docs/report-screenshot.png)', async () => {
+    w = await world();
+    const env = { ...w.env, USER: 'alice' };
+    const day = 86_400_000;
+    const date = (days: number) => new Date(Date.now() + days * day).toISOString().slice(0, 10);
+    // 122 rows: US, GB and DE numbers (some on a register, some twice), FR (not covered) and two that are no numbers.
+    const us = Array.from({ length: 70 }, (_, i) => `+1202555${String(100 + i).padStart(4, '0')}`);
+    const gb = Array.from({ length: 25 }, (_, i) => `+4420794600${String(10 + i)}`);
+    const de = Array.from({ length: 8 }, (_, i) => `+4930123456${i}`);
+    const fr = Array.from({ length: 5 }, (_, i) => `+3361234567${i}`);
+    const phones = [...us, ...gb, ...de, ...fr, 'n/a', '12', us[0]!, us[1]!, gb[0]!, ...us.slice(60, 68), gb[1]!];
+    const input = w.file('leads-november.csv', ['name,phone', ...phones.map((p, i) => `lead ${i + 1},${p}`)]);
+    await dnc(['suppress', 'add', us[3]!, us[5]!, us[7]!, gb[3]!, '--reason', 'asked not to be called', '--source', 'call centre'], env);
+    await dnc(['exempt', 'add', us[9]!, '--basis', 'consent', '--until', date(90), '--evidence', 'signed form #4411'], env);
+    await dnc(['exempt', 'add', us[11]!, '--basis', 'ebr-purchase', '--until', date(200)], env);
+    // One exemption the list overrides (an opt-out revokes consent), one that has ended.
+    await dnc(['exempt', 'add', us[3]!, '--basis', 'ebr-inquiry', '--until', date(30)], env);
+    const ended = w.file('ended.csv', ['phone,basis,until', `${us[13]!},consent,${date(-3)}`]);
+    expect((await dnc(['exempt', 'import', ended], env)).code).toBe(0);
+    const out = path.join(w.dir, 'leads-november.results.csv');
+    const r = await dnc(['batch', input, '-o', out, '--seller', 'Acme Solar Ltd', '--san', 'SAN-0042-7781', '--campaign', 'Winter 2026 outbound'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const report = path.join(w.dir, 'leads-november.results.report.html');
+    expect((await dnc(['report', out], env)).code).toBe(0);
+    const profile = mkdtempSync(path.join(os.tmpdir(), 'dnc-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, {
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      viewport: { width: 1100, height: 1500 },
+    });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (m) => problems.push(`${m.type()}: ${m.text()}`));
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      await page.goto(`file://${report}`, { waitUntil: 'load' });
+      expect(problems).toEqual([]);
+      expect(await page.locator('svg.chart').count()).toBe(2);
+      const dir = path.join(REPO_ROOT, '.tmp');
+      mkdirSync(dir, { recursive: true });
+      const shot = path.join(dir, 'report-screenshot.png');
+      await page.screenshot({ path: shot });
+      expect(pngSize(shot)).toEqual([1100, 1500]);
+      const docs = path.join(REPO_ROOT, 'docs', 'report-screenshot.png');
+      if (process.env.DOCS_UPDATE === '1') copyFileSync(shot, docs);
+      // The README and the compliance page show this file, and it is one this test wrote (same frame).
+      expect(readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8')).toContain('](docs/report-screenshot.png)');
+      expect(readFileSync(path.join(REPO_ROOT, 'docs', 'compliance.md'), 'utf8')).toContain('](report-screenshot.png)');
+      expect(pngSize(docs)).toEqual([1100, 1500]);
     } finally {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });

@@ -55,6 +55,14 @@ describe('validity of a scrub: manifest, verify, status', () => {
     const recheck = JSON.parse(stale.stdout).recheck;
     expect(recheck.map((r: { country: string; reason: string }) => [r.country, r.reason])).toEqual([['GB', 'stale']]);
 
+    // Every country at its own edge: fit through checked_at + its window, stale one millisecond later.
+    const ends = (['gb', 'de', 'us'] as const).map((k) => [k.toUpperCase(), at[k]! + { gb: 28, de: 30, us: 31 }[k] * DAY] as const);
+    for (const [country, end] of ends) {
+      const recheckAt = async (ms: number) => ((JSON.parse((await dnc(['--json', 'verify', out], {}, { now: () => new Date(ms) })).stdout).recheck ?? []) as Array<{ country: string }>).map((r) => r.country);
+      expect(await recheckAt(end), `${country} at its edge`).not.toContain(country);
+      expect(await recheckAt(end + 1), `${country} past its edge`).toContain(country);
+    }
+
     // status: the same edge, with the injected clock.
     const status = async (nowMs: number, ...args: string[]) => dnc(['--json', 'status', out, ...args], {}, { now: () => new Date(nowMs) });
     const atEdge = await status(gbEnd);
@@ -74,6 +82,18 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(human.code).toBe(3);
     expect(human.stdout).toContain('calls.results.csv\tEXPIRING');
     expect(human.stderr).toContain('1 scrub(s) expired or expiring within 7d');
+  });
+
+  it('CA has 31 days, as the US: a scrub of Canadian numbers records it and verify holds to it', async () => {
+    w = await world({ supportedCountries: ['US', 'CA'] });
+    const input = w.file('calls.csv', ['name,phone', 'ca,+14165550122']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    const checked = parseServiceTime(rows(out)[0]!.dnc_checked_at!);
+    const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
+    expect(m.validity.valid_until_by_country).toEqual({ CA: iso(checked + 31 * DAY) });
+    expect((await dnc(['verify', out], {}, { now: () => new Date(checked + 31 * DAY) })).code).toBe(0);
+    expect((await dnc(['verify', out], {}, { now: () => new Date(checked + 31 * DAY + 1) })).code).toBe(3);
   });
 
   it('validity_days in the config file changes the windows the scrub records and verify uses', async () => {

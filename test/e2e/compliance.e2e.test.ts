@@ -41,4 +41,23 @@ describe('dnc suppress / check / batch / status / report (built binary)', () => 
     expect(report.code, report.stderr).toBe(0);
     expect(statSync(path.join(dir, 'calls.results.report.html')).mode & 0o777).toBe(0o600);
   });
+
+  it('a team adding to one shared list at the same moment: every change lands, none is refused, the hash chain holds', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-compliance-e2e-'));
+    const list = path.join(dir, 'team.sqlite');
+    const env = { XDG_STATE_HOME: path.join(dir, 'state'), USER: 'agent' };
+    expect((await spawnDnc(['suppress', 'add', '+12025550100', '--suppression-list', list], { env, cwd: dir })).code).toBe(0);
+    // Separate processes, as separate agents' machines are: SQLite's locks are all they share.
+    const n = 12;
+    const runs = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        spawnDnc(i % 3 === 2 ? ['exempt', 'add', `+1202555${String(300 + i).padStart(4, '0')}`, '--basis', 'consent', '--until', '2099-01-01', '--suppression-list', list] : ['suppress', 'add', `+1202555${String(200 + i).padStart(4, '0')}`, '--suppression-list', list], { env, cwd: dir }),
+      ),
+    );
+    expect(runs.map((r) => [r.code, r.code === 0 ? '' : r.stderr])).toEqual(runs.map(() => [0, '']));
+    expect((await spawnDnc(['suppress', 'count', '--suppression-list', list], { env, cwd: dir })).stdout.trim()).toBe(String(1 + (n - n / 3)));
+    const log = await spawnDnc(['--json', 'suppress', 'log', '--suppression-list', list], { env, cwd: dir });
+    expect(log.code, log.stderr).toBe(0);
+    expect(log.stdout.trim().split('\n')).toHaveLength(n + 1);
+  }, 60_000);
 });
