@@ -155,7 +155,8 @@ function errnoCode(err: unknown): string | undefined {
     if (typeof code === 'string' && code !== 'UND_ERR_SOCKET') return code;
     e = (e as { cause?: unknown }).cause;
   }
-  return (err as { code?: string } | undefined)?.code;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 function snippet(text: string): string {
@@ -362,7 +363,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         path: pathAndQuery,
         attempt,
         requestHeaders: loggedHeaders,
-        error: errnoCode(err) ?? (err as Error).message,
+        // Aborted by its deadline: said in words (the abort's own code is a DOMException number, 23).
+        error: deadline.aborted ? `timed out (--timeout ${timeoutMs} ms)` : (errnoCode(err) ?? (err as Error).message),
         durationMs: performance.now() - started,
       });
       throw err;

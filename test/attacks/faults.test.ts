@@ -164,11 +164,14 @@ describe('timeouts of any size', () => {
   it('gives up after --timeout even below undici’s one-second timer resolution', async () => {
     const slow = await startSandbox({ port: 0, latencyMs: 3_000 });
     try {
-      const client = createServiceClient({ baseUrl: slow.baseUrl, apiKey: slow.apiKey, timeoutMs: 20, retries: 0 });
+      const errors: Array<string | undefined> = [];
+      const client = createServiceClient({ baseUrl: slow.baseUrl, apiKey: slow.apiKey, timeoutMs: 20, retries: 0, onExchange: (e) => errors.push(e.error) });
       const started = performance.now();
       await expect(client.usage()).rejects.toMatchObject({ code: 'E_TIMEOUT' });
       // A correctness bound, not a speed target: 20 ms used to wait a full second or more.
       expect(performance.now() - started).toBeLessThan(800);
+      // What --verbose prints for the attempt: words, not the abort's DOMException code (it said "✗ 23").
+      expect(errors).toEqual(['timed out (--timeout 20 ms)']);
       await client.close?.();
     } finally {
       await slow.close();
