@@ -14,6 +14,7 @@ export const DNC_COLUMNS = [
   'dnc_error',
   'dnc_credits',
   'dnc_exemption',
+  'dnc_valid_until',
 ] as const;
 
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */

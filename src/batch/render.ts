@@ -11,7 +11,7 @@ import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv
 import { readRows, type CsvLayout } from './csv-input.js';
 import { UNANSWERED_SEND, type BatchJournal, type BatchMeta, type NumberVerdict, type StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
-import { complianceRecordOf, manifestCompliance, withExemption } from '../compliance/batch-compliance.js';
+import { complianceRecordOf, manifestCompliance, rulesOf, withExemption, withValidUntil } from '../compliance/batch-compliance.js';
 import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
 import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
 import type { TypedCell } from './xlsx-cells.js';
@@ -519,7 +519,10 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
     compliance: null,
   };
   const tally = new TallyBuilder();
-  const validity = manifestCompliance(complianceRecordOf(journal));
+  const record = complianceRecordOf(journal);
+  const validity = manifestCompliance(record);
+  // The windows the scrub recorded: each row's dnc_valid_until is computed under them.
+  const rules = rulesOf(record);
   const hash = createHash('sha256');
   const country = meta.options.country ?? undefined;
   const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
@@ -566,7 +569,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
         const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
-          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', ''];
+          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', '', ''];
         } else {
           // Early, a row waits until its number's verdict is final (its number may not even be read yet).
           let current = journal.verdict(cell.e164);
@@ -577,7 +580,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
           const verdict = current; // (a const: TypeScript narrows it through firstRow below)
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
+          cells = withValidUntil(withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict), rules);
           if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
         }

@@ -101,6 +101,7 @@ const COLUMN_MEANINGS = {
   dnc_error: 'human-readable reason',
   dnc_credits: "credits charged for this row's lookup (0 when none; rows sharing a number show them once)",
   dnc_exemption: 'the exemption that made a registered number callable (basis and expiry), else empty',
+  dnc_valid_until: 'the last instant the register verdict may be relied on (dnc_checked_at + the country\'s window, or the exemption\'s end if sooner), else empty',
 } as const;
 
 interface Topic {

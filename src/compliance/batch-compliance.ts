@@ -2,7 +2,7 @@
 import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../batch/journal.js';
 import type { ScrubParties } from './settings.js';
 import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
-import { validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
+import { rowValidUntilMs, validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {
@@ -108,6 +108,21 @@ export function withExemption(cells: string[], v: NumberVerdict | undefined): st
   }
   cells.push(label);
   return cells;
+}
+
+/**
+ * The render hook after withExemption: appends the dnc_valid_until cell (ISO 8601, UTC), the last instant the
+ * row's register verdict may be relied on under the scrub's windows; empty for a row without one.
+ */
+export function withValidUntil(cells: string[], rules: ValidityRules): string[] {
+  cells.push(validUntilCell(rules, cells));
+  return cells;
+}
+
+/** What a row's dnc_valid_until holds, from its other dnc_* cells (render writes it, verify checks it). */
+export function validUntilCell(rules: ValidityRules, cells: readonly string[]): string {
+  const until = rowValidUntilMs(rules, cells[1] ?? '', cells[2] ?? '', cells[4] ?? '', cells[5] ?? '', exemptionUntilOf(cells[10]));
+  return Number.isFinite(until) ? new Date(until).toISOString() : '';
 }
 
 /** The end of the exemption named in a dnc_exemption cell ("consent until 2027-01-31T23:59:59.999Z"), or null. */

@@ -30,6 +30,19 @@ export function validUntilMs(rules: ValidityRules, country: string, checkedAt: s
   return parseServiceTime(checkedAt) + windowDays(rules, country) * DAY_MS;
 }
 
+/**
+ * A row's dnc_valid_until: the last instant its register verdict may be relied on (checked_at + the country's
+ * window, or the exemption's end when that comes first), as epoch ms; NaN for a row without a register verdict
+ * (invalid, failed, pending, not checked, or on the internal list, which has no window).
+ */
+export function rowValidUntilMs(rules: ValidityRules, country: string, result: string, source: string, checkedAt: string, exemptionUntil: string | null): number {
+  if ((result !== 'callable' && result !== 'do_not_call') || source.startsWith('internal:')) return NaN;
+  const until = validUntilMs(rules, country, checkedAt);
+  // An exemption's `until` is the last instant it holds, as valid_until is the last valid instant.
+  const x = exemptionUntil ? Date.parse(exemptionUntil) : NaN;
+  return Number.isFinite(x) && x < until ? x : until;
+}
+
 /** What the manifest records of validity: the rules, and the earliest valid-until per country and overall. */
 export interface ValiditySummary {
   window_days: Record<string, number>;
@@ -40,6 +53,8 @@ export interface ValiditySummary {
   valid_until: string | null;
   /** Callable rows whose valid-until is earlier because an exemption ends first. */
   exemption_bound_rows: number;
+  /** The output column that holds each row's own valid-until (pinned by the output's SHA-256); absent before it was added. */
+  row_column?: 'dnc_valid_until';
 }
 
 /**
@@ -54,14 +69,9 @@ export class ValidityBuilder {
 
   add(country: string, result: string, checkedAt: string, exemptionUntil: string | null): void {
     if (result !== 'callable') return;
-    let until = validUntilMs(this.rules, country, checkedAt);
+    const until = rowValidUntilMs(this.rules, country, result, '', checkedAt, exemptionUntil);
     if (!Number.isFinite(until)) return;
-    const x = exemptionUntil ? Date.parse(exemptionUntil) : NaN;
-    // An exemption's `until` is the last instant it holds, as valid_until is the last valid instant.
-    if (Number.isFinite(x) && x < until) {
-      until = x;
-      this.exemptionBound++;
-    }
+    if (until < validUntilMs(this.rules, country, checkedAt)) this.exemptionBound++;
     const prev = this.earliest.get(country);
     if (prev === undefined || until < prev) this.earliest.set(country, until);
   }
@@ -75,6 +85,7 @@ export class ValidityBuilder {
       valid_until_by_country: byCountry,
       valid_until: all.length ? new Date(Math.min(...all)).toISOString() : null,
       exemption_bound_rows: this.exemptionBound,
+      row_column: 'dnc_valid_until',
     };
   }
 }

@@ -19,9 +19,9 @@ import type { ValiditySummary } from '../compliance/validity.js';
 export const MANIFEST_VERSION = 1;
 
 /** The dnc_* columns the batch appends (cli.md), after the input's columns. */
-export const DNC_COLUMN_COUNT = 11;
+export const DNC_COLUMN_COUNT = 12;
 /** Positions within the dnc_* cells. */
-export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9, exemption: 10 } as const;
+export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9, exemption: 10, validUntil: 11 } as const;
 
 export const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
 type Counts = Record<string, number>;
@@ -37,7 +37,7 @@ export interface OutputFormat {
   phone_column: number;
   /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
   escape_formulas?: boolean;
-  /** dnc_* columns after the input's (10 before dnc_exemption was added; absent in those manifests). */
+  /** dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before dnc_valid_until). */
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
   workbook?: boolean;

@@ -5,7 +5,7 @@ import { DncError, inputError } from '../errors.js';
 import { DNC_COLUMNS } from '../batch/columns.js';
 import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
-import { effectiveResult, exemptionUntilOf, rulesOf } from '../compliance/batch-compliance.js';
+import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 
@@ -152,6 +152,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     if (found.length < limit) found.push({ index, number: cells[C.e164] ?? '', country: cells[C.country] ?? '', result: cells[C.result] ?? '', reason, detail });
   };
   let aligned = input !== null;
+  const hasValidUntil = (manifest.format.dnc_columns ?? 10) > C.validUntil;
   const asOf = o.asOf.getTime();
   const asWritten = manifest.format.escape_formulas ? escapeFormulaCell : (v: string) => v;
   const structure: string[] = [];
@@ -195,6 +196,12 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
           flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
           return;
         }
+      }
+      // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
+      if (hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
+        const expected = validUntilCell(rules, cells);
+        flag(index, cells, 'edited', `dnc_valid_until ${JSON.stringify(cells[C.validUntil] ?? '')} is not what the scrub's windows give (${expected ? expected : 'empty'})`);
+        return;
       }
       switch (result) {
         case 'pending':

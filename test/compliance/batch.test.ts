@@ -35,7 +35,7 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(r.stderr).toContain('1 exempt number(s) are also on the internal list: the internal list wins');
 
     const got = rows(out);
-    expect(Object.keys(got[0]!).at(-1)).toBe('dnc_exemption');
+    expect(Object.keys(got[0]!).slice(-2)).toEqual(['dnc_exemption', 'dnc_valid_until']);
     const by = Object.fromEntries(got.map((x) => [x.name, x]));
     expect([by.a!.dnc_result, by.a!.dnc_exemption]).toEqual(['callable', '']);
     for (const k of ['b', 'd', 'e', 'f']) {
@@ -48,6 +48,11 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(by.c!.dnc_do_not_call).toBe('true');
     expect(by.c!.dnc_list_source).toMatch(/^https?:/);
     expect(by.c!.dnc_exemption).toBe(`consent until ${iso(10)}T23:59:59.999Z`);
+    // Each row's own valid-until: checked_at + 31 days for a US register verdict, the exemption's end when that is
+    // sooner, and nothing for the internal list (no window). Computed here from the cells, apart from dnc's code.
+    expect(by.a!.dnc_valid_until).toBe(new Date(Date.parse(by.a!.dnc_checked_at!) + 31 * 86_400_000).toISOString());
+    expect(by.c!.dnc_valid_until).toBe(`${iso(10)}T23:59:59.999Z`);
+    for (const k of ['b', 'd', 'e', 'f']) expect(by[k]!.dnc_valid_until).toBe('');
     expect(rows(callable).map((x) => x.name)).toEqual(['a', 'c']);
     expect(JSON.parse(r.stdout)).toMatchObject({ callable: 2, do_not_call: 4, credits_used: 2 });
 
@@ -73,6 +78,7 @@ describe('dnc batch with the internal list and exemptions', () => {
     // The exemption ends before the 31-day US window does: it bounds the file's validity.
     expect(m.validity.valid_until).toBe(`${iso(10)}T23:59:59.999Z`);
     expect(m.validity.exemption_bound_rows).toBe(1);
+    expect([m.validity.row_column, m.format.dnc_columns]).toEqual(['dnc_valid_until', 12]);
     expect(m.register_sources).toContain('internal:do-not-call');
 
     // verify: fit now; not fit once the exemption has ended.

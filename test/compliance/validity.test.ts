@@ -46,6 +46,9 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(m.validity.valid_until_by_country).toEqual({ DE: iso(at.de! + 30 * DAY), GB: iso(at.gb! + 28 * DAY), US: iso(at.us! + 31 * DAY) });
     const gbEnd = at.gb! + 28 * DAY;
     expect(m.validity.valid_until).toBe(iso(Math.min(gbEnd, at.de! + 30 * DAY, at.us! + 31 * DAY)));
+    // Each row's own valid-until is in the output (dnc_valid_until), which the manifest names and its hash pins.
+    expect(Object.fromEntries(rows(out).map((x) => [x.name, x.dnc_valid_until]))).toEqual({ us: iso(at.us! + 31 * DAY), gb: iso(gbEnd), de: iso(at.de! + 30 * DAY) });
+    expect(m.validity.row_column).toBe('dnc_valid_until');
 
     // verify: the GB row is fit through its 28th day, and stale one millisecond later; the US row is then still fine.
     const fit = await dnc(['--json', 'verify', out], {}, { now: () => new Date(gbEnd) });
@@ -110,6 +113,28 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect((await dnc(['verify', out], {}, { now: () => new Date(at.de! + 7 * DAY + 1) })).code).toBe(3);
     const bad = w.file('bad.json', [JSON.stringify({ validity_days: { default: 0 } })]);
     expect((await dnc(['--config', bad, 'batch', input, '-o', out], w.env)).code).toBe(2);
+  });
+
+  it('verify finds a dnc_valid_until edited to last longer, even with the manifest rewritten to match the file', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'gb,+442079460122']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    const checked = parseServiceTime(rows(out)[0]!.dnc_checked_at!);
+    const text = readFileSync(out, 'utf8');
+    const longer = text.replace(iso(checked + 28 * DAY), iso(checked + 90 * DAY));
+    expect(longer).not.toBe(text);
+    writeFileSync(out, longer);
+    // Rewrite the manifest's hash and size so that only the row itself can tell.
+    const mp = out.replace(/\.csv$/, '.manifest.json');
+    const m = JSON.parse(readFileSync(mp, 'utf8'));
+    const { createHash } = await import('node:crypto');
+    m.output.sha256 = createHash('sha256').update(longer).digest('hex');
+    m.output.bytes = Buffer.byteLength(longer);
+    writeFileSync(mp, JSON.stringify(m, null, 2));
+    const r = await dnc(['--json', 'verify', out], {}, { now: () => new Date(checked + DAY) });
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout).recheck).toMatchObject([{ country: 'GB', reason: 'edited', detail: expect.stringContaining(`(${iso(checked + 28 * DAY)})`) }]);
   });
 
   it('status refuses a results file without a manifest, and a hand-edited manifest', async () => {

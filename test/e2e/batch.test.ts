@@ -89,7 +89,7 @@ describe('dnc batch: verdicts', () => {
     outRows.forEach((row, i) => expect(row.slice(0, inRows[0]!.length)).toEqual(inRows[i]));
     expect(outRows[0]!.slice(inRows[0]!.length)).toEqual([
       'dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source',
-      'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption',
+      'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until',
     ]);
     const rows = readCsvObjects(output);
     const sent = lookedUp(sb);
