@@ -1,8 +1,9 @@
-// A webhook batch resolved by `dnc listen`: the manifest is rewritten with the output, verify follows, AU rows age by 30 days.
+// A webhook batch resolved by `dnc listen`: the manifest is rewritten with the output, verify follows, AU rows age by 30 days (to the millisecond).
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterEach, expect, it } from 'vitest';
+import { parseServiceTime } from '../../src/evidence/duration.js';
 import { sha256 } from '../batch/helpers.js';
 import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { DAY, dnc, world, type World } from './helpers.js';
@@ -45,6 +46,13 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(at30.recheck).toEqual([expect.objectContaining({ line: 3, country: 'AU', reason: 'stale' })]);
   const at31 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(31.5)], {})).stdout);
   expect(at31.recheck.map((r: { country: string }) => r.country)).toEqual(['US', 'AU']);
+  // At the AU window's exact edge: the row's dnc_valid_until is checked_at + 30 days; fit through it, stale 1 ms later.
+  const auRow = rows.find((r) => r.dnc_country === 'AU' && r.dnc_result === 'callable')!;
+  const auEnd = Date.parse(auRow.dnc_valid_until!);
+  expect(auEnd).toBe(parseServiceTime(auRow.dnc_checked_at) + 30 * DAY);
+  const recheckAt = async (ms: number) => (json((await dnc(['--json', 'verify', output, '--as-of', new Date(ms).toISOString()], {})).stdout).recheck ?? []).map((r: { country: string }) => r.country);
+  expect(await recheckAt(auEnd)).not.toContain('AU');
+  expect(await recheckAt(auEnd + 1)).toContain('AU');
 
   // trace: the AU lookup, with its receipt's journal and the push received.
   const au = rows.find((r) => r.name === 'au2')!;
