@@ -121,6 +121,18 @@ describe('every command\'s help', () => {
     expect(sandbox.stdout).toMatch(/\(one of:\s+monthly, annual; default:\s+monthly\)/);
   });
 
+  it('every page of docs/ that a help or the man page names is in the package npm packs (an installed dnc has no clone)', async () => {
+    const named = new Set<string>();
+    for (const name of commandNames) for (const m of (await runDnc([name, '--help'])).stdout.matchAll(/\bdocs\/[\w.-]+\.md\b/g)) named.add(m[0]);
+    expect(named.size).toBeGreaterThan(0);
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const packed = new Set((JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path));
+    for (const page of named) expect(packed.has(page), page).toBe(true);
+    const man = readFileSync(path.join(REPO_ROOT, 'dist', 'man', 'dnc.1'), 'utf8');
+    expect(man).toContain('docs/');
+    expect(packed.has('docs/README.md')).toBe(true);
+  });
+
   it('is the same built alone as in the whole tree, and the built dnc --help lists the commands as the tree does', async () => {
     // `dnc NAME …` builds only NAME (src/main.ts COMMANDS); the help and completion commands build every one.
     for (const name of commandNames) {
