@@ -11,13 +11,13 @@ import { assertBuilt, spawnDnc, type SpawnResult } from '../helpers/cli.js';
 const KEY = 'sbx_e2e_one_voice_5c1d9a';
 let sb: Sandbox;
 let dir: string;
+const suffixes: number[] = [];
 
 beforeAll(async () => {
   assertBuilt();
   sb = await startSandbox({ port: 0, key: KEY, creditLimit: 12_345, seed: 17 });
   dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-one-voice-'));
   // 1,200 distinct US numbers, none ending 990-999 (the sandbox's failures): every lookup succeeds, half callable.
-  const suffixes: number[] = [];
   for (let n = 0; suffixes.length < 1200; n++) if (n % 1000 < 990) suffixes.push(n);
   const rows = suffixes.map((n, i) => `n${i},+1202555${String(n).padStart(4, '0')}`);
   writeFileSync(path.join(dir, 'big.csv'), `name,phone\n${rows.join('\n')}\n`);
@@ -57,6 +57,16 @@ describe('numbers for people carry thousands separators in every command, piped 
     expect(run.stdout).toMatch(/^credits used: 1,200 for this batch, 1,200 in this run/m);
     // The tab-separated tables, for scripts: plain integers.
     expect(run.stdout).toMatch(/^US\t1200\t600\t600\t0$/m);
+
+    // check's closing line over many numbers (read from stdin).
+    const many = await spawnDnc(['check', '-'], {
+      cwd: dir,
+      timeoutMs: 120_000,
+      stdin: `${suffixes.slice(0, 1001).map((n) => `+1202555${String(n).padStart(4, '0')}`).join('\n')}\n`,
+      env: { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: KEY, XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache') },
+    });
+    expect(many.code, many.stderr).toBe(0);
+    expect(many.stderr).toContain('1,001 numbers: 501 callable, 500 on a register; 1,001 credit(s) charged');
 
     const verify = await dnc(['verify', 'big.results.csv']);
     expect(verify.code, verify.stderr).toBe(0);
