@@ -13,6 +13,8 @@ suppressions and exemptions applied, the files' SHA-256 and how to check them wi
 \`dnc verify\`. Open it in a browser and print it to PDF. Phone numbers are left out unless
 --include-numbers is given. The file is written with mode 0600.
 
+Exit codes: 0 written; 2 bad option; 3 no results file or manifest.
+
 Examples:
   dnc report leads.results.csv
   dnc report leads.results.csv -o audit/2026-11.html --include-numbers`;

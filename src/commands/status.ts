@@ -13,6 +13,11 @@ until its oldest callable verdict is older than its country's window (US 31 days
 GB 28, AU 30, others 30; "validity_days" in the config file changes them), or an exemption
 that made a row callable ends, whichever comes first. Sends nothing.
 
+Exit codes:
+  0  every scrub is valid for longer than --expiring (default 0: not expired)
+  2  bad option
+  3  a scrub has expired, or will within --expiring; or a file has no manifest
+
 Examples:
   dnc status
   dnc status exports/ --expiring 7d          (in cron: mail me before a list goes stale)

@@ -17,6 +17,8 @@ DNC_SUPPRESSION_LIST or "suppression_list" in the config file name another (a sh
 Every change is appended to the list's audit log (when, what, who as user@host, reason,
 source); removing a number adds an entry, nothing is ever deleted. \`dnc suppress log\` shows it.
 
+Exit codes: 0 done; 2 bad option; 3 a number, file or line that cannot be read (nothing changed).
+
 Examples:
   dnc suppress add +12025550143 --reason "asked on call 2026-11-20" --source "agent 17"
   dnc suppress import opt-outs.csv --source "web form"

@@ -111,8 +111,6 @@ describe('every command\'s help', () => {
       expect(r.stdout, name).not.toMatch(/default: "/);
       expect(r.stdout, name).not.toMatch(/choices: "/);
       expect(r.stdout, name).not.toMatch(/\bsrc\/|README/);
-      // One list of exit codes, the one made from the table: none written again by hand above it.
-      expect(r.stdout.match(/^Exit codes/gm)?.length ?? 0, name).toBeLessThanOrEqual(1);
     }
     const batch = await runDnc(['batch', '--help']);
     expect(batch.stdout).toContain('(default: 8)');
