@@ -73,3 +73,14 @@ describe('numbers for people carry thousands separators in every command, piped 
     expect(verify.stdout).toContain('rows       1,200 (600 callable, 600 do_not_call); 1,200 distinct number(s)');
   });
 });
+
+describe("dnc listen's status line", () => {
+  it('writes its counts with separators, as every other command does', async () => {
+    const { statusLine } = await import('../../src/commands/listen.js');
+    const status = {
+      received: 1500, stored: 1234, duplicates: 1001, orphans: 0, reconciled: 0, conflicts: 0, rejected: 0, storeFailures: 0,
+      overCapacity: 0, pending: 2500, unsent: 1200, oldest: null, lost: 1000, renders: 3, uptimeMs: 1000,
+    };
+    expect(statusLine(status, new Date())).toBe('received 1,234 · duplicates 1,001 · orphans 0 · pending 2,500 · not sent yet 1,200 · lost 1,000');
+  });
+});
