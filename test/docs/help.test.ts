@@ -78,6 +78,15 @@ describe('help topics come from the tables the code uses', () => {
       const viaFlag = await runDnc([name, '--help']);
       expect(viaHelp.stdout, name).toBe(viaFlag.stdout);
     }
+    // A command of a command, as `dnc suppress add --help` shows it; a wrong one is named with a suggestion.
+    expect((await runDnc(['help', 'suppress', 'add'])).stdout).toBe((await runDnc(['suppress', 'add', '--help'])).stdout);
+    expect((await runDnc(['help', 'exempt', 'list'])).stdout).toMatch(/^Usage: dnc exempt list /);
+    const wrongSub = await runDnc(['help', 'suppress', 'ad']);
+    expect(wrongSub.code).toBe(2);
+    expect(wrongSub.stderr).toMatch(/^dnc: error \[E_USAGE\]: no command 'suppress ad' \(did you mean suppress add\?\)\n/);
+    const tooDeep = await runDnc(['help', 'check', 'add']);
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toMatch(/^dnc: error \[E_USAGE\]: no command 'check add': check has no commands of its own\n/);
     const unknown = await runDnc(['help', 'exit-code']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
