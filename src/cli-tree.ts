@@ -33,6 +33,8 @@ export interface CommandSpec {
   usage: string;
   arguments: ArgumentSpec[];
   options: OptionSpec[];
+  /** Its own commands (`dnc suppress add`), each with its arguments and options; empty for most. */
+  subcommands: CommandSpec[];
 }
 
 export interface ProgramSpec extends CommandSpec {
@@ -45,6 +47,8 @@ const FILE_VALUE = /^(file|path|input|output|results)$/;
 function valueKind(valueName: string | undefined, longName: string | undefined, choices: readonly string[]): ValueKind {
   if (choices.length > 0) return 'choices';
   if (valueName === undefined) return 'none';
+  // listen's --path is the URL path pushes arrive on: no file name completes it.
+  if (longName === '--path') return 'text';
   if (FILE_VALUE.test(valueName) || longName === '--results') return 'file';
   if (valueName === 'cc') return 'country';
   if (valueName === 'shell') return 'shell';
@@ -93,7 +97,12 @@ function commandSpec(command: Command, argChoices: Readonly<Record<string, reado
       };
     }),
     options: command.options.filter((o) => !o.hidden).map(optionSpec),
+    subcommands: visibleCommands(command).map((c) => commandSpec(c, argChoices)),
   };
+}
+
+function visibleCommands(command: Command): Command[] {
+  return command.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
 }
 
 /**
@@ -101,9 +110,6 @@ function commandSpec(command: Command, argChoices: Readonly<Record<string, reado
  * command rather than by commander (`help`'s topics), keyed by "command argument".
  */
 export function describeProgram(program: Command, argChoices: Readonly<Record<string, readonly string[]>> = {}): ProgramSpec {
-  return {
-    ...commandSpec(program, argChoices),
-    version: program.version(),
-    commands: program.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden).map((c) => commandSpec(c, argChoices)),
-  };
+  const spec = commandSpec(program, argChoices);
+  return { ...spec, version: program.version(), commands: spec.subcommands };
 }

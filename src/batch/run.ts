@@ -20,6 +20,7 @@ import type { PhoneCache } from './phone-cache.js';
 import type { EarlyRender, RenderSummary } from './render.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
+import { formatInteger } from '../render/numbers.js';
 
 export { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption };
 
@@ -996,7 +997,7 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
       });
       const c = journal.summaryCounts();
       ctx.info(
-        `${scan.rows} row(s), ${c.queued + c.in_flight + c.done + c.pending} distinct number(s) to look up, ${scan.invalidRows} row(s) with a number that cannot be valid (not sent)`,
+        `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot be valid (not sent)`,
       );
     });
   if (!streaming) {

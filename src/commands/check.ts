@@ -7,6 +7,7 @@ import { DncError, errorLines, ExitCode, inputError, usageError } from '../error
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
+import { formatInteger } from '../render/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
@@ -230,9 +231,9 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       ] as const
     )
       .filter(([n]) => n > 0)
-      .map(([n, what]) => `${n} ${what}`);
-    const held = tally.held > 0 ? `, ${tally.held} held` : '';
-    ctx.info(`${distinct.length} numbers: ${parts.join(', ')}; ${tally.credits} credit(s) charged${held}`);
+      .map(([n, what]) => `${formatInteger(n)} ${what}`);
+    const held = tally.held > 0 ? `, ${formatInteger(tally.held)} held` : '';
+    ctx.info(`${formatInteger(distinct.length)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} credit(s) charged${held}`);
   }
   if (interrupts >= 2) {
     ctx.warn('dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the balance)');

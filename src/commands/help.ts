@@ -207,20 +207,39 @@ export function registerHelp(program: Command, host: CommandHost): void {
   const command = program
     .command('help')
     .description(`show help for a command, or a topic: ${TOPIC_NAMES.join(', ')}`)
-    .argument('[command-or-topic]', `a command, or one of: ${TOPIC_NAMES.join(', ')}`);
-  host.action(command, (ctx) => runHelp(ctx, program, command.processedArgs[0] as string | undefined));
+    .argument('[command-or-topic...]', `a command (\`suppress add\` for a command of a command), or one of: ${TOPIC_NAMES.join(', ')}`);
+  host.action(command, (ctx) => runHelp(ctx, program, (command.processedArgs[0] as string[] | undefined) ?? []));
 }
 
-async function runHelp(ctx: Context, program: Command, name: string | undefined): Promise<number> {
+function findCommand(parent: Command, name: string): Command | undefined {
+  return parent.commands.find((c) => c.name() === name || c.aliases().includes(name));
+}
+
+async function runHelp(ctx: Context, program: Command, names: string[]): Promise<number> {
+  const [name, ...rest] = names;
   if (name === undefined) {
     program.outputHelp();
     return ExitCode.OK;
   }
-  const sub = program.commands.find((c) => c.name() === name || c.aliases().includes(name));
+  let sub = findCommand(program, name);
   if (sub) {
+    // `dnc help suppress add`, as `dnc suppress add --help`.
+    let path = sub.name();
+    for (const word of rest) {
+      const next = findCommand(sub, word);
+      if (!next) {
+        const own = sub.commands.map((c) => c.name());
+        if (own.length === 0) throw usageError('E_USAGE', `no command '${path} ${word}': ${path} has no commands of its own`, { hint: `see 'dnc ${path} --help'` });
+        const guess = suggest(word, own);
+        throw usageError('E_USAGE', `no command '${path} ${word}'${guess ? ` (did you mean ${path} ${guess}?)` : ''}`, { hint: `commands of ${path}: ${own.join(', ')}` });
+      }
+      sub = next;
+      path = `${path} ${sub.name()}`;
+    }
     sub.outputHelp();
     return ExitCode.OK;
   }
+  if (rest.length > 0) throw usageError('E_USAGE', `help takes one topic: '${names.join(' ')}'`, { hint: `topics: ${TOPIC_NAMES.join(', ')}` });
   const lines = await topicLines(name);
   if (lines) {
     ctx.io.stdout.write(`${lines.join('\n')}\n`);

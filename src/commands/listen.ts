@@ -9,6 +9,7 @@ import type { ListenEvent, ListenOptions, ListenRunResult, LostLookup } from '..
 import type { ListenStatus } from '../listen/session.js';
 import type { CommandHost } from '../main.js';
 import { withoutCredentials } from '../redact.js';
+import { formatInteger } from '../render/numbers.js';
 import { terminalSafe } from '../render/terminal-safe.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
 
@@ -112,12 +113,13 @@ function duration(ms: number): string {
 
 /** The counts part of a status line (what changes when pushes arrive). */
 function statusCounts(s: ListenStatus): string {
-  const parts = [`received ${s.stored}`, `duplicates ${s.duplicates}`, `orphans ${s.orphans}`, `pending ${s.pending}`];
-  if (s.unsent > 0) parts.push(`not sent yet ${s.unsent}`);
-  if (s.lost > 0) parts.push(`lost ${s.lost}`);
-  if (s.conflicts > 0) parts.push(`CONFLICTS ${s.conflicts}`);
-  if (s.rejected > 0) parts.push(`refused ${s.rejected}`);
-  if (s.storeFailures > 0) parts.push(`store failures ${s.storeFailures}`);
+  const n = formatInteger;
+  const parts = [`received ${n(s.stored)}`, `duplicates ${n(s.duplicates)}`, `orphans ${n(s.orphans)}`, `pending ${n(s.pending)}`];
+  if (s.unsent > 0) parts.push(`not sent yet ${n(s.unsent)}`);
+  if (s.lost > 0) parts.push(`lost ${n(s.lost)}`);
+  if (s.conflicts > 0) parts.push(`CONFLICTS ${n(s.conflicts)}`);
+  if (s.rejected > 0) parts.push(`refused ${n(s.rejected)}`);
+  if (s.storeFailures > 0) parts.push(`store failures ${n(s.storeFailures)}`);
   return parts.join(' · ');
 }
 
@@ -327,7 +329,7 @@ function finish(ctx: Context, o: ListenOptions, r: ListenRunResult): number {
     ? ' · rows: ' +
       Object.entries(byResult)
         .filter(([, n]) => n > 0)
-        .map(([k, n]) => `${k} ${n}`)
+        .map(([k, n]) => `${k} ${formatInteger(n)}`)
         .join(', ')
     : '';
   ctx.info(`${r.kind === 'done' ? 'done' : 'stopped'}: ${statusCounts(final)}${kinds}${byResult ? ` · ${o.results} written` : ''}`);

@@ -7,6 +7,7 @@ import { DncError, ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import { formatInteger } from '../render/numbers.js';
 
 const HELP = `
 Reads OUTPUT.csv and its manifest (OUTPUT.manifest.json, written by \`dnc batch\` and
@@ -105,9 +106,9 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
   lines.push(`             rows compared with ${against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'}`);
   const byResult = Object.entries(r.tally.rows.by_result)
     .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${n} ${k}`)
+    .map(([k, n]) => `${formatInteger(n)} ${k}`)
     .join(', ');
-  lines.push(`  rows       ${r.tally.rows.total} (${byResult}); ${r.tally.numbers.distinct} distinct number(s)`);
+  lines.push(`  rows       ${formatInteger(r.tally.rows.total)} (${byResult}); ${formatInteger(r.tally.numbers.distinct)} distinct number(s)`);
   const age =
     r.maxAge.days !== null
       ? `${r.maxAge.days}d`

@@ -1,4 +1,5 @@
 // The credit guard: what the numbers still to look up will cost (learned X-Credit-Cost per country) against the free balance.
+import { formatInteger } from '../render/numbers.js';
 
 export interface CreditForecast {
   /** Distinct numbers still to look up. */
@@ -66,20 +67,21 @@ export function forecastByCountry(byCountry: ReadonlyMap<string, number>, costs:
 /** The guard's lines (a warning, never a refusal: the service's 429 stops a batch cleanly anyway). */
 export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): string[] {
   const lines: string[] = [];
+  const n = formatInteger;
   const lowerBound = f.unknownCostCountries.length > 0;
   const about = lowerBound ? 'at least' : 'about';
   const unknown = lowerBound ? ` (${f.unknownCostCountries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit each: cost not learned yet)` : '';
-  if (f.remaining === null) return [`credit guard: ${f.numbers} number(s) to look up, ${about} ${f.estimate} credit(s)${unknown}; the balance is not known`];
+  if (f.remaining === null) return [`credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; the balance is not known`];
   if (!f.short) {
     const verdict = lowerBound ? 'enough unless the unlearned costs are higher' : 'enough';
-    return [`credit guard: ${f.numbers} number(s) to look up, ${about} ${f.estimate} credit(s)${unknown}; ${f.remaining} credit(s) remain: ${verdict}`];
+    return [`credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; ${n(f.remaining)} credit(s) remain: ${verdict}`];
   }
   const verb = what === 'batch' ? 'will' : 'would';
   lines.push(
-    `warning: credits are short: ${f.numbers} number(s) to look up need ${about} ${f.estimate} credit(s)${unknown}, but only ${f.remaining} remain in this billing period`,
+    `warning: credits are short: ${n(f.numbers)} number(s) to look up need ${about} ${n(f.estimate)} credit(s)${unknown}, but only ${n(f.remaining)} remain in this billing period`,
   );
   lines.push(
-    `  the batch ${verb} stop at the credit limit (429) after about ${f.stopsAfter} of ${f.numbers} number(s); the other ${f.numbers - f.stopsAfter!} would be not_checked (resume after a top-up or in the next period)`,
+    `  the batch ${verb} stop at the credit limit (429) after about ${n(f.stopsAfter!)} of ${n(f.numbers)} number(s); the other ${n(f.numbers - f.stopsAfter!)} would be not_checked (resume after a top-up or in the next period)`,
   );
   return lines;
 }

@@ -55,7 +55,8 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
     },
     term,
   );
-  const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
+  // Lines for people carry separators piped too (as `dnc check` and `dnc usage` write them); the tables, for scripts when piped, do not.
+  const num = formatInteger;
   const lines: string[] = [];
   const unfinished = summary.byResult.not_checked + summary.byResult.failed;
   const title = extras.stopped
@@ -88,7 +89,9 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
 export type DryRunReport = DryRunFindings['result'] & Pick<DryRunFindings, 'costs' | 'invalidSamples' | 'maxCredits'>;
 
 export function renderDryRun(r: DryRunReport, term: Terminal): string {
-  const num = (n: number) => (term.tty ? formatInteger(n) : String(n));
+  // As in the summary: separators in the lines, plain integers in the table when piped.
+  const num = formatInteger;
+  const cell = (n: number) => (term.tty ? formatInteger(n) : String(n));
   const lines: string[] = [];
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
@@ -124,7 +127,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
         if (r.webhook_required_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: needs --webhook-url'];
         if (r.unsupported_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: the service does not cover it'];
         const cost = r.costs.get(country);
-        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? `≥ ${num(n * UNKNOWN_COST_FLOOR)}` : cost * n];
+        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? `≥ ${cell(n * UNKNOWN_COST_FLOOR)}` : cost * n];
       }),
       align: ['left', 'right', 'right', 'right'],
     },
@@ -136,7 +139,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
       ? `estimated cost: ${num(r.estimated_credits)} credits`
       : `estimated cost: at least ${num(r.estimated_credits)} credits (${r.unknown_cost_countries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit a number: a country's cost is learned from X-Credit-Cost on a real run)`;
   tail.push(estimate);
-  if (r.balance) tail.push(`balance: ${num(r.balance.credits_remaining)} of ${num(r.balance.credit_limit)} credits remaining`);
+  if (r.balance) tail.push(`balance: ${num(r.balance.credits_remaining)} / ${num(r.balance.credit_limit)}`);
   else tail.push('balance: not available');
   if (r.maxCredits !== null) tail.push(`--max-credits: ${num(r.maxCredits)}${resume ? ' (counting the credits this batch has used so far)' : ''}`);
   return `${lines.join('\n')}\n${table}${tail.join('\n')}\n`;

@@ -10,12 +10,17 @@ export interface ManPageData {
   date: string;
 }
 
-/** Escapes text for roff: backslashes, and a leading dot or quote that would read as a request. */
+/**
+ * Escapes text for roff: backslashes, a leading dot or quote that would read as a request, and any
+ * character outside ASCII as a named glyph (`…` → `\[u2026]`): groff reads its input as Latin-1 unless
+ * preconv runs first, as man-db's does and `groff -man` alone does not.
+ */
 function roff(text: string): string {
   return text
     .replace(/\\/g, '\\e')
     .replace(/-/g, '\\-')
-    .replace(/^([.'])/gm, '\\&$1');
+    .replace(/^([.'])/gm, '\\&$1')
+    .replace(/[^\x00-\x7f]/gu, (ch) => `\\[u${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`);
 }
 
 function optionEntry(o: OptionSpec): string[] {
@@ -24,8 +29,10 @@ function optionEntry(o: OptionSpec): string[] {
   return ['.TP', `.B ${roff(flags)}`, roff(text)];
 }
 
-function commandSection(c: CommandSpec): string[] {
-  const lines = ['.SS', `.B dnc ${roff(c.name)} ${roff(c.usage)}`.trimEnd(), roff(c.description)];
+/** A command's section, then one for each of its own commands (`dnc suppress add`), named in full. */
+function commandSection(c: CommandSpec, parents = ''): string[] {
+  const name = `${parents}${c.name}`;
+  const lines = ['.SS', `.B dnc ${roff(name)} ${roff(c.usage)}`.trimEnd(), roff(c.description)];
   if (c.arguments.length > 0) {
     lines.push('.RS');
     for (const a of c.arguments) lines.push('.TP', `.I ${roff(a.name)}${a.variadic ? '...' : ''}`, roff(a.description));
@@ -36,6 +43,7 @@ function commandSection(c: CommandSpec): string[] {
     for (const o of c.options) lines.push(...optionEntry(o));
     lines.push('.RE');
   }
+  for (const sub of c.subcommands) lines.push(...commandSection(sub, `${name} `));
   return lines;
 }
 
@@ -56,7 +64,7 @@ export function manPage(data: ManPageData): string {
     '.SH GLOBAL OPTIONS',
     ...program.options.flatMap(optionEntry),
     '.SH COMMANDS',
-    ...program.commands.flatMap(commandSection),
+    ...program.commands.flatMap((c) => commandSection(c)),
     '.SH EXIT STATUS',
     ...data.exitStatuses.flatMap(([code, meaning]) => ['.TP', `.B ${code}`, roff(meaning)]),
     '.SH ENVIRONMENT',
@@ -69,7 +77,7 @@ export function manPage(data: ManPageData): string {
     '.I OUTPUT.journal.sqlite, OUTPUT.manifest.json',
     "a batch's journal and evidence manifest, beside its output",
     '.SH SEE ALSO',
-    `\\fBdnc help\\fR \\fItopic\\fR, topics: ${roff(data.topics.join(', '))}; the docs/ folder of the source.`,
+    `\\fBdnc help\\fR \\fItopic\\fR, topics: ${roff(data.topics.join(', '))}; the docs/ folder of the package (or of the source), one page per command.`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -59,6 +59,22 @@ describe('links between the pages', () => {
     expect(pages.length).toBeGreaterThan(10);
   });
 
+  it('a block that shows a `$ ` command and its output is a console block, so the runner below runs it', () => {
+    const hidden: string[] = [];
+    for (const { file } of pages) {
+      const lines = readFileSync(file, 'utf8').split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const fence = /^```(\S*)/.exec(lines[i]!);
+        if (!fence) continue;
+        const start = i;
+        for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) {
+          if (fence[1] !== 'console' && lines[i]!.startsWith('$ ')) hidden.push(`${path.relative(REPO_ROOT, file)}:${start + 1}`);
+        }
+      }
+    }
+    expect([...new Set(hidden)]).toEqual([]);
+  });
+
   it('the README stays a tour: at most 15 KB, with the two quick-start commands as they are', () => {
     const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
     expect(Buffer.byteLength(readme)).toBeLessThanOrEqual(15 * 1024);

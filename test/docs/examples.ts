@@ -114,7 +114,7 @@ export function normalise(text: string): string {
     .replace(/\b[0-9a-f]{16,64}\b/g, '<hash>')
     // How many deliveries a listener saw depends on when it started and how fast it answered (the
     // service retries and may deliver twice); the verdicts after them do not.
-    .replace(/received \d+ · duplicates \d+/g, 'received <n> · duplicates <n>')
+    .replace(/received [\d,]+ · duplicates [\d,]+/g, 'received <n> · duplicates <n>')
     .replace(/[ \t]+$/gm, '');
 }
 

@@ -16,6 +16,13 @@ import { createWorkspace, ensureSandbox, stopSandbox, type Workspace } from './e
 const program = buildProgram({ io: createTestIO(), env: {} }, () => {}, () => {});
 const tree = describeProgram(program);
 const commandNames = tree.commands.map((c) => c.name);
+/**
+ * The commands of commands (`dnc suppress add`), read from commander itself rather than from the tree
+ * the man page and completion are made from, with their options' long names.
+ */
+const subcommands = program.commands.flatMap((parent) =>
+  parent.commands.map((sub) => ({ parent: parent.name(), name: sub.name(), options: sub.options.filter((o) => !o.hidden).map((o) => (o.long ?? o.short)!) })),
+);
 
 function bash(ws: Workspace, script: string, timeoutMs = 20_000) {
   const r = spawnSync('bash', ['-c', script], { cwd: ws.dir, env: ws.env, encoding: 'utf8', timeout: timeoutMs });
@@ -71,6 +78,15 @@ describe('help topics come from the tables the code uses', () => {
       const viaFlag = await runDnc([name, '--help']);
       expect(viaHelp.stdout, name).toBe(viaFlag.stdout);
     }
+    // A command of a command, as `dnc suppress add --help` shows it; a wrong one is named with a suggestion.
+    expect((await runDnc(['help', 'suppress', 'add'])).stdout).toBe((await runDnc(['suppress', 'add', '--help'])).stdout);
+    expect((await runDnc(['help', 'exempt', 'list'])).stdout).toMatch(/^Usage: dnc exempt list /);
+    const wrongSub = await runDnc(['help', 'suppress', 'ad']);
+    expect(wrongSub.code).toBe(2);
+    expect(wrongSub.stderr).toMatch(/^dnc: error \[E_USAGE\]: no command 'suppress ad' \(did you mean suppress add\?\)\n/);
+    const tooDeep = await runDnc(['help', 'check', 'add']);
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toMatch(/^dnc: error \[E_USAGE\]: no command 'check add': check has no commands of its own\n/);
     const unknown = await runDnc(['help', 'exit-code']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
@@ -112,6 +128,18 @@ describe('every command\'s help', () => {
     expect(batch.stdout).toContain(`  7    ${EXIT_STATUS_MEANINGS[7]}`);
     const sandbox = await runDnc(['sandbox', '--help']);
     expect(sandbox.stdout).toMatch(/\(one of:\s+monthly, annual; default:\s+monthly\)/);
+  });
+
+  it('every page of docs/ that a help or the man page names is in the package npm packs (an installed dnc has no clone)', async () => {
+    const named = new Set<string>();
+    for (const name of commandNames) for (const m of (await runDnc([name, '--help'])).stdout.matchAll(/\bdocs\/[\w.-]+\.md\b/g)) named.add(m[0]);
+    expect(named.size).toBeGreaterThan(0);
+    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    const packed = new Set((JSON.parse(r.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path));
+    for (const page of named) expect(packed.has(page), page).toBe(true);
+    const man = readFileSync(path.join(REPO_ROOT, 'dist', 'man', 'dnc.1'), 'utf8');
+    expect(man).toContain('docs/');
+    expect(packed.has('docs/README.md')).toBe(true);
   });
 
   it('is the same built alone as in the whole tree, and the built dnc --help lists the commands as the tree does', async () => {
@@ -201,6 +229,39 @@ describe('the examples in every command\'s help run', () => {
   });
 });
 
+/** Sourced by the zsh under the pseudo-terminal: completion from FPATH_DIR/_dnc, every match printed as HIT:… */
+const ZSH_CAPTURE_INNER = `fpath=(FPATH_DIR $fpath)
+autoload -U compinit; compinit -u -D
+zstyle ':completion:*' list-grouped false
+compprefuncs=( __no_list )
+__no_list() { compstate[list]=""; }
+compadd () {
+  if [[ \${@[1,(i)(-(|-)|-[aODEAI]|*)]} == *-(O|A|D)\\ * ]]; then builtin compadd "$@"; return $?; fi
+  typeset -a __hits
+  builtin compadd -A __hits "$@"
+  local h
+  for h in $__hits; do print -r -- "HIT:$h"; done
+  builtin compadd "$@"
+}
+__finish() { zle kill-whole-line; print; print -r -- "<END>"; zle accept-line }
+zle -N __finish; bindkey "^X" __finish
+`;
+
+/** zsh -c SCRIPT capture INNER LINE: types LINE and TAB into an interactive zsh, prints the matches. */
+const ZSH_CAPTURE = `zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "source $1"
+zpty -n -w z "$2"$'\\t'
+zpty -w z $'\\C-x'
+integer n=0
+while zpty -r z line; do
+  [[ $line == *'<END>'* ]] && break
+  [[ $line == *HIT:* ]] && print -r -- "\${\${line#*HIT:}%%$'\\r'*}"
+  (( ++n > 5000 )) && break
+done
+zpty -d z
+`;
+
 describe('man page and completion cover the whole command tree', () => {
   const completion = (shell: string) => {
     return runDnc(['completion', shell]).then((r) => (expect(r.code).toBe(0), r.stdout));
@@ -214,6 +275,18 @@ describe('man page and completion cover the whole command tree', () => {
       for (const o of c.options) expect(man, `${c.name} ${o.long}`).toContain(roff(o.long ?? o.short!));
     }
     for (const o of tree.options) expect(man).toContain(roff(o.long!));
+    // Each command of a command has its own section, named in full, with its options in it.
+    expect(subcommands.length).toBeGreaterThanOrEqual(10);
+    const sections = man.split('\n.SS\n');
+    for (const sub of subcommands) {
+      const section = sections.find((x) => x.startsWith(`.B dnc ${roff(sub.parent)} ${roff(sub.name)} `));
+      expect(section, `${sub.parent} ${sub.name}`).toBeDefined();
+      for (const o of sub.options) expect(section, `${sub.parent} ${sub.name} ${o}`).toMatch(new RegExp(`^\\.B .*${roff(o).replace(/\\/g, '\\\\')}\\b`, 'm'));
+    }
+    // Nothing outside ASCII is left for groff to read as Latin-1 (`groff -man` alone, without man's preconv).
+    expect(man).not.toMatch(/[^\x00-\x7f]/);
+    const groff = spawnSync('groff', ['-man', '-Tutf8', '-ww', '-z', path.join(REPO_ROOT, 'dist', 'man', 'dnc.1')], { encoding: 'utf8' });
+    if (groff.error === undefined) expect(groff.stderr).toBe('');
     for (const code of Object.keys(EXIT_STATUS_MEANINGS)) expect(man).toContain(`.B ${code}\n`);
     const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { man: string[]; files: string[] };
     expect(pkg.man).toEqual(['./dist/man/dnc.1']);
@@ -237,9 +310,24 @@ describe('man page and completion cover the whole command tree', () => {
         expect(scripts.fish, `${c.name} ${o.long}`).toContain(`-l ${o.long!.slice(2)} `);
       }
     }
+    const fishLines = scripts.fish.split('\n');
+    for (const sub of subcommands) {
+      const bashOpts = new RegExp(`^ {6}${sub.parent}/${sub.name}\\) opts='([^']*)'`, 'm').exec(scripts.bash)?.[1]?.split(' ');
+      expect(bashOpts, `${sub.parent} ${sub.name}`).toBeDefined();
+      const zshSection = new RegExp(`^ {8}\\(${sub.parent}\\)\n[^]*?^ {16}\\(${sub.name}\\)\n([^]*?) ;;$`, 'm').exec(scripts.zsh)?.[1];
+      expect(zshSection, `${sub.parent} ${sub.name}`).toBeDefined();
+      expect(scripts.fish).toContain(`-a ${sub.name} -d`);
+      for (const o of sub.options) {
+        expect(bashOpts, `${sub.parent} ${sub.name} ${o}`).toContain(o);
+        expect(zshSection, `${sub.parent} ${sub.name} ${o}`).toContain(`${o}[`);
+        const inSub = `__fish_seen_subcommand_from ${sub.parent}; and __fish_seen_subcommand_from ${sub.name}'`;
+        const flag = o.startsWith('--') ? `-l ${o.slice(2)} ` : `-s ${o.slice(1)} `;
+        expect(fishLines.some((l) => l.includes(inSub) && l.includes(flag)), `${sub.parent} ${sub.name} ${o}`).toBe(true);
+      }
+    }
   });
 
-  it('zsh and fish, where installed, parse their scripts, register them and complete from them', async () => {
+  it('zsh and fish, where installed, parse their scripts, register them and complete from them', { timeout: 90_000 }, async () => {
     const has = (shell: string) => spawnSync('sh', ['-c', `command -v ${shell}`]).status === 0;
     const ws = createWorkspace(mkdtempSync(path.join(os.tmpdir(), 'dnc-completion-')));
     try {
@@ -263,6 +351,21 @@ describe('man page and completion cover the whole command tree', () => {
         expect(fish('dnc che')).toEqual(['check']);
         expect(fish('dnc check --cou')).toEqual(['--country']);
         expect(fish('dnc check --country ').sort()).toEqual(['AU', 'BE', 'DE', 'ES', 'GB', 'IE', 'NZ', 'US']);
+        expect(fish('dnc suppress ').sort()).toEqual(['add', 'count', 'export', 'import', 'list', 'log', 'remove']);
+        expect(fish('dnc exempt add --evi')).toEqual(['--evidence']);
+        expect(fish('dnc suppress add --country ').sort()).toEqual(['AU', 'BE', 'DE', 'ES', 'GB', 'IE', 'NZ', 'US']);
+      }
+      if (has('zsh')) {
+        // What zsh offers at a TAB, read through a pseudo-terminal: compadd is wrapped to print each match.
+        writeFileSync(path.join(ws.dir, 'inner.zsh'), ZSH_CAPTURE_INNER.replace('FPATH_DIR', ws.dir));
+        const zsh = (line: string) => {
+          const r = spawnSync('zsh', ['-f', '-c', ZSH_CAPTURE, 'capture', path.join(ws.dir, 'inner.zsh'), line], { cwd: ws.dir, env: ws.env, encoding: 'utf8', timeout: 20_000 });
+          return [...new Set(r.stdout.split('\n').filter((l) => l !== ''))].sort();
+        };
+        expect(zsh('dnc chec')).toEqual(['check']);
+        expect(zsh('dnc suppress ')).toEqual(['add', 'count', 'export', 'import', 'list', 'log', 'remove']);
+        expect(zsh('dnc suppress add --rea')).toEqual(['--reason']);
+        expect(zsh('dnc check --country ')).toEqual(['AU', 'BE', 'DE', 'ES', 'GB', 'IE', 'NZ', 'US']);
       }
     } finally {
       rmSync(ws.dir, { recursive: true, force: true });
@@ -287,6 +390,19 @@ describe('man page and completion cover the whole command tree', () => {
       expect(complete('dnc', 'help', 'exit')).toEqual(['exit-codes']);
       // Global options after a command, as commander accepts them.
       expect(complete('dnc', 'usage', '--base')).toEqual(['--base-url']);
+      // The commands of a command, their options, and their options' values.
+      expect(complete('dnc', 'suppress', '')).toEqual(['add', 'remove', 'import', 'export', 'list', 'count', 'log']);
+      expect(complete('dnc', 'exempt', 'li')).toEqual(['list']);
+      expect(complete('dnc', 'suppress', 'add', '--rea')).toEqual(['--reason']);
+      expect(complete('dnc', 'suppress', 'export', '-o', 'lea')).toEqual(['leads.csv']);
+      expect(complete('dnc', 'suppress', 'import', 'lea')).toEqual(['leads.csv']);
+      expect(complete('dnc', 'suppress', 'add', '--country', 'G')).toEqual(['GB']);
+      for (const sub of subcommands) {
+        const offered = complete('dnc', sub.parent, sub.name, '-');
+        for (const o of sub.options) expect(offered, `${sub.parent} ${sub.name} ${o}`).toContain(o);
+      }
+      // listen's --path is a URL path: no file names.
+      expect(complete('dnc', 'listen', '--path', 'lea')).toEqual(['']);
     } finally {
       rmSync(ws.dir, { recursive: true, force: true });
     }
