@@ -803,7 +803,7 @@ async function runBatchJournal(
     const unansweredSends = journal.unansweredSends();
     await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends });
     if (summary.notHttpsSources > 0) {
-      ctx.warn(`dnc: warning: ${summary.notHttpsSources} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
+      ctx.warn(`dnc: warning: ${formatInteger(summary.notHttpsSources)} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
     }
     const after = journal.summaryCounts();
     return {
@@ -888,7 +888,7 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
     settleUnanswered(ctx, journal, resendUnanswered);
     requeueForRerun(ctx, journal);
     const c = journal.summaryCounts();
-    ctx.info(`Resuming ${journal.path}: ${c.done} number(s) done, ${c.pending} pending (webhook), ${c.queued + c.in_flight} to look up`);
+    ctx.info(`Resuming ${journal.path}: ${formatInteger(c.done)} number(s) done, ${formatInteger(c.pending)} pending (webhook), ${formatInteger(c.queued + c.in_flight)} to look up`);
     return 'resume';
   }
   return 'read';
@@ -905,8 +905,8 @@ function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOption
     const numbers = c.queued + c.in_flight + c.done + c.pending;
     throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
       hint:
-        `run it without them to resume, or add --restart to start over with these: ${numbers} number(s) are looked up again ` +
-        `(this batch has spent ${c.credits} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
+        `run it without them to resume, or add --restart to start over with these: ${formatInteger(numbers)} number(s) are looked up again ` +
+        `(this batch has spent ${formatInteger(c.credits)} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
     });
   }
   if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
@@ -935,11 +935,11 @@ function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolea
   if (resend) {
     const again = journal.requeueUnanswered();
     if (again > 0) {
-      ctx.warn(`dnc: warning: --resend-unanswered: ${again} number(s) whose earlier send got no answer are sent again; each may be charged a second time`);
+      ctx.warn(`dnc: warning: --resend-unanswered: ${formatInteger(again)} number(s) whose earlier send got no answer are sent again; each may be charged a second time`);
     }
   } else if (left > 0) {
     ctx.warn(
-      `dnc: warning: ${left} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again ` +
+      `dnc: warning: ${formatInteger(left)} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again ` +
         '(failed / unanswered_send); add --resend-unanswered to send them again',
     );
   }
@@ -1110,7 +1110,7 @@ async function runLookups(
           const e = err as { hint?: string };
           if (outcome.sent > 0 && typeof err === 'object' && err !== null) {
             Object.assign(err, {
-              hint: `${e.hint ? `${e.hint}; ` : ''}the ${outcome.sent} lookup(s) sent while the list was read are kept in the journal: run the same command once the list is fixed and they are not sent, or paid for, again`,
+              hint: `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the list was read are kept in the journal: run the same command once the list is fixed and they are not sent, or paid for, again`,
             });
           }
           throw err;

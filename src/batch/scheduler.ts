@@ -6,6 +6,7 @@ import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
 import { WebhookUrlProbe } from './webhook-probe.js';
 import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+import { formatInteger } from '../render/numbers.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;
@@ -274,7 +275,7 @@ export class BatchScheduler extends EventEmitter {
         if (writeFailure) {
           // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
           const e = isDncError(writeFailure) ? writeFailure : null;
-          const lost = `${unstored} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal; a rerun reports them and sends them again only with --resend-unanswered`;
+          const lost = `${formatInteger(unstored)} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal; a rerun reports them and sends them again only with --resend-unanswered`;
           this.fatal =
             e !== null
               ? new DncError(e.code, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })

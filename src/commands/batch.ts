@@ -249,7 +249,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     unansweredSends: r.unansweredSends,
   });
   if (stopped === 'interrupted') {
-    ctx.warn(`dnc: interrupted; ${after.queued} number(s) not checked. Resume with: ${resume}`);
+    ctx.warn(`dnc: interrupted; ${formatInteger(after.queued)} number(s) not checked. Resume with: ${resume}`);
     return ExitCode.INTERRUPTED;
   }
   if (stopped === 'credit_limit' || stopped === 'budget_reached') {
@@ -260,7 +260,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
         : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the budget, so name the new one)';
     // (A resume command that repeats the options, for -o -, names the old budget: the new one replaces it.)
     const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '').replace(/ --max-credits \S+/, '')} --max-credits <N|none>` : resume;
-    ctx.warn(`dnc: stopped: ${why}; ${after.queued} number(s) not checked. Resume ${next} with: ${command}`);
+    ctx.warn(`dnc: stopped: ${why}; ${formatInteger(after.queued)} number(s) not checked. Resume ${next} with: ${command}`);
     return ExitCode.CREDIT;
   }
   if (after.pending > 0) {
@@ -275,7 +275,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     const charged = unfinished - waiting - summary.retryable - summary.unanswered;
     const bare = resume.replace(/ \(piping the same list to it\)$/, '');
     const advice = [
-      ...(waiting > 0 ? [`${waiting} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
+      ...(waiting > 0 ? [`${formatInteger(waiting)} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
       ...(summary.retryable > 0 ? [`run \`${resume}\` again to look up the ${summary.retryable} row(s) no credit was spent on`] : []),
       ...(summary.unanswered > 0
         ? [

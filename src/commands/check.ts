@@ -294,7 +294,7 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, s
   for (const p of problems) ctx.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
   // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
   const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
-  throw new DncError(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${problems.length} of ${targets.length} numbers were refused (listed above); nothing was sent`, {
+  throw new DncError(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${formatInteger(problems.length)} of ${formatInteger(targets.length)} numbers were refused (listed above); nothing was sent`, {
     hint: usage
       ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
       : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',

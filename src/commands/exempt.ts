@@ -6,6 +6,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import { change, emit, withList } from './suppress.js';
+import { formatInteger } from '../render/numbers.js';
 
 const HELP = `
 An exemption lets a number on a national register be called: written consent (consent), or an
@@ -112,7 +113,7 @@ export function registerExempt(program: Command, host: CommandHost): void {
       );
     }
     const expired = entries.filter((x) => !x.valid).length;
-    if (expired) ctx.warn(`dnc: ${expired} exemption(s) have expired and are ignored`);
+    if (expired) ctx.warn(`dnc: ${formatInteger(expired)} exemption(s) have expired and are ignored`);
     return ExitCode.OK;
   });
 }

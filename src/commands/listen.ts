@@ -273,13 +273,13 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
         return elsewhere.show(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.message)}`);
       case 'store-failed': {
         const f = e.failure;
-        const what = f.count > 0 ? `could not store ${f.count} push(es) (answered 503; the service retries them)` : 'could not read the journal';
+        const what = f.count > 0 ? `could not store ${formatInteger(f.count)} push(es) (answered 503; the service retries them)` : 'could not read the journal';
         return alert(`warning: ${what}: ${f.error.message}`);
       }
       case 'lost':
         return alert(lostLine(e.lookup));
       case 'reconciled':
-        return ctx.debug(`applied ${e.correlationIds.length} push(es) that had arrived before the batch recorded their receipt`);
+        return ctx.debug(`applied ${formatInteger(e.correlationIds.length)} push(es) that had arrived before the batch recorded their receipt`);
       case 'rendered':
         return ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
       case 'render-failed':
@@ -333,9 +333,9 @@ function finish(ctx: Context, o: ListenOptions, r: ListenRunResult): number {
         .join(', ')
     : '';
   ctx.info(`${r.kind === 'done' ? 'done' : 'stopped'}: ${statusCounts(final)}${kinds}${byResult ? ` · ${o.results} written` : ''}`);
-  if (r.lost.length > 0) ctx.info(`${r.lost.length} lookup(s) lost (listed above with their correlation ids)`);
+  if (r.lost.length > 0) ctx.info(`${formatInteger(r.lost.length)} lookup(s) lost (listed above with their correlation ids)`);
   if (r.kind === 'interrupted' && r.interrupted) {
-    ctx.info(`${final.pending} lookup(s) still pending: run the same dnc listen again to receive them (the service retries pushes for up to 10 attempts)`);
+    ctx.info(`${formatInteger(final.pending)} lookup(s) still pending: run the same dnc listen again to receive them (the service retries pushes for up to 10 attempts)`);
     return ExitCode.INTERRUPTED;
   }
   return ExitCode.OK;

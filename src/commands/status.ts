@@ -5,6 +5,7 @@ import { dateTimeOption, durationOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import { formatInteger } from '../render/numbers.js';
 
 const HELP = `
 Reads the manifests \`dnc batch\` writes beside its outputs (PATH: a results CSV, its
@@ -56,7 +57,7 @@ export function registerStatus(program: Command, host: CommandHost): void {
         ),
       );
     }
-    if (failing.length) ctx.warn(`dnc: ${failing.length} scrub(s) expired or expiring${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
+    if (failing.length) ctx.warn(`dnc: ${formatInteger(failing.length)} scrub(s) expired or expiring${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
     return failing.length ? ExitCode.INPUT : ExitCode.OK;
   });
 }

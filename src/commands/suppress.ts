@@ -6,6 +6,7 @@ import { parseCountryOption } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
+import { formatInteger } from '../render/numbers.js';
 
 const HELP = `
 The internal do-not-call list is kept in one SQLite file: by default do-not-call.sqlite in the
@@ -132,7 +133,7 @@ export async function change(ctx: Ctx, o: { suppressionList?: string; reason?: s
   try {
     const r = apply(store, { who: operator, reason: o.reason ?? null, source: o.source ?? null });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify({ list: store.name, path: store.path, changed: r.changed, unchanged: r.unchanged }));
-    else ctx.info(`${r.changed} number(s) ${verb}${r.unchanged ? `, ${r.unchanged} already so` : ''} (list ${store.name}: ${store.path})`);
+    else ctx.info(`${formatInteger(r.changed)} number(s) ${verb}${r.unchanged ? `, ${formatInteger(r.unchanged)} already so` : ''} (list ${store.name}: ${store.path})`);
     return ExitCode.OK;
   } finally {
     store.close();

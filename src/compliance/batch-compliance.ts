@@ -3,6 +3,7 @@ import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from 
 import type { ScrubParties } from './settings.js';
 import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
 import { rowValidUntilMs, validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
+import { formatInteger } from '../render/numbers.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {
@@ -167,11 +168,11 @@ export async function applyListsBeforeLookups(ctx: import('./settings.js').Compl
     }
     const r = applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
     const c = r.record;
-    if (c.suppressed_numbers) ctx.info(`${c.suppressed_numbers} number(s) on the internal do-not-call list (${c.list!.name}): do_not_call, not sent`);
-    if (r.requeued) ctx.info(`${r.requeued} number(s) taken off the internal list since the last run: they are looked up now`);
-    if (c.exempt_numbers) ctx.info(`${c.exempt_numbers} number(s) with a valid exemption: looked up, then callable if on a register (dnc_exemption)`);
-    if (c.expired_exemption_numbers) ctx.warn(`dnc: ${c.expired_exemption_numbers} number(s) have an exemption that has expired: ignored (\`dnc exempt list\` shows them)`);
-    if (c.overridden_exemption_numbers) ctx.info(`${c.overridden_exemption_numbers} exempt number(s) are also on the internal list: the internal list wins`);
+    if (c.suppressed_numbers) ctx.info(`${formatInteger(c.suppressed_numbers)} number(s) on the internal do-not-call list (${c.list!.name}): do_not_call, not sent`);
+    if (r.requeued) ctx.info(`${formatInteger(r.requeued)} number(s) taken off the internal list since the last run: they are looked up now`);
+    if (c.exempt_numbers) ctx.info(`${formatInteger(c.exempt_numbers)} number(s) with a valid exemption: looked up, then callable if on a register (dnc_exemption)`);
+    if (c.expired_exemption_numbers) ctx.warn(`dnc: ${formatInteger(c.expired_exemption_numbers)} number(s) have an exemption that has expired: ignored (\`dnc exempt list\` shows them)`);
+    if (c.overridden_exemption_numbers) ctx.info(`${formatInteger(c.overridden_exemption_numbers)} exempt number(s) are also on the internal list: the internal list wins`);
     return c;
   } finally {
     store?.close();

@@ -7,6 +7,7 @@ import { writeManifest, type RenderedOutputs } from './manifest.js';
 import { publicBaseUrl, stateDir } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
+import { formatInteger } from '../render/numbers.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -120,7 +121,7 @@ export async function beforeLookups(
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
     say.warn(`dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number is looked up`);
   }
-  if (reused > 0) say.info(`${reused} number(s) reused from earlier lookups (checked within the --reuse-within window): not sent, no credits`);
+  if (reused > 0) say.info(`${formatInteger(reused)} number(s) reused from earlier lookups (checked within the --reuse-within window): not sent, no credits`);
 }
 
 /** After OUTPUT.csv is written: the manifest beside it, and the batch's verdicts into the results cache. */

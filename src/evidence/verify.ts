@@ -8,6 +8,7 @@ import { DAY_MS, parseServiceTime } from './duration.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
+import { formatInteger } from '../render/numbers.js';
 
 /** Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others 30). */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
@@ -84,7 +85,7 @@ function compareTallies(m: OutputTally, f: OutputTally): string[] {
   for (const r of new Set([...Object.keys(m.rows.by_result), ...Object.keys(f.rows.by_result)])) {
     const a = m.rows.by_result[r] ?? 0;
     const b = f.rows.by_result[r] ?? 0;
-    if (a !== b) out.push(`${r} rows: ${b} in the file, ${a} in the manifest`);
+    if (a !== b) out.push(`${r} rows: ${formatInteger(b)} in the file, ${formatInteger(a)} in the manifest`);
   }
   if (m.numbers.distinct !== f.numbers.distinct) out.push(`distinct numbers: ${f.numbers.distinct} in the file, ${m.numbers.distinct} in the manifest`);
   if (m.credits_used !== f.credits_used) out.push(`credits: ${f.credits_used} in the file, ${m.credits_used} in the manifest`);

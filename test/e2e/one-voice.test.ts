@@ -71,6 +71,17 @@ describe('numbers for people carry thousands separators in every command, piped 
     const verify = await dnc(['verify', 'big.results.csv']);
     expect(verify.code, verify.stderr).toBe(0);
     expect(verify.stdout).toContain('rows       1,200 (600 callable, 600 do_not_call); 1,200 distinct number(s)');
+
+    // The lines of a rerun that reuses verdicts, and of the internal list, in the same voice.
+    const reuse = await dnc(['batch', 'big.csv', '-o', 'again.csv', '--reuse-within', '1d']);
+    expect(reuse.code, reuse.stderr).toBe(0);
+    expect(reuse.stderr).toContain('1,200 number(s) reused from earlier lookups');
+    const imported = await dnc(['suppress', 'import', 'big.csv', '--reason', 'asked us']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toMatch(/^1,200 number\(s\) /m);
+    const scrubbed = await dnc(['batch', 'big.csv', '-o', 'internal.csv']);
+    expect(scrubbed.code, scrubbed.stderr).toBe(0);
+    expect(scrubbed.stderr).toContain('1,200 number(s) on the internal do-not-call list');
   });
 });
 
