@@ -262,3 +262,11 @@ describe('dnc check with the internal list and exemptions', () => {
     expect(lookedUp(w.sb).filter((n) => n.startsWith('+61'))).toEqual([]);
   });
 });
+
+describe('exempt --basis', () => {
+  it('offers, in help and completion, exactly the bases the store accepts', async () => {
+    const { BASES } = await import('../../src/commands/exempt.js');
+    const { EXEMPTION_BASES } = await import('../../src/compliance/suppression-store.js');
+    expect([...BASES]).toEqual([...EXEMPTION_BASES]);
+  });
+});
