@@ -301,8 +301,8 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
         : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
     });
   }
-  // The URL goes to the service, which pushes to it, and into the journal and manifest: a key in it would leak
-  // into all three. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
+  // The URL goes to the service, which pushes to it, and into the batch journal: a key in it would leak
+  // into both. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
   let decoded = url;
   try {
     decoded = decodeURIComponent(url);
@@ -310,7 +310,7 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
     // A malformed escape: the raw text alone is checked.
   }
   if (secrets.some((secret) => secret.length >= 8 && (url.includes(secret) || decoded.includes(secret)))) {
-    throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and dnc would write it into the journal and the manifest', {
+    throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into the batch journal', {
       hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
     });
   }
