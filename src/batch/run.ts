@@ -1,7 +1,7 @@
 // The batch use case: checks paths and options, owns the journal's lifecycle and lock, runs the lookups,
 // renders the outputs and evidence, and returns what happened. It never prints: it emits typed events,
 // and `src/commands/batch.ts` shows them and picks the exit code.
-import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -261,6 +261,14 @@ async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: s
   }
 }
 
+function isSymbolicLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path is a FIFO or a device: read once, as standard input is. */
 function isStream(file: string): boolean {
   try {
@@ -286,10 +294,15 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   const defaultOutput = fromStdin ? '-' : inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
   let output = resolveOutputTarget('-o', options.output ?? defaultOutput, ctx.cwd);
   // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
-  // by path (a socket gives ENXIO): write to the stream itself.
-  if (output.kind === 'stream' && output.path !== '-' && ctx.isStandardOutput(output.path)) output = { kind: 'stream', path: '-' };
+  // by path (a socket gives ENXIO): write to the stream itself. So too when they lead to a regular file
+  // (`>> log.csv`): replacing that file would drop what it held, and the shell's append with it.
+  if (output.path !== '-' && ctx.isStandardOutput(output.path) && (output.kind === 'stream' || isSymbolicLink(path.resolve(ctx.cwd, options.output ?? defaultOutput)))) {
+    output = { kind: 'stream', path: '-' };
+  }
   const toStdin = (flag: string, file: string) => {
-    if (file !== '-' && ctx.isStandardInput(file)) {
+    // Only a list read from standard input can be overwritten through it (`dnc batch - -o calls.csv < calls.csv`);
+    // a named list leaves standard input alone (in cron it is /dev/null, and so may -o be).
+    if (given === '-' && file !== '-' && ctx.isStandardInput(file)) {
       throw usageError('E_PATH_COLLISION', `${flag} ${file} is standard input: dnc never writes where its input comes from`, { hint: `give ${flag} a file name` });
     }
   };
