@@ -334,23 +334,23 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
  * Refuses two roles on one file, and folders that cannot take a first write, before the journal is made
  * or --restart deletes anything: nothing is read from the service until every output can be written.
  */
-async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: string): Promise<void> {
+async function checkFiles(paths: BatchPaths, journalPath: string | null, manifestPath: string | null): Promise<void> {
   const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('./paths.js');
   const files = [
-    ...(paths.fromStdin ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : [{ role: 'the input', path: paths.inputPath }]),
+    ...(!paths.fromStdin ? [{ role: 'the input', path: paths.inputPath }] : journalPath ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : []),
     ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
     ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
     ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
     ...(paths.reviewOut ? [{ role: '--review-out', path: paths.reviewOut }] : []),
     ...(paths.dialOut ? [{ role: '--dial-out', path: paths.dialOut }] : []),
-    ...journalSideFiles(journalPath),
-    { role: 'the manifest', path: manifestPath },
+    ...(journalPath ? journalSideFiles(journalPath) : []),
+    ...(manifestPath ? [{ role: 'the manifest', path: manifestPath }] : []),
   ];
   refuseCollisions(files);
   // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
   // evidence would replace the other's.
   // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)
-  if (paths.output.kind === 'file') await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
+  if (paths.output.kind === 'file' && manifestPath) await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
   const folders = new Map<string, string>();
   const add = (file: string | null, what: string) => {
     if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
@@ -529,6 +529,9 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     const manifestPath = paths.output.kind === 'file' ? manifestPathFor(paths.outputPath) : journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     await checkFiles(paths, journalPath, manifestPath);
     early = { journalPath, manifestPath };
+  } else if (!options.dryRun) {
+    // The journal and manifest follow the input's content: the files already named are checked before it is read.
+    await checkFiles(paths, null, null);
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;

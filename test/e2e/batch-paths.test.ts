@@ -177,6 +177,8 @@ describe('dnc batch: collisions and unwritable folders are refused before anythi
     { name: 'a list named as the manifest', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'r.csv', '--callable-out', 'r.manifest.json'], says: '--callable-out and the manifest' },
     { name: 'the output as a hard link of the input', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'hard.csv'], says: 'the input and -o' },
     { name: 'both lists on one file', files: { 'in.csv': LIST }, argv: ['in.csv', '--callable-out', 'l.csv', '--suppressed-out', './l.csv'], says: '--callable-out and --suppressed-out' },
+    // Results to stdout (journal not yet known): the files named are still checked before the list is read (read, its NUL would be exit 3).
+    { name: 'a list named as the input, results to stdout', files: { 'in.csv': 'name,phone\nAnn,\0\n' }, argv: ['in.csv', '-o', '-', '--callable-out', 'in.csv'], says: 'the input and --callable-out' },
   ];
   for (const c of cases) {
     it(`${c.name}: exit 2, the file untouched, nothing sent`, async () => {
