@@ -108,6 +108,22 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(existsSync(`${fifo}.journal.sqlite`)).toBe(false);
   });
 
+  it('a list written through a FIFO: the output verifies, without waiting on the FIFO for a writer', async () => {
+    const d = dir('fifo-list');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    const fifo = path.join(d, 'callable.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = new Promise<string>((resolve, reject) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))));
+    const r = await spawnDnc(['batch', input, '-o', 'out.csv', '--callable-out', fifo, '--quiet'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await reader).toBe('name,phone\nAnn,+12025550100\n');
+    const v = await spawnDnc(['verify', 'out.csv'], { env, cwd: d, timeoutMs: 10_000 });
+    expect(v.signal, 'dnc verify hung on the FIFO').toBeNull();
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout).toContain('fit to dial');
+  });
+
   it('-o /dev/stdout writes to the pipe and never replaces the device node', async () => {
     const d = dir('devstdout');
     const input = path.join(d, 'in.csv');
