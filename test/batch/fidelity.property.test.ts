@@ -96,7 +96,10 @@ const table: fc.Arbitrary<Table> = fc
 
 /** The test's own CSV writer (RFC 4180): the input side, independent of dnc's writer. */
 function serialise(t: Table): string {
-  const field = (v: string) => (t.quoteAll || /[",;\t|\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  // Quoted only where RFC 4180 needs it (the file's own delimiter, a quote, CR, LF), or everywhere: so the other
+  // delimiters also stand bare in cells (a ';' in a comma file), as they do in real exports.
+  const needs = (v: string) => v.includes(t.delimiter) || /["\r\n]/.test(v);
+  const field = (v: string) => (t.quoteAll || needs(v) ? `"${v.replace(/"/g, '""')}"` : v);
   const records = [t.header, ...t.rows].map((r) => r.map(field).join(t.delimiter));
   let text = t.bom ? '\uFEFF' : '';
   for (let i = 0; i < records.length; i++) {
