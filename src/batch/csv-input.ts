@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { inputError, usageError, type DncError } from '../errors.js';
+import { DncError, inputError, usageError } from '../errors.js';
 import type { RecordDelimiter } from './csv-output.js';
 import type { WorkbookLayout } from './xlsx-input.js';
 import { describeRecordAt } from './record-location.js';
@@ -256,7 +256,7 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
     throw inputError('E_INPUT_EMPTY', `${where}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
   }
   const nul = body.indexOf(0);
-  if (nul >= 0) throw nulError(path, lineOfOffset(body, nul));
+  if (nul >= 0) throw await withRecordNumber(nulError(path, lineOfOffset(body, nul)), undefined);
   const end = headerEnd(body);
   if (end < 0 && body.length > MAX_RECORD_CHARS) {
     throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is longer than ${MAX_RECORD_CHARS} characters`, {
@@ -299,7 +299,7 @@ async function openDecodedLayout(
     throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
   }
   const nul = text.indexOf('\0');
-  if (nul >= 0) throw nulError(path, new LineCounter().advance(textUnits(text), nul));
+  if (nul >= 0) throw await withRecordNumber(nulError(path, new LineCounter().advance(textUnits(text), nul)), encoding);
   let end = -1;
   let quoted = false;
   for (let i = 0; i < text.length && end < 0; i++) {
@@ -360,10 +360,44 @@ function lineOfOffset(buf: Uint8Array, offset: number): number {
   return line;
 }
 
+/**
+ * A fault found in the bytes (a NUL, text that is not UTF-8) is found where it lies, by line: the decoder does
+ * not see records. What it says, apart from where, is kept here, so that the record the line belongs to
+ * (found by a second pass) can be named too.
+ */
+const byteFaults = new WeakMap<DncError, { path: string; line: number; problem: string }>();
+
+function byteFault(code: 'E_INPUT_BINARY' | 'E_INPUT_ENCODING', path: string, line: number, problem: string, options: { hint: string; cause?: unknown }): DncError {
+  const err = inputError(code, `${path}: line ${line}: ${problem}`, { ...options, details: { line } });
+  byteFaults.set(err, { path, line, problem });
+  return err;
+}
+
 function nulError(path: string, line: number): DncError {
-  return inputError('E_INPUT_BINARY', `${path}: line ${line}: the file holds a NUL byte; it looks binary, not CSV`, {
+  return byteFault('E_INPUT_BINARY', path, line, 'the file holds a NUL byte; it looks binary, not CSV', {
     hint: 'export the data as CSV (comma, semicolon, tab or pipe separated text); a NUL byte is never part of a call list',
-    details: { line },
+  });
+}
+
+/**
+ * A fault found in the bytes, naming the record its line belongs to where that differs from the line (a cell
+ * above it holds a line break), as every other message does. Any other error is returned as it is.
+ */
+async function withRecordNumber(err: unknown, encoding: TextEncoding | undefined): Promise<unknown> {
+  const fault = err instanceof Error ? byteFaults.get(err as DncError) : undefined;
+  if (!fault) return err;
+  let record: number;
+  try {
+    record = await recordOfLine(fault.path, fault.line, encoding);
+  } catch {
+    return err;
+  }
+  const e = err as DncError;
+  if (record === fault.line) return e;
+  return new DncError(e.code, `${fault.path}: ${describeRecordAt(fault.line, record)}: ${fault.problem}`, {
+    hint: e.hint,
+    cause: e.cause,
+    details: { ...e.details, record },
   });
 }
 
@@ -467,13 +501,7 @@ class StrictUtf8 extends Transform {
       // last chunk began (else that character's last bytes, at this chunk's start, would be taken for the bad ones).
       const bad = Math.max(0, firstInvalidUtf8(Buffer.concat([this.tail, chunk])) - this.tail.length);
       const line = this.lines.advance(chunk, bad);
-      callback(
-        inputError('E_INPUT_ENCODING', `${this.path}: line ${line}: the text is not valid UTF-8`, {
-          hint: NOT_UTF8_HINT,
-          cause: err,
-          details: { line },
-        }),
-      );
+      callback(byteFault('E_INPUT_ENCODING', this.path, line, 'the text is not valid UTF-8', { hint: NOT_UTF8_HINT, cause: err }));
       return;
     }
     this.lines.advance(chunk);
@@ -485,12 +513,7 @@ class StrictUtf8 extends Transform {
       const rest = this.decoder.decode();
       callback(null, rest);
     } catch (err) {
-      callback(
-        inputError('E_INPUT_ENCODING', `${this.path}: line ${this.lines.line}: the file ends in the middle of a UTF-8 character`, {
-          hint: 'save the file as "CSV UTF-8"',
-          cause: err,
-        }),
-      );
+      callback(byteFault('E_INPUT_ENCODING', this.path, this.lines.line, 'the file ends in the middle of a UTF-8 character', { hint: 'save the file as "CSV UTF-8"', cause: err }));
     }
   }
 }
@@ -567,28 +590,25 @@ export interface ReadRowsOptions {
 }
 
 /**
- * Where records start, found by a second pass over the bytes (only for messages: csv-parse's per-record
- * line info costs a third of a big file's parse time). It reads records as readRows does: CR, LF and
- * CRLF outside quotes end a record, a blank line is a record, and the file's last line break starts
- * none. Record 0 is the file's first record (the header, if any). Returns the start line of each wanted
- * record, and of the last record when the file ends inside a quoted field.
+ * Walks the records of `path` as readRows reads them: CR, LF and CRLF outside quotes end a record, a blank
+ * line is a record, and the file's last line break starts none. Calls `onStart(record, line)` as each record
+ * begins (record 0 is the file's first, on line 1); stops early when it returns true. Returns whether the file
+ * ends inside a quoted field, and where the last record begun starts.
  */
-export async function recordStartLines(
+async function walkRecordStarts(
   path: string,
-  wanted: ReadonlySet<number>,
-  encoding?: TextEncoding,
-): Promise<{ lines: Map<number, number>; unclosedQuoteLine: number | null }> {
+  encoding: TextEncoding | undefined,
+  onStart: (record: number, line: number) => boolean,
+): Promise<{ quoted: boolean; lastStart: number; lastRecord: number }> {
   // In UTF-16 a byte 0x0A or 0x22 may be half of another character: the text is decoded first.
   const decoder = isUtf16(encoding) ? await streamDecoder(encoding!) : null;
-  const lines = new Map<number, number>();
   let line = 1;
   let record = 0;
   let quoted = false;
   let lastWasCr = false;
   let startPending = false;
   let lastStart = 1;
-  if (wanted.has(0)) lines.set(0, 1);
-  const maxWanted = Math.max(-1, ...wanted);
+  if (onStart(0, 1)) return { quoted, lastStart, lastRecord: record };
   for await (const bytes of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
     const chunk: ArrayLike<number> = decoder ? textUnits(decoder.write(bytes)) : bytes;
     for (let i = 0; i < chunk.length; i++) {
@@ -603,8 +623,7 @@ export async function recordStartLines(
         startPending = false;
         record++;
         lastStart = line;
-        if (wanted.has(record)) lines.set(record, line);
-        if (record > maxWanted && lines.size === wanted.size) return { lines, unclosedQuoteLine: null };
+        if (onStart(record, line)) return { quoted, lastStart, lastRecord: record };
       }
       if (b === 0x22) quoted = !quoted;
       else if (b === 0x0a || b === 0x0d) {
@@ -614,7 +633,44 @@ export async function recordStartLines(
       }
     }
   }
-  return { lines, unclosedQuoteLine: quoted ? lastStart : null };
+  return { quoted, lastStart, lastRecord: record };
+}
+
+/**
+ * Where records start, found by a second pass over the bytes (only for messages: csv-parse's per-record
+ * line info costs a third of a big file's parse time). Record 0 is the file's first record (the header, if
+ * any). Returns the start line of each wanted record, and the start line and record number (1-based) of the
+ * last record when the file ends inside a quoted field.
+ */
+export async function recordStartLines(
+  path: string,
+  wanted: ReadonlySet<number>,
+  encoding?: TextEncoding,
+): Promise<{ lines: Map<number, number>; unclosedQuoteLine: number | null; unclosedQuoteRecord: number | null }> {
+  const lines = new Map<number, number>();
+  const maxWanted = Math.max(-1, ...wanted);
+  const end = await walkRecordStarts(path, encoding, (record, line) => {
+    if (wanted.has(record)) lines.set(record, line);
+    // With nothing wanted, the walk goes to the end: it is looking for a quote left open.
+    return wanted.size > 0 && record > maxWanted && lines.size === wanted.size;
+  });
+  // (A walk stopped early stopped at a record's start, outside quotes.)
+  const unclosed = end.quoted;
+  return { lines, unclosedQuoteLine: unclosed ? end.lastStart : null, unclosedQuoteRecord: unclosed ? end.lastRecord + 1 : null };
+}
+
+/**
+ * The record number (1-based: the file's first record is 1, as a spreadsheet numbers rows) that physical line
+ * `line` belongs to. A record is made of whole lines, so every byte of a line is in the same record.
+ */
+export async function recordOfLine(path: string, line: number, encoding?: TextEncoding): Promise<number> {
+  let found = 0;
+  await walkRecordStarts(path, encoding, (record, start) => {
+    if (start > line) return true;
+    found = record;
+    return false;
+  });
+  return found + 1;
 }
 
 /** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
@@ -721,7 +777,7 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
   }
   await done;
   if (failure !== undefined) {
-    if ((failure as DncError).name === 'DncError') throw failure;
+    if ((failure as DncError).name === 'DncError') throw await withRecordNumber(failure, layout.encoding);
     throw await locatedCsvError(failure, layout);
   }
   if (batch.length > 0) yield batch;
@@ -733,7 +789,8 @@ async function locatedCsvError(err: unknown, layout: CsvLayout): Promise<DncErro
   let at: RecordLocation = {};
   try {
     if (e.code === 'CSV_QUOTE_NOT_CLOSED') {
-      at = { line: (await recordStartLines(layout.path, new Set(), layout.encoding)).unclosedQuoteLine ?? undefined };
+      const { unclosedQuoteLine, unclosedQuoteRecord } = await recordStartLines(layout.path, new Set(), layout.encoding);
+      at = { line: unclosedQuoteLine ?? undefined, record: unclosedQuoteRecord ?? undefined };
     } else if (typeof e.records === 'number') {
       // Both csv-parse and FieldCountError count the records before the one at fault: its 0-based index.
       const record = e.records;

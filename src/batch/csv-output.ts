@@ -48,15 +48,20 @@ export class CsvWriter {
   }
 }
 
+// A formula behind spaces: an import that trims cells (LibreOffice's "Trim spaces") would find the formula.
+// Control characters become spaces first, so "\t@x" from a service is one of these.
+const FORMULA_AFTER_SPACES = /^\s+[=+\-@]/;
+
 /**
  * Text that came from the service or a push, made safe for a results cell: control characters become
- * one space, and a formula-leading character is neutralised with a leading `'` (what spreadsheets
- * themselves use to mark text). The journal keeps the text as received; only the cell is changed.
+ * one space, and a formula-leading character, at the start or after spaces, is neutralised with a
+ * leading `'` (what spreadsheets themselves use to mark text). The journal keeps the text as received;
+ * only the cell is changed.
  */
 export function serviceTextCell(value: string | null | undefined): string {
   if (!value) return '';
   const clean = value.replace(CONTROL, ' ');
-  return FORMULA_LEAD.test(clean) ? `'${clean}` : clean;
+  return FORMULA_LEAD.test(clean) || FORMULA_AFTER_SPACES.test(clean) ? `'${clean}` : clean;
 }
 
 /** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */

@@ -1,9 +1,9 @@
 // Renders a batch's output files from its input and its journal: every row, in order, plus the dnc_* columns.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, open as openHandle, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, rename, rm, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import { tempPathFor } from '../atomic-file.js';
+import { syncFolder, tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
@@ -154,7 +154,7 @@ abstract class OutputSink {
   bytes = 0;
   /** The path as the journal names it (`-` for standard output). */
   path = '';
-  private failed: unknown;
+  protected failed: unknown;
   constructor(
     readonly target: string,
     protected readonly stream: Writable,
@@ -194,6 +194,8 @@ abstract class OutputSink {
     });
     if (this.failed) throw this.failed;
   }
+  /** Ends the writing and puts the data on the disk, where that applies (commit() does it too, if not done). */
+  async written(): Promise<void> {}
   abstract commit(): Promise<void>;
   abstract abort(): Promise<void>;
 }
@@ -210,8 +212,15 @@ class AtomicFileSink extends OutputSink {
     super(target, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
     this.tmp = tmp;
   }
+  private writing: Promise<void> | null = null;
+  override written(): Promise<void> {
+    // 'finish' comes before the fsync: a stream with `flush: true` syncs as it closes. The rename waits for the
+    // close, so the name never points at data that is not on the disk yet, and a failed fsync fails the commit.
+    this.writing ??= this.end().then(() => this.closed());
+    return this.writing;
+  }
   async commit(): Promise<void> {
-    await this.end();
+    await this.written();
     const existing = await stat(this.target).catch(() => null);
     if (existing?.isFile()) await chmod(this.tmp, existing.mode & 0o777);
     await rename(this.tmp, this.target);
@@ -220,6 +229,13 @@ class AtomicFileSink extends OutputSink {
   async abort(): Promise<void> {
     this.stream.destroy();
     await rm(this.tmp, { force: true });
+  }
+  private closed(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const settle = () => (this.failed ? reject(this.failed) : resolve());
+      if (this.stream.closed) settle();
+      else this.stream.once('close', settle);
+    });
   }
 }
 
@@ -610,6 +626,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
       });
     }
     for (const l of lanes) await l.finish();
+    // Every file on the disk (each one's fsync, side by side) before the first is renamed into place.
+    await Promise.all(files.map((f) => f.written().catch(() => {})));
     for (const f of files) {
       try {
         await f.commit();
@@ -627,15 +645,3 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   return summary;
 }
 
-/** Flushes a folder's entries to disk (after a rename into it); a platform that cannot is not an error. */
-async function syncFolder(dir: string): Promise<void> {
-  let handle;
-  try {
-    handle = await openHandle(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Some file systems refuse fsync on a folder: the rename is still atomic, only not yet durable.
-  } finally {
-    await handle?.close();
-  }
-}

@@ -1,7 +1,7 @@
 // The batch use case: checks paths and options, owns the journal's lifecycle and lock, runs the lookups,
 // renders the outputs and evidence, and returns what happened. It never prints: it emits typed events,
 // and `src/commands/batch.ts` shows them and picks the exit code.
-import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -262,6 +262,14 @@ async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: s
   }
 }
 
+function isSymbolicLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path is a FIFO or a device: read once, as standard input is. */
 function isStream(file: string): boolean {
   try {
@@ -289,10 +297,15 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   const defaultOutput = fromStdin ? '-' : inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
   let output = resolveOutputTarget('-o', options.output ?? defaultOutput, ctx.cwd);
   // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
-  // by path (a socket gives ENXIO): write to the stream itself.
-  if (output.kind === 'stream' && output.path !== '-' && ctx.isStandardOutput(output.path)) output = { kind: 'stream', path: '-' };
+  // by path (a socket gives ENXIO): write to the stream itself. So too when they lead to a regular file
+  // (`>> log.csv`): replacing that file would drop what it held, and the shell's append with it.
+  if (output.path !== '-' && ctx.isStandardOutput(output.path) && (output.kind === 'stream' || isSymbolicLink(path.resolve(ctx.cwd, options.output ?? defaultOutput)))) {
+    output = { kind: 'stream', path: '-' };
+  }
   const toStdin = (flag: string, file: string) => {
-    if (file !== '-' && ctx.isStandardInput(file)) {
+    // Only a list read from standard input can be overwritten through it (`dnc batch - -o calls.csv < calls.csv`);
+    // a named list leaves standard input alone (in cron it is /dev/null, and so may -o be).
+    if (given === '-' && file !== '-' && ctx.isStandardInput(file)) {
       throw usageError('E_PATH_COLLISION', `${flag} ${file} is standard input: dnc never writes where its input comes from`, { hint: `give ${flag} a file name` });
     }
   };
@@ -324,23 +337,23 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
  * Refuses two roles on one file, and folders that cannot take a first write, before the journal is made
  * or --restart deletes anything: nothing is read from the service until every output can be written.
  */
-async function checkFiles(paths: BatchPaths, journalPath: string, manifestPath: string): Promise<void> {
+async function checkFiles(paths: BatchPaths, journalPath: string | null, manifestPath: string | null): Promise<void> {
   const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('./paths.js');
   const files = [
-    ...(paths.fromStdin ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : [{ role: 'the input', path: paths.inputPath }]),
+    ...(!paths.fromStdin ? [{ role: 'the input', path: paths.inputPath }] : journalPath ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : []),
     ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
     ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
     ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
     ...(paths.reviewOut ? [{ role: '--review-out', path: paths.reviewOut }] : []),
     ...(paths.dialOut ? [{ role: '--dial-out', path: paths.dialOut }] : []),
-    ...journalSideFiles(journalPath),
-    { role: 'the manifest', path: manifestPath },
+    ...(journalPath ? journalSideFiles(journalPath) : []),
+    ...(manifestPath ? [{ role: 'the manifest', path: manifestPath }] : []),
   ];
   refuseCollisions(files);
   // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
   // evidence would replace the other's.
   // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)
-  if (paths.output.kind === 'file') await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
+  if (paths.output.kind === 'file' && manifestPath) await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
   const folders = new Map<string, string>();
   const add = (file: string | null, what: string) => {
     if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
@@ -519,6 +532,9 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     const manifestPath = paths.output.kind === 'file' ? manifestPathFor(paths.outputPath) : journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     await checkFiles(paths, journalPath, manifestPath);
     early = { journalPath, manifestPath };
+  } else if (!options.dryRun) {
+    // The journal and manifest follow the input's content: the files already named are checked before it is read.
+    await checkFiles(paths, null, null);
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;

@@ -315,7 +315,8 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     unanswered_sends: times.unansweredSends ?? previous?.unanswered_sends ?? 0,
   };
   try {
-    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
+    // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.
+    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, undefined, { durable: true });
   } catch (err) {
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
       hint: 'check that the output folder is writable',

@@ -1,5 +1,5 @@
 // `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row fresh enough to dial?
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { DncError, inputError } from '../errors.js';
 import { DNC_COLUMNS } from '../batch/columns.js';
@@ -93,6 +93,14 @@ function compareTallies(m: OutputTally, f: OutputTally): string[] {
   if (!same(m.checked_at, f.checked_at)) out.push('oldest/newest checked_at differ from the manifest');
   if (out.length === 0 && (!same(m.rows.by_country, f.rows.by_country) || !same(m.numbers, f.numbers))) out.push('counts by country differ from the manifest');
   return out;
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** The rows of a CSV one at a time (for reading the input in step with the output). */
@@ -252,8 +260,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const recheck = found.map(({ index, ...rest }) => ({ ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }), ...sheet, ...rest }));
   const differences = [...structure, ...(structure.length > 0 ? [] : compareTallies(manifest, walk.tally))];
   // The callable list is what a dialler loads: it must be the one written with this output.
+  // (A list written through a FIFO or a device was read once, by whoever read it: there is nothing to read again, and
+  // opening a FIFO would wait for a writer for ever.)
   for (const list of manifest.lists ?? []) {
-    if (existsSync(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
+    if (isRegularFile(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
   }
   const shaMatches = walk.sha256 === manifest.output.sha256;
   const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);

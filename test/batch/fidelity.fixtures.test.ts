@@ -139,6 +139,38 @@ describe('results file fidelity: fixtures', () => {
   });
 });
 
+describe('faults found in the bytes name the line and the record, where they differ', () => {
+  // Each data record takes two physical lines (a cell holds a line break): record R starts on line 2R - 2.
+  const records = (n: number) => Array.from({ length: n }, (_, i) => `"multi\nline ${i}",+1202555${String(1000 + i).padStart(4, '0')}`);
+  const cases: Array<{ name: string; bytes: (rows: string[]) => Buffer; rows: number; says: string; line: number; record: number }> = [
+    // Within the first read (the header's), and far past it (read while lookups would run).
+    { name: 'a NUL byte near the start', rows: 3, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`), says: 'the file holds a NUL byte', line: 8, record: 5 },
+    { name: 'a NUL byte past 64 KiB', rows: 3000, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`), says: 'the file holds a NUL byte', line: 6002, record: 3002 },
+    { name: 'a NUL byte inside a multi-line cell', rows: 3000, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x\n\0y",+12025550100\n`), says: 'the file holds a NUL byte', line: 6003, record: 3002 },
+    { name: 'a byte that is not UTF-8', rows: 3000, bytes: (r) => Buffer.concat([Buffer.from(`name,phone\n${r.join('\n')}\nx`), Buffer.from([0xff]), Buffer.from('y,+12025550100\n')]), says: 'the text is not valid UTF-8', line: 6002, record: 3002 },
+    { name: 'a file ending inside a UTF-8 character', rows: 3000, bytes: (r) => Buffer.concat([Buffer.from(`name,phone\n${r.join('\n')}\nx,+12025550100\n`), Buffer.from([0xe2, 0x82])]), says: 'the file ends in the middle of a UTF-8 character', line: 6003, record: 3003 },
+    { name: 'a quote never closed', rows: 3, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x,+12025550100\nCy,+12025550101\n`), says: 'a quoted field is never closed', line: 8, record: 5 },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: exit 3, "line ${c.line} (record ${c.record})"`, async () => {
+      const input = path.join(tmp.dir, `bytes-${c.name.replace(/\W+/g, '-')}.csv`);
+      const bytes = c.bytes(records(c.rows));
+      writeFileSync(input, bytes);
+      // The oracle: the line counted in the bytes up to the fault, the record as Python's csv counts them.
+      const fault = c.name.includes('quote') ? bytes.indexOf('"x,') : c.name.includes('ending') ? bytes.length - 2 : c.name.includes('UTF-8') ? bytes.indexOf(0xff) : bytes.indexOf(0);
+      expect(bytes.subarray(0, fault).toString('latin1').split('\n').length).toBe(c.line);
+      // (The bytes before the fault, ended so that the record at fault is a whole one: its quote closed, or a character added.)
+      const prefix = bytes.subarray(0, fault).toString('latin1');
+      const before = path.join(tmp.dir, 'bytes-before.csv');
+      writeFileSync(before, prefix + ((prefix.split('"').length - 1) % 2 === 1 ? '"' : 'x'), 'latin1');
+      expect(readCsvIndependently(before, ',', 'latin-1')).toHaveLength(c.record);
+      const r = await runDnc(['batch', input, '--dry-run'], { env });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain(`line ${c.line} (record ${c.record}): ${c.says}`);
+    });
+  }
+});
+
 describe('dnc verify re-reads the file as a dialler would', () => {
   it('a file whose rows a dialler would split is not fit, even with a manifest whose hash matches it', async () => {
     const { r, out } = await scrub('excel-alt-enter-crlf.csv');

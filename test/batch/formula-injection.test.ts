@@ -114,6 +114,11 @@ describe('formula injection', () => {
     }
     expect(serviceTextCell('=1')).toBe("'=1");
     expect(serviceTextCell('ok\u0000\u009b31m')).toBe('ok 31m');
+    // A formula behind spaces or control characters (which become spaces): a cell-trimming import would find it.
+    expect(serviceTextCell('\t@x')).toBe("' @x");
+    expect(serviceTextCell('\u001b\u0007=1+1')).toBe("' =1+1");
+    expect(serviceTextCell('  -2+3')).toBe("'  -2+3");
+    expect(serviceTextCell(' plain text')).toBe(' plain text');
     expect(escapeFormulaCell('\tx')).toBe("'\tx");
     expect(escapeFormulaCell('Ann')).toBe('Ann');
   });

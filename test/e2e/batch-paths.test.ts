@@ -1,11 +1,11 @@
 // Pipes, special paths and collisions, as a shell uses them: the built binary, spawned, with real FIFOs and files.
-import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DNC_COLUMNS } from '../../src/batch/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { assertBuilt, spawnDnc } from '../helpers/cli.js';
+import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { lookedUp, sandbox, scratch, sha256 } from '../batch/helpers.js';
 
@@ -24,6 +24,15 @@ afterAll(async () => {
   await sb.close();
   tmp.remove();
 });
+
+/** A shell command line (for redirections spawnDnc cannot make: `>>`, `< /dev/null`), with the tests' environment. */
+function shell(command: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('sh', ['-c', command], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
+}
 
 function dir(name: string): string {
   const d = path.join(tmp.dir, name);
@@ -99,6 +108,22 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(existsSync(`${fifo}.journal.sqlite`)).toBe(false);
   });
 
+  it('a list written through a FIFO: the output verifies, without waiting on the FIFO for a writer', async () => {
+    const d = dir('fifo-list');
+    const input = path.join(d, 'in.csv');
+    writeFileSync(input, LIST);
+    const fifo = path.join(d, 'callable.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const reader = new Promise<string>((resolve, reject) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))));
+    const r = await spawnDnc(['batch', input, '-o', 'out.csv', '--callable-out', fifo, '--quiet'], { env, cwd: d });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await reader).toBe('name,phone\nAnn,+12025550100\n');
+    const v = await spawnDnc(['verify', 'out.csv'], { env, cwd: d, timeoutMs: 10_000 });
+    expect(v.signal, 'dnc verify hung on the FIFO').toBeNull();
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout).toContain('fit to dial');
+  });
+
   it('-o /dev/stdout writes to the pipe and never replaces the device node', async () => {
     const d = dir('devstdout');
     const input = path.join(d, 'in.csv');
@@ -110,6 +135,33 @@ describe('dnc batch: outputs that are not plain files', () => {
     const after = lstatSync('/dev/stdout');
     expect([after.isSymbolicLink(), after.ino]).toEqual([before.isSymbolicLink(), before.ino]);
     expect(existsSync('/dev/stdout.journal.sqlite')).toBe(false);
+  });
+
+  it('-o /dev/stdout into a file the shell appends to (>>) appends: the file is neither replaced nor given a journal', async () => {
+    const d = dir('devstdout-append');
+    writeFileSync(path.join(d, 'in.csv'), LIST);
+    writeFileSync(path.join(d, 'log.csv'), 'kept,from before\n');
+    const r = await shell(`"${process.execPath}" "${BIN}" batch in.csv -o /dev/stdout --quiet >> log.csv`, d);
+    expect(r.code, r.stderr).toBe(0);
+    const log = readFileSync(path.join(d, 'log.csv'), 'utf8').split('\n');
+    expect(log[0]).toBe('kept,from before');
+    expect(log[1]).toBe(['name', 'phone', ...DNC_COLUMNS].join(','));
+    expect(log[3]).toMatch(/^Bob,\+12025550101,/);
+    expect(readdirSync(d).sort()).toEqual(['in.csv', 'log.csv']);
+  });
+
+  it('a named list with standard input on /dev/null (as in cron) may write -o /dev/null: only a list read from stdin is guarded', async () => {
+    const d = dir('devnull');
+    writeFileSync(path.join(d, 'in.csv'), LIST);
+    const r = await shell(`"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv --quiet < /dev/null`, d);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([['name', 'phone'], ['Ann', '+12025550100']]);
+    expect(lstatSync('/dev/null').isCharacterDevice()).toBe(true);
+    // Read from standard input, the list is guarded: -o may not be the file standard input comes from.
+    const guarded = await shell(`"${process.execPath}" "${BIN}" batch - -o in.csv < in.csv`, d);
+    expect(guarded.code).toBe(2);
+    expect(guarded.stderr).toContain('[E_PATH_COLLISION]');
+    expect(readFileSync(path.join(d, 'in.csv'), 'utf8')).toBe(LIST);
   });
 
   it('follows a symbolic link to a regular file (the link stays a link) and refuses one that points nowhere', async () => {
@@ -141,6 +193,8 @@ describe('dnc batch: collisions and unwritable folders are refused before anythi
     { name: 'a list named as the manifest', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'r.csv', '--callable-out', 'r.manifest.json'], says: '--callable-out and the manifest' },
     { name: 'the output as a hard link of the input', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'hard.csv'], says: 'the input and -o' },
     { name: 'both lists on one file', files: { 'in.csv': LIST }, argv: ['in.csv', '--callable-out', 'l.csv', '--suppressed-out', './l.csv'], says: '--callable-out and --suppressed-out' },
+    // Results to stdout (journal not yet known): the files named are still checked before the list is read (read, its NUL would be exit 3).
+    { name: 'a list named as the input, results to stdout', files: { 'in.csv': 'name,phone\nAnn,\0\n' }, argv: ['in.csv', '-o', '-', '--callable-out', 'in.csv'], says: 'the input and --callable-out' },
   ];
   for (const c of cases) {
     it(`${c.name}: exit 2, the file untouched, nothing sent`, async () => {
