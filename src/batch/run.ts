@@ -54,6 +54,8 @@ export interface BatchRunDeps {
   isStandardOutput(file: string): boolean;
   /** Whether a path names this process's standard input (/dev/stdin): never written to. */
   isStandardInput(file: string): boolean;
+  /** Whether a path names this process's standard error (/dev/stderr), where progress and the summary go. */
+  isStandardError?(file: string): boolean;
   onEvent(event: BatchEvent): void;
 }
 
@@ -309,7 +311,15 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
       throw usageError('E_PATH_COLLISION', `${flag} ${file} is standard input: dnc never writes where its input comes from`, { hint: `give ${flag} a file name` });
     }
   };
+  const toStderr = (flag: string, file: string) => {
+    // Progress, warnings and the summary go there: results mixed into them could be read by no one, and a
+    // file behind it (`2>> log`) would be replaced, dropping what the shell appended.
+    if (file !== '-' && ctx.isStandardError?.(file)) {
+      throw usageError('E_USAGE', `${flag} ${file} is standard error, where dnc writes its progress and summary`, { hint: `give ${flag} a file name${flag === '-o' ? ', or - for standard output' : ''}` });
+    }
+  };
   toStdin('-o', output.path);
+  toStderr('-o', output.path);
   const list = (flag: string, name: string | undefined): string | null => {
     if (name === undefined) return null;
     const target = name === '-' ? null : resolveOutputTarget(flag, name, ctx.cwd);
@@ -318,6 +328,7 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
       throw usageError('E_USAGE', `${flag} ${name}: only the results (-o -) can go to standard output`, { hint: `give ${flag} a file name` });
     }
     toStdin(flag, target.path);
+    toStderr(flag, target.path);
     return target.path;
   };
   return {

@@ -137,7 +137,7 @@ function encodingFlag(raw: string, flag: string): TextEncoding {
 }
 
 /** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */
-function isStandardStream(fd: 0 | 1): (file: string) => boolean {
+function isStandardStream(fd: 0 | 1 | 2): (file: string) => boolean {
   return (file) => {
     try {
       const a = statSync(file);
@@ -175,6 +175,7 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
       lockDeps: processLockDeps(),
       // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never written.
       isStandardOutput: isStandardStream(1),
+      isStandardError: isStandardStream(2),
       isStandardInput: isStandardStream(0),
       onEvent: show,
     });

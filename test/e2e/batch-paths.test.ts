@@ -150,6 +150,20 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(readdirSync(d).sort()).toEqual(['in.csv', 'log.csv']);
   });
 
+  it('-o /dev/stderr or a list there (stderr appended to a file) is refused before anything is read: the file behind it is neither replaced nor given a journal', async () => {
+    const d = dir('devstderr');
+    writeFileSync(path.join(d, 'in.csv'), LIST);
+    writeFileSync(path.join(d, 'err.log'), 'kept from before\n');
+    for (const args of ['-o /dev/stderr', '-o out.csv --callable-out /dev/stderr']) {
+      const r = await shell(`"${process.execPath}" "${BIN}" batch in.csv ${args} 2>> err.log`, d);
+      expect(r.code, args).toBe(2);
+      const log = readFileSync(path.join(d, 'err.log'), 'utf8');
+      expect(log.startsWith('kept from before\n'), args).toBe(true);
+      expect(log).toContain('is standard error, where dnc writes its progress and summary');
+    }
+    expect(readdirSync(d).sort()).toEqual(['err.log', 'in.csv']);
+  });
+
   it('a named list with standard input on /dev/null (as in cron) may write -o /dev/null: only a list read from stdin is guarded', async () => {
     const d = dir('devnull');
     writeFileSync(path.join(d, 'in.csv'), LIST);
