@@ -1134,10 +1134,12 @@ async function runLookups(
           await reading.done;
         } catch (err) {
           if (quit) return { ...outcome, abandoned: true };
-          const e = err as { hint?: string };
+          const e = err as { hint?: string; code?: unknown };
           if (outcome.sent > 0 && typeof err === 'object' && err !== null) {
+            // A fault of the list (its bytes, its CSV) is fixed in the list; anything else (a full disk) where it lies.
+            const what = typeof e.code === 'string' && e.code.startsWith('E_INPUT') ? 'the list is fixed' : 'that is fixed';
             Object.assign(err, {
-              hint: `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the list was read are kept in the journal: run the same command once the list is fixed and they are not sent, or paid for, again`,
+              hint: `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the list was read are kept in the journal: run the same command once ${what} and they are not sent, or paid for, again`,
             });
           }
           throw err;
