@@ -66,7 +66,8 @@ export function serviceTextCell(value: string | null | undefined): string {
 
 /** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */
 export function escapeFormulaCell(value: string): string {
-  return FORMULA_LEAD.test(value) ? `'${value}` : value;
+  // Behind spaces too: a tool that trims cells before reading them finds the formula.
+  return FORMULA_LEAD.test(value) || FORMULA_AFTER_SPACES.test(value) ? `'${value}` : value;
 }
 
 /** Whether a register source is what the interface promises: an https URL. */

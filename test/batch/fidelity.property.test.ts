@@ -115,7 +115,8 @@ function serialise(t: Table): string {
   return text;
 }
 
-const escapeFormula = (v: string) => (/^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
+// docs/csv-files.md: a cell that starts with = + - @ TAB or CR, or with white space before = + - @.
+const escapeFormula = (v: string) => (/^[=+\-@\t\r]/.test(v) || /^\s+[=+\-@]/.test(v) ? `'${v}` : v);
 
 let caseNo = 0;
 

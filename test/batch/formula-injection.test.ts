@@ -72,7 +72,7 @@ describe('formula injection', () => {
 
   it('--escape-formulas neutralises formula-leading input cells (a + number too) and verify still matches the input', async () => {
     const input = path.join(tmp.dir, 'esc.csv');
-    writeFileSync(input, 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n');
+    writeFileSync(input, 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n"  @SUM(A1)",+12025550104\n');
     const out = path.join(tmp.dir, 'esc.out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
     expect(r.code, r.stderr).toBe(0);
@@ -80,6 +80,7 @@ describe('formula injection', () => {
     expect(rows.slice(1).map((x) => x.slice(0, 3))).toEqual([
       ["'=1+2", "'+12025550100", '+12025550100'],
       ["'-minus", "'+12025550102", '+12025550102'],
+      ["'  @SUM(A1)", "'+12025550104", '+12025550104'],
     ]);
     expect(readFileSync(input, 'utf8')).toContain('=1+2,+12025550100');
     const v = await runDnc(['verify', out, '--json'], {});
