@@ -12,6 +12,7 @@ import { readRows, type CsvLayout } from './csv-input.js';
 import { UNANSWERED_SEND, type BatchJournal, type BatchMeta, type NumberVerdict, type StoppedReason } from './journal.js';
 import { PhoneCache } from './phone-cache.js';
 import { complianceRecordOf, manifestCompliance, rulesOf, withExemption, withValidUntil } from '../compliance/batch-compliance.js';
+import type { ValidityRules } from '../compliance/validity.js';
 import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
 import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
 import type { TypedCell } from './xlsx-cells.js';
@@ -313,6 +314,7 @@ async function openLane(
   escapeInput: (fields: string[]) => string[],
   isResults: boolean,
   now: () => number,
+  rules: ValidityRules,
 ): Promise<Lane> {
   if (outputFormatOf(target, isResults ? meta.outputFormat : undefined) === 'csv') {
     const encoding = outputEncodingOf(meta);
@@ -323,7 +325,6 @@ async function openLane(
     return new CsvLane(sink, writer, escapeInput, encode);
   }
   const { openWorkbookLane } = await import('./xlsx-output.js');
-  const { DEFAULT_MAX_AGE_DAYS, DEFAULT_MAX_AGE_OTHER_DAYS } = await import('../evidence/verify.js');
   const { manifestPathFor } = await import('../evidence/manifest.js');
   const { VERSION } = await import('../version.js');
   const book = await openWorkbookLane(sink, {
@@ -331,7 +332,8 @@ async function openLane(
     summary: isResults
       ? { input: meta.inputPath, inputSha256: meta.inputSha256, manifest: meta.manifestPath ?? (target === '-' ? null : manifestPathFor(target)), writtenAt: new Date(now()), dncVersion: VERSION }
       : null,
-    maxAgeDays: { byCountry: DEFAULT_MAX_AGE_DAYS, other: DEFAULT_MAX_AGE_OTHER_DAYS },
+    // The scrub's windows, as each row's dnc_valid_until and the manifest use them.
+    maxAgeDays: { byCountry: rules.byCountry, other: rules.otherDays },
   });
   return {
     header: (fields) => book.header(fields),
@@ -548,7 +550,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
         throw new EarlyRenderDropped(`${target} is a workbook: it is written after the lookups`);
       }
       const sink = await open(target);
-      const l = await openLane(sink, target, meta, layout, writer, escapeInput, target === meta.outputPath, now);
+      const l = await openLane(sink, target, meta, layout, writer, escapeInput, target === meta.outputPath, now, rules);
       if (header) await l.header([...header, ...extra]);
       return l;
     };

@@ -1,6 +1,6 @@
 // Writes a batch output as an .xlsx workbook, streaming: the input's rows with their values and types, the dnc_*
 // columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
-import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
+import { parseServiceTime } from '../evidence/duration.js';
 import type { CellValue, TypedCell } from './xlsx-cells.js';
 import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from './xlsx-writer.js';
 
@@ -18,7 +18,7 @@ export interface WorkbookOptions {
   header: boolean;
   /** The main results carry a Summary sheet; the lists do not. */
   summary: SummaryContext | null;
-  /** Max age of a verdict per country (`dnc verify`'s defaults), for the validity window. */
+  /** The scrub's validity windows in days, by country and for the rest (as the manifest records them). */
   maxAgeDays: { byCountry: Readonly<Record<string, number>>; other: number };
 }
 
@@ -34,13 +34,11 @@ class SummaryTally {
   readonly byCountry = new Map<string, Map<string, number>>();
   oldest: [number, string] | null = null;
   newest: [number, string] | null = null;
-  /** The moment the first callable row's verdict grows older than its country's max age. */
+  /** The earliest dnc_valid_until of a callable row: the rows' own values, so the sheet cannot say otherwise. */
   validUntil: number | null = null;
 
-  constructor(private readonly maxAge: WorkbookOptions['maxAgeDays']) {}
-
   add(cells: readonly string[]): void {
-    const [, country = '', result = '', , , checkedAt = '', , , , credits = '0'] = cells;
+    const [, country = '', result = '', , , checkedAt = '', , , , credits = '0', , validUntil = ''] = cells;
     this.rows++;
     this.byResult.set(result, (this.byResult.get(result) ?? 0) + 1);
     let c = this.byCountry.get(country);
@@ -51,10 +49,8 @@ class SummaryTally {
     if (!Number.isFinite(at)) return;
     if (!this.oldest || at < this.oldest[0]) this.oldest = [at, checkedAt];
     if (!this.newest || at > this.newest[0]) this.newest = [at, checkedAt];
-    if (result === 'callable') {
-      const until = at + (this.maxAge.byCountry[country] ?? this.maxAge.other) * DAY_MS;
-      if (this.validUntil === null || until < this.validUntil) this.validUntil = until;
-    }
+    const until = Date.parse(validUntil);
+    if (result === 'callable' && Number.isFinite(until) && (this.validUntil === null || until < this.validUntil)) this.validUntil = until;
   }
 }
 
@@ -69,7 +65,7 @@ export class WorkbookLane {
     private readonly options: WorkbookOptions,
   ) {
     this.book = new WorkbookWriter(sink);
-    this.tally = new SummaryTally(options.maxAgeDays);
+    this.tally = new SummaryTally();
   }
 
   private async results(filterWidth: number | null): Promise<SheetWriter> {
@@ -147,7 +143,7 @@ export class WorkbookLane {
     add(['newest checked_at', t.newest?.[1] ?? '']);
     add([
       'validity window',
-      `a verdict is valid ${Object.entries(days.byCountry).map(([c, d]) => `${d} days for ${c}`).join(', ')}${Object.keys(days.byCountry).length ? ', ' : ''}${days.other} days elsewhere, from its checked_at`,
+      `a verdict is valid ${Object.entries(days.byCountry).map(([c, d]) => `${d} days for ${c}`).join(', ')}${Object.keys(days.byCountry).length ? ', ' : ''}${days.other} days elsewhere, from its checked_at (an exemption that ends sooner ends it: dnc_valid_until)`,
     ]);
     add(['callable rows valid until', iso(t.validUntil)]);
     add([]);

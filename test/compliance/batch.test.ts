@@ -5,6 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SuppressionStore } from '../../src/compliance/suppression-store.js';
 import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
+import { readWorkbookIndependently, type OracleSheet } from '../helpers/xlsx-oracle.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -80,6 +81,18 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(m.validity.exemption_bound_rows).toBe(1);
     expect([m.validity.row_column, m.format.dnc_columns]).toEqual(['dnc_valid_until', 12]);
     expect(m.register_sources).toContain('internal:do-not-call');
+
+    // A workbook of the same scrub (its verdicts reused: nothing sent): its Summary states the rows' own earliest valid-until (the exemption's end),
+    // and the manifest's windows, read back by openpyxl (not by dnc's reader).
+    const book = path.join(w.dir, 'book.xlsx');
+    expect((await dnc(['batch', input, '-o', book, '--reuse-within', '1d'], env)).code).toBe(0);
+    const [sheet, summary] = readWorkbookIndependently(book) as [OracleSheet, OracleSheet];
+    const col = sheet.rows[0]!.findIndex((c) => c.v === 'dnc_valid_until');
+    const earliest = Math.min(...sheet.rows.slice(1).filter((r) => r[sheet.rows[0]!.findIndex((c) => c.v === 'dnc_result')]!.v === 'callable').map((r) => Date.parse(String(r[col]!.v))));
+    const said = (label: string) => summary.rows.find((r) => r[0]?.v === label)?.[1]?.v;
+    expect(new Date(earliest).toISOString()).toBe(`${iso(10)}T23:59:59.999Z`);
+    expect(said('callable rows valid until')).toBe(`${iso(10)}T23:59:59.999Z`);
+    expect(String(said('validity window'))).toContain('31 days for US');
 
     // verify: fit now; not fit once the exemption has ended.
     expect((await dnc(['verify', out], {})).code).toBe(0);
