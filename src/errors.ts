@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   E_DISK_FULL: { exit: ExitCode.INPUT, summary: 'the disk is full: the batch journal cannot be written' },
   E_JOURNAL_WRITE: { exit: ExitCode.INPUT, summary: 'the batch journal cannot be written' },
   E_LIST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the suppression list cannot be read' },
+  E_LIST_BUSY: { exit: ExitCode.INPUT, summary: 'the suppression list stayed locked by another process (30 s); nothing was changed or sent' },
   E_LIST_ALTERED: { exit: ExitCode.INPUT, summary: 'the suppression list was changed outside dnc (its audit log does not account for it); nothing sent' },
   E_CSV_COLUMN: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no column of numbers' },
   E_CSV_MALFORMED: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: malformed CSV' },

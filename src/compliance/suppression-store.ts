@@ -5,6 +5,20 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
 
+const LIST_BUSY_TIMEOUT_MS = 30_000;
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+/** Another process kept the list's write lock past the busy timeout (an import, a stuck sqlite3 shell). */
+function listBusy(file: string, waitedMs: number, consequence: string) {
+  return inputError('E_LIST_BUSY', `the suppression list ${file} stayed locked by another process for ${waitedMs / 1000} s; ${consequence}`, {
+    hint: 'try again once the other change has ended (another dnc suppress/exempt, or a program holding the file open for writing)',
+  });
+}
+
 export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
 export type ExemptionBasis = (typeof EXEMPTION_BASES)[number];
 
@@ -153,7 +167,8 @@ export class SuppressionStore {
    * Opens the list. `create`: make it (folder 0700 in the state folder, file 0600) when missing;
    * otherwise a missing file is an empty list and nothing is created (check and batch only read).
    */
-  static async open(file: string, options: { create: boolean; explicit?: boolean }): Promise<SuppressionStore | null> {
+  static async open(file: string, options: { create: boolean; explicit?: boolean; busyTimeoutMs?: number }): Promise<SuppressionStore | null> {
+    const busyMs = options.busyTimeoutMs ?? LIST_BUSY_TIMEOUT_MS;
     const exists = existsSync(file);
     if (!exists && !options.create) return null;
     const { default: Database } = await import('better-sqlite3');
@@ -167,11 +182,13 @@ export class SuppressionStore {
     }
     let db: BetterSqlite3.Database;
     try {
-      db = new Database(file, { timeout: 5_000 });
+      // A colleague's import of 100,000 numbers holds the write lock for seconds: wait for it, up to 30 s.
+      db = new Database(file, { timeout: busyMs });
       // A rollback journal, not WAL: a list kept on a shared drive must work where shared memory does not.
       db.pragma('journal_mode = DELETE');
       db.exec(SCHEMA);
     } catch (err) {
+      if (isBusy(err)) throw listBusy(file, busyMs, 'nothing was sent or changed');
       throw inputError('E_LIST_UNREADABLE', `cannot open the suppression list ${file}: ${(err as Error).message}`, {
         hint: 'it must be a list written by `dnc suppress` (an SQLite file); check the path and its permissions',
         cause: err,
@@ -247,14 +264,20 @@ export class SuppressionStore {
    */
   private change<T>(items: readonly T[], apply: (item: T) => boolean): ChangeResult {
     const out = { changed: 0, unchanged: 0 };
-    this.db
-      .transaction(() => {
-        for (const item of items) {
-          if (apply(item)) out.changed++;
-          else out.unchanged++;
-        }
-      })
-      .immediate();
+    try {
+      this.db
+        .transaction(() => {
+          for (const item of items) {
+            if (apply(item)) out.changed++;
+            else out.unchanged++;
+          }
+        })
+        .immediate();
+    } catch (err) {
+      // Rolled back whole: nothing of this change is in the list.
+      if (isBusy(err)) throw listBusy(this.path, (this.db.pragma('busy_timeout', { simple: true }) as number) || LIST_BUSY_TIMEOUT_MS, 'nothing was changed');
+      throw err;
+    }
     return out;
   }
 

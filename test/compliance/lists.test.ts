@@ -270,3 +270,39 @@ describe('exempt --basis', () => {
     expect([...BASES]).toEqual([...EXEMPTION_BASES]);
   });
 });
+
+describe('a list another process keeps locked', () => {
+  it('is a typed error (E_LIST_BUSY, exit 3) once the busy timeout has passed, and nothing is changed', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const os = await import('node:os');
+    const { SuppressionStore } = await import('../../src/compliance/suppression-store.js');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-busy-'));
+    const file = path.join(dir, 'list.sqlite');
+    try {
+      const store = (await SuppressionStore.open(file, { create: true, busyTimeoutMs: 200 }))!;
+      const actor = { who: 'alice@test', reason: null, source: null };
+      store.suppress([{ e164: '+12025550143', country: 'US' }], actor, T0);
+      // Another program holds the write lock (as a long import, or a sqlite3 shell in a transaction, would).
+      const other = new Database(file);
+      other.exec('BEGIN IMMEDIATE');
+      try {
+        let err: unknown;
+        try {
+          store.suppress([{ e164: '+12025550145', country: 'US' }], actor, T0);
+        } catch (e) {
+          err = e;
+        }
+        expect(err).toMatchObject({ code: 'E_LIST_BUSY', exitCode: 3 });
+        expect(String((err as Error).message)).toContain('nothing was changed');
+      } finally {
+        other.exec('ROLLBACK');
+        other.close();
+      }
+      expect(store.isSuppressed('+12025550145')).toBe(false);
+      expect(store.isSuppressed('+12025550143')).toBe(true);
+      store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
