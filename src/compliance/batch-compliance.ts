@@ -4,6 +4,7 @@ import type { ScrubParties } from './settings.js';
 import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
 import { rowValidUntilMs, validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
 import { formatInteger } from '../render/numbers.js';
+import { parseServiceTime } from '../evidence/duration.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {
@@ -98,14 +99,25 @@ export function complianceRecordOf(journal: BatchJournal): ScrubCompliance | nul
 }
 
 /**
+ * Whether the exemption recorded for a number held when its register verdict was made: a webhook verdict can
+ * come (through dnc listen) after the exemption applied at scrub time has ended, and is then not exempted.
+ */
+function exemptionHeldAtVerdict(v: Pick<NumberVerdict, 'exemption_basis' | 'exemption_until' | 'checked_at'>): boolean {
+  if (!v.exemption_basis || !v.exemption_until) return false;
+  const at = parseServiceTime(v.checked_at);
+  return Number.isFinite(at) && at <= Date.parse(v.exemption_until);
+}
+
+/**
  * The render hook: appends the dnc_exemption cell, and turns a register's do_not_call into callable when
- * an exemption held at scrub time. The internal list's verdicts are never exempted (an opt-out revokes consent).
+ * an exemption held at scrub time and still held when the verdict was made. The internal list's verdicts
+ * are never exempted (an opt-out revokes consent).
  */
 export function withExemption(cells: string[], v: NumberVerdict | undefined): string[] {
   let label = '';
-  if (v?.exemption_basis && v.exemption_until && cells[2] === 'do_not_call' && !(cells[4] ?? '').startsWith('internal:')) {
+  if (v && exemptionHeldAtVerdict(v) && cells[2] === 'do_not_call' && !(cells[4] ?? '').startsWith('internal:')) {
     cells[2] = 'callable';
-    label = exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until });
+    label = exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until! });
   }
   cells.push(label);
   return cells;
@@ -133,8 +145,8 @@ export function exemptionUntilOf(cell: string | undefined): string | null {
 }
 
 /** What the verify and render sides take the journal's verdict to be once the exemption is applied. */
-export function effectiveResult(v: Pick<NumberVerdict, 'result' | 'list_source' | 'exemption_basis'>): string | null {
-  return v.result === 'do_not_call' && v.exemption_basis && !v.list_source?.startsWith('internal:') ? 'callable' : v.result;
+export function effectiveResult(v: Pick<NumberVerdict, 'result' | 'list_source' | 'exemption_basis' | 'exemption_until' | 'checked_at'>): string | null {
+  return v.result === 'do_not_call' && exemptionHeldAtVerdict(v) && !v.list_source?.startsWith('internal:') ? 'callable' : v.result;
 }
 
 /** The validity rules a scrub used (its record), else today's built-in ones. */

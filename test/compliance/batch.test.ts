@@ -194,3 +194,23 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(snap.identity.state_sha256).toBe(h.digest('hex'));
   });
 });
+
+describe('an exemption that ended before the verdict came (a late webhook push)', () => {
+  it('does not make that verdict callable, in the render or in what verify expects', async () => {
+    const { withExemption, effectiveResult } = await import('../../src/compliance/batch-compliance.js');
+    const verdict = (checkedAt: string) => ({
+      id: 1, state: 'done' as const, result: 'do_not_call', do_not_call: 1, list_source: 'https://sandbox.dnc.invalid/registers/AU',
+      checked_at: checkedAt, correlation_id: 'c', error_code: null, error: null, credits: 1,
+      exemption_basis: 'consent', exemption_until: '2026-11-23T23:59:59.999Z',
+    });
+    const cells = (v: ReturnType<typeof verdict>) => withExemption(['+61412345001', 'AU', 'do_not_call', 'true', v.list_source, v.checked_at, 'c', '', '', '1'], v as never);
+    // Made while the exemption held (to its last millisecond): callable, the exemption named.
+    const held = verdict('2026-11-23T23:59:59.999000+00:00');
+    expect(cells(held).slice(2, 3).concat(cells(held).slice(10))).toEqual(['callable', 'consent until 2026-11-23T23:59:59.999Z']);
+    expect(effectiveResult(held as never)).toBe('callable');
+    // Made after it ended: the register's verdict stands.
+    const late = verdict('2026-11-25T10:00:00.000000+00:00');
+    expect(cells(late).slice(2, 3).concat(cells(late).slice(10))).toEqual(['do_not_call', '']);
+    expect(effectiveResult(late as never)).toBe('do_not_call');
+  });
+});
