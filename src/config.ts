@@ -303,13 +303,19 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
   }
   // The URL goes to the service, which pushes to it, and into the batch journal: a key in it would leak
   // into both. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
-  let decoded = url;
-  try {
-    decoded = decodeURIComponent(url);
-  } catch {
-    // A malformed escape: the raw text alone is checked.
+  // Decoded as often as it changes (a key escaped twice, %2541, is a key to whoever decodes twice).
+  const forms = [url];
+  for (let i = 0; i < 4; i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(forms.at(-1)!);
+    } catch {
+      break; // a malformed escape: the forms so far are checked
+    }
+    if (next === forms.at(-1)) break;
+    forms.push(next);
   }
-  if (secrets.some((secret) => secret.length >= 8 && (url.includes(secret) || decoded.includes(secret)))) {
+  if (secrets.some((secret) => secret.length >= 8 && forms.some((form) => form.includes(secret)))) {
     throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into the batch journal', {
       hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
     });

@@ -45,7 +45,7 @@ export function esc(value: unknown): string {
   // bidirectional overrides and isolates, which show text in another order than it is written
   // (a seller "Acme\u202Ed.tL" reads "AcmeLt.d").
   // eslint-disable-next-line no-control-regex
-  return String(value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '\uFFFD').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return String(value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '\uFFFD').replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 const int = (n: number) => formatInteger(n);

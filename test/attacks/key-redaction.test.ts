@@ -84,9 +84,9 @@ describe('configuration errors name the variable, not its value', () => {
     }
   });
 
-  it('--webhook-url with the key in its query or path (raw or percent-encoded): refused before anything is sent or journaled', async () => {
+  it('--webhook-url with the key in its query or path (raw, percent-encoded once or twice): refused before anything is sent or journaled', async () => {
     const encoded = [...KEY].map((c) => '%' + c.charCodeAt(0).toString(16)).join('');
-    for (const url of [`http://127.0.0.1:9/hooks?token=${KEY}`, `http://127.0.0.1:9/hooks/${encoded}`]) {
+    for (const url of [`http://127.0.0.1:9/hooks?token=${KEY}`, `http://127.0.0.1:9/hooks/${encoded}`, `http://127.0.0.1:9/hooks/${encoded.replaceAll('%', '%25')}`]) {
       const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: KEY };
       const before = sb.requests().length;
       const check = await run(['check', '+61412345101', '--webhook-url', url, '--allow-insecure-webhook-url'], env);

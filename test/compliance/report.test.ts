@@ -38,7 +38,7 @@ async function scrub(w: World): Promise<string> {
     'g,nope',
   ]);
   const out = path.join(w.dir, 'leads <img src=x>.results.csv');
-  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'", ...list], { ...w.env, USER: 'Agency \u202Ed.tL' });
+  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'\u200F", ...list], { ...w.env, USER: 'Agency \u202Ed.tL' });
   expect(r.code, r.stderr).toBe(0);
   return out;
 }
@@ -60,10 +60,10 @@ describe('dnc report', () => {
     expect(html).toContain("default-src 'none'");
     expect(html).toContain('Acme &lt;/title&gt;&lt;script&gt;alert(3)&lt;/script&gt;');
     expect(html).toContain('leads &lt;img src=x&gt;.results.csv');
-    expect(html).toContain('Q4 &#39;x&#39;');
+    expect(html).toContain('Q4 &#39;x&#39;\uFFFD');
     // A bidirectional override cannot reorder what the auditor reads.
     expect(html).toContain('Agency \uFFFDd.tL');
-    expect(html).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(html).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
     // Without --include-numbers, no number appears.
     for (const n of ['+12025550100', '+12025550101', '+12025550103', '+442079460122']) expect(html).not.toContain(n);
     expect(html).toContain('internal:team_b_onmouseover_alert_4_');
