@@ -185,7 +185,10 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
   const throttle = (what: string) => {
     const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
     const flush = () => {
-      if (state.hidden > 0) alert(`… and ${state.hidden} more refused request(s) ${what} not shown (pushes refused on the push path with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried by the service)`);
+      if (state.hidden > 0) {
+        const kept = what === 'on the push path' ? ' (those refused with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried by the service)' : '';
+        alert(`… and ${formatInteger(state.hidden)} more refused request(s) ${what} not shown${kept}`);
+      }
       state.hidden = 0;
     };
     const show = (line: string) => {

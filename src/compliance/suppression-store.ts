@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
+import { tightenPrivateFile } from '../private-files.js';
 
 const LIST_BUSY_TIMEOUT_MS = 30_000;
 
@@ -195,6 +196,9 @@ export class SuppressionStore {
       });
     }
     if (!exists) chmodSync(file, 0o600);
+    // The default list, in the user's state folder, is theirs alone even if loosened since; a list named with
+    // --suppression-list (a shared drive) keeps the permissions its team gave it.
+    else if (!options.explicit) tightenPrivateFile(file);
     const store = new SuppressionStore(db, file);
     if (!store.meta('id')) {
       db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run('id', randomUUID(), 'created_at', new Date().toISOString());

@@ -81,14 +81,14 @@ function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): num
 function compareTallies(m: OutputTally, f: OutputTally): string[] {
   const out: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  if (m.rows.total !== f.rows.total) out.push(`rows: ${f.rows.total} in the file, ${m.rows.total} in the manifest`);
+  if (m.rows.total !== f.rows.total) out.push(`rows: ${formatInteger(f.rows.total)} in the file, ${formatInteger(m.rows.total)} in the manifest`);
   for (const r of new Set([...Object.keys(m.rows.by_result), ...Object.keys(f.rows.by_result)])) {
     const a = m.rows.by_result[r] ?? 0;
     const b = f.rows.by_result[r] ?? 0;
     if (a !== b) out.push(`${r} rows: ${formatInteger(b)} in the file, ${formatInteger(a)} in the manifest`);
   }
-  if (m.numbers.distinct !== f.numbers.distinct) out.push(`distinct numbers: ${f.numbers.distinct} in the file, ${m.numbers.distinct} in the manifest`);
-  if (m.credits_used !== f.credits_used) out.push(`credits: ${f.credits_used} in the file, ${m.credits_used} in the manifest`);
+  if (m.numbers.distinct !== f.numbers.distinct) out.push(`distinct numbers: ${formatInteger(f.numbers.distinct)} in the file, ${formatInteger(m.numbers.distinct)} in the manifest`);
+  if (m.credits_used !== f.credits_used) out.push(`credits: ${formatInteger(f.credits_used)} in the file, ${formatInteger(m.credits_used)} in the manifest`);
   if (!same(m.register_sources, f.register_sources)) out.push('register sources differ from the manifest');
   if (!same(m.checked_at, f.checked_at)) out.push('oldest/newest checked_at differ from the manifest');
   if (out.length === 0 && (!same(m.rows.by_country, f.rows.by_country) || !same(m.numbers, f.numbers))) out.push('counts by country differ from the manifest');
