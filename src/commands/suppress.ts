@@ -106,7 +106,7 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     const o = cmd.opts() as { suppressionList?: string; country?: string };
     const { numberFrom, csvText } = await import('../compliance/list-files.js');
     const only = cmd.args[0] ? (await numberFrom(cmd.args[0], '', await parseCountryOption(o.country))).e164 : undefined;
-    const r = await withList(ctx, o, (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry(), mismatch: s.stateMismatch() }));
+    const r = await withList(ctx, o, (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry(), mismatch: s.stateMismatch() }), { checked: false });
     if (ctx.json) for (const e of r.entries) writeLine(ctx.io.stdout, JSON.stringify(e));
     else ctx.io.stdout.write(await csvText(['id', 'at', 'action', 'phone', 'who', 'reason', 'source', 'basis', 'until', 'evidence'], r.entries.map((e) => [String(e.id), e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence])));
     if (r.broken !== null) {
@@ -140,13 +140,19 @@ export async function change(ctx: Ctx, o: { suppressionList?: string; reason?: s
   }
 }
 
-/** Reads the list (an empty one when it was never written: nothing is created by reading). */
-export async function withList<T>(ctx: Ctx, o: { suppressionList?: string }, read: (store: Store) => T): Promise<T> {
-  const { complianceSettings } = await import('../compliance/settings.js');
+/**
+ * Reads the list (an empty one when it was never written: nothing is created by reading). A list altered outside
+ * dnc is refused (E_LIST_ALTERED): its entries would be shown or exported as if the audit log vouched for them;
+ * `log` reads it all the same (`checked: false`), since it is where the alteration is reported.
+ */
+export async function withList<T>(ctx: Ctx, o: { suppressionList?: string }, read: (store: Store) => T, options: { checked?: boolean } = {}): Promise<T> {
+  const { complianceSettings, listAlteredError } = await import('../compliance/settings.js');
   const { SuppressionStore } = await import('../compliance/suppression-store.js');
   const s = await complianceSettings(ctx, o);
   const store = (await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit })) ?? (await SuppressionStore.empty(s.listPath));
   try {
+    const problem = options.checked === false ? null : store.integrityProblem();
+    if (problem) throw listAlteredError(s.listPath, problem, 'its entries are not shown or exported');
     return read(store);
   } finally {
     store.close();

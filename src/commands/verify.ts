@@ -50,7 +50,7 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const recorded = (await readManifest(manifestPathFor(output)).catch(() => null))?.compliance?.list?.path;
     const settings = await complianceSettings(ctx);
     const { existsSync } = await import('node:fs');
-    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }).catch((err: unknown) => {
+    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }, undefined, 'no results file can be judged fit against it').catch((err: unknown) => {
       // No list (or none readable here) leaves that check out; a list altered outside dnc cannot vouch for anything.
       if (err instanceof DncError && err.code === 'E_LIST_ALTERED') throw err;
       return null;

@@ -69,7 +69,14 @@ export async function complianceSettings(ctx: ComplianceContext, flags: Complian
  * Opens the list for reading (check, batch, verify): null when the default list has never been written. A list
  * named explicitly must exist: a mistyped path would otherwise scrub against no list at all, silently.
  */
-export async function openListForScrub(s: ComplianceSettings, only?: readonly string[]): Promise<SuppressionStore | null> {
+/** A list whose entries its audit log does not account for: nothing done with it can be vouched for. */
+export function listAlteredError(listPath: string, problem: string, consequence = 'nothing was sent') {
+  return inputError('E_LIST_ALTERED', `the suppression list ${listPath} was altered outside dnc (${problem}); ${consequence}`, {
+    hint: '`dnc suppress log` shows its history; restore the file from a backup, or re-add the numbers with `dnc suppress add`',
+  });
+}
+
+export async function openListForScrub(s: ComplianceSettings, only?: readonly string[], consequence?: string): Promise<SuppressionStore | null> {
   const store = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
   if (!store && s.listExplicit) {
     throw usageError('E_LIST_MISSING', `the suppression list ${s.listPath} does not exist; nothing was sent`, {
@@ -81,9 +88,7 @@ export async function openListForScrub(s: ComplianceSettings, only?: readonly st
   const problem = store?.integrityProblem(only) ?? null;
   if (store && problem) {
     store.close();
-    throw inputError('E_LIST_ALTERED', `the suppression list ${s.listPath} was altered outside dnc (${problem}); nothing was sent`, {
-      hint: '`dnc suppress log` shows its history; restore the file from a backup, or re-add the numbers with `dnc suppress add`',
-    });
+    throw listAlteredError(s.listPath, problem, consequence);
   }
   return store;
 }

@@ -82,6 +82,15 @@ describe('dnc suppress', () => {
       expect(r.stderr, argv[0]).toContain('E_LIST_ALTERED');
     }
     expect(lookedUp(w.sb)).toEqual(sent);
+    // verify says what the alteration means for it (it sends nothing anyway).
+    expect((await dnc(['verify', out], w.env)).stderr).toContain('no results file can be judged fit against it');
+    // Its entries are not listed, counted or exported as if the log vouched for them; the log still reads.
+    for (const argv of [['suppress', 'list'], ['suppress', 'count'], ['suppress', 'export'], ['exempt', 'list'], ['exempt', 'export']]) {
+      const r = await dnc(argv, w.env);
+      expect(r.code, argv.join(' ')).toBe(3);
+      expect(r.stderr, argv.join(' ')).toContain('its entries are not shown or exported');
+      expect(r.stdout, argv.join(' ')).toBe('');
+    }
     // `dnc check` compares only the numbers it looks up with the log (a whole replay of a large log would
     // cost it a second): another number is checked as usual.
     expect((await dnc(['check', '+12025550100'], w.env)).code).toBe(0);
