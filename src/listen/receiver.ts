@@ -280,6 +280,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
           victim = s;
         }
       }
+      victim ??= this.fairShareVictim(socket.remoteAddress);
       if (!victim) {
         socket.destroy();
         return;
@@ -289,6 +290,34 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     }
     this.connections.set(socket, { phase: 'reading', since: now });
     socket.once('close', () => this.connections.delete(socket));
+  }
+
+  /**
+   * When every slot is busy with a fresh request: a peer opening connection after connection (each younger than
+   * the stalled limit) must not shut everyone else out. A newcomer from an address that holds fewer slots than the
+   * address holding the most takes the place of that address's newest connection still reading its request.
+   */
+  private fairShareVictim(address: string | undefined): Socket | undefined {
+    const held = new Map<string | undefined, number>();
+    for (const s of this.connections.keys()) held.set(s.remoteAddress, (held.get(s.remoteAddress) ?? 0) + 1);
+    let top: string | undefined;
+    let most = 0;
+    for (const [a, n] of held) {
+      if (n > most) {
+        most = n;
+        top = a;
+      }
+    }
+    if (top === address || most <= (held.get(address) ?? 0) + 1) return undefined;
+    let newest: Socket | undefined;
+    let since = -Infinity;
+    for (const [s, c] of this.connections) {
+      if (s.remoteAddress === top && c.phase === 'reading' && c.since > since) {
+        since = c.since;
+        newest = s;
+      }
+    }
+    return newest;
   }
 
   /** The bookkeeping of the connection a request came on. */

@@ -143,6 +143,29 @@ describe('slow and half-open connections', () => {
     for (const s of stalled) s.socket.destroy();
   }, 20_000);
 
+  it('at the cap, one address opening fresh connections (none stalled yet) cannot shut another address out', async () => {
+    // Nothing counts as stalled for 10 s: only the fair share per address can let the push in.
+    const { url, base, batch } = await receiverFor({}, { maxConnections: 10, stalledMs: 10_000, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 });
+    const port = Number(base.port);
+    const flood: net.Socket[] = [];
+    for (let i = 0; i < 25; i++) {
+      // From 127.0.0.2 (all of 127/8 is this machine): another address than the push's.
+      const sock = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      sock.on('error', () => undefined);
+      await new Promise((r) => sock.once('connect', r).once('close', r));
+      sock.write(`POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`);
+      flood.push(sock);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
+    const row = readCsv(batch.output)[0]!;
+    const genuine = { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
+    const pushed = await post(url, genuine);
+    expect(pushed.status, pushed.text).toBe(200);
+    expect(readJournal(batch.journal).pushes.map((p) => p.outcome)).toEqual(['applied']);
+    for (const s of flood) s.destroy();
+  }, 20_000);
+
   it('closes the connection after a 413, body still arriving', async () => {
     const { base } = await receiverFor();
     const port = Number(base.port);
