@@ -50,9 +50,16 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const recorded = (await readManifest(manifestPathFor(output)).catch(() => null))?.compliance?.list?.path;
     const settings = await complianceSettings(ctx);
     const { existsSync } = await import('node:fs');
-    const list = await openListForScrub({ ...settings, listPath: recorded && existsSync(recorded) ? recorded : settings.listPath, listExplicit: false }, undefined, 'no results file can be judged fit against it').catch((err: unknown) => {
-      // No list (or none readable here) leaves that check out; a list altered outside dnc cannot vouch for anything.
-      if (err instanceof DncError && err.code === 'E_LIST_ALTERED') throw err;
+    // A results file that is not there is said so before the list is opened (which may wait for a lock).
+    if (!existsSync(output)) await verifyOutput(output, { maxAgeMs, asOf, listLimit });
+    // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
+    const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
+    const listPath = useRecorded ? recorded : settings.listPath;
+    const list = await openListForScrub({ ...settings, listPath, listExplicit: useRecorded || settings.listExplicit }, undefined, 'no results file can be judged fit against it').catch((err: unknown) => {
+      // A list altered outside dnc cannot vouch for anything, and a list kept locked cannot be read: either way
+      // no row can be judged against it. No list at all leaves that check out.
+      if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY')) throw err;
+      if (existsSync(listPath)) ctx.warn(`dnc: warning: the internal do-not-call list ${listPath} could not be read (${(err as Error).message}): rows are not checked against it`);
       return null;
     });
     let report;

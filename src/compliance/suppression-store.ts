@@ -1,6 +1,6 @@
 // The internal do-not-call list and its exemptions: one SQLite file, an append-only hash-chained audit log, the only module that touches it.
 import { createHash, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -196,9 +196,10 @@ export class SuppressionStore {
       });
     }
     if (!exists) chmodSync(file, 0o600);
-    // The default list, in the user's state folder, is theirs alone even if loosened since; a list named with
-    // --suppression-list (a shared drive) keeps the permissions its team gave it.
-    else if (!options.explicit) tightenPrivateFile(file);
+    // The default list, in the user's state folder, is theirs alone even if loosened since. A list named with
+    // --suppression-list or recorded by a scrub (`explicit` not false: a shared drive) keeps the permissions its
+    // team gave it, and so does a default path that is a link to such a list (chmod would follow it).
+    else if (options.explicit === false && !lstatSync(file).isSymbolicLink()) tightenPrivateFile(file);
     const store = new SuppressionStore(db, file);
     if (!store.meta('id')) {
       db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run('id', randomUUID(), 'created_at', new Date().toISOString());

@@ -318,3 +318,51 @@ describe('a list another process keeps locked', () => {
     }
   });
 });
+
+describe('verify and report against the list a scrub recorded', () => {
+  it('leave a shared list and its folder with the modes its team gave them; the default list behind a link is not chmod-ed through it', async () => {
+    const { mkdirSync, symlinkSync, lstatSync } = await import('node:fs');
+    w = await world();
+    const team = path.join(w.dir, 'team');
+    mkdirSync(team);
+    chmodSync(team, 0o775);
+    const shared = path.join(team, 'shared.sqlite');
+    expect((await dnc(['suppress', 'add', '+12025550143', '--suppression-list', shared], w.env)).code).toBe(0);
+    chmodSync(shared, 0o664);
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550143']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out, '--suppression-list', shared], w.env)).code).toBe(0);
+    expect((await dnc(['verify', out], w.env)).code).toBe(0);
+    expect((await dnc(['report', out, '-o', path.join(w.dir, 'r.html')], w.env)).code).toBe(0);
+    expect([statSync(team).mode & 0o777, statSync(shared).mode & 0o777]).toEqual([0o775, 0o664]);
+    // The default path made a link to the shared list: reading through it changes nothing of the target.
+    mkdirSync(w.stateDir, { recursive: true });
+    symlinkSync(shared, listFile(w));
+    expect((await dnc(['suppress', 'count'], w.env)).stdout.trim()).toBe('1');
+    expect(lstatSync(listFile(w)).isSymbolicLink()).toBe(true);
+    expect(statSync(shared).mode & 0o777).toBe(0o664);
+  });
+
+  it('verify refuses (E_LIST_BUSY, exit 3) rather than judging rows fit without a list another process keeps locked', async () => {
+    w = await world();
+    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100']);
+    const out = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
+    // Added after the scrub: verify must find the row not fit, or say it could not look.
+    expect((await dnc(['suppress', 'add', '+12025550100'], w.env)).code).toBe(0);
+    const other = new Database(listFile(w));
+    other.exec('BEGIN EXCLUSIVE');
+    try {
+      const r = await dnc(['verify', out], w.env);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain('E_LIST_BUSY');
+      expect(r.stdout).not.toContain('fit to dial');
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    const after = await dnc(['verify', out], w.env);
+    expect(after.code).toBe(3);
+    expect(after.stdout).toContain('suppressed');
+  }, 60_000);
+});
