@@ -272,6 +272,14 @@ function isSymbolicLink(file: string): boolean {
   }
 }
 
+function isCharacterDevice(file: string): boolean {
+  try {
+    return statSync(file).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a path is a FIFO or a device: read once, as standard input is. */
 function isStream(file: string): boolean {
   try {
@@ -314,7 +322,9 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   const toStderr = (flag: string, file: string) => {
     // Progress, warnings and the summary go there: results mixed into them could be read by no one, and a
     // file behind it (`2>> log`) would be replaced, dropping what the shell appended.
-    if (file !== '-' && ctx.isStandardError?.(file)) {
+    // A character device is not refused: with `2>/dev/null` (cron), `-o /dev/null` is the same device, and
+    // writing there drops nothing (nor does a terminal).
+    if (file !== '-' && ctx.isStandardError?.(file) && !isCharacterDevice(file)) {
       throw usageError('E_USAGE', `${flag} ${file} is standard error, where dnc writes its progress and summary`, { hint: `give ${flag} a file name${flag === '-o' ? ', or - for standard output' : ''}` });
     }
   };

@@ -162,6 +162,10 @@ describe('dnc batch: outputs that are not plain files', () => {
       expect(log).toContain('is standard error, where dnc writes its progress and summary');
     }
     expect(readdirSync(d).sort()).toEqual(['err.log', 'in.csv']);
+    // Cron's shape, everything to /dev/null but the lists: /dev/null as -o and as stderr is the same device, and is fine.
+    const cron = await shell(`"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv > /dev/null 2>&1`, d);
+    expect(cron.code).toBe(0);
+    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([['name', 'phone'], ['Ann', '+12025550100']]);
   });
 
   it('a named list with standard input on /dev/null (as in cron) may write -o /dev/null: only a list read from stdin is guarded', async () => {
