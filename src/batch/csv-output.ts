@@ -65,9 +65,10 @@ export function serviceTextCell(value: string | null | undefined): string {
 }
 
 /** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */
-export function escapeFormulaCell(value: string): string {
-  // Behind spaces too: a tool that trims cells before reading them finds the formula.
-  return FORMULA_LEAD.test(value) || FORMULA_AFTER_SPACES.test(value) ? `'${value}` : value;
+export function escapeFormulaCell(value: string, behindSpaces = true): string {
+  // Behind spaces too: a tool that trims cells before reading them finds the formula (`behindSpaces` false: as
+  // files written before this did it, which verify must read as written).
+  return FORMULA_LEAD.test(value) || (behindSpaces && FORMULA_AFTER_SPACES.test(value)) ? `'${value}` : value;
 }
 
 /** Whether a register source is what the interface promises: an https URL. */

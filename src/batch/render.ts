@@ -502,7 +502,7 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   let stopped = journal.stoppedReason();
   let inputSha256 = meta.inputSha256;
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
-  const escapeInput = meta.escapeFormulas === true ? (fields: string[]) => fields.map(escapeFormulaCell) : (fields: string[]) => fields;
+  const escapeInput = meta.escapeFormulas === true ? (fields: string[]) => fields.map((v) => escapeFormulaCell(v)) : (fields: string[]) => fields;
 
   const files: OutputSink[] = [];
   const open = async (target: string) => {

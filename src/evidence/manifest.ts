@@ -37,6 +37,8 @@ export interface OutputFormat {
   phone_column: number;
   /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
   escape_formulas?: boolean;
+  /** --escape-formulas also escaped cells with spaces before a formula character (absent: written before it did). */
+  escape_formulas_behind_spaces?: boolean;
   /** dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before dnc_valid_until). */
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
@@ -103,7 +105,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
     // A workbook's cells are typed: nothing is escaped in it.
-    ...(meta.escapeFormulas && !workbook ? { escape_formulas: true } : {}),
+    ...(meta.escapeFormulas && !workbook ? { escape_formulas: true, escape_formulas_behind_spaces: true } : {}),
     ...(workbook ? { workbook: true } : {}),
     ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
     ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8' ? { encoding: meta.outputEncoding ?? meta.layout.encoding } : {}),

@@ -163,7 +163,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   let aligned = input !== null;
   const hasValidUntil = (manifest.format.dnc_columns ?? 10) > C.validUntil;
   const asOf = o.asOf.getTime();
-  const asWritten = manifest.format.escape_formulas ? escapeFormulaCell : (v: string) => v;
+  // As the writer of that file escaped (before escape_formulas_behind_spaces, only a leading character counted).
+  const behindSpaces = manifest.format.escape_formulas_behind_spaces === true;
+  const asWritten = manifest.format.escape_formulas ? (v: string) => escapeFormulaCell(v, behindSpaces) : (v: string) => v;
   const structure: string[] = [];
   // The input's header, read first: the output's must be it, then the dnc_* columns.
   const inputHeader = input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;

@@ -87,6 +87,28 @@ describe('formula injection', () => {
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
   });
 
+  it('verify reads a file escaped before cells with spaces before a formula were escaped, as it was written', async () => {
+    const input = path.join(tmp.dir, 'esc-old.csv');
+    writeFileSync(input, 'name,phone\n" =1+1",+12025550100\n');
+    const out = path.join(tmp.dir, 'esc-old.out.csv');
+    const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+    expect(r.code, r.stderr).toBe(0);
+    const mp = out.replace(/\.csv$/, '.manifest.json');
+    const m = JSON.parse(readFileSync(mp, 'utf8'));
+    expect(m.format).toMatchObject({ escape_formulas: true, escape_formulas_behind_spaces: true });
+    // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
+    const old = readFileSync(out, 'utf8').replace("' =1+1", ' =1+1');
+    writeFileSync(out, old);
+    delete m.format.escape_formulas_behind_spaces;
+    const { createHash } = await import('node:crypto');
+    m.output.sha256 = createHash('sha256').update(old).digest('hex');
+    m.output.bytes = Buffer.byteLength(old);
+    writeFileSync(mp, JSON.stringify(m, null, 2));
+    const v = JSON.parse((await runDnc(['verify', out, '--json'], {})).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
+    // (This hostile service's register URL is not https: that row is flagged for it, and for nothing else.)
+    expect([v.tampered, v.recheck_by_reason]).toEqual([false, { no_source: 1 }]);
+  });
+
   it('a workbook output holds a hostile service\'s text and formula-looking input as text cells, never a formula', async () => {
     const input = path.join(tmp.dir, 'in-book.csv');
     writeFileSync(input, 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@SUM(A1),+12025550101\n');
