@@ -109,7 +109,8 @@ export function normalise(text: string): string {
     .replace(/(?:\/[\w.@-]+)+\/(?=[\w.@-]+)/g, '')
     .replace(/\b\d+(\.\d+)?\s?(ms|s)\b/g, '<duration>')
     .replace(/\bin \d+h\d+m\b/g, 'in <duration>')
-    .replace(/\b[\d,]+ days ago\b/g, '<n> days ago')
+    // An age in days has a tenth when it is not whole: `26337.3 days ago` at one hour, `26337 days ago` at another.
+    .replace(/\b[\d,]+(\.\d+)? days ago\b/g, '<n> days ago')
     .replace(/\b[\d,]+\/s\b/g, '<rate>')
     .replace(/\b[0-9a-f]{16,64}\b/g, '<hash>')
     // How many deliveries a listener saw depends on when it started and how fast it answered (the
