@@ -1,7 +1,7 @@
 // The batch use case: checks paths and options, owns the journal's lifecycle and lock, runs the lookups,
 // renders the outputs and evidence, and returns what happened. It never prints: it emits typed events,
 // and `src/commands/batch.ts` shows them and picks the exit code.
-import { createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,6 +11,7 @@ import type { TextEncoding } from './encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
 import { describeFsError, inputError, usageError } from '../errors.js';
+import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
 import type { CsvLayout } from './csv-input.js';
@@ -261,32 +262,6 @@ async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: s
     throw usageError('E_PATH_COLLISION', `${manifestPath} is the manifest of another output (${describes}): this batch's would replace it`, {
       hint: 'give -o a name that differs from that output by more than its extension',
     });
-  }
-}
-
-function isSymbolicLink(file: string): boolean {
-  try {
-    return lstatSync(file).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
-function isCharacterDevice(file: string): boolean {
-  try {
-    return statSync(file).isCharacterDevice();
-  } catch {
-    return false;
-  }
-}
-
-/** Whether a path is a FIFO or a device: read once, as standard input is. */
-function isStream(file: string): boolean {
-  try {
-    const st = statSync(file);
-    return st.isFIFO() || st.isCharacterDevice() || st.isSocket();
-  } catch {
-    return false;
   }
 }
 

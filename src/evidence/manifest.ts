@@ -1,6 +1,5 @@
 // The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import type { BatchMeta } from '../batch/journal.js';
 import { outputFormatOf, type WorkbookLayout } from '../batch/xlsx-input.js';
 import type { TextEncoding } from '../batch/encoding.js';
 import { inputError } from '../errors.js';
+import { isRegularFile } from '../file-kind.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { parseServiceTime } from './duration.js';
@@ -265,13 +265,6 @@ export interface ManifestTimes {
   unansweredSends?: number;
 }
 
-function isRegularFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Writes OUTPUT.manifest.json for the output the journal's batch renders, atomically (temp + rename),

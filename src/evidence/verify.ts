@@ -1,7 +1,8 @@
 // `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row fresh enough to dial?
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { DncError, inputError } from '../errors.js';
+import { isRegularFile } from '../file-kind.js';
 import { DNC_COLUMNS } from '../batch/columns.js';
 import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
 import { DAY_MS, parseServiceTime } from './duration.js';
@@ -95,13 +96,6 @@ function compareTallies(m: OutputTally, f: OutputTally): string[] {
   return out;
 }
 
-function isRegularFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
 
 /** The rows of a CSV one at a time (for reading the input in step with the output). */
 async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string[]> {
