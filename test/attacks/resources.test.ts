@@ -46,9 +46,9 @@ function orphan(size = 0): Record<string, unknown> {
  * A raw connection that sends `text` and then nothing, never closing its side (allowHalfOpen). `closed` resolves
  * with what it received once the listener has closed its side (end) or cut it (reset).
  */
-function stall(port: number, text: string): Promise<{ socket: net.Socket; closed: Promise<string> }> {
+function stall(port: number, text: string, localAddress?: string): Promise<{ socket: net.Socket; closed: Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true, localAddress });
     let received = '';
     socket.setEncoding('utf8').on('data', (d: string) => (received += d));
     const closed = new Promise<string>((r) => {
@@ -62,6 +62,12 @@ function stall(port: number, text: string): Promise<{ socket: net.Socket; closed
     });
     socket.once('error', reject);
   });
+}
+
+/** The genuine push for the batch's first row (its correlation id and number). */
+function genuinePushFor(batch: { output: string }): Record<string, unknown> {
+  const row = readCsv(batch.output)[0]!;
+  return { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
 }
 
 /** The listener's descriptors: the connections it still holds. */
@@ -131,9 +137,7 @@ describe('slow and half-open connections', () => {
     stalled.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":`));
     await new Promise((r) => setTimeout(r, 400));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
-    const row = readCsv(batch.output)[0]!;
-    const genuine = { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
-    const pushed = await post(url, genuine);
+    const pushed = await post(url, genuinePushFor(batch));
     expect(pushed.status, pushed.text).toBe(200);
     const health = await request(new URL('/healthz', base), { reset: true });
     expect(health.statusCode).toBe(200);
@@ -147,23 +151,15 @@ describe('slow and half-open connections', () => {
     // Nothing counts as stalled for 10 s: only the fair share per address can let the push in.
     const { url, base, batch } = await receiverFor({}, { maxConnections: 10, stalledMs: 10_000, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 });
     const port = Number(base.port);
-    const flood: net.Socket[] = [];
-    for (let i = 0; i < 25; i++) {
-      // From 127.0.0.2 (all of 127/8 is this machine): another address than the push's.
-      const sock = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
-      sock.on('error', () => undefined);
-      await new Promise((r) => sock.once('connect', r).once('close', r));
-      sock.write(`POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`);
-      flood.push(sock);
-    }
+    const flood = [];
+    // From 127.0.0.2 (all of 127/8 is this machine): another address than the push's; one after another, as a flood comes.
+    for (let i = 0; i < 25; i++) flood.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`, '127.0.0.2'));
     await new Promise((r) => setTimeout(r, 100));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
-    const row = readCsv(batch.output)[0]!;
-    const genuine = { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
-    const pushed = await post(url, genuine);
+    const pushed = await post(url, genuinePushFor(batch));
     expect(pushed.status, pushed.text).toBe(200);
     expect(readJournal(batch.journal).pushes.map((p) => p.outcome)).toEqual(['applied']);
-    for (const s of flood) s.destroy();
+    for (const s of flood) s.socket.destroy();
   }, 20_000);
 
   it('closes the connection after a 413, body still arriving', async () => {
