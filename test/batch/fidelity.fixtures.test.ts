@@ -1,6 +1,5 @@
 // One fixture per way a results file was once corrupted (fixtures/fidelity/): each output and list is read
 // back with an independent CSV reader (Python's csv) and compared with the input's records.
-import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { FIXTURES, lookedUp, sandbox, scratch, sha256 } from './helpers.js';
+import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -176,12 +176,7 @@ describe('dnc verify re-reads the file as a dialler would', () => {
     const { r, out } = await scrub('excel-alt-enter-crlf.csv');
     expect(r.code, r.stderr).toBe(0);
     // What the old writer produced: the cell with a bare LF left unquoted, and a manifest describing that file.
-    const corrupt = readFileSync(out, 'utf8').replace('"Ann\nLee"', 'Ann\nLee');
-    writeFileSync(out, corrupt);
-    const manifestPath = out.replace(/\.csv$/, '.manifest.json');
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-    manifest.output.sha256 = createHash('sha256').update(corrupt).digest('hex');
-    writeFileSync(manifestPath, JSON.stringify(manifest));
+    rewriteOutputAndManifest(out, readFileSync(out, 'utf8').replace('"Ann\nLee"', 'Ann\nLee'));
     const v = await runDnc(['verify', out, '--json'], { env });
     const report = JSON.parse(v.stdout) as { fit: boolean; tampered: boolean; sha256_matches: boolean; differences: string[] };
     expect(report.sha256_matches).toBe(true);

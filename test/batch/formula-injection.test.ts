@@ -9,6 +9,7 @@ import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { startStub, type StubServer } from '../service/stub-server.js';
 import { scratch } from './helpers.js';
+import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 const tmp = scratch();
 let stub: StubServer;
@@ -93,17 +94,10 @@ describe('formula injection', () => {
     const out = path.join(tmp.dir, 'esc-old.out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
     expect(r.code, r.stderr).toBe(0);
-    const mp = out.replace(/\.csv$/, '.manifest.json');
-    const m = JSON.parse(readFileSync(mp, 'utf8'));
+    const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
     expect(m.format).toMatchObject({ escape_formulas: true, escape_formulas_behind_spaces: true });
     // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
-    const old = readFileSync(out, 'utf8').replace("' =1+1", ' =1+1');
-    writeFileSync(out, old);
-    delete m.format.escape_formulas_behind_spaces;
-    const { createHash } = await import('node:crypto');
-    m.output.sha256 = createHash('sha256').update(old).digest('hex');
-    m.output.bytes = Buffer.byteLength(old);
-    writeFileSync(mp, JSON.stringify(m, null, 2));
+    rewriteOutputAndManifest(out, readFileSync(out, 'utf8').replace("' =1+1", ' =1+1'), (manifest) => delete manifest.format.escape_formulas_behind_spaces);
     const v = JSON.parse((await runDnc(['verify', out, '--json'], {})).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
     // (This hostile service's register URL is not https: that row is flagged for it, and for nothing else.)
     expect([v.tampered, v.recheck_by_reason]).toEqual([false, { no_source: 1 }]);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { dnc, world, type World } from '../evidence/helpers.js';
+import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -127,17 +128,14 @@ describe('dnc report', () => {
     const out = path.join(w.dir, 'calls.results.csv');
     expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
     // Rewrite the output and manifest as an earlier dnc wrote them: no dnc_exemption or dnc_valid_until column, no compliance, no validity.
-    const mPath = out.replace(/\.csv$/, '.manifest.json');
-    const m = JSON.parse(readFileSync(mPath, 'utf8'));
     const text = readFileSync(out, 'utf8').split('\n').map((l) => l.replace(/,[^,]*,[^,]*$/, '')).join('\n');
-    writeFileSync(out, text);
-    const { createHash } = await import('node:crypto');
-    delete m.compliance;
-    delete m.validity;
-    delete m.format.dnc_columns;
-    m.output.sha256 = createHash('sha256').update(text).digest('hex');
-    m.output.bytes = Buffer.byteLength(text);
-    writeFileSync(mPath, JSON.stringify(m));
+    let m: Record<string, any> = {};
+    rewriteOutputAndManifest(out, text, (manifest) => {
+      delete manifest.compliance;
+      delete manifest.validity;
+      delete manifest.format.dnc_columns;
+      m = manifest;
+    });
     const report = path.join(w.dir, 'old.html');
     const r = await dnc(['report', out, '-o', report], w.env);
     expect(r.code, r.stderr).toBe(0);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validityRules, ValidityBuilder, validUntilMs, windowDays } from '../../src/compliance/validity.js';
 import { parseServiceTime } from '../../src/evidence/duration.js';
 import { DAY, dnc, world, type World } from '../evidence/helpers.js';
+import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -124,14 +125,8 @@ describe('validity of a scrub: manifest, verify, status', () => {
     const text = readFileSync(out, 'utf8');
     const longer = text.replace(iso(checked + 28 * DAY), iso(checked + 90 * DAY));
     expect(longer).not.toBe(text);
-    writeFileSync(out, longer);
-    // Rewrite the manifest's hash and size so that only the row itself can tell.
-    const mp = out.replace(/\.csv$/, '.manifest.json');
-    const m = JSON.parse(readFileSync(mp, 'utf8'));
-    const { createHash } = await import('node:crypto');
-    m.output.sha256 = createHash('sha256').update(longer).digest('hex');
-    m.output.bytes = Buffer.byteLength(longer);
-    writeFileSync(mp, JSON.stringify(m, null, 2));
+    // The manifest rewritten to match, so that only the row itself can tell.
+    rewriteOutputAndManifest(out, longer);
     const r = await dnc(['--json', 'verify', out], {}, { now: () => new Date(checked + DAY) });
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout).recheck).toMatchObject([{ country: 'GB', reason: 'edited', detail: expect.stringContaining(`(${iso(checked + 28 * DAY)})`) }]);
