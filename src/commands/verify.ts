@@ -41,17 +41,15 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const maxAgeMs = o.maxAge ?? null;
     const asOf = o.asOf ?? ctx.now();
     const listLimit = o.list;
-    const { verifyOutput } = await import('../evidence/verify.js');
+    const { manifestToVerify, verifyOutput } = await import('../evidence/verify.js');
     const output = path.resolve(ctx.cwd, cmd.args[0]!);
     // The internal do-not-call list as it is now (the one the scrub used, else the user's): a number added to it
     // since the scrub must not be dialled, whatever the register said.
     const { openListForScrub, complianceSettings } = await import('../compliance/settings.js');
-    const { readManifest, manifestPathFor } = await import('../evidence/manifest.js');
-    const recorded = (await readManifest(manifestPathFor(output)).catch(() => null))?.compliance?.list?.path;
+    // A results file or manifest that is not there is said so before the list is opened (which may wait for a lock).
+    const recorded = (await manifestToVerify(output)).compliance?.list?.path;
     const settings = await complianceSettings(ctx);
     const { existsSync } = await import('node:fs');
-    // A results file that is not there is said so before the list is opened (which may wait for a lock).
-    if (!existsSync(output)) await verifyOutput(output, { maxAgeMs, asOf, listLimit });
     // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
     const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
     const listPath = useRecorded ? recorded : settings.listPath;

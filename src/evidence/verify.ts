@@ -102,7 +102,8 @@ async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string
   for await (const batch of rows) yield* batch;
 }
 
-export async function verifyOutput(outputPath: string, o: VerifyOptions): Promise<VerifyReport> {
+/** The manifest of a results file to verify; a typed error when the file or its manifest is not there. */
+export async function manifestToVerify(outputPath: string): Promise<Manifest> {
   const manifestPath = manifestPathFor(outputPath);
   if (!existsSync(outputPath)) {
     throw inputError('E_INPUT_MISSING', `${outputPath} does not exist`, { hint: 'give the output of `dnc batch` (INPUT.results.csv by default)' });
@@ -113,6 +114,11 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       hint: 'rerun `dnc batch` on its input with -o pointing to this file (answered numbers are not sent again) to write the manifest',
     });
   }
+  return manifest;
+}
+
+export async function verifyOutput(outputPath: string, o: VerifyOptions): Promise<VerifyReport> {
+  const manifest = await manifestToVerify(outputPath);
   const limit = o.listLimit ?? 1_000;
   // The windows the scrub was made under (its config), else today's defaults.
   const rules = rulesOf(manifest.compliance);
@@ -265,7 +271,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
   return {
     output: outputPath,
-    manifest: manifestPath,
+    manifest: manifestPathFor(outputPath),
     fit: !tampered && count === 0,
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
