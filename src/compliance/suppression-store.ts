@@ -143,6 +143,8 @@ export class SuppressionStore {
   private constructor(
     private readonly db: BetterSqlite3.Database,
     readonly path: string,
+    /** How long a change waits for another process's write lock (SQLite's busy timeout). */
+    private readonly busyMs = LIST_BUSY_TIMEOUT_MS,
   ) {
     this.name = listNameOf(path);
     // Prepared once: an import of 100,000 numbers runs each of these 100,000 times.
@@ -200,7 +202,7 @@ export class SuppressionStore {
     // --suppression-list or recorded by a scrub (`explicit` not false: a shared drive) keeps the permissions its
     // team gave it, and so does a default path that is a link to such a list (chmod would follow it).
     else if (options.explicit === false && !lstatSync(file).isSymbolicLink()) tightenPrivateFile(file);
-    const store = new SuppressionStore(db, file);
+    const store = new SuppressionStore(db, file, busyMs);
     if (!store.meta('id')) {
       db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run('id', randomUUID(), 'created_at', new Date().toISOString());
     }
@@ -280,7 +282,7 @@ export class SuppressionStore {
         .immediate();
     } catch (err) {
       // Rolled back whole: nothing of this change is in the list.
-      if (isBusy(err)) throw listBusy(this.path, (this.db.pragma('busy_timeout', { simple: true }) as number) || LIST_BUSY_TIMEOUT_MS, 'nothing was changed');
+      if (isBusy(err)) throw listBusy(this.path, this.busyMs, 'nothing was changed');
       throw err;
     }
     return out;
