@@ -506,6 +506,11 @@ export class BatchJournal {
                 x.basis AS exemption_basis, x.until AS exemption_until
            FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.e164 = ?`,
       ),
+      doneVerdictsAfter: db.prepare<[number, number], NumberVerdict & { e164: string }>(
+        `SELECT n.e164, n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id, n.error_code, n.error, n.credits,
+                x.basis AS exemption_basis, x.until AS exemption_until
+           FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.id > ? AND n.state = 'done' ORDER BY n.id LIMIT ?`,
+      ),
       pendingByCorrelation: db.prepare<[string], SentNumber>(
         "SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
       ),
@@ -744,6 +749,11 @@ export class BatchJournal {
   /** What rendering needs of a number (without the stored answer). */
   verdict(e164: string): NumberVerdict | undefined {
     return this.st.verdict.get(e164);
+  }
+
+  /** Final verdicts of the numbers after `afterId`, in id order (the order of their first rows in the list). */
+  doneVerdictsAfter(afterId: number, limit: number): Array<NumberVerdict & { e164: string }> {
+    return this.st.doneVerdictsAfter.all(afterId, limit);
   }
 
   /** Numbers that still need a lookup, in input order, after `afterId`. */
