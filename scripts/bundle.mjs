@@ -160,12 +160,13 @@ const result = await build({
   define: { __DNC_COMMAND_LIST__: JSON.stringify(JSON.stringify(commandList)) },
 });
 
-// The listen render worker is started by file path relative to its caller, so it lands in the same folder as the
-// chunks (see src/listen/journal-store.ts). A thread has a module graph of its own anyway: it is bundled apart,
-// whole, rather than importing the start-up chunk (commander and all) into every worker.
+// The render workers (listen's, and the batch's early render) are started by file path relative to their caller,
+// so they land in the same folder as the chunks (see src/listen/journal-store.ts, src/batch/early-render-thread.ts).
+// A thread has a module graph of its own anyway: each is bundled apart, whole, rather than importing the start-up
+// chunk (commander and all) into every worker.
 await build({
   ...common,
-  entryPoints: { 'render-worker': 'dist/listen/render-worker.js' },
+  entryPoints: { 'render-worker': 'dist/listen/render-worker.js', 'early-render-worker': 'dist/batch/early-render-worker.js' },
   outdir: OUT,
   sourcemap: true,
 });

@@ -680,11 +680,13 @@ export class BatchJournal {
   /**
    * Folds a long write-ahead log into the database (reads of a long WAL are slow); never waits for other
    * connections. A short one is left to the checkpoint that closing the journal makes anyway: each costs
-   * a sync of both files, and a few thousand answers' log is read as fast as the file.
+   * a sync of both files, and a few thousand answers' log is read as fast as the file. `always`: whatever its
+   * length (a batch's render thread, every second while the lookups run). `truncate`: the log is emptied too, once
+   * no other connection is in the middle of a transaction (see early-render-worker.ts).
    */
-  checkpoint(): void {
-    if ((statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT) return;
-    this.db.pragma('wal_checkpoint(PASSIVE)');
+  checkpoint(options: { always?: boolean; truncate?: boolean } = {}): void {
+    if (!options.always && !options.truncate && (statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT) return;
+    this.db.pragma(options.truncate ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)');
   }
 
   /**

@@ -380,6 +380,18 @@ export interface EarlyRender {
   readonly droppedBecause: string | null;
 }
 
+/** How a render begun early is run from another thread (see early-render-thread.ts); by default, from the batch's own. */
+export interface EarlyHooks {
+  /** Whether finish() checkpoints a long log first (the batch's thread does it before it asks another to finish). */
+  checkpoint?: boolean;
+  /**
+   * Asked by finish() once it holds its snapshot: whether no other process has committed to the journal since the
+   * render began. By default this connection's data_version tells; a connection of another thread sees the batch's
+   * own commits there too, so it asks the batch's connection.
+   */
+  unchanged?: () => Promise<boolean>;
+}
+
 /** How a render begun early waits for verdicts. */
 interface EarlyGate {
   /** True once no verdict changes any more (finish() holds the snapshot). */
@@ -435,8 +447,8 @@ const VERDICTS_AHEAD = 512;
  * from a CSV list (a stream cannot take back rows already written when the run stops; a workbook's summary
  * carries the time it is written).
  */
-export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, options: RenderOptions = {}): EarlyRender {
-  const version = journal.dataVersion();
+export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, options: RenderOptions = {}, hooks: EarlyHooks = {}): EarlyRender {
+  const version = hooks.unchanged ? null : journal.dataVersion();
   let state: 'early' | 'final' | 'dropped' = 'early';
   let roused = false;
   let wake: (() => void) | null = null;
@@ -483,10 +495,10 @@ export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, opti
         await drop();
         return null;
       }
-      journal.checkpoint();
+      if (hooks.checkpoint !== false) journal.checkpoint();
       const endSnapshot = journal.beginSnapshot();
       try {
-        if (journal.dataVersion() !== version) {
+        if (!(hooks.unchanged ? await hooks.unchanged() : journal.dataVersion() === version)) {
           early.droppedBecause = 'another process wrote to the journal meanwhile';
           await drop();
           return null;

@@ -129,7 +129,14 @@ export async function afterRender(
   e: EvidenceEnv,
   say: Say,
   journal: BatchJournal,
-  options: { baseUrl: string; startedAt: Date; rendered?: RenderedOutputs; unansweredSends?: number },
+  options: {
+    baseUrl: string;
+    startedAt: Date;
+    rendered?: RenderedOutputs;
+    unansweredSends?: number;
+    /** Set when the results cache is filled already, or is being filled (rememberVerdictsIn): why it could not be. */
+    verdictsRemembered?: Promise<string | null>;
+  },
 ): Promise<void> {
   const meta = journal.meta();
   if (!meta) return;
@@ -143,7 +150,10 @@ export async function afterRender(
     unansweredSends: options.unansweredSends ?? journal.unansweredSends(),
   });
   // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
-  const remembering = rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+  const remembering =
+    options.verdictsRemembered?.then((failure) => {
+      if (failure !== null) say.debug(`could not fill the results cache: ${failure}`);
+    }) ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
@@ -159,12 +169,41 @@ export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: st
     const { cacheDir } = await import('./paths.js');
     const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
     try {
-      // A verdict cached before a conflicting push showed it may be forged is taken back out.
-      cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
+      fillFromJournal(cache, service, journalPath);
     } finally {
       cache.close();
     }
   } catch (err) {
     say.debug(`could not fill the results cache: ${(err as Error).message}`);
   }
+}
+
+/** The results cache, opened before its verdicts are known (a batch opens it while its last answers come). */
+export async function openResultsCache(e: EvidenceEnv): Promise<ResultsCache> {
+  const { cacheDir } = await import('./paths.js');
+  return ResultsCache.open(cacheDir(e.env, e.homedir));
+}
+
+/**
+ * rememberVerdicts into a cache opened ahead (openResultsCache), which it closes: resolves with why the verdicts
+ * could not be put there, or null.
+ */
+export async function rememberVerdictsIn(opening: Promise<ResultsCache>, journalPath: string, service: string | null): Promise<string | null> {
+  try {
+    const cache = await opening;
+    try {
+      if (service) fillFromJournal(cache, service, journalPath);
+    } finally {
+      cache.close();
+    }
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** `cache` takes a journal's final verdicts of `service`. */
+function fillFromJournal(cache: ResultsCache, service: string, journalPath: string): void {
+  // A verdict cached before a conflicting push showed it may be forged is taken back out.
+  cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
 }

@@ -14,7 +14,7 @@ import type { GlobalFlags } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { createTestIO } from '../../src/io.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { dncErrorOf } from '../helpers/cli.js';
+import { dncErrorOf, REPO_ROOT } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
@@ -41,6 +41,11 @@ afterAll(async () => {
   await sb.close();
   tmp.remove();
 });
+
+/** The early render's thread (BatchRunDeps.renderThreadFile): none unless a test gives the built one. */
+let renderThreadFile: string | null = null;
+/** The thread's module as tsc built it (npm test builds first): the sources run here have no bundle beside them. */
+const BUILT_RENDER_WORKER = path.join(REPO_ROOT, 'dist', 'batch', 'early-render-worker.js');
 
 const OPTIONS: BatchOptions = { concurrency: 4, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true };
 
@@ -75,6 +80,7 @@ async function run(
       events.push(e);
       onEvent?.(e);
     },
+    renderThreadFile,
   });
   return { result, events, text: events.filter((e) => 'text' in e).map((e) => (e as { text: string }).text).join('\n') };
 }
@@ -262,9 +268,23 @@ describe('runBatchJob', () => {
 });
 
 // The outputs are rendered while the lookups run (src/batch/render.ts renderEarly): each row once its number is
-// done. The oracle is the render after the lookups, which the journal can always be given again: the files must
-// be the same, byte for byte.
-describe('the render while the lookups run', () => {
+// done, on the batch's thread or in a worker thread of its own (src/batch/early-render-thread.ts, as the installed
+// dnc does). The oracle is the render after the lookups, which the journal can always be given again: the files
+// must be the same, byte for byte.
+describe.each([
+  ['on the batch\'s thread', null],
+  ['in a worker thread', BUILT_RENDER_WORKER],
+])('the render while the lookups run, %s', (_, threadFile) => {
+  beforeEach(() => {
+    renderThreadFile = threadFile;
+    // A thread is started only while the batch's thread mostly waits for answers, and for lookups that will take
+    // a second more (it takes ≈ 0.1–0.2 s to be ready): answers held 60 ms make these runs so.
+    proxy.delay(threadFile ? 60 : 0);
+  });
+  afterAll(() => {
+    renderThreadFile = null;
+    proxy.delay(0);
+  });
   const debugLines = (events: BatchEvent[]) => events.filter((e) => e.type === 'debug').map((e) => (e as { text: string }).text);
   const rendered = (output: string) => [output, `${output}.callable.csv`, `${output}.suppressed.csv`].map((f) => readFileSync(f).toString('base64'));
   async function renderAgain(output: string): Promise<void> {
@@ -294,6 +314,7 @@ describe('the render while the lookups run', () => {
     const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
     finished(result);
     expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
+    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(threadFile !== null);
     const early = rendered(output);
     await renderAgain(output);
     expect(rendered(output)).toEqual(early);
@@ -302,11 +323,12 @@ describe('the render while the lookups run', () => {
   });
 
   it('stopped by a 429: the rows not checked come out as a render after the lookups writes them', async () => {
-    const { input, output } = mixedList(120);
-    sb.setCreditLimit(20);
+    const { input, output } = mixedList(400);
+    sb.setCreditLimit(120);
     const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
     expect(finished(result).stopped).toBe('credit_limit');
     expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
+    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(threadFile !== null);
     const early = rendered(output);
     expect(readCsvIndependently(output).filter((r) => r[4] === 'not_checked').length).toBeGreaterThan(0);
     await renderAgain(output);
@@ -319,14 +341,25 @@ describe('the render while the lookups run', () => {
     const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
     try {
       const { renderEarly } = await import('../../src/batch/render.js');
+      const { renderEarlyInThread } = await import('../../src/batch/early-render-thread.js');
+      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile) : renderEarly(journal, Promise.resolve()));
+      /** Until the render has begun (its temporary file is there): the journal is changed after that. */
+      const begun = async () => {
+        for (let i = 0; temps(output).length === 0; i++) {
+          if (i > 600) throw new Error('the early render did not begin within 30 s');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
       // Unchanged meanwhile: the early render is the render.
-      let early = renderEarly(journal, Promise.resolve());
+      let early = begin();
+      await begun();
       expect(await early.finish()).not.toBeNull();
       const written = readFileSync(output, 'utf8');
       await renderBatchOutput(journal);
       expect(readFileSync(output, 'utf8')).toBe(written);
       // Changed meanwhile: the rows written early may be stale.
-      early = renderEarly(journal, Promise.resolve());
+      early = begin();
+      await begun();
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r)); // it writes every row, then waits
       const other = new Database(`${output}.journal.sqlite`);
       const was = (other.prepare('SELECT result FROM numbers WHERE id = 1').get() as { result: string }).result;
@@ -347,7 +380,8 @@ describe('the render while the lookups run', () => {
 
   it('standard output as the output: written at the end only (a stream cannot take back rows when the run stops)', async () => {
     const { input } = list(8);
-    const { result, events } = await run(input, { output: '-' }, testInterrupts(), undefined, { verbose: true });
+    // (--restart: the same 8 numbers' journal, kept by name of the list's content, may be there from another test.)
+    const { result, events } = await run(input, { output: '-', restart: true }, testInterrupts(), undefined, { verbose: true });
     finished(result);
     expect(debugLines(events).some((l) => /^the outputs are rendered after the lookups: .*not a regular file/.test(l))).toBe(true);
   });

@@ -14,6 +14,8 @@ export interface ServiceProxy {
   downAfter(count: number): void;
   /** Whether the relay is down. */
   isDown(): boolean;
+  /** Holds every answer this long before relaying it, as a slower service would (0: none). */
+  delay(ms: number): void;
   /** Listens again on the same address. */
   up(): Promise<void>;
   close(): Promise<void>;
@@ -25,6 +27,7 @@ export async function serviceProxy(target: string): Promise<ServiceProxy> {
   let answered = 0;
   let threshold = Infinity;
   let down = false;
+  let delayMs = 0;
   let closed: Promise<void> = Promise.resolve();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,6 +39,7 @@ export async function serviceProxy(target: string): Promise<ServiceProxy> {
       fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body })
         .then(async (r) => {
           const payload = Buffer.from(await r.arrayBuffer());
+          if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
           const out: Record<string, string> = { connection: 'close' };
           r.headers.forEach((v, k) => {
             if (!HOP_BY_HOP.has(k)) out[k] = v;
@@ -66,6 +70,9 @@ export async function serviceProxy(target: string): Promise<ServiceProxy> {
       if (answered >= threshold) goDown();
     },
     isDown: () => down,
+    delay(ms) {
+      delayMs = ms;
+    },
     async up() {
       if (!down) return;
       threshold = Infinity;
