@@ -62,6 +62,14 @@ export function renderEarlyInThread(journal: Pick<BatchJournal, 'path' | 'dataVe
   // The batch's connection's data_version when the thread began: another process's commit moves it (the thread's
   // reads and the batch's own commits do not).
   let version: number | null = null;
+  /** The batch's data_version; null when it cannot be read (then the render is done after the lookups). */
+  const dataVersion = (): number | null => {
+    try {
+      return journal.dataVersion();
+    } catch {
+      return null;
+    }
+  };
   let ended: Promise<FromRenderThread | null> | null = null;
   let waiting: ((m: FromRenderThread | null) => void) | null = null;
   let gone: string | null = null;
@@ -69,10 +77,10 @@ export function renderEarlyInThread(journal: Pick<BatchJournal, 'path' | 'dataVe
     if (m.type === 'ready') {
       // (Not once finish() or abort() has asked for the end: the thread is told nothing more.)
       if (ended !== null) return;
-      version = journal.dataVersion();
-      post({ type: 'go' });
+      version = dataVersion();
+      if (version !== null) post({ type: 'go' });
     } else if (m.type === 'unchanged?') {
-      post({ type: 'unchanged', unchanged: version !== null && journal.dataVersion() === version });
+      post({ type: 'unchanged', unchanged: version !== null && dataVersion() === version });
       confirmed();
     } else if (m.type === 'closed') {
       closed();

@@ -681,12 +681,25 @@ export class BatchJournal {
    * Folds a long write-ahead log into the database (reads of a long WAL are slow); never waits for other
    * connections. A short one is left to the checkpoint that closing the journal makes anyway: each costs
    * a sync of both files, and a few thousand answers' log is read as fast as the file. `always`: whatever its
-   * length (a batch's render thread, every second while the lookups run). `truncate`: the log is emptied too, once
-   * no other connection is in the middle of a transaction (see early-render-worker.ts).
+   * length (a batch's render thread, every second while the lookups run). `truncate`: the log is emptied too, if
+   * no other connection is reading or writing it at that moment (see early-render-worker.ts); it never waits for
+   * them: a TRUNCATE that waits holds the journal's write lock meanwhile (a `dnc listen` storing a push, a reader
+   * such as `dnc trace` or a backup tool held the batch's end up to the busy timeout, 5 s).
    */
   checkpoint(options: { always?: boolean; truncate?: boolean } = {}): void {
     if (!options.always && !options.truncate && (statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT) return;
-    this.db.pragma(options.truncate ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)');
+    if (!options.truncate) {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+      return;
+    }
+    const waited = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      // Busy: as much as a passive checkpoint folds in, the log left as it is.
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+    } finally {
+      this.db.pragma(`busy_timeout = ${waited}`);
+    }
   }
 
   /**

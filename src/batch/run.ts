@@ -934,7 +934,10 @@ async function renderableEarly(paths: BatchPaths, layout: CsvLayout, options: Ba
   if (paths.output.kind !== 'file' || layout.workbook) return false;
   const { outputFormatOf } = await import('./xlsx-input.js');
   if (outputFormatOf(paths.outputPath, options.format) !== 'csv') return false;
-  return [paths.callableOut, paths.suppressedOut, paths.reviewOut].every((p) => p === null || (p !== '-' && outputFormatOf(p, undefined) === 'csv'));
+  const lists = [paths.callableOut, paths.suppressedOut, paths.reviewOut].filter((p) => p !== null);
+  if (!lists.every((p) => outputFormatOf(p, undefined) === 'csv')) return false;
+  // A FIFO, a device or standard output (a list there, or the dial list) is written after the lookups.
+  return [paths.outputPath, ...lists, paths.dialOut].every((p) => p === null || (p !== '-' && (statSync(p, { throwIfNoEntry: false })?.isFile() ?? true)));
 }
 
 /** What a journal's batch is made of: the input as read, the options that shape answers, where outputs go. */
