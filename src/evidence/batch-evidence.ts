@@ -151,9 +151,7 @@ export async function afterRender(
   });
   // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
   const remembering =
-    options.verdictsRemembered?.then((failure) => {
-      if (failure !== null) say.debug(`could not fill the results cache: ${failure}`);
-    }) ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+    options.verdictsRemembered?.then((failure) => sayUnremembered(say, failure)) ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
@@ -165,17 +163,12 @@ export async function afterRender(
 /** Puts a journal's final verdicts into the results cache (best effort), for later --reuse-within. */
 export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: string, service: string | null): Promise<void> {
   if (!service) return;
-  try {
-    const { cacheDir } = await import('./paths.js');
-    const cache = await ResultsCache.open(cacheDir(e.env, e.homedir));
-    try {
-      fillFromJournal(cache, service, journalPath);
-    } finally {
-      cache.close();
-    }
-  } catch (err) {
-    say.debug(`could not fill the results cache: ${(err as Error).message}`);
-  }
+  sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e), journalPath, service));
+}
+
+/** What rememberVerdictsIn resolved with, said (for --verbose) when the verdicts could not be put in the cache. */
+function sayUnremembered(say: Say, failure: string | null): void {
+  if (failure !== null) say.debug(`could not fill the results cache: ${failure}`);
 }
 
 /** The results cache, opened before its verdicts are known (a batch opens it while its last answers come). */
@@ -185,14 +178,15 @@ export async function openResultsCache(e: EvidenceEnv): Promise<ResultsCache> {
 }
 
 /**
- * rememberVerdicts into a cache opened ahead (openResultsCache), which it closes: resolves with why the verdicts
- * could not be put there, or null.
+ * Puts a journal's final verdicts of `service` into a cache being opened (openResultsCache), which it closes:
+ * resolves with why they could not be put there, or null.
  */
 export async function rememberVerdictsIn(opening: Promise<ResultsCache>, journalPath: string, service: string | null): Promise<string | null> {
   try {
     const cache = await opening;
     try {
-      if (service) fillFromJournal(cache, service, journalPath);
+      // A verdict cached before a conflicting push showed it may be forged is taken back out.
+      if (service) cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
     } finally {
       cache.close();
     }
@@ -200,10 +194,4 @@ export async function rememberVerdictsIn(opening: Promise<ResultsCache>, journal
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-/** `cache` takes a journal's final verdicts of `service`. */
-function fillFromJournal(cache: ResultsCache, service: string, journalPath: string): void {
-  // A verdict cached before a conflicting push showed it may be forged is taken back out.
-  cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
 }
