@@ -753,26 +753,22 @@ async function runBatchJournal(
           (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
         );
       if (reading === null) await guarding;
-      // The outputs render while the lookups run. In a thread of their own from the first answer on (see
-      // early-render-thread.ts; its start-up, ≈ 0.1 s of CPU, is kept out of the first lookups' way). Where no
-      // thread can start, on this one from when nothing more is to be sent (see renderEarly): rendered earlier,
-      // between answers, each slice of rows held the next lookups back as long.
+      // The outputs render while the lookups run: in a thread of their own (early-render-thread.ts) once the
+      // lookups show this thread mostly waiting for answers (see threadWorth). Otherwise on this one from when
+      // nothing more is to be sent (see renderEarly): rendered earlier, between answers, each slice of rows held
+      // the next lookups back as long.
       const over = new Promise<void>((resolve) => (lookupsOver = resolve));
       let drained = () => {};
       const nothingMoreToSend = new Promise<void>((resolve) => (drained = resolve));
-      let wantThread: (wanted: boolean) => void = () => {};
-      const threadWanted = new Promise<boolean>((resolve) => (wantThread = resolve));
       const thread = ctx.renderThreadFile !== null && (await renderableEarly(paths, layout, options)) ? await import('./early-render-thread.js') : null;
       const workerFile = thread ? (ctx.renderThreadFile ?? thread.bundledRenderWorker()) : null;
       if (thread && workerFile) {
         const worth = threadWorth();
-        renderStarting = Promise.race([threadWanted, over.then(() => false)]).then((wanted) => {
-          if (!wanted) return;
+        renderStarting = Promise.resolve();
+        onProgress = (p) => {
+          if (renderThread || !worth(p)) return;
           early = renderThread = thread.renderEarlyInThread(journal!, workerFile);
           ctx.debug('the outputs are rendered in a thread of their own while the lookups run');
-        });
-        onProgress = (p) => {
-          if (worth(p)) wantThread(true);
         };
         // The results cache is filled on this thread while that one writes the last rows (see below): it is
         // opened while the last answers come, when this thread mostly waits.
@@ -898,7 +894,7 @@ async function runBatchJournal(
 
 /**
  * Decides, as the lookups go, whether a render thread is worth starting: asked at each progress, it says yes
- * once, over a quarter of a second, this thread was mostly waiting (its event loop busy under half the time: the
+ * when, over the last quarter of a second, this thread was mostly waiting (its event loop busy under half the time: the
  * service's latency, not this thread, sets the pace) and the lookups left will take a second more at the pace so
  * far. A thread takes ≈ 0.1–0.2 s to be ready: a shorter run would pay for its start for nothing. A busy thread
  * (answers at once) is left alone: there the render thread's CPU time is taken from the lookups (on two cores,
@@ -908,17 +904,14 @@ function threadWorth(): (p: SchedulerProgress) => boolean {
   const began = performance.now();
   let windowStart = began;
   let window = performance.eventLoopUtilization();
-  let decided = false;
   return (p) => {
-    if (decided) return false;
     const now = performance.now();
     if (now - windowStart < THREAD_WINDOW_MS) return false;
     const busy = performance.eventLoopUtilization(window).utilization;
     window = performance.eventLoopUtilization();
     windowStart = now;
     const leftMs = p.reading ? Infinity : ((p.total - p.answered) / Math.max(1, p.answered)) * (now - began);
-    decided = busy < 0.5 && leftMs >= THREAD_WORTH_MS;
-    return decided;
+    return busy < 0.5 && leftMs >= THREAD_WORTH_MS;
   };
 }
 
