@@ -42,14 +42,20 @@ afterAll(async () => {
   tmp.remove();
 });
 
+/** Writes `list` as NAME.csv, scrubs it against the stub into `output` (in the scratch folder) with `flags`: exit 0. */
+async function scrub(name: string, list: string, output: string, flags: string[] = []): Promise<{ input: string; out: string; stderr: string }> {
+  const input = path.join(tmp.dir, `${name}.csv`);
+  writeFileSync(input, list);
+  const out = path.join(tmp.dir, output);
+  const r = await runDnc(['batch', input, '-o', out, ...flags], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+  expect(r.code, r.stderr).toBe(0);
+  return { input, out, stderr: r.stderr };
+}
+
 describe('formula injection', () => {
   it('neutralises service text and strips control characters; the journal keeps what was received', async () => {
-    const input = path.join(tmp.dir, 'in.csv');
-    writeFileSync(input, 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\n');
-    const out = path.join(tmp.dir, 'out.csv');
-    const r = await runDnc(['batch', input, '-o', out], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('2 row(s) have a register source that is not an https URL');
+    const { out, stderr } = await scrub('in', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\n', 'out.csv');
+    expect(stderr).toContain('2 row(s) have a register source that is not an https URL');
     const rows = readCsvIndependently(out);
     const col = (name: string) => rows[0]!.indexOf(name);
     // Input cells are the contract: unchanged by default.
@@ -72,11 +78,7 @@ describe('formula injection', () => {
   });
 
   it('--escape-formulas neutralises formula-leading input cells (a + number too) and verify still matches the input', async () => {
-    const input = path.join(tmp.dir, 'esc.csv');
-    writeFileSync(input, 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n"  @SUM(A1)",+12025550104\n');
-    const out = path.join(tmp.dir, 'esc.out.csv');
-    const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
-    expect(r.code, r.stderr).toBe(0);
+    const { input, out } = await scrub('esc', 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n"  @SUM(A1)",+12025550104\n', 'esc.out.csv', ['--escape-formulas']);
     const rows = readCsvIndependently(out);
     expect(rows.slice(1).map((x) => x.slice(0, 3))).toEqual([
       ["'=1+2", "'+12025550100", '+12025550100'],
@@ -89,11 +91,7 @@ describe('formula injection', () => {
   });
 
   it('verify reads a file escaped before cells with spaces before a formula were escaped, as it was written', async () => {
-    const input = path.join(tmp.dir, 'esc-old.csv');
-    writeFileSync(input, 'name,phone\n" =1+1",+12025550100\n');
-    const out = path.join(tmp.dir, 'esc-old.out.csv');
-    const r = await runDnc(['batch', input, '-o', out, '--escape-formulas'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
-    expect(r.code, r.stderr).toBe(0);
+    const { out } = await scrub('esc-old', 'name,phone\n" =1+1",+12025550100\n', 'esc-old.out.csv', ['--escape-formulas']);
     const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
     expect(m.format).toMatchObject({ escape_formulas: true, escape_formulas_behind_spaces: true });
     // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
@@ -104,12 +102,8 @@ describe('formula injection', () => {
   });
 
   it('a workbook output holds a hostile service\'s text and formula-looking input as text cells, never a formula', async () => {
-    const input = path.join(tmp.dir, 'in-book.csv');
-    writeFileSync(input, 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@SUM(A1),+12025550101\n');
     // Its own name: out.csv's manifest (out.manifest.json) is another output's.
-    const out = path.join(tmp.dir, 'workbook-out.xlsx');
-    const r = await runDnc(['batch', input, '-o', out], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
-    expect(r.code, r.stderr).toBe(0);
+    const { out } = await scrub('in-book', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@SUM(A1),+12025550101\n', 'workbook-out.xlsx');
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => c.v);
     const col = (name: string) => header.indexOf(name);

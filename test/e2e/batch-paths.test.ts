@@ -34,6 +34,14 @@ function shell(command: string, cwd: string): Promise<{ code: number; stdout: st
   });
 }
 
+/** A FIFO made in `d`, and what `cat` reads from it (it opens it for reading, as a dialler's import would). */
+function fifoRead(d: string, name: string): { fifo: string; reader: Promise<string> } {
+  const fifo = path.join(d, name);
+  execFileSync('mkfifo', [fifo]);
+  const reader = new Promise<string>((resolve, reject) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))));
+  return { fifo, reader };
+}
+
 function dir(name: string): string {
   const d = path.join(tmp.dir, name);
   mkdirSync(d, { recursive: true });
@@ -94,12 +102,7 @@ describe('dnc batch: outputs that are not plain files', () => {
     const d = dir('fifo');
     const input = path.join(d, 'in.csv');
     writeFileSync(input, LIST);
-    const fifo = path.join(d, 'results.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const reader = new Promise<string>((resolve, reject) => {
-      // `cat` opens the FIFO for reading, as a dialler's import would.
-      import('node:child_process').then(({ execFile }) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))), reject);
-    });
+    const { fifo, reader } = fifoRead(d, 'results.fifo');
     const r = await spawnDnc(['batch', input, '-o', fifo, '--quiet'], { env, cwd: d });
     expect(r.code, r.stderr).toBe(0);
     const text = await reader;
@@ -112,9 +115,7 @@ describe('dnc batch: outputs that are not plain files', () => {
     const d = dir('fifo-list');
     const input = path.join(d, 'in.csv');
     writeFileSync(input, LIST);
-    const fifo = path.join(d, 'callable.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const reader = new Promise<string>((resolve, reject) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))));
+    const { fifo, reader } = fifoRead(d, 'callable.fifo');
     const r = await spawnDnc(['batch', input, '-o', 'out.csv', '--callable-out', fifo, '--quiet'], { env, cwd: d });
     expect(r.code, r.stderr).toBe(0);
     expect(await reader).toBe('name,phone\nAnn,+12025550100\n');
