@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run soak`: reliability under crashes, storms, exhaustion and bad input, checked as counted invariants.
 //
-//   npm run soak [-- --ci] [--kills N] [--only storm,listen,attacks,credits,corpus] [--keep]   (SOAK_PROFILE=ci = --ci)
+//   npm run soak [-- --ci] [--kills N] [--only storm,listen,attacks,credits,corpus,hostile] [--keep]   (SOAK_PROFILE=ci = --ci)
 //
 // Each step starts its own sandbox as a child process (`node bin/dnc.js sandbox --port 0 --key <test key>`),
 // runs `node bin/dnc.js batch|listen` as child processes in a scratch folder, and checks what they left
@@ -22,7 +22,7 @@ const PROFILE = ci
   ? { name: 'ci', stormRows: 5_000, kills: 3, stormLatencyMs: 20, stormConcurrency: 16, listenLookups: 1_000, listenKills: 3, creditRows: 400, attackRows: 100 }
   : { name: 'full', stormRows: 5_000, kills: 20, stormLatencyMs: 30, stormConcurrency: 8, listenLookups: 10_000, listenKills: 3, creditRows: 2_000, attackRows: 400 };
 if (args.kills !== undefined) PROFILE.kills = Number(args.kills);
-const STEPS = ['storm', 'listen', 'attacks', 'credits', 'corpus'];
+const STEPS = ['storm', 'listen', 'attacks', 'credits', 'corpus', 'hostile'];
 const only = new Set(args.only ? String(args.only).split(',') : STEPS);
 for (const s of only) if (!STEPS.includes(s)) throw new Error(`--only: no step '${s}' (steps: ${STEPS.join(', ')})`);
 assertBuilt();
@@ -820,7 +820,65 @@ async function badCorpus() {
   }
 }
 
-// ─── 5. API key leak check ───────────────────────────────────────────────────────────────────────────────────
+// ─── 5. A hostile service ────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * dnc against a service that answers like the real one but wrong (bench/hostile-service.mjs), with the soak's key:
+ * no refused answer becomes a verdict, an answer about the request stops the run with its numbers not_checked, a bad
+ * cost never lets --max-credits through.
+ */
+async function hostileService() {
+  const { startHostileService, honestDoNotCall } = await import('./hostile-service.mjs');
+  const svc = await startHostileService({ apiKey: KEY });
+  const env = { DNC_BASE_URL: svc.baseUrl, DNC_API_KEY: KEY, HOME: path.join(tmp.dir, 'home'), XDG_CONFIG_HOME: path.join(tmp.dir, 'config'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  const dir = path.join(tmp.dir, 'hostile');
+  mkdirSync(dir);
+  let k = 0;
+  const list = (numbers) => {
+    const file = path.join(dir, `list-${++k}.csv`);
+    writeFileSync(file, `name,phone\n${numbers.map((p, i) => `n${i},${p}`).join('\n')}\n`);
+    return file;
+  };
+  const results = (file) => {
+    const [head, ...rows] = readCsv(file);
+    return rows.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
+  };
+  const bad = ['no-verdict', 'null-verdict', 'string-verdict', 'other-number', 'correlation-mismatch', 'timestamp-future', 'timestamp-shape', 'negative-cost', 'absurd-cost', 'cost-mismatch', 'html-200'];
+  log(`[hostile] ${bad.length} kinds of answer that are no verdict, a reseller's missing header, costs that lie`);
+  try {
+    for (const behaviour of bad) {
+      svc.setBehaviour(behaviour);
+      const c = await dnc(`hostile check ${behaviour}`, ['check', '+12025550107', '--json', '--fail-on-dnc'], { env });
+      check('hostile: check gives no verdict for an answer that breaks the description (exit 6)', c.code === 6, `${behaviour}: exit ${c.code}`);
+      const lines = c.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      check('hostile: every check --json line without a verdict carries dnc_error', lines.every((l) => l.dnc_error?.code === 'E_BAD_RESPONSE'), `${behaviour}: ${c.stdout.slice(0, 200)}`);
+      const out = path.join(dir, `${behaviour}.csv`);
+      const b = await dnc(`hostile batch ${behaviour}`, ['batch', list(['+12025550111', '+12025550113']), '-o', out], { env });
+      const rows = existsSync(out) ? results(out) : [];
+      check('hostile: a batch makes no row callable from a refused answer', rows.length === 2 && rows.every((r) => r.dnc_result === 'failed' && r.dnc_error_code === 'bad_response'), `${behaviour}: exit ${b.code}, ${JSON.stringify(rows.map((r) => r.dnc_result))}`);
+    }
+    for (const behaviour of ['negative-cost', 'absurd-cost']) {
+      svc.setBehaviour(behaviour);
+      const before = svc.lookups().length;
+      const numbers = Array.from({ length: 50 }, (_, i) => `+1202555${3000 + i}`);
+      const r = await dnc(`hostile budget ${behaviour}`, ['batch', list(numbers), '-o', path.join(dir, `budget-${behaviour}.csv`), '--max-credits', '5', '--json'], { env });
+      check('hostile: --max-credits holds against a cost that lies', svc.lookups().length - before === 5 && r.code === 5, `${behaviour}: ${svc.lookups().length - before} lookups, exit ${r.code}`);
+    }
+    svc.setBehaviour('reseller-400');
+    const numbers = ['+12025550120', '+12025550121'];
+    const input = list(numbers);
+    const out = path.join(dir, 'reseller.csv');
+    const stopped = await dnc('hostile reseller', ['batch', input, '-o', out, '--json'], { env });
+    check('hostile: a missing reseller header stops the batch (exit 4), rows not_checked', stopped.code === 4 && results(out).every((r) => r.dnc_result === 'not_checked'), `exit ${stopped.code}`);
+    const fixed = await dnc('hostile reseller fixed', ['batch', input, '-o', out], { env: { ...env, DNC_FORWARDED_HOST: 'client.example' } });
+    check('hostile: the rerun with the header looks the rows up', fixed.code === 0 && results(out).every((r, i) => r.dnc_result === (honestDoNotCall(numbers[i]) ? 'do_not_call' : 'callable')), `exit ${fixed.code}`);
+    counts.hostile_lookups = svc.lookups().length;
+  } finally {
+    await svc.close();
+  }
+}
+
+// ─── 6. API key leak check ───────────────────────────────────────────────────────────────────────────────────
 
 function leakCheck() {
   log('[leak] the test key in any stdout, stderr or file written by a step');
@@ -841,7 +899,7 @@ log(`dnc soak (${PROFILE.name} profile) on ${m.nproc} × ${m.cpu}, node ${m.node
 log('every step starts its own sandbox as a child process (node bin/dnc.js sandbox --port 0 --key <random test key>)');
 const started = Date.now();
 const errors = [];
-const steps = { storm: crashStorm, listen: listenerStorm, attacks: listenerAttacks, credits: creditExhaustion, corpus: badCorpus };
+const steps = { storm: crashStorm, listen: listenerStorm, attacks: listenerAttacks, credits: creditExhaustion, corpus: badCorpus, hostile: hostileService };
 try {
   for (const s of STEPS) {
     if (!only.has(s)) continue;

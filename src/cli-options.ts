@@ -21,6 +21,23 @@ export function integerOption(flags: string, description: string, min: number, m
   return parsedOption(flags, description, (raw, flag) => parseIntegerOption(flag, raw, min, max));
 }
 
+/** The largest int64 (2.5: billing-period ids are int64). */
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An int64 option (a billing-period id), kept as a bigint: a double would send 9007199254740993 as
+ * 9007199254740992, another period's id.
+ */
+export function int64Option(flags: string, description: string, min: bigint): Option {
+  return parsedOption(flags, description, (raw, flag) => {
+    const text = raw.trim();
+    if (!/^-?\d+$/.test(text)) throw usageError('E_USAGE', `${flag} must be a whole number, got '${raw}'`);
+    const value = BigInt(text);
+    if (value < min || value > INT64_MAX) throw usageError('E_USAGE', `${flag} must be from ${min} to ${INT64_MAX}, got ${raw}`);
+    return value;
+  });
+}
+
 /** A duration such as 7d or 12h, in milliseconds. */
 export function durationOption(flags: string, description: string): Option {
   return parsedOption(flags, description, (raw, flag) => parseDuration(flag, raw));

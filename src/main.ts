@@ -2,7 +2,7 @@
 import os from 'node:os';
 import { Command, CommanderError, type Argument, type Help, type Option } from 'commander';
 import { defaultText } from './cli-tree.js';
-import { registerBatch } from './commands/batch.js';
+import { batchRefusedSummary, registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
 import { registerCompletion } from './commands/completion.js';
 import { addExitCodeHelp, registerHelp } from './commands/help.js';
@@ -193,7 +193,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
 export async function main(argv: string[], givenDeps: MainDeps): Promise<number> {
   // Redaction is in place before the first line: the key may be echoed by the parser or a configuration error.
   const secrets = givenDeps.secrets ?? collectSecrets(argv, givenDeps.env, givenDeps.homedir ?? os.homedir());
-  const deps: MainDeps = { ...givenDeps, secrets, io: redactingIO(givenDeps.io, secrets) };
+  let stdoutWritten = false;
+  const deps: MainDeps = { ...givenDeps, secrets, io: redactingIO(givenDeps.io, secrets, () => (stdoutWritten = true)) };
   let exitCode: number = ExitCode.OK;
   let ctx: Context | undefined;
   const program = buildProgram(
@@ -210,8 +211,26 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    return reportError(err, deps.io, ctx, program, argv, secrets);
+    const status = reportError(err, deps.io, ctx, program, argv, secrets);
+    // --json: a script reading stdout gets the error there too, unless the command already said something there.
+    const json = ctx?.json ?? argv.includes('--json');
+    if (json && !stdoutWritten && status !== ExitCode.OK) {
+      const error = jsonErrorOf(err, status, argv);
+      // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
+      writeLine(deps.io.stdout, JSON.stringify(invokedCommand(program, argv) === 'batch' ? batchRefusedSummary(error) : { error }));
+    }
+    return status;
   }
+}
+
+/** An error as --json states it on stdout: `{code, exit_status, message, hint}`, the key masked as on stderr. */
+function jsonErrorOf(err: unknown, status: number, argv: readonly string[]): { code: string; exit_status: number; message: string; hint: string | null } {
+  if (err instanceof DncError) return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+  if (err instanceof CommanderError) {
+    const [first = ''] = err.message.replace(/^error: /, '').split('\n');
+    return { code: 'E_USAGE', exit_status: status, message: maskOptionValues(first), hint: `see 'dnc ${argv.find((a) => !a.startsWith('-')) ?? ''} --help'`.replace('dnc  --help', 'dnc --help') };
+  }
+  return { code: 'E_INTERNAL', exit_status: status, message: err instanceof Error ? err.message : String(err), hint: 'this is a bug in dnc; please report it' };
 }
 
 /**

@@ -64,8 +64,9 @@ export function collectSecrets(argv: readonly string[], env: Env, homedir: strin
 const RAW = Symbol('dnc.raw-stream');
 
 /** A stream that masks every secret in what is written through it (strings and buffers alike). */
-export function redactingStream<S extends Writable>(stream: S, secrets: readonly string[]): S {
+export function redactingStream<S extends Writable>(stream: S, secrets: readonly string[], onWrite?: () => void): S {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
+    onWrite?.();
     let out = chunk;
     if (typeof chunk === 'string') out = redactSecrets(chunk, secrets);
     else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s))) out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
@@ -89,12 +90,12 @@ export function redactingStream<S extends Writable>(stream: S, secrets: readonly
   });
 }
 
-/** The IO with stdout and stderr redacted. */
-export function redactingIO<T extends IO>(io: T, secrets: readonly string[]): T {
+/** The IO with stdout and stderr redacted; `onStdout` hears of every write to stdout. */
+export function redactingIO<T extends IO>(io: T, secrets: readonly string[], onStdout?: () => void): T {
   // Copied with its accessors, not read: processIO's stdin is only set up when a command reads it.
   const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(io)) as T;
   return Object.defineProperties(copy, {
-    stdout: { value: redactingStream(io.stdout, secrets), writable: true, enumerable: true, configurable: true },
+    stdout: { value: redactingStream(io.stdout, secrets, onStdout), writable: true, enumerable: true, configurable: true },
     stderr: { value: redactingStream(io.stderr, secrets), writable: true, enumerable: true, configurable: true },
   });
 }

@@ -34,6 +34,14 @@ export class CreditBudget {
   }
 
   /**
+   * What a lookup of `country` is counted at when its answer gives no cost that can be believed (none, or a negative
+   * or absurd one): the highest cost known for that country, else the most any lookup is known to cost.
+   */
+  costOf(country: string): number {
+    return this.costs.get(country) ?? Math.max(this.hints.get(country) ?? 0, this.maxKnownCost());
+  }
+
+  /**
    * Whether a lookup of `country` may start now. `busy`: lookups are in flight or starting, whose answers may
    * free reserved credits (then an over-budget number waits instead of stopping the run).
    */

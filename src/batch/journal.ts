@@ -6,7 +6,8 @@ import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, rea
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
-import { DEFAULT_CLOCK_SKEW_MS, pushMatchProblem, pushVerdictKey, type SentLookup } from '../wire/push-rules.js';
+import { DEFAULT_CLOCK_SKEW_MS, serviceTimestampMs, type Judgement } from '../service/answers.js';
+import { pushMatchProblem, pushVerdict, pushVerdictKey, type SentLookup } from '../service/push-answers.js';
 import type { LookupFailed, LookupResult, LookupSucceeded } from '../wire/types.js';
 
 export const JOURNAL_SCHEMA_VERSION = 1;
@@ -27,8 +28,10 @@ export function journalPathFor(outputPath: string): string {
 /** Final results of a number (the dnc_result values a lookup can come to). */
 export type NumberResult = 'callable' | 'do_not_call' | 'invalid' | 'unsupported_country' | 'not_checked' | 'failed';
 export type NumberState = 'queued' | 'in_flight' | 'done' | 'pending';
-// service_failure: the run ended on an error (401/403, the service unreachable); the output is still written.
-export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted' | 'service_failure';
+// The run ended on an error, the output still written: auth_failed (401/403, a reseller header refused),
+// configuration (the service refused the request itself: a 400 about a parameter or the webhook URL),
+// service_failure (the service unreachable, failing or answering what it cannot have meant).
+export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted' | 'auth_failed' | 'configuration' | 'service_failure';
 
 /** Options that change results: a journal made with other values is refused. */
 export interface ResultOptions {
@@ -123,15 +126,9 @@ export interface AppliedExemption {
   evidence: string | null;
 }
 
-/** A final answer about a number, ready to store. */
-export interface FinalAnswer {
+/** A final answer about a number, ready to store: a judged answer's verdict, or a local decision. */
+export interface FinalAnswer extends Omit<Judgement, 'result' | 'charged' | 'credits'> {
   result: NumberResult;
-  doNotCall: boolean | null;
-  listSource: string | null;
-  checkedAt: string | null;
-  correlationId: string | null;
-  errorCode: string | null;
-  error: string | null;
   credits: number;
   httpStatus: number | null;
   /** The service's full answer (JSON text), or null for a local decision. */
@@ -139,11 +136,12 @@ export interface FinalAnswer {
 }
 
 /**
- * applied: the number's answer; duplicate: the same verdict again (counted); orphan: an unknown correlation id (kept);
+ * applied: the number's answer; adopted: a do_not_call verdict for a number whose send got no answer (see
+ * adoptByNumber); duplicate: the same verdict again (counted); orphan: an unknown correlation id (kept);
  * conflict: a different verdict for a correlation id already pushed (kept; the number becomes failed/conflicting_pushes);
  * refused: it contradicts what was sent (kept as evidence, not applied); over_capacity: an orphan beyond the cap (not stored).
  */
-export type PushOutcome = 'applied' | 'duplicate' | 'orphan' | 'conflict' | 'refused' | 'over_capacity';
+export type PushOutcome = 'applied' | 'adopted' | 'duplicate' | 'orphan' | 'conflict' | 'refused' | 'over_capacity';
 
 /** What storing one push did, and why when it was refused. */
 export interface PushVerdict {
@@ -233,74 +231,22 @@ CREATE TABLE IF NOT EXISTS exemptions (number_id INTEGER PRIMARY KEY, basis TEXT
 `;
 
 /**
- * Reads a final answer out of a service body (synchronous answer or push). `heldCredits` is what a
- * 202 receipt held, used when a push does not say what was charged.
+ * A judged answer (src/service/answers.ts) as the journal stores it. Credits the answer does not give believably
+ * count at `unknownCredits` (the country's highest known cost; what a receipt held).
  */
-export function finalAnswerFromBody(
-  body: unknown,
-  httpStatus: number | null,
-  creditCost: number | null,
-  heldCredits = 0,
-  /** The body as received, stored as is when given (it is `body`'s JSON text). */
-  text?: string,
-  /** The number that was sent: an answer about another number is not its verdict. */
-  sentE164?: string,
-): FinalAnswer | null {
-  const b = body as (Partial<Omit<LookupSucceeded, 'status' | 'error_code'>> & Partial<Omit<LookupFailed, 'status' | 'error_code'>> & { status?: string; error_code?: string | null; timestamp?: string }) | null;
-  if (!b || typeof b !== 'object') return null;
-  const answer = text ?? JSON.stringify(body);
-  const correlationId = typeof b.correlation_id === 'string' ? b.correlation_id : null;
-  const costFromBody = typeof b.cost?.credits_used_for_query === 'number' ? b.cost.credits_used_for_query : null;
-  if (b.status === 'succeeded') {
-    // Fail closed: a verdict must say do_not_call true or false, about the number sent. Anything else is never
-    // read as "callable" (it was charged all the same, as a success is).
-    const aboutOther = sentE164 !== undefined && typeof b.phone_number === 'string' && b.phone_number !== sentE164;
-    if (typeof b.do_not_call !== 'boolean' || aboutOther) {
-      return {
-        ...localAnswer(
-          'failed',
-          'bad_response',
-          aboutOther
-            ? `the service answered about ${b.phone_number}, not the number sent (${sentE164}): no verdict`
-            : `the service's answer has no do_not_call verdict (true or false), got ${JSON.stringify(b.do_not_call ?? null)}: no verdict`,
-          null,
-          httpStatus,
-        ),
-        correlationId,
-        credits: creditCost ?? costFromBody ?? heldCredits,
-        answer,
-      };
-    }
-    return {
-      result: b.do_not_call === true ? 'do_not_call' : 'callable',
-      doNotCall: b.do_not_call === true,
-      listSource: typeof b.dnc_list_source === 'string' && b.dnc_list_source !== '' ? b.dnc_list_source : null,
-      checkedAt: typeof b.timestamp === 'string' ? b.timestamp : null,
-      correlationId,
-      errorCode: null,
-      error: null,
-      credits: creditCost ?? costFromBody ?? heldCredits,
-      httpStatus,
-      answer,
-    };
-  }
-  if (b.status === 'failed' && typeof b.error_code === 'string') {
-    const charged = b.charged === true;
-    const credits = charged ? (creditCost ?? costFromBody ?? heldCredits) : 0;
-    return {
-      result: b.error_code === 'invalid_phone_number' ? 'invalid' : 'failed',
-      doNotCall: null,
-      listSource: null,
-      checkedAt: typeof b.timestamp === 'string' ? b.timestamp : null,
-      correlationId,
-      errorCode: b.error_code,
-      error: typeof b.error === 'string' ? b.error : null,
-      credits,
-      httpStatus,
-      answer,
-    };
-  }
-  return null;
+export function finalAnswerOf(j: Judgement, httpStatus: number | null, answer: string | null, unknownCredits: number): FinalAnswer {
+  return {
+    result: j.result,
+    doNotCall: j.doNotCall,
+    listSource: j.listSource,
+    checkedAt: j.checkedAt,
+    correlationId: j.correlationId,
+    errorCode: j.errorCode,
+    error: j.error,
+    credits: j.charged === false ? 0 : (j.credits ?? unknownCredits),
+    httpStatus,
+    answer,
+  };
 }
 
 interface SentNumber {
@@ -511,6 +457,9 @@ export class BatchJournal {
                 x.basis AS exemption_basis, x.until AS exemption_until
            FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.id > ? AND n.state = 'done' ORDER BY n.id LIMIT ?`,
       ),
+      unansweredByE164: db.prepare<[string, string], SentNumber>(
+        "SELECT id, e164, country, credits, state, error_code, requested_at FROM numbers WHERE e164 = ? AND state = 'done' AND error_code = ?",
+      ),
       pendingByCorrelation: db.prepare<[string], SentNumber>(
         "SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
       ),
@@ -631,6 +580,19 @@ export class BatchJournal {
 
   setSupportedCountries(countries: string[]): void {
     this.st.setMeta.run('supported_countries', JSON.stringify(countries));
+  }
+
+  /** Countries a 422 of this batch named: their numbers are refused locally (uncharged) from then on. */
+  unsupportedCountries(): string[] {
+    const v = this.flag('unsupported_countries');
+    return v ? (JSON.parse(v) as string[]) : [];
+  }
+
+  /** Records a country a 422 named, and the supported countries it listed (for the messages). */
+  addUnsupportedCountry(country: string, supported: readonly string[]): void {
+    const known = new Set(this.unsupportedCountries());
+    if (!known.has(country)) this.st.setMeta.run('unsupported_countries', JSON.stringify([...known, country].sort()));
+    if (supported.length > 0) this.setSupportedCountries([...supported]);
   }
 
   /** Credits per lookup seen (X-Credit-Cost) for each country. */
@@ -980,16 +942,58 @@ export class BatchJournal {
     if (number && body !== null) {
       const problem = pushMatchProblem(body, sentOf(number), skew);
       if (problem) return this.refuse(push, correlationId, problem, options);
-      const final = finalAnswerFromBody(parsed, push.serviceStatus ?? null, null, number.credits, push.raw);
-      if (final) {
-        this.recordFinal(number.id, { ...final, correlationId });
-        this.insertPush(push, correlationId, 'applied');
-        return { outcome: 'applied' };
-      }
+      this.recordFinal(number.id, finalAnswerOf(pushVerdict(body, number.credits), push.serviceStatus ?? null, push.raw, number.credits));
+      this.insertPush(push, correlationId, 'applied');
+      return { outcome: 'applied' };
+    }
+    if (body !== null && this.adoptByNumber(body, skew)) {
+      this.insertPush(push, correlationId, 'adopted');
+      return { outcome: 'adopted' };
     }
     if (!(options.admitOrphan?.(push.raw.length) ?? true)) return { outcome: 'over_capacity' };
     this.insertPush(push, correlationId, 'orphan');
     return { outcome: 'orphan' };
+  }
+
+  /**
+   * A push under a correlation id the journal never saw may be the answer to a webhook lookup whose receipt a killed
+   * run never stored (its number ended `unanswered_send`). Pushes are unsigned, so it is adopted by its number only
+   * when it errs on the safe side: a do_not_call verdict about a number of this batch sent without an answer,
+   * timestamped after that send, makes the row do_not_call. A callable verdict is kept as an orphan (evidence) and
+   * the row stays unanswered_send: a forged "callable" must never make a number callable.
+   */
+  private adoptByNumber(body: LookupResult & Record<string, unknown>, skewMs: number): boolean {
+    if (body.status !== 'succeeded' || body.do_not_call !== true || typeof body.phone_number !== 'string') return false;
+    const number = this.st.unansweredByE164.get(body.phone_number, UNANSWERED_SEND);
+    if (!number || number.country !== body.country || !number.requested_at) return false;
+    const sentAt = Date.parse(number.requested_at);
+    if (!Number.isFinite(sentAt) || serviceTimestampMs(body.timestamp) < sentAt - skewMs) return false;
+    this.recordFinal(number.id, finalAnswerOf(pushVerdict(body, 0), 200, JSON.stringify(body), 0));
+    return true;
+  }
+
+  /**
+   * Orphans kept before their number ended unanswered_send (the push came while the killed run's number was still in
+   * flight) are adopted as a live push would be (adoptByNumber). Returns the e164 of the numbers adopted.
+   */
+  adoptKeptOrphans(skewMs = DEFAULT_CLOCK_SKEW_MS): string[] {
+    const adopted: string[] = [];
+    const orphans = this.db.prepare<[], { id: number; body: string }>("SELECT id, body FROM pushes WHERE outcome = 'orphan' ORDER BY id").all();
+    if (orphans.length === 0) return adopted;
+    this.atomically(() => {
+      for (const o of orphans) {
+        let body: unknown;
+        try {
+          body = JSON.parse(o.body);
+        } catch {
+          continue;
+        }
+        if (body === null || typeof body !== 'object' || !this.adoptByNumber(body as LookupResult & Record<string, unknown>, skewMs)) continue;
+        this.st.markPush.run('adopted', null, o.id);
+        adopted.push((body as { phone_number: string }).phone_number);
+      }
+    });
+    return adopted;
   }
 
   /**
@@ -1015,9 +1019,7 @@ export class BatchJournal {
         this.st.markPush.run('refused', problem, pushId);
         return { outcome: 'refused' as const, reason: problem };
       }
-      const final = finalAnswerFromBody(parsed, null, null, number.credits, body);
-      if (!final) return null;
-      this.recordFinal(number.id, { ...final, correlationId });
+      this.recordFinal(number.id, finalAnswerOf(pushVerdict(parsed as LookupResult, number.credits), null, body, number.credits));
       this.st.markPush.run('applied', null, pushId);
       return { outcome: 'applied' as const };
     });
@@ -1337,7 +1339,8 @@ export interface RerunPlan {
   credits: number;
   /** Sends that got no answer (may have been charged), as the summary and `dnc usage --reconcile` count them. */
   unansweredSends: number;
-  supportedCountries: string[] | null;
+  /** Countries a 422 of the batch named: not sent again. */
+  unsupportedCountries: string[];
   /** Costs the batch learned (X-Credit-Cost), by country. */
   costs: Map<string, number>;
   byCountry: Map<string, { numbers: number; verdict: number; pending: number; toLookUp: number; unanswered: number }>;
@@ -1353,7 +1356,7 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
   return readUntouched(journalPath, inUse, (db) => {
     const meta = (key: string) => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
     const batch = meta('batch');
-    const supported = meta('supported_countries');
+    const unsupported = meta('unsupported_countries');
     // One pass over the numbers (a million take about a second): counts, credits and unanswered sends together.
     const rows = db
       .prepare<[string], { country: string; kind: 'verdict' | 'pending' | 'look_up' | 'unanswered'; n: number; credits: number; unanswered: number }>(
@@ -1387,7 +1390,7 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
       ingested: meta('ingested') === '1',
       credits,
       unansweredSends: unanswered,
-      supportedCountries: supported ? (JSON.parse(supported) as string[]) : null,
+      unsupportedCountries: unsupported ? (JSON.parse(unsupported) as string[]) : [],
       costs,
       byCountry,
     };

@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { syncFolder, tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
+import { unsupportedCountryText } from '../service/answers.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv-output.js';
 import { readRows, type CsvLayout } from './csv-input.js';
@@ -55,15 +56,18 @@ const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
   credit_limit: 'not checked: the credit limit was reached (429); run the same command again after a top-up or in the next billing period',
   budget_reached: 'not checked: the --max-credits budget was reached; run the same command again with a larger budget',
   interrupted: 'not checked: the batch was interrupted; run the same command again to resume',
-  service_failure: 'not checked: the batch stopped when the service failed or refused the key; fix the cause and run the same command again to resume',
+  auth_failed: 'not checked: the batch stopped when the service refused the key or the request (401/403); fix the cause and run the same command again to resume',
+  configuration: 'not checked: the batch stopped when the service refused the request itself (not the number); fix the cause and run the same command again to resume',
+  service_failure: 'not checked: the batch stopped when the service failed; fix the cause and run the same command again to resume',
 };
 
 /** What decides the reason of a number never sent: a country no lookup would be sent for says so after any stop. */
 interface NotSentReasons {
   /** Webhook-only countries, when the batch has no webhook URL. */
   webhookRequired: ReadonlySet<string>;
-  /** The countries the service covers, once a 422 has said which. */
-  supported: ReadonlySet<string> | null;
+  /** The countries a 422 named, and the supported countries it listed. */
+  unsupported: ReadonlySet<string>;
+  supportedList: readonly string[];
 }
 
 /** The dnc_* cells of a number the journal knows. */
@@ -94,8 +98,8 @@ function cellsFor(e164: string, country: string, row: NumberVerdict | undefined,
   if (notSent.webhookRequired.has(country)) {
     return [e164, country, 'not_checked', '', '', '', '', 'webhook_required', `${country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``, '0'];
   }
-  if (notSent.supported && !notSent.supported.has(country)) {
-    return [e164, country, 'unsupported_country', '', '', '', '', 'unsupported_country', `the service does not cover ${country || "this number's country"}`, '0'];
+  if (notSent.unsupported.has(country)) {
+    return [e164, country, 'unsupported_country', '', '', '', '', 'unsupported_country', unsupportedCountryText(country, notSent.supportedList), '0'];
   }
   const reason = stopped ?? 'interrupted';
   return [e164, country, 'not_checked', '', '', '', '', reason, NOT_CHECKED_TEXT[reason], '0'];
@@ -530,10 +534,10 @@ function refuseIncomplete(journal: BatchJournal, meta: BatchMeta): void {
 }
 
 function notSentReasonsOf(journal: BatchJournal, meta: BatchMeta, webhookOnly: readonly string[]): NotSentReasons {
-  const supported = journal.supportedCountries();
   return {
     webhookRequired: new Set(meta.options.webhookUrl ? [] : webhookOnly),
-    supported: supported ? new Set(supported) : null,
+    unsupported: new Set(journal.unsupportedCountries()),
+    supportedList: journal.supportedCountries() ?? [],
   };
 }
 

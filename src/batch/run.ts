@@ -10,7 +10,7 @@ import type { ComplianceFlags } from '../compliance/settings.js';
 import type { TextEncoding } from './encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
-import { describeFsError, inputError, usageError } from '../errors.js';
+import { describeFsError, inputError, usageError, type DncError } from '../errors.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
@@ -156,6 +156,8 @@ export type BatchRunResult =
       resume: string;
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
       unansweredSends: number;
+      /** The error that stopped the run after the output was written (the command reports it and exits with its status). */
+      fatal?: DncError;
     };
 
 export interface BatchOptions {
@@ -738,12 +740,12 @@ async function runBatchJournal(
       const { cacheDir, readCosts } = await import('./cost-cache.js');
       const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
       const webhookMissing = await webhookMissingFor(options);
-      const supported = journal.supportedCountries();
+      const unsupported = new Set(journal.unsupportedCountries());
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
       // is checked when it comes, and says "so far" while reading goes on).
       const toWeigh = reading === null ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal) : numbersOfThisRun(journal, reading);
       const guarding = toWeigh
-        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country))))
+        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && !unsupported.has(country)))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
@@ -807,27 +809,43 @@ async function runBatchJournal(
         return { kind: 'abandoned' };
       }
       if (outcome.fatal) {
-        // A stop like any other: the output shows every answer so far, the rest not_checked.
-        let rendered = false;
+        // A stop like any other: the output shows every answer so far, the rest not_checked with the reason.
+        const reason = outcome.stoppedReason ?? 'service_failure';
+        let partial: RenderSummary | null = null;
         try {
-          journal.setStoppedReason('service_failure');
+          journal.setStoppedReason(reason);
           const { renderBatchOutput } = await import('./render.js');
-          const partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
-          rendered = true;
+          partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
           await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: partial });
-          ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (service_failure)`);
+          ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (${reason})`);
         } catch (renderError) {
           const why = (renderError as Error).message;
           ctx.warn(
-            rendered
+            partial
               ? `dnc: ${paths.outputPath} holds the answers so far (the rest not_checked), but its evidence manifest could not be written (${why})`
               : `dnc: the output could not be written (${why}); the journal keeps every answer`,
           );
         }
         const resume = resumeCommand(input, options, paths.outputPath, ctx.cwd);
-        throw Object.assign(outcome.fatal, {
+        const fatal = Object.assign(outcome.fatal, {
           hint: `${outcome.fatal.hint ? `${outcome.fatal.hint}; then ` : ''}run \`${resume}\` to resume (answered numbers are not sent again)`,
         });
+        if (!partial) throw fatal;
+        return {
+          kind: 'finished',
+          summary: partial,
+          counts: journal.summaryCounts(),
+          stopped: reason,
+          creditsThisRun: outcome.creditsThisRun,
+          sent: outcome.sent,
+          elapsedMs: outcome.elapsedMs,
+          journalPath,
+          outputPath: paths.outputPath,
+          maxCredits: options.maxCredits,
+          resume,
+          unansweredSends: journal.unansweredSends(),
+          fatal,
+        };
       }
       journal.setStoppedReason(outcome.stoppedReason);
       costsRemembered = rememberCosts(ctx, journal);
@@ -1023,7 +1041,13 @@ function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOption
  * A possible charge is worth a warning (shown under --quiet too).
  */
 function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolean): void {
-  const left = journal.settleUnanswered();
+  let left = journal.settleUnanswered();
+  // A push kept as an orphan may have been the answer to one of them: adopted when it says do_not_call.
+  const adopted = journal.adoptKeptOrphans().length;
+  if (adopted > 0) {
+    left = Math.max(0, left - adopted);
+    ctx.info(`${formatInteger(adopted)} number(s) sent without an answer are do_not_call by a push that came later (kept as evidence)`);
+  }
   if (resend) {
     const again = journal.requeueUnanswered();
     if (again > 0) {
@@ -1372,7 +1396,7 @@ async function dryRun(
     }
     for (const [country, cost] of plan.costs) costs.set(country, cost);
   }
-  const unsupported = new Set(plan?.supportedCountries ? [...toSend.keys()].filter((c) => !plan.supportedCountries!.includes(c)) : []);
+  const unsupported = new Set(plan ? [...toSend.keys()].filter((c) => plan.unsupportedCountries.includes(c)) : []);
   const countries = [...toSend.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const unknown: string[] = [];
   const notSent: string[] = [];

@@ -1,11 +1,11 @@
 // The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
 import { EventEmitter } from 'node:events';
-import { DncError, ExitCode, isDncError, usageError } from '../errors.js';
+import { DncError, isDncError } from '../errors.js';
+import { unsupportedCountryText, type Judgement } from '../service/answers.js';
 import { NOT_SENT_CODES, type LookupOutcome, type ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
-import { WebhookUrlProbe } from './webhook-probe.js';
-import { finalAnswerFromBody, localAnswer, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+import { localAnswer, UNANSWERED_SEND, UNANSWERED_SEND_TEXT, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
 import { formatInteger } from '../render/numbers.js';
 
 export interface SchedulerOptions {
@@ -132,7 +132,9 @@ export class BatchScheduler extends EventEmitter {
     // Costs this batch has seen (X-Credit-Cost of its own answers); `hints` are older ones, from the cost cache.
     const costs = journal.learnedCosts();
     const hints = this.options.knownCosts ?? new Map<string, number>();
-    let supported = journal.supportedCountries();
+    // Countries a 422 named: their numbers are refused locally, uncharged (the full list is not shown, 1).
+    const unsupported = new Set(journal.unsupportedCountries());
+    let supportedList = journal.supportedCountries() ?? [];
     // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
     const budget = new CreditBudget(maxCredits, before.credits, costs, hints, maxCredits !== null ? journal.unseenSends() : new Map());
     const creditsAtStart = before.credits;
@@ -141,8 +143,6 @@ export class BatchScheduler extends EventEmitter {
     let cursor = 0;
     let buffer: QueueItem[] = [];
     let exhausted = false;
-    // Webhook-mode numbers whose 400 came before any 202: about the number or the URL, not known yet.
-    const probe = new WebhookUrlProbe<QueueItem>();
     // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
     // event loop however many answers arrived in it. An answer counts (answered) only once committed.
     const queue = new CommitQueue(journal);
@@ -181,22 +181,40 @@ export class BatchScheduler extends EventEmitter {
       if (answered) queue.countAnswer();
     };
 
+    /** The journal's record of a judged answer; credits it does not give believably count at the country's cost. */
+    const answerOf = (item: QueueItem, verdict: Judgement, outcome: LookupOutcome): FinalAnswer => ({
+      result: verdict.result,
+      doNotCall: verdict.doNotCall,
+      listSource: verdict.listSource,
+      checkedAt: verdict.checkedAt,
+      correlationId: verdict.correlationId,
+      errorCode: verdict.errorCode,
+      error: verdict.error,
+      credits: verdict.charged === false ? 0 : (verdict.credits ?? budget.costOf(item.country)),
+      httpStatus: outcome.meta.status,
+      answer: outcome.text ?? (outcome.raw === undefined ? null : JSON.stringify(outcome.raw)),
+    });
+
     const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
       const { meta } = outcome;
       let credits = 0;
       if (outcome.kind === 'started') {
-        acceptWebhook();
-        credits = meta.creditCost ?? 0;
-        const correlationId = outcome.body.correlation_id ?? meta.correlationId ?? '';
+        // Credits held (3); a receipt that does not say how many counts at the country's cost.
+        credits = meta.creditCost ?? budget.costOf(item.country);
+        const correlationId = outcome.body.correlation_id;
         queue.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
-        const final = finalAnswerFromBody(outcome.raw, meta.status, meta.creditCost, 0, outcome.text, item.e164);
-        const answer: FinalAnswer = final ?? localAnswer('failed', 'bad_response', 'the service answered with a body dnc cannot read', outcome.raw, meta.status);
+        const answer = answerOf(item, outcome.verdict, outcome);
         queue.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;
-        // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too.
-        if (answer.credits > 0) learn(item.country, answer.credits);
+        // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too. A refused
+        // answer teaches nothing: its cost is not believed.
+        if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
+        if (outcome.kind === 'bad_response' && outcome.stop) {
+          this.fatal ??= outcome.stop;
+          this.stopping ??= 'service_failure';
+        }
       }
       settle(item, estimate, credits);
     };
@@ -206,62 +224,37 @@ export class BatchScheduler extends EventEmitter {
       if (budget.learn(country, credits)) queue.push(() => journal.learnCost(country, credits));
     };
 
-    const onError = (item: QueueItem, estimate: number, err: unknown, webhook: boolean) => {
+    const onError = (item: QueueItem, estimate: number, err: unknown) => {
       const e = isDncError(err) ? err : null;
-      const details = (e?.details ?? {}) as { body?: unknown; supportedCountries?: string[]; status?: number; errno?: string };
+      const details = (e?.details ?? {}) as { body?: unknown; supportedCountries?: string[]; country?: string | null; status?: number; errno?: string };
       if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
-        if (details.supportedCountries && details.supportedCountries.length > 0) {
-          supported = details.supportedCountries;
-          const learned = supported;
-          queue.push(() => journal.setSupportedCountries(learned));
+        // Free (7). Only the country the 422 names is refused locally from now on: the service places numbers by
+        // calling code, so a number dnc reads as another region of +44 or +1 may well be covered.
+        const named = details.country ?? null;
+        if (named !== null) {
+          unsupported.add(named);
+          queue.push(() => journal.addUnsupportedCountry(named, details.supportedCountries ?? []));
         }
-        const answer = localAnswer('unsupported_country', 'unsupported_country', e.message.replace(/ \(422\)/, ''), details.body ?? null, 422);
+        if (details.supportedCountries && details.supportedCountries.length > 0) supportedList = details.supportedCountries;
+        const answer = localAnswer('unsupported_country', 'unsupported_country', e.message, details.body ?? null, 422);
         queue.push(() => journal.recordFinal(item.id, answer));
-      } else if (e?.code === 'E_BAD_REQUEST' && (!webhook || probe.accepted)) {
-        queue.push(() => journal.recordFinal(item.id, rejected(e.message, details.body)));
-      } else if (e?.code === 'E_BAD_REQUEST' && probe.park(item, e.message, details.body)) {
-        // A 400 is about the number or the webhook URL (the description says no more). Before the service has
-        // accepted the URL once (a 202), the number waits, uncharged either way: a 202 says the 400 was about it,
-        // PARKED_AT_MOST such 400s in a row (or none accepted by the end) say the URL is refused.
-        settle(item, estimate, 0, false);
-        return;
       } else if (e?.code === 'E_CREDIT_LIMIT') {
         queue.push(() => journal.release(item.id));
         this.stopping ??= 'credit_limit';
+      } else if (e && (e.exitCode === 4 || e.exitCode === 2 || NOT_SENT_CODES.has(String(details.errno)))) {
+        // About the request (the key, a reseller header, the webhook URL, a parameter) or never sent (the service
+        // unreachable): nothing was charged, no verdict is written; the number goes back to the queue for the rerun.
+        queue.push(() => journal.release(item.id));
+        this.fatal ??= e;
+        this.stopping ??= e.exitCode === 4 ? 'auth_failed' : e.exitCode === 2 ? 'configuration' : 'service_failure';
       } else {
-        // 401/403, an invalid webhook URL, the service unreachable: nothing more can succeed in this run.
-        if (e && (e.exitCode === 4 || e.exitCode === 2 || e.code === 'E_BAD_REQUEST' || NOT_SENT_CODES.has(String(details.errno)))) {
-          queue.push(() => journal.release(item.id));
-        }
-        // Otherwise (a timeout, a broken answer) the request may have been charged: it stays in flight and is reported when re-sent.
-        if (e?.code === 'E_BAD_REQUEST') {
-          refuseWebhook(e.message);
-        } else {
-          this.fatal ??= e ?? (err as DncError);
-          this.stopping ??= 'interrupted';
-        }
+        // Sent, and no answer came that says what it cost (a timeout, a connection reset, a 5xx without a result):
+        // it may have been charged. It is never sent again without --resend-unanswered, as a rerun would decide.
+        queue.push(() => journal.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`)));
+        this.fatal ??= e ?? (err as DncError);
+        this.stopping ??= 'service_failure';
       }
       settle(item, estimate, 0);
-    };
-
-    const rejected = (message: string, body: unknown) => localAnswer('invalid', 'rejected_by_service', message, body ?? null, 400);
-    /** A 202: the service takes the webhook URL, so the 400s before it were about their numbers. */
-    const acceptWebhook = () => {
-      for (const p of probe.accept()) {
-        queue.push(() => journal.recordFinal(p.item.id, rejected(p.message, p.body)));
-        queue.countAnswer();
-      }
-    };
-    /** The service refuses the webhook URL: nothing more can succeed in this run; the waiting numbers go back to the queue. */
-    const refuseWebhook = (message: string) => {
-      this.fatal ??= usageError('E_WEBHOOK_URL', message.replace(/^the service rejected the request \(400\): /, 'the service refused --webhook-url: '), {
-        hint: 'nothing was charged; give a webhook URL the service accepts',
-      });
-      this.stopping ??= 'interrupted';
-      releaseParked();
-    };
-    const releaseParked = () => {
-      for (const p of probe.drain()) queue.push(() => journal.release(p.item.id));
     };
 
     return new Promise<SchedulerOutcome>((resolve) => {
@@ -282,7 +275,7 @@ export class BatchScheduler extends EventEmitter {
               : new DncError('E_JOURNAL_WRITE', `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`, { cause: writeFailure, details: { unstored } });
         }
         resolve({
-          stoppedReason: this.fatal ? null : this.stopping,
+          stoppedReason: this.stopping,
           fatal: this.fatal,
           resent,
           doneBefore: before.done,
@@ -304,7 +297,7 @@ export class BatchScheduler extends EventEmitter {
           },
           (err: unknown) => {
             if (this.abandoned) return;
-            onError(item, estimate, err, webhook);
+            onError(item, estimate, err);
             schedulePump();
           },
         );
@@ -318,7 +311,6 @@ export class BatchScheduler extends EventEmitter {
         return claimed;
       };
       this.flush = () => {
-        releaseParked();
         commit([]);
       };
       // Lookups in flight when the write failed still answer; their commits fail too and count as unstored.
@@ -327,9 +319,9 @@ export class BatchScheduler extends EventEmitter {
         while (this.stopping === null && inFlight + starting.length < concurrency) {
           const item = peek();
           if (!item) break;
-          if (supported && !supported.includes(item.country)) {
+          if (unsupported.has(item.country)) {
             buffer.shift();
-            const answer = localAnswer('unsupported_country', 'unsupported_country', `the service does not cover ${item.country || 'this number\'s country'} (supported: ${supported.join(', ')})`);
+            const answer = localAnswer('unsupported_country', 'unsupported_country', unsupportedCountryText(item.country, supportedList));
             queue.push(() => journal.recordFinal(item.id, answer));
             queue.countAnswer();
             continue;
@@ -351,11 +343,6 @@ export class BatchScheduler extends EventEmitter {
           const estimate = admission.estimate;
           buffer.shift();
           starting.push([item, estimate, webhook]);
-        }
-        if (probe.waiting > 0 && inFlight === 0 && starting.length === 0) {
-          // Nothing in flight can bring a 202 any more: the URL was refused, unless the run stopped for another reason.
-          if (this.stopping !== null) releaseParked();
-          else refuseWebhook(probe.firstMessage!);
         }
         const ids = starting.map(([i]) => i.id);
         const claimed = new Set(commit(ids));

@@ -11,7 +11,8 @@ import type { RenderSummary } from '../batch/render.js';
 import type { StoppedReason } from '../batch/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
-import { ExitCode, usageError } from '../errors.js';
+import { DncError, ExitCode, usageError } from '../errors.js';
+import { DNC_RESULTS } from '../batch/columns.js';
 import { parseEncodingOption } from '../batch/encoding-names.js';
 import { parseDuration } from '../evidence/duration.js';
 import { createProgress, writeLine } from '../io.js';
@@ -154,31 +155,14 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   const show = showEvents(ctx, progress);
   let result: BatchRunResult;
   try {
-    const { runBatchJob } = await import('../batch/run.js');
-    result = await runBatchJob(input, options, {
-      cwd: ctx.cwd,
-      env: ctx.env,
-      homedir: ctx.homedir,
-      now: () => ctx.now(),
-      flags: ctx.flags,
-      interrupts: ctx.interrupts,
-      serviceConfig: () => ctx.serviceConfig(),
-      createClient: (o) => ctx.createClient(o),
-      // Asked for only when the list is read from standard input: setting process.stdin up costs ≈ 3 ms.
-      get stdin() {
-        return ctx.io.stdin;
-      },
-      get stdinIsTTY() {
-        return ctx.io.stdinIsTTY;
-      },
-      stdout: ctx.io.stdout,
-      lockDeps: processLockDeps(),
-      // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never written.
-      isStandardOutput: isStandardStream(1),
-      isStandardError: isStandardStream(2),
-      isStandardInput: isStandardStream(0),
-      onEvent: show,
-    });
+    result = await runBatchJobWith(ctx, input, options, show);
+  } catch (err) {
+    // --json on every exit: a script reading stdout learns why, whatever stopped the batch before its summary.
+    if (ctx.json && err instanceof DncError) {
+      const toStderr = options.output === '-' || (input === '-' && options.output === undefined);
+      writeLine(toStderr ? ctx.io.stderr : ctx.io.stdout, JSON.stringify(unfinishedSummary(input, options, err)));
+    }
+    throw err;
   } finally {
     progress.stop();
   }
@@ -191,6 +175,78 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
     return ExitCode.INTERRUPTED;
   }
   return finish(ctx, result);
+}
+
+/** The summary object of a batch stopped before it had one: what is known, the counts null, and why. */
+function unfinishedSummary(input: string | null, options: Pick<BatchOptions, 'output'>, err: DncError | JsonError): Record<string, unknown> {
+  const counts = Object.fromEntries(['rows', 'unique_numbers', ...DNC_RESULTS, 'credits_used', 'unanswered_sends'].map((k) => [k, null]));
+  const error = err instanceof DncError ? jsonErrorOf(err) : err;
+  return { input, output: options.output ?? null, ...counts, stopped_reason: stoppedReasonOf(error.exit_status), error };
+}
+
+/**
+ * `dnc batch --json` refused before it ran (a flag commander refused, say): the summary object all the same, input
+ * and output null (the command line was not read). src/main.ts prints it in place of the bare `{"error": …}`.
+ */
+export function batchRefusedSummary(error: JsonError): Record<string, unknown> {
+  return unfinishedSummary(null, {}, error);
+}
+
+interface JsonError {
+  code: string;
+  exit_status: number;
+  message: string;
+  hint: string | null;
+}
+
+/** stopped_reason of a batch that ended on an error (cli.md): what a script decides a rerun on. */
+function stoppedReasonOf(exitStatus: number): StoppedReason {
+  switch (exitStatus) {
+    case ExitCode.AUTH:
+      return 'auth_failed';
+    case ExitCode.CREDIT:
+      return 'credit_limit';
+    case ExitCode.INTERRUPTED:
+      return 'interrupted';
+    case ExitCode.USAGE:
+    case ExitCode.INPUT:
+      // Something the user fixes before a rerun: an option, a path, the list, the disk.
+      return 'configuration';
+    default:
+      return 'service_failure';
+  }
+}
+
+function jsonErrorOf(err: DncError): JsonError {
+  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+}
+
+async function runBatchJobWith(ctx: Context, input: string, options: BatchOptions, show: (event: BatchEvent) => void): Promise<BatchRunResult> {
+  const { runBatchJob } = await import('../batch/run.js');
+  return await runBatchJob(input, options, {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    homedir: ctx.homedir,
+    now: () => ctx.now(),
+    flags: ctx.flags,
+    interrupts: ctx.interrupts,
+    serviceConfig: () => ctx.serviceConfig(),
+    createClient: (o) => ctx.createClient(o),
+    // Asked for only when the list is read from standard input: setting process.stdin up costs ≈ 3 ms.
+    get stdin() {
+      return ctx.io.stdin;
+    },
+    get stdinIsTTY() {
+      return ctx.io.stdinIsTTY;
+    },
+    stdout: ctx.io.stdout,
+    lockDeps: processLockDeps(),
+    // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never written.
+    isStandardOutput: isStandardStream(1),
+    isStandardError: isStandardStream(2),
+    isStandardInput: isStandardStream(0),
+    onEvent: show,
+  });
 }
 
 /** Shows the run's events: lines on stderr, progress on the spinner (or plain lines when not on a terminal). */
@@ -248,7 +304,10 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     journalPath: r.journalPath,
     summaryToStderr: r.outputPath === '-',
     unansweredSends: r.unansweredSends,
+    error: r.fatal ? jsonErrorOf(r.fatal) : null,
   });
+  // Stopped on an error after the output was written: the summary above, then the error (main prints it, exits with its status).
+  if (r.fatal) throw r.fatal;
   if (stopped === 'interrupted') {
     ctx.warn(`dnc: interrupted; ${formatInteger(after.queued)} number(s) not checked. Resume with: ${resume}`);
     return ExitCode.INTERRUPTED;
@@ -312,6 +371,8 @@ interface ReportExtras {
   summaryToStderr: boolean;
   /** Sends of the batch that got no answer (may have been charged; not in creditsTotal). */
   unansweredSends: number;
+  /** Why the batch ended on an error (--json's `error`), or null. */
+  error: ReturnType<typeof jsonErrorOf> | null;
 }
 
 async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras): Promise<void> {
@@ -328,6 +389,7 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
         credits_used: extras.creditsTotal,
         unanswered_sends: extras.unansweredSends,
         stopped_reason: extras.stopped,
+        ...(extras.error ? { error: extras.error } : {}),
       }),
     );
     return;

@@ -8,7 +8,10 @@ import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
 import { formatInteger } from '../render/numbers.js';
+import type { Judgement } from '../service/answers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
+import type { JsonError } from '../render/check.js';
+import { terminalSafe } from '../render/terminal-safe.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
 interface CheckOptions {
@@ -115,7 +118,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const ev = await import('../evidence/check-evidence.js');
   const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
-  const tally = { callable: 0, listed: 0, internal: 0, started: 0, failed: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
+  const tally = { callable: 0, listed: 0, internal: 0, started: 0, failed: 0, bad_response: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
   let blocks = 0;
   let exit: number = ExitCode.OK;
   // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
@@ -182,7 +185,12 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         exit = mostSevere(exit, err.exitCode);
         const meta = err.details.meta as ResponseMeta | undefined;
         const body = err.details.body;
-        if (ctx.json && meta && body !== null && typeof body === 'object') writeLine(ctx.io.stdout, jsonLine(body, meta));
+        if (ctx.json) {
+          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no verdict.
+          const error = jsonError(withNumber(err, label));
+          const known = body !== null && typeof body === 'object' ? body : { phone_number: target.phone.e164 };
+          writeLine(ctx.io.stdout, jsonLine(known, { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta, error));
+        }
         for (const line of errorLines(withNumber(err, label))) ctx.warn(line);
         if (stopsTheRest(err) && i + 1 < distinct.length) {
           const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
@@ -192,7 +200,26 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         }
         continue;
       }
-      evidence.record(outcome, requestedAt, options.webhookUrl);
+      evidence.record(outcome, requestedAt, options.webhookUrl, target.phone.e164);
+      if (outcome.kind === 'bad_response') {
+        // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
+        tally.bad_response++;
+        exit = mostSevere(exit, ExitCode.SERVICE);
+        const refused = badResponseError(outcome.verdict, label, outcome.stop);
+        if (ctx.json) writeLine(ctx.io.stdout, jsonLine(outcome.raw, outcome.meta, jsonError(refused)));
+        else {
+          if (blocks++ > 0) writeLine(ctx.io.stdout, '');
+          for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
+        }
+        for (const line of errorLines(refused)) ctx.warn(line);
+        if (outcome.stop && i + 1 < distinct.length) {
+          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
+          ctx.warn(`dnc: not sent (${rest.length}): ${rest.join(', ')}`);
+          tally.notSent = rest.length;
+          break;
+        }
+        continue;
+      }
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
       const exempted = cc.exemptedOutcome(decision, cc.registerSaysDnc(outcome));
       exit = mostSevere(exit, exempted ? ExitCode.OK : outcomeExit(outcome, options.failOnDnc));
@@ -205,7 +232,9 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         const extra = cc.exemptionJson(decision, cc.registerSaysDnc(outcome));
         writeLine(ctx.io.stdout, jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta));
         if (outcome.kind === 'failed') {
-          ctx.warn(`dnc: ${label}: lookup failed: ${outcome.body.error_code}: ${outcome.body.error} (correlation id ${outcome.body.correlation_id})`);
+          // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
+          const b = outcome.body;
+          ctx.warn(`dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`);
         }
       } else {
         if (blocks++ > 0) writeLine(ctx.io.stdout, '');
@@ -226,6 +255,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         [tally.internal, 'on the internal list'],
         [tally.started, 'started'],
         [tally.failed, 'failed'],
+        [tally.bad_response, 'answered with no verdict'],
         [tally.errors, 'not answered'],
         [tally.notSent, 'not sent'],
       ] as const
@@ -305,9 +335,25 @@ function withNumber(err: DncError, label: string): DncError {
   return new DncError(err.code, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
 }
 
-/** Failures that would only repeat for every later number: the key, the credit limit, an unreachable service. */
+/**
+ * Failures that would only repeat for every later number: the key or a reseller header refused, the credit limit,
+ * a refusal of the request itself (a parameter, the webhook URL), an unreachable service.
+ */
 function stopsTheRest(err: DncError): boolean {
-  return err.exitCode === ExitCode.AUTH || err.exitCode === ExitCode.CREDIT || err.code === 'E_NETWORK';
+  return err.exitCode === ExitCode.AUTH || err.exitCode === ExitCode.CREDIT || err.exitCode === ExitCode.USAGE || err.code === 'E_NETWORK';
+}
+
+/** The error of an answer the judge refused: exit 6, the problem named. */
+function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
+  const charged = verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
+  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
+    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
+  });
+}
+
+/** An error as --json states it. */
+function jsonError(err: DncError): JsonError {
+  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
 }
 
 function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {
@@ -318,6 +364,8 @@ function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {
       return ExitCode.OK;
     case 'failed':
       return outcome.body.error_code === 'invalid_phone_number' ? ExitCode.INPUT : ExitCode.SERVICE;
+    case 'bad_response':
+      return ExitCode.SERVICE;
   }
 }
 

@@ -11,7 +11,7 @@ import type { CommandHost } from '../main.js';
 import { withoutCredentials } from '../redact.js';
 import { formatInteger } from '../render/numbers.js';
 import { terminalSafe } from '../render/terminal-safe.js';
-import { DEFAULT_CLOCK_SKEW_MS } from '../wire/push-rules.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;
 /** Refusal lines shown per minute; beyond, they are counted (a flood must not drown the terminal). */

@@ -1,6 +1,6 @@
 // `dnc usage`: credit balance and usage per billing period (/v2/usage_stats), or lifetime totals (/usage_stats).
 import { Option, type Command } from 'commander';
-import { integerOption, parsedOption } from '../cli-options.js';
+import { int64Option, integerOption, parsedOption } from '../cli-options.js';
 import { processLockDeps, type Context } from '../context.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
@@ -15,7 +15,7 @@ export const MAX_PERIODS = 100;
 /** The flags as commander hands them over: parsed, ranges checked, conflicting combinations refused. */
 interface UsageFlags {
   periods?: number;
-  id?: number;
+  id?: bigint;
   cursor?: string;
   all?: boolean;
   lifetime?: boolean;
@@ -25,7 +25,7 @@ interface UsageFlags {
 /** What to ask the service for, once the flags have been checked. */
 export type UsagePlan =
   | { kind: 'lifetime' }
-  | { kind: 'id'; id: number }
+  | { kind: 'id'; id: bigint }
   | { kind: 'page'; periods: number | undefined; cursor: string | undefined }
   | { kind: 'all'; periods: number; cursor: string | undefined };
 
@@ -169,6 +169,7 @@ async function run(ctx: Context, plan: UsagePlan): Promise<number> {
     }
     let page: UsagePage;
     let raw: unknown;
+    let text: string | undefined;
     if (plan.kind === 'all') {
       const progress = await createProgress(ctx.io, { quiet: ctx.quiet });
       try {
@@ -185,8 +186,10 @@ async function run(ctx: Context, plan: UsagePlan): Promise<number> {
       const answer = await client.usage(request);
       page = checkUsagePage(answer.raw);
       raw = answer.raw;
+      text = answer.text;
     }
-    if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(raw));
+    // As received: ids and counts are int64 (2.5), which a double would round; one line, as JSON output always is.
+    if (ctx.json) writeLine(ctx.io.stdout, text !== undefined && !/[\r\n]/.test(text.trim()) ? text.trim() : JSON.stringify(raw));
     else writeLine(ctx.io.stdout, render.renderUsagePage(page, term));
     return 0;
   } catch (err) {
@@ -202,7 +205,7 @@ export function registerUsage(program: Command, host: CommandHost): void {
     .description('credit balance and usage per billing period (free: consumes no credits)')
     .addOption(integerOption('--periods <n>', 'the N latest billing periods, newest first (1 to 100; default 1)', 1, MAX_PERIODS))
     // One billing period by id: paging would be meaningless beside it.
-    .addOption(integerOption('--id <id>', 'one billing period by id (at least 1)', 1).conflicts(['periods', 'cursor', 'all']))
+    .addOption(int64Option('--id <id>', 'one billing period by id (an int64, at least 1)', 1n).conflicts(['periods', 'cursor', 'all']))
     .addOption(parsedOption('--cursor <cursor>', 'continue from the next_cursor of a previous answer', nonEmptyCursor))
     .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
     // The lifetime (legacy) endpoint takes no parameters.

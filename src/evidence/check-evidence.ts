@@ -10,7 +10,7 @@ export interface CheckEvidence {
   /** The cached verdict to reuse for `e164` (only with --reuse-within), or null: look it up. */
   reusable(e164: string): CachedVerdict | null;
   /** Records an answer: history (for trace and reconcile) and, for a final verdict, the results cache. */
-  record(outcome: LookupOutcome, requestedAt: Date, webhookUrl: string | undefined): void;
+  record(outcome: LookupOutcome, requestedAt: Date, webhookUrl: string | undefined, e164: string): void;
   close(): void;
 }
 
@@ -31,16 +31,17 @@ export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: strin
       if (reuseWithinMs === null || !cache) return null;
       return cache.get(service, e164, new Date(e.now().getTime() - reuseWithinMs));
     },
-    record(outcome, requestedAt, webhookUrl) {
-      const b = outcome.body as { correlation_id?: string; phone_number?: string; country?: string; cost?: { credits_used_for_query?: number } };
-      const correlationId = b.correlation_id ?? outcome.meta.correlationId;
+    record(outcome, requestedAt, webhookUrl, e164) {
+      const b = (outcome.kind === 'bad_response' ? {} : outcome.body) as { correlation_id?: string; country?: string };
+      const correlationId = outcome.kind === 'bad_response' ? (outcome.verdict.correlationId ?? outcome.meta.correlationId) : b.correlation_id;
       if (!correlationId) return;
-      const credits = outcome.kind === 'failed' && !outcome.body.charged ? 0 : (outcome.meta.creditCost ?? b.cost?.credits_used_for_query ?? 0);
+      // What the judge believed: a refused answer's credits are not known (0 recorded, its kind says why).
+      const credits = outcome.kind === 'started' ? (outcome.meta.creditCost ?? 0) : outcome.verdict.charged === false ? 0 : (outcome.verdict.credits ?? 0);
       try {
         history?.record(
           {
             correlationId,
-            phoneNumber: b.phone_number ?? '',
+            phoneNumber: e164,
             country: b.country ?? null,
             requestedAt: requestedAt.toISOString(),
             answeredAt: e.now().toISOString(),
@@ -48,22 +49,23 @@ export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: strin
             httpStatus: outcome.meta.status,
             kind: outcome.kind,
             credits,
-            body: JSON.stringify(outcome.raw),
+            body: outcome.text ?? JSON.stringify(outcome.raw),
             webhookUrl: webhookUrl ?? null,
           },
           e.now(),
         );
+        // Only a verdict the judge stood by is kept for reuse: never a refused answer, never a failure.
         if (outcome.kind === 'succeeded') {
-          const s = outcome.body;
+          const v = outcome.verdict;
           cache?.put(service, [
             {
-              e164: s.phone_number,
-              country: s.country,
-              result: s.do_not_call ? 'do_not_call' : 'callable',
-              listSource: s.dnc_list_source ?? null,
-              checkedAt: s.timestamp,
+              e164,
+              country: outcome.body.country,
+              result: v.result as 'callable' | 'do_not_call',
+              listSource: v.listSource,
+              checkedAt: v.checkedAt!,
               correlationId,
-              body: JSON.stringify(outcome.raw),
+              body: outcome.text ?? JSON.stringify(outcome.raw),
             },
           ]);
         }

@@ -201,6 +201,12 @@ export class JournalPushStore implements ListenJournal {
       }
       applied.push(row.correlation_id);
     }
+    // A rerun may have made numbers unanswered_send since: kept do_not_call pushes about them are adopted.
+    const adopted = this.journal.adoptKeptOrphans(this.options.skewMs);
+    if (adopted.length > 0) {
+      this.kept.orphans -= adopted.length;
+      applied.push(...adopted);
+    }
     if (applied.length > 0) fsyncSync(this.walFd());
     return applied;
   }

@@ -5,10 +5,10 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_CLOCK_SKEW_MS, pushRuleProblem } from '../wire/push-rules.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
+import { checkPushBody, pushRuleProblem } from '../service/push-answers.js';
 import { PUSH_HEADERS } from '../wire/types.js';
 import type { LookupResult } from '../wire/types.js';
-import { checkPushBody } from './push.js';
 
 /** Section 6 caps nothing, but no push body comes near this; anything larger is refused (413). */
 export const MAX_PUSH_BYTES = 64 * 1024;

@@ -45,7 +45,7 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
   const mark = (symbol: string, word: string, colour: keyof typeof COLOURS) =>
     paint(o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11), colour, o.color);
   // Every string of the answer came from outside: shown with its control characters escaped.
-  const id = terminalSafe(outcome.body.correlation_id ?? outcome.meta.correlationId ?? 'none');
+  const id = terminalSafe((outcome.kind === 'bad_response' ? outcome.verdict.correlationId : outcome.body.correlation_id) ?? outcome.meta.correlationId ?? 'none');
   const safe = (v: unknown, fallback: string) => (typeof v === 'string' ? terminalSafe(v) : v === null || v === undefined ? fallback : terminalSafe(String(v)));
   switch (outcome.kind) {
     case 'succeeded': {
@@ -82,11 +82,31 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
         field('correlation id', id),
       ];
     }
+    case 'bad_response': {
+      const v = outcome.verdict;
+      const charged = v.charged === false ? 'no' : v.charged === true ? 'yes (the amount is not known)' : 'it may have been';
+      return [
+        `${mark('!', 'NO VERDICT', 'yellow')}  ${number}  ${safe(v.error, '')}`,
+        field('charged', `${charged}; \`dnc usage\` shows the balance`),
+        field('correlation id', id),
+      ];
+    }
   }
 }
 
-/** The --json line: the service's body as received, plus http_status and credit_cost (X-Credit-Cost). */
-export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>): string {
+/** An error as --json states it: what a script matches on, and what a person reads. */
+export interface JsonError {
+  code: string;
+  exit_status: number;
+  message: string;
+  hint: string | null;
+}
+
+/**
+ * The --json line: the service's body as received, plus http_status and credit_cost (X-Credit-Cost, as believed);
+ * `dnc_error` when the body is no verdict dnc can stand by (a refused answer, a refusal of the request).
+ */
+export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>, error?: JsonError): string {
   const base = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : { body };
-  return JSON.stringify({ ...base, http_status: meta.status, credit_cost: meta.creditCost });
+  return JSON.stringify({ ...base, http_status: meta.status, credit_cost: meta.creditCost, ...(error ? { dnc_error: error } : {}) });
 }

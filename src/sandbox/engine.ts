@@ -543,10 +543,12 @@ export class SandboxEngine {
     const idRaw = query.get('id');
     const cursorRaw = query.get('cursor');
     if (idRaw !== null) {
-      // int64, at least 1 (2.5), checked above: a valid id that names no period is a 404, not a 400.
-      const id = Number(idRaw);
-      const period = this.ids.owner.get(id) === account ? account.periodsNewestFirst().find((x) => x.id === id) : undefined;
-      if (!period) return { status: 404, body: { error: `billing period ${id} not found` }, account: name };
+      // int64, at least 1 (2.5), checked above: a valid id that names no period is a 404, not a 400. Read as a
+      // bigint: as a double, 9007199254740993 would name period 9007199254740992.
+      const wanted = BigInt(idRaw);
+      const id = wanted <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(wanted) : null;
+      const period = id !== null && this.ids.owner.get(id) === account ? account.periodsNewestFirst().find((x) => x.id === id) : undefined;
+      if (!period) return { status: 404, body: { error: `billing period ${wanted} not found` }, account: name };
       return { status: 200, body: { customer_name: name, data: [period.toWire()], next_cursor: null } satisfies UsagePage, account: name };
     }
     const numRaw = query.get('num_billing_periods');

@@ -1,17 +1,17 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
 import { channel } from 'node:diagnostics_channel';
 import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
-import { authError, creditError, DncError, inputError, serviceError, usageError } from '../errors.js';
+import { DncError, serviceError, usageError } from '../errors.js';
+import { LOOKUP_HEADERS, type LegacyUsage, type LookupFailed, type LookupReceipt, type LookupSucceeded, type UsagePage } from '../wire/types.js';
 import {
-  LOOKUP_HEADERS,
-  type LegacyUsage,
-  type LookupErrorCode,
-  type LookupFailed,
-  type LookupReceipt,
-  type LookupSucceeded,
-  type RequestError,
-  type UsagePage,
-} from '../wire/types.js';
+  judgeLookupAnswer,
+  judgeResult,
+  refusalOf,
+  refusalText,
+  UNCHARGED_RETRYABLE_CODES,
+  type AnswerHeaders,
+  type ResponseMeta,
+} from './answers.js';
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -31,6 +31,8 @@ export interface ServiceClientOptions {
   random?: () => number;
   /** Base delay of the exponential backoff, ms (default 250). */
   retryBaseMs?: number;
+  /** The clock answers are judged by (a timestamp later than now + 5 minutes is refused). */
+  now?: () => Date;
 }
 
 export interface ExchangeEvent {
@@ -46,26 +48,8 @@ export interface ExchangeEvent {
   durationMs: number;
 }
 
-/** The headers of section 4.1 a caller needs, parsed. */
-export interface ResponseMeta {
-  status: number;
-  creditCost: number | null;
-  rateLimitLimit: number | null;
-  rateLimitRemaining: number | null;
-  correlationId: string | null;
-  /** How many HTTP attempts this answer took (1 = no retry). */
-  attempts: number;
-}
-
-/**
- * What a lookup came to. Failures of the lookup itself (section 7's error codes) are results, not
- * exceptions: `invalid_phone_number` is charged and is an answer about the number.
- */
-export type LookupOutcome =
-  | { kind: 'succeeded'; body: LookupSucceeded; raw: unknown; meta: ResponseMeta; text?: string }
-  | { kind: 'started'; body: LookupReceipt; raw: unknown; meta: ResponseMeta; text?: string }
-  | { kind: 'failed'; body: LookupFailed; raw: unknown; meta: ResponseMeta; text?: string };
-// `text`: the body exactly as received (JSON), so that a caller storing it need not serialise `raw` again.
+import type { LookupOutcome } from './answers.js';
+export type { LookupOutcome, ResponseMeta } from './answers.js';
 
 export interface LookupRequest {
   /** E.164 (the client URL-encodes it: `+` → `%2B`). */
@@ -75,7 +59,8 @@ export interface LookupRequest {
 
 export interface UsageRequest {
   numBillingPeriods?: number | undefined;
-  id?: number | undefined;
+  /** An int64 (2.5): a bigint or decimal text keeps ids above 2^53 exact. */
+  id?: number | bigint | string | undefined;
   cursor?: string | undefined;
 }
 
@@ -83,6 +68,8 @@ export interface UsageRequest {
 export interface FreeAnswer<T> {
   body: T;
   raw: unknown;
+  /** The body exactly as received (int64 values a double would round stay exact in it). */
+  text: string;
   meta: ResponseMeta;
 }
 
@@ -115,7 +102,6 @@ export const ClientErrorCode = {
   timeout: 'E_TIMEOUT',
 } as const;
 
-const RETRYABLE_LOOKUP_CODES: ReadonlySet<string> = new Set<LookupErrorCode>(['upstream_timeout', 'upstream_error']);
 
 // Errors raised before any byte of the request can have reached the service: always safe to retry.
 export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
@@ -128,6 +114,11 @@ export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 ]);
 
 const E164_ONLY = /^\+?\d+$/;
+
+/** The key as sent after `Bearer ` (section 5): a key given with the prefix already is not prefixed twice. */
+export function bearerToken(apiKey: string): string {
+  return apiKey.trim().replace(/^bearer\s+/i, '').trim();
+}
 
 function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | null {
   const v = headers[name];
@@ -157,11 +148,6 @@ function errnoCode(err: unknown): string | undefined {
   }
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 120 ? `${flat.slice(0, 117)}…` : flat;
 }
 
 interface RawAnswer {
@@ -311,6 +297,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const timeoutMs = options.timeoutMs ?? 30_000;
   const retries = options.retries ?? 3;
   const retryBaseMs = options.retryBaseMs ?? 250;
+  const now = options.now ?? (() => new Date());
+  const forwardedHost = options.forwardedHost ? options.forwardedHost : null;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
   let destroyed = false;
@@ -323,7 +311,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   });
 
   const baseHeaders: Record<string, string> = {
-    authorization: `Bearer ${options.apiKey}`,
+    authorization: `Bearer ${bearerToken(options.apiKey)}`,
     accept: 'application/json',
     'user-agent': options.userAgent ?? 'dnc',
   };
@@ -378,17 +366,18 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     } catch {
       json = undefined;
     }
+    const { text, headers } = answer;
     return {
       status: answer.status,
-      headers: answer.headers,
-      text: answer.text,
+      headers,
+      text,
       json,
       meta: {
         status: answer.status,
-        creditCost: headerNumber(answer.headers, LOOKUP_HEADERS.creditCost),
-        rateLimitLimit: headerNumber(answer.headers, LOOKUP_HEADERS.rateLimitLimit),
-        rateLimitRemaining: headerNumber(answer.headers, LOOKUP_HEADERS.rateLimitRemaining),
-        correlationId: headerValue(answer.headers, LOOKUP_HEADERS.correlationId),
+        creditCost: headerNumber(headers, LOOKUP_HEADERS.creditCost),
+        rateLimitLimit: headerNumber(headers, LOOKUP_HEADERS.rateLimitLimit),
+        rateLimitRemaining: headerNumber(headers, LOOKUP_HEADERS.rateLimitRemaining),
+        correlationId: headerValue(headers, LOOKUP_HEADERS.correlationId),
         attempts,
       },
     };
@@ -450,46 +439,28 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     }
   }
 
-  function errorText(answer: ParsedAnswer): string {
-    const body = answer.json as Partial<RequestError> | undefined;
-    if (body && typeof body.error === 'string') return body.error;
-    return answer.text ? `non-JSON body: ${snippet(answer.text)}` : 'empty body';
+  /** What the headers of section 4.1 said, as received, for the judge. */
+  function answerHeaders(answer: ParsedAnswer): AnswerHeaders {
+    return {
+      creditCost: headerValue(answer.headers, LOOKUP_HEADERS.creditCost),
+      rateLimitLimit: headerValue(answer.headers, LOOKUP_HEADERS.rateLimitLimit),
+      correlationId: answer.meta.correlationId,
+    };
   }
 
-  /** Maps statuses shared by all endpoints (and anything unexpected) to typed errors. */
-  function commonError(answer: ParsedAnswer, what: string): DncError {
-    const details = { status: answer.status, body: answer.json ?? answer.text, meta: answer.meta };
-    const text = errorText(answer);
-    switch (answer.status) {
-      case 401:
-        return authError(ClientErrorCode.missingKey, `the service refused the request (401): ${text}`, {
-          hint: 'the API key is missing or not accepted; check --api-key / DNC_API_KEY',
-          details,
-        });
-      case 403:
-        return authError(ClientErrorCode.forbidden, `the service refused the API key (403): ${text}`, {
-          hint: 'check that the key is current and belongs to an active account',
-          details,
-        });
-      case 429:
-        return creditError(ClientErrorCode.creditLimit, `credit limit reached (429): ${text}`, {
-          hint: 'lookups resume at the next billing period or after a credit top-up; `dnc usage` shows the balance',
-          details,
-        });
-      default: {
-        const nonJson = answer.json === undefined && answer.text !== '';
-        const code = nonJson ? ClientErrorCode.badResponse : ClientErrorCode.service;
-        return serviceError(code, `${what} failed: HTTP ${answer.status}, ${text}`, {
-          hint: answer.status >= 500 ? 'the service failed; try again later' : 'this answer was not expected; report it with --verbose output',
-          details,
-        });
-      }
-    }
+  /** A typed error for an answer about the request (or one no rule covers): never a verdict about a number. */
+  function refusal(answer: ParsedAnswer, what: string, webhook = false): DncError {
+    return refusalOf(
+      { status: answer.status, json: answer.json, text: answer.text, details: { meta: answer.meta } },
+      { what, webhook, forwardedHost },
+    );
   }
 
-  function isLookupFailure(json: unknown): json is LookupFailed {
-    const body = json as Partial<LookupFailed> | undefined;
-    return !!body && body.status === 'failed' && typeof body.error_code === 'string';
+  /** Section 7: a failure the service says was not charged and is worth asking again. */
+  function retryableLookup(answer: ParsedAnswer, e164: string): boolean {
+    if (answer.status < 500 || (answer.json as { status?: unknown } | undefined)?.status !== 'failed') return false;
+    const v = judgeResult(answer.json, { sentE164: e164, headers: answerHeaders(answer), httpStatus: answer.status, latest: now() });
+    return v.errorCode !== null && UNCHARGED_RETRYABLE_CODES.has(v.errorCode) && v.charged === false;
   }
 
   return {
@@ -498,47 +469,21 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       let query = E164_ONLY.test(request.phoneNumber)
         ? `phone_number=${encodeURIComponent(request.phoneNumber)}`
         : new URLSearchParams({ phone_number: request.phoneNumber }).toString();
-      if (request.webhookUrl !== undefined) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl }).toString()}`;
+      const webhook = request.webhookUrl !== undefined;
+      if (webhook) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl! }).toString()}`;
       firstSent.watch();
-      const answer = await send(
-        `/check_phone_number?${query}`,
-        (a) => isLookupFailure(a.json) && RETRYABLE_LOOKUP_CODES.has(a.json.error_code),
-        false,
-      ).finally(firstSent.mark);
-      const { status, json, meta, text } = answer;
-      if (status === 200 && (json as Partial<LookupSucceeded>)?.status === 'succeeded') {
-        return { kind: 'succeeded', body: json as LookupSucceeded, raw: json, meta, text };
-      }
-      if (status === 202 && (json as Partial<LookupReceipt>)?.status === 'started') {
-        return { kind: 'started', body: json as LookupReceipt, raw: json, meta, text };
-      }
-      if (status >= 400 && status !== 422 && status !== 429 && status !== 401 && status !== 403 && isLookupFailure(json)) {
-        return { kind: 'failed', body: json, raw: json, meta, text };
-      }
-      if (status === 400) {
-        throw inputError(ClientErrorCode.badRequest, `the service rejected the request (400): ${errorText(answer)}`, {
-          hint: 'nothing was charged; check the number and any --webhook-url',
-          details: { status, body: json ?? answer.text, meta },
-        });
-      }
-      if (status === 422) {
-        const body = (json ?? {}) as RequestError;
-        const supported = Array.isArray(body.supported_countries) ? body.supported_countries : [];
-        throw inputError(
-          ClientErrorCode.unsupportedCountry,
-          `the service does not cover ${body.country ?? 'this number\'s country'} (422): ${errorText(answer)}`,
-          {
-            hint: supported.length ? `supported countries: ${supported.join(', ')}` : undefined,
-            details: { status, body: json, meta, country: body.country, supportedCountries: supported },
-          },
-        );
-      }
-      throw commonError(answer, 'lookup');
+      const answer = await send(`/check_phone_number?${query}`, (a) => retryableLookup(a, request.phoneNumber), false).finally(firstSent.mark);
+      return judgeLookupAnswer(
+        { status: answer.status, json: answer.json, text: answer.text, meta: answer.meta, headers: answerHeaders(answer) },
+        { e164: request.phoneNumber, webhook, forwardedHost },
+        now(),
+      );
     },
 
     async usage(request = {}) {
       const query = new URLSearchParams();
       if (request.numBillingPeriods !== undefined) query.set('num_billing_periods', String(request.numBillingPeriods));
+      // An int64 id as given (a bigint or its digits), never through a double: 2^53 + 1 stays 2^53 + 1.
       if (request.id !== undefined) query.set('id', String(request.id));
       if (request.cursor !== undefined) query.set('cursor', request.cursor);
       const qs = query.toString();
@@ -568,19 +513,22 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     // Usage is free: a failure of the service itself can be retried without cost.
     const answer = await send(pathAndQuery, (a) => a.status >= 500, true);
     if (answer.status === 200 && answer.json !== undefined && typeof answer.json === 'object') {
-      return { body: answer.json as T, raw: answer.json, meta: answer.meta };
+      return { body: answer.json as T, raw: answer.json, text: answer.text, meta: answer.meta };
     }
-    if (answer.status === 400) {
-      throw usageError(ClientErrorCode.usageQueryRejected, `the service rejected the ${what} (400): ${errorText(answer)}`, {
-        details: { status: 400, body: answer.json ?? answer.text },
-      });
-    }
-    if (answer.status === 404) {
-      throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${errorText(answer)}`, {
+    if (answer.status === 400 || answer.status === 404) {
+      const refused = refusal(answer, what);
+      // A refusal about the reseller header is said as such; any other 400 is about the query's parameters.
+      if (refused.code === 'E_RESELLER_HEADER') throw refused;
+      if (answer.status === 400) {
+        throw usageError(ClientErrorCode.usageQueryRejected, `the service rejected the ${what} (400): ${refusalText(answer)}`, {
+          details: { status: 400, body: answer.json ?? answer.text },
+        });
+      }
+      throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${refusalText(answer)}`, {
         hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',
         details: { status: 404, body: answer.json ?? answer.text },
       });
     }
-    throw commonError(answer, what);
+    throw refusal(answer, what);
   }
 }

@@ -35,10 +35,15 @@ export function webhookUrlProblem(raw: string, options: WebhookUrlRuleOptions = 
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (host === '') return 'it has no host';
   const kind = privateHostKind(host);
-  if (kind === 'loopback' && insecure) return null;
+  if ((kind === 'loopback' || kind === NON_PUBLIC_NAME) && insecure) return null;
+  if (kind === NON_PUBLIC_NAME) return `its host ${url.hostname} is not a public name (a reserved suffix or a single label); the service pushes only to public hosts`;
   if (kind) return `its host ${url.hostname} is a ${kind} address; the service pushes only to public hosts`;
   return null;
 }
+
+/** A name no public DNS answers for: reserved suffixes (RFC 2606, 6761, 6762, 8375, ICANN's .internal) and single labels. */
+const NON_PUBLIC_NAME = 'non-public name';
+const NON_PUBLIC_SUFFIXES = ['local', 'internal', 'test', 'invalid', 'example', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'localdomain'];
 
 /**
  * Why a host is not one the public internet could reach ('loopback', 'private', 'link-local', 'unspecified',
@@ -50,6 +55,8 @@ export function privateHostKind(host: string): string | null {
   const family = isIP(h);
   if (family === 4) return ipv4Kind(h.split('.').map(Number));
   if (family === 6) return ipv6Kind(ipv6Bytes(h));
+  // A single label (`https://intranet/x`, and `https:///x`, which reads as host "x") resolves only on a local network.
+  if (!h.includes('.') || NON_PUBLIC_SUFFIXES.some((s) => h === s || h.endsWith(`.${s}`))) return NON_PUBLIC_NAME;
   return null;
 }
 

@@ -73,7 +73,7 @@ describe('a service answer that is not a verdict fails closed', () => {
     const [head, ...rows] = readCsvIndependently(path.join(d, 'out.csv'));
     const at = (c: string) => head!.indexOf(c);
     for (const row of rows) expect([row[0], row[at('dnc_result')], row[at('dnc_error_code')]]).toEqual([row[0], 'failed', 'bad_response']);
-    expect(rows.find((x) => x[0] === '+12025550106')![at('dnc_error')]).toContain('answered about +12025550199, not the number sent');
+    expect(rows.find((x) => x[0] === '+12025550106')![at('dnc_error')]).toContain('the answer is about "+12025550199", not the number sent (+12025550106)');
     const v = JSON.parse((await runDnc(['--json', 'verify', 'out.csv'], { cwd: d })).stdout) as { fit: boolean };
     expect(v.fit).toBe(false);
     // A rerun sends none of them again (each may have been charged).

@@ -14,27 +14,33 @@ import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 const tmp = scratch();
 let stub: StubServer;
 
+const HOSTILE = '-2+3\u001b]0;owned\u0007\u001b[2J';
+
 beforeAll(async () => {
-  // A service that answers every lookup with hostile text in each field it controls.
+  // A service that puts hostile text in each field it controls, by the number's last digit: what the judge lets
+  // through (a failure's error text), and what it refuses but quotes (a correlation id, a register URL).
   stub = await startStub((req) => {
     if (!req.url.startsWith('/check_phone_number')) return { status: 500, body: { error: 'unable to process request' } };
     const phone = decodeURIComponent(/phone_number=([^&]+)/.exec(req.url)![1]!);
-    const dnc = phone.endsWith('1');
-    return {
-      status: 200,
-      headers: { 'x-credit-cost': '1' },
-      body: {
-        status: 'succeeded',
-        error_code: null,
-        correlation_id: '=cmd|"/c calc"!A1',
-        phone_number: phone,
-        country: 'US',
-        do_not_call: dnc,
-        timestamp: '2026-11-22T10:00:00.000000+00:00',
-        dnc_list_source: dnc ? '@SUM(1+1)*cmd|"/c calc"!A0' : '-2+3\u001b]0;owned\u0007\u001b[2J',
-        cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 },
-      },
+    const last = phone.slice(-1);
+    const id = `00000000-0000-4000-8000-00000000000${last}`;
+    const cost = { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 };
+    const headers = { 'x-credit-cost': '1' };
+    if (last === '2') {
+      return { status: 500, headers, body: { status: 'failed', error_code: 'billing_error', error: HOSTILE, charged: true, correlation_id: id, phone_number: phone, country: 'US', cost } };
+    }
+    const body = {
+      status: 'succeeded',
+      error_code: null,
+      correlation_id: last === '3' ? '=cmd|"/c calc"!A1' : id,
+      phone_number: phone,
+      country: 'US',
+      do_not_call: last === '1',
+      timestamp: '2026-11-22T10:00:00.000000+00:00',
+      dnc_list_source: last === '5' ? '@SUM(1+1)*cmd|"/c calc"!A0' : 'https://register.example/US',
+      cost,
     };
+    return { status: 200, headers, body };
   });
 });
 afterAll(async () => {
@@ -42,24 +48,24 @@ afterAll(async () => {
   tmp.remove();
 });
 
-/** Writes `list` as NAME.csv, scrubs it against the stub into `output` (in the scratch folder) with `flags`: exit 0. */
-async function scrub(name: string, list: string, output: string, flags: string[] = []): Promise<{ input: string; out: string; stderr: string }> {
+/** Writes `list` as NAME.csv, scrubs it against the stub into `output` (in the scratch folder) with `flags`: exit `code`. */
+async function scrub(name: string, list: string, output: string, flags: string[] = [], code = 0): Promise<{ input: string; out: string; stderr: string }> {
   const input = path.join(tmp.dir, `${name}.csv`);
   writeFileSync(input, list);
   const out = path.join(tmp.dir, output);
   const r = await runDnc(['batch', input, '-o', out, ...flags], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
-  expect(r.code, r.stderr).toBe(0);
+  expect(r.code, r.stderr).toBe(code);
   return { input, out, stderr: r.stderr };
 }
 
 describe('formula injection', () => {
-  it('neutralises service text and strips control characters; the journal keeps what was received', async () => {
-    const { out, stderr } = await scrub('in', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\n', 'out.csv');
-    expect(stderr).toContain('2 row(s) have a register source that is not an https URL');
+  it('neutralises service text and strips control characters, also quoted in the reason of a refused answer', async () => {
+    const list = 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\nx,+12025550102\ny,+12025550103\nz,+12025550105\n';
+    const { out } = await scrub('in', list, 'out.csv', [], 7);
     const rows = readCsvIndependently(out);
     const col = (name: string) => rows[0]!.indexOf(name);
     // Input cells are the contract: unchanged by default.
-    expect(rows.slice(1).map((x) => x[0])).toEqual(['=HYPERLINK("http://x")', '@bob']);
+    expect(rows.slice(1).map((x) => x[0])).toEqual(['=HYPERLINK("http://x")', '@bob', 'x', 'y', 'z']);
     for (const row of rows.slice(1)) {
       for (const name of ['dnc_list_source', 'dnc_correlation_id', 'dnc_error', 'dnc_error_code', 'dnc_checked_at']) {
         expect(row[col(name)]).not.toMatch(/^[=+\-@\t\r]/);
@@ -67,22 +73,21 @@ describe('formula injection', () => {
         expect(row[col(name)]).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       }
     }
-    expect(rows[1]![col('dnc_list_source')]).toBe("'-2+3 ]0;owned [2J");
-    expect(rows[2]![col('dnc_correlation_id')]).toBe('\'=cmd|"/c calc"!A1');
-    // verify does not take the neutralised cells for edits, but will not call a non-https source proof.
+    expect(rows.slice(1).map((x) => x[col('dnc_result')])).toEqual(['callable', 'do_not_call', 'failed', 'failed', 'failed']);
+    expect(rows[3]![col('dnc_error')]).toBe("'-2+3 ]0;owned [2J");
+    expect(rows[4]![col('dnc_error')]).toMatch(/^the service's answer was refused: correlation_id must be a UUID, got "=cmd/);
+    expect(rows[5]![col('dnc_error')]).toMatch(/^the service's answer was refused: dnc_list_source "@SUM\(1\+1\)\*cmd.* is not an https URL/);
+    // verify does not take the neutralised cells for edits.
     const v = await runDnc(['verify', out, '--json'], {});
-    const report = JSON.parse(v.stdout) as { tampered: boolean; recheck: Array<{ reason: string; detail: string }> };
-    expect(report.tampered).toBe(false);
-    expect(report.recheck.map((x) => x.reason)).toEqual(['no_source']);
-    expect(report.recheck[0]!.detail).toContain('not an https URL');
+    expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
   });
 
   it('--escape-formulas neutralises formula-leading input cells (a + number too) and verify still matches the input', async () => {
-    const { input, out } = await scrub('esc', 'name,phone\n=1+2,+12025550100\n-minus,+12025550102\n"  @SUM(A1)",+12025550104\n', 'esc.out.csv', ['--escape-formulas']);
+    const { input, out } = await scrub('esc', 'name,phone\n=1+2,+12025550100\n-minus,+12025550106\n"  @SUM(A1)",+12025550104\n', 'esc.out.csv', ['--escape-formulas']);
     const rows = readCsvIndependently(out);
     expect(rows.slice(1).map((x) => x.slice(0, 3))).toEqual([
       ["'=1+2", "'+12025550100", '+12025550100'],
-      ["'-minus", "'+12025550102", '+12025550102'],
+      ["'-minus", "'+12025550106", '+12025550106'],
       ["'  @SUM(A1)", "'+12025550104", '+12025550104'],
     ]);
     expect(readFileSync(input, 'utf8')).toContain('=1+2,+12025550100');
@@ -97,13 +102,12 @@ describe('formula injection', () => {
     // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
     rewriteOutputAndManifest(out, readFileSync(out, 'utf8').replace("' =1+1", ' =1+1'), (manifest) => delete manifest.format.escape_formulas_behind_spaces);
     const v = JSON.parse((await runDnc(['verify', out, '--json'], {})).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
-    // (This hostile service's register URL is not https: that row is flagged for it, and for nothing else.)
-    expect([v.tampered, v.recheck_by_reason]).toEqual([false, { no_source: 1 }]);
+    expect([v.tampered, v.recheck_by_reason]).toEqual([false, {}]);
   });
 
   it('a workbook output holds a hostile service\'s text and formula-looking input as text cells, never a formula', async () => {
     // Its own name: out.csv's manifest (out.manifest.json) is another output's.
-    const { out } = await scrub('in-book', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@SUM(A1),+12025550101\n', 'workbook-out.xlsx');
+    const { out } = await scrub('in-book', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550102\n@SUM(A1),+12025550103\n', 'workbook-out.xlsx', [], 7);
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => c.v);
     const col = (name: string) => header.indexOf(name);
@@ -112,9 +116,10 @@ describe('formula injection', () => {
       ['=HYPERLINK("http://x")', 's'],
       ['@SUM(A1)', 's'],
     ]);
-    expect(results!.rows[2]![col('dnc_correlation_id')]).toMatchObject({ v: '\'=cmd|"/c calc"!A1', t: 's' });
-    expect(results!.rows[1]![col('dnc_list_source')]).toMatchObject({ v: "'-2+3 ]0;owned [2J", t: 's' });
-    expect(results!.rows[1]![col('dnc_phone_e164')]).toMatchObject({ v: '+12025550100', t: 's' });
+    expect(results!.rows[1]![col('dnc_error')]).toMatchObject({ v: "'-2+3 ]0;owned [2J", t: 's' });
+    expect(results!.rows[2]![col('dnc_error')]).toMatchObject({ t: 's' });
+    expect(String(results!.rows[2]![col('dnc_error')]!.v)).toContain('=cmd');
+    expect(results!.rows[1]![col('dnc_phone_e164')]).toMatchObject({ v: '+12025550102', t: 's' });
   });
 
   it('the writer quotes any field holding the delimiter, a quote, CR or LF, whatever the record delimiter', () => {

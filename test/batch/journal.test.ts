@@ -9,7 +9,7 @@ import {
   acquireJournalLock,
   BatchJournal,
   deleteJournalFiles,
-  finalAnswerFromBody,
+  finalAnswerOf,
   journalPathFor,
   lockHolder,
 } from '../../src/batch/journal.js';
@@ -46,6 +46,51 @@ const succeeded = (id: string, phone: string, dnc: boolean) => ({
   timestamp: new Date().toISOString(),
   dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
   cost: { credits_used_for_query: 3, total_credits_used: 9, credit_limit: 100 },
+});
+
+describe('a push for a webhook lookup whose receipt a killed run never stored (unanswered_send)', () => {
+  const at = (ms: number) => new Date(ms).toISOString().replace('Z', '123+00:00');
+  async function unanswered(): Promise<{ j: BatchJournal; sentAt: number }> {
+    const sentAt = Date.now() - 60_000;
+    const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `adopt-${Math.random()}.csv`)), { create: true }, () => new Date(sentAt));
+    j.insertNumbers([['+61412345001', 'AU'], ['+61412345002', 'AU']]);
+    j.claim(j.nextQueued(0, 10).map((q) => q.id));
+    expect(j.settleUnanswered()).toBe(2);
+    return { j, sentAt };
+  }
+  // Each lookup has its own correlation id (the receipt that would have told it was never stored).
+  const push = (phone: string, dnc: boolean, ts: string) => JSON.stringify({ ...succeeded(`5b0e1f4c-2a3d-4e5f-8a9b-0c1d2e3f4a${phone.slice(-2)}`, phone, dnc), timestamp: ts });
+
+  it('a do_not_call verdict about it, after its send, is adopted; a callable one is kept and the row stays unanswered', async () => {
+    const { j, sentAt } = await unanswered();
+    expect(j.recordPush(push('+61412345001', false, at(sentAt + 5_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.get('+61412345001')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
+    expect(j.recordPush(push('+61412345002', true, at(sentAt + 5_000)), new Date().toISOString())).toBe('adopted');
+    expect(j.get('+61412345002')).toMatchObject({ state: 'done', result: 'do_not_call', do_not_call: 1, error_code: null, credits: 3 });
+    // Its send is answered now: only the other one still counts as a send without an answer.
+    expect(j.unansweredSends()).toBe(1);
+    j.close();
+  });
+
+  it('a do_not_call verdict dated before the send is not its answer: kept as an orphan', async () => {
+    const { j, sentAt } = await unanswered();
+    expect(j.recordPush(push('+61412345002', true, at(sentAt - 3_600_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.get('+61412345002')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
+    j.close();
+  });
+
+  it('an orphan kept while the number was still in flight is adopted once a rerun settles it', async () => {
+    const sentAt = Date.now() - 60_000;
+    const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `adopt-late-${Math.random()}.csv`)), { create: true }, () => new Date(sentAt));
+    j.insertNumbers([['+61412345002', 'AU']]);
+    j.claim(j.nextQueued(0, 10).map((q) => q.id));
+    expect(j.recordPush(push('+61412345002', true, at(sentAt + 1_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.settleUnanswered()).toBe(1);
+    expect(j.adoptKeptOrphans()).toEqual(['+61412345002']);
+    expect(j.get('+61412345002')).toMatchObject({ result: 'do_not_call' });
+    expect(j.adoptKeptOrphans()).toEqual([]);
+    j.close();
+  });
 });
 
 describe('journal', () => {
@@ -129,13 +174,13 @@ describe('journal', () => {
     j.close();
   });
 
-  it('reads answers: charged failures keep their credits, uncharged ones cost nothing', () => {
-    const base = { status: 'failed', error: 'x', correlation_id: 'c', phone_number: '+1', country: 'US' };
-    expect(finalAnswerFromBody({ ...base, error_code: 'billing_error', charged: true }, 500, 2)).toMatchObject({ result: 'failed', credits: 2 });
-    expect(finalAnswerFromBody({ ...base, error_code: 'billing_error', charged: false }, 500, 0)).toMatchObject({ result: 'failed', credits: 0 });
-    expect(finalAnswerFromBody({ ...base, error_code: 'invalid_phone_number', charged: true }, 400, 1)).toMatchObject({ result: 'invalid', credits: 1 });
-    expect(finalAnswerFromBody(succeeded('c', '+1', false), 200, 1)).toMatchObject({ result: 'callable', doNotCall: false, credits: 1 });
-    expect(finalAnswerFromBody({ status: 'weird' }, 200, 1)).toBeNull();
+  it('stores judged answers: charged failures keep their credits, uncharged ones cost nothing, unknown costs count as told', () => {
+    const judged = (credits: number | null, charged: boolean | null) =>
+      ({ result: 'failed', doNotCall: null, listSource: null, checkedAt: null, correlationId: null, errorCode: 'billing_error', error: 'x', charged, credits }) as const;
+    expect(finalAnswerOf(judged(2, true), 500, null, 9)).toMatchObject({ result: 'failed', credits: 2 });
+    expect(finalAnswerOf(judged(2, false), 500, null, 9)).toMatchObject({ result: 'failed', credits: 0 });
+    expect(finalAnswerOf(judged(null, true), 500, null, 9)).toMatchObject({ credits: 9 });
+    expect(finalAnswerOf(judged(null, null), 200, null, 3)).toMatchObject({ credits: 3 });
   });
 
   it('claims only queued numbers, whether the ids are consecutive (one range statement) or not', async () => {
@@ -216,7 +261,7 @@ describe('journal', () => {
     j.close();
   });
 
-  it('stores the answer text as the service sent it when given, and serialises the body otherwise', async () => {
+  it('stores the answer text it is given, as the service sent it', async () => {
     const j = await journalWith([
       ['+12025550101', 'US'],
       ['+12025550102', 'US'],
@@ -225,8 +270,9 @@ describe('journal', () => {
     j.claim([a!.id, b!.id]);
     const body = { ...succeeded('corr-1', '+12025550101', true), country: 'US' };
     const text = JSON.stringify(body, null, 1);
-    j.recordFinal(a!.id, finalAnswerFromBody(body, 200, 1, 0, text)!);
-    j.recordFinal(b!.id, finalAnswerFromBody(body, 200, 1)!);
+    const verdict = { result: 'do_not_call', doNotCall: true, listSource: null, checkedAt: body.timestamp, correlationId: 'corr-1', errorCode: null, error: null, charged: true, credits: 1 } as const;
+    j.recordFinal(a!.id, finalAnswerOf(verdict, 200, text, 0));
+    j.recordFinal(b!.id, finalAnswerOf(verdict, 200, JSON.stringify(body), 0));
     expect(j.get('+12025550101')!.answer).toBe(text);
     expect(j.get('+12025550102')!.answer).toBe(JSON.stringify(body));
     expect(j.get('+12025550101')!).toMatchObject({ state: 'done', result: 'do_not_call', credits: 1, http_status: 200, correlation_id: 'corr-1' });

@@ -14,7 +14,7 @@ import type { GlobalFlags } from '../../src/config.js';
 import { createContext } from '../../src/context.js';
 import { createTestIO } from '../../src/io.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { dncErrorOf, REPO_ROOT } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
@@ -180,8 +180,10 @@ describe('runBatchJob', () => {
       reason: 'service_failure',
       stop: async (input, output) => {
         proxy.downAfter(proxy.lookupsAnswered() + 5);
-        // A fatal service error is thrown once the output is written (the command exits 6 with a resume hint).
-        const err = await dncErrorOf(run(input, { output }, testInterrupts(), undefined, { retries: 1 }));
+        // A fatal service error comes with the output written (the command prints the summary, then exits 6 with a resume hint).
+        const stopped = finished((await run(input, { output }, testInterrupts(), undefined, { retries: 1 })).result);
+        expect(stopped.stopped).toBe('service_failure');
+        const err = stopped.fatal!;
         expect(err.code).toBe('E_NETWORK');
         expect(err.hint).toMatch(/to resume \(answered numbers are not sent again\)/);
         expect(proxy.isDown()).toBe(true);

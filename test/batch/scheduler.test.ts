@@ -2,10 +2,12 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
+import { refusalOf } from '../../src/service/answers.js';
 import { BatchScheduler } from '../../src/batch/scheduler.js';
 import { creditError, inputError } from '../../src/errors.js';
 import type { LookupOutcome, LookupRequest } from '../../src/service/client.js';
 import { scratch } from './helpers.js';
+import { succeededOutcome } from '../helpers/lookup-answers.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());
@@ -36,16 +38,7 @@ function scriptedClient(cost: number, answer: (req: LookupRequest, index: number
             reject(creditError('E_CREDIT_LIMIT', 'credit limit reached (429)'));
             return;
           }
-          const body = {
-            status: 'succeeded', error_code: null, correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US',
-            do_not_call: false, timestamp: 't', dnc_list_source: 'u', cost: { credits_used_for_query: cost, total_credits_used: 0, credit_limit: 0 },
-          };
-          resolve({
-            kind: 'succeeded',
-            body: body as never,
-            raw: body,
-            meta: { status: 200, creditCost: cost, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 },
-          });
+          resolve(succeededOutcome(req.phoneNumber, i, { cost }));
         });
       });
     },
@@ -169,7 +162,10 @@ describe('scheduler', () => {
   });
 });
 
-/** A webhook-mode client: `plan[i]` is what the i-th lookup gets: a 202 receipt, a 400 without a word of webhooks, or one naming the URL (400w). */
+/**
+ * A webhook-mode client: `plan[i]` is what the i-th lookup gets: a 202 receipt, a 400 without a word of webhooks, or
+ * one naming the URL (400w), each classified as the real client does (src/service/answers.ts refusalOf).
+ */
 function webhookClient(plan: Array<'202' | '400' | '400w'>) {
   let index = 0;
   const sent: string[] = [];
@@ -180,10 +176,9 @@ function webhookClient(plan: Array<'202' | '400' | '400w'>) {
         const i = index++;
         sent.push(req.phoneNumber);
         await new Promise((r) => setTimeout(r, 2 * i));
-        if (plan[i] === '400') throw inputError('E_BAD_REQUEST', 'the service rejected the request (400): bad request', { details: { status: 400, body: { error: 'bad request' } } });
-        if (plan[i] === '400w') {
-          const error = 'webhook_url must be a public https URL';
-          throw inputError('E_BAD_REQUEST', `the service rejected the request (400): ${error}`, { details: { status: 400, body: { error } } });
+        if (plan[i] !== '202') {
+          const error = plan[i] === '400w' ? 'webhook_url must be a public https URL' : 'bad request';
+          throw refusalOf({ status: 400, json: { error }, text: JSON.stringify({ error }), details: {} }, { what: 'lookup', webhook: true, forwardedHost: null });
         }
         const body = { status: 'started', correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US' };
         return { kind: 'started', body: body as never, raw: body, meta: { status: 202, creditCost: 1, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 } };
@@ -192,55 +187,27 @@ function webhookClient(plan: Array<'202' | '400' | '400w'>) {
   };
 }
 
-describe('scheduler: a 400 in webhook mode', () => {
+describe('scheduler: a 400 in webhook mode is about the request, never a verdict', () => {
   const webhook = { webhookUrl: 'https://hooks.example.com/dnc', webhookAll: true, webhookOnlyCountries: ['AU'], maxCredits: null };
 
-  it('three 400s before the service has accepted the URL once stop the run as a refusal of the URL: no number is marked invalid', async () => {
+  it('the first 400 naming the URL stops the run (exit 2): its number back in the queue, nothing marked, nothing counted as sent', async () => {
     const journal = await journalOf(5);
-    const { client, sent } = webhookClient(['400', '400', '400', '202', '202']);
+    const { client, sent } = webhookClient(['400w', '202', '202', '202', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
-    expect(outcome.fatal?.message).toContain('bad request');
-    expect(sent).toHaveLength(3);
-    // Released (a 400 charges nothing): queued for the next run, with no attempt counted.
+    expect([outcome.fatal?.code, outcome.fatal?.exitCode, outcome.stoppedReason]).toEqual(['E_WEBHOOK_URL', 2, 'configuration']);
+    expect(outcome.fatal?.message).toContain('the service refused --webhook-url (400): webhook_url must be a public https URL');
+    expect(sent).toHaveLength(1);
     expect(journal.summaryCounts()).toMatchObject({ queued: 5, done: 0, in_flight: 0 });
     expect(journal.unseenSends()).toEqual(new Map());
   });
 
-  it('a 400 before the first 202 waits: once a lookup got its 202, that 400 was about its number (invalid), and the run goes on', async () => {
-    const journal = await journalOf(3);
-    const { client, sent } = webhookClient(['400', '202', '202']);
-    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect(outcome.fatal).toBeNull();
-    expect(sent).toHaveLength(3);
-    expect(journal.get(sent[0]!)).toMatchObject({ state: 'done', result: 'invalid', error_code: 'rejected_by_service', attempts: 1 });
-    expect(journal.summaryCounts()).toMatchObject({ pending: 2, done: 1, in_flight: 0 });
-  });
-
-  it('after a 202, a 400 is about the number at once', async () => {
+  it('after 202s, a 400 without invalid_phone_number is still about the request: the run stops, no number is invalid', async () => {
     const journal = await journalOf(3);
     const { client, sent } = webhookClient(['202', '400', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect(outcome.fatal).toBeNull();
-    expect(journal.get(sent[1]!)).toMatchObject({ state: 'done', result: 'invalid', error_code: 'rejected_by_service' });
-  });
-
-  it('when the list ends with no 202 at all, the waiting 400s are taken as a refused URL', async () => {
-    const journal = await journalOf(2);
-    const { client } = webhookClient(['400', '400']);
-    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
-    expect(journal.summaryCounts()).toMatchObject({ queued: 2, done: 0, in_flight: 0 });
-  });
-
-  it('a refused URL is told by statuses, never by the words of the 400: three such 400s and no 202 refuse it, nothing charged or marked', async () => {
-    const journal = await journalOf(4);
-    const { client, sent } = webhookClient(['400w', '400w', '400w', '202']);
-    const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect(outcome.fatal?.code).toBe('E_WEBHOOK_URL');
-    expect(outcome.fatal?.message).toContain('the service refused --webhook-url: webhook_url must be a public https URL');
-    expect(sent).toHaveLength(3);
-    expect(journal.summaryCounts()).toMatchObject({ queued: 4, done: 0 });
+    expect([outcome.fatal?.code, outcome.stoppedReason]).toEqual(['E_BAD_REQUEST', 'configuration']);
+    expect(journal.get(sent[1]!)).toMatchObject({ state: 'queued', result: null, attempts: 0 });
+    expect(journal.summaryCounts()).toMatchObject({ pending: 1, queued: 2, done: 0, in_flight: 0 });
   });
 
   it('streaming: sends numbers as they arrive, waits (never finishes) while the list is read, counts every number once, within the budget', async () => {

@@ -182,7 +182,7 @@ describe('failures answered by the service', () => {
     const r = await dnc(['check', '+33612345678']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('FR');
-    expect(r.stderr).toMatch(/supported countries: .*US.*GB/);
+    expect(r.stderr).toMatch(/\(422; supported: .*US.*GB/);
     expect(sb.account(KEY).creditsUsed).toBe(0);
   });
 
@@ -205,14 +205,15 @@ describe('failures answered by the service', () => {
     expect(lookupRequests()).toHaveLength(1);
   });
 
-  it('400 from the service (webhook URL the sandbox refuses): exit 3, nothing charged', async () => {
+  it('400 from the service (webhook URL the sandbox refuses): about the request, exit 2 as the local check, nothing charged', async () => {
     const strict = await startSandbox({ port: 0, key: KEY });
     try {
       const r = await runDnc(['check', '+12025550100', '--webhook-url', 'http://127.0.0.1:9/hook', '--allow-insecure-webhook-url'], {
         env: { DNC_BASE_URL: strict.baseUrl, DNC_API_KEY: KEY },
       });
       outputs.push(r.stdout, r.stderr);
-      expect(r.code).toBe(3);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('E_WEBHOOK_URL');
       expect(r.stderr).toContain('(400)');
       expect(strict.requests().map((q) => q.status)).toEqual([400]);
       expect(strict.account().creditsUsed).toBe(0);
@@ -227,7 +228,8 @@ describe('failures answered by the service', () => {
       const r = await runDnc(['--json', 'check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: KEY } });
       outputs.push(r.stdout, r.stderr);
       expect(r.code).toBe(6);
-      expect(r.stdout).toBe('');
+      // --json speaks on every exit: the number, and why it has no verdict.
+      expect(JSON.parse(r.stdout)).toEqual({ phone_number: '+12025550100', http_status: 502, credit_cost: null, dnc_error: expect.objectContaining({ code: 'E_BAD_RESPONSE', exit_status: 6 }) });
       expect(r.stderr).toContain('HTTP 502');
       expect(r.stderr).toContain('502 Bad Gateway');
       expect(stub.requests).toHaveLength(1);

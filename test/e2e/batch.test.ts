@@ -339,7 +339,7 @@ describe('dnc batch: refusals before anything is sent', () => {
     // A stop like any other: the output is written, nothing in it claims a verdict.
     const stopped = readCsvObjects(output);
     expect(stopped).toHaveLength(7);
-    expect(stopped.every((x) => x.dnc_result === 'not_checked' && x.dnc_error_code === 'service_failure')).toBe(true);
+    expect(stopped.every((x) => x.dnc_result === 'not_checked' && x.dnc_error_code === 'auth_failed')).toBe(true);
     const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
     expect(good.code, good.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);

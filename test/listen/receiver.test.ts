@@ -149,16 +149,16 @@ describe('receiver: accepted pushes', () => {
     const { store, address } = await start({ path: '/p' });
     const { dnc_list_source: _dropped, ...withoutSource } = succeeded();
     const bodies = [
-      { ...succeeded(), correlation_id: 'c-null', dnc_list_source: null },
-      { ...succeeded(), correlation_id: 'c-empty', dnc_list_source: '' },
-      { ...withoutSource, correlation_id: 'c-absent' },
-      { ...failed(), correlation_id: 'c-error', error: '' },
+      { ...succeeded(), correlation_id: '00000000-0000-4000-8000-000000000001', dnc_list_source: null },
+      { ...succeeded(), correlation_id: '00000000-0000-4000-8000-000000000002', dnc_list_source: '' },
+      { ...withoutSource, correlation_id: '00000000-0000-4000-8000-000000000003' },
+      { ...failed(), correlation_id: '00000000-0000-4000-8000-000000000004', error: '' },
     ];
     for (const body of bodies) {
       const answer = await push(address.url, body, { 'x-service-correlation-id': body.correlation_id });
       expect(answer.status, body.correlation_id).toBe(200);
     }
-    expect([...store.pushes.keys()]).toEqual(['c-null', 'c-empty', 'c-absent', 'c-error']);
+    expect([...store.pushes.keys()]).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000004']);
   });
 
   it('accepts application/json with a charset and extra fields', async () => {

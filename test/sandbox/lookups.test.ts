@@ -109,11 +109,12 @@ describe('client errors are not charged', () => {
   });
 
   it('400 for a webhook host whose name resolves to a non-public address (resolved on arrival, as again at delivery)', async () => {
+    // Names of no reserved suffix (.example and the like are refused before any resolution).
     const addresses: Record<string, string[]> = {
-      'hooks.internal.example': ['10.0.0.5'],
-      'loop.example': ['127.0.0.1'],
-      'mixed.example': ['93.184.216.34', '169.254.169.254'],
-      'public.example': ['93.184.216.34'],
+      'hooks.internal.acme-hooks.net': ['10.0.0.5'],
+      'loop.acme-hooks.net': ['127.0.0.1'],
+      'mixed.acme-hooks.net': ['93.184.216.34', '169.254.169.254'],
+      'public.acme-hooks.net': ['93.184.216.34'],
     };
     const resolved: string[] = [];
     const resolveHost = async (host: string) => {
@@ -122,9 +123,9 @@ describe('client errors are not charged', () => {
     };
     const sb = await sandbox({ resolveHost });
     const refused: Array<[string, string]> = [
-      ['https://hooks.internal.example/x', 'its host hooks.internal.example resolves to a private address'],
-      ['https://loop.example/x', 'its host loop.example resolves to a loopback address'],
-      ['https://mixed.example/x', 'its host mixed.example resolves to a link-local address'],
+      ['https://hooks.internal.acme-hooks.net/x', 'its host hooks.internal.acme-hooks.net resolves to a private address'],
+      ['https://loop.acme-hooks.net/x', 'its host loop.acme-hooks.net resolves to a loopback address'],
+      ['https://mixed.acme-hooks.net/x', 'its host mixed.acme-hooks.net resolves to a link-local address'],
     ];
     for (const [url, why] of refused) {
       const r = await lookup(sb, US, url);
@@ -132,14 +133,14 @@ describe('client errors are not charged', () => {
       expect(r.body.error).toBe(`webhook_url is invalid: ${why}; the service pushes only to public hosts`);
     }
     expect(sb.account().creditsUsed).toBe(0);
-    expect((await lookup(sb, US, 'https://public.example/x')).status).toBe(202);
-    expect((await lookup(sb, US, 'https://public.example/y')).status).toBe(202);
+    expect((await lookup(sb, US, 'https://public.acme-hooks.net/x')).status).toBe(202);
+    expect((await lookup(sb, US, 'https://public.acme-hooks.net/y')).status).toBe(202);
     // One resolution per name (kept a minute); addresses are judged by the rule alone.
-    expect(resolved).toEqual(['hooks.internal.example', 'loop.example', 'mixed.example', 'public.example']);
+    expect(resolved).toEqual(['hooks.internal.acme-hooks.net', 'loop.acme-hooks.net', 'mixed.acme-hooks.net', 'public.acme-hooks.net']);
     // --allow-insecure-webhooks: loopback names too, for local receivers.
     const insecure = await sandbox({ resolveHost, allowInsecureWebhooks: true });
-    expect((await lookup(insecure, US, 'http://loop.example:8080/x')).status).toBe(202);
-    expect((await lookup(insecure, US, 'http://hooks.internal.example/x')).status).toBe(400);
+    expect((await lookup(insecure, US, 'http://loop.acme-hooks.net:8080/x')).status).toBe(202);
+    expect((await lookup(insecure, US, 'http://hooks.internal.acme-hooks.net/x')).status).toBe(400);
   });
 
   it('429 once the next lookup would pass the credit limit', async () => {

@@ -97,6 +97,18 @@ describe('receipt and push', () => {
     expect(sb.lookups()[0]!.attempts).toBe(3);
   });
 
+  it('refuses a webhook URL on a non-public name (400, uncharged) unless started with --allow-insecure-webhooks', async () => {
+    const strict = await sandbox({ allowInsecureWebhooks: false });
+    for (const url of ['https://hooks.internal/x', 'https://printer.local/x', 'https://intranet/x', 'https:///x', 'https://r.home.arpa/x']) {
+      const r = await lookup(strict, US, url);
+      expect(r.status, url).toBe(400);
+      expect((r.body as { error: string }).error, url).toContain('not a public name');
+    }
+    expect(strict.account().creditsUsed).toBe(0);
+    const lax = await sandbox({ allowInsecureWebhooks: true });
+    expect((await lookup(lax, US, 'https://hooks.internal/x')).status).toBe(202);
+  });
+
   it('refuses webhook lookups for an account where they are disabled', async () => {
     const sb = await sandbox({ accounts: [{ key: 'no-hooks', webhooks: false }] });
     const r = await lookup(sb, US, 'http://127.0.0.1:9/hook', 'Bearer no-hooks');
@@ -188,10 +200,10 @@ describe('receiver answers', () => {
 
   it('refuses at delivery a host that does not resolve to a public address', async () => {
     const sb = await sandbox({ timeScale: 0.001, allowInsecureWebhooks: false });
-    const r = await lookup(sb, US, 'https://hooks.sandbox.invalid/x');
+    const r = await lookup(sb, US, 'https://hooks.no-such-host-for-dnc-tests.net/x');
     expect(r.status).toBe(202);
     await until(() => sb.pushes().length >= 1);
-    expect(sb.pushes()[0]).toMatchObject({ outcome: 'retry', error: expect.stringMatching(/hooks\.sandbox\.invalid/) });
+    expect(sb.pushes()[0]).toMatchObject({ outcome: 'retry', error: expect.stringMatching(/hooks\.no-such-host-for-dnc-tests\.net/) });
   });
 });
 

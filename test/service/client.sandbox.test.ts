@@ -96,7 +96,7 @@ describe('retries, counted in the request log', () => {
     sb.setCreditLimit(sb.account().creditsUsed);
     await expect(client.lookup({ phoneNumber: '+12025550100' })).rejects.toMatchObject({ code: 'E_CREDIT_LIMIT', exitCode: 5 });
     expect(sent('+12025550100')).toHaveLength(1);
-    await expect(client.lookup({ phoneNumber: '+1' })).rejects.toMatchObject({ code: 'E_BAD_REQUEST', exitCode: 3 });
+    await expect(client.lookup({ phoneNumber: '+1' })).rejects.toMatchObject({ code: 'E_BAD_REQUEST', exitCode: 2 });
     expect(sent('+1')).toHaveLength(1);
   });
 

@@ -87,7 +87,7 @@ describe('lookup answers', () => {
 
   it('400 invalid_phone_number is a result (charged), not an error, and is not retried', async () => {
     const { client, stub } = await setup(() => ({ status: 400, body: failed('invalid_phone_number', true), headers: lookupHeaders(1, 88, 100, ID) }));
-    const out = await client.lookup({ phoneNumber: '+12025550990' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     if (out.kind !== 'failed') return;
     expect(out.body.error_code).toBe('invalid_phone_number');
@@ -95,11 +95,11 @@ describe('lookup answers', () => {
     expect(stub.requests).toHaveLength(1);
   });
 
-  it('400 client error: exit 3, nothing charged, not retried', async () => {
+  it('400 without invalid_phone_number: about the request, not the number (exit 2), nothing charged, not retried', async () => {
     const { client, stub } = await setup(() => ({ status: 400, body: { error: 'phone_number is malformed' } }));
     const err = await dncErrorOf(client.lookup({ phoneNumber: '+1' }));
     expect(err.code).toBe('E_BAD_REQUEST');
-    expect(err.exitCode).toBe(3);
+    expect(err.exitCode).toBe(2);
     expect(err.message).toContain('phone_number is malformed');
     expect(stub.requests).toHaveLength(1);
   });
@@ -121,8 +121,8 @@ describe('lookup answers', () => {
     const { client } = await setup(() => ({ status: 422, body }));
     const err = await dncErrorOf(client.lookup({ phoneNumber: '+33612345678' }));
     expect([err.code, err.exitCode]).toEqual(['E_UNSUPPORTED_COUNTRY', 3]);
-    expect(err.message).toContain('FR');
-    expect(err.hint).toBe('supported countries: US, GB, AU');
+    expect(err.message).toBe('the service does not cover FR (422; supported: US, GB, AU)');
+    expect(err.hint).toBe('nothing was charged (a 422 is free)');
     expect(err.details.supportedCountries).toEqual(['US', 'GB', 'AU']);
   });
 
@@ -135,7 +135,7 @@ describe('lookup answers', () => {
 
   it('500 billing_error is a failed result and never retried (it may have been charged)', async () => {
     const { client, stub } = await setup(() => ({ status: 500, body: failed('billing_error', true), headers: lookupHeaders(1, 88, 100, ID) }));
-    const out = await client.lookup({ phoneNumber: '+12025550995' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     expect(stub.requests).toHaveLength(1);
   });
@@ -151,14 +151,14 @@ describe('lookup answers', () => {
 
   it('502 lookup_expired is a failed result, not retried', async () => {
     const { client, stub } = await setup(() => ({ status: 502, body: failed('lookup_expired', false) }));
-    const out = await client.lookup({ phoneNumber: '+12025550997' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind === 'failed' && out.body.error_code).toBe('lookup_expired');
     expect(stub.requests).toHaveLength(1);
   });
 
   it('502 upstream_error every time: retried, then the failure after 1 + retries attempts', async () => {
     const { client, stub, sleeps } = await setup(() => ({ status: 502, body: failed('upstream_error', false), headers: lookupHeaders(0, 90, 100) }));
-    const out = await client.lookup({ phoneNumber: '+12025550994' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind === 'failed' && out.body.error_code).toBe('upstream_error');
     expect(out.meta.attempts).toBe(4);
     expect(stub.requests).toHaveLength(4);
@@ -174,7 +174,7 @@ describe('lookup answers', () => {
         ? { status: 504, body: failed('upstream_timeout', false), headers: lookupHeaders(0, 90, 100) }
         : { status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) },
     );
-    const out = await client.lookup({ phoneNumber: '+12025550991' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('succeeded');
     expect(out.meta.attempts).toBe(3);
     expect(stub.requests).toHaveLength(3);
@@ -182,7 +182,7 @@ describe('lookup answers', () => {
 
   it('--retries 0: an upstream failure is answered at once', async () => {
     const { client, stub } = await setup(() => ({ status: 504, body: failed('upstream_timeout', false) }), { retries: 0 });
-    const out = await client.lookup({ phoneNumber: '+12025550993' });
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     expect(stub.requests).toHaveLength(1);
   });
@@ -198,11 +198,14 @@ describe('lookup answers', () => {
     expect(stub.requests).toHaveLength(1);
   });
 
-  it('a 200 whose body is not a result is an error, not a verdict', async () => {
+  it('a 200 whose body is not JSON is no verdict, and says that no later answer can be trusted either (exit 6)', async () => {
     const { client } = await setup(() => ({ status: 200, text: '<html>captive portal</html>' }));
-    const err = await dncErrorOf(client.lookup({ phoneNumber: '+12025550100' }));
-    expect(err.exitCode).toBe(6);
-    expect(err.message).toContain('HTTP 200');
+    const out = await client.lookup({ phoneNumber: '+12025550100' });
+    expect(out.kind).toBe('bad_response');
+    if (out.kind !== 'bad_response') return;
+    expect(out.verdict).toMatchObject({ result: 'failed', errorCode: 'bad_response', charged: null });
+    expect([out.stop?.code, out.stop?.exitCode]).toEqual(['E_BAD_RESPONSE', 6]);
+    expect(out.stop?.message).toContain('HTTP 200');
   });
 });
 

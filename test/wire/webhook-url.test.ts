@@ -44,6 +44,18 @@ describe('webhook_url: public hosts only', () => {
     else expect(problem).toBe(`its host ${new URL(url).hostname} is a ${kind} address; the service pushes only to public hosts`);
   });
 
+  it.each(['printer.local', 'hooks.internal', 'a.test', 'x.invalid', 'router.home.arpa', 'nas.lan', 'erp.corp', 'intranet', 'x'])(
+    'a name no public DNS answers for (%s) is refused, and allowed with allowInsecure',
+    (host) => {
+      expect(webhookUrlProblem(`https://${host}/hook`)).toBe(`its host ${host} is not a public name (a reserved suffix or a single label); the service pushes only to public hosts`);
+      expect(webhookUrlProblem(`https://${host}/hook`, { allowInsecure: true })).toBeNull();
+    },
+  );
+
+  it('https:///x has no host of its own: read as the single label "x", refused', () => {
+    expect(webhookUrlProblem('https:///x')).toContain('its host x is not a public name');
+  });
+
   it('loopback only, and http, with allowInsecure (dnc sandbox --allow-insecure-webhooks)', () => {
     expect(webhookUrlProblem('http://[::ffff:7f00:1]:8080/hook', { allowInsecure: true })).toBeNull();
     expect(webhookUrlProblem('http://[::ffff:10.0.0.1]:8080/hook', { allowInsecure: true })).toContain('private address');

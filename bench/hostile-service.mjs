@@ -1,0 +1,157 @@
+// A small HTTP server that answers like the service (service-interface.md 1.3.0), but wrong when told to: the
+// tests (test/attacks/hostile-service.test.ts) and the soak's attack step run dnc against it. It is not the
+// sandbox: it shares no code with dnc, so a rule both get wrong the same way is not hidden.
+//
+//   const svc = await startHostileService({ behaviour: 'no-verdict' });   // every lookup answered so
+//   svc.baseUrl, svc.apiKey, svc.requests (what was asked), svc.setBehaviour(name), await svc.close()
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+
+const KEY = 'sk_hostile_4f1d0c9e7b2a4e6f8d3c5b1a9e7d2f40';
+
+/** A timestamp of the service's shape (microseconds, UTC offset). */
+export function serviceTimestamp(at = new Date()) {
+  return at.toISOString().replace('Z', '123+00:00');
+}
+
+/** The honest verdict of a number: do_not_call when its last digit is even (a rule a test can predict). */
+export function honestDoNotCall(e164) {
+  return Number(e164.at(-1)) % 2 === 0;
+}
+
+/** Where a number is, by calling code (as the service places numbers). */
+function countryOf(e164) {
+  if (e164.startsWith('+1')) return 'US';
+  if (e164.startsWith('+44')) return 'GB';
+  if (e164.startsWith('+49')) return 'DE';
+  if (e164.startsWith('+61')) return 'AU';
+  if (e164.startsWith('+33')) return 'FR';
+  return 'US';
+}
+
+function honestBody(e164, correlationId, used) {
+  const country = countryOf(e164);
+  return {
+    status: 'succeeded',
+    error_code: null,
+    correlation_id: correlationId,
+    phone_number: e164,
+    country,
+    do_not_call: honestDoNotCall(e164),
+    timestamp: serviceTimestamp(),
+    dnc_list_source: `https://registers.hostile.example/${country}`,
+    cost: { credits_used_for_query: 1, total_credits_used: used, credit_limit: 10000 },
+  };
+}
+
+/**
+ * Each behaviour: what a lookup of `e164` gets (status, headers, body or raw text), given an honest answer to
+ * start from. `req` has the request's headers and the key sent.
+ */
+export const BEHAVIOURS = {
+  honest: (a) => a,
+  'no-verdict': (a) => ({ ...a, body: without(a.body, 'do_not_call') }),
+  'null-verdict': (a) => ({ ...a, body: { ...a.body, do_not_call: null } }),
+  'string-verdict': (a) => ({ ...a, body: { ...a.body, do_not_call: 'false' } }),
+  'other-number': (a) => ({ ...a, body: { ...a.body, phone_number: '+12025550199' } }),
+  'correlation-mismatch': (a) => ({ ...a, headers: { ...a.headers, 'x-service-correlation-id': randomUUID() } }),
+  'timestamp-future': (a) => ({ ...a, body: { ...a.body, timestamp: '2099-01-01T00:00:00.000000+00:00' } }),
+  'timestamp-shape': (a) => ({ ...a, body: { ...a.body, timestamp: 'yesterday' } }),
+  'negative-cost': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '-5' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: -5 } } }),
+  'absurd-cost': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '1e30' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 1e30 } } }),
+  'cost-mismatch': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '1' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 2 } } }),
+  'html-200': (a) => ({ status: 200, headers: { 'content-type': 'text/html' }, text: '<html><body>Welcome to the hotel Wi-Fi</body></html>' }),
+  'reseller-400': (a, req) =>
+    req.headers['x-forwarded-host'] ? a : { status: 400, headers: {}, body: { error: 'X-Forwarded-Host header is required' } },
+  'webhooks-disabled-403': (a, req) => (req.webhookUrl ? { status: 403, headers: {}, body: { error: 'webhooks are disabled for this account' } } : a),
+  'webhook-url-400': (a, req) => (req.webhookUrl ? { status: 400, headers: {}, body: { error: 'webhook_url host is not allowed' } } : a),
+  'generic-400': () => ({ status: 400, headers: {}, body: { error: 'bad request' } }),
+  // Answers after 1.5 s: a client --timeout below that gives up on a lookup the service charged.
+  slow: (a) => ({ ...a, delayMs: 1500 }),
+  // An error text with a line break: what follows it must never read as a line of dnc's own.
+  'newline-error': (a, req) => ({
+    status: 500,
+    headers: { ...a.headers, 'x-credit-cost': '1' },
+    body: { status: 'failed', error_code: 'billing_error', error: 'billing failed\ndnc: error [E_FORGED]: pay here', charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+  }),
+  // 422 for numbers the service places in FR only; GB's dependencies (+44 7781 …) are answered like GB's.
+  'unsupported-fr': (a, req) =>
+    req.e164.startsWith('+33') ? { status: 422, headers: {}, body: { error: 'country FR is not supported', country: 'FR', supported_countries: ['US', 'GB', 'DE', 'AU'] } } : a,
+  // Issue 25: a service that echoes the key it was given in what it says (an error text, the register URL).
+  'echo-key': (a, req) => ({ ...a, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/${req.key}` } }),
+  'echo-key-error': (a, req) => ({
+    status: 500,
+    headers: { ...a.headers, 'x-credit-cost': '1' },
+    body: { status: 'failed', error_code: 'billing_error', error: `could not bill key ${req.key}`, charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+  }),
+};
+
+function without(obj, key) {
+  const { [key]: _dropped, ...rest } = obj;
+  return rest;
+}
+
+/**
+ * Starts the service on 127.0.0.1 (port 0). `behaviour`: a name of BEHAVIOURS or a function (a, req) → answer.
+ * Usage endpoints answer honestly (the credit guard asks them), with the reseller rule when that is the behaviour.
+ */
+export async function startHostileService(options = {}) {
+  let behaviour = options.behaviour ?? 'honest';
+  const apiKey = options.apiKey ?? KEY;
+  const requests = [];
+  let used = 0;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const auth = String(req.headers.authorization ?? '');
+    const key = auth.replace(/^Bearer /, '');
+    const send = (status, headers, body, text) => {
+      const payload = text ?? JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json', ...headers });
+      res.end(payload);
+    };
+    const record = { path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers };
+    requests.push(record);
+    if (key !== apiKey) return send(auth ? 403 : 401, {}, { error: auth ? 'invalid API key' : 'API key missing' });
+    const pick = typeof behaviour === 'function' ? behaviour : BEHAVIOURS[behaviour];
+    if (url.pathname === '/v2/usage_stats' || url.pathname === '/usage_stats') {
+      if (behaviour === 'reseller-400' && !req.headers['x-forwarded-host']) return send(400, {}, { error: 'X-Forwarded-Host header is required' });
+      if (url.pathname === '/usage_stats') return send(200, {}, { customer_name: 'Hostile', total_requests: used, monthly: [], by_country: [] });
+      const period = { id: 1, type: 'monthly', start_date: '2026-11-01T00:00:00Z', end_date: '2026-12-01T00:00:00Z', credit_limit: 10000, credits_used: used, credits_remaining: 10000 - used, total_requests: used, by_country: [], unallocated_usage: { request_count: 0, credits_used: 0 } };
+      return send(200, {}, { customer_name: 'Hostile', data: [period], next_cursor: null });
+    }
+    if (url.pathname !== '/check_phone_number') return send(404, {}, { error: 'not found' });
+    const e164 = url.searchParams.get('phone_number') ?? '';
+    const webhookUrl = url.searchParams.get('webhook_url');
+    record.e164 = e164;
+    const correlationId = randomUUID();
+    used += 1;
+    const honest = webhookUrl
+      ? { status: 202, headers: { 'x-credit-cost': '1', 'x-service-correlation-id': correlationId }, body: { status: 'started', correlation_id: correlationId, phone_number: e164, country: countryOf(e164) } }
+      : {
+          status: 200,
+          headers: { 'x-credit-cost': '1', 'x-ratelimit-limit': '10000', 'x-ratelimit-remaining': String(10000 - used), 'x-service-correlation-id': correlationId },
+          body: honestBody(e164, correlationId, used),
+        };
+    const answer = pick(honest, { e164, webhookUrl, key, headers: req.headers });
+    if (answer.status !== 200 && answer.status !== 202 && answer.body?.status !== 'failed') used -= 1;
+    if (answer.delayMs) setTimeout(() => send(answer.status, answer.headers ?? {}, answer.body, answer.text), answer.delayMs);
+    else send(answer.status, answer.headers ?? {}, answer.body, answer.text);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    apiKey,
+    requests,
+    /** Lookups asked, in order (E.164). */
+    lookups: () => requests.filter((r) => r.path === '/check_phone_number').map((r) => r.e164),
+    setBehaviour(b) {
+      behaviour = b;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,529 @@
+// The one judge of the service's answers (sections 2.1–2.4, 6, 7): what an answer must be before it counts.
+//
+// Every answer that reaches dnc, a synchronous lookup answer, a 202 receipt, a webhook push or a verdict read back
+// from the results cache, is judged here before anything believes it. A verdict needs a boolean `do_not_call`
+// about the very number sent; an answer about the request (authentication, a reseller header, a parameter) is never
+// a verdict about a number. Nothing here prints, throws for a bad answer, or reads the clock: callers pass `now`.
+import { authError, creditError, inputError, serviceError, usageError, type DncError } from '../errors.js';
+import { terminalSafe } from '../render/terminal-safe.js';
+import type { LookupFailed, LookupReceipt, LookupResult, LookupSucceeded } from '../wire/types.js';
+
+/**
+ * How far the service's clock and ours may disagree. A timestamp later than now + skew (a verdict dated in 2099)
+ * or earlier than the request − skew (a replayed answer) is refused; five minutes covers any NTP-kept clock.
+ */
+export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** 2.5: credit_limit is an int32; no cost can be larger, whatever the answer says the limit is. */
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Section 7: the lookup error codes, their HTTP status and whether they are charged (null: either). */
+const ERROR_RULES: Readonly<Record<string, { status: number; charged: boolean | null }>> = {
+  invalid_phone_number: { status: 400, charged: true },
+  upstream_timeout: { status: 504, charged: false },
+  upstream_error: { status: 502, charged: false },
+  lookup_expired: { status: 502, charged: false },
+  billing_error: { status: 500, charged: null },
+};
+
+/** Section 7: codes retried inside the service and never pushed. */
+export const NEVER_PUSHED = new Set(['upstream_timeout', 'upstream_error']);
+
+/** Codes the description says were not charged, so a lookup that got one may be sent again. */
+export const UNCHARGED_RETRYABLE_CODES: ReadonlySet<string> = new Set(['upstream_timeout', 'upstream_error']);
+
+/** A code section 7 does not list is kept (a newer service may add one) only if it has the shape of one. */
+const ERROR_CODE_SHAPE = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** 2.1: "string (UUID form)". */
+export const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** 2.2: "ISO 8601 date-time with microseconds and UTC offset" (a fraction of 1 to 9 digits is read). */
+const SERVICE_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{1,9})(Z|([+-])(\d{2}):(\d{2}))$/;
+
+export const E164 = /^\+[1-9]\d{3,14}$/;
+export const ALPHA2 = /^[A-Z]{2}$/;
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function shown(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
+/** Milliseconds since the epoch of a timestamp of the service's shape, or NaN (a day the month has not, hour 24 …). */
+export function serviceTimestampMs(text: string): number {
+  const m = SERVICE_TIMESTAMP.exec(text);
+  if (!m) return NaN;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || s > 59) return NaN;
+  const offsetMinutes = m[8] === 'Z' ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
+  if (m[8] !== 'Z' && (Number(m[10]) > 23 || Number(m[11]) > 59)) return NaN;
+  // Microseconds are cut to milliseconds (never rounded), as parseServiceTime reads them.
+  const ms = Number(m[7]!.slice(0, 3).padEnd(3, '0'));
+  return Date.UTC(y, mo - 1, d, h, mi, s, ms) - offsetMinutes * 60_000;
+}
+
+/**
+ * Why a timestamp is not of the service's shape, or is later than an answer arriving at `latest` can carry (allowing
+ * `skewMs` of clock disagreement), or null. An early one is not refused here: a verdict only grows stale, and
+ * `verify` judges its age (a push's is held to its request by pushMatchProblem).
+ */
+export function timestampProblem(ts: unknown, latest: Date, skewMs = DEFAULT_CLOCK_SKEW_MS, what = 'answer'): string | null {
+  if (typeof ts !== 'string') return `field "timestamp" must be a string, got ${shown(ts)}`;
+  const ms = serviceTimestampMs(ts);
+  if (!Number.isFinite(ms)) return `timestamp ${shown(ts)} is not an ISO 8601 date-time with microseconds and a UTC offset`;
+  if (ms > latest.getTime() + skewMs) return `timestamp ${ts} is later than the ${what}'s arrival (${latest.toISOString()})`;
+  return null;
+}
+
+/** Why a credit amount (a cost, a header) is not an integer from 0 to the credit limit, or null. */
+export function creditAmountProblem(what: string, v: unknown, limit: number | null): string | null {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) return `${what} must be a whole number of credits from 0, got ${shown(v)}`;
+  const max = Math.min(limit ?? INT32_MAX, INT32_MAX);
+  if (v > max) return `${what} ${v} is more than the credit limit (${max})`;
+  return null;
+}
+
+/** A header's text as a number when it is an integer, else the text itself (judged as a credit amount). */
+function headerAmount(text: string | null): unknown {
+  if (text === null) return undefined;
+  return /^\s*-?\d+\s*$/.test(text) ? Number(text) : text;
+}
+
+/** The headers of section 4.1 a caller needs, parsed. */
+export interface ResponseMeta {
+  status: number;
+  creditCost: number | null;
+  rateLimitLimit: number | null;
+  rateLimitRemaining: number | null;
+  correlationId: string | null;
+  /** How many HTTP attempts this answer took (1 = no retry). */
+  attempts: number;
+}
+
+/**
+ * What a lookup came to, judged (src/service/answers.ts). Failures of the lookup itself (section 7's error codes)
+ * are results, not exceptions: `invalid_phone_number` is charged and is an answer about the number. An answer that
+ * breaks the description's rules is `bad_response`: failed, never callable, never cached. `meta.creditCost` is the
+ * cost the judge believed (null when none was given or it was refused).
+ */
+export type LookupOutcome =
+  | { kind: 'succeeded'; body: LookupSucceeded; verdict: Judgement; raw: unknown; meta: ResponseMeta; text?: string }
+  | { kind: 'started'; body: LookupReceipt; raw: unknown; meta: ResponseMeta; text?: string }
+  | { kind: 'failed'; body: LookupFailed; verdict: Judgement; raw: unknown; meta: ResponseMeta; text?: string }
+  | {
+      kind: 'bad_response';
+      verdict: Judgement;
+      /** The body as received (parsed when it is JSON, else the text). */
+      raw: unknown;
+      meta: ResponseMeta;
+      text?: string;
+      /** Set when no later answer of this service can be trusted either (not JSON at all: a proxy, a captive portal). */
+      stop?: DncError;
+    };
+// `text`: the body exactly as received, so that a caller storing it need not serialise `raw` again.
+
+/** What the headers of section 4.1 say, as received. */
+export interface AnswerHeaders {
+  creditCost: string | null;
+  rateLimitLimit: string | null;
+  correlationId: string | null;
+}
+
+/**
+ * The credits an answer reports (X-Credit-Cost and `cost.credits_used_for_query`): both integers from 0 to the
+ * credit limit, equal when both are there. null when neither is; a problem when they break the rule.
+ */
+export function judgeCost(body: Json | null, headers: AnswerHeaders): { credits: number | null } | { problem: string } {
+  const cost = body?.cost;
+  if (cost !== undefined && cost !== null && !isObject(cost)) return { problem: `field "cost" must be an object, got ${shown(cost)}` };
+  const c = (cost ?? {}) as Json;
+  const headerLimit = headerAmount(headers.rateLimitLimit);
+  const limit = typeof c.credit_limit === 'number' ? c.credit_limit : typeof headerLimit === 'number' ? headerLimit : null;
+  if (c.credit_limit !== undefined) {
+    const p = creditAmountProblem('cost.credit_limit', c.credit_limit, null);
+    if (p) return { problem: p };
+  }
+  if (c.total_credits_used !== undefined && (typeof c.total_credits_used !== 'number' || !Number.isSafeInteger(c.total_credits_used) || c.total_credits_used < 0)) {
+    return { problem: `cost.total_credits_used must be a whole number from 0, got ${shown(c.total_credits_used)}` };
+  }
+  const fromBody = c.credits_used_for_query;
+  const fromHeader = headerAmount(headers.creditCost);
+  if (fromBody !== undefined) {
+    const p = creditAmountProblem('cost.credits_used_for_query', fromBody, limit);
+    if (p) return { problem: p };
+  }
+  if (fromHeader !== undefined) {
+    const p = creditAmountProblem('header X-Credit-Cost', fromHeader, limit);
+    if (p) return { problem: p };
+  }
+  if (fromBody !== undefined && fromHeader !== undefined && fromBody !== fromHeader) {
+    return { problem: `header X-Credit-Cost (${String(fromHeader)}) differs from cost.credits_used_for_query (${String(fromBody)})` };
+  }
+  const credits = (fromHeader ?? fromBody) as number | undefined;
+  return { credits: credits ?? null };
+}
+
+function correlationProblem(body: Json, headers: AnswerHeaders): string | null {
+  const id = body.correlation_id;
+  if (typeof id !== 'string' || !UUID.test(id)) return `correlation_id must be a UUID, got ${shown(id)}`;
+  if (headers.correlationId !== null && headers.correlationId !== id) {
+    return `header X-Service-Correlation-Id (${shown(headers.correlationId)}) differs from the body's correlation_id (${id})`;
+  }
+  return null;
+}
+
+function aboutProblem(body: Json, sentE164: string): string | null {
+  if (body.phone_number !== sentE164) return `the answer is about ${shown(body.phone_number)}, not the number sent (${sentE164})`;
+  if (typeof body.country !== 'string' || !ALPHA2.test(body.country)) return `country ${shown(body.country)} is not an ISO 3166-1 alpha-2 code`;
+  return null;
+}
+
+export function listSourceProblem(source: unknown): string | null {
+  if (source === undefined || source === null || source === '') return null;
+  if (typeof source !== 'string') return `dnc_list_source must be a string, got ${shown(source)}`;
+  let url: URL | null = null;
+  try {
+    url = new URL(source);
+  } catch {
+    url = null;
+  }
+  // The URL parser drops or encodes control characters and spaces; a register URL never has them.
+  if (!url || url.protocol !== 'https:' || /[\s\u0000-\u001f\u007f-\u009f]/.test(source)) return `dnc_list_source ${shown(source)} is not an https URL`;
+  return null;
+}
+
+/** Why a failure body's code, charge and status contradict section 7, or null. */
+export function failureProblem(body: Json, httpStatus: number | null): string | null {
+  const code = body.error_code;
+  if (typeof code !== 'string' || !ERROR_CODE_SHAPE.test(code)) return `error_code ${shown(code)} is not an error code (section 7: lower-case words joined by _)`;
+  if (typeof body.charged !== 'boolean') return `field "charged" must be true or false, got ${shown(body.charged)}`;
+  if (body.error !== undefined && typeof body.error !== 'string') return `field "error" must be a string, got ${shown(body.error)}`;
+  const rule = ERROR_RULES[code];
+  if (rule && rule.charged !== null && body.charged !== rule.charged) {
+    const rule_ = rule.charged ? 'always charged' : code === 'lookup_expired' ? 'always refunded' : 'never charged';
+    return `${code} is ${rule_} (section 7), but the answer says charged is ${String(body.charged)}`;
+  }
+  if (httpStatus !== null && rule && httpStatus !== rule.status) return `${code} comes with HTTP ${rule.status} (section 7), not ${httpStatus}`;
+  if (httpStatus !== null && !rule && httpStatus < 400) return `a failure (${code}) cannot come with HTTP ${httpStatus}`;
+  return null;
+}
+
+/** What a judged answer says about the number that was sent. */
+export interface Judgement {
+  /** callable/do_not_call: a verdict; invalid: the register rejected the number; failed: no verdict. */
+  result: 'callable' | 'do_not_call' | 'invalid' | 'failed';
+  doNotCall: boolean | null;
+  listSource: string | null;
+  checkedAt: string | null;
+  correlationId: string | null;
+  /** The service's error_code, or `bad_response` for an answer the judge refused. */
+  errorCode: string | null;
+  error: string | null;
+  /** Whether credits were spent: null when the answer does not say in a way that can be believed. */
+  charged: boolean | null;
+  /** Credits the answer reports (valid ones only); null when unknown (count the highest cost known). */
+  credits: number | null;
+}
+
+export const BAD_RESPONSE = 'bad_response';
+
+/** The verdict of an answer the judge refused: failed, never callable, never cached. */
+export function badResponse(problem: string, correlationId: string | null, charged: boolean | null, credits: number | null): Judgement {
+  return {
+    result: 'failed',
+    doNotCall: null,
+    listSource: null,
+    checkedAt: null,
+    correlationId,
+    errorCode: BAD_RESPONSE,
+    error: `the service's answer was refused: ${problem}; no verdict`,
+    charged,
+    credits,
+  };
+}
+
+const looseCorrelationId = (body: Json | null): string | null => {
+  const id = body?.correlation_id;
+  return typeof id === 'string' && UUID.test(id) ? id : null;
+};
+
+/**
+ * The verdict of a succeeded or failed result (a synchronous answer's body or a push) about `sentE164`, judged:
+ * anything that breaks the rules is a bad_response. `charged` of a bad answer: a succeeded one is charged (3), a
+ * failed one as it says when that is a boolean.
+ */
+export function judgeResult(
+  body: unknown,
+  o: { sentE164: string; headers: AnswerHeaders; httpStatus: number | null; latest: Date; skewMs?: number },
+): Judgement {
+  if (!isObject(body)) return badResponse(`the body is not a JSON object (${shown(body)})`, null, null, null);
+  const correlationId = looseCorrelationId(body);
+  const cost = judgeCost(body, o.headers);
+  const credits = 'credits' in cost ? cost.credits : null;
+  const chargedSaid = body.status === 'succeeded' ? true : typeof body.charged === 'boolean' ? body.charged : null;
+  const bad = (problem: string) => badResponse(problem, correlationId, chargedSaid, chargedSaid === false ? 0 : credits);
+  if (body.status !== 'succeeded' && body.status !== 'failed') return bad(`field "status" must be "succeeded" or "failed", got ${shown(body.status)}`);
+  const problem =
+    correlationProblem(body, o.headers) ??
+    aboutProblem(body, o.sentE164) ??
+    ('problem' in cost ? cost.problem : null) ??
+    (body.status === 'succeeded' ? succeededProblem(body, o) : failureProblem(body, o.httpStatus));
+  if (problem) return bad(problem);
+  return verdictOfResult(body as unknown as LookupResult, credits);
+}
+
+/**
+ * The verdict of a result (2.2 or 2.3) that broke no rule: a succeeded one is a verdict, charged; a failed one says
+ * what it was charged. `credits`: what the answer reports, null when it does not.
+ */
+export function verdictOfResult(body: LookupResult, credits: number | null): Judgement {
+  const correlationId = body.correlation_id;
+  if (body.status === 'succeeded') {
+    return {
+      result: body.do_not_call ? 'do_not_call' : 'callable',
+      doNotCall: body.do_not_call,
+      listSource: typeof body.dnc_list_source === 'string' && body.dnc_list_source !== '' ? body.dnc_list_source : null,
+      checkedAt: body.timestamp,
+      correlationId,
+      errorCode: null,
+      error: null,
+      charged: true,
+      credits,
+    };
+  }
+  const ts = (body as { timestamp?: unknown }).timestamp;
+  return {
+    result: body.error_code === 'invalid_phone_number' ? 'invalid' : 'failed',
+    doNotCall: null,
+    listSource: null,
+    checkedAt: typeof ts === 'string' && Number.isFinite(serviceTimestampMs(ts)) ? ts : null,
+    correlationId,
+    errorCode: body.error_code,
+    error: typeof body.error === 'string' ? body.error : null,
+    charged: body.charged,
+    credits: body.charged ? credits : 0,
+  };
+}
+
+function succeededProblem(body: Json, o: { httpStatus: number | null; latest: Date; skewMs?: number }): string | null {
+  if (o.httpStatus !== null && o.httpStatus !== 200) return `a succeeded lookup comes with HTTP 200, not ${o.httpStatus}`;
+  if (body.error_code !== null && body.error_code !== undefined) return `a succeeded lookup has no error_code, got ${shown(body.error_code)}`;
+  if (typeof body.do_not_call !== 'boolean') return `the answer has no do_not_call verdict (true or false), got ${shown(body.do_not_call)}`;
+  if ('charged' in body && body.charged !== true) return 'a succeeded lookup is charged (section 3), but the answer says charged is not true';
+  return timestampProblem(body.timestamp, o.latest, o.skewMs) ?? listSourceProblem(body.dnc_list_source);
+}
+
+/** A 202 receipt (2.1) about `sentE164`, judged: the receipt, or why it cannot be believed. */
+export function judgeReceipt(
+  body: unknown,
+  o: { sentE164: string; headers: AnswerHeaders },
+): { ok: true; receipt: LookupReceipt; creditsHeld: number | null } | { ok: false; verdict: Judgement } {
+  const json = isObject(body) ? body : null;
+  const cost = judgeCost(json, o.headers);
+  const held = 'credits' in cost ? cost.credits : null;
+  const problem = !json
+    ? `the body is not a JSON object (${shown(body)})`
+    : json.status !== 'started'
+      ? `a 202 receipt has status "started", got ${shown(json.status)}`
+      : (correlationProblem(json, o.headers) ?? aboutProblem(json, o.sentE164) ?? ('problem' in cost ? cost.problem : null));
+  // A receipt holds credits (3): spent until the push says otherwise.
+  if (problem) return { ok: false, verdict: badResponse(problem, looseCorrelationId(json), null, held) };
+  return { ok: true, receipt: json as unknown as LookupReceipt, creditsHeld: held };
+}
+
+/**
+ * A verdict kept for reuse (the results cache), judged again as it is read: its stored answer must be a succeeded
+ * answer about that number whose do_not_call says what the cached result says, with the same correlation id and
+ * timestamp. A row written or edited by anything else is never reused.
+ */
+export function storedVerdictProblem(v: { e164: string; result: string; correlationId: string; checkedAt: string; body: string | null }): string | null {
+  if (v.body === null) return 'no answer is kept with it';
+  let body: unknown;
+  try {
+    body = JSON.parse(v.body);
+  } catch {
+    return 'its answer is not JSON';
+  }
+  if (!isObject(body) || body.status !== 'succeeded') return 'its answer is not a succeeded lookup';
+  if (body.phone_number !== v.e164) return `its answer is about ${shown(body.phone_number)}`;
+  if (typeof body.do_not_call !== 'boolean' || (body.do_not_call ? 'do_not_call' : 'callable') !== v.result) return 'its answer does not say what the cache says';
+  if (body.correlation_id !== v.correlationId || body.timestamp !== v.checkedAt) return 'its answer is of another lookup';
+  if (!UUID.test(v.correlationId) || !Number.isFinite(serviceTimestampMs(v.checkedAt))) return 'its correlation id or timestamp is not of the service\'s shape';
+  return null;
+}
+
+/** An answer that is not a lookup's result, as the client read it. */
+export interface RefusedAnswer {
+  status: number;
+  /** The body parsed, or undefined when it is not JSON. */
+  json: unknown;
+  text: string;
+  details: Record<string, unknown>;
+}
+
+/** What the request was, to tell what a refusal is about. */
+export interface RefusalContext {
+  /** 'lookup', 'usage query', 'lifetime usage query'. */
+  what: string;
+  /** A lookup sent with webhook_url. */
+  webhook: boolean;
+  /** The X-Forwarded-Host sent, if any (resellers). */
+  forwardedHost: string | null;
+}
+
+function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 120 ? `${flat.slice(0, 117)}…` : flat;
+}
+
+/**
+ * The service's error text of a refusal (2.10), or what the body is when it has none: quoted with its control
+ * characters escaped, line breaks included, so that no text of the service's can start a line of dnc's own.
+ */
+export function refusalText(a: Pick<RefusedAnswer, 'json' | 'text'>): string {
+  const body = a.json as { error?: unknown } | undefined;
+  if (isObject(body) && typeof body.error === 'string') return terminalSafe(body.error.length > 500 ? `${body.error.slice(0, 497)}…` : body.error);
+  return a.text ? `non-JSON body: ${terminalSafe(snippet(a.text))}` : 'empty body';
+}
+
+const NAMES_RESELLER_HEADER = /x-forwarded-host|forwarded[ _-]?host/i;
+const SAYS_WEBHOOKS_OFF = /webhook/i;
+const SAYS_DISABLED = /disabled|not enabled|turned off|not available for (this|the|your) account/i;
+
+/**
+ * The typed error of an answer about the request rather than the number (section 5, 7: 400 other than a lookup's
+ * `invalid_phone_number`, 401, 403, 422, 429), or of an answer no rule covers. Never a verdict: the caller stops
+ * or reports it; nothing of it is written as a number's result.
+ */
+export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
+  const text = refusalText(a);
+  const details = { ...a.details, status: a.status, body: a.json ?? a.text };
+  const sent = c.forwardedHost !== null ? ` (sent: X-Forwarded-Host ${c.forwardedHost})` : '';
+  if ((a.status === 400 || a.status === 401 || a.status === 403) && NAMES_RESELLER_HEADER.test(text)) {
+    return authError('E_RESELLER_HEADER', `the service refused the request for its X-Forwarded-Host header (${a.status})${sent}: ${text}`, {
+      hint:
+        c.forwardedHost === null
+          ? 'a reseller key must name the end customer on every request: set --forwarded-host HOST, DNC_FORWARDED_HOST, or "forwarded_host" in the config file; nothing was charged'
+          : 'check the host given with --forwarded-host / DNC_FORWARDED_HOST ("forwarded_host" in the config file); nothing was charged',
+      details,
+    });
+  }
+  if (c.webhook && (a.status === 400 || a.status === 403) && SAYS_WEBHOOKS_OFF.test(text) && SAYS_DISABLED.test(text)) {
+    return authError('E_WEBHOOKS_DISABLED', `webhook lookups are disabled for this account (${a.status}): ${text}`, {
+      hint: 'ask the provider to enable webhook lookups for the account; until then leave out --webhook-url (webhook-only countries such as AU cannot be looked up); nothing was charged',
+      details,
+    });
+  }
+  switch (a.status) {
+    case 400:
+      if (c.webhook && SAYS_WEBHOOKS_OFF.test(text)) {
+        return usageError('E_WEBHOOK_URL', `the service refused --webhook-url (400): ${text}`, {
+          hint: 'nothing was charged; give a webhook URL the service accepts (https, a public host, no credentials, at most 2048 characters)',
+          details,
+        });
+      }
+      return usageError('E_BAD_REQUEST', `the service refused the ${c.what} itself (400): ${text}`, {
+        hint: `nothing was charged; this is about the request, not ${c.what === 'lookup' ? 'the number (which dnc checked before sending it)' : 'your data'}: check --base-url${c.webhook ? ', --webhook-url' : ''} and --forwarded-host, and report it with --verbose output if they are right`,
+        details,
+      });
+    case 401:
+      return authError('E_AUTH_MISSING', `the service refused the request (401): ${text}`, {
+        hint: 'the API key is missing or not accepted; check --api-key / DNC_API_KEY',
+        details,
+      });
+    case 403:
+      return authError('E_AUTH_FORBIDDEN', `the service refused the API key (403): ${text}`, {
+        hint: 'check that the key is current and belongs to an active account',
+        details,
+      });
+    case 422: {
+      const body = isObject(a.json) ? a.json : {};
+      const country = typeof body.country === 'string' && ALPHA2.test(body.country) ? body.country : null;
+      const supported = Array.isArray(body.supported_countries) ? body.supported_countries.filter((s): s is string => typeof s === 'string' && ALPHA2.test(s)).slice(0, 300) : [];
+      return inputError('E_UNSUPPORTED_COUNTRY', unsupportedCountryText(country, supported), {
+        hint: c.what === 'lookup' ? 'nothing was charged (a 422 is free)' : undefined,
+        details: { ...details, country, supportedCountries: supported },
+      });
+    }
+    case 429:
+      return creditError('E_CREDIT_LIMIT', `credit limit reached (429): ${text}`, {
+        hint: 'lookups resume at the next billing period or after a credit top-up; `dnc usage` shows the balance',
+        details,
+      });
+    default: {
+      const nonJson = a.json === undefined && a.text !== '';
+      return serviceError(nonJson ? 'E_BAD_RESPONSE' : 'E_SERVICE', `${c.what} failed: HTTP ${a.status}, ${text}`, {
+        hint: a.status >= 500 ? 'the service failed; try again later' : 'this answer was not expected; report it with --verbose output',
+        details,
+      });
+    }
+  }
+}
+
+/** The one wording of an unsupported country, from a 422 or for a number refused locally after one. */
+export function unsupportedCountryText(country: string | null, supported: readonly string[]): string {
+  const list = supported.length > 0 ? `supported: ${supported.join(', ')}` : 'the service did not list the countries it supports';
+  return `the service does not cover ${country ?? "this number's country"} (422; ${list})`;
+}
+
+/** An answer to a lookup as the client received it. */
+export interface ReceivedAnswer {
+  status: number;
+  /** The body parsed, or undefined when it is not JSON. */
+  json: unknown;
+  text: string;
+  meta: ResponseMeta;
+  headers: AnswerHeaders;
+}
+
+/** The lookup an answer is to. */
+export interface SentRequest {
+  e164: string;
+  webhook: boolean;
+  forwardedHost: string | null;
+}
+
+/** A lookup's failure body (2.3) may be a result with any status the description gives results with. */
+const mayBeResult = (status: number) => status === 200 || status === 202 || (status >= 400 && ![401, 403, 422, 429].includes(status));
+const looksFailed = (json: unknown) => isObject(json) && json.status === 'failed';
+
+/**
+ * Judges a lookup's answer: a verdict, a receipt, a section-7 failure, or a bad response; an answer about the request
+ * is thrown as a typed error (refusalOf). `meta.creditCost` of the outcome is the cost the judge believed.
+ */
+export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, now: Date): LookupOutcome {
+  const { status, json, text, headers } = answer;
+  const refuse = () => refusalOf({ status, json, text, details: { meta: answer.meta } }, { what: 'lookup', webhook: sent.webhook, forwardedHost: sent.forwardedHost });
+  // The number was checked before it was sent: a 400 is about it only with the register's invalid_phone_number.
+  if (status === 400 && !(looksFailed(json) && (json as Json).error_code === 'invalid_phone_number')) throw refuse();
+  if (!mayBeResult(status) || (status >= 400 && !looksFailed(json))) throw refuse();
+  const withCost = (credits: number | null): ResponseMeta => ({ ...answer.meta, creditCost: credits });
+  const raw = json === undefined ? text : json;
+  if (status === 202) {
+    const r = judgeReceipt(json, { sentE164: sent.e164, headers });
+    if (r.ok) return { kind: 'started', body: r.receipt, raw: json, meta: withCost(r.creditsHeld), text };
+    return badAnswer(answer, r.verdict, raw);
+  }
+  const verdict = judgeResult(json, { sentE164: sent.e164, headers, httpStatus: status, latest: now });
+  if (verdict.errorCode === BAD_RESPONSE) return badAnswer(answer, verdict, raw);
+  const meta = withCost(verdict.credits);
+  return verdict.result === 'callable' || verdict.result === 'do_not_call'
+    ? { kind: 'succeeded', body: json as LookupSucceeded, verdict, raw: json, meta, text }
+    : { kind: 'failed', body: json as LookupFailed, verdict, raw: json, meta, text };
+}
+
+function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown): LookupOutcome {
+  // Not JSON at all: no later answer of this "service" can be believed either (a proxy or captive portal answering).
+  const stop =
+    answer.json === undefined
+      ? serviceError('E_BAD_RESPONSE', `the service answered a lookup with HTTP ${answer.status} and ${refusalText(answer)}: not the service's answer`, {
+          hint: 'check --base-url (a proxy or captive portal may be answering); the lookup may have been charged (`dnc usage` shows the balance)',
+          details: { status: answer.status, body: answer.text, meta: answer.meta },
+        })
+      : undefined;
+  return { kind: 'bad_response', verdict, raw, meta: { ...answer.meta, creditCost: null }, text: answer.text, ...(stop ? { stop } : {}) };
+}
