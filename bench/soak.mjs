@@ -825,7 +825,7 @@ async function badCorpus() {
 /**
  * dnc against a service that answers like the real one but wrong (bench/hostile-service.mjs), with the soak's key:
  * no refused answer becomes a verdict, an answer about the request stops the run with its numbers not_checked, a bad
- * cost never lets --max-credits through.
+ * cost never lets --max-credits through, and (the leak step after it) an echoed key reaches no file.
  */
 async function hostileService() {
   const { startHostileService, honestDoNotCall } = await import('./hostile-service.mjs');
@@ -844,7 +844,7 @@ async function hostileService() {
     return rows.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
   };
   const bad = ['no-verdict', 'null-verdict', 'string-verdict', 'other-number', 'correlation-mismatch', 'timestamp-future', 'timestamp-shape', 'negative-cost', 'absurd-cost', 'cost-mismatch', 'html-200'];
-  log(`[hostile] ${bad.length} kinds of answer that are no verdict, a reseller's missing header, costs that lie`);
+  log(`[hostile] ${bad.length} kinds of answer that are no verdict, a reseller's missing header, costs that lie, an echoed key`);
   try {
     for (const behaviour of bad) {
       svc.setBehaviour(behaviour);
@@ -872,6 +872,11 @@ async function hostileService() {
     check('hostile: a missing reseller header stops the batch (exit 4), rows not_checked', stopped.code === 4 && results(out).every((r) => r.dnc_result === 'not_checked'), `exit ${stopped.code}`);
     const fixed = await dnc('hostile reseller fixed', ['batch', input, '-o', out], { env: { ...env, DNC_FORWARDED_HOST: 'client.example' } });
     check('hostile: the rerun with the header looks the rows up', fixed.code === 0 && results(out).every((r, i) => r.dnc_result === (honestDoNotCall(numbers[i]) ? 'do_not_call' : 'callable')), `exit ${fixed.code}`);
+    for (const behaviour of ['echo-key', 'echo-key-error']) {
+      svc.setBehaviour(behaviour);
+      await dnc(`hostile ${behaviour} batch`, ['batch', list(['+12025550160', '+12025550161']), '-o', path.join(dir, `${behaviour}.csv`), '--review-out', path.join(dir, `${behaviour}.review.csv`)], { env });
+      await dnc(`hostile ${behaviour} check`, ['check', '+12025550162', '--json'], { env });
+    }
     counts.hostile_lookups = svc.lookups().length;
   } finally {
     await svc.close();

@@ -1,4 +1,5 @@
 // Typed errors: every failure that reaches a user is a DncError with a stable code and an exit status.
+import { maskSecrets } from './secrets.js';
 
 /** Exit statuses, as fixed by the CLI contract (shared/spec/cli.md). */
 export const ExitCode = {
@@ -172,17 +173,11 @@ export function isDncError(value: unknown): value is DncError {
 }
 
 /**
- * Replaces every occurrence of each secret in `text`. Applied to everything `dnc` writes to its
- * streams, as a second line of defence: no code path is meant to print the key at all.
+ * Replaces every occurrence of each secret in `text` (any case, percent-encoded too: src/secrets.ts). Applied to
+ * everything `dnc` writes to its streams, as a second line of defence: no code path is meant to print the key at all.
  */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    // Very short "secrets" would shred ordinary text; real keys are long.
-    if (secret.length < 4) continue;
-    out = out.split(secret).join('***');
-  }
-  return out;
+  return maskSecrets(text, secrets);
 }
 
 const FS_ERRORS: Record<string, string> = {

@@ -146,7 +146,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   let result: ListenRunResult;
   try {
     const { runListenJob } = await import('../listen/run.js');
-    result = await runListenJob(o, {
+    result = await runListenJob({ ...o, secrets: ctx.secrets }, {
       env: ctx.env,
       homedir: ctx.homedir,
       now: () => ctx.now(),

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
+import { PRIVATE_FILE_MODE } from '../private-files.js';
 import path from 'node:path';
 import type { CsvLayout } from '../batch/csv-input.js';
 import type { RecordDelimiter } from '../batch/csv-output.js';
@@ -311,7 +312,7 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
   };
   try {
     // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.
-    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, undefined, { durable: true });
+    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, PRIVATE_FILE_MODE, { durable: true });
   } catch (err) {
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
       hint: 'check that the output folder is writable',

@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
 import { checkPushBody, pushRuleProblem } from '../service/push-answers.js';
+import { maskSecrets, maskSecretsInBody } from '../secrets.js';
 import { PUSH_HEADERS } from '../wire/types.js';
 import type { LookupResult } from '../wire/types.js';
 
@@ -84,6 +85,8 @@ export interface ReceiverOptions {
   /** Time allowed for a request's headers (default 10 s), and for the whole request (default 15 s). */
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The API key (and any other secret): masked in every push before it is judged or kept. */
+  secrets?: readonly string[];
 }
 
 export const DEFAULT_MAX_CONNECTIONS = 256;
@@ -407,11 +410,12 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       if (!isJsonContentType(contentType)) {
         throw new RequestRefused(415, `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
       }
-      const raw = await this.readBody(req);
+      // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see it.
+      const raw = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
       const connection = this.connectionOf(req.socket);
       if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
-      const evidence = { raw, receivedAt, headers: evidenceHeaders(req), peer: req.socket.remoteAddress };
+      const evidence = { raw, receivedAt, headers: evidenceHeaders(req, this.options.secrets ?? []), peer: req.socket.remoteAddress };
       // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.
       const refuse = (status: number, reason: string, result: LookupResult | null = null): RequestRefused => {
         this.keepRefused({ ...evidence, correlationId: correlationId ?? '', result, serviceStatus: null, refusedReason: reason });
@@ -569,13 +573,25 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
 /** Headers that carry credentials (a proxy may add them) are not kept. */
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
 
-function evidenceHeaders(req: http.IncomingMessage): Record<string, string> {
+function evidenceHeaders(req: http.IncomingMessage, secrets: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined || SECRET_HEADERS.has(k)) continue;
-    out[k] = Array.isArray(v) ? v.join(', ') : v;
+    out[k] = maskSecrets(Array.isArray(v) ? v.join(', ') : v, secrets);
   }
   return out;
+}
+
+/** A push's body with the secrets it carries masked (in the text, and in JSON strings written with escapes). */
+function maskPushBody(raw: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return raw;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    json = undefined;
+  }
+  return maskSecretsInBody(raw, json, secrets).text;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -20,6 +20,8 @@ export interface ListenOptions {
   tls: { certFile: string; keyFile: string } | undefined;
   /** How far a push's timestamp may stray outside [request, arrival], ms. */
   skewMs: number;
+  /** The API key and other secrets: masked in every push before it is kept. */
+  secrets?: readonly string[];
 }
 
 /** Where the push path came from: --path, the batch's --webhook-url, or generated for this run. */
@@ -154,7 +156,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     pushPath = o.path !== undefined ? { path: o.path, from: 'flag' } : defaultPushPath(batchWebhookUrl, random);
     session = createListenSession({
       journal,
-      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs },
+      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs, secrets: o.secrets ?? [] },
       exitWhenDone: o.exitWhenDone,
       now: () => deps.now(),
     });

@@ -2,6 +2,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
 import { DncError, serviceError, usageError } from '../errors.js';
+import { maskSecrets, maskSecretsInBody } from '../secrets.js';
 import { LOOKUP_HEADERS, type LegacyUsage, type LookupFailed, type LookupReceipt, type LookupSucceeded, type UsagePage } from '../wire/types.js';
 import {
   judgeLookupAnswer,
@@ -33,6 +34,8 @@ export interface ServiceClientOptions {
   retryBaseMs?: number;
   /** The clock answers are judged by (a timestamp later than now + 5 minutes is refused). */
   now?: () => Date;
+  /** Secrets besides the key that an answer must never carry on into dnc's files (masked where they enter). */
+  secrets?: readonly string[];
 }
 
 export interface ExchangeEvent {
@@ -298,6 +301,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const retries = options.retries ?? 3;
   const retryBaseMs = options.retryBaseMs ?? 250;
   const now = options.now ?? (() => new Date());
+  const secrets = [options.apiKey, ...(options.secrets ?? [])];
   const forwardedHost = options.forwardedHost ? options.forwardedHost : null;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const random = options.random ?? Math.random;
@@ -360,13 +364,18 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   }
 
   function parse(answer: RawAnswer, attempts: number): ParsedAnswer {
-    let json: unknown;
+    let parsed: unknown;
     try {
-      json = answer.text === '' ? undefined : JSON.parse(answer.text);
+      parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
     } catch {
-      json = undefined;
+      parsed = undefined;
     }
-    const { text, headers } = answer;
+    // A service that echoes the key (in an error text, a register URL) never gets it into a journal, a cache or a
+    // results file: what it said is masked here, where it enters, and kept so as evidence.
+    const { text, json } = maskSecretsInBody(answer.text, parsed, secrets);
+    const headers = Object.fromEntries(
+      Object.entries(answer.headers).map(([k, v]) => [k, typeof v === 'string' ? maskSecrets(v, secrets) : Array.isArray(v) ? v.map((x) => maskSecrets(x, secrets)) : v]),
+    );
     return {
       status: answer.status,
       headers,
