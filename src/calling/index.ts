@@ -6,7 +6,7 @@ import { parseSettings, RuleBook, type CallingOverride, type EffectiveRule } fro
 import { CALLING_RULES, type RulesFile } from './rules.js';
 import { isoLocal, wallTime } from './tz.js';
 import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js';
-import { placeOf, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
+import { placeOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
 
 export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
@@ -113,8 +113,10 @@ export class CallingWindows {
   private readonly book: RuleBook;
   private readonly calculator: WindowCalculator;
   private readonly policyName: string | null;
+  private readonly profiles = new Map<string, Profile>();
   private readonly slots = new Map<string, SlotAnswer>();
-  private slotsFor = '';
+  private slotStart = NaN;
+  private slotEnd = NaN;
 
   constructor(options: CallingOptions) {
     const rules = options.rules ?? CALLING_RULES;
@@ -130,92 +132,122 @@ export class CallingWindows {
     this.rulesVersion = parts.join(' ');
   }
 
-  private resolve(number: CallingNumber): { place: NumberPlace; rule: EffectiveRule } {
-    const place = placeOf(number.e164, number.country);
-    const country = number.country?.toUpperCase();
-    // A US number whose state is not known gets every state's stricter rule (null); elsewhere there are none.
-    return { place, rule: this.book.ruleFor(country, place.state ?? (country === 'US' ? null : undefined)) };
+  /**
+   * The number's place and rule. Both depend only on its country and significant digits, so they are kept by
+   * those: a few Map lookups for most rows of a big file.
+   */
+  private profileOf(number: CallingNumber): Profile {
+    const key = `${number.country ?? ''}${significantDigits(number.e164)}`;
+    let profile = this.profiles.get(key);
+    if (profile === undefined) {
+      const place = placeOf(number.e164, number.country);
+      const country = number.country?.toUpperCase();
+      // A US number whose state is not known gets every state's stricter rule (null); elsewhere there are none.
+      const rule = this.book.ruleFor(country, place.state ?? (country === 'US' ? null : undefined));
+      profile = { place, rule, slotKey: `${place.zonesText}#${rule.key}`, at: NaN, window: undefined };
+      this.profiles.set(key, profile);
+    }
+    return profile;
   }
 
   /** The number's zones as text, space-separated: the `dnc_time_zones` column. */
   zonesText(number: CallingNumber): string {
-    return placeOf(number.e164, number.country).zonesText;
+    return this.profileOf(number).place.zonesText;
   }
 
   /** The weekly local rule as text: the `dnc_calling_window` column (depends on the number and the rules only). */
   weeklyRule(number: CallingNumber): string {
-    return this.resolve(number).rule.text;
+    return this.profileOf(number).rule.text;
   }
 
   /** The number's window at instant `at`: inside it now, and the window in progress or the next one. */
   window(number: CallingNumber, at: number | Date): CallingWindow {
     const t = instantOf(at, 'the instant');
-    const r = this.resolve(number);
-    const found = this.calculator.windowAt(r.place, r.rule, t);
-    const local_times = r.place.timeZones.map((zone): LocalTime => {
+    const profile = this.profileOf(number);
+    // Nothing in the answer is the number's own: numbers of one profile asked about one instant share it.
+    if (profile.at !== t || profile.window === undefined) {
+      profile.window = this.computeWindow(profile, t);
+      profile.at = t;
+    }
+    return profile.window;
+  }
+
+  private computeWindow({ place, rule }: Profile, t: number): CallingWindow {
+    const found = this.calculator.windowAt(place, rule, t);
+    const local_times = place.timeZones.map((zone): LocalTime => {
       const wall = wallTime(zone, t);
-      const today = this.calculator.dayWindow(zone, r.rule, wall);
-      return {
+      const today = this.calculator.dayWindow(zone, rule, wall);
+      return Object.freeze({
         time_zone: zone,
         local_time: isoLocal(wall),
         today_window: 'window' in today ? today.text : null,
         closed_today: 'closed' in today ? today.closed : null,
-      };
+      });
     });
-    return {
-      time_zones: r.place.timeZones,
-      location_known: r.place.locationKnown,
-      state: r.place.state ?? null,
+    return Object.freeze({
+      time_zones: place.timeZones,
+      location_known: place.locationKnown,
+      state: place.state ?? null,
       may_call_now: found !== undefined && found.start <= t,
       next_window_start: found ? iso(found.start) : null,
       next_window_end: found ? iso(found.end) : null,
       never_callable: found === undefined,
-      weekly_rule: r.rule.text,
-      local_times,
-      rules: r.rule.applied,
-      policy: r.rule.applied.some((a) => a.startsWith('policy')) ? this.policyName ?? 'policy' : null,
-      override: r.rule.override,
+      weekly_rule: rule.text,
+      local_times: Object.freeze(local_times),
+      rules: rule.applied,
+      policy: rule.applied.some((a) => a.startsWith('policy')) ? (this.policyName ?? 'policy') : null,
+      override: rule.override,
       rules_version: this.rulesVersion,
-    };
+    });
   }
 
   /** Whether the number may be called at every instant of [from, until). */
   throughout(number: CallingNumber, from: number | Date, until: number | Date): SlotAnswer {
     const start = instantOf(from, 'the start of the slot');
     const end = instantOf(until, 'the end of the slot');
-    if (end <= start) throw usageError('E_USAGE', `the slot ends (${iso(end)}) before it starts (${iso(start)})`);
-    if (end - start > HORIZON_DAYS * DAY) {
-      throw usageError('E_USAGE', `a slot can be at most ${HORIZON_DAYS} days long`);
-    }
-    const r = this.resolve(number);
-    // Every number of one zone set and rule has the same answer for a slot: one computation each.
-    if (this.slotsFor !== `${start}/${end}`) {
+    if (start !== this.slotStart || end !== this.slotEnd) {
+      if (end <= start) throw usageError('E_USAGE', `the slot ends (${iso(end)}) before it starts (${iso(start)})`);
+      if (end - start > HORIZON_DAYS * DAY) {
+        throw usageError('E_USAGE', `a slot can be at most ${HORIZON_DAYS} days long`);
+      }
       this.slots.clear();
-      this.slotsFor = `${start}/${end}`;
+      this.slotStart = start;
+      this.slotEnd = end;
     }
-    const key = `${r.place.zonesText}#${r.rule.key}`;
-    let answer = this.slots.get(key);
+    const profile = this.profileOf(number);
+    // Every number of one zone set and rule has the same answer for a slot: one computation each.
+    let answer = this.slots.get(profile.slotKey);
     if (answer === undefined) {
-      const found: Interval | undefined = this.calculator.windowAt(r.place, r.rule, start, (end - start) / DAY);
+      const found: Interval | undefined = this.calculator.windowAt(profile.place, profile.rule, start, (end - start) / DAY);
       const callable = found !== undefined && found.start <= start && end <= found.end;
-      answer = {
+      answer = Object.freeze({
         callable,
         reason: callable ? null : found === undefined ? 'never_callable' : 'outside_window',
         window_start: found ? iso(found.start) : null,
         window_end: found ? iso(found.end) : null,
-      };
-      this.slots.set(key, answer);
+      });
+      this.slots.set(profile.slotKey, answer);
     }
     return answer;
   }
 
   /**
    * For `dnc window`: each row with whether its number may be called throughout [from, until). Rows are passed
-   * through as they come (the caller judges fitness to dial); a row without a number is never callable.
+   * through as they come; the caller judges whether each is fit to dial.
    */
   *slot<R extends CallingNumber>(rows: Iterable<R>, from: number | Date, until: number | Date): Generator<SlotRow<R>> {
     for (const row of rows) yield { row, answer: this.throughout(row, from, until) };
   }
+}
+
+interface Profile {
+  readonly place: NumberPlace;
+  readonly rule: EffectiveRule;
+  /** Zones and rule: what a slot's answer depends on. */
+  readonly slotKey: string;
+  /** The last instant asked about, and its answer. */
+  at: number;
+  window: CallingWindow | undefined;
 }
 
 /** Calling windows under dnc's rules and the team's settings. */

@@ -29,6 +29,7 @@ interface Tables {
 }
 
 const LEAD = 4;
+
 let tables: Tables | undefined;
 
 function items(lines: readonly string[]): string[][] {
@@ -92,6 +93,17 @@ function callingCodeLength(t: Tables, digits: string, country: string | undefine
 }
 
 const places = new Map<string, NumberPlace>();
+
+/**
+ * The digits of `e164` that decide its place: as many as the longest prefix in the data that starts like it (and
+ * at least the calling code and a US area code). Numbers of one country that start with the same significant
+ * digits are in the same place.
+ */
+export function significantDigits(e164: string): string {
+  const t = data();
+  const digits = e164.startsWith('+') ? e164.slice(1) : e164;
+  return digits.slice(0, Math.max(LEAD, t.longestUnder.get(digits.slice(0, LEAD)) ?? 0));
+}
 
 /**
  * Where `e164` (a '+' and digits) is, for a number of `country` (ISO 3166-1 alpha-2, as libphonenumber assigns it).

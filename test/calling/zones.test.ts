@@ -6,7 +6,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { describe, expect, it } from 'vitest';
-import { allZones, placeOf, ZONE_DATA_VERSION } from '../../src/calling/zones.js';
+import { allZones, placeOf, significantDigits, ZONE_DATA_VERSION } from '../../src/calling/zones.js';
 import { ZONE_DATA_PROVENANCE } from '../../src/calling/zone-data.js';
 import { isKnownZone } from '../../src/calling/tz.js';
 
@@ -90,6 +90,19 @@ describe('zone data', () => {
           // Not known where: at least the zones of the calling code's own entry that are the country's.
           expect(place.timeZones.length, digits).toBeGreaterThanOrEqual(1);
         }
+      }),
+      { numRuns: 5_000, seed },
+    );
+  });
+
+  it('numbers that share their significant digits share their place (what the per-place cache relies on)', () => {
+    const prefixes = [...RAW.keys()];
+    fc.assert(
+      fc.property(fc.constantFrom(...prefixes), fc.stringMatching(/^[0-9]{6}$/), fc.stringMatching(/^[0-9]{6}$/), (prefix, a, b) => {
+        const first = `+${prefix}${a}`;
+        const second = `+${significantDigits(first)}${b}`.slice(0, 16);
+        const country = parsePhoneNumberFromString(first)?.country;
+        expect(placeOf(second, country), `${first} and ${second}`).toEqual(placeOf(first, country));
       }),
       { numRuns: 5_000, seed },
     );
