@@ -50,19 +50,6 @@ describe('calling settings', () => {
       expect(e.message, JSON.stringify(settings)).toMatch(message);
     }
   });
-
-  it('accepts what docs/calling.md shows', () => {
-    const windows = createCallingWindows({
-      tzdataVersion: 'x',
-      settings: {
-        policy: { name: 'Acme calling policy', hours: { 'mon-fri': '09:00-19:00' }, closed_on: ['public_holidays'], countries: { GB: { hours: { 'mon-fri': '10:00-18:00' } } } },
-        default_hours: { 'mon-fri': '09:00-20:00' },
-        overrides: [{ reason: 'ticket LEG-42', countries: ['us'], states: ['ky'], hours: { 'mon-sun': '09:00-21:00' }, closed_on: ['public_holidays'] }],
-      },
-    });
-    expect(windows.weeklyRule({ e164: '+442079460123', country: 'GB' })).toBe('Mon-Fri 10:00-18:00; not on public holidays (GB)');
-    expect(windows.weeklyRule({ e164: '+15025551234', country: 'US' })).toBe('Mon-Fri 09:00-19:00; not on public holidays (US)');
-  });
 });
 
 describe('the machine time zone', () => {
