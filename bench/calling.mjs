@@ -18,7 +18,24 @@ const args = parseArgs(process.argv.slice(2));
 const ROWS = Number(args.rows ?? 1_000_000);
 const { createCallingWindows } = await import(path.join(ROOT, 'dist', 'calling', 'index.js'));
 
-const AREA_CODES = ['212', '602', '605', '305', '502', '205', '504', '702', '203', '410', '907', '808', '208', '303', '415', '312'];
+const AREA_CODES = [
+  '212',
+  '602',
+  '605',
+  '305',
+  '502',
+  '205',
+  '504',
+  '702',
+  '203',
+  '410',
+  '907',
+  '808',
+  '208',
+  '303',
+  '415',
+  '312',
+];
 /** Row i's number: mostly US over 16 area codes and 1,000 exchanges, then GB, AU (mobile and Sydney), ES and DE. */
 function numberOf(i) {
   const k = i % 20;

@@ -218,7 +218,12 @@ export class CallingWindows {
     // Every number of one zone set and rule has the same answer for a slot: one computation each.
     let answer = this.slots.get(profile.slotKey);
     if (answer === undefined) {
-      const found: Interval | undefined = this.calculator.windowAt(profile.place, profile.rule, start, (end - start) / DAY);
+      const found: Interval | undefined = this.calculator.windowAt(
+        profile.place,
+        profile.rule,
+        start,
+        (end - start) / DAY,
+      );
       const callable = found !== undefined && found.start <= start && end <= found.end;
       answer = Object.freeze({
         callable,

@@ -21,18 +21,42 @@ describe('docs/calling.md', () => {
   it('its rules table is the rules file', () => {
     const closed = (c: readonly string[] | undefined) => (c?.length ? 'public holidays' : '—');
     const rows = [
-      ...CALLING_RULES.countries.map((r) => [r.id, r.countries.join(' '), weekText(parseHours(r.hours, r.id)), closed(r.closed_on), r.source.law]),
-      ...CALLING_RULES.states.map((r) => [r.id, `${r.country}, state ${r.state}`, weekText(parseHours(r.hours, r.id)), closed(r.closed_on), r.source.law]),
-      [CALLING_RULES.default.id, 'every other country', weekText(parseHours(CALLING_RULES.default.hours, 'default')), '—', CALLING_RULES.default.source.law],
+      ...CALLING_RULES.countries.map((r) => [
+        r.id,
+        r.countries.join(' '),
+        weekText(parseHours(r.hours, r.id)),
+        closed(r.closed_on),
+        r.source.law,
+      ]),
+      ...CALLING_RULES.states.map((r) => [
+        r.id,
+        `${r.country}, state ${r.state}`,
+        weekText(parseHours(r.hours, r.id)),
+        closed(r.closed_on),
+        r.source.law,
+      ]),
+      [
+        CALLING_RULES.default.id,
+        'every other country',
+        weekText(parseHours(CALLING_RULES.default.hours, 'default')),
+        '—',
+        CALLING_RULES.default.source.law,
+      ],
     ].map((cells) => `| ${cells.join(' | ')} |`);
-    const expected = ['| rule | applies to | permitted (local time) | closed on | source |', '|---|---|---|---|---|', ...rows];
+    const expected = [
+      '| rule | applies to | permitted (local time) | closed on | source |',
+      '|---|---|---|---|---|',
+      ...rows,
+    ];
     expect(section('rules table').join('\n')).toBe(expected.join('\n'));
   });
 
   it('its examples are what the API answers', () => {
     const windows = createCallingWindows({ tzdataVersion: '2025c' });
     const at = Date.parse('2026-07-01T15:00:00Z');
-    const json = section('calling example').join('\n').replace(/^```json\n|\n```\n?[^]*$/g, '');
+    const json = section('calling example')
+      .join('\n')
+      .replace(/^```json\n|\n```\n?[^]*$/g, '');
     expect(JSON.parse(json)).toEqual(windows.window({ e164: '+12125551234', country: 'US' }, at));
     const table = section('calling examples table').slice(2);
     const COUNTRIES: Record<string, string> = { '+1': 'US', '+44': 'GB', '+61': 'AU', '+34': 'ES' };
@@ -41,7 +65,15 @@ describe('docs/calling.md', () => {
       const e164 = /`(\+[0-9]+)`/.exec(line)![1]!;
       const country = Object.entries(COUNTRIES).find(([code]) => e164.startsWith(code))![1];
       const w = windows.window({ e164, country }, at);
-      const cells = [`\`${e164}\``, w.time_zones.join(' '), w.location_known ? 'yes' : 'no', w.weekly_rule, String(w.may_call_now), w.next_window_start, w.next_window_end];
+      const cells = [
+        `\`${e164}\``,
+        w.time_zones.join(' '),
+        w.location_known ? 'yes' : 'no',
+        w.weekly_rule,
+        String(w.may_call_now),
+        w.next_window_start,
+        w.next_window_end,
+      ];
       expect(line).toBe(`| ${cells.join(' | ')} |`);
     }
   });
@@ -49,8 +81,12 @@ describe('docs/calling.md', () => {
   it('its settings example is accepted and does what the page says', () => {
     const block = /## A company policy[^]*?```json\n([^]*?)\n```/.exec(PAGE)![1]!;
     const windows = createCallingWindows({ tzdataVersion: 'x', settings: JSON.parse(block) });
-    expect(windows.weeklyRule({ e164: '+12125551234', country: 'US' })).toBe('Mon-Fri 09:00-19:00; not on public holidays (US)');
-    expect(windows.weeklyRule({ e164: '+442079460123', country: 'GB' })).toBe('Mon-Fri 10:00-18:00; not on public holidays (GB)');
+    expect(windows.weeklyRule({ e164: '+12125551234', country: 'US' })).toBe(
+      'Mon-Fri 09:00-19:00; not on public holidays (US)',
+    );
+    expect(windows.weeklyRule({ e164: '+442079460123', country: 'GB' })).toBe(
+      'Mon-Fri 10:00-18:00; not on public holidays (GB)',
+    );
     const kentucky = windows.window({ e164: '+15025551234', country: 'US' }, Date.parse('2026-07-01T15:00:00Z'));
     expect(kentucky.rules).toEqual(['override', 'policy']);
     expect(kentucky.override?.reason).toBe('existing customers with prior express consent (ticket LEG-42)');

@@ -98,20 +98,27 @@ describe('zone data', () => {
   it('numbers that share their significant digits share their place (what the per-place cache relies on)', () => {
     const prefixes = [...RAW.keys()];
     fc.assert(
-      fc.property(fc.constantFrom(...prefixes), fc.stringMatching(/^[0-9]{6}$/), fc.stringMatching(/^[0-9]{6}$/), (prefix, a, b) => {
-        const first = `+${prefix}${a}`;
-        const second = `+${significantDigits(first)}${b}`.slice(0, 16);
-        const country = parsePhoneNumberFromString(first)?.country;
-        expect(placeOf(second, country), `${first} and ${second}`).toEqual(placeOf(first, country));
-      }),
+      fc.property(
+        fc.constantFrom(...prefixes),
+        fc.stringMatching(/^[0-9]{6}$/),
+        fc.stringMatching(/^[0-9]{6}$/),
+        (prefix, a, b) => {
+          const first = `+${prefix}${a}`;
+          const second = `+${significantDigits(first)}${b}`.slice(0, 16);
+          const country = parsePhoneNumberFromString(first)?.country;
+          expect(placeOf(second, country), `${first} and ${second}`).toEqual(placeOf(first, country));
+        },
+      ),
       { numRuns: 5_000, seed },
     );
   });
 
   it('names the state of every US area code 1.txt names a state for', () => {
     // USPS codes, in the order of the Census Bureau's list of states.
-    const codes = ('AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
-      'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY').split(' ');
+    const codes = (
+      'AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND ' +
+      'OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY'
+    ).split(' ');
     const names = (
       'Alabama,Alaska,Arizona,Arkansas,California,Colorado,Connecticut,Delaware,Florida,Georgia,Hawaii,Idaho,' +
       'Illinois,Indiana,Iowa,Kansas,Kentucky,Louisiana,Maine,Maryland,Massachusetts,Michigan,Minnesota,' +
@@ -146,7 +153,9 @@ describe('zone data', () => {
     // AU mobiles: libphonenumber says Sydney for all of them; a Perth mobile is not in Sydney.
     const mobile = placeOf('+61412345678', 'AU');
     expect(mobile.locationKnown).toBe(false);
-    const australia = ['Adelaide', 'Brisbane', 'Eucla', 'Lord_Howe', 'Perth', 'Sydney'].map((city) => `Australia/${city}`);
+    const australia = ['Adelaide', 'Brisbane', 'Eucla', 'Lord_Howe', 'Perth', 'Sydney'].map(
+      (city) => `Australia/${city}`,
+    );
     expect([...mobile.timeZones]).toEqual(australia);
     // ES mobiles may be on the Canary Islands, an hour behind Madrid.
     expect([...placeOf('+34612345678', 'ES').timeZones]).toEqual(['Atlantic/Canary', 'Europe/Madrid']);
