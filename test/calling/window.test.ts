@@ -284,3 +284,35 @@ describe('slots (dnc window)', () => {
     expect(() => plain.window(n, Number.NaN)).toThrow(/not a valid instant/);
   });
 });
+
+describe('numbers from outside', () => {
+  it('a malformed number or country never throws: it gets what can be known, and says so', () => {
+    const instant = Date.parse('2026-07-01T15:00:00Z');
+    // No digits, a US country: all US zones and every state rule.
+    const empty = plain.window({ e164: '', country: 'US' }, instant);
+    expect(empty).toMatchObject({ location_known: false, state: null, never_callable: false });
+    expect(empty.time_zones).toContain('America/New_York');
+    // Lower case is the same country; an unknown one gets the default rule and the data's zones.
+    expect(plain.window({ e164: NEW_YORK, country: 'us' }, instant)).toEqual(
+      plain.window({ e164: NEW_YORK, country: 'US' }, instant),
+    );
+    expect(plain.window({ e164: '+4930123456', country: 'ZZ' }, instant)).toMatchObject({
+      time_zones: ['Europe/Berlin'],
+      rules: ['default'],
+    });
+    // Nothing to go on: no zone, so never callable rather than callable anywhere.
+    const nothing = plain.window({ e164: 'abc', country: undefined }, instant);
+    expect(nothing).toMatchObject({
+      time_zones: [],
+      may_call_now: false,
+      never_callable: true,
+      next_window_start: null,
+    });
+    expect(plain.throughout({ e164: 'abc', country: undefined }, instant, instant + 60_000).reason).toBe(
+      'never_callable',
+    );
+    // A very long value costs no more than its first digits.
+    const long = `+1212${'5'.repeat(1_000_000)}`;
+    expect(plain.window({ e164: long, country: 'US' }, instant).time_zones).toEqual(['America/New_York']);
+  });
+});
