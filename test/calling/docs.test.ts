@@ -1,0 +1,95 @@
+// docs/calling.md shows real output: its rules table is the rules file, and its examples are what the API answers.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CALLING_RULES, createCallingWindows } from '../../src/calling/index.js';
+import { parseHours, weekText } from '../../src/calling/policy.js';
+import { REPO_ROOT } from '../helpers/cli.js';
+
+const PAGE = readFileSync(path.join(REPO_ROOT, 'docs', 'calling.md'), 'utf8');
+
+/** The lines between a marker comment that starts with `start` and the next `<!-- end of` comment. */
+function section(start: string): string[] {
+  const lines = PAGE.split('\n');
+  const from = lines.findIndex((l) => l.startsWith(`<!-- ${start}`));
+  const to = lines.findIndex((l, i) => i > from && l.startsWith('<!-- end of'));
+  expect(from, start).toBeGreaterThan(-1);
+  return lines.slice(from + 1, to);
+}
+
+describe('docs/calling.md', () => {
+  it('its rules table is the rules file', () => {
+    const closed = (c: readonly string[] | undefined) => (c?.length ? 'public holidays' : '—');
+    const rows = [
+      ...CALLING_RULES.countries.map((r) => [
+        r.id,
+        r.countries.join(' '),
+        weekText(parseHours(r.hours, r.id)),
+        closed(r.closed_on),
+        r.source.law,
+      ]),
+      ...CALLING_RULES.states.map((r) => [
+        r.id,
+        `${r.country}, state ${r.state}`,
+        weekText(parseHours(r.hours, r.id)),
+        closed(r.closed_on),
+        r.source.law,
+      ]),
+      [
+        CALLING_RULES.default.id,
+        'every other country',
+        weekText(parseHours(CALLING_RULES.default.hours, 'default')),
+        '—',
+        CALLING_RULES.default.source.law,
+      ],
+    ].map((cells) => `| ${cells.join(' | ')} |`);
+    const expected = [
+      '| rule | applies to | permitted (local time) | closed on | source |',
+      '|---|---|---|---|---|',
+      ...rows,
+    ];
+    expect(section('rules table').join('\n')).toBe(expected.join('\n'));
+  });
+
+  it('its examples are what the API answers', () => {
+    const windows = createCallingWindows({ tzdataVersion: '2025c' });
+    const at = Date.parse('2026-07-01T15:00:00Z');
+    const json = section('calling example')
+      .join('\n')
+      .replace(/^```json\n|\n```\n?[^]*$/g, '');
+    expect(JSON.parse(json)).toEqual(windows.window({ e164: '+12125551234', country: 'US' }, at));
+    const table = section('calling examples table').slice(2);
+    const COUNTRIES: Record<string, string> = { '+1': 'US', '+44': 'GB', '+61': 'AU', '+34': 'ES' };
+    expect(table).toHaveLength(6);
+    for (const line of table) {
+      const e164 = /`(\+[0-9]+)`/.exec(line)![1]!;
+      const country = Object.entries(COUNTRIES).find(([code]) => e164.startsWith(code))![1];
+      const w = windows.window({ e164, country }, at);
+      const cells = [
+        `\`${e164}\``,
+        w.time_zones.join(' '),
+        w.location_known ? 'yes' : 'no',
+        w.weekly_rule,
+        String(w.may_call_now),
+        w.next_window_start,
+        w.next_window_end,
+      ];
+      expect(line).toBe(`| ${cells.join(' | ')} |`);
+    }
+  });
+
+  it('its settings example is accepted and does what the page says', () => {
+    const block = /## A company policy[^]*?```json\n([^]*?)\n```/.exec(PAGE)![1]!;
+    const windows = createCallingWindows({ tzdataVersion: 'x', settings: JSON.parse(block) });
+    expect(windows.weeklyRule({ e164: '+12125551234', country: 'US' })).toBe(
+      'Mon-Fri 09:00-19:00; not on public holidays (US)',
+    );
+    expect(windows.weeklyRule({ e164: '+442079460123', country: 'GB' })).toBe(
+      'Mon-Fri 10:00-18:00; not on public holidays (GB)',
+    );
+    const kentucky = windows.window({ e164: '+15025551234', country: 'US' }, Date.parse('2026-07-01T15:00:00Z'));
+    expect(kentucky.rules).toEqual(['override', 'policy']);
+    expect(kentucky.override?.reason).toBe('existing customers with prior express consent (ticket LEG-42)');
+    expect(kentucky.weekly_rule).toBe('Mon-Fri 09:00-19:00; not on public holidays (US)');
+  });
+});
