@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run soak`: reliability under crashes, storms, exhaustion and bad input, checked as counted invariants.
 //
-//   npm run soak [-- --ci] [--kills N] [--only storm,listen,attacks,credits,corpus,hostile] [--keep]   (SOAK_PROFILE=ci = --ci)
+//   npm run soak [-- --ci] [--kills N] [--only storm,listen,attacks,credits,corpus,hostile,evidence] [--keep]   (SOAK_PROFILE=ci = --ci)
 //
 // Each step starts its own sandbox as a child process (`node bin/dnc.js sandbox --port 0 --key <test key>`),
 // runs `node bin/dnc.js batch|listen` as child processes in a scratch folder, and checks what they left
@@ -22,7 +22,7 @@ const PROFILE = ci
   ? { name: 'ci', stormRows: 5_000, kills: 3, stormLatencyMs: 20, stormConcurrency: 16, listenLookups: 1_000, listenKills: 3, creditRows: 400, attackRows: 100 }
   : { name: 'full', stormRows: 5_000, kills: 20, stormLatencyMs: 30, stormConcurrency: 8, listenLookups: 10_000, listenKills: 3, creditRows: 2_000, attackRows: 400 };
 if (args.kills !== undefined) PROFILE.kills = Number(args.kills);
-const STEPS = ['storm', 'listen', 'attacks', 'credits', 'corpus', 'hostile'];
+const STEPS = ['storm', 'listen', 'attacks', 'credits', 'corpus', 'hostile', 'evidence'];
 const only = new Set(args.only ? String(args.only).split(',') : STEPS);
 for (const s of only) if (!STEPS.includes(s)) throw new Error(`--only: no step '${s}' (steps: ${STEPS.join(', ')})`);
 assertBuilt();
@@ -883,7 +883,54 @@ async function hostileService() {
   }
 }
 
-// ─── 6. API key leak check ───────────────────────────────────────────────────────────────────────────────────
+// ─── 6. Evidence that holds ──────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Under the threat model (someone who can write the results folder and the list file, not the state folder): a list
+ * whose last audit entry was cut with the sqlite3 shell is refused by every command that reads it; a results file
+ * whose journal was moved away cannot be proven; one rewritten with its manifest differs from the state folder's anchor.
+ */
+async function evidenceAttacks() {
+  const sb = await sandbox([]);
+  const env = { ...dncEnv(sb), XDG_STATE_HOME: path.join(tmp.dir, 'evidence-state') };
+  const dir = path.join(tmp.dir, 'evidence');
+  mkdirSync(dir);
+  log('[evidence] a cut audit tail, a moved journal, a results file rewritten with its manifest');
+  try {
+    const input = path.join(dir, 'calls.csv');
+    writeFileSync(input, 'name,phone\na,+12025550100\nb,+12025550101\nc,+12025550102\n');
+    const out = path.join(dir, 'calls.results.csv');
+    check('evidence: the scrub runs', (await dnc('evidence batch', ['batch', input, '-o', out], { env })).code === 0);
+    await dnc('evidence suppress', ['suppress', 'add', '+12025550103'], { env });
+    await dnc('evidence suppress', ['suppress', 'add', '+12025550100', '--reason', 'opted out'], { env });
+    const list = path.join(env.XDG_STATE_HOME, 'dnc', 'do-not-call.sqlite');
+    execFileSync('sqlite3', [list, 'DROP TRIGGER audit_append_only_delete; DELETE FROM suppressions WHERE e164 = (SELECT e164 FROM audit ORDER BY id DESC LIMIT 1); DELETE FROM audit WHERE id = (SELECT MAX(id) FROM audit);']);
+    const seen = (await sb.requests()).length;
+    for (const argv of [['suppress', 'list'], ['check', '+12025550100'], ['batch', input, '-o', path.join(dir, 'again.csv')], ['verify', out]]) {
+      const r = await dnc(`evidence ${argv[0]} after a cut`, argv, { env });
+      check('evidence: a cut audit tail is refused (E_LIST_ALTERED, exit 3)', r.code === 3 && r.stderr.includes('E_LIST_ALTERED'), `${argv.join(' ')}: exit ${r.code}`);
+    }
+    check('evidence: nothing is looked up against a cut list', (await sb.requests()).slice(seen).every((q) => q.path !== '/check_phone_number'));
+    check('evidence: the list is restored on purpose with a command', (await dnc('evidence restore', ['suppress', 'restore', list, '--reason', 'soak'], { env })).code === 0);
+    const moved = path.join(dir, 'moved.sqlite');
+    execFileSync('mv', [`${out}.journal.sqlite`, moved]);
+    check('evidence: a file whose journal is gone cannot be proven (exit 3)', (await dnc('evidence verify moved', ['verify', out], { env })).code === 3);
+    const text = readFileSync(out, 'utf8');
+    const forged = text.replace(/,do_not_call,true,/, ',callable,false,');
+    writeFileSync(out, forged);
+    const manifestPath = out.replace(/\.csv$/, '.manifest.json');
+    const m = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    m.output.sha256 = createHash('sha256').update(forged).digest('hex');
+    m.output.bytes = Buffer.byteLength(forged);
+    writeFileSync(manifestPath, JSON.stringify(m, null, 2));
+    const weak = await dnc('evidence verify forged', ['verify', out, '--without-journal'], { env });
+    check('evidence: a file rewritten with its manifest differs from the anchor (exit 3)', forged !== text && weak.code === 3 && weak.stdout.includes('the state folder records'), `exit ${weak.code}`);
+  } finally {
+    await closeSandbox(sb);
+  }
+}
+
+// ─── 7. API key leak check ───────────────────────────────────────────────────────────────────────────────────
 
 function leakCheck() {
   log('[leak] the test key in any stdout, stderr or file written by a step');
@@ -904,7 +951,7 @@ log(`dnc soak (${PROFILE.name} profile) on ${m.nproc} × ${m.cpu}, node ${m.node
 log('every step starts its own sandbox as a child process (node bin/dnc.js sandbox --port 0 --key <random test key>)');
 const started = Date.now();
 const errors = [];
-const steps = { storm: crashStorm, listen: listenerStorm, attacks: listenerAttacks, credits: creditExhaustion, corpus: badCorpus, hostile: hostileService };
+const steps = { storm: crashStorm, listen: listenerStorm, attacks: listenerAttacks, credits: creditExhaustion, corpus: badCorpus, hostile: hostileService, evidence: evidenceAttacks };
 try {
   for (const s of STEPS) {
     if (!only.has(s)) continue;

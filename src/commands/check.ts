@@ -97,7 +97,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   await ctx.serviceConfig();
   const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
-  const compliance = cc.checkCompliance(await openListForScrub(await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers), ctx.now);
+  const compliance = cc.checkCompliance(await openListForScrub(ctx, await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers), ctx.now);
   let accepted: Accepted[];
   try {
     // A number on the internal list is never sent, so it needs no --webhook-url.

@@ -105,6 +105,16 @@ export function registerReport(program: Command, host: CommandHost): void {
       return '';
     };
     const lines = o.includeNumbers ? await dataRecordLines(outputLayout(results, manifest.format), rows.map((r) => r.index)) : new Map<number, { line: number }>();
+    // The badge says what `dnc verify` says: one judgement of "fit to dial" for verify, status and the report.
+    const { fitToDial, notFitBecause } = await import('../evidence/fit-to-dial.js');
+    const { DncError } = await import('../errors.js');
+    const fit = await fitToDial(ctx, results, { maxAgeMs: null, asOf: ctx.now(), listLimit: 0, warn: (line) => ctx.warn(line) }).then(
+      (r) => ({ fit: r.fit, why: notFitBecause(r) }),
+      (err: unknown) => {
+        if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY')) return { fit: false, why: err.message };
+        throw err;
+      },
+    );
     const { hashFile } = await import('../batch/ingest.js');
     const { renderReportHtml } = await import('../compliance/report-html.js');
     const html = renderReportHtml({
@@ -118,6 +128,7 @@ export function registerReport(program: Command, host: CommandHost): void {
       rows: o.includeNumbers ? rows.map(({ index, ...r }) => ({ line: lines.get(index)?.line ?? 0, ...r, why: why(r) })) : null,
       rowsOmitted: omitted,
       listCheck,
+      fit,
     });
     store?.close();
     const { writeFile, rename, rm } = await import('node:fs/promises');
@@ -131,7 +142,8 @@ export function registerReport(program: Command, host: CommandHost): void {
       throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { hint: 'check that the folder exists and is writable', cause: err });
     }
     if (walk.sha256 !== manifest.output.sha256) ctx.warn(`dnc: warning: ${results} changed after dnc wrote it (its SHA-256 differs from the manifest); the report says so`);
-    if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ report: output, output_matches_manifest: walk.sha256 === manifest.output.sha256, numbers_included: o.includeNumbers === true })}\n`);
+    if (!fit.fit) ctx.warn(`dnc: warning: ${results} is not fit to dial (${fit.why}); the report says so (\`dnc verify\` lists the rows)`);
+    if (ctx.json) ctx.io.stdout.write(`${JSON.stringify({ report: output, output_matches_manifest: walk.sha256 === manifest.output.sha256, fit_to_dial: fit.fit, numbers_included: o.includeNumbers === true })}\n`);
     else ctx.info(`wrote ${output}`);
     return ExitCode.OK;
   });

@@ -22,7 +22,7 @@ Examples:
 export function registerStatus(program: Command, host: CommandHost): void {
   const command = program
     .command('status')
-    .description('list results files and when their scrub expires (exit 3 when any is expired or expiring)')
+    .description('list results files and when their scrub expires (exit 3 when any is expired, expiring or not fit to dial)')
     .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
     .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
     .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
@@ -34,8 +34,19 @@ export function registerStatus(program: Command, host: CommandHost): void {
     const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
     const { scrubStatus } = await import('../compliance/status.js');
-    const files = await scrubStatus(paths, asOf, withinMs);
-    const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring');
+    const { fitToDial, notFitBecause } = await import('../evidence/fit-to-dial.js');
+    const { DncError } = await import('../errors.js');
+    // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
+    const judge = (output: string) =>
+      fitToDial(ctx, output, { maxAgeMs: null, asOf, listLimit: 0, warn: (line) => ctx.warn(line) }).then(
+        (r) => ({ fit: r.fit, why: notFitBecause(r), onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale') }),
+        (err: unknown) => {
+          if (err instanceof DncError && err.exitCode === ExitCode.INPUT) return { fit: false, why: err.message, onlyStale: false };
+          throw err;
+        },
+      );
+    const files = await scrubStatus(paths, asOf, withinMs, judge);
+    const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
     if (ctx.json) {
       writeLine(ctx.io.stdout, JSON.stringify({ as_of: asOf.toISOString(), expiring_within: o.expiring === undefined ? null : formatDuration(withinMs), files }));
     } else if (files.length === 0) {
@@ -45,7 +56,7 @@ export function registerStatus(program: Command, host: CommandHost): void {
         const r = path.relative(ctx.cwd, p);
         return r.startsWith('..') || path.isAbsolute(r) ? p : r;
       };
-      const word = { expired: 'EXPIRED', expiring: 'EXPIRING', valid: 'valid', nothing_callable: 'nothing callable' } as const;
+      const word = { expired: 'EXPIRED', expiring: 'EXPIRING', valid: 'valid', nothing_callable: 'nothing callable', not_fit: 'NOT FIT' } as const;
       const { renderTable } = await import('../render/table.js');
       ctx.io.stdout.write(
         renderTable(
@@ -57,7 +68,8 @@ export function registerStatus(program: Command, host: CommandHost): void {
         ),
       );
     }
-    if (failing.length) ctx.warn(`dnc: ${formatInteger(failing.length)} scrub(s) expired or expiring${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
+    for (const f of files) if (f.state === 'not_fit') ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
+    if (failing.length) ctx.warn(`dnc: ${formatInteger(failing.length)} scrub(s) expired, expiring or not fit to dial${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
     return failing.length ? ExitCode.INPUT : ExitCode.OK;
   });
 }

@@ -17,12 +17,17 @@ DNC_SUPPRESSION_LIST or "suppression_list" in the config file name another (a sh
 
 Every change is appended to the list's audit log (when, what, who as user@host, reason,
 source); removing a number adds an entry, nothing is ever deleted. \`dnc suppress log\` shows it.
+The newest head of the log is anchored in the state folder: a list whose last entries were
+cut, or another list put in its place, is refused by every command (E_LIST_ALTERED) until
+it is put back, or \`dnc suppress restore FILE --reason TEXT\` records that it was restored
+on purpose.
 
 Examples:
   dnc suppress add +12025550143 --reason "asked on call 2026-11-20" --source "agent 17"
   dnc suppress import opt-outs.csv --source "web form"
   dnc suppress export -o internal-dnc.csv
-  dnc suppress count`;
+  dnc suppress count
+  dnc suppress restore backups/do-not-call.sqlite --reason "disk replaced; backup of 2026-11-20"`;
 
 const SUPPRESSION_HEADER = ['phone', 'country', 'added_at', 'who', 'reason', 'source'];
 
@@ -100,6 +105,25 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     return ExitCode.OK;
   });
 
+  const restore = listOption(
+    suppress
+      .command('restore')
+      .description('put the list back from a backup on purpose, or accept the list in place as it stands (recorded in its audit log)')
+      .argument('<file>', 'the backup to put back (the list itself: accept it as it is now)'),
+  );
+  restore.requiredOption('--reason <text>', 'why (kept in the audit log)');
+  host.action(restore, async (ctx, cmd) => {
+    const o = cmd.opts() as { suppressionList?: string; reason: string };
+    const { restoreList } = await import('../compliance/list-restore.js');
+    const r = await restoreList(ctx, o, cmd.args[0]!, o.reason);
+    if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify({ list: r.list, from: r.from, replaced_kept_at: r.replacedKeptAt, previous_head: r.previousHead, audit_entries: r.entries }));
+    else {
+      ctx.info(`restored ${r.list} from ${r.from} (${formatInteger(r.entries)} audit entries, the restore recorded as the last)`);
+      if (r.replacedKeptAt) ctx.info(`the list it replaced is kept at ${r.replacedKeptAt}`);
+    }
+    return ExitCode.OK;
+  });
+
   const log = listOption(suppress.command('log').description("the list's audit log (suppressions and exemptions), oldest first").argument('[number]'));
   log.option('--country <cc>', 'region for a number in national format');
   host.action(log, async (ctx, cmd) => {
@@ -107,6 +131,20 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     const { numberFrom, csvText } = await import('../compliance/list-files.js');
     const only = cmd.args[0] ? (await numberFrom(cmd.args[0], '', await parseCountryOption(o.country))).e164 : undefined;
     const r = await withList(ctx, o, (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry(), mismatch: s.stateMismatch() }), { checked: false });
+    // A log whose last entries were cut still chains: only the anchor in the state folder shows it.
+    const { checkListAnchor, complianceSettings } = await import('../compliance/settings.js');
+    const { SuppressionStore } = await import('../compliance/suppression-store.js');
+    const settings = await complianceSettings(ctx, o);
+    const cut = await SuppressionStore.open(settings.listPath, { create: false, explicit: settings.listExplicit }).then(async (store) => {
+      try {
+        await checkListAnchor(ctx, store, settings.listPath);
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      } finally {
+        store?.close();
+      }
+    });
     if (ctx.json) for (const e of r.entries) writeLine(ctx.io.stdout, JSON.stringify(e));
     else ctx.io.stdout.write(await csvText(['id', 'at', 'action', 'phone', 'who', 'reason', 'source', 'basis', 'until', 'evidence'], r.entries.map((e) => [String(e.id), e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence])));
     if (r.broken !== null) {
@@ -115,6 +153,10 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     }
     if (r.mismatch !== null) {
       ctx.warn(`dnc: the list was altered outside dnc: ${r.mismatch}`);
+      return ExitCode.INPUT;
+    }
+    if (cut !== null) {
+      ctx.warn(`dnc: ${cut.replace(/; nothing was sent$/, '')}`);
       return ExitCode.INPUT;
     }
     return ExitCode.OK;
@@ -128,10 +170,12 @@ type Ctx = import('../context.js').Context;
 
 /** Opens the list for a change, applies it as user@host, and says what changed. Shared with `dnc exempt`. */
 export async function change(ctx: Ctx, o: { suppressionList?: string; reason?: string; source?: string }, apply: (store: Store, actor: Actor) => Change, verb: string): Promise<number> {
-  const { openListForChange } = await import('../compliance/settings.js');
+  const { openListForChange, anchorListHead } = await import('../compliance/settings.js');
   const { store, operator } = await openListForChange(ctx, o);
   try {
     const r = apply(store, { who: operator, reason: o.reason ?? null, source: o.source ?? null });
+    // The new head, anchored in the state folder: a later cut of these entries is found by every command.
+    await anchorListHead(ctx, store);
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify({ list: store.name, path: store.path, changed: r.changed, unchanged: r.unchanged }));
     else ctx.info(`${formatInteger(r.changed)} number(s) ${verb}${r.unchanged ? `, ${formatInteger(r.unchanged)} already so` : ''} (list ${store.name}: ${store.path})`);
     return ExitCode.OK;
@@ -146,13 +190,15 @@ export async function change(ctx: Ctx, o: { suppressionList?: string; reason?: s
  * `log` reads it all the same (`checked: false`), since it is where the alteration is reported.
  */
 export async function withList<T>(ctx: Ctx, o: { suppressionList?: string }, read: (store: Store) => T, options: { checked?: boolean } = {}): Promise<T> {
-  const { complianceSettings, listAlteredError } = await import('../compliance/settings.js');
+  const { checkListAnchor, complianceSettings, listAlteredError } = await import('../compliance/settings.js');
   const { SuppressionStore } = await import('../compliance/suppression-store.js');
   const s = await complianceSettings(ctx, o);
-  const store = (await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit })) ?? (await SuppressionStore.empty(s.listPath));
+  const opened = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
+  const store = opened ?? (await SuppressionStore.empty(s.listPath));
   try {
     const problem = options.checked === false ? null : store.integrityProblem();
     if (problem) throw listAlteredError(s.listPath, problem, 'its entries are not shown or exported');
+    if (options.checked !== false) await checkListAnchor(ctx, opened, s.listPath, 'its entries are not shown or exported');
     return read(store);
   } finally {
     store.close();

@@ -3,7 +3,7 @@ import { describeRecordAt } from '../batch/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
-import { DncError, ExitCode } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
@@ -16,6 +16,10 @@ rewritten by \`dnc listen\`); needs no service configuration and sends nothing. 
     sources, oldest/newest checked_at) against the manifest;
   - every row against the batch journal and the input, when they are still where the
     manifest says (an edited verdict, or a deleted, inserted or edited row, is found by line);
+    a file whose journal is gone cannot be proven and is not fit, unless --without-journal
+    asks for the weaker check (the rest of it), which then says what it did not check;
+  - the file and its manifest against what this machine's state folder records dnc last
+    wrote (a file and manifest rewritten together are found);
   - every callable row has a correlation id, a register source and a checked_at no older than
     --max-age (default: the validity window of the row's country: US 31d, CA 31d, GB 28d,
     AU 30d, others 30d, or those the scrub's config set); a row callable by an exemption
@@ -35,37 +39,16 @@ export function registerVerify(program: Command, host: CommandHost): void {
     .addOption(durationOption('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB 28d, AU 30d, others 30d)'))
     .addOption(dateTimeOption('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now'))
     .addOption(integerOption('--list <n>', 'rows to re-check listed at most (all are counted)', 0).default(1000))
+    .option('--without-journal', 'judge a file whose batch journal is gone (the weaker check: its rows cannot be compared with what was answered)')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts<{ maxAge?: number; asOf?: Date; list: number }>();
+    const o = cmd.opts<{ maxAge?: number; asOf?: Date; list: number; withoutJournal?: boolean }>();
     const maxAgeMs = o.maxAge ?? null;
     const asOf = o.asOf ?? ctx.now();
     const listLimit = o.list;
-    const { manifestToVerify, verifyOutput } = await import('../evidence/verify.js');
     const output = path.resolve(ctx.cwd, cmd.args[0]!);
-    // The internal do-not-call list as it is now (the one the scrub used, else the user's): a number added to it
-    // since the scrub must not be dialled, whatever the register said.
-    const { openListForScrub, complianceSettings } = await import('../compliance/settings.js');
-    // A results file or manifest that is not there is said so before the list is opened (which may wait for a lock).
-    const recorded = (await manifestToVerify(output)).compliance?.list?.path;
-    const settings = await complianceSettings(ctx);
-    const { existsSync } = await import('node:fs');
-    // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
-    const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
-    const listPath = useRecorded ? recorded : settings.listPath;
-    const list = await openListForScrub({ ...settings, listPath, listExplicit: useRecorded || settings.listExplicit }, undefined, 'no results file can be judged fit against it').catch((err: unknown) => {
-      // A list altered outside dnc cannot vouch for anything, and a list kept locked cannot be read: either way
-      // no row can be judged against it. No list at all leaves that check out.
-      if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY')) throw err;
-      if (existsSync(listPath)) ctx.warn(`dnc: warning: the internal do-not-call list ${listPath} could not be read (${(err as Error).message}): rows are not checked against it`);
-      return null;
-    });
-    let report;
-    try {
-      report = await verifyOutput(output, { maxAgeMs, asOf, listLimit, suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined });
-    } finally {
-      list?.close();
-    }
+    const { fitToDial } = await import('../evidence/fit-to-dial.js');
+    const report = await fitToDial(ctx, output, { maxAgeMs, asOf, listLimit, withoutJournal: o.withoutJournal === true, warn: (line) => ctx.warn(line) });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
     else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
     return report.fit ? ExitCode.OK : ExitCode.INPUT;
@@ -82,6 +65,8 @@ export function verifyJson(r: VerifyReport) {
     differences: r.differences,
     compared_with_journal: r.comparedWithJournal,
     compared_with_input: r.comparedWithInput,
+    unproven: r.unproven,
+    anchored: r.anchored,
     rows: r.tally.rows.total,
     distinct_numbers: r.tally.numbers.distinct,
     rows_by_result: r.tally.rows.by_result,
@@ -109,6 +94,10 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
   for (const d of r.differences) lines.push(`             ${d}`);
   const against = [r.comparedWithJournal ? 'the journal' : null, r.comparedWithInput ? 'the input' : null].filter(Boolean);
   lines.push(`             rows compared with ${against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'}`);
+  if (r.anchored === 'matches') lines.push('             the state folder records this file and manifest as what dnc last wrote');
+  else if (r.anchored === 'not_here') lines.push('             not anchored on this machine (the state folder has no record of writing it: written elsewhere)');
+  if (r.unproven) lines.push(`  unproven   ${r.unproven}`, '             `dnc verify --without-journal` judges the rest: the SHA-256 against the manifest, the rows against the input, freshness');
+  else if (!r.comparedWithJournal) lines.push('  without the journal: no row was compared with what the service answered (--without-journal)');
   const byResult = Object.entries(r.tally.rows.by_result)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${formatInteger(n)} ${k}`)

@@ -169,7 +169,7 @@ export function manifestCompliance(record: ScrubCompliance | null | undefined) {
 export async function applyListsBeforeLookups(ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>, journal: BatchJournal, flags: import('./settings.js').ComplianceFlags): Promise<ScrubCompliance> {
   const { complianceSettings, openListForScrub } = await import('./settings.js');
   const settings = await complianceSettings(ctx, flags);
-  const store = await openListForScrub(settings);
+  const store = await openListForScrub(ctx, settings);
   try {
     const before = complianceRecordOf(journal)?.list ?? null;
     if (before && before.id !== (store?.id ?? null)) {

@@ -35,7 +35,17 @@ export interface ReportData {
   rowsOmitted: number;
   /** The recorded list checked against the list as it is now (null: the scrub used none). */
   listCheck: ListCheck | null;
+  /** What `dnc verify` says of the file now (src/evidence/fit-to-dial.ts): the badge says the same. */
+  fit: { fit: boolean; why: string | null };
 }
+
+/** What each list a scrub wrote is called. */
+const LIST_LABELS: Record<Manifest['lists'][number]['kind'], string> = {
+  callable: 'Callable list',
+  suppressed: 'Suppressed list',
+  review: 'Review list',
+  dial: 'Dial list',
+};
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -218,7 +228,9 @@ export function renderReportHtml(d: ReportData): string {
   const expired = validUntil !== null && Date.parse(validUntil) < now;
   const pill = !d.outputMatches
     ? '<span class="pill bad">Output changed after the scrub</span>'
-    : validUntil === null
+    : !d.fit.fit
+      ? `<span class="pill bad">Not fit to dial${d.fit.why ? `: ${esc(d.fit.why)}` : ''}</span>`
+      : validUntil === null
       ? '<span class="pill warn">No callable rows</span>'
       : expired
         ? `<span class="pill bad">Expired ${when(validUntil)}</span>`
@@ -252,7 +264,7 @@ export function renderReportHtml(d: ReportData): string {
   const hashes: Array<[string, string, string]> = [
     ['Input', m.input.path, m.input.sha256],
     ['Output', m.output.path, m.output.sha256],
-    ...m.lists.map((l) => [`${l.kind === 'callable' ? 'Callable' : 'Suppressed'} list`, l.path, l.sha256] as [string, string, string]),
+    ...m.lists.map((l) => [LIST_LABELS[l.kind] ?? `${l.kind} list`, l.path, l.sha256] as [string, string, string]),
     ['Manifest', d.manifestPath, d.manifestSha256],
   ];
 

@@ -3,6 +3,8 @@ import os from 'node:os';
 import { loadConfigFile } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import type { Context } from '../context.js';
+import { existsSync } from 'node:fs';
+import { Anchors } from '../evidence/anchors.js';
 import { stateDir } from '../evidence/paths.js';
 import { resolveListPath, SuppressionStore } from './suppression-store.js';
 import { validityRules, type ValidityRules } from './validity.js';
@@ -70,13 +72,15 @@ export async function complianceSettings(ctx: ComplianceContext, flags: Complian
  * named explicitly must exist: a mistyped path would otherwise scrub against no list at all, silently.
  */
 /** A list whose entries its audit log does not account for: nothing done with it can be vouched for. */
-export function listAlteredError(listPath: string, problem: string, consequence = 'nothing was sent') {
+export function listAlteredError(listPath: string, problem: string, consequence = 'nothing was sent', anchored = false) {
   return inputError('E_LIST_ALTERED', `the suppression list ${listPath} was altered outside dnc (${problem}); ${consequence}`, {
-    hint: '`dnc suppress log` shows its history; restore the file from a backup, or re-add the numbers with `dnc suppress add`',
+    hint: anchored
+      ? 'put back the list this machine last saw (a backup), or, if the list you have now is the one to keep, say so with `dnc suppress restore FILE --reason TEXT` (recorded in its audit log)'
+      : '`dnc suppress log` shows its history; restore the file from a backup, or re-add the numbers with `dnc suppress add`',
   });
 }
 
-export async function openListForScrub(s: ComplianceSettings, only?: readonly string[], consequence?: string): Promise<SuppressionStore | null> {
+export async function openListForScrub(ctx: AnchorContext, s: ComplianceSettings, only?: readonly string[], consequence?: string): Promise<SuppressionStore | null> {
   const store = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
   if (!store && s.listExplicit) {
     throw usageError('E_LIST_MISSING', `the suppression list ${s.listPath} does not exist; nothing was sent`, {
@@ -90,12 +94,87 @@ export async function openListForScrub(s: ComplianceSettings, only?: readonly st
     store.close();
     throw listAlteredError(s.listPath, problem, consequence);
   }
+  try {
+    await checkListAnchor(ctx, store, s.listPath, consequence);
+  } catch (err) {
+    store?.close();
+    throw err;
+  }
   return store;
 }
 
-/** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes. */
+/** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes, its anchor checked. */
 export async function openListForChange(ctx: Context, flags: ComplianceFlags): Promise<{ store: SuppressionStore; operator: string }> {
   const s = await complianceSettings(ctx, flags);
+  const existed = existsSync(s.listPath);
   const store = await SuppressionStore.open(s.listPath, { create: true, explicit: s.listExplicit });
+  try {
+    await checkListAnchor(ctx, existed ? store : null, s.listPath, 'nothing was changed');
+  } catch (err) {
+    store?.close();
+    throw err;
+  }
   return { store: store!, operator: s.parties.operator };
+}
+
+/** What anchoring a list's head needs of a command's context: where the state folder is. */
+export type AnchorContext = Pick<Context, 'env' | 'homedir'>;
+
+async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
+  const dir = stateDir(ctx.env, ctx.homedir);
+  // Anchors are kept where the user's state is; a machine without a state folder has none to compare with.
+  if (!existsSync(dir)) return null;
+  try {
+    return await Anchors.open(dir);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The list's audit log must still hold the newest head this machine saw of it (anchored in the state folder, where
+ * whoever can write the list file cannot): a log whose last entries were cut, with the suppressions they recorded,
+ * still chains and agrees with its entries, and only the anchor shows what is missing. A log that has grown since
+ * (a colleague's change to a shared list) moves the anchor on. A list gone, or another list standing where it was,
+ * is refused the same way, unless the anchored one was empty.
+ */
+export async function checkListAnchor(ctx: AnchorContext, store: SuppressionStore | null, listPath: string, consequence = 'nothing was sent'): Promise<void> {
+  const anchors = await openAnchors(ctx);
+  if (!anchors) return;
+  try {
+    const anchor = anchors.list(store?.id ?? null, listPath);
+    const lost = anchor !== null && (anchor.head !== null || anchor.entries > 0);
+    if (!store) {
+      if (lost) throw listAlteredError(listPath, `it is gone; this machine last saw it with ${anchor.entries} audit entries at ${anchor.at}`, consequence, true);
+      return;
+    }
+    const head = store.identity().audit_head;
+    if (anchor && anchor.listId !== store.id && lost) {
+      throw listAlteredError(listPath, `another list (id ${store.id}) stands where list ${anchor.listId} was, which this machine last saw with ${anchor.entries} audit entries`, consequence, true);
+    }
+    if (anchor && anchor.listId === store.id && anchor.head !== null && store.auditEntryWithHash(anchor.head) === null) {
+      throw listAlteredError(
+        listPath,
+        `its audit log no longer holds the entry this machine last saw (${anchor.entries} entries, head ${anchor.head.slice(0, 12)}… at ${anchor.at}): entries were cut`,
+        consequence,
+        true,
+      );
+    }
+    if (!anchor || anchor.listId !== store.id || anchor.head !== head) anchors.recordList({ listId: store.id, path: listPath, head, entries: store.counts().audit, at: new Date().toISOString() });
+  } finally {
+    anchors.close();
+  }
+}
+
+/** After a change: the list's new head is anchored (best effort: a state folder that cannot be written anchors nothing). */
+export async function anchorListHead(ctx: AnchorContext, store: SuppressionStore): Promise<void> {
+  const anchors = await openAnchors(ctx);
+  if (!anchors) return;
+  try {
+    anchors.recordList({ listId: store.id, path: store.path, head: store.identity().audit_head, entries: store.counts().audit, at: new Date().toISOString() });
+  } catch {
+    // The next command that reads the list anchors it then.
+  } finally {
+    anchors.close();
+  }
 }

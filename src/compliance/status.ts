@@ -6,7 +6,8 @@ import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
 import { manifestPathFor, readManifest, type Manifest } from '../evidence/manifest.js';
 import { validityRules } from './validity.js';
 
-export type ScrubState = 'expired' | 'expiring' | 'valid' | 'nothing_callable';
+/** not_fit: `dnc verify` says so for a reason other than age (the file changed, its journal is gone, rows unfinished). */
+export type ScrubState = 'expired' | 'expiring' | 'valid' | 'nothing_callable' | 'not_fit';
 
 export interface ScrubStatus {
   output: string;
@@ -22,7 +23,13 @@ export interface ScrubStatus {
   /** Days from the as-of time to valid_until (negative once expired), one decimal. */
   days_left: number | null;
   state: ScrubState;
+  /** What `dnc verify` says now (the same judgement): fit to dial, and why not. */
+  fit: boolean;
+  not_fit_because: string | null;
 }
+
+/** `dnc verify`'s judgement of one output, as status needs it (injected: the use case reads the list and anchors). */
+export type JudgeFit = (output: string) => Promise<{ fit: boolean; why: string | null; onlyStale: boolean }>;
 
 /** Manifests named by PATHs: a results CSV, its manifest, or a folder (its *.manifest.json, not recursive). */
 export function findManifests(paths: readonly string[]): string[] {
@@ -54,14 +61,17 @@ export function validUntilOf(m: Manifest): { at: string | null; byCountry: Recor
   return { at: new Date(oldest + shortest * DAY_MS).toISOString(), byCountry: {} };
 }
 
-export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs: number): Promise<ScrubStatus[]> {
+export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs: number, judge: JudgeFit): Promise<ScrubStatus[]> {
   const out: ScrubStatus[] = [];
   for (const file of findManifests(paths)) {
     const m = await readManifest(file);
     if (!m) continue;
     const v = validUntilOf(m);
     const left = v.at === null ? null : Date.parse(v.at) - asOf.getTime();
-    const state: ScrubState = left === null ? 'nothing_callable' : left < 0 ? 'expired' : left < withinMs ? 'expiring' : 'valid';
+    const fit = await judge(m.output.path);
+    // Age is said as expired/expiring; anything else verify finds makes the file not fit, whatever its age.
+    const state: ScrubState =
+      !fit.fit && !fit.onlyStale ? 'not_fit' : left === null ? 'nothing_callable' : left < 0 || !fit.fit ? 'expired' : left < withinMs ? 'expiring' : 'valid';
     out.push({
       output: m.output.path,
       manifest: file,
@@ -74,6 +84,8 @@ export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs
       valid_until_by_country: v.byCountry,
       days_left: left === null ? null : Math.round((left / DAY_MS) * 10) / 10,
       state,
+      fit: fit.fit,
+      not_fit_because: fit.why,
     });
   }
   return out;

@@ -23,7 +23,8 @@ function listBusy(file: string, waitedMs: number, consequence: string) {
 export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
 export type ExemptionBasis = (typeof EXEMPTION_BASES)[number];
 
-export type AuditAction = 'suppress' | 'unsuppress' | 'exempt' | 'unexempt';
+/** `restore`: the list was put back from a backup (or accepted as it stands) on purpose; it names no number. */
+export type AuditAction = 'suppress' | 'unsuppress' | 'exempt' | 'unexempt' | 'restore';
 
 /** Who made a change and why: every entry of the audit log carries it. */
 export interface Actor {
@@ -83,6 +84,18 @@ export interface ListIdentity {
   state_sha256: string;
 }
 
+const AUDIT_TABLE = `CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  action TEXT NOT NULL CHECK (action IN ('suppress', 'unsuppress', 'exempt', 'unexempt', 'restore')),
+  e164 TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT, basis TEXT, until TEXT, evidence TEXT,
+  hash TEXT NOT NULL
+);`;
+// The audit log is the record an auditor relies on: nothing in it is ever changed or removed.
+const AUDIT_TRIGGERS = `
+CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;`;
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS suppressions (
@@ -93,16 +106,8 @@ CREATE TABLE IF NOT EXISTS exemptions (
   basis TEXT NOT NULL CHECK (basis IN ('consent', 'ebr-purchase', 'ebr-inquiry')),
   until TEXT NOT NULL, evidence TEXT, added_at TEXT NOT NULL, who TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS audit (
-  id INTEGER PRIMARY KEY,
-  at TEXT NOT NULL,
-  action TEXT NOT NULL CHECK (action IN ('suppress', 'unsuppress', 'exempt', 'unexempt')),
-  e164 TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT, basis TEXT, until TEXT, evidence TEXT,
-  hash TEXT NOT NULL
-);
--- The audit log is the record an auditor relies on: nothing in it is ever changed or removed.
-CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+${AUDIT_TABLE}
+${AUDIT_TRIGGERS}
 `;
 
 type Env = Record<string, string | undefined>;
@@ -242,6 +247,28 @@ export class SuppressionStore {
     this.st.audit.run({ ...entry, hash: entryHash(last?.hash ?? '', entry) });
   }
 
+  /**
+   * Records that this list was restored on purpose (from `source`, replacing a list whose last head was `replaced`):
+   * an audit entry of its own, chained like the others. Lists made before `restore` existed allow it first: their
+   * audit table is rebuilt, every entry and its hash kept, in the same transaction.
+   */
+  recordRestore(actor: Actor, now: Date, replaced: string): void {
+    this.db
+      .transaction(() => {
+        const sql = this.db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get()?.sql ?? '';
+        if (!sql.includes("'restore'")) {
+          this.db.exec(`DROP TRIGGER IF EXISTS audit_append_only_update; DROP TRIGGER IF EXISTS audit_append_only_delete;
+            ALTER TABLE audit RENAME TO audit_before_restore;
+            ${AUDIT_TABLE}
+            INSERT INTO audit SELECT * FROM audit_before_restore;
+            DROP TABLE audit_before_restore;
+            ${AUDIT_TRIGGERS}`);
+        }
+        this.append(now, 'restore', '', actor, { evidence: replaced });
+      })
+      .immediate();
+  }
+
   /** Adds numbers to the internal list (each change audited; one transaction). */
   suppress(numbers: ReadonlyArray<{ e164: string; country: string | null }>, actor: Actor, now: Date): ChangeResult {
     return this.change(numbers, (n) => {
@@ -365,7 +392,7 @@ export class SuppressionStore {
       if (e.action === 'suppress') suppressed.add(e.e164);
       else if (e.action === 'unsuppress') suppressed.delete(e.e164);
       else if (e.action === 'exempt') exempt.set(e.e164, `${e.basis} until ${e.until}`);
-      else exempt.delete(e.e164);
+      else if (e.action === 'unexempt') exempt.delete(e.e164);
     }
     for (const { e164 } of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions').iterate()) {
       if (!suppressed.delete(e164)) return `${e164} is on the list, but no audit entry put it there`;

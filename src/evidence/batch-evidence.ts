@@ -3,7 +3,7 @@ import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, type BatchJourna
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
-import { writeManifest, type RenderedOutputs } from './manifest.js';
+import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
 import { publicBaseUrl, stateDir } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
@@ -155,6 +155,8 @@ export async function afterRender(
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
+    // Where someone who can rewrite the results folder cannot: what was written, for `dnc verify` to compare.
+    if (!(await anchorWritten(stateDir(e.env, e.homedir), written, e.now()))) say.debug('could not anchor the output in the state folder (verify will say so)');
   } finally {
     await remembering;
   }

@@ -271,7 +271,7 @@ export interface ManifestTimes {
  * Writes OUTPUT.manifest.json for the output the journal's batch renders, atomically (temp + rename),
  * from the output file as it is now. Returns the manifest and where it was written.
  */
-export async function writeManifest(meta: BatchMeta, journalPath: string, now: Date, times: ManifestTimes = {}): Promise<{ path: string; manifest: Manifest }> {
+export async function writeManifest(meta: BatchMeta, journalPath: string, now: Date, times: ManifestTimes = {}): Promise<WrittenManifest> {
   const file = meta.manifestPath ?? manifestPathFor(meta.outputPath);
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
@@ -310,16 +310,44 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     ...(fromRender && rendered?.compliance ? rendered.compliance : compliance.fields()),
     unanswered_sends: times.unansweredSends ?? previous?.unanswered_sends ?? 0,
   };
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
   try {
     // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.
-    await writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, PRIVATE_FILE_MODE, { durable: true });
+    await writeFileAtomic(file, text, PRIVATE_FILE_MODE, { durable: true });
   } catch (err) {
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
       hint: 'check that the output folder is writable',
       cause: err,
     });
   }
-  return { path: file, manifest };
+  return { path: file, manifest, sha256: createHash('sha256').update(text).digest('hex') };
+}
+
+/** A manifest as written: where, what it says, and the SHA-256 of its bytes (anchored in the state folder). */
+export interface WrittenManifest {
+  path: string;
+  manifest: Manifest;
+  sha256: string;
+}
+
+/**
+ * Anchors what dnc just wrote (the output's and the manifest's SHA-256) in the state folder (src/evidence/anchors.ts),
+ * best effort: false when the state folder cannot be written (verify then says the file is not anchored here).
+ */
+export async function anchorWritten(stateDir: string, written: WrittenManifest, now: Date): Promise<boolean> {
+  const { Anchors } = await import('./anchors.js');
+  try {
+    const anchors = await Anchors.open(stateDir);
+    try {
+      const m = written.manifest;
+      anchors.recordOutput({ output: m.output.path, sha256: m.output.sha256, bytes: m.output.bytes, manifestSha256: written.sha256, journal: m.journal, writtenAt: now.toISOString() });
+    } finally {
+      anchors.close();
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -329,14 +357,14 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
  * twice as long as the last one took: at most a third of the time goes to it, and the last one
  * always follows the last render.
  */
-export function manifestRewriter(meta: BatchMeta, journalPath: string, now: () => Date, onError: (err: Error) => void) {
+export function manifestRewriter(meta: BatchMeta, journalPath: string, now: () => Date, onError: (err: Error) => void, onWritten?: (written: WrittenManifest) => Promise<unknown>) {
   let running: Promise<void> | null = null;
   let again = false;
   let lastMs = 0;
   const run = async (): Promise<void> => {
     const started = performance.now();
     await writeManifest(meta, journalPath, now()).then(
-      () => undefined,
+      (written) => onWritten?.(written),
       (err: unknown) => onError(err instanceof Error ? err : new Error(String(err))),
     );
     lastMs = performance.now() - started;

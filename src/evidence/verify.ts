@@ -10,6 +10,7 @@ import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../c
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
 import { formatInteger } from '../render/numbers.js';
+import type { OutputAnchor } from './anchors.js';
 
 /** Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others 30). */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
@@ -53,6 +54,13 @@ export interface VerifyOptions {
   listLimit?: number;
   /** Whether a number is on the internal do-not-call list now (a callable row's number added since is not fit). */
   suppressedNow?: ((e164: string) => boolean) | undefined;
+  /**
+   * --without-journal: judge the rows without the batch's journal, which is not where the manifest says. Without it,
+   * such a file cannot be proven and is not fit (the manifest and the file could have been rewritten together).
+   */
+  withoutJournal?: boolean;
+  /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
+  anchor?: OutputAnchor | null;
 }
 
 export interface VerifyReport {
@@ -65,6 +73,10 @@ export interface VerifyReport {
   differences: string[];
   comparedWithJournal: boolean;
   comparedWithInput: boolean;
+  /** Why the rows cannot be proven (the journal is gone), or null. Such a file is never fit. */
+  unproven: string | null;
+  /** What the state folder's anchor says: the file and manifest are what dnc last wrote here, differ, or were not anchored here. */
+  anchored: 'matches' | 'differs' | 'not_here';
   tally: OutputTally;
   manifestInfo: Pick<Manifest, 'dnc_version' | 'interface_version' | 'service_base_url' | 'started_at' | 'finished_at' | 'updated_at' | 'journal'>;
   recheckCount: number;
@@ -268,16 +280,35 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     if (isRegularFile(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
   }
   const shaMatches = walk.sha256 === manifest.output.sha256;
+  // The anchor stands outside the results folder: a file and manifest rewritten to agree still differ from it.
+  let anchored: VerifyReport['anchored'] = 'not_here';
+  if (o.anchor) {
+    const manifestSha = await hashFile(manifestPathFor(outputPath));
+    anchored = o.anchor.sha256 === walk.sha256 && (o.anchor.manifestSha256 === null || o.anchor.manifestSha256 === manifestSha) ? 'matches' : 'differs';
+    if (anchored === 'differs') {
+      differences.push(
+        o.anchor.sha256 !== walk.sha256
+          ? `the state folder records that dnc last wrote this file at ${o.anchor.writtenAt} with SHA-256 ${o.anchor.sha256.slice(0, 16)}…: it changed since, with its manifest`
+          : `the state folder records that dnc last wrote the manifest at ${o.anchor.writtenAt}: it was rewritten since`,
+      );
+    }
+  }
+  const unproven =
+    journal === null && !o.withoutJournal
+      ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be proven (a file and its manifest can be rewritten together)`
+      : null;
   const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
   return {
     output: outputPath,
     manifest: manifestPathFor(outputPath),
-    fit: !tampered && count === 0,
+    fit: !tampered && unproven === null && count === 0,
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
     differences,
     comparedWithJournal: journal !== null,
     comparedWithInput: input !== null,
+    unproven,
+    anchored,
     tally: walk.tally,
     manifestInfo: {
       dnc_version: manifest.dnc_version,

@@ -8,6 +8,7 @@ import { inputError, usageError, type DncError } from '../errors.js';
 import type { LockDeps } from '../batch/journal.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver.js';
 import type { ListenStatus, PendingLookup } from './session.js';
+import { stateDir } from '../evidence/paths.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {
@@ -132,7 +133,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     { createListenSession, LOOKUP_EXPIRY_MS },
     { lockHolder },
     { randomPushPath },
-    { manifestRewriter },
+    { manifestRewriter, anchorWritten },
     { rememberVerdicts },
   ] = await Promise.all([
     import('./journal-store.js'),
@@ -180,7 +181,13 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     }
   });
   session.on('reconciled', (correlationIds) => emit({ type: 'reconciled', correlationIds }));
-  const manifest = manifestRewriter(journal.meta, journal.journal.path, () => deps.now(), (error) => emit({ type: 'manifest-failed', error }));
+  const manifest = manifestRewriter(
+    journal.meta,
+    journal.journal.path,
+    () => deps.now(),
+    (error) => emit({ type: 'manifest-failed', error }),
+    (written) => anchorWritten(stateDir(deps.env, deps.homedir), written, deps.now()),
+  );
   session.on('rendered', (e) => {
     // The manifest follows every render: it states the hash of the file as now written.
     manifest.request();

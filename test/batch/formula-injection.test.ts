@@ -15,6 +15,8 @@ const tmp = scratch();
 let stub: StubServer;
 
 const HOSTILE = '-2+3\u001b]0;owned\u0007\u001b[2J';
+/** A state folder of its own: where dnc anchors what it wrote (verify compares with it). */
+const STATE = () => ({ XDG_STATE_HOME: path.join(tmp.dir, 'state') });
 
 beforeAll(async () => {
   // A service that puts hostile text in each field it controls, by the number's last digit: what the judge lets
@@ -53,7 +55,7 @@ async function scrub(name: string, list: string, output: string, flags: string[]
   const input = path.join(tmp.dir, `${name}.csv`);
   writeFileSync(input, list);
   const out = path.join(tmp.dir, output);
-  const r = await runDnc(['batch', input, '-o', out, ...flags], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+  const r = await runDnc(['batch', input, '-o', out, ...flags], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k', ...STATE() } });
   expect(r.code, r.stderr).toBe(code);
   return { input, out, stderr: r.stderr };
 }
@@ -78,7 +80,7 @@ describe('formula injection', () => {
     expect(rows[4]![col('dnc_error')]).toMatch(/^the service's answer was refused: correlation_id must be a UUID, got "=cmd/);
     expect(rows[5]![col('dnc_error')]).toMatch(/^the service's answer was refused: dnc_list_source "@SUM\(1\+1\)\*cmd.* is not an https URL/);
     // verify does not take the neutralised cells for edits.
-    const v = await runDnc(['verify', out, '--json'], {});
+    const v = await runDnc(['verify', out, '--json'], { env: STATE() });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
   });
 
@@ -91,7 +93,7 @@ describe('formula injection', () => {
       ["'  @SUM(A1)", "'+12025550104", '+12025550104'],
     ]);
     expect(readFileSync(input, 'utf8')).toContain('=1+2,+12025550100');
-    const v = await runDnc(['verify', out, '--json'], {});
+    const v = await runDnc(['verify', out, '--json'], { env: STATE() });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
   });
 
@@ -100,8 +102,13 @@ describe('formula injection', () => {
     const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
     expect(m.format).toMatchObject({ escape_formulas: true, escape_formulas_behind_spaces: true });
     // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
-    rewriteOutputAndManifest(out, readFileSync(out, 'utf8').replace("' =1+1", ' =1+1'), (manifest) => delete manifest.format.escape_formulas_behind_spaces);
-    const v = JSON.parse((await runDnc(['verify', out, '--json'], {})).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
+    rewriteOutputAndManifest(
+      out,
+      readFileSync(out, 'utf8').replace("' =1+1", ' =1+1'),
+      (manifest) => delete manifest.format.escape_formulas_behind_spaces,
+      path.join(STATE().XDG_STATE_HOME, 'dnc'),
+    );
+    const v = JSON.parse((await runDnc(['verify', out, '--json'], { env: STATE() })).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
     expect([v.tampered, v.recheck_by_reason]).toEqual([false, {}]);
   });
 

@@ -130,12 +130,17 @@ describe('dnc report', () => {
     // Rewrite the output and manifest as an earlier dnc wrote them: no dnc_exemption or dnc_valid_until column, no compliance, no validity.
     const text = readFileSync(out, 'utf8').split('\n').map((l) => l.replace(/,[^,]*,[^,]*$/, '')).join('\n');
     let m: Record<string, any> = {};
-    rewriteOutputAndManifest(out, text, (manifest) => {
-      delete manifest.compliance;
-      delete manifest.validity;
-      delete manifest.format.dnc_columns;
-      m = manifest;
-    });
+    rewriteOutputAndManifest(
+      out,
+      text,
+      (manifest) => {
+        delete manifest.compliance;
+        delete manifest.validity;
+        delete manifest.format.dnc_columns;
+        m = manifest;
+      },
+      w.stateDir,
+    );
     const report = path.join(w.dir, 'old.html');
     const r = await dnc(['report', out, '-o', report], w.env);
     expect(r.code, r.stderr).toBe(0);
@@ -148,7 +153,7 @@ describe('dnc report', () => {
     expect(st.code).toBe(0);
     const oldest = Date.parse(m.checked_at.oldest.replace(/(\.\d{3})\d+/, '$1'));
     expect(JSON.parse(st.stdout).files[0].valid_until).toBe(new Date(oldest + 28 * 86_400_000).toISOString());
-    expect((await dnc(['verify', out], {})).code).toBe(0);
+    expect((await dnc(['verify', out], w.env)).code).toBe(0);
   });
 
   it('renders in headless Chromium: no console error, no dialog, no request but the page, both charts drawn; screenshot under .tmp/', async () => {

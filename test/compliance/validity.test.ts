@@ -85,7 +85,7 @@ describe('validity of a scrub: manifest, verify, status', () => {
     const human = await dnc(['status', w.dir, '--expiring', '7d'], {}, { now: () => new Date(gbEnd - 3 * DAY) });
     expect(human.code).toBe(3);
     expect(human.stdout).toContain('calls.results.csv\tEXPIRING');
-    expect(human.stderr).toContain('1 scrub(s) expired or expiring within 7d');
+    expect(human.stderr).toContain('1 scrub(s) expired, expiring or not fit to dial within 7d');
   });
 
   it('CA has 31 days, as the US: a scrub of Canadian numbers records it and verify holds to it', async () => {

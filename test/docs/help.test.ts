@@ -391,7 +391,7 @@ describe('man page and completion cover the whole command tree', () => {
       // Global options after a command, as commander accepts them.
       expect(complete('dnc', 'usage', '--base')).toEqual(['--base-url']);
       // The commands of a command, their options, and their options' values.
-      expect(complete('dnc', 'suppress', '')).toEqual(['add', 'remove', 'import', 'export', 'list', 'count', 'log']);
+      expect(complete('dnc', 'suppress', '')).toEqual(['add', 'remove', 'import', 'export', 'list', 'count', 'restore', 'log']);
       expect(complete('dnc', 'exempt', 'li')).toEqual(['list']);
       expect(complete('dnc', 'exempt', 'add', '+12025550143', '--basis', '')).toEqual(['consent', 'ebr-purchase', 'ebr-inquiry']);
       expect(complete('dnc', 'suppress', 'add', '--rea')).toEqual(['--reason']);

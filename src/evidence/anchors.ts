@@ -1,0 +1,94 @@
+// Anchors in the user's state folder: what dnc last wrote for each output, and the last audit head it saw of each
+// internal list. The threat model (docs/compliance-evidence.md): someone who can write the results folder and a list
+// file, but not the user's state folder. A results file, its manifest and its journal rewritten to agree with one
+// another still disagree with the anchor; a list whose last audit entries were cut no longer holds its anchored head.
+import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openLocalStore } from './local-store.js';
+
+/** What dnc last wrote for one output. */
+export interface OutputAnchor {
+  output: string;
+  sha256: string;
+  bytes: number;
+  manifestSha256: string | null;
+  journal: string;
+  writtenAt: string;
+}
+
+/** The newest audit head dnc saw of one list (its id is the UUID written into the list when it was made). */
+export interface ListAnchor {
+  listId: string;
+  path: string;
+  head: string | null;
+  entries: number;
+  at: string;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS outputs (
+  output TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, manifest_sha256 TEXT, journal TEXT NOT NULL, written_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lists (
+  list_id TEXT PRIMARY KEY, path TEXT NOT NULL, head TEXT, entries INTEGER NOT NULL, at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lists_by_path ON lists (path);
+`;
+
+export function anchorsPath(stateDir: string): string {
+  return path.join(stateDir, 'anchors.sqlite');
+}
+
+export class Anchors {
+  private constructor(private readonly db: BetterSqlite3.Database) {}
+
+  static async open(stateDir: string): Promise<Anchors> {
+    return new Anchors(await openLocalStore(stateDir, anchorsPath(stateDir), SCHEMA));
+  }
+
+  recordOutput(a: OutputAnchor): void {
+    this.db
+      .prepare(
+        `INSERT INTO outputs (output, sha256, bytes, manifest_sha256, journal, written_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (output) DO UPDATE SET sha256 = excluded.sha256, bytes = excluded.bytes, manifest_sha256 = excluded.manifest_sha256,
+           journal = excluded.journal, written_at = excluded.written_at`,
+      )
+      .run(path.resolve(a.output), a.sha256, a.bytes, a.manifestSha256, a.journal, a.writtenAt);
+  }
+
+  output(file: string): OutputAnchor | null {
+    const r = this.db
+      .prepare<[string], { output: string; sha256: string; bytes: number; manifest_sha256: string | null; journal: string; written_at: string }>(
+        'SELECT * FROM outputs WHERE output = ?',
+      )
+      .get(path.resolve(file));
+    return r ? { output: r.output, sha256: r.sha256, bytes: r.bytes, manifestSha256: r.manifest_sha256, journal: r.journal, writtenAt: r.written_at } : null;
+  }
+
+  recordList(a: ListAnchor): void {
+    this.db
+      .prepare(
+        `INSERT INTO lists (list_id, path, head, entries, at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (list_id) DO UPDATE SET path = excluded.path, head = excluded.head, entries = excluded.entries, at = excluded.at`,
+      )
+      .run(a.listId, path.resolve(a.path), a.head, a.entries, a.at);
+  }
+
+  /** The anchor of the list with this id, else of the last list anchored at this path (another list standing there now). */
+  list(listId: string | null, file: string): ListAnchor | null {
+    type Row = { list_id: string; path: string; head: string | null; entries: number; at: string };
+    const r =
+      (listId ? this.db.prepare<[string], Row>('SELECT * FROM lists WHERE list_id = ?').get(listId) : undefined) ??
+      this.db.prepare<[string], Row>('SELECT * FROM lists WHERE path = ? ORDER BY at DESC LIMIT 1').get(path.resolve(file));
+    return r ? { listId: r.list_id, path: r.path, head: r.head, entries: r.entries, at: r.at } : null;
+  }
+
+  /** Forgets every anchor of a list at this path (a list restored on purpose is anchored afresh). */
+  forgetListsAt(file: string): void {
+    this.db.prepare('DELETE FROM lists WHERE path = ?').run(path.resolve(file));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
