@@ -12,6 +12,7 @@ import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
 import { seededRandom } from '../../src/sandbox/clock.js';
+import { pythonWithOpenpyxl } from '../helpers/xlsx-oracle.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -86,7 +87,7 @@ json.dump(out, sys.stdout)
 `;
 
 function readWithOpenpyxl(file: string): Array<[number, number, string, string | number | boolean]> {
-  return JSON.parse(execFileSync('python3', ['-c', OPENPYXL, file], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Array<[number, number, string, string | number | boolean]>;
+  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', OPENPYXL, file], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Array<[number, number, string, string | number | boolean]>;
 }
 
 const CHARS = ['a', 'Z', ' ', '0', '7', '+', '&', '<', '>', '"', "'", 'é', 'ß', '中', '😀', '\n', '\t', '=', '-', ';'];
@@ -211,7 +212,7 @@ for r, c, v, fmt in json.loads(sys.stdin.read()):
     if fmt: cell.number_format = fmt
 wb.save(sys.argv[1])
 `;
-  execFileSync('python3', ['-c', script, file], { input: JSON.stringify(cells) });
+  execFileSync(pythonWithOpenpyxl(), ['-c', script, file], { input: JSON.stringify(cells) });
 }
 
 const sorted = (cells: ReadCell[]) => [...cells].sort((a, b) => a.row - b.row || a.col - b.col);

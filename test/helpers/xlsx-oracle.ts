@@ -36,7 +36,7 @@ export interface OracleSheet {
 
 let python: string | undefined;
 /** The Python that has openpyxl: the one on PATH, else Debian's (python3-openpyxl). */
-function pythonWithOpenpyxl(): string {
+export function pythonWithOpenpyxl(): string {
   if (python) return python;
   for (const candidate of ['python3', '/usr/bin/python3']) {
     try {
