@@ -27,23 +27,46 @@ type FormatKind =
   | 'date'
   /** A scientific format: what Excel shows, which is a damaged phone number (refused as excel_damaged_number). */
   | 'scientific'
-  /** Anything else (digits, percent, fractions, times of day, durations, currency, sections, conditions): as Excel shows it. */
+  /** A time of day or a duration: as Excel shows it (a locale tag names its AM/PM words). */
+  | 'time'
+  /** Anything else (digits, percent, fractions, currency, sections, conditions): as Excel shows it. */
   | 'excel'
   /** A format numfmt cannot read: shown as General rather than lost. */
   | 'invalid';
 
-const kinds = new Map<string, FormatKind>();
+/** A format's kind, and the pattern numfmt is given for it. */
+interface Format {
+  kind: FormatKind;
+  pattern: string;
+}
+
+const formats = new Map<string, Format>();
+const GENERAL: Format = { kind: 'general', pattern: 'General' };
+
+function formatOf(numFmt: string | undefined): Format {
+  if (numFmt === undefined || numFmt === '') return GENERAL;
+  let f = formats.get(numFmt);
+  if (f === undefined) {
+    const kind = classify(numFmt);
+    f = { kind, pattern: kind === 'excel' ? withoutLocale(numFmt) : numFmt };
+    // Formats come from the file: a hostile one with millions of distinct formats must not grow this without end.
+    if (formats.size > 4096) formats.clear();
+    formats.set(numFmt, f);
+  }
+  return f;
+}
 
 function kindOf(numFmt: string | undefined): FormatKind {
-  if (numFmt === undefined || numFmt === '') return 'general';
-  let kind = kinds.get(numFmt);
-  if (kind === undefined) {
-    kind = classify(numFmt);
-    // Formats come from the file: a hostile one with millions of distinct formats must not grow this without end.
-    if (kinds.size > 4096) kinds.clear();
-    kinds.set(numFmt, kind);
-  }
-  return kind;
+  return formatOf(numFmt).kind;
+}
+
+/**
+ * A number format without the locale of its currency tags (`[$€-407]` is `[$€]`): Excel takes the decimal and
+ * group separators from the system, whatever the tag says (numfmt would take German ones from -407). dnc shows
+ * numbers as Excel in en-US does, as its dates are ISO. The system formats (`[$-F800]`, `[$-F400]`) are kept.
+ */
+function withoutLocale(numFmt: string): string {
+  return numFmt.includes('[$') ? numFmt.replace(/\[\$([^\]-]*)-(?!F[48]00\])[0-9A-Fa-f]{1,8}\]/g, (_m, symbol: string) => (symbol ? `[$${symbol}]` : '')) : numFmt;
 }
 
 function classify(numFmt: string): FormatKind {
@@ -59,7 +82,9 @@ function classify(numFmt: string): FormatKind {
     // A calendar date has a year, a month or a day; `[s]` or `[mm]:ss` are durations, shown as Excel shows them.
     const parts = getFormatDateInfo(numFmt);
     if (parts.year || parts.month || parts.day) return 'date';
+    return 'time';
   }
+  if (info.type === 'time') return 'time';
   return 'excel';
 }
 
@@ -98,11 +123,11 @@ export function numberText(value: number, numFmt: string | undefined): string {
   if (!Number.isFinite(value)) return String(value);
   // Digits past the 15th are gone, whatever the format shows: the scientific text says so (and is refused as a number).
   if (Math.abs(value) >= FIFTEEN_DIGITS) return scientific(value);
-  const kind = kindOf(numFmt);
+  const { kind, pattern } = formatOf(numFmt);
   // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
   if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
   try {
-    return formatNumber(numFmt!, value);
+    return formatNumber(pattern, value);
   } catch {
     return general(value);
   }

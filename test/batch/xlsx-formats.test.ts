@@ -80,6 +80,15 @@ describe('a number as its format shows it', () => {
     expect(cellText({ value: '07912345602', numFmt: '@' })).toBe('07912345602');
   });
 
+  it("shows a currency's locale tag as Excel does: separators from the system (en-US), the symbol kept", () => {
+    expect(numberText(1234.5, '[$€-407]#,##0.00')).toBe('€1,234.50');
+    expect(numberText(1234.5, '#,##0.00 [$€-407]')).toBe('1,234.50 €');
+    expect(numberText(1.5, '[$-407]0.00')).toBe('1.50');
+    expect(numberText(1234.5, '[$$-409]#,##0.00')).toBe('$1,234.50');
+    // A time format keeps its locale: the AM/PM words are the locale's.
+    expect(numberText(0.75, '[$-409]h:mm AM/PM')).toBe('6:00 PM');
+  });
+
   it('falls back to General for a format numfmt cannot read, never losing the number', () => {
     expect(numberText(7912345602, '0.0.0"')).toBe('7912345602');
     expect(numberText(1.5, '[Unknown')).toBe('1.5');
