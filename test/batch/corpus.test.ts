@@ -1,7 +1,6 @@
 // The real-world corpus (fixtures/corpus/: workbooks and CSV files from xlsx2csv's, calamine's, exceljs's and
 // csv-spectrum's test suites): every cell read by dnc agrees with openpyxl's reading, and every text dnc writes with
 // the suite's own expected output, but for the cells fixtures/corpus/expected.json names, each with its reason.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +10,7 @@ import { openXlsxLayout, readSheetRows, readXlsxRows } from '../../src/batch/xls
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { pythonWithOpenpyxl, readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
+import { readCellValuesIndependently, readWorkbookIndependently, type IndependentSheet } from '../helpers/xlsx-oracle.js';
 import { FIXTURES, sandboxForFile } from './helpers.js';
 
 const CORPUS = path.join(FIXTURES, 'corpus');
@@ -37,43 +36,8 @@ const workbooks = ['xlsx2csv', 'calamine', 'exceljs'].flatMap((d) =>
     .map((f) => `${d}/${f}`),
 );
 
-/** openpyxl's reading of every worksheet: row, column, kind and value (times and durations as fractions of a day). */
-const OPENPYXL = String.raw`
-import datetime, json, sys, warnings, openpyxl
-warnings.simplefilter('ignore')
-out = {}
-for name in sys.argv[1:]:
-    try:
-        wb = openpyxl.load_workbook(open(name, 'rb'), data_only=True)
-    except Exception as e:
-        out[name] = None
-        continue
-    sheets = []
-    for ws in wb.worksheets:
-        cells = []
-        for row in ws.iter_rows():
-            for c in row:
-                v = c.value
-                if v is None: continue
-                if isinstance(v, bool): k = 'b'
-                elif isinstance(v, (int, float)): k = 'n'
-                elif isinstance(v, datetime.datetime): k, v = 'd', v.isoformat(timespec='microseconds') + 'Z'
-                elif isinstance(v, datetime.date): k, v = 'd', v.isoformat() + 'T00:00:00Z'
-                elif isinstance(v, datetime.time): k, v = 'n', (v.hour * 3600 + v.minute * 60 + v.second + v.microsecond / 1e6) / 86400
-                elif isinstance(v, datetime.timedelta): k, v = 'n', v.total_seconds() / 86400
-                elif c.data_type == 'e': k = 'e'
-                else: k, v = 's', str(v)
-                cells.append([c.coordinate, k, v])
-        sheets.append({'title': ws.title, 'cells': cells})
-    out[name] = sheets
-json.dump(out, sys.stdout)
-`;
-
-type OracleBook = Array<{ title: string; cells: Array<[string, string, string | number | boolean]> }> | null;
-
-function readAllWithOpenpyxl(): Record<string, OracleBook> {
-  const files = workbooks.map((w) => path.join(CORPUS, w));
-  const byPath = JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', OPENPYXL, ...files], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Record<string, OracleBook>;
+function readAllWithOpenpyxl(): Record<string, IndependentSheet[] | null> {
+  const byPath = readCellValuesIndependently(workbooks.map((w) => path.join(CORPUS, w)));
   return Object.fromEntries(workbooks.map((w) => [w, byPath[path.join(CORPUS, w)]!]));
 }
 
@@ -125,7 +89,7 @@ describe('the real-world corpus (fixtures/corpus)', () => {
         for await (const row of readSheetRows(file, String(i + 1))) {
           row.cells.forEach((c, col) => c && c.value !== null && c.value !== '' && ours.set(`${columnName(col + 1)}${row.number}`, c.value));
         }
-        const theirs = new Map(sheet.cells.filter(([, k, v]) => !(k === 's' && v === '')).map(([ref, k, v]) => [ref, [k, v] as const]));
+        const theirs = new Map(sheet.cells.filter(([, , k, v]) => !(k === 's' && v === '')).map(([row, col, k, v]) => [`${columnName(col)}${row}`, [k, v] as const]));
         for (const [ref, [kind, value]] of theirs) {
           if (exceptions[ref]) continue;
           compared++;

@@ -12,7 +12,7 @@ import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
 import { seededRandom } from '../../src/sandbox/clock.js';
-import { pythonWithOpenpyxl } from '../helpers/xlsx-oracle.js';
+import { pythonWithOpenpyxl, readCellValuesIndependently } from '../helpers/xlsx-oracle.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,27 +67,8 @@ async function readWithExceljs(file: string): Promise<ReadCell[]> {
   return out;
 }
 
-const OPENPYXL = String.raw`
-import json, sys, datetime, openpyxl
-wb = openpyxl.load_workbook(open(sys.argv[1], 'rb'), data_only=True)
-ws = wb.worksheets[0]
-out = []
-for row in ws.iter_rows():
-    for c in row:
-        v = c.value
-        if v is None: continue
-        if isinstance(v, bool): k = 'b'
-        elif isinstance(v, (int, float)): k = 'n'
-        elif isinstance(v, datetime.datetime): k, v = 'd', v.isoformat(timespec='milliseconds') + 'Z'
-        elif isinstance(v, datetime.date): k, v = 'd', v.isoformat() + 'T00:00:00.000Z'
-        elif c.data_type == 'e': k = 'e'
-        else: k, v = 's', str(v)
-        out.append([c.row, c.column, k, v])
-json.dump(out, sys.stdout)
-`;
-
 function readWithOpenpyxl(file: string): Array<[number, number, string, string | number | boolean]> {
-  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', OPENPYXL, file], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Array<[number, number, string, string | number | boolean]>;
+  return readCellValuesIndependently([file])[file]![0]!.cells;
 }
 
 const CHARS = ['a', 'Z', ' ', '0', '7', '+', '&', '<', '>', '"', "'", 'é', 'ß', '中', '😀', '\n', '\t', '=', '-', ';'];
