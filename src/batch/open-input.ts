@@ -25,7 +25,9 @@ export async function openInputLayout(path: string, options: InputOptions): Prom
   }
   if (options.sheet !== undefined) throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, { hint: 'drop --sheet, or give the .xlsx workbook' });
   if (options.skipRows) {
-    throw usageError('E_USAGE', `--skip-rows is for an .xlsx input; ${path} is read as CSV`, { hint: 'delete the lines above the header of the CSV file, or give the .xlsx workbook' });
+    throw usageError('E_USAGE', `--skip-rows is for an .xlsx input; ${path} is read as CSV`, {
+      hint: 'delete the lines above the header of the CSV file, or give the .xlsx workbook',
+    });
   }
   return openCsvLayout(path, options);
 }

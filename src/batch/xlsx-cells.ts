@@ -1,5 +1,20 @@
-// What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another number.
-import { format as formatNumber, getFormatDateInfo, getFormatFromId, getFormatInfo } from 'numfmt';
+// What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another.
+import type * as Numfmt from 'numfmt';
+
+let numfmt: typeof Numfmt | undefined;
+
+/**
+ * Loads numfmt, once: 40 ms and 13 MB, paid only by a workbook whose styles format numbers (the reader calls this
+ * before it reads such a sheet). Every function below that is given a number format needs it loaded.
+ */
+export async function loadNumberFormats(): Promise<void> {
+  numfmt ??= await import('numfmt');
+}
+
+function formatter(): typeof Numfmt {
+  if (!numfmt) throw new Error('number formats are used before loadNumberFormats() was awaited');
+  return numfmt;
+}
 
 /** A cell value as the workbook reader gives it, reduced to what dnc keeps: a value of one of Excel's own types. */
 export type CellValue = string | number | boolean | Date | { error: string } | null;
@@ -65,11 +80,15 @@ function kindOf(numFmt: string | undefined): FormatKind {
  * group separators from the system, whatever the tag says (numfmt would take German ones from -407). dnc shows
  * numbers as Excel in en-US does, as its dates are ISO. The system formats (`[$-F800]`, `[$-F400]`) are kept.
  */
+const LOCALE_TAG = /\[\$([^\]-]*)-(?!F[48]00\])[0-9A-Fa-f]{1,8}\]/g;
+
 function withoutLocale(numFmt: string): string {
-  return numFmt.includes('[$') ? numFmt.replace(/\[\$([^\]-]*)-(?!F[48]00\])[0-9A-Fa-f]{1,8}\]/g, (_m, symbol: string) => (symbol ? `[$${symbol}]` : '')) : numFmt;
+  if (!numFmt.includes('[$')) return numFmt;
+  return numFmt.replace(LOCALE_TAG, (_m, symbol: string) => (symbol ? `[$${symbol}]` : ''));
 }
 
 function classify(numFmt: string): FormatKind {
+  const { getFormatInfo, getFormatDateInfo } = formatter();
   let info: ReturnType<typeof getFormatInfo>;
   try {
     info = getFormatInfo(numFmt);
@@ -115,7 +134,7 @@ function dateText(d: Date): string {
 function general(value: number): string {
   // An integer is shown in full (up to 15 digits, all of them kept): General switches a 12-digit number to
   // 4.47912E+11 only for want of column width, and that number is a phone number whose digits are all there.
-  return Number.isInteger(value) ? String(value) : formatNumber('General', value);
+  return Number.isInteger(value) ? String(value) : formatter().format('General', value);
 }
 
 /** A number as the cell shows it; a number Excel has damaged is shown as Excel shows it then (scientific). */
@@ -127,7 +146,7 @@ export function numberText(value: number, numFmt: string | undefined): string {
   // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
   if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
   try {
-    return formatNumber(pattern, value);
+    return formatter().format(pattern, value);
   } catch {
     return general(value);
   }
@@ -137,7 +156,7 @@ export function numberText(value: number, numFmt: string | undefined): string {
 function textText(value: string, numFmt: string | undefined): string {
   if (numFmt === undefined || numFmt === '@' || numFmt === 'General' || !numFmt.includes('@')) return value;
   try {
-    return formatNumber(numFmt, value);
+    return formatter().format(numFmt, value);
   } catch {
     return value;
   }
@@ -155,11 +174,11 @@ export function cellText(cell: TypedCell | undefined): string {
   return v.error;
 }
 
-/** Excel's epoch for serial dates in the 1900 system (serial 25569 is 1970-01-01); the 1904 system's is 1,462 days later. */
+/** Excel's epoch for serial dates in the 1900 system (serial 25569 is 1970-01-01); the 1904 one's is 1,462 days on. */
 const EXCEL_EPOCH_MS = Date.UTC(1899, 11, 30);
 const DAYS_1900_TO_1904 = 1462;
 
-/** A serial number as the date it is (in the 1900 or the 1904 date system); null when Excel would not show it as one. */
+/** A serial number as the date it is (1900 or 1904 date system); null when Excel would not show it as one. */
 export function serialDate(serial: number, date1904 = false): Date | null {
   if (!(serial >= 0 && serial < LAST_SERIAL_DATE)) return null;
   return new Date(EXCEL_EPOCH_MS + Math.round((serial + (date1904 ? DAYS_1900_TO_1904 : 0)) * 86_400_000));
@@ -181,8 +200,8 @@ const BUILT_IN: Readonly<Record<number, string>> = {
 export function builtInFormat(id: number): string | undefined {
   const known = BUILT_IN[id];
   if (known !== undefined) return known;
-  if ((id >= 5 && id <= 8) || (id >= 23 && id <= 36) || (id >= 41 && id <= 44) || (id >= 50 && id <= 81)) return getFormatFromId(id);
-  return undefined;
+  const byLocale = (id >= 5 && id <= 8) || (id >= 23 && id <= 36) || (id >= 41 && id <= 44) || (id >= 50 && id <= 81);
+  return byLocale ? formatter().getFormatFromId(id) : undefined;
 }
 
 /**

@@ -270,7 +270,9 @@ export class StylesHandler implements XmlHandler {
       const code = attributeValue(src, from, to, 'formatCode');
       if (Number.isInteger(id) && code !== undefined) this.custom.set(id, code);
     } else if (name === 'cellXfs') this.inCellXfs = true;
-    else if (name === 'xf' && this.inCellXfs) this.formatIds.push(Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '0', 10) || 0);
+    else if (name === 'xf' && this.inCellXfs) {
+      this.formatIds.push(Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '0', 10) || 0);
+    }
   }
   close(name: string): void {
     if (name === 'cellXfs') this.inCellXfs = false;
@@ -278,9 +280,15 @@ export class StylesHandler implements XmlHandler {
   text(): void {}
   cdata(): void {}
 
+  /** Whether any cell style has a number format other than General. */
+  formatsNumbers(): boolean {
+    return this.formatIds.some((id) => id !== 0);
+  }
+
   /** A style's number format: none for General (id 0), as exceljs and openpyxl read it; null for no such style. */
   lookup(): StyleLookup {
-    const styles = this.formatIds.map((id) => ({ numFmt: id === 0 ? undefined : (this.custom.get(id) ?? builtInFormat(id)) }));
+    const numFmt = (id: number) => (id === 0 ? undefined : (this.custom.get(id) ?? builtInFormat(id)));
+    const styles = this.formatIds.map((id) => ({ numFmt: numFmt(id) }));
     return (styleId) => styles[styleId] ?? null;
   }
 }
@@ -288,6 +296,8 @@ export class StylesHandler implements XmlHandler {
 /** Excel's last row and column (XFD): a sheet has no cell past them, so a reference past them is a file that lies. */
 export const MAX_ROWS = 1_048_576;
 export const MAX_COLUMNS = 16_384;
+const LAST_ROW = MAX_ROWS.toLocaleString('en-US');
+const LAST_COLUMN = MAX_COLUMNS.toLocaleString('en-US');
 
 /**
  * A row or cell past Excel's limits (`limit`), or a row number that is none or goes back (`order`): the caller
@@ -348,10 +358,17 @@ export class SheetHandler implements XmlHandler {
         const r = attributeValue(src, from, to, 'r');
         // A row without its number is the one after the last (some writers leave it out).
         const number = r !== undefined ? (/^\s*\d{1,15}\s*$/.test(r) ? Number(r) : Number.NaN) : this.rowNumber + 1;
-        if (!(number >= 1)) throw new SheetLimitError('order', `the row after row ${this.rowNumber} has no row number ('${r}')`, this.rowNumber);
-        if (number > MAX_ROWS) throw new SheetLimitError('limit', `row ${number} is past Excel's last row (${MAX_ROWS.toLocaleString('en-US')})`, number);
+        const previous = this.rowNumber;
+        if (!(number >= 1)) {
+          throw new SheetLimitError('order', `the row after row ${previous} has no row number ('${r}')`, previous);
+        }
+        if (number > MAX_ROWS) {
+          throw new SheetLimitError('limit', `row ${number} is past Excel's last row (${LAST_ROW})`, number);
+        }
         // A row that goes back would be read out of place, or be a second copy of a row: neither can be right.
-        if (number <= this.rowNumber) throw new SheetLimitError('order', `row ${number} comes after row ${this.rowNumber} (rows out of order)`, number);
+        if (number <= previous) {
+          throw new SheetLimitError('order', `row ${number} comes after row ${previous} (rows out of order)`, number);
+        }
         this.rowNumber = number;
         const s = attributeValue(src, from, to, 's');
         this.rowFmt = s ? this.style(Number.parseInt(s, 10))?.numFmt : undefined;
@@ -384,7 +401,11 @@ export class SheetHandler implements XmlHandler {
         const col = r !== undefined ? columnOf(r) : 0;
         this.col = col > 0 ? col : this.col + 1;
         // A cell's place is an index into the row's cells: a column past XFD would make a row of millions of them.
-        if (this.col > MAX_COLUMNS) throw new SheetLimitError('limit', `cell ${r ?? `number ${this.col}`} of row ${this.rowNumber} is past Excel's last column (XFD, the ${MAX_COLUMNS.toLocaleString('en-US')}th)`, this.rowNumber);
+        if (this.col > MAX_COLUMNS) {
+          const where = `cell ${r ?? `number ${this.col}`} of row ${this.rowNumber}`;
+          const why = `${where} is past Excel's last column (XFD, the ${LAST_COLUMN}th)`;
+          throw new SheetLimitError('limit', why, this.rowNumber);
+        }
         const styleId = s !== undefined ? Number.parseInt(s, 10) : 0;
         // Style 0 is the default one: the row's format stands (as exceljs reads it).
         const style = styleId ? this.style(styleId) : null;

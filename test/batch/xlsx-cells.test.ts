@@ -1,7 +1,10 @@
 // A workbook cell's text is what Excel shows: number formats applied, damaged numbers shown as Excel shows them (and refused).
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PhoneCache } from '../../src/batch/phone-cache.js';
-import { cellText, isDateFormat, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
+import { cellText, isDateFormat, loadNumberFormats, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
+
+// numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.
+beforeAll(loadNumberFormats);
 
 describe('a number cell as Excel shows it', () => {
   it.each([

@@ -1,15 +1,18 @@
 // Number formats as Excel shows them (numfmt), dates by dnc's ISO rule, and strings with ECMA-376's _xHHHH_ escapes decoded.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PhoneCache } from '../../src/batch/phone-cache.js';
-import { builtInFormat, cellText, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
+import { builtInFormat, cellText, loadNumberFormats, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeEscapes } from '../../src/batch/xlsx-xml.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { sandboxForFile } from './helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
+
+// numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.
+beforeAll(loadNumberFormats);
 
 const ctx = sandboxForFile();
 let n = 0;

@@ -7,12 +7,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterAll, describe, expect, it } from 'vitest';
-import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadNumberFormats, plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
 import { seededRandom } from '../../src/sandbox/clock.js';
 import { pythonWithOpenpyxl, readCellValuesIndependently } from '../helpers/xlsx-oracle.js';
+
+// numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.
+beforeAll(loadNumberFormats);
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
