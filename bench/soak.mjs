@@ -14,6 +14,7 @@ import os from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { auNumber, assertBuilt, BIN, expectedResult, gbNumber, machine, OUT_DIR, parseArgs, ROOT, runDnc, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const args = parseArgs(process.argv.slice(2));
@@ -721,6 +722,46 @@ async function localAttacks(sb, env, dir) {
     }
   }
   rmSync(disk, { recursive: true, force: true });
+  await workbookBombs(env, dir);
+}
+
+/**
+ * Workbooks whose row numbers lie (issue 25): a row past Excel's last one, a cell past XFD, and a gap of a million
+ * rows within the limits. Each is answered at once and in little memory: refused, or read as the rows it holds.
+ */
+async function workbookBombs(env, dir) {
+  const bad = path.join(ROOT, 'fixtures', 'bad');
+  for (const [file, says] of [['row-number-bomb.xlsx', "row 20000000 is past Excel's last row"], ['column-bomb.xlsx', "cell XFE2 of row 2 is past Excel's last column"]]) {
+    const r = await dnc(`attacks: ${file}`, ['batch', path.join(bad, file), '-o', path.join(dir, `${file}.results.csv`)], { env, cwd: dir, rusage: true });
+    check('attacks: a workbook past Excel\'s limits is exit 3 (E_INPUT_LIMITS) naming the cell', r.code === 3 && r.stderr.includes('[E_INPUT_LIMITS]') && r.stderr.includes(says), `${file}: exit ${r.code}: ${r.stderr.slice(-300)}`);
+    check('attacks: a workbook past Excel\'s limits is refused within 10 s and 300 MB', r.wallMs < 10_000 && r.maxRssMb < 300, `${file}: ${Math.round(r.wallMs)} ms, ${r.maxRssMb} MB`);
+    counts[`attacks_${file.replace(/\W/g, '_')}`] = `${Math.round(r.wallMs)} ms, ${Math.round(r.maxRssMb ?? 0)} MB`;
+  }
+  // A row at Excel's last row number after row 2: the gap is no rows of output.
+  const { ZipWriter } = await import(pathToFileURL(path.join(ROOT, 'dist', 'batch', 'xlsx-writer.js')).href);
+  const chunks = [];
+  const zip = new ZipWriter({ write: (b) => void chunks.push(b) });
+  const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  const rel = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
+  const cell = (ref, v) => `<c r="${ref}" t="inlineStr"><is><t>${v}</t></is></c>`;
+  const parts = {
+    'xl/workbook.xml': `<workbook xmlns="${main}" xmlns:r="${rel}"><sheets><sheet name="Calls" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    'xl/_rels/workbook.xml.rels': `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${rel}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+    'xl/worksheets/sheet1.xml': `<worksheet xmlns="${main}"><sheetData><row r="1">${cell('A1', 'phone')}</row><row r="2">${cell('A2', usNumber(300_000))}</row><row r="1048576">${cell('A1048576', usNumber(300_001))}</row></sheetData></worksheet>`,
+  };
+  for (const [name, text] of Object.entries(parts)) {
+    const entry = await zip.entry(name);
+    await entry.write(text);
+    await entry.close();
+  }
+  await zip.finish();
+  const gap = path.join(dir, 'row-gap.xlsx');
+  writeFileSync(gap, Buffer.concat(chunks));
+  const output = path.join(dir, 'row-gap.results.csv');
+  const r = await dnc('attacks: row-gap.xlsx', ['batch', gap, '-o', output], { env, cwd: dir, rusage: true });
+  const rows = r.code === 0 ? readCsv(output).length - 1 : -1;
+  check('attacks: a gap of a million row numbers is no rows of output (2 rows in, 2 out), within 10 s and 300 MB', r.code === 0 && rows === 2 && r.wallMs < 10_000 && r.maxRssMb < 300, `exit ${r.code}, ${rows} rows, ${Math.round(r.wallMs)} ms, ${r.maxRssMb} MB: ${r.stderr.slice(-200)}`);
+  counts.attacks_row_gap = `${rows} rows, ${Math.round(r.wallMs)} ms, ${Math.round(r.maxRssMb ?? 0)} MB`;
 }
 
 // ─── 3. Credit exhaustion ────────────────────────────────────────────────────────────────────────────────────

@@ -69,6 +69,7 @@ export const ERROR_CODES = {
   E_INPUT_ENCODING: { exit: ExitCode.INPUT, summary: 'the input is not UTF-8' },
   E_INPUT_MALFORMED: { exit: ExitCode.INPUT, summary: 'malformed CSV (named with its line)' },
   E_INPUT_FORMAT: { exit: ExitCode.INPUT, summary: 'batch: the input is not a workbook dnc can read (a renamed CSV, .xls, encrypted)' },
+  E_INPUT_LIMITS: { exit: ExitCode.INPUT, summary: "a workbook row or cell past Excel's limits (row 1,048,576, column XFD)" },
   E_INPUT_HAS_RESULTS: { exit: ExitCode.INPUT, summary: 'batch: the input already has dnc_* columns (it is a results file)' },
   E_INPUT_CHANGED: { exit: ExitCode.INPUT, summary: 'the input changed since the batch began' },
   E_OUTPUT_UNWRITABLE: { exit: ExitCode.INPUT, summary: 'an output file or folder cannot be written (found before any lookup)' },

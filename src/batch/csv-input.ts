@@ -675,9 +675,12 @@ export async function recordOfLine(path: string, line: number, encoding?: TextEn
 
 /** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
 export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, Required<RecordLocation>>> {
-  // A sheet's data row N is Excel row headerRow + N (empty rows between rows are rows): its line and record both.
-  const book = layout.workbook;
-  if (book) return new Map(indexes.map((i) => [i, { line: book.headerRow + 1 + i, record: book.headerRow + 1 + i }]));
+  // A sheet's data row is where Excel shows it (empty rows are not data rows): its line and record both.
+  if (layout.workbook) {
+    const { workbookRowNumbers } = await import('./xlsx-input.js');
+    const rows = await workbookRowNumbers(layout, indexes);
+    return new Map(indexes.map((i) => [i, { line: rows.get(i) ?? 0, record: rows.get(i) ?? 0 }]));
+  }
   const offset = layout.header ? 1 : 0;
   const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)), layout.encoding);
   return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));

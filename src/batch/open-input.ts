@@ -9,6 +9,8 @@ export interface InputOptions {
   header: boolean;
   /** --sheet, for a workbook. */
   sheet?: string | undefined;
+  /** --skip-rows, for a workbook: the rows above its list (a title). */
+  skipRows?: number | undefined;
   /** --encoding, for a CSV file. */
   encoding?: TextEncoding | undefined;
 }
@@ -22,5 +24,10 @@ export async function openInputLayout(path: string, options: InputOptions): Prom
     return openXlsxLayout(path, options);
   }
   if (options.sheet !== undefined) throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, { hint: 'drop --sheet, or give the .xlsx workbook' });
+  if (options.skipRows) {
+    throw usageError('E_USAGE', `--skip-rows is for an .xlsx input; ${path} is read as CSV`, {
+      hint: 'delete the lines above the header of the CSV file, or give the .xlsx workbook',
+    });
+  }
   return openCsvLayout(path, options);
 }

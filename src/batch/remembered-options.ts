@@ -9,6 +9,7 @@ export const REMEMBERED_OPTIONS = [
   'delimiter',
   'header',
   'sheet',
+  'skipRows',
   'encoding',
   'outputEncoding',
   'concurrency',

@@ -183,6 +183,8 @@ export interface BatchOptions {
   format?: 'csv' | 'xlsx' | undefined;
   /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
   sheet?: string | undefined;
+  /** --skip-rows N: the rows above an .xlsx input's list (titles) are not read. */
+  skipRows?: number | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
   /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet). */
@@ -213,6 +215,7 @@ const FLAG: Record<RememberedOption, string> = {
   delimiter: '--delimiter',
   header: '--no-header',
   sheet: '--sheet',
+  skipRows: '--skip-rows',
   encoding: '--encoding',
   outputEncoding: '--output-encoding',
   concurrency: '--concurrency',
@@ -389,6 +392,7 @@ function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string,
     escapeFormulas: options.escapeFormulas === true,
     format: options.format ?? null,
     sheet: options.sheet ?? null,
+    skipRows: options.skipRows ?? null,
     encoding: options.encoding ?? null,
     outputEncoding: options.outputEncoding ?? null,
     compliance: options.compliance ?? {},
@@ -420,6 +424,7 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
   if (options.sheet !== undefined) parts.push('--sheet', q(options.sheet));
+  if (options.skipRows) parts.push('--skip-rows', String(options.skipRows));
   if (options.encoding !== undefined) parts.push('--encoding', options.encoding);
   if (options.outputEncoding !== undefined) parts.push('--output-encoding', options.outputEncoding);
   for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
@@ -549,7 +554,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     ? await spoolStdin(ctx, paths.inputPath, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches'))
     : null;
   try {
-    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, encoding: options.encoding });
+    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, skipRows: options.skipRows, encoding: options.encoding });
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
     const { DNC_COLUMNS } = await import('./columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
@@ -1009,6 +1014,7 @@ function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOption
   if (
     !sameResultOptions(existing.options, resultOptions) ||
     existing.layout.workbook?.position !== layout.workbook?.position ||
+    existing.layout.workbook?.firstRow !== layout.workbook?.firstRow ||
     (existing.layout.encoding ?? 'utf-8') !== (layout.encoding ?? 'utf-8')
   ) {
     const c = journal.summaryCounts();

@@ -1,4 +1,20 @@
-// What a workbook cell says, as text: the number a person sees in Excel (its number format applied), never a different one.
+// What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another.
+import type * as Numfmt from 'numfmt';
+
+let numfmt: typeof Numfmt | undefined;
+
+/**
+ * Loads numfmt, once: 40 ms and 13 MB, paid only by a workbook whose styles format numbers (the reader calls this
+ * before it reads such a sheet). Every function below that is given a number format needs it loaded.
+ */
+export async function loadNumberFormats(): Promise<void> {
+  numfmt ??= await import('numfmt');
+}
+
+function formatter(): typeof Numfmt {
+  if (!numfmt) throw new Error('number formats are used before loadNumberFormats() was awaited');
+  return numfmt;
+}
 
 /** A cell value as the workbook reader gives it, reduced to what dnc keeps: a value of one of Excel's own types. */
 export type CellValue = string | number | boolean | Date | { error: string } | null;
@@ -15,31 +31,89 @@ export interface TypedCell {
  */
 const FIFTEEN_DIGITS = 1e15;
 
-/** Removes quoted literals, escapes, colours and conditions: what is left decides the kind of format. */
-function formatSkeleton(section: string): string {
-  return section.replace(/"[^"]*"/g, '').replace(/\\./g, '').replace(/\[[^\]]*\]/g, '').replace(/_.|\*./g, '');
+/** The serial numbers Excel shows as dates (1900-01-00 to 9999-12-31); outside them it shows ####, not a date. */
+const LAST_SERIAL_DATE = 2_958_466;
+
+/** How a format shows a number, decided once per format (a sheet has few formats and many cells). */
+type FormatKind =
+  /** General: integers in full, others as Excel's General shows them. */
+  | 'general'
+  /** A calendar date, with or without a time of day: shown as its ISO date (dnc's rule, docs/excel.md). */
+  | 'date'
+  /** A scientific format: what Excel shows, which is a damaged phone number (refused as excel_damaged_number). */
+  | 'scientific'
+  /** A time of day or a duration: as Excel shows it (a locale tag names its AM/PM words). */
+  | 'time'
+  /** Anything else (digits, percent, fractions, currency, sections, conditions): as Excel shows it. */
+  | 'excel'
+  /** A format numfmt cannot read: shown as General rather than lost. */
+  | 'invalid';
+
+/** A format's kind, and the pattern numfmt is given for it. */
+interface Format {
+  kind: FormatKind;
+  pattern: string;
 }
 
-/** The format's first section (the one for positive numbers and zero), split on `;` outside quotes. */
-function firstSection(numFmt: string): string {
-  let quoted = false;
-  for (let i = 0; i < numFmt.length; i++) {
-    const c = numFmt[i];
-    if (c === '"') quoted = !quoted;
-    else if (c === '\\') i++;
-    else if (c === ';' && !quoted) return numFmt.slice(0, i);
+const formats = new Map<string, Format>();
+const GENERAL: Format = { kind: 'general', pattern: 'General' };
+
+function formatOf(numFmt: string | undefined): Format {
+  if (numFmt === undefined || numFmt === '') return GENERAL;
+  let f = formats.get(numFmt);
+  if (f === undefined) {
+    const kind = classify(numFmt);
+    f = { kind, pattern: kind === 'excel' ? withoutLocale(numFmt) : numFmt };
+    // Formats come from the file: a hostile one with millions of distinct formats must not grow this without end.
+    if (formats.size > 4096) formats.clear();
+    formats.set(numFmt, f);
   }
-  return numFmt;
+  return f;
+}
+
+function kindOf(numFmt: string | undefined): FormatKind {
+  return formatOf(numFmt).kind;
+}
+
+/**
+ * A number format without the locale of its currency tags (`[$€-407]` is `[$€]`): Excel takes the decimal and
+ * group separators from the system, whatever the tag says (numfmt would take German ones from -407). dnc shows
+ * numbers as Excel in en-US does, as its dates are ISO. The system formats (`[$-F800]`, `[$-F400]`) are kept.
+ */
+const LOCALE_TAG = /\[\$([^\]-]*)-(?!F[48]00\])[0-9A-Fa-f]{1,8}\]/g;
+
+function withoutLocale(numFmt: string): string {
+  if (!numFmt.includes('[$')) return numFmt;
+  return numFmt.replace(LOCALE_TAG, (_m, symbol: string) => (symbol ? `[$${symbol}]` : ''));
+}
+
+function classify(numFmt: string): FormatKind {
+  const { getFormatInfo, getFormatDateInfo } = formatter();
+  let info: ReturnType<typeof getFormatInfo>;
+  try {
+    info = getFormatInfo(numFmt);
+  } catch {
+    return 'invalid';
+  }
+  if (info.type === 'general') return 'general';
+  if (info.type === 'scientific') return 'scientific';
+  if (info.isDate && info.type !== 'time') {
+    // A calendar date has a year, a month or a day; `[s]` or `[mm]:ss` are durations, shown as Excel shows them.
+    const parts = getFormatDateInfo(numFmt);
+    if (parts.year || parts.month || parts.day) return 'date';
+    return 'time';
+  }
+  if (info.type === 'time') return 'time';
+  return 'excel';
+}
+
+/** Whether numbers in this format are dates (read as Date values, shown as their ISO date). */
+export function isDateFormat(numFmt: string | undefined): boolean {
+  return kindOf(numFmt) === 'date';
 }
 
 export function isScientificFormat(numFmt: string | undefined): boolean {
-  return numFmt !== undefined && /E[+-]/i.test(formatSkeleton(firstSection(numFmt)));
-}
-
-export function isDateFormat(numFmt: string | undefined): boolean {
-  if (!numFmt) return false;
-  const s = formatSkeleton(firstSection(numFmt));
-  return !/^general$/i.test(s.trim()) && /[dmyhs]/i.test(s) && !/[0#?]/.test(s);
+  return kindOf(numFmt) === 'scientific';
 }
 
 /** How Excel's General format shows a number too long for it: 6 significant digits and an exponent (1.23457E+15). */
@@ -50,48 +124,6 @@ function scientific(value: number): string {
   return `${m}E${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
 }
 
-/**
- * An integer shown through a digit format such as `0000000`, `(000) 000-0000` or `#,##0`: digits fill the
- * placeholders from the right, `0` shows a zero where no digit is left, literals stay where they are.
- */
-function placeDigits(section: string, digits: string): string {
-  const tokens: Array<{ placeholder: '0' | '#' | '?' } | { literal: string }> = [];
-  let grouping = false;
-  for (let i = 0; i < section.length; i++) {
-    const c = section[i]!;
-    if (c === '"') {
-      const end = section.indexOf('"', i + 1);
-      tokens.push({ literal: section.slice(i + 1, end < 0 ? undefined : end) });
-      i = end < 0 ? section.length : end;
-    } else if (c === '\\') tokens.push({ literal: section[++i] ?? '' });
-    else if (c === '[') i = Math.max(i, section.indexOf(']', i));
-    else if (c === '_' || c === '*') i++;
-    else if (c === '0' || c === '#' || c === '?') tokens.push({ placeholder: c });
-    else if (c === ',') grouping = true;
-    else if (c === '@') tokens.push({ literal: digits });
-    else tokens.push({ literal: c });
-  }
-  const placeholders = tokens.filter((t) => 'placeholder' in t).length;
-  if (placeholders === 0) return tokens.map((t) => ('literal' in t ? t.literal : '')).join('') || digits;
-  if (grouping) digits = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  let rest = digits;
-  const out: string[] = new Array<string>(tokens.length).fill('');
-  let seen = 0;
-  for (let i = tokens.length - 1; i >= 0; i--) {
-    const t = tokens[i]!;
-    if ('literal' in t) {
-      out[i] = t.literal;
-      continue;
-    }
-    seen++;
-    // The leftmost placeholder takes every digit that is left.
-    const take = seen === placeholders ? rest : rest.slice(-1);
-    rest = seen === placeholders ? '' : rest.slice(0, -1);
-    out[i] = take !== '' ? take : t.placeholder === '0' ? '0' : t.placeholder === '?' ? ' ' : '';
-  }
-  return out.join('');
-}
-
 /** A date cell as text: the ISO date, with the time when it has one. */
 function dateText(d: Date): string {
   if (Number.isNaN(d.getTime())) return '';
@@ -99,22 +131,35 @@ function dateText(d: Date): string {
   return iso.endsWith('T00:00:00.000Z') ? iso.slice(0, 10) : iso.replace('.000Z', 'Z');
 }
 
+function general(value: number): string {
+  // An integer is shown in full (up to 15 digits, all of them kept): General switches a 12-digit number to
+  // 4.47912E+11 only for want of column width, and that number is a phone number whose digits are all there.
+  return Number.isInteger(value) ? String(value) : formatter().format('General', value);
+}
+
 /** A number as the cell shows it; a number Excel has damaged is shown as Excel shows it then (scientific). */
 export function numberText(value: number, numFmt: string | undefined): string {
   if (!Number.isFinite(value)) return String(value);
   // Digits past the 15th are gone, whatever the format shows: the scientific text says so (and is refused as a number).
-  if (Math.abs(value) >= FIFTEEN_DIGITS || isScientificFormat(numFmt)) return scientific(value);
-  const section = numFmt ? firstSection(numFmt) : '';
-  const skeleton = formatSkeleton(section).trim();
-  if (!Number.isInteger(value) || skeleton === '' || /^general$/i.test(skeleton) || skeleton === '@' || /[.%]/.test(skeleton)) {
-    if (/\./.test(skeleton) && /[0#]/.test(skeleton)) {
-      const decimals = (skeleton.split('.')[1] ?? '').replace(/[^0#?]/g, '').length;
-      return value.toFixed(decimals);
-    }
-    return String(value);
+  if (Math.abs(value) >= FIFTEEN_DIGITS) return scientific(value);
+  const { kind, pattern } = formatOf(numFmt);
+  // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
+  if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
+  try {
+    return formatter().format(pattern, value);
+  } catch {
+    return general(value);
   }
-  const sign = value < 0 ? '-' : '';
-  return sign + placeDigits(section, String(Math.abs(value)));
+}
+
+/** A text cell as its format shows it: a text section (`"Tel: "@`) adds to it; any other format leaves it as it is. */
+function textText(value: string, numFmt: string | undefined): string {
+  if (numFmt === undefined || numFmt === '@' || numFmt === 'General' || !numFmt.includes('@')) return value;
+  try {
+    return formatter().format(numFmt, value);
+  } catch {
+    return value;
+  }
 }
 
 /** A cell's text: what a person reads in it. */
@@ -122,15 +167,42 @@ export function cellText(cell: TypedCell | undefined): string {
   if (!cell) return '';
   const v = cell.value;
   if (v === null) return '';
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return textText(v, cell.numFmt);
   if (typeof v === 'number') return numberText(v, cell.numFmt);
   if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
   if (v instanceof Date) return dateText(v);
   return v.error;
 }
 
-/** Excel's epoch for serial dates in the 1900 system (serial 25569 is 1970-01-01). */
+/** Excel's epoch for serial dates in the 1900 system (serial 25569 is 1970-01-01); the 1904 one's is 1,462 days on. */
 const EXCEL_EPOCH_MS = Date.UTC(1899, 11, 30);
+const DAYS_1900_TO_1904 = 1462;
+
+/** A serial number as the date it is (1900 or 1904 date system); null when Excel would not show it as one. */
+export function serialDate(serial: number, date1904 = false): Date | null {
+  if (!(serial >= 0 && serial < LAST_SERIAL_DATE)) return null;
+  return new Date(EXCEL_EPOCH_MS + Math.round((serial + (date1904 ? DAYS_1900_TO_1904 : 0)) * 86_400_000));
+}
+
+/**
+ * A built-in number format by its id (styles.xml names them by id alone): those ECMA-376 spells out (§18.8.30) as it
+ * spells them (and exceljs and openpyxl read them); those it leaves to the locale (currency, accounting, East Asian
+ * dates) as Excel in en-US shows them, from numfmt.
+ */
+const BUILT_IN: Readonly<Record<number, string>> = {
+  0: 'General', 1: '0', 2: '0.00', 3: '#,##0', 4: '#,##0.00', 9: '0%', 10: '0.00%', 11: '0.00E+00', 12: '# ?/?',
+  13: '# ??/??', 14: 'mm-dd-yy', 15: 'd-mmm-yy', 16: 'd-mmm', 17: 'mmm-yy', 18: 'h:mm AM/PM', 19: 'h:mm:ss AM/PM',
+  20: 'h:mm', 21: 'h:mm:ss', 22: 'm/d/yy h:mm', 37: '#,##0 ;(#,##0)', 38: '#,##0 ;[Red](#,##0)',
+  39: '#,##0.00 ;(#,##0.00)', 40: '#,##0.00 ;[Red](#,##0.00)', 45: 'mm:ss', 46: '[h]:mm:ss', 47: 'mm:ss.0',
+  48: '##0.0E+0', 49: '@',
+};
+
+export function builtInFormat(id: number): string | undefined {
+  const known = BUILT_IN[id];
+  if (known !== undefined) return known;
+  const byLocale = (id >= 5 && id <= 8) || (id >= 23 && id <= 36) || (id >= 41 && id <= 44) || (id >= 50 && id <= 81);
+  return byLocale ? formatter().getFormatFromId(id) : undefined;
+}
 
 /**
  * Reduces a value from the workbook reader to one of Excel's types. A formula becomes its cached result
@@ -139,7 +211,7 @@ const EXCEL_EPOCH_MS = Date.UTC(1899, 11, 30);
 export function plainValue(raw: unknown, numFmt: string | undefined): CellValue {
   if (raw === null || raw === undefined) return null;
   if (typeof raw === 'string' || typeof raw === 'boolean') return raw;
-  if (typeof raw === 'number') return isDateFormat(numFmt) && Number.isFinite(raw) ? new Date(EXCEL_EPOCH_MS + Math.round(raw * 86_400_000)) : raw;
+  if (typeof raw === 'number') return (isDateFormat(numFmt) && serialDate(raw)) || raw;
   if (raw instanceof Date) return raw;
   if (typeof raw === 'object') {
     const o = raw as Record<string, unknown>;

@@ -5,12 +5,14 @@ import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
 import { choosePhoneColumn, type CsvLayout, type ReadRowsOptions } from './csv-input.js';
-import { cellText, type TypedCell } from './xlsx-cells.js';
+import { cellText, loadNumberFormats, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
   RelationshipsHandler,
   SharedStringsHandler,
   SheetHandler,
+  SheetLimitError,
+  StylesHandler,
   WorkbookHandler,
   XmlFormatError,
   XmlScanner,
@@ -24,20 +26,24 @@ import { ZipFile, type ZipEntry } from './zip-file.js';
 export interface WorkbookLayout {
   /** The sheet's name, as its tab shows it. */
   sheet: string;
-  /** Its 1-based position among the workbook's sheets. */
+  /** Its 1-based position among the workbook's worksheets (chart sheets are not counted). */
   position: number;
   /** The Excel row number of the header (0 with --no-header: data starts at row 1). */
   headerRow: number;
+  /** --skip-rows N: rows above N + 1 are not read (the header, or the data with --no-header, starts below them). */
+  firstRow?: number | undefined;
 }
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
-export type WorkbookBatch = string[][] & { typed?: TypedCell[][] };
+export type WorkbookBatch = string[][] & { typed?: TypedCell[][]; rowNumbers?: number[] };
 
 export interface XlsxOptions {
   /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
   sheet?: string | undefined;
   column?: string | undefined;
   header: boolean;
+  /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
+  skipRows?: number | undefined;
 }
 
 /** Whether a path names a workbook dnc reads or writes (by its extension). */
@@ -180,28 +186,13 @@ async function scanPart(zip: ZipFile, entry: ZipEntry, handler: XmlHandler, each
   }
 }
 
-/** A style lookup through exceljs's own reading of xl/styles.xml (so number formats, built-in ones included, are the ones exceljs gave). */
+/** The number format of each cell style, from xl/styles.xml (built-in formats alone when the workbook has none). */
 async function readStyles(zip: ZipFile, entry: ZipEntry | undefined): Promise<StyleLookup> {
-  const { default: StylesXform } = (await import('exceljs/lib/xlsx/xform/style/styles-xform.js' as string)) as {
-    default: new () => { init(): void; parseStream(stream: AsyncIterable<unknown>): Promise<unknown>; getStyleModel(id: number): { numFmt?: string } | null };
-  };
-  const styles = new StylesXform();
-  if (!entry) {
-    styles.init();
-  } else {
-    const stream = await zip.stream(entry);
-    try {
-      await styles.parseStream(stream);
-    } finally {
-      stream.destroy();
-    }
-  }
-  const cache = new Map<number, { numFmt?: string } | null>();
-  return (id) => {
-    let style = cache.get(id);
-    if (style === undefined) cache.set(id, (style = Number.isInteger(id) && id >= 0 ? (styles.getStyleModel(id) ?? null) : null));
-    return style;
-  };
+  const styles = new StylesHandler();
+  if (entry) await scanPart(zip, entry, styles);
+  // Built-in formats are named by numfmt (ids 5-8, 23-36 …) and shown by it: loaded when a style has a format.
+  if (styles.formatsNumbers()) await loadNumberFormats();
+  return styles.lookup();
 }
 
 /**
@@ -225,6 +216,7 @@ async function* sheetRows(
     throw malformed(path, err);
   }
   const seen: string[] = [];
+  let chosenName = '';
   try {
     const part = (name: string): ZipEntry | undefined => zip.entry(name);
     const workbookEntry = part('xl/workbook.xml');
@@ -238,20 +230,28 @@ async function* sheetRows(
       for (const rel of rels.byId.values()) if (rel.type.endsWith(`/${type}`)) return resolveTarget('xl', rel.target);
       return fallback;
     };
-    // Only worksheets are sheets a list can be on (a chart sheet has no cells).
+    // Only worksheets are sheets a list can be on (a chart sheet has no cells): they alone are counted.
+    let position = 0;
     const sheets = book.sheets.map((sheet, i) => {
       const rel = sheet.rId !== undefined ? rels.byId.get(sheet.rId) : undefined;
       const entry = rel && rel.type.endsWith('/worksheet') ? part(resolveTarget('xl', rel.target)) : rel ? undefined : part(`xl/worksheets/sheet${i + 1}.xml`);
-      return { name: sheet.name, position: i + 1, entry };
+      return { name: sheet.name, position: entry ? ++position : 0, entry };
     });
     for (const s of sheets) if (s.entry) seen.push(s.name);
     const chosen = sheets.find((s) => s.entry && pick(s.name, s.position));
     if (!chosen) {
-      if (seen.length === 0) throw inputError('E_INPUT_EMPTY', `${path}: the workbook has no sheet`, { hint: 'save the workbook again from Excel' });
-      throw usageError('E_SHEET_NOT_FOUND', `${path} has no sheet ${sheetWanted}`, {
-        hint: `its sheets are ${seen.map((s, i) => `${i + 1}:${s}`).join(', ')}; give --sheet NAME or a 1-based INDEX`,
+      if (seen.length === 0) {
+        const hint = 'save the workbook again from Excel';
+        throw inputError('E_INPUT_EMPTY', `${path}: the workbook has no worksheet`, { hint });
+      }
+      const other = sheets.find((s) => !s.entry && pick(s.name, -1));
+      const kind = other ? ` ('${other.name}' is a chart sheet or another kind, with no cells)` : '';
+      const listed = seen.map((s, i) => `${i + 1}:${s}`).join(', ');
+      throw usageError('E_SHEET_NOT_FOUND', `${path} has no sheet ${sheetWanted}${kind}`, {
+        hint: `its worksheets are ${listed}; give --sheet NAME or a 1-based INDEX`,
       });
     }
+    chosenName = chosen.name;
     found(chosen.name, chosen.position);
     const sharedEntry = part(targetOf('sharedStrings', 'xl/sharedStrings.xml'));
     let strings = takeCachedStrings(zip.identity);
@@ -283,10 +283,26 @@ async function* sheetRows(
     }
   } catch (err) {
     if ((err as DncError).name === 'DncError') throw err;
+    if (err instanceof SheetLimitError) throw sheetLimitError(path, chosenName, err);
     throw malformed(path, err);
   } finally {
     await zip.close();
   }
+}
+
+/** A row or cell past Excel's limits, or rows out of order: exit 3, naming the file, the sheet and the row. */
+function sheetLimitError(path: string, sheet: string, err: SheetLimitError): DncError {
+  const where = `${path}: ${sheetLabel(sheet)}`;
+  if (err.kind === 'order') {
+    return inputError('E_INPUT_MALFORMED', `${where}: ${err.message}`, {
+      hint: 'Excel stores rows in order: open the workbook in Excel or LibreOffice and save it again',
+      details: { sheet, row: err.row },
+    });
+  }
+  return inputError('E_INPUT_LIMITS', `${where}: ${err.message}`, {
+    hint: 'no sheet Excel opens has it: the file was not written by a spreadsheet, or was altered',
+    details: { sheet, row: err.row },
+  });
 }
 
 /** Picks the sheet of --sheet: an exact name, a name up to case, or a 1-based position; the first sheet by default. */
@@ -300,31 +316,65 @@ function isEmptyRow(cells: readonly TypedCell[]): boolean {
   return cells.every((c) => c === undefined || c.value === null || c.value === '');
 }
 
-/** The header of a sheet and where the phone numbers are; throws exit 3 for an empty sheet, exit 2 for a column that cannot be chosen. */
+/** How many rows --no-header looks at for the width of the list (the widest of them). */
+const WIDTH_SAMPLE_ROWS = 1000;
+
+/** A row's width: one past its last cell that holds something. */
+function rowWidth(cells: readonly TypedCell[]): number {
+  for (let i = cells.length - 1; i >= 0; i--) if (!isEmptyCell(cells[i])) return i + 1;
+  return 0;
+}
+
+function isEmptyCell(c: TypedCell | undefined): boolean {
+  return c === undefined || c.value === null || c.value === '';
+}
+
+/**
+ * The header of a sheet and where the phone numbers are; throws exit 3 for an empty sheet, exit 2 for a column that
+ * cannot be chosen. The header is the first row that is not empty (below --skip-rows); with --no-header the list is
+ * as wide as the widest of its first 1,000 rows, so a title row above it does not make it one column wide.
+ */
 export async function openXlsxLayout(path: string, options: XlsxOptions): Promise<CsvLayout> {
   let sheet = '';
   let position = 0;
+  const firstRow = (options.skipRows ?? 0) + 1;
   const rows = sheetRows(path, sheetPicker(options.sheet), (n, p) => ((sheet = n), (position = p)), `'${options.sheet ?? 1}'`, true);
   let first: SheetRow | undefined;
+  let width = 0;
+  let sampled = 0;
   try {
     for await (const row of rows) {
-      if (isEmptyRow(row.cells)) continue;
-      first = row;
-      break;
+      if (row.number < firstRow || isEmptyRow(row.cells)) continue;
+      first ??= row;
+      width = Math.max(width, options.header ? row.cells.length : rowWidth(row.cells));
+      if (options.header || ++sampled >= WIDTH_SAMPLE_ROWS) break;
     }
   } finally {
     await rows.return(undefined);
   }
   const where = `${path} (${sheetLabel(sheet || String(options.sheet ?? 1))})`;
   if (!first) {
-    throw inputError('E_INPUT_EMPTY', `${where}: the sheet is empty`, {
-      hint: options.sheet === undefined ? 'the list is read from the first sheet: give --sheet NAME for another' : 'give the --sheet that holds the call list',
+    const skipped = firstRow > 1 ? ` below the ${firstRow - 1} row(s) --skip-rows skips` : '';
+    throw inputError('E_INPUT_EMPTY', `${where}: the sheet is empty${skipped}`, {
+      hint:
+        options.sheet === undefined
+          ? 'the list is read from the first worksheet: give --sheet NAME for another'
+          : 'give the --sheet that holds the call list',
     });
   }
-  const width = first.cells.length;
-  const texts = Array.from({ length: width }, (_, i) => cellText(first.cells[i]));
-  const header = options.header ? texts : null;
-  const { index, label } = choosePhoneColumn(header, width, options.column, where);
+  const header = options.header ? Array.from({ length: width }, (_, i) => cellText(first.cells[i])) : null;
+  let chosen: ReturnType<typeof choosePhoneColumn>;
+  try {
+    chosen = choosePhoneColumn(header, width, options.column, where);
+  } catch (err) {
+    const title = header && titleOf(header);
+    if (!title || (err as DncError).code !== 'E_COLUMN_NOT_FOUND') throw err;
+    // The header read was a title above it: say which row was read, and the way past it.
+    throw usageError('E_COLUMN_NOT_FOUND', `${(err as DncError).message}; the header is row ${first.number}`, {
+      hint: `${titleAdvice(first.number, title)}; ${(err as DncError).hint ?? ''}`,
+    });
+  }
+  const { index, label } = chosen;
   return {
     path,
     delimiter: ',',
@@ -335,43 +385,83 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
     phoneIndex: index,
     phoneLabel: label,
     bom: true,
-    workbook: { sheet, position, headerRow: options.header ? first.number : 0 },
+    workbook: { sheet, position, headerRow: options.header ? first.number : 0, ...(firstRow > 1 ? { firstRow } : {}) },
   };
 }
 
+/** Rows per batch, and cells: a sheet as wide as Excel allows (16,384 columns) gets batches of a few rows. */
+const BATCH_ROWS = 1024;
+const BATCH_CELLS = 1 << 16;
+
+/** The stored rows of the layout's sheet (in order, each with its Excel row number), and the first row number of data. */
+function sheetOf(layout: CsvLayout): { rows: AsyncGenerator<SheetRow>; after: number } {
+  const book = layout.workbook!;
+  const rows = sheetRows(layout.path, (_n, p) => p === book.position, () => {}, `${book.position} ('${book.sheet}')`);
+  return { rows, after: Math.max(book.headerRow, (book.firstRow ?? 1) - 1) };
+}
+
 /**
- * Streams the data rows of the layout's sheet in batches: each row as text (what Excel shows in each cell),
- * with its typed cells beside. An empty row between rows is a row of empty cells (so data row N is always
- * Excel row headerRow + N); empty rows after the last one are not rows. A cell right of the header's last
- * column is refused (exit 3, naming the sheet and the cell). `onChunk` sees every byte of the file.
+ * Whether a stored row is a data row: below the header (and below --skip-rows), and not empty. Empty rows are not
+ * rows, between rows or after them: a row number is a claim of the file, and `<row r="1000000">` after row 2 costs
+ * no row of output (docs/excel.md).
  */
-export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<WorkbookBatch> {
+function isDataRow(row: SheetRow, after: number): boolean {
+  return row.number > after && !isEmptyRow(row.cells);
+}
+
+/** The text of a header that is one cell (most often a title above the real header), shortened for a message. */
+function titleOf(header: readonly string[]): string | undefined {
+  const named = header.filter((h) => h.trim() !== '');
+  return named.length === 1 ? named[0]!.slice(0, 40) : undefined;
+}
+
+function titleAdvice(row: number, title: string): string {
+  return `if row ${row} ('${title}') is a title above the header, give --skip-rows ${row}`;
+}
+
+/** A cell right of the list's last column: exit 3 naming the sheet, the cell and where the width came from. */
+function tooWide(layout: CsvLayout, row: SheetRow, col: number): DncError {
   const book = layout.workbook!;
   const width = layout.columnCount;
-  let next = book.headerRow + 1;
-  let blanks = 0;
-  let batch: WorkbookBatch = [];
-  batch.typed = [];
-  const blankRow = () => ({ text: new Array<string>(width).fill(''), typed: Array.from({ length: width }, () => ({ value: null }) as TypedCell) });
-  const rows = sheetRows(layout.path, (_n, p) => p === book.position, () => {}, `${book.position} ('${book.sheet}')`);
+  const cell = `${columnName(col)}${row.number}`;
+  const prefix = `${layout.path}: ${sheetLabel(book.sheet)} row ${row.number}`;
+  if (layout.header === null) {
+    const sample = WIDTH_SAMPLE_ROWS.toLocaleString('en-US');
+    const why = `with --no-header the list is as wide as the widest of its first ${sample} rows`;
+    const last = columnName(width - 1);
+    const message = `${prefix}: cell ${cell} is right of the list's last column (${last}): ${why}`;
+    return inputError('E_INPUT_MALFORMED', message, {
+      hint: 'clear the cells right of the list, or give the list a header row and drop --no-header',
+      details: { sheet: book.sheet, row: row.number },
+    });
+  }
+  const title = titleOf(layout.header);
+  const titleHint = title ? `; ${titleAdvice(book.headerRow, title)}` : '';
+  const last = columnName(width - 1);
+  const header = `the header is row ${book.headerRow}`;
+  const message = `${prefix}: cell ${cell} is right of the header's last column (${last}); ${header}`;
+  return inputError('E_INPUT_MALFORMED', message, {
+    hint: `give that column a header, or clear the cells right of the list${titleHint}`,
+    details: { sheet: book.sheet, row: row.number },
+  });
+}
+
+/**
+ * Streams the data rows of the layout's sheet in batches: each row as text (what Excel shows in each cell), with its
+ * typed cells and its Excel row number beside. A cell right of the list's last column is refused (exit 3, naming
+ * the sheet and the cell). `onChunk` sees every byte of the file.
+ */
+export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<WorkbookBatch> {
+  const width = layout.columnCount;
+  const fresh = (): WorkbookBatch => Object.assign([], { typed: [] as TypedCell[][], rowNumbers: [] as number[] });
+  let batch = fresh();
+  // The sheet's rows are filtered here, not through a generator of their own: one more await per row is 20% of a read.
+  const { rows, after } = sheetOf(layout);
   for await (const row of rows) {
-    if (row.number < next) continue;
-    if (isEmptyRow(row.cells)) continue;
-    blanks += row.number - next;
-    next = row.number + 1;
-    for (; blanks > 0; blanks--) {
-      const b = blankRow();
-      batch.push(b.text);
-      batch.typed!.push(b.typed);
-    }
+    if (!isDataRow(row, after)) continue;
     if (row.cells.length > width) {
-      const col = row.cells.findIndex((c, i) => i >= width && c !== undefined && c.value !== null && c.value !== '');
-      if (col >= 0) {
-        throw inputError('E_INPUT_MALFORMED', `${layout.path}: ${sheetLabel(book.sheet)} row ${row.number}: cell ${columnName(col)}${row.number} is right of the header's last column (${columnName(width - 1)})`, {
-          hint: 'give that column a header, or clear the cells right of the list',
-          details: { sheet: book.sheet, row: row.number },
-        });
-      }
+      const col = row.cells.findIndex((c, i) => i >= width && !isEmptyCell(c));
+      if (col >= 0) throw tooWide(layout, row, col);
     }
     const text = new Array<string>(width);
     const typed = new Array<TypedCell>(width);
@@ -382,15 +472,36 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
     }
     batch.push(text);
     batch.typed!.push(typed);
-    if (batch.length >= 1024) {
+    batch.rowNumbers!.push(row.number);
+    if (batch.length >= BATCH_ROWS || batch.length * width >= BATCH_CELLS) {
       yield batch;
-      batch = [];
-      batch.typed = [];
+      batch = fresh();
     }
   }
   if (batch.length > 0) yield batch;
   // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the sheet).
   if (options.onChunk) for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 })) options.onChunk(chunk as Buffer);
+}
+
+/** The Excel row number of each data row asked for (by its 0-based index among data rows), read from the sheet. */
+export async function workbookRowNumbers(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, number>> {
+  const wanted = new Set(indexes);
+  const out = new Map<number, number>();
+  if (wanted.size === 0) return out;
+  let last = 0;
+  for (const i of wanted) last = Math.max(last, i);
+  let index = 0;
+  const { rows, after } = sheetOf(layout);
+  try {
+    for await (const row of rows) {
+      if (!isDataRow(row, after)) continue;
+      if (wanted.has(index)) out.set(index, row.number);
+      if (++index > last) break;
+    }
+  } finally {
+    await rows.return(undefined);
+  }
+  return out;
 }
 
 /**

@@ -11,7 +11,7 @@ export interface ByteSink {
 }
 
 /** A zip archive written entry by entry (deflated, sizes in a data descriptor), then its central directory. */
-class ZipWriter {
+export class ZipWriter {
   private offset = 0;
   private readonly entries: Array<{ name: Buffer; crc: number; compressed: number; size: number; offset: number }> = [];
   constructor(private readonly sink: ByteSink) {}

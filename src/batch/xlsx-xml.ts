@@ -2,7 +2,7 @@
 // the sheet list. A small scanner of its own instead of a general SAX parser: it makes no object per tag or
 // attribute, so reading a sheet of any length leaves little garbage behind, and the peak memory of a batch
 // does not grow with the rows (docs/BENCHMARKS.md, item 10).
-import { plainValue, type CellValue, type TypedCell } from './xlsx-cells.js';
+import { builtInFormat, isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
 
 /** The XML of a part is not what a workbook holds (the caller says which workbook). */
 export class XmlFormatError extends Error {
@@ -137,6 +137,18 @@ export function decodeText(raw: string): string {
   return decoded;
 }
 
+const ESCAPED = /_x([0-9A-Fa-f]{4})_/g;
+
+/**
+ * A string of a workbook as Excel reads it: ECMA-376 (§22.9.2.19, ST_Xstring) writes a character XML cannot hold as
+ * `_xHHHH_` (its UTF-16 code unit in hex), and an underscore that would start one as `_x005F_`: `_x005F_x000D_` is the
+ * text `_x000D_`, read left to right in one pass.
+ */
+export function decodeEscapes(text: string): string {
+  if (!text.includes('_x')) return text;
+  return text.replace(ESCAPED, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
 function isSpace(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
 }
@@ -199,6 +211,7 @@ export function columnOf(ref: string): number {
 /** Reads every shared string (`<si>`) of xl/sharedStrings.xml, in order: its text runs joined, phonetic runs left out. */
 export class SharedStringsHandler implements XmlHandler {
   private current = '';
+  private run = '';
   private collecting = false;
   private phonetic = false;
   constructor(
@@ -207,8 +220,10 @@ export class SharedStringsHandler implements XmlHandler {
     private readonly declared?: (count: number) => void,
   ) {}
   open(name: string, src: string, from: number, to: number): void {
-    if (name === 't') this.collecting = !this.phonetic;
-    else if (name === 'sst' && this.declared) {
+    if (name === 't') {
+      this.collecting = !this.phonetic;
+      this.run = '';
+    } else if (name === 'sst' && this.declared) {
       const a = attributes(src, from, to);
       const count = Number.parseInt(a.get('uniqueCount') ?? a.get('count') ?? '', 10);
       if (count > 0) this.declared(count);
@@ -217,15 +232,18 @@ export class SharedStringsHandler implements XmlHandler {
     else if (name === 'rPh') this.phonetic = true;
   }
   close(name: string): void {
-    if (name === 't') this.collecting = false;
-    else if (name === 'si') this.add(this.current);
+    if (name === 't') {
+      // Each run is one ST_Xstring: its escapes are its own.
+      if (this.collecting) this.current += decodeEscapes(this.run);
+      this.collecting = false;
+    } else if (name === 'si') this.add(this.current);
     else if (name === 'rPh') this.phonetic = false;
   }
   text(raw: string): void {
-    if (this.collecting) this.current += decodeText(raw);
+    if (this.collecting) this.run += decodeText(raw);
   }
   cdata(text: string): void {
-    if (this.collecting) this.current += text;
+    if (this.collecting) this.run += text;
   }
 }
 
@@ -238,15 +256,63 @@ export interface SheetRow {
 /** A cell style's number format (`null` when the workbook has no such style). */
 export type StyleLookup = (styleId: number) => { numFmt?: string } | null;
 
-/** exceljs's test for a date format (kept so that numbers read as dates are the same ones as before). */
-function isExcelDateFormat(fmt: string | undefined): boolean {
-  if (!fmt) return false;
-  return /[ymdhMsb]+/.test(fmt.replace(/\[[^\]]*]/g, '').replace(/"[^"]*"/g, ''));
+/**
+ * Reads xl/styles.xml for what a cell's style says of its number: the custom formats (`<numFmts>`) and, for each
+ * cell style (`<cellXfs>`, in order: a cell's `s` is its index), the format it uses, custom or built in.
+ */
+export class StylesHandler implements XmlHandler {
+  private readonly custom = new Map<number, string>();
+  private readonly formatIds: number[] = [];
+  private inCellXfs = false;
+  open(name: string, src: string, from: number, to: number): void {
+    if (name === 'numFmt') {
+      const id = Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '', 10);
+      const code = attributeValue(src, from, to, 'formatCode');
+      if (Number.isInteger(id) && code !== undefined) this.custom.set(id, code);
+    } else if (name === 'cellXfs') this.inCellXfs = true;
+    else if (name === 'xf' && this.inCellXfs) {
+      this.formatIds.push(Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '0', 10) || 0);
+    }
+  }
+  close(name: string): void {
+    if (name === 'cellXfs') this.inCellXfs = false;
+  }
+  text(): void {}
+  cdata(): void {}
+
+  /** Whether any cell style has a number format other than General. */
+  formatsNumbers(): boolean {
+    return this.formatIds.some((id) => id !== 0);
+  }
+
+  /** A style's number format: none for General (id 0), as exceljs and openpyxl read it; null for no such style. */
+  lookup(): StyleLookup {
+    const numFmt = (id: number) => (id === 0 ? undefined : (this.custom.get(id) ?? builtInFormat(id)));
+    const styles = this.formatIds.map((id) => ({ numFmt: numFmt(id) }));
+    return (styleId) => styles[styleId] ?? null;
+  }
 }
 
-/** A serial date as a Date, in the 1900 or the 1904 date system. */
-function excelToDate(serial: number, date1904: boolean): Date {
-  return new Date(Math.round((serial - 25569 + (date1904 ? 1462 : 0)) * 24 * 3600 * 1000));
+/** Excel's last row and column (XFD): a sheet has no cell past them, so a reference past them is a file that lies. */
+export const MAX_ROWS = 1_048_576;
+export const MAX_COLUMNS = 16_384;
+const LAST_ROW = MAX_ROWS.toLocaleString('en-US');
+const LAST_COLUMN = MAX_COLUMNS.toLocaleString('en-US');
+
+/**
+ * A row or cell past Excel's limits (`limit`), or a row number that is none or goes back (`order`): the caller
+ * names the file and the sheet.
+ */
+export class SheetLimitError extends Error {
+  override name = 'SheetLimitError';
+  constructor(
+    readonly kind: 'limit' | 'order',
+    message: string,
+    /** The row it is in (the last row number read, when the row's own is not a number). */
+    readonly row: number,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -274,6 +340,7 @@ export class SheetHandler implements XmlHandler {
   private phonetic = false;
   private collecting = false;
   private value = '';
+  private run = '';
 
   constructor(
     private readonly sharedString: (index: number) => string | undefined,
@@ -290,7 +357,19 @@ export class SheetHandler implements XmlHandler {
         if (!this.inData) break;
         const r = attributeValue(src, from, to, 'r');
         // A row without its number is the one after the last (some writers leave it out).
-        this.rowNumber = r !== undefined ? Number.parseInt(r, 10) : this.rowNumber + 1;
+        const number = r !== undefined ? (/^\s*\d{1,15}\s*$/.test(r) ? Number(r) : Number.NaN) : this.rowNumber + 1;
+        const previous = this.rowNumber;
+        if (!(number >= 1)) {
+          throw new SheetLimitError('order', `the row after row ${previous} has no row number ('${r}')`, previous);
+        }
+        if (number > MAX_ROWS) {
+          throw new SheetLimitError('limit', `row ${number} is past Excel's last row (${LAST_ROW})`, number);
+        }
+        // A row that goes back would be read out of place, or be a second copy of a row: neither can be right.
+        if (number <= previous) {
+          throw new SheetLimitError('order', `row ${number} comes after row ${previous} (rows out of order)`, number);
+        }
+        this.rowNumber = number;
         const s = attributeValue(src, from, to, 's');
         this.rowFmt = s ? this.style(Number.parseInt(s, 10))?.numFmt : undefined;
         this.cells = [];
@@ -321,6 +400,12 @@ export class SheetHandler implements XmlHandler {
         }
         const col = r !== undefined ? columnOf(r) : 0;
         this.col = col > 0 ? col : this.col + 1;
+        // A cell's place is an index into the row's cells: a column past XFD would make a row of millions of them.
+        if (this.col > MAX_COLUMNS) {
+          const where = `cell ${r ?? `number ${this.col}`} of row ${this.rowNumber}`;
+          const why = `${where} is past Excel's last column (XFD, the ${LAST_COLUMN}th)`;
+          throw new SheetLimitError('limit', why, this.rowNumber);
+        }
         const styleId = s !== undefined ? Number.parseInt(s, 10) : 0;
         // Style 0 is the default one: the row's format stands (as exceljs reads it).
         const style = styleId ? this.style(styleId) : null;
@@ -349,7 +434,10 @@ export class SheetHandler implements XmlHandler {
         break;
       case 't':
         // An inline string's runs, joined; its phonetic runs are not its text.
-        if (this.inInline && !this.phonetic) this.collecting = true;
+        if (this.inInline && !this.phonetic) {
+          this.collecting = true;
+          this.run = '';
+        }
         break;
       case 'rPh':
         if (this.inInline) this.phonetic = true;
@@ -362,7 +450,11 @@ export class SheetHandler implements XmlHandler {
   close(name: string): void {
     switch (name) {
       case 'v':
+        this.collecting = false;
+        break;
       case 't':
+        // Each run of an inline string is one ST_Xstring, with its own escapes.
+        if (this.collecting && this.inInline) this.value += decodeEscapes(this.run);
         this.collecting = false;
         break;
       case 'rPh':
@@ -389,11 +481,15 @@ export class SheetHandler implements XmlHandler {
   }
 
   text(raw: string): void {
-    if (this.collecting) this.value += decodeText(raw);
+    if (!this.collecting) return;
+    if (this.inInline) this.run += decodeText(raw);
+    else this.value += decodeText(raw);
   }
 
   cdata(text: string): void {
-    if (this.collecting) this.value += text;
+    if (!this.collecting) return;
+    if (this.inInline) this.run += text;
+    else this.value += text;
   }
 
   private endCell(): void {
@@ -411,7 +507,10 @@ export class SheetHandler implements XmlHandler {
         if (t === 'str') result = text;
         else if (t === 'e') result = { error: text };
         else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
-        else result = Number.parseFloat(text);
+        else {
+          const n = Number.parseFloat(text);
+          result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
+        }
       }
       raw = { formula: '', result };
     } else if (this.hasValue) {
@@ -439,7 +538,7 @@ export class SheetHandler implements XmlHandler {
         }
         default: {
           const n = Number.parseFloat(text);
-          raw = isExcelDateFormat(fmt) ? excelToDate(n, this.date1904) : n;
+          raw = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
           break;
         }
       }

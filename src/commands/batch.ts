@@ -70,7 +70,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .addOption(parsedOption('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)', encodingFlag))
     .addOption(parsedOption('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)', encodingFlag))
     .addOption(new Option('--format <format>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)').choices(['csv', 'xlsx']))
-    .option('--sheet <name|index>', 'the sheet of an .xlsx input: a name or a 1-based index (default: the first)')
+    .option('--sheet <name|index>', 'the worksheet of an .xlsx input: a name or a 1-based index among worksheets (default: the first)')
+    .addOption(integerOption('--skip-rows <n>', 'an .xlsx input: do not read its first N rows (titles above the header, or above the data with --no-header)', 0, 1_048_575))
     .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
     .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
@@ -101,6 +102,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       delimiter: o.delimiter as string | undefined,
       header: o.header !== false,
       sheet: o.sheet as string | undefined,
+      skipRows: o.skipRows as number | undefined,
       encoding: o.encoding as TextEncoding | undefined,
       outputEncoding: o.outputEncoding as TextEncoding | undefined,
       format: o.format as 'csv' | 'xlsx' | undefined,

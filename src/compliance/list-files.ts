@@ -63,12 +63,10 @@ export interface ImportRow {
 async function* workbookRecords(file: string): AsyncGenerator<{ record: string[]; info: { lines: number } }> {
   const { openXlsxLayout, readXlsxRows } = await import('../batch/xlsx-input.js');
   const layout = await openXlsxLayout(file, { header: false, column: '1' });
-  let row = Math.max(1, layout.workbook?.headerRow ?? 1);
   for await (const batch of readXlsxRows(layout)) {
-    for (const cells of batch) {
+    for (const [i, cells] of batch.entries()) {
       const record = cells.map((c) => c.trim());
-      if (record.some((c) => c !== '')) yield { record, info: { lines: row } };
-      row++;
+      if (record.some((c) => c !== '')) yield { record, info: { lines: batch.rowNumbers![i]! } };
     }
   }
 }

@@ -7,11 +7,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { afterAll, describe, expect, it } from 'vitest';
-import { plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadNumberFormats, plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
 import { readSheetRows } from '../../src/batch/xlsx-input.js';
 import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
 import { seededRandom } from '../../src/sandbox/clock.js';
+import { pythonWithOpenpyxl, readCellValuesIndependently } from '../helpers/xlsx-oracle.js';
+
+// numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.
+beforeAll(loadNumberFormats);
 
 const dir = mkdtempSync(path.join(tmpdir(), 'dnc-xlsx-reader-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,27 +70,8 @@ async function readWithExceljs(file: string): Promise<ReadCell[]> {
   return out;
 }
 
-const OPENPYXL = String.raw`
-import json, sys, datetime, openpyxl
-wb = openpyxl.load_workbook(open(sys.argv[1], 'rb'), data_only=True)
-ws = wb.worksheets[0]
-out = []
-for row in ws.iter_rows():
-    for c in row:
-        v = c.value
-        if v is None: continue
-        if isinstance(v, bool): k = 'b'
-        elif isinstance(v, (int, float)): k = 'n'
-        elif isinstance(v, datetime.datetime): k, v = 'd', v.isoformat(timespec='milliseconds') + 'Z'
-        elif isinstance(v, datetime.date): k, v = 'd', v.isoformat() + 'T00:00:00.000Z'
-        elif c.data_type == 'e': k = 'e'
-        else: k, v = 's', str(v)
-        out.append([c.row, c.column, k, v])
-json.dump(out, sys.stdout)
-`;
-
 function readWithOpenpyxl(file: string): Array<[number, number, string, string | number | boolean]> {
-  return JSON.parse(execFileSync('python3', ['-c', OPENPYXL, file], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Array<[number, number, string, string | number | boolean]>;
+  return readCellValuesIndependently([file])[file]![0]!.cells;
 }
 
 const CHARS = ['a', 'Z', ' ', '0', '7', '+', '&', '<', '>', '"', "'", 'é', 'ß', '中', '😀', '\n', '\t', '=', '-', ';'];
@@ -211,7 +196,7 @@ for r, c, v, fmt in json.loads(sys.stdin.read()):
     if fmt: cell.number_format = fmt
 wb.save(sys.argv[1])
 `;
-  execFileSync('python3', ['-c', script, file], { input: JSON.stringify(cells) });
+  execFileSync(pythonWithOpenpyxl(), ['-c', script, file], { input: JSON.stringify(cells) });
 }
 
 const sorted = (cells: ReadCell[]) => [...cells].sort((a, b) => a.row - b.row || a.col - b.col);

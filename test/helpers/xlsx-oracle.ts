@@ -36,7 +36,7 @@ export interface OracleSheet {
 
 let python: string | undefined;
 /** The Python that has openpyxl: the one on PATH, else Debian's (python3-openpyxl). */
-function pythonWithOpenpyxl(): string {
+export function pythonWithOpenpyxl(): string {
   if (python) return python;
   for (const candidate of ['python3', '/usr/bin/python3']) {
     try {
@@ -58,4 +58,49 @@ export function readWorkbookIndependently(file: string, cachedValues = false): O
 export function editWorkbookCell(file: string, sheet: string, ref: string, value: string): void {
   const script = `import openpyxl, sys\nwb = openpyxl.load_workbook(sys.argv[1])\nwb[sys.argv[2]][sys.argv[3]] = sys.argv[4]\nwb.save(sys.argv[1])`;
   execFileSync(pythonWithOpenpyxl(), ['-c', script, file, sheet, ref, value]);
+}
+
+/**
+ * openpyxl's values of every worksheet of each file (null for a file it cannot read): row, column, kind (s, n, b,
+ * d, e) and value; dates as ISO with milliseconds, times of day and durations as fractions of a day (dnc reads them
+ * as the numbers they are).
+ */
+const VALUES = String.raw`
+import datetime, json, sys, warnings, openpyxl
+warnings.simplefilter('ignore')
+out = {}
+for name in sys.argv[1:]:
+    try:
+        wb = openpyxl.load_workbook(open(name, 'rb'), data_only=True)
+    except Exception:
+        out[name] = None
+        continue
+    sheets = []
+    for ws in wb.worksheets:
+        cells = []
+        for row in ws.iter_rows():
+            for c in row:
+                v = c.value
+                if v is None: continue
+                if isinstance(v, bool): k = 'b'
+                elif isinstance(v, (int, float)): k = 'n'
+                elif isinstance(v, datetime.datetime): k, v = 'd', v.isoformat(timespec='milliseconds') + 'Z'
+                elif isinstance(v, datetime.date): k, v = 'd', v.isoformat() + 'T00:00:00.000Z'
+                elif isinstance(v, datetime.time): k, v = 'n', (v.hour * 3600 + v.minute * 60 + v.second + v.microsecond / 1e6) / 86400
+                elif isinstance(v, datetime.timedelta): k, v = 'n', v.total_seconds() / 86400
+                elif c.data_type == 'e': k = 'e'
+                else: k, v = 's', str(v)
+                cells.append([c.row, c.column, k, v])
+        sheets.append({'title': ws.title, 'cells': cells})
+    out[name] = sheets
+json.dump(out, sys.stdout)
+`;
+
+export interface IndependentSheet {
+  title: string;
+  cells: Array<[number, number, string, string | number | boolean]>;
+}
+
+export function readCellValuesIndependently(files: readonly string[]): Record<string, IndependentSheet[] | null> {
+  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', VALUES, ...files], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Record<string, IndependentSheet[] | null>;
 }
