@@ -546,8 +546,7 @@ export class SandboxEngine {
       // int64, at least 1 (2.5), checked above: a valid id that names no period is a 404, not a 400. Read as a
       // bigint: as a double, 9007199254740993 would name period 9007199254740992.
       const wanted = BigInt(idRaw);
-      const id = wanted <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(wanted) : null;
-      const period = id !== null && this.ids.owner.get(id) === account ? account.periodsNewestFirst().find((x) => x.id === id) : undefined;
+      const period = account.periodsNewestFirst().find((x) => BigInt(x.id) === wanted && this.ids.owner.get(x.id) === account);
       if (!period) return { status: 404, body: { error: `billing period ${wanted} not found` }, account: name };
       return { status: 200, body: { customer_name: name, data: [period.toWire()], next_cursor: null } satisfies UsagePage, account: name };
     }

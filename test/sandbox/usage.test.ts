@@ -124,6 +124,14 @@ describe('GET /v2/usage_stats', () => {
     expect((await get(sb, '/v2/usage_stats?id=9223372036854775808', ACME)).status).toBe(400);
   });
 
+  it('reads id as an int64: 2^53 + 1 is not period 2^53 (a double would round it onto it)', async () => {
+    const big = 2 ** 53;
+    const sb = await sandbox({ accounts: [{ key: 'sbx_big_ids_0001', history: [{ id: big, startDate: '2025-01-01T00:00:00Z', creditLimit: 100 }] }] });
+    const exact = await get(sb, `/v2/usage_stats?id=${big}`, 'sbx_big_ids_0001');
+    expect(exact.status).toBe(200);
+    expect((await get(sb, '/v2/usage_stats?id=9007199254740993', 'sbx_big_ids_0001')).status).toBe(404);
+  });
+
   it('answers 400 for invalid values, a bad cursor, id with paging, and a year parameter', async () => {
     const sb = await sandbox({ accounts: fixture });
     const otherCursor = (await get(sb, '/v2/usage_stats', ACME)).body.next_cursor;
