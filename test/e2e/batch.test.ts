@@ -134,6 +134,19 @@ describe('dnc batch: verdicts', () => {
     expect(r.stdout).toContain('Batch complete');
   });
 
+  it('piped progress while the list is still read shows the numbers read so far, never as a denominator', async () => {
+    // Lookups start after the first rows: the first progress line comes while the rest of the list is read.
+    // The budget stops the run after a few lookups (the rows are rendered, not_checked).
+    const { file } = usList(40_000);
+    const r = await runDnc(['batch', file, '-o', `${file}.out`, '--max-credits', '20'], { env });
+    expect(r.code, r.stderr).toBe(5);
+    const progress = r.stderr.split('\n').filter((l) => /numbers/.test(l) && /credits used$/.test(l));
+    expect(progress.length, r.stderr).toBeGreaterThan(0);
+    expect(progress[0]).toMatch(/^\d+ answered · [\d,]+ numbers read so far \(reading the list\) · /);
+    // "N/M numbers" only once M is the whole list's count.
+    for (const line of progress) if (/^[\d,]+\/[\d,]+ numbers/.test(line)) expect(line).toMatch(/^[\d,]+\/40,000 numbers/);
+  }, 60_000);
+
   it('--quiet prints nothing on stderr; the summary stays on stdout', async () => {
     const input = fixture('batch/crlf.csv');
     const r = await runDnc(['--quiet', 'batch', input, '-o', `${input}.out`], { env });
