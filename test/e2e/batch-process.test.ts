@@ -1,6 +1,6 @@
 // `dnc batch` as a process: kill -9 at several moments then resume (every row exactly once), SIGINT → 130.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
@@ -127,6 +127,32 @@ describe('dnc batch as a process', () => {
     expect(rest.code, rest.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
     expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
+  });
+
+  it.runIf(existsSync('/usr/bin/script'))('on a terminal that reports no size (`script -qfc`), the summary tables are 80 columns wide, not one-character columns', async () => {
+    sb.reset();
+    const file = path.join(tmp.dir, 'nosize.csv');
+    writeFileSync(file, 'id,phone\n1,+12025550101\n2,+12025550102\n');
+    const output = path.join(tmp.dir, 'nosize.results.csv');
+    // script(1) runs the command on a new pseudo-terminal whose size is 0×0 (as `docker -t` without a size).
+    const command = [process.execPath, BIN, 'batch', file, '-o', output].map((a) => `'${a}'`).join(' ');
+    // Spawned, not spawnSync: the sandbox answers from this process.
+    const child = spawn('script', ['-qfc', command, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, TERM: 'xterm', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const run = { status, stdout };
+    expect(run.status, run.stdout).toBe(0);
+    const lines = run.stdout.replace(/\r/g, '').split('\n');
+    const row = (first: string) => lines.find((l) => l.startsWith(`│ ${first} `));
+    // Every cell shown whole: the columns' natural widths fit in 80.
+    expect(row('callable'), run.stdout).toMatch(/^│ callable +│ +1 │ +50\.0% │$/);
+    expect(row('do_not_call'), run.stdout).toMatch(/^│ do_not_call +│ +1 │ +50\.0% │$/);
+    expect(lines.some((l) => l.includes('…')), run.stdout).toBe(false);
   });
 
   it('a second SIGINT exits at once (130) without waiting for slow lookups, leaving them in flight in the journal', async () => {
