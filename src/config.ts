@@ -291,7 +291,7 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
     });
   }
   if (url === undefined) return;
-  const { webhookUrlProblem } = await import('./wire/webhook-url.js');
+  const { webhookUrlCarries, webhookUrlProblem } = await import('./wire/webhook-url.js');
   const problem = webhookUrlProblem(url, { allowInsecure });
   if (problem) {
     const { withoutCredentials } = await import('./redact.js');
@@ -301,21 +301,8 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
         : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
     });
   }
-  // The URL goes to the service, which pushes to it, and into the batch journal: a key in it would leak
-  // into both. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
-  // Decoded as often as it changes (a key escaped twice, %2541, is a key to whoever decodes twice).
-  const forms = [url];
-  for (let i = 0; i < 4; i++) {
-    let next: string;
-    try {
-      next = decodeURIComponent(forms.at(-1)!);
-    } catch {
-      break; // a malformed escape: the forms so far are checked
-    }
-    if (next === forms.at(-1)) break;
-    forms.push(next);
-  }
-  if (secrets.some((secret) => secret.length >= 8 && forms.some((form) => form.includes(secret)))) {
+  // In any form a reader could decode (see webhookUrlCarries): the service would keep it, and the journal too.
+  if (secrets.some((secret) => webhookUrlCarries(url, secret))) {
     throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into the batch journal', {
       hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
     });
