@@ -541,6 +541,18 @@ async function listenerAttacks() {
       sock.once('connect', () => sock.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\n`));
       sockets.push(sock);
     }
+    // Right after the burst (none of them stalled yet, all from this address): /healthz on a new connection within 1 s.
+    await Promise.all(sockets.map((sock) => new Promise((resolve) => (sock.connecting ? sock.once('connect', resolve).once('error', resolve) : resolve()))));
+    const burstProbe = Date.now();
+    const afterBurst = await new Promise((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false, timeout: 1_000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('timeout', () => req.destroy(new Error('no answer within 1 s')));
+      req.on('error', (err) => resolve(err.code ?? err.message));
+    });
+    check('attacks: /healthz answers within 1 s right after a burst of 300 half-open connections', afterBurst === 200 && Date.now() - burstProbe < 1_000, `${afterBurst} after ${Date.now() - burstProbe} ms`);
     // And a request whose headers are complete but whose body trickles, a byte a second: 408 once the request time
     // is up (15 s), the connection then closed by the listener. Opened once the half-open ones have stalled for a
     // second (at the cap it takes the place of one of them; later newcomers replace older stalled ones first).
