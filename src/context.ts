@@ -85,6 +85,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     serviceConfig() {
       config ??= resolveServiceConfig(flags, env, ctx.homedir).then((c) => {
         if (!secrets.includes(c.apiKey.value)) secrets.push(c.apiKey.value);
+        for (const line of c.warnings) ctx.warn(`dnc: ${line}`);
         // Where each value came from is the first question when a key "does not work".
         const from = (source: string) => (source === 'config' ? `config file ${c.configPath}` : source);
         ctx.debug(
