@@ -10,7 +10,7 @@ import type { ComplianceFlags } from '../compliance/settings.js';
 import type { TextEncoding } from './encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
-import { describeFsError, inputError, usageError } from '../errors.js';
+import { DncError, describeFsError, ExitCode, inputError, usageError } from '../errors.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
@@ -671,6 +671,9 @@ async function runBatchJournal(
     journalMod.deleteJournalFiles(journalPath);
     ctx.info(`--restart: removed the journal ${journalPath}`);
   }
+  // A list refused at its first read (malformed, a workbook bomb) must not leave an empty journal made by this run.
+  const journalIsNew = !existsSync(journalPath);
+  let discardJournal = false;
   const lock = journalMod.acquireJournalLock(journalPath, lockDeps);
   let journal: BatchJournal | undefined;
   let client: ServiceClient | undefined;
@@ -870,6 +873,10 @@ async function runBatchJournal(
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
       unansweredSends,
     };
+  } catch (err) {
+    const c = journalIsNew && err instanceof DncError && err.exitCode === ExitCode.INPUT ? journal?.summaryCounts() : undefined;
+    discardJournal = c !== undefined && c.in_flight + c.done + c.pending === 0 && c.credits === 0;
+    throw err;
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
@@ -889,6 +896,7 @@ async function runBatchJournal(
     await logSynced?.catch(() => {});
     journal?.close();
     lock.release();
+    if (discardJournal) journalMod.deleteJournalFiles(journalPath);
   }
 }
 
