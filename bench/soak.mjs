@@ -253,6 +253,9 @@ async function crashStorm() {
     }
     check('storm: the batch completes (exit 7: finished, charged failures without a verdict) after the kills', finalCode === FINISHED, `exit ${finalCode}`);
     check('storm: the input is unchanged (SHA-256)', sha256(input) === hash);
+    // Each kill may have caught a render mid-write: the next run removes what a dead writer left (it holds numbers).
+    const leftovers = readdirSync(dir).filter((f) => f.startsWith('.') && f.endsWith('.tmp'));
+    check('storm: no temporary file of a killed run is left once the batch completes', leftovers.length === 0, leftovers.join(' '));
     const out = checkOutput('storm', input, output, (cells, o) => (o.dnc_phone_e164 === '' ? 'invalid' : expectedResult(o.dnc_phone_e164)));
     const lookups = await sb.lookups();
     const charges = chargesByNumber(lookups);

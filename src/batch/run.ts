@@ -595,9 +595,11 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
 /** Standard input copied to a private temporary file, hashed on the way. */
 async function spoolStdin(ctx: RunContext, source: string, dir: string): Promise<{ tmp: string; sha256: string }> {
   const { createHash } = await import('node:crypto');
-  const { tempPathFor } = await import('../atomic-file.js');
+  const { removeLeftoverTemps, tempPathFor } = await import('../atomic-file.js');
   if (source === '-' && ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
   makeFolder(dir, 'the list read from standard input');
+  // A run killed while spooling left its copy of the list here.
+  await removeLeftoverTemps(path.join(dir, 'stdin.csv'), ctx.now().getTime());
   const tmp = tempPathFor(path.join(dir, 'stdin.csv'));
   const hash = createHash('sha256');
   const { Transform } = await import('node:stream');

@@ -1,6 +1,6 @@
 // `dnc batch` as a process: kill -9 at several moments then resume (every row exactly once), SIGINT → 130.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
@@ -104,6 +104,27 @@ describe('dnc batch as a process', () => {
     expect(twice).toBe(charged.length - distinct);
     expect(JSON.parse(last.stdout).credits_used).toBeGreaterThanOrEqual(distinct);
   });
+
+  it('killed with SIGKILL while it writes its output, the rerun removes the temporary file it left (numbers in it)', async () => {
+    sb.reset();
+    // A long list and a small budget: a few lookups, then a render of 100,000 rows to catch in the act.
+    const file = path.join(tmp.dir, 'render-kill.csv');
+    writeFileSync(file, `id,phone\n${Array.from({ length: 100_000 }, (_, i) => `${i},+1202${String(5_550_000 + i).padStart(7, '0')}`).join('\n')}\n`);
+    const output = path.join(tmp.dir, 'render-kill.results.csv');
+    const argv = ['batch', file, '-o', output, '--max-credits', '5'];
+    const temps = () => readdirSync(tmp.dir).filter((f) => f.startsWith('.render-kill.results.csv.') && f.endsWith('.tmp'));
+    const run = start(argv);
+    await until(() => temps().length > 0, 30_000);
+    run.child.kill('SIGKILL');
+    expect((await run.exited).signal).toBe('SIGKILL');
+    const left = temps();
+    expect(left.length).toBeGreaterThan(0);
+    // Named after the writer that was killed.
+    expect(left[0]).toMatch(new RegExp(`^\\.render-kill\\.results\\.csv\\.${run.child.pid}-\\d+\\.[0-9a-f]{8}\\.tmp$`));
+    const rerun = await spawnDnc(argv, { env, timeoutMs: 60_000 });
+    expect(rerun.code, rerun.stderr).toBe(5);
+    expect(temps()).toEqual([]);
+  }, 120_000);
 
   for (const signal of ['SIGINT', 'SIGHUP'] as const) it(`${signal} stops starting lookups, writes the output and exits 130; the rerun finishes`, async () => {
     sb.reset();
