@@ -541,10 +541,22 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
   const { openInputLayout } = await import('./open-input.js');
-  const { stateDir } = await import('../evidence/paths.js');
+  const { keptFolder, stateDir } = await import('../evidence/paths.js');
+  /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
+  const stateFolderFor = (c: RunContext, what: string): string => {
+    const dir = keptFolder(c.env, c.homedir, 'state');
+    if (dir !== null) return dir;
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep ${what} in the state folder: the home folder ${c.homedir} does not exist (dnc does not create it)`, {
+      hint: 'give --journal PATH, or set HOME to a folder that exists (or XDG_STATE_HOME); nothing was sent',
+    });
+  };
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
   const spool = paths.fromStdin
-    ? await spoolStdin(ctx, paths.inputPath, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches'))
+    ? await spoolStdin(
+        ctx,
+        paths.inputPath,
+        paths.output.kind === 'file' ? path.dirname(paths.outputPath) : early ? path.dirname(early.journalPath) : path.join(stateFolderFor(ctx, 'the list read from standard input'), 'batches'),
+      )
     : null;
   try {
     const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, encoding: options.encoding });
@@ -577,7 +589,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
       const { hashFile } = await import('./ingest.js');
-      journalPath = batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
+      journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
@@ -1136,10 +1148,12 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
 }
 
 async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
-  const { cacheDir, writeCosts } = await import('./cost-cache.js');
+  const { writeCosts } = await import('./cost-cache.js');
   const origin = journal.meta()?.serviceOrigin;
   if (!origin) return;
-  if (!(await writeCosts(cacheDir(ctx.env, ctx.homedir), origin, journal.learnedCosts(), ctx.now()))) {
+  const { keptFolder } = await import('../evidence/paths.js');
+  const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
+  if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
     ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
   }
 }

@@ -4,7 +4,7 @@ import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { writeManifest, type RenderedOutputs } from './manifest.js';
-import { publicBaseUrl, stateDir } from './paths.js';
+import { keptFolder, publicBaseUrl, unkeptStateNote } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
 import { formatInteger } from '../render/numbers.js';
@@ -109,14 +109,16 @@ export async function beforeLookups(
   options: { service: string; reuseWithinMs: number | null },
 ): Promise<void> {
   const meta = journal.meta();
-  if (!(await registerJournal(stateDir(e.env, e.homedir), journal.path, meta?.outputPath ?? '', e.now()))) {
+  const unkept = unkeptStateNote(e.env, e.homedir);
+  if (unkept) say.info(`dnc: ${unkept}`);
+  const state = keptFolder(e.env, e.homedir, 'state');
+  if (state === null || !(await registerJournal(state, journal.path, meta?.outputPath ?? '', e.now()))) {
     say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
   }
   if (options.reuseWithinMs === null) return;
-  const { cacheDir } = await import('./paths.js');
   let reused = 0;
   try {
-    reused = await reuseCachedVerdicts(journal, cacheDir(e.env, e.homedir), options.service, options.reuseWithinMs, e.now());
+    reused = await reuseCachedVerdicts(journal, ownCacheDir(e), options.service, options.reuseWithinMs, e.now());
   } catch (err) {
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
     say.warn(`dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number is looked up`);
@@ -173,8 +175,14 @@ function sayUnremembered(say: Say, failure: string | null): void {
 
 /** The results cache, opened before its verdicts are known (a batch opens it while its last answers come). */
 export async function openResultsCache(e: EvidenceEnv): Promise<ResultsCache> {
-  const { cacheDir } = await import('./paths.js');
-  return ResultsCache.open(cacheDir(e.env, e.homedir));
+  return ResultsCache.open(ownCacheDir(e));
+}
+
+/** The cache folder; an error (said by its caller) when it would lie in a home folder that does not exist. */
+export function ownCacheDir(e: EvidenceEnv): string {
+  const dir = keptFolder(e.env, e.homedir, 'cache');
+  if (dir === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
+  return dir;
 }
 
 /**
