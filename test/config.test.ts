@@ -248,13 +248,14 @@ describe('who else may read or write the config and key files (as ssh)', () => {
       expect(r.stderr).toContain(`dnc: warning: the config file ${file} holds the API key and others can read it (mode 0${mode.toString(8)}); run: chmod 600 ${file}`);
     }
     for (const mode of [0o600, 0o400]) {
-      const r = await runDnc(['--config', await configWith(`ok${mode.toString(8)}`, mode), 'check', '+12025550100']);
+      // (--quiet: warnings only; the note about a home folder the tests give none of is informational.)
+      const r = await runDnc(['--quiet', '--config', await configWith(`ok${mode.toString(8)}`, mode), 'check', '+12025550100']);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
     }
     // Readable by others but holding no key: nothing to say.
     const plain = await configWith('plain', 0o644, 0o755, { base_url: stub.baseUrl });
-    const r = await runDnc(['--config', plain, '--api-key', 'flag-key-00000009', 'check', '+12025550100']);
+    const r = await runDnc(['--quiet', '--config', plain, '--api-key', 'flag-key-00000009', 'check', '+12025550100']);
     expect(r.stderr).toBe('');
   });
 
@@ -279,7 +280,7 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     expect((await runDnc(['--config', profiled, '--profile', 'acme', 'check', '+12025550100'])).code).toBe(2);
     // A pipe is no file anyone could replace: `--api-key-file <(pass show dnc)` works.
     // (Spawned without blocking: the stub answers from this process.)
-    const child = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" --api-key-file <(printf 'pipe-key-00000005') check +12025550100`], {
+    const child = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" --quiet --api-key-file <(printf 'pipe-key-00000005') check +12025550100`], {
       env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
     });
     let stderr = '';
