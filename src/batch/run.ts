@@ -20,6 +20,7 @@ import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from './phone-cache.js';
 import type { EarlyRender, RenderSummary } from './render.js';
 import type { ResultsCache } from '../evidence/results-cache.js';
+import type { Reusable, ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
@@ -107,6 +108,8 @@ export interface DryRunReport {
     unsupported_countries: string[];
     /** The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the rerun sends. */
     resuming: DryRunResume | null;
+    /** Numbers to look up whose verdict from this service is in the results cache and still valid (without --reuse-within). */
+    reusable: Reusable | null;
   };
   guard: { lines: string[]; json: unknown };
   costs: Map<string, number>;
@@ -704,6 +707,7 @@ async function runBatchJournal(
   let renderThread = null as ThreadEarlyRender | null;
   let cacheOpening = null as Promise<ResultsCache> | null;
   let renderStarting: Promise<void> | null = null;
+  let reusable = null as ReusableCounter | null;
   let lookupsOver = () => {};
   let onProgress: (progress: SchedulerProgress) => void = () => {};
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
@@ -733,6 +737,9 @@ async function runBatchJournal(
     const compliance = await import('../compliance/batch-compliance.js');
     const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
     let listsApplied = false;
+    // Fresh verdicts of these numbers in the results cache are said before the first lookup (see below): asked only
+    // when --reuse-within was not given and the cache holds recent verdicts of this service.
+    reusable = (options.reuseWithinMs ?? null) === null ? await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {}) : null;
     if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
@@ -758,9 +765,18 @@ async function runBatchJournal(
       const supported = journal.supportedCountries();
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
       // is checked when it comes, and says "so far" while reading goes on).
+      const willSend = (country: string) => !webhookMissing(country) && (!supported || supported.includes(country));
       const toWeigh = reading === null ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal) : numbersOfThisRun(journal, reading);
+      // Fresh verdicts in the results cache are said before the first lookup: the lookups wait for the numbers
+      // weighed (the list, or its first thousand numbers: a few milliseconds of reading), only when there are any.
+      if (reusable) {
+        reading?.lookupsStarted(); // (reading would otherwise wait for the first lookups before its second chunk)
+        const line = evidence.reusableGuardLine(reusable, await toWeigh, costs, willSend, reading?.reading === true);
+        reusable = null; // (closed)
+        if (line) ctx.info(`dnc: ${line}`);
+      }
       const guarding = toWeigh
-        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && (!supported || supported.includes(country))))
+        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, willSend))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
@@ -906,6 +922,7 @@ async function runBatchJournal(
     await renderStarting?.catch(() => {});
     await early?.abort();
     void cacheOpening?.then((c) => c.close()).catch(() => {}); // (a run that stopped before filling it)
+    reusable?.close();
     await costsRemembered?.catch(() => {});
     await logSynced?.catch(() => {});
     journal?.close();
@@ -1342,9 +1359,19 @@ async function dryRun(
   const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
   const seen = new DistinctNumbers();
   const byCountry = new Map<string, number>();
+  // Fresh verdicts in the results cache are looked for as the list is read (only those found are kept).
+  const evidence = await import('../evidence/batch-evidence.js');
+  const service = (options.reuseWithinMs ?? null) === null ? await ctx.serviceConfig().then((c) => new URL(c.baseUrl.value).origin, () => null) : null;
+  const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
+  const fresh: Array<{ e164: string; country: string; age: number }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
     if (!seen.add(cell.e164)) return;
     byCountry.set(cell.country, (byCountry.get(cell.country) ?? 0) + 1);
+    const age = reusable && !webhookMissing(cell.country) ? reusable.freshAge(cell.e164, cell.country) : null;
+    if (age !== null) fresh.push({ e164: cell.e164, country: cell.country, age });
+  }).catch((err: unknown) => {
+    reusable?.close();
+    throw err;
   });
   const { cacheDir, readCosts } = await import('./cost-cache.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
@@ -1411,6 +1438,9 @@ async function dryRun(
     resuming.to_look_up = guard.forecast.numbers;
     resuming.not_sent = [...toSend.values()].reduce((a, b) => a + b, 0) - guard.forecast.numbers;
   }
+  const rerun = plan ? { path: journalPath!, inUse: await journalInUse(ctx, journalPath!), resend: options.resendUnanswered === true } : null;
+  const reuse = reusable ? await evidence.reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
+  if (reuse) guard.lines.push(`note: ${(await import('../evidence/reusable.js')).reusableLine(reuse, guard.forecast.numbers)}`);
   const result = {
     input: input === '-' ? '-' : layout.path,
     rows: scan.rows,
@@ -1425,6 +1455,7 @@ async function dryRun(
     webhook_required_countries: notSent,
     unsupported_countries: [...unsupported].sort(),
     resuming,
+    reusable: reuse,
   };
   return { result, guard, costs, invalidSamples: scan.invalidSamples, maxCredits: options.maxCredits };
 }

@@ -1,5 +1,5 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
@@ -8,6 +8,8 @@ import { keptFolder, publicBaseUrl, unkeptStateNote } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
 import { formatInteger } from '../render/numbers.js';
+import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
+import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -99,6 +101,68 @@ export async function creditShortfall(
   }
   const f = forecastInOrder(queued, costs, remaining);
   return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null };
+}
+
+/**
+ * The credit guard's word on the results cache, before the first lookup: how many of the numbers about to be
+ * looked up (`sample`: the list, or its first thousand numbers while the rest is read) have a verdict there that
+ * --reuse-within would reuse, and what that would save; null when none has. Closes the counter.
+ */
+export function reusableGuardLine(
+  counter: ReusableCounter,
+  sample: Pick<BatchJournal, 'nextQueued'>,
+  costs: ReadonlyMap<string, number>,
+  willSend: (country: string) => boolean,
+  stillReading: boolean,
+): string | null {
+  let numbers = 0;
+  for (let after = 0, page = sample.nextQueued(0, 4096); page.length > 0; page = sample.nextQueued(after, 4096)) {
+    after = page[page.length - 1]!.id;
+    for (const q of page) {
+      if (!willSend(q.country)) continue;
+      numbers++;
+      counter.add(q.e164, q.country);
+    }
+  }
+  const found = counter.done(costs);
+  if (!found) return null;
+  return `credit guard: ${reusableLine(found, numbers)}${stillReading ? ' (of the numbers read so far: the list is still being read)' : ''}`;
+}
+
+/**
+ * Counts the numbers a batch will look up against the results cache, when it holds recent verdicts of `service`
+ * and --reuse-within was not given (null otherwise, or when there is no cache): judged by the validity windows
+ * the scrub is made under.
+ */
+export async function reusableCounter(e: EvidenceEnv & ComplianceContext, service: string, flags: ComplianceFlags): Promise<ReusableCounter | null> {
+  try {
+    const { complianceSettings } = await import('../compliance/settings.js');
+    return await ReusableCounter.open(e, service, e.now(), (await complianceSettings(e, flags)).validity);
+  } catch {
+    return null; // (the config is read again, and its problems said, where the batch needs it)
+  }
+}
+
+/**
+ * What --reuse-within would spare of what a run would send (a dry run): the fresh verdicts found while the list was
+ * read, less those of countries not covered and, when a stopped batch would resume (`rerun`), those of numbers its
+ * journal has answered, has pending, or (without --resend-unanswered) sent without an answer: none is sent again.
+ */
+export async function reusableOfRun(
+  counter: ReusableCounter,
+  fresh: ReadonlyArray<{ e164: string; country: string; age: number }>,
+  unsupported: ReadonlySet<string>,
+  rerun: { path: string; inUse: boolean; resend: boolean } | null,
+  costs: ReadonlyMap<string, number>,
+): Promise<Reusable | null> {
+  const sendable = fresh.filter((f) => !unsupported.has(f.country));
+  const settled = rerun ? await settledNumbersOf(rerun.path, rerun.inUse, sendable.map((f) => f.e164), rerun.resend).catch(() => null) : new Set<string>();
+  if (settled === null) {
+    counter.close(); // a journal that cannot be read: no count rather than a wrong one
+    return null;
+  }
+  for (const f of sendable) if (!settled.has(f.e164)) counter.count(f.age, f.country);
+  return counter.done(costs);
 }
 
 /** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */
