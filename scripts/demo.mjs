@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: scrubs fixtures/demo/call-list.csv against a local `dnc sandbox` (dist/ is built by its predemo script).
+// `npm run demo`: scrubs fixtures/demo/call-list.csv against a local `dnc sandbox` (dist/ is built by predemo).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -13,7 +13,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const reportFile = process.env.DNC_TEST_REPORT ? path.resolve(process.env.DNC_TEST_REPORT) : path.join(root, '.tmp', 'vitest-report.json');
+const reportFile = process.env.DNC_TEST_REPORT
+  ? path.resolve(process.env.DNC_TEST_REPORT)
+  : path.join(root, '.tmp', 'vitest-report.json');
 
 /** The summary line of the report, and whether it shows a failure (or no test passed); null when it cannot be read. */
 function summary() {
@@ -27,12 +29,14 @@ function summary() {
   const passed = report.numPassedTests ?? 0;
   const failed = report.numFailedTests ?? 0;
   const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-  return { line: `vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`, failing: failed > 0 || passed === 0 };
+  const line = `vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`;
+  return { line, failing: failed > 0 || passed === 0 };
 }
 
 if (process.argv[2] === 'run') {
   const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
-  const args = ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...process.argv.slice(3)];
+  const reporters = ['--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`];
+  const args = ['run', ...reporters, ...process.argv.slice(3)];
   // A report left by an earlier run must not stand for this one when vitest dies before writing its own.
   rmSync(reportFile, { force: true });
   const run = spawnSync(process.execPath, [vitest, ...args], { stdio: 'inherit' });

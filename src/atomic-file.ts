@@ -11,7 +11,8 @@ import { isRunning, thisProcess } from './process-identity.js';
  */
 export function tempPathFor(target: string): string {
   const { pid, start } = thisProcess();
-  return path.join(path.dirname(target), `.${path.basename(target)}.${pid}-${start}.${randomBytes(4).toString('hex')}.tmp`);
+  const random = randomBytes(4).toString('hex');
+  return path.join(path.dirname(target), `.${path.basename(target)}.${pid}-${start}.${random}.tmp`);
 }
 
 // A temporary file named before writers were (`.NAME.<8 hex>.tmp`) is judged by its age: a render takes seconds.
@@ -38,7 +39,9 @@ export async function removeLeftoverTemps(target: string, now: number): Promise<
     if (!named && !/^[0-9a-f]{8}\.tmp$/.test(rest)) continue;
     const file = path.join(dir, name);
     try {
-      const left = named ? !isRunning(Number(named[1]), Number(named[2])) : now - (await stat(file)).mtimeMs > UNNAMED_WRITER_STALE_MS;
+      const left = named
+        ? !isRunning(Number(named[1]), Number(named[2]))
+        : now - (await stat(file)).mtimeMs > UNNAMED_WRITER_STALE_MS;
       if (!left) continue;
       await rm(file, { force: true });
       removed++;

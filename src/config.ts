@@ -94,21 +94,26 @@ async function checkModes(file: string, what: string, holdsKey: boolean, warning
   if (!st?.isFile()) return;
   const mode = st.mode;
   if (mode & 0o022) {
-    throw usageError('E_CONFIG_INSECURE', `${what} ${file} is writable by others (mode ${octal(mode)}): dnc will not use it`, {
+    const message = `${what} ${file} is writable by others (mode ${octal(mode)}): dnc will not use it`;
+    throw usageError('E_CONFIG_INSECURE', message, {
       hint: `anyone who can write it can send the key elsewhere; make it yours alone: chmod go-w ${file}`,
     });
   }
   const dir = path.dirname(path.resolve(file));
   const dirMode = (await stat(dir).catch(() => null))?.mode;
   if (dirMode !== undefined && dirMode & 0o022 && !(dirMode & 0o1000)) {
-    throw usageError('E_CONFIG_INSECURE', `the folder of ${what} ${file} is writable by others (mode ${octal(dirMode)}): dnc will not use it`, {
+    const message = `the folder of ${what} ${file} is writable by others (mode ${octal(dirMode)}): dnc will not use it`;
+    throw usageError('E_CONFIG_INSECURE', message, {
       hint: `anyone who can write the folder can replace the file; run: chmod go-w ${dir}`,
     });
   }
-  if (holdsKey && mode & 0o044) warnings.push(`warning: ${what} ${file} holds the API key and others can read it (mode ${octal(mode)}); run: chmod 600 ${file}`);
+  if (holdsKey && mode & 0o044) {
+    const readable = `${what} ${file} holds the API key and others can read it (mode ${octal(mode)})`;
+    warnings.push(`warning: ${readable}; run: chmod 600 ${file}`);
+  }
 }
 
-async function readConfigFile(file: string, explicit: boolean, warnings: string[], profile?: string): Promise<ConfigFile> {
+async function readConfigFile(file: string, explicit: boolean, notes: string[], profile?: string): Promise<ConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -136,7 +141,8 @@ async function readConfigFile(file: string, explicit: boolean, warnings: string[
     throw usageError('E_CONFIG_INVALID', `config file ${file} must hold a JSON object`);
   }
   const profiles = isObject(parsed.profiles) ? Object.values(parsed.profiles).filter(isObject) : [];
-  await checkModes(file, 'the config file', [parsed, ...profiles].some((o) => typeof o.api_key === 'string' && o.api_key !== ''), warnings);
+  const holdsKey = [parsed, ...profiles].some((o) => typeof o.api_key === 'string' && o.api_key !== '');
+  await checkModes(file, 'the config file', holdsKey, notes);
   const out = configValues(parsed, file, '');
   if (profile !== undefined) {
     const profiles = parsed.profiles;
@@ -183,13 +189,21 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
   return out;
 }
 
+/** The config file read: where it was looked for, its values, and what to warn of (a key others can read). */
+interface LoadedConfig {
+  path: string;
+  file: ConfigFile;
+  warnings: string[];
+}
+
 /** The config file as it applies to this run (the --profile / DNC_PROFILE profile's values over the top level). */
-export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: string): Promise<{ path: string; file: ConfigFile; warnings: string[] }> {
+export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: string): Promise<LoadedConfig> {
   const explicitConfig = pick<string>([flags.config, 'flag'], [env.DNC_CONFIG, 'env']);
   const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
   const profile = pick<string>([flags.profile, 'flag'], [env.DNC_PROFILE, 'env'])?.value;
   const warnings: string[] = [];
-  return { path: configPath, file: await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile), warnings };
+  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile);
+  return { path: configPath, file, warnings };
 }
 
 async function readKeyFile(file: string, warnings: string[]): Promise<string> {

@@ -22,8 +22,10 @@ export function processStartTime(pid: number): number | null {
 }
 let bootTimeMs: number | undefined;
 
+type LockProcesses = { pid: number; isAlive(pid: number): boolean; startTime(pid: number): number | null };
+
 /** What the journal locks need to know about processes: this one's pid, and whether another still runs. */
-export function processLockDeps(): { pid: number; isAlive(pid: number): boolean; startTime(pid: number): number | null } {
+export function processLockDeps(): LockProcesses {
   return { pid: process.pid, isAlive: isProcessAlive, startTime: processStartTime };
 }
 

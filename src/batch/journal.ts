@@ -1470,7 +1470,12 @@ export async function isBatchJournalFile(file: string): Promise<boolean> {
  * Which of `e164s` a rerun of the journal's batch would not send again: answered, pending, or (unless `resend`)
  * sent without an answer. Read untouched, for a dry run (see readUntouched).
  */
-export function settledNumbersOf(journalPath: string, inUse: boolean, e164s: readonly string[], resend: boolean): Promise<Set<string>> {
+export function settledNumbersOf(
+  journalPath: string,
+  inUse: boolean,
+  e164s: readonly string[],
+  resend: boolean,
+): Promise<Set<string>> {
   return readUntouched(journalPath, inUse, (db) => {
     const stateOf = db.prepare<[string], { state: NumberState }>('SELECT state FROM numbers WHERE e164 = ?');
     const settled = new Set<string>();

@@ -544,8 +544,10 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   };
   const now = options.now ?? Date.now;
   // What a killed writer left of these files and of the manifest (its writer dead: see removeLeftoverTemps).
-  const manifest = meta.manifestPath ?? (meta.outputPath === '-' ? null : (await import('../evidence/manifest.js')).manifestPathFor(meta.outputPath));
-  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut, manifest]) {
+  const { manifestPathFor } = await import('../evidence/manifest.js');
+  const manifest = meta.manifestPath ?? (meta.outputPath === '-' ? null : manifestPathFor(meta.outputPath));
+  const lists = [meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut];
+  for (const target of [meta.outputPath, ...lists, manifest]) {
     if (target && target !== '-') await removeLeftoverTemps(target, now());
   }
   const summary: RenderSummary = {

@@ -108,7 +108,7 @@ export interface DryRunReport {
     unsupported_countries: string[];
     /** The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the rerun sends. */
     resuming: DryRunResume | null;
-    /** Numbers to look up whose verdict from this service is in the results cache and still valid (without --reuse-within). */
+    /** Numbers to look up whose verdict of this service, in the results cache, is still valid (no --reuse-within). */
     reusable: Reusable | null;
   };
   guard: { lines: string[]; json: unknown };
@@ -549,7 +549,8 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   const stateFolderFor = (c: RunContext, what: string): string => {
     const dir = keptFolder(c.env, c.homedir, 'state');
     if (dir !== null) return dir;
-    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep ${what} in the state folder: the home folder ${c.homedir} does not exist (dnc does not create it)`, {
+    const why = `the home folder ${c.homedir} does not exist (dnc does not create it)`;
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep ${what} in the state folder: ${why}`, {
       hint: 'give --journal PATH, or set HOME to a folder that exists (or XDG_STATE_HOME); nothing was sent',
     });
   };
@@ -558,7 +559,11 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     ? await spoolStdin(
         ctx,
         paths.inputPath,
-        paths.output.kind === 'file' ? path.dirname(paths.outputPath) : early ? path.dirname(early.journalPath) : path.join(stateFolderFor(ctx, 'the list read from standard input'), 'batches'),
+        paths.output.kind === 'file'
+          ? path.dirname(paths.outputPath)
+          : early
+            ? path.dirname(early.journalPath)
+            : path.join(stateFolderFor(ctx, 'the list read from standard input'), 'batches'),
       )
     : null;
   try {
@@ -592,7 +597,8 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
       const { hashFile } = await import('./ingest.js');
-      journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
+      const sha256 = spool?.sha256 ?? (await hashFile(paths.inputPath));
+      journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), sha256, resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
@@ -739,7 +745,9 @@ async function runBatchJournal(
     let listsApplied = false;
     // Fresh verdicts of these numbers in the results cache are said before the first lookup (see below): asked only
     // when --reuse-within was not given and the cache holds recent verdicts of this service.
-    reusable = (options.reuseWithinMs ?? null) === null ? await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {}) : null;
+    if ((options.reuseWithinMs ?? null) === null) {
+      reusable = await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
+    }
     if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
@@ -775,8 +783,9 @@ async function runBatchJournal(
         reusable = null; // (closed)
         if (line) ctx.info(`dnc: ${line}`);
       }
+      const usage = { usage: () => balance ?? client!.usage() };
       const guarding = toWeigh
-        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, willSend))
+        .then((unsent) => evidence.creditShortfall(usage, unsent, costs, willSend))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
@@ -904,7 +913,8 @@ async function runBatchJournal(
       unansweredSends,
     };
   } catch (err) {
-    const c = journalIsNew && err instanceof DncError && err.exitCode === ExitCode.INPUT ? journal?.summaryCounts() : undefined;
+    const refusedInput = err instanceof DncError && err.exitCode === ExitCode.INPUT;
+    const c = journalIsNew && refusedInput ? journal?.summaryCounts() : undefined;
     discardJournal = c !== undefined && c.in_flight + c.done + c.pending === 0 && c.credits === 0;
     throw err;
   } finally {
@@ -1361,7 +1371,8 @@ async function dryRun(
   const byCountry = new Map<string, number>();
   // Fresh verdicts in the results cache are looked for as the list is read (only those found are kept).
   const evidence = await import('../evidence/batch-evidence.js');
-  const service = (options.reuseWithinMs ?? null) === null ? await ctx.serviceConfig().then((c) => new URL(c.baseUrl.value).origin, () => null) : null;
+  const asked = (options.reuseWithinMs ?? null) !== null;
+  const service = asked ? null : await ctx.serviceConfig().then((c) => new URL(c.baseUrl.value).origin, () => null);
   const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
   const fresh: Array<{ e164: string; country: string; age: number }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
@@ -1438,9 +1449,13 @@ async function dryRun(
     resuming.to_look_up = guard.forecast.numbers;
     resuming.not_sent = [...toSend.values()].reduce((a, b) => a + b, 0) - guard.forecast.numbers;
   }
-  const rerun = plan ? { path: journalPath!, inUse: await journalInUse(ctx, journalPath!), resend: options.resendUnanswered === true } : null;
+  const resend = options.resendUnanswered === true;
+  const rerun = plan && journalPath ? { path: journalPath, inUse: await journalInUse(ctx, journalPath), resend } : null;
   const reuse = reusable ? await evidence.reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
-  if (reuse) guard.lines.push(`note: ${(await import('../evidence/reusable.js')).reusableLine(reuse, guard.forecast.numbers)}`);
+  if (reuse) {
+    const { reusableLine } = await import('../evidence/reusable.js');
+    guard.lines.push(`note: ${reusableLine(reuse, guard.forecast.numbers)}`);
+  }
   const result = {
     input: input === '-' ? '-' : layout.path,
     rows: scan.rows,

@@ -61,7 +61,7 @@ export async function runDetached(ctx: Context, args: readonly string[]): Promis
   const values: Record<string, string> = {};
   while (values.DNC_BASE_URL === undefined || values.DNC_API_KEY === undefined) {
     if (exited !== undefined) {
-      // The sandbox printed its own error (dnc: error [CODE]: …): pass it on, with its exit status; the folder is done with.
+      // The sandbox printed its own error (dnc: error [CODE]: …): passed on, with its exit status; the folder goes.
       for (const line of (await readFile(logPath, 'utf8')).split('\n').filter(Boolean)) ctx.warn(line);
       await removeDetachedFolder(dir);
       return exited;

@@ -27,7 +27,7 @@ interface SandboxFlags {
   upstreamFailureRate: number;
   usageFailure?: boolean;
   detach?: boolean;
-  /** Set by `--detach` for the background sandbox: the private folder of its output and log, removed on a clean stop. */
+  /** Set by `--detach` for the background sandbox: the folder of its output and log, removed on a clean stop. */
   detachedFolder?: string;
 }
 

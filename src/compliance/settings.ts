@@ -99,8 +99,10 @@ export async function openListForChange(ctx: Context, flags: ComplianceFlags): P
   const s = await complianceSettings(ctx, flags);
   // The default list lives in the state folder: never made inside a home folder that does not exist.
   if (!s.listExplicit && !existsSync(s.listPath) && missingHome(ctx.env, ctx.homedir, 'state') !== null) {
-    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep the internal do-not-call list in ${s.listPath}: the home folder ${ctx.homedir} does not exist (dnc does not create it)`, {
-      hint: 'give --suppression-list PATH (or DNC_SUPPRESSION_LIST), or set HOME to a folder that exists (or XDG_STATE_HOME); nothing was changed',
+    const why = `the home folder ${ctx.homedir} does not exist (dnc does not create it)`;
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep the internal do-not-call list in ${s.listPath}: ${why}`, {
+      hint: 'give --suppression-list PATH (or DNC_SUPPRESSION_LIST), or set HOME to a folder that exists ' +
+        '(or XDG_STATE_HOME); nothing was changed',
     });
   }
   const store = await SuppressionStore.open(s.listPath, { create: true, explicit: s.listExplicit });

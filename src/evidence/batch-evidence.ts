@@ -1,5 +1,6 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../batch/journal.js';
+import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
@@ -126,7 +127,8 @@ export function reusableGuardLine(
   }
   const found = counter.done(costs);
   if (!found) return null;
-  return `credit guard: ${reusableLine(found, numbers)}${stillReading ? ' (of the numbers read so far: the list is still being read)' : ''}`;
+  const soFar = stillReading ? ' (of the numbers read so far: the list is still being read)' : '';
+  return `credit guard: ${reusableLine(found, numbers)}${soFar}`;
 }
 
 /**
@@ -134,7 +136,11 @@ export function reusableGuardLine(
  * and --reuse-within was not given (null otherwise, or when there is no cache): judged by the validity windows
  * the scrub is made under.
  */
-export async function reusableCounter(e: EvidenceEnv & ComplianceContext, service: string, flags: ComplianceFlags): Promise<ReusableCounter | null> {
+export async function reusableCounter(
+  e: EvidenceEnv & ComplianceContext,
+  service: string,
+  flags: ComplianceFlags,
+): Promise<ReusableCounter | null> {
   try {
     const { complianceSettings } = await import('../compliance/settings.js');
     return await ReusableCounter.open(e, service, e.now(), (await complianceSettings(e, flags)).validity);
@@ -156,7 +162,10 @@ export async function reusableOfRun(
   costs: ReadonlyMap<string, number>,
 ): Promise<Reusable | null> {
   const sendable = fresh.filter((f) => !unsupported.has(f.country));
-  const settled = rerun ? await settledNumbersOf(rerun.path, rerun.inUse, sendable.map((f) => f.e164), rerun.resend).catch(() => null) : new Set<string>();
+  const numbers = sendable.map((f) => f.e164);
+  const settled = rerun
+    ? await settledNumbersOf(rerun.path, rerun.inUse, numbers, rerun.resend).catch(() => null)
+    : new Set<string>();
   if (settled === null) {
     counter.close(); // a journal that cannot be read: no count rather than a wrong one
     return null;

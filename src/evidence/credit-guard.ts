@@ -87,10 +87,13 @@ export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): str
         : `warning: credits are short: ${need}, but only ${n(f.remaining)} remain in this billing period`,
   );
   const resume = '(resume after a top-up or in the next period)';
+  const after = f.stopsAfter!;
   lines.push(
-    f.stopsAfter === 0
-      ? `  the batch ${verb} be refused at its first lookup (429): all ${n(f.numbers)} number(s) would be not_checked ${resume}`
-      : `  the batch ${verb} stop at the credit limit (429) after about ${n(f.stopsAfter!)} of ${n(f.numbers)} number(s); the other ${n(f.numbers - f.stopsAfter!)} would be not_checked ${resume}`,
+    after === 0
+      ? `  the batch ${verb} be refused at its first lookup (429): all ${n(f.numbers)} number(s) ` +
+        `would be not_checked ${resume}`
+      : `  the batch ${verb} stop at the credit limit (429) after about ${n(after)} of ${n(f.numbers)} number(s); ` +
+          `the other ${n(f.numbers - after)} would be not_checked ${resume}`,
   );
   return lines;
 }

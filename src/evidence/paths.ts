@@ -27,7 +27,7 @@ export function missingHome(env: Env, homedir: string, kind: OwnFolder): string 
   return existsSync(homedir) ? null : homedir;
 }
 
-/** The folder of that kind, when dnc may keep files in it; null when it would lie in a home folder that does not exist. */
+/** The folder of that kind, when dnc may keep files in it; null when it would lie in a home folder that is missing. */
 export function keptFolder(env: Env, homedir: string, kind: OwnFolder): string | null {
   if (missingHome(env, homedir, kind) !== null) return null;
   return kind === 'state' ? stateDir(env, homedir) : cacheDir(env, homedir);
@@ -43,7 +43,11 @@ export function unkeptStateNote(env: Env, homedir: string): string | null {
     ...(cache ? ['the results cache (--reuse-within) and learned costs (--dry-run estimates)'] : []),
   ];
   const set = [...(state ? ['XDG_STATE_HOME'] : []), ...(cache ? ['XDG_CACHE_HOME'] : [])].join(' and ');
-  return `note: the home folder ${homedir} does not exist and dnc does not create it: not kept between runs: ${lost.join('; ')} (set HOME to a folder that exists, or ${set})`;
+  return (
+    `note: the home folder ${homedir} does not exist and dnc does not create it: ` +
+    `not kept between runs: ${lost.join('; ')} ` +
+    `(set HOME to a folder that exists, or ${set})`
+  );
 }
 
 /** A base URL as it may be written to files: no credentials, no query, no fragment. */

@@ -72,7 +72,8 @@ export class ResultsCache {
 
   /** Whether any verdict of `service` was checked at or after `notBefore` (one indexed probe). */
   hasVerdictsSince(service: string, notBefore: Date): boolean {
-    return this.db.prepare('SELECT 1 FROM results WHERE service = ? AND checked_ms >= ? LIMIT 1').get(service, notBefore.getTime()) !== undefined;
+    const probe = this.db.prepare('SELECT 1 FROM results WHERE service = ? AND checked_ms >= ? LIMIT 1');
+    return probe.get(service, notBefore.getTime()) !== undefined;
   }
 
   /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */

@@ -1,4 +1,4 @@
-// What --reuse-within would save, said before a batch spends: verdicts still fresh in the results cache for its numbers.
+// What --reuse-within would save, said before a batch spends: fresh verdicts in the results cache for its numbers.
 import { windowDays, type ValidityRules } from '../compliance/validity.js';
 import { formatInteger } from '../render/numbers.js';
 import { UNKNOWN_COST_FLOOR } from './credit-guard.js';
@@ -51,7 +51,8 @@ export class ReusableCounter {
     if (!cache) return null;
     const longest = Math.max(rules.otherDays, ...Object.values(rules.byCountry));
     try {
-      if (cache.hasVerdictsSince(service, new Date(now.getTime() - longest * DAY_MS))) return new ReusableCounter(cache, service, now, rules);
+      const recent = cache.hasVerdictsSince(service, new Date(now.getTime() - longest * DAY_MS));
+      if (recent) return new ReusableCounter(cache, service, now, rules);
     } catch {
       // An unreadable cache: nothing to say about it here (a batch that fills it reports that).
     }
@@ -67,7 +68,8 @@ export class ReusableCounter {
 
   /** How old the cached verdict of a number is, when it is still valid for its country (else null). */
   freshAge(e164: string, country: string): number | null {
-    const v = this.cache.get(this.service, e164, new Date(this.now.getTime() - windowDays(this.rules, country) * DAY_MS));
+    const notBefore = new Date(this.now.getTime() - windowDays(this.rules, country) * DAY_MS);
+    const v = this.cache.get(this.service, e164, notBefore);
     const checkedMs = v ? parseServiceTime(v.checkedAt) : NaN;
     return Number.isFinite(checkedMs) ? Math.max(0, this.now.getTime() - checkedMs) : null;
   }
@@ -106,7 +108,8 @@ export class ReusableCounter {
 }
 
 /** Windows a person would type, shortest first; beyond them, whole weeks. */
-const LADDER_MS = ['10m', '30m', '1h', '2h', '6h', '12h', '1d', '2d', '3d', '7d'].map((d) => parseDuration('--reuse-within', d));
+const LADDER = ['10m', '30m', '1h', '2h', '6h', '12h', '1d', '2d', '3d', '7d'];
+const LADDER_MS = LADDER.map((d) => parseDuration('--reuse-within', d));
 
 /**
  * The first window of the ladder that the oldest verdict still falls in once a few minutes have passed (the time
@@ -121,7 +124,8 @@ export function suggestedWindowMs(oldestAgeMs: number): number {
 export function reusableLine(r: Reusable, of: number): string {
   const n = formatInteger;
   return (
-    `${n(r.numbers)} of the ${n(of)} number(s) to look up were checked by this service within the last ${r.window} and their verdicts are ` +
-    `still valid (the results cache): --reuse-within ${r.window} would reuse them and save about ${n(r.credits)} credit(s)`
+    `${n(r.numbers)} of the ${n(of)} number(s) to look up were checked by this service within the last ${r.window} ` +
+    `and their verdicts are still valid (the results cache): --reuse-within ${r.window} would reuse them ` +
+    `and save about ${n(r.credits)} credit(s)`
   );
 }
