@@ -140,7 +140,10 @@ describe('dnc batch: verdicts', () => {
     // Lookups start after the first rows: the first progress line comes while the rest of the list is read.
     // The budget stops the run after a few lookups (the rows are rendered, not_checked).
     const { file } = usList(40_000);
-    const r = await runDnc(['batch', file, '-o', `${file}.out`, '--max-credits', '20'], { env });
+    // A cache of its own: recent verdicts of these numbers (another test's, on a port reused) would have the
+    // lookups wait for the first thousand numbers, to say so first.
+    const own = { ...env, XDG_CACHE_HOME: path.join(tmp.dir, 'progress-cache'), XDG_STATE_HOME: path.join(tmp.dir, 'progress-state') };
+    const r = await runDnc(['batch', file, '-o', `${file}.out`, '--max-credits', '20'], { env: own });
     expect(r.code, r.stderr).toBe(5);
     const progress = r.stderr.split('\n').filter((l) => /numbers/.test(l) && /credits used$/.test(l));
     expect(progress.length, r.stderr).toBeGreaterThan(0);
