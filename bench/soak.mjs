@@ -9,7 +9,7 @@
 // every stdout, stderr and file of every step for the test key. Exits 1 when any invariant fails.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes, randomUUID, createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
@@ -70,6 +70,8 @@ async function closeSandbox(sb) {
 }
 
 function dncEnv(sb) {
+  // A home folder that exists: dnc never makes one, and would then keep no state.
+  mkdirSync(path.join(tmp.dir, 'home'), { recursive: true });
   return { ...sb.env, HOME: path.join(tmp.dir, 'home'), XDG_CONFIG_HOME: path.join(tmp.dir, 'config'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
 }
 
@@ -254,6 +256,9 @@ async function crashStorm() {
     }
     check('storm: the batch completes (exit 7: finished, charged failures without a verdict) after the kills', finalCode === FINISHED, `exit ${finalCode}`);
     check('storm: the input is unchanged (SHA-256)', sha256(input) === hash);
+    // Each kill may have caught a render mid-write: the next run removes what a dead writer left (it holds numbers).
+    const leftovers = readdirSync(dir).filter((f) => f.startsWith('.') && f.endsWith('.tmp'));
+    check('storm: no temporary file of a killed run is left once the batch completes', leftovers.length === 0, leftovers.join(' '));
     const out = checkOutput('storm', input, output, (cells, o) => (o.dnc_phone_e164 === '' ? 'invalid' : expectedResult(o.dnc_phone_e164)));
     const lookups = await sb.lookups();
     const charges = chargesByNumber(lookups);
@@ -480,6 +485,19 @@ async function listenerAttacks() {
   const sb = await sandbox(['--allow-insecure-webhooks', '--time-scale', '0.05', '--credit-limit', '100000000']);
   const env = dncEnv(sb);
   try {
+    // 0. Configuration that would send the key elsewhere: a config file others may write (its base_url could be
+    // anyone's) is refused; a webhook URL carrying the key in another form (case, base64url, hex) is refused.
+    const configFile = path.join(dir, 'shared-config.json');
+    writeFileSync(configFile, JSON.stringify({ base_url: 'https://attacker.invalid' }));
+    chmodSync(configFile, 0o666);
+    const writable = await dnc('attacks: a config others may write', ['--config', configFile, 'usage'], { env });
+    check('attacks: a config file others may write is refused (exit 2, E_CONFIG_INSECURE)', writable.code === 2 && writable.stderr.includes('[E_CONFIG_INSECURE]'), `exit ${writable.code}: ${writable.stderr.slice(-200)}`);
+    const lookups = async () => (await sb.requests()).filter((q) => q.path === '/check_phone_number').length;
+    for (const [form, value] of [['upper case', KEY.toUpperCase()], ['base64url', Buffer.from(`id:${KEY}`).toString('base64url')], ['hex', Buffer.from(KEY).toString('hex')]]) {
+      const before = await lookups();
+      const r = await dnc(`attacks: webhook URL with the key (${form})`, ['check', '+61412345101', '--webhook-url', `http://127.0.0.1:9/hooks?t=${value}`, '--allow-insecure-webhook-url'], { env });
+      check('attacks: a webhook URL carrying the key (upper case, base64url, hex) is refused, nothing sent', r.code === 2 && r.stderr.includes('carries the API key') && (await lookups()) === before, `${form}: exit ${r.code}`);
+    }
     const b = await dnc('attacks: batch', ['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url', '--concurrency', '16'], { env });
     check('attacks: the batch exits 8 (pending)', b.code === 8, `exit ${b.code}: ${b.stderr.slice(-300)}`);
     // No --path: the listener serves the batch's (unguessable) webhook path only. Not --exit-when-done: on a slow
@@ -542,6 +560,18 @@ async function listenerAttacks() {
       sock.once('connect', () => sock.write(`POST ${pushPath} HTTP/1.1\r\nHost: x\r\n`));
       sockets.push(sock);
     }
+    // Right after the burst (none of them stalled yet, all from this address): /healthz on a new connection within 1 s.
+    await Promise.all(sockets.map((sock) => new Promise((resolve) => (sock.connecting ? sock.once('connect', resolve).once('error', resolve) : resolve()))));
+    const burstProbe = Date.now();
+    const afterBurst = await new Promise((resolve) => {
+      const req = http.get({ host: '127.0.0.1', port, path: '/healthz', agent: false, timeout: 1_000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('timeout', () => req.destroy(new Error('no answer within 1 s')));
+      req.on('error', (err) => resolve(err.code ?? err.message));
+    });
+    check('attacks: /healthz answers within 1 s right after a burst of 300 half-open connections', afterBurst === 200 && Date.now() - burstProbe < 1_000, `${afterBurst} after ${Date.now() - burstProbe} ms`);
     // And a request whose headers are complete but whose body trickles, a byte a second: 408 once the request time
     // is up (15 s), the connection then closed by the listener. Opened once the half-open ones have stalled for a
     // second (at the cap it takes the place of one of them; later newcomers replace older stalled ones first).

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: scrubs fixtures/demo/call-list.csv against a local `dnc sandbox` (dist/ is built by npm ci's prepare).
+// `npm run demo`: scrubs fixtures/demo/call-list.csv against a local `dnc sandbox` (dist/ is built by predemo).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -15,7 +15,7 @@ const output = path.join(outDir, 'call-list.results.csv');
 const callable = path.join(outDir, 'call-list.callable.csv');
 
 if (!existsSync(path.join(root, 'dist', 'bundle', 'dnc.js'))) {
-  console.error('demo: dist/ is missing; run `npm ci` (or `npm run build`) first');
+  console.error('demo: dist/ is missing; run `npm run build` first');
   process.exit(1);
 }
 mkdirSync(path.join(root, outDir), { recursive: true });

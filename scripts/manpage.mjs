@@ -1,5 +1,5 @@
 // Writes dist/man/dnc.1 (package.json "man") from the command tree the parser is built from, so the
-// man page lists exactly the commands and options dnc accepts. Runs after tsc in build and prepare.
+// man page lists exactly the commands and options dnc accepts. Runs after tsc in build and prepack.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { buildProgram } from '../dist/main.js';
 import { programSpec } from '../dist/commands/completion.js';

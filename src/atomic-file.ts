@@ -1,12 +1,55 @@
 // Whole-file writes a reader never sees half done: a temporary file beside the target, then a rename.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { open, rename, rm, writeFile } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isRunning, thisProcess } from './process-identity.js';
 
-/** A fresh temporary path beside `target` (same folder, so the rename is atomic): `.NAME.<8 hex>.tmp`. */
+/**
+ * A fresh temporary path beside `target` (same folder, so the rename is atomic): `.NAME.<pid>-<start>.<8 hex>.tmp`,
+ * naming its writer, so that a later run can tell the leftovers of a killed writer from a file being written.
+ */
 export function tempPathFor(target: string): string {
-  return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(4).toString('hex')}.tmp`);
+  const { pid, start } = thisProcess();
+  const random = randomBytes(4).toString('hex');
+  return path.join(path.dirname(target), `.${path.basename(target)}.${pid}-${start}.${random}.tmp`);
+}
+
+// A temporary file named before writers were (`.NAME.<8 hex>.tmp`) is judged by its age: a render takes seconds.
+const UNNAMED_WRITER_STALE_MS = 10 * 60_000;
+
+/**
+ * Removes the temporary files of `target` whose writer no longer runs (a `kill -9` while writing leaves them, holding
+ * numbers), never one a live process may still rename (a `dnc listen` rendering). Returns how many it removed.
+ */
+export async function removeLeftoverTemps(target: string, now: number): Promise<number> {
+  const dir = path.dirname(target);
+  const prefix = `.${path.basename(target)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const rest = name.slice(prefix.length);
+    const named = /^(\d+)-(\d+)\.[0-9a-f]{8}\.tmp$/.exec(rest);
+    if (!named && !/^[0-9a-f]{8}\.tmp$/.test(rest)) continue;
+    const file = path.join(dir, name);
+    try {
+      const left = named
+        ? !isRunning(Number(named[1]), Number(named[2]))
+        : now - (await stat(file)).mtimeMs > UNNAMED_WRITER_STALE_MS;
+      if (!left) continue;
+      await rm(file, { force: true });
+      removed++;
+    } catch {
+      // Gone already, or not ours to remove: either way nothing to do.
+    }
+  }
+  return removed;
 }
 
 // Through fs.fsync, as a write stream with `flush: true` syncs: one path to the disk for every output.

@@ -1,5 +1,5 @@
 // Configuration: flag > environment > config file > default, keeping where each value came from.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { usageError } from './errors.js';
 
@@ -43,6 +43,8 @@ export interface ServiceConfig {
   forwardedHost: Sourced<string> | undefined;
   /** Where the config file was looked for, and whether it existed. */
   configPath: string;
+  /** What the user should hear about files read (a key others can read), each a line without "dnc: ". */
+  warnings: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -78,7 +80,40 @@ export function defaultConfigPath(env: Env, homedir: string): string {
   return path.join(base, 'dnc', 'config.json');
 }
 
-async function readConfigFile(file: string, explicit: boolean, profile?: string): Promise<ConfigFile> {
+/** A mode as `ls -l` and chmod show it: 0644. */
+const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
+/**
+ * As ssh treats its config and keys: a file that others may write (or whose folder they may write, a sticky one
+ * like /tmp aside) is refused, since anyone could point base_url at their own server and be sent the key; one
+ * holding a key that others may read is used, with a warning. Exit 2, naming the chmod to run.
+ */
+async function checkModes(file: string, what: string, holdsKey: boolean, warnings: string[]): Promise<void> {
+  const st = await stat(file).catch(() => null);
+  // A pipe or a terminal (`--api-key-file <(pass show dnc)`, /dev/stdin) is no file anyone could replace.
+  if (!st?.isFile()) return;
+  const mode = st.mode;
+  if (mode & 0o022) {
+    const message = `${what} ${file} is writable by others (mode ${octal(mode)}): dnc will not use it`;
+    throw usageError('E_CONFIG_INSECURE', message, {
+      hint: `anyone who can write it can send the key elsewhere; make it yours alone: chmod go-w ${file}`,
+    });
+  }
+  const dir = path.dirname(path.resolve(file));
+  const dirMode = (await stat(dir).catch(() => null))?.mode;
+  if (dirMode !== undefined && dirMode & 0o022 && !(dirMode & 0o1000)) {
+    const message = `the folder of ${what} ${file} is writable by others (mode ${octal(dirMode)}): dnc will not use it`;
+    throw usageError('E_CONFIG_INSECURE', message, {
+      hint: `anyone who can write the folder can replace the file; run: chmod go-w ${dir}`,
+    });
+  }
+  if (holdsKey && mode & 0o044) {
+    const readable = `${what} ${file} holds the API key and others can read it (mode ${octal(mode)})`;
+    warnings.push(`warning: ${readable}; run: chmod 600 ${file}`);
+  }
+}
+
+async function readConfigFile(file: string, explicit: boolean, notes: string[], profile?: string): Promise<ConfigFile> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -105,6 +140,9 @@ async function readConfigFile(file: string, explicit: boolean, profile?: string)
   if (!isObject(parsed)) {
     throw usageError('E_CONFIG_INVALID', `config file ${file} must hold a JSON object`);
   }
+  const profiles = isObject(parsed.profiles) ? Object.values(parsed.profiles).filter(isObject) : [];
+  const holdsKey = [parsed, ...profiles].some((o) => typeof o.api_key === 'string' && o.api_key !== '');
+  await checkModes(file, 'the config file', holdsKey, notes);
   const out = configValues(parsed, file, '');
   if (profile !== undefined) {
     const profiles = parsed.profiles;
@@ -151,15 +189,25 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
   return out;
 }
 
+/** The config file read: where it was looked for, its values, and what to warn of (a key others can read). */
+interface LoadedConfig {
+  path: string;
+  file: ConfigFile;
+  warnings: string[];
+}
+
 /** The config file as it applies to this run (the --profile / DNC_PROFILE profile's values over the top level). */
-export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: string): Promise<{ path: string; file: ConfigFile }> {
+export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: string): Promise<LoadedConfig> {
   const explicitConfig = pick<string>([flags.config, 'flag'], [env.DNC_CONFIG, 'env']);
   const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
   const profile = pick<string>([flags.profile, 'flag'], [env.DNC_PROFILE, 'env'])?.value;
-  return { path: configPath, file: await readConfigFile(configPath, explicitConfig !== undefined, profile) };
+  const warnings: string[] = [];
+  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile);
+  return { path: configPath, file, warnings };
 }
 
-async function readKeyFile(file: string): Promise<string> {
+async function readKeyFile(file: string, warnings: string[]): Promise<string> {
+  await checkModes(file, 'the API key file', true, warnings);
   try {
     const key = (await readFile(file, 'utf8')).trim();
     if (!key) throw usageError('E_CONFIG_INVALID', `API key file ${file} is empty`);
@@ -181,12 +229,12 @@ function pick<T>(...candidates: Array<[T | undefined, ValueSource]>): Sourced<T>
 
 /** Resolves what is needed to talk to the service; throws exit-2 errors that name every way to give a value. */
 export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir: string): Promise<ServiceConfig> {
-  const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
+  const { path: configPath, file, warnings } = await loadConfigFile(flags, env, homedir);
 
-  const keyFromFile = flags.apiKeyFile ? await readKeyFile(flags.apiKeyFile) : undefined;
+  const keyFromFile = flags.apiKeyFile ? await readKeyFile(flags.apiKeyFile, warnings) : undefined;
   // A profile's api_key_file is read only when nothing above it gives the key.
   const configKeyFile = !flags.apiKey && !keyFromFile && !env.DNC_API_KEY && !file.api_key && file.api_key_file
-    ? await readKeyFile(path.resolve(path.dirname(configPath), file.api_key_file))
+    ? await readKeyFile(path.resolve(path.dirname(configPath), file.api_key_file), warnings)
     : undefined;
   const apiKey = pick<string>(
     [flags.apiKey, 'flag'],
@@ -225,7 +273,7 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
       hint: `give it with --api-key KEY (or --api-key-file PATH), the DNC_API_KEY environment variable, or "api_key" in ${configPath}`,
     });
   }
-  return { baseUrl, apiKey, forwardedHost, configPath };
+  return { baseUrl, apiKey, forwardedHost, configPath, warnings };
 }
 
 /** Where a value was given, as the user would name it. */
@@ -291,7 +339,7 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
     });
   }
   if (url === undefined) return;
-  const { webhookUrlProblem } = await import('./wire/webhook-url.js');
+  const { webhookUrlCarries, webhookUrlProblem } = await import('./wire/webhook-url.js');
   const problem = webhookUrlProblem(url, { allowInsecure });
   if (problem) {
     const { withoutCredentials } = await import('./redact.js');
@@ -301,21 +349,8 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
         : 'nothing was sent; give a public https URL (for a local sandbox, add --allow-insecure-webhook-url)',
     });
   }
-  // The URL goes to the service, which pushes to it, and into the batch journal: a key in it would leak
-  // into both. Keys shorter than 8 characters are not looked for (they would match ordinary URL text).
-  // Decoded as often as it changes (a key escaped twice, %2541, is a key to whoever decodes twice).
-  const forms = [url];
-  for (let i = 0; i < 4; i++) {
-    let next: string;
-    try {
-      next = decodeURIComponent(forms.at(-1)!);
-    } catch {
-      break; // a malformed escape: the forms so far are checked
-    }
-    if (next === forms.at(-1)) break;
-    forms.push(next);
-  }
-  if (secrets.some((secret) => secret.length >= 8 && forms.some((form) => form.includes(secret)))) {
+  // In any form a reader could decode (see webhookUrlCarries): the service would keep it, and the journal too.
+  if (secrets.some((secret) => webhookUrlCarries(url, secret))) {
     throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into the batch journal', {
       hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
     });

@@ -1,5 +1,4 @@
 // What a command may use: injected I/O, environment, clock, configuration, the service client, interrupts.
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, resolveServiceConfig, type GlobalFlags, type ServiceConfig } from './config.js';
 import { redactSecrets } from './errors.js';
@@ -85,6 +84,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     serviceConfig() {
       config ??= resolveServiceConfig(flags, env, ctx.homedir).then((c) => {
         if (!secrets.includes(c.apiKey.value)) secrets.push(c.apiKey.value);
+        for (const line of c.warnings) ctx.warn(`dnc: ${line}`);
         // Where each value came from is the first question when a key "does not work".
         const from = (source: string) => (source === 'config' ? `config file ${c.configPath}` : source);
         ctx.debug(
@@ -128,37 +128,4 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
   return ctx;
 }
 
-/**
- * When a process started (ms since the epoch), from /proc on Linux; null where that cannot be read. With the pid it
- * names one process for good: a pid reused by a later process has a later start.
- */
-export function processStartTime(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after its closing ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[19]); // field 22, starttime, in clock ticks since boot
-    bootTimeMs ??= Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]) * 1000;
-    // USER_HZ is 100 on every Linux architecture node runs on.
-    const start = bootTimeMs + ticks * 10;
-    return Number.isFinite(start) ? start : null;
-  } catch {
-    return null;
-  }
-}
-let bootTimeMs: number | undefined;
-
-/** What the journal locks need to know about processes: this one's pid, and whether another still runs. */
-export function processLockDeps(): { pid: number; isAlive(pid: number): boolean; startTime(pid: number): number | null } {
-  return { pid: process.pid, isAlive: isProcessAlive, startTime: processStartTime };
-}
-
-/** Whether another process is alive (e.g. the holder of a batch journal's lock); EPERM means alive but not ours. */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { isProcessAlive, processLockDeps, processStartTime } from './process-identity.js';

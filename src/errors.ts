@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   E_CONFIG_MISSING: { exit: ExitCode.USAGE, summary: 'the base URL or the API key is not configured' },
   E_CONFIG_INVALID: { exit: ExitCode.USAGE, summary: 'a configuration value (flag, environment or config file) is not valid' },
   E_CONFIG_UNREADABLE: { exit: ExitCode.USAGE, summary: 'the config file or the --api-key-file cannot be read' },
+  E_CONFIG_INSECURE: { exit: ExitCode.USAGE, summary: 'a config or key file, or its folder, is writable by others' },
   E_COLUMN_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'batch: the --column named is not in the input' },
   E_COLUMN_REQUIRED: { exit: ExitCode.USAGE, summary: 'batch: no phone column could be detected; give --column' },
   E_COLUMN_AMBIGUOUS: { exit: ExitCode.USAGE, summary: 'batch: several columns could be the phone column; give --column' },

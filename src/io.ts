@@ -89,6 +89,14 @@ function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) 
   });
 }
 
+/** The width of a terminal that cannot tell its own. */
+export const DEFAULT_COLUMNS = 80;
+
+/** A width a terminal reported, or undefined when it reported none (0, or not a number). */
+export function knownWidth(columns: number | undefined): number | undefined {
+  return columns !== undefined && Number.isFinite(columns) && columns > 0 ? columns : undefined;
+}
+
 /** The process's standard streams; `onStream` is called with stdout or stderr when it is set up (see lazyStdio). */
 export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) => void = () => {}): IO {
   const stdout = lazyStdio(1, onStream);
@@ -119,10 +127,10 @@ export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1
     get stderrColor() {
       return colourAllowed(env, this.stderrIsTTY);
     },
-    // Only a terminal has a width.
+    // Only a terminal has a width; one that reports none (0 under `script` or `docker -t` without a size) is 80 wide.
     get columns() {
       const columns = (fd: 1 | 2) => (mayBeTerminal(fd) ? ((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).columns : undefined);
-      return columns(1) ?? columns(2) ?? 80;
+      return knownWidth(columns(1)) ?? knownWidth(columns(2)) ?? DEFAULT_COLUMNS;
     },
   };
 }

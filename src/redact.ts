@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { defaultConfigPath } from './config.js';
+import { isRegularFile } from './file-kind.js';
 import { redactSecrets } from './errors.js';
 import type { IO } from './io.js';
 
@@ -45,7 +46,9 @@ function readQuietly(file: string): string | undefined {
 export function collectSecrets(argv: readonly string[], env: Env, homedir: string): string[] {
   const found: Array<string | undefined> = [optionValue(argv, '--api-key'), env.DNC_API_KEY];
   const keyFile = optionValue(argv, '--api-key-file');
-  if (keyFile) found.push(readQuietly(keyFile)?.trim());
+  // Read here only when it is a regular file: a pipe (`--api-key-file <(pass show dnc)`) gives its key once, to the
+  // configuration step, which adds it to the secrets then.
+  if (keyFile && isRegularFile(keyFile)) found.push(readQuietly(keyFile)?.trim());
   const configFile = optionValue(argv, '--config') || env.DNC_CONFIG || defaultConfigPath(env, homedir);
   const config = readQuietly(configFile);
   if (config) {

@@ -1,11 +1,12 @@
 // Configuration: flag > environment > config file, the default file location, key files, and what is missing.
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defaultConfigPath, resolveServiceConfig } from '../src/config.js';
 import { VERSION } from '../src/version.js';
-import { REPO_ROOT, dncErrorOf, runDnc } from './helpers/cli.js';
+import { BIN, NO_HOME, REPO_ROOT, dncErrorOf, runDnc } from './helpers/cli.js';
 import { lookupHeaders, startStub, type StubServer } from './service/stub-server.js';
 
 let dir: string;
@@ -197,6 +198,97 @@ describe('through the command line', () => {
     const r = await runDnc(['check', '+12025550100'], { env: { XDG_CONFIG_HOME: xdg } });
     expect(r.code, r.stderr).toBe(0);
     expect(stub.requests[0]!.headers.authorization).toBe('Bearer xdg-cli-key-0005');
+  });
+});
+
+describe('who else may read or write the config and key files (as ssh)', () => {
+  /** A config file holding a key, with the given mode, in a folder of the given mode. */
+  async function configWith(name: string, mode: number, dirMode = 0o700, value: Record<string, unknown> = { base_url: stub.baseUrl, api_key: 'mode-key-00000001' }) {
+    const file = await writeJson(path.join(dir, 'modes', name, 'config.json'), value);
+    await chmod(file, mode);
+    await chmod(path.dirname(file), dirMode);
+    return file;
+  }
+
+  it('a config file others may write (0666, 0664, 0646) is refused with exit 2 and the chmod to run; nothing is sent', async () => {
+    for (const mode of [0o666, 0o664, 0o646, 0o620]) {
+      const file = await configWith(`w${mode.toString(8)}`, mode);
+      const r = await runDnc(['--config', file, 'check', '+12025550100']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`dnc: error [E_CONFIG_INSECURE]: the config file ${file} is writable by others (mode 0${mode.toString(8)}): dnc will not use it`);
+      expect(r.stderr).toContain(`chmod go-w ${file}`);
+      expect(r.stderr).not.toContain('mode-key-00000001');
+    }
+    // Without a key in it too: base_url alone would send the key given elsewhere to whoever wrote it.
+    const noKey = await configWith('nokey', 0o666, 0o700, { base_url: stub.baseUrl });
+    expect((await runDnc(['--config', noKey, '--api-key', 'flag-key-00000009', 'check', '+12025550100'])).code).toBe(2);
+    expect(stub.requests).toHaveLength(0);
+  });
+
+  it('a config folder others may write is refused (a sticky one such as /tmp is not)', async () => {
+    const file = await configWith('openfolder', 0o600, 0o777);
+    const r = await runDnc(['--config', file, 'check', '+12025550100']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`the folder of the config file ${file} is writable by others (mode 0777)`);
+    expect(r.stderr).toContain(`chmod go-w ${path.dirname(file)}`);
+    const sticky = await configWith('sticky', 0o600, 0o1777);
+    expect((await runDnc(['--config', sticky, 'check', '+12025550100'])).code).toBe(0);
+    // The default location is checked as an explicit one is.
+    const xdg = path.join(dir, 'modes', 'xdg');
+    const dflt = await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: stub.baseUrl, api_key: 'mode-key-00000001' });
+    await chmod(path.dirname(dflt), 0o770);
+    expect((await runDnc(['check', '+12025550100'], { env: { XDG_CONFIG_HOME: xdg } })).code).toBe(2);
+  });
+
+  it('a key others may read is used, with a warning naming the chmod; 0600 and 0400 say nothing', async () => {
+    for (const mode of [0o644, 0o640, 0o604]) {
+      const file = await configWith(`r${mode.toString(8)}`, mode);
+      const r = await runDnc(['--config', file, 'check', '+12025550100']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`dnc: warning: the config file ${file} holds the API key and others can read it (mode 0${mode.toString(8)}); run: chmod 600 ${file}`);
+    }
+    for (const mode of [0o600, 0o400]) {
+      // (--quiet: warnings only; the note about a home folder the tests give none of is informational.)
+      const r = await runDnc(['--quiet', '--config', await configWith(`ok${mode.toString(8)}`, mode), 'check', '+12025550100']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    // Readable by others but holding no key: nothing to say.
+    const plain = await configWith('plain', 0o644, 0o755, { base_url: stub.baseUrl });
+    const r = await runDnc(['--quiet', '--config', plain, '--api-key', 'flag-key-00000009', 'check', '+12025550100']);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--api-key-file and a profile\'s api_key_file: refused when others may write them, a warning when they may read them', async () => {
+    const keys = path.join(dir, 'modes', 'keys');
+    await mkdir(keys, { recursive: true, mode: 0o700 });
+    await chmod(keys, 0o700);
+    const keyFile = path.join(keys, 'key.txt');
+    await writeFile(keyFile, 'key-file-key-00000004\n');
+    await chmod(keyFile, 0o646);
+    const env = { DNC_BASE_URL: stub.baseUrl };
+    const written = await runDnc(['--api-key-file', keyFile, 'check', '+12025550100'], { env });
+    expect(written.code).toBe(2);
+    expect(written.stderr).toContain(`[E_CONFIG_INSECURE]: the API key file ${keyFile} is writable by others (mode 0646)`);
+    await chmod(keyFile, 0o644);
+    const read = await runDnc(['--api-key-file', keyFile, 'check', '+12025550100'], { env });
+    expect(read.code).toBe(0);
+    expect(read.stderr).toContain(`dnc: warning: the API key file ${keyFile} holds the API key and others can read it (mode 0644); run: chmod 600 ${keyFile}`);
+    expect(read.stderr).not.toContain('key-file-key-00000004');
+    const profiled = await configWith('profile', 0o600, 0o700, { base_url: stub.baseUrl, profiles: { acme: { api_key_file: keyFile } } });
+    await chmod(keyFile, 0o664);
+    expect((await runDnc(['--config', profiled, '--profile', 'acme', 'check', '+12025550100'])).code).toBe(2);
+    // A pipe is no file anyone could replace: `--api-key-file <(pass show dnc)` works.
+    // (Spawned without blocking: the stub answers from this process.)
+    const child = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" --quiet --api-key-file <(printf 'pipe-key-00000005') check +12025550100`], {
+      env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const status = await new Promise((resolve) => child.on('close', resolve));
+    expect(status, stderr).toBe(0);
+    expect(stderr).toBe('');
+    expect(stub.requests.at(-1)!.headers.authorization).toBe('Bearer pipe-key-00000005');
   });
 });
 

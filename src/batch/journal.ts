@@ -1468,3 +1468,24 @@ export async function isBatchJournalFile(file: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * Which of `e164s` a rerun of the journal's batch would not send again: answered, pending, or (unless `resend`)
+ * sent without an answer. Read untouched, for a dry run (see readUntouched).
+ */
+export function settledNumbersOf(
+  journalPath: string,
+  inUse: boolean,
+  e164s: readonly string[],
+  resend: boolean,
+): Promise<Set<string>> {
+  return readUntouched(journalPath, inUse, (db) => {
+    const stateOf = db.prepare<[string], { state: NumberState }>('SELECT state FROM numbers WHERE e164 = ?');
+    const settled = new Set<string>();
+    for (const e164 of e164s) {
+      const state = stateOf.get(e164)?.state;
+      if (state === 'done' || state === 'pending' || (state === 'in_flight' && !resend)) settled.add(e164);
+    }
+    return settled;
+  });
+}

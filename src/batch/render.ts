@@ -1,9 +1,9 @@
 // Renders a batch's output files from its input and its journal: every row, in order, plus the dnc_* columns.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, rename, rm, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import { syncFolder, tempPathFor } from '../atomic-file.js';
+import { removeLeftoverTemps, syncFolder, tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
 import { unsupportedCountryText } from '../service/answers.js';
@@ -127,30 +127,6 @@ function outputError(err: unknown, file: string) {
     hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space on that disk, then run the same command again' : 'check that the output folder exists and is writable',
     cause: err,
   });
-}
-
-// A render takes seconds; a temporary file this old was left by a process killed while rendering.
-const STALE_TEMP_MS = 10 * 60_000;
-
-/** Removes temporary files of `target` that a killed render left behind (never one a live render is writing). */
-async function removeStaleTemps(target: string, now: number): Promise<void> {
-  const dir = path.dirname(target);
-  const prefix = `.${path.basename(target)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !/^[0-9a-f]{8}\.tmp$/.test(name.slice(prefix.length))) continue;
-    const file = path.join(dir, name);
-    try {
-      if (now - (await stat(file)).mtimeMs > STALE_TEMP_MS) await rm(file, { force: true });
-    } catch {
-      // Gone already, or not ours to remove: either way nothing to do.
-    }
-  }
 }
 
 /** Where rendered text goes; it hashes and counts what it is given, so the manifest can describe a stream too. */
@@ -571,7 +547,13 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
     }
   };
   const now = options.now ?? Date.now;
-  for (const target of [meta.outputPath, meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut]) if (target && target !== '-') await removeStaleTemps(target, now());
+  // What a killed writer left of these files and of the manifest (its writer dead: see removeLeftoverTemps).
+  const { manifestPathFor } = await import('../evidence/manifest.js');
+  const manifest = meta.manifestPath ?? (meta.outputPath === '-' ? null : manifestPathFor(meta.outputPath));
+  const lists = [meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut];
+  for (const target of [meta.outputPath, ...lists, manifest]) {
+    if (target && target !== '-') await removeLeftoverTemps(target, now());
+  }
   const summary: RenderSummary = {
     input: meta.inputPath,
     output: meta.outputPath,

@@ -10,7 +10,7 @@ import type { ComplianceFlags } from '../compliance/settings.js';
 import type { TextEncoding } from './encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
-import { describeFsError, inputError, usageError, type DncError } from '../errors.js';
+import { DncError, describeFsError, ExitCode, inputError, usageError } from '../errors.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
@@ -20,6 +20,7 @@ import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from './phone-cache.js';
 import type { EarlyRender, RenderSummary } from './render.js';
 import type { ResultsCache } from '../evidence/results-cache.js';
+import type { Reusable, ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
@@ -107,6 +108,8 @@ export interface DryRunReport {
     unsupported_countries: string[];
     /** The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the rerun sends. */
     resuming: DryRunResume | null;
+    /** Numbers to look up whose verdict of this service, in the results cache, is still valid (no --reuse-within). */
+    reusable: Reusable | null;
   };
   guard: { lines: string[]; json: unknown };
   costs: Map<string, number>;
@@ -548,10 +551,27 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
   const { openInputLayout } = await import('./open-input.js');
-  const { stateDir } = await import('../evidence/paths.js');
+  const { keptFolder, stateDir } = await import('../evidence/paths.js');
+  /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
+  const stateFolderFor = (c: RunContext, what: string): string => {
+    const dir = keptFolder(c.env, c.homedir, 'state');
+    if (dir !== null) return dir;
+    const why = `the home folder ${c.homedir} does not exist (dnc does not create it)`;
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep ${what} in the state folder: ${why}`, {
+      hint: 'give --journal PATH, or set HOME to a folder that exists (or XDG_STATE_HOME); nothing was sent',
+    });
+  };
   // Standard input is read once, into a spool that every render reads again (as it reads an input file).
   const spool = paths.fromStdin
-    ? await spoolStdin(ctx, paths.inputPath, paths.output.kind === 'file' ? path.dirname(paths.outputPath) : path.join(stateDir(ctx.env, ctx.homedir), 'batches'))
+    ? await spoolStdin(
+        ctx,
+        paths.inputPath,
+        paths.output.kind === 'file'
+          ? path.dirname(paths.outputPath)
+          : early
+            ? path.dirname(early.journalPath)
+            : path.join(stateFolderFor(ctx, 'the list read from standard input'), 'batches'),
+      )
     : null;
   try {
     const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, skipRows: options.skipRows, encoding: options.encoding });
@@ -584,7 +604,8 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
       const { hashFile } = await import('./ingest.js');
-      journalPath = batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? (await hashFile(paths.inputPath)), resultOptions);
+      const sha256 = spool?.sha256 ?? (await hashFile(paths.inputPath));
+      journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), sha256, resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
@@ -602,9 +623,11 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
 /** Standard input copied to a private temporary file, hashed on the way. */
 async function spoolStdin(ctx: RunContext, source: string, dir: string): Promise<{ tmp: string; sha256: string }> {
   const { createHash } = await import('node:crypto');
-  const { tempPathFor } = await import('../atomic-file.js');
+  const { removeLeftoverTemps, tempPathFor } = await import('../atomic-file.js');
   if (source === '-' && ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
   makeFolder(dir, 'the list read from standard input');
+  // A run killed while spooling left its copy of the list here.
+  await removeLeftoverTemps(path.join(dir, 'stdin.csv'), ctx.now().getTime());
   const tmp = tempPathFor(path.join(dir, 'stdin.csv'));
   const hash = createHash('sha256');
   const { Transform } = await import('node:stream');
@@ -678,6 +701,9 @@ async function runBatchJournal(
     journalMod.deleteJournalFiles(journalPath);
     ctx.info(`--restart: removed the journal ${journalPath}`);
   }
+  // A list refused at its first read (malformed, a workbook bomb) must not leave an empty journal made by this run.
+  const journalIsNew = !existsSync(journalPath);
+  let discardJournal = false;
   const lock = journalMod.acquireJournalLock(journalPath, lockDeps);
   let journal: BatchJournal | undefined;
   let client: ServiceClient | undefined;
@@ -694,6 +720,7 @@ async function runBatchJournal(
   let renderThread = null as ThreadEarlyRender | null;
   let cacheOpening = null as Promise<ResultsCache> | null;
   let renderStarting: Promise<void> | null = null;
+  let reusable = null as ReusableCounter | null;
   let lookupsOver = () => {};
   let onProgress: (progress: SchedulerProgress) => void = () => {};
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
@@ -723,6 +750,11 @@ async function runBatchJournal(
     const compliance = await import('../compliance/batch-compliance.js');
     const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
     let listsApplied = false;
+    // Fresh verdicts of these numbers in the results cache are said before the first lookup (see below): asked only
+    // when --reuse-within was not given and the cache holds recent verdicts of this service.
+    if ((options.reuseWithinMs ?? null) === null) {
+      reusable = await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
+    }
     if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
@@ -748,9 +780,19 @@ async function runBatchJournal(
       const unsupported = new Set(journal.unsupportedCountries());
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
       // is checked when it comes, and says "so far" while reading goes on).
+      const willSend = (country: string) => !webhookMissing(country) && !unsupported.has(country);
       const toWeigh = reading === null ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal) : numbersOfThisRun(journal, reading);
+      // Fresh verdicts in the results cache are said before the first lookup: the lookups wait for the numbers
+      // weighed (the list, or its first thousand numbers: a few milliseconds of reading), only when there are any.
+      if (reusable) {
+        reading?.lookupsStarted(); // (reading would otherwise wait for the first lookups before its second chunk)
+        const line = evidence.reusableGuardLine(reusable, await toWeigh, costs, willSend, reading?.reading === true);
+        reusable = null; // (closed)
+        if (line) ctx.info(`dnc: ${line}`);
+      }
+      const usage = { usage: () => balance ?? client!.usage() };
       const guarding = toWeigh
-        .then((unsent) => evidence.creditShortfall({ usage: () => balance ?? client!.usage() }, unsent, costs, (country) => !webhookMissing(country) && !unsupported.has(country)))
+        .then((unsent) => evidence.creditShortfall(usage, unsent, costs, willSend))
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
@@ -893,6 +935,11 @@ async function runBatchJournal(
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
       unansweredSends,
     };
+  } catch (err) {
+    const refusedInput = err instanceof DncError && err.exitCode === ExitCode.INPUT;
+    const c = journalIsNew && refusedInput ? journal?.summaryCounts() : undefined;
+    discardJournal = c !== undefined && c.in_flight + c.done + c.pending === 0 && c.credits === 0;
+    throw err;
   } finally {
     // Second Ctrl-C: lookups still in flight are dropped, not awaited (their numbers stay in flight in the journal).
     if (abandoned) await (client?.destroy ?? client?.close)?.call(client).catch(() => {});
@@ -908,10 +955,12 @@ async function runBatchJournal(
     await renderStarting?.catch(() => {});
     await early?.abort();
     void cacheOpening?.then((c) => c.close()).catch(() => {}); // (a run that stopped before filling it)
+    reusable?.close();
     await costsRemembered?.catch(() => {});
     await logSynced?.catch(() => {});
     journal?.close();
     lock.release();
+    if (discardJournal) journalMod.deleteJournalFiles(journalPath);
   }
 }
 
@@ -1156,10 +1205,12 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
 }
 
 async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
-  const { cacheDir, writeCosts } = await import('./cost-cache.js');
+  const { writeCosts } = await import('./cost-cache.js');
   const origin = journal.meta()?.serviceOrigin;
   if (!origin) return;
-  if (!(await writeCosts(cacheDir(ctx.env, ctx.homedir), origin, journal.learnedCosts(), ctx.now()))) {
+  const { keptFolder } = await import('../evidence/paths.js');
+  const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
+  if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
     ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
   }
 }
@@ -1348,9 +1399,20 @@ async function dryRun(
   const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
   const seen = new DistinctNumbers();
   const byCountry = new Map<string, number>();
+  // Fresh verdicts in the results cache are looked for as the list is read (only those found are kept).
+  const evidence = await import('../evidence/batch-evidence.js');
+  const asked = (options.reuseWithinMs ?? null) !== null;
+  const service = asked ? null : await ctx.serviceConfig().then((c) => new URL(c.baseUrl.value).origin, () => null);
+  const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
+  const fresh: Array<{ e164: string; country: string; age: number }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
     if (!seen.add(cell.e164)) return;
     byCountry.set(cell.country, (byCountry.get(cell.country) ?? 0) + 1);
+    const age = reusable && !webhookMissing(cell.country) ? reusable.freshAge(cell.e164, cell.country) : null;
+    if (age !== null) fresh.push({ e164: cell.e164, country: cell.country, age });
+  }).catch((err: unknown) => {
+    reusable?.close();
+    throw err;
   });
   const { cacheDir, readCosts } = await import('./cost-cache.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
@@ -1417,6 +1479,13 @@ async function dryRun(
     resuming.to_look_up = guard.forecast.numbers;
     resuming.not_sent = [...toSend.values()].reduce((a, b) => a + b, 0) - guard.forecast.numbers;
   }
+  const resend = options.resendUnanswered === true;
+  const rerun = plan && journalPath ? { path: journalPath, inUse: await journalInUse(ctx, journalPath), resend } : null;
+  const reuse = reusable ? await evidence.reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
+  if (reuse) {
+    const { reusableLine } = await import('../evidence/reusable.js');
+    guard.lines.push(`note: ${reusableLine(reuse, guard.forecast.numbers)}`);
+  }
   const result = {
     input: input === '-' ? '-' : layout.path,
     rows: scan.rows,
@@ -1431,6 +1500,7 @@ async function dryRun(
     webhook_required_countries: notSent,
     unsupported_countries: [...unsupported].sort(),
     resuming,
+    reusable: reuse,
   };
   return { result, guard, costs, invalidSamples: scan.invalidSamples, maxCredits: options.maxCredits };
 }

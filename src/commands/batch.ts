@@ -282,7 +282,10 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
         const eta = rate > 0 && !p.reading ? ` · ETA ${formatDuration(((p.total - p.answered) / rate) * 1000)}` : '';
         // Nothing to show before the first number is known (a list refused at its first rows says so itself).
         if (p.total === 0) return;
-        const count = `${formatInteger(p.answered)}/${formatInteger(p.total)} numbers${p.reading ? ' (reading the list: more to come)' : ''}`;
+        // A total not known yet is no denominator: "0/16" read as 16 numbers in all when the list held 33.
+        const count = p.reading
+          ? `${formatInteger(p.answered)} answered · ${formatInteger(p.total)} numbers read so far (reading the list)`
+          : `${formatInteger(p.answered)}/${formatInteger(p.total)} numbers`;
         progress.update(`${count} · ${Math.round(rate)}/s${eta} · ${formatInteger(p.credits)} credits used`);
         return;
       }

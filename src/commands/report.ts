@@ -32,7 +32,7 @@ export function registerReport(program: Command, host: CommandHost): void {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
     const results = path.resolve(ctx.cwd, cmd.args[0]!);
     const { existsSync } = await import('node:fs');
-    const { manifestPathFor, readManifest, walkOutput, C } = await import('../evidence/manifest.js');
+    const { manifestPathFor, readManifest, sideFilePath, walkOutput, C } = await import('../evidence/manifest.js');
     if (!existsSync(results)) throw inputError('E_INPUT_MISSING', `${results} does not exist`, { hint: 'give the output of `dnc batch` (INPUT.results.csv by default)' });
     const manifestPath = manifestPathFor(results);
     const manifest = await readManifest(manifestPath);
@@ -41,7 +41,8 @@ export function registerReport(program: Command, host: CommandHost): void {
         hint: 'rerun `dnc batch` on its input with -o pointing to this file to write the manifest',
       });
     }
-    const output = path.resolve(ctx.cwd, o.output ?? results.replace(/(\.[^./\\]*)?$/, '.report.html'));
+    // Named as the manifest is: calls.results.xlsx.report.html when calls.results.csv's report takes the short name.
+    const output = path.resolve(ctx.cwd, o.output ?? sideFilePath(results, '.report.html'));
     for (const taken of [results, manifestPath, manifest.input.path, manifest.journal]) {
       if (path.resolve(taken) === output) throw usageError('E_USAGE', `-o ${output} would overwrite ${taken}`, { hint: 'write the report to another file' });
     }

@@ -4,7 +4,7 @@
 import { rawStream } from '../redact.js';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,14 +24,29 @@ function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+const FOLDER_PREFIX = 'dnc-sandbox-';
+const OUT_FILE = 'stdout';
+const LOG_FILE = 'sandbox.log';
+
+/**
+ * Removes the folder `--detach` made for a background sandbox (its two files, then the folder): only a folder of
+ * that name, and only those files, whatever path the hidden option is given.
+ */
+export async function removeDetachedFolder(dir: string): Promise<void> {
+  if (!path.basename(dir).startsWith(FOLDER_PREFIX)) return;
+  for (const name of [OUT_FILE, LOG_FILE]) await rm(path.join(dir, name), { force: true });
+  await rmdir(dir).catch(() => {}); // something else in it: not ours to remove
+}
+
 export async function runDetached(ctx: Context, args: readonly string[]): Promise<number> {
   // Private: the log names the API key's account and every request.
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'dnc-sandbox-'));
-  const outPath = path.join(dir, 'stdout');
-  const logPath = path.join(dir, 'sandbox.log');
+  const dir = await mkdtemp(path.join(os.tmpdir(), FOLDER_PREFIX));
+  const outPath = path.join(dir, OUT_FILE);
+  const logPath = path.join(dir, LOG_FILE);
   const out = openSync(outPath, 'w', 0o600);
   const log = openSync(logPath, 'w', 0o600);
-  const child = spawn(process.execPath, [dncEntry(), 'sandbox', ...args], {
+  // The sandbox removes the folder when stopped (kill $DNC_SANDBOX_PID, SIGINT); its log stays if it dies of an error.
+  const child = spawn(process.execPath, [dncEntry(), 'sandbox', ...args, '--detached-folder', dir], {
     detached: true,
     stdio: ['ignore', out, log],
     env: ctx.env,
@@ -46,12 +61,14 @@ export async function runDetached(ctx: Context, args: readonly string[]): Promis
   const values: Record<string, string> = {};
   while (values.DNC_BASE_URL === undefined || values.DNC_API_KEY === undefined) {
     if (exited !== undefined) {
-      // The sandbox printed its own error (dnc: error [CODE]: …): pass it on, with its exit status.
+      // The sandbox printed its own error (dnc: error [CODE]: …): passed on, with its exit status; the folder goes.
       for (const line of (await readFile(logPath, 'utf8')).split('\n').filter(Boolean)) ctx.warn(line);
+      await removeDetachedFolder(dir);
       return exited;
     }
     if (Date.now() - started > READY_WITHIN_MS) {
-      child.kill('SIGTERM');
+      // Killed outright, so that its log (named in the hint) is kept.
+      child.kill('SIGKILL');
       throw usageError('E_SANDBOX_LISTEN', `the sandbox did not print its address within ${READY_WITHIN_MS / 1000} s`, { hint: `its log: ${logPath}` });
     }
     await new Promise((resolve) => setTimeout(resolve, 20));

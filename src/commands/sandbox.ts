@@ -27,6 +27,8 @@ interface SandboxFlags {
   upstreamFailureRate: number;
   usageFailure?: boolean;
   detach?: boolean;
+  /** Set by `--detach` for the background sandbox: the folder of its output and log, removed on a clean stop. */
+  detachedFolder?: string;
 }
 
 /** The options given on the command line (not defaults), as arguments for the detached sandbox; --detach itself left out. */
@@ -34,7 +36,7 @@ function cliArguments(command: Command): string[] {
   const args: string[] = [];
   for (const option of command.options) {
     const key = option.attributeName();
-    if (key === 'detach' || command.getOptionValueSource(key) !== 'cli') continue;
+    if (key === 'detach' || key === 'detachedFolder' || command.getOptionValueSource(key) !== 'cli') continue;
     // Values are typed by now (see the options below): written back as the detached sandbox reads them.
     const value = command.getOptionValue(key) as unknown;
     if (value === true) args.push(option.long!);
@@ -65,6 +67,7 @@ export function registerSandbox(program: Command, host: CommandHost): void {
     .addOption(parsedOption('--upstream-failure-rate <r>', 'probability 0..1 that any register attempt fails (uncharged 502/504)', rateFlag).default(0))
     .option('--usage-failure', 'usage endpoints answer 500 (switch at run time with POST /_sandbox/usage-failure)')
     .option('--detach', 'start in the background, wait until it is ready, print export lines for DNC_BASE_URL, DNC_API_KEY and DNC_SANDBOX_PID, and return')
+    .addOption(new Option('--detached-folder <dir>').hideHelp())
     .addHelpText(
       'after',
       `
@@ -127,6 +130,11 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
   });
   await sandbox.close();
   ctx.info('sandbox: stopped');
+  // A background sandbox stopped by a signal leaves nothing behind; one that died of an error keeps its log.
+  if (flags.detachedFolder) {
+    const { removeDetachedFolder } = await import('./sandbox-detach.js');
+    await removeDetachedFolder(flags.detachedFolder);
+  }
   return ExitCode.OK;
 }
 

@@ -1,11 +1,11 @@
 // What the compliance commands share: where the list is, who is acting, who the scrub is for, the validity windows.
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { loadConfigFile } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import type { Context } from '../context.js';
-import { existsSync } from 'node:fs';
 import { Anchors } from '../evidence/anchors.js';
-import { stateDir } from '../evidence/paths.js';
+import { missingHome, stateDir } from '../evidence/paths.js';
 import { resolveListPath, SuppressionStore } from './suppression-store.js';
 import { validityRules, type ValidityRules } from './validity.js';
 
@@ -106,6 +106,14 @@ export async function openListForScrub(ctx: AnchorContext, s: ComplianceSettings
 /** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes, its anchor checked. */
 export async function openListForChange(ctx: Context, flags: ComplianceFlags): Promise<{ store: SuppressionStore; operator: string }> {
   const s = await complianceSettings(ctx, flags);
+  // The default list lives in the state folder: never made inside a home folder that does not exist.
+  if (!s.listExplicit && !existsSync(s.listPath) && missingHome(ctx.env, ctx.homedir, 'state') !== null) {
+    const why = `the home folder ${ctx.homedir} does not exist (dnc does not create it)`;
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep the internal do-not-call list in ${s.listPath}: ${why}`, {
+      hint: 'give --suppression-list PATH (or DNC_SUPPRESSION_LIST), or set HOME to a folder that exists ' +
+        '(or XDG_STATE_HOME); nothing was changed',
+    });
+  }
   const existed = existsSync(s.listPath);
   const store = await SuppressionStore.open(s.listPath, { create: true, explicit: s.listExplicit });
   try {

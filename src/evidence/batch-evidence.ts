@@ -1,13 +1,16 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, type BatchJournal, type FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../batch/journal.js';
+import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
-import { publicBaseUrl, stateDir } from './paths.js';
+import { keptFolder, publicBaseUrl, unkeptStateNote } from './paths.js';
 import { registerJournal } from './registry.js';
 import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
 import { formatInteger } from '../render/numbers.js';
+import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
+import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -101,6 +104,76 @@ export async function creditShortfall(
   return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null };
 }
 
+/**
+ * The credit guard's word on the results cache, before the first lookup: how many of the numbers about to be
+ * looked up (`sample`: the list, or its first thousand numbers while the rest is read) have a verdict there that
+ * --reuse-within would reuse, and what that would save; null when none has. Closes the counter.
+ */
+export function reusableGuardLine(
+  counter: ReusableCounter,
+  sample: Pick<BatchJournal, 'nextQueued'>,
+  costs: ReadonlyMap<string, number>,
+  willSend: (country: string) => boolean,
+  stillReading: boolean,
+): string | null {
+  let numbers = 0;
+  for (let after = 0, page = sample.nextQueued(0, 4096); page.length > 0; page = sample.nextQueued(after, 4096)) {
+    after = page[page.length - 1]!.id;
+    for (const q of page) {
+      if (!willSend(q.country)) continue;
+      numbers++;
+      counter.add(q.e164, q.country);
+    }
+  }
+  const found = counter.done(costs);
+  if (!found) return null;
+  const soFar = stillReading ? ' (of the numbers read so far: the list is still being read)' : '';
+  return `credit guard: ${reusableLine(found, numbers)}${soFar}`;
+}
+
+/**
+ * Counts the numbers a batch will look up against the results cache, when it holds recent verdicts of `service`
+ * and --reuse-within was not given (null otherwise, or when there is no cache): judged by the validity windows
+ * the scrub is made under.
+ */
+export async function reusableCounter(
+  e: EvidenceEnv & ComplianceContext,
+  service: string,
+  flags: ComplianceFlags,
+): Promise<ReusableCounter | null> {
+  try {
+    const { complianceSettings } = await import('../compliance/settings.js');
+    return await ReusableCounter.open(e, service, e.now(), (await complianceSettings(e, flags)).validity);
+  } catch {
+    return null; // (the config is read again, and its problems said, where the batch needs it)
+  }
+}
+
+/**
+ * What --reuse-within would spare of what a run would send (a dry run): the fresh verdicts found while the list was
+ * read, less those of countries not covered and, when a stopped batch would resume (`rerun`), those of numbers its
+ * journal has answered, has pending, or (without --resend-unanswered) sent without an answer: none is sent again.
+ */
+export async function reusableOfRun(
+  counter: ReusableCounter,
+  fresh: ReadonlyArray<{ e164: string; country: string; age: number }>,
+  unsupported: ReadonlySet<string>,
+  rerun: { path: string; inUse: boolean; resend: boolean } | null,
+  costs: ReadonlyMap<string, number>,
+): Promise<Reusable | null> {
+  const sendable = fresh.filter((f) => !unsupported.has(f.country));
+  const numbers = sendable.map((f) => f.e164);
+  const settled = rerun
+    ? await settledNumbersOf(rerun.path, rerun.inUse, numbers, rerun.resend).catch(() => null)
+    : new Set<string>();
+  if (settled === null) {
+    counter.close(); // a journal that cannot be read: no count rather than a wrong one
+    return null;
+  }
+  for (const f of sendable) if (!settled.has(f.e164)) counter.count(f.age, f.country);
+  return counter.done(costs);
+}
+
 /** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */
 export async function beforeLookups(
   e: EvidenceEnv,
@@ -109,14 +182,16 @@ export async function beforeLookups(
   options: { service: string; reuseWithinMs: number | null },
 ): Promise<void> {
   const meta = journal.meta();
-  if (!(await registerJournal(stateDir(e.env, e.homedir), journal.path, meta?.outputPath ?? '', e.now()))) {
+  const unkept = unkeptStateNote(e.env, e.homedir);
+  if (unkept) say.info(`dnc: ${unkept}`);
+  const state = keptFolder(e.env, e.homedir, 'state');
+  if (state === null || !(await registerJournal(state, journal.path, meta?.outputPath ?? '', e.now()))) {
     say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
   }
   if (options.reuseWithinMs === null) return;
-  const { cacheDir } = await import('./paths.js');
   let reused = 0;
   try {
-    reused = await reuseCachedVerdicts(journal, cacheDir(e.env, e.homedir), options.service, options.reuseWithinMs, e.now());
+    reused = await reuseCachedVerdicts(journal, ownCacheDir(e), options.service, options.reuseWithinMs, e.now());
   } catch (err) {
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
     say.warn(`dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number is looked up`);
@@ -156,7 +231,8 @@ export async function afterRender(
     const written = await writing;
     say.debug(`wrote ${written.path}`);
     // Where someone who can rewrite the results folder cannot: what was written, for `dnc verify` to compare.
-    if (!(await anchorWritten(stateDir(e.env, e.homedir), written, e.now()))) say.debug('could not anchor the output in the state folder (verify will say so)');
+    const state = keptFolder(e.env, e.homedir, 'state');
+    if (!state || !(await anchorWritten(state, written, e.now()))) say.debug('could not anchor the output in the state folder (verify will say so)');
   } finally {
     await remembering;
   }
@@ -175,8 +251,14 @@ function sayUnremembered(say: Say, failure: string | null): void {
 
 /** The results cache, opened before its verdicts are known (a batch opens it while its last answers come). */
 export async function openResultsCache(e: EvidenceEnv): Promise<ResultsCache> {
-  const { cacheDir } = await import('./paths.js');
-  return ResultsCache.open(cacheDir(e.env, e.homedir));
+  return ResultsCache.open(ownCacheDir(e));
+}
+
+/** The cache folder; an error (said by its caller) when it would lie in a home folder that does not exist. */
+export function ownCacheDir(e: EvidenceEnv): string {
+  const dir = keptFolder(e.env, e.homedir, 'cache');
+  if (dir === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
+  return dir;
 }
 
 /**

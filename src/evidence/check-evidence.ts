@@ -3,7 +3,7 @@ import type { LookupOutcome } from '../service/client.js';
 import type { EvidenceEnv, Say } from './batch-evidence.js';
 import { formatDuration } from './duration.js';
 import { CheckHistory } from './history.js';
-import { cacheDir, stateDir } from './paths.js';
+import { keptFolder, unkeptStateNote } from './paths.js';
 import { ResultsCache, type CachedVerdict } from './results-cache.js';
 
 export interface CheckEvidence {
@@ -24,8 +24,13 @@ export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: strin
       return null;
     }
   };
-  const history = await attempt('check history', () => CheckHistory.open(stateDir(e.env, e.homedir)));
-  const cache = await attempt('results cache', () => ResultsCache.open(cacheDir(e.env, e.homedir)));
+  // A home folder that does not exist is never made: then nothing is kept, and the check says so.
+  const unkept = unkeptStateNote(e.env, e.homedir);
+  if (unkept) say.info(`dnc: ${unkept}`);
+  const state = keptFolder(e.env, e.homedir, 'state');
+  const cacheFolder = keptFolder(e.env, e.homedir, 'cache');
+  const history = state === null ? null : await attempt('check history', () => CheckHistory.open(state));
+  const cache = cacheFolder === null ? null : await attempt('results cache', () => ResultsCache.open(cacheFolder));
   return {
     reusable(e164) {
       if (reuseWithinMs === null || !cache) return null;

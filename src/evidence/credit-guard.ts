@@ -77,11 +77,23 @@ export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): str
     return [`credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; ${n(f.remaining)} credit(s) remain: ${verdict}`];
   }
   const verb = what === 'batch' ? 'will' : 'would';
+  const need = `${n(f.numbers)} number(s) to look up need ${about} ${n(f.estimate)} credit(s)${unknown}`;
+  // A balance below zero (the limit was lowered, section 2.5) is a debt, not "-50 remain".
   lines.push(
-    `warning: credits are short: ${n(f.numbers)} number(s) to look up need ${about} ${n(f.estimate)} credit(s)${unknown}, but only ${n(f.remaining)} remain in this billing period`,
+    f.remaining < 0
+      ? `warning: the account is over its credit limit by ${n(-f.remaining)} credit(s) in this billing period: ${need}`
+      : f.remaining === 0
+        ? `warning: no credits remain in this billing period: ${need}`
+        : `warning: credits are short: ${need}, but only ${n(f.remaining)} remain in this billing period`,
   );
+  const resume = '(resume after a top-up or in the next period)';
+  const after = f.stopsAfter!;
   lines.push(
-    `  the batch ${verb} stop at the credit limit (429) after about ${n(f.stopsAfter!)} of ${n(f.numbers)} number(s); the other ${n(f.numbers - f.stopsAfter!)} would be not_checked (resume after a top-up or in the next period)`,
+    after === 0
+      ? `  the batch ${verb} be refused at its first lookup (429): all ${n(f.numbers)} number(s) ` +
+        `would be not_checked ${resume}`
+      : `  the batch ${verb} stop at the credit limit (429) after about ${n(after)} of ${n(f.numbers)} number(s); ` +
+          `the other ${n(f.numbers - after)} would be not_checked ${resume}`,
   );
   return lines;
 }

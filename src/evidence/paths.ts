@@ -1,7 +1,9 @@
 // Where dnc keeps what outlives one run: the state folder (journal registry, check history) and the cache folder.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { cacheDir } from '../batch/cost-cache.js';
 
-export { cacheDir } from '../batch/cost-cache.js';
+export { cacheDir };
 
 type Env = Record<string, string | undefined>;
 
@@ -9,6 +11,43 @@ type Env = Record<string, string | undefined>;
 export function stateDir(env: Env, homedir: string): string {
   const xdg = env.XDG_STATE_HOME;
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.local', 'state'), 'dnc');
+}
+
+/** dnc's own folders: the state folder (stateDir) and the cache folder (cacheDir). */
+export type OwnFolder = 'state' | 'cache';
+
+/**
+ * The home folder that a folder of dnc's own would be made in, when it does not exist (HOME=/nonexistent, as
+ * system accounts and containers have it); else null. dnc never creates a home folder: what it would keep there
+ * is not kept. An absolute XDG_STATE_HOME / XDG_CACHE_HOME is made as needed, as the XDG specification asks.
+ */
+export function missingHome(env: Env, homedir: string, kind: OwnFolder): string | null {
+  const xdg = kind === 'state' ? env.XDG_STATE_HOME : env.XDG_CACHE_HOME;
+  if (xdg && path.isAbsolute(xdg)) return null;
+  return existsSync(homedir) ? null : homedir;
+}
+
+/** The folder of that kind, when dnc may keep files in it; null when it would lie in a home folder that is missing. */
+export function keptFolder(env: Env, homedir: string, kind: OwnFolder): string | null {
+  if (missingHome(env, homedir, kind) !== null) return null;
+  return kind === 'state' ? stateDir(env, homedir) : cacheDir(env, homedir);
+}
+
+/** What a run says when its home folder is missing: where state could not be kept, and what is not kept; else null. */
+export function unkeptStateNote(env: Env, homedir: string): string | null {
+  const state = missingHome(env, homedir, 'state') !== null;
+  const cache = missingHome(env, homedir, 'cache') !== null;
+  if (!state && !cache) return null;
+  const lost = [
+    ...(state ? ['the check history and the journal registry (dnc trace, usage --reconcile)'] : []),
+    ...(cache ? ['the results cache (--reuse-within) and learned costs (--dry-run estimates)'] : []),
+  ];
+  const set = [...(state ? ['XDG_STATE_HOME'] : []), ...(cache ? ['XDG_CACHE_HOME'] : [])].join(' and ');
+  return (
+    `note: the home folder ${homedir} does not exist and dnc does not create it: ` +
+    `not kept between runs: ${lost.join('; ')} ` +
+    `(set HOME to a folder that exists, or ${set})`
+  );
 }
 
 /** A base URL as it may be written to files: no credentials, no query, no fragment. */

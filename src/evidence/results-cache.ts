@@ -1,4 +1,5 @@
 // The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not paid for again.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { JournalVerdict } from '../batch/journal.js';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -21,6 +22,7 @@ CREATE TABLE IF NOT EXISTS results (
   body TEXT,
   PRIMARY KEY (service, e164)
 );
+CREATE INDEX IF NOT EXISTS results_by_time ON results (service, checked_ms);
 `;
 
 export function resultsCachePath(cacheDir: string): string {
@@ -58,6 +60,20 @@ export class ResultsCache {
 
   static async open(cacheDir: string): Promise<ResultsCache> {
     return new ResultsCache(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA));
+  }
+
+  /** The cache as it is, to read: null when there is none (nothing is created, as a dry run must not). */
+  static async openExisting(cacheDir: string): Promise<ResultsCache | null> {
+    const file = resultsCachePath(cacheDir);
+    if (!existsSync(file)) return null;
+    const { default: Database } = await import('better-sqlite3');
+    return new ResultsCache(new Database(file, { fileMustExist: true, timeout: 5_000 }));
+  }
+
+  /** Whether any verdict of `service` was checked at or after `notBefore` (one indexed probe). */
+  hasVerdictsSince(service: string, notBefore: Date): boolean {
+    const probe = this.db.prepare('SELECT 1 FROM results WHERE service = ? AND checked_ms >= ? LIMIT 1');
+    return probe.get(service, notBefore.getTime()) !== undefined;
   }
 
   /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */

@@ -76,9 +76,9 @@ export interface ReceiverOptions {
   /** Clock skew allowed between the service and this machine (default 5 minutes). */
   skewMs?: number;
   /**
-   * Most connections open at once (default 256). At the cap, a new connection takes the place of an idle one or
-   * of one whose request has been arriving for longer than `stalledMs` (default 1 s); when there is none, the new
-   * one is closed at once.
+   * Most connections open at once (default 256). At the cap, a new connection takes the place of an idle one, of
+   * one whose request has been arriving for longer than `stalledMs` (default 1 s), or else of the one reading its
+   * request longest; when every one is being answered, the new one is closed at once.
    */
   maxConnections?: number;
   stalledMs?: number;
@@ -268,22 +268,23 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
 
   /**
    * Keeps a new connection within the cap: at the cap it replaces the idle or stalled connection that has been so
-   * longest (closed at once), or, when every connection is busy with a request that arrived in time, is closed itself.
+   * longest (closed at once), else another address's newest (fair share), else the one reading its request longest.
+   * Only when every connection is a request being stored and answered is the newcomer closed itself.
    */
   private admit(socket: Socket): void {
     const now = performance.now();
     if (this.connections.size >= this.maxConnections) {
-      let victim: Socket | undefined;
-      let rank = Infinity;
+      let idle: [Socket, number] | undefined;
+      let reading: [Socket, number] | undefined;
       for (const [s, c] of this.connections) {
-        // Idle ones first (they owe nothing), then the longest stalled; a request being stored is never cut.
-        const r = c.phase === 'idle' ? c.since - 1e12 : c.phase === 'reading' && now - c.since >= this.stalledMs ? c.since : Infinity;
-        if (r < rank) {
-          rank = r;
-          victim = s;
-        }
+        if (c.phase === 'idle' && c.since < (idle?.[1] ?? Infinity)) idle = [s, c.since];
+        if (c.phase === 'reading' && c.since < (reading?.[1] ?? Infinity)) reading = [s, c.since];
       }
-      victim ??= this.fairShareVictim(socket.remoteAddress);
+      // Idle ones first (they owe nothing), then the longest stalled; a request being stored is never cut. Last, the
+      // request arriving longest: refusing the newcomer shut /healthz and every push out for `stalledMs` after a burst
+      // of half-open connections. A push is read in a moment: only `maxConnections` newer ones can displace it.
+      const stalled = reading && now - reading[1] >= this.stalledMs ? reading[0] : undefined;
+      const victim = idle?.[0] ?? stalled ?? this.fairShareVictim(socket.remoteAddress) ?? reading?.[0];
       if (!victim) {
         socket.destroy();
         return;

@@ -8,7 +8,7 @@ import { inputError, usageError, type DncError } from '../errors.js';
 import type { LockDeps } from '../batch/journal.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver.js';
 import type { ListenStatus, PendingLookup } from './session.js';
-import { stateDir } from '../evidence/paths.js';
+import { keptFolder } from '../evidence/paths.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {
@@ -186,7 +186,10 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     journal.journal.path,
     () => deps.now(),
     (error) => emit({ type: 'manifest-failed', error }),
-    (written) => anchorWritten(stateDir(deps.env, deps.homedir), written, deps.now()),
+    (written) => {
+      const state = keptFolder(deps.env, deps.homedir, 'state');
+      return state ? anchorWritten(state, written, deps.now()) : Promise.resolve(false);
+    },
   );
   session.on('rendered', (e) => {
     // The manifest follows every render: it states the hash of the file as now written.

@@ -3,6 +3,7 @@
 import { terminalSafe, terminalSafeLines } from './terminal-safe.js';
 import Table from 'cli-table3';
 import { formatInteger } from './numbers.js';
+import { DEFAULT_COLUMNS, knownWidth } from '../io.js';
 
 /** Where output goes: enough of IO for rendering, so renderers stay pure and testable. */
 export interface Terminal {
@@ -127,8 +128,9 @@ function fitWidths(spec: TableSpec, columns: number): Array<number | null> {
   const natural = spec.head.map((h, i) =>
     Math.max(spec.header === false ? 0 : visibleLength(h), ...spec.rows.map((r) => visibleLength(terminalCell(r[i])))) + 2,
   );
-  // Borders: one per column plus one.
-  const budget = Math.max(columns - (natural.length + 1), natural.length * 4);
+  // Borders: one per column plus one. A width not known (0) is not a width of nothing: tables fit 80 columns then.
+  const width = knownWidth(columns) ?? DEFAULT_COLUMNS;
+  const budget = Math.max(width - (natural.length + 1), natural.length * 4);
   const widths = [...natural];
   while (widths.reduce((a, b) => a + b, 0) > budget) {
     const widest = widths.indexOf(Math.max(...widths));

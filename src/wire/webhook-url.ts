@@ -45,6 +45,61 @@ export function webhookUrlProblem(raw: string, options: WebhookUrlRuleOptions = 
 const NON_PUBLIC_NAME = 'non-public name';
 const NON_PUBLIC_SUFFIXES = ['local', 'internal', 'test', 'invalid', 'example', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'localdomain'];
 
+/** Secrets shorter than this are not looked for in a URL: they would match ordinary URL text. */
+export const MIN_SECRET_LENGTH = 8;
+
+/**
+ * Whether `raw` carries `secret` in any form a reader could turn back into it: as typed in any letter case,
+ * percent-encoded (decoded as often as that changes it, since `%2541` is the key to whoever decodes twice), in
+ * hex, or in base64 or base64url at any of the three byte alignments it can sit at inside a longer encoded text.
+ * The URL goes to the service, which keeps it and pushes to it, and into the batch journal.
+ */
+export function webhookUrlCarries(raw: string, secret: string): boolean {
+  if (secret.length < MIN_SECRET_LENGTH) return false;
+  const texts = [...decodedForms(raw)].map((t) => t.toLowerCase());
+  return secretForms(secret).some((form) => texts.some((text) => text.includes(form)));
+}
+
+/** `raw` and its percent-decodings, each decoded again while that changes it (at most 4 times). */
+function decodedForms(raw: string): Set<string> {
+  const forms = new Set([raw]);
+  let last = raw;
+  for (let i = 0; i < 4; i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(last);
+    } catch {
+      break; // a malformed escape: the forms so far are checked
+    }
+    if (next === last) break;
+    forms.add(next);
+    last = next;
+  }
+  return forms;
+}
+
+/**
+ * The texts (lower case: compared with the URL lowered) that only `secret` can produce: itself, its hex, and the
+ * part of its base64 and base64url that does not depend on the bytes before and after it, for each alignment.
+ * Lowered, the base64 forms match more than they should, by one chance in 2^(5n) for n letters: none that matters.
+ */
+function secretForms(secret: string): string[] {
+  const forms = new Set<string>();
+  for (const variant of new Set([secret, secret.toUpperCase(), secret.toLowerCase()])) {
+    const bytes = Buffer.from(variant, 'utf8');
+    forms.add(variant.toLowerCase());
+    forms.add(bytes.toString('hex'));
+    for (let skip = 0; skip < 3; skip++) {
+      // Starting `skip` bytes in, whole groups of three bytes encode to four characters of their own.
+      const whole = bytes.subarray(skip, skip + Math.floor((bytes.length - skip) / 3) * 3);
+      if (whole.length < 6) continue;
+      forms.add(whole.toString('base64').toLowerCase());
+      forms.add(whole.toString('base64url').toLowerCase());
+    }
+  }
+  return [...forms];
+}
+
 /**
  * Why a host is not one the public internet could reach ('loopback', 'private', 'link-local', 'unspecified',
  * 'multicast', 'reserved', 'documentation'), or null. Literal addresses only: names are judged when resolved.

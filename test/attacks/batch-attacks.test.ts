@@ -97,15 +97,21 @@ describe('files that are not dnc’s are never written over or deleted', () => {
     }
   });
 
-  it('outputs differing only in extension would share a manifest: the second is refused', async () => {
+  it("outputs differing only in extension never share a manifest: the second's is named after its whole name", async () => {
     const d = folder();
     writeFileSync(path.join(d, 'in.csv'), 'phone\n+12025550100\n');
     expect((await runDnc(['batch', 'in.csv', '-o', 'x.csv'], { cwd: d, env })).code).toBe(0);
     const manifest = readFileSync(path.join(d, 'x.manifest.json'), 'utf8');
     const r = await runDnc(['batch', 'in.csv', '-o', 'x.tsv'], { cwd: d, env });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('is the manifest of another output');
+    expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(path.join(d, 'x.manifest.json'), 'utf8')).toBe(manifest);
+    expect(JSON.parse(readFileSync(path.join(d, 'x.tsv.manifest.json'), 'utf8')).output.path).toBe(path.join(d, 'x.tsv'));
+    // A manifest at the whole name that is another output's (made by hand) is still refused, not replaced.
+    writeFileSync(path.join(d, 'y.manifest.json'), JSON.stringify({ output: { path: path.join(d, 'y.csv') } }));
+    writeFileSync(path.join(d, 'y.tsv.manifest.json'), JSON.stringify({ output: { path: path.join(d, 'z.csv') } }));
+    const refused = await runDnc(['batch', 'in.csv', '-o', 'y.tsv'], { cwd: d, env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('is the manifest of another output');
   });
 
   it('an input that is already a results file (dnc_* columns) is refused before anything is sent', async () => {

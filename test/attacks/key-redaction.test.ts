@@ -101,6 +101,25 @@ describe('configuration errors name the variable, not its value', () => {
     }
   });
 
+  it('--webhook-url with the key upper-cased, in hex, or in base64 or base64url inside a longer token: refused, nothing sent', async () => {
+    const token = (before: string, encode: BufferEncoding) => Buffer.from(`${before}${KEY}:2026`).toString(encode);
+    const forms = [
+      `http://127.0.0.1:9/hooks?token=${KEY.toUpperCase()}`,
+      `http://127.0.0.1:9/hooks/${Buffer.from(KEY).toString('hex').toUpperCase()}`,
+      `http://127.0.0.1:9/hooks?auth=${encodeURIComponent(token('', 'base64'))}`,
+      `http://127.0.0.1:9/hooks?auth=${token('u:', 'base64url')}`,
+      `http://127.0.0.1:9/hooks#${token('id=', 'base64url')}`,
+    ];
+    const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: KEY };
+    for (const url of forms) {
+      const before = sb.requests().length;
+      const check = await run(['check', '+61412345101', '--webhook-url', url, '--allow-insecure-webhook-url'], env);
+      expect(check.code, `${url}: ${check.stderr}`).toBe(2);
+      expect(check.stderr).toContain('--webhook-url carries the API key');
+      expect(sb.requests().length, 'nothing sent').toBe(before);
+    }
+  });
+
   it("commander's echo of a mistyped --api_key=KEY", async () => {
     const r = await run(['check', '--api_key=' + KEY, '+12025550122'], { DNC_BASE_URL: sb.baseUrl });
     expect(r.code).toBe(2);

@@ -162,6 +162,20 @@ describe('slow and half-open connections', () => {
     for (const s of flood) s.socket.destroy();
   }, 20_000);
 
+  it('right after a burst of 400 half-open connections (default cap and limits), /healthz on a new connection answers within 1 s', async () => {
+    const { base } = await receiverFor();
+    const port = Number(base.port);
+    // From the address /healthz comes from, all at once: none is stalled yet (1 s) and the fair share cannot help.
+    const burst = await Promise.all(Array.from({ length: 400 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)));
+    const started = performance.now();
+    const health = await request(new URL('/healthz', base), { reset: true, headersTimeout: 1_000, bodyTimeout: 1_000 });
+    expect(health.statusCode).toBe(200);
+    await health.body.text();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(await heldBy(receiver!)).toBeLessThanOrEqual(256);
+    for (const s of burst) s.socket.destroy();
+  }, 20_000);
+
   it('closes the connection after a 413, body still arriving', async () => {
     const { base } = await receiverFor();
     const port = Number(base.port);

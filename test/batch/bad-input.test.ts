@@ -1,5 +1,5 @@
 // The bad-input corpus (fixtures/bad/cases.json): each file's exit code, error code and the line its message names; nothing sent.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -61,6 +61,8 @@ describe('bad-input corpus', () => {
       expect(r.stderr).toContain(`[${c.code}]`);
       if (c.line !== null && c.line !== undefined) expect(r.stderr).toContain(`line ${c.line}:`);
       if (c.exit === 3) expect(r.stderr).toContain(input);
+      // A refused list leaves nothing beside its output: no empty journal (nor its -wal, -shm or lock).
+      expect(readdirSync(tmp.dir).filter((f) => f.startsWith(`${c.file}.out.csv`))).toEqual([]);
     });
   }
 
@@ -71,6 +73,20 @@ describe('bad-input corpus', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/line 3: a record longer than/);
     expect(lookedUp(sb)).toEqual([]);
+    expect(readdirSync(tmp.dir).filter((f) => f.startsWith('huge.out.csv'))).toEqual([]);
+  });
+
+  it('a list refused deep into its reading keeps its journal when lookups were sent meanwhile (they were paid for)', async () => {
+    sb.reset();
+    const input = path.join(tmp.dir, 'late-error.csv');
+    const rows = Array.from({ length: 30_000 }, (_, i) => `r${i},+1202${String(5_550_000 + i).padStart(7, '0')}`);
+    writeFileSync(input, `name,phone\n${rows.join('\n')}\nbad,"+1202\n`);
+    const output = path.join(tmp.dir, 'late.out.csv');
+    const r = await runDnc(['batch', input, '-o', output], { env });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('[E_INPUT_MALFORMED]');
+    // Lookups start while the list is read: whether any went out before the error depends on the machine.
+    expect(readdirSync(tmp.dir).includes('late.out.csv.journal.sqlite')).toBe(lookedUp(sb).length > 0);
   });
 
   it('refuses a 10 MB header line with exit 3', async () => {

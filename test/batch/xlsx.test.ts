@@ -1,7 +1,7 @@
 // `dnc batch` on .xlsx workbooks against the sandbox: what a cell says is the number, damaged numbers are refused,
 // results keep the input's values and types, and every output is read back by openpyxl (not exceljs) cell by cell.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
@@ -251,6 +251,10 @@ describe('an .xlsx call list', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('the workbook cannot be read');
     expect(r.stderr.length).toBeLessThan(2_000);
+    // A real run refuses it the same way, and leaves no empty journal beside the output it would have written.
+    const run = await runDnc(['batch', hostile, '--column', '1'], { env: ctx.env, cwd: tmp.dir });
+    expect(run.code).toBe(3);
+    expect(readdirSync(path.dirname(hostile)).filter((f) => f.startsWith('laughs-hostile.results'))).toEqual([]);
     const truncated = file('truncated.xlsx');
     writeFileSync(truncated, readFileSync(book).subarray(0, Math.floor(readFileSync(book).length / 2)));
     const t = await runDnc(['batch', truncated, '--dry-run'], { env: ctx.env, cwd: tmp.dir });

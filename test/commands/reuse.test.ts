@@ -3,7 +3,11 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createTestIO } from '../../src/io.js';
+import { main } from '../../src/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
+import { NO_HOME } from '../helpers/cli.js';
+import { testInterrupts } from '../helpers/interrupts.js';
 import { dnc, later, lookedUp, US_LIST, world, type World } from '../evidence/helpers.js';
 
 let w: World | undefined;
@@ -79,6 +83,102 @@ describe('batch --reuse-within', () => {
       const env = { ...w.env, DNC_BASE_URL: other.baseUrl, DNC_API_KEY: other.apiKey };
       expect((await dnc(['batch', input, '-o', path.join(w.dir, 'b.csv'), '--reuse-within', '7d'], env)).code).toBe(0);
       expect(lookedUp(other)).toHaveLength(3);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('scrubbing a list again without --reuse-within: said before anything is spent', () => {
+  /** `dnc ARGV` in this process; `sentWhenSaid`: lookups the sandbox had received when a line holding `text` was written. */
+  async function dncWatching(argv: string[], text: string) {
+    const io = createTestIO();
+    let sentWhenSaid = -1;
+    const write = io.stderr.write.bind(io.stderr) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    io.stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
+      if (sentWhenSaid < 0 && String(chunk).includes(text)) sentWhenSaid = lookedUp(w!.sb).length;
+      return write(chunk, ...rest);
+    }) as typeof io.stderr.write;
+    const code = await main(argv, { io, env: w!.env, homedir: NO_HOME, interrupts: testInterrupts() });
+    return { code, stderr: io.err(), sentWhenSaid };
+  }
+
+  /** 40 US numbers and 5 GB ones: windows of 31 and 28 days. */
+  const list = ['name,phone', ...Array.from({ length: 40 }, (_, i) => `us${i},+1202555${1000 + i}`), ...Array.from({ length: 5 }, (_, i) => `gb${i},+4420794600${10 + i}`)];
+
+  it('the dry run and the credit guard of the real run name --reuse-within and what it would save; the suggested window reuses them all', async () => {
+    w = await world();
+    const input = w.file('calls.csv', list);
+    expect((await dnc(['batch', input], w.env)).code).toBe(0);
+    const spent = lookedUp(w.sb).length;
+    expect(spent).toBe(45);
+    const xlsx = path.join(w.dir, 'calls.results.xlsx');
+    const line = 'of the 45 number(s) to look up were checked by this service within the last 10m and their verdicts are still valid (the results cache): --reuse-within 10m would reuse them and save about 45 credit(s)';
+
+    const dry = await dnc(['batch', input, '-o', xlsx, '--dry-run'], w.env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain(`note: 45 ${line}`);
+    expect(json((await dnc(['--json', 'batch', input, '-o', xlsx, '--dry-run'], w.env)).stdout).reusable).toEqual({ numbers: 45, credits: 45, window: '10m' });
+    expect(lookedUp(w.sb)).toHaveLength(spent);
+
+    // The real run says it before its first lookup (the sandbox's log is read as the line is written).
+    const run = await dncWatching(['batch', input, '-o', xlsx], 'credit guard:');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`dnc: credit guard: 45 ${line}\n`);
+    expect(run.sentWhenSaid).toBe(spent);
+    expect(lookedUp(w.sb)).toHaveLength(spent + 45);
+
+    // As suggested: nothing sent.
+    const again = await dnc(['batch', input, '-o', path.join(w.dir, 'again.csv'), '--reuse-within', '10m'], w.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('45 number(s) reused from earlier lookups');
+    expect(again.stderr).not.toContain('would reuse them');
+    expect(lookedUp(w.sb)).toHaveLength(spent + 45);
+  });
+
+  it('a list longer than the credit guard weighs at once: said of the numbers read so far, still before the first lookup', async () => {
+    w = await world();
+    // (Last three digits below 900: the sandbox's failing numbers end in 990 to 997.)
+    const long = ['name,phone', ...Array.from({ length: 3_000 }, (_, i) => `n${i},+1202${5_600_000 + Math.floor(i / 900) * 1000 + (i % 900)}`)];
+    const input = w.file('long.csv', long);
+    expect((await dnc(['batch', input], w.env)).code).toBe(0);
+    const spent = lookedUp(w.sb).length;
+    const run = await dncWatching(['batch', input, '-o', path.join(w.dir, 'long.results.xlsx')], 'credit guard:');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/dnc: credit guard: ([\d,]+) of the \1 number\(s\) to look up were checked by this service within the last 10m .* --reuse-within 10m would reuse them/);
+    if (/still being read/.test(run.stderr)) expect(run.stderr).toContain('(of the numbers read so far: the list is still being read)');
+    expect(run.sentWhenSaid).toBe(spent);
+  });
+
+  it('only verdicts still valid for their country count, and the window offered never passes the shortest of their windows', async () => {
+    w = await world();
+    const input = w.file('calls.csv', list);
+    expect((await dnc(['batch', input], w.env)).code).toBe(0);
+    // 29 days later: GB verdicts (28 days) are stale, US ones (31 days) are not.
+    const dry = await dnc(['batch', input, '-o', path.join(w.dir, 'later.csv'), '--dry-run'], w.env, { now: later(29) });
+    expect(dry.stdout).toContain('note: 40 of the 45 number(s) to look up were checked by this service within the last 31d');
+    expect(dry.stdout).toContain('--reuse-within 31d would reuse them and save about 40 credit(s)');
+    // 32 days later none is valid: nothing to say.
+    const stale = await dnc(['batch', input, '-o', path.join(w.dir, 'stale.csv'), '--dry-run'], w.env, { now: later(32) });
+    expect(stale.stdout).not.toContain('--reuse-within');
+  });
+
+  it('says nothing for numbers never checked, for what a resumed batch would not send anyway, or once --reuse-within is given', async () => {
+    w = await world();
+    const input = w.file('calls.csv', list);
+    const fresh = await dnc(['batch', input, '--dry-run'], w.env);
+    expect(fresh.stdout).not.toContain('--reuse-within');
+    expect((await dnc(['batch', input], w.env)).code).toBe(0);
+    // The same output again: every number is answered in its journal; a rerun sends nothing.
+    const rerun = await dnc(['batch', input, '--dry-run'], w.env);
+    expect(rerun.stdout).not.toContain('--reuse-within');
+    const given = await dnc(['batch', input, '-o', path.join(w.dir, 'given.csv'), '--reuse-within', '1h'], w.env);
+    expect(given.stderr).not.toContain('would reuse them');
+    // Another service's verdicts are never offered.
+    const other = await startSandbox({ port: 0, seed: 7 });
+    try {
+      const env = { ...w.env, DNC_BASE_URL: other.baseUrl, DNC_API_KEY: other.apiKey };
+      expect((await dnc(['batch', input, '-o', path.join(w.dir, 'other.csv'), '--dry-run'], env)).stdout).not.toContain('--reuse-within');
     } finally {
       await other.close();
     }

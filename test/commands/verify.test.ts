@@ -1,5 +1,5 @@
 // `dnc verify` against real batch outputs: fit when fresh and untouched; tampered, stale and pending rows found by line.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -158,5 +158,64 @@ describe('dnc verify', () => {
     const r = await dnc(['verify', output], {});
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/E_NO_MANIFEST.*calls\.results\.manifest\.json is missing/);
+  });
+});
+
+describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.results.xlsx)', () => {
+  /** A scrub of one list, and where its CSV and workbook outputs go. */
+  async function twoOutputs() {
+    const made = await world();
+    w = made;
+    const { dir, env } = made;
+    return { dir, env, input: made.file('calls.csv', US_LIST), csv: path.join(dir, 'calls.results.csv'), xlsx: path.join(dir, 'calls.results.xlsx') };
+  }
+
+  it('the second output gets a manifest named after its whole name; batch, verify, status and report each find its own', async () => {
+    const { dir, env, input, csv, xlsx } = await twoOutputs();
+    expect((await dnc(['batch', input, '-o', csv], env)).code).toBe(0);
+    const csvManifest = readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8');
+    // The natural -o for a workbook of the same scrub was refused as a manifest collision.
+    const second = await dnc(['batch', input, '-o', xlsx], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')).toBe(csvManifest);
+    const xlsxManifest = path.join(dir, 'calls.results.xlsx.manifest.json');
+    expect(JSON.parse(readFileSync(xlsxManifest, 'utf8')).output).toMatchObject({ path: xlsx, sha256: sha256(xlsx) });
+    // A rerun resumes that batch and keeps its manifest where it is.
+    const rerun = await dnc(['batch', input, '-o', xlsx], env);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(xlsxManifest, 'utf8')).output.sha256).toBe(sha256(xlsx));
+
+    for (const output of [csv, xlsx]) {
+      const v = await dnc(['--json', 'verify', output], {});
+      expect(v.code, v.stdout + v.stderr).toBe(0);
+    }
+    const named = json((await dnc(['--json', 'status', csv, xlsx], {})).stdout);
+    expect(named.files.map((f: { output: string; manifest: string }) => [f.output, path.basename(f.manifest)])).toEqual([
+      [csv, 'calls.results.manifest.json'],
+      [xlsx, 'calls.results.xlsx.manifest.json'],
+    ]);
+    const folder = json((await dnc(['--json', 'status', dir], {})).stdout);
+    expect(folder.files.map((f: { output: string }) => f.output).sort()).toEqual([csv, xlsx]);
+    // Reports named as the manifests are, so the second does not replace the first.
+    for (const [output, report] of [[csv, 'calls.results.report.html'], [xlsx, 'calls.results.xlsx.report.html']] as const) {
+      const r = await dnc(['report', output], {});
+      expect(r.code, r.stderr).toBe(0);
+      expect(readFileSync(path.join(dir, report), 'utf8')).toContain(path.basename(output));
+    }
+  });
+
+  it('in the other order (the workbook first) the CSV takes the whole name; a moved pair is still found', async () => {
+    const { dir, env, input, csv, xlsx } = await twoOutputs();
+    expect((await dnc(['batch', input, '-o', xlsx], env)).code).toBe(0);
+    expect((await dnc(['batch', input, '-o', csv], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')).output.path).toBe(xlsx);
+    expect(JSON.parse(readFileSync(path.join(dir, 'calls.results.csv.manifest.json'), 'utf8')).output.path).toBe(csv);
+    // Copied elsewhere with its manifest (the one a CSV-only folder would have): still its own.
+    const elsewhere = path.join(dir, 'archive');
+    mkdirSync(elsewhere);
+    copyFileSync(xlsx, path.join(elsewhere, 'calls.results.xlsx'));
+    copyFileSync(path.join(dir, 'calls.results.manifest.json'), path.join(elsewhere, 'calls.results.manifest.json'));
+    const moved = json((await dnc(['--json', 'status', path.join(elsewhere, 'calls.results.xlsx')], {})).stdout);
+    expect(moved.files.map((f: { manifest: string }) => f.manifest)).toEqual([path.join(elsewhere, 'calls.results.manifest.json')]);
   });
 });

@@ -2,11 +2,12 @@
 // shows (ids, times, ports, folders and durations normalised). DOCS_UPDATE=1 writes the real output
 // of a block that differs back into its page, for a person to review.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { createWorkspace, docPages, matches, normalise, parseBlocks, runBlock, stopSandbox, updateBlock, type Block, type CommandResult } from './examples.js';
+import { createWorkspace, docPages, fixedPorts, matches, normalise, parseBlocks, runBlock, stopSandbox, takePorts, updateBlock, type Block, type CommandResult } from './examples.js';
 
 const pages = docPages().map((file) => ({ file, blocks: parseBlocks(file, readFileSync(file, 'utf8')) }));
 const updates: Array<{ block: Block; results: CommandResult[]; dir: string }> = [];
@@ -87,12 +88,18 @@ describe('links between the pages', () => {
   });
 });
 
+// The ports the pages name are held busy by stand-ins for a user's own `dnc listen --port 18787` while the pages
+// run: the runner must use free ports instead, and must send nothing to these.
+const squatters = await holdPorts([...new Set(pages.flatMap((p) => [...fixedPorts(p.blocks)]))]);
+afterAll(() => Promise.all(squatters.map((s) => new Promise((resolve) => s.server.close(resolve)))));
+
 for (const page of pages) {
   const name = path.relative(REPO_ROOT, page.file);
   if (page.blocks.length === 0) continue;
   describe(name, () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-docs-'));
     const ws = createWorkspace(dir);
+    takePorts(ws, fixedPorts(page.blocks));
     afterAll(() => {
       stopSandbox(ws);
       if (process.env.DOCS_UPDATE !== '1') rmSync(dir, { recursive: true, force: true });
@@ -116,4 +123,25 @@ for (const page of pages) {
       });
     }
   });
+}
+
+describe('the ports the pages name', () => {
+  it('are held by other listeners while the pages run, and none of them was sent anything', () => {
+    expect(squatters.length).toBeGreaterThan(0);
+    expect(squatters.map((s) => `${s.port}: ${s.requests} request(s)`)).toEqual(squatters.map((s) => `${s.port}: 0 request(s)`));
+  });
+});
+
+/** Listens on each port that is free (one already taken is someone else's), counting the requests that reach it. */
+async function holdPorts(ports: number[]): Promise<Array<{ port: number; server: http.Server; requests: number }>> {
+  const held = [];
+  for (const port of ports) {
+    const entry = { port, server: http.createServer((_req, res) => (entry.requests++, res.end())), requests: 0 };
+    const ok = await new Promise<boolean>((resolve) => {
+      entry.server.once('error', () => resolve(false));
+      entry.server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) held.push(entry);
+  }
+  return held;
 }

@@ -153,6 +153,11 @@ function trimTrailingBlank(lines: string[]): string[] {
 export interface Workspace {
   dir: string;
   env: Record<string, string>;
+  /**
+   * The fixed ports the page's commands name (`--port 18787`, and the same port in a URL) → a free port of this
+   * machine, taken when first met: a user's own `dnc listen --port 18787` must neither fail the test nor get its pushes.
+   */
+  ports: Map<number, number>;
   /** The sandbox started for the blocks, if any, and its arguments. */
   sandbox: { args: string; pid: number } | undefined;
   /** Sandboxes the page's own blocks started (`eval "$(dnc sandbox --detach)"`), stopped when the page ends. */
@@ -179,7 +184,35 @@ export function createWorkspace(dir: string): Workspace {
     LC_ALL: 'C.UTF-8',
     TZ: 'UTC',
   };
-  return { dir, env, sandbox: undefined, started: new Set() };
+  return { dir, env, ports: new Map(), sandbox: undefined, started: new Set() };
+}
+
+/** The ports a page's commands listen on (`--port N`, 0 aside): each is replaced by a free one when run. */
+export function fixedPorts(blocks: readonly Block[]): Set<number> {
+  const ports = new Set<number>();
+  for (const b of blocks) for (const c of b.commands) for (const m of c.text.matchAll(/--port[ =](\d+)\b/g)) if (Number(m[1]) !== 0) ports.add(Number(m[1]));
+  return ports;
+}
+
+/** A port nothing listens on now (the kernel's pick for port 0), found from a child so the runner stays synchronous. */
+function freePort(): number {
+  const script = "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })";
+  return Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim());
+}
+
+/** `text` with each of the page's fixed ports (as `--port N`, or `HOST:N` in a URL) turned `to` its stand-in or back. */
+function swapPorts(text: string, ports: ReadonlyMap<number, number>, back = false): string {
+  let out = text;
+  for (const [fixed, free] of ports) {
+    const [from, to] = back ? [free, fixed] : [fixed, free];
+    out = out.replace(new RegExp(`(--port[ =]|(?:127\\.0\\.0\\.1|localhost|\\[::1\\]):)${from}\\b`, 'g'), `$1${to}`);
+  }
+  return out;
+}
+
+/** The page's fixed ports, each given a free stand-in (once per page: a batch and its listener share one). */
+export function takePorts(ws: Workspace, fixed: Iterable<number>): void {
+  for (const port of fixed) if (!ws.ports.has(port)) ws.ports.set(port, freePort());
 }
 
 function kill(pid: number): void {
@@ -229,7 +262,7 @@ export function runBlock(ws: Workspace, block: Block): CommandResult[] {
   ensureSandbox(ws, block.sandbox);
   const cwd = block.cwd ? path.join(ws.dir, block.cwd) : ws.dir;
   // The marker between commands keeps the last command's status, so `echo $?` shows the command's.
-  const script = block.commands.map((c) => `__dnc_status=$?; printf '%s\\n' '${MARK}'; (exit $__dnc_status)\n${c.text}`).join('\n');
+  const script = block.commands.map((c) => `__dnc_status=$?; printf '%s\\n' '${MARK}'; (exit $__dnc_status)\n${swapPorts(c.text, ws.ports)}`).join('\n');
   const carry = CARRIED.map((v) => `printf '${v}=%s\\n' "\${${v}:-}"`).join('\n');
   const wrapped = `exec 2>&1\n${script}\nprintf '%s\\n' '${MARK}'\n${carry}\n`;
   const r = spawnSync('bash', ['-c', wrapped], { cwd, env: ws.env, encoding: 'utf8', timeout: 120_000 });
@@ -241,7 +274,8 @@ export function runBlock(ws: Workspace, block: Block): CommandResult[] {
   const pid = Number(ws.env.DNC_SANDBOX_PID);
   if (pid > 0 && pid !== ws.sandbox?.pid) ws.started.add(pid);
   return block.commands.map((command, i) => {
-    const actual = trimTrailingBlank((parts[i] ?? '').split('\n'));
+    // Shown (and written back with DOCS_UPDATE=1) with the page's own ports.
+    const actual = trimTrailingBlank(swapPorts(parts[i] ?? '', ws.ports, true).split('\n'));
     const expected = trimTrailingBlank(command.expected);
     return { command, actual, ok: matches(expected, actual) };
   });

@@ -1,7 +1,7 @@
 // Help, help topics, parse errors, the man page and shell completion: each checked against the
 // command tree and tables the code itself uses, and every example in a command's help run for real.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -411,8 +411,16 @@ describe('man page and completion cover the whole command tree', () => {
 });
 
 describe('dnc sandbox --detach', () => {
-  it('returns once the sandbox listens, exports its address, key and pid, and kill stops it', () => {
+  /** A workspace whose temporary folder (TMPDIR) is its own, to see what a sandbox leaves there. */
+  const detachSpace = () => {
     const ws = createWorkspace(mkdtempSync(path.join(os.tmpdir(), 'dnc-detach-')));
+    ws.env.TMPDIR = path.join(ws.dir, 'tmp');
+    mkdirSync(ws.env.TMPDIR);
+    return { ws, left: () => readdirSync(ws.env.TMPDIR!) };
+  };
+
+  it('returns once the sandbox listens, exports its address, key and pid, and kill stops it', () => {
+    const { ws, left } = detachSpace();
     try {
       const r = bash(
         ws,
@@ -427,18 +435,54 @@ describe('dnc sandbox --detach', () => {
       // costs and countries) are passed on in a form the detached sandbox accepts.
       expect(r.stdout).toMatch(/^url=http:\/\/127\.0\.0\.1:\d+ key=sbx_it's_\$HOME pid=\d+\n77\nstopped\n$/);
       expect(r.stderr).toMatch(/^sandbox: running in the background \(pid \d+\), log \S+sandbox\.log; stop it with: kill \$DNC_SANDBOX_PID\n$/);
+      // Stopped by its signal, it removed its folder (output and log) from TMPDIR.
+      expect(left()).toEqual([]);
     } finally {
       rmSync(ws.dir, { recursive: true, force: true });
     }
   });
 
-  it('a sandbox that cannot start passes on its error and exit status, and prints nothing to eval', () => {
-    const ws = createWorkspace(mkdtempSync(path.join(os.tmpdir(), 'dnc-detach-')));
+  it('stopped with SIGINT it leaves nothing in TMPDIR either; killed outright (-9), its log is kept', () => {
+    const { ws, left } = detachSpace();
+    try {
+      const stop = (signal: string) =>
+        bash(
+          ws,
+          `eval "$(dnc sandbox --detach)" || exit 9
+           ls "$TMPDIR" | grep -c '^dnc-sandbox-'
+           kill -${signal} $DNC_SANDBOX_PID
+           for i in $(seq 50); do kill -0 $DNC_SANDBOX_PID 2>/dev/null || { echo stopped; exit 0; }; sleep 0.1; done; echo running`,
+        );
+      const int = stop('INT');
+      expect(int.stdout, int.stderr).toBe('1\nstopped\n');
+      expect(left()).toEqual([]);
+      const killed = stop('KILL');
+      expect(killed.stdout, killed.stderr).toBe('1\nstopped\n');
+      expect(left()).toHaveLength(1);
+      expect(readdirSync(path.join(ws.env.TMPDIR!, left()[0]!)).sort()).toEqual(['sandbox.log', 'stdout']);
+    } finally {
+      rmSync(ws.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a sandbox that cannot start passes on its error and exit status, prints nothing to eval, and leaves no folder', () => {
+    const { ws, left } = detachSpace();
     try {
       const r = bash(ws, 'dnc sandbox --detach --plan weekly');
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
       expect(r.stderr).toContain("dnc: error [E_USAGE]: option '--plan <plan>' argument 'weekly' is invalid. Allowed choices are monthly, annual.");
+      // One that fails once started (its port taken): its error is passed on, and its folder goes with it.
+      const busy = bash(
+        ws,
+        `eval "$(dnc sandbox --detach)" || exit 9
+         dnc sandbox --detach --port "\${DNC_BASE_URL##*:}"; echo "exit $?"
+         kill $DNC_SANDBOX_PID
+         for i in $(seq 50); do kill -0 $DNC_SANDBOX_PID 2>/dev/null || exit 0; sleep 0.1; done`,
+      );
+      expect(busy.stdout).toBe('exit 2\n');
+      expect(busy.stderr).toContain('[E_SANDBOX_LISTEN]');
+      expect(left()).toEqual([]);
     } finally {
       rmSync(ws.dir, { recursive: true, force: true });
     }

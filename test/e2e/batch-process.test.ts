@@ -1,6 +1,6 @@
 // `dnc batch` as a process: kill -9 at several moments then resume (every row exactly once), SIGINT → 130.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
@@ -105,6 +105,27 @@ describe('dnc batch as a process', () => {
     expect(JSON.parse(last.stdout).credits_used).toBeGreaterThanOrEqual(distinct);
   });
 
+  it('killed with SIGKILL while it writes its output, the rerun removes the temporary file it left (numbers in it)', async () => {
+    sb.reset();
+    // A long list and a small budget: a few lookups, then a render of 100,000 rows to catch in the act.
+    const file = path.join(tmp.dir, 'render-kill.csv');
+    writeFileSync(file, `id,phone\n${Array.from({ length: 100_000 }, (_, i) => `${i},+1202${String(5_550_000 + i).padStart(7, '0')}`).join('\n')}\n`);
+    const output = path.join(tmp.dir, 'render-kill.results.csv');
+    const argv = ['batch', file, '-o', output, '--max-credits', '5'];
+    const temps = () => readdirSync(tmp.dir).filter((f) => f.startsWith('.render-kill.results.csv.') && f.endsWith('.tmp'));
+    const run = start(argv);
+    await until(() => temps().length > 0, 30_000);
+    run.child.kill('SIGKILL');
+    expect((await run.exited).signal).toBe('SIGKILL');
+    const left = temps();
+    expect(left.length).toBeGreaterThan(0);
+    // Named after the writer that was killed.
+    expect(left[0]).toMatch(new RegExp(`^\\.render-kill\\.results\\.csv\\.${run.child.pid}-\\d+\\.[0-9a-f]{8}\\.tmp$`));
+    const rerun = await spawnDnc(argv, { env, timeoutMs: 60_000 });
+    expect(rerun.code, rerun.stderr).toBe(5);
+    expect(temps()).toEqual([]);
+  }, 120_000);
+
   for (const signal of ['SIGINT', 'SIGHUP'] as const) it(`${signal} stops starting lookups, writes the output and exits 130; the rerun finishes`, async () => {
     sb.reset();
     const { file, phones } = callList(`int-${signal}.csv`);
@@ -127,6 +148,32 @@ describe('dnc batch as a process', () => {
     expect(rest.code, rest.stderr).toBe(0);
     expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
     expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
+  });
+
+  it.runIf(existsSync('/usr/bin/script'))('on a terminal that reports no size (`script -qfc`), the summary tables are 80 columns wide, not one-character columns', async () => {
+    sb.reset();
+    const file = path.join(tmp.dir, 'nosize.csv');
+    writeFileSync(file, 'id,phone\n1,+12025550101\n2,+12025550102\n');
+    const output = path.join(tmp.dir, 'nosize.results.csv');
+    // script(1) runs the command on a new pseudo-terminal whose size is 0×0 (as `docker -t` without a size).
+    const command = [process.execPath, BIN, 'batch', file, '-o', output].map((a) => `'${a}'`).join(' ');
+    // Spawned, not spawnSync: the sandbox answers from this process.
+    const child = spawn('script', ['-qfc', command, '/dev/null'], {
+      cwd: tmp.dir,
+      env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, TERM: 'xterm', NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const run = { status, stdout };
+    expect(run.status, run.stdout).toBe(0);
+    const lines = run.stdout.replace(/\r/g, '').split('\n');
+    const row = (first: string) => lines.find((l) => l.startsWith(`│ ${first} `));
+    // Every cell shown whole: the columns' natural widths fit in 80.
+    expect(row('callable'), run.stdout).toMatch(/^│ callable +│ +1 │ +50\.0% │$/);
+    expect(row('do_not_call'), run.stdout).toMatch(/^│ do_not_call +│ +1 │ +50\.0% │$/);
+    expect(lines.some((l) => l.includes('…')), run.stdout).toBe(false);
   });
 
   it('a second SIGINT exits at once (130) without waiting for slow lookups, leaving them in flight in the journal', async () => {

@@ -1,5 +1,6 @@
 // `dnc batch` in-process against the sandbox: verdicts per row, one lookup per distinct number, layouts, stops and resumes.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
@@ -7,6 +8,7 @@ import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
 import { renderBatchOutput } from '../../src/batch/render.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
+import { processStartTime } from '../../src/process-identity.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
 
@@ -134,6 +136,22 @@ describe('dnc batch: verdicts', () => {
     expect(r.stdout).toContain('Batch complete');
   });
 
+  it('piped progress while the list is still read shows the numbers read so far, never as a denominator', async () => {
+    // Lookups start after the first rows: the first progress line comes while the rest of the list is read.
+    // The budget stops the run after a few lookups (the rows are rendered, not_checked).
+    const { file } = usList(40_000);
+    // A cache of its own: recent verdicts of these numbers (another test's, on a port reused) would have the
+    // lookups wait for the first thousand numbers, to say so first.
+    const own = { ...env, XDG_CACHE_HOME: path.join(tmp.dir, 'progress-cache'), XDG_STATE_HOME: path.join(tmp.dir, 'progress-state') };
+    const r = await runDnc(['batch', file, '-o', `${file}.out`, '--max-credits', '20'], { env: own });
+    expect(r.code, r.stderr).toBe(5);
+    const progress = r.stderr.split('\n').filter((l) => /numbers/.test(l) && /credits used$/.test(l));
+    expect(progress.length, r.stderr).toBeGreaterThan(0);
+    expect(progress[0]).toMatch(/^\d+ answered · [\d,]+ numbers read so far \(reading the list\) · /);
+    // "N/M numbers" only once M is the whole list's count.
+    for (const line of progress) if (/^[\d,]+\/[\d,]+ numbers/.test(line)) expect(line).toMatch(/^[\d,]+\/40,000 numbers/);
+  }, 60_000);
+
   it('--quiet prints nothing on stderr; the summary stays on stdout', async () => {
     const input = fixture('batch/crlf.csv');
     const r = await runDnc(['--quiet', 'batch', input, '-o', `${input}.out`], { env });
@@ -173,6 +191,36 @@ describe('dnc batch: verdicts', () => {
     expect(existsSync(stale)).toBe(false);
     expect(existsSync(fresh)).toBe(true);
     expect(readCsvObjects(output)).toHaveLength(7);
+  });
+
+  it("removes at once the temporary files of a writer that no longer runs, and never those of a live writer, however old", async () => {
+    const input = fixture('batch/duplicates.csv');
+    const output = path.join(tmp.dir, 'named.csv');
+    // A writer that has exited (its pid dead), one alive (a sleeping process, with its real start time), and one
+    // whose pid now belongs to a later process (a start time that is not that process's).
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => gone.on('close', resolve));
+    const alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)']);
+    try {
+      await new Promise((resolve) => alive.on('spawn', resolve));
+      const start = processStartTime(alive.pid!)!;
+      const temp = (writer: string, hex: string) => path.join(tmp.dir, `.named.csv.${writer}.${hex}.tmp`);
+      const dead = temp(`${gone.pid}-${Date.now()}`, '0badcafe');
+      const reused = temp(`${alive.pid}-${start - 60_000}`, '1badcafe');
+      const live = temp(`${alive.pid}-${start}`, '0c0ffee0');
+      const manifestLeft = path.join(tmp.dir, `.named.manifest.json.${gone.pid}-${Date.now()}.2badcafe.tmp`);
+      for (const f of [dead, reused, live, manifestLeft]) writeFileSync(f, '+12025550107 half written');
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(live, hourAgo, hourAgo);
+      const r = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect([dead, reused, manifestLeft].filter(existsSync)).toEqual([]);
+      expect(existsSync(live)).toBe(true);
+      // The render's own temporary files name this process (the test runs dnc in-process).
+      expect(readdirSync(tmp.dir).filter((f) => f.startsWith('.named.csv.') && f !== path.basename(live))).toEqual([]);
+    } finally {
+      alive.kill();
+    }
   });
 
   it('keeps the layout: BOM, semicolons, CRLF and quoted fields come back as they went in', async () => {

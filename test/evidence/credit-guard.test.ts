@@ -58,6 +58,27 @@ describe('credit guard', () => {
     expect(lookedUp(w.sb).slice(2)).toHaveLength(5); // 4 answered, then one 429 (not charged)
   });
 
+  it('an account over its limit (a lowered limit) is said to be over it by so many credits, and refused at the first lookup', async () => {
+    w = await world();
+    expect((await dnc(['batch', w.file('first.csv', ['phone', ...usNumbers(100, 60)])], w.env)).code).toBe(0);
+    // 60 credits used; the limit lowered to 10: the service reports credits_remaining -50 (section 2.5).
+    w.sb.setCreditLimit(10);
+    const input = w.file('calls.csv', ['phone', ...usNumbers(200, 30)]);
+    const dry = await dnc(['batch', input, '--dry-run'], w.env);
+    expect(dry.stdout).toContain('warning: the account is over its credit limit by 50 credit(s) in this billing period: 30 number(s) to look up need about 30 credit(s)');
+    expect(dry.stdout).toContain('the batch would be refused at its first lookup (429): all 30 number(s) would be not_checked');
+    const r = await dnc(['batch', input], w.env);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('dnc: warning: the account is over its credit limit by 50 credit(s) in this billing period');
+    expect(r.stderr).toContain('the batch will be refused at its first lookup (429)');
+    for (const text of [dry.stdout, r.stderr]) {
+      expect(text).not.toMatch(/-50 remain|after about 0 of/);
+    }
+    // None left at all reads so too.
+    const none = forecastLines(forecastInOrder(['US', 'US'], new Map([['US', 1]]), 0), 'dry-run');
+    expect(none[0]).toBe('warning: no credits remain in this billing period: 2 number(s) to look up need about 2 credit(s)');
+  });
+
   it('no warning when the credits suffice', async () => {
     w = await world();
     expect((await dnc(['batch', w.file('first.csv', ['phone', ...usNumbers(100, 2)])], w.env)).code).toBe(0);

@@ -1,5 +1,5 @@
 // The state and cache stores on real files: journal registry, check history limits, results cache windows.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,8 @@ import { cacheDir, publicBaseUrl, stateDir } from '../../src/evidence/paths.js';
 import { registeredJournals, registerJournal } from '../../src/evidence/registry.js';
 import { ResultsCache } from '../../src/evidence/results-cache.js';
 import { DncError } from '../../src/errors.js';
+import { runDnc } from '../helpers/cli.js';
+import { lookedUp, US_LIST, world } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -99,6 +101,47 @@ describe('results cache', () => {
       expect(c.get('http://a', '+12025550100', new Date('2026-11-01T00:00:00Z'))).toMatchObject({ correlationId: 'two', result: 'do_not_call' });
     } finally {
       c.close();
+    }
+  });
+});
+
+describe('a home folder that does not exist (HOME=/nonexistent, as system accounts have it)', () => {
+  it('is never created: batch and check still work, and say where state could not be kept and what is not kept', async () => {
+    const w = await world();
+    try {
+      const home = path.join(w.dir, 'nonexistent');
+      const env = { DNC_BASE_URL: w.sb.baseUrl, DNC_API_KEY: w.sb.apiKey };
+      const input = w.file('calls.csv', US_LIST);
+      const batch = await runDnc(['batch', input], { env, homedir: home });
+      expect(batch.code, batch.stderr).toBe(0);
+      const note = `dnc: note: the home folder ${home} does not exist and dnc does not create it: not kept between runs: the check history and the journal registry (dnc trace, usage --reconcile); the results cache (--reuse-within) and learned costs (--dry-run estimates) (set HOME to a folder that exists, or XDG_STATE_HOME and XDG_CACHE_HOME)`;
+      expect(batch.stderr).toContain(note);
+      expect(readFileSync(path.join(w.dir, 'calls.results.csv'), 'utf8')).toContain('callable');
+      const check = await runDnc(['check', '+12025550104'], { env, homedir: home });
+      expect(check.code, check.stderr).toBe(0);
+      expect(check.stderr).toContain(note);
+      // --reuse-within cannot be honoured: said as a warning, and every number is looked up.
+      const reuse = await runDnc(['batch', input, '-o', path.join(w.dir, 'again.csv'), '--reuse-within', '1d'], { env, homedir: home });
+      expect(reuse.code).toBe(0);
+      expect(reuse.stderr).toContain(`--reuse-within: the results cache cannot be read (the home folder ${home} does not exist (dnc does not create it)); every number is looked up`);
+      // What needs the state folder says so and sends nothing: a journal for -o -, a default internal list.
+      const before = lookedUp(w.sb).length;
+      const stream = await runDnc(['batch', '-', '-o', '-'], { env, homedir: home, stdin: US_LIST.join('\n') });
+      expect(stream.code).toBe(3);
+      expect(stream.stderr).toContain(`[E_OUTPUT_UNWRITABLE]: cannot keep the list read from standard input in the state folder: the home folder ${home} does not exist`);
+      const suppress = await runDnc(['suppress', 'add', '+12025550100'], { env, homedir: home });
+      expect(suppress.code).toBe(3);
+      expect(suppress.stderr).toContain('give --suppression-list PATH');
+      expect(lookedUp(w.sb).length).toBe(before);
+      expect(existsSync(home)).toBe(false);
+      // With XDG folders of its own the same runs keep their state, and say nothing about it.
+      const xdg = { ...env, XDG_STATE_HOME: path.join(w.dir, 'state'), XDG_CACHE_HOME: path.join(w.dir, 'cache') };
+      const kept = await runDnc(['check', '+12025550104'], { env: xdg, homedir: home });
+      expect(kept.stderr).not.toContain('note: the home folder');
+      expect(existsSync(path.join(w.dir, 'state', 'dnc', 'checks.sqlite'))).toBe(true);
+      expect(existsSync(home)).toBe(false);
+    } finally {
+      await w.cleanup();
     }
   });
 });

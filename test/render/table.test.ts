@@ -33,6 +33,14 @@ describe('renderTable', () => {
     expect(text).toContain('…');
   });
 
+  it('a terminal that reports no width (0) gets a table 80 columns wide, not one-character columns', () => {
+    const spec = { head: ['result', 'rows'], rows: [['do_not_call', 1], ['x'.repeat(120), 2]] };
+    const text = renderTable(spec, { ...terminal, columns: 0 });
+    expect(text).toBe(renderTable(spec, { ...terminal, columns: 80 }));
+    expect(text).toContain('│ do_not_call');
+    for (const line of text.trimEnd().split('\n')) expect(visibleLength(line)).toBeLessThanOrEqual(80);
+  });
+
   it('makes the head bold only when colour is on', () => {
     const spec = { head: ['A'], rows: [['x']] };
     expect(renderTable(spec, terminal)).not.toContain('\u001b[');

@@ -1,6 +1,7 @@
 // The description's webhook_url rule (4.1, 6), shared by the client (checked before spending) and the sandbox.
 import { describe, expect, it } from 'vitest';
-import { privateHostKind, webhookUrlProblem } from '../../src/wire/webhook-url.js';
+import fc from 'fast-check';
+import { MIN_SECRET_LENGTH, privateHostKind, webhookUrlCarries, webhookUrlProblem } from '../../src/wire/webhook-url.js';
 
 describe('webhook_url: public hosts only', () => {
   it.each([
@@ -59,5 +60,67 @@ describe('webhook_url: public hosts only', () => {
   it('loopback only, and http, with allowInsecure (dnc sandbox --allow-insecure-webhooks)', () => {
     expect(webhookUrlProblem('http://[::ffff:7f00:1]:8080/hook', { allowInsecure: true })).toBeNull();
     expect(webhookUrlProblem('http://[::ffff:10.0.0.1]:8080/hook', { allowInsecure: true })).toContain('private address');
+  });
+});
+
+describe('webhook_url: the API key in any form is found (a property: a failure prints its seed)', () => {
+  const property = { numRuns: 400, verbose: 1, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) } as const;
+  const keyChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.'.split(''));
+  const key = fc.string({ unit: keyChar, minLength: MIN_SECRET_LENGTH, maxLength: 48 });
+  // Text around the key inside an encoded value (other fields of a token, say): any bytes, any length.
+  const around = fc.string({ maxLength: 12 });
+  const percentAll = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+  const encodings: Record<string, (before: string, k: string, after: string) => string> = {
+    raw: (_b, k) => k,
+    upper: (_b, k) => k.toUpperCase(),
+    lower: (_b, k) => k.toLowerCase(),
+    percent: (_b, k) => percentAll(k),
+    'percent, upper case': (_b, k) => percentAll(k).toUpperCase(),
+    'percent twice': (_b, k) => percentAll(k).replaceAll('%', '%25'),
+    hex: (b, k, a) => Buffer.from(b + k + a).toString('hex'),
+    HEX: (b, k, a) => Buffer.from(b + k + a).toString('hex').toUpperCase(),
+    'hex of the upper-case key': (b, k, a) => Buffer.from(b + k.toUpperCase() + a).toString('hex'),
+    base64: (b, k, a) => encodeURIComponent(Buffer.from(b + k + a).toString('base64')),
+    'base64 unescaped': (b, k, a) => Buffer.from(b + k + a).toString('base64'),
+    base64url: (b, k, a) => Buffer.from(b + k + a).toString('base64url'),
+    'base64 of the lower-case key': (b, k, a) => Buffer.from(b + k.toLowerCase() + a).toString('base64url'),
+    'base64url, percent-encoded': (b, k, a) => percentAll(Buffer.from(b + k + a).toString('base64url')),
+  };
+  const places: Record<string, (value: string) => string> = {
+    query: (v) => `https://hooks.example.com/in?token=${v}&x=1`,
+    path: (v) => `https://hooks.example.com/in/${v}/push`,
+    fragment: (v) => `https://hooks.example.com/in#${v}`,
+  };
+
+  it('is refused in every encoding, at every alignment, in the query, path or fragment', () => {
+    fc.assert(
+      fc.property(key, around, around, fc.constantFrom(...Object.keys(encodings)), fc.constantFrom(...Object.keys(places)), (k, before, after, encoding, place) => {
+        const url = places[place]!(encodings[encoding]!(before, k, after));
+        expect(webhookUrlCarries(url, k), `${encoding} in the ${place}: ${url}`).toBe(true);
+      }),
+      property,
+    );
+  });
+
+  it('every alignment of base64 is covered: the key after 0, 1 and 2 bytes', () => {
+    const k = 'sbx_live_7Hq2mZ';
+    for (const before of ['', 'a', 'ab', 'abc', 'user:', 'user:x']) {
+      for (const encode of ['base64', 'base64url'] as const) {
+        const url = `https://hooks.example.com/in?t=${encodeURIComponent(Buffer.from(`${before}${k}`).toString(encode))}`;
+        expect(webhookUrlCarries(url, k), `${encode} after ${before.length} byte(s)`).toBe(true);
+      }
+    }
+  });
+
+  it('a URL without the key is accepted, and keys shorter than 8 characters are not looked for', () => {
+    fc.assert(
+      fc.property(key, fc.webUrl({ withQueryParameters: true, withFragments: true }), (k, url) => {
+        fc.pre(!url.toLowerCase().includes(k.toLowerCase()));
+        expect(webhookUrlCarries(url, k), url).toBe(false);
+      }),
+      property,
+    );
+    expect(webhookUrlCarries('https://hooks.example.com/in?t=abc', 'abc')).toBe(false);
+    expect(webhookUrlCarries('https://hooks.example.com/in/sbx_live_7Hq2mZ', 'sbx_live_7Hq2mZ')).toBe(true);
   });
 });
