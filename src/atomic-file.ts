@@ -75,7 +75,12 @@ export async function syncFolder(dir: string): Promise<void> {
  * `durable`: the temporary file is flushed to disk before the rename and the folder after it, so a power
  * loss leaves the old file or the new one (without it, only a crash of this process does).
  */
-export async function writeFileAtomic(target: string, text: string, mode?: number, options: { durable?: boolean } = {}): Promise<void> {
+export async function writeFileAtomic(
+  target: string,
+  text: string,
+  mode?: number,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   const tmp = tempPathFor(target);
   try {
     if (options.durable) {

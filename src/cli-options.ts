@@ -33,7 +33,8 @@ export function int64Option(flags: string, description: string, min: bigint): Op
     const text = raw.trim();
     if (!/^-?\d+$/.test(text)) throw usageError('E_USAGE', `${flag} must be a whole number, got '${raw}'`);
     const value = BigInt(text);
-    if (value < min || value > INT64_MAX) throw usageError('E_USAGE', `${flag} must be from ${min} to ${INT64_MAX}, got ${raw}`);
+    if (value < min || value > INT64_MAX)
+      throw usageError('E_USAGE', `${flag} must be from ${min} to ${INT64_MAX}, got ${raw}`);
     return value;
   });
 }
@@ -43,7 +44,9 @@ export function durationOption(flags: string, description: string): Option {
   return parsedOption(flags, description, (raw, flag) => parseDuration(flag, raw));
 }
 
-/** A non-empty string option (--base-url, --forwarded-host): an empty value, often an unset shell variable, is refused. */
+/**
+ * A non-empty string option (--base-url, --forwarded-host): an empty value, often an unset shell variable, is refused.
+ */
 export function nonEmptyOption(flags: string, description: string, hint?: string): Option {
   return parsedOption(flags, description, (raw, flag) => {
     if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, hint ? { hint } : {});
@@ -53,9 +56,12 @@ export function nonEmptyOption(flags: string, description: string, hint?: string
 
 // Only the full form, with its offset: `new Date()` also takes "1", "2026", "March 7", RFC 2822 and
 // "2026-11-22 10:00" (read as local time), each a different moment on another machine.
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
 
-/** `--as-of`: an ISO 8601 date-time with Z or an offset, years 2000 to 9999, as a Date; anything else is a usage error. */
+/**
+ * `--as-of`: an ISO 8601 date-time with Z or an offset, years 2000 to 9999, as a Date; anything else is a usage error.
+ */
 export function parseDateTimeOption(flag: string, raw: string): Date {
   const refuse = (why: string): never => {
     throw usageError('E_USAGE', `${flag} ${JSON.stringify(raw)} is not a date-time${why}`, {
@@ -63,16 +69,29 @@ export function parseDateTimeOption(flag: string, raw: string): Date {
     });
   };
   const m = ISO_DATE_TIME.exec(raw.trim());
-  if (!m) return refuse(/^\d{4}-\d{2}-\d{2}$/.test(raw.trim()) ? ': give the time and its offset too (e.g. T00:00:00Z)' : '');
-  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [number, number, number, number, number];
+  if (!m)
+    return refuse(/^\d{4}-\d{2}-\d{2}$/.test(raw.trim()) ? ': give the time and its offset too (e.g. T00:00:00Z)' : '');
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const second = m[6] === undefined ? 0 : Number(m[6]);
   const ms = m[7] === undefined ? 0 : Math.floor(Number(`0.${m[7]}`) * 1000);
   if (year < 2000 || year > 9999) return refuse(': the year must be from 2000 to 9999');
   const local = Date.UTC(year, month - 1, day, hour, minute, second, ms);
   const back = new Date(local);
   if (
-    month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59 ||
-    back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day
+    month < 1 ||
+    month > 12 ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59 ||
+    back.getUTCFullYear() !== year ||
+    back.getUTCMonth() !== month - 1 ||
+    back.getUTCDate() !== day
   ) {
     return refuse(': no such date or time');
   }

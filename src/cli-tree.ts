@@ -109,7 +109,10 @@ function visibleCommands(command: Command): Command[] {
  * Reads the program's tree. `argChoices` adds completions for arguments that are validated by the
  * command rather than by commander (`help`'s topics), keyed by "command argument".
  */
-export function describeProgram(program: Command, argChoices: Readonly<Record<string, readonly string[]>> = {}): ProgramSpec {
+export function describeProgram(
+  program: Command,
+  argChoices: Readonly<Record<string, readonly string[]>> = {},
+): ProgramSpec {
   const spec = commandSpec(program, argChoices);
   return { ...spec, version: program.version(), commands: spec.subcommands };
 }

@@ -27,7 +27,16 @@ export interface GlobalFlags {
 }
 
 /** Strings a config file (or one of its profiles) may hold; a profile's values replace the top level's. */
-export const CONFIG_STRING_KEYS = ['base_url', 'api_key', 'api_key_file', 'forwarded_host', 'seller', 'san', 'campaign', 'suppression_list'] as const;
+export const CONFIG_STRING_KEYS = [
+  'base_url',
+  'api_key',
+  'api_key_file',
+  'forwarded_host',
+  'seller',
+  'san',
+  'campaign',
+  'suppression_list',
+] as const;
 type ConfigStringKey = (typeof CONFIG_STRING_KEYS)[number];
 
 export type ConfigFile = Partial<Record<ConfigStringKey, string>> & {
@@ -59,16 +68,28 @@ export const ENVIRONMENT_VARIABLES = [
   { name: 'DNC_FORWARDED_HOST', meaning: 'resellers: sent as X-Forwarded-Host on every request (as --forwarded-host)' },
   { name: 'DNC_CONFIG', meaning: 'a JSON config file holding any of base_url, api_key, forwarded_host (as --config)' },
   { name: 'DNC_PROFILE', meaning: 'the profile of the config file to use (as --profile)' },
-  { name: 'DNC_SUPPRESSION_LIST', meaning: 'the internal do-not-call list and exemptions (as --suppression-list; default: the state folder)' },
+  {
+    name: 'DNC_SUPPRESSION_LIST',
+    meaning: 'the internal do-not-call list and exemptions (as --suppression-list; default: the state folder)',
+  },
   { name: 'USER', meaning: 'who made a change to the internal list or exemptions (the audit log records user@host)' },
   { name: 'LOGNAME', meaning: 'as USER, where USER is not set' },
   { name: 'DNC_VERBOSE', meaning: '1: one stderr line per HTTP request and response, the key redacted (as --verbose)' },
   { name: 'NO_COLOR', meaning: 'any non-empty value: no colour, whatever the terminal' },
   { name: 'FORCE_COLOR', meaning: '0: no colour, as NO_COLOR' },
   { name: 'TERM', meaning: 'dumb: no colour' },
-  { name: 'XDG_CONFIG_HOME', meaning: 'the config file is $XDG_CONFIG_HOME/dnc/config.json (else ~/.config/dnc/config.json)' },
-  { name: 'XDG_STATE_HOME', meaning: 'batch journal registry and check history in $XDG_STATE_HOME/dnc (else ~/.local/state/dnc)' },
-  { name: 'XDG_CACHE_HOME', meaning: 'learned costs and --reuse-within verdicts in $XDG_CACHE_HOME/dnc (else ~/.cache/dnc)' },
+  {
+    name: 'XDG_CONFIG_HOME',
+    meaning: 'the config file is $XDG_CONFIG_HOME/dnc/config.json (else ~/.config/dnc/config.json)',
+  },
+  {
+    name: 'XDG_STATE_HOME',
+    meaning: 'batch journal registry and check history in $XDG_STATE_HOME/dnc (else ~/.local/state/dnc)',
+  },
+  {
+    name: 'XDG_CACHE_HOME',
+    meaning: 'learned costs and --reuse-within verdicts in $XDG_CACHE_HOME/dnc (else ~/.cache/dnc)',
+  },
 ] as const;
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -120,7 +141,10 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (!explicit && code === 'ENOENT') {
-      if (profile) throw usageError('E_CONFIG_INVALID', `profile "${profile}" is not defined: there is no config file ${file}`, { hint: 'add "profiles": {"NAME": {...}} to the config file' });
+      if (profile)
+        throw usageError('E_CONFIG_INVALID', `profile "${profile}" is not defined: there is no config file ${file}`, {
+          hint: 'add "profiles": {"NAME": {...}} to the config file',
+        });
       return {};
     }
     throw usageError('E_CONFIG_UNREADABLE', `cannot read config file ${file}: ${code ?? String(err)}`, {
@@ -146,12 +170,15 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
   const out = configValues(parsed, file, '');
   if (profile !== undefined) {
     const profiles = parsed.profiles;
-    if (profiles !== undefined && !isObject(profiles)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "profiles" must be an object of named profiles`);
+    if (profiles !== undefined && !isObject(profiles))
+      throw usageError('E_CONFIG_INVALID', `config file ${file}: "profiles" must be an object of named profiles`);
     const chosen = profiles && Object.hasOwn(profiles, profile) ? profiles[profile] : undefined;
     if (!isObject(chosen)) {
       const known = profiles ? Object.keys(profiles) : [];
       throw usageError('E_CONFIG_INVALID', `profile "${profile}" is not defined in ${file}`, {
-        hint: known.length ? `defined profiles: ${known.join(', ')}` : 'add "profiles": {"NAME": {"base_url": …, "api_key_file": …, "seller": …, "san": …}}',
+        hint: known.length
+          ? `defined profiles: ${known.join(', ')}`
+          : 'add "profiles": {"NAME": {"base_url": …, "api_key_file": …, "seller": …, "san": …}}',
       });
     }
     Object.assign(out, configValues(chosen, file, `profiles.${profile}.`), { profile });
@@ -175,13 +202,24 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
   }
   const days = o.validity_days;
   if (days !== undefined && days !== null) {
-    if (!isObject(days)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days" must be an object such as {"default": 30, "GB": 28}`);
+    if (!isObject(days))
+      throw usageError(
+        'E_CONFIG_INVALID',
+        `config file ${file}: "${prefix}validity_days" must be an object such as {"default": 30, "GB": 28}`,
+      );
     const v: Record<string, number> = {};
     for (const [k, n] of Object.entries(days)) {
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 3660) {
-        throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days.${k}" must be a whole number of days from 1 to 3660`);
+        throw usageError(
+          'E_CONFIG_INVALID',
+          `config file ${file}: "${prefix}validity_days.${k}" must be a whole number of days from 1 to 3660`,
+        );
       }
-      if (k !== 'default' && !/^[A-Z]{2}$/.test(k)) throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}validity_days" keys are "default" or country codes such as GB, got "${k}"`);
+      if (k !== 'default' && !/^[A-Z]{2}$/.test(k))
+        throw usageError(
+          'E_CONFIG_INVALID',
+          `config file ${file}: "${prefix}validity_days" keys are "default" or country codes such as GB, got "${k}"`,
+        );
       v[k] = n;
     }
     out.validity_days = v;
@@ -214,9 +252,13 @@ async function readKeyFile(file: string, warnings: string[]): Promise<string> {
     return key;
   } catch (err) {
     if (err instanceof Error && err.name === 'DncError') throw err;
-    throw usageError('E_CONFIG_UNREADABLE', `cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      cause: err,
-    });
+    throw usageError(
+      'E_CONFIG_UNREADABLE',
+      `cannot read API key file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -233,9 +275,10 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
 
   const keyFromFile = flags.apiKeyFile ? await readKeyFile(flags.apiKeyFile, warnings) : undefined;
   // A profile's api_key_file is read only when nothing above it gives the key.
-  const configKeyFile = !flags.apiKey && !keyFromFile && !env.DNC_API_KEY && !file.api_key && file.api_key_file
-    ? await readKeyFile(path.resolve(path.dirname(configPath), file.api_key_file), warnings)
-    : undefined;
+  const configKeyFile =
+    !flags.apiKey && !keyFromFile && !env.DNC_API_KEY && !file.api_key && file.api_key_file
+      ? await readKeyFile(path.resolve(path.dirname(configPath), file.api_key_file), warnings)
+      : undefined;
   const apiKey = pick<string>(
     [flags.apiKey, 'flag'],
     [keyFromFile, 'flag'],
@@ -245,13 +288,25 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
   );
   const baseUrl = pick<string>([flags.baseUrl, 'flag'], [env.DNC_BASE_URL, 'env'], [file.base_url, 'config']);
   // Unlike the other variables, an empty DNC_FORWARDED_HOST (or "forwarded_host": ""), when it is the one that
-  // applies, is refused rather than read as unset: `DNC_FORWARDED_HOST=$CLIENT` with $CLIENT unset would send a reseller's requests unattributed.
-  if (flags.forwardedHost === undefined && env.DNC_FORWARDED_HOST !== undefined && env.DNC_FORWARDED_HOST.trim() === '') {
+  // applies, is refused rather than read as unset: `DNC_FORWARDED_HOST=$CLIENT` with $CLIENT unset would send a
+  // reseller's requests unattributed.
+  if (
+    flags.forwardedHost === undefined &&
+    env.DNC_FORWARDED_HOST !== undefined &&
+    env.DNC_FORWARDED_HOST.trim() === ''
+  ) {
     throw usageError('E_CONFIG_INVALID', 'DNC_FORWARDED_HOST is set but empty', {
-      hint: 'set it to the client the requests are for, or unset it (unset DNC_FORWARDED_HOST) to send no X-Forwarded-Host',
+      hint:
+        'set it to the client the requests are for, or unset it (unset DNC_FORWARDED_HOST) to send no ' +
+        'X-Forwarded-Host',
     });
   }
-  if (flags.forwardedHost === undefined && env.DNC_FORWARDED_HOST === undefined && file.forwarded_host !== undefined && file.forwarded_host.trim() === '') {
+  if (
+    flags.forwardedHost === undefined &&
+    env.DNC_FORWARDED_HOST === undefined &&
+    file.forwarded_host !== undefined &&
+    file.forwarded_host.trim() === ''
+  ) {
     throw usageError('E_CONFIG_INVALID', `config file ${configPath}: "forwarded_host" is empty`, {
       hint: 'give the client the requests are for, or remove "forwarded_host" to send no X-Forwarded-Host',
     });
@@ -264,13 +319,17 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
 
   if (!baseUrl) {
     throw usageError('E_CONFIG_MISSING', 'no service base URL is configured', {
-      hint: `give it with --base-url URL, the DNC_BASE_URL environment variable, or "base_url" in ${configPath} (\`dnc sandbox\` prints one for testing)`,
+      hint:
+        `give it with --base-url URL, the DNC_BASE_URL environment variable, or "base_url" in ${configPath} ` +
+        `(\`dnc sandbox\` prints one for testing)`,
     });
   }
   validateBaseUrl(baseUrl, configPath);
   if (!apiKey) {
     throw usageError('E_CONFIG_MISSING', 'no API key is configured', {
-      hint: `give it with --api-key KEY (or --api-key-file PATH), the DNC_API_KEY environment variable, or "api_key" in ${configPath}`,
+      hint:
+        `give it with --api-key KEY (or --api-key-file PATH), the DNC_API_KEY environment variable, or ` +
+        `"api_key" in ${configPath}`,
     });
   }
   return { baseUrl, apiKey, forwardedHost, configPath, warnings };
@@ -278,7 +337,13 @@ export async function resolveServiceConfig(flags: GlobalFlags, env: Env, homedir
 
 /** Where a value was given, as the user would name it. */
 function sourceName(source: ValueSource, flag: string, variable: string, key: string, configPath: string): string {
-  return source === 'flag' ? flag : source === 'env' ? variable : source === 'config' ? `"${key}" in ${configPath}` : 'the default';
+  return source === 'flag'
+    ? flag
+    : source === 'env'
+      ? variable
+      : source === 'config'
+        ? `"${key}" in ${configPath}`
+        : 'the default';
 }
 
 // The value itself is never quoted: a key pasted into the wrong variable would be printed.
@@ -288,15 +353,26 @@ function validateBaseUrl(baseUrl: Sourced<string>, configPath: string): void {
   try {
     url = new URL(baseUrl.value);
   } catch {
-    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} is not a URL (its value is not shown: it may be a key)`, {
-      hint: 'it looks like https://api.example.com (or http://127.0.0.1:PORT for `dnc sandbox`)',
-    });
+    throw usageError(
+      'E_CONFIG_INVALID',
+      `the base URL given by ${where} is not a URL (its value is not shown: it may be a key)`,
+      {
+        hint: 'it looks like https://api.example.com (or http://127.0.0.1:PORT for `dnc sandbox`)',
+      },
+    );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} must use https (or http for a local sandbox), not ${url.protocol.replace(/:$/, '')}`);
+    throw usageError(
+      'E_CONFIG_INVALID',
+      `the base URL given by ${where} must use https (or http for a local sandbox), not ` +
+        `${url.protocol.replace(/:$/, '')}`,
+    );
   }
   if (url.username || url.password) {
-    throw usageError('E_CONFIG_INVALID', `the base URL given by ${where} must not carry credentials; give the key with --api-key or DNC_API_KEY`);
+    throw usageError(
+      'E_CONFIG_INVALID',
+      `the base URL given by ${where} must not carry credentials; give the key with --api-key or DNC_API_KEY`,
+    );
   }
 }
 
@@ -324,14 +400,21 @@ export async function parseCountryOption(raw: string | undefined): Promise<strin
   const { isKnownRegion } = await import('./phone/normalize.js');
   if (!isKnownRegion(country)) {
     throw usageError('E_USAGE', `--country '${raw}' is not a region code`, {
-      hint: country === 'UK' ? 'the code for the United Kingdom is GB' : 'give an ISO 3166-1 alpha-2 code such as US, GB or DE',
+      hint:
+        country === 'UK'
+          ? 'the code for the United Kingdom is GB'
+          : 'give an ISO 3166-1 alpha-2 code such as US, GB or DE',
     });
   }
   return country;
 }
 
 /** `--webhook-url` (check, batch): refused with exit 2, before anything is sent, when the service would refuse it. */
-export async function checkWebhookUrlOption(url: string | undefined, allowInsecure: boolean, secrets: readonly string[] = []): Promise<void> {
+export async function checkWebhookUrlOption(
+  url: string | undefined,
+  allowInsecure: boolean,
+  secrets: readonly string[] = [],
+): Promise<void> {
   // Alone it would do nothing: refused, so that a user who meant to give a webhook URL learns it is missing.
   if (url === undefined && allowInsecure) {
     throw usageError('E_USAGE', '--allow-insecure-webhook-url needs --webhook-url', {
@@ -351,8 +434,13 @@ export async function checkWebhookUrlOption(url: string | undefined, allowInsecu
   }
   // In any form a reader could decode (see webhookUrlCarries): the service would keep it, and the journal too.
   if (secrets.some((secret) => webhookUrlCarries(url, secret))) {
-    throw usageError('E_WEBHOOK_URL', '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into the batch journal', {
-      hint: 'nothing was sent; take the key out of the URL (the listener\'s secret is its path, which dnc generates)',
-    });
+    throw usageError(
+      'E_WEBHOOK_URL',
+      '--webhook-url carries the API key: the service would keep it and push to it, and dnc would write it into ' +
+        'the batch journal',
+      {
+        hint: "nothing was sent; take the key out of the URL (the listener's secret is its path, which dnc generates)",
+      },
+    );
   }
 }

@@ -1,6 +1,12 @@
 // What a command may use: injected I/O, environment, clock, configuration, the service client, interrupts.
 import os from 'node:os';
-import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, resolveServiceConfig, type GlobalFlags, type ServiceConfig } from './config.js';
+import {
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  resolveServiceConfig,
+  type GlobalFlags,
+  type ServiceConfig,
+} from './config.js';
 import { redactSecrets } from './errors.js';
 import { writeLine, type IO } from './io.js';
 import { terminalSafeLines } from './render/terminal-safe.js';
@@ -54,7 +60,8 @@ export interface ContextDeps {
 
 export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
   const env = deps.env;
-  const verbose = flags.verbose === true || (env.DNC_VERBOSE !== undefined && env.DNC_VERBOSE !== '' && env.DNC_VERBOSE !== '0');
+  const verbose =
+    flags.verbose === true || (env.DNC_VERBOSE !== undefined && env.DNC_VERBOSE !== '' && env.DNC_VERBOSE !== '0');
   const secrets: string[] = deps.secrets ?? [];
   const say = (line: string) => writeLine(deps.io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   let config: Promise<ServiceConfig> | undefined;
@@ -112,13 +119,19 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
                 .map(([k, v]) => `${k}: ${v}`)
                 .join('; ');
               if (e.status === undefined) {
-                say(`→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ✗ ${e.error} after ${Math.round(e.durationMs)} ms`);
+                say(
+                  `→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ✗ ${e.error} after ` +
+                    `${Math.round(e.durationMs)} ms`,
+                );
               } else {
                 const interesting = Object.entries(e.responseHeaders ?? {})
                   .filter(([k]) => k.startsWith('x-'))
                   .map(([k, v]) => `${k}: ${v}`)
                   .join('; ');
-                say(`→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ← ${e.status} in ${Math.round(e.durationMs)} ms [${interesting}]`);
+                say(
+                  `→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ← ${e.status} in ` +
+                    `${Math.round(e.durationMs)} ms [${interesting}]`,
+                );
               }
             }
           : undefined,

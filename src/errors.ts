@@ -17,12 +17,16 @@ export const ExitCode = {
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** What each exit status means: `dnc help exit-codes`, every command's help and docs/exit-codes.md are made from this. */
+/**
+ * What each exit status means: `dnc help exit-codes`, every command's help and docs/exit-codes.md are made from this.
+ */
 export const EXIT_STATUS_MEANINGS: Readonly<Record<ExitCodeValue, string>> = {
   0: 'success',
   1: 'unexpected internal error (prints a hint to report it)',
   2: 'usage error: unknown flag, bad argument, conflicting options, missing configuration',
-  3: 'input data error: unreadable or malformed CSV, a number that cannot be a phone number, unsupported country (check)',
+  3:
+    'input data error: unreadable or malformed CSV, a number that cannot be a phone number, unsupported ' +
+    'country (check)',
   4: 'authentication or authorization failed (401, 403)',
   5: 'credit limit reached (429) or the --max-credits budget reached; a batch stopped and can resume',
   6: 'service or network failure after retries (5xx, timeouts, connection refused)',
@@ -39,20 +43,35 @@ export const EXIT_STATUS_MEANINGS: Readonly<Record<ExitCodeValue, string>> = {
 export const ERROR_CODES = {
   E_USAGE: { exit: ExitCode.USAGE, summary: 'an unknown flag or command, a bad argument, or conflicting options' },
   E_CONFIG_MISSING: { exit: ExitCode.USAGE, summary: 'the base URL or the API key is not configured' },
-  E_CONFIG_INVALID: { exit: ExitCode.USAGE, summary: 'a configuration value (flag, environment or config file) is not valid' },
+  E_CONFIG_INVALID: {
+    exit: ExitCode.USAGE,
+    summary: 'a configuration value (flag, environment or config file) is not valid',
+  },
   E_CONFIG_UNREADABLE: { exit: ExitCode.USAGE, summary: 'the config file or the --api-key-file cannot be read' },
   E_CONFIG_INSECURE: { exit: ExitCode.USAGE, summary: 'a config or key file, or its folder, is writable by others' },
   E_COLUMN_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'batch: the --column named is not in the input' },
   E_COLUMN_REQUIRED: { exit: ExitCode.USAGE, summary: 'batch: no phone column could be detected; give --column' },
-  E_COLUMN_AMBIGUOUS: { exit: ExitCode.USAGE, summary: 'batch: several columns could be the phone column; give --column' },
+  E_COLUMN_AMBIGUOUS: {
+    exit: ExitCode.USAGE,
+    summary: 'batch: several columns could be the phone column; give --column',
+  },
   E_JOURNAL_BUSY: { exit: ExitCode.USAGE, summary: "another dnc process holds this batch's journal" },
-  E_JOURNAL_MISMATCH: { exit: ExitCode.USAGE, summary: 'the journal belongs to another input or other result-changing options (see --restart)' },
+  E_JOURNAL_MISMATCH: {
+    exit: ExitCode.USAGE,
+    summary: 'the journal belongs to another input or other result-changing options (see --restart)',
+  },
   E_JOURNAL_MISSING: { exit: ExitCode.USAGE, summary: 'listen: the batch has no journal beside its output' },
   E_WEBHOOK_URL: { exit: ExitCode.USAGE, summary: 'a --webhook-url the service would refuse' },
-  E_BAD_REQUEST: { exit: ExitCode.USAGE, summary: 'the service refused the request itself (400), not the number; nothing charged' },
+  E_BAD_REQUEST: {
+    exit: ExitCode.USAGE,
+    summary: 'the service refused the request itself (400), not the number; nothing charged',
+  },
   E_WEBHOOK_REQUIRED: { exit: ExitCode.USAGE, summary: 'an AU number without --webhook-url (AU is webhook-only)' },
   E_USAGE_QUERY_REJECTED: { exit: ExitCode.USAGE, summary: 'usage: the service refused the query (400)' },
-  E_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'usage: the billing period is unknown or belongs to another account (404)' },
+  E_NOT_FOUND: {
+    exit: ExitCode.USAGE,
+    summary: 'usage: the billing period is unknown or belongs to another account (404)',
+  },
   E_PORT_IN_USE: { exit: ExitCode.USAGE, summary: 'listen: the port is already in use' },
   E_CANNOT_LISTEN: { exit: ExitCode.USAGE, summary: 'listen: the address cannot be bound' },
   E_SANDBOX_LISTEN: { exit: ExitCode.USAGE, summary: 'sandbox: the port cannot be bound' },
@@ -60,7 +79,10 @@ export const ERROR_CODES = {
   E_TLS_INVALID: { exit: ExitCode.USAGE, summary: 'listen: --tls-cert and --tls-key are not a valid pair' },
   E_SHEET_NOT_FOUND: { exit: ExitCode.USAGE, summary: 'batch: the --sheet named is not in the workbook' },
   E_GUESSABLE_PATH: { exit: ExitCode.USAGE, summary: 'listen: a non-loopback --host needs an unguessable --path' },
-  E_PATH_COLLISION: { exit: ExitCode.USAGE, summary: 'batch: two of the input, the outputs, the journal and the manifest are one file' },
+  E_PATH_COLLISION: {
+    exit: ExitCode.USAGE,
+    summary: 'batch: two of the input, the outputs, the journal and the manifest are one file',
+  },
   E_LIST_MISSING: { exit: ExitCode.USAGE, summary: 'the suppression list named does not exist (nothing was sent)' },
   E_INPUT_MISSING: { exit: ExitCode.INPUT, summary: 'the input file does not exist' },
   E_INPUT_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the input cannot be read' },
@@ -69,35 +91,62 @@ export const ERROR_CODES = {
   E_INPUT_BINARY: { exit: ExitCode.INPUT, summary: 'the input is not text' },
   E_INPUT_ENCODING: { exit: ExitCode.INPUT, summary: 'the input is not UTF-8' },
   E_INPUT_MALFORMED: { exit: ExitCode.INPUT, summary: 'malformed CSV (named with its line)' },
-  E_INPUT_FORMAT: { exit: ExitCode.INPUT, summary: 'batch: the input is not a workbook dnc can read (a renamed CSV, .xls, encrypted)' },
-  E_INPUT_LIMITS: { exit: ExitCode.INPUT, summary: "a workbook row or cell past Excel's limits (row 1,048,576, column XFD)" },
-  E_INPUT_HAS_RESULTS: { exit: ExitCode.INPUT, summary: 'batch: the input already has dnc_* columns (it is a results file)' },
+  E_INPUT_FORMAT: {
+    exit: ExitCode.INPUT,
+    summary: 'batch: the input is not a workbook dnc can read (a renamed CSV, .xls, encrypted)',
+  },
+  E_INPUT_LIMITS: {
+    exit: ExitCode.INPUT,
+    summary: "a workbook row or cell past Excel's limits (row 1,048,576, column XFD)",
+  },
+  E_INPUT_HAS_RESULTS: {
+    exit: ExitCode.INPUT,
+    summary: 'batch: the input already has dnc_* columns (it is a results file)',
+  },
   E_INPUT_CHANGED: { exit: ExitCode.INPUT, summary: 'the input changed since the batch began' },
-  E_OUTPUT_UNWRITABLE: { exit: ExitCode.INPUT, summary: 'an output file or folder cannot be written (found before any lookup)' },
+  E_OUTPUT_UNWRITABLE: {
+    exit: ExitCode.INPUT,
+    summary: 'an output file or folder cannot be written (found before any lookup)',
+  },
   E_DISK_FULL: { exit: ExitCode.INPUT, summary: 'the disk is full: the batch journal cannot be written' },
   E_JOURNAL_WRITE: { exit: ExitCode.INPUT, summary: 'the batch journal cannot be written' },
   E_LIST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the suppression list cannot be read' },
-  E_LIST_BUSY: { exit: ExitCode.INPUT, summary: 'the suppression list stayed locked by another process (30 s); nothing was changed or sent' },
-  E_LIST_ALTERED: { exit: ExitCode.INPUT, summary: 'the suppression list was changed outside dnc (its audit log does not account for it); nothing sent' },
+  E_LIST_BUSY: {
+    exit: ExitCode.INPUT,
+    summary: 'the suppression list stayed locked by another process (30 s); nothing was changed or sent',
+  },
+  E_LIST_ALTERED: {
+    exit: ExitCode.INPUT,
+    summary: 'the suppression list was changed outside dnc (its audit log does not account for it); nothing sent',
+  },
   E_CSV_COLUMN: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no column of numbers' },
   E_CSV_MALFORMED: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: malformed CSV' },
   E_CSV_EMPTY: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no rows' },
   E_INVALID_NUMBER: { exit: ExitCode.INPUT, summary: 'a number that cannot be a phone number (nothing sent)' },
-  E_UNSUPPORTED_COUNTRY: { exit: ExitCode.INPUT, summary: 'the service does not cover the number\'s country (422)' },
+  E_UNSUPPORTED_COUNTRY: { exit: ExitCode.INPUT, summary: "the service does not cover the number's country (422)" },
   E_JOURNAL_EMPTY: { exit: ExitCode.INPUT, summary: 'the journal holds no batch' },
-  E_JOURNAL_INCOMPLETE: { exit: ExitCode.INPUT, summary: 'the journal holds no complete reading of the input yet (rerun the batch)' },
+  E_JOURNAL_INCOMPLETE: {
+    exit: ExitCode.INPUT,
+    summary: 'the journal holds no complete reading of the input yet (rerun the batch)',
+  },
   E_JOURNAL_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the journal cannot be read' },
   E_NO_MANIFEST: { exit: ExitCode.INPUT, summary: 'verify: the output has no manifest beside it' },
   E_MANIFEST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'verify: the manifest cannot be read' },
   E_TRACE_NOT_FOUND: { exit: ExitCode.INPUT, summary: 'trace: this machine has no record of the correlation id' },
   E_AUTH_MISSING: { exit: ExitCode.AUTH, summary: 'the service refused the key (401)' },
   E_AUTH_FORBIDDEN: { exit: ExitCode.AUTH, summary: 'the key is not allowed to do this (403)' },
-  E_RESELLER_HEADER: { exit: ExitCode.AUTH, summary: 'a reseller key without (or with a refused) X-Forwarded-Host: see --forwarded-host' },
+  E_RESELLER_HEADER: {
+    exit: ExitCode.AUTH,
+    summary: 'a reseller key without (or with a refused) X-Forwarded-Host: see --forwarded-host',
+  },
   E_WEBHOOKS_DISABLED: { exit: ExitCode.AUTH, summary: 'webhook lookups are disabled for the account' },
   E_CREDIT_LIMIT: { exit: ExitCode.CREDIT, summary: 'the credit limit of the billing period is reached (429)' },
   E_SERVICE: { exit: ExitCode.SERVICE, summary: 'the service failed (5xx, or an answer that was not expected)' },
   E_BAD_RESPONSE: { exit: ExitCode.SERVICE, summary: "the service's answer was not what its description says" },
-  E_CURSOR_REPEATED: { exit: ExitCode.SERVICE, summary: 'usage --all: the service handed back a cursor it already gave' },
+  E_CURSOR_REPEATED: {
+    exit: ExitCode.SERVICE,
+    summary: 'usage --all: the service handed back a cursor it already gave',
+  },
   E_NETWORK: { exit: ExitCode.SERVICE, summary: 'the service cannot be reached' },
   E_TIMEOUT: { exit: ExitCode.SERVICE, summary: 'the service did not answer within --timeout' },
   E_INTERRUPTED: { exit: ExitCode.INTERRUPTED, summary: 'interrupted (Ctrl-C, SIGTERM); work done so far is kept' },
@@ -105,7 +154,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 /** The codes whose exit status is `E`: the typed helpers below accept only those. */
-type CodeWithExit<E extends ExitCodeValue> = { [K in ErrorCode]: (typeof ERROR_CODES)[K]['exit'] extends E ? K : never }[ErrorCode];
+type CodeWithExit<E extends ExitCodeValue> = {
+  [K in ErrorCode]: (typeof ERROR_CODES)[K]['exit'] extends E ? K : never;
+}[ErrorCode];
 
 export interface DncErrorOptions {
   /** What the user can do next; printed on its own line after the message. */
@@ -136,27 +187,47 @@ export class DncError extends Error {
 }
 
 /** Exit 2: unknown flag, bad argument, conflicting options, missing configuration. */
-export function usageError(code: CodeWithExit<typeof ExitCode.USAGE>, message: string, options?: DncErrorOptions): DncError {
+export function usageError(
+  code: CodeWithExit<typeof ExitCode.USAGE>,
+  message: string,
+  options?: DncErrorOptions,
+): DncError {
   return new DncError(code, message, options);
 }
 
 /** Exit 3: unreadable or malformed input, a number that cannot be a phone number, unsupported country. */
-export function inputError(code: CodeWithExit<typeof ExitCode.INPUT>, message: string, options?: DncErrorOptions): DncError {
+export function inputError(
+  code: CodeWithExit<typeof ExitCode.INPUT>,
+  message: string,
+  options?: DncErrorOptions,
+): DncError {
   return new DncError(code, message, options);
 }
 
 /** Exit 4: the service refused the credentials (401, 403). */
-export function authError(code: CodeWithExit<typeof ExitCode.AUTH>, message: string, options?: DncErrorOptions): DncError {
+export function authError(
+  code: CodeWithExit<typeof ExitCode.AUTH>,
+  message: string,
+  options?: DncErrorOptions,
+): DncError {
   return new DncError(code, message, options);
 }
 
 /** Exit 5: credit limit reached (429) or the user's --max-credits budget reached. */
-export function creditError(code: CodeWithExit<typeof ExitCode.CREDIT>, message: string, options?: DncErrorOptions): DncError {
+export function creditError(
+  code: CodeWithExit<typeof ExitCode.CREDIT>,
+  message: string,
+  options?: DncErrorOptions,
+): DncError {
   return new DncError(code, message, options);
 }
 
 /** Exit 6: the service or the network failed, after any retries that were safe. */
-export function serviceError(code: CodeWithExit<typeof ExitCode.SERVICE>, message: string, options?: DncErrorOptions): DncError {
+export function serviceError(
+  code: CodeWithExit<typeof ExitCode.SERVICE>,
+  message: string,
+  options?: DncErrorOptions,
+): DncError {
   return new DncError(code, message, options);
 }
 
@@ -167,7 +238,9 @@ export function interruptedError(message: string, options?: DncErrorOptions): Dn
 
 /** How a DncError is shown on stderr: by src/main.ts, and by a command that reports one failure and goes on. */
 export function errorLines(err: DncError): string[] {
-  return err.hint ? [`dnc: error [${err.code}]: ${err.message}`, `  hint: ${err.hint}`] : [`dnc: error [${err.code}]: ${err.message}`];
+  return err.hint
+    ? [`dnc: error [${err.code}]: ${err.message}`, `  hint: ${err.hint}`]
+    : [`dnc: error [${err.code}]: ${err.message}`];
 }
 
 export function isDncError(value: unknown): value is DncError {

@@ -59,7 +59,11 @@ function lazyStdio(fd: 1 | 2, onStream: (stream: NodeJS.WriteStream, fd: 1 | 2) 
     }
     return stream;
   };
-  function write(chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Error | null) => void), callback?: (err?: Error | null) => void): boolean {
+  function write(
+    chunk: string | Uint8Array,
+    encoding?: BufferEncoding | ((err?: Error | null) => void),
+    callback?: (err?: Error | null) => void,
+  ): boolean {
     if (typeof encoding === 'function') [encoding, callback] = [undefined, encoding];
     if (stream === undefined) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk, encoding ?? 'utf8') : chunk;
@@ -102,7 +106,8 @@ export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1
   const stdout = lazyStdio(1, onStream);
   const stderr = lazyStdio(2, onStream);
   // Asked of the lazy streams, so that a terminal's stream is set up with its listeners like any other.
-  const isTTY = (fd: 1 | 2) => mayBeTerminal(fd) && Boolean(((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).isTTY);
+  const isTTY = (fd: 1 | 2) =>
+    mayBeTerminal(fd) && Boolean(((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).isTTY);
   let stdoutIsTTY: boolean | undefined;
   let stderrIsTTY: boolean | undefined;
   return {
@@ -129,7 +134,8 @@ export function processIO(env: Env, onStream: (stream: NodeJS.WriteStream, fd: 1
     },
     // Only a terminal has a width; one that reports none (0 under `script` or `docker -t` without a size) is 80 wide.
     get columns() {
-      const columns = (fd: 1 | 2) => (mayBeTerminal(fd) ? ((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).columns : undefined);
+      const columns = (fd: 1 | 2) =>
+        mayBeTerminal(fd) ? ((fd === 1 ? stdout : stderr) as Partial<NodeJS.WriteStream>).columns : undefined;
       return knownWidth(columns(1)) ?? knownWidth(columns(2)) ?? DEFAULT_COLUMNS;
     },
   };

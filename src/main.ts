@@ -47,7 +47,8 @@ function plainOptionDescription(this: void, option: Option): string {
 function plainArgumentDescription(this: void, argument: Argument): string {
   const extra: string[] = [];
   if (argument.argChoices) extra.push(`one of: ${argument.argChoices.join(', ')}`);
-  if (argument.defaultValue !== undefined) extra.push(`default: ${argument.defaultValueDescription ?? String(argument.defaultValue)}`);
+  if (argument.defaultValue !== undefined)
+    extra.push(`default: ${argument.defaultValueDescription ?? String(argument.defaultValue)}`);
   return extra.length > 0 ? `${argument.description} (${extra.join('; ')})` : argument.description;
 }
 
@@ -108,7 +109,8 @@ const COMMAND_LIST: ReadonlyArray<readonly [name: string, term: string, descript
 function invokedCommand(program: Command, argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (!arg.startsWith('-') || arg === '-') return COMMANDS.some(([name]) => name === arg) && !WHOLE_TREE.has(arg) ? arg : undefined;
+    if (!arg.startsWith('-') || arg === '-')
+      return COMMANDS.some(([name]) => name === arg) && !WHOLE_TREE.has(arg) ? arg : undefined;
     const long = arg.startsWith('--');
     const flag = long ? arg.split('=')[0] : arg.slice(0, 2);
     const option = program.options.find((o) => o.long === flag || o.short === flag);
@@ -120,22 +122,48 @@ function invokedCommand(program: Command, argv: readonly string[]): string | und
 }
 
 /** The program; given `argv`, with only the command it runs (see COMMANDS). */
-export function buildProgram(deps: MainDeps, setExit: (code: number) => void, onContext: (ctx: Context) => void, argv?: readonly string[]): Command {
+export function buildProgram(
+  deps: MainDeps,
+  setExit: (code: number) => void,
+  onContext: (ctx: Context) => void,
+  argv?: readonly string[],
+): Command {
   const { io } = deps;
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
   const program = new Command('dnc');
   const commanderOutput = program.configureOutput();
   // Only the program's own help (`dnc --help`, `dnc -h`, nothing else) lists the commands from COMMAND_LIST.
-  const listed = COMMAND_LIST !== undefined && argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h') ? new Map<Command, string>() : undefined;
-  const helpConfiguration: Partial<Help> = { optionDescription: plainOptionDescription, argumentDescription: plainArgumentDescription };
+  const listed =
+    COMMAND_LIST !== undefined && argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h')
+      ? new Map<Command, string>()
+      : undefined;
+  const helpConfiguration: Partial<Help> = {
+    optionDescription: plainOptionDescription,
+    argumentDescription: plainArgumentDescription,
+  };
   if (listed) helpConfiguration.subcommandTerm = (command) => listed.get(command)!;
   program
-    .description('Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.')
+    .description(
+      'Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.',
+    )
     .version(VERSION, '-V, --version')
-    .addOption(nonEmptyOption('--base-url <url>', "the service's base address (env DNC_BASE_URL)", 'leave --base-url out to use DNC_BASE_URL or the config file'))
+    .addOption(
+      nonEmptyOption(
+        '--base-url <url>',
+        "the service's base address (env DNC_BASE_URL)",
+        'leave --base-url out to use DNC_BASE_URL or the config file',
+      ),
+    )
     .option('--api-key <key>', 'the API key (env DNC_API_KEY)')
     .option('--api-key-file <path>', 'read the API key from a file')
-    .addOption(nonEmptyOption('--forwarded-host <host>', 'resellers: sent as X-Forwarded-Host on every request (env DNC_FORWARDED_HOST)', 'name the client the requests are for (an unset shell variable gives an empty value); leave --forwarded-host out to send none'))
+    .addOption(
+      nonEmptyOption(
+        '--forwarded-host <host>',
+        'resellers: sent as X-Forwarded-Host on every request (env DNC_FORWARDED_HOST)',
+        'name the client the requests are for (an unset shell variable gives an empty value); leave ' +
+          '--forwarded-host out to send none',
+      ),
+    )
     .option('--config <path>', 'JSON config file with base_url, api_key, forwarded_host (env DNC_CONFIG)')
     .option('--json', 'machine-readable output on stdout')
     .option('--quiet', 'no progress or informational lines on stderr')
@@ -173,7 +201,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     },
   };
   if (listed) {
-    for (const [name, term, description] of COMMAND_LIST!) listed.set(program.command(name).description(description), term);
+    for (const [name, term, description] of COMMAND_LIST!)
+      listed.set(program.command(name).description(description), term);
     program.helpCommand(false);
     addExitCodeHelp(program);
     return program;
@@ -183,7 +212,8 @@ export function buildProgram(deps: MainDeps, setExit: (code: number) => void, on
     if (only !== undefined && name !== only) continue;
     register(program, host);
     // The table above must name what each registers, or a lazy run would not find its command.
-    if (program.commands.at(-1)?.name() !== name) throw new Error(`COMMANDS: ${register.name} registers ${program.commands.at(-1)?.name()}, not ${name}`);
+    if (program.commands.at(-1)?.name() !== name)
+      throw new Error(`COMMANDS: ${register.name} registers ${program.commands.at(-1)?.name()}, not ${name}`);
   }
   addExitCodeHelp(program);
   return program;
@@ -194,7 +224,11 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
   // Redaction is in place before the first line: the key may be echoed by the parser or a configuration error.
   const secrets = givenDeps.secrets ?? collectSecrets(argv, givenDeps.env, givenDeps.homedir ?? os.homedir());
   let stdoutWritten = false;
-  const deps: MainDeps = { ...givenDeps, secrets, io: redactingIO(givenDeps.io, secrets, () => (stdoutWritten = true)) };
+  const deps: MainDeps = {
+    ...givenDeps,
+    secrets,
+    io: redactingIO(givenDeps.io, secrets, () => (stdoutWritten = true)),
+  };
   let exitCode: number = ExitCode.OK;
   let ctx: Context | undefined;
   const program = buildProgram(
@@ -217,20 +251,38 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     if (json && !stdoutWritten && status !== ExitCode.OK) {
       const error = jsonErrorOf(err, status, argv);
       // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
-      writeLine(deps.io.stdout, JSON.stringify(invokedCommand(program, argv) === 'batch' ? batchRefusedSummary(error) : { error }));
+      writeLine(
+        deps.io.stdout,
+        JSON.stringify(invokedCommand(program, argv) === 'batch' ? batchRefusedSummary(error) : { error }),
+      );
     }
     return status;
   }
 }
 
 /** An error as --json states it on stdout: `{code, exit_status, message, hint}`, the key masked as on stderr. */
-function jsonErrorOf(err: unknown, status: number, argv: readonly string[]): { code: string; exit_status: number; message: string; hint: string | null } {
-  if (err instanceof DncError) return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+function jsonErrorOf(
+  err: unknown,
+  status: number,
+  argv: readonly string[],
+): { code: string; exit_status: number; message: string; hint: string | null } {
+  if (err instanceof DncError)
+    return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
   if (err instanceof CommanderError) {
     const [first = ''] = err.message.replace(/^error: /, '').split('\n');
-    return { code: 'E_USAGE', exit_status: status, message: maskOptionValues(first), hint: `see 'dnc ${argv.find((a) => !a.startsWith('-')) ?? ''} --help'`.replace('dnc  --help', 'dnc --help') };
+    return {
+      code: 'E_USAGE',
+      exit_status: status,
+      message: maskOptionValues(first),
+      hint: `see 'dnc ${argv.find((a) => !a.startsWith('-')) ?? ''} --help'`.replace('dnc  --help', 'dnc --help'),
+    };
   }
-  return { code: 'E_INTERNAL', exit_status: status, message: err instanceof Error ? err.message : String(err), hint: 'this is a bug in dnc; please report it' };
+  return {
+    code: 'E_INTERNAL',
+    exit_status: status,
+    message: err instanceof Error ? err.message : String(err),
+    hint: 'this is a bug in dnc; please report it',
+  };
 }
 
 /**
@@ -246,7 +298,14 @@ function parseErrorLines(err: CommanderError, program: Command, argv: readonly s
   return [`dnc: error [E_USAGE]: ${message}`, `  hint: see '${where}' for the usage`];
 }
 
-function reportError(err: unknown, io: IO, ctx: Context | undefined, program: Command, argv: readonly string[], secrets: readonly string[]): number {
+function reportError(
+  err: unknown,
+  io: IO,
+  ctx: Context | undefined,
+  program: Command,
+  argv: readonly string[],
+  secrets: readonly string[],
+): number {
   // Messages quote values from outside (a CSV cell, a service text): shown with their control characters escaped.
   const say = (line: string) => writeLine(io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   if (err instanceof CommanderError) {
@@ -261,7 +320,8 @@ function reportError(err: unknown, io: IO, ctx: Context | undefined, program: Co
   if (err instanceof DncError) {
     // An error carries no colour of ours: every escape sequence in it came from outside (a CSV header, a flag's
     // value), so even colour is escaped (ESC[8m would hide what follows). Line breaks dnc put there stay.
-    const sayPlain = (line: string) => writeLine(io.stderr, redactSecrets(line, secrets).split('\n').map(terminalSafe).join('\n'));
+    const sayPlain = (line: string) =>
+      writeLine(io.stderr, redactSecrets(line, secrets).split('\n').map(terminalSafe).join('\n'));
     for (const line of errorLines(err)) sayPlain(line);
     if (ctx?.verbose && err.cause instanceof Error && err.cause.stack) say(err.cause.stack);
     return err.exitCode;
@@ -300,7 +360,8 @@ export function runFromProcess(): void {
         else process.exit(process.exitCode ?? 0);
       });
     } else {
-      // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its output).
+      // With stderr closed there is nowhere left to report to: the work goes on (a batch still finishes and writes its
+      // output).
       stream.on('error', () => {});
     }
   });

@@ -32,7 +32,10 @@ export function ensurePrivateFile(file: string, create = true): void {
  * another owner cannot be changed).
  */
 export function tightenPrivateFile(file: string): void {
-  for (const [p, mode] of [[path.dirname(file), PRIVATE_DIR_MODE], [file, PRIVATE_FILE_MODE]] as const) {
+  for (const [p, mode] of [
+    [path.dirname(file), PRIVATE_DIR_MODE],
+    [file, PRIVATE_FILE_MODE],
+  ] as const) {
     try {
       chmodSync(p, mode);
     } catch {

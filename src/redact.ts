@@ -24,7 +24,9 @@ function urlCredentials(raw: string | undefined): string[] {
   if (!raw) return [];
   try {
     const u = new URL(raw);
-    return [decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password].filter((s) => s !== '');
+    return [decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password].filter(
+      (s) => s !== '',
+    );
   } catch {
     return [];
   }
@@ -61,7 +63,9 @@ export function collectSecrets(argv: readonly string[], env: Env, homedir: strin
     }
   }
   found.push(...urlCredentials(optionValue(argv, '--base-url')), ...urlCredentials(env.DNC_BASE_URL));
-  return [...new Set(found.filter((s): s is string => typeof s === 'string' && s.trim().length >= 4).map((s) => s.trim()))];
+  return [
+    ...new Set(found.filter((s): s is string => typeof s === 'string' && s.trim().length >= 4).map((s) => s.trim())),
+  ];
 }
 
 const RAW = Symbol('dnc.raw-stream');
@@ -72,7 +76,8 @@ export function redactingStream<S extends Writable>(stream: S, secrets: readonly
     onWrite?.();
     let out = chunk;
     if (typeof chunk === 'string') out = redactSecrets(chunk, secrets);
-    else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s))) out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
+    else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s)))
+      out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
     return (stream.write as (...args: unknown[]) => boolean)(out, ...rest);
   };
   // A write assigned to the stream (ora hooks stream.write, and calls the write it found) replaces this one, here:
@@ -98,7 +103,12 @@ export function redactingIO<T extends IO>(io: T, secrets: readonly string[], onS
   // Copied with its accessors, not read: processIO's stdin is only set up when a command reads it.
   const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(io)) as T;
   return Object.defineProperties(copy, {
-    stdout: { value: redactingStream(io.stdout, secrets, onStdout), writable: true, enumerable: true, configurable: true },
+    stdout: {
+      value: redactingStream(io.stdout, secrets, onStdout),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    },
     stderr: { value: redactingStream(io.stderr, secrets), writable: true, enumerable: true, configurable: true },
   });
 }
@@ -108,7 +118,7 @@ export function redactingIO<T extends IO>(io: T, secrets: readonly string[], onS
  * the emulator it starts, which may equal the configured one).
  */
 export function rawStream(stream: Writable): Writable {
-  return ((stream as unknown as Record<symbol, Writable | undefined>)[RAW]) ?? stream;
+  return (stream as unknown as Record<symbol, Writable | undefined>)[RAW] ?? stream;
 }
 
 /**

@@ -34,7 +34,10 @@ function patternOf(secrets: readonly string[]): RegExp | null {
   let re = patterns.get(id);
   if (re === undefined) {
     const forms = secretForms(secrets);
-    re = forms.length === 0 ? null : new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
+    re =
+      forms.length === 0
+        ? null
+        : new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'gi');
     if (patterns.size > 16) patterns.clear();
     patterns.set(id, re);
   }
@@ -59,7 +62,8 @@ export function maskSecretsInJson(value: unknown, secrets: readonly string[]): {
       return m;
     }
     if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    if (v !== null && typeof v === 'object')
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
     return v;
   };
   const out = walk(value);
@@ -70,7 +74,11 @@ export function maskSecretsInJson(value: unknown, secrets: readonly string[]): {
  * A body as received (JSON or not) with the secrets it carries masked: `text` unchanged when it carries none; else
  * the masked JSON (a key written with JSON escapes, `\u0073k_…`, is found in the parsed strings) or the masked text.
  */
-export function maskSecretsInBody(text: string, json: unknown, secrets: readonly string[]): { text: string; json: unknown } {
+export function maskSecretsInBody(
+  text: string,
+  json: unknown,
+  secrets: readonly string[],
+): { text: string; json: unknown } {
   if (secrets.length === 0) return { text, json };
   if (json !== undefined) {
     const masked = maskSecretsInJson(json, secrets);

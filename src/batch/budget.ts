@@ -1,4 +1,5 @@
-// The credit budget of a batch run (--max-credits): what is spent, what lookups in flight hold, what crashes may have cost.
+// The credit budget of a batch run (--max-credits): what is spent, what lookups in flight hold, what crashes may have
+// cost.
 // Pure bookkeeping, so it can be tested without HTTP; the scheduler asks it before each lookup starts.
 
 /** What the budget says of the next number: start it (holding `estimate`), wait for answers in flight, or stop. */
@@ -24,7 +25,9 @@ export class CreditBudget {
     unseenSends: ReadonlyMap<string, number>,
   ) {
     let unseen = 0;
-    if (max !== null) for (const [country, n] of unseenSends) unseen += n * (costs.get(country) ?? hints.get(country) ?? this.maxKnownCost());
+    if (max !== null)
+      for (const [country, n] of unseenSends)
+        unseen += n * (costs.get(country) ?? hints.get(country) ?? this.maxKnownCost());
     this.unseen = unseen;
   }
 
@@ -55,7 +58,8 @@ export class CreditBudget {
       if (this.probing.has(country)) return { kind: 'wait' };
       estimate = this.maxKnownCost();
     } else estimate = known;
-    if (this.spent + this.unseen + this.reserved + estimate > this.max) return busy ? { kind: 'wait' } : { kind: 'stop' };
+    if (this.spent + this.unseen + this.reserved + estimate > this.max)
+      return busy ? { kind: 'wait' } : { kind: 'stop' };
     if (known === undefined) this.probing.add(country);
     this.reserved += estimate;
     return { kind: 'start', estimate };

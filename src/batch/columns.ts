@@ -20,5 +20,13 @@ export const DNC_COLUMNS = [
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */
 export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
 
-export const DNC_RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
+export const DNC_RESULTS = [
+  'callable',
+  'do_not_call',
+  'invalid',
+  'unsupported_country',
+  'pending',
+  'not_checked',
+  'failed',
+] as const;
 export type DncResult = (typeof DNC_RESULTS)[number];

@@ -41,7 +41,8 @@ export class CommitQueue {
       // Rolled back: nothing of this commit is in the journal.
       this.unstored += this.uncommitted;
       this.uncommitted = 0;
-      this.failure ??= journalWriteError(this.journal.path, err) ?? (err instanceof Error ? err : new Error(String(err)));
+      this.failure ??=
+        journalWriteError(this.journal.path, err) ?? (err instanceof Error ? err : new Error(String(err)));
       return [];
     }
     this.answered += this.uncommitted;

@@ -41,7 +41,12 @@ export async function readCosts(dir: string, origin: string): Promise<Map<string
 }
 
 /** Merges costs learned by a run into the cache (best effort: a cache that cannot be written is skipped). */
-export async function writeCosts(dir: string, origin: string, costs: ReadonlyMap<string, number>, now: Date): Promise<boolean> {
+export async function writeCosts(
+  dir: string,
+  origin: string,
+  costs: ReadonlyMap<string, number>,
+  now: Date,
+): Promise<boolean> {
   if (costs.size === 0) return true;
   try {
     const file = costCachePath(dir);

@@ -86,8 +86,18 @@ async function readHead(path: string): Promise<Buffer> {
     handle = await open(path, 'r');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? err);
-    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${why}`, { hint: 'check the path of the input CSV', cause: err });
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : String(code ?? err);
+    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${why}`, {
+      hint: 'check the path of the input CSV',
+      cause: err,
+    });
   }
   try {
     const chunks: Buffer[] = [];
@@ -100,7 +110,11 @@ async function readHead(path: string): Promise<Buffer> {
         ({ bytesRead } = await handle.read(buf, 0, size, total));
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${code === 'EISDIR' ? 'it is a directory' : String(code ?? err)}`, { cause: err });
+        throw inputError(
+          'E_INPUT_UNREADABLE',
+          `cannot read ${path}: ${code === 'EISDIR' ? 'it is a directory' : String(code ?? err)}`,
+          { cause: err },
+        );
       }
       if (bytesRead === 0) break;
       chunks.push(buf.subarray(0, bytesRead));
@@ -168,32 +182,56 @@ export function choosePhoneColumn(
     const wanted = column.trim();
     if (header) {
       const exact = header.findIndex((h) => h === wanted);
-      // `--column 3` with a column named "3" elsewhere: the name and the index disagree, and guessing picks a wrong column.
-      if (exact >= 0 && /^\d+$/.test(wanted) && Number(wanted) >= 1 && Number(wanted) <= columnCount && Number(wanted) - 1 !== exact) {
-        throw usageError('E_COLUMN_AMBIGUOUS', `--column ${wanted} is both the name of column ${exact + 1} and the index of column ${wanted} ('${header[Number(wanted) - 1]}')`, {
-          hint: `columns are ${listColumns(header)}; rename the column, or give the other one's name`,
-        });
+      // `--column 3` with a column named "3" elsewhere: the name and the index disagree, and guessing picks a wrong
+      // column.
+      if (
+        exact >= 0 &&
+        /^\d+$/.test(wanted) &&
+        Number(wanted) >= 1 &&
+        Number(wanted) <= columnCount &&
+        Number(wanted) - 1 !== exact
+      ) {
+        throw usageError(
+          'E_COLUMN_AMBIGUOUS',
+          `--column ${wanted} is both the name of column ${exact + 1} and the index of column ${wanted} ` +
+            `('${header[Number(wanted) - 1]}')`,
+          {
+            hint: `columns are ${listColumns(header)}; rename the column, or give the other one's name`,
+          },
+        );
       }
       if (exact >= 0) return { index: exact, label: label(exact) };
-      const loose = header.map((h, i) => [h, i] as const).filter(([h]) => h.trim().toLowerCase() === wanted.toLowerCase());
+      const loose = header
+        .map((h, i) => [h, i] as const)
+        .filter(([h]) => h.trim().toLowerCase() === wanted.toLowerCase());
       if (loose.length === 1) return { index: loose[0]![1], label: label(loose[0]![1]) };
     }
     if (/^\d+$/.test(wanted)) {
       const n = Number(wanted);
       if (n >= 1 && n <= columnCount) return { index: n - 1, label: label(n - 1) };
-      throw usageError('E_COLUMN_NOT_FOUND', `--column ${wanted} is out of range: ${path} has ${columnCount} column(s)`, {
-        hint: header ? `columns are ${listColumns(header)}` : 'column indexes start at 1',
-      });
+      throw usageError(
+        'E_COLUMN_NOT_FOUND',
+        `--column ${wanted} is out of range: ${path} has ${columnCount} column(s)`,
+        {
+          hint: header ? `columns are ${listColumns(header)}` : 'column indexes start at 1',
+        },
+      );
     }
     throw usageError('E_COLUMN_NOT_FOUND', `--column '${wanted}' is not a column of ${path}`, {
-      hint: header ? `columns are ${listColumns(header)}; give --column NAME or a 1-based INDEX` : 'with --no-header give a 1-based column index',
+      hint: header
+        ? `columns are ${listColumns(header)}; give --column NAME or a 1-based INDEX`
+        : 'with --no-header give a 1-based column index',
     });
   }
   if (!header) {
     if (columnCount === 1) return { index: 0, label: label(0) };
-    throw usageError('E_COLUMN_REQUIRED', `${path} has ${columnCount} columns and no header: say which holds the phone numbers`, {
-      hint: 'pass --column INDEX (1-based)',
-    });
+    throw usageError(
+      'E_COLUMN_REQUIRED',
+      `${path} has ${columnCount} columns and no header: say which holds the phone numbers`,
+      {
+        hint: 'pass --column INDEX (1-based)',
+      },
+    );
   }
   const names = header.map(normaliseHeaderName);
   let matches = names.map((n, i) => [n, i] as const).filter(([n]) => PHONE_HEADER_NAMES.has(n));
@@ -206,8 +244,11 @@ export function choosePhoneColumn(
   // One well-known name beside another column that also names a phone ("Mobile Phone", "Home Phone"): which one
   // holds the numbers to scrub is the user's call, never a guess that leaves a registered number unchecked.
   const phoneWord = /(^|[^a-z])(phone|mobile|cell|tel|telephone|msisdn)([^a-z]|$)/i;
-  const others = header.map((h, i) => [h, i] as const).filter(([h, i]) => phoneWord.test(h) && !matches.some(([, m]) => m === i) && !/[,;\t|]/.test(h));
-  if (matches.length === 1 && others.length > 0) matches = [...matches, ...others.map(([, i]) => [names[i]!, i] as const)];
+  const others = header
+    .map((h, i) => [h, i] as const)
+    .filter(([h, i]) => phoneWord.test(h) && !matches.some(([, m]) => m === i) && !/[,;\t|]/.test(h));
+  if (matches.length === 1 && others.length > 0)
+    matches = [...matches, ...others.map(([, i]) => [names[i]!, i] as const)];
   if (matches.length === 1) return { index: matches[0]![1], label: label(matches[0]![1]) };
   if (matches.length === 0) {
     const oneColumn = header.length === 1 && /[,;\t|]/.test(header[0]!);
@@ -217,9 +258,13 @@ export function choosePhoneColumn(
         : `columns are ${listColumns(header)}; pass --column NAME or --column INDEX`,
     });
   }
-  throw usageError('E_COLUMN_AMBIGUOUS', `several columns of ${path} could hold the phone numbers: ${matches.map(([, i]) => header[i]).join(', ')}`, {
-    hint: `pass --column NAME or --column INDEX; columns are ${listColumns(header)}`,
-  });
+  throw usageError(
+    'E_COLUMN_AMBIGUOUS',
+    `several columns of ${path} could hold the phone numbers: ${matches.map(([, i]) => header[i]).join(', ')}`,
+    {
+      hint: `pass --column NAME or --column INDEX; columns are ${listColumns(header)}`,
+    },
+  );
 }
 
 function parseDelimiterOption(raw: string): string {
@@ -244,16 +289,23 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
   const where = describeFile(path);
   const utf16 = utf16FromBom(head);
   if (utf16 && options.encoding !== undefined && options.encoding !== utf16) {
-    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the file is ${utf16.toUpperCase()} (its byte-order mark says so), not ${options.encoding}`, {
-      hint: `drop --encoding: a UTF-16 file is recognised by its byte-order mark`,
-    });
+    throw inputError(
+      'E_INPUT_ENCODING',
+      `${where}: line 1: the file is ${utf16.toUpperCase()} (its byte-order mark says so), not ${options.encoding}`,
+      {
+        hint: `drop --encoding: a UTF-16 file is recognised by its byte-order mark`,
+      },
+    );
   }
   const encoding = utf16 ?? options.encoding;
-  if (encoding !== undefined && encoding !== 'utf-8') return openDecodedLayout(path, head, encoding, utf16 !== null, options, forced);
+  if (encoding !== undefined && encoding !== 'utf-8')
+    return openDecodedLayout(path, head, encoding, utf16 !== null, options, forced);
   const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
   const body = bom ? head.subarray(3) : head;
   if (body.toString('utf8').trim() === '') {
-    throw inputError('E_INPUT_EMPTY', `${where}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
+    throw inputError('E_INPUT_EMPTY', `${where}: the file is empty`, {
+      hint: 'export the call list again; it should have a header line and rows',
+    });
   }
   const nul = body.indexOf(0);
   if (nul >= 0) throw await withRecordNumber(nulError(path, lineOfOffset(body, nul)), undefined);
@@ -282,7 +334,8 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
 
 /** What to say when a file is not UTF-8: most often it is Excel's "CSV (Comma delimited)", which is Windows-1252. */
 const NOT_UTF8_HINT =
-  'it is probably Windows-1252 (what Excel saves as "CSV (Comma delimited)"): give --encoding windows-1252, or save the file as "CSV UTF-8"';
+  'it is probably Windows-1252 (what Excel saves as "CSV (Comma delimited)"): give --encoding windows-1252, or ' +
+  'save the file as "CSV UTF-8"';
 
 /** The layout of a file in an encoding other than UTF-8: the head is decoded, then read as a UTF-8 one is. */
 async function openDecodedLayout(
@@ -296,7 +349,9 @@ async function openDecodedLayout(
   const decoder = await streamDecoder(encoding);
   const text = decoder.write(head);
   if (text.trim() === '') {
-    throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, { hint: 'export the call list again; it should have a header line and rows' });
+    throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, {
+      hint: 'export the call list again; it should have a header line and rows',
+    });
   }
   const nul = text.indexOf('\0');
   if (nul >= 0) throw await withRecordNumber(nulError(path, new LineCounter().advance(textUnits(text), nul)), encoding);
@@ -308,7 +363,8 @@ async function openDecodedLayout(
     else if (!quoted && (c === '\n' || c === '\r')) end = i;
   }
   const firstLine = end < 0 ? text : text.slice(0, end);
-  const recordDelimiter: RecordDelimiter = end < 0 || text[end] === '\n' ? '\n' : text[end + 1] === '\n' ? '\r\n' : '\r';
+  const recordDelimiter: RecordDelimiter =
+    end < 0 || text[end] === '\n' ? '\n' : text[end + 1] === '\n' ? '\r\n' : '\r';
   if (options.header && firstLine.trim() === '') {
     throw inputError('E_INPUT_MALFORMED', `${path}: line 1 is blank, where the header should be`, {
       hint: 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
@@ -339,7 +395,17 @@ async function layoutFromHeaderLine(
   }
   const header = options.header ? first : null;
   const { index, label } = choosePhoneColumn(header, first.length, options.column, path);
-  return { path, delimiter, recordDelimiter, header, columnCount: first.length, phoneIndex: index, phoneLabel: label, bom, ...(encoding ? { encoding } : {}) };
+  return {
+    path,
+    delimiter,
+    recordDelimiter,
+    header,
+    columnCount: first.length,
+    phoneIndex: index,
+    phoneLabel: label,
+    bom,
+    ...(encoding ? { encoding } : {}),
+  };
 }
 
 function decodeStrict(bytes: Uint8Array): string | null {
@@ -367,7 +433,13 @@ function lineOfOffset(buf: Uint8Array, offset: number): number {
  */
 const byteFaults = new WeakMap<DncError, { path: string; line: number; problem: string }>();
 
-function byteFault(code: 'E_INPUT_BINARY' | 'E_INPUT_ENCODING', path: string, line: number, problem: string, options: { hint: string; cause?: unknown }): DncError {
+function byteFault(
+  code: 'E_INPUT_BINARY' | 'E_INPUT_ENCODING',
+  path: string,
+  line: number,
+  problem: string,
+  options: { hint: string; cause?: unknown },
+): DncError {
   const err = inputError(code, `${path}: line ${line}: ${problem}`, { ...options, details: { line } });
   byteFaults.set(err, { path, line, problem });
   return err;
@@ -375,7 +447,9 @@ function byteFault(code: 'E_INPUT_BINARY' | 'E_INPUT_ENCODING', path: string, li
 
 function nulError(path: string, line: number): DncError {
   return byteFault('E_INPUT_BINARY', path, line, 'the file holds a NUL byte; it looks binary, not CSV', {
-    hint: 'export the data as CSV (comma, semicolon, tab or pipe separated text); a NUL byte is never part of a call list',
+    hint:
+      'export the data as CSV (comma, semicolon, tab or pipe separated text); a NUL byte is never part of a ' +
+      'call list',
   });
 }
 
@@ -409,7 +483,9 @@ export interface RecordLocation {
   record?: number | undefined;
 }
 
-/** Turns a csv-parse error (or our field-count check) into an exit-3 error naming the file, the place and what is wrong. */
+/**
+ * Turns a csv-parse error (or our field-count check) into an exit-3 error naming the file, the place and what is wrong.
+ */
 export function csvError(err: unknown, path: string, layout?: CsvLayout, at: RecordLocation = {}): DncError {
   const e = err as { code?: string; message?: string; lines?: number };
   // A record's own problems (field count, a quote left open) are named by the line where the record starts.
@@ -501,7 +577,12 @@ class StrictUtf8 extends Transform {
       // last chunk began (else that character's last bytes, at this chunk's start, would be taken for the bad ones).
       const bad = Math.max(0, firstInvalidUtf8(Buffer.concat([this.tail, chunk])) - this.tail.length);
       const line = this.lines.advance(chunk, bad);
-      callback(byteFault('E_INPUT_ENCODING', this.path, line, 'the text is not valid UTF-8', { hint: NOT_UTF8_HINT, cause: err }));
+      callback(
+        byteFault('E_INPUT_ENCODING', this.path, line, 'the text is not valid UTF-8', {
+          hint: NOT_UTF8_HINT,
+          cause: err,
+        }),
+      );
       return;
     }
     this.lines.advance(chunk);
@@ -513,7 +594,12 @@ class StrictUtf8 extends Transform {
       const rest = this.decoder.decode();
       callback(null, rest);
     } catch (err) {
-      callback(byteFault('E_INPUT_ENCODING', this.path, this.lines.line, 'the file ends in the middle of a UTF-8 character', { hint: 'save the file as "CSV UTF-8"', cause: err }));
+      callback(
+        byteFault('E_INPUT_ENCODING', this.path, this.lines.line, 'the file ends in the middle of a UTF-8 character', {
+          hint: 'save the file as "CSV UTF-8"',
+          cause: err,
+        }),
+      );
     }
   }
 }
@@ -525,7 +611,10 @@ function textUnits(text: string): Uint16Array {
   return units;
 }
 
-/** Decodes another encoding than UTF-8 (src/batch/encoding.ts) and refuses NUL characters anywhere; errors name the line. */
+/**
+ * Decodes another encoding than UTF-8 (src/batch/encoding.ts) and refuses NUL characters anywhere; errors name the
+ * line.
+ */
 class DecodeText extends Transform {
   private readonly lines = new LineCounter();
   constructor(
@@ -566,12 +655,15 @@ function incompleteTail(bytes: Uint8Array): Uint8Array {
   return new Uint8Array(0);
 }
 
-/** Offset of the first byte that starts an invalid UTF-8 sequence (a sequence cut by the chunk's end counts as valid). */
+/**
+ * Offset of the first byte that starts an invalid UTF-8 sequence (a sequence cut by the chunk's end counts as valid).
+ */
 function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i]!;
-    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    const need =
+      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
     if (need < 0) return i;
     if (i + need >= bytes.length) return bytes.length;
     try {
@@ -656,7 +748,11 @@ export async function recordStartLines(
   });
   // (A walk stopped early stopped at a record's start, outside quotes.)
   const unclosed = end.quoted;
-  return { lines, unclosedQuoteLine: unclosed ? end.lastStart : null, unclosedQuoteRecord: unclosed ? end.lastRecord + 1 : null };
+  return {
+    lines,
+    unclosedQuoteLine: unclosed ? end.lastStart : null,
+    unclosedQuoteRecord: unclosed ? end.lastRecord + 1 : null,
+  };
 }
 
 /**
@@ -674,7 +770,10 @@ export async function recordOfLine(path: string, line: number, encoding?: TextEn
 }
 
 /** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
-export async function dataRecordLines(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, Required<RecordLocation>>> {
+export async function dataRecordLines(
+  layout: CsvLayout,
+  indexes: readonly number[],
+): Promise<Map<number, Required<RecordLocation>>> {
   // A sheet's data row is where Excel shows it (empty rows are not data rows): its line and record both.
   if (layout.workbook) {
     const { workbookRowNumbers } = await import('./xlsx-input.js');
@@ -792,12 +891,19 @@ async function locatedCsvError(err: unknown, layout: CsvLayout): Promise<DncErro
   let at: RecordLocation = {};
   try {
     if (e.code === 'CSV_QUOTE_NOT_CLOSED') {
-      const { unclosedQuoteLine, unclosedQuoteRecord } = await recordStartLines(layout.path, new Set(), layout.encoding);
+      const { unclosedQuoteLine, unclosedQuoteRecord } = await recordStartLines(
+        layout.path,
+        new Set(),
+        layout.encoding,
+      );
       at = { line: unclosedQuoteLine ?? undefined, record: unclosedQuoteRecord ?? undefined };
     } else if (typeof e.records === 'number') {
       // Both csv-parse and FieldCountError count the records before the one at fault: its 0-based index.
       const record = e.records;
-      at = { line: (await recordStartLines(layout.path, new Set([record]), layout.encoding)).lines.get(record), record: record + 1 };
+      at = {
+        line: (await recordStartLines(layout.path, new Set([record]), layout.encoding)).lines.get(record),
+        record: record + 1,
+      };
     }
   } catch {
     at = {};

@@ -1,4 +1,5 @@
-// The one CSV writer of dnc's outputs (results, callable and suppressed lists): RFC 4180 quoting, whatever the record delimiter.
+// The one CSV writer of dnc's outputs (results, callable and suppressed lists): RFC 4180 quoting, whatever the record
+// delimiter.
 
 /** Line endings a results file may use: the input's own. */
 export type RecordDelimiter = '\r\n' | '\n' | '\r';

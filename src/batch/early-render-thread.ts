@@ -9,7 +9,8 @@ import type { BatchJournal } from './journal.js';
 import type { EarlyRender, RenderSummary } from './render.js';
 
 /** What the batch's thread tells the render's. */
-export type ToRenderThread = { type: 'go' } | { type: 'unchanged'; unchanged: boolean } | { type: 'finish' } | { type: 'abort' };
+export type ToRenderThread =
+  { type: 'go' } | { type: 'unchanged'; unchanged: boolean } | { type: 'finish' } | { type: 'abort' };
 
 /** What the render's thread tells the batch's. */
 export type FromRenderThread =
@@ -56,8 +57,14 @@ export interface ThreadEarlyRender extends EarlyRender {
  * batch renders after the lookups as before): another process wrote to the journal, the render failed (the render
  * after the lookups meets the same error and reports it typed), or the thread could not start.
  */
-export function renderEarlyInThread(journal: Pick<BatchJournal, 'path' | 'dataVersion' | 'checkpoint'>, workerFile: string, pollMs = 20): ThreadEarlyRender {
-  const worker = new Worker(workerFile, { workerData: { journalPath: journal.path, pollMs } satisfies RenderThreadData });
+export function renderEarlyInThread(
+  journal: Pick<BatchJournal, 'path' | 'dataVersion' | 'checkpoint'>,
+  workerFile: string,
+  pollMs = 20,
+): ThreadEarlyRender {
+  const worker = new Worker(workerFile, {
+    workerData: { journalPath: journal.path, pollMs } satisfies RenderThreadData,
+  });
   const post = (m: ToRenderThread) => worker.postMessage(m);
   // The batch's connection's data_version when the thread began: another process's commit moves it (the thread's
   // reads and the batch's own commits do not).
@@ -131,7 +138,8 @@ export function renderEarlyInThread(journal: Pick<BatchJournal, 'path' | 'dataVe
       const answer = await ended;
       confirmed();
       if (answer?.type === 'done') return answer.summary;
-      (early as { droppedBecause: string | null }).droppedBecause = answer?.type === 'dropped' ? answer.because : (gone ?? 'the render thread gave no summary');
+      (early as { droppedBecause: string | null }).droppedBecause =
+        answer?.type === 'dropped' ? answer.because : (gone ?? 'the render thread gave no summary');
       return null;
     },
     async abort() {

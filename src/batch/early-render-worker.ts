@@ -41,14 +41,19 @@ port.on('message', (m: ToRenderThread) => {
   // A message the batch sent before it knew the end was asked (a 'go' after an early 'abort') starts nothing more.
   if (ended) return;
   if (m.type === 'go') {
-    early = renderEarly(journal, Promise.resolve(), {}, {
-      checkpoint: false,
-      unchanged: () =>
-        new Promise<boolean>((resolve) => {
-          answerUnchanged = resolve;
-          say({ type: 'unchanged?' });
-        }),
-    });
+    early = renderEarly(
+      journal,
+      Promise.resolve(),
+      {},
+      {
+        checkpoint: false,
+        unchanged: () =>
+          new Promise<boolean>((resolve) => {
+            answerUnchanged = resolve;
+            say({ type: 'unchanged?' });
+          }),
+      },
+    );
     poll = setInterval(() => early!.answered(), pollMs);
   } else if (m.type === 'unchanged') {
     answerUnchanged?.(m.unchanged);
@@ -59,7 +64,9 @@ port.on('message', (m: ToRenderThread) => {
       let answer: FromRenderThread;
       try {
         const summary = early ? await early.finish() : null;
-        answer = summary ? { type: 'done', summary } : { type: 'dropped', because: early?.droppedBecause ?? 'the render had not begun' };
+        answer = summary
+          ? { type: 'done', summary }
+          : { type: 'dropped', because: early?.droppedBecause ?? 'the render had not begun' };
       } catch (err) {
         answer = { type: 'dropped', because: `the render failed: ${(err as Error).message}` };
       }
@@ -84,4 +91,4 @@ port.on('message', (m: ToRenderThread) => {
     })();
   }
 });
-say({ type: 'ready' }); 
+say({ type: 'ready' });

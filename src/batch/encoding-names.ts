@@ -1,4 +1,5 @@
-// The names of the text encodings a CSV call list may be in (kept apart from their codecs: the command line parses them at start-up).
+// The names of the text encodings a CSV call list may be in (kept apart from their codecs: the command line parses them
+// at start-up).
 import { usageError } from '../errors.js';
 
 /** What --encoding and --output-encoding accept (Excel's "CSV" is Windows-1252; its "Unicode Text" UTF-16LE). */
@@ -25,6 +26,9 @@ const ALIASES: Record<string, TextEncoding> = {
 export function parseEncodingOption(flag: string, raw: string | undefined): TextEncoding | undefined {
   if (raw === undefined) return undefined;
   const e = ALIASES[raw.trim().toLowerCase()];
-  if (!e) throw usageError('E_USAGE', `${flag} must be one of ${TEXT_ENCODINGS.join(', ')}; got '${raw}'`, { hint: 'Excel\'s "CSV (Comma delimited)" is windows-1252' });
+  if (!e)
+    throw usageError('E_USAGE', `${flag} must be one of ${TEXT_ENCODINGS.join(', ')}; got '${raw}'`, {
+      hint: 'Excel\'s "CSV (Comma delimited)" is windows-1252',
+    });
   return e;
 }

@@ -1,4 +1,5 @@
-// The text encodings a CSV call list may be in, and their decoders and encoders (iconv-lite, loaded only for one that is not UTF-8).
+// The text encodings a CSV call list may be in, and their decoders and encoders (iconv-lite, loaded only for one that
+// is not UTF-8).
 import type { TextEncoding } from './encoding-names.js';
 
 export { parseEncodingOption, TEXT_ENCODINGS, type TextEncoding } from './encoding-names.js';
@@ -21,7 +22,10 @@ export interface StreamDecoder {
 }
 
 type IconvLite = {
-  getDecoder(encoding: string, options?: { stripBOM?: boolean }): { write(b: Buffer): string; end(): string | undefined };
+  getDecoder(
+    encoding: string,
+    options?: { stripBOM?: boolean },
+  ): { write(b: Buffer): string; end(): string | undefined };
   encode(text: string, encoding: string, options?: { addBOM?: boolean }): Buffer;
 };
 
@@ -30,8 +34,17 @@ async function iconv(): Promise<IconvLite> {
   return mod.default ?? mod;
 }
 
-/** iconv-lite's names: it reads `latin1` as ISO-8859-1 and `windows-1252` with the printable 0x80–0x9F of Excel's code page. */
-const ICONV_NAME: Record<TextEncoding, string> = { 'utf-8': 'utf8', 'windows-1252': 'windows-1252', latin1: 'iso-8859-1', 'utf-16le': 'utf-16le', 'utf-16be': 'utf-16be' };
+/**
+ * iconv-lite's names: it reads `latin1` as ISO-8859-1 and `windows-1252` with the printable 0x80–0x9F of Excel's code
+ * page.
+ */
+const ICONV_NAME: Record<TextEncoding, string> = {
+  'utf-8': 'utf8',
+  'windows-1252': 'windows-1252',
+  latin1: 'iso-8859-1',
+  'utf-16le': 'utf-16le',
+  'utf-16be': 'utf-16be',
+};
 
 export async function streamDecoder(encoding: TextEncoding): Promise<StreamDecoder> {
   const d = (await iconv()).getDecoder(ICONV_NAME[encoding], { stripBOM: true });

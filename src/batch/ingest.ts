@@ -1,4 +1,5 @@
-// Reads a batch's input once: every row's number normalised, distinct numbers collected, the file hashed in the same pass.
+// Reads a batch's input once: every row's number normalised, distinct numbers collected, the file hashed in the same
+// pass.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
@@ -39,20 +40,28 @@ export async function scanInput(
       if (cell.ok) onNumber(cell);
       else {
         result.invalidRows++;
-        if (result.invalidSamples.length < 5) result.invalidSamples.push({ line: index, record: index, value: raw, message: cell.message });
+        if (result.invalidSamples.length < 5)
+          result.invalidSamples.push({ line: index, record: index, value: raw, message: cell.message });
       }
     }
     await onBatchEnd?.();
   }
   if (result.rows === 0) {
-    throw inputError('E_INPUT_NO_ROWS', `${layout.path}: the file has ${layout.header ? 'a header but no rows' : 'no rows'}`, {
-      hint: 'export the call list again with its rows',
-    });
+    throw inputError(
+      'E_INPUT_NO_ROWS',
+      `${layout.path}: the file has ${layout.header ? 'a header but no rows' : 'no rows'}`,
+      {
+        hint: 'export the call list again with its rows',
+      },
+    );
   }
   result.sha256 = hash.digest('hex');
   if (result.invalidSamples.length > 0) {
     // Samples hold record indexes until here: their lines are found once, for the message.
-    const places = await dataRecordLines(layout, result.invalidSamples.map((s) => s.record));
+    const places = await dataRecordLines(
+      layout,
+      result.invalidSamples.map((s) => s.record),
+    );
     for (const s of result.invalidSamples) {
       Object.assign(s, places.get(s.record));
       // In a workbook the place is the sheet and the row number Excel shows.
@@ -105,7 +114,13 @@ export async function ingestInput(
       signal?.throwIfAborted();
     }
   };
-  const result = await scanInput(layout, defaultCountry, (cell) => pending.push([cell.e164, cell.country]), flush, phones);
+  const result = await scanInput(
+    layout,
+    defaultCountry,
+    (cell) => pending.push([cell.e164, cell.country]),
+    flush,
+    phones,
+  );
   commit();
   return { ...result, added };
 }
@@ -116,7 +131,11 @@ export async function hashFile(path: string): Promise<string> {
   try {
     for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
   } catch (err) {
-    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw inputError(
+      'E_INPUT_UNREADABLE',
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      { cause: err },
+    );
   }
   return hash.digest('hex');
 }

@@ -2,7 +2,19 @@
 import type { WorkbookLayout } from './xlsx-input.js';
 import type { TextEncoding } from './encoding.js';
 import type { RecordDelimiter } from './csv-output.js';
-import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
@@ -31,7 +43,8 @@ export type NumberState = 'queued' | 'in_flight' | 'done' | 'pending';
 // The run ended on an error, the output still written: auth_failed (401/403, a reseller header refused),
 // configuration (the service refused the request itself: a 400 about a parameter or the webhook URL),
 // service_failure (the service unreachable, failing or answering what it cannot have meant).
-export type StoppedReason = 'credit_limit' | 'budget_reached' | 'interrupted' | 'auth_failed' | 'configuration' | 'service_failure';
+export type StoppedReason =
+  'credit_limit' | 'budget_reached' | 'interrupted' | 'auth_failed' | 'configuration' | 'service_failure';
 
 /** Options that change results: a journal made with other values is refused. */
 export interface ResultOptions {
@@ -53,7 +66,15 @@ export interface BatchMeta {
   suppressedOut: string | null;
   options: ResultOptions;
   /** How the input is read and written back. */
-  layout: { recordDelimiter: RecordDelimiter; header: string[] | null; columnCount: number; phoneLabel: string; bom: boolean; workbook?: WorkbookLayout | undefined; encoding?: TextEncoding | undefined };
+  layout: {
+    recordDelimiter: RecordDelimiter;
+    header: string[] | null;
+    columnCount: number;
+    phoneLabel: string;
+    bom: boolean;
+    workbook?: WorkbookLayout | undefined;
+    encoding?: TextEncoding | undefined;
+  };
   createdAt: string;
   /** The base URL lookups went to (never the key). */
   serviceOrigin: string | null;
@@ -77,7 +98,8 @@ export interface BatchMeta {
  * A number's sends beyond the one whose answer (and credits) the journal holds, as SQL over a numbers row:
  * each was sent and its answer lost to an interrupted run, so it may have been charged unseen.
  */
-export const UNANSWERED_SENDS = "MAX(0, attempts - (state IN ('done', 'pending') AND COALESCE(error_code, '') != 'unanswered_send'))";
+export const UNANSWERED_SENDS =
+  "MAX(0, attempts - (state IN ('done', 'pending') AND COALESCE(error_code, '') != 'unanswered_send'))";
 
 /**
  * The dnc_error_code of a number whose send got no answer (a kill -9, a second Ctrl-C, a full disk): it may
@@ -86,7 +108,8 @@ export const UNANSWERED_SENDS = "MAX(0, attempts - (state IN ('done', 'pending')
  */
 export const UNANSWERED_SEND = 'unanswered_send';
 export const UNANSWERED_SEND_TEXT =
-  'sent by an earlier run that stopped before the answer came: it may have been charged; a rerun sends it again only with --resend-unanswered';
+  'sent by an earlier run that stopped before the answer came: it may have been charged; a rerun sends it again ' +
+  'only with --resend-unanswered';
 
 /** One distinct number as the journal holds it. */
 export interface NumberRow {
@@ -111,7 +134,16 @@ export interface NumberRow {
 
 export type NumberVerdict = Pick<
   NumberRow,
-  'id' | 'state' | 'result' | 'do_not_call' | 'list_source' | 'checked_at' | 'correlation_id' | 'error_code' | 'error' | 'credits'
+  | 'id'
+  | 'state'
+  | 'result'
+  | 'do_not_call'
+  | 'list_source'
+  | 'checked_at'
+  | 'correlation_id'
+  | 'error_code'
+  | 'error'
+  | 'credits'
 > & {
   /** The user's exemption applied to this number at scrub time (src/compliance), if any. */
   exemption_basis?: string | null;
@@ -137,9 +169,9 @@ export interface FinalAnswer extends Omit<Judgement, 'result' | 'charged' | 'cre
 
 /**
  * applied: the number's answer; adopted: a do_not_call verdict for a number whose send got no answer (see
- * adoptByNumber); duplicate: the same verdict again (counted); orphan: an unknown correlation id (kept);
- * conflict: a different verdict for a correlation id already pushed (kept; the number becomes failed/conflicting_pushes);
- * refused: it contradicts what was sent (kept as evidence, not applied); over_capacity: an orphan beyond the cap (not stored).
+ * adoptByNumber); duplicate: the same verdict again (counted); orphan: an unknown correlation id (kept); conflict: a
+ * different verdict for a correlation id already pushed (kept; the number becomes failed/conflicting_pushes); refused:
+ * it contradicts what was sent (kept as evidence, not applied); over_capacity: an orphan beyond the cap (not stored).
  */
 export type PushOutcome = 'applied' | 'adopted' | 'duplicate' | 'orphan' | 'conflict' | 'refused' | 'over_capacity';
 
@@ -175,7 +207,10 @@ export interface IncomingPushRecord {
   headers?: string | null;
   /** The peer's address. */
   peer?: string | null;
-  /** Set when the receiver already refused the push (its body or headers break the service's rules): kept as evidence only. */
+  /**
+   * Set when the receiver already refused the push (its body or headers break the service's rules): kept as evidence
+   * only.
+   */
   refusedReason?: string;
 }
 
@@ -227,14 +262,20 @@ CREATE TABLE IF NOT EXISTS pushes (
 );
 CREATE TABLE IF NOT EXISTS costs (country TEXT PRIMARY KEY, credits INTEGER NOT NULL, seen_at TEXT NOT NULL);
 -- Exemptions of the user's list that held when the batch last ran (src/compliance applies them; render reads them).
-CREATE TABLE IF NOT EXISTS exemptions (number_id INTEGER PRIMARY KEY, basis TEXT NOT NULL, until TEXT NOT NULL, evidence TEXT);
+CREATE TABLE IF NOT EXISTS exemptions (number_id INTEGER PRIMARY KEY, basis TEXT NOT NULL, until TEXT NOT NULL,
+  evidence TEXT);
 `;
 
 /**
  * A judged answer (src/service/answers.ts) as the journal stores it. Credits the answer does not give believably
  * count at `unknownCredits` (the country's highest known cost; what a receipt held).
  */
-export function finalAnswerOf(j: Judgement, httpStatus: number | null, answer: string | null, unknownCredits: number): FinalAnswer {
+export function finalAnswerOf(
+  j: Judgement,
+  httpStatus: number | null,
+  answer: string | null,
+  unknownCredits: number,
+): FinalAnswer {
   return {
     result: j.result,
     doNotCall: j.doNotCall,
@@ -264,7 +305,9 @@ const sentOf = (n: SentNumber): SentLookup => ({ e164: n.e164, country: n.countr
 function verdictKeyOf(text: string): string | null {
   try {
     const body = JSON.parse(text) as unknown;
-    return body !== null && typeof body === 'object' ? pushVerdictKey(body as LookupResult & Record<string, unknown>) : null;
+    return body !== null && typeof body === 'object'
+      ? pushVerdictKey(body as LookupResult & Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -274,7 +317,12 @@ function verdictKeyOf(text: string): string | null {
  * Two pushes gave one correlation id different verdicts: one of them is forged (pushes are unsigned), and the
  * journal cannot tell which. The number is failed, never callable, and its held credits stay counted.
  */
-function conflictAnswer(correlationId: string, credits: number, httpStatus: number | null, latest: string): FinalAnswer {
+function conflictAnswer(
+  correlationId: string,
+  credits: number,
+  httpStatus: number | null,
+  latest: string,
+): FinalAnswer {
   return {
     result: 'failed',
     doNotCall: null,
@@ -282,7 +330,9 @@ function conflictAnswer(correlationId: string, credits: number, httpStatus: numb
     checkedAt: null,
     correlationId,
     errorCode: CONFLICTING_PUSHES,
-    error: `pushes with different verdicts arrived for correlation id ${correlationId}; one is forged. See \`dnc trace ${correlationId}\` and check the number again`,
+    error:
+      `pushes with different verdicts arrived for correlation id ${correlationId}; one is forged. See ` +
+      `\`dnc trace ${correlationId}\` and check the number again`,
     credits,
     httpStatus,
     answer: latest,
@@ -298,13 +348,17 @@ export function journalWriteError(path: string, err: unknown): DncError | null {
   const code = String((err as { code?: unknown } | null)?.code ?? '');
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
     return inputError('E_DISK_FULL', `the disk is full: cannot write the batch journal ${path} (${code})`, {
-      hint: 'free some space on that disk (or give an output on another one) and run the same command again; the journal is consistent',
+      hint:
+        'free some space on that disk (or give an output on another one) and run the same command again; ' +
+        'the journal is consistent',
       cause: err,
     });
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO' || code === 'EROFS' || code === 'SQLITE_READONLY') {
     return inputError('E_JOURNAL_WRITE', `cannot write the batch journal ${path} (${code})`, {
-      hint: 'check the disk and the permissions of that folder, then run the same command again; the journal is consistent',
+      hint:
+        'check the disk and the permissions of that folder, then run the same command again; the journal is ' +
+        'consistent',
       cause: err,
     });
   }
@@ -312,7 +366,13 @@ export function journalWriteError(path: string, err: unknown): DncError | null {
 }
 
 /** A local (request-less) final decision. */
-export function localAnswer(result: NumberResult, errorCode: string, error: string, answer: unknown = null, httpStatus: number | null = null): FinalAnswer {
+export function localAnswer(
+  result: NumberResult,
+  errorCode: string,
+  error: string,
+  answer: unknown = null,
+  httpStatus: number | null = null,
+): FinalAnswer {
   return {
     result,
     doNotCall: null,
@@ -354,14 +414,18 @@ const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
   (db) => {
     if (db.prepare("SELECT 1 FROM meta WHERE key = 'sends_counted'").get()) return;
     db.exec(
-      "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0",
+      "UPDATE numbers SET attempts = CASE WHEN state = 'in_flight' THEN 1 WHEN state IN ('done', 'pending') " +
+        'THEN MIN(attempts, 1) ELSE 0 END WHERE attempts > 0',
     );
     db.exec("INSERT INTO meta (key, value) VALUES ('sends_counted', '1')");
   },
   // 4. A verdict reused from the results cache (--reuse-within) says so in a column of its own, not in its error text.
   (db) => {
     addColumn(db, 'numbers', 'reused_at', 'TEXT');
-    db.exec("UPDATE numbers SET reused_at = updated_at WHERE reused_at IS NULL AND state = 'done' AND credits = 0 AND error LIKE 'reused:%'");
+    db.exec(
+      "UPDATE numbers SET reused_at = updated_at WHERE reused_at IS NULL AND state = 'done' AND credits = 0 AND " +
+        "error LIKE 'reused:%'",
+    );
   },
 ];
 
@@ -400,7 +464,11 @@ export class BatchJournal {
   }
 
   /** Opens (or creates) the journal at `path`: WAL, a busy timeout for `listen` running beside `batch`. */
-  static async open(path: string, options: OpenJournalOptions, now: () => Date = () => new Date()): Promise<BatchJournal> {
+  static async open(
+    path: string,
+    options: OpenJournalOptions,
+    now: () => Date = () => new Date(),
+  ): Promise<BatchJournal> {
     const { default: Database } = await import('better-sqlite3');
     if (!options.create && !existsSync(path)) {
       throw usageError('E_JOURNAL_MISSING', `no batch journal at ${path}`, {
@@ -414,7 +482,8 @@ export class BatchJournal {
       db = new Database(path, { readonly: options.readonly === true, timeout: 5_000 });
       if (!options.readonly) {
         db.pragma('journal_mode = WAL');
-        // NORMAL in WAL mode survives a killed process (commits are in the OS's cache); only power loss can cost the last commits.
+        // NORMAL in WAL mode survives a killed process (commits are in the OS's cache); only power loss can cost the
+        // last commits.
         db.pragma('synchronous = NORMAL');
         // A checkpoint copies the log into the file and syncs both: every 1,000 pages (the default) it was a
         // tenth of a batch's CPU. 16,384 pages (64 MiB of log at most) copy each page once where the default
@@ -440,56 +509,84 @@ export class BatchJournal {
     const db = this.db;
     return {
       getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
-      setMeta: db.prepare<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      setMeta: db.prepare<[string, string]>(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ),
       insertNumber: db.prepare<[string, string]>('INSERT OR IGNORE INTO numbers (e164, country) VALUES (?, ?)'),
       byE164: db.prepare<[string], NumberRow>(
-        'SELECT numbers.*, answers.body AS answer FROM numbers LEFT JOIN answers ON answers.number_id = numbers.id WHERE e164 = ?',
+        'SELECT numbers.*, answers.body AS answer FROM numbers LEFT JOIN answers ON answers.number_id = ' +
+          'numbers.id WHERE e164 = ?',
       ),
       setAnswer: db.prepare<[number, string]>('INSERT OR REPLACE INTO answers (number_id, body) VALUES (?, ?)'),
       clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
       verdict: db.prepare<[string], NumberVerdict>(
-        `SELECT n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id, n.error_code, n.error, n.credits,
+        `SELECT n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
+          n.error_code, n.error, n.credits,
                 x.basis AS exemption_basis, x.until AS exemption_until
            FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.e164 = ?`,
       ),
       doneVerdictsAfter: db.prepare<[number, number], NumberVerdict & { e164: string }>(
-        `SELECT n.e164, n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id, n.error_code, n.error, n.credits,
+        `SELECT n.e164, n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
+          n.error_code, n.error, n.credits,
                 x.basis AS exemption_basis, x.until AS exemption_until
-           FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.id > ? AND n.state = 'done' ORDER BY n.id LIMIT ?`,
+           FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.id > ?
+             AND n.state = 'done' ORDER BY n.id LIMIT ?`,
       ),
       unansweredByE164: db.prepare<[string, string], SentNumber>(
-        "SELECT id, e164, country, credits, state, error_code, requested_at FROM numbers WHERE e164 = ? AND state = 'done' AND error_code = ?",
+        'SELECT id, e164, country, credits, state, error_code, requested_at FROM numbers WHERE e164 = ? AND ' +
+          "state = 'done' AND error_code = ?",
       ),
       pendingByCorrelation: db.prepare<[string], SentNumber>(
-        "SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
+        'SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS ' +
+          "requested_at FROM numbers WHERE correlation_id = ? AND state = 'pending'",
       ),
       // Rare (a conflicting push): done numbers are not in the partial index, so this scans.
       numberByCorrelation: db.prepare<[string], SentNumber>(
-        'SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS requested_at FROM numbers WHERE correlation_id = ? LIMIT 1',
+        'SELECT id, e164, country, credits, state, error_code, COALESCE(requested_at, updated_at) AS ' +
+          'requested_at FROM numbers WHERE correlation_id = ? LIMIT 1',
       ),
       nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
         "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
       ),
-      numbersAfter: db.prepare<[number, number], { id: number; e164: string; country: string }>('SELECT id, e164, country FROM numbers WHERE id > ? ORDER BY id LIMIT ?'),
+      numbersAfter: db.prepare<[number, number], { id: number; e164: string; country: string }>(
+        'SELECT id, e164, country FROM numbers WHERE id > ? ORDER BY id LIMIT ?',
+      ),
       claim: db.prepare<[string, string, number]>(
-        "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id = ? AND state = 'queued'",
+        "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? " +
+          "WHERE id = ? AND state = 'queued'",
       ),
       // Consecutive ids (the usual turn) in one statement; RETURNING says which were still queued.
       claimRange: db
         .prepare<[string, string, number, number], number>(
-          "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
+          "UPDATE numbers SET state = 'in_flight', attempts = attempts + 1, updated_at = ?, requested_at = ? " +
+            "WHERE id BETWEEN ? AND ? AND state = 'queued' RETURNING id",
         )
         .pluck(),
       // The claim's attempt is taken back: that request certainly cost nothing (attempts counts sends that may have).
       release: db.prepare<[string, number]>(
-        "UPDATE numbers SET state = 'queued', attempts = MAX(0, attempts - 1), updated_at = ? WHERE id = ? AND state = 'in_flight'",
+        "UPDATE numbers SET state = 'queued', attempts = MAX(0, attempts - 1), updated_at = ? WHERE id = ? AND " +
+          "state = 'in_flight'",
       ),
       unseenSends: db.prepare<[], { country: string; n: number }>(
         `SELECT country, SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 GROUP BY country`,
       ),
       requeueInFlight: db.prepare("UPDATE numbers SET state = 'queued' WHERE state = 'in_flight'"),
       // Positional parameters: binding by name costs a property lookup per parameter, per answer.
-      done: db.prepare<[string, string | null, number | null, number, number | null, string | null, string | null, string | null, string | null, string, number]>(
+      done: db.prepare<
+        [
+          string,
+          string | null,
+          number | null,
+          number,
+          number | null,
+          string | null,
+          string | null,
+          string | null,
+          string | null,
+          string,
+          number,
+        ]
+      >(
         `UPDATE numbers SET state = 'done', result = ?, correlation_id = ?,
            http_status = ?, credits = ?, do_not_call = ?, list_source = ?,
            error_code = ?, error = ?, checked_at = ?, updated_at = ?
@@ -502,21 +599,26 @@ export class BatchJournal {
       counts: db.prepare<[], { state: NumberState; n: number; credits: number }>(
         'SELECT state, COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers GROUP BY state',
       ),
-      pendingRows: db.prepare<[], { e164: string; country: string; correlation_id: string | null; credits: number; updated_at: string | null }>(
-        "SELECT e164, country, correlation_id, credits, updated_at FROM numbers WHERE state = 'pending' ORDER BY id",
-      ),
+      pendingRows: db.prepare<
+        [],
+        { e164: string; country: string; correlation_id: string | null; credits: number; updated_at: string | null }
+      >("SELECT e164, country, correlation_id, credits, updated_at FROM numbers WHERE state = 'pending' ORDER BY id"),
       pushesByCorrelation: db.prepare<[string], { id: number; body: string; outcome: string }>(
         "SELECT id, body, outcome FROM pushes WHERE correlation_id = ? AND outcome != 'refused' ORDER BY id",
       ),
       pushDuplicate: db.prepare<[number]>('UPDATE pushes SET duplicates = duplicates + 1 WHERE id = ?'),
-      orphanToConflict: db.prepare<[string]>("UPDATE pushes SET outcome = 'conflict' WHERE correlation_id = ? AND outcome = 'orphan'"),
+      orphanToConflict: db.prepare<[string]>(
+        "UPDATE pushes SET outcome = 'conflict' WHERE correlation_id = ? AND outcome = 'orphan'",
+      ),
       insertPush: db.prepare<[string | null, string, string, string, string | null, string | null, string | null]>(
-        'INSERT INTO pushes (correlation_id, body, received_at, outcome, headers, peer, reason) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO pushes (correlation_id, body, received_at, outcome, headers, peer, reason) VALUES (?, ?, ' +
+          '?, ?, ?, ?, ?)',
       ),
       markPush: db.prepare<[string, string | null, number]>('UPDATE pushes SET outcome = ?, reason = ? WHERE id = ?'),
       costs: db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs'),
       setCost: db.prepare<[string, number, string]>(
-        'INSERT INTO costs (country, credits, seen_at) VALUES (?, ?, ?) ON CONFLICT (country) DO UPDATE SET credits = excluded.credits, seen_at = excluded.seen_at',
+        'INSERT INTO costs (country, credits, seen_at) VALUES (?, ?, ?) ON CONFLICT (country) DO UPDATE SET ' +
+          'credits = excluded.credits, seen_at = excluded.seen_at',
       ),
     };
   }
@@ -550,7 +652,9 @@ export class BatchJournal {
     this.st.setMeta.run('ingested', '1');
   }
 
-  /** Inserts distinct numbers in one transaction; numbers already there are left as they are. Returns how many were new. */
+  /**
+   * Inserts distinct numbers in one transaction; numbers already there are left as they are. Returns how many were new.
+   */
   readonly insertNumbers = (numbers: Iterable<readonly [string, string]>): number => {
     try {
       return this.db.transaction((list: Iterable<readonly [string, string]>) => {
@@ -607,14 +711,18 @@ export class BatchJournal {
   /** Numbers answered from the user's internal list (list_source `internal:…`) on an earlier run. */
   internalVerdicts(): Array<{ id: number; e164: string; list_source: string }> {
     return this.db
-      .prepare<[], { id: number; e164: string; list_source: string }>("SELECT id, e164, list_source FROM numbers WHERE state = 'done' AND list_source LIKE 'internal:%'")
+      .prepare<[], { id: number; e164: string; list_source: string }>(
+        "SELECT id, e164, list_source FROM numbers WHERE state = 'done' AND list_source LIKE 'internal:%'",
+      )
       .all();
   }
 
   /** Puts answered numbers back in the queue (a number taken off the internal list must be looked up after all). */
   requeue(ids: readonly number[]): void {
     const st = this.db.prepare(
-      "UPDATE numbers SET state = 'queued', result = NULL, correlation_id = NULL, http_status = NULL, credits = 0, do_not_call = NULL, list_source = NULL, error_code = NULL, error = NULL, checked_at = NULL, updated_at = ? WHERE id = ? AND state = 'done'",
+      "UPDATE numbers SET state = 'queued', result = NULL, correlation_id = NULL, http_status = NULL, credits = " +
+        '0, do_not_call = NULL, list_source = NULL, error_code = NULL, error = NULL, checked_at = NULL, ' +
+        "updated_at = ? WHERE id = ? AND state = 'done'",
     );
     this.db.transaction(() => {
       for (const id of ids) st.run(this.stamp(), id);
@@ -623,7 +731,9 @@ export class BatchJournal {
 
   /** Replaces the exemptions applied to this batch's numbers. */
   setExemptions(items: readonly AppliedExemption[]): void {
-    const insert = this.db.prepare('INSERT INTO exemptions (number_id, basis, until, evidence) SELECT id, ?, ?, ? FROM numbers WHERE e164 = ?');
+    const insert = this.db.prepare(
+      'INSERT INTO exemptions (number_id, basis, until, evidence) SELECT id, ?, ?, ? FROM numbers WHERE e164 = ?',
+    );
     this.db.transaction(() => {
       this.db.exec('DELETE FROM exemptions');
       for (const x of items) insert.run(x.basis, x.until, x.evidence, x.e164);
@@ -649,7 +759,12 @@ export class BatchJournal {
    * such as `dnc trace` or a backup tool held the batch's end up to the busy timeout, 5 s).
    */
   checkpoint(options: { always?: boolean; truncate?: boolean } = {}): void {
-    if (!options.always && !options.truncate && (statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT) return;
+    if (
+      !options.always &&
+      !options.truncate &&
+      (statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT
+    )
+      return;
     if (!options.truncate) {
       this.db.pragma('wal_checkpoint(PASSIVE)');
       return;
@@ -691,7 +806,9 @@ export class BatchJournal {
     };
   }
 
-  /** Changes when another connection (a `dnc listen` storing pushes) commits to the journal; never by this one's writes. */
+  /**
+   * Changes when another connection (a `dnc listen` storing pushes) commits to the journal; never by this one's writes.
+   */
   dataVersion(): number {
     return this.db.pragma('data_version', { simple: true }) as number;
   }
@@ -768,7 +885,12 @@ export class BatchJournal {
    * each may have been charged, and those credits are nowhere else in the journal.
    */
   unseenSends(): Map<string, number> {
-    return new Map(this.st.unseenSends.all().filter((r) => r.n > 0).map((r) => [r.country, r.n]));
+    return new Map(
+      this.st.unseenSends
+        .all()
+        .filter((r) => r.n > 0)
+        .map((r) => [r.country, r.n]),
+    );
   }
 
   /** At the start of a run: numbers left in flight by a crash go back to the queue. Returns how many. */
@@ -783,13 +905,16 @@ export class BatchJournal {
    * ones. Returns how many.
    */
   settleUnanswered(): number {
-    return this.db
-      .prepare(
-        `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL, credits = 0, do_not_call = NULL,
+    return (
+      this.db
+        .prepare(
+          `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL,
+            credits = 0, do_not_call = NULL,
            list_source = NULL, checked_at = NULL, error_code = ?, error = ? WHERE state = 'in_flight'`,
-      )
-      // updated_at stays the moment of the send: \`dnc usage --reconcile\` dates the unanswered send by it.
-      .run(UNANSWERED_SEND, UNANSWERED_SEND_TEXT).changes;
+        )
+        // updated_at stays the moment of the send: \`dnc usage --reconcile\` dates the unanswered send by it.
+        .run(UNANSWERED_SEND, UNANSWERED_SEND_TEXT).changes
+    );
   }
 
   /**
@@ -807,7 +932,11 @@ export class BatchJournal {
 
   /** Sends of this batch that got no answer (each may have been charged; no credits of them are recorded). */
   unansweredSends(): number {
-    return (this.db.prepare(`SELECT COALESCE(SUM(${UNANSWERED_SENDS}), 0) AS n FROM numbers WHERE attempts > 0`).get() as { n: number }).n;
+    return (
+      this.db.prepare(`SELECT COALESCE(SUM(${UNANSWERED_SENDS}), 0) AS n FROM numbers WHERE attempts > 0`).get() as {
+        n: number;
+      }
+    ).n;
   }
 
   /** Stores a final answer; the number is done once this returns. */
@@ -867,18 +996,35 @@ export class BatchJournal {
   }
 
   /** Numbers whose webhook result has not arrived (for `dnc listen`). */
-  pendingNumbers(): Array<{ e164: string; country: string; correlationId: string | null; creditsHeld: number; receivedAt: string | null }> {
-    return this.st.pendingRows
-      .all()
-      .map((r) => ({ e164: r.e164, country: r.country, correlationId: r.correlation_id, creditsHeld: r.credits, receivedAt: r.updated_at }));
+  pendingNumbers(): Array<{
+    e164: string;
+    country: string;
+    correlationId: string | null;
+    creditsHeld: number;
+    receivedAt: string | null;
+  }> {
+    return this.st.pendingRows.all().map((r) => ({
+      e164: r.e164,
+      country: r.country,
+      correlationId: r.correlation_id,
+      creditsHeld: r.credits,
+      receivedAt: r.updated_at,
+    }));
   }
 
   /**
    * Stores a webhook push durably (call before answering 2xx) and, when its correlation id is a pending
    * number, that number's final answer, atomically. A push seen before is counted, not applied again.
    */
-  recordPush(body: string, receivedAt: string, correlationIdHeader?: string | null, serviceStatus?: number | null): PushOutcome {
-    return this.recordPushes([{ raw: body, receivedAt, correlationId: correlationIdHeader ?? null, serviceStatus: serviceStatus ?? null }])[0]!;
+  recordPush(
+    body: string,
+    receivedAt: string,
+    correlationIdHeader?: string | null,
+    serviceStatus?: number | null,
+  ): PushOutcome {
+    return this.recordPushes([
+      { raw: body, receivedAt, correlationId: correlationIdHeader ?? null, serviceStatus: serviceStatus ?? null },
+    ])[0]!;
   }
 
   /** recordPush for several pushes in one transaction (one commit for a burst of pushes); outcomes in order. */
@@ -896,11 +1042,29 @@ export class BatchJournal {
     }
   }
 
-  private insertPush(push: IncomingPushRecord, correlationId: string | null, outcome: PushOutcome, reason: string | null = null): void {
-    this.st.insertPush.run(correlationId, push.raw, push.receivedAt, outcome, push.headers ?? null, push.peer ?? null, reason);
+  private insertPush(
+    push: IncomingPushRecord,
+    correlationId: string | null,
+    outcome: PushOutcome,
+    reason: string | null = null,
+  ): void {
+    this.st.insertPush.run(
+      correlationId,
+      push.raw,
+      push.receivedAt,
+      outcome,
+      push.headers ?? null,
+      push.peer ?? null,
+      reason,
+    );
   }
 
-  private refuse(push: IncomingPushRecord, correlationId: string | null, reason: string, options: StorePushOptions): PushVerdict {
+  private refuse(
+    push: IncomingPushRecord,
+    correlationId: string | null,
+    reason: string,
+    options: StorePushOptions,
+  ): PushVerdict {
     if (options.admitRefused?.(push.raw.length) ?? true) this.insertPush(push, correlationId, 'refused', reason);
     return { outcome: 'refused', reason };
   }
@@ -915,7 +1079,8 @@ export class BatchJournal {
     const fromBody = (parsed as { correlation_id?: unknown } | null)?.correlation_id;
     const correlationId = typeof fromBody === 'string' && fromBody !== '' ? fromBody : push.correlationId || null;
     if (push.refusedReason !== undefined) return this.refuse(push, correlationId, push.refusedReason, options);
-    const body = parsed !== null && typeof parsed === 'object' ? (parsed as LookupResult & Record<string, unknown>) : null;
+    const body =
+      parsed !== null && typeof parsed === 'object' ? (parsed as LookupResult & Record<string, unknown>) : null;
     const skew = options.skewMs ?? DEFAULT_CLOCK_SKEW_MS;
     if (correlationId !== null && body !== null) {
       const seen = this.st.pushesByCorrelation.all(correlationId);
@@ -932,8 +1097,15 @@ export class BatchJournal {
         if (problem) return this.refuse(push, correlationId, problem, options);
         this.st.orphanToConflict.run(correlationId);
         this.insertPush(push, correlationId, 'conflict');
-        if (number && (number.state === 'pending' || number.state === 'done') && number.error_code !== CONFLICTING_PUSHES) {
-          this.recordFinal(number.id, conflictAnswer(correlationId, number.credits, push.serviceStatus ?? null, push.raw));
+        if (
+          number &&
+          (number.state === 'pending' || number.state === 'done') &&
+          number.error_code !== CONFLICTING_PUSHES
+        ) {
+          this.recordFinal(
+            number.id,
+            conflictAnswer(correlationId, number.credits, push.serviceStatus ?? null, push.raw),
+          );
         }
         return { outcome: 'conflict' };
       }
@@ -942,7 +1114,10 @@ export class BatchJournal {
     if (number && body !== null) {
       const problem = pushMatchProblem(body, sentOf(number), skew);
       if (problem) return this.refuse(push, correlationId, problem, options);
-      this.recordFinal(number.id, finalAnswerOf(pushVerdict(body, number.credits), push.serviceStatus ?? null, push.raw, number.credits));
+      this.recordFinal(
+        number.id,
+        finalAnswerOf(pushVerdict(body, number.credits), push.serviceStatus ?? null, push.raw, number.credits),
+      );
       this.insertPush(push, correlationId, 'applied');
       return { outcome: 'applied' };
     }
@@ -978,7 +1153,9 @@ export class BatchJournal {
    */
   adoptKeptOrphans(skewMs = DEFAULT_CLOCK_SKEW_MS): string[] {
     const adopted: string[] = [];
-    const orphans = this.db.prepare<[], { id: number; body: string }>("SELECT id, body FROM pushes WHERE outcome = 'orphan' ORDER BY id").all();
+    const orphans = this.db
+      .prepare<[], { id: number; body: string }>("SELECT id, body FROM pushes WHERE outcome = 'orphan' ORDER BY id")
+      .all();
     if (orphans.length === 0) return adopted;
     this.atomically(() => {
       for (const o of orphans) {
@@ -988,7 +1165,12 @@ export class BatchJournal {
         } catch {
           continue;
         }
-        if (body === null || typeof body !== 'object' || !this.adoptByNumber(body as LookupResult & Record<string, unknown>, skewMs)) continue;
+        if (
+          body === null ||
+          typeof body !== 'object' ||
+          !this.adoptByNumber(body as LookupResult & Record<string, unknown>, skewMs)
+        )
+          continue;
         this.st.markPush.run('adopted', null, o.id);
         adopted.push((body as { phone_number: string }).phone_number);
       }
@@ -1000,7 +1182,13 @@ export class BatchJournal {
    * Applies a kept push to its number once the receipt is recorded (a push faster than its receipt): the push is
    * checked against the number as a live one would be. Conflicting pushes make the number conflicting.
    */
-  applyKeptPush(pushId: number, outcome: 'orphan' | 'conflict', correlationId: string, body: string, options: StorePushOptions = {}): PushVerdict | null {
+  applyKeptPush(
+    pushId: number,
+    outcome: 'orphan' | 'conflict',
+    correlationId: string,
+    body: string,
+    options: StorePushOptions = {},
+  ): PushVerdict | null {
     const number = this.st.pendingByCorrelation.get(correlationId);
     if (!number) return null;
     return this.atomically(() => {
@@ -1014,12 +1202,22 @@ export class BatchJournal {
       } catch {
         parsed = null;
       }
-      const problem = parsed && typeof parsed === 'object' ? pushMatchProblem(parsed as LookupResult & Record<string, unknown>, sentOf(number), options.skewMs ?? DEFAULT_CLOCK_SKEW_MS) : 'not a JSON object';
+      const problem =
+        parsed && typeof parsed === 'object'
+          ? pushMatchProblem(
+              parsed as LookupResult & Record<string, unknown>,
+              sentOf(number),
+              options.skewMs ?? DEFAULT_CLOCK_SKEW_MS,
+            )
+          : 'not a JSON object';
       if (problem) {
         this.st.markPush.run('refused', problem, pushId);
         return { outcome: 'refused' as const, reason: problem };
       }
-      this.recordFinal(number.id, finalAnswerOf(pushVerdict(parsed as LookupResult, number.credits), null, body, number.credits));
+      this.recordFinal(
+        number.id,
+        finalAnswerOf(pushVerdict(parsed as LookupResult, number.credits), null, body, number.credits),
+      );
       this.st.markPush.run('applied', null, pushId);
       return { outcome: 'applied' as const };
     });
@@ -1041,11 +1239,16 @@ export class BatchJournal {
   requeueUnfinished(): { notChecked: number; uncharged: number } {
     return this.db.transaction(() => {
       const count = (result: string) =>
-        (this.db.prepare(`SELECT COUNT(*) AS n FROM numbers WHERE ${REQUEUE_WHERE} AND result = ?`).get(result) as { n: number }).n;
+        (
+          this.db.prepare(`SELECT COUNT(*) AS n FROM numbers WHERE ${REQUEUE_WHERE} AND result = ?`).get(result) as {
+            n: number;
+          }
+        ).n;
       const counts = { notChecked: count('not_checked'), uncharged: count('failed') };
       this.db
         .prepare(
-          `UPDATE numbers SET state = 'queued', attempts = CASE WHEN result = 'failed' THEN MAX(0, attempts - 1) ELSE attempts END,
+          `UPDATE numbers SET state = 'queued', attempts = CASE WHEN result = 'failed' THEN MAX(0,
+            attempts - 1) ELSE attempts END,
              result = NULL, correlation_id = NULL, http_status = NULL, do_not_call = NULL, list_source = NULL,
              error_code = NULL, error = NULL, checked_at = NULL
            WHERE ${REQUEUE_WHERE}`,
@@ -1089,7 +1292,8 @@ export class BatchJournal {
 
 /** Removes a journal and its WAL files. */
 export function deleteJournalFiles(path: string): void {
-  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}.lock`, `${path}.listen.lock`]) rmSync(p, { force: true });
+  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}.lock`, `${path}.listen.lock`])
+    rmSync(p, { force: true });
 }
 
 /**
@@ -1098,7 +1302,8 @@ export function deleteJournalFiles(path: string): void {
  */
 export type LockKind = 'batch' | 'listen';
 
-const lockPathOf = (journalPath: string, kind: LockKind) => (kind === 'batch' ? `${journalPath}.lock` : `${journalPath}.listen.lock`);
+const lockPathOf = (journalPath: string, kind: LockKind) =>
+  kind === 'batch' ? `${journalPath}.lock` : `${journalPath}.listen.lock`;
 const holderName = (kind: LockKind) => (kind === 'batch' ? 'dnc batch' : 'dnc listen');
 
 export interface JournalLock {
@@ -1109,7 +1314,9 @@ export interface LockDeps {
   pid: number;
   /** Whether a process id is alive (injected: core modules do not touch process.*). */
   isAlive(pid: number): boolean;
-  /** When a process started (ms since the epoch), or null when unknown: a lock's pid reused by a later process is stale. */
+  /**
+   * When a process started (ms since the epoch), or null when unknown: a lock's pid reused by a later process is stale.
+   */
   startTime?(pid: number): number | null;
 }
 
@@ -1135,7 +1342,10 @@ export function lockHolder(journalPath: string, deps: LockDeps, kind: LockKind =
     const recorded = Number.parseInt(startText ?? '', 10);
     // The pid now names another process: one that started at another time than the holder, or (a lock from
     // before start times were recorded) after the lock was written.
-    if (Number.isFinite(recorded) ? Math.abs(started - recorded) > START_SLACK_MS : started > writtenAt + START_SLACK_MS) return null;
+    if (
+      Number.isFinite(recorded) ? Math.abs(started - recorded) > START_SLACK_MS : started > writtenAt + START_SLACK_MS
+    )
+      return null;
   }
   return pid;
 }
@@ -1144,7 +1354,10 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: Lo
   const lockPath = lockPathOf(journalPath, kind);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(lockPath, `${deps.pid}\n${deps.startTime?.(deps.pid) ?? ''}\n`, { flag: 'wx', mode: PRIVATE_FILE_MODE });
+      writeFileSync(lockPath, `${deps.pid}\n${deps.startTime?.(deps.pid) ?? ''}\n`, {
+        flag: 'wx',
+        mode: PRIVATE_FILE_MODE,
+      });
       return {
         release() {
           try {
@@ -1199,7 +1412,12 @@ async function readOnly<T>(journalPath: string, read: (db: BetterSqlite3.Databas
 }
 
 function columnsOf(db: BetterSqlite3.Database, table: string): Set<string> {
-  return new Set(db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all().map((c) => c.name));
+  return new Set(
+    db
+      .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+      .all()
+      .map((c) => c.name),
+  );
 }
 
 /**
@@ -1209,9 +1427,11 @@ function columnsOf(db: BetterSqlite3.Database, table: string): Set<string> {
  */
 export function lookupVerdictsSql(schema: string, reusedAt: boolean): string {
   const notReused = reusedAt ? 'n.reused_at IS NULL' : "(n.error IS NULL OR n.error NOT LIKE 'reused:%')";
-  return `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body FROM ${schema}.numbers n
+  return `SELECT n.e164, n.country, n.result, n.list_source, n.checked_at, n.correlation_id, a.body
+    FROM ${schema}.numbers n
            LEFT JOIN ${schema}.answers a ON a.number_id = n.id
-          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call') AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
+          WHERE n.state = 'done' AND n.result IN ('callable', 'do_not_call')
+            AND n.correlation_id IS NOT NULL AND n.checked_at IS NOT NULL
             AND ${notReused}`;
 }
 
@@ -1222,7 +1442,10 @@ export function conflictingNumbersSql(schema: string): string {
 
 /** Whether a journal's numbers table (attached as `schema`) has the reused_at column. */
 export function hasReusedAt(db: BetterSqlite3.Database, schema = 'main'): boolean {
-  return db.prepare<[], { name: string }>(`PRAGMA ${schema}.table_info(numbers)`).all().some((c) => c.name === 'reused_at');
+  return db
+    .prepare<[], { name: string }>(`PRAGMA ${schema}.table_info(numbers)`)
+    .all()
+    .some((c) => c.name === 'reused_at');
 }
 
 /** A number of a journal as `dnc trace` shows it. */
@@ -1253,21 +1476,29 @@ export interface JournalPushRow {
 }
 
 /** Everything a journal holds about one correlation id (read only; journals of any age). */
-export function journalLookup(journalPath: string, id: string): Promise<{ numbers: JournalLookupRow[]; pushes: JournalPushRow[]; meta: string | null }> {
+export function journalLookup(
+  journalPath: string,
+  id: string,
+): Promise<{ numbers: JournalLookupRow[]; pushes: JournalPushRow[]; meta: string | null }> {
   return readOnly(journalPath, (db) => {
     // Journals made before a column existed answer NULL for it.
     const n = columnsOf(db, 'numbers');
     const p = columnsOf(db, 'pushes');
-    const opt = (cols: Set<string>, prefix: string, name: string) => (cols.has(name) ? `${prefix}${name}` : `NULL AS ${name}`);
+    const opt = (cols: Set<string>, prefix: string, name: string) =>
+      cols.has(name) ? `${prefix}${name}` : `NULL AS ${name}`;
     const numbers = db
       .prepare<[string], JournalLookupRow>(
-        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits, n.list_source, n.error_code,
-                n.checked_at, n.updated_at, ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
+        `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits,
+                n.list_source, n.error_code, n.checked_at, n.updated_at,
+                ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
            FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
       )
       .all(id);
     const pushes = db
-      .prepare<[string], JournalPushRow>(`SELECT body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ${opt(p, '', 'peer')} FROM pushes WHERE correlation_id = ? ORDER BY id`)
+      .prepare<[string], JournalPushRow>(
+        `SELECT body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ${opt(p, '', 'peer')} FROM ` +
+          `pushes WHERE correlation_id = ? ORDER BY id`,
+      )
       .all(id);
     const meta = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get()?.value ?? null;
     return { numbers, pushes, meta };
@@ -1287,17 +1518,28 @@ export function listenQueries(db: BetterSqlite3.Database) {
   // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
   return {
     pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
-    unsentCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')"),
-    oldest: db.prepare<[], PendingRow>("SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY updated_at, id LIMIT 1"),
-    overdue: db.prepare<[string, number], PendingRow>(
-      "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? ORDER BY updated_at, id LIMIT ?",
+    unsentCount: db.prepare<[], { n: number }>(
+      "SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')",
     ),
-    orphansNowKnown: db.prepare<[], { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }>(
+    oldest: db.prepare<[], PendingRow>(
+      "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' ORDER BY " +
+        'updated_at, id LIMIT 1',
+    ),
+    overdue: db.prepare<[string, number], PendingRow>(
+      "SELECT e164, country, correlation_id, updated_at FROM numbers WHERE state = 'pending' AND updated_at < ? " +
+        'ORDER BY updated_at, id LIMIT ?',
+    ),
+    orphansNowKnown: db.prepare<
+      [],
+      { push_id: number; body: string; outcome: 'orphan' | 'conflict'; correlation_id: string }
+    >(
       `SELECT p.id AS push_id, p.body, p.outcome, p.correlation_id FROM pushes p
          JOIN numbers n ON n.correlation_id = p.correlation_id
         WHERE p.outcome IN ('orphan', 'conflict') AND n.state = 'pending' ORDER BY p.id`,
     ),
-    kept: db.prepare<[string], { n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?'),
+    kept: db.prepare<[string], { n: number; bytes: number }>(
+      'SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(body)), 0) AS bytes FROM pushes WHERE outcome = ?',
+    ),
   };
 }
 
@@ -1315,15 +1557,19 @@ export function journalSpendBetween(
 ): Promise<{ service: string | null; lookups: number; credits: number; unansweredSends: number }> {
   return readOnly(journalPath, (db) => {
     const metaRow = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get();
-    const service = metaRow ? ((JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin ?? null) : null;
+    const service = metaRow
+      ? ((JSON.parse(metaRow.value) as { serviceOrigin?: string | null }).serviceOrigin ?? null)
+      : null;
     const r = db
       .prepare<[string, string], { n: number; credits: number }>(
-        "SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ('done', 'pending') AND updated_at >= ? AND updated_at < ?",
+        'SELECT COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers WHERE credits > 0 AND state IN ' +
+          "('done', 'pending') AND updated_at >= ? AND updated_at < ?",
       )
       .get(start, end)!;
     const unanswered = db
       .prepare<[string, string, number], { n: number | null }>(
-        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
+        `SELECT SUM(${UNANSWERED_SENDS}) AS n FROM numbers WHERE attempts > 0 AND updated_at >= ? AND ` +
+          `updated_at < ? AND (state != 'in_flight' OR ? = 0)`,
       )
       .get(start, end, running ? 1 : 0)!;
     return { service, lookups: r.n, credits: r.credits, unansweredSends: unanswered.n ?? 0 };
@@ -1354,12 +1600,22 @@ export interface RerunPlan {
  */
 export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunPlan> {
   return readUntouched(journalPath, inUse, (db) => {
-    const meta = (key: string) => db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
+    const meta = (key: string) =>
+      db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value ?? null;
     const batch = meta('batch');
     const unsupported = meta('unsupported_countries');
     // One pass over the numbers (a million take about a second): counts, credits and unanswered sends together.
     const rows = db
-      .prepare<[string], { country: string; kind: 'verdict' | 'pending' | 'look_up' | 'unanswered'; n: number; credits: number; unanswered: number }>(
+      .prepare<
+        [string],
+        {
+          country: string;
+          kind: 'verdict' | 'pending' | 'look_up' | 'unanswered';
+          n: number;
+          credits: number;
+          unanswered: number;
+        }
+      >(
         `SELECT country, CASE
             WHEN state = 'queued' OR (${REQUEUE_WHERE}) THEN 'look_up'
             WHEN state = 'in_flight' OR (state = 'done' AND error_code = ?) THEN 'unanswered'
@@ -1384,7 +1640,12 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
       else c.verdict += r.n;
       byCountry.set(r.country, c);
     }
-    const costs = new Map(db.prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs').all().map((r) => [r.country, r.credits]));
+    const costs = new Map(
+      db
+        .prepare<[], { country: string; credits: number }>('SELECT country, credits FROM costs')
+        .all()
+        .map((r) => [r.country, r.credits]),
+    );
     return {
       meta: batch ? (JSON.parse(batch) as BatchMeta) : null,
       ingested: meta('ingested') === '1',
@@ -1397,7 +1658,9 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
   });
 }
 
-/** The options a journal's batch was last run with (BatchMeta.run), read without changing the journal (for a dry run). */
+/**
+ * The options a journal's batch was last run with (BatchMeta.run), read without changing the journal (for a dry run).
+ */
 export function rememberedRunOf(journalPath: string, inUse: boolean): Promise<Record<string, unknown> | undefined> {
   return readUntouched(journalPath, inUse, (db) => {
     const row = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get('batch');
@@ -1412,7 +1675,11 @@ export function rememberedRunOf(journalPath: string, inUse: boolean): Promise<Re
  * (`inUse`: a batch or listener holding its lock) keeps those files as they must be, a private copy of the
  * journal and its log is read instead.
  */
-async function readUntouched<T>(journalPath: string, inUse: boolean, read: (db: BetterSqlite3.Database) => T): Promise<T> {
+async function readUntouched<T>(
+  journalPath: string,
+  inUse: boolean,
+  read: (db: BetterSqlite3.Database) => T,
+): Promise<T> {
   const { default: Database } = await import('better-sqlite3');
   if (inUse && existsSync(`${journalPath}-wal`) && existsSync(`${journalPath}-shm`)) {
     const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
@@ -1463,7 +1730,12 @@ export async function isBatchJournalFile(file: string): Promise<boolean> {
   if (head.every((b) => b === 0)) return statSync(file).size === 0;
   if (head.toString('latin1') !== 'SQLite format 3\0') return false;
   try {
-    return await readOnly(file, (db) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ('numbers', 'meta')").all().length === 2);
+    return await readOnly(
+      file,
+      (db) =>
+        db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN ('numbers', 'meta')").all().length ===
+        2,
+    );
   } catch {
     return false;
   }

@@ -18,12 +18,19 @@ export interface InputOptions {
 export async function openInputLayout(path: string, options: InputOptions): Promise<CsvLayout> {
   const { isWorkbookPath } = await import('./xlsx-input.js');
   if (isWorkbookPath(path)) {
-    if (options.encoding !== undefined) throw usageError('E_USAGE', `--encoding is for a CSV input; ${path} is a workbook`, { hint: 'drop --encoding' });
-    if (options.delimiter !== undefined) throw usageError('E_USAGE', `--delimiter is for a CSV input; ${path} is a workbook`, { hint: 'drop --delimiter' });
+    if (options.encoding !== undefined)
+      throw usageError('E_USAGE', `--encoding is for a CSV input; ${path} is a workbook`, { hint: 'drop --encoding' });
+    if (options.delimiter !== undefined)
+      throw usageError('E_USAGE', `--delimiter is for a CSV input; ${path} is a workbook`, {
+        hint: 'drop --delimiter',
+      });
     const { openXlsxLayout } = await import('./xlsx-input.js');
     return openXlsxLayout(path, options);
   }
-  if (options.sheet !== undefined) throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, { hint: 'drop --sheet, or give the .xlsx workbook' });
+  if (options.sheet !== undefined)
+    throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, {
+      hint: 'drop --sheet, or give the .xlsx workbook',
+    });
   if (options.skipRows) {
     throw usageError('E_USAGE', `--skip-rows is for an .xlsx input; ${path} is read as CSV`, {
       hint: 'delete the lines above the header of the CSV file, or give the .xlsx workbook',

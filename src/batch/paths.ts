@@ -1,4 +1,5 @@
-// Every file a batch reads or writes, decided and checked before anything is read or sent: no output may land on the input or on another output.
+// Every file a batch reads or writes, decided and checked before anything is read or sent: no output may land on the
+// input or on another output.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
@@ -29,7 +30,9 @@ export function resolveOutputTarget(flag: string, given: string, cwd: string): O
     try {
       real = realpathSync(dir);
     } catch {
-      throw usageError('E_USAGE', `${flag} ${given}: the folder ${dir} does not exist`, { hint: 'create it first, or choose another path' });
+      throw usageError('E_USAGE', `${flag} ${given}: the folder ${dir} does not exist`, {
+        hint: 'create it first, or choose another path',
+      });
     }
     if (!statSync(real).isDirectory()) throw usageError('E_USAGE', `${flag} ${given}: ${dir} is not a folder`);
     return { kind: 'file', path: path.join(real, path.basename(absolute)) };
@@ -39,9 +42,12 @@ export function resolveOutputTarget(flag: string, given: string, cwd: string): O
     // stat follows the link as open() will (/dev/stdout → /proc/self/fd/1 → a pipe has no path to resolve).
     target = statSync(absolute);
   } catch {
-    throw usageError('E_USAGE', `${flag} ${given} is a symbolic link to nothing`, { hint: 'point it at a file, or choose another path' });
+    throw usageError('E_USAGE', `${flag} ${given} is a symbolic link to nothing`, {
+      hint: 'point it at a file, or choose another path',
+    });
   }
-  if (target.isDirectory()) throw usageError('E_USAGE', `${flag} ${given} is a folder`, { hint: 'give a file name, e.g. results.csv' });
+  if (target.isDirectory())
+    throw usageError('E_USAGE', `${flag} ${given} is a folder`, { hint: 'give a file name, e.g. results.csv' });
   if (target.isFile()) return { kind: 'file', path: link.isSymbolicLink() ? realpathSync.native(absolute) : absolute };
   if (target.isFIFO() || target.isCharacterDevice() || target.isSocket()) return { kind: 'stream', path: absolute };
   throw usageError('E_USAGE', `${flag} ${given} is a block device`, { hint: 'write the results to a file' });
@@ -83,9 +89,16 @@ export function refuseCollisions(files: readonly NamedFile[]): void {
         const isInput = (role: string) => role === 'the input' || role === 'the spooled input';
         const written = isInput(other.role) ? f.role : other.role;
         // The journal, its locks and the manifest follow -o: naming -o anew moves them too.
-        const rename = written.startsWith('--') ? `give ${written} another name` : written.startsWith('the') ? 'give -o (or --journal) another name' : `give ${written} another name`;
+        const rename = written.startsWith('--')
+          ? `give ${written} another name`
+          : written.startsWith('the')
+            ? 'give -o (or --journal) another name'
+            : `give ${written} another name`;
         throw usageError('E_PATH_COLLISION', `${other.role} and ${f.role} are the same file (${f.path})`, {
-          hint: isInput(other.role) || isInput(f.role) ? `dnc never writes over its input: ${rename}` : `give each output its own file name: ${rename}`,
+          hint:
+            isInput(other.role) || isInput(f.role)
+              ? `dnc never writes over its input: ${rename}`
+              : `give each output its own file name: ${rename}`,
         });
       }
       seen.set(id, f);
@@ -121,7 +134,10 @@ export async function checkWritableFolder(dir: string, why: string): Promise<voi
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${why} in ${dir}: ${describeFsError(err)}`, {
-      hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space on that disk first; nothing was sent' : 'choose a folder you can write to; nothing was sent',
+      hint:
+        code === 'ENOSPC' || code === 'EDQUOT'
+          ? 'free some space on that disk first; nothing was sent'
+          : 'choose a folder you can write to; nothing was sent',
       cause: err,
     });
   } finally {
@@ -135,7 +151,12 @@ export async function checkWritableFolder(dir: string, why: string): Promise<voi
  * the input's content and the options that shape the answers, so running the same command again resumes.
  */
 export function streamJournalPath(stateDir: string, inputSha256: string, resultOptions: unknown): string {
-  const key = createHash('sha256').update(inputSha256).update('\0').update(JSON.stringify(resultOptions)).digest('hex').slice(0, 24);
+  const key = createHash('sha256')
+    .update(inputSha256)
+    .update('\0')
+    .update(JSON.stringify(resultOptions))
+    .digest('hex')
+    .slice(0, 24);
   return path.join(stateDir, 'batches', key, 'journal.sqlite');
 }
 

@@ -1,14 +1,27 @@
-// Normalisation of a CSV cell to E.164: plain E.164 by the fast path, anything else cached per distinct raw value (libphonenumber costs ~9 µs a call).
+// Normalisation of a CSV cell to E.164: plain E.164 by the fast path, anything else cached per distinct raw value
+// (libphonenumber costs ~9 µs a call).
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 import { fastValidE164 } from '../phone/fast-e164.js';
 import { normalizePhone } from '../phone/normalize.js';
 
 export type CellNumber =
   | { ok: true; e164: string; country: string }
-  | { ok: false; code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number'; message: string; e164: string; country: string };
+  | {
+      ok: false;
+      code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number';
+      message: string;
+      e164: string;
+      country: string;
+    };
 
 /** An empty phone cell (a blank line, an empty cell): nothing to look up, and said so apart from a bad number. */
-const MISSING: CellNumber = { ok: false, code: 'missing_number', message: 'no number in this row', e164: '', country: '' };
+const MISSING: CellNumber = {
+  ok: false,
+  code: 'missing_number',
+  message: 'no number in this row',
+  e164: '',
+  country: '',
+};
 
 /**
  * A number in scientific notation (`2.02555E+09`) is what Excel shows, and saves, for a long number in a
@@ -20,7 +33,9 @@ function damaged(raw: string): CellNumber {
   return {
     ok: false,
     code: 'excel_damaged_number',
-    message: `'${raw.trim()}' is a number Excel turned into scientific notation (its last digits are lost); format the column as Text and enter the numbers again`,
+    message:
+      `'${raw.trim()}' is a number Excel turned into scientific notation (its last digits are lost); ` +
+      `format the column as Text and enter the numbers again`,
     e164: '',
     country: '',
   };

@@ -29,4 +29,9 @@ export const REMEMBERED_OPTIONS = [
 export type RememberedOption = (typeof REMEMBERED_OPTIONS)[number];
 
 /** The flags that make up `compliance`: given when any of them is. */
-export const COMPLIANCE_FLAGS = { suppressionList: '--suppression-list', seller: '--seller', san: '--san', campaign: '--campaign' } as const;
+export const COMPLIANCE_FLAGS = {
+  suppressionList: '--suppression-list',
+  seller: '--seller',
+  san: '--san',
+  campaign: '--campaign',
+} as const;

@@ -10,9 +10,21 @@ import { unsupportedCountryText } from '../service/answers.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv-output.js';
 import { readRows, type CsvLayout } from './csv-input.js';
-import { UNANSWERED_SEND, type BatchJournal, type BatchMeta, type NumberVerdict, type StoppedReason } from './journal.js';
+import {
+  UNANSWERED_SEND,
+  type BatchJournal,
+  type BatchMeta,
+  type NumberVerdict,
+  type StoppedReason,
+} from './journal.js';
 import { PhoneCache } from './phone-cache.js';
-import { complianceRecordOf, manifestCompliance, rulesOf, withExemption, withValidUntil } from '../compliance/batch-compliance.js';
+import {
+  complianceRecordOf,
+  manifestCompliance,
+  rulesOf,
+  withExemption,
+  withValidUntil,
+} from '../compliance/batch-compliance.js';
 import type { ValidityRules } from '../compliance/validity.js';
 import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
 import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
@@ -20,7 +32,12 @@ import type { TypedCell } from './xlsx-cells.js';
 import { outputFormatOf, type WorkbookBatch } from './xlsx-input.js';
 
 /** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
-const UNCHARGED_FAILURES: ReadonlySet<string> = new Set(['upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error']);
+const UNCHARGED_FAILURES: ReadonlySet<string> = new Set([
+  'upstream_timeout',
+  'upstream_error',
+  'lookup_expired',
+  'billing_error',
+]);
 
 export interface RenderSummary {
   input: string;
@@ -38,7 +55,10 @@ export interface RenderSummary {
   webhookRequired: number;
   /** Rows without a verdict that a bare rerun looks up again (nothing was charged for them). */
   retryable: number;
-  /** Rows whose number was sent by a run that stopped before the answer came (unanswered_send): maybe charged, sent again only with --resend-unanswered. */
+  /**
+   * Rows whose number was sent by a run that stopped before the answer came (unanswered_send): maybe charged, sent
+   * again only with --resend-unanswered.
+   */
   unanswered: number;
   /** What was written to each output, in the order output, callable list, suppressed list. */
   written: Array<{ path: string; sha256: string; bytes: number }>;
@@ -53,12 +73,19 @@ export function emptyResultCounts(): Record<DncResult, number> {
 }
 
 const NOT_CHECKED_TEXT: Record<StoppedReason, string> = {
-  credit_limit: 'not checked: the credit limit was reached (429); run the same command again after a top-up or in the next billing period',
+  credit_limit:
+    'not checked: the credit limit was reached (429); run the same command again after a top-up or in the next ' +
+    'billing period',
   budget_reached: 'not checked: the --max-credits budget was reached; run the same command again with a larger budget',
   interrupted: 'not checked: the batch was interrupted; run the same command again to resume',
-  auth_failed: 'not checked: the batch stopped when the service refused the key or the request (401/403); fix the cause and run the same command again to resume',
-  configuration: 'not checked: the batch stopped when the service refused the request itself (not the number); fix the cause and run the same command again to resume',
-  service_failure: 'not checked: the batch stopped when the service failed; fix the cause and run the same command again to resume',
+  auth_failed:
+    'not checked: the batch stopped when the service refused the key or the request (401/403); fix the cause ' +
+    'and run the same command again to resume',
+  configuration:
+    'not checked: the batch stopped when the service refused the request itself (not the number); fix the cause ' +
+    'and run the same command again to resume',
+  service_failure:
+    'not checked: the batch stopped when the service failed; fix the cause and run the same command again to resume',
 };
 
 /** What decides the reason of a number never sent: a country no lookup would be sent for says so after any stop. */
@@ -71,7 +98,14 @@ interface NotSentReasons {
 }
 
 /** The dnc_* cells of a number the journal knows. */
-function cellsFor(e164: string, country: string, row: NumberVerdict | undefined, stopped: StoppedReason | null, firstRow: boolean, notSent: NotSentReasons): string[] {
+function cellsFor(
+  e164: string,
+  country: string,
+  row: NumberVerdict | undefined,
+  stopped: StoppedReason | null,
+  firstRow: boolean,
+  notSent: NotSentReasons,
+): string[] {
   // A lookup's credits stand on the first row with its number only, so the column sums to what was spent.
   const credits = firstRow && row ? String(row.credits) : '0';
   if (!row) {
@@ -92,14 +126,47 @@ function cellsFor(e164: string, country: string, row: NumberVerdict | undefined,
     ];
   }
   if (row.state === 'pending') {
-    return [e164, country, 'pending', '', '', '', serviceTextCell(row.correlation_id), '', 'webhook result not received yet; run `dnc listen`', credits];
+    return [
+      e164,
+      country,
+      'pending',
+      '',
+      '',
+      '',
+      serviceTextCell(row.correlation_id),
+      '',
+      'webhook result not received yet; run `dnc listen`',
+      credits,
+    ];
   }
   // Queued when the run stopped: say why it would not have been sent anyway, where that is so.
   if (notSent.webhookRequired.has(country)) {
-    return [e164, country, 'not_checked', '', '', '', '', 'webhook_required', `${country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``, '0'];
+    return [
+      e164,
+      country,
+      'not_checked',
+      '',
+      '',
+      '',
+      '',
+      'webhook_required',
+      `${country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``,
+      '0',
+    ];
   }
   if (notSent.unsupported.has(country)) {
-    return [e164, country, 'unsupported_country', '', '', '', '', 'unsupported_country', unsupportedCountryText(country, notSent.supportedList), '0'];
+    return [
+      e164,
+      country,
+      'unsupported_country',
+      '',
+      '',
+      '',
+      '',
+      'unsupported_country',
+      unsupportedCountryText(country, notSent.supportedList),
+      '0',
+    ];
   }
   const reason = stopped ?? 'interrupted';
   return [e164, country, 'not_checked', '', '', '', '', reason, NOT_CHECKED_TEXT[reason], '0'];
@@ -124,7 +191,10 @@ export function layoutOf(meta: BatchMeta): CsvLayout {
 function outputError(err: unknown, file: string) {
   const code = (err as NodeJS.ErrnoException).code;
   return inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${describeFsError(err)}`, {
-    hint: code === 'ENOSPC' || code === 'EDQUOT' ? 'free some space on that disk, then run the same command again' : 'check that the output folder exists and is writable',
+    hint:
+      code === 'ENOSPC' || code === 'EDQUOT'
+        ? 'free some space on that disk, then run the same command again'
+        : 'check that the output folder exists and is writable',
     cause: err,
   });
 }
@@ -231,14 +301,20 @@ class StreamSink extends OutputSink {
   }
   async commit(): Promise<void> {
     if (this.owned) await this.end();
-    else await new Promise<void>((resolve) => (this.stream.writableNeedDrain ? this.stream.once('drain', resolve) : resolve()));
+    else
+      await new Promise<void>((resolve) =>
+        this.stream.writableNeedDrain ? this.stream.once('drain', resolve) : resolve(),
+      );
   }
   async abort(): Promise<void> {
     if (this.owned) this.stream.destroy();
   }
 }
 
-/** Opens the sink of an output path: `-` is standard output, a FIFO or device is written through, anything else atomically. */
+/**
+ * Opens the sink of an output path: `-` is standard output, a FIFO or device is written through, anything else
+ * atomically.
+ */
 async function openSink(target: string, stdout: Writable | undefined): Promise<OutputSink> {
   if (target === '-') {
     if (!stdout) throw new Error('render: the output is standard output, but no stream was given');
@@ -258,7 +334,12 @@ export function outputEncodingOf(meta: BatchMeta): TextEncoding {
 interface Lane {
   header(fields: readonly string[]): Promise<void>;
   /** Input cells (typed when read from a workbook), then dnc's; `result` colours a workbook row. */
-  row(input: readonly string[], typed: readonly TypedCell[] | undefined, extra: readonly string[], result?: DncResult): void;
+  row(
+    input: readonly string[],
+    typed: readonly TypedCell[] | undefined,
+    extra: readonly string[],
+    result?: DncResult,
+  ): void;
   flush(): Promise<void>;
   finish(): Promise<void>;
 }
@@ -275,7 +356,9 @@ class CsvLane implements Lane {
     await this.sink.write(this.encode(this.writer.record(this.escapeInput([...fields]))));
   }
   row(input: readonly string[], _typed: unknown, extra: readonly string[]): void {
-    this.text += this.writer.record(extra.length ? this.escapeInput([...input]).concat(extra) : this.escapeInput([...input]));
+    this.text += this.writer.record(
+      extra.length ? this.escapeInput([...input]).concat(extra) : this.escapeInput([...input]),
+    );
   }
   async flush(): Promise<void> {
     if (this.text) await this.sink.write(this.encode(this.text));
@@ -310,7 +393,13 @@ async function openLane(
   const book = await openWorkbookLane(sink, {
     header: layout.header !== null,
     summary: isResults
-      ? { input: meta.inputPath, inputSha256: meta.inputSha256, manifest: meta.manifestPath ?? (target === '-' ? null : manifestPathFor(target)), writtenAt: new Date(now()), dncVersion: VERSION }
+      ? {
+          input: meta.inputPath,
+          inputSha256: meta.inputSha256,
+          manifest: meta.manifestPath ?? (target === '-' ? null : manifestPathFor(target)),
+          writtenAt: new Date(now()),
+          dncVersion: VERSION,
+        }
       : null,
     // The scrub's windows, as each row's dnc_valid_until and the manifest use them.
     maxAgeDays: { byCountry: rules.byCountry, other: rules.otherDays },
@@ -360,7 +449,9 @@ export interface EarlyRender {
   readonly droppedBecause: string | null;
 }
 
-/** How a render begun early is run from another thread (see early-render-thread.ts); by default, from the batch's own. */
+/**
+ * How a render begun early is run from another thread (see early-render-thread.ts); by default, from the batch's own.
+ */
 export interface EarlyHooks {
   /** Whether finish() checkpoints a long log first (the batch's thread does it before it asks another to finish). */
   checkpoint?: boolean;
@@ -397,7 +488,10 @@ class VerdictsAhead {
 
   constructor(private readonly journal: Pick<BatchJournal, 'doneVerdictsAfter'>) {}
 
-  /** The final verdict of `e164` if it is read ahead (each is taken once: its number's first row); `after`: the highest id rendered. */
+  /**
+   * The final verdict of `e164` if it is read ahead (each is taken once: its number's first row); `after`: the highest
+   * id rendered.
+   */
   take(e164: string, after: number): NumberVerdict | undefined {
     if (this.window.size === 0 && this.more) this.read(after);
     const v = this.window.get(e164);
@@ -427,7 +521,12 @@ const VERDICTS_AHEAD = 512;
  * from a CSV list (a stream cannot take back rows already written when the run stops; a workbook's summary
  * carries the time it is written).
  */
-export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, options: RenderOptions = {}, hooks: EarlyHooks = {}): EarlyRender {
+export function renderEarly(
+  journal: BatchJournal,
+  ready: Promise<unknown>,
+  options: RenderOptions = {},
+  hooks: EarlyHooks = {},
+): EarlyRender {
   const version = hooks.unchanged ? null : journal.dataVersion();
   let state: 'early' | 'final' | 'dropped' = 'early';
   let roused = false;
@@ -503,9 +602,14 @@ export function renderEarly(journal: BatchJournal, ready: Promise<unknown>, opti
 function refuseIncomplete(journal: BatchJournal, meta: BatchMeta): void {
   // The batch's list is still being read into the journal (lookups start before it is all there).
   if (!journal.ingested) {
-    throw inputError('E_JOURNAL_INCOMPLETE', `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, or stopped while reading)`, {
-      hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
-    });
+    throw inputError(
+      'E_JOURNAL_INCOMPLETE',
+      `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, ` +
+        `or stopped while reading)`,
+      {
+        hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
+      },
+    );
   }
 }
 
@@ -519,7 +623,10 @@ function notSentReasonsOf(journal: BatchJournal, meta: BatchMeta, webhookOnly: r
 
 async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gate?: EarlyGate): Promise<RenderSummary> {
   const meta = journal.meta();
-  if (!meta) throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, { hint: 'run `dnc batch` again with --restart' });
+  if (!meta)
+    throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, {
+      hint: 'run `dnc batch` again with --restart',
+    });
   // Begun early, a render checks what the end of the run settles once it turns final (below).
   let final = gate === undefined;
   if (final) refuseIncomplete(journal, meta);
@@ -530,7 +637,10 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   let stopped = journal.stoppedReason();
   let inputSha256 = meta.inputSha256;
   const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
-  const escapeInput = meta.escapeFormulas === true ? (fields: string[]) => fields.map((v) => escapeFormulaCell(v)) : (fields: string[]) => fields;
+  const escapeInput =
+    meta.escapeFormulas === true
+      ? (fields: string[]) => fields.map((v) => escapeFormulaCell(v))
+      : (fields: string[]) => fields;
 
   const files: OutputSink[] = [];
   const open = async (target: string) => {
@@ -593,7 +703,8 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
     const suppressed = meta.suppressedOut ? await lane(meta.suppressedOut, layout.header, []) : null;
     const review = meta.reviewOut ? await lane(meta.reviewOut, layout.header, REVIEW_COLUMNS) : null;
     const dial = meta.dialOut ? await open(meta.dialOut) : null;
-    // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the first number.)
+    // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the
+    // first number.)
     const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
     const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
     let notSent = notSentReasonsOf(journal, meta, WEBHOOK_ONLY_COUNTRIES);
@@ -622,7 +733,20 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
         const cell = phones.normalise(input[layout.phoneIndex] ?? '');
         let cells: string[];
         if (!cell.ok) {
-          cells = ['', cell.country, 'invalid', '', '', '', '', cell.code, cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message, '0', '', ''];
+          cells = [
+            '',
+            cell.country,
+            'invalid',
+            '',
+            '',
+            '',
+            '',
+            cell.code,
+            cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message,
+            '0',
+            '',
+            '',
+          ];
         } else {
           // Early, a row waits until its number's verdict is final (its number may not even be read yet).
           let current = ahead.take(cell.e164, highestId) ?? journal.verdict(cell.e164);
@@ -634,13 +758,20 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
           const verdict = current; // (a const: TypeScript narrows it through firstRow below)
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = withValidUntil(withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict), rules);
+          cells = withValidUntil(
+            withExemption(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict),
+            rules,
+          );
           if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
         }
         const result = cells[2] as DncResult;
         if (cells[7] === 'webhook_required') summary.webhookRequired++;
-        else if (result === 'not_checked' || (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')) summary.retryable++;
+        else if (
+          result === 'not_checked' ||
+          (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')
+        )
+          summary.retryable++;
         else if (result === 'failed' && cells[7] === UNANSWERED_SEND) summary.unanswered++;
         summary.rows++;
         summary.byResult[result]++;
@@ -659,9 +790,13 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
     }
     while (!final) await waitForAnswers();
     if (hash.digest('hex') !== inputSha256) {
-      throw inputError('E_INPUT_CHANGED', `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`, {
-        hint: 'put the original file back, or start over with --restart',
-      });
+      throw inputError(
+        'E_INPUT_CHANGED',
+        `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`,
+        {
+          hint: 'put the original file back, or start over with --restart',
+        },
+      );
     }
     for (const l of lanes) await l.finish();
     // Every file on the disk (each one's fsync, side by side) before the first is renamed into place.
@@ -682,4 +817,3 @@ async function renderSnapshot(journal: BatchJournal, options: RenderOptions, gat
   summary.compliance = validity.fields();
   return summary;
 }
-

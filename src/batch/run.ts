@@ -68,8 +68,12 @@ export interface BatchRunDeps {
   renderThreadFile?: string | null;
 }
 
-/** The parts of the run that speak: the dependencies plus info/warn/debug as events (the evidence and compliance hooks take these). */
-type RunContext = BatchRunDeps & Say & { io: { stdin: Readable; stdinIsTTY: boolean; stdout: Writable }; emit(event: BatchEvent): void };
+/**
+ * The parts of the run that speak: the dependencies plus info/warn/debug as events (the evidence and compliance hooks
+ * take these).
+ */
+type RunContext = BatchRunDeps &
+  Say & { io: { stdin: Readable; stdinIsTTY: boolean; stdout: Writable }; emit(event: BatchEvent): void };
 
 function runContext(deps: BatchRunDeps): RunContext {
   // Copied with their getters, not their values: standard input is set up only when a list is read from it.
@@ -106,7 +110,10 @@ export interface DryRunReport {
     webhook_required_countries: string[];
     /** Countries a 422 of an earlier run said the service does not cover: refused locally, never sent. */
     unsupported_countries: string[];
-    /** The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the rerun sends. */
+    /**
+     * The batch's journal, when a rerun would resume it: by_country and estimated_credits then count only what the
+     * rerun sends.
+     */
     resuming: DryRunResume | null;
     /** Numbers to look up whose verdict of this service, in the results cache, is still valid (no --reuse-within). */
     reusable: Reusable | null;
@@ -128,11 +135,20 @@ export interface DryRunResume {
   pending: number;
   /** Numbers the rerun would send (the estimate's): queued, not_checked of any reason, uncharged failures. */
   to_look_up: number;
-  /** Numbers without a verdict the rerun would still not send (webhook-only countries without --webhook-url, countries the service does not cover). */
+  /**
+   * Numbers without a verdict the rerun would still not send (webhook-only countries without --webhook-url, countries
+   * the service does not cover).
+   */
   not_sent: number;
-  /** Numbers an earlier run sent without getting the answer: not sent again unless --resend-unanswered (then in to_look_up). */
+  /**
+   * Numbers an earlier run sent without getting the answer: not sent again unless --resend-unanswered (then in
+   * to_look_up).
+   */
   unanswered: number;
-  /** Sends of the batch that got no answer (may have been charged), as the summary, manifest and `usage --reconcile` count them. */
+  /**
+   * Sends of the batch that got no answer (may have been charged), as the summary, manifest and `usage --reconcile`
+   * count them.
+   */
   unanswered_sends: number;
   /** Credits the batch has recorded so far (what --max-credits counts, with the unanswered sends). */
   credits_spent: number;
@@ -159,7 +175,9 @@ export type BatchRunResult =
       resume: string;
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
       unansweredSends: number;
-      /** The error that stopped the run after the output was written (the command reports it and exits with its status). */
+      /**
+       * The error that stopped the run after the output was written (the command reports it and exits with its status).
+       */
       fatal?: DncError;
     };
 
@@ -190,11 +208,17 @@ export interface BatchOptions {
   skipRows?: number | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
-  /** --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet). */
+  /**
+   * --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet).
+   */
   escapeFormulas?: boolean;
-  /** --journal: where the journal goes (default: beside the output, or the state folder when the output is not a file). */
+  /**
+   * --journal: where the journal goes (default: beside the output, or the state folder when the output is not a file).
+   */
   journal?: string | undefined;
-  /** --review-out: the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons. */
+  /**
+   * --review-out: the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons.
+   */
   reviewOut?: string | undefined;
   /** --dial-out: the distinct callable numbers in E.164, one per line, for a dialler. */
   dialOut?: string | undefined;
@@ -236,7 +260,6 @@ const FLAG: Record<RememberedOption, string> = {
   compliance: '--suppression-list',
 };
 
-
 /** What a batch reads and writes, as resolved before anything is read or sent. */
 interface BatchPaths {
   /** The file the list is read from: the input, or the spool of standard input once it is read. */
@@ -252,7 +275,9 @@ interface BatchPaths {
   country: string | undefined;
 }
 
-/** Creates a private folder dnc keeps files in; one that cannot be made is exit 3 naming it (never an internal error). */
+/**
+ * Creates a private folder dnc keeps files in; one that cannot be made is exit 3 naming it (never an internal error).
+ */
 function makeFolder(dir: string, what: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -273,9 +298,13 @@ async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: s
     return; // None yet, or not a manifest: the batch writes its own.
   }
   if (describes && outputPath !== '-' && path.resolve(describes) !== path.resolve(outputPath)) {
-    throw usageError('E_PATH_COLLISION', `${manifestPath} is the manifest of another output (${describes}): this batch's would replace it`, {
-      hint: 'give -o a name that differs from that output by more than its extension',
-    });
+    throw usageError(
+      'E_PATH_COLLISION',
+      `${manifestPath} is the manifest of another output (${describes}): this batch's would replace it`,
+      {
+        hint: 'give -o a name that differs from that output by more than its extension',
+      },
+    );
   }
 }
 
@@ -283,7 +312,9 @@ async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: s
 async function checkOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<BatchPaths> {
   const country = await parseCountryOption(options.country);
   if (options.webhookAll && options.webhookUrl === undefined) {
-    throw usageError('E_USAGE', '--webhook-all needs --webhook-url', { hint: 'give the https URL the service should push results to' });
+    throw usageError('E_USAGE', '--webhook-all needs --webhook-url', {
+      hint: 'give the https URL the service should push results to',
+    });
   }
   // The key is looked for in the URL only when lookups may be sent (a dry run needs no configuration).
   const keys = options.webhookUrl !== undefined && !options.dryRun ? [(await ctx.serviceConfig()).apiKey.value] : [];
@@ -298,14 +329,22 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
   // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
   // by path (a socket gives ENXIO): write to the stream itself. So too when they lead to a regular file
   // (`>> log.csv`): replacing that file would drop what it held, and the shell's append with it.
-  if (output.path !== '-' && ctx.isStandardOutput(output.path) && (output.kind === 'stream' || isSymbolicLink(path.resolve(ctx.cwd, options.output ?? defaultOutput)))) {
+  if (
+    output.path !== '-' &&
+    ctx.isStandardOutput(output.path) &&
+    (output.kind === 'stream' || isSymbolicLink(path.resolve(ctx.cwd, options.output ?? defaultOutput)))
+  ) {
     output = { kind: 'stream', path: '-' };
   }
   const toStdin = (flag: string, file: string) => {
     // Only a list read from standard input can be overwritten through it (`dnc batch - -o calls.csv < calls.csv`);
     // a named list leaves standard input alone (in cron it is /dev/null, and so may -o be).
     if (given === '-' && file !== '-' && ctx.isStandardInput(file)) {
-      throw usageError('E_PATH_COLLISION', `${flag} ${file} is standard input: dnc never writes where its input comes from`, { hint: `give ${flag} a file name` });
+      throw usageError(
+        'E_PATH_COLLISION',
+        `${flag} ${file} is standard input: dnc never writes where its input comes from`,
+        { hint: `give ${flag} a file name` },
+      );
     }
   };
   const toStderr = (flag: string, file: string) => {
@@ -314,7 +353,9 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
     // A character device is not refused: with `2>/dev/null` (cron), `-o /dev/null` is the same device, and
     // writing there drops nothing (nor does a terminal).
     if (file !== '-' && ctx.isStandardError?.(file) && !isCharacterDevice(file)) {
-      throw usageError('E_USAGE', `${flag} ${file} is standard error, where dnc writes its progress and summary`, { hint: `give ${flag} a file name${flag === '-o' ? ', or - for standard output' : ''}` });
+      throw usageError('E_USAGE', `${flag} ${file} is standard error, where dnc writes its progress and summary`, {
+        hint: `give ${flag} a file name${flag === '-o' ? ', or - for standard output' : ''}`,
+      });
     }
   };
   toStdin('-o', output.path);
@@ -324,7 +365,9 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
     const target = name === '-' ? null : resolveOutputTarget(flag, name, ctx.cwd);
     // Standard output carries the results (-o -) or the summary: a list there would be mixed into either.
     if (target === null || ctx.isStandardOutput(target.path)) {
-      throw usageError('E_USAGE', `${flag} ${name}: only the results (-o -) can go to standard output`, { hint: `give ${flag} a file name` });
+      throw usageError('E_USAGE', `${flag} ${name}: only the results (-o -) can go to standard output`, {
+        hint: `give ${flag} a file name`,
+      });
     }
     toStdin(flag, target.path);
     toStderr(flag, target.path);
@@ -350,7 +393,11 @@ async function checkOptions(ctx: RunContext, input: string, options: BatchOption
 async function checkFiles(paths: BatchPaths, journalPath: string | null, manifestPath: string | null): Promise<void> {
   const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('./paths.js');
   const files = [
-    ...(!paths.fromStdin ? [{ role: 'the input', path: paths.inputPath }] : journalPath ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }] : []),
+    ...(!paths.fromStdin
+      ? [{ role: 'the input', path: paths.inputPath }]
+      : journalPath
+        ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }]
+        : []),
     ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
     ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
     ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
@@ -369,7 +416,8 @@ async function checkFiles(paths: BatchPaths, journalPath: string | null, manifes
     if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
   };
   if (paths.output.kind === 'file') add(paths.outputPath, 'the results');
-  for (const f of [paths.callableOut, paths.suppressedOut, paths.reviewOut, paths.dialOut]) if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
+  for (const f of [paths.callableOut, paths.suppressedOut, paths.reviewOut, paths.dialOut])
+    if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
   add(journalPath, 'the journal');
   add(manifestPath, 'the manifest');
   for (const [dir, what] of folders) await checkWritableFolder(dir, what);
@@ -436,7 +484,8 @@ function resumeCommand(input: string, options: BatchOptions, outputPath: string,
   }
   if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
   // The same internal list on resume: without it, numbers it suppressed would be looked up.
-  if (options.compliance?.suppressionList !== undefined) parts.push('--suppression-list', q(options.compliance.suppressionList));
+  if (options.compliance?.suppressionList !== undefined)
+    parts.push('--suppression-list', q(options.compliance.suppressionList));
   return parts.join(' ');
 }
 
@@ -454,10 +503,7 @@ function describeOptions(o: ResultOptions): string {
 
 function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
   return (
-    a.country === b.country &&
-    a.delimiter === b.delimiter &&
-    a.header === b.header &&
-    a.phoneIndex === b.phoneIndex
+    a.country === b.country && a.delimiter === b.delimiter && a.header === b.header && a.phoneIndex === b.phoneIndex
   );
 }
 
@@ -481,7 +527,11 @@ function flagText(name: RememberedOption, value: unknown): string {
  * them: `dnc batch INPUT -o OUT` alone resumes a batch as it was started (budget, lists, webhook URL …).
  * Returns the options and how to say what was taken.
  */
-async function withRememberedOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<{ options: BatchOptions; resumedWith: string[] }> {
+async function withRememberedOptions(
+  ctx: RunContext,
+  input: string,
+  options: BatchOptions,
+): Promise<{ options: BatchOptions; resumedWith: string[] }> {
   const none = { options, resumedWith: [] };
   // --restart starts from nothing; a dry run takes what a rerun would (it only reads the journal).
   if (options.restart || !options.given) return none;
@@ -491,7 +541,11 @@ async function withRememberedOptions(ctx: RunContext, input: string, options: Ba
     if (options.journal !== undefined) journalPath = resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
     else {
       if (input === '-' && options.output === undefined) return none;
-      const target = resolveOutputTarget('-o', options.output ?? path.resolve(ctx.cwd, input).replace(/(\.[^./\\]*)?$/, '.results.csv'), ctx.cwd);
+      const target = resolveOutputTarget(
+        '-o',
+        options.output ?? path.resolve(ctx.cwd, input).replace(/(\.[^./\\]*)?$/, '.results.csv'),
+        ctx.cwd,
+      );
       if (target.kind !== 'file') return none;
       journalPath = journalPathFor(target.path);
     }
@@ -527,11 +581,11 @@ async function withRememberedOptions(ctx: RunContext, input: string, options: Ba
   return { options: merged as unknown as BatchOptions, resumedWith };
 }
 
-
 export async function runBatchJob(input: string, given: BatchOptions, deps: BatchRunDeps): Promise<BatchRunResult> {
   const ctx = runContext(deps);
   const { options, resumedWith } = await withRememberedOptions(ctx, input, given);
-  if (resumedWith.length > 0) ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
+  if (resumedWith.length > 0)
+    ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
   const paths = await checkOptions(ctx, input, options);
   const batchPaths = await import('./paths.js');
   const { manifestPathFor } = await import('../evidence/manifest.js');
@@ -540,8 +594,13 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   let early: { journalPath: string; manifestPath: string } | null = null;
   if (!options.dryRun && (options.journal !== undefined || paths.output.kind === 'file')) {
     const journalPath =
-      options.journal !== undefined ? batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path : batchPaths.journalPathFor(paths.outputPath);
-    const manifestPath = paths.output.kind === 'file' ? manifestPathFor(paths.outputPath) : journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
+      options.journal !== undefined
+        ? batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path
+        : batchPaths.journalPathFor(paths.outputPath);
+    const manifestPath =
+      paths.output.kind === 'file'
+        ? manifestPathFor(paths.outputPath)
+        : journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     await checkFiles(paths, journalPath, manifestPath);
     early = { journalPath, manifestPath };
   } else if (!options.dryRun) {
@@ -574,14 +633,28 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       )
     : null;
   try {
-    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, { delimiter: options.delimiter, column: options.column, header: options.header, sheet: options.sheet, skipRows: options.skipRows, encoding: options.encoding });
+    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, {
+      delimiter: options.delimiter,
+      column: options.column,
+      header: options.header,
+      sheet: options.sheet,
+      skipRows: options.skipRows,
+      encoding: options.encoding,
+    });
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
     const { DNC_COLUMNS } = await import('./columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
     if (stale.length > 0) {
-      throw inputError('E_INPUT_HAS_RESULTS', `${input === '-' ? 'standard input' : input} already has dnc columns (${stale.join(', ')}): it is a results file`, {
-        hint: 'scrub the original call list, or remove the dnc_* columns first (a second set would sit beside the first, and a dialler reading the first would see old verdicts)',
-      });
+      throw inputError(
+        'E_INPUT_HAS_RESULTS',
+        `${input === '-' ? 'standard input' : input} already has dnc columns (${stale.join(', ')}): it is a ` +
+          `results file`,
+        {
+          hint:
+            'scrub the original call list, or remove the dnc_* columns first (a second set would sit beside ' +
+            'the first, and a dialler reading the first would see old verdicts)',
+        },
+      );
     }
     const resultOptions: ResultOptions = {
       country: paths.country ?? null,
@@ -592,10 +665,12 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       webhookAll: options.webhookAll,
     };
     if (options.dryRun) {
-      // The journal a real run would use, to say what a rerun would send (read only: a dry run never creates or changes it).
+      // The journal a real run would use, to say what a rerun would send (read only: a dry run never creates or changes
+      // it).
       const journalOf = async (sha256: string): Promise<string | null> => {
         if (options.restart) return null;
-        if (options.journal !== undefined) return batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
+        if (options.journal !== undefined)
+          return batchPaths.resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
         if (paths.output.kind === 'file') return batchPaths.journalPathFor(paths.outputPath);
         return batchPaths.streamJournalPath(stateDir(ctx.env, ctx.homedir), spool?.sha256 ?? sha256, resultOptions);
       };
@@ -614,7 +689,17 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       paths.inputPath = await placeSpool(spool, batchPaths.spoolPathFor(journalPath), journalPath, options.restart);
       layout.path = paths.inputPath;
     }
-    return await runBatchJournal(ctx, input, options, paths, layout, resultOptions, serviceOrigin!, journalPath, manifestPath);
+    return await runBatchJournal(
+      ctx,
+      input,
+      options,
+      paths,
+      layout,
+      resultOptions,
+      serviceOrigin!,
+      journalPath,
+      manifestPath,
+    );
   } finally {
     if (spool) await rm(spool.tmp, { force: true });
   }
@@ -638,10 +723,19 @@ async function spoolStdin(ctx: RunContext, source: string, dir: string): Promise
     },
   });
   try {
-    await pipeline(source === '-' ? ctx.io.stdin : createReadStream(source), tee, createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }));
+    await pipeline(
+      source === '-' ? ctx.io.stdin : createReadStream(source),
+      tee,
+      createWriteStream(tmp, { flags: 'wx', mode: 0o600, flush: true }),
+    );
   } catch (err) {
     await rm(tmp, { force: true });
-    throw inputError('E_INPUT_UNREADABLE', `cannot read the call list from ${source === '-' ? 'standard input' : source} into ${dir}: ${describeFsError(err)}`, { cause: err });
+    throw inputError(
+      'E_INPUT_UNREADABLE',
+      `cannot read the call list from ${source === '-' ? 'standard input' : source} into ${dir}: ` +
+        `${describeFsError(err)}`,
+      { cause: err },
+    );
   }
   return { tmp, sha256: hash.digest('hex') };
 }
@@ -650,14 +744,25 @@ async function spoolStdin(ctx: RunContext, source: string, dir: string): Promise
  * Puts the spooled list where the journal's batch reads it. A different list under a journal that holds a
  * batch is refused (its answers were paid for; --restart discards them), and the old list is kept.
  */
-async function placeSpool(spool: { tmp: string; sha256: string }, target: string, journalPath: string, restart: boolean): Promise<string> {
+async function placeSpool(
+  spool: { tmp: string; sha256: string },
+  target: string,
+  journalPath: string,
+  restart: boolean,
+): Promise<string> {
   const { hashFile } = await import('./ingest.js');
   const existing = existsSync(target) ? await hashFile(target) : null;
   if (existing === spool.sha256) return target;
   if (existing !== null && existsSync(journalPath) && !restart) {
-    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journalPath} belongs to a batch of another list read from standard input`, {
-      hint: 'pipe the same list to resume, write to another -o, or add --restart to start over (answers already paid for in it are discarded; --reuse-within reuses them)',
-    });
+    throw usageError(
+      'E_JOURNAL_MISMATCH',
+      `the journal ${journalPath} belongs to a batch of another list read from standard input`,
+      {
+        hint:
+          'pipe the same list to resume, write to another -o, or add --restart to start over (answers ' +
+          'already paid for in it are discarded; --reuse-within reuses them)',
+      },
+    );
   }
   await rename(spool.tmp, target);
   return target;
@@ -678,11 +783,19 @@ async function runBatchJournal(
   const evidence = await import('../evidence/batch-evidence.js');
   const journalMod = await import('./journal.js');
   const lockDeps = ctx.lockDeps;
-  // A file at the journal's path that is not a dnc journal (a list given as --journal, say) is never deleted or written over.
+  // A file at the journal's path that is not a dnc journal (a list given as --journal, say) is never deleted or written
+  // over.
   if (existsSync(journalPath) && !(await journalMod.isBatchJournalFile(journalPath))) {
-    throw usageError('E_PATH_COLLISION', `${journalPath} is not a dnc batch journal: dnc will not write over it${options.restart ? ' or delete it' : ''}`, {
-      hint: options.journal !== undefined ? 'give --journal a new file name' : 'move that file away, or give -o another name',
-    });
+    throw usageError(
+      'E_PATH_COLLISION',
+      `${journalPath} is not a dnc batch journal: dnc will not write over it${options.restart ? ' or delete it' : ''}`,
+      {
+        hint:
+          options.journal !== undefined
+            ? 'give --journal a new file name'
+            : 'move that file away, or give -o another name',
+      },
+    );
   }
   if (options.restart && existsSync(journalPath)) {
     const holder = journalMod.lockHolder(journalPath, lockDeps);
@@ -694,9 +807,13 @@ async function runBatchJournal(
     // A listener would go on acknowledging pushes into the removed journal: those results would be lost.
     const listener = journalMod.lockHolder(journalPath, lockDeps, 'listen');
     if (listener !== null) {
-      throw usageError('E_JOURNAL_BUSY', `cannot restart: dnc listen (pid ${listener}) is storing pushes in ${journalPath}`, {
-        hint: 'stop it first (Ctrl-C; the pushes it has are kept until then), then run with --restart again',
-      });
+      throw usageError(
+        'E_JOURNAL_BUSY',
+        `cannot restart: dnc listen (pid ${listener}) is storing pushes in ${journalPath}`,
+        {
+          hint: 'stop it first (Ctrl-C; the pushes it has are kept until then), then run with --restart again',
+        },
+      );
     }
     journalMod.deleteJournalFiles(journalPath);
     ctx.info(`--restart: removed the journal ${journalPath}`);
@@ -768,20 +885,29 @@ async function runBatchJournal(
     const balance = lookupsAhead ? clientReady.then((c) => c.usage()) : null;
     balance?.catch(() => {}); // read by the guard below
     if (!listsApplied) await applyLists();
-    await evidence.beforeLookups(ctx, ctx, journal, { service: serviceOrigin, reuseWithinMs: options.reuseWithinMs ?? null });
+    await evidence.beforeLookups(ctx, ctx, journal, {
+      service: serviceOrigin,
+      reuseWithinMs: options.reuseWithinMs ?? null,
+    });
 
     let outcome: SchedulerOutcome | null = null;
     // Lists and reused verdicts may have answered every number: then nothing is sent.
     if (reading !== null || journal.unsentCount() > 0) {
       client = await clientReady;
       const { cacheDir, readCosts } = await import('./cost-cache.js');
-      const costs = new Map([...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)), ...journal.learnedCosts()]);
+      const costs = new Map([
+        ...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)),
+        ...journal.learnedCosts(),
+      ]);
       const webhookMissing = await webhookMissingFor(options);
       const unsupported = new Set(journal.unsupportedCountries());
       // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
       // is checked when it comes, and says "so far" while reading goes on).
       const willSend = (country: string) => !webhookMissing(country) && !unsupported.has(country);
-      const toWeigh = reading === null ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal) : numbersOfThisRun(journal, reading);
+      const toWeigh =
+        reading === null
+          ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal)
+          : numbersOfThisRun(journal, reading);
       // Fresh verdicts in the results cache are said before the first lookup: the lookups wait for the numbers
       // weighed (the list, or its first thousand numbers: a few milliseconds of reading), only when there are any.
       if (reusable) {
@@ -796,8 +922,12 @@ async function runBatchJournal(
         .then(
           (guard) => {
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
-            if (guard.lines.length > 0 && reading?.reading) ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
-            if (guard.balanceError) ctx.debug(`credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`);
+            if (guard.lines.length > 0 && reading?.reading)
+              ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
+            if (guard.balanceError)
+              ctx.debug(
+                `credit guard skipped: the balance could not be read (${(guard.balanceError as Error).message})`,
+              );
           },
           (err: unknown) => ctx.debug(`credit guard skipped: ${(err as Error).message}`),
         );
@@ -809,7 +939,10 @@ async function runBatchJournal(
       const over = new Promise<void>((resolve) => (lookupsOver = resolve));
       let drained = () => {};
       const nothingMoreToSend = new Promise<void>((resolve) => (drained = resolve));
-      const thread = ctx.renderThreadFile !== null && (await renderableEarly(paths, layout, options)) ? await import('./early-render-thread.js') : null;
+      const thread =
+        ctx.renderThreadFile !== null && (await renderableEarly(paths, layout, options))
+          ? await import('./early-render-thread.js')
+          : null;
       const workerFile = thread ? (ctx.renderThreadFile ?? thread.bundledRenderWorker()) : null;
       if (thread && workerFile) {
         const worth = threadWorth();
@@ -833,7 +966,10 @@ async function runBatchJournal(
         });
         renderStarting.catch(() => {}); // then rendered at the end only
       }
-      outcome = await runLookups(ctx, journal, client, options, costs, reading, { answered: (p) => (onProgress(p), early?.answered()), drained });
+      outcome = await runLookups(ctx, journal, client, options, costs, reading, {
+        answered: (p) => (onProgress(p), early?.answered()),
+        drained,
+      });
       lookupsOver();
       await renderStarting.catch(() => {});
       abandoned = outcome.abandoned;
@@ -863,19 +999,26 @@ async function runBatchJournal(
           journal.setStoppedReason(reason);
           const { renderBatchOutput } = await import('./render.js');
           partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
-          await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: partial });
+          await evidence.afterRender(ctx, ctx, journal, {
+            baseUrl: (await ctx.serviceConfig()).baseUrl.value,
+            startedAt,
+            rendered: partial,
+          });
           ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (${reason})`);
         } catch (renderError) {
           const why = (renderError as Error).message;
           ctx.warn(
             partial
-              ? `dnc: ${paths.outputPath} holds the answers so far (the rest not_checked), but its evidence manifest could not be written (${why})`
+              ? `dnc: ${paths.outputPath} holds the answers so far (the rest not_checked), but its evidence ` +
+                  `manifest could not be written (${why})`
               : `dnc: the output could not be written (${why}); the journal keeps every answer`,
           );
         }
         const resume = resumeCommand(input, options, paths.outputPath, ctx.cwd);
         const fatal = Object.assign(outcome.fatal, {
-          hint: `${outcome.fatal.hint ? `${outcome.fatal.hint}; then ` : ''}run \`${resume}\` to resume (answered numbers are not sent again)`,
+          hint:
+            `${outcome.fatal.hint ? `${outcome.fatal.hint}; then ` : ''}run \`${resume}\` to resume ` +
+            `(answered numbers are not sent again)`,
         });
         if (!partial) throw fatal;
         return {
@@ -906,7 +1049,10 @@ async function runBatchJournal(
     const finishing = early?.finish() ?? Promise.resolve(null);
     const service = journal.meta()?.serviceOrigin ?? null;
     const opening = cacheOpening;
-    const verdictsRemembered = renderThread && opening ? renderThread.whenConfirmed().then(() => evidence.rememberVerdictsIn(opening, journalPath, service)) : undefined;
+    const verdictsRemembered =
+      renderThread && opening
+        ? renderThread.whenConfirmed().then(() => evidence.rememberVerdictsIn(opening, journalPath, service))
+        : undefined;
     let summary = await finishing;
     if (summary) ctx.debug('the outputs were rendered while the lookups ran');
     else {
@@ -916,9 +1062,18 @@ async function runBatchJournal(
       summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
     }
     const unansweredSends = journal.unansweredSends();
-    await evidence.afterRender(ctx, ctx, journal, { baseUrl: (await ctx.serviceConfig()).baseUrl.value, startedAt, rendered: summary, unansweredSends, verdictsRemembered });
+    await evidence.afterRender(ctx, ctx, journal, {
+      baseUrl: (await ctx.serviceConfig()).baseUrl.value,
+      startedAt,
+      rendered: summary,
+      unansweredSends,
+      verdictsRemembered,
+    });
     if (summary.notHttpsSources > 0) {
-      ctx.warn(`dnc: warning: ${formatInteger(summary.notHttpsSources)} row(s) have a register source that is not an https URL (the service promises one); check them with \`dnc trace\``);
+      ctx.warn(
+        `dnc: warning: ${formatInteger(summary.notHttpsSources)} row(s) have a register source that is not an ` +
+          `https URL (the service promises one); check them with \`dnc trace\``,
+      );
     }
     const after = journal.summaryCounts();
     return {
@@ -1002,7 +1157,9 @@ async function renderableEarly(paths: BatchPaths, layout: CsvLayout, options: Ba
   const lists = [paths.callableOut, paths.suppressedOut, paths.reviewOut].filter((p) => p !== null);
   if (!lists.every((p) => outputFormatOf(p, undefined) === 'csv')) return false;
   // A FIFO, a device or standard output (a list there, or the dial list) is written after the lookups.
-  return [paths.outputPath, ...lists, paths.dialOut].every((p) => p === null || (p !== '-' && (statSync(p, { throwIfNoEntry: false })?.isFile() ?? true)));
+  return [paths.outputPath, ...lists, paths.dialOut].every(
+    (p) => p === null || (p !== '-' && (statSync(p, { throwIfNoEntry: false })?.isFile() ?? true)),
+  );
 }
 
 /** What a journal's batch is made of: the input as read, the options that shape answers, where outputs go. */
@@ -1013,7 +1170,10 @@ interface JournalBatch {
   /** The input as the user named it. */
   input: string;
   serviceOrigin: string;
-  rendering: Pick<BatchMeta, 'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat' | 'outputEncoding'>;
+  rendering: Pick<
+    BatchMeta,
+    'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat' | 'outputEncoding'
+  >;
 }
 
 /**
@@ -1021,7 +1181,12 @@ interface JournalBatch {
  * Returns whether the input must still be read into it: a new batch, or one whose input was not read to its
  * end (a crash or a second Ctrl-C while reading, which lookups may have overlapped).
  */
-async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: JournalBatch, resendUnanswered: boolean): Promise<'resume' | 'read'> {
+async function prepareJournal(
+  ctx: RunContext,
+  journal: BatchJournal,
+  batch: JournalBatch,
+  resendUnanswered: boolean,
+): Promise<'resume' | 'read'> {
   const { resultOptions, paths, serviceOrigin, rendering, layout } = batch;
   const existing = journal.meta();
   if (existing && !journal.ingested) {
@@ -1035,9 +1200,15 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
     const { hashFile } = await import('./ingest.js');
     const sha = await hashFile(paths.inputPath);
     if (sha !== existing.inputSha256) {
-      throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} belongs to a batch of a different input (${existing.inputPath}, another SHA-256)`, {
-        hint: `the input changed since that batch began; run with --restart to start over (answers already paid for in it are discarded), or write to another -o`,
-      });
+      throw usageError(
+        'E_JOURNAL_MISMATCH',
+        `the journal ${journal.path} belongs to a batch of a different input (${existing.inputPath}, another SHA-256)`,
+        {
+          hint:
+            `the input changed since that batch began; run with --restart to start over (answers already ` +
+            `paid for in it are discarded), or write to another -o`,
+        },
+      );
     }
     checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
     journal.setMeta({
@@ -1052,14 +1223,23 @@ async function prepareJournal(ctx: RunContext, journal: BatchJournal, batch: Jou
     settleUnanswered(ctx, journal, resendUnanswered);
     requeueForRerun(ctx, journal);
     const c = journal.summaryCounts();
-    ctx.info(`Resuming ${journal.path}: ${formatInteger(c.done)} number(s) done, ${formatInteger(c.pending)} pending (webhook), ${formatInteger(c.queued + c.in_flight)} to look up`);
+    ctx.info(
+      `Resuming ${journal.path}: ${formatInteger(c.done)} number(s) done, ${formatInteger(c.pending)} pending ` +
+        `(webhook), ${formatInteger(c.queued + c.in_flight)} to look up`,
+    );
     return 'resume';
   }
   return 'read';
 }
 
 /** Refuses a journal made with options that change answers, or against another service. */
-function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOptions: ResultOptions, serviceOrigin: string, layout: CsvLayout): void {
+function checkSameBatch(
+  journal: BatchJournal,
+  existing: BatchMeta,
+  resultOptions: ResultOptions,
+  serviceOrigin: string,
+  layout: CsvLayout,
+): void {
   if (
     !sameResultOptions(existing.options, resultOptions) ||
     existing.layout.workbook?.position !== layout.workbook?.position ||
@@ -1068,24 +1248,42 @@ function checkSameBatch(journal: BatchJournal, existing: BatchMeta, resultOption
   ) {
     const c = journal.summaryCounts();
     const numbers = c.queued + c.in_flight + c.done + c.pending;
-    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} was made with other options that change answers (${describeOptions(existing.options)})`, {
-      hint:
-        `run it without them to resume, or add --restart to start over with these: ${formatInteger(numbers)} number(s) are looked up again ` +
-        `(this batch has spent ${formatInteger(c.credits)} credit(s) so far); add --reuse-within 30d to reuse verdicts already paid for instead of paying twice`,
-    });
+    throw usageError(
+      'E_JOURNAL_MISMATCH',
+      `the journal ${journal.path} was made with other options that change answers ` +
+        `(${describeOptions(existing.options)})`,
+      {
+        hint:
+          `run it without them to resume, or add --restart to start over with these: ${formatInteger(numbers)} ` +
+          `number(s) are looked up again ` +
+          `(this batch has spent ${formatInteger(c.credits)} credit(s) so far); add --reuse-within 30d to reuse ` +
+          `verdicts already paid for instead of paying twice`,
+      },
+    );
   }
   if (existing.serviceOrigin && existing.serviceOrigin !== serviceOrigin) {
-    throw usageError('E_JOURNAL_MISMATCH', `the journal ${journal.path} holds answers from ${existing.serviceOrigin}, not ${serviceOrigin}`, {
-      hint: 'use the same --base-url to resume, or --restart',
-    });
+    throw usageError(
+      'E_JOURNAL_MISMATCH',
+      `the journal ${journal.path} holds answers from ${existing.serviceOrigin}, not ${serviceOrigin}`,
+      {
+        hint: 'use the same --base-url to resume, or --restart',
+      },
+    );
   }
   // Pushes of pending lookups go to the URL they were sent with: a new one would leave them where no listener is
   // (the service takes a 404 as final), and their paid results would be lost.
   const pendingNow = journal.summaryCounts().pending;
   if (pendingNow > 0 && (existing.options.webhookUrl ?? null) !== resultOptions.webhookUrl) {
-    throw usageError('E_JOURNAL_MISMATCH', `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url they were sent with: it cannot change (or go) until they are answered`, {
-      hint: 'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results with `dnc listen --results OUTPUT`',
-    });
+    throw usageError(
+      'E_JOURNAL_MISMATCH',
+      `${pendingNow} webhook lookup(s) of this batch are pending, their results pushed to the --webhook-url ` +
+        `they were sent with: it cannot change (or go) until they are answered`,
+      {
+        hint:
+          'leave --webhook-url out (the journal remembers it) or give the same one, and receive the results ' +
+          'with `dnc listen --results OUTPUT`',
+      },
+    );
   }
 }
 
@@ -1101,16 +1299,23 @@ function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolea
   const adopted = journal.adoptKeptOrphans().length;
   if (adopted > 0) {
     left = Math.max(0, left - adopted);
-    ctx.info(`${formatInteger(adopted)} number(s) sent without an answer are do_not_call by a push that came later (kept as evidence)`);
+    ctx.info(
+      `${formatInteger(adopted)} number(s) sent without an answer are do_not_call by a push that came later ` +
+        `(kept as evidence)`,
+    );
   }
   if (resend) {
     const again = journal.requeueUnanswered();
     if (again > 0) {
-      ctx.warn(`dnc: warning: --resend-unanswered: ${formatInteger(again)} number(s) whose earlier send got no answer are sent again; each may be charged a second time`);
+      ctx.warn(
+        `dnc: warning: --resend-unanswered: ${formatInteger(again)} number(s) whose earlier send got no answer ` +
+          `are sent again; each may be charged a second time`,
+      );
     }
   } else if (left > 0) {
     ctx.warn(
-      `dnc: warning: ${formatInteger(left)} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again ` +
+      `dnc: warning: ${formatInteger(left)} number(s) were sent by the last run, which stopped before their ` +
+        `answers came: they may have been charged and are not sent again ` +
         '(failed / unanswered_send); add --resend-unanswered to send them again',
     );
   }
@@ -1120,7 +1325,10 @@ function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolea
 function requeueForRerun(ctx: RunContext, journal: BatchJournal): void {
   const again = journal.requeueUnfinished();
   if (again.notChecked + again.uncharged > 0) {
-    ctx.info(`${again.notChecked + again.uncharged} number(s) without a verdict are looked up again (${again.notChecked} not checked, ${again.uncharged} failed without a charge)`);
+    ctx.info(
+      `${again.notChecked + again.uncharged} number(s) without a verdict are looked up again ` +
+        `(${again.notChecked} not checked, ${again.uncharged} failed without a charge)`,
+    );
   }
 }
 
@@ -1140,7 +1348,13 @@ interface Reading extends IncomingNumbers {
  * The batch's meta is written first (a crash while reading leaves a journal a rerun recognises) and
  * completed with the input's SHA-256 and size at the end, with the flag that says the input is all there.
  */
-async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalBatch, phones: PhoneCache, streaming: boolean): Promise<Reading | null> {
+async function readInput(
+  ctx: RunContext,
+  journal: BatchJournal,
+  batch: JournalBatch,
+  phones: PhoneCache,
+  streaming: boolean,
+): Promise<Reading | null> {
   const { layout, resultOptions, paths, input, serviceOrigin, rendering } = batch;
   const { ingestInput } = await import('./ingest.js');
   ctx.info(readingLine(input, layout));
@@ -1154,21 +1368,35 @@ async function readInput(ctx: RunContext, journal: BatchJournal, batch: JournalB
     callableOut: paths.callableOut,
     suppressedOut: paths.suppressedOut,
     options: resultOptions,
-    layout: { recordDelimiter: layout.recordDelimiter, header: layout.header, columnCount: layout.columnCount, phoneLabel: layout.phoneLabel, bom: layout.bom, workbook: layout.workbook, encoding: layout.encoding },
+    layout: {
+      recordDelimiter: layout.recordDelimiter,
+      header: layout.header,
+      columnCount: layout.columnCount,
+      phoneLabel: layout.phoneLabel,
+      bom: layout.bom,
+      workbook: layout.workbook,
+      encoding: layout.encoding,
+    },
     createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,
     ...rendering,
   };
   journal.setMeta(meta);
   const read = (onNumbers?: (added: number) => void, signal?: AbortSignal, firstNumbersTaken?: Promise<void>) =>
-    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, { onNumbers, signal, firstNumbersTaken }).then((scan) => {
+    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, {
+      onNumbers,
+      signal,
+      firstNumbersTaken,
+    }).then((scan) => {
       journal.atomically(() => {
         journal.setMeta({ ...meta, inputSha256: scan.sha256, inputSize: scan.bytes });
         journal.markIngested();
       });
       const c = journal.summaryCounts();
       ctx.info(
-        `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot be valid (not sent)`,
+        `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} ` +
+          `distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot ` +
+          `be valid (not sent)`,
       );
     });
   if (!streaming) {
@@ -1268,7 +1496,11 @@ async function runLookups(
     // When nothing was sent (the first numbers were all answered locally), it goes on at once.
     if (reading) {
       if (sentInFirstTurn === 0) reading.lookupsStarted();
-      else void Promise.race([client.firstSent?.() ?? Promise.resolve(), running]).then(reading.lookupsStarted, reading.lookupsStarted);
+      else
+        void Promise.race([client.firstSent?.() ?? Promise.resolve(), running]).then(
+          reading.lookupsStarted,
+          reading.lookupsStarted,
+        );
     }
     const outcome = await running;
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
@@ -1283,9 +1515,13 @@ async function runLookups(
           const e = err as { hint?: string; code?: unknown };
           if (outcome.sent > 0 && typeof err === 'object' && err !== null) {
             // A fault of the list (its bytes, its CSV) is fixed in the list; anything else (a full disk) where it lies.
-            const what = typeof e.code === 'string' && e.code.startsWith('E_INPUT') ? 'the list is fixed' : 'that is fixed';
+            const what =
+              typeof e.code === 'string' && e.code.startsWith('E_INPUT') ? 'the list is fixed' : 'that is fixed';
             Object.assign(err, {
-              hint: `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the list was read are kept in the journal: run the same command once ${what} and they are not sent, or paid for, again`,
+              hint:
+                `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the ` +
+                `list was read are kept in the journal: run the same command once ${what} and they are not ` +
+                `sent, or paid for, again`,
             });
           }
           throw err;
@@ -1329,13 +1565,18 @@ async function numbersOfThisRun(journal: BatchJournal, reading: Reading): Promis
   };
 }
 
-function pagesOf(page: (afterId: number, limit: number) => Array<{ id: number; e164: string; country: string }>): Array<{ id: number; e164: string; country: string }> {
+function pagesOf(
+  page: (afterId: number, limit: number) => Array<{ id: number; e164: string; country: string }>,
+): Array<{ id: number; e164: string; country: string }> {
   const all: Array<{ id: number; e164: string; country: string }> = [];
   for (let p = page(0, 4096); p.length > 0; p = page(p[p.length - 1]!.id, 4096)) all.push(...p);
   return all;
 }
 
-/** Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without --webhook-url. */
+/**
+ * Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without
+ * --webhook-url.
+ */
 async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
@@ -1345,7 +1586,10 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 function readingLine(input: string, layout: CsvLayout): string {
   if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
   const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
-  return `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`;
+  return (
+    `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ` +
+    `${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`
+  );
 }
 
 /** Whether a live batch or listener holds the journal (its files are then kept right by it). */
@@ -1355,17 +1599,26 @@ async function journalInUse(ctx: RunContext, journalPath: string): Promise<boole
 }
 
 /**
- * The journal of a stopped batch as a rerun would find it, or null when a rerun would start afresh (no journal)
- * or refuse it (another input or options that change answers: said as a warning; the estimate is then the whole list's).
+ * The journal of a stopped batch as a rerun would find it, or null when a rerun would start afresh (no journal) or
+ * refuse it (another input or options that change answers: said as a warning; the estimate is then the whole list's).
  */
-async function rerunPlan(ctx: RunContext, journalPath: string | null, sha256: string, resultOptions: ResultOptions, serviceOrigin: string | null) {
+async function rerunPlan(
+  ctx: RunContext,
+  journalPath: string | null,
+  sha256: string,
+  resultOptions: ResultOptions,
+  serviceOrigin: string | null,
+) {
   if (journalPath === null || !existsSync(journalPath)) return null;
   const { rerunPlanOf } = await import('./journal.js');
   let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
   try {
     plan = await rerunPlanOf(journalPath, await journalInUse(ctx, journalPath));
   } catch (err) {
-    ctx.warn(`dnc: warning: ${journalPath} cannot be read as a batch journal (${(err as Error).message}): the estimate is the whole list's`);
+    ctx.warn(
+      `dnc: warning: ${journalPath} cannot be read as a batch journal (${(err as Error).message}): the estimate ` +
+        `is the whole list's`,
+    );
     return null;
   }
   if (!plan.meta) return null;
@@ -1378,7 +1631,10 @@ async function rerunPlan(ctx: RunContext, journalPath: string | null, sha256: st
           ? `holds answers from ${plan.meta.serviceOrigin}`
           : null;
   if (why) {
-    ctx.warn(`dnc: warning: the journal ${journalPath} ${why}: a real run refuses it (--restart starts over); the estimate is the whole list's, as --restart would pay`);
+    ctx.warn(
+      `dnc: warning: the journal ${journalPath} ${why}: a real run refuses it (--restart starts over); the ` +
+        `estimate is the whole list's, as --restart would pay`,
+    );
     return null;
   }
   return plan;
@@ -1402,7 +1658,12 @@ async function dryRun(
   // Fresh verdicts in the results cache are looked for as the list is read (only those found are kept).
   const evidence = await import('../evidence/batch-evidence.js');
   const asked = (options.reuseWithinMs ?? null) !== null;
-  const service = asked ? null : await ctx.serviceConfig().then((c) => new URL(c.baseUrl.value).origin, () => null);
+  const service = asked
+    ? null
+    : await ctx.serviceConfig().then(
+        (c) => new URL(c.baseUrl.value).origin,
+        () => null,
+      );
   const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
   const fresh: Array<{ e164: string; country: string; age: number }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {

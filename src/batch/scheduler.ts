@@ -1,11 +1,19 @@
-// The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each answer.
+// The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each
+// answer.
 import { EventEmitter } from 'node:events';
 import { DncError, isDncError } from '../errors.js';
 import { unsupportedCountryText, type Judgement } from '../service/answers.js';
 import { NOT_SENT_CODES, type LookupOutcome, type ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
-import { localAnswer, UNANSWERED_SEND, UNANSWERED_SEND_TEXT, type BatchJournal, type FinalAnswer, type StoppedReason } from './journal.js';
+import {
+  localAnswer,
+  UNANSWERED_SEND,
+  UNANSWERED_SEND_TEXT,
+  type BatchJournal,
+  type FinalAnswer,
+  type StoppedReason,
+} from './journal.js';
 import { formatInteger } from '../render/numbers.js';
 
 export interface SchedulerOptions {
@@ -78,8 +86,6 @@ interface QueueItem {
   country: string;
 }
 
-
-
 export declare interface BatchScheduler {
   on(event: 'progress', listener: (p: SchedulerProgress) => void): this;
   /** Once, when nothing more will be sent (the list is all sent, or the run is stopping): only answers are awaited. */
@@ -109,7 +115,10 @@ export class BatchScheduler extends EventEmitter {
     if (this.stopping === reason) this.pump?.();
   }
 
-  /** Stops waiting: answers received are committed, run() resolves at once; later answers are dropped (those numbers stay in flight). */
+  /**
+   * Stops waiting: answers received are committed, run() resolves at once; later answers are dropped (those numbers
+   * stay in flight).
+   */
   abandon(): void {
     this.stopping ??= 'interrupted';
     this.flush?.();
@@ -136,7 +145,13 @@ export class BatchScheduler extends EventEmitter {
     const unsupported = new Set(journal.unsupportedCountries());
     let supportedList = journal.supportedCountries() ?? [];
     // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
-    const budget = new CreditBudget(maxCredits, before.credits, costs, hints, maxCredits !== null ? journal.unseenSends() : new Map());
+    const budget = new CreditBudget(
+      maxCredits,
+      before.credits,
+      costs,
+      hints,
+      maxCredits !== null ? journal.unseenSends() : new Map(),
+    );
     const creditsAtStart = before.credits;
     let inFlight = 0;
     let sent = 0;
@@ -157,7 +172,15 @@ export class BatchScheduler extends EventEmitter {
       });
     };
 
-    const progress = () => this.emit('progress', { answered: queue.answered, total, inFlight, credits: budget.spent, sent, reading: incoming?.reading === true } satisfies SchedulerProgress);
+    const progress = () =>
+      this.emit('progress', {
+        answered: queue.answered,
+        total,
+        inFlight,
+        credits: budget.spent,
+        sent,
+        reading: incoming?.reading === true,
+      } satisfies SchedulerProgress);
     const peek = (): QueueItem | undefined => {
       if (buffer.length === 0 && !exhausted) {
         // Read before the query: numbers committed after it would otherwise be missed for good.
@@ -210,7 +233,8 @@ export class BatchScheduler extends EventEmitter {
         credits = answer.credits;
         // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too. A refused
         // answer teaches nothing: its cost is not believed.
-        if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
+        if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0)
+          learn(item.country, meta.creditCost);
         if (outcome.kind === 'bad_response' && outcome.stop) {
           this.fatal ??= outcome.stop;
           this.stopping ??= 'service_failure';
@@ -226,7 +250,13 @@ export class BatchScheduler extends EventEmitter {
 
     const onError = (item: QueueItem, estimate: number, err: unknown) => {
       const e = isDncError(err) ? err : null;
-      const details = (e?.details ?? {}) as { body?: unknown; supportedCountries?: string[]; country?: string | null; status?: number; errno?: string };
+      const details = (e?.details ?? {}) as {
+        body?: unknown;
+        supportedCountries?: string[];
+        country?: string | null;
+        status?: number;
+        errno?: string;
+      };
       if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
         // Free (7). Only the country the 422 names is refused locally from now on: the service places numbers by
         // calling code, so a number dnc reads as another region of +44 or +1 may well be covered.
@@ -235,7 +265,8 @@ export class BatchScheduler extends EventEmitter {
           unsupported.add(named);
           queue.push(() => journal.addUnsupportedCountry(named, details.supportedCountries ?? []));
         }
-        if (details.supportedCountries && details.supportedCountries.length > 0) supportedList = details.supportedCountries;
+        if (details.supportedCountries && details.supportedCountries.length > 0)
+          supportedList = details.supportedCountries;
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message, details.body ?? null, 422);
         queue.push(() => journal.recordFinal(item.id, answer));
       } else if (e?.code === 'E_CREDIT_LIMIT') {
@@ -250,7 +281,12 @@ export class BatchScheduler extends EventEmitter {
       } else {
         // Sent, and no answer came that says what it cost (a timeout, a connection reset, a 5xx without a result):
         // it may have been charged. It is never sent again without --resend-unanswered, as a rerun would decide.
-        queue.push(() => journal.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`)));
+        queue.push(() =>
+          journal.recordFinal(
+            item.id,
+            localAnswer('failed', UNANSWERED_SEND, `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`),
+          ),
+        );
         this.fatal ??= e ?? (err as DncError);
         this.stopping ??= 'service_failure';
       }
@@ -268,11 +304,22 @@ export class BatchScheduler extends EventEmitter {
         if (writeFailure) {
           // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
           const e = isDncError(writeFailure) ? writeFailure : null;
-          const lost = `${formatInteger(unstored)} lookup(s) answered (and maybe charged) could not be stored: they stay in flight in the journal; a rerun reports them and sends them again only with --resend-unanswered`;
+          const lost =
+            `${formatInteger(unstored)} lookup(s) answered (and maybe charged) could not be stored: ` +
+            `they stay in flight in the journal; a rerun reports them and sends them again only with ` +
+            `--resend-unanswered`;
           this.fatal =
             e !== null
-              ? new DncError(e.code, `${e.message}; ${lost}`, { hint: e.hint, cause: e.cause, details: { ...e.details, unstored } })
-              : new DncError('E_JOURNAL_WRITE', `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`, { cause: writeFailure, details: { unstored } });
+              ? new DncError(e.code, `${e.message}; ${lost}`, {
+                  hint: e.hint,
+                  cause: e.cause,
+                  details: { ...e.details, unstored },
+                })
+              : new DncError(
+                  'E_JOURNAL_WRITE',
+                  `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`,
+                  { cause: writeFailure, details: { unstored } },
+                );
         }
         resolve({
           stoppedReason: this.stopping,
@@ -321,7 +368,11 @@ export class BatchScheduler extends EventEmitter {
           if (!item) break;
           if (unsupported.has(item.country)) {
             buffer.shift();
-            const answer = localAnswer('unsupported_country', 'unsupported_country', unsupportedCountryText(item.country, supportedList));
+            const answer = localAnswer(
+              'unsupported_country',
+              'unsupported_country',
+              unsupportedCountryText(item.country, supportedList),
+            );
             queue.push(() => journal.recordFinal(item.id, answer));
             queue.countAnswer();
             continue;
@@ -329,7 +380,11 @@ export class BatchScheduler extends EventEmitter {
           const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
           if (webhook && !webhookUrl) {
             buffer.shift();
-            const answer = localAnswer('not_checked', 'webhook_required', `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``);
+            const answer = localAnswer(
+              'not_checked',
+              'webhook_required',
+              `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``,
+            );
             queue.push(() => journal.recordFinal(item.id, answer));
             queue.countAnswer();
             continue;

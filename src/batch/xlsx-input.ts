@@ -129,14 +129,29 @@ async function checkWorkbookFile(path: string): Promise<void> {
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : String(code ?? err);
-    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${why}`, { hint: 'check the path of the input workbook', cause: err });
-  }
-  if (head.length === 0) throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, { hint: 'save the workbook again from Excel' });
-  if (head.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]))) {
-    throw inputError('E_INPUT_FORMAT', `${path} is an Excel 97-2003 workbook or a password-protected one; dnc reads .xlsx`, {
-      hint: 'in Excel: File > Save As > Excel Workbook (.xlsx), without a password',
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : String(code ?? err);
+    throw inputError('E_INPUT_UNREADABLE', `cannot read ${path}: ${why}`, {
+      hint: 'check the path of the input workbook',
+      cause: err,
     });
+  }
+  if (head.length === 0)
+    throw inputError('E_INPUT_EMPTY', `${path}: the file is empty`, { hint: 'save the workbook again from Excel' });
+  if (head.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]))) {
+    throw inputError(
+      'E_INPUT_FORMAT',
+      `${path} is an Excel 97-2003 workbook or a password-protected one; dnc reads .xlsx`,
+      {
+        hint: 'in Excel: File > Save As > Excel Workbook (.xlsx), without a password',
+      },
+    );
   }
   if (!head.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) {
     throw inputError('E_INPUT_FORMAT', `${path} is not an .xlsx workbook (it is not a zip archive)`, {
@@ -146,10 +161,14 @@ async function checkWorkbookFile(path: string): Promise<void> {
 }
 
 function malformed(path: string, err: unknown): DncError {
-  return inputError('E_INPUT_MALFORMED', `${path}: the workbook cannot be read: ${(err as Error).message ?? String(err)}`, {
-    hint: 'open it in Excel or LibreOffice and save it again as .xlsx',
-    cause: err,
-  });
+  return inputError(
+    'E_INPUT_MALFORMED',
+    `${path}: the workbook cannot be read: ${(err as Error).message ?? String(err)}`,
+    {
+      hint: 'open it in Excel or LibreOffice and save it again as .xlsx',
+      cause: err,
+    },
+  );
 }
 
 /** Describes a sheet for messages: `sheet 'Calls'`. */
@@ -168,8 +187,15 @@ function resolveTarget(folder: string, target: string): string {
   return out.join('/');
 }
 
-/** Feeds one part of the workbook through a handler, chunk by chunk as it is inflated; stops early when `stop` says so. */
-async function scanPart(zip: ZipFile, entry: ZipEntry, handler: XmlHandler, each?: () => boolean | void): Promise<void> {
+/**
+ * Feeds one part of the workbook through a handler, chunk by chunk as it is inflated; stops early when `stop` says so.
+ */
+async function scanPart(
+  zip: ZipFile,
+  entry: ZipEntry,
+  handler: XmlHandler,
+  each?: () => boolean | void,
+): Promise<void> {
   const stream = await zip.stream(entry);
   const scanner = new XmlScanner(handler);
   const decoder = new StringDecoder('utf8');
@@ -234,7 +260,12 @@ async function* sheetRows(
     let position = 0;
     const sheets = book.sheets.map((sheet, i) => {
       const rel = sheet.rId !== undefined ? rels.byId.get(sheet.rId) : undefined;
-      const entry = rel && rel.type.endsWith('/worksheet') ? part(resolveTarget('xl', rel.target)) : rel ? undefined : part(`xl/worksheets/sheet${i + 1}.xml`);
+      const entry =
+        rel && rel.type.endsWith('/worksheet')
+          ? part(resolveTarget('xl', rel.target))
+          : rel
+            ? undefined
+            : part(`xl/worksheets/sheet${i + 1}.xml`);
       return { name: sheet.name, position: entry ? ++position : 0, entry };
     });
     for (const s of sheets) if (s.entry) seen.push(s.name);
@@ -257,7 +288,15 @@ async function* sheetRows(
     let strings = takeCachedStrings(zip.identity);
     if (!strings) {
       const table = new StringTable();
-      if (sharedEntry) await scanPart(zip, sharedEntry, new SharedStringsHandler((text) => table.add(text), (count) => table.reserve(count, sharedEntry.uncompressedSize)));
+      if (sharedEntry)
+        await scanPart(
+          zip,
+          sharedEntry,
+          new SharedStringsHandler(
+            (text) => table.add(text),
+            (count) => table.reserve(count, sharedEntry.uncompressedSize),
+          ),
+        );
       strings = table;
     }
     if (keepStrings) cachedStrings = { identity: zip.identity, table: strings };
@@ -309,7 +348,8 @@ function sheetLimitError(path: string, sheet: string, err: SheetLimitError): Dnc
 function sheetPicker(wanted: string | undefined): (name: string, position: number) => boolean {
   if (wanted === undefined) return (_name, position) => position === 1;
   const w = wanted.trim();
-  return (name, position) => name === wanted || name.trim().toLowerCase() === w.toLowerCase() || (/^\d+$/.test(w) && Number(w) === position);
+  return (name, position) =>
+    name === wanted || name.trim().toLowerCase() === w.toLowerCase() || (/^\d+$/.test(w) && Number(w) === position);
 }
 
 function isEmptyRow(cells: readonly TypedCell[]): boolean {
@@ -338,7 +378,13 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
   let sheet = '';
   let position = 0;
   const firstRow = (options.skipRows ?? 0) + 1;
-  const rows = sheetRows(path, sheetPicker(options.sheet), (n, p) => ((sheet = n), (position = p)), `'${options.sheet ?? 1}'`, true);
+  const rows = sheetRows(
+    path,
+    sheetPicker(options.sheet),
+    (n, p) => ((sheet = n), (position = p)),
+    `'${options.sheet ?? 1}'`,
+    true,
+  );
   let first: SheetRow | undefined;
   let width = 0;
   let sampled = 0;
@@ -393,10 +439,17 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
 const BATCH_ROWS = 1024;
 const BATCH_CELLS = 1 << 16;
 
-/** The stored rows of the layout's sheet (in order, each with its Excel row number), and the first row number of data. */
+/**
+ * The stored rows of the layout's sheet (in order, each with its Excel row number), and the first row number of data.
+ */
 function sheetOf(layout: CsvLayout): { rows: AsyncGenerator<SheetRow>; after: number } {
   const book = layout.workbook!;
-  const rows = sheetRows(layout.path, (_n, p) => p === book.position, () => {}, `${book.position} ('${book.sheet}')`);
+  const rows = sheetRows(
+    layout.path,
+    (_n, p) => p === book.position,
+    () => {},
+    `${book.position} ('${book.sheet}')`,
+  );
   return { rows, after: Math.max(book.headerRow, (book.firstRow ?? 1) - 1) };
 }
 
@@ -479,8 +532,11 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
     }
   }
   if (batch.length > 0) yield batch;
-  // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the sheet).
-  if (options.onChunk) for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 })) options.onChunk(chunk as Buffer);
+  // The rows were read from the zip; the file's bytes are hashed in a pass of their own (the zip reader stops at the
+  // sheet).
+  if (options.onChunk)
+    for await (const chunk of createReadStream(layout.path, { highWaterMark: 1024 * 1024 }))
+      options.onChunk(chunk as Buffer);
 }
 
 /** The Excel row number of each data row asked for (by its 0-based index among data rows), read from the sheet. */

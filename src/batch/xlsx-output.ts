@@ -24,7 +24,15 @@ export interface WorkbookOptions {
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
 const FILL_ARGB: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE', other: 'FFFFEB9C' };
-const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
+const RESULTS = [
+  'callable',
+  'do_not_call',
+  'invalid',
+  'unsupported_country',
+  'pending',
+  'not_checked',
+  'failed',
+] as const;
 
 /** Adds up the rows for the Summary sheet as they are written. */
 class SummaryTally {
@@ -50,7 +58,8 @@ class SummaryTally {
     if (!this.oldest || at < this.oldest[0]) this.oldest = [at, checkedAt];
     if (!this.newest || at > this.newest[0]) this.newest = [at, checkedAt];
     const until = Date.parse(validUntil);
-    if (result === 'callable' && Number.isFinite(until) && (this.validUntil === null || until < this.validUntil)) this.validUntil = until;
+    if (result === 'callable' && Number.isFinite(until) && (this.validUntil === null || until < this.validUntil))
+      this.validUntil = until;
   }
 }
 
@@ -83,12 +92,20 @@ export class WorkbookLane {
    * A data row: the input's cells (typed when the input was a workbook, else text), then `extra` as text.
    * With `result` the row is filled by it: do_not_call red, callable green, anything else amber.
    */
-  row(input: readonly string[], typed: readonly TypedCell[] | undefined, extra: readonly string[], result?: string): void {
+  row(
+    input: readonly string[],
+    typed: readonly TypedCell[] | undefined,
+    extra: readonly string[],
+    result?: string,
+  ): void {
     // header() made the sheet (or flush() will, for a file without a header: rows wait in `early` until then).
     const values: CellValue[] = [];
     for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
     for (const e of extra) values.push(e);
-    const fill = result === undefined ? undefined : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
+    const fill =
+      result === undefined
+        ? undefined
+        : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
     const plain = this.look(fill, undefined);
     const style = (col: number): CellStyle => {
       const t = col < input.length ? typed?.[col] : undefined;
@@ -143,7 +160,8 @@ export class WorkbookLane {
     add(['newest checked_at', t.newest?.[1] ?? '']);
     add([
       'validity window',
-      `a verdict is valid ${Object.entries(days.byCountry).map(([c, d]) => `${d} days for ${c}`).join(', ')}${Object.keys(days.byCountry).length ? ', ' : ''}${days.other} days elsewhere, from its checked_at (an exemption that ends sooner ends it: dnc_valid_until)`,
+      `a verdict is valid ${[...Object.entries(days.byCountry).map(([c, d]) => `${d} days for ${c}`), ''].join(', ')}` +
+        `${days.other} days elsewhere, from its checked_at (an exemption that ends sooner ends it: dnc_valid_until)`,
     ]);
     add(['callable rows valid until', iso(t.validUntil)]);
     add([]);
@@ -154,7 +172,11 @@ export class WorkbookLane {
     const countries = [...t.byCountry.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
     for (const c of countries) {
       const m = t.byCountry.get(c)!;
-      add([c === '' ? '(no number)' : c, ...RESULTS.map((r) => m.get(r) ?? 0), [...m.values()].reduce((a, b) => a + b, 0)]);
+      add([
+        c === '' ? '(no number)' : c,
+        ...RESULTS.map((r) => m.get(r) ?? 0),
+        [...m.values()].reduce((a, b) => a + b, 0),
+      ]);
     }
     await s.close();
   }

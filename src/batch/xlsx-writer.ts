@@ -44,7 +44,8 @@ export class ZipWriter {
 
   /** @internal */
   async closeEntry(name: Buffer, offset: number, crc: number, compressed: number, size: number): Promise<void> {
-    if (compressed > 0xffffffff || size > 0xffffffff || this.offset > 0xffffffff) throw new Error('the workbook is larger than 4 GiB: write CSV results instead');
+    if (compressed > 0xffffffff || size > 0xffffffff || this.offset > 0xffffffff)
+      throw new Error('the workbook is larger than 4 GiB: write CSV results instead');
     const descriptor = Buffer.alloc(16);
     descriptor.writeUInt32LE(0x08074b50, 0);
     descriptor.writeUInt32LE(crc >>> 0, 4);
@@ -101,9 +102,11 @@ class ZipEntry {
     this.deflate.on('data', (chunk: Buffer) => {
       this.compressed += chunk.length;
       // Deflated bytes go out in order; the archive's sink says when to wait.
-      this.waiting = this.waiting.then(() => this.zip.deflated(chunk)).catch((err: unknown) => {
-        this.failed ??= err;
-      });
+      this.waiting = this.waiting
+        .then(() => this.zip.deflated(chunk))
+        .catch((err: unknown) => {
+          this.failed ??= err;
+        });
     });
     this.ended = new Promise((resolve, reject) => {
       this.deflate.once('end', resolve);
@@ -124,7 +127,8 @@ class ZipEntry {
     this.crc = crc32(bytes, this.crc);
     this.size += bytes.length;
     // Up to 4 MiB may wait in zlib: the next rows are made while it deflates the last ones (in its own thread).
-    if (!this.deflate.write(bytes) && this.deflate.writableLength > 4 * 1024 * 1024) await new Promise<void>((resolve) => this.deflate.once('drain', resolve));
+    if (!this.deflate.write(bytes) && this.deflate.writableLength > 4 * 1024 * 1024)
+      await new Promise<void>((resolve) => this.deflate.once('drain', resolve));
     await this.waiting;
   }
 
@@ -197,19 +201,33 @@ class Styles {
     return id;
   }
   xml(): string {
-    const formats = [...this.formats].map(([code, id]) => `<numFmt numFmtId="${id}" formatCode="${xmlText(code)}"/>`).join('');
-    const fills = [...this.fills.keys()].map((argb) => `<fill><patternFill patternType="solid"><fgColor rgb="${argb}"/><bgColor rgb="${argb}"/></patternFill></fill>`).join('');
+    const formats = [...this.formats]
+      .map(([code, id]) => `<numFmt numFmtId="${id}" formatCode="${xmlText(code)}"/>`)
+      .join('');
+    const fills = [...this.fills.keys()]
+      .map(
+        (argb) =>
+          `<fill><patternFill patternType="solid"><fgColor rgb="${argb}"/><bgColor ` +
+          `rgb="${argb}"/></patternFill></fill>`,
+      )
+      .join('');
     const xfs = [...this.xfs.keys()]
       .map((key) => {
         const [fmt, bold, fill] = key.split('|');
-        return `<xf numFmtId="${fmt}" fontId="${bold}" fillId="${fill}" borderId="0" xfId="0"${fmt !== '0' ? ' applyNumberFormat="1"' : ''}${bold !== '0' ? ' applyFont="1"' : ''}${fill !== '0' ? ' applyFill="1"' : ''}/>`;
+        return (
+          `<xf numFmtId="${fmt}" fontId="${bold}" fillId="${fill}" borderId="0" ` +
+          `xfId="0"${fmt !== '0' ? ' applyNumberFormat="1"' : ''}${bold !== '0' ? ' applyFont="1"' : ''}` +
+          `${fill !== '0' ? ' applyFill="1"' : ''}/>`
+        );
       })
       .join('');
     return (
       `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<styleSheet xmlns="${MAIN_NS}">` +
       (this.formats.size ? `<numFmts count="${this.formats.size}">${formats}</numFmts>` : '') +
-      '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font><font><b/><sz val="11"/><name val="Calibri"/></font></fonts>' +
-      `<fills count="${2 + this.fills.size}"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill>${fills}</fills>` +
+      '<fonts count="2"><font><sz val="11"/><name val="Calibri"/></font><font><b/><sz val="11"/><name ' +
+      'val="Calibri"/></font></fonts>' +
+      `<fills count="${2 + this.fills.size}"><fill><patternFill patternType="none"/></fill><fill><patternFill ` +
+      `patternType="gray125"/></fill>${fills}</fills>` +
       '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>' +
       '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>' +
       `<cellXfs count="${this.xfs.size}">${xfs}</cellXfs>` +
@@ -246,10 +264,15 @@ export class SheetWriter {
       const ref = `${(this.columns[i] ??= columnName(i))}${r}`;
       const sa = s === 0 ? '' : ` s="${s}"`;
       if (v === null || v === '') xml += s === 0 ? '' : `<c r="${ref}"${sa}/>`;
-      else if (typeof v === 'string') xml += `<c r="${ref}"${sa} t="inlineStr"><is><t xml:space="preserve">${xmlText(v)}</t></is></c>`;
-      else if (typeof v === 'number') xml += Number.isFinite(v) ? `<c r="${ref}"${sa}><v>${v}</v></c>` : `<c r="${ref}"${sa} t="e"><v>#NUM!</v></c>`;
+      else if (typeof v === 'string')
+        xml += `<c r="${ref}"${sa} t="inlineStr"><is><t xml:space="preserve">${xmlText(v)}</t></is></c>`;
+      else if (typeof v === 'number')
+        xml += Number.isFinite(v) ? `<c r="${ref}"${sa}><v>${v}</v></c>` : `<c r="${ref}"${sa} t="e"><v>#NUM!</v></c>`;
       else if (typeof v === 'boolean') xml += `<c r="${ref}"${sa} t="b"><v>${v ? 1 : 0}</v></c>`;
-      else if (v instanceof Date) xml += Number.isNaN(v.getTime()) ? '' : `<c r="${ref}"${sa}><v>${v.getTime() / 86_400_000 + UNIX_EPOCH_SERIAL}</v></c>`;
+      else if (v instanceof Date)
+        xml += Number.isNaN(v.getTime())
+          ? ''
+          : `<c r="${ref}"${sa}><v>${v.getTime() / 86_400_000 + UNIX_EPOCH_SERIAL}</v></c>`;
       else xml += `<c r="${ref}"${sa} t="e"><v>${xmlText(v.error)}</v></c>`;
     }
     this.pending += `${xml}</row>`;
@@ -263,7 +286,10 @@ export class SheetWriter {
 
   async close(): Promise<void> {
     await this.flush();
-    const filter = this.filterWidth !== null && this.rowNumber > 0 ? `<autoFilter ref="A1:${columnName(Math.max(0, this.filterWidth - 1))}1"/>` : '';
+    const filter =
+      this.filterWidth !== null && this.rowNumber > 0
+        ? `<autoFilter ref="A1:${columnName(Math.max(0, this.filterWidth - 1))}1"/>`
+        : '';
     await this.entry.write(`</sheetData>${filter}</worksheet>`);
     await this.entry.close();
   }
@@ -278,14 +304,23 @@ export class WorkbookWriter {
     this.zip = new ZipWriter(sink);
   }
 
-  /** Starts the next sheet; `frozenHeader` freezes row 1, `filterWidth` puts an autofilter over that many columns of it. */
-  async sheet(name: string, options: { frozenHeader?: boolean; filterWidth?: number | null } = {}): Promise<SheetWriter> {
+  /**
+   * Starts the next sheet; `frozenHeader` freezes row 1, `filterWidth` puts an autofilter over that many columns of it.
+   */
+  async sheet(
+    name: string,
+    options: { frozenHeader?: boolean; filterWidth?: number | null } = {},
+  ): Promise<SheetWriter> {
     this.sheets.push({ name, filterWidth: options.filterWidth ?? null });
     const entry = await this.zip.entry(`xl/worksheets/sheet${this.sheets.length}.xml`);
-    const pane = options.frozenHeader ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft"/>' : '';
+    const pane = options.frozenHeader
+      ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft"/>'
+      : '';
     await entry.write(
       `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="${MAIN_NS}" xmlns:r="${REL_NS}">` +
-        `<sheetViews><sheetView workbookViewId="0"${this.sheets.length === 1 ? ' tabSelected="1"' : ''}>${pane}</sheetView></sheetViews><sheetData>`,
+        `<sheetViews><sheetView ` +
+        `workbookViewId="0"${this.sheets.length === 1 ? ' tabSelected="1"' : ''}>${pane}` +
+        '</sheetView></sheetViews><sheetData>',
     );
     return new SheetWriter(name, entry, this.styles, options.filterWidth ?? null);
   }
@@ -299,7 +334,12 @@ export class WorkbookWriter {
     const head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
     await part('xl/styles.xml', this.styles.xml());
     const names = this.sheets
-      .map((s, i) => (s.filterWidth ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">'${s.name.replace(/'/g, "''")}'!$A$1:$${columnName(s.filterWidth - 1)}$1</definedName>` : ''))
+      .map((s, i) =>
+        s.filterWidth
+          ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" ` +
+            `hidden="1">'${s.name.replace(/'/g, "''")}'!$A$1:$${columnName(s.filterWidth - 1)}$1</definedName>`
+          : '',
+      )
       .join('');
     await part(
       'xl/workbook.xml',
@@ -310,20 +350,36 @@ export class WorkbookWriter {
     await part(
       'xl/_rels/workbook.xml.rels',
       `${head}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
-        this.sheets.map((_, i) => `<Relationship Id="rId${i + 1}" Type="${REL_NS}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join('') +
+        this.sheets
+          .map(
+            (_, i) =>
+              `<Relationship Id="rId${i + 1}" Type="${REL_NS}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`,
+          )
+          .join('') +
         `<Relationship Id="rId${this.sheets.length + 1}" Type="${REL_NS}/styles" Target="styles.xml"/></Relationships>`,
     );
     await part(
       '_rels/.rels',
-      `${head}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
+      `${head}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship ` +
+        `Id="rId1" Type="${REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>`,
     );
     await part(
       '[Content_Types].xml',
       `${head}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">` +
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
-        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
-        this.sheets.map((_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`).join('') +
-        '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/></Types>',
+        '<Default Extension="rels" ' +
+        'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ' +
+        'ContentType="application/xml"/>' +
+        '<Override PartName="/xl/workbook.xml" ' +
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
+        this.sheets
+          .map(
+            (_, i) =>
+              `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ` +
+              `ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`,
+          )
+          .join('') +
+        '<Override PartName="/xl/styles.xml" ' +
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/></Types>',
     );
     await this.zip.finish();
   }

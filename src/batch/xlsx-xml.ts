@@ -10,7 +10,10 @@ export class XmlFormatError extends Error {
 }
 
 export interface XmlHandler {
-  /** A start tag: its local name (any `x:` prefix dropped); its attributes are `src` from `from` to `to` (see attributeValue). */
+  /**
+   * A start tag: its local name (any `x:` prefix dropped); its attributes are `src` from `from` to `to` (see
+   * attributeValue).
+   */
   open(name: string, src: string, from: number, to: number): void;
   close(name: string): void;
   /** Character data as written (entities not yet decoded: see decodeText); never split inside an entity. */
@@ -107,7 +110,8 @@ export class XmlScanner {
     this.rest = p < n ? s.slice(p) : '';
     // What waits for its end is one tag or one text (a cell holds at most 32,767 characters): a part whose
     // tag never ends would otherwise be held whole and rescanned with every chunk.
-    if (this.rest.length > MAX_PENDING) throw new XmlFormatError(`the XML has a tag or text longer than ${MAX_PENDING / (1 << 20)} Mi characters`);
+    if (this.rest.length > MAX_PENDING)
+      throw new XmlFormatError(`the XML has a tag or text longer than ${MAX_PENDING / (1 << 20)} Mi characters`);
   }
 
   /** The part's end: what is left must be text outside any tag (whitespace, in practice). */
@@ -121,19 +125,26 @@ const ENTITY = /&(?:(lt|gt|amp|quot|apos)|#([0-9]+)|#x([0-9a-fA-F]+));/g;
 const UNDEFINED_ENTITY = /&(?!(?:lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)/;
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
-/** Character data as a reader sees it: line ends normalized (XML 1.0 §2.11), the five entities and character references decoded. */
+/**
+ * Character data as a reader sees it: line ends normalized (XML 1.0 §2.11), the five entities and character references
+ * decoded.
+ */
 export function decodeText(raw: string): string {
   let s = raw;
   if (s.includes('\r')) s = s.replace(/\r\n?/g, '\n');
   if (!s.includes('&')) return s;
   // Any other & is an entity a workbook cannot define (it has no DTD).
   if (UNDEFINED_ENTITY.test(s)) throw new XmlFormatError('the XML refers to an undefined entity');
-  const decoded = s.replace(ENTITY, (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) => {
-    if (named) return NAMED[named]!;
-    const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex!, 16);
-    if (!(code >= 0 && code <= 0x10ffff)) throw new XmlFormatError(`the XML has a character reference out of range (&#${dec ?? `x${hex}`};)`);
-    return String.fromCodePoint(code);
-  });
+  const decoded = s.replace(
+    ENTITY,
+    (_m, named: string | undefined, dec: string | undefined, hex: string | undefined) => {
+      if (named) return NAMED[named]!;
+      const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex!, 16);
+      if (!(code >= 0 && code <= 0x10ffff))
+        throw new XmlFormatError(`the XML has a character reference out of range (&#${dec ?? `x${hex}`};)`);
+      return String.fromCodePoint(code);
+    },
+  );
   return decoded;
 }
 
@@ -208,7 +219,9 @@ export function columnOf(ref: string): number {
   return col;
 }
 
-/** Reads every shared string (`<si>`) of xl/sharedStrings.xml, in order: its text runs joined, phonetic runs left out. */
+/**
+ * Reads every shared string (`<si>`) of xl/sharedStrings.xml, in order: its text runs joined, phonetic runs left out.
+ */
 export class SharedStringsHandler implements XmlHandler {
   private current = '';
   private run = '';
@@ -227,8 +240,7 @@ export class SharedStringsHandler implements XmlHandler {
       const a = attributes(src, from, to);
       const count = Number.parseInt(a.get('uniqueCount') ?? a.get('count') ?? '', 10);
       if (count > 0) this.declared(count);
-    }
-    else if (name === 'si') this.current = '';
+    } else if (name === 'si') this.current = '';
     else if (name === 'rPh') this.phonetic = true;
   }
   close(name: string): void {

@@ -75,14 +75,19 @@ export class ZipFile {
   /** A part's bytes, inflated, as a stream read only as fast as it is consumed. */
   async stream(entry: ZipEntry): Promise<Readable> {
     if (entry.flags & 1) throw new ZipFormatError(`${entry.name} is encrypted`);
-    if (entry.method !== 0 && entry.method !== 8) throw new ZipFormatError(`${entry.name} is compressed with method ${entry.method} (only stored and deflated parts are read)`);
+    if (entry.method !== 0 && entry.method !== 8)
+      throw new ZipFormatError(
+        `${entry.name} is compressed with method ${entry.method} (only stored and deflated parts are read)`,
+      );
     const local = await readAt(this.handle, entry.localHeaderOffset, 30);
-    if (local.length < 30 || local.readUInt32LE(0) !== LOCAL) throw new ZipFormatError(`${entry.name}: no local header where the directory says`);
+    if (local.length < 30 || local.readUInt32LE(0) !== LOCAL)
+      throw new ZipFormatError(`${entry.name}: no local header where the directory says`);
     const start = entry.localHeaderOffset + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
     if (entry.compressedSize === 0) return Readable.from([]);
     const raw = createReadStream(this.path, { start, end: start + entry.compressedSize - 1, highWaterMark: 64 * 1024 });
     if (entry.method === 0) return raw;
-    // pipeline: an error on either side (a cut file, corrupt data) destroys both and reaches the reader of the inflated side.
+    // pipeline: an error on either side (a cut file, corrupt data) destroys both and reaches the reader of the inflated
+    // side.
     return pipeline(raw, createInflateRaw({ chunkSize: 64 * 1024 }), () => {});
   }
 
@@ -103,25 +108,30 @@ async function readDirectory(handle: FileHandle): Promise<Map<string, ZipEntry>>
       break;
     }
   }
-  if (at < 0) throw new ZipFormatError('the zip archive has no central directory (the file is cut short or not a zip archive)');
+  if (at < 0)
+    throw new ZipFormatError('the zip archive has no central directory (the file is cut short or not a zip archive)');
   let count = tail.readUInt16LE(at + 10);
   let dirSize = tail.readUInt32LE(at + 12);
   let dirOffset = tail.readUInt32LE(at + 16);
   if (count === 0xffff || dirSize === 0xffffffff || dirOffset === 0xffffffff) {
     const locatorAt = at - 20;
-    if (locatorAt < 0 || tail.readUInt32LE(locatorAt) !== ZIP64_LOCATOR) throw new ZipFormatError('a zip64 archive without its locator');
+    if (locatorAt < 0 || tail.readUInt32LE(locatorAt) !== ZIP64_LOCATOR)
+      throw new ZipFormatError('a zip64 archive without its locator');
     const record = await readAt(handle, u64(tail, locatorAt + 8), 56);
-    if (record.length < 56 || record.readUInt32LE(0) !== ZIP64_EOCD) throw new ZipFormatError('a zip64 archive without its directory record');
+    if (record.length < 56 || record.readUInt32LE(0) !== ZIP64_EOCD)
+      throw new ZipFormatError('a zip64 archive without its directory record');
     count = u64(record, 32);
     dirSize = u64(record, 40);
     dirOffset = u64(record, 48);
   }
-  if (dirOffset + dirSize > size) throw new ZipFormatError('the zip archive is cut short (its directory is past the end of the file)');
+  if (dirOffset + dirSize > size)
+    throw new ZipFormatError('the zip archive is cut short (its directory is past the end of the file)');
   const dir = await readAt(handle, dirOffset, dirSize);
   const entries = new Map<string, ZipEntry>();
   let p = 0;
   for (let n = 0; n < count; n++) {
-    if (p + 46 > dir.length || dir.readUInt32LE(p) !== CENTRAL) throw new ZipFormatError('the zip directory is damaged');
+    if (p + 46 > dir.length || dir.readUInt32LE(p) !== CENTRAL)
+      throw new ZipFormatError('the zip directory is damaged');
     const flags = dir.readUInt16LE(p + 8);
     const method = dir.readUInt16LE(p + 10);
     let compressedSize = dir.readUInt32LE(p + 20);
@@ -131,7 +141,10 @@ async function readDirectory(handle: FileHandle): Promise<Map<string, ZipEntry>>
     const commentLength = dir.readUInt16LE(p + 32);
     let localHeaderOffset = dir.readUInt32LE(p + 42);
     // Part names are ASCII in practice; bit 11 says UTF-8, else the name is CP437 (read as latin1: ASCII is the same).
-    const name = dir.toString(flags & 0x800 ? 'utf8' : 'latin1', p + 46, p + 46 + nameLength).replace(/\\/g, '/').replace(/^\//, '');
+    const name = dir
+      .toString(flags & 0x800 ? 'utf8' : 'latin1', p + 46, p + 46 + nameLength)
+      .replace(/\\/g, '/')
+      .replace(/^\//, '');
     let e = p + 46 + nameLength;
     const extraEnd = e + extraLength;
     while (e + 4 <= extraEnd) {
@@ -140,8 +153,8 @@ async function readDirectory(handle: FileHandle): Promise<Map<string, ZipEntry>>
       if (id === 0x0001) {
         // The zip64 fields, in this order, present only for those the header marks 0xffffffff.
         let z = e + 4;
-        if (uncompressedSize === 0xffffffff) (uncompressedSize = u64(dir, z)), (z += 8);
-        if (compressedSize === 0xffffffff) (compressedSize = u64(dir, z)), (z += 8);
+        if (uncompressedSize === 0xffffffff) ((uncompressedSize = u64(dir, z)), (z += 8));
+        if (compressedSize === 0xffffffff) ((compressedSize = u64(dir, z)), (z += 8));
         if (localHeaderOffset === 0xffffffff) localHeaderOffset = u64(dir, z);
       }
       e += 4 + len;

@@ -239,7 +239,7 @@ const DAY_LABELS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 /** 'Mon-Fri 09:00-20:00; Sat 09:00-17:00': consecutive days with one window are written as a range. */
 export function weekText(week: Week): string {
   const parts: string[] = [];
-  for (let i = 0; i < WEEK_ORDER.length; ) {
+  for (let i = 0; i < WEEK_ORDER.length;) {
     const window = week[WEEK_ORDER[i]!];
     let j = i + 1;
     const same = (day: number): boolean => week[day]?.[0] === window?.[0] && week[day]?.[1] === window?.[1];
@@ -340,7 +340,10 @@ export class RuleBook {
     let { week, holidays } = base;
     const applied = [...base.applied];
     const byCountry = country === undefined ? undefined : this.settings.policyByCountry.get(country);
-    for (const [name, part] of [['policy', this.settings.policy], [`policy.${country}`, byCountry]] as const) {
+    for (const [name, part] of [
+      ['policy', this.settings.policy],
+      [`policy.${country}`, byCountry],
+    ] as const) {
       if (!part) continue;
       week = narrow(week, part.week);
       applied.push(name);

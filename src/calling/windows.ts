@@ -30,7 +30,7 @@ function hhmm(minutes: number): string {
 /** Overlap of two sorted lists of disjoint intervals. */
 function overlap(a: readonly Interval[], b: readonly Interval[]): Interval[] {
   const out: Interval[] = [];
-  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+  for (let i = 0, j = 0; i < a.length && j < b.length;) {
     const start = Math.max(a[i]!.start, b[j]!.start);
     const end = Math.min(a[i]!.end, b[j]!.end);
     if (start < end) out.push({ start, end });

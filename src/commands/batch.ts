@@ -51,35 +51,113 @@ export function registerBatch(program: Command, host: CommandHost): void {
   const command = program
     .command('batch')
     .description('scrub a CSV call list: a do-not-call verdict on every row, one lookup per distinct number, resumable')
-    .argument('<input>', 'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - for standard input')
-    .option('-o, --output <file>', 'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard output when INPUT is -)')
-    .option('--column <name|index>', 'the phone column: a header name or a 1-based index (default: detected from the header)')
+    .argument(
+      '<input>',
+      'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - ' +
+        'for standard input',
+    )
+    .option(
+      '-o, --output <file>',
+      'where to write the results, - for standard output (default: INPUT.results.csv beside the input; standard ' +
+        'output when INPUT is -)',
+    )
+    .option(
+      '--column <name|index>',
+      'the phone column: a header name or a 1-based index (default: detected from the header)',
+    )
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
-    .addOption(integerOption('--concurrency <n>', `lookups in flight at once, 1 to ${MAX_CONCURRENCY}`, 1, MAX_CONCURRENCY).default(8))
+    .addOption(
+      integerOption(
+        '--concurrency <n>',
+        `lookups in flight at once, 1 to ${MAX_CONCURRENCY}`,
+        1,
+        MAX_CONCURRENCY,
+      ).default(8),
+    )
     .option('--webhook-url <url>', 'webhook mode for webhook-only countries (AU): results are pushed to this https URL')
     .option('--webhook-all', 'send every lookup in webhook mode (needs --webhook-url)')
-    .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .addOption(parsedOption('--max-credits <n>', 'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch was started with)', maxCreditsFlag))
-    .option('--dry-run', 'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost')
+    .option(
+      '--allow-insecure-webhook-url',
+      'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)',
+    )
+    .addOption(
+      parsedOption(
+        '--max-credits <n>',
+        'never start a lookup that could take the batch past N credits (none: no budget, lifting one the batch ' +
+          'was started with)',
+        maxCreditsFlag,
+      ),
+    )
+    .option(
+      '--dry-run',
+      'send nothing: count rows, distinct numbers, countries, invalid rows; show balance and estimated cost',
+    )
     .option('--restart', 'discard the journal of an earlier run of this batch and start over')
-    .option('--resend-unanswered', 'send again the numbers an earlier run sent without getting the answer (killed, or stopped at once): each may be charged twice')
+    .option(
+      '--resend-unanswered',
+      'send again the numbers an earlier run sent without getting the answer (killed, or stopped at once): each ' +
+        'may be charged twice',
+    )
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')
-    .addOption(parsedOption('--encoding <name>', 'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be (default: utf-8; UTF-16 is found by its byte-order mark)', encodingFlag))
-    .addOption(parsedOption('--output-encoding <name>', 'the CSV outputs\' encoding (default: the input\'s)', encodingFlag))
-    .addOption(new Option('--format <format>', 'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)').choices(['csv', 'xlsx']))
-    .option('--sheet <name|index>', 'the worksheet of an .xlsx input: a name or a 1-based index among worksheets (default: the first)')
-    .addOption(integerOption('--skip-rows <n>', 'an .xlsx input: do not read its first N rows (titles above the header, or above the data with --no-header)', 0, 1_048_575))
-    .option('--review-out <file>', 'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons')
+    .addOption(
+      parsedOption(
+        '--encoding <name>',
+        'the CSV input\'s encoding: utf-8, windows-1252 (Excel\'s "CSV"), latin1, utf-16le or utf-16be ' +
+          '(default: utf-8; UTF-16 is found by its byte-order mark)',
+        encodingFlag,
+      ),
+    )
+    .addOption(
+      parsedOption('--output-encoding <name>', "the CSV outputs' encoding (default: the input's)", encodingFlag),
+    )
+    .addOption(
+      new Option(
+        '--format <format>',
+        'how the results are written (default: by the extension of -o: .xlsx is a workbook, anything else CSV)',
+      ).choices(['csv', 'xlsx']),
+    )
+    .option(
+      '--sheet <name|index>',
+      'the worksheet of an .xlsx input: a name or a 1-based index among worksheets (default: the first)',
+    )
+    .addOption(
+      integerOption(
+        '--skip-rows <n>',
+        'an .xlsx input: do not read its first N rows (titles above the header, or above the data with --no-header)',
+        0,
+        1_048_575,
+      ),
+    )
+    .option(
+      '--review-out <file>',
+      'also write the rows that need a person (invalid, unsupported_country, not_checked, failed) with their reasons',
+    )
     .option('--dial-out <file>', 'also write the distinct callable numbers in E.164, one per line, for a dialler')
-    .option('--escape-formulas', "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + numbers do too)")
-    .option('--journal <file>', 'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)')
-    .addOption(parsedOption('--reuse-within <duration>', 'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again', (raw, flag) => parseDuration(flag, raw)))
-    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
+    .option(
+      '--escape-formulas',
+      "for files bound for a spreadsheet: input cells starting with = + - @ tab or CR get a leading ' (so + " +
+        'numbers do too)',
+    )
+    .option(
+      '--journal <file>',
+      'where to keep the journal (default: OUTPUT.journal.sqlite; with -o - or a FIFO, the state folder)',
+    )
+    .addOption(
+      parsedOption(
+        '--reuse-within <duration>',
+        'reuse verdicts of numbers checked within DURATION (e.g. 7d, 12h) instead of looking them up again',
+        (raw, flag) => parseDuration(flag, raw),
+      ),
+    )
+    .option(
+      '--suppression-list <path>',
+      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
+    )
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
-    .option('--san <id>', "the seller's registry account number, e.g. the FTC SAN (config \"san\")")
+    .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
@@ -118,7 +196,12 @@ export function registerBatch(program: Command, host: CommandHost): void {
             : cmd.getOptionValueSource(ATTRIBUTE[name] ?? name) === 'cli',
         ),
       ),
-      compliance: { suppressionList: o.suppressionList as string | undefined, seller: o.seller as string | undefined, san: o.san as string | undefined, campaign: o.campaign as string | undefined },
+      compliance: {
+        suppressionList: o.suppressionList as string | undefined,
+        seller: o.seller as string | undefined,
+        san: o.san as string | undefined,
+        campaign: o.campaign as string | undefined,
+      },
     };
     return runBatch(ctx, cmd.args[0]!, options);
   });
@@ -171,7 +254,8 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   if (result.kind === 'dry-run') return showDryRun(ctx, result.report);
   if (result.kind === 'abandoned') {
     ctx.warn(
-      'dnc: stopped at once; every answer received so far is in the journal, and the lookups still in flight may have been charged ' +
+      'dnc: stopped at once; every answer received so far is in the journal, and the lookups still in flight ' +
+        'may have been charged ' +
         '(a rerun does not send them again unless --resend-unanswered). Run the same command again to resume.',
     );
     return ExitCode.INTERRUPTED;
@@ -180,10 +264,22 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
 }
 
 /** The summary object of a batch stopped before it had one: what is known, the counts null, and why. */
-function unfinishedSummary(input: string | null, options: Pick<BatchOptions, 'output'>, err: DncError | JsonError): Record<string, unknown> {
-  const counts = Object.fromEntries(['rows', 'unique_numbers', ...DNC_RESULTS, 'credits_used', 'unanswered_sends'].map((k) => [k, null]));
+function unfinishedSummary(
+  input: string | null,
+  options: Pick<BatchOptions, 'output'>,
+  err: DncError | JsonError,
+): Record<string, unknown> {
+  const counts = Object.fromEntries(
+    ['rows', 'unique_numbers', ...DNC_RESULTS, 'credits_used', 'unanswered_sends'].map((k) => [k, null]),
+  );
   const error = err instanceof DncError ? jsonErrorOf(err) : err;
-  return { input, output: options.output ?? null, ...counts, stopped_reason: stoppedReasonOf(error.exit_status), error };
+  return {
+    input,
+    output: options.output ?? null,
+    ...counts,
+    stopped_reason: stoppedReasonOf(error.exit_status),
+    error,
+  };
 }
 
 /**
@@ -223,7 +319,12 @@ function jsonErrorOf(err: DncError): JsonError {
   return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
 }
 
-async function runBatchJobWith(ctx: Context, input: string, options: BatchOptions, show: (event: BatchEvent) => void): Promise<BatchRunResult> {
+async function runBatchJobWith(
+  ctx: Context,
+  input: string,
+  options: BatchOptions,
+  show: (event: BatchEvent) => void,
+): Promise<BatchRunResult> {
   const { runBatchJob } = await import('../batch/run.js');
   return await runBatchJob(input, options, {
     cwd: ctx.cwd,
@@ -243,7 +344,8 @@ async function runBatchJobWith(ctx: Context, input: string, options: BatchOption
     },
     stdout: ctx.io.stdout,
     lockDeps: processLockDeps(),
-    // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never written.
+    // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never
+    // written.
     isStandardOutput: isStandardStream(1),
     isStandardError: isStandardStream(2),
     isStandardInput: isStandardStream(0),
@@ -267,7 +369,9 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
         startedAt = performance.now();
         return;
       case 'stopping':
-        return progress.info('dnc: stopping: no new lookups; waiting for those in flight (Ctrl-C again to quit at once)');
+        return progress.info(
+          'dnc: stopping: no new lookups; waiting for those in flight (Ctrl-C again to quit at once)',
+        );
       case 'lookups-ended':
         return progress.stop();
       case 'progress': {
@@ -311,26 +415,38 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     unansweredSends: r.unansweredSends,
     error: r.fatal ? jsonErrorOf(r.fatal) : null,
   });
-  // Stopped on an error after the output was written: the summary above, then the error (main prints it, exits with its status).
+  // Stopped on an error after the output was written: the summary above, then the error (main prints it, exits with its
+  // status).
   if (r.fatal) throw r.fatal;
   if (stopped === 'interrupted') {
     ctx.warn(`dnc: interrupted; ${formatInteger(after.queued)} number(s) not checked. Resume with: ${resume}`);
     return ExitCode.INTERRUPTED;
   }
   if (stopped === 'credit_limit' || stopped === 'budget_reached') {
-    const why = stopped === 'credit_limit' ? 'the credit limit was reached (429)' : `the --max-credits budget of ${r.maxCredits} was reached`;
+    const why =
+      stopped === 'credit_limit'
+        ? 'the credit limit was reached (429)'
+        : `the --max-credits budget of ${r.maxCredits} was reached`;
     const next =
       stopped === 'credit_limit'
         ? 'after a credit top-up or in the next billing period (`dnc usage` shows the balance)'
-        : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the budget, so name the new one)';
+        : 'with a larger budget (credits already used by this batch count toward it; the journal remembers the ' +
+          'budget, so name the new one)';
     // (A resume command that repeats the options, for -o -, names the old budget: the new one replaces it.)
-    const command = stopped === 'budget_reached' ? `${resume.replace(/ \(piping the same list to it\)$/, '').replace(/ --max-credits \S+/, '')} --max-credits <N|none>` : resume;
-    ctx.warn(`dnc: stopped: ${why}; ${formatInteger(after.queued)} number(s) not checked. Resume ${next} with: ${command}`);
+    const command =
+      stopped === 'budget_reached'
+        ? `${resume.replace(/ \(piping the same list to it\)$/, '').replace(/ --max-credits \S+/, '')} ` +
+          `--max-credits <N|none>`
+        : resume;
+    ctx.warn(
+      `dnc: stopped: ${why}; ${formatInteger(after.queued)} number(s) not checked. Resume ${next} with: ${command}`,
+    );
     return ExitCode.CREDIT;
   }
   if (after.pending > 0) {
     ctx.warn(
-      `dnc: ${after.pending} webhook lookup(s) pending. Receive their results with: dnc listen --results ${path.relative(ctx.cwd, r.outputPath) || r.outputPath}`,
+      `dnc: ${after.pending} webhook lookup(s) pending. Receive their results with: dnc listen --results ` +
+        `${path.relative(ctx.cwd, r.outputPath) || r.outputPath}`,
     );
     return ExitCode.PENDING;
   }
@@ -340,16 +456,33 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     const charged = unfinished - waiting - summary.retryable - summary.unanswered;
     const bare = resume.replace(/ \(piping the same list to it\)$/, '');
     const advice = [
-      ...(waiting > 0 ? [`${formatInteger(waiting)} row(s) of webhook-only countries need --webhook-url (then \`dnc listen\`): ${resume} --webhook-url URL`] : []),
-      ...(summary.retryable > 0 ? [`run \`${resume}\` again to look up the ${summary.retryable} row(s) no credit was spent on`] : []),
-      ...(summary.unanswered > 0
+      ...(waiting > 0
         ? [
-            `${summary.unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again; to send them anyway (a second charge each if the first went through): ${bare} --resend-unanswered`,
+            `${formatInteger(waiting)} row(s) of webhook-only countries need --webhook-url (then \`dnc ` +
+              `listen\`): ${resume} --webhook-url URL`,
           ]
         : []),
-      ...(charged > 0 ? [`${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` lists the rows that need a person)`] : []),
+      ...(summary.retryable > 0
+        ? [`run \`${resume}\` again to look up the ${summary.retryable} row(s) no credit was spent on`]
+        : []),
+      ...(summary.unanswered > 0
+        ? [
+            `${summary.unanswered} row(s) were sent by a run that stopped before their answers came and may ` +
+              `have been charged: a rerun does not send them again; to send them anyway (a second charge each ` +
+              `if the first went through): ${bare} --resend-unanswered`,
+          ]
+        : []),
+      ...(charged > 0
+        ? [
+            `${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` ` +
+              `lists the rows that need a person)`,
+          ]
+        : []),
     ];
-    ctx.warn(`dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ${summary.byResult.failed} failed): ${advice.join('; ')}`);
+    ctx.warn(
+      `dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ` +
+        `${summary.byResult.failed} failed): ${advice.join('; ')}`,
+    );
     return ExitCode.UNFINISHED;
   }
   return ExitCode.OK;
@@ -402,7 +535,13 @@ async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras
   const { renderBatchSummary } = await import('../render/batch-summary.js');
   if (extras.summaryToStderr && ctx.quiet) return;
   out.write(
-    renderBatchSummary(summary, extras, extras.summaryToStderr ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns } : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns }),
+    renderBatchSummary(
+      summary,
+      extras,
+      extras.summaryToStderr
+        ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns }
+        : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+    ),
   );
 }
 

@@ -20,7 +20,10 @@ interface CheckOptions {
   failOnDnc: boolean;
   validate: boolean;
   allowInsecureWebhookUrl: boolean;
-  /** --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup (src/evidence). */
+  /**
+   * --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup
+   * (src/evidence).
+   */
   reuseWithinMs?: number | null;
   /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
   suppressionList?: string | undefined;
@@ -60,10 +63,24 @@ export function registerCheck(program: Command, host: CommandHost): void {
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
     .option('--webhook-url <url>', 'webhook mode: the service answers 202 and pushes the result to this https URL')
     .option('--fail-on-dnc', 'exit 10 when a number is on a do-not-call register')
-    .option('--no-validate', 'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)')
-    .option('--allow-insecure-webhook-url', 'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)')
-    .addOption(durationOption('--reuse-within <duration>', 'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits'))
-    .option('--suppression-list <path>', 'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)')
+    .option(
+      '--no-validate',
+      'send numbers that parse but do not look valid (the service may charge for invalid_phone_number)',
+    )
+    .option(
+      '--allow-insecure-webhook-url',
+      'allow an http:// or loopback --webhook-url (for `dnc sandbox --allow-insecure-webhooks`)',
+    )
+    .addOption(
+      durationOption(
+        '--reuse-within <duration>',
+        'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits',
+      ),
+    )
+    .option(
+      '--suppression-list <path>',
+      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -82,7 +99,11 @@ export function registerCheck(program: Command, host: CommandHost): void {
 
 export async function runCheck(ctx: Context, args: string[], options: CheckOptions): Promise<number> {
   const country = await parseCountryOption(options.country);
-  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl, options.webhookUrl !== undefined ? [(await ctx.serviceConfig()).apiKey.value] : []);
+  await checkWebhookUrlOption(
+    options.webhookUrl,
+    options.allowInsecureWebhookUrl,
+    options.webhookUrl !== undefined ? [(await ctx.serviceConfig()).apiKey.value] : [],
+  );
   const { normalizePhone } = await import('../phone/normalize.js');
 
   const inputs = await collectInputs(ctx, args);
@@ -91,13 +112,19 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       hint: 'give numbers as arguments, or one per line on stdin with "-"',
     });
   }
-  const targets = inputs.map((i) => ({ ...i, phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }) }));
+  const targets = inputs.map((i) => ({
+    ...i,
+    phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }),
+  }));
   const cc = await import('../compliance/check-compliance.js');
   const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   await ctx.serviceConfig();
   const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
-  const compliance = cc.checkCompliance(await openListForScrub(ctx, await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers), ctx.now);
+  const compliance = cc.checkCompliance(
+    await openListForScrub(ctx, await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers),
+    ctx.now,
+  );
   let accepted: Accepted[];
   try {
     // A number on the internal list is never sent, so it needs no --webhook-url.
@@ -116,9 +143,25 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   const { renderOutcome, jsonLine } = await import('../render/check.js');
   const client = await ctx.createClient({ connections: 1 });
   const ev = await import('../evidence/check-evidence.js');
-  const evidence = await ev.openCheckEvidence(ctx, ctx, new URL((await ctx.serviceConfig()).baseUrl.value).origin, options.reuseWithinMs ?? null);
+  const evidence = await ev.openCheckEvidence(
+    ctx,
+    ctx,
+    new URL((await ctx.serviceConfig()).baseUrl.value).origin,
+    options.reuseWithinMs ?? null,
+  );
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
-  const tally = { callable: 0, listed: 0, internal: 0, started: 0, failed: 0, bad_response: 0, errors: 0, notSent: 0, credits: 0, held: 0 };
+  const tally = {
+    callable: 0,
+    listed: 0,
+    internal: 0,
+    started: 0,
+    failed: 0,
+    bad_response: 0,
+    errors: 0,
+    notSent: 0,
+    credits: 0,
+    held: 0,
+  };
   let blocks = 0;
   let exit: number = ExitCode.OK;
   // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
@@ -144,7 +187,10 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         tally.internal++;
         exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of ctx.json ? [cc.suppressedJson(decision, target.phone.country)] : cc.suppressedLines(decision, label)) writeLine(ctx.io.stdout, line);
+        for (const line of ctx.json
+          ? [cc.suppressedJson(decision, target.phone.country)]
+          : cc.suppressedLines(decision, label))
+          writeLine(ctx.io.stdout, line);
         continue;
       }
       const reused = evidence.reusable(target.phone.e164);
@@ -155,15 +201,25 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         tally[registerDnc && !exempted ? 'listed' : 'callable']++;
         exit = mostSevere(exit, options.failOnDnc && registerDnc && !exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         if (decision.kind === 'expired_exemption' && registerDnc) {
-          ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
+          ctx.warn(
+            `dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and ` +
+              `was ignored`,
+          );
         }
         if (ctx.json) {
           const extra = cc.exemptionJson(decision, registerDnc);
           const line = ev.reusedJson(reused, options.reuseWithinMs!);
-          writeLine(ctx.io.stdout, Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line);
+          writeLine(
+            ctx.io.stdout,
+            Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line,
+          );
         } else {
           if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-          for (const line of [...ev.reusedLines(reused, label, options.reuseWithinMs!), ...cc.exemptionLines(decision, registerDnc)]) writeLine(ctx.io.stdout, line);
+          for (const line of [
+            ...ev.reusedLines(reused, label, options.reuseWithinMs!),
+            ...cc.exemptionLines(decision, registerDnc),
+          ])
+            writeLine(ctx.io.stdout, line);
         }
         continue;
       }
@@ -173,7 +229,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         outcome = await client.lookup({ phoneNumber: target.phone.e164, webhookUrl: options.webhookUrl });
       } catch (err) {
         if (interrupts >= 2) {
-          // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may be charged.
+          // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may
+          // be charged.
           tally.errors++;
           const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
           if (rest.length > 0) ctx.warn(`dnc: interrupted; not sent (${rest.length}): ${rest.join(', ')}`);
@@ -186,10 +243,18 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         const meta = err.details.meta as ResponseMeta | undefined;
         const body = err.details.body;
         if (ctx.json) {
-          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no verdict.
+          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
+          // verdict.
           const error = jsonError(withNumber(err, label));
           const known = body !== null && typeof body === 'object' ? body : { phone_number: target.phone.e164 };
-          writeLine(ctx.io.stdout, jsonLine(known, { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta, error));
+          writeLine(
+            ctx.io.stdout,
+            jsonLine(
+              known,
+              { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
+              error,
+            ),
+          );
         }
         for (const line of errorLines(withNumber(err, label))) ctx.warn(line);
         if (stopsTheRest(err) && i + 1 < distinct.length) {
@@ -226,19 +291,32 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
       if (decision.kind === 'expired_exemption' && outcome.kind === 'succeeded' && outcome.body.do_not_call) {
-        ctx.warn(`dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`);
+        ctx.warn(
+          `dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and ` +
+            `was ignored`,
+        );
       }
       if (ctx.json) {
         const extra = cc.exemptionJson(decision, cc.registerSaysDnc(outcome));
-        writeLine(ctx.io.stdout, jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta));
+        writeLine(
+          ctx.io.stdout,
+          jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+        );
         if (outcome.kind === 'failed') {
           // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
           const b = outcome.body;
-          ctx.warn(`dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`);
+          ctx.warn(
+            `dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ` +
+              `${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`,
+          );
         }
       } else {
         if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of [...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(decision, cc.registerSaysDnc(outcome))]) writeLine(ctx.io.stdout, line);
+        for (const line of [
+          ...renderOutcome(outcome, label, renderOptions),
+          ...cc.exemptionLines(decision, cc.registerSaysDnc(outcome)),
+        ])
+          writeLine(ctx.io.stdout, line);
       }
     }
   } finally {
@@ -263,10 +341,16 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       .filter(([n]) => n > 0)
       .map(([n, what]) => `${formatInteger(n)} ${what}`);
     const held = tally.held > 0 ? `, ${formatInteger(tally.held)} held` : '';
-    ctx.info(`${formatInteger(distinct.length)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} credit(s) charged${held}`);
+    ctx.info(
+      `${formatInteger(distinct.length)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} ` +
+        `credit(s) charged${held}`,
+    );
   }
   if (interrupts >= 2) {
-    ctx.warn('dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the balance)');
+    ctx.warn(
+      'dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the ' +
+        'balance)',
+    );
   }
   return interrupts > 0 ? ExitCode.INTERRUPTED : exit;
 }
@@ -299,7 +383,12 @@ async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ inpu
  * Every number is judged before anything is sent: credits are money, and a list that is half
  * sent when a later number turns out bad is worse than one refused whole.
  */
-function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, suppressed: (e164: string) => boolean): Accepted[] {
+function refuseLocally(
+  ctx: Context,
+  targets: Target[],
+  options: CheckOptions,
+  suppressed: (e164: string) => boolean,
+): Accepted[] {
   const problems: DncError[] = [];
   for (const t of targets) {
     if (!t.phone.ok) {
@@ -307,15 +396,26 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, s
         inputError('E_INVALID_NUMBER', `${t.where}${t.phone.message}; nothing was sent`, {
           hint:
             t.phone.e164 !== undefined
-              ? 'fix the number, or pass --no-validate to send numbers that parse anyway (an invalid_phone_number answer is charged)'
+              ? 'fix the number, or pass --no-validate to send numbers that parse anyway (an ' +
+                'invalid_phone_number answer is charged)'
               : 'write the number in E.164 (+12025550123), or give --country for national format',
         }),
       );
-    } else if (options.webhookUrl === undefined && t.phone.country && WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) && !suppressed(t.phone.e164)) {
+    } else if (
+      options.webhookUrl === undefined &&
+      t.phone.country &&
+      WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) &&
+      !suppressed(t.phone.e164)
+    ) {
       problems.push(
-        usageError('E_WEBHOOK_REQUIRED', `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups are webhook-only; nothing was sent`, {
-          hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',
-        }),
+        usageError(
+          'E_WEBHOOK_REQUIRED',
+          `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups ` +
+            `are webhook-only; nothing was sent`,
+          {
+            hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',
+          },
+        ),
       );
     }
   }
@@ -324,11 +424,16 @@ function refuseLocally(ctx: Context, targets: Target[], options: CheckOptions, s
   for (const p of problems) ctx.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
   // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
   const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
-  throw new DncError(usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER', `${formatInteger(problems.length)} of ${formatInteger(targets.length)} numbers were refused (listed above); nothing was sent`, {
-    hint: usage
-      ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
-      : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
-  });
+  throw new DncError(
+    usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER',
+    `${formatInteger(problems.length)} of ${formatInteger(targets.length)} numbers were refused (listed above); ` +
+      `nothing was sent`,
+    {
+      hint: usage
+        ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
+        : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
+    },
+  );
 }
 
 function withNumber(err: DncError, label: string): DncError {
@@ -340,12 +445,18 @@ function withNumber(err: DncError, label: string): DncError {
  * a refusal of the request itself (a parameter, the webhook URL), an unreachable service.
  */
 function stopsTheRest(err: DncError): boolean {
-  return err.exitCode === ExitCode.AUTH || err.exitCode === ExitCode.CREDIT || err.exitCode === ExitCode.USAGE || err.code === 'E_NETWORK';
+  return (
+    err.exitCode === ExitCode.AUTH ||
+    err.exitCode === ExitCode.CREDIT ||
+    err.exitCode === ExitCode.USAGE ||
+    err.code === 'E_NETWORK'
+  );
 }
 
 /** The error of an answer the judge refused: exit 6, the problem named. */
 function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
-  const charged = verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
+  const charged =
+    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
   return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
     hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
   });

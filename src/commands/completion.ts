@@ -20,7 +20,9 @@ Install it for every new shell:
 
 /** The tree completion and the man page are made from; `help`'s argument completes to commands and topics. */
 export function programSpec(program: Command): ProgramSpec {
-  return describeProgram(program, { 'help command-or-topic': [...program.commands.map((c) => c.name()), ...TOPIC_NAMES] });
+  return describeProgram(program, {
+    'help command-or-topic': [...program.commands.map((c) => c.name()), ...TOPIC_NAMES],
+  });
 }
 
 export function registerCompletion(program: Command, host: CommandHost): void {

@@ -3,7 +3,14 @@
 import type { Command } from 'commander';
 import { ENVIRONMENT_VARIABLES } from '../config.js';
 import type { Context } from '../context.js';
-import { ERROR_CODES, EXIT_STATUS_MEANINGS, ExitCode, usageError, type ErrorCode, type ExitCodeValue } from '../errors.js';
+import {
+  ERROR_CODES,
+  EXIT_STATUS_MEANINGS,
+  ExitCode,
+  usageError,
+  type ErrorCode,
+  type ExitCodeValue,
+} from '../errors.js';
 import type { CommandHost } from '../main.js';
 import { suggest } from '../suggest.js';
 
@@ -25,8 +32,12 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
   },
   batch: {
     0: 'every row has a verdict',
-    2: 'bad option, phone column missing or ambiguous, two of input, outputs, journal and manifest on one file, journal of another input',
-    3: 'malformed CSV (file, line, record and what is wrong are printed), or an output folder that cannot be written; nothing was sent',
+    2:
+      'bad option, phone column missing or ambiguous, two of input, outputs, journal and manifest on one file, ' +
+      'journal of another input',
+    3:
+      'malformed CSV (file, line, record and what is wrong are printed), or an output folder that cannot be ' +
+      'written; nothing was sent',
     4: 'the key was refused (401/403)',
     5: 'credit limit (429) or --max-credits reached: rerun to resume',
     6: 'the service failed or could not be reached: rerun to resume',
@@ -47,16 +58,37 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
     3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest',
   },
   trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
-  sandbox: { 0: 'stopped by SIGINT/SIGTERM, or started in the background (--detach)', 2: 'bad option, or the port cannot be bound' },
-  suppress: { 0: null, 2: 'bad option, or the suppression list named does not exist', 3: 'a number or a file that cannot be read (file, line and value are printed); nothing is changed' },
-  exempt: { 0: null, 2: 'bad option (basis, date), or the suppression list named does not exist', 3: 'a number or a file that cannot be read (file, line and value are printed); nothing is changed' },
-  status: { 0: 'every results file is valid beyond the --expiring window', 2: 'bad option', 3: 'a results file has expired, or will within --expiring, or cannot be read' },
-  report: { 0: null, 2: 'bad option', 3: 'the results file or its manifest cannot be read, or the report cannot be written' },
+  sandbox: {
+    0: 'stopped by SIGINT/SIGTERM, or started in the background (--detach)',
+    2: 'bad option, or the port cannot be bound',
+  },
+  suppress: {
+    0: null,
+    2: 'bad option, or the suppression list named does not exist',
+    3: 'a number or a file that cannot be read (file, line and value are printed); nothing is changed',
+  },
+  exempt: {
+    0: null,
+    2: 'bad option (basis, date), or the suppression list named does not exist',
+    3: 'a number or a file that cannot be read (file, line and value are printed); nothing is changed',
+  },
+  status: {
+    0: 'every results file is valid beyond the --expiring window',
+    2: 'bad option',
+    3: 'a results file has expired, or will within --expiring, or cannot be read',
+  },
+  report: {
+    0: null,
+    2: 'bad option',
+    3: 'the results file or its manifest cannot be read, or the report cannot be written',
+  },
 };
 
 /** Lines listing exit statuses with their meanings, from errors.ts's table (or a command's own words for them). */
 export function exitStatusLines(
-  statuses: Partial<Record<ExitCodeValue, string | null>> = Object.fromEntries(Object.keys(EXIT_STATUS_MEANINGS).map((c) => [c, null])),
+  statuses: Partial<Record<ExitCodeValue, string | null>> = Object.fromEntries(
+    Object.keys(EXIT_STATUS_MEANINGS).map((c) => [c, null]),
+  ),
 ): string[] {
   return (Object.entries(statuses) as Array<[string, string | null]>)
     .map(([code, meaning]) => [Number(code) as ExitCodeValue, meaning] as const)
@@ -64,21 +96,33 @@ export function exitStatusLines(
     .map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning ?? EXIT_STATUS_MEANINGS[code]}`);
 }
 
-/** Appends "Exit codes:" (generated from the table) to every command that lists its statuses, and a pointer to the topics. */
+/**
+ * Appends "Exit codes:" (generated from the table) to every command that lists its statuses, and a pointer to the
+ * topics.
+ */
 export function addExitCodeHelp(program: Command): void {
   for (const command of program.commands) {
     const statuses = EXITS_BY_COMMAND[command.name()];
     if (!statuses) continue;
     // Written when that help is shown: a run shows one help at most, and start-up pays for nothing else.
-    command.addHelpText('after', () => ['', 'Exit codes:', ...exitStatusLines(statuses), '  (every code: dnc help exit-codes)'].join('\n'));
+    command.addHelpText('after', () =>
+      ['', 'Exit codes:', ...exitStatusLines(statuses), '  (every code: dnc help exit-codes)'].join('\n'),
+    );
   }
-  program.addHelpText(
-    'after',
-    () => ['', 'Exit codes:', ...exitStatusLines(), '', `Help topics: dnc help ${TOPIC_NAMES.join(' | ')}; a command: dnc help COMMAND`].join('\n'),
+  program.addHelpText('after', () =>
+    [
+      '',
+      'Exit codes:',
+      ...exitStatusLines(),
+      '',
+      `Help topics: dnc help ${TOPIC_NAMES.join(' | ')}; a command: dnc help COMMAND`,
+    ].join('\n'),
   );
 }
 
-/** What each dnc_result value means (cli.md); keyed by the renderer's own list so a new result cannot go unexplained. */
+/**
+ * What each dnc_result value means (cli.md); keyed by the renderer's own list so a new result cannot go unexplained.
+ */
 const RESULT_MEANINGS = {
   callable: 'checked, on no register: the only result that may be called',
   do_not_call: 'on a register (or on your internal list: dnc_list_source internal:<list name>)',
@@ -97,11 +141,15 @@ const COLUMN_MEANINGS = {
   dnc_list_source: 'the register URL that matched, when given',
   dnc_checked_at: "the service's timestamp of the result",
   dnc_correlation_id: "the lookup's correlation id (quote it to the service's support; dnc trace shows its story)",
-  dnc_error_code: "the service's error_code, or a local reason (unparseable_number, missing_number, webhook_required, credit_limit, budget_reached, interrupted, conflicting_pushes, …)",
+  dnc_error_code:
+    "the service's error_code, or a local reason (unparseable_number, missing_number, webhook_required, " +
+    'credit_limit, budget_reached, interrupted, conflicting_pushes, …)',
   dnc_error: 'human-readable reason',
   dnc_credits: "credits charged for this row's lookup (0 when none; rows sharing a number show them once)",
   dnc_exemption: 'the exemption that made a registered number callable (basis and expiry), else empty',
-  dnc_valid_until: 'the last instant the register verdict may be relied on (dnc_checked_at + the country\'s window, or the exemption\'s end if sooner), else empty',
+  dnc_valid_until:
+    "the last instant the register verdict may be relied on (dnc_checked_at + the country's window, or the " +
+    "exemption's end if sooner), else empty",
 } as const;
 
 interface Topic {
@@ -113,7 +161,13 @@ const TOPICS: Readonly<Record<string, Topic>> = {
   'exit-codes': {
     summary: 'what each exit status means, and the error codes that give it',
     async lines() {
-      const out = ['Exit codes', '', ...exitStatusLines(), '', 'Error codes (printed as `dnc: error [CODE]: …`), by exit status:'];
+      const out = [
+        'Exit codes',
+        '',
+        ...exitStatusLines(),
+        '',
+        'Error codes (printed as `dnc: error [CODE]: …`), by exit status:',
+      ];
       const byExit = new Map<number, ErrorCode[]>();
       for (const code of Object.keys(ERROR_CODES) as ErrorCode[]) {
         const exit = ERROR_CODES[code].exit;
@@ -190,7 +244,8 @@ const TOPICS: Readonly<Record<string, Topic>> = {
         'Other outputs:',
         '  --json                  one JSON document (NDJSON for several numbers in check) on stdout',
         '  dnc usage, piped        tab-separated records named by their first field (customer, period, country, …)',
-        '  dnc sandbox             first two stdout lines DNC_BASE_URL=… and DNC_API_KEY=…; --detach prints export lines',
+        '  dnc sandbox             first two stdout lines DNC_BASE_URL=… and DNC_API_KEY=…; --detach prints ' +
+          'export lines',
       ];
     },
   },
@@ -207,7 +262,10 @@ export function registerHelp(program: Command, host: CommandHost): void {
   const command = program
     .command('help')
     .description(`show help for a command, or a topic: ${TOPIC_NAMES.join(', ')}`)
-    .argument('[command-or-topic...]', `a command (\`suppress add\` for a command of a command), or one of: ${TOPIC_NAMES.join(', ')}`);
+    .argument(
+      '[command-or-topic...]',
+      `a command (\`suppress add\` for a command of a command), or one of: ${TOPIC_NAMES.join(', ')}`,
+    );
   host.action(command, (ctx) => runHelp(ctx, program, (command.processedArgs[0] as string[] | undefined) ?? []));
 }
 
@@ -229,9 +287,14 @@ async function runHelp(ctx: Context, program: Command, names: string[]): Promise
       const next = findCommand(sub, word);
       if (!next) {
         const own = sub.commands.map((c) => c.name());
-        if (own.length === 0) throw usageError('E_USAGE', `no command '${path} ${word}': ${path} has no commands of its own`, { hint: `see 'dnc ${path} --help'` });
+        if (own.length === 0)
+          throw usageError('E_USAGE', `no command '${path} ${word}': ${path} has no commands of its own`, {
+            hint: `see 'dnc ${path} --help'`,
+          });
         const guess = suggest(word, own);
-        throw usageError('E_USAGE', `no command '${path} ${word}'${guess ? ` (did you mean ${path} ${guess}?)` : ''}`, { hint: `commands of ${path}: ${own.join(', ')}` });
+        throw usageError('E_USAGE', `no command '${path} ${word}'${guess ? ` (did you mean ${path} ${guess}?)` : ''}`, {
+          hint: `commands of ${path}: ${own.join(', ')}`,
+        });
       }
       sub = next;
       path = `${path} ${sub.name()}`;
@@ -239,7 +302,10 @@ async function runHelp(ctx: Context, program: Command, names: string[]): Promise
     sub.outputHelp();
     return ExitCode.OK;
   }
-  if (rest.length > 0) throw usageError('E_USAGE', `help takes one topic: '${names.join(' ')}'`, { hint: `topics: ${TOPIC_NAMES.join(', ')}` });
+  if (rest.length > 0)
+    throw usageError('E_USAGE', `help takes one topic: '${names.join(' ')}'`, {
+      hint: `topics: ${TOPIC_NAMES.join(', ')}`,
+    });
   const lines = await topicLines(name);
   if (lines) {
     ctx.io.stdout.write(`${lines.join('\n')}\n`);

@@ -1,4 +1,5 @@
-// `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into OUTPUT.csv.
+// `dnc listen`: receives the webhook pushes of a batch, stores each before acknowledging it, and writes results into
+// OUTPUT.csv.
 import path from 'node:path';
 import type { Command } from 'commander';
 import { integerOption, nonEmptyOption, parsedOption } from '../cli-options.js';
@@ -43,7 +44,6 @@ id (else 4xx, kept as evidence); two different verdicts for one lookup make its 
 Each push is committed to the batch's journal (OUTPUT.csv.journal.sqlite) before it is answered
 200; OUTPUT.csv is rewritten atomically at most once a second while pushes arrive, and on exit.`;
 
-
 function hostFlag(raw: string, flag: string): string {
   if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`);
   return raw;
@@ -65,13 +65,19 @@ export async function parseListenOptions(o: ListenFlags, cwd: string): Promise<L
   const { isLoopbackHost } = await import('../listen/loopback.js');
   if (o.path === undefined && !isLoopbackHost(host)) {
     // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
-    throw usageError('E_USAGE', `--host ${host} is reachable from other machines: give the secret push path with --path`, {
-      hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
-    });
+    throw usageError(
+      'E_USAGE',
+      `--host ${host} is reachable from other machines: give the secret push path with --path`,
+      {
+        hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
+      },
+    );
   }
   // Commander can refuse two flags together (conflicts) but not one without the other: checked here.
   if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
-    throw usageError('E_USAGE', '--tls-cert and --tls-key go together', { hint: 'pass both (PEM files) to serve HTTPS directly, or neither' });
+    throw usageError('E_USAGE', '--tls-cert and --tls-key go together', {
+      hint: 'pass both (PEM files) to serve HTTPS directly, or neither',
+    });
   }
   return {
     results: path.resolve(cwd, o.results),
@@ -79,7 +85,10 @@ export async function parseListenOptions(o: ListenFlags, cwd: string): Promise<L
     host,
     path: o.path,
     exitWhenDone: o.exitWhenDone === true,
-    tls: o.tlsCert !== undefined && o.tlsKey !== undefined ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) } : undefined,
+    tls:
+      o.tlsCert !== undefined && o.tlsKey !== undefined
+        ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) }
+        : undefined,
     skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : o.clockSkew * 1000,
   };
 }
@@ -87,15 +96,44 @@ export async function parseListenOptions(o: ListenFlags, cwd: string): Promise<L
 export function registerListen(program: Command, host: CommandHost): void {
   const command = program
     .command('listen')
-    .description("receive a batch's webhook results, store each before acknowledging it, and write them into OUTPUT.csv")
-    .addOption(nonEmptyOption('--results <file>', 'the batch output (OUTPUT.csv) whose pending lookups to receive', 'give the batch output, e.g. --results calls.results.csv').makeOptionMandatory())
-    .addOption(integerOption('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`, 0, 65_535))
-    .addOption(parsedOption('--host <address>', 'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)', hostFlag))
-    .addOption(parsedOption('--path <path>', "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one", pathFlag))
+    .description(
+      "receive a batch's webhook results, store each before acknowledging it, and write them into OUTPUT.csv",
+    )
+    .addOption(
+      nonEmptyOption(
+        '--results <file>',
+        'the batch output (OUTPUT.csv) whose pending lookups to receive',
+        'give the batch output, e.g. --results calls.results.csv',
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      integerOption('--port <n>', `port to listen on (0: any free port; default ${DEFAULT_LISTEN_PORT})`, 0, 65_535),
+    )
+    .addOption(
+      parsedOption(
+        '--host <address>',
+        'address to bind (default 127.0.0.1: put a reverse proxy or tunnel in front)',
+        hostFlag,
+      ),
+    )
+    .addOption(
+      parsedOption(
+        '--path <path>',
+        "serve pushes only on this (secret) path; default: the batch's webhook path, or a generated one",
+        pathFlag,
+      ),
+    )
     .option('--exit-when-done', 'exit 0 once no lookup of the batch is pending')
     .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly (with --tls-key)')
     .option('--tls-key <file>', 'PEM private key for --tls-cert')
-    .addOption(integerOption('--clock-skew <seconds>', "how far a push's timestamp may fall outside [request, arrival] (default 300)", 0, 86_400))
+    .addOption(
+      integerOption(
+        '--clock-skew <seconds>',
+        "how far a push's timestamp may fall outside [request, arrival] (default 300)",
+        0,
+        86_400,
+      ),
+    )
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => runListen(ctx, await parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
 }
@@ -114,7 +152,12 @@ function duration(ms: number): string {
 /** The counts part of a status line (what changes when pushes arrive). */
 function statusCounts(s: ListenStatus): string {
   const n = formatInteger;
-  const parts = [`received ${n(s.stored)}`, `duplicates ${n(s.duplicates)}`, `orphans ${n(s.orphans)}`, `pending ${n(s.pending)}`];
+  const parts = [
+    `received ${n(s.stored)}`,
+    `duplicates ${n(s.duplicates)}`,
+    `orphans ${n(s.orphans)}`,
+    `pending ${n(s.pending)}`,
+  ];
   if (s.unsent > 0) parts.push(`not sent yet ${n(s.unsent)}`);
   if (s.lost > 0) parts.push(`lost ${n(s.lost)}`);
   if (s.conflicts > 0) parts.push(`CONFLICTS ${n(s.conflicts)}`);
@@ -128,7 +171,9 @@ export function statusLine(s: ListenStatus, now: Date): string {
   if (s.oldest) {
     const left = s.oldest.deadline.getTime() - now.getTime();
     const due = left > 0 ? `in ${duration(left)}` : `${duration(-left)} ago`;
-    line += ` · oldest pending ${s.oldest.phoneNumber} since ${clock(s.oldest.receivedAt)}, 24 h deadline ${clock(s.oldest.deadline)} (${due})`;
+    line +=
+      ` · oldest pending ${s.oldest.phoneNumber} since ${clock(s.oldest.receivedAt)}, 24 h deadline ` +
+      `${clock(s.oldest.deadline)} (${due})`;
   }
   return line;
 }
@@ -146,14 +191,17 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   let result: ListenRunResult;
   try {
     const { runListenJob } = await import('../listen/run.js');
-    result = await runListenJob({ ...o, secrets: ctx.secrets }, {
-      env: ctx.env,
-      homedir: ctx.homedir,
-      now: () => ctx.now(),
-      interrupts: ctx.interrupts,
-      lockDeps: processLockDeps(),
-      onEvent: show.event,
-    });
+    result = await runListenJob(
+      { ...o, secrets: ctx.secrets },
+      {
+        env: ctx.env,
+        homedir: ctx.homedir,
+        now: () => ctx.now(),
+        interrupts: ctx.interrupts,
+        lockDeps: processLockDeps(),
+        onEvent: show.event,
+      },
+    );
   } finally {
     show.flush();
     progress.stop();
@@ -186,7 +234,11 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
     const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
     const flush = () => {
       if (state.hidden > 0) {
-        const kept = what === 'on the push path' ? ' (those refused with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried by the service)' : '';
+        const kept =
+          what === 'on the push path'
+            ? ' (those refused with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried ' +
+              'by the service)'
+            : '';
         alert(`… and ${formatInteger(state.hidden)} more refused request(s) ${what} not shown${kept}`);
       }
       state.hidden = 0;
@@ -231,14 +283,28 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
         pushPath = e.pushPath;
         note(`dnc listen: receiving webhook results for ${o.results}`);
         // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
-        const from = e.from === 'batch' ? "; it is the batch's webhook path" : e.from === 'random' ? '; generated: use it in the webhook URL' : '';
-        note(`  listening on ${e.address.url} (pushes only on this path)${from}; every other path gets 404; health check ${e.base}/healthz`);
+        const from =
+          e.from === 'batch'
+            ? "; it is the batch's webhook path"
+            : e.from === 'random'
+              ? '; generated: use it in the webhook URL'
+              : '';
+        note(
+          `  listening on ${e.address.url} (pushes only on this path)${from}; every other path gets 404; health ` +
+            `check ${e.base}/healthz`,
+        );
         if (e.batchWebhookUrl) note(`  the batch sent webhook_url ${withoutCredentials(e.batchWebhookUrl)}`);
         if (e.suggestedPath) {
-          note(`  warning: --path ${e.pushPath} is guessable and pushes are not signed; a long random path (e.g. ${e.suggestedPath}) keeps forgers out`);
+          note(
+            `  warning: --path ${e.pushPath} is guessable and pushes are not signed; a long random path (e.g. ` +
+              `${e.suggestedPath}) keeps forgers out`,
+          );
         }
         if (e.batchPath) {
-          note(`  note: --path ${e.pushPath} differs from the batch's webhook path ${e.batchPath}; fine if the proxy rewrites it, otherwise pushes get 404 and are lost`);
+          note(
+            `  note: --path ${e.pushPath} differs from the batch's webhook path ${e.batchPath}; fine if the ` +
+              `proxy rewrites it, otherwise pushes get 404 and are lost`,
+          );
         }
         return;
       }
@@ -249,40 +315,58 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
       case 'push': {
         const p = e.push;
         if (p.conflict) {
-          // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with --quiet.
+          // Pushes are unsigned: two verdicts for one lookup mean someone forged one. Never quiet, not even with
+          // --quiet.
           ctx.warn(
-            `warning: conflicting pushes for ${terminalSafe(p.phoneNumber)} (correlation id ${terminalSafe(p.correlationId)}): a second, different verdict arrived; ` +
-              `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ${terminalSafe(p.correlationId)}`,
+            `warning: conflicting pushes for ${terminalSafe(p.phoneNumber)} (correlation id ` +
+              `${terminalSafe(p.correlationId)}): a second, different verdict arrived; ` +
+              `the row is now failed (conflicting_pushes), never callable. Both pushes are kept: dnc trace ` +
+              `${terminalSafe(p.correlationId)}`,
           );
           return;
         }
         if (!ctx.verbose) return;
         const verdict = p.status === 'succeeded' ? 'succeeded' : `failed (${p.errorCode})`;
         const tag = p.duplicate ? ' · duplicate, ignored' : p.orphan ? ' · orphan: unknown correlation id, kept' : '';
-        return ctx.debug(`push ${p.correlationId} ${p.phoneNumber} ${verdict} · stored and answered 200 in ${p.latencyMs.toFixed(1)} ms${tag}`);
+        return ctx.debug(
+          `push ${p.correlationId} ${p.phoneNumber} ${verdict} · stored and answered 200 in ` +
+            `${p.latencyMs.toFixed(1)} ms${tag}`,
+        );
       }
       case 'refused': {
         const r = e.refusal;
         const who = r.remoteAddress ? ` from ${r.remoteAddress}` : '';
-        // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the listener.
+        // 503: the orphan cap is reached; nothing is lost (the service retries), but someone may be flooding the
+        // listener.
         const tag = r.status === 503 ? 'warning: ' : '';
         // The push path is the secret (pushes are unsigned): printed once at start, not in every refusal.
         const [requestPath = '', query] = r.path.split('?', 2);
         const secret = pushPath !== undefined && requestPath === pushPath;
         const where = secret ? `the push path${query !== undefined ? ' (with a query)' : ''}` : terminalSafe(r.path);
-        return (secret ? onPushPath : elsewhere).show(`${tag}refused ${terminalSafe(r.method)} ${where}${who}: ${r.status} ${terminalSafe(r.reason)}`);
+        return (secret ? onPushPath : elsewhere).show(
+          `${tag}refused ${terminalSafe(r.method)} ${where}${who}: ${r.status} ${terminalSafe(r.reason)}`,
+        );
       }
       case 'malformed-request':
-        return elsewhere.show(`refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ${terminalSafe(e.message)}`);
+        return elsewhere.show(
+          `refused a malformed HTTP request${e.remoteAddress ? ` from ${e.remoteAddress}` : ''}: ${e.status} ` +
+            `${terminalSafe(e.message)}`,
+        );
       case 'store-failed': {
         const f = e.failure;
-        const what = f.count > 0 ? `could not store ${formatInteger(f.count)} push(es) (answered 503; the service retries them)` : 'could not read the journal';
+        const what =
+          f.count > 0
+            ? `could not store ${formatInteger(f.count)} push(es) (answered 503; the service retries them)`
+            : 'could not read the journal';
         return alert(`warning: ${what}: ${f.error.message}`);
       }
       case 'lost':
         return alert(lostLine(e.lookup));
       case 'reconciled':
-        return ctx.debug(`applied ${formatInteger(e.correlationIds.length)} push(es) that had arrived before the batch recorded their receipt`);
+        return ctx.debug(
+          `applied ${formatInteger(e.correlationIds.length)} push(es) that had arrived before the batch ` +
+            `recorded their receipt`,
+        );
       case 'rendered':
         return ctx.debug(`wrote ${o.results} in ${e.durationMs.toFixed(0)} ms`);
       case 'render-failed':
@@ -290,7 +374,8 @@ function showEvents(ctx: Context, o: ListenOptions, progress: Awaited<ReturnType
       case 'manifest-failed':
         return alert(`warning: could not rewrite the manifest: ${e.error.message}`);
       case 'stopping':
-        if (!e.force) note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');
+        if (!e.force)
+          note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');
         return;
     }
   };
@@ -335,13 +420,18 @@ function finish(ctx: Context, o: ListenOptions, r: ListenRunResult): number {
         .map(([k, n]) => `${k} ${formatInteger(n)}`)
         .join(', ')
     : '';
-  ctx.info(`${r.kind === 'done' ? 'done' : 'stopped'}: ${statusCounts(final)}${kinds}${byResult ? ` · ${o.results} written` : ''}`);
-  if (r.lost.length > 0) ctx.info(`${formatInteger(r.lost.length)} lookup(s) lost (listed above with their correlation ids)`);
+  ctx.info(
+    `${r.kind === 'done' ? 'done' : 'stopped'}: ` +
+      `${statusCounts(final)}${kinds}${byResult ? ` · ${o.results} written` : ''}`,
+  );
+  if (r.lost.length > 0)
+    ctx.info(`${formatInteger(r.lost.length)} lookup(s) lost (listed above with their correlation ids)`);
   if (r.kind === 'interrupted' && r.interrupted) {
-    ctx.info(`${formatInteger(final.pending)} lookup(s) still pending: run the same dnc listen again to receive them (the service retries pushes for up to 10 attempts)`);
+    ctx.info(
+      `${formatInteger(final.pending)} lookup(s) still pending: run the same dnc listen again to receive them ` +
+        `(the service retries pushes for up to 10 attempts)`,
+    );
     return ExitCode.INTERRUPTED;
   }
   return ExitCode.OK;
 }
-
-

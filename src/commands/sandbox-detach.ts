@@ -69,7 +69,9 @@ export async function runDetached(ctx: Context, args: readonly string[]): Promis
     if (Date.now() - started > READY_WITHIN_MS) {
       // Killed outright, so that its log (named in the hint) is kept.
       child.kill('SIGKILL');
-      throw usageError('E_SANDBOX_LISTEN', `the sandbox did not print its address within ${READY_WITHIN_MS / 1000} s`, { hint: `its log: ${logPath}` });
+      throw usageError('E_SANDBOX_LISTEN', `the sandbox did not print its address within ${READY_WITHIN_MS / 1000} s`, {
+        hint: `its log: ${logPath}`,
+      });
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
     for (const line of (await readFile(outPath, 'utf8')).split('\n')) {
@@ -82,6 +84,8 @@ export async function runDetached(ctx: Context, args: readonly string[]): Promis
   // The emulator's key is data here, printed to be eval'd: past the redaction (it may equal the configured key).
   writeLine(rawStream(ctx.io.stdout), `export DNC_API_KEY=${shellQuote(values.DNC_API_KEY)}`);
   writeLine(ctx.io.stdout, `export DNC_SANDBOX_PID=${child.pid}`);
-  ctx.info(`sandbox: running in the background (pid ${child.pid}), log ${logPath}; stop it with: kill $DNC_SANDBOX_PID`);
+  ctx.info(
+    `sandbox: running in the background (pid ${child.pid}), log ${logPath}; stop it with: kill $DNC_SANDBOX_PID`,
+  );
   return ExitCode.OK;
 }

@@ -1,4 +1,5 @@
-// `dnc sandbox`: runs the local service emulator on 127.0.0.1 until SIGINT/SIGTERM, printing its base URL and key first.
+// `dnc sandbox`: runs the local service emulator on 127.0.0.1 until SIGINT/SIGTERM, printing its base URL and key
+// first.
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { integerOption, parsedOption } from '../cli-options.js';
@@ -31,7 +32,10 @@ interface SandboxFlags {
   detachedFolder?: string;
 }
 
-/** The options given on the command line (not defaults), as arguments for the detached sandbox; --detach itself left out. */
+/**
+ * The options given on the command line (not defaults), as arguments for the detached sandbox; --detach itself left
+ * out.
+ */
 function cliArguments(command: Command): string[] {
   const args: string[] = [];
   for (const option of command.options) {
@@ -42,7 +46,13 @@ function cliArguments(command: Command): string[] {
     if (value === true) args.push(option.long!);
     else if (typeof value === 'string' || typeof value === 'number') args.push(option.long!, String(value));
     else if (Array.isArray(value)) args.push(option.long!, value.join(','));
-    else if (value && typeof value === 'object') args.push(option.long!, Object.entries(value).map(([k, v]) => `${k}=${String(v)}`).join(','));
+    else if (value && typeof value === 'object')
+      args.push(
+        option.long!,
+        Object.entries(value)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(','),
+      );
   }
   return args;
 }
@@ -50,23 +60,78 @@ function cliArguments(command: Command): string[] {
 export function registerSandbox(program: Command, host: CommandHost): void {
   const command = program
     .command('sandbox')
-    .description('run a local emulator of the service on 127.0.0.1 (prints DNC_BASE_URL and DNC_API_KEY, runs until Ctrl-C)')
+    .description(
+      'run a local emulator of the service on 127.0.0.1 (prints DNC_BASE_URL and DNC_API_KEY, runs until Ctrl-C)',
+    )
     .addOption(integerOption('--port <port>', 'port to listen on; 0 picks a free one', 0, 65_535).default(0))
     .addOption(parsedOption('--key <key>', 'API key of the default account', keyFlag))
-    .addOption(integerOption('--credit-limit <n>', 'credit limit of the default account per billing period (default 10000)', 0))
-    .addOption(new Option('--plan <plan>', 'billing plan of the default account').choices(['monthly', 'annual']).default('monthly'))
-    .option('--accounts <file>', 'JSON file of accounts (keys, plans, limits, usage history, resellers) replacing the default account')
+    .addOption(
+      integerOption('--credit-limit <n>', 'credit limit of the default account per billing period (default 10000)', 0),
+    )
+    .addOption(
+      new Option('--plan <plan>', 'billing plan of the default account')
+        .choices(['monthly', 'annual'])
+        .default('monthly'),
+    )
+    .option(
+      '--accounts <file>',
+      'JSON file of accounts (keys, plans, limits, usage history, resellers) replacing the default account',
+    )
     .addOption(integerOption('--latency-ms <ms>', 'delay added to every service answer', 0, 600_000).default(0))
-    .addOption(parsedOption('--time-scale <s>', 'multiplies every service duration (push delay, retry backoff, 24 h expiry, 10 s reply limit)', timeScaleFlag).default(1))
-    .addOption(parsedOption('--duplicate-push-rate <r>', 'probability 0..1 that a delivered push is sent once more', rateFlag).default(0))
-    .option('--allow-insecure-webhooks', 'accept http:// and loopback webhook URLs (local receivers such as `dnc listen`)')
-    .addOption(integerOption('--seed <n>', 'seed for correlation ids, duplicates and random failures (reproducible runs)', 0, 2 ** 32 - 1))
-    .addOption(parsedOption('--costs <list>', 'credits per country, e.g. US=1,GB=2 (merged over the defaults)', costsFlag))
-    .addOption(parsedOption('--countries <list>', 'supported countries, e.g. US,GB,AU (default: US,GB,DE,IE,BE,NZ,ES,AU)', countryListFlag))
-    .addOption(integerOption('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', 0, 1000).default(2))
-    .addOption(parsedOption('--upstream-failure-rate <r>', 'probability 0..1 that any register attempt fails (uncharged 502/504)', rateFlag).default(0))
+    .addOption(
+      parsedOption(
+        '--time-scale <s>',
+        'multiplies every service duration (push delay, retry backoff, 24 h expiry, 10 s reply limit)',
+        timeScaleFlag,
+      ).default(1),
+    )
+    .addOption(
+      parsedOption(
+        '--duplicate-push-rate <r>',
+        'probability 0..1 that a delivered push is sent once more',
+        rateFlag,
+      ).default(0),
+    )
+    .option(
+      '--allow-insecure-webhooks',
+      'accept http:// and loopback webhook URLs (local receivers such as `dnc listen`)',
+    )
+    .addOption(
+      integerOption(
+        '--seed <n>',
+        'seed for correlation ids, duplicates and random failures (reproducible runs)',
+        0,
+        2 ** 32 - 1,
+      ),
+    )
+    .addOption(
+      parsedOption('--costs <list>', 'credits per country, e.g. US=1,GB=2 (merged over the defaults)', costsFlag),
+    )
+    .addOption(
+      parsedOption(
+        '--countries <list>',
+        'supported countries, e.g. US,GB,AU (default: US,GB,DE,IE,BE,NZ,ES,AU)',
+        countryListFlag,
+      ),
+    )
+    .addOption(
+      integerOption('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', 0, 1000).default(
+        2,
+      ),
+    )
+    .addOption(
+      parsedOption(
+        '--upstream-failure-rate <r>',
+        'probability 0..1 that any register attempt fails (uncharged 502/504)',
+        rateFlag,
+      ).default(0),
+    )
     .option('--usage-failure', 'usage endpoints answer 500 (switch at run time with POST /_sandbox/usage-failure)')
-    .option('--detach', 'start in the background, wait until it is ready, print export lines for DNC_BASE_URL, DNC_API_KEY and DNC_SANDBOX_PID, and return')
+    .option(
+      '--detach',
+      'start in the background, wait until it is ready, print export lines for DNC_BASE_URL, DNC_API_KEY and ' +
+        'DNC_SANDBOX_PID, and return',
+    )
     .addOption(new Option('--detached-folder <dir>').hideHelp())
     .addHelpText(
       'after',
@@ -96,10 +161,15 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
     // The request log already has the key redacted.
     options.onRequest = (r) => {
       const query = new URLSearchParams(r.query).toString();
-      ctx.debug(`sandbox: ${r.method} ${r.path}${query ? `?${query}` : ''} → ${r.status}${r.account ? ` (${r.account})` : ''}`);
+      ctx.debug(
+        `sandbox: ${r.method} ${r.path}${query ? `?${query}` : ''} → ${r.status}${r.account ? ` (${r.account})` : ''}`,
+      );
     };
     options.onPush = (p) =>
-      ctx.debug(`sandbox: push ${p.correlationId} attempt ${p.attempt}${p.duplicate ? ' (duplicate)' : ''} → ${p.status ?? p.error} ${p.outcome}`);
+      ctx.debug(
+        `sandbox: push ${p.correlationId} attempt ${p.attempt}${p.duplicate ? ' (duplicate)' : ''} → ` +
+          `${p.status ?? p.error} ${p.outcome}`,
+      );
   }
   const { startSandbox } = await import('../sandbox/index.js');
   let sandbox;
@@ -108,7 +178,10 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw usageError('E_SANDBOX_LISTEN', `cannot listen on 127.0.0.1:${options.port}: ${code ?? String(err)}`, {
-      hint: code === 'EADDRINUSE' ? 'another process uses that port: pick another with --port, or --port 0 for any free one' : undefined,
+      hint:
+        code === 'EADDRINUSE'
+          ? 'another process uses that port: pick another with --port, or --port 0 for any free one'
+          : undefined,
       cause: err,
     });
   }
@@ -121,7 +194,9 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
       (options.timeScale !== undefined && options.timeScale !== 1 ? `, time scale ${options.timeScale}` : '') +
       (options.allowInsecureWebhooks ? ', insecure webhook URLs allowed' : ''),
   );
-  ctx.info(`sandbox: introspection under ${sandbox.baseUrl}/_sandbox/ (requests, lookups, pushes, account); Ctrl-C stops`);
+  ctx.info(
+    `sandbox: introspection under ${sandbox.baseUrl}/_sandbox/ (requests, lookups, pushes, account); Ctrl-C stops`,
+  );
   await new Promise<void>((resolve) => {
     const off = ctx.interrupts.on(() => {
       off();
@@ -144,7 +219,9 @@ const DECIMAL = /^\s*(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?\s*$/i;
 function rateFlag(raw: string, flag: string): number {
   const value = Number(raw);
   if (!DECIMAL.test(raw) || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw usageError('E_USAGE', `${flag} must be a number from 0 to 1, got '${raw}'`, { hint: 'write a decimal number such as 0.1' });
+    throw usageError('E_USAGE', `${flag} must be a number from 0 to 1, got '${raw}'`, {
+      hint: 'write a decimal number such as 0.1',
+    });
   }
   return value;
 }
@@ -152,13 +229,16 @@ function rateFlag(raw: string, flag: string): number {
 function timeScaleFlag(raw: string, flag: string): number {
   const scale = Number(raw);
   if (!DECIMAL.test(raw) || !Number.isFinite(scale) || scale <= 0) {
-    throw usageError('E_USAGE', `${flag} must be a number above 0, got '${raw}'`, { hint: 'write a decimal number: e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds' });
+    throw usageError('E_USAGE', `${flag} must be a number above 0, got '${raw}'`, {
+      hint: 'write a decimal number: e.g. --time-scale 0.001 makes 24 hours pass in 86.4 seconds',
+    });
   }
   return scale;
 }
 
 function keyFlag(raw: string, flag: string): string {
-  if (raw.length < 4 || /\s/.test(raw)) throw usageError('E_USAGE', `${flag} must be at least 4 characters without spaces`);
+  if (raw.length < 4 || /\s/.test(raw))
+    throw usageError('E_USAGE', `${flag} must be at least 4 characters without spaces`);
   return raw;
 }
 
@@ -166,7 +246,8 @@ function keyFlag(raw: string, flag: string): string {
 function listItems(raw: string, flag: string, example: string): string[] {
   const items = raw.split(',').map((p) => p.trim());
   if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, { hint: `e.g. ${flag} ${example}` });
-  if (items.some((p) => p === '')) throw usageError('E_USAGE', `${flag}: '${raw}' has an empty item`, { hint: `e.g. ${flag} ${example}` });
+  if (items.some((p) => p === ''))
+    throw usageError('E_USAGE', `${flag}: '${raw}' has an empty item`, { hint: `e.g. ${flag} ${example}` });
   return items;
 }
 
@@ -188,8 +269,10 @@ function costsFlag(raw: string, flag: string): Record<string, number> {
     if (!m) throw usageError('E_USAGE', `${flag}: '${part}' is not CC=N`, { hint: 'e.g. --costs US=1,GB=2,AU=3' });
     const country = m[1]!.toUpperCase();
     const cost = Number(m[2]);
-    if (cost < 1 || cost > MAX_COST) throw usageError('E_USAGE', `${flag}: the cost of ${country} must be from 1 to ${MAX_COST} credits, got ${m[2]}`);
-    if (Object.hasOwn(costs, country)) throw usageError('E_USAGE', `${flag}: ${country} is given twice`, { hint: 'give each country one cost' });
+    if (cost < 1 || cost > MAX_COST)
+      throw usageError('E_USAGE', `${flag}: the cost of ${country} must be from 1 to ${MAX_COST} credits, got ${m[2]}`);
+    if (Object.hasOwn(costs, country))
+      throw usageError('E_USAGE', `${flag}: ${country} is given twice`, { hint: 'give each country one cost' });
     costs[country] = cost;
   }
   return costs;
@@ -224,7 +307,10 @@ async function readAccounts(ctx: Context, file: string): Promise<AccountSpec[]> 
   try {
     text = await readFile(full, 'utf8');
   } catch (err) {
-    throw usageError('E_USAGE', `cannot read accounts file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw usageError(
+      'E_USAGE',
+      `cannot read accounts file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   try {
     return validateAccountSpecs(JSON.parse(text));

@@ -1,4 +1,5 @@
-// `dnc status`: lists results files and when their scrub expires, for people and for cron (exit 3 when any is expired or expiring).
+// `dnc status`: lists results files and when their scrub expires, for people and for cron (exit 3 when any is expired
+// or expiring).
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption } from '../cli-options.js';
@@ -22,7 +23,9 @@ Examples:
 export function registerStatus(program: Command, host: CommandHost): void {
   const command = program
     .command('status')
-    .description('list results files and when their scrub expires (exit 3 when any is expired, expiring or not fit to dial)')
+    .description(
+      'list results files and when their scrub expires (exit 3 when any is expired, expiring or not fit to dial)',
+    )
     .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
     .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
     .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
@@ -39,16 +42,28 @@ export function registerStatus(program: Command, host: CommandHost): void {
     // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
     const judge = (output: string) =>
       fitToDial(ctx, output, { maxAgeMs: null, asOf, listLimit: 0, warn: (line) => ctx.warn(line) }).then(
-        (r) => ({ fit: r.fit, why: notFitBecause(r), onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale') }),
+        (r) => ({
+          fit: r.fit,
+          why: notFitBecause(r),
+          onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale'),
+        }),
         (err: unknown) => {
-          if (err instanceof DncError && err.exitCode === ExitCode.INPUT) return { fit: false, why: err.message, onlyStale: false };
+          if (err instanceof DncError && err.exitCode === ExitCode.INPUT)
+            return { fit: false, why: err.message, onlyStale: false };
           throw err;
         },
       );
     const files = await scrubStatus(paths, asOf, withinMs, judge);
     const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
     if (ctx.json) {
-      writeLine(ctx.io.stdout, JSON.stringify({ as_of: asOf.toISOString(), expiring_within: o.expiring === undefined ? null : formatDuration(withinMs), files }));
+      writeLine(
+        ctx.io.stdout,
+        JSON.stringify({
+          as_of: asOf.toISOString(),
+          expiring_within: o.expiring === undefined ? null : formatDuration(withinMs),
+          files,
+        }),
+      );
     } else if (files.length === 0) {
       ctx.info('no results files with a manifest found');
     } else {
@@ -56,20 +71,43 @@ export function registerStatus(program: Command, host: CommandHost): void {
         const r = path.relative(ctx.cwd, p);
         return r.startsWith('..') || path.isAbsolute(r) ? p : r;
       };
-      const word = { expired: 'EXPIRED', expiring: 'EXPIRING', valid: 'valid', nothing_callable: 'nothing callable', not_fit: 'NOT FIT' } as const;
+      const word = {
+        expired: 'EXPIRED',
+        expiring: 'EXPIRING',
+        valid: 'valid',
+        nothing_callable: 'nothing callable',
+        not_fit: 'NOT FIT',
+      } as const;
       const { renderTable } = await import('../render/table.js');
       ctx.io.stdout.write(
         renderTable(
           {
             head: ['output', 'state', 'valid until', 'days left', 'rows', 'callable', 'finished', 'seller', 'campaign'],
-            rows: files.map((f) => [rel(f.output), word[f.state], f.valid_until ?? '-', f.days_left ?? '-', f.rows, f.callable, f.finished_at ?? '-', f.seller ?? '', f.campaign ?? '']),
+            rows: files.map((f) => [
+              rel(f.output),
+              word[f.state],
+              f.valid_until ?? '-',
+              f.days_left ?? '-',
+              f.rows,
+              f.callable,
+              f.finished_at ?? '-',
+              f.seller ?? '',
+              f.campaign ?? '',
+            ]),
           },
           { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
         ),
       );
     }
-    for (const f of files) if (f.state === 'not_fit') ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
-    if (failing.length) ctx.warn(`dnc: ${formatInteger(failing.length)} scrub(s) expired, expiring or not fit to dial${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input before dialling`);
+    for (const f of files)
+      if (f.state === 'not_fit')
+        ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
+    if (failing.length)
+      ctx.warn(
+        `dnc: ${formatInteger(failing.length)} scrub(s) expired, expiring or not fit to ` +
+          `dial${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input ` +
+          `before dialling`,
+      );
     return failing.length ? ExitCode.INPUT : ExitCode.OK;
   });
 }

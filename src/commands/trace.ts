@@ -20,11 +20,23 @@ Examples:
 export function registerTrace(program: Command, host: CommandHost): void {
   const command = program
     .command('trace')
-    .description('find one lookup by correlation id in local journals and check history: number, times, receipt, pushes, result, credits')
+    .description(
+      'find one lookup by correlation id in local journals and check history: number, times, receipt, pushes, ' +
+        'result, credits',
+    )
     .argument('<correlation-id>', 'the correlation id (dnc_correlation_id, or the one `dnc check` printed)')
-    .option('--journal <path...>', 'also search these batch journals (OUTPUT.csv.journal.sqlite), or the journal of these outputs')
+    .option(
+      '--journal <path...>',
+      'also search these batch journals (OUTPUT.csv.journal.sqlite), or the journal of these outputs',
+    )
     .addHelpText('after', HELP);
-  host.action(command, async (ctx, cmd) => runTrace(ctx, cmd.args[0]!.trim(), ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j))));
+  host.action(command, async (ctx, cmd) =>
+    runTrace(
+      ctx,
+      cmd.args[0]!.trim(),
+      ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j)),
+    ),
+  );
 }
 
 /** A correlation id as the service gives them (interface 2.1: "string (UUID form)"). */
@@ -43,7 +55,9 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
   const { traceLookup } = await import('../evidence/trace.js');
   const { existsSync } = await import('node:fs');
   const dir = stateDir(ctx.env, ctx.homedir);
-  const journals = given.map((j) => (j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j));
+  const journals = given.map((j) =>
+    j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j,
+  );
   for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
   const historyFile = historyPath(dir);
   const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
@@ -54,9 +68,16 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
     history?.close();
   }
   if (found.length === 0) {
-    throw inputError('E_TRACE_NOT_FOUND', `no record of correlation id ${id} on this machine (searched the check history and ${journals.length} journal(s))`, {
-      hint: 'give the batch journal with --journal PATH (OUTPUT.csv.journal.sqlite), or run trace on the machine that made the lookup',
-    });
+    throw inputError(
+      'E_TRACE_NOT_FOUND',
+      `no record of correlation id ${id} on this machine (searched the check history and ${journals.length} ` +
+        `journal(s))`,
+      {
+        hint:
+          'give the batch journal with --journal PATH (OUTPUT.csv.journal.sqlite), or run trace on the ' +
+          'machine that made the lookup',
+      },
+    );
   }
   if (ctx.json) {
     writeLine(ctx.io.stdout, JSON.stringify({ correlation_id: id, found: found.map(traceJson) }));
@@ -89,7 +110,14 @@ function traceJson(t: TracedLookup) {
     http_status: t.httpStatus,
     credits: t.credits,
     answer: t.answer,
-    pushes: t.pushes.map((p) => ({ received_at: p.receivedAt, outcome: p.outcome, reason: p.reason, peer: p.peer, duplicates: p.duplicates, body: p.body })),
+    pushes: t.pushes.map((p) => ({
+      received_at: p.receivedAt,
+      outcome: p.outcome,
+      reason: p.reason,
+      peer: p.peer,
+      duplicates: p.duplicates,
+      body: p.body,
+    })),
     batch: t.batch,
   };
 }
@@ -104,10 +132,22 @@ function traceLines(t: TracedLookup): string[] {
   lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
   if (t.reusedAt) {
     // The verdict of an earlier lookup (listed with it when its check or batch is on this machine).
-    lines.push(f('reused', `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no request sent, no credits`));
+    lines.push(
+      f(
+        'reused',
+        `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ` +
+          `${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no ` +
+          `request sent, no credits`,
+      ),
+    );
   } else lines.push(f('requested at', t.requestedAt ?? 'not recorded (journal made by an older dnc)'));
   lines.push(f(t.source === 'check' ? 'answered at' : 'recorded at', t.answeredAt ?? 'not recorded'));
-  lines.push(f('result', `${t.result}${t.errorCode ? ` (${t.errorCode})` : ''}${t.httpStatus !== null ? `, HTTP ${t.httpStatus}` : ''}`));
+  lines.push(
+    f(
+      'result',
+      `${t.result}${t.errorCode ? ` (${t.errorCode})` : ''}${t.httpStatus !== null ? `, HTTP ${t.httpStatus}` : ''}`,
+    ),
+  );
   if (t.checkedAt) lines.push(f('checked at', `${t.checkedAt} (the service's timestamp)`));
   if (t.listSource) lines.push(f('register', t.listSource));
   lines.push(f('credits', `${t.credits}${t.result === 'pending' || t.result === 'started' ? ' held' : ''}`));
@@ -115,12 +155,16 @@ function traceLines(t: TracedLookup): string[] {
     if (t.pushes.length === 0) lines.push(f('pushes', 'none received'));
     for (const p of t.pushes) {
       const b = p.body as { status?: string; error_code?: string | null; do_not_call?: unknown } | null;
-      const verdict = b?.status === 'succeeded' ? ` do_not_call=${String(b.do_not_call)}` : b?.error_code ? ` (${b.error_code})` : '';
+      const verdict =
+        b?.status === 'succeeded' ? ` do_not_call=${String(b.do_not_call)}` : b?.error_code ? ` (${b.error_code})` : '';
       const from = p.peer ? ` from ${p.peer}` : '';
       lines.push(
         f(
           'push',
-          `${p.receivedAt} ${b?.status ?? '?'}${verdict}${from}, ${p.outcome}${p.reason ? `: ${p.reason}` : ''}${p.duplicates > 0 ? `, ${p.duplicates} duplicate deliveries ignored` : ''}`,
+          `${p.receivedAt} ${b?.status ?? '?'}${verdict}${from}, ` +
+            `${p.outcome}${p.reason ? `: ${p.reason}` : ''}${
+              p.duplicates > 0 ? `, ${p.duplicates} duplicate ` + `deliveries ignored` : ''
+            }`,
         ),
       );
     }

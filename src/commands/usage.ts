@@ -9,7 +9,9 @@ import type { ServiceClient } from '../service/client.js';
 import type { Reconciliation } from '../evidence/reconcile.js';
 import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';
 
-/** The most periods the service returns per page (section 8); also the page size of --all when --periods is not given. */
+/**
+ * The most periods the service returns per page (section 8); also the page size of --all when --periods is not given.
+ */
 export const MAX_PERIODS = 100;
 
 /** The flags as commander hands them over: parsed, ranges checked, conflicting combinations refused. */
@@ -53,7 +55,8 @@ export function planUsage(o: UsageFlags): UsagePlan {
 }
 
 function nonEmptyCursor(raw: string, flag: string): string {
-  if (raw.trim() === '') throw usageError('E_USAGE', `${flag} must not be empty`, { hint: 'pass the next_cursor of a previous answer' });
+  if (raw.trim() === '')
+    throw usageError('E_USAGE', `${flag} must not be empty`, { hint: 'pass the next_cursor of a previous answer' });
   return raw;
 }
 
@@ -74,7 +77,11 @@ function checkUsagePage(raw: unknown): UsagePage {
     (page.next_cursor === null || typeof page.next_cursor === 'string') &&
     page.data.every(
       (p: Partial<BillingPeriodUsage>) =>
-        !!p && typeof p.id === 'number' && typeof p.credit_limit === 'number' && typeof p.credits_used === 'number' && Array.isArray(p.by_country),
+        !!p &&
+        typeof p.id === 'number' &&
+        typeof p.credit_limit === 'number' &&
+        typeof p.credits_used === 'number' &&
+        Array.isArray(p.by_country),
     );
   if (!ok) throw badResponse('usage', raw);
   return page as UsagePage;
@@ -82,7 +89,13 @@ function checkUsagePage(raw: unknown): UsagePage {
 
 function checkLegacyUsage(raw: unknown): LegacyUsage {
   const body = raw as Partial<LegacyUsage> | null;
-  if (!body || typeof body.customer_name !== 'string' || typeof body.total_requests !== 'number' || !Array.isArray(body.monthly) || !Array.isArray(body.by_country)) {
+  if (
+    !body ||
+    typeof body.customer_name !== 'string' ||
+    typeof body.total_requests !== 'number' ||
+    !Array.isArray(body.monthly) ||
+    !Array.isArray(body.by_country)
+  ) {
     throw badResponse('lifetime usage', raw);
   }
   return body as LegacyUsage;
@@ -110,10 +123,15 @@ export async function fetchAllPeriods(
     const next = page.next_cursor;
     if (next === null) break;
     if (seen.has(next)) {
-      throw serviceError('E_CURSOR_REPEATED', `the service returned the cursor '${next}' a second time (after ${pages} pages, ${data.length} periods); stopped to avoid an endless loop`, {
-        hint: 'try again later; without --all, `dnc usage --periods N` reads the latest periods in one request',
-        details: { cursor: next, pages, periods: data.length },
-      });
+      throw serviceError(
+        'E_CURSOR_REPEATED',
+        `the service returned the cursor '${next}' a second time (after ${pages} pages, ${data.length} ` +
+          `periods); stopped to avoid an endless loop`,
+        {
+          hint: 'try again later; without --all, `dnc usage --periods N` reads the latest periods in one request',
+          details: { cursor: next, pages, periods: data.length },
+        },
+      );
     }
     seen.add(next);
     cursor = next;
@@ -133,9 +151,16 @@ function explain(err: unknown, plan: UsagePlan, key: string): unknown {
   const jwt = looksLikeJwt(key);
   if (err.code === 'E_AUTH_MISSING' || err.code === 'E_AUTH_FORBIDDEN') {
     if (jwt && plan.kind === 'lifetime') {
-      return again('this key looks like a portal JWT: the lifetime endpoint takes API keys only; drop --lifetime for per-period usage, or use an API key');
+      return again(
+        'this key looks like a portal JWT: the lifetime endpoint takes API keys only; drop --lifetime for ' +
+          'per-period usage, or use an API key',
+      );
     }
-    if (jwt && err.code === 'E_AUTH_MISSING') return again('this key looks like a portal JWT: it must be valid, unexpired and verified; sign in to the portal again for a fresh one');
+    if (jwt && err.code === 'E_AUTH_MISSING')
+      return again(
+        'this key looks like a portal JWT: it must be valid, unexpired and verified; sign in to the portal ' +
+          'again for a fresh one',
+      );
     if (jwt) return again('this key looks like a portal JWT: its user needs an active organization membership');
   }
   if (err.code === 'E_USAGE_QUERY_REJECTED' && !err.hint) {
@@ -161,7 +186,8 @@ async function run(ctx: Context, plan: UsagePlan): Promise<number> {
       const mismatch = render.lifetimeMismatch(body);
       if (mismatch) {
         ctx.warn(
-          `dnc: warning: the lifetime total_requests (${mismatch.total}) is not the sum of the monthly counts (${mismatch.sumOfMonths}); both are shown as the service gave them`,
+          `dnc: warning: the lifetime total_requests (${mismatch.total}) is not the sum of the monthly counts ` +
+            `(${mismatch.sumOfMonths}); both are shown as the service gave them`,
         );
       }
       writeLine(ctx.io.stdout, ctx.json ? JSON.stringify(answer.raw) : render.renderLifetimeUsage(body, term));
@@ -189,7 +215,8 @@ async function run(ctx: Context, plan: UsagePlan): Promise<number> {
       text = answer.text;
     }
     // As received: ids and counts are int64 (2.5), which a double would round; one line, as JSON output always is.
-    if (ctx.json) writeLine(ctx.io.stdout, text !== undefined && !/[\r\n]/.test(text.trim()) ? text.trim() : JSON.stringify(raw));
+    if (ctx.json)
+      writeLine(ctx.io.stdout, text !== undefined && !/[\r\n]/.test(text.trim()) ? text.trim() : JSON.stringify(raw));
     else writeLine(ctx.io.stdout, render.renderUsagePage(page, term));
     return 0;
   } catch (err) {
@@ -203,18 +230,40 @@ export function registerUsage(program: Command, host: CommandHost): void {
   const command = program
     .command('usage')
     .description('credit balance and usage per billing period (free: consumes no credits)')
-    .addOption(integerOption('--periods <n>', 'the N latest billing periods, newest first (1 to 100; default 1)', 1, MAX_PERIODS))
+    .addOption(
+      integerOption(
+        '--periods <n>',
+        'the N latest billing periods, newest first (1 to 100; default 1)',
+        1,
+        MAX_PERIODS,
+      ),
+    )
     // One billing period by id: paging would be meaningless beside it.
-    .addOption(int64Option('--id <id>', 'one billing period by id (an int64, at least 1)', 1n).conflicts(['periods', 'cursor', 'all']))
+    .addOption(
+      int64Option('--id <id>', 'one billing period by id (an int64, at least 1)', 1n).conflicts([
+        'periods',
+        'cursor',
+        'all',
+      ]),
+    )
     .addOption(parsedOption('--cursor <cursor>', 'continue from the next_cursor of a previous answer', nonEmptyCursor))
     .option('--all', 'follow next_cursor to the end and merge every billing period into one answer')
     // The lifetime (legacy) endpoint takes no parameters.
     .addOption(
-      new Option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)').conflicts(['id', 'periods', 'cursor', 'all', 'reconcile']),
+      new Option('--lifetime', 'lifetime totals per month and country (the legacy /usage_stats endpoint)').conflicts([
+        'id',
+        'periods',
+        'cursor',
+        'all',
+        'reconcile',
+      ]),
     )
     // Reconciliation compares one billing period: the latest, or one given with --id.
     .addOption(
-      new Option('--reconcile', "compare the period's credits_used with the credits this machine's journals and checks recorded").conflicts(['periods', 'cursor', 'all']),
+      new Option(
+        '--reconcile',
+        "compare the period's credits_used with the credits this machine's journals and checks recorded",
+      ).conflicts(['periods', 'cursor', 'all']),
     )
     .addHelpText('after', EXAMPLES);
   host.action(command, async (ctx, cmd) => {
@@ -241,7 +290,10 @@ async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
     await client.close();
   }
   const period = page.data[0];
-  if (!period) throw usageError('E_USAGE', 'the service reported no billing period to reconcile', { hint: 'try `dnc usage --periods 3`' });
+  if (!period)
+    throw usageError('E_USAGE', 'the service reported no billing period to reconcile', {
+      hint: 'try `dnc usage --periods 3`',
+    });
   const dir = stateDir(ctx.env, ctx.homedir);
   const historyFile = historyPath(dir);
   const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
@@ -262,7 +314,13 @@ async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
         service_credits_used: r.serviceCreditsUsed,
         local_credits: r.localCredits,
         difference: r.difference,
-        local: r.local.map((l) => ({ kind: l.kind, path: l.where, lookups: l.lookups, credits: l.credits, unanswered_sends: l.unansweredSends })),
+        local: r.local.map((l) => ({
+          kind: l.kind,
+          path: l.where,
+          lookups: l.lookups,
+          credits: l.credits,
+          unanswered_sends: l.unansweredSends,
+        })),
       }),
     );
   } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, line);

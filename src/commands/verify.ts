@@ -1,4 +1,5 @@
-// `dnc verify`: offline proof that a batch output is what dnc wrote and fit to dial (fresh, evidenced callable rows, nothing pending).
+// `dnc verify`: offline proof that a batch output is what dnc wrote and fit to dial (fresh, evidenced callable rows,
+// nothing pending).
 import { describeRecordAt } from '../batch/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -34,12 +35,23 @@ Examples:
 export function registerVerify(program: Command, host: CommandHost): void {
   const command = program
     .command('verify')
-    .description('offline: is a batch output exactly what dnc wrote, and fresh enough to dial? (rows to re-check by line)')
+    .description(
+      'offline: is a batch output exactly what dnc wrote, and fresh enough to dial? (rows to re-check by line)',
+    )
     .argument('<output>', 'the output CSV of `dnc batch`')
-    .addOption(durationOption('--max-age <duration>', 'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB 28d, AU 30d, others 30d)'))
+    .addOption(
+      durationOption(
+        '--max-age <duration>',
+        'oldest acceptable checked_at for callable rows, e.g. 31d, 12h (default: per country, US/CA 31d, GB ' +
+          '28d, AU 30d, others 30d)',
+      ),
+    )
     .addOption(dateTimeOption('--as-of <time>', 'judge ages as of this ISO 8601 time instead of now'))
     .addOption(integerOption('--list <n>', 'rows to re-check listed at most (all are counted)', 0).default(1000))
-    .option('--without-journal', 'judge a file whose batch journal is gone (the weaker check: its rows cannot be compared with what was answered)')
+    .option(
+      '--without-journal',
+      'judge a file whose batch journal is gone (the weaker check: its rows cannot be compared with what was answered)',
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts<{ maxAge?: number; asOf?: Date; list: number; withoutJournal?: boolean }>();
@@ -48,7 +60,13 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const listLimit = o.list;
     const output = path.resolve(ctx.cwd, cmd.args[0]!);
     const { fitToDial } = await import('../evidence/fit-to-dial.js');
-    const report = await fitToDial(ctx, output, { maxAgeMs, asOf, listLimit, withoutJournal: o.withoutJournal === true, warn: (line) => ctx.warn(line) });
+    const report = await fitToDial(ctx, output, {
+      maxAgeMs,
+      asOf,
+      listLimit,
+      withoutJournal: o.withoutJournal === true,
+      warn: (line) => ctx.warn(line),
+    });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
     else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
     return report.fit ? ExitCode.OK : ExitCode.INPUT;
@@ -88,40 +106,78 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
   };
   const lines = [`${rel(r.output)}: ${r.fit ? 'fit to dial' : 'NOT FIT TO DIAL'}`];
   const m = r.manifestInfo;
-  lines.push(`  manifest   ${rel(r.manifest)} (dnc ${m.dnc_version}, interface ${m.interface_version}, ${m.service_base_url ?? 'service not recorded'}, written ${m.updated_at})`);
+  lines.push(
+    `  manifest   ${rel(r.manifest)} (dnc ${m.dnc_version}, interface ${m.interface_version}, ` +
+      `${m.service_base_url ?? 'service not recorded'}, written ${m.updated_at})`,
+  );
   if (r.sha256.matches) lines.push(`  integrity  SHA-256 matches the manifest (${r.sha256.actual.slice(0, 16)}…)`);
   else lines.push(`  integrity  SHA-256 differs from the manifest: the file changed after dnc wrote it`);
   for (const d of r.differences) lines.push(`             ${d}`);
-  const against = [r.comparedWithJournal ? 'the journal' : null, r.comparedWithInput ? 'the input' : null].filter(Boolean);
-  lines.push(`             rows compared with ${against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'}`);
-  if (r.anchored === 'matches') lines.push('             the state folder records this file and manifest as what dnc last wrote');
-  else if (r.anchored === 'not_here') lines.push('             not anchored on this machine (the state folder has no record of writing it: written elsewhere)');
-  if (r.unproven) lines.push(`  unproven   ${r.unproven}`, '             `dnc verify --without-journal` judges the rest: the SHA-256 against the manifest, the rows against the input, freshness');
-  else if (!r.comparedWithJournal) lines.push('  without the journal: no row was compared with what the service answered (--without-journal)');
+  const against = [r.comparedWithJournal ? 'the journal' : null, r.comparedWithInput ? 'the input' : null].filter(
+    Boolean,
+  );
+  lines.push(
+    `             rows compared with ` +
+      (against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'),
+  );
+  if (r.anchored === 'matches')
+    lines.push('             the state folder records this file and manifest as what dnc last wrote');
+  else if (r.anchored === 'not_here')
+    lines.push(
+      '             not anchored on this machine (the state folder has no record of writing it: written elsewhere)',
+    );
+  if (r.unproven)
+    lines.push(
+      `  unproven   ${r.unproven}`,
+      '             `dnc verify --without-journal` judges the rest: the SHA-256 against the manifest, the rows ' +
+        'against the input, freshness',
+    );
+  else if (!r.comparedWithJournal)
+    lines.push('  without the journal: no row was compared with what the service answered (--without-journal)');
   const byResult = Object.entries(r.tally.rows.by_result)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${formatInteger(n)} ${k}`)
     .join(', ');
-  lines.push(`  rows       ${formatInteger(r.tally.rows.total)} (${byResult}); ${formatInteger(r.tally.numbers.distinct)} distinct number(s)`);
+  lines.push(
+    `  rows       ${formatInteger(r.tally.rows.total)} (${byResult}); ` +
+      `${formatInteger(r.tally.numbers.distinct)} distinct number(s)`,
+  );
   const age =
     r.maxAge.days !== null
       ? `${r.maxAge.days}d`
       : `${Object.entries(r.maxAge.byCountry)
           .map(([c, d]) => `${d}d ${c}`)
           .join(', ')}, ${r.maxAge.otherDays}d others`;
-  lines.push(`  freshness  checked_at ${r.tally.checked_at.oldest ?? '-'} … ${r.tally.checked_at.newest ?? '-'}; max age ${age}, as of ${r.asOf}`);
+  lines.push(
+    `  freshness  checked_at ${r.tally.checked_at.oldest ?? '-'} … ${r.tally.checked_at.newest ?? '-'}; max age ` +
+      `${age}, as of ${r.asOf}`,
+  );
   if (r.recheckCount === 0) {
-    if (r.fit) lines.push('  every callable row has a correlation id, a register source and a fresh checked_at; nothing is pending');
+    if (r.fit)
+      lines.push(
+        '  every callable row has a correlation id, a register source and a fresh checked_at; nothing is pending',
+      );
     return lines;
   }
   const reasons = Object.entries(r.recheckByReason)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
-  lines.push(`  rows to re-check: ${r.recheckCount} (${reasons})${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`);
+  lines.push(
+    `  rows to re-check: ${r.recheckCount} ` +
+      `(${reasons})${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`,
+  );
   for (const x of r.recheck) {
-    lines.push(`    ${(x.sheet ? `row ${x.record}` : describeRecordAt(x.line, x.record)).padEnd(11)} ${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ${x.detail}`);
+    lines.push(
+      `    ${(x.sheet ? `row ${x.record}` : describeRecordAt(x.line, x.record)).padEnd(11)} ` +
+        `${(x.number || '-').padEnd(16)} ${(x.country || '-').padEnd(3)} ${x.result.padEnd(12)} ${x.reason}: ` +
+        `${x.detail}`,
+    );
   }
-  if (r.tampered) lines.push('  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered numbers are not sent again)');
+  if (r.tampered)
+    lines.push(
+      '  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered ' +
+        'numbers are not sent again)',
+    );
   else lines.push(...recheckAdvice(r));
   return lines;
 }
@@ -131,17 +187,26 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
  * again and drops the journal's record of what was spent.
  */
 function recheckAdvice(r: VerifyReport): string[] {
-  const has = (...reasons: Array<keyof VerifyReport['recheckByReason']>) => reasons.some((k) => (r.recheckByReason[k] ?? 0) > 0);
+  const has = (...reasons: Array<keyof VerifyReport['recheckByReason']>) =>
+    reasons.some((k) => (r.recheckByReason[k] ?? 0) > 0);
   const advice: string[] = [];
   if (has('not_checked', 'failed')) {
     advice.push(
-      '  not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without a verdict (answered ones are not sent again; sends that may have been charged only with --resend-unanswered)',
+      '  not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without ' +
+        'a verdict (answered ones are not sent again; sends that may have been charged only with --resend-unanswered)',
     );
   }
   if (has('pending')) advice.push('  pending rows: `dnc listen --results FILE` receives their pushes');
   if (has('stale', 'no_correlation_id', 'no_source', 'no_checked_at')) {
-    advice.push('  stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still fresh are reused, only the stale numbers are paid for');
+    advice.push(
+      '  stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still ' +
+        'fresh are reused, only the stale numbers are paid for',
+    );
   }
-  if (has('suppressed')) advice.push('  suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks them do_not_call)');
+  if (has('suppressed'))
+    advice.push(
+      '  suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks ' +
+        'them do_not_call)',
+    );
   return advice;
 }

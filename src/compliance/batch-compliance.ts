@@ -1,8 +1,15 @@
-// The user's own lists in a batch: applied to the journal before any lookup, rendered into dnc_exemption, recorded in the manifest.
+// The user's own lists in a batch: applied to the journal before any lookup, rendered into dnc_exemption, recorded in
+// the manifest.
 import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../batch/journal.js';
 import type { ScrubParties } from './settings.js';
 import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
-import { rowValidUntilMs, validityRules, ValidityBuilder, type ValidityRules, type ValiditySummary } from './validity.js';
+import {
+  rowValidUntilMs,
+  validityRules,
+  ValidityBuilder,
+  type ValidityRules,
+  type ValiditySummary,
+} from './validity.js';
 import { formatInteger } from '../render/numbers.js';
 import { parseServiceTime } from '../evidence/duration.js';
 
@@ -37,7 +44,13 @@ export interface ApplyResult {
  * an exemption is stored beside the number and turns a register's do_not_call into callable when rendered.
  * A number that is pending (sent in webhook mode on an earlier run) is left to its push.
  */
-export function applyToJournal(journal: BatchJournal, store: SuppressionStore | null, now: Date, parties: ScrubParties, rules: ValidityRules): ApplyResult {
+export function applyToJournal(
+  journal: BatchJournal,
+  store: SuppressionStore | null,
+  now: Date,
+  parties: ScrubParties,
+  rules: ValidityRules,
+): ApplyResult {
   // Walked from the list's side: a list is usually far smaller than a batch, and a batch without one costs one query.
   const source = store ? `internal:${store.name}` : null;
   const finals: Array<[number, FinalAnswer]> = [];
@@ -72,10 +85,14 @@ export function applyToJournal(journal: BatchJournal, store: SuppressionStore | 
   for (const x of snap?.exemptions ?? []) {
     if (!journal.verdict(x.e164)) continue;
     if (onList.has(x.e164)) overridden++;
-    else if (exemptionHolds(x, now)) applied.push({ e164: x.e164, basis: x.basis, until: x.until, evidence: x.evidence });
+    else if (exemptionHolds(x, now))
+      applied.push({ e164: x.e164, basis: x.basis, until: x.until, evidence: x.evidence });
     else expired++;
   }
-  const requeue = journal.internalVerdicts().filter((v) => !onList.has(v.e164)).map((v) => v.id);
+  const requeue = journal
+    .internalVerdicts()
+    .filter((v) => !onList.has(v.e164))
+    .map((v) => v.id);
   if (finals.length) journal.recordFinals(finals);
   if (requeue.length) journal.requeue(requeue);
   journal.setExemptions(applied);
@@ -134,7 +151,14 @@ export function withValidUntil(cells: string[], rules: ValidityRules): string[] 
 
 /** What a row's dnc_valid_until holds, from its other dnc_* cells (render writes it, verify checks it). */
 export function validUntilCell(rules: ValidityRules, cells: readonly string[]): string {
-  const until = rowValidUntilMs(rules, cells[1] ?? '', cells[2] ?? '', cells[4] ?? '', cells[5] ?? '', exemptionUntilOf(cells[10]));
+  const until = rowValidUntilMs(
+    rules,
+    cells[1] ?? '',
+    cells[2] ?? '',
+    cells[4] ?? '',
+    cells[5] ?? '',
+    exemptionUntilOf(cells[10]),
+  );
   return Number.isFinite(until) ? new Date(until).toISOString() : '';
 }
 
@@ -145,8 +169,12 @@ export function exemptionUntilOf(cell: string | undefined): string | null {
 }
 
 /** What the verify and render sides take the journal's verdict to be once the exemption is applied. */
-export function effectiveResult(v: Pick<NumberVerdict, 'result' | 'list_source' | 'exemption_basis' | 'exemption_until' | 'checked_at'>): string | null {
-  return v.result === 'do_not_call' && exemptionHeldAtVerdict(v) && !v.list_source?.startsWith('internal:') ? 'callable' : v.result;
+export function effectiveResult(
+  v: Pick<NumberVerdict, 'result' | 'list_source' | 'exemption_basis' | 'exemption_until' | 'checked_at'>,
+): string | null {
+  return v.result === 'do_not_call' && exemptionHeldAtVerdict(v) && !v.list_source?.startsWith('internal:')
+    ? 'callable'
+    : v.result;
 }
 
 /** The validity rules a scrub used (its record), else today's built-in ones. */
@@ -155,18 +183,29 @@ export function rulesOf(record: ScrubCompliance | null | undefined): ValidityRul
   return { byCountry: { ...record.validity.window_days }, otherDays: record.validity.default_window_days };
 }
 
-/** Manifest fields: the compliance record as the scrub made it, and each country's valid-until (computed while the output is walked). */
+/**
+ * Manifest fields: the compliance record as the scrub made it, and each country's valid-until (computed while the
+ * output is walked).
+ */
 export function manifestCompliance(record: ScrubCompliance | null | undefined) {
   const builder = new ValidityBuilder(rulesOf(record));
   // Positions within the dnc_* cells (manifest.ts's C): country 1, result 2, checked_at 5, exemption 10.
   return {
-    onRow: (_index: number, _fields: string[], cells: string[]) => builder.add(cells[1] ?? '', cells[2] ?? '', cells[5] ?? '', exemptionUntilOf(cells[10])),
-    fields: (): { compliance: ScrubCompliance | null; validity: ValiditySummary } => ({ compliance: record ?? null, validity: builder.done() }),
+    onRow: (_index: number, _fields: string[], cells: string[]) =>
+      builder.add(cells[1] ?? '', cells[2] ?? '', cells[5] ?? '', exemptionUntilOf(cells[10])),
+    fields: (): { compliance: ScrubCompliance | null; validity: ValiditySummary } => ({
+      compliance: record ?? null,
+      validity: builder.done(),
+    }),
   };
 }
 
 /** `dnc batch`'s one call, before any lookup: applies the user's lists to the journal and says what they did. */
-export async function applyListsBeforeLookups(ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>, journal: BatchJournal, flags: import('./settings.js').ComplianceFlags): Promise<ScrubCompliance> {
+export async function applyListsBeforeLookups(
+  ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>,
+  journal: BatchJournal,
+  flags: import('./settings.js').ComplianceFlags,
+): Promise<ScrubCompliance> {
   const { complianceSettings, openListForScrub } = await import('./settings.js');
   const settings = await complianceSettings(ctx, flags);
   const store = await openListForScrub(ctx, settings);
@@ -174,17 +213,37 @@ export async function applyListsBeforeLookups(ctx: import('./settings.js').Compl
     const before = complianceRecordOf(journal)?.list ?? null;
     if (before && before.id !== (store?.id ?? null)) {
       ctx.warn(
-        `dnc: warning: this batch was scrubbed against the internal list ${before.name} (${before.path}) before, and now ${store ? `against ${store.name} (${store.path})` : 'against none'}: ` +
+        `dnc: warning: this batch was scrubbed against the internal list ${before.name} (${before.path}) ` +
+          `before, and now ${store ? `against ${store.name} (${store.path})` : 'against none'}: ` +
           'numbers only the earlier list suppressed are looked up now (give --suppression-list to use the same list)',
       );
     }
     const r = applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
     const c = r.record;
-    if (c.suppressed_numbers) ctx.info(`${formatInteger(c.suppressed_numbers)} number(s) on the internal do-not-call list (${c.list!.name}): do_not_call, not sent`);
-    if (r.requeued) ctx.info(`${formatInteger(r.requeued)} number(s) taken off the internal list since the last run: they are looked up now`);
-    if (c.exempt_numbers) ctx.info(`${formatInteger(c.exempt_numbers)} number(s) with a valid exemption: looked up, then callable if on a register (dnc_exemption)`);
-    if (c.expired_exemption_numbers) ctx.warn(`dnc: ${formatInteger(c.expired_exemption_numbers)} number(s) have an exemption that has expired: ignored (\`dnc exempt list\` shows them)`);
-    if (c.overridden_exemption_numbers) ctx.info(`${formatInteger(c.overridden_exemption_numbers)} exempt number(s) are also on the internal list: the internal list wins`);
+    if (c.suppressed_numbers)
+      ctx.info(
+        `${formatInteger(c.suppressed_numbers)} number(s) on the internal do-not-call list (${c.list!.name}): ` +
+          `do_not_call, not sent`,
+      );
+    if (r.requeued)
+      ctx.info(
+        `${formatInteger(r.requeued)} number(s) taken off the internal list since the last run: they are looked up now`,
+      );
+    if (c.exempt_numbers)
+      ctx.info(
+        `${formatInteger(c.exempt_numbers)} number(s) with a valid exemption: looked up, then callable if on a ` +
+          `register (dnc_exemption)`,
+      );
+    if (c.expired_exemption_numbers)
+      ctx.warn(
+        `dnc: ${formatInteger(c.expired_exemption_numbers)} number(s) have an exemption that has expired: ` +
+          `ignored (\`dnc exempt list\` shows them)`,
+      );
+    if (c.overridden_exemption_numbers)
+      ctx.info(
+        `${formatInteger(c.overridden_exemption_numbers)} exempt number(s) are also on the internal list: the ` +
+          `internal list wins`,
+      );
     return c;
   } finally {
     store?.close();
@@ -208,6 +267,7 @@ export function checkRecordedList(store: SuppressionStore | null, list: ListIden
   if (mismatch !== null) return { state: 'broken', detail: `its entries were altered outside dnc: ${mismatch}` };
   if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
   const entry = store.auditEntryWithHash(list.audit_head);
-  if (entry === null) return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
+  if (entry === null)
+    return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
   return { state: 'verified', entry, entries: store.counts().audit };
 }

@@ -1,4 +1,5 @@
-// What `dnc check` shows when the user's own records decide: a number on the internal list (never sent), an exemption applied or expired.
+// What `dnc check` shows when the user's own records decide: a number on the internal list (never sent), an exemption
+// applied or expired.
 import type { LookupOutcome } from '../service/client.js';
 import { decide, exemptionLabel, type ComplianceDecision, type SuppressionStore } from './suppression-store.js';
 
@@ -28,7 +29,10 @@ export function suppressedLines(d: Extract<ComplianceDecision, { kind: 'suppress
 }
 
 /** The --json line for a number on the internal list (shaped like a register answer, marked internal). */
-export function suppressedJson(d: Extract<ComplianceDecision, { kind: 'suppressed' }>, country: string | undefined): string {
+export function suppressedJson(
+  d: Extract<ComplianceDecision, { kind: 'suppressed' }>,
+  country: string | undefined,
+): string {
   return JSON.stringify({
     status: 'suppressed',
     phone_number: d.suppression.e164,
@@ -43,28 +47,40 @@ export function suppressedJson(d: Extract<ComplianceDecision, { kind: 'suppresse
 }
 
 /** Whether the register said do not call in this answer: the only verdict an exemption turns. */
-export const registerSaysDnc = (outcome: LookupOutcome): boolean => outcome.kind === 'succeeded' && outcome.body.do_not_call === true;
+export const registerSaysDnc = (outcome: LookupOutcome): boolean =>
+  outcome.kind === 'succeeded' && outcome.body.do_not_call === true;
 
 /** Whether an exemption turns this verdict into callable: only a register's do_not_call verdict is exempted. */
 export function exemptedOutcome(d: ComplianceDecision, registerDnc: boolean): boolean {
   return d.kind === 'exempt' && registerDnc;
 }
 
-/** The lines that follow the register's verdict (fresh or reused) when an exemption applies, or when one has expired. */
+/**
+ * The lines that follow the register's verdict (fresh or reused) when an exemption applies, or when one has expired.
+ */
 export function exemptionLines(d: ComplianceDecision, registerDnc: boolean): string[] {
   if (!registerDnc) return [];
   if (d.kind === 'exempt') {
     const x = d.exemption;
-    return [`  → CALLABLE      exempt: ${exemptionLabel(x)}${x.evidence ? ` (evidence: ${x.evidence})` : ''}; the register verdict above is recorded`];
+    return [
+      `  → CALLABLE      exempt: ${exemptionLabel(x)}${x.evidence ? ` (evidence: ${x.evidence})` : ''}; the ` +
+        `register verdict above is recorded`,
+    ];
   }
-  if (d.kind === 'expired_exemption') return [`  exemption       ${exemptionLabel(d.exemption)} has EXPIRED and was ignored`];
+  if (d.kind === 'expired_exemption')
+    return [`  exemption       ${exemptionLabel(d.exemption)} has EXPIRED and was ignored`];
   return [];
 }
 
 /** Fields added to the --json line: the exemption applied (callable), or the expired one ignored. */
 export function exemptionJson(d: ComplianceDecision, registerDnc: boolean): Record<string, unknown> {
   if (!registerDnc) return {};
-  if (d.kind === 'exempt') return { callable: true, dnc_exemption: { basis: d.exemption.basis, until: d.exemption.until, evidence: d.exemption.evidence } };
-  if (d.kind === 'expired_exemption') return { dnc_exemption_expired: { basis: d.exemption.basis, until: d.exemption.until } };
+  if (d.kind === 'exempt')
+    return {
+      callable: true,
+      dnc_exemption: { basis: d.exemption.basis, until: d.exemption.until, evidence: d.exemption.evidence },
+    };
+  if (d.kind === 'expired_exemption')
+    return { dnc_exemption_expired: { basis: d.exemption.basis, until: d.exemption.until } };
   return {};
 }

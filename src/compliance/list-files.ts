@@ -1,4 +1,5 @@
-// Reading numbers and exemptions from CSV files, and writing the list out again: every refusal names file, line and value.
+// Reading numbers and exemptions from CSV files, and writing the list out again: every refusal names file, line and
+// value.
 import { open } from 'node:fs/promises';
 import { describeFsError, ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
@@ -38,15 +39,30 @@ export async function numbersFromArgs(args: readonly string[], country: string |
 
 function throwProblems(problems: DncError[], total: number, what: string): void {
   if (problems.length === 0) return;
-  if (problems.length === 1) throw Object.assign(problems[0]!, { message: `${problems[0]!.message}; nothing was changed` });
+  if (problems.length === 1)
+    throw Object.assign(problems[0]!, { message: `${problems[0]!.message}; nothing was changed` });
   const shown = problems.slice(0, 20).map((p) => `  ${p.message}`);
   if (problems.length > 20) shown.push(`  … and ${problems.length - 20} more`);
-  throw inputError('E_INVALID_NUMBER', `${problems.length} of ${total} ${what}(s) refused; nothing was changed:\n${shown.join('\n')}`, {
-    hint: 'fix or remove them and run the command again',
-  });
+  throw inputError(
+    'E_INVALID_NUMBER',
+    `${problems.length} of ${total} ${what}(s) refused; nothing was changed:\n${shown.join('\n')}`,
+    {
+      hint: 'fix or remove them and run the command again',
+    },
+  );
 }
 
-const PHONE_HEADERS = ['phone', 'phone_number', 'phonenumber', 'number', 'telephone', 'tel', 'mobile', 'e164', 'msisdn'];
+const PHONE_HEADERS = [
+  'phone',
+  'phone_number',
+  'phonenumber',
+  'number',
+  'telephone',
+  'tel',
+  'mobile',
+  'e164',
+  'msisdn',
+];
 
 export interface ImportRow {
   line: number;
@@ -73,19 +89,34 @@ async function* workbookRecords(file: string): AsyncGenerator<{ record: string[]
 
 export async function readImportFile(
   file: string,
-  options: { column?: string | undefined; country?: string | undefined; required?: readonly string[]; check?: (cells: Record<string, string>, where: string) => void },
+  options: {
+    column?: string | undefined;
+    country?: string | undefined;
+    required?: readonly string[];
+    check?: (cells: Record<string, string>, where: string) => void;
+  },
 ): Promise<ImportRow[]> {
   const { parse } = await import('csv-parse');
   // Opened first, so that a missing or unreadable file is an input error naming it, not a stream's unhandled error.
   const handle = await open(file, 'r').catch((err: unknown) => {
-    throw inputError('E_INPUT_UNREADABLE', `cannot read ${file}: ${describeFsError(err)}`, { hint: 'check the path of the file to import', cause: err });
+    throw inputError('E_INPUT_UNREADABLE', `cannot read ${file}: ${describeFsError(err)}`, {
+      hint: 'check the path of the file to import',
+      cause: err,
+    });
   });
   // A workbook (.xlsx) is read as Excel shows its first sheet, row numbers as Excel numbers them.
   const { isWorkbookPath } = await import('../batch/xlsx-input.js');
   const parser: AsyncIterable<{ record: string[]; info: { lines: number } }> = isWorkbookPath(file)
     ? (await handle.close(), workbookRecords(file))
     : handle.createReadStream().pipe(
-        parse({ bom: true, relax_column_count: true, skip_empty_lines: true, info: true, trim: true, delimiter: [',', ';', '\t', '|'] }),
+        parse({
+          bom: true,
+          relax_column_count: true,
+          skip_empty_lines: true,
+          info: true,
+          trim: true,
+          delimiter: [',', ';', '\t', '|'],
+        }),
       );
   let header: string[] | null = null;
   let phoneIndex = -1;
@@ -98,7 +129,10 @@ export async function readImportFile(
         header = rec.record.map((h) => h.toLowerCase());
         phoneIndex = phoneColumn(header, options.column, file);
         for (const need of options.required ?? []) {
-          if (!header.includes(need)) throw inputError('E_CSV_COLUMN', `${file}: line 1 has no "${need}" column (found: ${header.join(', ')})`, { hint: `add a "${need}" column` });
+          if (!header.includes(need))
+            throw inputError('E_CSV_COLUMN', `${file}: line 1 has no "${need}" column (found: ${header.join(', ')})`, {
+              hint: `add a "${need}" column`,
+            });
         }
         continue;
       }
@@ -118,11 +152,18 @@ export async function readImportFile(
       }
     }
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT') throw inputError('E_INPUT_MISSING', `${file} does not exist`, { cause: err });
+    if ((err as { code?: string }).code === 'ENOENT')
+      throw inputError('E_INPUT_MISSING', `${file} does not exist`, { cause: err });
     if ((err as DncError).name === 'DncError') throw err;
-    throw inputError('E_CSV_MALFORMED', `${file}: ${(err as Error).message}`, { hint: 'it must be a CSV file with a header line', cause: err });
+    throw inputError('E_CSV_MALFORMED', `${file}: ${(err as Error).message}`, {
+      hint: 'it must be a CSV file with a header line',
+      cause: err,
+    });
   }
-  if (!header) throw inputError('E_CSV_EMPTY', `${file} is empty`, { hint: 'it needs a header line such as "phone" and one number per line' });
+  if (!header)
+    throw inputError('E_CSV_EMPTY', `${file} is empty`, {
+      hint: 'it needs a header line such as "phone" and one number per line',
+    });
   throwProblems(problems, rows.length + problems.length, 'row');
   return rows;
 }
@@ -136,12 +177,17 @@ function phoneColumn(header: string[], column: string | undefined, file: string)
       const i = header.indexOf(column.toLowerCase());
       if (i >= 0) return i;
     }
-    throw usageError('E_USAGE', `--column ${JSON.stringify(column)} is not a column of ${file} (found: ${header.join(', ')})`);
+    throw usageError(
+      'E_USAGE',
+      `--column ${JSON.stringify(column)} is not a column of ${file} (found: ${header.join(', ')})`,
+    );
   }
   if (header.length === 1) return 0;
   const i = header.findIndex((h) => PHONE_HEADERS.includes(h.replace(/[\s-]+/g, '_')));
   if (i >= 0) return i;
-  throw usageError('E_USAGE', `${file}: no phone column found in the header (${header.join(', ')})`, { hint: 'name it with --column NAME or a 1-based index' });
+  throw usageError('E_USAGE', `${file}: no phone column found in the header (${header.join(', ')})`, {
+    hint: 'name it with --column NAME or a 1-based index',
+  });
 }
 
 /** --until: a date (the exemption holds through that day, UTC) or an ISO 8601 date-time. */
@@ -152,7 +198,9 @@ export function parseUntil(raw: string, where = '--until '): string {
   else if (/^\d{4}-\d{2}-\d{2}T/.test(text)) ms = Date.parse(text);
   else ms = NaN;
   if (!Number.isFinite(ms)) {
-    throw usageError('E_USAGE', `${where}${JSON.stringify(raw)} is not a date`, { hint: 'write YYYY-MM-DD (valid through that day, UTC) or an ISO 8601 date-time' });
+    throw usageError('E_USAGE', `${where}${JSON.stringify(raw)} is not a date`, {
+      hint: 'write YYYY-MM-DD (valid through that day, UTC) or an ISO 8601 date-time',
+    });
   }
   return new Date(ms).toISOString();
 }
@@ -160,7 +208,9 @@ export function parseUntil(raw: string, where = '--until '): string {
 export function parseBasis(raw: string, where = '--basis '): ExemptionBasis {
   const b = raw.trim().toLowerCase();
   if (!(EXEMPTION_BASES as readonly string[]).includes(b)) {
-    throw usageError('E_USAGE', `${where}${JSON.stringify(raw)} is not a basis`, { hint: `one of ${EXEMPTION_BASES.join(', ')}` });
+    throw usageError('E_USAGE', `${where}${JSON.stringify(raw)} is not a basis`, {
+      hint: `one of ${EXEMPTION_BASES.join(', ')}`,
+    });
   }
   return b as ExemptionBasis;
 }
@@ -175,7 +225,10 @@ export function safeCell(value: string | null | undefined): string {
 }
 
 /** CSV text of rows (header first), with every cell made safe for a spreadsheet. */
-export async function csvText(header: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): Promise<string> {
+export async function csvText(
+  header: readonly string[],
+  rows: ReadonlyArray<ReadonlyArray<string | null>>,
+): Promise<string> {
   const { stringify } = await import('csv-stringify/sync');
   return stringify([header as string[], ...rows.map((r) => r.map(safeCell))]);
 }

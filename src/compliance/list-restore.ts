@@ -25,11 +25,19 @@ export interface RestoredList {
  * itself, accepts it as it stands; then appends a `restore` entry (who, why, from where, which head it set aside) and
  * anchors the new head. The backup must be a whole list: an altered one is refused.
  */
-export async function restoreList(ctx: Context, flags: ComplianceFlags, from: string, reason: string): Promise<RestoredList> {
+export async function restoreList(
+  ctx: Context,
+  flags: ComplianceFlags,
+  from: string,
+  reason: string,
+): Promise<RestoredList> {
   const s = await complianceSettings(ctx, flags);
   const source = path.resolve(ctx.cwd, from);
   const backup = await SuppressionStore.open(source, { create: false, explicit: true });
-  if (!backup) throw inputError('E_INPUT_MISSING', `${source} does not exist`, { hint: 'give the backup of the list to put back, or the list itself to accept it as it stands' });
+  if (!backup)
+    throw inputError('E_INPUT_MISSING', `${source} does not exist`, {
+      hint: 'give the backup of the list to put back, or the list itself to accept it as it stands',
+    });
   const problem = backup.integrityProblem();
   backup.close();
   if (problem) throw listAlteredError(source, problem, 'it was not restored');
@@ -51,17 +59,36 @@ export async function restoreList(ctx: Context, flags: ComplianceFlags, from: st
       } catch (err) {
         await rm(tmp, { force: true });
         if (keptAt) await rename(keptAt, s.listPath).catch(() => {});
-        throw inputError('E_OUTPUT_UNWRITABLE', `cannot put ${source} in place of ${s.listPath}: ${describeFsError(err)}`, { cause: err });
+        throw inputError(
+          'E_OUTPUT_UNWRITABLE',
+          `cannot put ${source} in place of ${s.listPath}: ${describeFsError(err)}`,
+          { cause: err },
+        );
       }
     }
     const store = (await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit }))!;
     try {
-      const replaced = previous ? `replaced list ${previous.listId} at head ${previous.head ?? '(none)'} (${previous.entries} entries, anchored ${previous.at})` : 'no anchored list replaced';
+      const replaced = previous
+        ? `replaced list ${previous.listId} at head ${previous.head ?? '(none)'} (${previous.entries} entries, ` +
+          `anchored ${previous.at})`
+        : 'no anchored list replaced';
       store.recordRestore({ who: s.parties.operator, reason, source }, ctx.now(), replaced);
       anchors?.forgetListsAt(s.listPath);
       const identity = store.identity();
-      anchors?.recordList({ listId: store.id, path: s.listPath, head: identity.audit_head, entries: identity.audit_entries, at: ctx.now().toISOString() });
-      return { list: s.listPath, from: source, replacedKeptAt: keptAt, previousHead: previous?.head ?? null, entries: identity.audit_entries };
+      anchors?.recordList({
+        listId: store.id,
+        path: s.listPath,
+        head: identity.audit_head,
+        entries: identity.audit_entries,
+        at: ctx.now().toISOString(),
+      });
+      return {
+        list: s.listPath,
+        from: source,
+        replacedKeptAt: keptAt,
+        previousHead: previous?.head ?? null,
+        entries: identity.audit_entries,
+      };
     } finally {
       store.close();
     }

@@ -6,7 +6,9 @@ import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
 import { manifestPathFor, readManifest, type Manifest } from '../evidence/manifest.js';
 import { validityRules } from './validity.js';
 
-/** not_fit: `dnc verify` says so for a reason other than age (the file changed, its journal is gone, rows unfinished). */
+/**
+ * not_fit: `dnc verify` says so for a reason other than age (the file changed, its journal is gone, rows unfinished).
+ */
 export type ScrubState = 'expired' | 'expiring' | 'valid' | 'nothing_callable' | 'not_fit';
 
 export interface ScrubStatus {
@@ -35,13 +37,19 @@ export type JudgeFit = (output: string) => Promise<{ fit: boolean; why: string |
 export function findManifests(paths: readonly string[]): string[] {
   const out = new Set<string>();
   for (const p of paths) {
-    if (!existsSync(p)) throw inputError('E_INPUT_MISSING', `${p} does not exist`, { hint: 'give results files of `dnc batch`, or folders holding them' });
+    if (!existsSync(p))
+      throw inputError('E_INPUT_MISSING', `${p} does not exist`, {
+        hint: 'give results files of `dnc batch`, or folders holding them',
+      });
     if (statSync(p).isDirectory()) {
       for (const name of readdirSync(p).sort()) if (name.endsWith('.manifest.json')) out.add(path.join(p, name));
     } else if (p.endsWith('.manifest.json')) out.add(p);
     else {
       const m = manifestPathFor(p);
-      if (!existsSync(m)) throw inputError('E_NO_MANIFEST', `${p} has no manifest (${m} is missing)`, { hint: 'status reads the manifest `dnc batch` writes beside its output' });
+      if (!existsSync(m))
+        throw inputError('E_NO_MANIFEST', `${p} has no manifest (${m} is missing)`, {
+          hint: 'status reads the manifest `dnc batch` writes beside its output',
+        });
       out.add(m);
     }
   }
@@ -61,7 +69,12 @@ export function validUntilOf(m: Manifest): { at: string | null; byCountry: Recor
   return { at: new Date(oldest + shortest * DAY_MS).toISOString(), byCountry: {} };
 }
 
-export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs: number, judge: JudgeFit): Promise<ScrubStatus[]> {
+export async function scrubStatus(
+  paths: readonly string[],
+  asOf: Date,
+  withinMs: number,
+  judge: JudgeFit,
+): Promise<ScrubStatus[]> {
   const out: ScrubStatus[] = [];
   for (const file of findManifests(paths)) {
     const m = await readManifest(file);
@@ -71,7 +84,15 @@ export async function scrubStatus(paths: readonly string[], asOf: Date, withinMs
     const fit = await judge(m.output.path);
     // Age is said as expired/expiring; anything else verify finds makes the file not fit, whatever its age.
     const state: ScrubState =
-      !fit.fit && !fit.onlyStale ? 'not_fit' : left === null ? 'nothing_callable' : left < 0 || !fit.fit ? 'expired' : left < withinMs ? 'expiring' : 'valid';
+      !fit.fit && !fit.onlyStale
+        ? 'not_fit'
+        : left === null
+          ? 'nothing_callable'
+          : left < 0 || !fit.fit
+            ? 'expired'
+            : left < withinMs
+              ? 'expiring'
+              : 'valid';
     out.push({
       output: m.output.path,
       manifest: file,

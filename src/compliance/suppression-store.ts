@@ -1,4 +1,5 @@
-// The internal do-not-call list and its exemptions: one SQLite file, an append-only hash-chained audit log, the only module that touches it.
+// The internal do-not-call list and its exemptions: one SQLite file, an append-only hash-chained audit log, the only
+// module that touches it.
 import { createHash, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -15,9 +16,15 @@ function isBusy(err: unknown): boolean {
 
 /** Another process kept the list's write lock past the busy timeout (an import, a stuck sqlite3 shell). */
 function listBusy(file: string, waitedMs: number, consequence: string) {
-  return inputError('E_LIST_BUSY', `the suppression list ${file} stayed locked by another process for ${waitedMs / 1000} s; ${consequence}`, {
-    hint: 'try again once the other change has ended (another dnc suppress/exempt, or a program holding the file open for writing)',
-  });
+  return inputError(
+    'E_LIST_BUSY',
+    `the suppression list ${file} stayed locked by another process for ${waitedMs / 1000} s; ${consequence}`,
+    {
+      hint:
+        'try again once the other change has ended (another dnc suppress/exempt, or a program holding the ' +
+        'file open for writing)',
+    },
+  );
 }
 
 export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
@@ -93,8 +100,10 @@ const AUDIT_TABLE = `CREATE TABLE IF NOT EXISTS audit (
 );`;
 // The audit log is the record an auditor relies on: nothing in it is ever changed or removed.
 const AUDIT_TRIGGERS = `
-CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;`;
+CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEGIN SELECT RAISE(ABORT,
+  'the audit log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT,
+  'the audit log is append-only'); END;`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,8 +123,15 @@ type Env = Record<string, string | undefined>;
 
 export const DEFAULT_LIST_FILE = 'do-not-call.sqlite';
 
-/** Where the list lives: --suppression-list, else DNC_SUPPRESSION_LIST, else "suppression_list" in the config, else the state folder. */
-export function suppressionListPath(stateDir: string, explicit: string | undefined, cwd: string): { path: string; explicit: boolean } {
+/**
+ * Where the list lives: --suppression-list, else DNC_SUPPRESSION_LIST, else "suppression_list" in the config, else the
+ * state folder.
+ */
+export function suppressionListPath(
+  stateDir: string,
+  explicit: string | undefined,
+  cwd: string,
+): { path: string; explicit: boolean } {
   if (explicit) return { path: path.resolve(cwd, explicit), explicit: true };
   return { path: path.join(stateDir, DEFAULT_LIST_FILE), explicit: false };
 }
@@ -156,10 +172,13 @@ export class SuppressionStore {
     this.st = {
       lastHash: db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1'),
       audit: db.prepare(
-        'INSERT INTO audit (at, action, e164, who, reason, source, basis, until, evidence, hash) VALUES (@at, @action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)',
+        'INSERT INTO audit (at, action, e164, who, reason, source, basis, until, evidence, hash) VALUES (@at, ' +
+          '@action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)',
       ),
       suppression: db.prepare<[string], Record<string, string | null>>('SELECT * FROM suppressions WHERE e164 = ?'),
-      suppress: db.prepare('INSERT INTO suppressions (e164, country, added_at, who, reason, source) VALUES (?, ?, ?, ?, ?, ?)'),
+      suppress: db.prepare(
+        'INSERT INTO suppressions (e164, country, added_at, who, reason, source) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
       unsuppress: db.prepare('DELETE FROM suppressions WHERE e164 = ?'),
       exemption: db.prepare<[string], Record<string, string | null>>('SELECT * FROM exemptions WHERE e164 = ?'),
       exempt: db.prepare(
@@ -175,7 +194,10 @@ export class SuppressionStore {
    * Opens the list. `create`: make it (folder 0700 in the state folder, file 0600) when missing;
    * otherwise a missing file is an empty list and nothing is created (check and batch only read).
    */
-  static async open(file: string, options: { create: boolean; explicit?: boolean; busyTimeoutMs?: number }): Promise<SuppressionStore | null> {
+  static async open(
+    file: string,
+    options: { create: boolean; explicit?: boolean; busyTimeoutMs?: number },
+  ): Promise<SuppressionStore | null> {
     const busyMs = options.busyTimeoutMs ?? LIST_BUSY_TIMEOUT_MS;
     const exists = existsSync(file);
     if (!exists && !options.create) return null;
@@ -184,7 +206,10 @@ export class SuppressionStore {
     if (!exists) {
       // The default folder is the user's own; a shared folder named with --suppression-list keeps its permissions.
       if (!existsSync(dir)) {
-        if (options.explicit) throw usageError('E_USAGE', `the folder of the suppression list ${file} does not exist`, { hint: 'create it first, or give another --suppression-list' });
+        if (options.explicit)
+          throw usageError('E_USAGE', `the folder of the suppression list ${file} does not exist`, {
+            hint: 'create it first, or give another --suppression-list',
+          });
         mkdirSync(dir, { recursive: true, mode: 0o700 });
       }
     }
@@ -209,7 +234,12 @@ export class SuppressionStore {
     else if (options.explicit === false && !lstatSync(file).isSymbolicLink()) tightenPrivateFile(file);
     const store = new SuppressionStore(db, file, busyMs);
     if (!store.meta('id')) {
-      db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run('id', randomUUID(), 'created_at', new Date().toISOString());
+      db.prepare('INSERT OR IGNORE INTO list_meta (key, value) VALUES (?, ?), (?, ?)').run(
+        'id',
+        randomUUID(),
+        'created_at',
+        new Date().toISOString(),
+      );
     }
     return store;
   }
@@ -228,10 +258,18 @@ export class SuppressionStore {
   }
 
   private meta(key: string): string | null {
-    return this.db.prepare<[string], { value: string }>('SELECT value FROM list_meta WHERE key = ?').get(key)?.value ?? null;
+    return (
+      this.db.prepare<[string], { value: string }>('SELECT value FROM list_meta WHERE key = ?').get(key)?.value ?? null
+    );
   }
 
-  private append(now: Date, action: AuditAction, e164: string, actor: Actor, extra: { basis?: string | null; until?: string | null; evidence?: string | null } = {}): void {
+  private append(
+    now: Date,
+    action: AuditAction,
+    e164: string,
+    actor: Actor,
+    extra: { basis?: string | null; until?: string | null; evidence?: string | null } = {},
+  ): void {
     const last = this.st.lastHash.get();
     const entry = {
       at: now.toISOString(),
@@ -255,9 +293,13 @@ export class SuppressionStore {
   recordRestore(actor: Actor, now: Date, replaced: string): void {
     this.db
       .transaction(() => {
-        const sql = this.db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get()?.sql ?? '';
+        const sql =
+          this.db
+            .prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit'")
+            .get()?.sql ?? '';
         if (!sql.includes("'restore'")) {
-          this.db.exec(`DROP TRIGGER IF EXISTS audit_append_only_update; DROP TRIGGER IF EXISTS audit_append_only_delete;
+          this.db
+            .exec(`DROP TRIGGER IF EXISTS audit_append_only_update; DROP TRIGGER IF EXISTS audit_append_only_delete;
             ALTER TABLE audit RENAME TO audit_before_restore;
             ${AUDIT_TABLE}
             INSERT INTO audit SELECT * FROM audit_before_restore;
@@ -325,11 +367,24 @@ export class SuppressionStore {
   }
 
   suppressions(): Suppression[] {
-    return this.db.prepare<[], Record<string, string | null>>('SELECT * FROM suppressions ORDER BY e164').all().map(toSuppression);
+    return this.db
+      .prepare<[], Record<string, string | null>>('SELECT * FROM suppressions ORDER BY e164')
+      .all()
+      .map(toSuppression);
   }
 
   /** Adds or replaces an exemption (a replacement is audited like an addition, with the new terms). */
-  exempt(items: ReadonlyArray<{ e164: string; country: string | null; basis: ExemptionBasis; until: string; evidence: string | null }>, actor: Actor, now: Date): ChangeResult {
+  exempt(
+    items: ReadonlyArray<{
+      e164: string;
+      country: string | null;
+      basis: ExemptionBasis;
+      until: string;
+      evidence: string | null;
+    }>,
+    actor: Actor,
+    now: Date,
+  ): ChangeResult {
     return this.change(items, (x) => {
       const old = this.exemption(x.e164);
       if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) return false;
@@ -353,7 +408,10 @@ export class SuppressionStore {
   }
 
   exemptions(): Exemption[] {
-    return this.db.prepare<[], Record<string, string | null>>('SELECT * FROM exemptions ORDER BY e164').all().map(toExemption);
+    return this.db
+      .prepare<[], Record<string, string | null>>('SELECT * FROM exemptions ORDER BY e164')
+      .all()
+      .map(toExemption);
   }
 
   counts(): { suppressions: number; exemptions: number; audit: number } {
@@ -388,7 +446,11 @@ export class SuppressionStore {
   stateMismatch(): string | null {
     const suppressed = new Set<string>();
     const exempt = new Map<string, string>();
-    for (const e of this.db.prepare<[], Pick<EntryRow, 'action' | 'e164' | 'basis' | 'until'>>('SELECT action, e164, basis, until FROM audit ORDER BY id').iterate()) {
+    for (const e of this.db
+      .prepare<[], Pick<EntryRow, 'action' | 'e164' | 'basis' | 'until'>>(
+        'SELECT action, e164, basis, until FROM audit ORDER BY id',
+      )
+      .iterate()) {
       if (e.action === 'suppress') suppressed.add(e.e164);
       else if (e.action === 'unsuppress') suppressed.delete(e.e164);
       else if (e.action === 'exempt') exempt.set(e.e164, `${e.basis} until ${e.until}`);
@@ -398,10 +460,13 @@ export class SuppressionStore {
       if (!suppressed.delete(e164)) return `${e164} is on the list, but no audit entry put it there`;
     }
     for (const e164 of suppressed) return `${e164} is not on the list, but no audit entry took it off`;
-    for (const x of this.db.prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions').iterate()) {
+    for (const x of this.db
+      .prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions')
+      .iterate()) {
       const logged = exempt.get(x.e164);
       if (logged === undefined) return `${x.e164} is exempt, but no audit entry exempted it`;
-      if (logged !== `${x.basis} until ${x.until}`) return `${x.e164} is exempt as ${x.basis} until ${x.until}, but its audit entry says ${logged}`;
+      if (logged !== `${x.basis} until ${x.until}`)
+        return `${x.e164} is exempt as ${x.basis} until ${x.until}, but its audit entry says ${logged}`;
       exempt.delete(x.e164);
     }
     for (const e164 of exempt.keys()) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
@@ -420,13 +485,17 @@ export class SuppressionStore {
     for (const e164 of new Set(numbers)) {
       const s = last.get(e164, 'suppress', 'unsuppress');
       const logged = s?.action === 'suppress';
-      if (this.isSuppressed(e164) !== logged) return logged ? `${e164} is not on the list, but no audit entry took it off` : `${e164} is on the list, but no audit entry put it there`;
+      if (this.isSuppressed(e164) !== logged)
+        return logged
+          ? `${e164} is not on the list, but no audit entry took it off`
+          : `${e164} is on the list, but no audit entry put it there`;
       const x = last.get(e164, 'exempt', 'unexempt');
       const row = this.exemption(e164);
       const entry = x?.action === 'exempt' ? `${x.basis} until ${x.until}` : null;
       if (!row && entry) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
       if (row && !entry) return `${e164} is exempt, but no audit entry exempted it`;
-      if (row && entry !== `${row.basis} until ${row.until}`) return `${e164} is exempt as ${row.basis} until ${row.until}, but its audit entry says ${entry}`;
+      if (row && entry !== `${row.basis} until ${row.until}`)
+        return `${e164} is exempt as ${row.basis} until ${row.until}, but its audit entry says ${entry}`;
     }
     return null;
   }
@@ -453,9 +522,14 @@ export class SuppressionStore {
    * Kept apart because a number can be both, and the reason for a do-not-call row is its suppression,
    * not a later exemption the list overrides. One pass over the log: it has no index by number.
    */
-  standingAt(numbers: ReadonlySet<string>, throughId: number): Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }> {
+  standingAt(
+    numbers: ReadonlySet<string>,
+    throughId: number,
+  ): Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }> {
     const out = new Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>();
-    for (const e of this.db.prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id').iterate(throughId)) {
+    for (const e of this.db
+      .prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id')
+      .iterate(throughId)) {
       if (!numbers.has(e.e164)) continue;
       const s = out.get(e.e164) ?? { suppression: null, exemption: null };
       if (e.action === 'suppress' || e.action === 'unsuppress') s.suppression = e.action === 'suppress' ? e : null;
@@ -471,14 +545,23 @@ export class SuppressionStore {
    * (the read lock held until the end keeps their commit out).
    */
   snapshot(): { suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity } {
-    return this.db.transaction(() => ({ suppressions: this.suppressions(), exemptions: this.exemptions(), identity: this.identity() }))();
+    return this.db.transaction(() => ({
+      suppressions: this.suppressions(),
+      exemptions: this.exemptions(),
+      identity: this.identity(),
+    }))();
   }
 
   identity(): ListIdentity {
     const c = this.counts();
     const hash = createHash('sha256');
-    for (const r of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions ORDER BY e164').iterate()) hash.update(`S ${r.e164}\n`);
-    for (const r of this.db.prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions ORDER BY e164').iterate()) {
+    for (const r of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions ORDER BY e164').iterate())
+      hash.update(`S ${r.e164}\n`);
+    for (const r of this.db
+      .prepare<[], { e164: string; basis: string; until: string }>(
+        'SELECT e164, basis, until FROM exemptions ORDER BY e164',
+      )
+      .iterate()) {
       hash.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
     }
     const head = this.db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1').get();
@@ -549,6 +632,12 @@ export function exemptionLabel(x: Pick<Exemption, 'basis' | 'until'>): string {
 }
 
 /** The list a command uses, from --suppression-list / DNC_SUPPRESSION_LIST / config, else the state folder. */
-export function resolveListPath(stateDir: string, cwd: string, flag: string | undefined, env: Env, configValue: string | undefined): { path: string; explicit: boolean } {
+export function resolveListPath(
+  stateDir: string,
+  cwd: string,
+  flag: string | undefined,
+  env: Env,
+  configValue: string | undefined,
+): { path: string; explicit: boolean } {
   return suppressionListPath(stateDir, flag ?? (env.DNC_SUPPRESSION_LIST || undefined) ?? configValue, cwd);
 }

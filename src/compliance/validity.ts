@@ -1,4 +1,5 @@
-// How long a scrub stays valid, by country: the register rules' windows (US/CA 31 days, GB 28, AU 30) and a configurable default.
+// How long a scrub stays valid, by country: the register rules' windows (US/CA 31 days, GB 28, AU 30) and a
+// configurable default.
 import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
 
 /** Days a register verdict may be relied on, by country (FTC TSR: 31 days; CRTC: 31; TPS/CTPS: 28; ACMA: 30). */
@@ -25,7 +26,10 @@ export function windowDays(rules: ValidityRules, country: string): number {
   return rules.byCountry[country] ?? rules.otherDays;
 }
 
-/** The last moment a verdict checked at `checkedAt` may be relied on: checked_at + the country's window (inclusive). NaN if unreadable. */
+/**
+ * The last moment a verdict checked at `checkedAt` may be relied on: checked_at + the country's window (inclusive). NaN
+ * if unreadable.
+ */
 export function validUntilMs(rules: ValidityRules, country: string, checkedAt: string | null | undefined): number {
   return parseServiceTime(checkedAt) + windowDays(rules, country) * DAY_MS;
 }
@@ -35,7 +39,14 @@ export function validUntilMs(rules: ValidityRules, country: string, checkedAt: s
  * window, or the exemption's end when that comes first), as epoch ms; NaN for a row without a register verdict
  * (invalid, failed, pending, not checked, or on the internal list, which has no window).
  */
-export function rowValidUntilMs(rules: ValidityRules, country: string, result: string, source: string, checkedAt: string, exemptionUntil: string | null): number {
+export function rowValidUntilMs(
+  rules: ValidityRules,
+  country: string,
+  result: string,
+  source: string,
+  checkedAt: string,
+  exemptionUntil: string | null,
+): number {
   if ((result !== 'callable' && result !== 'do_not_call') || source.startsWith('internal:')) return NaN;
   const until = validUntilMs(rules, country, checkedAt);
   // An exemption's `until` is the last instant it holds, as valid_until is the last valid instant.
@@ -53,7 +64,10 @@ export interface ValiditySummary {
   valid_until: string | null;
   /** Callable rows whose valid-until is earlier because an exemption ends first. */
   exemption_bound_rows: number;
-  /** The output column that holds each row's own valid-until (pinned by the output's SHA-256); absent before it was added. */
+  /**
+   * The output column that holds each row's own valid-until (pinned by the output's SHA-256); absent before it was
+   * added.
+   */
   row_column?: 'dnc_valid_until';
 }
 
@@ -77,7 +91,11 @@ export class ValidityBuilder {
   }
 
   done(): ValiditySummary {
-    const byCountry = Object.fromEntries([...this.earliest.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([c, ms]) => [c, new Date(ms).toISOString()]));
+    const byCountry = Object.fromEntries(
+      [...this.earliest.entries()]
+        .sort((a, b) => a[0].localeCompare(b[0]))
+        .map(([c, ms]) => [c, new Date(ms).toISOString()]),
+    );
     const all = [...this.earliest.values()];
     return {
       window_days: { ...this.rules.byCountry },

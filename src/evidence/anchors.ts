@@ -27,7 +27,8 @@ export interface ListAnchor {
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS outputs (
-  output TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, manifest_sha256 TEXT, journal TEXT NOT NULL, written_at TEXT NOT NULL
+  output TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, manifest_sha256 TEXT,
+    journal TEXT NOT NULL, written_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS lists (
   list_id TEXT PRIMARY KEY, path TEXT NOT NULL, head TEXT, entries INTEGER NOT NULL, at TEXT NOT NULL
@@ -50,7 +51,8 @@ export class Anchors {
     this.db
       .prepare(
         `INSERT INTO outputs (output, sha256, bytes, manifest_sha256, journal, written_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (output) DO UPDATE SET sha256 = excluded.sha256, bytes = excluded.bytes, manifest_sha256 = excluded.manifest_sha256,
+         ON CONFLICT (output) DO UPDATE SET sha256 = excluded.sha256, bytes = excluded.bytes,
+           manifest_sha256 = excluded.manifest_sha256,
            journal = excluded.journal, written_at = excluded.written_at`,
       )
       .run(path.resolve(a.output), a.sha256, a.bytes, a.manifestSha256, a.journal, a.writtenAt);
@@ -58,28 +60,50 @@ export class Anchors {
 
   output(file: string): OutputAnchor | null {
     const r = this.db
-      .prepare<[string], { output: string; sha256: string; bytes: number; manifest_sha256: string | null; journal: string; written_at: string }>(
-        'SELECT * FROM outputs WHERE output = ?',
-      )
+      .prepare<
+        [string],
+        {
+          output: string;
+          sha256: string;
+          bytes: number;
+          manifest_sha256: string | null;
+          journal: string;
+          written_at: string;
+        }
+      >('SELECT * FROM outputs WHERE output = ?')
       .get(path.resolve(file));
-    return r ? { output: r.output, sha256: r.sha256, bytes: r.bytes, manifestSha256: r.manifest_sha256, journal: r.journal, writtenAt: r.written_at } : null;
+    return r
+      ? {
+          output: r.output,
+          sha256: r.sha256,
+          bytes: r.bytes,
+          manifestSha256: r.manifest_sha256,
+          journal: r.journal,
+          writtenAt: r.written_at,
+        }
+      : null;
   }
 
   recordList(a: ListAnchor): void {
     this.db
       .prepare(
         `INSERT INTO lists (list_id, path, head, entries, at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (list_id) DO UPDATE SET path = excluded.path, head = excluded.head, entries = excluded.entries, at = excluded.at`,
+         ON CONFLICT (list_id) DO UPDATE SET path = excluded.path, head = excluded.head,
+           entries = excluded.entries, at = excluded.at`,
       )
       .run(a.listId, path.resolve(a.path), a.head, a.entries, a.at);
   }
 
-  /** The anchor of the list with this id, else of the last list anchored at this path (another list standing there now). */
+  /**
+   * The anchor of the list with this id, else of the last list anchored at this path (another list standing there now).
+   */
   list(listId: string | null, file: string): ListAnchor | null {
     type Row = { list_id: string; path: string; head: string | null; entries: number; at: string };
     const r =
       (listId ? this.db.prepare<[string], Row>('SELECT * FROM lists WHERE list_id = ?').get(listId) : undefined) ??
-      this.db.prepare<[string], Row>('SELECT * FROM lists WHERE path = ? ORDER BY at DESC LIMIT 1').get(path.resolve(file));
+      this.db
+        .prepare<[string], Row>('SELECT * FROM lists WHERE path = ? ORDER BY at DESC LIMIT 1')
+        .get(path.resolve(file));
     return r ? { listId: r.list_id, path: r.path, head: r.head, entries: r.entries, at: r.at } : null;
   }
 

@@ -1,4 +1,5 @@
-// What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal registry, the cache filled.
+// What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
+// registry, the cache filled.
 import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../batch/journal.js';
 import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
 import type { ServiceClient } from '../service/client.js';
@@ -29,7 +30,13 @@ export interface EvidenceEnv {
  * --reuse-within: queued numbers with a verdict of the same service in the cache, checked within the
  * window, get that verdict (original checked_at and correlation id, 0 credits) and are not sent.
  */
-export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: string, service: string, windowMs: number, now: Date): Promise<number> {
+export async function reuseCachedVerdicts(
+  journal: BatchJournal,
+  cacheDir: string,
+  service: string,
+  windowMs: number,
+  now: Date,
+): Promise<number> {
   const cache = await ResultsCache.open(cacheDir);
   const notBefore = new Date(now.getTime() - windowMs);
   let reused = 0;
@@ -61,7 +68,10 @@ export async function reuseCachedVerdicts(journal: BatchJournal, cacheDir: strin
       }
       if (finals.length > 0) {
         journal.recordFinals(finals);
-        journal.markReused(finals.map(([id]) => id), now.toISOString());
+        journal.markReused(
+          finals.map(([id]) => id),
+          now.toISOString(),
+        );
       }
       reused += finals.length;
     }
@@ -194,9 +204,16 @@ export async function beforeLookups(
     reused = await reuseCachedVerdicts(journal, ownCacheDir(e), options.service, options.reuseWithinMs, e.now());
   } catch (err) {
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
-    say.warn(`dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number is looked up`);
+    say.warn(
+      `dnc: warning: --reuse-within: the results cache cannot be read (${(err as Error).message}); every number ` +
+        `is looked up`,
+    );
   }
-  if (reused > 0) say.info(`${formatInteger(reused)} number(s) reused from earlier lookups (checked within the --reuse-within window): not sent, no credits`);
+  if (reused > 0)
+    say.info(
+      `${formatInteger(reused)} number(s) reused from earlier lookups (checked within the --reuse-within ` +
+        `window): not sent, no credits`,
+    );
 }
 
 /** After OUTPUT.csv is written: the manifest beside it, and the batch's verdicts into the results cache. */
@@ -226,20 +243,27 @@ export async function afterRender(
   });
   // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
   const remembering =
-    options.verdictsRemembered?.then((failure) => sayUnremembered(say, failure)) ?? rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+    options.verdictsRemembered?.then((failure) => sayUnremembered(say, failure)) ??
+    rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
     // Where someone who can rewrite the results folder cannot: what was written, for `dnc verify` to compare.
     const state = keptFolder(e.env, e.homedir, 'state');
-    if (!state || !(await anchorWritten(state, written, e.now()))) say.debug('could not anchor the output in the state folder (verify will say so)');
+    if (!state || !(await anchorWritten(state, written, e.now())))
+      say.debug('could not anchor the output in the state folder (verify will say so)');
   } finally {
     await remembering;
   }
 }
 
 /** Puts a journal's final verdicts into the results cache (best effort), for later --reuse-within. */
-export async function rememberVerdicts(e: EvidenceEnv, say: Say, journalPath: string, service: string | null): Promise<void> {
+export async function rememberVerdicts(
+  e: EvidenceEnv,
+  say: Say,
+  journalPath: string,
+  service: string | null,
+): Promise<void> {
   if (!service) return;
   sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e), journalPath, service));
 }
@@ -265,12 +289,20 @@ export function ownCacheDir(e: EvidenceEnv): string {
  * Puts a journal's final verdicts of `service` into a cache being opened (openResultsCache), which it closes:
  * resolves with why they could not be put there, or null.
  */
-export async function rememberVerdictsIn(opening: Promise<ResultsCache>, journalPath: string, service: string | null): Promise<string | null> {
+export async function rememberVerdictsIn(
+  opening: Promise<ResultsCache>,
+  journalPath: string,
+  service: string | null,
+): Promise<string | null> {
   try {
     const cache = await opening;
     try {
       // A verdict cached before a conflicting push showed it may be forged is taken back out.
-      if (service) cache.fill(service, journalPath, (db, schema) => ({ verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)), conflicting: conflictingNumbersSql(schema) }));
+      if (service)
+        cache.fill(service, journalPath, (db, schema) => ({
+          verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)),
+          conflicting: conflictingNumbersSql(schema),
+        }));
     } finally {
       cache.close();
     }

@@ -1,4 +1,5 @@
-// What `dnc check` adds for evidence: each lookup recorded in the check history, verdicts cached, and reused with --reuse-within.
+// What `dnc check` adds for evidence: each lookup recorded in the check history, verdicts cached, and reused with
+// --reuse-within.
 import type { LookupOutcome } from '../service/client.js';
 import type { EvidenceEnv, Say } from './batch-evidence.js';
 import { formatDuration } from './duration.js';
@@ -14,7 +15,12 @@ export interface CheckEvidence {
   close(): void;
 }
 
-export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: string, reuseWithinMs: number | null): Promise<CheckEvidence> {
+export async function openCheckEvidence(
+  e: EvidenceEnv,
+  say: Say,
+  service: string,
+  reuseWithinMs: number | null,
+): Promise<CheckEvidence> {
   // Evidence is a help, never a reason for a check to fail: folders that cannot be written are skipped.
   const attempt = async <T>(what: string, open: () => Promise<T>): Promise<T | null> => {
     try {
@@ -38,10 +44,18 @@ export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: strin
     },
     record(outcome, requestedAt, webhookUrl, e164) {
       const b = (outcome.kind === 'bad_response' ? {} : outcome.body) as { correlation_id?: string; country?: string };
-      const correlationId = outcome.kind === 'bad_response' ? (outcome.verdict.correlationId ?? outcome.meta.correlationId) : b.correlation_id;
+      const correlationId =
+        outcome.kind === 'bad_response'
+          ? (outcome.verdict.correlationId ?? outcome.meta.correlationId)
+          : b.correlation_id;
       if (!correlationId) return;
       // What the judge believed: a refused answer's credits are not known (0 recorded, its kind says why).
-      const credits = outcome.kind === 'started' ? (outcome.meta.creditCost ?? 0) : outcome.verdict.charged === false ? 0 : (outcome.verdict.credits ?? 0);
+      const credits =
+        outcome.kind === 'started'
+          ? (outcome.meta.creditCost ?? 0)
+          : outcome.verdict.charged === false
+            ? 0
+            : (outcome.verdict.credits ?? 0);
       try {
         history?.record(
           {
@@ -87,8 +101,16 @@ export async function openCheckEvidence(e: EvidenceEnv, say: Say, service: strin
 
 /** `check --json` for a reused verdict: the original answer as received, marked reused, with no cost. */
 export function reusedJson(v: CachedVerdict, windowMs: number): string {
-  const original = v.body ? (JSON.parse(v.body) as Record<string, unknown>) : { correlation_id: v.correlationId, phone_number: v.e164, country: v.country, timestamp: v.checkedAt };
-  return JSON.stringify({ ...original, http_status: null, credit_cost: 0, reused: true, reused_within: formatDuration(windowMs) });
+  const original = v.body
+    ? (JSON.parse(v.body) as Record<string, unknown>)
+    : { correlation_id: v.correlationId, phone_number: v.e164, country: v.country, timestamp: v.checkedAt };
+  return JSON.stringify({
+    ...original,
+    http_status: null,
+    credit_cost: 0,
+    reused: true,
+    reused_within: formatDuration(windowMs),
+  });
 }
 
 /** Human lines for a reused verdict (as `dnc check` shows a lookup). */
@@ -96,7 +118,8 @@ export function reusedLines(v: CachedVerdict, label: string, windowMs: number): 
   const field = (l: string, value: string) => `  ${l.padEnd(15)} ${value}`;
   const verdict = v.result === 'do_not_call' ? 'DO NOT CALL' : 'callable   ';
   return [
-    `${verdict}  ${label}  ${v.result === 'do_not_call' ? 'on' : 'not on'} the ${v.country} do-not-call register (reused)`,
+    `${verdict}  ${label}  ${v.result === 'do_not_call' ? 'on' : 'not on'} the ${v.country} do-not-call ` +
+      `register (reused)`,
     field('register', v.listSource ?? 'not reported'),
     field('checked at', v.checkedAt),
     field('credits', `0: reused a lookup within --reuse-within ${formatDuration(windowMs)}, nothing sent`),

@@ -1,4 +1,5 @@
-// The credit guard: what the numbers still to look up will cost (learned X-Credit-Cost per country) against the free balance.
+// The credit guard: what the numbers still to look up will cost (learned X-Credit-Cost per country) against the free
+// balance.
 import { formatInteger } from '../render/numbers.js';
 
 export interface CreditForecast {
@@ -23,7 +24,11 @@ export const UNKNOWN_COST_FLOOR = 1;
  * Forecast over the numbers in the order they will be sent (`country` of each), so the stopping point
  * is where the cumulative cost passes the balance.
  */
-export function forecastInOrder(countries: Iterable<string>, costs: ReadonlyMap<string, number>, remaining: number | null): CreditForecast {
+export function forecastInOrder(
+  countries: Iterable<string>,
+  costs: ReadonlyMap<string, number>,
+  remaining: number | null,
+): CreditForecast {
   let numbers = 0;
   let estimate = 0;
   let stopsAfter: number | null = null;
@@ -36,11 +41,22 @@ export function forecastInOrder(countries: Iterable<string>, costs: ReadonlyMap<
     numbers++;
   }
   const short = remaining !== null && estimate > remaining;
-  return { numbers, estimate, unknownCostCountries: [...unknown].sort(), remaining, short, stopsAfter: short ? (stopsAfter ?? numbers) : null };
+  return {
+    numbers,
+    estimate,
+    unknownCostCountries: [...unknown].sort(),
+    remaining,
+    short,
+    stopsAfter: short ? (stopsAfter ?? numbers) : null,
+  };
 }
 
 /** Forecast from counts per country (order unknown: the stopping point is from the average cost). */
-export function forecastByCountry(byCountry: ReadonlyMap<string, number>, costs: ReadonlyMap<string, number>, remaining: number | null): CreditForecast {
+export function forecastByCountry(
+  byCountry: ReadonlyMap<string, number>,
+  costs: ReadonlyMap<string, number>,
+  remaining: number | null,
+): CreditForecast {
   let numbers = 0;
   let estimate = 0;
   let known = 0;
@@ -70,11 +86,20 @@ export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): str
   const n = formatInteger;
   const lowerBound = f.unknownCostCountries.length > 0;
   const about = lowerBound ? 'at least' : 'about';
-  const unknown = lowerBound ? ` (${f.unknownCostCountries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit each: cost not learned yet)` : '';
-  if (f.remaining === null) return [`credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; the balance is not known`];
+  const unknown = lowerBound
+    ? ` (${f.unknownCostCountries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit each: cost not learned yet)`
+    : '';
+  if (f.remaining === null)
+    return [
+      `credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; the ` +
+        `balance is not known`,
+    ];
   if (!f.short) {
     const verdict = lowerBound ? 'enough unless the unlearned costs are higher' : 'enough';
-    return [`credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; ${n(f.remaining)} credit(s) remain: ${verdict}`];
+    return [
+      `credit guard: ${n(f.numbers)} number(s) to look up, ${about} ${n(f.estimate)} credit(s)${unknown}; ` +
+        `${n(f.remaining)} credit(s) remain: ${verdict}`,
+    ];
   }
   const verb = what === 'batch' ? 'will' : 'would';
   const need = `${n(f.numbers)} number(s) to look up need ${about} ${n(f.estimate)} credit(s)${unknown}`;
@@ -91,7 +116,7 @@ export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): str
   lines.push(
     after === 0
       ? `  the batch ${verb} be refused at its first lookup (429): all ${n(f.numbers)} number(s) ` +
-        `would be not_checked ${resume}`
+          `would be not_checked ${resume}`
       : `  the batch ${verb} stop at the credit limit (429) after about ${n(after)} of ${n(f.numbers)} number(s); ` +
           `the other ${n(f.numbers - after)} would be not_checked ${resume}`,
   );
@@ -99,12 +124,23 @@ export function forecastLines(f: CreditForecast, what: 'batch' | 'dry-run'): str
 }
 
 /** The guard of `batch --dry-run`: numbers by country (those that would not be sent left out) against the balance. */
-export function dryRunGuard(byCountry: ReadonlyMap<string, number>, notSent: readonly string[], costs: ReadonlyMap<string, number>, remaining: number | null) {
+export function dryRunGuard(
+  byCountry: ReadonlyMap<string, number>,
+  notSent: readonly string[],
+  costs: ReadonlyMap<string, number>,
+  remaining: number | null,
+) {
   const sent = new Map([...byCountry].filter(([c]) => !notSent.includes(c)));
   const f = forecastByCountry(sent, costs, remaining);
   return {
     forecast: f,
-    json: { estimated_credits: f.estimate, credits_remaining: f.remaining, short: f.short, stops_after_numbers: f.stopsAfter, numbers_to_look_up: f.numbers },
+    json: {
+      estimated_credits: f.estimate,
+      credits_remaining: f.remaining,
+      short: f.short,
+      stops_after_numbers: f.stopsAfter,
+      numbers_to_look_up: f.numbers,
+    },
     lines: forecastLines(f, 'dry-run'),
   };
 }

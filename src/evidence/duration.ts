@@ -18,9 +18,13 @@ export function parseDuration(flag: string, text: string): number {
     });
   }
   if (ms > MAX_DURATION_DAYS * DAY_MS) {
-    throw usageError('E_USAGE', `${flag} ${JSON.stringify(text)} is too long: at most ${MAX_DURATION_DAYS}d (about ten years)`, {
-      hint: `write a duration from 1s to ${MAX_DURATION_DAYS}d`,
-    });
+    throw usageError(
+      'E_USAGE',
+      `${flag} ${JSON.stringify(text)} is too long: at most ${MAX_DURATION_DAYS}d (about ten years)`,
+      {
+        hint: `write a duration from 1s to ${MAX_DURATION_DAYS}d`,
+      },
+    );
   }
   return ms;
 }
@@ -34,7 +38,9 @@ export function formatDuration(ms: number): string {
   return `${Math.round(ms / 1000)}s`;
 }
 
-/** The service's timestamps carry microseconds (2026-11-21T23:08:03.123456+00:00): milliseconds since the epoch, or NaN. */
+/**
+ * The service's timestamps carry microseconds (2026-11-21T23:08:03.123456+00:00): milliseconds since the epoch, or NaN.
+ */
 export function parseServiceTime(text: string | null | undefined): number {
   if (!text) return NaN;
   // Every row of a render reads one (its valid-until), and so does the results cache: the service's own shape is
@@ -55,14 +61,34 @@ export function parseAnyTime(text: string): number {
  */
 function parseCanonicalTime(t: string): number | null {
   const n = t.length;
-  if (n < 20 || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(10) !== 84 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58) return null;
+  if (
+    n < 20 ||
+    t.charCodeAt(4) !== 45 ||
+    t.charCodeAt(7) !== 45 ||
+    t.charCodeAt(10) !== 84 ||
+    t.charCodeAt(13) !== 58 ||
+    t.charCodeAt(16) !== 58
+  )
+    return null;
   const year = digits(t, 0, 4);
   const month = digits(t, 5, 2);
   const day = digits(t, 8, 2);
   const hour = digits(t, 11, 2);
   const minute = digits(t, 14, 2);
   const second = digits(t, 17, 2);
-  if (year < 1000 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return null;
+  if (
+    year < 1000 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59
+  )
+    return null;
   let i = 19;
   let ms = 0;
   if (t.charCodeAt(i) === 46) {

@@ -22,18 +22,29 @@ export async function fitToDial(ctx: ComplianceContext, output: string, o: FitTo
   // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
   const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
   const listPath = useRecorded ? recorded : settings.listPath;
-  const list = await openListForScrub(ctx, { ...settings, listPath, listExplicit: useRecorded || settings.listExplicit }, undefined, 'no results file can be judged fit against it').catch(
-    (err: unknown) => {
-      // A list altered outside dnc cannot vouch for anything, and a list kept locked cannot be read: either way no row
-      // can be judged against it. No list at all leaves that check out.
-      if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY')) throw err;
-      if (existsSync(listPath)) o.warn(`dnc: warning: the internal do-not-call list ${listPath} could not be read (${(err as Error).message}): rows are not checked against it`);
-      return null;
-    },
-  );
+  const list = await openListForScrub(
+    ctx,
+    { ...settings, listPath, listExplicit: useRecorded || settings.listExplicit },
+    undefined,
+    'no results file can be judged fit against it',
+  ).catch((err: unknown) => {
+    // A list altered outside dnc cannot vouch for anything, and a list kept locked cannot be read: either way no row
+    // can be judged against it. No list at all leaves that check out.
+    if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY')) throw err;
+    if (existsSync(listPath))
+      o.warn(
+        `dnc: warning: the internal do-not-call list ${listPath} could not be read (${(err as Error).message}): ` +
+          `rows are not checked against it`,
+      );
+    return null;
+  });
   const anchor = await readAnchor(stateDir(ctx.env, ctx.homedir), output);
   try {
-    return await verifyOutput(output, { ...o, anchor, suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined });
+    return await verifyOutput(output, {
+      ...o,
+      anchor,
+      suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined,
+    });
   } finally {
     list?.close();
   }

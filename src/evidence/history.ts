@@ -1,4 +1,5 @@
-// The history of single checks (`dnc check`) in the state folder: what `dnc trace` quotes and `usage --reconcile` counts.
+// The history of single checks (`dnc check`) in the state folder: what `dnc trace` quotes and `usage --reconcile`
+// counts.
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openLocalStore } from './local-store.js';
@@ -89,23 +90,41 @@ export class CheckHistory {
     this.db.transaction(() => {
       this.db
         .prepare(
-          `INSERT INTO checks (correlation_id, phone_number, country, requested_at, answered_at, service, http_status, kind, credits, body, webhook_url)
+          `INSERT INTO checks (correlation_id, phone_number, country, requested_at, answered_at, service,
+            http_status, kind, credits, body, webhook_url)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(r.correlationId, r.phoneNumber, r.country, r.requestedAt, r.answeredAt, r.service, r.httpStatus, r.kind, r.credits, r.body, r.webhookUrl);
+        .run(
+          r.correlationId,
+          r.phoneNumber,
+          r.country,
+          r.requestedAt,
+          r.answeredAt,
+          r.service,
+          r.httpStatus,
+          r.kind,
+          r.credits,
+          r.body,
+          r.webhookUrl,
+        );
       this.db.prepare('DELETE FROM checks WHERE requested_at < ?').run(cutoff);
       this.db.prepare('DELETE FROM checks WHERE id <= (SELECT MAX(id) FROM checks) - ?').run(HISTORY_MAX_ROWS);
     })();
   }
 
   find(correlationId: string): CheckRecord[] {
-    return this.db.prepare<[string], Row>('SELECT * FROM checks WHERE correlation_id = ? ORDER BY id').all(correlationId).map(fromRow);
+    return this.db
+      .prepare<[string], Row>('SELECT * FROM checks WHERE correlation_id = ? ORDER BY id')
+      .all(correlationId)
+      .map(fromRow);
   }
 
   /** Checks sent to `service` with requested_at in [start, end). */
   between(service: string, start: string, end: string): CheckRecord[] {
     return this.db
-      .prepare<[string, string, string], Row>('SELECT * FROM checks WHERE service = ? AND requested_at >= ? AND requested_at < ? ORDER BY id')
+      .prepare<[string, string, string], Row>(
+        'SELECT * FROM checks WHERE service = ? AND requested_at >= ? AND requested_at < ? ORDER BY id',
+      )
       .all(service, start, end)
       .map(fromRow);
   }

@@ -23,9 +23,30 @@ export const MANIFEST_VERSION = 1;
 /** The dnc_* columns the batch appends (cli.md), after the input's columns. */
 export const DNC_COLUMN_COUNT = 12;
 /** Positions within the dnc_* cells. */
-export const C = { e164: 0, country: 1, result: 2, doNotCall: 3, source: 4, checkedAt: 5, correlationId: 6, errorCode: 7, error: 8, credits: 9, exemption: 10, validUntil: 11 } as const;
+export const C = {
+  e164: 0,
+  country: 1,
+  result: 2,
+  doNotCall: 3,
+  source: 4,
+  checkedAt: 5,
+  correlationId: 6,
+  errorCode: 7,
+  error: 8,
+  credits: 9,
+  exemption: 10,
+  validUntil: 11,
+} as const;
 
-export const RESULTS = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'] as const;
+export const RESULTS = [
+  'callable',
+  'do_not_call',
+  'invalid',
+  'unsupported_country',
+  'pending',
+  'not_checked',
+  'failed',
+] as const;
 type Counts = Record<string, number>;
 
 /** How to read the output again (its delimiter and header follow the input's). */
@@ -41,7 +62,10 @@ export interface OutputFormat {
   escape_formulas?: boolean;
   /** --escape-formulas also escaped cells with spaces before a formula character (absent: written before it did). */
   escape_formulas_behind_spaces?: boolean;
-  /** dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before dnc_valid_until). */
+  /**
+   * dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before
+   * dnc_valid_until).
+   */
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
   workbook?: boolean;
@@ -138,7 +162,9 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     ...(meta.escapeFormulas && !workbook ? { escape_formulas: true, escape_formulas_behind_spaces: true } : {}),
     ...(workbook ? { workbook: true } : {}),
     ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
-    ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8' ? { encoding: meta.outputEncoding ?? meta.layout.encoding } : {}),
+    ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8'
+      ? { encoding: meta.outputEncoding ?? meta.layout.encoding }
+      : {}),
     ...(meta.layout.encoding && meta.layout.encoding !== 'utf-8' ? { input_encoding: meta.layout.encoding } : {}),
     dnc_columns: DNC_COLUMN_COUNT,
   };
@@ -234,12 +260,15 @@ export async function walkOutput(
   const layout = outputLayout(outputPath, format);
   // The header is read as a row: a sheet is then read from its row 1.
   if (layout.workbook) layout.workbook = { ...layout.workbook, headerRow: 0 };
-  for await (const batch of readRows({ ...layout, header: null }, {
-    onChunk: (c) => {
-      hash.update(c);
-      bytes += c.length;
+  for await (const batch of readRows(
+    { ...layout, header: null },
+    {
+      onChunk: (c) => {
+        hash.update(c);
+        bytes += c.length;
+      },
     },
-  })) {
+  )) {
     for (const fields of batch) {
       if (header) {
         header = false;
@@ -295,12 +324,16 @@ export interface ManifestTimes {
   unansweredSends?: number;
 }
 
-
 /**
  * Writes OUTPUT.manifest.json for the output the journal's batch renders, atomically (temp + rename),
  * from the output file as it is now. Returns the manifest and where it was written.
  */
-export async function writeManifest(meta: BatchMeta, journalPath: string, now: Date, times: ManifestTimes = {}): Promise<WrittenManifest> {
+export async function writeManifest(
+  meta: BatchMeta,
+  journalPath: string,
+  now: Date,
+  times: ManifestTimes = {},
+): Promise<WrittenManifest> {
   const file = meta.manifestPath ?? manifestPathFor(meta.outputPath);
   const previous = await readManifest(file).catch(() => null);
   const format = formatOf(meta);
@@ -317,7 +350,12 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     : await walkOutput(meta.outputPath, format, compliance.onRow);
   const { hashFile } = await import('../batch/ingest.js');
   const lists: Manifest['lists'] = [];
-  for (const [kind, list] of [['callable', meta.callableOut], ['suppressed', meta.suppressedOut], ['review', meta.reviewOut], ['dial', meta.dialOut]] as const) {
+  for (const [kind, list] of [
+    ['callable', meta.callableOut],
+    ['suppressed', meta.suppressedOut],
+    ['review', meta.reviewOut],
+    ['dial', meta.dialOut],
+  ] as const) {
     if (!list) continue;
     const sha256 = (fromRender || !isRegularFile(list)) && written(list) ? written(list)!.sha256 : await hashFile(list);
     lists.push({ kind, path: list, sha256 });
@@ -344,10 +382,14 @@ export async function writeManifest(meta: BatchMeta, journalPath: string, now: D
     // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.
     await writeFileAtomic(file, text, PRIVATE_FILE_MODE, { durable: true });
   } catch (err) {
-    throw inputError('E_OUTPUT_UNWRITABLE', `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
-      hint: 'check that the output folder is writable',
-      cause: err,
-    });
+    throw inputError(
+      'E_OUTPUT_UNWRITABLE',
+      `cannot write ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        hint: 'check that the output folder is writable',
+        cause: err,
+      },
+    );
   }
   return { path: file, manifest, sha256: createHash('sha256').update(text).digest('hex') };
 }
@@ -369,7 +411,14 @@ export async function anchorWritten(stateDir: string, written: WrittenManifest, 
     const anchors = await Anchors.open(stateDir);
     try {
       const m = written.manifest;
-      anchors.recordOutput({ output: m.output.path, sha256: m.output.sha256, bytes: m.output.bytes, manifestSha256: written.sha256, journal: m.journal, writtenAt: now.toISOString() });
+      anchors.recordOutput({
+        output: m.output.path,
+        sha256: m.output.sha256,
+        bytes: m.output.bytes,
+        manifestSha256: written.sha256,
+        journal: m.journal,
+        writtenAt: now.toISOString(),
+      });
     } finally {
       anchors.close();
     }
@@ -386,7 +435,13 @@ export async function anchorWritten(stateDir: string, written: WrittenManifest, 
  * twice as long as the last one took: at most a third of the time goes to it, and the last one
  * always follows the last render.
  */
-export function manifestRewriter(meta: BatchMeta, journalPath: string, now: () => Date, onError: (err: Error) => void, onWritten?: (written: WrittenManifest) => Promise<unknown>) {
+export function manifestRewriter(
+  meta: BatchMeta,
+  journalPath: string,
+  now: () => Date,
+  onError: (err: Error) => void,
+  onWritten?: (written: WrittenManifest) => Promise<unknown>,
+) {
   let running: Promise<void> | null = null;
   let again = false;
   let lastMs = 0;

@@ -1,4 +1,5 @@
-// `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against the service's credits_used.
+// `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against
+// the service's credits_used.
 import type { CheckHistory } from './history.js';
 import { formatInteger } from '../render/numbers.js';
 
@@ -7,7 +8,10 @@ export interface LocalSpend {
   kind: 'batch' | 'checks';
   lookups: number;
   credits: number;
-  /** Requests an interrupted run (a crash, a second Ctrl-C) left without an answer: each may have been charged, unrecorded. */
+  /**
+   * Requests an interrupted run (a crash, a second Ctrl-C) left without an answer: each may have been charged,
+   * unrecorded.
+   */
   unansweredSends: number;
 }
 
@@ -36,7 +40,13 @@ export async function journalSpend(
   try {
     const spend = await journalSpendBetween(journalPath, iso(start), iso(end), running);
     if (spend.service !== service) return null;
-    return { where: journalPath, kind: 'batch', lookups: spend.lookups, credits: spend.credits, unansweredSends: spend.unansweredSends };
+    return {
+      where: journalPath,
+      kind: 'batch',
+      lookups: spend.lookups,
+      credits: spend.credits,
+      unansweredSends: spend.unansweredSends,
+    };
   } catch {
     return null;
   }
@@ -45,7 +55,12 @@ export async function journalSpend(
 export async function reconcile(
   period: { id: number; start_date: string; end_date: string; credits_used: number },
   service: string,
-  sources: { journals: string[]; history: CheckHistory | null; historyFile: string; isRunning?: (journalPath: string) => boolean },
+  sources: {
+    journals: string[];
+    history: CheckHistory | null;
+    historyFile: string;
+    isRunning?: (journalPath: string) => boolean;
+  },
 ): Promise<Reconciliation> {
   const local: LocalSpend[] = [];
   for (const j of sources.journals) {
@@ -80,8 +95,15 @@ export function reconcileLines(r: Reconciliation): string[] {
     `  this machine recorded   ${formatInteger(r.localCredits)} credit(s):`,
   ];
   for (const l of r.local) {
-    const unanswered = l.unansweredSends > 0 ? `; and ${formatInteger(l.unansweredSends)} send(s) an interrupted run left without an answer, which may have been charged` : '';
-    lines.push(`    ${formatInteger(l.credits).padStart(6)}  ${l.kind === 'batch' ? 'batch journal' : 'single checks'} ${l.where} (${formatInteger(l.lookups)} lookup(s)${unanswered})`);
+    const unanswered =
+      l.unansweredSends > 0
+        ? `; and ${formatInteger(l.unansweredSends)} send(s) an interrupted run left without an answer, which ` +
+          `may have been charged`
+        : '';
+    lines.push(
+      `    ${formatInteger(l.credits).padStart(6)}  ${l.kind === 'batch' ? 'batch journal' : 'single checks'} ` +
+        `${l.where} (${formatInteger(l.lookups)} lookup(s)${unanswered})`,
+    );
   }
   const unanswered = r.local.reduce((s, l) => s + l.unansweredSends, 0);
   if (r.local.length === 0) lines.push('         0  (no registered journal or check history in this period)');
@@ -89,12 +111,21 @@ export function reconcileLines(r: Reconciliation): string[] {
     lines.push('  difference              0: every credit of the period is accounted for here');
   } else {
     lines.push(
-      `  difference              ${r.difference > 0 ? '+' : ''}${formatInteger(r.difference)} credit(s) ${r.difference > 0 ? 'not recorded on this machine' : 'recorded here but not counted by the service'}`,
+      `  difference              ${r.difference > 0 ? '+' : ''}${formatInteger(r.difference)} credit(s) ` +
+        `${r.difference > 0 ? 'not recorded on this machine' : 'recorded here but not counted by the service'}`,
     );
     lines.push(
       r.difference > 0
-        ? `  note: ${unanswered > 0 ? `the ${formatInteger(unanswered)} send(s) without an answer above may account for up to that many lookups' credits; ` : ''}other machines, users or keys of the same account also spend credits, and journals removed or started over (--restart) are not counted; a difference is not necessarily an error`
-        : '  note: refunded lookups (lookup_expired, uncharged billing_error) and held credits not yet settled can make local records exceed the service; quote the correlation ids (`dnc trace`) to support if it persists',
+        ? `  note: ${
+            unanswered > 0
+              ? `the ${formatInteger(unanswered)} send(s) without an answer above may ` +
+                `account for up to that many lookups' credits; `
+              : ''
+          }other machines, users or keys of the same account also spend credits, and journals removed or ` +
+            'started over (--restart) are not counted; a difference is not necessarily an error'
+        : '  note: refunded lookups (lookup_expired, uncharged billing_error) and held credits not yet settled ' +
+            'can make local records exceed the service; quote the correlation ids (`dnc trace`) to support if ' +
+            'it persists',
     );
   }
   return lines;

@@ -1,4 +1,5 @@
-// The registry of batch journals on this machine (state folder), so `dnc trace` and `dnc usage --reconcile` can find them.
+// The registry of batch journals on this machine (state folder), so `dnc trace` and `dnc usage --reconcile` can find
+// them.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';

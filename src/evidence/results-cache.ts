@@ -1,4 +1,5 @@
-// The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not paid for again.
+// The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not
+// paid for again.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { JournalVerdict } from '../batch/journal.js';
@@ -6,7 +7,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from './duration.js';
 import { openLocalStore } from './local-store.js';
 
-/** A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal reads them). */
+/**
+ * A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal reads
+ * them).
+ */
 export type CachedVerdict = JournalVerdict;
 
 const SCHEMA = `
@@ -31,7 +35,10 @@ export function resultsCachePath(cacheDir: string): string {
 
 /** The dnc_error text of a reused row (dnc_credits is 0 and dnc_error_code empty: the verdict is the service's). */
 export function reusedNote(v: Pick<CachedVerdict, 'checkedAt'>, windowMs: number): string {
-  return `reused: checked ${v.checkedAt} by an earlier lookup (--reuse-within ${formatDuration(windowMs)}); no lookup sent, no credits`;
+  return (
+    `reused: checked ${v.checkedAt} by an earlier lookup (--reuse-within ${formatDuration(windowMs)}); no ` +
+    `lookup sent, no credits`
+  );
 }
 
 /**
@@ -39,21 +46,34 @@ export function reusedNote(v: Pick<CachedVerdict, 'checkedAt'>, windowMs: number
  * checked_at, correlation_id, body) and of its numbers whose pushes conflicted (e164), over the journal attached
  * to `db` as `schema`. Given by the batch (src/batch/journal.ts), which knows the journal's tables.
  */
-export type JournalVerdictsSql = (db: BetterSqlite3.Database, schema: string) => { verdicts: string; conflicting: string };
+export type JournalVerdictsSql = (
+  db: BetterSqlite3.Database,
+  schema: string,
+) => { verdicts: string; conflicting: string };
 
 export class ResultsCache {
   private readonly getStmt;
   private readonly putStmt;
 
   private constructor(private readonly db: BetterSqlite3.Database) {
-    this.getStmt = db.prepare<[string, string, number], Omit<CachedVerdict, 'listSource' | 'checkedAt' | 'correlationId'> & { list_source: string | null; checked_at: string; correlation_id: string }>(
-      'SELECT e164, country, result, list_source, checked_at, correlation_id, body FROM results WHERE service = ? AND e164 = ? AND checked_ms >= ?',
+    this.getStmt = db.prepare<
+      [string, string, number],
+      Omit<CachedVerdict, 'listSource' | 'checkedAt' | 'correlationId'> & {
+        list_source: string | null;
+        checked_at: string;
+        correlation_id: string;
+      }
+    >(
+      'SELECT e164, country, result, list_source, checked_at, correlation_id, body FROM results WHERE service = ' +
+        '? AND e164 = ? AND checked_ms >= ?',
     );
     this.putStmt = db.prepare(
       `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms, correlation_id, body)
        VALUES (@service, @e164, @country, @result, @listSource, @checkedAt, @checkedMs, @correlationId, @body)
-       ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result, list_source = excluded.list_source,
-         checked_at = excluded.checked_at, checked_ms = excluded.checked_ms, correlation_id = excluded.correlation_id, body = excluded.body
+       ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
+         list_source = excluded.list_source,
+         checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
+           correlation_id = excluded.correlation_id, body = excluded.body
        WHERE excluded.checked_ms >= results.checked_ms`,
     );
   }
@@ -80,7 +100,15 @@ export class ResultsCache {
   get(service: string, e164: string, notBefore: Date): CachedVerdict | null {
     const r = this.getStmt.get(service, e164, notBefore.getTime());
     if (!r) return null;
-    return { e164: r.e164, country: r.country, result: r.result, listSource: r.list_source, checkedAt: r.checked_at, correlationId: r.correlation_id, body: r.body };
+    return {
+      e164: r.e164,
+      country: r.country,
+      result: r.result,
+      listSource: r.list_source,
+      checkedAt: r.checked_at,
+      correlationId: r.correlation_id,
+      body: r.body,
+    };
   }
 
   /** Stores verdicts (a newer verdict of a number replaces an older one; failures are never given here). */
@@ -115,12 +143,15 @@ export class ResultsCache {
       this.db.transaction(() => {
         this.db
           .prepare(
-            `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms, correlation_id, body)
+            `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms,
+              correlation_id, body)
              SELECT ?, v.e164, v.country, v.result, v.list_source, v.checked_at, v.checked_ms, v.correlation_id, v.body
                FROM (SELECT *, dnc_service_ms(checked_at) AS checked_ms FROM (${verdicts})) v
               WHERE v.checked_ms IS NOT NULL AND v.correlation_id != ''
-             ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result, list_source = excluded.list_source,
-               checked_at = excluded.checked_at, checked_ms = excluded.checked_ms, correlation_id = excluded.correlation_id, body = excluded.body
+             ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
+               list_source = excluded.list_source,
+               checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
+                 correlation_id = excluded.correlation_id, body = excluded.body
              WHERE excluded.checked_ms >= results.checked_ms`,
           )
           .run(service);

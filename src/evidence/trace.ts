@@ -25,7 +25,9 @@ export interface TracedLookup {
   service: string | null;
   /** When dnc sent the request (null for lookups of journals made before dnc recorded it, and for reused verdicts). */
   requestedAt: string | null;
-  /** When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise. */
+  /**
+   * When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise.
+   */
   reusedAt?: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';
@@ -53,7 +55,12 @@ const parse = (text: string | null): unknown => {
 
 function fromHistory(history: CheckHistory, id: string, historyFile: string): TracedLookup[] {
   return history.find(id).map((r) => {
-    const body = parse(r.body) as { do_not_call?: boolean; error_code?: string | null; timestamp?: string; dnc_list_source?: string } | null;
+    const body = parse(r.body) as {
+      do_not_call?: boolean;
+      error_code?: string | null;
+      timestamp?: string;
+      dnc_list_source?: string;
+    } | null;
     const result = r.kind === 'succeeded' ? (body?.do_not_call ? 'do_not_call' : 'callable') : r.kind;
     return {
       source: 'check',
@@ -91,8 +98,17 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
   }
   {
     const numbers = read.numbers;
-    const pushes = read.pushes.map((p) => ({ receivedAt: p.received_at, outcome: p.outcome, duplicates: p.duplicates, reason: p.reason, peer: p.peer, body: parse(p.body) }));
-    const meta = read.meta ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null }) : null;
+    const pushes = read.pushes.map((p) => ({
+      receivedAt: p.received_at,
+      outcome: p.outcome,
+      duplicates: p.duplicates,
+      reason: p.reason,
+      peer: p.peer,
+      body: parse(p.body),
+    }));
+    const meta = read.meta
+      ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null })
+      : null;
     const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;
     const found: TracedLookup[] = numbers.map((n) => ({
       source: 'batch',
@@ -144,7 +160,10 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
 }
 
 /** Every record of the lookup: the check history first, then each journal in order. */
-export async function traceLookup(id: string, where: { history: CheckHistory | null; historyFile: string; journals: string[] }): Promise<TracedLookup[]> {
+export async function traceLookup(
+  id: string,
+  where: { history: CheckHistory | null; historyFile: string; journals: string[] },
+): Promise<TracedLookup[]> {
   const out = where.history ? fromHistory(where.history, id, where.historyFile) : [];
   for (const j of where.journals) out.push(...(await traceInJournal(j, id)));
   return out;

@@ -1,4 +1,5 @@
-// `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row fresh enough to dial?
+// `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row
+// fresh enough to dial?
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../batch/journal.js';
 import { DncError, inputError } from '../errors.js';
@@ -8,11 +9,24 @@ import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-out
 import { DAY_MS, parseServiceTime } from './duration.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
-import { C, manifestPathFor, outputLayout, readManifest, RESULTS, TallyBuilder, walkOutput, type Manifest, type OutputTally } from './manifest.js';
+import {
+  C,
+  manifestPathFor,
+  outputLayout,
+  readManifest,
+  RESULTS,
+  TallyBuilder,
+  walkOutput,
+  type Manifest,
+  type OutputTally,
+} from './manifest.js';
 import { formatInteger } from '../render/numbers.js';
 import type { OutputAnchor } from './anchors.js';
 
-/** Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others 30). */
+/**
+ * Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others
+ * 30).
+ */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
 export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
 
@@ -75,10 +89,16 @@ export interface VerifyReport {
   comparedWithInput: boolean;
   /** Why the rows cannot be proven (the journal is gone), or null. Such a file is never fit. */
   unproven: string | null;
-  /** What the state folder's anchor says: the file and manifest are what dnc last wrote here, differ, or were not anchored here. */
+  /**
+   * What the state folder's anchor says: the file and manifest are what dnc last wrote here, differ, or were not
+   * anchored here.
+   */
   anchored: 'matches' | 'differs' | 'not_here';
   tally: OutputTally;
-  manifestInfo: Pick<Manifest, 'dnc_version' | 'interface_version' | 'service_base_url' | 'started_at' | 'finished_at' | 'updated_at' | 'journal'>;
+  manifestInfo: Pick<
+    Manifest,
+    'dnc_version' | 'interface_version' | 'service_base_url' | 'started_at' | 'finished_at' | 'updated_at' | 'journal'
+  >;
   recheckCount: number;
   recheckByReason: Partial<Record<RecheckReason, number>>;
   recheck: RecheckRow[];
@@ -94,20 +114,26 @@ function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): num
 function compareTallies(m: OutputTally, f: OutputTally): string[] {
   const out: string[] = [];
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  if (m.rows.total !== f.rows.total) out.push(`rows: ${formatInteger(f.rows.total)} in the file, ${formatInteger(m.rows.total)} in the manifest`);
+  if (m.rows.total !== f.rows.total)
+    out.push(`rows: ${formatInteger(f.rows.total)} in the file, ${formatInteger(m.rows.total)} in the manifest`);
   for (const r of new Set([...Object.keys(m.rows.by_result), ...Object.keys(f.rows.by_result)])) {
     const a = m.rows.by_result[r] ?? 0;
     const b = f.rows.by_result[r] ?? 0;
     if (a !== b) out.push(`${r} rows: ${formatInteger(b)} in the file, ${formatInteger(a)} in the manifest`);
   }
-  if (m.numbers.distinct !== f.numbers.distinct) out.push(`distinct numbers: ${formatInteger(f.numbers.distinct)} in the file, ${formatInteger(m.numbers.distinct)} in the manifest`);
-  if (m.credits_used !== f.credits_used) out.push(`credits: ${formatInteger(f.credits_used)} in the file, ${formatInteger(m.credits_used)} in the manifest`);
+  if (m.numbers.distinct !== f.numbers.distinct)
+    out.push(
+      `distinct numbers: ${formatInteger(f.numbers.distinct)} in the file, ${formatInteger(m.numbers.distinct)} ` +
+        `in the manifest`,
+    );
+  if (m.credits_used !== f.credits_used)
+    out.push(`credits: ${formatInteger(f.credits_used)} in the file, ${formatInteger(m.credits_used)} in the manifest`);
   if (!same(m.register_sources, f.register_sources)) out.push('register sources differ from the manifest');
   if (!same(m.checked_at, f.checked_at)) out.push('oldest/newest checked_at differ from the manifest');
-  if (out.length === 0 && (!same(m.rows.by_country, f.rows.by_country) || !same(m.numbers, f.numbers))) out.push('counts by country differ from the manifest');
+  if (out.length === 0 && (!same(m.rows.by_country, f.rows.by_country) || !same(m.numbers, f.numbers)))
+    out.push('counts by country differ from the manifest');
   return out;
 }
-
 
 /** The rows of a CSV one at a time (for reading the input in step with the output). */
 async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string[]> {
@@ -118,13 +144,21 @@ async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string
 export async function manifestToVerify(outputPath: string): Promise<Manifest> {
   const manifestPath = manifestPathFor(outputPath);
   if (!existsSync(outputPath)) {
-    throw inputError('E_INPUT_MISSING', `${outputPath} does not exist`, { hint: 'give the output of `dnc batch` (INPUT.results.csv by default)' });
+    throw inputError('E_INPUT_MISSING', `${outputPath} does not exist`, {
+      hint: 'give the output of `dnc batch` (INPUT.results.csv by default)',
+    });
   }
   const manifest = await readManifest(manifestPath);
   if (!manifest) {
-    throw inputError('E_NO_MANIFEST', `${outputPath} has no manifest (${manifestPath} is missing): nothing proves how it was scrubbed`, {
-      hint: 'rerun `dnc batch` on its input with -o pointing to this file (answered numbers are not sent again) to write the manifest',
-    });
+    throw inputError(
+      'E_NO_MANIFEST',
+      `${outputPath} has no manifest (${manifestPath} is missing): nothing proves how it was scrubbed`,
+      {
+        hint:
+          'rerun `dnc batch` on its input with -o pointing to this file (answered numbers are not sent ' +
+          'again) to write the manifest',
+      },
+    );
   }
   return manifest;
 }
@@ -154,7 +188,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         bom: f.bom,
         encoding: f.input_encoding,
         // A sheet is read from its header's row, the header included (as above).
-        workbook: f.input_workbook ? { ...f.input_workbook, headerRow: Math.max(0, f.input_workbook.headerRow - 1) } : undefined,
+        workbook: f.input_workbook
+          ? { ...f.input_workbook, headerRow: Math.max(0, f.input_workbook.headerRow - 1) }
+          : undefined,
       }),
     );
   }
@@ -170,132 +206,222 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const flag = (index: number, cells: string[], reason: RecheckReason, detail: string) => {
     count++;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
-    if (found.length < limit) found.push({ index, number: cells[C.e164] ?? '', country: cells[C.country] ?? '', result: cells[C.result] ?? '', reason, detail });
+    if (found.length < limit)
+      found.push({
+        index,
+        number: cells[C.e164] ?? '',
+        country: cells[C.country] ?? '',
+        result: cells[C.result] ?? '',
+        reason,
+        detail,
+      });
   };
   let aligned = input !== null;
   const hasValidUntil = (manifest.format.dnc_columns ?? 10) > C.validUntil;
   const asOf = o.asOf.getTime();
   // As the writer of that file escaped (before escape_formulas_behind_spaces, only a leading character counted).
   const behindSpaces = manifest.format.escape_formulas_behind_spaces === true;
-  const asWritten = manifest.format.escape_formulas ? (v: string) => escapeFormulaCell(v, behindSpaces) : (v: string) => v;
+  const asWritten = manifest.format.escape_formulas
+    ? (v: string) => escapeFormulaCell(v, behindSpaces)
+    : (v: string) => v;
   const structure: string[] = [];
   // The input's header, read first: the output's must be it, then the dnc_* columns.
-  const inputHeader = input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
+  const inputHeader =
+    input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
   const checkHeader = (fields: string[]) => {
     // Outputs from before dnc_exemption have the first 10 of today's columns.
     const expected = DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
     const dnc = fields.slice(manifest.format.input_columns);
-    if (dnc.join('\0') !== expected.join('\0')) structure.push(`the header's last columns are not ${expected.join(', ')}`);
-    if (inputHeader && fields.slice(0, manifest.format.input_columns).some((v, i) => v !== asWritten(inputHeader[i] ?? ''))) {
+    if (dnc.join('\0') !== expected.join('\0'))
+      structure.push(`the header's last columns are not ${expected.join(', ')}`);
+    if (
+      inputHeader &&
+      fields.slice(0, manifest.format.input_columns).some((v, i) => v !== asWritten(inputHeader[i] ?? ''))
+    ) {
       structure.push("the header's input columns differ from the input's header");
     }
   };
   let walk;
   try {
-    walk = await walkOutput(outputPath, manifest.format, async (index, fields, cells) => {
-      if (aligned && input) {
-        const next = await input.next();
-        const mine = fields.slice(0, manifest.format.input_columns);
-        if (next.done || next.value.length !== mine.length || next.value.some((v, i) => asWritten(v) !== mine[i])) {
-          aligned = false;
-          flag(index, cells, 'out_of_step', next.done ? 'the input has no such row (row added)' : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`);
+    walk = await walkOutput(
+      outputPath,
+      manifest.format,
+      async (index, fields, cells) => {
+        if (aligned && input) {
+          const next = await input.next();
+          const mine = fields.slice(0, manifest.format.input_columns);
+          if (next.done || next.value.length !== mine.length || next.value.some((v, i) => asWritten(v) !== mine[i])) {
+            aligned = false;
+            flag(
+              index,
+              cells,
+              'out_of_step',
+              next.done
+                ? 'the input has no such row (row added)'
+                : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`,
+            );
+            return;
+          }
+        }
+        const result = cells[C.result] ?? '';
+        const cid = cells[C.correlationId] ?? '';
+        if (!(RESULTS as readonly string[]).includes(result)) {
+          flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
           return;
         }
-      }
-      const result = cells[C.result] ?? '';
-      const cid = cells[C.correlationId] ?? '';
-      if (!(RESULTS as readonly string[]).includes(result)) {
-        flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
-        return;
-      }
-      // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
-      if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
-        const v = journal.verdict(cells[C.e164]!);
-        const verdictDiffers = result === 'callable' || result === 'do_not_call'
-          ? serviceTextCell(v?.correlation_id) !== cid || serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') || serviceTextCell(v?.list_source) !== (cells[C.source] ?? '')
-          : false;
-        const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
-        if (differs) {
-          flag(index, cells, 'edited', `says ${result}${cid ? ` (${cid})` : ''}, the journal says ${v ? (v.state === 'done' ? `${v.result} (${v.correlation_id ?? 'no correlation id'})` : v.state) : 'nothing about this number'}`);
+        // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
+        if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
+          const v = journal.verdict(cells[C.e164]!);
+          const verdictDiffers =
+            result === 'callable' || result === 'do_not_call'
+              ? serviceTextCell(v?.correlation_id) !== cid ||
+                serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+                serviceTextCell(v?.list_source) !== (cells[C.source] ?? '')
+              : false;
+          const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
+          if (differs) {
+            flag(
+              index,
+              cells,
+              'edited',
+              `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
+                (v
+                  ? v.state === 'done'
+                    ? `${v.result} (${v.correlation_id ?? 'no correlation id'})`
+                    : v.state
+                  : 'nothing about this number'),
+            );
+            return;
+          }
+        }
+        // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
+        if (hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
+          const expected = validUntilCell(rules, cells);
+          flag(
+            index,
+            cells,
+            'edited',
+            `dnc_valid_until ${JSON.stringify(cells[C.validUntil] ?? '')} is not what the scrub's windows give ` +
+              `(${expected ? expected : 'empty'})`,
+          );
           return;
         }
-      }
-      // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
-      if (hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
-        const expected = validUntilCell(rules, cells);
-        flag(index, cells, 'edited', `dnc_valid_until ${JSON.stringify(cells[C.validUntil] ?? '')} is not what the scrub's windows give (${expected ? expected : 'empty'})`);
-        return;
-      }
-      switch (result) {
-        case 'pending':
-          flag(index, cells, 'pending', `webhook result not received${cid ? ` (correlation id ${cid})` : ''}; run \`dnc listen\``);
+        switch (result) {
+          case 'pending':
+            flag(
+              index,
+              cells,
+              'pending',
+              `webhook result not received${cid ? ` (correlation id ${cid})` : ''}; run \`dnc listen\``,
+            );
+            return;
+          case 'not_checked':
+            flag(index, cells, 'not_checked', cells[C.error] || 'never looked up');
+            return;
+          case 'failed':
+            flag(index, cells, 'failed', `${cells[C.errorCode] || 'failed'}: ${cells[C.error] || 'the lookup failed'}`);
+            return;
+          case 'callable':
+            break;
+          default:
+            return;
+        }
+        if (o.suppressedNow?.(cells[C.e164] ?? ''))
+          return flag(
+            index,
+            cells,
+            'suppressed',
+            'on the internal do-not-call list now (added after the scrub): never dial it',
+          );
+        if (!cid)
+          return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
+        if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
+        if (!isHttpsUrl(cells[C.source]!))
+          return flag(
+            index,
+            cells,
+            'no_source',
+            `callable with a register source that is not an https URL: ${cells[C.source]}`,
+          );
+        const at = parseServiceTime(cells[C.checkedAt]);
+        if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
+        const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
+        if (asOf - at > maxAge) {
+          const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
+          flag(
+            index,
+            cells,
+            'stale',
+            `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`,
+          );
           return;
-        case 'not_checked':
-          flag(index, cells, 'not_checked', cells[C.error] || 'never looked up');
-          return;
-        case 'failed':
-          flag(index, cells, 'failed', `${cells[C.errorCode] || 'failed'}: ${cells[C.error] || 'the lookup failed'}`);
-          return;
-        case 'callable':
-          break;
-        default:
-          return;
-      }
-      if (o.suppressedNow?.(cells[C.e164] ?? '')) return flag(index, cells, 'suppressed', 'on the internal do-not-call list now (added after the scrub): never dial it');
-      if (!cid) return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
-      if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
-      if (!isHttpsUrl(cells[C.source]!)) return flag(index, cells, 'no_source', `callable with a register source that is not an https URL: ${cells[C.source]}`);
-      const at = parseServiceTime(cells[C.checkedAt]);
-      if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
-      const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
-      if (asOf - at > maxAge) {
-        const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
-        flag(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
-        return;
-      }
-      // Callable only by an exemption: it must still hold.
-      const until = exemptionUntilOf(cells[C.exemption]);
-      if (until !== null && asOf > Date.parse(until)) flag(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
-    }, checkHeader);
+        }
+        // Callable only by an exemption: it must still hold.
+        const until = exemptionUntilOf(cells[C.exemption]);
+        if (until !== null && asOf > Date.parse(until))
+          flag(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
+      },
+      checkHeader,
+    );
     if (aligned && input && !(await input.next()).done) {
-      flag(walk.tally.rows.total - 1, ['', '', ''], 'out_of_step', 'the output ends before the input does (rows deleted at the end)');
+      flag(
+        walk.tally.rows.total - 1,
+        ['', '', ''],
+        'out_of_step',
+        'the output ends before the input does (rows deleted at the end)',
+      );
     }
   } catch (err) {
     // A file a dialler cannot read as CSV (rows split, fields shifted, a NUL) is not fit, and says where.
-    if (!(err instanceof DncError) || !['E_INPUT_MALFORMED', 'E_INPUT_BINARY', 'E_INPUT_ENCODING'].includes(err.code)) throw err;
+    if (!(err instanceof DncError) || !['E_INPUT_MALFORMED', 'E_INPUT_BINARY', 'E_INPUT_ENCODING'].includes(err.code))
+      throw err;
     walk = { sha256: await hashFile(outputPath), bytes: 0, tally: new TallyBuilder().done() };
     structure.push(`it does not read as the CSV dnc wrote: ${err.message}`);
   } finally {
     journal?.close();
     await input?.return(undefined);
   }
-  const lines = await dataRecordLines(outputLayout(outputPath, manifest.format), found.map((f) => Math.max(0, f.index)));
+  const lines = await dataRecordLines(
+    outputLayout(outputPath, manifest.format),
+    found.map((f) => Math.max(0, f.index)),
+  );
   const sheet = manifest.format.workbook ? { sheet: 'Results' } : {};
-  const recheck = found.map(({ index, ...rest }) => ({ ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }), ...sheet, ...rest }));
+  const recheck = found.map(({ index, ...rest }) => ({
+    ...(lines.get(Math.max(0, index)) ?? { line: 0, record: 0 }),
+    ...sheet,
+    ...rest,
+  }));
   const differences = [...structure, ...(structure.length > 0 ? [] : compareTallies(manifest, walk.tally))];
   // The callable list is what a dialler loads: it must be the one written with this output.
   // (A list written through a FIFO or a device was read once, by whoever read it: there is nothing to read again, and
   // opening a FIFO would wait for a writer for ever.)
   for (const list of manifest.lists ?? []) {
-    if (isRegularFile(list.path) && (await hashFile(list.path)) !== list.sha256) differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
+    if (isRegularFile(list.path) && (await hashFile(list.path)) !== list.sha256)
+      differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
   }
   const shaMatches = walk.sha256 === manifest.output.sha256;
   // The anchor stands outside the results folder: a file and manifest rewritten to agree still differ from it.
   let anchored: VerifyReport['anchored'] = 'not_here';
   if (o.anchor) {
     const manifestSha = await hashFile(manifestPathFor(outputPath));
-    anchored = o.anchor.sha256 === walk.sha256 && (o.anchor.manifestSha256 === null || o.anchor.manifestSha256 === manifestSha) ? 'matches' : 'differs';
+    anchored =
+      o.anchor.sha256 === walk.sha256 && (o.anchor.manifestSha256 === null || o.anchor.manifestSha256 === manifestSha)
+        ? 'matches'
+        : 'differs';
     if (anchored === 'differs') {
       differences.push(
         o.anchor.sha256 !== walk.sha256
-          ? `the state folder records that dnc last wrote this file at ${o.anchor.writtenAt} with SHA-256 ${o.anchor.sha256.slice(0, 16)}…: it changed since, with its manifest`
-          : `the state folder records that dnc last wrote the manifest at ${o.anchor.writtenAt}: it was rewritten since`,
+          ? `the state folder records that dnc last wrote this file at ${o.anchor.writtenAt} with SHA-256 ` +
+              `${o.anchor.sha256.slice(0, 16)}…: it changed since, with its manifest`
+          : `the state folder records that dnc last wrote the manifest at ${o.anchor.writtenAt}: it was ` +
+              `rewritten since`,
       );
     }
   }
   const unproven =
     journal === null && !o.withoutJournal
-      ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be proven (a file and its manifest can be rewritten together)`
+      ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be ` +
+        `proven (a file and its manifest can be rewritten together)`
       : null;
   const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
   return {
@@ -322,7 +448,11 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     recheckCount: count,
     recheckByReason: byReason,
     recheck,
-    maxAge: { days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS, byCountry: { ...rules.byCountry }, otherDays: rules.otherDays },
+    maxAge: {
+      days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS,
+      byCountry: { ...rules.byCountry },
+      otherDays: rules.otherDays,
+    },
     asOf: o.asOf.toISOString(),
   };
 }

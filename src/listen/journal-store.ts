@@ -1,4 +1,5 @@
-// The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone needs.
+// The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone
+// needs.
 import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -29,7 +30,9 @@ export interface OpenListenJournalOptions {
   skewMs?: number;
 }
 
-/** An orphan is a push nobody asked for (or one faster than its receipt): 10,000 of them is far beyond any real batch. */
+/**
+ * An orphan is a push nobody asked for (or one faster than its receipt): 10,000 of them is far beyond any real batch.
+ */
 export const DEFAULT_MAX_ORPHANS = 10_000;
 export const DEFAULT_MAX_ORPHAN_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_REFUSED = 10_000;
@@ -106,14 +109,16 @@ export class JournalPushStore implements ListenJournal {
           skewMs: o.skewMs,
           admitOrphan: (bytes) => {
             if (this.kept.orphans + added.orphans + 1 > (o.maxOrphans ?? DEFAULT_MAX_ORPHANS)) return false;
-            if (this.kept.orphanBytes + added.orphanBytes + bytes > (o.maxOrphanBytes ?? DEFAULT_MAX_ORPHAN_BYTES)) return false;
+            if (this.kept.orphanBytes + added.orphanBytes + bytes > (o.maxOrphanBytes ?? DEFAULT_MAX_ORPHAN_BYTES))
+              return false;
             added.orphans++;
             added.orphanBytes += bytes;
             return true;
           },
           admitRefused: (bytes) => {
             if (this.kept.refused + added.refused + 1 > (o.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
-            if (this.kept.refusedBytes + added.refusedBytes + bytes > (o.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
+            if (this.kept.refusedBytes + added.refusedBytes + bytes > (o.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES))
+              return false;
             added.refused++;
             added.refusedBytes += bytes;
             return true;
@@ -193,7 +198,9 @@ export class JournalPushStore implements ListenJournal {
   reconcileOrphans(): string[] {
     const applied: string[] = [];
     for (const row of this.q.orphansNowKnown.all()) {
-      const verdict = this.journal.applyKeptPush(row.push_id, row.outcome, row.correlation_id, row.body, { skewMs: this.options.skewMs });
+      const verdict = this.journal.applyKeptPush(row.push_id, row.outcome, row.correlation_id, row.body, {
+        skewMs: this.options.skewMs,
+      });
       if (!verdict || verdict.outcome === 'refused') continue;
       if (row.outcome === 'orphan') {
         this.kept.orphans--;
@@ -218,7 +225,8 @@ export class JournalPushStore implements ListenJournal {
    */
   async render(): Promise<Record<string, number>> {
     if (this.options.renderInWorker === false || !existsSync(WORKER_FILE)) {
-      // Loaded only here: rendering pulls in libphonenumber's metadata, which the listener thread otherwise never needs.
+      // Loaded only here: rendering pulls in libphonenumber's metadata, which the listener thread otherwise never
+      // needs.
       // A connection of its own, as the worker has: the render holds a read snapshot, and pushes stored through
       // this.journal meanwhile must commit at once, not join it.
       const { renderBatchOutput } = await import('../batch/render.js');
@@ -278,7 +286,10 @@ export class JournalPushStore implements ListenJournal {
  * Opens the journal of the batch whose output is `resultsPath`. Refuses a missing journal
  * (E_JOURNAL_MISSING, from the batch module) and one that holds no batch yet.
  */
-export async function openListenJournal(resultsPath: string, options: OpenListenJournalOptions = {}): Promise<JournalPushStore> {
+export async function openListenJournal(
+  resultsPath: string,
+  options: OpenListenJournalOptions = {},
+): Promise<JournalPushStore> {
   const path = journalPathFor(resultsPath);
   const journal = await BatchJournal.open(path, { create: false }, options.now);
   // A batch started a moment ago may not have written its metadata yet: give it a few seconds.

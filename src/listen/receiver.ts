@@ -93,7 +93,9 @@ export const DEFAULT_MAX_CONNECTIONS = 256;
 /** A request still arriving after this long is slower than any push (a few hundred bytes): at the cap, it makes way. */
 export const DEFAULT_STALLED_MS = 1_000;
 
-/** Where a connection is: its request arriving (or a TLS handshake), being stored and answered, or idle (keep-alive). */
+/**
+ * Where a connection is: its request arriving (or a TLS handshake), being stored and answered, or idle (keep-alive).
+ */
 interface Connection {
   phase: 'reading' | 'handling' | 'idle';
   since: number;
@@ -187,7 +189,16 @@ function isJsonContentType(value: string | undefined): boolean {
 }
 
 export class Receiver extends EventEmitter<ReceiverEvents> {
-  readonly stats: ReceiverStats = { received: 0, stored: 0, duplicates: 0, orphans: 0, conflicts: 0, rejected: 0, storeFailures: 0, overCapacity: 0 };
+  readonly stats: ReceiverStats = {
+    received: 0,
+    stored: 0,
+    duplicates: 0,
+    orphans: 0,
+    conflicts: 0,
+    rejected: 0,
+    storeFailures: 0,
+    overCapacity: 0,
+  };
   private readonly server: http.Server;
   private readonly store: PushStore;
   private readonly now: () => Date;
@@ -239,12 +250,16 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         socket.destroy();
         return;
       }
-      // A request too slow to arrive gets 408, which the service retries; an unparseable one 400 (431: headers too large).
+      // A request too slow to arrive gets 408, which the service retries; an unparseable one 400 (431: headers too
+      // large).
       const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-      const text = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+      const text =
+        status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
       this.emit('client-error', { error, status, remoteAddress: (socket as Partial<Socket>).remoteAddress });
       // end() alone half-closes: a peer that never closes its side keeps the descriptor. Destroyed once written.
-      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+      socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () =>
+        socket.destroy(),
+      );
       (socket as Partial<Socket>).setTimeout?.(1_000, () => socket.destroy());
     });
   }
@@ -326,7 +341,9 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
 
   /** The bookkeeping of the connection a request came on. */
   private connectionOf(socket: Socket): Connection | undefined {
-    return this.connections.get(socket) ?? this.connections.get((socket as Socket & { _parent?: Socket })._parent as Socket);
+    return (
+      this.connections.get(socket) ?? this.connections.get((socket as Socket & { _parent?: Socket })._parent as Socket)
+    );
   }
 
   /** Connections open now (each holds a descriptor): what the cap and the timeouts keep bounded. */
@@ -401,25 +418,43 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     let correlationId: string | undefined;
     try {
       if (path === HEALTH_PATH && this.pushPath !== HEALTH_PATH) {
-        if (method !== 'GET' && method !== 'HEAD') throw new RequestRefused(405, `${method} is not allowed on ${HEALTH_PATH}`, { Allow: 'GET, HEAD' });
+        if (method !== 'GET' && method !== 'HEAD')
+          throw new RequestRefused(405, `${method} is not allowed on ${HEALTH_PATH}`, { Allow: 'GET, HEAD' });
         this.reply(res, 200, { status: 'ok' });
         return;
       }
-      if (this.pushPath !== undefined && path !== this.pushPath) throw new RequestRefused(404, 'no pushes are received on this path');
-      if (method !== 'POST') throw new RequestRefused(405, `pushes are POSTed; ${method} is not allowed`, { Allow: 'POST' });
+      if (this.pushPath !== undefined && path !== this.pushPath)
+        throw new RequestRefused(404, 'no pushes are received on this path');
+      if (method !== 'POST')
+        throw new RequestRefused(405, `pushes are POSTed; ${method} is not allowed`, { Allow: 'POST' });
       const contentType = req.headers['content-type'];
       if (!isJsonContentType(contentType)) {
-        throw new RequestRefused(415, `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`);
+        throw new RequestRefused(
+          415,
+          `Content-Type must be application/json, got ${contentType ? JSON.stringify(contentType) : 'none'}`,
+        );
       }
-      // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see it.
+      // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see
+      // it.
       const raw = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
       const connection = this.connectionOf(req.socket);
       if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
-      const evidence = { raw, receivedAt, headers: evidenceHeaders(req, this.options.secrets ?? []), peer: req.socket.remoteAddress };
+      const evidence = {
+        raw,
+        receivedAt,
+        headers: evidenceHeaders(req, this.options.secrets ?? []),
+        peer: req.socket.remoteAddress,
+      };
       // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.
       const refuse = (status: number, reason: string, result: LookupResult | null = null): RequestRefused => {
-        this.keepRefused({ ...evidence, correlationId: correlationId ?? '', result, serviceStatus: null, refusedReason: reason });
+        this.keepRefused({
+          ...evidence,
+          correlationId: correlationId ?? '',
+          result,
+          serviceStatus: null,
+          refusedReason: reason,
+        });
         return new RequestRefused(status, reason);
       };
       let body: unknown;
@@ -434,10 +469,14 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       const header = req.headers[PUSH_HEADERS.correlationId];
       if (typeof header !== 'string' || header === '') throw refuse(400, 'header X-Service-Correlation-Id is missing');
       if (header !== correlationId) {
-        throw refuse(400, `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`);
+        throw refuse(
+          400,
+          `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`,
+        );
       }
       const statusHeader = req.headers[PUSH_HEADERS.status];
-      const serviceStatus = typeof statusHeader === 'string' && /^\d{3}$/.test(statusHeader) ? Number(statusHeader) : null;
+      const serviceStatus =
+        typeof statusHeader === 'string' && /^\d{3}$/.test(statusHeader) ? Number(statusHeader) : null;
       const phoneHeader = req.headers[PUSH_HEADERS.phoneNumber];
       const countryHeader = req.headers[PUSH_HEADERS.country];
       const rule = pushRuleProblem(
@@ -452,7 +491,15 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       );
       if (rule) throw refuse(422, rule, checked.result);
       this.stats.received++;
-      const push: IncomingPush = { correlationId, result: checked.result, raw, receivedAt, serviceStatus, headers: evidence.headers, peer: evidence.peer };
+      const push: IncomingPush = {
+        correlationId,
+        result: checked.result,
+        raw,
+        receivedAt,
+        serviceStatus,
+        headers: evidence.headers,
+        peer: evidence.peer,
+      };
       const outcome = await this.enqueue(push);
       if (outcome instanceof Error) {
         this.reply(res, 503, { error: 'the push could not be stored; retry later' }, { 'Retry-After': '30' });
@@ -461,9 +508,14 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       if (outcome.refused !== undefined) throw new RequestRefused(422, outcome.refused);
       if (outcome.overCapacity) {
         this.stats.overCapacity++;
-        throw new RequestRefused(503, 'too many pushes with unknown correlation ids are kept already; this one was not stored (the service retries it)', {
-          'Retry-After': '600',
-        });
+        throw new RequestRefused(
+          503,
+          'too many pushes with unknown correlation ids are kept already; this one was not stored (the service ' +
+            'retries it)',
+          {
+            'Retry-After': '600',
+          },
+        );
       }
       this.stats.stored++;
       if (outcome.duplicate) this.stats.duplicates++;
@@ -486,7 +538,14 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       this.reply(res, err.status, { error: err.message }, err.headers);
       // A refused body may still be arriving (413): the socket is closed for good, not left half-open.
       if (err.status === 413 || err.status === 408) res.once('finish', () => req.socket.destroy());
-      this.emit('rejected', { status: err.status, reason: err.message, method, path, remoteAddress: req.socket.remoteAddress, correlationId });
+      this.emit('rejected', {
+        status: err.status,
+        reason: err.message,
+        method,
+        path,
+        remoteAddress: req.socket.remoteAddress,
+        correlationId,
+      });
     }
   }
 
@@ -500,7 +559,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
 
   private readBody(req: http.IncomingMessage): Promise<string> {
     const declared = Number(req.headers['content-length']);
-    const tooLarge = () => new RequestRefused(413, `the body is larger than ${this.maxBody} bytes`, { Connection: 'close' });
+    const tooLarge = () =>
+      new RequestRefused(413, `the body is larger than ${this.maxBody} bytes`, { Connection: 'close' });
     if (Number.isFinite(declared) && declared > this.maxBody) return Promise.reject(tooLarge());
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
@@ -559,7 +619,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     try {
       const pending = this.store.store(batch.map((w) => w.push));
       outcomes = Array.isArray(pending) ? pending : await withTimeout(pending, this.storeTimeoutMs);
-      if (outcomes.length !== batch.length) throw new Error(`the store answered ${outcomes.length} outcomes for ${batch.length} pushes`);
+      if (outcomes.length !== batch.length)
+        throw new Error(`the store answered ${outcomes.length} outcomes for ${batch.length} pushes`);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       this.stats.storeFailures += batch.length;

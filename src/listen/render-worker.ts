@@ -7,7 +7,9 @@ export interface RenderRequest {
   id: number;
 }
 
-export type RenderReply = { id: number; ok: true; byResult: Record<string, number> } | { id: number; ok: false; message: string; code?: string };
+export type RenderReply =
+  | { id: number; ok: true; byResult: Record<string, number> }
+  | { id: number; ok: false; message: string; code?: string };
 
 const { journalPath } = workerData as { journalPath: string };
 // A connection of its own (only read from): WAL lets it read while the listener's connection commits
@@ -20,7 +22,12 @@ parentPort!.on('message', (request: RenderRequest) => {
     try {
       reply = { id: request.id, ok: true, byResult: (await renderBatchOutput(await journal)).byResult };
     } catch (err) {
-      reply = { id: request.id, ok: false, message: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code };
+      reply = {
+        id: request.id,
+        ok: false,
+        message: err instanceof Error ? err.message : String(err),
+        code: (err as { code?: string }).code,
+      };
     }
     parentPort!.postMessage(reply);
   })();

@@ -43,7 +43,9 @@ export type ListenEvent =
       from: PushPathSource;
       /** The webhook URL the batch sent, if any (may carry credentials: show it without them). */
       batchWebhookUrl: string | null;
-      /** --path was given and is short or predictable (forgers could find it): a random one to use instead; else null. */
+      /**
+       * --path was given and is short or predictable (forgers could find it): a random one to use instead; else null.
+       */
       suggestedPath: string | null;
       /** --path differs from the path of the batch's webhook URL (which is then given). */
       batchPath: string | null;
@@ -75,7 +77,9 @@ export interface ListenRunDeps {
 }
 
 export interface ListenRunResult {
-  /** done: nothing is pending (--exit-when-done, or already so when stopped); interrupted: stopped with lookups pending. */
+  /**
+   * done: nothing is pending (--exit-when-done, or already so when stopped); interrupted: stopped with lookups pending.
+   */
   kind: 'done' | 'interrupted';
   /** Stopped by an interrupt (Ctrl-C or a signal), not by --exit-when-done. */
   interrupted: boolean;
@@ -97,20 +101,32 @@ export function isUnguessablePath(p: string): boolean {
  * (the service pushes there; any other path would turn every push into a permanent 404), a fresh random one when
  * the batch sent none. A guessable batch path is refused: accepting it must be a choice (--path).
  */
-export function defaultPushPath(batchWebhookUrl: string | null, random: () => string): { path: string; from: 'batch' | 'random' } {
+export function defaultPushPath(
+  batchWebhookUrl: string | null,
+  random: () => string,
+): { path: string; from: 'batch' | 'random' } {
   if (batchWebhookUrl) {
     const batchPath = new URL(batchWebhookUrl).pathname;
     if (isUnguessablePath(batchPath)) return { path: batchPath, from: 'batch' };
-    throw usageError('E_GUESSABLE_PATH', `the batch's webhook path ${batchPath} is guessable, and pushes are not signed`, {
-      hint: `serve it anyway with --path ${batchPath}, or run the batch again with a --webhook-url whose path is long and random (e.g. /hooks/${random().split('/').pop()})`,
-    });
+    throw usageError(
+      'E_GUESSABLE_PATH',
+      `the batch's webhook path ${batchPath} is guessable, and pushes are not signed`,
+      {
+        hint:
+          `serve it anyway with --path ${batchPath}, or run the batch again with a --webhook-url whose path ` +
+          `is long and random (e.g. /hooks/${random().split('/').pop()})`,
+      },
+    );
   }
   return { path: random(), from: 'random' };
 }
 
 /** Receives the pushes of the batch whose output is `options.results` until done or interrupted. */
 export async function runListenJob(options: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
-  const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([import('./journal-store.js'), import('../batch/journal.js')]);
+  const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([
+    import('./journal-store.js'),
+    import('../batch/journal.js'),
+  ]);
   const journalPath = Store.pathFor(options.results);
   // No journal: openListenJournal (in listenLocked) refuses, with its hint; there is nothing to lock.
   if (!existsSync(journalPath)) return listenLocked(options, deps);
@@ -125,7 +141,9 @@ export async function runListenJob(options: ListenOptions, deps: ListenRunDeps):
 
 async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
   const emit = deps.onEvent;
-  const tls = o.tls ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') } : undefined;
+  const tls = o.tls
+    ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') }
+    : undefined;
   // Everything the run needs, up to its last step, is loaded now: a listener runs for hours, and dnc may be
   // upgraded or rebuilt under it meanwhile (a module loaded at stop would then be missing or another version's).
   const [
@@ -171,7 +189,9 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   session.on('status', (status) => emit({ type: 'status', status }));
   session.on('push', (push) => emit({ type: 'push', push }));
   session.on('rejected', (refusal) => emit({ type: 'refused', refusal }));
-  session.on('client-error', (e) => emit({ type: 'malformed-request', status: e.status, message: e.error.message, remoteAddress: e.remoteAddress }));
+  session.on('client-error', (e) =>
+    emit({ type: 'malformed-request', status: e.status, message: e.error.message, remoteAddress: e.remoteAddress }),
+  );
   session.on('store-failed', (failure) => emit({ type: 'store-failed', failure }));
   session.on('lost', (list) => {
     for (const l of list) {
@@ -206,7 +226,8 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     await session.stop().catch(() => undefined);
     throw listenError(err, o);
   }
-  const flagPathDiffers = pushPath.from === 'flag' && batchWebhookUrl !== null && new URL(batchWebhookUrl).pathname !== pushPath.path;
+  const flagPathDiffers =
+    pushPath.from === 'flag' && batchWebhookUrl !== null && new URL(batchWebhookUrl).pathname !== pushPath.path;
   emit({
     type: 'listening',
     address,
@@ -260,10 +281,14 @@ async function readPem(file: string, flag: string): Promise<Buffer> {
   try {
     return await readFile(file);
   } catch (err) {
-    throw usageError('E_TLS_UNREADABLE', `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      hint: `${flag} takes a PEM file`,
-      cause: err,
-    });
+    throw usageError(
+      'E_TLS_UNREADABLE',
+      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      {
+        hint: `${flag} takes a PEM file`,
+        cause: err,
+      },
+    );
   }
 }
 
@@ -278,16 +303,23 @@ function listenError(err: unknown, o: ListenOptions): DncError | unknown {
   }
   if (code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
     return usageError('E_CANNOT_LISTEN', `cannot listen on ${o.host}:${o.port}: ${code}`, {
-      hint: code === 'EACCES' ? 'ports below 1024 need privileges; use a higher --port' : 'check --host: it must be an address of this machine',
+      hint:
+        code === 'EACCES'
+          ? 'ports below 1024 need privileges; use a higher --port'
+          : 'check --host: it must be an address of this machine',
       cause: err,
     });
   }
   // OpenSSL's refusals of a certificate or key all carry an ERR_OSSL_* code (PEM, ASN.1, decoder, key mismatch).
   if (o.tls && typeof code === 'string' && code.startsWith('ERR_OSSL_')) {
-    return usageError('E_TLS_INVALID', `cannot serve HTTPS with ${o.tls.certFile} and ${o.tls.keyFile}: ${(err as Error).message}`, {
-      hint: 'both must be PEM files, the key matching the certificate',
-      cause: err,
-    });
+    return usageError(
+      'E_TLS_INVALID',
+      `cannot serve HTTPS with ${o.tls.certFile} and ${o.tls.keyFile}: ${(err as Error).message}`,
+      {
+        hint: 'both must be PEM files, the key matching the certificate',
+        cause: err,
+      },
+    );
   }
   return err;
 }

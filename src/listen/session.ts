@@ -1,7 +1,15 @@
-// One `dnc listen` run: the receiver, the batch's journal, throttled renders of OUTPUT.csv, status, lost lookups, shutdown.
+// One `dnc listen` run: the receiver, the batch's journal, throttled renders of OUTPUT.csv, status, lost lookups,
+// shutdown.
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { createReceiver, type ListeningAddress, type PushStore, type Receiver, type ReceiverEvents, type ReceiverOptions } from './receiver.js';
+import {
+  createReceiver,
+  type ListeningAddress,
+  type PushStore,
+  type Receiver,
+  type ReceiverEvents,
+  type ReceiverOptions,
+} from './receiver.js';
 
 /** Section 8: a lookup expires 24 hours after its receipt; its lookup_expired push is due then. */
 export const LOOKUP_EXPIRY_MS = 24 * 60 * 60 * 1000;
@@ -173,7 +181,10 @@ export class ListenSession extends EventEmitter<ListenEvents> {
       overCapacity: s.overCapacity,
       pending: summary.pending,
       unsent: summary.unsent,
-      oldest: summary.oldest && { ...summary.oldest, deadline: new Date(summary.oldest.receivedAt.getTime() + this.expiryMs) },
+      oldest: summary.oldest && {
+        ...summary.oldest,
+        deadline: new Date(summary.oldest.receivedAt.getTime() + this.expiryMs),
+      },
       lost: summary.overdue.length,
       renders: this.renders,
       uptimeMs: performance.now() - this.startedAt,
@@ -212,7 +223,8 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     try {
       // An orphan can only become known while a batch still records receipts; the query scans the
       // pushes, so it runs once at start, then only while a batch is running or orphans came in this run.
-      const orphansMayResolve = this.lastStatus === undefined || this.lastStatus.unsent > 0 || this.receiver.stats.orphans > this.reconciled;
+      const orphansMayResolve =
+        this.lastStatus === undefined || this.lastStatus.unsent > 0 || this.receiver.stats.orphans > this.reconciled;
       const applied = orphansMayResolve ? (this.journal.reconcileOrphans?.() ?? []) : [];
       if (applied.length > 0) {
         this.reconciled += applied.length;
@@ -222,12 +234,22 @@ export class ListenSession extends EventEmitter<ListenEvents> {
       status = this.status();
     } catch (err) {
       // A busy journal (batch committing) must not end the session; the next tick reads again.
-      this.emit('store-failed', { count: 0, correlationIds: [], error: err instanceof Error ? err : new Error(String(err)) });
+      this.emit('store-failed', {
+        count: 0,
+        correlationIds: [],
+        error: err instanceof Error ? err : new Error(String(err)),
+      });
       return;
     }
     this.emit('status', status);
     // Done does not wait for a render that keeps failing: stop() renders once more and reports it.
-    if (this.exitWhenDone && status.pending === 0 && status.unsent === 0 && !this.rendering && (!this.dirty || this.renderError)) {
+    if (
+      this.exitWhenDone &&
+      status.pending === 0 &&
+      status.unsent === 0 &&
+      !this.rendering &&
+      (!this.dirty || this.renderError)
+    ) {
       this.doneResolve(status);
       this.emit('done', status);
     }

@@ -1,4 +1,5 @@
-// A set of E.164 numbers stored as 8-byte doubles: counting distinct numbers in a million-row list without a million strings.
+// A set of E.164 numbers stored as 8-byte doubles: counting distinct numbers in a million-row list without a million
+// strings.
 
 // An E.164 number has at most 15 digits, below 2^53: as a double it is exact, and it takes 8 bytes in a
 // Float64Array instead of a ~60-byte string plus a Set entry. Open addressing, linear probing, load ≤ 0.5.

@@ -1,4 +1,5 @@
-// A fast path for cells already written in E.164 ("+12025550123"): libphonenumber's own rules, without its text parsing.
+// A fast path for cells already written in E.164 ("+12025550123"): libphonenumber's own rules, without its text
+// parsing.
 // The package maps this path to an ES module (metadata.max.json.js) for import.
 import metadata from 'libphonenumber-js/metadata.max.json';
 import { Metadata, type CountryCode, type MetadataJson } from 'libphonenumber-js/core';
@@ -13,10 +14,22 @@ import { Metadata, type CountryCode, type MetadataJson } from 'libphonenumber-js
 
 const META = metadata as unknown as MetadataJson;
 const E164 = /^\+[1-9]\d{6,14}$/;
-const callingCodes = (META as unknown as { country_calling_codes: Record<string, CountryCode[]> }).country_calling_codes;
+const callingCodes = (META as unknown as { country_calling_codes: Record<string, CountryCode[]> })
+  .country_calling_codes;
 
 // The type patterns libphonenumber tries (getNumberType), FIXED_LINE first.
-const NUMBER_TYPES = ['FIXED_LINE', 'MOBILE', 'PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL'];
+const NUMBER_TYPES = [
+  'FIXED_LINE',
+  'MOBILE',
+  'PREMIUM_RATE',
+  'TOLL_FREE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+];
 
 interface TypeDefinition {
   pattern(): string;

@@ -3,13 +3,7 @@ import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode
 import { getCountryCallingCode, isSupportedCountry, Metadata } from 'libphonenumber-js/max';
 
 export type PhoneProblem =
-  | 'empty'
-  | 'not_a_number'
-  | 'invalid_country'
-  | 'too_short'
-  | 'too_long'
-  | 'invalid_length'
-  | 'invalid';
+  'empty' | 'not_a_number' | 'invalid_country' | 'too_short' | 'too_long' | 'invalid_length' | 'invalid';
 
 export type NormalizedPhone =
   | {
@@ -93,7 +87,11 @@ export function normalizePhone(raw: string, options: NormalizeOptions = {}): Nor
     const problem = (lengthProblem && LENGTH_PROBLEMS[lengthProblem]) || 'invalid';
     const where = country ?? regionOfCallingCode(parsed.countryCallingCode, region) ?? `+${parsed.countryCallingCode}`;
     const detail =
-      problem === 'too_short' ? 'is too short for' : problem === 'too_long' ? 'is too long for' : 'is not a valid number in';
+      problem === 'too_short'
+        ? 'is too short for'
+        : problem === 'too_long'
+          ? 'is too long for'
+          : 'is not a valid number in';
     return {
       ok: false,
       problem,

@@ -20,7 +20,15 @@ export interface BatchSummaryExtras {
   unansweredSends?: number;
 }
 
-const RESULT_ORDER: DncResult[] = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'pending', 'not_checked', 'failed'];
+const RESULT_ORDER: DncResult[] = [
+  'callable',
+  'do_not_call',
+  'invalid',
+  'unsupported_country',
+  'pending',
+  'not_checked',
+  'failed',
+];
 
 function percent(n: number, total: number): string {
   return total === 0 ? '0%' : `${((100 * n) / total).toFixed(1)}%`;
@@ -55,7 +63,8 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
     },
     term,
   );
-  // Lines for people carry separators piped too (as `dnc check` and `dnc usage` write them); the tables, for scripts when piped, do not.
+  // Lines for people carry separators piped too (as `dnc check` and `dnc usage` write them); the tables, for scripts
+  // when piped, do not.
   const num = formatInteger;
   const lines: string[] = [];
   const unfinished = summary.byResult.not_checked + summary.byResult.failed;
@@ -67,13 +76,23 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
         ? `Batch finished; ${formatInteger(unfinished)} row(s) have no verdict`
         : 'Batch complete';
   lines.push(paint(term.color, 'bold', title));
-  lines.push(`rows: ${num(summary.rows)}   distinct numbers: ${num(extras.uniqueNumbers)}   lookups sent this run: ${num(extras.sent)}`);
-  const rate = extras.elapsedMs > 0 && extras.sent > 0 ? ` in ${(extras.elapsedMs / 1000).toFixed(1)}s (${Math.round((extras.sent * 1000) / extras.elapsedMs)}/s)` : '';
-  lines.push(`credits used: ${num(extras.creditsTotal)} for this batch, ${num(extras.creditsThisRun)} in this run${rate}`);
-  // Not added to the credits (the service's answer, with its cost, never came): said beside them, as `dnc usage --reconcile` does.
+  lines.push(
+    `rows: ${num(summary.rows)}   distinct numbers: ${num(extras.uniqueNumbers)}   lookups sent this run: ` +
+      `${num(extras.sent)}`,
+  );
+  const rate =
+    extras.elapsedMs > 0 && extras.sent > 0
+      ? ` in ${(extras.elapsedMs / 1000).toFixed(1)}s (${Math.round((extras.sent * 1000) / extras.elapsedMs)}/s)`
+      : '';
+  lines.push(
+    `credits used: ${num(extras.creditsTotal)} for this batch, ${num(extras.creditsThisRun)} in this run${rate}`,
+  );
+  // Not added to the credits (the service's answer, with its cost, never came): said beside them, as `dnc usage
+  // --reconcile` does.
   if (extras.unansweredSends) {
     lines.push(
-      `${num(extras.unansweredSends)} send(s) of an interrupted run got no answer and may have been charged (not in the credits above; \`dnc usage --reconcile\` compares with the service)`,
+      `${num(extras.unansweredSends)} send(s) of an interrupted run got no answer and may have been charged ` +
+        `(not in the credits above; \`dnc usage --reconcile\` compares with the service)`,
     );
   }
   const out = [`${lines.join('\n')}\n`, byResult, byCountry];
@@ -94,40 +113,64 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const cell = (n: number) => (term.tty ? formatInteger(n) : String(n));
   const lines: string[] = [];
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
-  lines.push(`rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ${num(r.invalid_rows)}`);
+  lines.push(
+    `rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ` +
+      `${num(r.invalid_rows)}`,
+  );
   // The message quotes the CSV cell: its control characters are escaped.
-  for (const s of r.invalidSamples) lines.push(`  ${s.where ?? describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
-  if (r.invalid_rows > r.invalidSamples.length) lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
+  for (const s of r.invalidSamples)
+    lines.push(`  ${s.where ?? describeRecordAt(s.line, s.record)}: ${terminalSafe(s.message)}`);
+  if (r.invalid_rows > r.invalidSamples.length)
+    lines.push(`  … and ${num(r.invalid_rows - r.invalidSamples.length)} more`);
   const resume = r.resuming;
   if (resume) {
     const lowerBound = r.unknown_cost_countries.length > 0;
     const notes = [
-      ...(resume.pending > 0 ? [`${num(resume.pending)} webhook lookup(s) pending (\`dnc listen\` receives them)`] : []),
+      ...(resume.pending > 0
+        ? [`${num(resume.pending)} webhook lookup(s) pending (\`dnc listen\` receives them)`]
+        : []),
       ...(resume.unanswered > 0
         ? [
             resume.resend_unanswered
-              ? `${num(resume.unanswered)} number(s) an interrupted run sent without an answer are sent again (--resend-unanswered: each may be charged twice)`
-              : `${num(resume.unanswered)} number(s) an interrupted run sent without an answer may have been charged and are not sent again (--resend-unanswered sends them)`,
+              ? `${num(resume.unanswered)} number(s) an interrupted run sent without an answer are sent again ` +
+                `(--resend-unanswered: each may be charged twice)`
+              : `${num(resume.unanswered)} number(s) an interrupted run sent without an answer may have been ` +
+                `charged and are not sent again (--resend-unanswered sends them)`,
           ]
         : []),
       ...(resume.not_sent > 0 ? [`${num(resume.not_sent)} without a verdict would still not be sent (see below)`] : []),
     ];
     lines.push(
-      `resuming ${resume.journal}: ${num(resume.with_verdict)} of ${num(resume.numbers)} numbers already have a verdict; ${num(resume.to_look_up)} to look up, ` +
-        `${lowerBound ? 'at least' : 'at most'} ${num(r.estimated_credits)} credits${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`,
+      `resuming ${resume.journal}: ${num(resume.with_verdict)} of ${num(resume.numbers)} numbers already have a ` +
+        `verdict; ${num(resume.to_look_up)} to look up, ` +
+        `${lowerBound ? 'at least' : 'at most'} ${num(r.estimated_credits)} ` +
+        `credits${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`,
     );
     lines.push(
-      `this batch has used ${num(resume.credits_spent)} credits so far${resume.unanswered_sends > 0 ? `, and ${num(resume.unanswered_sends)} send(s) of an interrupted run got no answer and may have been charged` : ''}`,
+      `this batch has used ${num(resume.credits_spent)} credits so ` +
+        `far${
+          resume.unanswered_sends > 0
+            ? `, and ${num(resume.unanswered_sends)} send(s) of an interrupted ` +
+              `run got no answer and may have been charged`
+            : ''
+        }`,
     );
   }
   const table = renderTable(
     {
       head: ['country', resume ? 'to look up' : 'numbers', 'credits each', 'estimated credits'],
       rows: Object.entries(r.by_country).map(([country, n]) => {
-        if (r.webhook_required_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: needs --webhook-url'];
-        if (r.unsupported_countries.includes(country)) return [country || '(none)', n, '-', 'not sent: the service does not cover it'];
+        if (r.webhook_required_countries.includes(country))
+          return [country || '(none)', n, '-', 'not sent: needs --webhook-url'];
+        if (r.unsupported_countries.includes(country))
+          return [country || '(none)', n, '-', 'not sent: the service does not cover it'];
         const cost = r.costs.get(country);
-        return [country || '(none)', n, cost ?? 'unknown', cost === undefined ? `≥ ${cell(n * UNKNOWN_COST_FLOOR)}` : cost * n];
+        return [
+          country || '(none)',
+          n,
+          cost ?? 'unknown',
+          cost === undefined ? `≥ ${cell(n * UNKNOWN_COST_FLOOR)}` : cost * n,
+        ];
       }),
       align: ['left', 'right', 'right', 'right'],
     },
@@ -137,10 +180,15 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   const estimate =
     r.unknown_cost_countries.length === 0
       ? `estimated cost: ${num(r.estimated_credits)} credits`
-      : `estimated cost: at least ${num(r.estimated_credits)} credits (${r.unknown_cost_countries.join(', ')} counted at ${UNKNOWN_COST_FLOOR} credit a number: a country's cost is learned from X-Credit-Cost on a real run)`;
+      : `estimated cost: at least ${num(r.estimated_credits)} credits (${r.unknown_cost_countries.join(', ')} ` +
+        `counted at ${UNKNOWN_COST_FLOOR} credit a number: a country's cost is learned from X-Credit-Cost on a ` +
+        `real run)`;
   tail.push(estimate);
   if (r.balance) tail.push(`balance: ${num(r.balance.credits_remaining)} / ${num(r.balance.credit_limit)}`);
   else tail.push('balance: not available');
-  if (r.maxCredits !== null) tail.push(`--max-credits: ${num(r.maxCredits)}${resume ? ' (counting the credits this batch has used so far)' : ''}`);
+  if (r.maxCredits !== null)
+    tail.push(
+      `--max-credits: ${num(r.maxCredits)}${resume ? ' (counting the credits this batch has used so far)' : ''}`,
+    );
   return `${lines.join('\n')}\n${table}${tail.join('\n')}\n`;
 }

@@ -46,7 +46,9 @@ export function barChart(rows: readonly BarRow[], options: BarChartOptions): str
     const b = bar(r.value, max, barWidth);
     const padded = b + ' '.repeat(barWidth - visibleLength(b));
     const note = r.note ? ` ${r.note}` : '';
-    const line = `${indent}${r.label.padEnd(labelWidth)}  ${paint(options.color ?? false, 'cyan', padded)}  ${numbers[i]!.padStart(numberWidth)}${unit}${note}`;
+    const line =
+      `${indent}${r.label.padEnd(labelWidth)}  ${paint(options.color ?? false, 'cyan', padded)}  ` +
+      `${numbers[i]!.padStart(numberWidth)}${unit}${note}`;
     return line.trimEnd();
   });
 }

@@ -45,20 +45,30 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
   const mark = (symbol: string, word: string, colour: keyof typeof COLOURS) =>
     paint(o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11), colour, o.color);
   // Every string of the answer came from outside: shown with its control characters escaped.
-  const id = terminalSafe((outcome.kind === 'bad_response' ? outcome.verdict.correlationId : outcome.body.correlation_id) ?? outcome.meta.correlationId ?? 'none');
-  const safe = (v: unknown, fallback: string) => (typeof v === 'string' ? terminalSafe(v) : v === null || v === undefined ? fallback : terminalSafe(String(v)));
+  const id = terminalSafe(
+    (outcome.kind === 'bad_response' ? outcome.verdict.correlationId : outcome.body.correlation_id) ??
+      outcome.meta.correlationId ??
+      'none',
+  );
+  const safe = (v: unknown, fallback: string) =>
+    typeof v === 'string' ? terminalSafe(v) : v === null || v === undefined ? fallback : terminalSafe(String(v));
   switch (outcome.kind) {
     case 'succeeded': {
       const b = outcome.body;
       const verdict = b.do_not_call ? mark('✗', 'DO NOT CALL', 'red') : mark('✓', 'callable', 'green');
       const country = safe(b.country, '?');
-      const where = b.do_not_call ? `on the ${country} do-not-call register` : `not on the ${country} do-not-call register`;
+      const where = b.do_not_call
+        ? `on the ${country} do-not-call register`
+        : `not on the ${country} do-not-call register`;
       const cost = creditCost(outcome.meta, b.cost);
       return [
         `${verdict}  ${number}  ${where}`,
         field('register', safe(b.dnc_list_source, 'not reported')),
         field('checked at', safe(b.timestamp, 'not reported')),
-        field('credits', `${cost === null ? 'cost not reported' : `${credits(cost)} charged`}, ${balanceText(outcome.meta, b.cost)}`),
+        field(
+          'credits',
+          `${cost === null ? 'cost not reported' : `${credits(cost)} charged`}, ${balanceText(outcome.meta, b.cost)}`,
+        ),
         field('correlation id', id),
       ];
     }
@@ -68,7 +78,10 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
       return [
         `${mark('…', 'started', 'yellow')}  ${number}  ${safe(b.country, '?')} lookup in webhook mode`,
         field('result', `will be pushed to ${o.webhookUrl ?? 'the webhook URL'}`),
-        field('credits', `${held === null ? 'amount held not reported' : `${credits(held)} held`}, ${balanceText(outcome.meta)}`),
+        field(
+          'credits',
+          `${held === null ? 'amount held not reported' : `${credits(held)} held`}, ${balanceText(outcome.meta)}`,
+        ),
         field('correlation id', id),
       ];
     }
@@ -84,7 +97,8 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
     }
     case 'bad_response': {
       const v = outcome.verdict;
-      const charged = v.charged === false ? 'no' : v.charged === true ? 'yes (the amount is not known)' : 'it may have been';
+      const charged =
+        v.charged === false ? 'no' : v.charged === true ? 'yes (the amount is not known)' : 'it may have been';
       return [
         `${mark('!', 'NO VERDICT', 'yellow')}  ${number}  ${safe(v.error, '')}`,
         field('charged', `${charged}; \`dnc usage\` shows the balance`),
@@ -108,5 +122,10 @@ export interface JsonError {
  */
 export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>, error?: JsonError): string {
   const base = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : { body };
-  return JSON.stringify({ ...base, http_status: meta.status, credit_cost: meta.creditCost, ...(error ? { dnc_error: error } : {}) });
+  return JSON.stringify({
+    ...base,
+    http_status: meta.status,
+    credit_cost: meta.creditCost,
+    ...(error ? { dnc_error: error } : {}),
+  });
 }

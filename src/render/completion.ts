@@ -30,7 +30,11 @@ function optionsOf(program: ProgramSpec, command: CommandSpec | undefined): Opti
   return [...(command ? command.options : []), ...program.options, HELP_OPTION];
 }
 
-function valueWords(kind: OptionSpec['kind'] | ArgumentSpec['kind'], choices: readonly string[], data: CompletionData): string[] | 'files' | undefined {
+function valueWords(
+  kind: OptionSpec['kind'] | ArgumentSpec['kind'],
+  choices: readonly string[],
+  data: CompletionData,
+): string[] | 'files' | undefined {
   if (kind === 'file') return 'files';
   if (kind === 'country') return [...data.countries];
   if (kind === 'choices' || kind === 'shell') return [...choices];
@@ -54,11 +58,18 @@ export function completionScript(shell: Shell, data: CompletionData): string {
 
 /** Every command a completion names, with the key its scope has in the scripts: `check`, `suppress/add`. */
 function scopesOf(program: ProgramSpec): Array<[string, CommandSpec]> {
-  return program.commands.flatMap((c): Array<[string, CommandSpec]> => [[c.name, c], ...c.subcommands.map((s): [string, CommandSpec] => [`${c.name}/${s.name}`, s])]);
+  return program.commands.flatMap((c): Array<[string, CommandSpec]> => [
+    [c.name, c],
+    ...c.subcommands.map((s): [string, CommandSpec] => [`${c.name}/${s.name}`, s]),
+  ]);
 }
 
 function bashWords(words: string[] | 'files' | undefined): string {
-  return words === 'files' ? 'COMPREPLY=($(compgen -f -- "$cur"))' : words ? `COMPREPLY=($(compgen -W ${shellWord(words.join(' '))} -- "$cur"))` : 'COMPREPLY=()';
+  return words === 'files'
+    ? 'COMPREPLY=($(compgen -f -- "$cur"))'
+    : words
+      ? `COMPREPLY=($(compgen -W ${shellWord(words.join(' '))} -- "$cur"))`
+      : 'COMPREPLY=()';
 }
 
 function bash(data: CompletionData): string {
@@ -138,7 +149,10 @@ complete -o filenames -F _dnc dnc
 
 /** Text inside a zsh _arguments spec: brackets and colons end fields, so they are escaped. */
 function zshText(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/'/g, `'\\''`).replace(/([[\]:])/g, '\\$1');
+  return s
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, `'\\''`)
+    .replace(/([[\]:])/g, '\\$1');
 }
 
 function zshAction(kind: OptionSpec['kind'], choices: readonly string[], data: CompletionData): string {
@@ -171,10 +185,13 @@ function zsh(data: CompletionData): string {
     if (c.subcommands.length === 0) return `        (${c.name})\n          ${argumentsCall(c, '          ')} ;;`;
     // A command with its own commands (dnc suppress add): its first word is one of them, as dnc's is a command.
     const subs = c.subcommands.map((s) => `'${s.name}:${zshText(s.description)}'`);
-    const perSub = c.subcommands.map((s) => `                (${s.name})\n                  ${argumentsCall(s, '                  ')} ;;`);
+    const perSub = c.subcommands.map(
+      (s) => `                (${s.name})\n                  ${argumentsCall(s, '                  ')} ;;`,
+    );
     return [
       `        (${c.name})`,
-      `          _arguments -C ${[...c.options.flatMap((o) => zshOption(o, data)), ...globals].join(' \\\n            ')} \\`,
+      `          _arguments -C ` +
+        `${[...c.options.flatMap((o) => zshOption(o, data)), ...globals].join(' \\\n            ')} \\`,
       `            '1:${c.name} command:->subcommand' \\`,
       "            '*::arg:->subargs'",
       '          case $state in',
@@ -229,7 +246,8 @@ function fishOption(o: OptionSpec, condition: string, data: CompletionData): str
   if (o.short) parts.push(`-s ${o.short.slice(1)}`);
   if (o.long) parts.push(`-l ${o.long.slice(2)}`);
   const words = valueWords(o.kind, o.choices, data);
-  if (o.valueName !== undefined) parts.push(words === 'files' ? '-r -F' : words ? `-x -a '${fishText(words.join(' '))}'` : '-x');
+  if (o.valueName !== undefined)
+    parts.push(words === 'files' ? '-r -F' : words ? `-x -a '${fishText(words.join(' '))}'` : '-x');
   parts.push(`-d '${fishText(o.description)}'`);
   return parts.join(' ');
 }
@@ -260,7 +278,10 @@ function fish(data: CompletionData): string {
     // Its own commands (dnc suppress add) until one is given, then that one's options and argument.
     const subNames = c.subcommands.map((s) => s.name).join(' ');
     for (const s of c.subcommands) {
-      lines.push(`complete -c dnc -n '${inCommand}; and not __fish_seen_subcommand_from ${subNames}' -a ${s.name} -d '${fishText(s.description)}'`);
+      lines.push(
+        `complete -c dnc -n '${inCommand}; and not __fish_seen_subcommand_from ${subNames}' -a ${s.name} -d ` +
+          `'${fishText(s.description)}'`,
+      );
       const inSub = `${inCommand}; and __fish_seen_subcommand_from ${s.name}`;
       for (const o of s.options) lines.push(fishOption(o, inSub, data));
       argumentLines(s, inSub);

@@ -26,7 +26,8 @@ export function gauge(used: number, limit: number, options: GaugeOptions = {}): 
   const percent = usedPercent(used, limit);
   const filled = percent === null ? (used > 0 ? width : 0) : Math.min(width, Math.floor((percent * width) / 100));
   const label = percent === null ? 'no credits' : `${percent} %`;
-  const style: Style = percent === null ? (used > 0 ? 'red' : 'dim') : percent >= 90 ? 'red' : percent >= 75 ? 'yellow' : 'green';
+  const style: Style =
+    percent === null ? (used > 0 ? 'red' : 'dim') : percent >= 90 ? 'red' : percent >= 75 ? 'yellow' : 'green';
   const color = options.color ?? false;
   return `${paint(color, style, '█'.repeat(filled))}${paint(color, 'dim', '░'.repeat(width - filled))} ${label}`;
 }

@@ -77,7 +77,8 @@ export function manPage(data: ManPageData): string {
     '.I OUTPUT.journal.sqlite, OUTPUT.manifest.json',
     "a batch's journal and evidence manifest, beside its output",
     '.SH SEE ALSO',
-    `\\fBdnc help\\fR \\fItopic\\fR, topics: ${roff(data.topics.join(', '))}; the docs/ folder of the package (or of the source), one page per command.`,
+    `\\fBdnc help\\fR \\fItopic\\fR, topics: ${roff(data.topics.join(', '))}; the docs/ folder of the package ` +
+      `(or of the source), one page per command.`,
   ];
   return `${lines.join('\n')}\n`;
 }

@@ -125,8 +125,12 @@ export function visibleLength(text: string): number {
 
 /** Column widths (with padding) that fit `columns`: natural widths, the widest shrunk first. */
 function fitWidths(spec: TableSpec, columns: number): Array<number | null> {
-  const natural = spec.head.map((h, i) =>
-    Math.max(spec.header === false ? 0 : visibleLength(h), ...spec.rows.map((r) => visibleLength(terminalCell(r[i])))) + 2,
+  const natural = spec.head.map(
+    (h, i) =>
+      Math.max(
+        spec.header === false ? 0 : visibleLength(h),
+        ...spec.rows.map((r) => visibleLength(terminalCell(r[i]))),
+      ) + 2,
   );
   // Borders: one per column plus one. A width not known (0) is not a width of nothing: tables fit 80 columns then.
   const width = knownWidth(columns) ?? DEFAULT_COLUMNS;

@@ -34,7 +34,11 @@ export function formatPeriodRange(startDate: string, endDate: string): string {
   const start = Date.parse(startDate);
   const end = Date.parse(endDate);
   if (isMidnightUtc(start) && isMidnightUtc(end)) return `${days.first} to ${days.last}`;
-  const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/:00\.000Z$|\.000Z$/, '');
+  const at = (ms: number) =>
+    new Date(ms)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/:00\.000Z$|\.000Z$/, '');
   return `${at(start)} until ${at(end)} (end exclusive)`;
 }
 
@@ -57,29 +61,39 @@ function periodBlock(p: BillingPeriodUsage, term: Terminal): string {
     ['Billing period', `${p.id} (${p.type})`],
     ['Dates (UTC)', formatPeriodRange(p.start_date, p.end_date)],
     ['Credit limit', formatInteger(p.credit_limit)],
-    ['Credits used', `${formatInteger(p.credits_used)}  ${gauge(p.credits_used, p.credit_limit, { color: term.color })}`],
+    [
+      'Credits used',
+      `${formatInteger(p.credits_used)}  ${gauge(p.credits_used, p.credit_limit, { color: term.color })}`,
+    ],
     [
       'Credits remaining',
-      p.credits_remaining < 0 ? paint(term.color, 'red', formatInteger(p.credits_remaining)) : formatInteger(p.credits_remaining),
+      p.credits_remaining < 0
+        ? paint(term.color, 'red', formatInteger(p.credits_remaining))
+        : formatInteger(p.credits_remaining),
     ],
     ['Requests', formatInteger(p.total_requests)],
   ];
   if (hasUnallocated(p)) {
     rows.push([
       'Unallocated usage',
-      `${formatInteger(p.unallocated_usage.request_count)} requests · ${formatInteger(p.unallocated_usage.credits_used)} credits`,
+      `${formatInteger(p.unallocated_usage.request_count)} requests · ` +
+        `${formatInteger(p.unallocated_usage.credits_used)} credits`,
     ]);
   }
   let out = renderTable({ head: ['', ''], header: false, rows, align: ['left', 'left'] }, term);
   if (p.credits_remaining < 0) {
     out += wrap(
-      `Credits remaining is negative: ${formatInteger(-p.credits_remaining)} credits were used beyond the current limit ` +
+      `Credits remaining is negative: ${formatInteger(-p.credits_remaining)} credits were used beyond the ` +
+        `current limit ` +
         '(it was lowered after they were used); lookups are refused until the next period or a top-up.',
       term.columns,
     );
   }
   if (hasUnallocated(p)) {
-    out += wrap('Unallocated usage: historical usage not assignable to a month; included in the totals above.', term.columns);
+    out += wrap(
+      'Unallocated usage: historical usage not assignable to a month; included in the totals above.',
+      term.columns,
+    );
   }
   out += '\nBy country (completed lookups)\n';
   if (p.by_country.length === 0) out += '  none\n';
@@ -108,7 +122,8 @@ function periodBlock(p: BillingPeriodUsage, term: Terminal): string {
  * The piped format of a usage page, one record per line, fields separated by tabs, no colour,
  * plain integers (documented in docs/usage.md, "Piped"):
  *   customer  NAME
- *   period    ID TYPE START_DATE END_DATE LAST_DAY CREDIT_LIMIT CREDITS_USED CREDITS_REMAINING TOTAL_REQUESTS UNALLOCATED_REQUESTS UNALLOCATED_CREDITS
+ *   period    ID TYPE START_DATE END_DATE LAST_DAY CREDIT_LIMIT CREDITS_USED CREDITS_REMAINING TOTAL_REQUESTS
+ *             UNALLOCATED_REQUESTS UNALLOCATED_CREDITS
  *   country   PERIOD_ID COUNTRY REQUEST_COUNT
  *   month     PERIOD_ID YEAR MONTH START_DATE END_DATE REQUEST_COUNT CREDITS_USED
  *   next_cursor CURSOR        (only when the service has more periods)
@@ -138,7 +153,8 @@ function usagePageRecords(page: UsagePage): string {
       lines.push(tsvLine(['month', p.id, m.year, m.month, m.start_date, m.end_date, m.request_count, m.credits_used]));
     }
   }
-  if (page.next_cursor !== null && page.next_cursor !== undefined) lines.push(tsvLine(['next_cursor', page.next_cursor]));
+  if (page.next_cursor !== null && page.next_cursor !== undefined)
+    lines.push(tsvLine(['next_cursor', page.next_cursor]));
   return `${lines.join('\n')}\n`;
 }
 
@@ -146,11 +162,14 @@ function usagePageRecords(page: UsagePage): string {
 export function renderUsagePage(page: UsagePage, term: Terminal): string {
   if (!term.tty) return usagePageRecords(page);
   const count = page.data.length;
-  let out = `${paint(term.color, 'bold', terminalSafe(page.customer_name))} · ${count === 1 ? '1 billing period' : `${count} billing periods, newest first`}\n`;
+  let out =
+    `${paint(term.color, 'bold', terminalSafe(page.customer_name))} · ` +
+    `${count === 1 ? '1 billing period' : `${count} billing periods, newest first`}\n`;
   if (count === 0) out += 'No billing periods recorded.\n';
   for (const p of page.data) out += `\n${periodBlock(p, term)}`;
   if (page.next_cursor !== null && page.next_cursor !== undefined) {
-    out += `\n${wrap(`More billing periods: dnc usage --cursor ${page.next_cursor} (or --all for every one)`, term.columns)}`;
+    const more = `More billing periods: dnc usage --cursor ${page.next_cursor} (or --all for every one)`;
+    out += `\n${wrap(more, term.columns)}`;
   }
   return out;
 }
@@ -178,7 +197,12 @@ export function fillLifetimeMonths(monthly: LegacyUsage['monthly']): LifetimeMon
   const out: LifetimeMonth[] = [];
   for (let k = first; k <= last; k++) {
     const count = byKey.get(k);
-    out.push({ year: Math.floor(k / 12), month: (k % 12) + 1, request_count: count ?? 0, reported: count !== undefined });
+    out.push({
+      year: Math.floor(k / 12),
+      month: (k % 12) + 1,
+      request_count: count ?? 0,
+      reported: count !== undefined,
+    });
   }
   return out;
 }
@@ -232,6 +256,10 @@ export function renderLifetimeUsage(body: LegacyUsage, term: Terminal): string {
   }
   out += '\nBy country (all time)\n';
   if (body.by_country.length === 0) out += '  none\n';
-  else out += renderTable({ head: ['Country', 'Requests'], rows: body.by_country.map((c) => [c.country, c.request_count]) }, term);
+  else
+    out += renderTable(
+      { head: ['Country', 'Requests'], rows: body.by_country.map((c) => [c.country, c.request_count]) },
+      term,
+    );
   return out;
 }

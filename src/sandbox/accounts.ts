@@ -213,9 +213,20 @@ function seedPeriod(p: Period, credits: number, requests: number, spec?: History
 }
 
 /** Builds an account's periods from its spec; `now` places the current period. */
-export function buildAccount(spec: AccountSpec, ids: PeriodIds, now: Date, defaults: { creditLimit: number; plan: Plan }): Account {
+export function buildAccount(
+  spec: AccountSpec,
+  ids: PeriodIds,
+  now: Date,
+  defaults: { creditLimit: number; plan: Plan },
+): Account {
   const plan = spec.plan ?? defaults.plan;
-  const account = new Account(spec.key, spec.customerName ?? 'Sandbox Customer', plan, spec.reseller === true, spec.webhooks !== false);
+  const account = new Account(
+    spec.key,
+    spec.customerName ?? 'Sandbox Customer',
+    plan,
+    spec.reseller === true,
+    spec.webhooks !== false,
+  );
   const len = periodLength(plan);
   account.anchor = spec.billingDate ? new Date(spec.billingDate) : defaultBillingDate(now, plan);
   // A billing date in the past rolls forward to the period that contains now.
@@ -229,7 +240,13 @@ export function buildAccount(spec: AccountSpec, ids: PeriodIds, now: Date, defau
     account.closed.push(p);
     ids.owner.set(p.id, account);
   }
-  const current = new Period(ids.claim(), plan, account.periodStart(account.periodIndex), account.periodStart(account.periodIndex + 1), spec.creditLimit ?? defaults.creditLimit);
+  const current = new Period(
+    ids.claim(),
+    plan,
+    account.periodStart(account.periodIndex),
+    account.periodStart(account.periodIndex + 1),
+    spec.creditLimit ?? defaults.creditLimit,
+  );
   const used = spec.creditsUsed ?? 0;
   seedPeriod(current, used, spec.requestsUsed ?? used);
   account.current = current;
@@ -286,28 +303,35 @@ export function defaultAccountSpec(key: string, plan: Plan, creditLimit: number,
 /** Checks a parsed accounts file (or option) and says exactly what is wrong. */
 export function validateAccountSpecs(value: unknown): AccountSpec[] {
   const list = Array.isArray(value) ? value : (value as { accounts?: unknown } | null)?.accounts;
-  if (!Array.isArray(list) || list.length === 0) throw new Error('expected {"accounts": [ … ]} with at least one account');
+  if (!Array.isArray(list) || list.length === 0)
+    throw new Error('expected {"accounts": [ … ]} with at least one account');
   const keys = new Set<string>();
   list.forEach((a: unknown, i) => {
     const where = `accounts[${i}]`;
     if (typeof a !== 'object' || a === null) throw new Error(`${where} is not an object`);
     const o = a as Record<string, unknown>;
-    if (typeof o.key !== 'string' || o.key.length < 4) throw new Error(`${where}.key must be a string of at least 4 characters`);
+    if (typeof o.key !== 'string' || o.key.length < 4)
+      throw new Error(`${where}.key must be a string of at least 4 characters`);
     if (keys.has(o.key)) throw new Error(`${where}.key is used by an earlier account`);
     keys.add(o.key);
-    if (o.plan !== undefined && o.plan !== 'monthly' && o.plan !== 'annual') throw new Error(`${where}.plan must be "monthly" or "annual"`);
+    if (o.plan !== undefined && o.plan !== 'monthly' && o.plan !== 'annual')
+      throw new Error(`${where}.plan must be "monthly" or "annual"`);
     for (const f of ['creditLimit', 'creditsUsed', 'requestsUsed']) {
-      if (o[f] !== undefined && !(Number.isInteger(o[f]) && (o[f] as number) >= 0)) throw new Error(`${where}.${f} must be a whole number ≥ 0`);
+      if (o[f] !== undefined && !(Number.isInteger(o[f]) && (o[f] as number) >= 0))
+        throw new Error(`${where}.${f} must be a whole number ≥ 0`);
     }
-    if (o.billingDate !== undefined && Number.isNaN(Date.parse(String(o.billingDate)))) throw new Error(`${where}.billingDate is not a date`);
+    if (o.billingDate !== undefined && Number.isNaN(Date.parse(String(o.billingDate))))
+      throw new Error(`${where}.billingDate is not a date`);
     if (o.history !== undefined) {
       if (!Array.isArray(o.history)) throw new Error(`${where}.history must be an array`);
       o.history.forEach((h: unknown, j) => {
         const hw = `${where}.history[${j}]`;
         const ho = (h ?? {}) as Record<string, unknown>;
-        if (typeof ho.startDate !== 'string' || Number.isNaN(Date.parse(ho.startDate))) throw new Error(`${hw}.startDate must be a date`);
+        if (typeof ho.startDate !== 'string' || Number.isNaN(Date.parse(ho.startDate)))
+          throw new Error(`${hw}.startDate must be a date`);
         if (!Number.isInteger(ho.creditLimit)) throw new Error(`${hw}.creditLimit must be a whole number`);
-        if (ho.id !== undefined && !(Number.isInteger(ho.id) && (ho.id as number) >= 1)) throw new Error(`${hw}.id must be a whole number ≥ 1`);
+        if (ho.id !== undefined && !(Number.isInteger(ho.id) && (ho.id as number) >= 1))
+          throw new Error(`${hw}.id must be a whole number ≥ 1`);
       });
     }
   });

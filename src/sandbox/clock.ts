@@ -1,4 +1,5 @@
-// The sandbox's sense of time and chance: an injectable clock and timers scaled by timeScale, a seeded PRNG, ids and timestamps.
+// The sandbox's sense of time and chance: an injectable clock and timers scaled by timeScale, a seeded PRNG, ids and
+// timestamps.
 
 /** Timers the sandbox schedules on; inject fake ones in tests to step time exactly. */
 export interface SandboxTimers {
@@ -104,7 +105,8 @@ export function uuidFrom(random: () => number): string {
   b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = b.map((x) => HEX[x]!);
-  return `${h[0]}${h[1]}${h[2]}${h[3]}-${h[4]}${h[5]}-${h[6]}${h[7]}-${h[8]}${h[9]}-${h[10]}${h[11]}${h[12]}${h[13]}${h[14]}${h[15]}`;
+  const hex = h.join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**

@@ -1,4 +1,5 @@
-// The sandbox's state machine: authentication, lookups (sync and webhook), credits, usage reports and logs, free of HTTP.
+// The sandbox's state machine: authentication, lookups (sync and webhook), credits, usage reports and logs, free of
+// HTTP.
 import { webhookUrlProblem } from '../wire/webhook-url.js';
 import { WebhookHosts, type ResolveHost } from './webhook-hosts.js';
 import {
@@ -25,14 +26,38 @@ import {
   type AccountSpec,
   type Plan,
 } from './accounts.js';
-import { appendCapped, realTimers, Scheduler, seededRandom, serviceTimestamp, uuidFrom, type SandboxTimers } from './clock.js';
-import { checkNumber, isTransientNumber, LOOKUP_WINDOW_MS, resultDelayMs, verdictFor, type Verdict } from './numbers.js';
+import {
+  appendCapped,
+  realTimers,
+  Scheduler,
+  seededRandom,
+  serviceTimestamp,
+  uuidFrom,
+  type SandboxTimers,
+} from './clock.js';
+import {
+  checkNumber,
+  isTransientNumber,
+  LOOKUP_WINDOW_MS,
+  resultDelayMs,
+  verdictFor,
+  type Verdict,
+} from './numbers.js';
 import { looksLikeJwt, signPortalToken, verifyPortalToken, type PortalTokenOptions } from './portal.js';
 import { PushDelivery, type PushAttempt } from './webhooks.js';
 
 export const DEFAULT_KEY = 'sbx_test_4f9c2a7e81d03b56';
 export const DEFAULT_CREDIT_LIMIT = 10_000;
-export const DEFAULT_COSTS: Readonly<Record<string, number>> = { US: 1, GB: 1, DE: 2, IE: 2, BE: 2, NZ: 2, ES: 2, AU: 3 };
+export const DEFAULT_COSTS: Readonly<Record<string, number>> = {
+  US: 1,
+  GB: 1,
+  DE: 2,
+  IE: 2,
+  BE: 2,
+  NZ: 2,
+  ES: 2,
+  AU: 3,
+};
 /** Internal wait between register attempts of a webhook lookup after upstream_timeout/upstream_error. */
 export const UPSTREAM_RETRY_MS = 5_000;
 export const KEY_MISSING = 'API key missing: send it as Authorization: Bearer <YOUR_KEY>';
@@ -185,7 +210,14 @@ export class SandboxEngine {
     const now = this.now();
     this.specs = options.accounts?.length
       ? options.accounts
-      : [defaultAccountSpec(options.key ?? DEFAULT_KEY, options.plan ?? 'monthly', options.creditLimit ?? DEFAULT_CREDIT_LIMIT, now)];
+      : [
+          defaultAccountSpec(
+            options.key ?? DEFAULT_KEY,
+            options.plan ?? 'monthly',
+            options.creditLimit ?? DEFAULT_CREDIT_LIMIT,
+            now,
+          ),
+        ];
     this.pushes = new PushDelivery({
       scheduler: this.scheduler,
       random: () => this.random(),
@@ -202,9 +234,14 @@ export class SandboxEngine {
     this.scheduler.cancelAll();
     this.pushes.reset();
     this.random = seededRandom(this.options.seed ?? Math.floor(Math.random() * 2 ** 32));
-    this.ids = new PeriodIds(new Set(this.specs.flatMap((a) => (a.history ?? []).flatMap((h) => (h.id === undefined ? [] : [h.id])))));
+    this.ids = new PeriodIds(
+      new Set(this.specs.flatMap((a) => (a.history ?? []).flatMap((h) => (h.id === undefined ? [] : [h.id])))),
+    );
     const now = this.now();
-    const defaults = { creditLimit: this.options.creditLimit ?? DEFAULT_CREDIT_LIMIT, plan: this.options.plan ?? 'monthly' };
+    const defaults = {
+      creditLimit: this.options.creditLimit ?? DEFAULT_CREDIT_LIMIT,
+      plan: this.options.plan ?? 'monthly',
+    };
     this.accounts = this.specs.map((s) => buildAccount(s, this.ids, now, defaults));
     this.byKey = new Map(this.accounts.map((a) => [a.key, a]));
     this.attempts = new Map();
@@ -299,8 +336,10 @@ export class SandboxEngine {
     let account = this.account(key);
     if (!account && portal && this.options.portalAccess !== false && looksLikeJwt(key)) {
       const claims = verifyPortalToken(this.portalSecret, key, this.now().getTime());
-      if (claims === 'no_membership') return { status: 403, body: { error: 'no active organization membership for this portal user' } };
-      if (typeof claims === 'string') return unauthorized(`portal token ${claims === 'invalid' ? 'is invalid' : `is ${claims}`}`);
+      if (claims === 'no_membership')
+        return { status: 403, body: { error: 'no active organization membership for this portal user' } };
+      if (typeof claims === 'string')
+        return unauthorized(`portal token ${claims === 'invalid' ? 'is invalid' : `is ${claims}`}`);
       account = this.accounts[claims.org];
       if (!account) return unauthorized('portal token is invalid');
       this.roll(account);
@@ -310,7 +349,11 @@ export class SandboxEngine {
       return {
         status: 403,
         account: account.customerName,
-        body: { error: 'reseller keys must send X-Forwarded-Host on every request, naming the end customer on whose behalf it is made' },
+        body: {
+          error:
+            'reseller keys must send X-Forwarded-Host on every request, naming the end customer on whose behalf ' +
+            'it is made',
+        },
       };
     }
     return account;
@@ -334,9 +377,15 @@ export class SandboxEngine {
   lookup(account: Account, query: Query): Answer {
     const p = account.current;
     const name = account.customerName;
-    const plain = (status: number, body: unknown): Answer => ({ status, body, account: name, headers: this.rateHeaders(p, 0) });
+    const plain = (status: number, body: unknown): Answer => ({
+      status,
+      body,
+      account: name,
+      headers: this.rateHeaders(p, 0),
+    });
     const phones = query.getAll('phone_number');
-    if (phones.length === 0 || phones[0] === '') return plain(400, { error: 'phone_number is required (E.164, URL-encoded: + becomes %2B)' });
+    if (phones.length === 0 || phones[0] === '')
+      return plain(400, { error: 'phone_number is required (E.164, URL-encoded: + becomes %2B)' });
     if (phones.length > 1) return plain(400, { error: 'phone_number is given more than once' });
     const phone = phones[0]!;
     const checked = checkNumber(phone);
@@ -353,7 +402,11 @@ export class SandboxEngine {
       const name = WebhookHosts.nameIn(webhookUrl);
       const kind = name === null ? null : this.webhookHosts.kindOf(name);
       if (kind && !(kind === 'loopback' && insecure)) {
-        return plain(400, { error: `webhook_url is invalid: its host ${name} resolves to a ${kind} address; the service pushes only to public hosts` });
+        return plain(400, {
+          error:
+            `webhook_url is invalid: its host ${name} resolves to a ${kind} address; the service pushes ` +
+            `only to public hosts`,
+        });
       }
     }
     const country = checked.country;
@@ -361,14 +414,17 @@ export class SandboxEngine {
       return plain(422, { error: `country ${country} is not supported`, country, supported_countries: this.supported });
     }
     const webhookOnly = WEBHOOK_ONLY_COUNTRIES.includes(country);
-    if (webhookOnly && webhookUrl === null) return plain(400, { error: `${country} lookups are webhook-only: pass webhook_url` });
+    if (webhookOnly && webhookUrl === null)
+      return plain(400, { error: `${country} lookups are webhook-only: pass webhook_url` });
     if (webhookUrl !== null && !account.webhooks) {
       return plain(400, { error: 'webhook lookups are not enabled for this account: leave out webhook_url' });
     }
     const cost = this.costs[country] ?? 1;
     if (p.creditsUsed + cost > p.creditLimit) {
       return plain(429, {
-        error: `credit limit reached: ${p.creditsUsed} of ${p.creditLimit} credits used in the billing period ending ${isoDate(p.end)}; this lookup costs ${cost}`,
+        error:
+          `credit limit reached: ${p.creditsUsed} of ${p.creditLimit} credits used in the billing period ` +
+          `ending ${isoDate(p.end)}; this lookup costs ${cost}`,
       });
     }
     const record: LookupRecord = {
@@ -386,7 +442,9 @@ export class SandboxEngine {
     };
     if (webhookUrl !== null) record.webhookUrl = webhookUrl;
     appendCapped(this.lookupLog, record);
-    return webhookUrl === null ? this.syncLookup(account, record, cost) : this.startWebhookLookup(account, record, cost, webhookOnly);
+    return webhookUrl === null
+      ? this.syncLookup(account, record, cost)
+      : this.startWebhookLookup(account, record, cost, webhookOnly);
   }
 
   private rateHeaders(p: Period, creditCost: number, correlationId?: string): Record<string, string> {
@@ -410,7 +468,8 @@ export class SandboxEngine {
       this.attempts.set(k, n);
     }
     const rate = this.options.upstreamFailureRate ?? 0;
-    if (rate > 0 && this.random() < rate) return this.random() < 0.5 ? { kind: 'upstream_timeout' } : { kind: 'upstream_error' };
+    if (rate > 0 && this.random() < rate)
+      return this.random() < 0.5 ? { kind: 'upstream_timeout' } : { kind: 'upstream_error' };
     return verdictFor(record.phoneNumber, n, this.transientFailures);
   }
 
@@ -493,8 +552,18 @@ export class SandboxEngine {
     }
     if (verdict.kind === 'lookup_expired') at = LOOKUP_WINDOW_MS;
     this.scheduler.after(at, () => this.finishWebhookLookup(live, verdict));
-    const receipt: LookupReceipt = { status: 'started', correlation_id: record.correlationId, phone_number: record.phoneNumber, country: record.country };
-    return { status: 202, body: receipt, headers: this.rateHeaders(p, cost, record.correlationId), account: account.customerName };
+    const receipt: LookupReceipt = {
+      status: 'started',
+      correlation_id: record.correlationId,
+      phone_number: record.phoneNumber,
+      country: record.country,
+    };
+    return {
+      status: 202,
+      body: receipt,
+      headers: this.rateHeaders(p, cost, record.correlationId),
+      account: account.customerName,
+    };
   }
 
   private finishWebhookLookup(live: Live, verdict: Verdict): void {
@@ -546,9 +615,15 @@ export class SandboxEngine {
       // int64, at least 1 (2.5), checked above: a valid id that names no period is a 404, not a 400. Read as a
       // bigint: as a double, 9007199254740993 would name period 9007199254740992.
       const wanted = BigInt(idRaw);
-      const period = account.periodsNewestFirst().find((x) => BigInt(x.id) === wanted && this.ids.owner.get(x.id) === account);
+      const period = account
+        .periodsNewestFirst()
+        .find((x) => BigInt(x.id) === wanted && this.ids.owner.get(x.id) === account);
       if (!period) return { status: 404, body: { error: `billing period ${wanted} not found` }, account: name };
-      return { status: 200, body: { customer_name: name, data: [period.toWire()], next_cursor: null } satisfies UsagePage, account: name };
+      return {
+        status: 200,
+        body: { customer_name: name, data: [period.toWire()], next_cursor: null } satisfies UsagePage,
+        account: name,
+      };
     }
     const numRaw = query.get('num_billing_periods');
     const n = numRaw === null ? 1 : Number(numRaw);
@@ -561,20 +636,26 @@ export class SandboxEngine {
     }
     const page = periods.slice(start, start + n);
     const next = periods[start + n];
-    const body: UsagePage = { customer_name: name, data: page.map((x) => x.toWire()), next_cursor: next ? encodeCursor(next.id) : null };
+    const body: UsagePage = {
+      customer_name: name,
+      data: page.map((x) => x.toWire()),
+      next_cursor: next ? encodeCursor(next.id) : null,
+    };
     return { status: 200, body, account: name };
   }
 
   /** Why the v2 usage query is malformed (without looking any period up), or null. */
   private usageQueryProblem(query: Query): string | null {
-    if (query.has('year')) return 'the year parameter is not supported: select billing periods with num_billing_periods, cursor or id';
+    if (query.has('year'))
+      return 'the year parameter is not supported: select billing periods with num_billing_periods, cursor or id';
     for (const k of ['num_billing_periods', 'id', 'cursor']) {
       if (query.getAll(k).length > 1) return `${k} is given more than once`;
     }
     const idRaw = query.get('id');
     const numRaw = query.get('num_billing_periods');
     if (idRaw !== null) {
-      if (numRaw !== null || query.get('cursor') !== null) return 'id cannot be combined with pagination (num_billing_periods, cursor)';
+      if (numRaw !== null || query.get('cursor') !== null)
+        return 'id cannot be combined with pagination (num_billing_periods, cursor)';
       if (!/^\d{1,19}$/.test(idRaw) || BigInt(idRaw) < 1n || BigInt(idRaw) > 9223372036854775807n) {
         return `id must be a whole number from 1 to 9223372036854775807, got '${idRaw}'`;
       }
@@ -618,7 +699,11 @@ export class SandboxEngine {
 
 /** Section 7: successes, register rejections and some billing errors are charged; nothing else is. */
 function isCharged(verdict: Verdict): boolean {
-  return verdict.kind === 'succeeded' || verdict.kind === 'invalid_phone_number' || (verdict.kind === 'billing_error' && verdict.charged);
+  return (
+    verdict.kind === 'succeeded' ||
+    verdict.kind === 'invalid_phone_number' ||
+    (verdict.kind === 'billing_error' && verdict.charged)
+  );
 }
 
 const ERROR_TEXT: Record<LookupErrorCode, string> = {

@@ -1,7 +1,15 @@
-// `startSandbox()`: the service emulator on a loopback port, plus its introspection API (in-process and under /_sandbox/).
+// `startSandbox()`: the service emulator on a loopback port, plus its introspection API (in-process and under
+// /_sandbox/).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SandboxEngine, type AccountInfo, type Answer, type LookupRecord, type RecordedRequest, type SandboxOptions } from './engine.js';
+import {
+  SandboxEngine,
+  type AccountInfo,
+  type Answer,
+  type LookupRecord,
+  type RecordedRequest,
+  type SandboxOptions,
+} from './engine.js';
 import type { PortalTokenOptions } from './portal.js';
 import type { PushAttempt } from './webhooks.js';
 import { WebhookHosts } from './webhook-hosts.js';
@@ -67,20 +75,33 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     } else answerRequest(req, res, path, query, entry);
   });
 
-  const answerRequest = (req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams, entry: RecordedRequest) => {
+  const answerRequest = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    entry: RecordedRequest,
+  ) => {
     let answer: Answer;
     try {
       answer = route(engine, req, path, query);
     } catch (err) {
       // A bug in the emulator must show as a 500 in the test that hit it, not stop the server.
-      answer = { status: 500, body: { error: `sandbox internal error: ${err instanceof Error ? err.message : String(err)}` } };
+      answer = {
+        status: 500,
+        body: { error: `sandbox internal error: ${err instanceof Error ? err.message : String(err)}` },
+      };
     }
     entry.status = answer.status;
     if (answer.account !== undefined) entry.account = answer.account;
     options.onRequest?.(entry);
     const send = () => {
       const body = JSON.stringify(answer.body);
-      res.writeHead(answer.status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...answer.headers });
+      res.writeHead(answer.status, {
+        'content-type': JSON_TYPE,
+        'content-length': Buffer.byteLength(body),
+        ...answer.headers,
+      });
       res.end(body);
     };
     // The request body (GET: none expected) is drained so keep-alive connections stay usable.
@@ -134,8 +155,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 function route(engine: SandboxEngine, req: http.IncomingMessage, path: string, query: URLSearchParams): Answer {
   const known = path === '/check_phone_number' || path === '/v2/usage_stats' || path === '/usage_stats';
   if (!known) return { status: 404, body: { error: `no such endpoint: ${path}` } };
-  if (req.method !== 'GET') return { status: 405, body: { error: `${path} accepts GET only` }, headers: { allow: 'GET' } };
-  const auth = engine.authenticate(req.headers.authorization, header(req.headers['x-forwarded-host']), path === '/v2/usage_stats');
+  if (req.method !== 'GET')
+    return { status: 405, body: { error: `${path} accepts GET only` }, headers: { allow: 'GET' } };
+  const auth = engine.authenticate(
+    req.headers.authorization,
+    header(req.headers['x-forwarded-host']),
+    path === '/v2/usage_stats',
+  );
   if ('status' in auth) return auth;
   if (path === '/check_phone_number') return engine.lookup(auth, query);
   if (path === '/v2/usage_stats') return engine.usageV2(auth, query);
@@ -154,7 +180,12 @@ function redactHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
     if (v === undefined) continue;
     out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  if (out.authorization !== undefined) out.authorization = /^Bearer\s/i.test(out.authorization) ? 'Bearer ***' : out.authorization.trim() === '' ? '' : '***';
+  if (out.authorization !== undefined)
+    out.authorization = /^Bearer\s/i.test(out.authorization)
+      ? 'Bearer ***'
+      : out.authorization.trim() === ''
+        ? ''
+        : '***';
   return out;
 }
 
@@ -164,7 +195,13 @@ function redactHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
  * portal-token?expires_in=S&verified=false&membership=false. An Authorization header (the
  * service's form) selects the account for account, credit-limit and portal-token; default: the first.
  */
-function introspect(engine: SandboxEngine, req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams): void {
+function introspect(
+  engine: SandboxEngine,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  path: string,
+  query: URLSearchParams,
+): void {
   const reply = (status: number, body: unknown) => {
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });

@@ -1,4 +1,5 @@
-// The sandbox's number rules: which numbers are well-formed, their country, and the outcome their last three digits select.
+// The sandbox's number rules: which numbers are well-formed, their country, and the outcome their last three digits
+// select.
 import metadata from 'libphonenumber-js/metadata.max.json';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
@@ -32,7 +33,8 @@ function classify(phone: string): NumberCheck {
     return { ok: true, country, e164: phone };
   }
   // An unencoded '+' arrives as a space: not a national number, a client bug worth a 400 (the caller says why).
-  if (/^ /.test(phone)) return { ok: false, error: `phone_number '${phone}' is not in E.164 format (+ then 7 to 15 digits, no spaces)` };
+  if (/^ /.test(phone))
+    return { ok: false, error: `phone_number '${phone}' is not in E.164 format (+ then 7 to 15 digits, no spaces)` };
   // National format (4.1: "matched on a best-effort basis"): separators dropped, 00 read as +, then the digits
   // tried as an international number and as a North American one; the first valid reading is looked up.
   const digits = phone.replace(/[\s().\-/]/g, '');
@@ -46,7 +48,12 @@ function classify(phone: string): NumberCheck {
       }
     }
   }
-  return { ok: false, error: `phone_number '${phone}' is neither E.164 (+ then 7 to 15 digits) nor a national number the service could match` };
+  return {
+    ok: false,
+    error:
+      `phone_number '${phone}' is neither E.164 (+ then 7 to 15 digits) nor a national number the service ` +
+      `could match`,
+  };
 }
 
 function mainCountryOf(callingCode: string): string | undefined {

@@ -35,7 +35,11 @@ export function signPortalToken(secret: string, claims: PortalClaims): string {
  * The claims of a token signed by this sandbox, or why it is refused: 'invalid' (bad signature
  * or shape), 'expired', 'unverified' (all 401) or 'no_membership' (403).
  */
-export function verifyPortalToken(secret: string, token: string, nowMs: number): PortalClaims | 'invalid' | 'expired' | 'unverified' | 'no_membership' {
+export function verifyPortalToken(
+  secret: string,
+  token: string,
+  nowMs: number,
+): PortalClaims | 'invalid' | 'expired' | 'unverified' | 'no_membership' {
   const [header, payload, signature] = token.split('.');
   if (!header || !payload || !signature) return 'invalid';
   const expected = createHmac('sha256', secret).update(`${header}.${payload}`).digest();

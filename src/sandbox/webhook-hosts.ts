@@ -42,7 +42,10 @@ export class WebhookHosts {
   async refresh(host: string): Promise<void> {
     let kind: string | null = null;
     try {
-      const addresses = await Promise.race([this.resolve(host), new Promise<string[]>((r) => setTimeout(() => r([]), WAIT_MS).unref())]);
+      const addresses = await Promise.race([
+        this.resolve(host),
+        new Promise<string[]>((r) => setTimeout(() => r([]), WAIT_MS).unref()),
+      ]);
       for (const a of addresses) {
         kind = privateHostKind(a);
         if (kind) break;

@@ -1,4 +1,5 @@
-// Delivery of webhook pushes (section 6): one POST per lookup, retries with backoff, deliberate duplicates, an attempt log.
+// Delivery of webhook pushes (section 6): one POST per lookup, retries with backoff, deliberate duplicates, an attempt
+// log.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -92,16 +93,26 @@ export class PushDelivery {
   private attempt(push: Push, n: number, duplicate: boolean): void {
     const generation = this.generation;
     // A request that cannot even be built is a failed attempt like any other, never a crash.
-    const sent = this.send(push).catch((err: unknown): Result => ({ error: err instanceof Error ? err.message : String(err) }));
+    const sent = this.send(push).catch((err: unknown): Result => ({
+      error: err instanceof Error ? err.message : String(err),
+    }));
     void sent.then((result) => {
       if (generation !== this.generation) return;
-      const entry: PushAttempt = { correlationId: push.correlationId, attempt: n, url: push.url, at: this.o.now(), duplicate, outcome: 'delivered' };
+      const entry: PushAttempt = {
+        correlationId: push.correlationId,
+        attempt: n,
+        url: push.url,
+        at: this.o.now(),
+        duplicate,
+        outcome: 'delivered',
+      };
       if ('status' in result) entry.status = result.status;
       else entry.error = result.error;
       const ok = 'status' in result && result.status >= 200 && result.status < 300;
       const retryable = !ok && ('error' in result || isRetryableStatus(result.status));
       if (ok) entry.outcome = 'delivered';
-      else if (duplicate) entry.outcome = 'permanent'; // a deliberate extra copy is never retried
+      else if (duplicate)
+        entry.outcome = 'permanent'; // a deliberate extra copy is never retried
       else if (!retryable) entry.outcome = 'permanent';
       else entry.outcome = n >= MAX_ATTEMPTS ? 'gave_up' : 'retry';
       appendCapped(this.log, entry);
@@ -125,7 +136,8 @@ export class PushDelivery {
       const host = url.hostname.replace(/^\[|\]$/g, '');
       const { address } = await dnsLookup(host);
       const kind = privateHostKind(address);
-      if (kind && !(kind === 'loopback' && this.o.allowInsecure)) return { error: `refused: ${url.hostname} resolves to a ${kind} address` };
+      if (kind && !(kind === 'loopback' && this.o.allowInsecure))
+        return { error: `refused: ${url.hostname} resolves to a ${kind} address` };
     } catch (err) {
       return { error: `cannot resolve ${url.hostname}: ${(err as NodeJS.ErrnoException).code ?? String(err)}` };
     }

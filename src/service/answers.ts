@@ -58,7 +58,8 @@ export function serviceTimestampMs(text: string): number {
   const m = SERVICE_TIMESTAMP.exec(text);
   if (!m) return NaN;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || s > 59) return NaN;
+  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || s > 59)
+    return NaN;
   const offsetMinutes = m[8] === 'Z' ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
   if (m[8] !== 'Z' && (Number(m[10]) > 23 || Number(m[11]) > 59)) return NaN;
   // Microseconds are cut to milliseconds (never rounded), as parseServiceTime reads them.
@@ -71,17 +72,25 @@ export function serviceTimestampMs(text: string): number {
  * `skewMs` of clock disagreement), or null. An early one is not refused here: a verdict only grows stale, and
  * `verify` judges its age (a push's is held to its request by pushMatchProblem).
  */
-export function timestampProblem(ts: unknown, latest: Date, skewMs = DEFAULT_CLOCK_SKEW_MS, what = 'answer'): string | null {
+export function timestampProblem(
+  ts: unknown,
+  latest: Date,
+  skewMs = DEFAULT_CLOCK_SKEW_MS,
+  what = 'answer',
+): string | null {
   if (typeof ts !== 'string') return `field "timestamp" must be a string, got ${shown(ts)}`;
   const ms = serviceTimestampMs(ts);
-  if (!Number.isFinite(ms)) return `timestamp ${shown(ts)} is not an ISO 8601 date-time with microseconds and a UTC offset`;
-  if (ms > latest.getTime() + skewMs) return `timestamp ${ts} is later than the ${what}'s arrival (${latest.toISOString()})`;
+  if (!Number.isFinite(ms))
+    return `timestamp ${shown(ts)} is not an ISO 8601 date-time with microseconds and a UTC offset`;
+  if (ms > latest.getTime() + skewMs)
+    return `timestamp ${ts} is later than the ${what}'s arrival (${latest.toISOString()})`;
   return null;
 }
 
 /** Why a credit amount (a cost, a header) is not an integer from 0 to the credit limit, or null. */
 export function creditAmountProblem(what: string, v: unknown, limit: number | null): string | null {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) return `${what} must be a whole number of credits from 0, got ${shown(v)}`;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    return `${what} must be a whole number of credits from 0, got ${shown(v)}`;
   const max = Math.min(limit ?? INT32_MAX, INT32_MAX);
   if (v > max) return `${what} ${v} is more than the credit limit (${max})`;
   return null;
@@ -121,7 +130,9 @@ export type LookupOutcome =
       raw: unknown;
       meta: ResponseMeta;
       text?: string;
-      /** Set when no later answer of this service can be trusted either (not JSON at all: a proxy, a captive portal). */
+      /**
+       * Set when no later answer of this service can be trusted either (not JSON at all: a proxy, a captive portal).
+       */
       stop?: DncError;
     };
 // `text`: the body exactly as received, so that a caller storing it need not serialise `raw` again.
@@ -139,15 +150,22 @@ export interface AnswerHeaders {
  */
 export function judgeCost(body: Json | null, headers: AnswerHeaders): { credits: number | null } | { problem: string } {
   const cost = body?.cost;
-  if (cost !== undefined && cost !== null && !isObject(cost)) return { problem: `field "cost" must be an object, got ${shown(cost)}` };
+  if (cost !== undefined && cost !== null && !isObject(cost))
+    return { problem: `field "cost" must be an object, got ${shown(cost)}` };
   const c = (cost ?? {}) as Json;
   const headerLimit = headerAmount(headers.rateLimitLimit);
-  const limit = typeof c.credit_limit === 'number' ? c.credit_limit : typeof headerLimit === 'number' ? headerLimit : null;
+  const limit =
+    typeof c.credit_limit === 'number' ? c.credit_limit : typeof headerLimit === 'number' ? headerLimit : null;
   if (c.credit_limit !== undefined) {
     const p = creditAmountProblem('cost.credit_limit', c.credit_limit, null);
     if (p) return { problem: p };
   }
-  if (c.total_credits_used !== undefined && (typeof c.total_credits_used !== 'number' || !Number.isSafeInteger(c.total_credits_used) || c.total_credits_used < 0)) {
+  if (
+    c.total_credits_used !== undefined &&
+    (typeof c.total_credits_used !== 'number' ||
+      !Number.isSafeInteger(c.total_credits_used) ||
+      c.total_credits_used < 0)
+  ) {
     return { problem: `cost.total_credits_used must be a whole number from 0, got ${shown(c.total_credits_used)}` };
   }
   const fromBody = c.credits_used_for_query;
@@ -161,7 +179,11 @@ export function judgeCost(body: Json | null, headers: AnswerHeaders): { credits:
     if (p) return { problem: p };
   }
   if (fromBody !== undefined && fromHeader !== undefined && fromBody !== fromHeader) {
-    return { problem: `header X-Credit-Cost (${String(fromHeader)}) differs from cost.credits_used_for_query (${String(fromBody)})` };
+    return {
+      problem:
+        `header X-Credit-Cost (${String(fromHeader)}) differs from cost.credits_used_for_query ` +
+        `(${String(fromBody)})`,
+    };
   }
   const credits = (fromHeader ?? fromBody) as number | undefined;
   return { credits: credits ?? null };
@@ -171,14 +193,19 @@ function correlationProblem(body: Json, headers: AnswerHeaders): string | null {
   const id = body.correlation_id;
   if (typeof id !== 'string' || !UUID.test(id)) return `correlation_id must be a UUID, got ${shown(id)}`;
   if (headers.correlationId !== null && headers.correlationId !== id) {
-    return `header X-Service-Correlation-Id (${shown(headers.correlationId)}) differs from the body's correlation_id (${id})`;
+    return (
+      `header X-Service-Correlation-Id (${shown(headers.correlationId)}) differs from the body's ` +
+      `correlation_id (${id})`
+    );
   }
   return null;
 }
 
 function aboutProblem(body: Json, sentE164: string): string | null {
-  if (body.phone_number !== sentE164) return `the answer is about ${shown(body.phone_number)}, not the number sent (${sentE164})`;
-  if (typeof body.country !== 'string' || !ALPHA2.test(body.country)) return `country ${shown(body.country)} is not an ISO 3166-1 alpha-2 code`;
+  if (body.phone_number !== sentE164)
+    return `the answer is about ${shown(body.phone_number)}, not the number sent (${sentE164})`;
+  if (typeof body.country !== 'string' || !ALPHA2.test(body.country))
+    return `country ${shown(body.country)} is not an ISO 3166-1 alpha-2 code`;
   return null;
 }
 
@@ -192,23 +219,28 @@ export function listSourceProblem(source: unknown): string | null {
     url = null;
   }
   // The URL parser drops or encodes control characters and spaces; a register URL never has them.
-  if (!url || url.protocol !== 'https:' || /[\s\u0000-\u001f\u007f-\u009f]/.test(source)) return `dnc_list_source ${shown(source)} is not an https URL`;
+  if (!url || url.protocol !== 'https:' || /[\s\u0000-\u001f\u007f-\u009f]/.test(source))
+    return `dnc_list_source ${shown(source)} is not an https URL`;
   return null;
 }
 
 /** Why a failure body's code, charge and status contradict section 7, or null. */
 export function failureProblem(body: Json, httpStatus: number | null): string | null {
   const code = body.error_code;
-  if (typeof code !== 'string' || !ERROR_CODE_SHAPE.test(code)) return `error_code ${shown(code)} is not an error code (section 7: lower-case words joined by _)`;
+  if (typeof code !== 'string' || !ERROR_CODE_SHAPE.test(code))
+    return `error_code ${shown(code)} is not an error code (section 7: lower-case words joined by _)`;
   if (typeof body.charged !== 'boolean') return `field "charged" must be true or false, got ${shown(body.charged)}`;
-  if (body.error !== undefined && typeof body.error !== 'string') return `field "error" must be a string, got ${shown(body.error)}`;
+  if (body.error !== undefined && typeof body.error !== 'string')
+    return `field "error" must be a string, got ${shown(body.error)}`;
   const rule = ERROR_RULES[code];
   if (rule && rule.charged !== null && body.charged !== rule.charged) {
     const rule_ = rule.charged ? 'always charged' : code === 'lookup_expired' ? 'always refunded' : 'never charged';
     return `${code} is ${rule_} (section 7), but the answer says charged is ${String(body.charged)}`;
   }
-  if (httpStatus !== null && rule && httpStatus !== rule.status) return `${code} comes with HTTP ${rule.status} (section 7), not ${httpStatus}`;
-  if (httpStatus !== null && !rule && httpStatus < 400) return `a failure (${code}) cannot come with HTTP ${httpStatus}`;
+  if (httpStatus !== null && rule && httpStatus !== rule.status)
+    return `${code} comes with HTTP ${rule.status} (section 7), not ${httpStatus}`;
+  if (httpStatus !== null && !rule && httpStatus < 400)
+    return `a failure (${code}) cannot come with HTTP ${httpStatus}`;
   return null;
 }
 
@@ -232,7 +264,12 @@ export interface Judgement {
 export const BAD_RESPONSE = 'bad_response';
 
 /** The verdict of an answer the judge refused: failed, never callable, never cached. */
-export function badResponse(problem: string, correlationId: string | null, charged: boolean | null, credits: number | null): Judgement {
+export function badResponse(
+  problem: string,
+  correlationId: string | null,
+  charged: boolean | null,
+  credits: number | null,
+): Judgement {
   return {
     result: 'failed',
     doNotCall: null,
@@ -265,8 +302,10 @@ export function judgeResult(
   const cost = judgeCost(body, o.headers);
   const credits = 'credits' in cost ? cost.credits : null;
   const chargedSaid = body.status === 'succeeded' ? true : typeof body.charged === 'boolean' ? body.charged : null;
-  const bad = (problem: string) => badResponse(problem, correlationId, chargedSaid, chargedSaid === false ? 0 : credits);
-  if (body.status !== 'succeeded' && body.status !== 'failed') return bad(`field "status" must be "succeeded" or "failed", got ${shown(body.status)}`);
+  const bad = (problem: string) =>
+    badResponse(problem, correlationId, chargedSaid, chargedSaid === false ? 0 : credits);
+  if (body.status !== 'succeeded' && body.status !== 'failed')
+    return bad(`field "status" must be "succeeded" or "failed", got ${shown(body.status)}`);
   const problem =
     correlationProblem(body, o.headers) ??
     aboutProblem(body, o.sentE164) ??
@@ -310,10 +349,14 @@ export function verdictOfResult(body: LookupResult, credits: number | null): Jud
 }
 
 function succeededProblem(body: Json, o: { httpStatus: number | null; latest: Date; skewMs?: number }): string | null {
-  if (o.httpStatus !== null && o.httpStatus !== 200) return `a succeeded lookup comes with HTTP 200, not ${o.httpStatus}`;
-  if (body.error_code !== null && body.error_code !== undefined) return `a succeeded lookup has no error_code, got ${shown(body.error_code)}`;
-  if (typeof body.do_not_call !== 'boolean') return `the answer has no do_not_call verdict (true or false), got ${shown(body.do_not_call)}`;
-  if ('charged' in body && body.charged !== true) return 'a succeeded lookup is charged (section 3), but the answer says charged is not true';
+  if (o.httpStatus !== null && o.httpStatus !== 200)
+    return `a succeeded lookup comes with HTTP 200, not ${o.httpStatus}`;
+  if (body.error_code !== null && body.error_code !== undefined)
+    return `a succeeded lookup has no error_code, got ${shown(body.error_code)}`;
+  if (typeof body.do_not_call !== 'boolean')
+    return `the answer has no do_not_call verdict (true or false), got ${shown(body.do_not_call)}`;
+  if ('charged' in body && body.charged !== true)
+    return 'a succeeded lookup is charged (section 3), but the answer says charged is not true';
   return timestampProblem(body.timestamp, o.latest, o.skewMs) ?? listSourceProblem(body.dnc_list_source);
 }
 
@@ -329,7 +372,9 @@ export function judgeReceipt(
     ? `the body is not a JSON object (${shown(body)})`
     : json.status !== 'started'
       ? `a 202 receipt has status "started", got ${shown(json.status)}`
-      : (correlationProblem(json, o.headers) ?? aboutProblem(json, o.sentE164) ?? ('problem' in cost ? cost.problem : null));
+      : (correlationProblem(json, o.headers) ??
+        aboutProblem(json, o.sentE164) ??
+        ('problem' in cost ? cost.problem : null));
   // A receipt holds credits (3): spent until the push says otherwise.
   if (problem) return { ok: false, verdict: badResponse(problem, looseCorrelationId(json), null, held) };
   return { ok: true, receipt: json as unknown as LookupReceipt, creditsHeld: held };
@@ -340,7 +385,13 @@ export function judgeReceipt(
  * answer about that number whose do_not_call says what the cached result says, with the same correlation id and
  * timestamp. A row written or edited by anything else is never reused.
  */
-export function storedVerdictProblem(v: { e164: string; result: string; correlationId: string; checkedAt: string; body: string | null }): string | null {
+export function storedVerdictProblem(v: {
+  e164: string;
+  result: string;
+  correlationId: string;
+  checkedAt: string;
+  body: string | null;
+}): string | null {
   if (v.body === null) return 'no answer is kept with it';
   let body: unknown;
   try {
@@ -350,9 +401,12 @@ export function storedVerdictProblem(v: { e164: string; result: string; correlat
   }
   if (!isObject(body) || body.status !== 'succeeded') return 'its answer is not a succeeded lookup';
   if (body.phone_number !== v.e164) return `its answer is about ${shown(body.phone_number)}`;
-  if (typeof body.do_not_call !== 'boolean' || (body.do_not_call ? 'do_not_call' : 'callable') !== v.result) return 'its answer does not say what the cache says';
-  if (body.correlation_id !== v.correlationId || body.timestamp !== v.checkedAt) return 'its answer is of another lookup';
-  if (!UUID.test(v.correlationId) || !Number.isFinite(serviceTimestampMs(v.checkedAt))) return 'its correlation id or timestamp is not of the service\'s shape';
+  if (typeof body.do_not_call !== 'boolean' || (body.do_not_call ? 'do_not_call' : 'callable') !== v.result)
+    return 'its answer does not say what the cache says';
+  if (body.correlation_id !== v.correlationId || body.timestamp !== v.checkedAt)
+    return 'its answer is of another lookup';
+  if (!UUID.test(v.correlationId) || !Number.isFinite(serviceTimestampMs(v.checkedAt)))
+    return "its correlation id or timestamp is not of the service's shape";
   return null;
 }
 
@@ -386,7 +440,8 @@ function snippet(text: string): string {
  */
 export function refusalText(a: Pick<RefusedAnswer, 'json' | 'text'>): string {
   const body = a.json as { error?: unknown } | undefined;
-  if (isObject(body) && typeof body.error === 'string') return terminalSafe(body.error.length > 500 ? `${body.error.slice(0, 497)}…` : body.error);
+  if (isObject(body) && typeof body.error === 'string')
+    return terminalSafe(body.error.length > 500 ? `${body.error.slice(0, 497)}…` : body.error);
   return a.text ? `non-JSON body: ${terminalSafe(snippet(a.text))}` : 'empty body';
 }
 
@@ -404,17 +459,25 @@ export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
   const details = { ...a.details, status: a.status, body: a.json ?? a.text };
   const sent = c.forwardedHost !== null ? ` (sent: X-Forwarded-Host ${c.forwardedHost})` : '';
   if ((a.status === 400 || a.status === 401 || a.status === 403) && NAMES_RESELLER_HEADER.test(text)) {
-    return authError('E_RESELLER_HEADER', `the service refused the request for its X-Forwarded-Host header (${a.status})${sent}: ${text}`, {
-      hint:
-        c.forwardedHost === null
-          ? 'a reseller key must name the end customer on every request: set --forwarded-host HOST, DNC_FORWARDED_HOST, or "forwarded_host" in the config file; nothing was charged'
-          : 'check the host given with --forwarded-host / DNC_FORWARDED_HOST ("forwarded_host" in the config file); nothing was charged',
-      details,
-    });
+    return authError(
+      'E_RESELLER_HEADER',
+      `the service refused the request for its X-Forwarded-Host header (${a.status})${sent}: ${text}`,
+      {
+        hint:
+          c.forwardedHost === null
+            ? 'a reseller key must name the end customer on every request: set --forwarded-host HOST, ' +
+              'DNC_FORWARDED_HOST, or "forwarded_host" in the config file; nothing was charged'
+            : 'check the host given with --forwarded-host / DNC_FORWARDED_HOST ("forwarded_host" in the config ' +
+              'file); nothing was charged',
+        details,
+      },
+    );
   }
   if (c.webhook && (a.status === 400 || a.status === 403) && SAYS_WEBHOOKS_OFF.test(text) && SAYS_DISABLED.test(text)) {
     return authError('E_WEBHOOKS_DISABLED', `webhook lookups are disabled for this account (${a.status}): ${text}`, {
-      hint: 'ask the provider to enable webhook lookups for the account; until then leave out --webhook-url (webhook-only countries such as AU cannot be looked up); nothing was charged',
+      hint:
+        'ask the provider to enable webhook lookups for the account; until then leave out --webhook-url ' +
+        '(webhook-only countries such as AU cannot be looked up); nothing was charged',
       details,
     });
   }
@@ -422,12 +485,18 @@ export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
     case 400:
       if (c.webhook && SAYS_WEBHOOKS_OFF.test(text)) {
         return usageError('E_WEBHOOK_URL', `the service refused --webhook-url (400): ${text}`, {
-          hint: 'nothing was charged; give a webhook URL the service accepts (https, a public host, no credentials, at most 2048 characters)',
+          hint:
+            'nothing was charged; give a webhook URL the service accepts (https, a public host, no ' +
+            'credentials, at most 2048 characters)',
           details,
         });
       }
       return usageError('E_BAD_REQUEST', `the service refused the ${c.what} itself (400): ${text}`, {
-        hint: `nothing was charged; this is about the request, not ${c.what === 'lookup' ? 'the number (which dnc checked before sending it)' : 'your data'}: check --base-url${c.webhook ? ', --webhook-url' : ''} and --forwarded-host, and report it with --verbose output if they are right`,
+        hint:
+          `nothing was charged; this is about the request, not ` +
+          `${c.what === 'lookup' ? 'the number (which dnc checked before sending it)' : 'your data'}: check ` +
+          `--base-url${c.webhook ? ', --webhook-url' : ''} and --forwarded-host, and report it with --verbose ` +
+          `output if they are right`,
         details,
       });
     case 401:
@@ -443,7 +512,9 @@ export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
     case 422: {
       const body = isObject(a.json) ? a.json : {};
       const country = typeof body.country === 'string' && ALPHA2.test(body.country) ? body.country : null;
-      const supported = Array.isArray(body.supported_countries) ? body.supported_countries.filter((s): s is string => typeof s === 'string' && ALPHA2.test(s)).slice(0, 300) : [];
+      const supported = Array.isArray(body.supported_countries)
+        ? body.supported_countries.filter((s): s is string => typeof s === 'string' && ALPHA2.test(s)).slice(0, 300)
+        : [];
       return inputError('E_UNSUPPORTED_COUNTRY', unsupportedCountryText(country, supported), {
         hint: c.what === 'lookup' ? 'nothing was charged (a 422 is free)' : undefined,
         details: { ...details, country, supportedCountries: supported },
@@ -457,7 +528,10 @@ export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
     default: {
       const nonJson = a.json === undefined && a.text !== '';
       return serviceError(nonJson ? 'E_BAD_RESPONSE' : 'E_SERVICE', `${c.what} failed: HTTP ${a.status}, ${text}`, {
-        hint: a.status >= 500 ? 'the service failed; try again later' : 'this answer was not expected; report it with --verbose output',
+        hint:
+          a.status >= 500
+            ? 'the service failed; try again later'
+            : 'this answer was not expected; report it with --verbose output',
         details,
       });
     }
@@ -466,7 +540,8 @@ export function refusalOf(a: RefusedAnswer, c: RefusalContext): DncError {
 
 /** The one wording of an unsupported country, from a 422 or for a number refused locally after one. */
 export function unsupportedCountryText(country: string | null, supported: readonly string[]): string {
-  const list = supported.length > 0 ? `supported: ${supported.join(', ')}` : 'the service did not list the countries it supports';
+  const list =
+    supported.length > 0 ? `supported: ${supported.join(', ')}` : 'the service did not list the countries it supports';
   return `the service does not cover ${country ?? "this number's country"} (422; ${list})`;
 }
 
@@ -488,7 +563,8 @@ export interface SentRequest {
 }
 
 /** A lookup's failure body (2.3) may be a result with any status the description gives results with. */
-const mayBeResult = (status: number) => status === 200 || status === 202 || (status >= 400 && ![401, 403, 422, 429].includes(status));
+const mayBeResult = (status: number) =>
+  status === 200 || status === 202 || (status >= 400 && ![401, 403, 422, 429].includes(status));
 const looksFailed = (json: unknown) => isObject(json) && json.status === 'failed';
 
 /**
@@ -497,7 +573,11 @@ const looksFailed = (json: unknown) => isObject(json) && json.status === 'failed
  */
 export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, now: Date): LookupOutcome {
   const { status, json, text, headers } = answer;
-  const refuse = () => refusalOf({ status, json, text, details: { meta: answer.meta } }, { what: 'lookup', webhook: sent.webhook, forwardedHost: sent.forwardedHost });
+  const refuse = () =>
+    refusalOf(
+      { status, json, text, details: { meta: answer.meta } },
+      { what: 'lookup', webhook: sent.webhook, forwardedHost: sent.forwardedHost },
+    );
   // The number was checked before it was sent: a 400 is about it only with the register's invalid_phone_number.
   if (status === 400 && !(looksFailed(json) && (json as Json).error_code === 'invalid_phone_number')) throw refuse();
   if (!mayBeResult(status) || (status >= 400 && !looksFailed(json))) throw refuse();
@@ -520,10 +600,24 @@ function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown): Lo
   // Not JSON at all: no later answer of this "service" can be believed either (a proxy or captive portal answering).
   const stop =
     answer.json === undefined
-      ? serviceError('E_BAD_RESPONSE', `the service answered a lookup with HTTP ${answer.status} and ${refusalText(answer)}: not the service's answer`, {
-          hint: 'check --base-url (a proxy or captive portal may be answering); the lookup may have been charged (`dnc usage` shows the balance)',
-          details: { status: answer.status, body: answer.text, meta: answer.meta },
-        })
+      ? serviceError(
+          'E_BAD_RESPONSE',
+          `the service answered a lookup with HTTP ${answer.status} and ${refusalText(answer)}: not the ` +
+            `service's answer`,
+          {
+            hint:
+              'check --base-url (a proxy or captive portal may be answering); the lookup may have been ' +
+              'charged (`dnc usage` shows the balance)',
+            details: { status: answer.status, body: answer.text, meta: answer.meta },
+          },
+        )
       : undefined;
-  return { kind: 'bad_response', verdict, raw, meta: { ...answer.meta, creditCost: null }, text: answer.text, ...(stop ? { stop } : {}) };
+  return {
+    kind: 'bad_response',
+    verdict,
+    raw,
+    meta: { ...answer.meta, creditCost: null },
+    text: answer.text,
+    ...(stop ? { stop } : {}),
+  };
 }

@@ -3,7 +3,14 @@ import { channel } from 'node:diagnostics_channel';
 import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
-import { LOOKUP_HEADERS, type LegacyUsage, type LookupFailed, type LookupReceipt, type LookupSucceeded, type UsagePage } from '../wire/types.js';
+import {
+  LOOKUP_HEADERS,
+  type LegacyUsage,
+  type LookupFailed,
+  type LookupReceipt,
+  type LookupSucceeded,
+  type UsagePage,
+} from '../wire/types.js';
 import {
   judgeLookupAnswer,
   judgeResult,
@@ -105,7 +112,6 @@ export const ClientErrorCode = {
   timeout: 'E_TIMEOUT',
 } as const;
 
-
 // Errors raised before any byte of the request can have reached the service: always safe to retry.
 export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
@@ -120,7 +126,10 @@ const E164_ONLY = /^\+?\d+$/;
 
 /** The key as sent after `Bearer ` (section 5): a key given with the prefix already is not prefixed twice. */
 export function bearerToken(apiKey: string): string {
-  return apiKey.trim().replace(/^bearer\s+/i, '').trim();
+  return apiKey
+    .trim()
+    .replace(/^bearer\s+/i, '')
+    .trim();
 }
 
 function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | null {
@@ -272,7 +281,10 @@ class Deadlines {
  * pool closed). Listening starts with `watch()`, at the first lookup, and ends with the first message; the
  * headers the channel carries are never read.
  */
-function firstLookupOnTheWire(origin: string, path: string): { promise: Promise<void>; watch: () => void; mark: () => void } {
+function firstLookupOnTheWire(
+  origin: string,
+  path: string,
+): { promise: Promise<void>; watch: () => void; mark: () => void } {
   let resolve: () => void = () => {};
   const promise = new Promise<void>((r) => (resolve = r));
   const sendHeaders = channel('undici:client:sendHeaders');
@@ -374,7 +386,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     // results file: what it said is masked here, where it enters, and kept so as evidence.
     const { text, json } = maskSecretsInBody(answer.text, parsed, secrets);
     const headers = Object.fromEntries(
-      Object.entries(answer.headers).map(([k, v]) => [k, typeof v === 'string' ? maskSecrets(v, secrets) : Array.isArray(v) ? v.map((x) => maskSecrets(x, secrets)) : v]),
+      Object.entries(answer.headers).map(([k, v]) => [
+        k,
+        typeof v === 'string' ? maskSecrets(v, secrets) : Array.isArray(v) ? v.map((x) => maskSecrets(x, secrets)) : v,
+      ]),
     );
     return {
       status: answer.status,
@@ -405,16 +420,21 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
         // Not retried for a lookup: the request was sent, so it may have been charged.
         hint: free
           ? 'try again later, or raise --timeout'
-          : 'the lookup was sent and may have been charged (`dnc usage` shows the balance); try again later, or raise --timeout',
+          : 'the lookup was sent and may have been charged (`dnc usage` shows the balance); try again later, or ' +
+            'raise --timeout',
         cause: err,
         details: { errno: code },
       });
     }
-    return serviceError(ClientErrorCode.network, `cannot reach the service at ${base.origin}: ${code ?? (err as Error).message}`, {
-      hint: 'check --base-url / DNC_BASE_URL and your network',
-      cause: err,
-      details: { errno: code },
-    });
+    return serviceError(
+      ClientErrorCode.network,
+      `cannot reach the service at ${base.origin}: ${code ?? (err as Error).message}`,
+      {
+        hint: 'check --base-url / DNC_BASE_URL and your network',
+        cause: err,
+        details: { errno: code },
+      },
+    );
   }
 
   /**
@@ -468,7 +488,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   /** Section 7: a failure the service says was not charged and is worth asking again. */
   function retryableLookup(answer: ParsedAnswer, e164: string): boolean {
     if (answer.status < 500 || (answer.json as { status?: unknown } | undefined)?.status !== 'failed') return false;
-    const v = judgeResult(answer.json, { sentE164: e164, headers: answerHeaders(answer), httpStatus: answer.status, latest: now() });
+    const v = judgeResult(answer.json, {
+      sentE164: e164,
+      headers: answerHeaders(answer),
+      httpStatus: answer.status,
+      latest: now(),
+    });
     return v.errorCode !== null && UNCHARGED_RETRYABLE_CODES.has(v.errorCode) && v.charged === false;
   }
 
@@ -481,9 +506,19 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       const webhook = request.webhookUrl !== undefined;
       if (webhook) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl! }).toString()}`;
       firstSent.watch();
-      const answer = await send(`/check_phone_number?${query}`, (a) => retryableLookup(a, request.phoneNumber), false).finally(firstSent.mark);
+      const answer = await send(
+        `/check_phone_number?${query}`,
+        (a) => retryableLookup(a, request.phoneNumber),
+        false,
+      ).finally(firstSent.mark);
       return judgeLookupAnswer(
-        { status: answer.status, json: answer.json, text: answer.text, meta: answer.meta, headers: answerHeaders(answer) },
+        {
+          status: answer.status,
+          json: answer.json,
+          text: answer.text,
+          meta: answer.meta,
+          headers: answerHeaders(answer),
+        },
         { e164: request.phoneNumber, webhook, forwardedHost },
         now(),
       );
@@ -529,9 +564,13 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       // A refusal about the reseller header is said as such; any other 400 is about the query's parameters.
       if (refused.code === 'E_RESELLER_HEADER') throw refused;
       if (answer.status === 400) {
-        throw usageError(ClientErrorCode.usageQueryRejected, `the service rejected the ${what} (400): ${refusalText(answer)}`, {
-          details: { status: 400, body: answer.json ?? answer.text },
-        });
+        throw usageError(
+          ClientErrorCode.usageQueryRejected,
+          `the service rejected the ${what} (400): ${refusalText(answer)}`,
+          {
+            details: { status: 400, body: answer.json ?? answer.text },
+          },
+        );
       }
       throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${refusalText(answer)}`, {
         hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',

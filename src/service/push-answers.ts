@@ -1,4 +1,5 @@
-// The judge of webhook pushes (sections 2.2, 2.3, 6, 7): a push's shape, the service's rules, and the lookup it is about.
+// The judge of webhook pushes (sections 2.2, 2.3, 6, 7): a push's shape, the service's rules, and the lookup it is
+// about.
 // A push is unsigned (6): what it says counts only after these checks, and only about the number dnc sent under its
 // correlation id. Shared rules (timestamps, costs, error codes) are src/service/answers.ts's.
 import type { LookupResult } from '../wire/types.js';
@@ -52,10 +53,10 @@ function typeProblem(obj: Json, field: string, expect: Expect, prefix = ''): Pus
         : expect === 'optional-text'
           ? v === undefined || v === null || typeof v === 'string'
           : expect === 'integer'
-        ? Number.isInteger(v)
-        : expect === 'object'
-          ? isObject(v)
-          : typeof v === expect && (expect !== 'string' || (v as string) !== '');
+            ? Number.isInteger(v)
+            : expect === 'object'
+              ? isObject(v)
+              : typeof v === expect && (expect !== 'string' || (v as string) !== '');
   if (ok) return null;
   const name = `${prefix}${field}`;
   if (v === undefined) return { field: name, message: `field "${name}" is missing` };
@@ -69,7 +70,10 @@ function typeProblem(obj: Json, field: string, expect: Expect, prefix = ''): Pus
           : expect === 'integer'
             ? 'an integer'
             : `a ${expect}`;
-  return { field: name, message: `field "${name}" must be ${wanted}, got ${v === '' ? 'an empty string' : describe(v)}` };
+  return {
+    field: name,
+    message: `field "${name}" must be ${wanted}, got ${v === '' ? 'an empty string' : describe(v)}`,
+  };
 }
 
 function firstProblem(obj: Json, fields: Array<[string, Expect]>, prefix = ''): PushProblem | null {
@@ -111,11 +115,18 @@ const COST: Array<[string, Expect]> = [
  * strings, so a code added later is stored rather than refused (a refusal is permanent).
  */
 export function checkPushBody(body: unknown): PushCheck {
-  if (!isObject(body)) return { ok: false, problem: { field: '(body)', message: `the body must be a JSON object, got ${describe(body)}` } };
+  if (!isObject(body))
+    return {
+      ok: false,
+      problem: { field: '(body)', message: `the body must be a JSON object, got ${describe(body)}` },
+    };
   const status = body.status;
   if (status !== 'succeeded' && status !== 'failed') {
     const got = typeof status === 'string' ? `"${status}"` : describe(status);
-    return { ok: false, problem: { field: 'status', message: `field "status" must be "succeeded" or "failed", got ${got}` } };
+    return {
+      ok: false,
+      problem: { field: 'status', message: `field "status" must be "succeeded" or "failed", got ${got}` },
+    };
   }
   const problem =
     firstProblem(body, COMMON) ??
@@ -133,17 +144,30 @@ export interface PushHeaders {
 }
 
 /** Section 7: the HTTP status the synchronous call would have returned (X-Service-Status), by outcome. */
-const PUSHED_STATUS: Record<string, number> = { succeeded: 200, invalid_phone_number: 400, lookup_expired: 502, billing_error: 500 };
+const PUSHED_STATUS: Record<string, number> = {
+  succeeded: 200,
+  invalid_phone_number: 400,
+  lookup_expired: 502,
+  billing_error: 500,
+};
 
 /**
  * Why a push (already of the shape of 2.2 or 2.3) contradicts the service's own rules, or null. Independent of the
  * journal: a push failing here is refused whoever it claims to be about.
  */
-export function pushRuleProblem(body: LookupResult & Json, headers: PushHeaders, receivedAt: Date, skewMs = DEFAULT_CLOCK_SKEW_MS): string | null {
+export function pushRuleProblem(
+  body: LookupResult & Json,
+  headers: PushHeaders,
+  receivedAt: Date,
+  skewMs = DEFAULT_CLOCK_SKEW_MS,
+): string | null {
   if (!E164.test(body.phone_number)) return `phone_number ${shown(body.phone_number)} is not E.164`;
   if (!ALPHA2.test(body.country)) return `country ${shown(body.country)} is not an ISO 3166-1 alpha-2 code`;
   if (headers.phoneNumber !== undefined && headers.phoneNumber !== body.phone_number) {
-    return `header X-Service-Phone-Number (${headers.phoneNumber}) differs from the body's phone_number (${body.phone_number})`;
+    return (
+      `header X-Service-Phone-Number (${headers.phoneNumber}) differs from the body's phone_number ` +
+      `(${body.phone_number})`
+    );
   }
   if (headers.country !== undefined && headers.country !== body.country) {
     return `header X-Service-Country (${headers.country}) differs from the body's country (${body.country})`;
@@ -153,13 +177,15 @@ export function pushRuleProblem(body: LookupResult & Json, headers: PushHeaders,
   if ('problem' in cost) return cost.problem;
   if (!UUID.test(body.correlation_id)) return `correlation_id must be a UUID, got ${shown(body.correlation_id)}`;
   if (body.status === 'succeeded') {
-    if ('charged' in body && body.charged !== true) return 'a succeeded lookup is charged (section 3), but the push says charged is not true';
+    if ('charged' in body && body.charged !== true)
+      return 'a succeeded lookup is charged (section 3), but the push says charged is not true';
     const p = timestampProblem(body.timestamp, receivedAt, skewMs, 'push') ?? listSourceProblem(body.dnc_list_source);
     if (p) return p;
   } else {
     const p = failureProblem(body, null);
     if (p) return p.replace('the answer says', 'the push says');
-    if (NEVER_PUSHED.has(body.error_code)) return `error_code ${body.error_code} is retried by the service and never pushed (section 7)`;
+    if (NEVER_PUSHED.has(body.error_code))
+      return `error_code ${body.error_code} is retried by the service and never pushed (section 7)`;
     const ts = (body as Json).timestamp;
     if (ts !== undefined && ts !== null) {
       const tp = timestampProblem(ts, receivedAt, skewMs, 'push');
@@ -168,7 +194,10 @@ export function pushRuleProblem(body: LookupResult & Json, headers: PushHeaders,
   }
   const expected = PUSHED_STATUS[body.status === 'succeeded' ? 'succeeded' : body.error_code];
   if (headers.serviceStatus != null && expected !== undefined && headers.serviceStatus !== expected) {
-    return `header X-Service-Status ${headers.serviceStatus} does not fit ${body.status === 'succeeded' ? 'a succeeded lookup' : body.error_code} (${expected})`;
+    return (
+      `header X-Service-Status ${headers.serviceStatus} does not fit ` +
+      `${body.status === 'succeeded' ? 'a succeeded lookup' : body.error_code} (${expected})`
+    );
   }
   return null;
 }
@@ -182,14 +211,21 @@ export interface SentLookup {
 }
 
 /** Why a push does not belong to the lookup dnc sent under its correlation id, or null. */
-export function pushMatchProblem(body: LookupResult & Json, sent: SentLookup, skewMs = DEFAULT_CLOCK_SKEW_MS): string | null {
-  if (body.phone_number !== sent.e164) return `phone_number ${body.phone_number} is not the number sent under this correlation id`;
-  if (body.country !== sent.country) return `country ${body.country} is not the country of the number sent under this correlation id (${sent.country})`;
+export function pushMatchProblem(
+  body: LookupResult & Json,
+  sent: SentLookup,
+  skewMs = DEFAULT_CLOCK_SKEW_MS,
+): string | null {
+  if (body.phone_number !== sent.e164)
+    return `phone_number ${body.phone_number} is not the number sent under this correlation id`;
+  if (body.country !== sent.country)
+    return `country ${body.country} is not the country of the number sent under this correlation id (${sent.country})`;
   const ts = body.timestamp;
   if (typeof ts === 'string' && sent.requestedAt) {
     const sentAt = Date.parse(sent.requestedAt);
     const at = serviceTimestampMs(ts);
-    if (Number.isFinite(sentAt) && Number.isFinite(at) && at < sentAt - skewMs) return `timestamp ${ts} is earlier than the request (${sent.requestedAt})`;
+    if (Number.isFinite(sentAt) && Number.isFinite(at) && at < sentAt - skewMs)
+      return `timestamp ${ts} is earlier than the request (${sent.requestedAt})`;
   }
   return null;
 }
@@ -209,7 +245,6 @@ export function pushVerdictKey(body: LookupResult & Json): string {
     body.status === 'failed' ? body.charged === true : null,
   ]);
 }
-
 
 /**
  * The verdict of a push that passed checkPushBody, pushRuleProblem and pushMatchProblem: credits as its cost says,

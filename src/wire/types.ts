@@ -9,11 +9,7 @@ export const WEBHOOK_ONLY_COUNTRIES: readonly string[] = ['AU'];
 
 /** Lookup error codes (section 7). */
 export type LookupErrorCode =
-  | 'invalid_phone_number'
-  | 'upstream_timeout'
-  | 'upstream_error'
-  | 'lookup_expired'
-  | 'billing_error';
+  'invalid_phone_number' | 'upstream_timeout' | 'upstream_error' | 'lookup_expired' | 'billing_error';
 
 export const LOOKUP_ERROR_STATUS: Record<LookupErrorCode, number> = {
   invalid_phone_number: 400,

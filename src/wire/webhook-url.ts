@@ -36,14 +36,33 @@ export function webhookUrlProblem(raw: string, options: WebhookUrlRuleOptions = 
   if (host === '') return 'it has no host';
   const kind = privateHostKind(host);
   if ((kind === 'loopback' || kind === NON_PUBLIC_NAME) && insecure) return null;
-  if (kind === NON_PUBLIC_NAME) return `its host ${url.hostname} is not a public name (a reserved suffix or a single label); the service pushes only to public hosts`;
+  if (kind === NON_PUBLIC_NAME)
+    return (
+      `its host ${url.hostname} is not a public name (a reserved suffix or a single label); the service ` +
+      `pushes only to public hosts`
+    );
   if (kind) return `its host ${url.hostname} is a ${kind} address; the service pushes only to public hosts`;
   return null;
 }
 
-/** A name no public DNS answers for: reserved suffixes (RFC 2606, 6761, 6762, 8375, ICANN's .internal) and single labels. */
+/**
+ * A name no public DNS answers for: reserved suffixes (RFC 2606, 6761, 6762, 8375, ICANN's .internal) and single
+ * labels.
+ */
 const NON_PUBLIC_NAME = 'non-public name';
-const NON_PUBLIC_SUFFIXES = ['local', 'internal', 'test', 'invalid', 'example', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'localdomain'];
+const NON_PUBLIC_SUFFIXES = [
+  'local',
+  'internal',
+  'test',
+  'invalid',
+  'example',
+  'home.arpa',
+  'lan',
+  'corp',
+  'intranet',
+  'private',
+  'localdomain',
+];
 
 /** Secrets shorter than this are not looked for in a URL: they would match ordinary URL text. */
 export const MIN_SECRET_LENGTH = 8;
@@ -123,7 +142,8 @@ function ipv4Kind([a, b, c]: number[]): string | null {
   if (a === 169 && b === 254) return 'link-local';
   if (a! >= 224 && a! <= 239) return 'multicast';
   if (a! >= 240) return 'reserved'; // including the broadcast 255.255.255.255
-  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113)) return 'documentation';
+  if ((a === 192 && b === 0 && c === 2) || (a === 198 && b === 51 && c === 100) || (a === 203 && b === 0 && c === 113))
+    return 'documentation';
   if ((a === 198 && (b === 18 || b === 19)) || (a === 192 && b === 0 && c === 0)) return 'reserved';
   return null;
 }
@@ -142,7 +162,8 @@ function ipv6Bytes(ip: string): number[] {
   const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   return groups.flatMap((g) => {
     const v = parseInt(g, 16);
     return [v >> 8, v & 0xff];
@@ -156,7 +177,8 @@ function ipv6Kind(b: number[]): string | null {
   if (zeroUpTo(15) && b[15] === 1) return 'loopback';
   // IPv4-mapped (::ffff:0:0/96) and the NAT64 prefix (64:ff9b::/96) reach the IPv4 address inside.
   if (zeroUpTo(10) && b[10] === 0xff && b[11] === 0xff) return ipv4Kind(v4);
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0)) return ipv4Kind(v4);
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b.slice(4, 12).every((x) => x === 0))
+    return ipv4Kind(v4);
   if (zeroUpTo(12)) return ipv4Kind(v4) ?? 'reserved'; // IPv4-compatible (::a.b.c.d), deprecated
   if (b[0] === 0xff) return 'multicast';
   if (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80) return 'link-local';
