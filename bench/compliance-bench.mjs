@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BatchJournal } from '../dist/batch/journal.js';
+import { BatchJournal } from '../dist/journal/journal.js';
 import { applyToJournal } from '../dist/compliance/batch-compliance.js';
-import { SuppressionStore } from '../dist/compliance/suppression-store.js';
+import { SuppressionStore } from '../dist/stores/suppression-store.js';
 import { validityRules } from '../dist/compliance/validity.js';
 
 const N = Number(process.argv[2] ?? 200_000);

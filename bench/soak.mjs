@@ -768,7 +768,7 @@ async function workbookBombs(env, dir) {
     counts[`attacks_${file.replace(/\W/g, '_')}`] = `${Math.round(r.wallMs)} ms, ${Math.round(r.maxRssMb ?? 0)} MB`;
   }
   // A row at Excel's last row number after row 2: the gap is no rows of output.
-  const { ZipWriter } = await import(pathToFileURL(path.join(ROOT, 'dist', 'batch', 'xlsx-writer.js')).href);
+  const { ZipWriter } = await import(pathToFileURL(path.join(ROOT, 'dist', 'tables', 'xlsx-writer.js')).href);
   const chunks = [];
   const zip = new ZipWriter({ write: (b) => void chunks.push(b) });
   const main = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';

@@ -3,7 +3,7 @@
 import { Option } from 'commander';
 import { parseIntegerOption } from './config.js';
 import { usageError } from './errors.js';
-import { parseDuration } from './evidence/duration.js';
+import { parseDuration } from './time.js';
 
 /** The long flag of an option's flags, e.g. `--max-credits` of `--max-credits <n>`. */
 function longFlag(flags: string): string {

@@ -9,7 +9,7 @@ import {
 } from './config.js';
 import { redactSecrets } from './errors.js';
 import { writeLine, type IO } from './io.js';
-import { terminalSafeLines } from './render/terminal-safe.js';
+import { terminalSafeLines } from './text/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
 import { VERSION } from './version.js';
 

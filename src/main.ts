@@ -21,7 +21,7 @@ import { createContext, type Context, type ContextDeps, type Interrupts } from '
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
-import { terminalSafe, terminalSafeLines } from './render/terminal-safe.js';
+import { terminalSafe, terminalSafeLines } from './text/terminal-safe.js';
 import { VERSION } from './version.js';
 
 /** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */

@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { BatchJournal } from './journal.js';
-import type { EarlyRender, RenderSummary } from './render.js';
+import type { BatchJournal } from '../journal/journal.js';
+import type { EarlyRender, RenderSummary } from '../results/render.js';
 
 /** What the batch's thread tells the render's. */
 export type ToRenderThread =

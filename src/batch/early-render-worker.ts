@@ -2,8 +2,8 @@
 // looking for newly answered rows every pollMs, finished or dropped when the batch's thread says so.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FromRenderThread, RenderThreadData, ToRenderThread } from './early-render-thread.js';
-import { BatchJournal } from './journal.js';
-import { renderEarly, type EarlyRender } from './render.js';
+import { BatchJournal } from '../journal/journal.js';
+import { renderEarly, type EarlyRender } from '../results/render.js';
 
 const port = parentPort!;
 const { journalPath, pollMs } = workerData as RenderThreadData;

@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
-import { dataRecordLines, readRows, type CsvLayout } from './csv-input.js';
-import type { BatchJournal } from './journal.js';
-import { PhoneCache, type CellNumber } from './phone-cache.js';
+import { dataRecordLines, readRows, type CsvLayout } from '../tables/csv-input.js';
+import type { BatchJournal } from '../journal/journal.js';
+import { PhoneCache, type CellNumber } from '../phone/phone-cache.js';
 
 export interface ScanResult {
   rows: number;

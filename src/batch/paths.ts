@@ -5,7 +5,7 @@ import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError, inputError, usageError } from '../errors.js';
-import { journalPathFor } from './journal.js';
+import { journalPathFor } from '../journal/journal.js';
 
 /** Where an output goes: a regular file (written atomically at its real path) or a stream written through. */
 export type OutputTarget = { kind: 'file'; path: string } | { kind: 'stream'; path: string };

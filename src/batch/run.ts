@@ -7,24 +7,24 @@ import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import type { ComplianceFlags } from '../compliance/settings.js';
-import type { TextEncoding } from './encoding.js';
+import type { TextEncoding } from '../tables/encoding.js';
 import { checkWebhookUrlOption, parseCountryOption, type GlobalFlags, type ServiceConfig } from '../config.js';
 import type { Interrupts } from '../context.js';
 import { DncError, describeFsError, ExitCode, inputError, usageError } from '../errors.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
-import type { CsvLayout } from './csv-input.js';
-import type { BatchJournal, BatchMeta, LockDeps, ResultOptions, StoppedReason, SummaryCounts } from './journal.js';
+import type { CsvLayout } from '../tables/csv-input.js';
+import type { BatchJournal, BatchMeta, LockDeps, ResultOptions, StoppedReason, SummaryCounts } from '../journal/journal.js';
 import type { OutputTarget } from './paths.js';
-import type { PhoneCache } from './phone-cache.js';
-import type { EarlyRender, RenderSummary } from './render.js';
-import type { ResultsCache } from '../evidence/results-cache.js';
+import type { PhoneCache } from '../phone/phone-cache.js';
+import type { EarlyRender, RenderSummary } from '../results/render.js';
+import type { ResultsCache } from '../stores/results-cache.js';
 import type { Reusable, ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 export { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption };
 
@@ -553,7 +553,7 @@ async function withRememberedOptions(
     return none; // The same check runs again below and says what is wrong.
   }
   if (!existsSync(journalPath)) return none;
-  const { BatchJournal, rememberedRunOf } = await import('./journal.js');
+  const { BatchJournal, rememberedRunOf } = await import('../journal/journal.js');
   let remembered: Record<string, unknown> | undefined;
   try {
     if (options.dryRun) remembered = await rememberedRunOf(journalPath, await journalInUse(ctx, journalPath));
@@ -609,8 +609,8 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
-  const { openInputLayout } = await import('./open-input.js');
-  const { keptFolder, stateDir } = await import('../evidence/paths.js');
+  const { openInputLayout } = await import('../tables/open-input.js');
+  const { keptFolder, stateDir } = await import('../paths.js');
   /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
   const stateFolderFor = (c: RunContext, what: string): string => {
     const dir = keptFolder(c.env, c.homedir, 'state');
@@ -642,7 +642,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       encoding: options.encoding,
     });
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
-    const { DNC_COLUMNS } = await import('./columns.js');
+    const { DNC_COLUMNS } = await import('../results/columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
     if (stale.length > 0) {
       throw inputError(
@@ -781,7 +781,7 @@ async function runBatchJournal(
 ): Promise<BatchRunResult> {
   const startedAt = ctx.now();
   const evidence = await import('../evidence/batch-evidence.js');
-  const journalMod = await import('./journal.js');
+  const journalMod = await import('../journal/journal.js');
   const lockDeps = ctx.lockDeps;
   // A file at the journal's path that is not a dnc journal (a list given as --journal, say) is never deleted or written
   // over.
@@ -846,7 +846,7 @@ async function runBatchJournal(
   clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
-    const { PhoneCache } = await import('./phone-cache.js');
+    const { PhoneCache } = await import('../phone/phone-cache.js');
     const phones = new PhoneCache(resultOptions.country ?? undefined);
     const batch: JournalBatch = {
       layout,
@@ -894,7 +894,7 @@ async function runBatchJournal(
     // Lists and reused verdicts may have answered every number: then nothing is sent.
     if (reading !== null || journal.unsentCount() > 0) {
       client = await clientReady;
-      const { cacheDir, readCosts } = await import('./cost-cache.js');
+      const { cacheDir, readCosts } = await import('../stores/cost-cache.js');
       const costs = new Map([
         ...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)),
         ...journal.learnedCosts(),
@@ -961,7 +961,7 @@ async function runBatchJournal(
         });
       } else {
         renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
-          const { renderEarly } = await import('./render.js');
+          const { renderEarly } = await import('../results/render.js');
           early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout });
         });
         renderStarting.catch(() => {}); // then rendered at the end only
@@ -997,7 +997,7 @@ async function runBatchJournal(
         let partial: RenderSummary | null = null;
         try {
           journal.setStoppedReason(reason);
-          const { renderBatchOutput } = await import('./render.js');
+          const { renderBatchOutput } = await import('../results/render.js');
           partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
           await evidence.afterRender(ctx, ctx, journal, {
             baseUrl: (await ctx.serviceConfig()).baseUrl.value,
@@ -1058,7 +1058,7 @@ async function runBatchJournal(
     else {
       if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
       // (Loaded only now: a render in a thread leaves this one without it.)
-      const { renderBatchOutput } = await import('./render.js');
+      const { renderBatchOutput } = await import('../results/render.js');
       summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
     }
     const unansweredSends = journal.unansweredSends();
@@ -1152,7 +1152,7 @@ const THREAD_WINDOW_MS = 250;
  */
 async function renderableEarly(paths: BatchPaths, layout: CsvLayout, options: BatchOptions): Promise<boolean> {
   if (paths.output.kind !== 'file' || layout.workbook) return false;
-  const { outputFormatOf } = await import('./xlsx-input.js');
+  const { outputFormatOf } = await import('../tables/xlsx-input.js');
   if (outputFormatOf(paths.outputPath, options.format) !== 'csv') return false;
   const lists = [paths.callableOut, paths.suppressedOut, paths.reviewOut].filter((p) => p !== null);
   if (!lists.every((p) => outputFormatOf(p, undefined) === 'csv')) return false;
@@ -1433,10 +1433,10 @@ async function readInput(
 }
 
 async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
-  const { writeCosts } = await import('./cost-cache.js');
+  const { writeCosts } = await import('../stores/cost-cache.js');
   const origin = journal.meta()?.serviceOrigin;
   if (!origin) return;
-  const { keptFolder } = await import('../evidence/paths.js');
+  const { keptFolder } = await import('../paths.js');
   const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
   if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
     ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
@@ -1594,7 +1594,7 @@ function readingLine(input: string, layout: CsvLayout): string {
 
 /** Whether a live batch or listener holds the journal (its files are then kept right by it). */
 async function journalInUse(ctx: RunContext, journalPath: string): Promise<boolean> {
-  const { lockHolder } = await import('./journal.js');
+  const { lockHolder } = await import('../journal/journal.js');
   return lockHolder(journalPath, ctx.lockDeps) !== null || lockHolder(journalPath, ctx.lockDeps, 'listen') !== null;
 }
 
@@ -1610,7 +1610,7 @@ async function rerunPlan(
   serviceOrigin: string | null,
 ) {
   if (journalPath === null || !existsSync(journalPath)) return null;
-  const { rerunPlanOf } = await import('./journal.js');
+  const { rerunPlanOf } = await import('../journal/journal.js');
   let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
   try {
     plan = await rerunPlanOf(journalPath, await journalInUse(ctx, journalPath));
@@ -1675,7 +1675,7 @@ async function dryRun(
     reusable?.close();
     throw err;
   });
-  const { cacheDir, readCosts } = await import('./cost-cache.js');
+  const { cacheDir, readCosts } = await import('../stores/cost-cache.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
   let origin: string | null = null;
   try {

@@ -13,8 +13,8 @@ import {
   type BatchJournal,
   type FinalAnswer,
   type StoppedReason,
-} from './journal.js';
-import { formatInteger } from '../render/numbers.js';
+} from '../journal/journal.js';
+import { formatInteger } from '../text/numbers.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;

@@ -3,20 +3,20 @@
 import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import type { TextEncoding } from '../batch/encoding.js';
+import type { TextEncoding } from '../tables/encoding.js';
 import { integerOption, parsedOption } from '../cli-options.js';
 import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport } from '../batch/run.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/remembered-options.js';
-import type { RenderSummary } from '../batch/render.js';
-import type { StoppedReason } from '../batch/journal.js';
+import type { RenderSummary } from '../results/render.js';
+import type { StoppedReason } from '../journal/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, type Context } from '../context.js';
 import { DncError, ExitCode, usageError } from '../errors.js';
-import { DNC_RESULTS } from '../batch/columns.js';
-import { parseEncodingOption } from '../batch/encoding-names.js';
-import { parseDuration } from '../evidence/duration.js';
+import { DNC_RESULTS } from '../results/columns.js';
+import { parseEncodingOption } from '../tables/encoding-names.js';
+import { parseDuration } from '../time.js';
 import { createProgress, writeLine } from '../io.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from '../main.js';
 
 export type { BatchOptions } from '../batch/run.js';

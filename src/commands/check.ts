@@ -7,11 +7,11 @@ import { DncError, errorLines, ExitCode, inputError, usageError } from '../error
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 import type { Judgement } from '../service/answers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { JsonError } from '../render/check.js';
-import { terminalSafe } from '../render/terminal-safe.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
 interface CheckOptions {

@@ -7,7 +7,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
 import { change, emit, withList } from './suppress.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
 An exemption lets a number on a national register be called: written consent (consent), or an
@@ -174,7 +174,7 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .option('--suppression-list <path>', 'the list file');
   host.action(list, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const { exemptionHolds } = await import('../compliance/suppression-store.js');
+    const { exemptionHolds } = await import('../stores/suppression-store.js');
     const now = ctx.now();
     const entries = await withList(ctx, o, (s) =>
       s.exemptions().map((x) => ({ ...x, valid: exemptionHolds(x, now), suppressed: s.isSuppressed(x.e164) })),

@@ -197,7 +197,7 @@ const TOPICS: Readonly<Record<string, Topic>> = {
   results: {
     summary: 'the dnc_* columns a batch appends, and what each dnc_result means',
     async lines() {
-      const { DNC_COLUMNS, DNC_RESULTS } = await import('../batch/columns.js');
+      const { DNC_COLUMNS, DNC_RESULTS } = await import('../results/columns.js');
       const columns: Record<(typeof DNC_COLUMNS)[number], string> = COLUMN_MEANINGS;
       const results: Record<(typeof DNC_RESULTS)[number], string> = RESULT_MEANINGS;
       return [
@@ -216,7 +216,7 @@ const TOPICS: Readonly<Record<string, Topic>> = {
   formats: {
     summary: 'the files dnc reads and writes',
     async lines() {
-      const { DETECTABLE_DELIMITERS, MAX_RECORD_CHARS, PHONE_HEADER_NAMES } = await import('../batch/csv-input.js');
+      const { DETECTABLE_DELIMITERS, MAX_RECORD_CHARS, PHONE_HEADER_NAMES } = await import('../tables/csv-input.js');
       const delimiters = DETECTABLE_DELIMITERS.map((d) => (d === '\t' ? 'tab' : d)).join(' ');
       return [
         'File formats',

@@ -10,8 +10,8 @@ import type { ListenEvent, ListenOptions, ListenRunResult, LostLookup } from '..
 import type { ListenStatus } from '../listen/session.js';
 import type { CommandHost } from '../main.js';
 import { withoutCredentials } from '../redact.js';
-import { formatInteger } from '../render/numbers.js';
-import { terminalSafe } from '../render/terminal-safe.js';
+import { formatInteger } from '../text/numbers.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
 
 export const DEFAULT_LISTEN_PORT = 8787;

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { ExitCode, inputError, usageError } from '../errors.js';
 import type { CommandHost } from '../main.js';
 import { writeLine } from '../io.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
 Writes one HTML file with everything inline (styles and SVG charts; no script, nothing
@@ -58,7 +58,7 @@ export function registerReport(program: Command, host: CommandHost): void {
           hint: 'write the report to another file',
         });
     }
-    const { dataRecordLines } = await import('../batch/csv-input.js');
+    const { dataRecordLines } = await import('../tables/csv-input.js');
     const { outputLayout } = await import('../evidence/manifest.js');
     const internalRows: Record<string, number> = {};
     const exemptRows: Record<string, number> = {};
@@ -98,9 +98,9 @@ export function registerReport(program: Command, host: CommandHost): void {
     });
     // The list the scrub used: still there, same id, intact history holding the state recorded then?
     const recorded = manifest.compliance?.list ?? null;
-    const { SuppressionStore } = await import('../compliance/suppression-store.js');
+    const { SuppressionStore } = await import('../stores/suppression-store.js');
     const { checkRecordedList } = await import('../compliance/batch-compliance.js');
-    let store: import('../compliance/suppression-store.js').SuppressionStore | null = null;
+    let store: import('../stores/suppression-store.js').SuppressionStore | null = null;
     let listCheck: import('../compliance/batch-compliance.js').ListCheck | null = null;
     if (recorded) {
       try {
@@ -120,7 +120,7 @@ export function registerReport(program: Command, host: CommandHost): void {
     const stamp = (iso: string) => iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
     const untilText = (until: string | null) =>
       until?.endsWith('T23:59:59.999Z') ? until.slice(0, 10) : stamp(until ?? '');
-    const entryText = (verb: string, e: import('../compliance/suppression-store.js').AuditEntry) =>
+    const entryText = (verb: string, e: import('../stores/suppression-store.js').AuditEntry) =>
       `${verb} ${stamp(e.at)} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}` +
       `${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
     const heldAtScrub = (e: { until: string | null }) => Date.parse(e.until ?? '') >= appliedAt;
@@ -166,7 +166,7 @@ export function registerReport(program: Command, host: CommandHost): void {
       },
     );
     const { hashFile } = await import('../batch/ingest.js');
-    const { renderReportHtml } = await import('../compliance/report-html.js');
+    const { renderReportHtml } = await import('../evidence/report-html.js');
     const html = renderReportHtml({
       manifest,
       manifestPath,

@@ -6,7 +6,7 @@ import { dateTimeOption, durationOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
 Reads the manifests \`dnc batch\` writes beside its outputs (PATH: a results CSV, its
@@ -32,11 +32,11 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts<{ expiring?: number; asOf?: Date }>();
-    const { formatDuration } = await import('../evidence/duration.js');
+    const { formatDuration } = await import('../time.js');
     const withinMs = o.expiring ?? 0;
     const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
-    const { scrubStatus } = await import('../compliance/status.js');
+    const { scrubStatus } = await import('../evidence/status.js');
     const { fitToDial, notFitBecause } = await import('../evidence/fit-to-dial.js');
     const { DncError } = await import('../errors.js');
     // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.

@@ -6,7 +6,7 @@ import { parseCountryOption } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
 The internal do-not-call list is kept in one SQLite file: by default do-not-call.sqlite in the
@@ -239,7 +239,7 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     );
     // A log whose last entries were cut still chains: only the anchor in the state folder shows it.
     const { checkListAnchor, complianceSettings } = await import('../compliance/settings.js');
-    const { SuppressionStore } = await import('../compliance/suppression-store.js');
+    const { SuppressionStore } = await import('../stores/suppression-store.js');
     const settings = await complianceSettings(ctx, o);
     const cut = await SuppressionStore.open(settings.listPath, { create: false, explicit: settings.listExplicit }).then(
       async (store) => {
@@ -288,9 +288,9 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   });
 }
 
-type Store = import('../compliance/suppression-store.js').SuppressionStore;
-type Actor = import('../compliance/suppression-store.js').Actor;
-type Change = import('../compliance/suppression-store.js').ChangeResult;
+type Store = import('../stores/suppression-store.js').SuppressionStore;
+type Actor = import('../stores/suppression-store.js').Actor;
+type Change = import('../stores/suppression-store.js').ChangeResult;
 type Ctx = import('../context.js').Context;
 
 /** Opens the list for a change, applies it as user@host, and says what changed. Shared with `dnc exempt`. */
@@ -335,7 +335,7 @@ export async function withList<T>(
   options: { checked?: boolean } = {},
 ): Promise<T> {
   const { checkListAnchor, complianceSettings, listAlteredError } = await import('../compliance/settings.js');
-  const { SuppressionStore } = await import('../compliance/suppression-store.js');
+  const { SuppressionStore } = await import('../stores/suppression-store.js');
   const s = await complianceSettings(ctx, o);
   const opened = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
   const store = opened ?? (await SuppressionStore.empty(s.listPath));

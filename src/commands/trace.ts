@@ -6,7 +6,7 @@ import { ExitCode, inputError, usageError } from '../errors.js';
 import type { TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
-import { terminalSafe } from '../render/terminal-safe.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 const HELP = `
 Searches, offline: the history of \`dnc check\` (the last 1,000 checks within 90 days, in
@@ -49,9 +49,9 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
       hint: 'copy it from the dnc_correlation_id column, or from what `dnc check` printed',
     });
   }
-  const { stateDir } = await import('../evidence/paths.js');
-  const { registeredJournals } = await import('../evidence/registry.js');
-  const { CheckHistory, historyPath } = await import('../evidence/history.js');
+  const { stateDir } = await import('../paths.js');
+  const { registeredJournals } = await import('../stores/registry.js');
+  const { CheckHistory, historyPath } = await import('../stores/history.js');
   const { traceLookup } = await import('../evidence/trace.js');
   const { existsSync } = await import('node:fs');
   const dir = stateDir(ctx.env, ctx.homedir);

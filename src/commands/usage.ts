@@ -276,9 +276,9 @@ export function registerUsage(program: Command, host: CommandHost): void {
 
 /** `dnc usage --reconcile [--id ID]`: the latest (or given) billing period against this machine's records. */
 async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
-  const { stateDir } = await import('../evidence/paths.js');
-  const { registeredJournals } = await import('../evidence/registry.js');
-  const { CheckHistory, historyPath } = await import('../evidence/history.js');
+  const { stateDir } = await import('../paths.js');
+  const { registeredJournals } = await import('../stores/registry.js');
+  const { CheckHistory, historyPath } = await import('../stores/history.js');
   const { reconcile, reconcileLines } = await import('../evidence/reconcile.js');
   const { existsSync } = await import('node:fs');
   const cfg = await ctx.serviceConfig();
@@ -300,7 +300,7 @@ async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
   let r: Reconciliation;
   try {
     const journals = (await registeredJournals(dir)).map((j) => j.journal);
-    const { lockHolder } = await import('../batch/journal.js');
+    const { lockHolder } = await import('../journal/journal.js');
     const isRunning = (journal: string) => lockHolder(journal, processLockDeps()) !== null;
     r = await reconcile(period, new URL(cfg.baseUrl.value).origin, { journals, history, historyFile, isRunning });
   } finally {

@@ -1,6 +1,6 @@
 // `dnc verify`: offline proof that a batch output is what dnc wrote and fit to dial (fresh, evidenced callable rows,
 // nothing pending).
-import { describeRecordAt } from '../batch/record-location.js';
+import { describeRecordAt } from '../tables/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
@@ -8,7 +8,7 @@ import { ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from '../main.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
 Reads OUTPUT.csv and its manifest (OUTPUT.manifest.json, written by \`dnc batch\` and

@@ -1,8 +1,8 @@
 // The user's own lists in a batch: applied to the journal before any lookup, rendered into dnc_exemption, recorded in
 // the manifest.
-import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../batch/journal.js';
+import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../journal/journal.js';
 import type { ScrubParties } from './settings.js';
-import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from './suppression-store.js';
+import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from '../stores/suppression-store.js';
 import {
   rowValidUntilMs,
   validityRules,
@@ -10,8 +10,8 @@ import {
   type ValidityRules,
   type ValiditySummary,
 } from './validity.js';
-import { formatInteger } from '../render/numbers.js';
-import { parseServiceTime } from '../evidence/duration.js';
+import { formatInteger } from '../text/numbers.js';
+import { parseServiceTime } from '../time.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {

@@ -1,7 +1,7 @@
 // What `dnc check` shows when the user's own records decide: a number on the internal list (never sent), an exemption
 // applied or expired.
 import type { LookupOutcome } from '../service/client.js';
-import { decide, exemptionLabel, type ComplianceDecision, type SuppressionStore } from './suppression-store.js';
+import { decide, exemptionLabel, type ComplianceDecision, type SuppressionStore } from '../stores/suppression-store.js';
 
 const field = (label: string, value: string) => `  ${label.padEnd(15)} ${value}`;
 

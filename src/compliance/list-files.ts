@@ -3,7 +3,7 @@
 import { open } from 'node:fs/promises';
 import { describeFsError, ExitCode, inputError, usageError, type DncError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
-import { EXEMPTION_BASES, type ExemptionBasis } from './suppression-store.js';
+import { EXEMPTION_BASES, type ExemptionBasis } from '../stores/suppression-store.js';
 
 export interface ParsedNumber {
   e164: string;
@@ -77,7 +77,7 @@ export interface ImportRow {
  */
 /** The rows of a workbook's first sheet as import records (header included), each with its Excel row number. */
 async function* workbookRecords(file: string): AsyncGenerator<{ record: string[]; info: { lines: number } }> {
-  const { openXlsxLayout, readXlsxRows } = await import('../batch/xlsx-input.js');
+  const { openXlsxLayout, readXlsxRows } = await import('../tables/xlsx-input.js');
   const layout = await openXlsxLayout(file, { header: false, column: '1' });
   for await (const batch of readXlsxRows(layout)) {
     for (const [i, cells] of batch.entries()) {
@@ -105,7 +105,7 @@ export async function readImportFile(
     });
   });
   // A workbook (.xlsx) is read as Excel shows its first sheet, row numbers as Excel numbers them.
-  const { isWorkbookPath } = await import('../batch/xlsx-input.js');
+  const { isWorkbookPath } = await import('../tables/xlsx-input.js');
   const parser: AsyncIterable<{ record: string[]; info: { lines: number } }> = isWorkbookPath(file)
     ? (await handle.close(), workbookRecords(file))
     : handle.createReadStream().pipe(

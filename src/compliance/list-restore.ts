@@ -5,10 +5,10 @@ import path from 'node:path';
 import { tempPathFor } from '../atomic-file.js';
 import type { Context } from '../context.js';
 import { describeFsError, inputError } from '../errors.js';
-import { Anchors } from '../evidence/anchors.js';
-import { stateDir } from '../evidence/paths.js';
+import { Anchors } from '../stores/anchors.js';
+import { stateDir } from '../paths.js';
 import { complianceSettings, listAlteredError, type ComplianceFlags } from './settings.js';
-import { SuppressionStore } from './suppression-store.js';
+import { SuppressionStore } from '../stores/suppression-store.js';
 
 export interface RestoredList {
   list: string;

@@ -4,9 +4,9 @@ import os from 'node:os';
 import { loadConfigFile } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import type { Context } from '../context.js';
-import { Anchors } from '../evidence/anchors.js';
-import { missingHome, stateDir } from '../evidence/paths.js';
-import { resolveListPath, SuppressionStore } from './suppression-store.js';
+import { Anchors } from '../stores/anchors.js';
+import { missingHome, stateDir } from '../paths.js';
+import { resolveListPath, SuppressionStore } from '../stores/suppression-store.js';
 import { validityRules, type ValidityRules } from './validity.js';
 
 export interface ComplianceFlags {

@@ -1,6 +1,6 @@
 // How long a scrub stays valid, by country: the register rules' windows (US/CA 31 days, GB 28, AU 30) and a
 // configurable default.
-import { DAY_MS, parseServiceTime } from '../evidence/duration.js';
+import { DAY_MS, parseServiceTime } from '../time.js';
 
 /** Days a register verdict may be relied on, by country (FTC TSR: 31 days; CRTC: 31; TPS/CTPS: 28; ACMA: 30). */
 export const VALIDITY_DAYS: Readonly<Record<string, number>> = { US: 31, CA: 31, GB: 28, AU: 30 };

@@ -1,15 +1,15 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
 // registry, the cache filled.
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../batch/journal.js';
-import type { BatchJournal, FinalAnswer } from '../batch/journal.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/journal.js';
+import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
-import { keptFolder, publicBaseUrl, unkeptStateNote } from './paths.js';
-import { registerJournal } from './registry.js';
-import { reusedNote, ResultsCache, type CachedVerdict } from './results-cache.js';
-import { formatInteger } from '../render/numbers.js';
+import { keptFolder, publicBaseUrl, unkeptStateNote } from '../paths.js';
+import { registerJournal } from '../stores/registry.js';
+import { reusedNote, ResultsCache, type CachedVerdict } from '../stores/results-cache.js';
+import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 

@@ -2,10 +2,10 @@
 // --reuse-within.
 import type { LookupOutcome } from '../service/client.js';
 import type { EvidenceEnv, Say } from './batch-evidence.js';
-import { formatDuration } from './duration.js';
-import { CheckHistory } from './history.js';
-import { keptFolder, unkeptStateNote } from './paths.js';
-import { ResultsCache, type CachedVerdict } from './results-cache.js';
+import { formatDuration } from '../time.js';
+import { CheckHistory } from '../stores/history.js';
+import { keptFolder, unkeptStateNote } from '../paths.js';
+import { ResultsCache, type CachedVerdict } from '../stores/results-cache.js';
 
 export interface CheckEvidence {
   /** The cached verdict to reuse for `e164` (only with --reuse-within), or null: look it up. */

@@ -1,6 +1,6 @@
 // The credit guard: what the numbers still to look up will cost (learned X-Credit-Cost per country) against the free
 // balance.
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 
 export interface CreditForecast {
   /** Distinct numbers still to look up. */

@@ -2,8 +2,8 @@
 import { existsSync } from 'node:fs';
 import { DncError } from '../errors.js';
 import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
-import { Anchors } from './anchors.js';
-import { stateDir } from './paths.js';
+import { Anchors } from '../stores/anchors.js';
+import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
 
 export interface FitToDialOptions extends Pick<VerifyOptions, 'maxAgeMs' | 'asOf' | 'listLimit' | 'withoutJournal'> {

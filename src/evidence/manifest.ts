@@ -5,16 +5,16 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import path from 'node:path';
-import type { CsvLayout } from '../batch/csv-input.js';
-import type { RecordDelimiter } from '../batch/csv-output.js';
-import type { BatchMeta } from '../batch/journal.js';
-import { outputFormatOf, type WorkbookLayout } from '../batch/xlsx-input.js';
-import type { TextEncoding } from '../batch/encoding.js';
+import type { CsvLayout } from '../tables/csv-input.js';
+import type { RecordDelimiter } from '../tables/csv-output.js';
+import type { BatchMeta } from '../journal/journal.js';
+import { outputFormatOf, type WorkbookLayout } from '../tables/xlsx-input.js';
+import type { TextEncoding } from '../tables/encoding.js';
 import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
-import { parseServiceTime } from './duration.js';
+import { parseServiceTime } from '../time.js';
 import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
 import type { ValiditySummary } from '../compliance/validity.js';
 
@@ -250,7 +250,7 @@ export async function walkOutput(
   onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
   onHeader?: (fields: string[]) => void,
 ): Promise<WalkResult> {
-  const { readRows } = await import('../batch/csv-input.js');
+  const { readRows } = await import('../tables/csv-input.js');
   const hash = createHash('sha256');
   let bytes = 0;
   const tally = new TallyBuilder();
@@ -406,7 +406,7 @@ export interface WrittenManifest {
  * best effort: false when the state folder cannot be written (verify then says the file is not anchored here).
  */
 export async function anchorWritten(stateDir: string, written: WrittenManifest, now: Date): Promise<boolean> {
-  const { Anchors } = await import('./anchors.js');
+  const { Anchors } = await import('../stores/anchors.js');
   try {
     const anchors = await Anchors.open(stateDir);
     try {

@@ -1,7 +1,7 @@
 // `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against
 // the service's credits_used.
-import type { CheckHistory } from './history.js';
-import { formatInteger } from '../render/numbers.js';
+import type { CheckHistory } from '../stores/history.js';
+import { formatInteger } from '../text/numbers.js';
 
 export interface LocalSpend {
   where: string;
@@ -36,7 +36,7 @@ export async function journalSpend(
   /** A batch is running on this journal: its numbers in flight are lookups under way, not lost answers. */
   running = false,
 ): Promise<LocalSpend | null> {
-  const { journalSpendBetween } = await import('../batch/journal.js');
+  const { journalSpendBetween } = await import('../journal/journal.js');
   try {
     const spend = await journalSpendBetween(journalPath, iso(start), iso(end), running);
     if (spend.service !== service) return null;

@@ -1,10 +1,10 @@
 // What --reuse-within would save, said before a batch spends: fresh verdicts in the results cache for its numbers.
 import { windowDays, type ValidityRules } from '../compliance/validity.js';
-import { formatInteger } from '../render/numbers.js';
+import { formatInteger } from '../text/numbers.js';
 import { UNKNOWN_COST_FLOOR } from './credit-guard.js';
-import { DAY_MS, formatDuration, parseDuration, parseServiceTime } from './duration.js';
-import { keptFolder } from './paths.js';
-import { ResultsCache } from './results-cache.js';
+import { DAY_MS, formatDuration, parseDuration, parseServiceTime } from '../time.js';
+import { keptFolder } from '../paths.js';
+import { ResultsCache } from '../stores/results-cache.js';
 
 /** Numbers a batch is about to look up whose verdict from the same service is in the results cache and still valid. */
 export interface Reusable {

@@ -1,6 +1,6 @@
 // `dnc trace`'s core: finds one lookup by correlation id in the check history and in batch journals.
 import { existsSync } from 'node:fs';
-import type { CheckHistory } from './history.js';
+import type { CheckHistory } from '../stores/history.js';
 
 export interface TracedPush {
   receivedAt: string;
@@ -88,7 +88,7 @@ function fromHistory(history: CheckHistory, id: string, historyFile: string): Tr
 /** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
-  const { journalLookup } = await import('../batch/journal.js');
+  const { journalLookup } = await import('../journal/journal.js');
   let read;
   try {
     read = await journalLookup(journalPath, id);

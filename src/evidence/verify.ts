@@ -1,12 +1,12 @@
 // `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row
 // fresh enough to dial?
 import { existsSync } from 'node:fs';
-import type { BatchJournal } from '../batch/journal.js';
+import type { BatchJournal } from '../journal/journal.js';
 import { DncError, inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
-import { DNC_COLUMNS } from '../batch/columns.js';
-import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../batch/csv-output.js';
-import { DAY_MS, parseServiceTime } from './duration.js';
+import { DNC_COLUMNS } from '../results/columns.js';
+import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-output.js';
+import { DAY_MS, parseServiceTime } from '../time.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import {
@@ -20,8 +20,8 @@ import {
   type Manifest,
   type OutputTally,
 } from './manifest.js';
-import { formatInteger } from '../render/numbers.js';
-import type { OutputAnchor } from './anchors.js';
+import { formatInteger } from '../text/numbers.js';
+import type { OutputAnchor } from '../stores/anchors.js';
 
 /**
  * Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others
@@ -168,7 +168,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const limit = o.listLimit ?? 1_000;
   // The windows the scrub was made under (its config), else today's defaults.
   const rules = rulesOf(manifest.compliance);
-  const { readRows, dataRecordLines } = await import('../batch/csv-input.js');
+  const { readRows, dataRecordLines } = await import('../tables/csv-input.js');
   const { hashFile } = await import('../batch/ingest.js');
 
   // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).
@@ -196,7 +196,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   }
   let journal: BatchJournal | null = null;
   if (existsSync(manifest.journal)) {
-    const { BatchJournal } = await import('../batch/journal.js');
+    const { BatchJournal } = await import('../journal/journal.js');
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
 

@@ -4,7 +4,7 @@ import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BatchJournal, journalPathFor, listenQueries, type BatchMeta } from '../batch/journal.js';
+import { BatchJournal, journalPathFor, listenQueries, type BatchMeta } from '../journal/journal.js';
 import { inputError } from '../errors.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver.js';
 import type { RenderReply } from './render-worker.js';
@@ -229,7 +229,7 @@ export class JournalPushStore implements ListenJournal {
       // needs.
       // A connection of its own, as the worker has: the render holds a read snapshot, and pushes stored through
       // this.journal meanwhile must commit at once, not join it.
-      const { renderBatchOutput } = await import('../batch/render.js');
+      const { renderBatchOutput } = await import('../results/render.js');
       const own = await BatchJournal.open(this.journal.path, { create: false });
       try {
         return (await renderBatchOutput(own)).byResult;

@@ -1,7 +1,7 @@
 // Renders OUTPUT.csv in a worker thread, so a rewrite of a large call list never holds up acknowledging pushes.
 import { parentPort, workerData } from 'node:worker_threads';
-import { BatchJournal } from '../batch/journal.js';
-import { renderBatchOutput } from '../batch/render.js';
+import { BatchJournal } from '../journal/journal.js';
+import { renderBatchOutput } from '../results/render.js';
 
 export interface RenderRequest {
   id: number;

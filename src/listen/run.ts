@@ -5,10 +5,10 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../context.js';
 import { inputError, usageError, type DncError } from '../errors.js';
-import type { LockDeps } from '../batch/journal.js';
+import type { LockDeps } from '../journal/journal.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver.js';
 import type { ListenStatus, PendingLookup } from './session.js';
-import { keptFolder } from '../evidence/paths.js';
+import { keptFolder } from '../paths.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {
@@ -125,7 +125,7 @@ export function defaultPushPath(
 export async function runListenJob(options: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
   const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([
     import('./journal-store.js'),
-    import('../batch/journal.js'),
+    import('../journal/journal.js'),
   ]);
   const journalPath = Store.pathFor(options.results);
   // No journal: openListenJournal (in listenLocked) refuses, with its hint; there is nothing to lock.
@@ -156,7 +156,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   ] = await Promise.all([
     import('./journal-store.js'),
     import('./session.js'),
-    import('../batch/journal.js'),
+    import('../journal/journal.js'),
     import('./receiver.js'),
     import('../evidence/manifest.js'),
     import('../evidence/batch-evidence.js'),

@@ -1,9 +1,9 @@
 // Renderers of `dnc batch`: the end-of-run summary and the --dry-run report (tables on a terminal, tab lines piped).
-import { terminalSafe } from './terminal-safe.js';
-import type { DncResult } from '../batch/columns.js';
-import type { RenderSummary } from '../batch/render.js';
+import { terminalSafe } from '../text/terminal-safe.js';
+import type { DncResult } from '../results/columns.js';
+import type { RenderSummary } from '../results/render.js';
 import type { DryRunReport as DryRunFindings } from '../batch/run.js';
-import { describeRecordAt } from '../batch/record-location.js';
+import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
 

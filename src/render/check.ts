@@ -1,6 +1,6 @@
 // What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
-import { terminalSafe } from './terminal-safe.js';
-import { formatInteger } from './numbers.js';
+import { terminalSafe } from '../text/terminal-safe.js';
+import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { Cost } from '../wire/types.js';
 

@@ -1,8 +1,8 @@
 // Tables for any command: boxed (cli-table3) on a terminal, stable tab-separated lines when piped.
 // cli-table3 is heavy: commands load this module with `await import(...)` inside their action.
-import { terminalSafe, terminalSafeLines } from './terminal-safe.js';
+import { terminalSafe, terminalSafeLines } from '../text/terminal-safe.js';
 import Table from 'cli-table3';
-import { formatInteger } from './numbers.js';
+import { formatInteger } from '../text/numbers.js';
 import { DEFAULT_COLUMNS, knownWidth } from '../io.js';
 
 /** Where output goes: enough of IO for rendering, so renderers stay pure and testable. */
@@ -57,7 +57,7 @@ export function tsvLine(fields: readonly CellValue[]): string {
   return fields.map(tsvField).join('\t');
 }
 
-export { formatInteger } from './numbers.js';
+export { formatInteger } from '../text/numbers.js';
 
 function terminalCell(value: CellValue): string {
   if (value === null || value === undefined) return '';

@@ -1,5 +1,5 @@
 // Renders usage answers (v2 billing periods, legacy lifetime totals) for a terminal or as stable tab-separated records.
-import { terminalSafe } from './terminal-safe.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import type { BillingPeriodUsage, LegacyUsage, MonthUsage, UsagePage } from '../wire/types.js';
 import { barChart } from './chart.js';
 import { gauge } from './gauge.js';

@@ -5,7 +5,7 @@
 // about the very number sent; an answer about the request (authentication, a reseller header, a parameter) is never
 // a verdict about a number. Nothing here prints, throws for a bad answer, or reads the clock: callers pass `now`.
 import { authError, creditError, inputError, serviceError, usageError, type DncError } from '../errors.js';
-import { terminalSafe } from '../render/terminal-safe.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import type { LookupFailed, LookupReceipt, LookupResult, LookupSucceeded } from '../wire/types.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { terminalSafe, terminalSafeLines } from '../../src/render/terminal-safe.js';
+import { terminalSafe, terminalSafeLines } from '../../src/text/terminal-safe.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { listen, post, readCsv, scratchHome, succeededPush, webhookBatch, type WebhookBatch } from './helpers.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BatchJournal } from '../../src/batch/journal.js';
+import { BatchJournal } from '../../src/journal/journal.js';
 import { processStartTime } from '../../src/context.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createServiceClient } from '../../src/service/client.js';
@@ -148,7 +148,7 @@ describe('a stale lock', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-lock-'));
     try {
       mkdirSync(dir, { recursive: true });
-      const { acquireJournalLock } = await import('../../src/batch/journal.js');
+      const { acquireJournalLock } = await import('../../src/journal/journal.js');
       const { readFileSync } = await import('node:fs');
       const journal = path.join(dir, 'x.journal.sqlite');
       const lock = acquireJournalLock(journal, { pid: 4242, isAlive: () => false, startTime: () => 1_700_000_000_000 });

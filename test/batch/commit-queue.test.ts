@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CommitQueue } from '../../src/batch/commit-queue.js';
-import { BatchJournal, localAnswer } from '../../src/batch/journal.js';
+import { BatchJournal, localAnswer } from '../../src/journal/journal.js';
 import { scratch } from './helpers.js';
 
 const tmp = scratch();

@@ -4,9 +4,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openCsvLayout, readRows } from '../../src/batch/csv-input.js';
-import type { CellValue } from '../../src/batch/xlsx-cells.js';
-import { openXlsxLayout, readSheetRows, readXlsxRows } from '../../src/batch/xlsx-input.js';
+import { openCsvLayout, readRows } from '../../src/tables/csv-input.js';
+import type { CellValue } from '../../src/tables/xlsx-cells.js';
+import { openXlsxLayout, readSheetRows, readXlsxRows } from '../../src/tables/xlsx-input.js';
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DNC_COLUMNS } from '../../src/batch/columns.js';
+import { DNC_COLUMNS } from '../../src/results/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DNC_COLUMNS } from '../../src/batch/columns.js';
+import { DNC_COLUMNS } from '../../src/results/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { CsvOracle } from '../helpers/csv-oracle.js';

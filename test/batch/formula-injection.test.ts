@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CsvWriter, escapeFormulaCell, serviceTextCell } from '../../src/batch/csv-output.js';
+import { CsvWriter, escapeFormulaCell, serviceTextCell } from '../../src/tables/csv-output.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';

@@ -12,7 +12,7 @@ import {
   finalAnswerOf,
   journalPathFor,
   lockHolder,
-} from '../../src/batch/journal.js';
+} from '../../src/journal/journal.js';
 import { DncError } from '../../src/errors.js';
 import { scratch } from './helpers.js';
 
@@ -217,7 +217,7 @@ describe('journal', () => {
 
   it('processes opening one journal made before requested_at at the same moment add the column once, none fails', async () => {
     // A resumed batch and `dnc listen` do this. Run against the compiled module, in real processes.
-    const compiled = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/batch/journal.js')).href;
+    const compiled = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/journal/journal.js')).href;
     for (let round = 0; round < 8; round++) {
       const file = journalPathFor(path.join(tmp.dir, `race-${round}-${Math.random()}.csv`));
       const j = await BatchJournal.open(file, { create: true });

@@ -4,8 +4,8 @@
 // finished. dnc reaches the sandbox through a relay that can take the service down (test/helpers/service-proxy.ts).
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { BatchJournal } from '../../src/batch/journal.js';
-import { renderBatchOutput } from '../../src/batch/render.js';
+import { BatchJournal } from '../../src/journal/journal.js';
+import { renderBatchOutput } from '../../src/results/render.js';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -343,7 +343,7 @@ describe.each([
     finished((await run(input, { output })).result);
     const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
     try {
-      const { renderEarly } = await import('../../src/batch/render.js');
+      const { renderEarly } = await import('../../src/results/render.js');
       const { renderEarlyInThread } = await import('../../src/batch/early-render-thread.js');
       const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile) : renderEarly(journal, Promise.resolve()));
       /** Until the render has begun (its temporary file is there): the journal is changed after that. */

@@ -1,7 +1,7 @@
 // The scheduler with a scripted client: concurrency, the budget's probe of an unknown cost, stops, abandon.
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
+import { BatchJournal, journalPathFor } from '../../src/journal/journal.js';
 import { refusalOf } from '../../src/service/answers.js';
 import { BatchScheduler } from '../../src/batch/scheduler.js';
 import { creditError, inputError } from '../../src/errors.js';

@@ -1,6 +1,6 @@
 // Workbooks made part by part for attacks and edge cases no spreadsheet writes: the XML given, zipped as Excel zips it.
 import { writeFileSync } from 'node:fs';
-import { ZipWriter } from '../../src/batch/xlsx-writer.js';
+import { ZipWriter } from '../../src/tables/xlsx-writer.js';
 
 /** A zip archive of the parts given (name → text), each deflated, written by dnc's own zip writer. */
 export async function zipParts(parts: Record<string, string>): Promise<Buffer> {

@@ -1,7 +1,7 @@
 // A workbook cell's text is what Excel shows: number formats applied, damaged numbers shown as Excel shows them (and refused).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PhoneCache } from '../../src/batch/phone-cache.js';
-import { cellText, isDateFormat, loadNumberFormats, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
+import { PhoneCache } from '../../src/phone/phone-cache.js';
+import { cellText, isDateFormat, loadNumberFormats, numberText, plainValue } from '../../src/tables/xlsx-cells.js';
 
 // numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.
 beforeAll(loadNumberFormats);

@@ -2,10 +2,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PhoneCache } from '../../src/batch/phone-cache.js';
-import { builtInFormat, cellText, loadNumberFormats, numberText, plainValue } from '../../src/batch/xlsx-cells.js';
-import { readSheetRows } from '../../src/batch/xlsx-input.js';
-import { decodeEscapes } from '../../src/batch/xlsx-xml.js';
+import { PhoneCache } from '../../src/phone/phone-cache.js';
+import { builtInFormat, cellText, loadNumberFormats, numberText, plainValue } from '../../src/tables/xlsx-cells.js';
+import { readSheetRows } from '../../src/tables/xlsx-input.js';
+import { decodeEscapes } from '../../src/tables/xlsx-xml.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { sandboxForFile } from './helpers.js';

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadNumberFormats, plainValue, type CellValue } from '../../src/batch/xlsx-cells.js';
-import { readSheetRows } from '../../src/batch/xlsx-input.js';
-import { decodeText, XmlScanner, type XmlHandler } from '../../src/batch/xlsx-xml.js';
+import { loadNumberFormats, plainValue, type CellValue } from '../../src/tables/xlsx-cells.js';
+import { readSheetRows } from '../../src/tables/xlsx-input.js';
+import { decodeText, XmlScanner, type XmlHandler } from '../../src/tables/xlsx-xml.js';
 import { seededRandom } from '../../src/sandbox/clock.js';
 import { pythonWithOpenpyxl, readCellValuesIndependently } from '../helpers/xlsx-oracle.js';
 

@@ -143,7 +143,7 @@ describe('typed options', () => {
   });
 
   it('durations are bounded at 3660d, the bound itself accepted', async () => {
-    const { parseDuration } = await import('../../src/evidence/duration.js');
+    const { parseDuration } = await import('../../src/time.js');
     expect(parseDuration('--max-age', '3660d')).toBe(3660 * 86_400_000);
     expect(parseDuration('--max-age', '87840h')).toBe(3660 * 86_400_000);
   });

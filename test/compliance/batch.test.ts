@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SuppressionStore } from '../../src/compliance/suppression-store.js';
+import { SuppressionStore } from '../../src/stores/suppression-store.js';
 import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
 import { readWorkbookIndependently, type OracleSheet } from '../helpers/xlsx-oracle.js';
 

@@ -278,7 +278,7 @@ describe('dnc check with the internal list and exemptions', () => {
 describe('exempt --basis', () => {
   it('offers, in help and completion, exactly the bases the store accepts', async () => {
     const { BASES } = await import('../../src/commands/exempt.js');
-    const { EXEMPTION_BASES } = await import('../../src/compliance/suppression-store.js');
+    const { EXEMPTION_BASES } = await import('../../src/stores/suppression-store.js');
     expect([...BASES]).toEqual([...EXEMPTION_BASES]);
   });
 });
@@ -287,7 +287,7 @@ describe('a list another process keeps locked', () => {
   it('is a typed error (E_LIST_BUSY, exit 3) once the busy timeout has passed, and nothing is changed', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs');
     const os = await import('node:os');
-    const { SuppressionStore } = await import('../../src/compliance/suppression-store.js');
+    const { SuppressionStore } = await import('../../src/stores/suppression-store.js');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-busy-'));
     const file = path.join(dir, 'list.sqlite');
     try {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validityRules, ValidityBuilder, validUntilMs, windowDays } from '../../src/compliance/validity.js';
-import { parseServiceTime } from '../../src/evidence/duration.js';
+import { parseServiceTime } from '../../src/time.js';
 import { DAY, dnc, world, type World } from '../evidence/helpers.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 

@@ -59,7 +59,7 @@ describe('help topics come from the tables the code uses', () => {
   });
 
   it('results and formats print the renderer\'s own columns, results and delimiters', async () => {
-    const { DNC_COLUMNS, DNC_RESULTS } = await import('../../src/batch/columns.js');
+    const { DNC_COLUMNS, DNC_RESULTS } = await import('../../src/results/columns.js');
     const results = await runDnc(['help', 'results']);
     for (const c of DNC_COLUMNS) expect(results.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     for (const r of DNC_RESULTS) expect(results.stdout).toMatch(new RegExp(`^  ${r} `, 'm'));

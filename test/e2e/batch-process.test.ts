@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
+import { BatchJournal, journalPathFor } from '../../src/journal/journal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { countBy, lookedUp, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { assertBuilt, BIN, NO_HOME, REPO_ROOT, spawnDnc } from '../helpers/cli.js';

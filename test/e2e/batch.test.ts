@@ -4,8 +4,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, utimesS
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { BatchJournal, journalPathFor } from '../../src/batch/journal.js';
-import { renderBatchOutput } from '../../src/batch/render.js';
+import { BatchJournal, journalPathFor } from '../../src/journal/journal.js';
+import { renderBatchOutput } from '../../src/results/render.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { processStartTime } from '../../src/process-identity.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterEach, expect, it } from 'vitest';
-import { parseServiceTime } from '../../src/evidence/duration.js';
+import { parseServiceTime } from '../../src/time.js';
 import { sha256 } from '../batch/helpers.js';
 import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { DAY, dnc, world, type World } from './helpers.js';

@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseDuration, parseServiceTime } from '../../src/evidence/duration.js';
-import { CheckHistory, HISTORY_MAX_ROWS } from '../../src/evidence/history.js';
-import { cacheDir, publicBaseUrl, stateDir } from '../../src/evidence/paths.js';
-import { registeredJournals, registerJournal } from '../../src/evidence/registry.js';
-import { ResultsCache } from '../../src/evidence/results-cache.js';
+import { parseDuration, parseServiceTime } from '../../src/time.js';
+import { CheckHistory, HISTORY_MAX_ROWS } from '../../src/stores/history.js';
+import { cacheDir, publicBaseUrl, stateDir } from '../../src/paths.js';
+import { registeredJournals, registerJournal } from '../../src/stores/registry.js';
+import { ResultsCache } from '../../src/stores/results-cache.js';
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
 import { lookedUp, US_LIST, world } from './helpers.js';

@@ -277,7 +277,7 @@ describe('dnc listen: an output behind its journal', () => {
     const b = await batchOf([['au', '+61 4 1234 5006']]);
     const row = readCsv(b.output)[0]!;
     // What a listener SIGKILLed right after committing a push leaves: the journal done, the CSV pending.
-    const { BatchJournal } = await import('../../src/batch/journal.js');
+    const { BatchJournal } = await import('../../src/journal/journal.js');
     const journal = await BatchJournal.open(b.journal, { create: false });
     const push = { status: 'failed', error_code: 'billing_error', error: 'credits could not be settled', charged: false, correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, country: 'AU' };
     expect(journal.recordPush(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe('applied');

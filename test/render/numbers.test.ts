@@ -1,7 +1,7 @@
 // formatInteger groups by hand (no Intl at start-up); the oracle is toLocaleString('en-US') on generated integers.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatInteger } from '../../src/render/numbers.js';
+import { formatInteger } from '../../src/text/numbers.js';
 
 describe('formatInteger', () => {
   it('writes what toLocaleString en-US writes for any safe integer, and truncates fractions', () => {

@@ -2,9 +2,9 @@
 // paid for again.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { JournalVerdict } from '../batch/journal.js';
+import type { JournalVerdict } from '../journal/journal.js';
 import type BetterSqlite3 from 'better-sqlite3';
-import { formatDuration, parseServiceTime } from './duration.js';
+import { formatDuration, parseServiceTime } from '../time.js';
 import { openLocalStore } from './local-store.js';
 
 /**

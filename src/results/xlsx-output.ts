@@ -1,8 +1,8 @@
 // Writes a batch output as an .xlsx workbook, streaming: the input's rows with their values and types, the dnc_*
 // columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
-import { parseServiceTime } from '../evidence/duration.js';
-import type { CellValue, TypedCell } from './xlsx-cells.js';
-import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from './xlsx-writer.js';
+import { parseServiceTime } from '../time.js';
+import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
+import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from '../tables/xlsx-writer.js';
 
 /** What the Summary sheet says about where the results came from. */
 export interface SummaryContext {

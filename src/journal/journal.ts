@@ -1,7 +1,7 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import type { WorkbookLayout } from './xlsx-input.js';
-import type { TextEncoding } from './encoding.js';
-import type { RecordDelimiter } from './csv-output.js';
+import type { WorkbookLayout } from '../tables/xlsx-input.js';
+import type { TextEncoding } from '../tables/encoding.js';
+import type { RecordDelimiter } from '../tables/csv-output.js';
 import {
   closeSync,
   existsSync,

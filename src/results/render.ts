@@ -8,16 +8,16 @@ import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
 import { unsupportedCountryText } from '../service/answers.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
-import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from './csv-output.js';
-import { readRows, type CsvLayout } from './csv-input.js';
+import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-output.js';
+import { readRows, type CsvLayout } from '../tables/csv-input.js';
 import {
   UNANSWERED_SEND,
   type BatchJournal,
   type BatchMeta,
   type NumberVerdict,
   type StoppedReason,
-} from './journal.js';
-import { PhoneCache } from './phone-cache.js';
+} from '../journal/journal.js';
+import { PhoneCache } from '../phone/phone-cache.js';
 import {
   complianceRecordOf,
   manifestCompliance,
@@ -26,10 +26,10 @@ import {
   withValidUntil,
 } from '../compliance/batch-compliance.js';
 import type { ValidityRules } from '../compliance/validity.js';
-import { isUtf16, textEncoder, type TextEncoding } from './encoding.js';
+import { isUtf16, textEncoder, type TextEncoding } from '../tables/encoding.js';
 import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
-import type { TypedCell } from './xlsx-cells.js';
-import { outputFormatOf, type WorkbookBatch } from './xlsx-input.js';
+import type { TypedCell } from '../tables/xlsx-cells.js';
+import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
 
 /** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
 const UNCHARGED_FAILURES: ReadonlySet<string> = new Set([

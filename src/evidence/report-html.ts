@@ -1,9 +1,9 @@
 // The auditor's report of one scrub: a single self-contained HTML page (inline CSS and SVG, no script, no external
 // request), printable to PDF.
-import type { Manifest } from '../evidence/manifest.js';
-import { formatInteger } from '../render/numbers.js';
-import { windowDays } from './validity.js';
-import { rulesOf, type ListCheck } from './batch-compliance.js';
+import type { Manifest } from './manifest.js';
+import { formatInteger } from '../text/numbers.js';
+import { windowDays } from '../compliance/validity.js';
+import { rulesOf, type ListCheck } from '../compliance/batch-compliance.js';
 import { validUntilOf } from './status.js';
 
 export interface ReportRow {

@@ -1,7 +1,7 @@
 // Where dnc keeps what outlives one run: the state folder (journal registry, check history) and the cache folder.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cacheDir } from '../batch/cost-cache.js';
+import { cacheDir } from './stores/cost-cache.js';
 
 export { cacheDir };
 

@@ -1,8 +1,8 @@
 // Normalisation of a CSV cell to E.164: plain E.164 by the fast path, anything else cached per distinct raw value
 // (libphonenumber costs ~9 µs a call).
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
-import { fastValidE164 } from '../phone/fast-e164.js';
-import { normalizePhone } from '../phone/normalize.js';
+import { fastValidE164 } from './fast-e164.js';
+import { normalizePhone } from './normalize.js';
 
 export type CellNumber =
   | { ok: true; e164: string; country: string }

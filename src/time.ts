@@ -1,5 +1,5 @@
 // Durations on the command line: 31d, 12h, 90m, 45s, 2w (--max-age, --reuse-within).
-import { usageError } from '../errors.js';
+import { usageError } from './errors.js';
 
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
