@@ -2,6 +2,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { usageError } from './errors.js';
+import { defaultConfigPath } from './paths.js';
 
 export type ValueSource = 'flag' | 'env' | 'config' | 'default';
 
@@ -94,12 +95,6 @@ export const ENVIRONMENT_VARIABLES = [
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_RETRIES = 3;
-
-export function defaultConfigPath(env: Env, homedir: string): string {
-  const xdg = env.XDG_CONFIG_HOME;
-  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.config');
-  return path.join(base, 'dnc', 'config.json');
-}
 
 /** A mode as `ls -l` and chmod show it: 0644. */
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;

@@ -1,11 +1,22 @@
-// Where dnc keeps what outlives one run: the state folder (journal registry, check history) and the cache folder.
+// Where dnc keeps what outlives one run, after XDG: the state folder (journal registry, check history, anchors, the
+// internal list), the cache folder (results cache, learned costs) and the config file. The one place they are worked out.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { cacheDir } from './stores/cost-cache.js';
-
-export { cacheDir };
 
 type Env = Record<string, string | undefined>;
+
+/** $XDG_CACHE_HOME/dnc, else ~/.cache/dnc: what can be rebuilt (the results cache, learned costs). */
+export function cacheDir(env: Env, homedir: string): string {
+  const xdg = env.XDG_CACHE_HOME;
+  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.cache'), 'dnc');
+}
+
+/** $XDG_CONFIG_HOME/dnc/config.json, else ~/.config/dnc/config.json. */
+export function defaultConfigPath(env: Env, homedir: string): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.config');
+  return path.join(base, 'dnc', 'config.json');
+}
 
 /** $XDG_STATE_HOME/dnc, else ~/.local/state/dnc (XDG: state that should persist but is not worth backing up). */
 export function stateDir(env: Env, homedir: string): string {

@@ -1,7 +1,7 @@
 // The one redaction at the output layer: the API key is masked in everything dnc writes, from the first line on.
 import { readFileSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { defaultConfigPath } from './config.js';
+import { defaultConfigPath } from './paths.js';
 import { isRegularFile } from './file-kind.js';
 import { redactSecrets } from './errors.js';
 import type { IO } from './io.js';

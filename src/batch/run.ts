@@ -894,7 +894,8 @@ async function runBatchJournal(
     // Lists and reused verdicts may have answered every number: then nothing is sent.
     if (reading !== null || journal.unsentCount() > 0) {
       client = await clientReady;
-      const { cacheDir, readCosts } = await import('../stores/cost-cache.js');
+      const { readCosts } = await import('../stores/cost-cache.js');
+      const { cacheDir } = await import('../paths.js');
       const costs = new Map([
         ...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)),
         ...journal.learnedCosts(),
@@ -1675,7 +1676,8 @@ async function dryRun(
     reusable?.close();
     throw err;
   });
-  const { cacheDir, readCosts } = await import('../stores/cost-cache.js');
+  const { readCosts } = await import('../stores/cost-cache.js');
+      const { cacheDir } = await import('../paths.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
   let origin: string | null = null;
   try {

@@ -1,4 +1,5 @@
 // What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
+import { paint, type Style } from '../text/colour.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
@@ -12,11 +13,6 @@ export interface CheckRenderOptions {
   webhookUrl?: string | undefined;
 }
 
-const COLOURS = { green: 32, red: 31, yellow: 33, dim: 2 } as const;
-
-function paint(text: string, colour: keyof typeof COLOURS, on: boolean): string {
-  return on ? `\u001b[${COLOURS[colour]}m${text}\u001b[0m` : text;
-}
 
 function credits(n: number): string {
   return `${formatInteger(n)} credit${n === 1 ? '' : 's'}`;
@@ -42,8 +38,8 @@ function field(label: string, value: string): string {
 /** Lines for one lookup's outcome; `number` is the number as the user should read it (international format). */
 export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRenderOptions): string[] {
   // Padded so that numbers line up down a list of verdicts.
-  const mark = (symbol: string, word: string, colour: keyof typeof COLOURS) =>
-    paint(o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11), colour, o.color);
+  const mark = (symbol: string, word: string, colour: Style) =>
+    paint(o.color, colour, o.unicode ? `${symbol} ${word.padEnd(11)}` : word.padEnd(11));
   // Every string of the answer came from outside: shown with its control characters escaped.
   const id = terminalSafe(
     (outcome.kind === 'bad_response' ? outcome.verdict.correlationId : outcome.body.correlation_id) ??

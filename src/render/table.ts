@@ -28,22 +28,9 @@ export interface TableSpec {
   header?: boolean;
 }
 
-const ANSI = {
-  bold: [1, 22],
-  dim: [2, 22],
-  red: [31, 39],
-  green: [32, 39],
-  yellow: [33, 39],
-  cyan: [36, 39],
-} as const;
-export type Style = keyof typeof ANSI;
+import { paint } from '../text/colour.js';
 
-/** Wraps text in an ANSI style when colour is on; returns it unchanged otherwise. */
-export function paint(on: boolean, style: Style, text: string): string {
-  if (!on || text === '') return text;
-  const [open, close] = ANSI[style];
-  return `\u001b[${open}m${text}\u001b[${close}m`;
-}
+export { paint, type Style } from '../text/colour.js';
 
 /** A cell of the piped format: tabs and line breaks become spaces, so each record stays one line. */
 export function tsvField(value: CellValue): string {

@@ -4,7 +4,6 @@ import { writeFileAtomic } from '../atomic-file.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenPrivateFile } from '../private-files.js';
 import path from 'node:path';
 
-type Env = Record<string, string | undefined>;
 
 interface CostCacheFile {
   version: 1;
@@ -13,11 +12,6 @@ interface CostCacheFile {
 }
 
 /** $XDG_CACHE_HOME/dnc, else ~/.cache/dnc. */
-export function cacheDir(env: Env, homedir: string): string {
-  const xdg = env.XDG_CACHE_HOME;
-  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir, '.cache'), 'dnc');
-}
-
 export function costCachePath(dir: string): string {
   return path.join(dir, 'costs.json');
 }

@@ -1,0 +1,19 @@
+// Colour on a terminal: the one set of ANSI styles dnc paints with (whether it may is decided in src/io.ts:
+// a terminal, and NO_COLOR unset).
+
+const ANSI = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+} as const;
+export type Style = keyof typeof ANSI;
+
+/** Wraps text in an ANSI style when colour is on; returns it unchanged otherwise. */
+export function paint(on: boolean, style: Style, text: string): string {
+  if (!on || text === '') return text;
+  const [open, close] = ANSI[style];
+  return `\u001b[${open}m${text}\u001b[${close}m`;
+}
