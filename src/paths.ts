@@ -1,5 +1,6 @@
 // Where dnc keeps what outlives one run, after XDG: the state folder (journal registry, check history, anchors, the
-// internal list), the cache folder (results cache, learned costs) and the config file. The one place they are worked out.
+// internal list), the cache folder (results cache, learned costs) and the config file. The one place they are worked
+// out.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 

@@ -3,9 +3,10 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
-import { dataRecordLines, readRows, type CsvLayout } from '../tables/csv-input.js';
 import type { BatchJournal } from '../journal/journal.js';
 import { PhoneCache, type CellNumber } from '../phone/phone-cache.js';
+import { dataRecordLines, readRows } from '../tables/input.js';
+import type { TableLayout } from '../tables/layout.js';
 
 export interface ScanResult {
   rows: number;
@@ -19,7 +20,7 @@ export interface ScanResult {
 
 /** Streams the input, calling `onNumber` for each valid cell; throws exit 3 for malformed CSV or a header-only file. */
 export async function scanInput(
-  layout: CsvLayout,
+  layout: TableLayout,
   defaultCountry: string | undefined,
   onNumber: (cell: Extract<CellNumber, { ok: true }>) => void,
   onBatchEnd?: () => void | Promise<void>,
@@ -88,7 +89,7 @@ export interface IngestOptions {
 
 /** Reads every distinct number of the input into the journal, in input order (a number's id is its first row's). */
 export async function ingestInput(
-  layout: CsvLayout,
+  layout: TableLayout,
   defaultCountry: string | undefined,
   journal: BatchJournal,
   phones?: PhoneCache,

@@ -14,8 +14,14 @@ import { DncError, describeFsError, ExitCode, inputError, usageError } from '../
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
-import type { CsvLayout } from '../tables/csv-input.js';
-import type { BatchJournal, BatchMeta, LockDeps, ResultOptions, StoppedReason, SummaryCounts } from '../journal/journal.js';
+import type {
+  BatchJournal,
+  BatchMeta,
+  LockDeps,
+  ResultOptions,
+  StoppedReason,
+  SummaryCounts,
+} from '../journal/journal.js';
 import type { OutputTarget } from './paths.js';
 import type { PhoneCache } from '../phone/phone-cache.js';
 import type { EarlyRender, RenderSummary } from '../results/render.js';
@@ -25,6 +31,7 @@ import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from './remembered-options.js';
 import { formatInteger } from '../text/numbers.js';
+import type { TableLayout } from '../tables/layout.js';
 
 export { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption };
 
@@ -609,7 +616,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
-  const { openInputLayout } = await import('../tables/open-input.js');
+  const { openInputLayout } = await import('../tables/input.js');
   const { keptFolder, stateDir } = await import('../paths.js');
   /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
   const stateFolderFor = (c: RunContext, what: string): string => {
@@ -773,7 +780,7 @@ async function runBatchJournal(
   input: string,
   options: BatchOptions,
   paths: BatchPaths,
-  layout: CsvLayout,
+  layout: TableLayout,
   resultOptions: ResultOptions,
   serviceOrigin: string,
   journalPath: string,
@@ -1151,7 +1158,7 @@ const THREAD_WINDOW_MS = 250;
  * Whether the outputs can be rendered before the lookups end (renderEarly drops what cannot: a stream or a
  * workbook is written after them): asked before a thread is started for it.
  */
-async function renderableEarly(paths: BatchPaths, layout: CsvLayout, options: BatchOptions): Promise<boolean> {
+async function renderableEarly(paths: BatchPaths, layout: TableLayout, options: BatchOptions): Promise<boolean> {
   if (paths.output.kind !== 'file' || layout.workbook) return false;
   const { outputFormatOf } = await import('../tables/xlsx-input.js');
   if (outputFormatOf(paths.outputPath, options.format) !== 'csv') return false;
@@ -1165,7 +1172,7 @@ async function renderableEarly(paths: BatchPaths, layout: CsvLayout, options: Ba
 
 /** What a journal's batch is made of: the input as read, the options that shape answers, where outputs go. */
 interface JournalBatch {
-  layout: CsvLayout;
+  layout: TableLayout;
   resultOptions: ResultOptions;
   paths: { inputPath: string; outputPath: string; callableOut: string | null; suppressedOut: string | null };
   /** The input as the user named it. */
@@ -1239,7 +1246,7 @@ function checkSameBatch(
   existing: BatchMeta,
   resultOptions: ResultOptions,
   serviceOrigin: string,
-  layout: CsvLayout,
+  layout: TableLayout,
 ): void {
   if (
     !sameResultOptions(existing.options, resultOptions) ||
@@ -1584,7 +1591,7 @@ async function webhookMissingFor(options: BatchOptions): Promise<(country: strin
 }
 
 /** What is read, named as the user gave it, with what was detected in it. */
-function readingLine(input: string, layout: CsvLayout): string {
+function readingLine(input: string, layout: TableLayout): string {
   if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
   const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
   return (
@@ -1644,7 +1651,7 @@ async function rerunPlan(
 async function dryRun(
   ctx: RunContext,
   input: string,
-  layout: CsvLayout,
+  layout: TableLayout,
   resultOptions: ResultOptions,
   options: BatchOptions,
   journalOf: (sha256: string) => Promise<string | null>,
@@ -1677,7 +1684,7 @@ async function dryRun(
     throw err;
   });
   const { readCosts } = await import('../stores/cost-cache.js');
-      const { cacheDir } = await import('../paths.js');
+  const { cacheDir } = await import('../paths.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
   let origin: string | null = null;
   try {

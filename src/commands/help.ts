@@ -216,7 +216,9 @@ const TOPICS: Readonly<Record<string, Topic>> = {
   formats: {
     summary: 'the files dnc reads and writes',
     async lines() {
-      const { DETECTABLE_DELIMITERS, MAX_RECORD_CHARS, PHONE_HEADER_NAMES } = await import('../tables/csv-input.js');
+      const { MAX_RECORD_CHARS } = await import('../tables/csv-input.js');
+      const { DETECTABLE_DELIMITERS } = await import('../tables/delimiter.js');
+      const { PHONE_HEADER_NAMES } = await import('../tables/columns.js');
       const delimiters = DETECTABLE_DELIMITERS.map((d) => (d === '\t' ? 'tab' : d)).join(' ');
       return [
         'File formats',

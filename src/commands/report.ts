@@ -58,7 +58,7 @@ export function registerReport(program: Command, host: CommandHost): void {
           hint: 'write the report to another file',
         });
     }
-    const { dataRecordLines } = await import('../tables/csv-input.js');
+    const { dataRecordLines } = await import('../tables/input.js');
     const { outputLayout } = await import('../evidence/manifest.js');
     const internalRows: Record<string, number> = {};
     const exemptRows: Record<string, number> = {};

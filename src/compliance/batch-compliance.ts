@@ -2,7 +2,12 @@
 // the manifest.
 import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../journal/journal.js';
 import type { ScrubParties } from './settings.js';
-import { exemptionHolds, exemptionLabel, type ListIdentity, type SuppressionStore } from '../stores/suppression-store.js';
+import {
+  exemptionHolds,
+  exemptionLabel,
+  type ListIdentity,
+  type SuppressionStore,
+} from '../stores/suppression-store.js';
 import {
   rowValidUntilMs,
   validityRules,

@@ -5,10 +5,9 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import path from 'node:path';
-import type { CsvLayout } from '../tables/csv-input.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
-import { outputFormatOf, type WorkbookLayout } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/xlsx-input.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
@@ -17,6 +16,7 @@ import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { parseServiceTime } from '../time.js';
 import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
 import type { ValiditySummary } from '../compliance/validity.js';
+import type { TableLayout, WorkbookLayout } from '../tables/layout.js';
 
 export const MANIFEST_VERSION = 1;
 
@@ -171,7 +171,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
 }
 
 /** The layout that reads an output file with csv-input's reader. */
-export function outputLayout(outputPath: string, f: OutputFormat, header: string[] | null = null): CsvLayout {
+export function outputLayout(outputPath: string, f: OutputFormat, header: string[] | null = null): TableLayout {
   return {
     path: outputPath,
     delimiter: f.delimiter,
@@ -250,7 +250,7 @@ export async function walkOutput(
   onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
   onHeader?: (fields: string[]) => void,
 ): Promise<WalkResult> {
-  const { readRows } = await import('../tables/csv-input.js');
+  const { readRows } = await import('../tables/input.js');
   const hash = createHash('sha256');
   let bytes = 0;
   const tally = new TallyBuilder();

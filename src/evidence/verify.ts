@@ -168,7 +168,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const limit = o.listLimit ?? 1_000;
   // The windows the scrub was made under (its config), else today's defaults.
   const rules = rulesOf(manifest.compliance);
-  const { readRows, dataRecordLines } = await import('../tables/csv-input.js');
+  const { readRows, dataRecordLines } = await import('../tables/input.js');
   const { hashFile } = await import('../batch/ingest.js');
 
   // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).

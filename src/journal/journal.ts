@@ -1,5 +1,4 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import type { WorkbookLayout } from '../tables/xlsx-input.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import {
@@ -21,6 +20,7 @@ import { ensurePrivateFile, PRIVATE_FILE_MODE } from '../private-files.js';
 import { DEFAULT_CLOCK_SKEW_MS, serviceTimestampMs, type Judgement } from '../service/answers.js';
 import { pushMatchProblem, pushVerdict, pushVerdictKey, type SentLookup } from '../service/push-answers.js';
 import type { LookupFailed, LookupResult, LookupSucceeded } from '../wire/types.js';
+import type { WorkbookLayout } from '../tables/layout.js';
 
 export const JOURNAL_SCHEMA_VERSION = 1;
 

@@ -13,7 +13,6 @@ export interface CheckRenderOptions {
   webhookUrl?: string | undefined;
 }
 
-
 function credits(n: number): string {
   return `${formatInteger(n)} credit${n === 1 ? '' : 's'}`;
 }

@@ -9,7 +9,6 @@ import { describeFsError, inputError } from '../errors.js';
 import { unsupportedCountryText } from '../service/answers.js';
 import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-output.js';
-import { readRows, type CsvLayout } from '../tables/csv-input.js';
 import {
   UNANSWERED_SEND,
   type BatchJournal,
@@ -30,6 +29,8 @@ import { isUtf16, textEncoder, type TextEncoding } from '../tables/encoding.js';
 import { DNC_COLUMNS, DNC_RESULTS, REVIEW_COLUMNS, type DncResult } from './columns.js';
 import type { TypedCell } from '../tables/xlsx-cells.js';
 import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
+import { readRows } from '../tables/input.js';
+import type { TableLayout } from '../tables/layout.js';
 
 /** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
 const UNCHARGED_FAILURES: ReadonlySet<string> = new Set([
@@ -173,7 +174,7 @@ function cellsFor(
 }
 
 /** The CSV layout a journal's input was read with. */
-export function layoutOf(meta: BatchMeta): CsvLayout {
+export function layoutOf(meta: BatchMeta): TableLayout {
   return {
     path: meta.inputPath,
     delimiter: meta.options.delimiter,
@@ -372,7 +373,7 @@ async function openLane(
   sink: OutputSink,
   target: string,
   meta: BatchMeta,
-  layout: CsvLayout,
+  layout: TableLayout,
   writer: CsvWriter,
   escapeInput: (fields: string[]) => string[],
   isResults: boolean,

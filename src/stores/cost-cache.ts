@@ -4,7 +4,6 @@ import { writeFileAtomic } from '../atomic-file.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenPrivateFile } from '../private-files.js';
 import path from 'node:path';
 
-
 interface CostCacheFile {
   version: 1;
   /** By service origin (costs may differ between services), then by country. */

@@ -1,44 +1,30 @@
-// The one shared CSV reader builder: encoding, delimiter and header detection, phone column choice, streamed records.
+// CSV call lists: the layout read from the head of the file, records streamed, and errors that name their line.
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DncError, inputError, usageError } from '../errors.js';
-import type { RecordDelimiter } from './csv-output.js';
-import type { WorkbookLayout } from './xlsx-input.js';
 import { describeRecordAt } from './record-location.js';
-import { isUtf16, streamDecoder, utf16FromBom, type StreamDecoder, type TextEncoding } from './encoding.js';
-
-/** Delimiters recognised when detecting from the header line, in order of preference on a tie. */
-export const DETECTABLE_DELIMITERS = [',', ';', '\t', '|'] as const;
+import { isUtf16, streamDecoder, utf16FromBom, type TextEncoding } from './encoding.js';
+import { choosePhoneColumn } from './columns.js';
+import {
+  byteFault,
+  byteFaults,
+  decodeStrict,
+  DecodeText,
+  lineOfOffset,
+  LineCounter,
+  NOT_UTF8_HINT,
+  nulError,
+  StrictUtf8,
+  textUnits,
+} from './decode.js';
+import { delimiterName, detectDelimiter, headerEnd, parseDelimiterOption } from './delimiter.js';
+import type { RecordDelimiter } from './csv-output.js';
+import type { TableLayout, ReadRowsOptions, RecordLocation } from './layout.js';
 
 /** A record longer than this is refused: nobody's call list has one, and memory stays bounded. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
-
-/** Header names (lowercased, letters and digits only) that name a phone column. */
-export const PHONE_HEADER_NAMES = new Set([
-  'phone',
-  'phonenumber',
-  'phoneno',
-  'phonenum',
-  'number',
-  'mobile',
-  'mobilenumber',
-  'mobilephone',
-  'mobileno',
-  'cell',
-  'cellphone',
-  'cellnumber',
-  'tel',
-  'telephone',
-  'telephonenumber',
-  'telno',
-  'msisdn',
-  'e164',
-  'contactnumber',
-  'contactphone',
-  'dialnumber',
-]);
 
 export interface CsvOptions {
   /** Forced delimiter (--delimiter); detected from the header line when absent. */
@@ -49,30 +35,6 @@ export interface CsvOptions {
   header: boolean;
   /** --encoding; UTF-8 unless given, or a UTF-16 byte-order mark says otherwise. */
   encoding?: TextEncoding | undefined;
-}
-
-/** What a CSV file looks like: how to read it and where its phone numbers are. */
-export interface CsvLayout {
-  path: string;
-  delimiter: string;
-  /** Line ending of the first record, reused for the output's records. */
-  recordDelimiter: RecordDelimiter;
-  /** The header's fields, or null with --no-header. */
-  header: string[] | null;
-  columnCount: number;
-  /** 0-based index of the phone column. */
-  phoneIndex: number;
-  /** How to name the phone column in messages: `phone` or `column 3`. */
-  phoneLabel: string;
-  bom: boolean;
-  /** The text encoding when it is not UTF-8 (src/batch/encoding.ts). */
-  encoding?: TextEncoding | undefined;
-  /** Set when the list is a sheet of an .xlsx workbook (src/batch/xlsx-input.ts reads it). */
-  workbook?: WorkbookLayout | undefined;
-}
-
-function delimiterName(d: string): string {
-  return d === '\t' ? 'tab' : `'${d}'`;
 }
 
 function describeFile(path: string): string {
@@ -129,161 +91,10 @@ async function readHead(path: string): Promise<Buffer> {
 }
 
 /**
- * Byte offset of the header record's line break (CR or LF outside quotes), or -1 when not in `buf`.
- * A CR at the very end of `buf` is not taken yet: the LF of a CRLF may follow in the next read.
- */
-function headerEnd(buf: Buffer): number {
-  let quoted = false;
-  for (let i = 0; i < buf.length; i++) {
-    const c = buf[i];
-    if (c === 0x22) quoted = !quoted;
-    else if (!quoted && (c === 0x0a || (c === 0x0d && i + 1 < buf.length))) return i;
-  }
-  return -1;
-}
-
-/** Counts each candidate delimiter outside quotes in one line of text. */
-function detectDelimiter(line: string): string {
-  const counts = new Map<string, number>(DETECTABLE_DELIMITERS.map((d) => [d, 0]));
-  let quoted = false;
-  for (const ch of line) {
-    if (ch === '"') quoted = !quoted;
-    else if (!quoted && counts.has(ch)) counts.set(ch, counts.get(ch)! + 1);
-  }
-  let best: string = ',';
-  let bestCount = 0;
-  for (const d of DETECTABLE_DELIMITERS) {
-    const n = counts.get(d)!;
-    if (n > bestCount) {
-      best = d;
-      bestCount = n;
-    }
-  }
-  return best;
-}
-
-function normaliseHeaderName(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
-}
-
-function listColumns(header: string[]): string {
-  return header.map((h, i) => `${i + 1}:${h === '' ? '(empty)' : h}`).join(', ');
-}
-
-/** Chooses the phone column from --column or the header; exit 2 when it is ambiguous or missing. */
-export function choosePhoneColumn(
-  header: string[] | null,
-  columnCount: number,
-  column: string | undefined,
-  path: string,
-): { index: number; label: string } {
-  const label = (i: number) => (header ? header[i]! : `column ${i + 1}`);
-  if (column !== undefined) {
-    const wanted = column.trim();
-    if (header) {
-      const exact = header.findIndex((h) => h === wanted);
-      // `--column 3` with a column named "3" elsewhere: the name and the index disagree, and guessing picks a wrong
-      // column.
-      if (
-        exact >= 0 &&
-        /^\d+$/.test(wanted) &&
-        Number(wanted) >= 1 &&
-        Number(wanted) <= columnCount &&
-        Number(wanted) - 1 !== exact
-      ) {
-        throw usageError(
-          'E_COLUMN_AMBIGUOUS',
-          `--column ${wanted} is both the name of column ${exact + 1} and the index of column ${wanted} ` +
-            `('${header[Number(wanted) - 1]}')`,
-          {
-            hint: `columns are ${listColumns(header)}; rename the column, or give the other one's name`,
-          },
-        );
-      }
-      if (exact >= 0) return { index: exact, label: label(exact) };
-      const loose = header
-        .map((h, i) => [h, i] as const)
-        .filter(([h]) => h.trim().toLowerCase() === wanted.toLowerCase());
-      if (loose.length === 1) return { index: loose[0]![1], label: label(loose[0]![1]) };
-    }
-    if (/^\d+$/.test(wanted)) {
-      const n = Number(wanted);
-      if (n >= 1 && n <= columnCount) return { index: n - 1, label: label(n - 1) };
-      throw usageError(
-        'E_COLUMN_NOT_FOUND',
-        `--column ${wanted} is out of range: ${path} has ${columnCount} column(s)`,
-        {
-          hint: header ? `columns are ${listColumns(header)}` : 'column indexes start at 1',
-        },
-      );
-    }
-    throw usageError('E_COLUMN_NOT_FOUND', `--column '${wanted}' is not a column of ${path}`, {
-      hint: header
-        ? `columns are ${listColumns(header)}; give --column NAME or a 1-based INDEX`
-        : 'with --no-header give a 1-based column index',
-    });
-  }
-  if (!header) {
-    if (columnCount === 1) return { index: 0, label: label(0) };
-    throw usageError(
-      'E_COLUMN_REQUIRED',
-      `${path} has ${columnCount} columns and no header: say which holds the phone numbers`,
-      {
-        hint: 'pass --column INDEX (1-based)',
-      },
-    );
-  }
-  const names = header.map(normaliseHeaderName);
-  let matches = names.map((n, i) => [n, i] as const).filter(([n]) => PHONE_HEADER_NAMES.has(n));
-  if (matches.length === 0) {
-    // A looser match, but not on a name holding another delimiter: that is a header read with the wrong one.
-    matches = names
-      .map((n, i) => [n, i] as const)
-      .filter(([n, i]) => /phone|mobile|cell|tel/.test(n) && !/[,;\t|]/.test(header[i]!));
-  }
-  // One well-known name beside another column that also names a phone ("Mobile Phone", "Home Phone"): which one
-  // holds the numbers to scrub is the user's call, never a guess that leaves a registered number unchecked.
-  const phoneWord = /(^|[^a-z])(phone|mobile|cell|tel|telephone|msisdn)([^a-z]|$)/i;
-  const others = header
-    .map((h, i) => [h, i] as const)
-    .filter(([h, i]) => phoneWord.test(h) && !matches.some(([, m]) => m === i) && !/[,;\t|]/.test(h));
-  if (matches.length === 1 && others.length > 0)
-    matches = [...matches, ...others.map(([, i]) => [names[i]!, i] as const)];
-  if (matches.length === 1) return { index: matches[0]![1], label: label(matches[0]![1]) };
-  if (matches.length === 0) {
-    const oneColumn = header.length === 1 && /[,;\t|]/.test(header[0]!);
-    throw usageError('E_COLUMN_NOT_FOUND', `no phone column found in the header of ${path}`, {
-      hint: oneColumn
-        ? `the header was read as one column '${header[0]}': pass the right --delimiter (, ; tab or |)`
-        : `columns are ${listColumns(header)}; pass --column NAME or --column INDEX`,
-    });
-  }
-  throw usageError(
-    'E_COLUMN_AMBIGUOUS',
-    `several columns of ${path} could hold the phone numbers: ${matches.map(([, i]) => header[i]).join(', ')}`,
-    {
-      hint: `pass --column NAME or --column INDEX; columns are ${listColumns(header)}`,
-    },
-  );
-}
-
-function parseDelimiterOption(raw: string): string {
-  const named: Record<string, string> = { tab: '\t', '\\t': '\t', comma: ',', semicolon: ';', pipe: '|' };
-  const d = named[raw.toLowerCase()] ?? raw;
-  // A letter, digit or space would split the numbers themselves: only punctuation (or tab) delimits a call list.
-  if (d.length !== 1 || d === '"' || d === '\n' || d === '\r' || (d !== '\t' && /[\p{L}\p{N}\s]/u.test(d))) {
-    throw usageError('E_USAGE', `--delimiter must be one punctuation character (or tab), got '${raw}'`, {
-      hint: "e.g. --delimiter ';' or --delimiter tab",
-    });
-  }
-  return d;
-}
-
-/**
  * Reads the header line of `path` and decides how to read the file. Throws exit 3 for an empty,
  * binary or non-UTF-8 start, exit 2 when the phone column cannot be chosen.
  */
-export async function openCsvLayout(path: string, options: CsvOptions): Promise<CsvLayout> {
+export async function openCsvLayout(path: string, options: CsvOptions): Promise<TableLayout> {
   const forced = options.delimiter !== undefined ? parseDelimiterOption(options.delimiter) : undefined;
   const head = await readHead(path);
   const where = describeFile(path);
@@ -332,11 +143,6 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
   return layoutFromHeaderLine(path, firstLine, recordDelimiter, bom, undefined, options, forced);
 }
 
-/** What to say when a file is not UTF-8: most often it is Excel's "CSV (Comma delimited)", which is Windows-1252. */
-const NOT_UTF8_HINT =
-  'it is probably Windows-1252 (what Excel saves as "CSV (Comma delimited)"): give --encoding windows-1252, or ' +
-  'save the file as "CSV UTF-8"';
-
 /** The layout of a file in an encoding other than UTF-8: the head is decoded, then read as a UTF-8 one is. */
 async function openDecodedLayout(
   path: string,
@@ -345,7 +151,7 @@ async function openDecodedLayout(
   bom: boolean,
   options: CsvOptions,
   forced: string | undefined,
-): Promise<CsvLayout> {
+): Promise<TableLayout> {
   const decoder = await streamDecoder(encoding);
   const text = decoder.write(head);
   if (text.trim() === '') {
@@ -383,7 +189,7 @@ async function layoutFromHeaderLine(
   encoding: TextEncoding | undefined,
   options: CsvOptions,
   forced: string | undefined,
-): Promise<CsvLayout> {
+): Promise<TableLayout> {
   const delimiter = forced ?? detectDelimiter(firstLine);
   const { parse } = await import('csv-parse/sync');
   let first: string[];
@@ -406,51 +212,6 @@ async function layoutFromHeaderLine(
     bom,
     ...(encoding ? { encoding } : {}),
   };
-}
-
-function decodeStrict(bytes: Uint8Array): string | null {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return null;
-  }
-}
-
-/** The physical line of a byte offset: LF, CRLF and a lone CR each end a line. */
-function lineOfOffset(buf: Uint8Array, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset && i < buf.length; i++) {
-    if (buf[i] === 0x0a) line++;
-    else if (buf[i] === 0x0d && buf[i + 1] !== 0x0a) line++;
-  }
-  return line;
-}
-
-/**
- * A fault found in the bytes (a NUL, text that is not UTF-8) is found where it lies, by line: the decoder does
- * not see records. What it says, apart from where, is kept here, so that the record the line belongs to
- * (found by a second pass) can be named too.
- */
-const byteFaults = new WeakMap<DncError, { path: string; line: number; problem: string }>();
-
-function byteFault(
-  code: 'E_INPUT_BINARY' | 'E_INPUT_ENCODING',
-  path: string,
-  line: number,
-  problem: string,
-  options: { hint: string; cause?: unknown },
-): DncError {
-  const err = inputError(code, `${path}: line ${line}: ${problem}`, { ...options, details: { line } });
-  byteFaults.set(err, { path, line, problem });
-  return err;
-}
-
-function nulError(path: string, line: number): DncError {
-  return byteFault('E_INPUT_BINARY', path, line, 'the file holds a NUL byte; it looks binary, not CSV', {
-    hint:
-      'export the data as CSV (comma, semicolon, tab or pipe separated text); a NUL byte is never part of a ' +
-      'call list',
-  });
 }
 
 /**
@@ -477,16 +238,10 @@ async function withRecordNumber(err: unknown, encoding: TextEncoding | undefined
 
 export { describeRecordAt };
 
-/** Where a record is: the line it starts on and its record number (1-based, the header is record 1). */
-export interface RecordLocation {
-  line?: number | undefined;
-  record?: number | undefined;
-}
-
 /**
  * Turns a csv-parse error (or our field-count check) into an exit-3 error naming the file, the place and what is wrong.
  */
-export function csvError(err: unknown, path: string, layout?: CsvLayout, at: RecordLocation = {}): DncError {
+export function csvError(err: unknown, path: string, layout?: TableLayout, at: RecordLocation = {}): DncError {
   const e = err as { code?: string; message?: string; lines?: number };
   // A record's own problems (field count, a quote left open) are named by the line where the record starts.
   const line = at.line ?? (typeof e.lines === 'number' ? e.lines : undefined);
@@ -528,157 +283,6 @@ export function csvError(err: unknown, path: string, layout?: CsvLayout, at: Rec
     default:
       return inputError('E_INPUT_MALFORMED', `${prefix}: ${e.message ?? String(err)}`, { cause: err, details });
   }
-}
-
-/** Counts physical lines across chunks: LF, CRLF and a lone CR each end one. */
-class LineCounter {
-  line = 1;
-  private lastWasCr = false;
-  /** Advances over `bytes[0..end)` (bytes, or a text's UTF-16 code units); returns the line at `end`. */
-  advance(bytes: ArrayLike<number>, end = bytes.length): number {
-    for (let i = 0; i < end; i++) {
-      const b = bytes[i]!;
-      if (b === 0x0a) {
-        if (!this.lastWasCr) this.line++;
-        this.lastWasCr = false;
-      } else if (b === 0x0d) {
-        this.line++;
-        this.lastWasCr = true;
-      } else this.lastWasCr = false;
-    }
-    return this.line;
-  }
-}
-
-/** Decodes UTF-8 strictly (fatal) across chunk boundaries and refuses NUL bytes anywhere; errors name the line. */
-class StrictUtf8 extends Transform {
-  private readonly decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-  private readonly lines = new LineCounter();
-  /** The bytes of a character the last chunk began and the next one ends (the decoder holds them). */
-  private tail: Uint8Array = new Uint8Array(0);
-  constructor(
-    private readonly path: string,
-    private readonly onChunk: ((chunk: Buffer) => void) | undefined,
-  ) {
-    super({ readableObjectMode: false, decodeStrings: true });
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
-    this.onChunk?.(chunk);
-    const nul = chunk.indexOf(0);
-    if (nul >= 0) {
-      callback(nulError(this.path, this.lines.advance(chunk, nul)));
-      return;
-    }
-    let text: string;
-    try {
-      text = this.decoder.decode(chunk, { stream: true });
-    } catch (err) {
-      // Locate the bad byte: the first position where a strict decoding fails, reading on from the character the
-      // last chunk began (else that character's last bytes, at this chunk's start, would be taken for the bad ones).
-      const bad = Math.max(0, firstInvalidUtf8(Buffer.concat([this.tail, chunk])) - this.tail.length);
-      const line = this.lines.advance(chunk, bad);
-      callback(
-        byteFault('E_INPUT_ENCODING', this.path, line, 'the text is not valid UTF-8', {
-          hint: NOT_UTF8_HINT,
-          cause: err,
-        }),
-      );
-      return;
-    }
-    this.lines.advance(chunk);
-    this.tail = incompleteTail(Buffer.concat([this.tail, chunk.subarray(Math.max(0, chunk.length - 3))]));
-    callback(null, text);
-  }
-  override _flush(callback: TransformCallback): void {
-    try {
-      const rest = this.decoder.decode();
-      callback(null, rest);
-    } catch (err) {
-      callback(
-        byteFault('E_INPUT_ENCODING', this.path, this.lines.line, 'the file ends in the middle of a UTF-8 character', {
-          hint: 'save the file as "CSV UTF-8"',
-          cause: err,
-        }),
-      );
-    }
-  }
-}
-
-/** A text's UTF-16 code units: CR, LF and `"` are the same numbers as in ASCII bytes. */
-function textUnits(text: string): Uint16Array {
-  const units = new Uint16Array(text.length);
-  for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
-  return units;
-}
-
-/**
- * Decodes another encoding than UTF-8 (src/batch/encoding.ts) and refuses NUL characters anywhere; errors name the
- * line.
- */
-class DecodeText extends Transform {
-  private readonly lines = new LineCounter();
-  constructor(
-    private readonly path: string,
-    private readonly decoder: StreamDecoder,
-    private readonly onChunk: ((chunk: Buffer) => void) | undefined,
-  ) {
-    super({ readableObjectMode: false, decodeStrings: true });
-  }
-  private pass(text: string, callback: TransformCallback): void {
-    const nul = text.indexOf('\0');
-    if (nul >= 0) {
-      callback(nulError(this.path, this.lines.advance(textUnits(text), nul)));
-      return;
-    }
-    this.lines.advance(textUnits(text));
-    callback(null, text);
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, callback: TransformCallback): void {
-    this.onChunk?.(chunk);
-    this.pass(this.decoder.write(chunk), callback);
-  }
-  override _flush(callback: TransformCallback): void {
-    this.pass(this.decoder.end(), callback);
-  }
-}
-
-/** The last bytes of `bytes` when they begin a UTF-8 character that the bytes after them must end (else none). */
-function incompleteTail(bytes: Uint8Array): Uint8Array {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!;
-    if (b < 0x80) break;
-    if (b >= 0xc0) {
-      const continuations = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
-      return continuations >= back ? bytes.slice(bytes.length - back) : new Uint8Array(0);
-    }
-  }
-  return new Uint8Array(0);
-}
-
-/**
- * Offset of the first byte that starts an invalid UTF-8 sequence (a sequence cut by the chunk's end counts as valid).
- */
-function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const b = bytes[i]!;
-    const need =
-      b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
-    if (need < 0) return i;
-    if (i + need >= bytes.length) return bytes.length;
-    try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(i, i + need + 1));
-    } catch {
-      return i;
-    }
-    i += need + 1;
-  }
-  return bytes.length;
-}
-
-export interface ReadRowsOptions {
-  /** Sees every raw chunk of the file, in order (for hashing in the same pass). */
-  onChunk?: (chunk: Buffer) => void;
 }
 
 /**
@@ -769,17 +373,11 @@ export async function recordOfLine(path: string, line: number, encoding?: TextEn
   return found + 1;
 }
 
-/** The data records of `path`, numbered from 0, mapped to where each starts (line and record number). */
-export async function dataRecordLines(
-  layout: CsvLayout,
+/** The data records of a CSV file, numbered from 0, mapped to where each starts (line and record number). */
+export async function csvRecordLines(
+  layout: TableLayout,
   indexes: readonly number[],
 ): Promise<Map<number, Required<RecordLocation>>> {
-  // A sheet's data row is where Excel shows it (empty rows are not data rows): its line and record both.
-  if (layout.workbook) {
-    const { workbookRowNumbers } = await import('./xlsx-input.js');
-    const rows = await workbookRowNumbers(layout, indexes);
-    return new Map(indexes.map((i) => [i, { line: rows.get(i) ?? 0, record: rows.get(i) ?? 0 }]));
-  }
   const offset = layout.header ? 1 : 0;
   const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)), layout.encoding);
   return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));
@@ -798,8 +396,11 @@ class FieldCountError extends Error {
 }
 
 const FIRST_BATCH_ROWS = 16;
+
 const BATCH_ROWS = 1024;
+
 const FIRST_READ_BYTES = 4 * 1024;
+
 const READ_BYTES = 64 * 1024;
 
 /**
@@ -827,12 +428,7 @@ async function* growingChunks(path: string): AsyncGenerator<Buffer> {
  * and a blank line is a row of empty cells, so data row N is always the Nth record after the header.
  * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
-export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
-  if (layout.workbook) {
-    const { readXlsxRows } = await import('./xlsx-input.js');
-    yield* readXlsxRows(layout, options);
-    return;
-  }
+export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
   const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: layout.delimiter,
@@ -886,7 +482,7 @@ export async function* readRows(layout: CsvLayout, options: ReadRowsOptions = {}
 }
 
 /** A csv-parse error with the start line of the record at fault (found by a second pass). */
-async function locatedCsvError(err: unknown, layout: CsvLayout): Promise<DncError> {
+async function locatedCsvError(err: unknown, layout: TableLayout): Promise<DncError> {
   const e = err as { code?: string; records?: number };
   let at: RecordLocation = {};
   try {

@@ -4,7 +4,6 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
-import { choosePhoneColumn, type CsvLayout, type ReadRowsOptions } from './csv-input.js';
 import { cellText, loadNumberFormats, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
@@ -21,18 +20,8 @@ import {
   type XmlHandler,
 } from './xlsx-xml.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
-
-/** Which sheet of a workbook a batch reads, and where its rows start. */
-export interface WorkbookLayout {
-  /** The sheet's name, as its tab shows it. */
-  sheet: string;
-  /** Its 1-based position among the workbook's worksheets (chart sheets are not counted). */
-  position: number;
-  /** The Excel row number of the header (0 with --no-header: data starts at row 1). */
-  headerRow: number;
-  /** --skip-rows N: rows above N + 1 are not read (the header, or the data with --no-header, starts below them). */
-  firstRow?: number | undefined;
-}
+import { choosePhoneColumn } from './columns.js';
+import type { TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
 export type WorkbookBatch = string[][] & { typed?: TypedCell[][]; rowNumbers?: number[] };
@@ -374,7 +363,7 @@ function isEmptyCell(c: TypedCell | undefined): boolean {
  * cannot be chosen. The header is the first row that is not empty (below --skip-rows); with --no-header the list is
  * as wide as the widest of its first 1,000 rows, so a title row above it does not make it one column wide.
  */
-export async function openXlsxLayout(path: string, options: XlsxOptions): Promise<CsvLayout> {
+export async function openXlsxLayout(path: string, options: XlsxOptions): Promise<TableLayout> {
   let sheet = '';
   let position = 0;
   const firstRow = (options.skipRows ?? 0) + 1;
@@ -442,7 +431,7 @@ const BATCH_CELLS = 1 << 16;
 /**
  * The stored rows of the layout's sheet (in order, each with its Excel row number), and the first row number of data.
  */
-function sheetOf(layout: CsvLayout): { rows: AsyncGenerator<SheetRow>; after: number } {
+function sheetOf(layout: TableLayout): { rows: AsyncGenerator<SheetRow>; after: number } {
   const book = layout.workbook!;
   const rows = sheetRows(
     layout.path,
@@ -473,7 +462,7 @@ function titleAdvice(row: number, title: string): string {
 }
 
 /** A cell right of the list's last column: exit 3 naming the sheet, the cell and where the width came from. */
-function tooWide(layout: CsvLayout, row: SheetRow, col: number): DncError {
+function tooWide(layout: TableLayout, row: SheetRow, col: number): DncError {
   const book = layout.workbook!;
   const width = layout.columnCount;
   const cell = `${columnName(col)}${row.number}`;
@@ -504,7 +493,7 @@ function tooWide(layout: CsvLayout, row: SheetRow, col: number): DncError {
  * typed cells and its Excel row number beside. A cell right of the list's last column is refused (exit 3, naming
  * the sheet and the cell). `onChunk` sees every byte of the file.
  */
-export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions = {}): AsyncGenerator<WorkbookBatch> {
+export async function* readXlsxRows(layout: TableLayout, options: ReadRowsOptions = {}): AsyncGenerator<WorkbookBatch> {
   const width = layout.columnCount;
   const fresh = (): WorkbookBatch => Object.assign([], { typed: [] as TypedCell[][], rowNumbers: [] as number[] });
   let batch = fresh();
@@ -540,7 +529,10 @@ export async function* readXlsxRows(layout: CsvLayout, options: ReadRowsOptions 
 }
 
 /** The Excel row number of each data row asked for (by its 0-based index among data rows), read from the sheet. */
-export async function workbookRowNumbers(layout: CsvLayout, indexes: readonly number[]): Promise<Map<number, number>> {
+export async function workbookRowNumbers(
+  layout: TableLayout,
+  indexes: readonly number[],
+): Promise<Map<number, number>> {
   const wanted = new Set(indexes);
   const out = new Map<number, number>();
   if (wanted.size === 0) return out;

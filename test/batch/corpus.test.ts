@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openCsvLayout, readRows } from '../../src/tables/csv-input.js';
+import { openCsvLayout } from '../../src/tables/csv-input.js';
 import type { CellValue } from '../../src/tables/xlsx-cells.js';
 import { openXlsxLayout, readSheetRows, readXlsxRows } from '../../src/tables/xlsx-input.js';
 import { DncError } from '../../src/errors.js';
@@ -12,6 +12,7 @@ import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readCellValuesIndependently, readWorkbookIndependently, type IndependentSheet } from '../helpers/xlsx-oracle.js';
 import { FIXTURES, sandboxForFile } from './helpers.js';
+import { readRows } from '../../src/tables/input.js';
 
 const CORPUS = path.join(FIXTURES, 'corpus');
 const ctx = sandboxForFile();

@@ -5,14 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  acquireJournalLock,
-  BatchJournal,
-  deleteJournalFiles,
-  finalAnswerOf,
-  journalPathFor,
-  lockHolder,
-} from '../../src/journal/journal.js';
+import { acquireJournalLock, BatchJournal, deleteJournalFiles, finalAnswerOf, journalPathFor, lockHolder } from '../../src/journal/journal.js';
 import { DncError } from '../../src/errors.js';
 import { scratch } from './helpers.js';
 

@@ -6,16 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
-import {
-  expectedResult,
-  listenInProcess,
-  PUSH_PATH,
-  readCsv,
-  readJournal,
-  waitFor,
-  webhookBatch,
-  type WebhookBatch,
-} from './helpers.js';
+import { expectedResult, listenInProcess, PUSH_PATH, readCsv, readJournal, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
 
 let current: WebhookBatch | undefined;
 afterEach(async () => {

@@ -1,13 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  fillLifetimeMonths,
-  formatPeriodRange,
-  lifetimeMismatch,
-  periodDays,
-  renderLifetimeUsage,
-  renderUsagePage,
-} from '../../src/render/usage.js';
+import { fillLifetimeMonths, formatPeriodRange, lifetimeMismatch, periodDays, renderLifetimeUsage, renderUsagePage } from '../../src/render/usage.js';
 import { visibleLength } from '../../src/render/table.js';
 import type { LegacyUsage, UsagePage } from '../../src/wire/types.js';
 
