@@ -1,7 +1,6 @@
 // Reading numbers and exemptions from CSV files, and writing the list out again: every refusal names file, line and
 // value.
-import { open } from 'node:fs/promises';
-import { describeFsError, ExitCode, inputError, usageError, type DncError } from '../errors.js';
+import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
 import { EXEMPTION_BASES, type ExemptionBasis } from '../stores/suppression-store.js';
 
@@ -52,18 +51,6 @@ function throwProblems(problems: DncError[], total: number, what: string): void 
   );
 }
 
-const PHONE_HEADERS = [
-  'phone',
-  'phone_number',
-  'phonenumber',
-  'number',
-  'telephone',
-  'tel',
-  'mobile',
-  'e164',
-  'msisdn',
-];
-
 export interface ImportRow {
   line: number;
   number: ParsedNumber;
@@ -71,22 +58,10 @@ export interface ImportRow {
 }
 
 /**
- * Reads a CSV with a header line: the phone column (--column, else a header such as "phone"), and
- * whatever `check` asks of each row. Every row is checked before anything is returned; bad rows are
- * listed by line and value and nothing is imported.
+ * Reads a list to import, CSV or workbook, with the one table reader (src/tables): a header line, the phone column
+ * (--column, else detected; a lone column is the phone column), and whatever `check` asks of each row. Every row is
+ * checked before anything is returned; bad rows are listed by line and value and nothing is imported.
  */
-/** The rows of a workbook's first sheet as import records (header included), each with its Excel row number. */
-async function* workbookRecords(file: string): AsyncGenerator<{ record: string[]; info: { lines: number } }> {
-  const { openXlsxLayout, readXlsxRows } = await import('../tables/xlsx-input.js');
-  const layout = await openXlsxLayout(file, { header: false, column: '1' });
-  for await (const batch of readXlsxRows(layout)) {
-    for (const [i, cells] of batch.entries()) {
-      const record = cells.map((c) => c.trim());
-      if (record.some((c) => c !== '')) yield { record, info: { lines: batch.rowNumbers![i]! } };
-    }
-  }
-}
-
 export async function readImportFile(
   file: string,
   options: {
@@ -96,98 +71,71 @@ export async function readImportFile(
     check?: (cells: Record<string, string>, where: string) => void;
   },
 ): Promise<ImportRow[]> {
-  const { parse } = await import('csv-parse');
-  // Opened first, so that a missing or unreadable file is an input error naming it, not a stream's unhandled error.
-  const handle = await open(file, 'r').catch((err: unknown) => {
-    throw inputError('E_INPUT_UNREADABLE', `cannot read ${file}: ${describeFsError(err)}`, {
-      hint: 'check the path of the file to import',
-      cause: err,
-    });
-  });
-  // A workbook (.xlsx) is read as Excel shows its first sheet, row numbers as Excel numbers them.
-  const { isWorkbookPath } = await import('../tables/xlsx-input.js');
-  const parser: AsyncIterable<{ record: string[]; info: { lines: number } }> = isWorkbookPath(file)
-    ? (await handle.close(), workbookRecords(file))
-    : handle.createReadStream().pipe(
-        parse({
-          bom: true,
-          relax_column_count: true,
-          skip_empty_lines: true,
-          info: true,
-          trim: true,
-          delimiter: [',', ';', '\t', '|'],
-        }),
-      );
-  let header: string[] | null = null;
-  let phoneIndex = -1;
-  const rows: ImportRow[] = [];
-  const problems: DncError[] = [];
-  try {
-    for await (const rec of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-      const line = rec.info.lines;
-      if (!header) {
-        header = rec.record.map((h) => h.toLowerCase());
-        phoneIndex = phoneColumn(header, options.column, file);
-        for (const need of options.required ?? []) {
-          if (!header.includes(need))
-            throw inputError('E_CSV_COLUMN', `${file}: line 1 has no "${need}" column (found: ${header.join(', ')})`, {
-              hint: `add a "${need}" column`,
-            });
-        }
-        continue;
-      }
+  const { dataRecordLines, openInputLayout, readRows } = await import('../tables/input.js');
+  const layout = await openInputLayout(file, { header: true, column: options.column, loneColumnIsPhone: true }).catch(
+    (err: unknown) => {
+      // An empty file or a header without rows is no list to import (as ever: exit 3, naming the file).
+      const code = (err as DncError).code;
+      if (code === 'E_INPUT_EMPTY') throw inputError('E_CSV_EMPTY', `${file} is empty`, { hint: EMPTY_HINT });
+      throw err;
+    },
+  );
+  const header = (layout.header ?? []).map((h) => h.trim().toLowerCase());
+  for (const need of options.required ?? []) {
+    if (!header.includes(need))
+      throw inputError('E_CSV_COLUMN', `${file}: line 1 has no "${need}" column (found: ${header.join(', ')})`, {
+        hint: `add a "${need}" column`,
+      });
+  }
+  const rows: Array<Omit<ImportRow, 'line'> & { index: number }> = [];
+  const refused: Array<{ index: number; refusal: (where: string) => Promise<DncError> }> = [];
+  let index = 0;
+  for await (const batch of readRows(layout)) {
+    for (const record of batch) {
+      const i = index++;
+      const values = record.map((c) => c.trim());
+      if (values.every((v) => v === '')) continue;
       const cells: Record<string, string> = {};
-      header.forEach((h, i) => (cells[h] = rec.record[i] ?? ''));
-      const where = `${file}: line ${line}: `;
+      header.forEach((h, k) => (cells[h] = values[k] ?? ''));
+      const raw = values[layout.phoneIndex] ?? '';
       try {
-        const raw = rec.record[phoneIndex] ?? '';
-        const number = await numberFrom(raw, where, options.country);
-        options.check?.(cells, where);
-        rows.push({ line, number, cells });
+        const number = await numberFrom(raw, '', options.country);
+        options.check?.(cells, '');
+        rows.push({ index: i, number, cells });
       } catch (err) {
-        if ((err as DncError).name !== 'DncError') throw err;
-        // A bad value in a file is bad input data (exit 3), whatever the same value is as a flag.
-        const e = err as DncError;
-        problems.push(e.exitCode === ExitCode.INPUT ? e : inputError('E_INVALID_NUMBER', e.message, { hint: e.hint }));
+        if (!(err instanceof DncError)) throw err;
+        // Said again once the line is known (found for bad rows only: a second pass over the file).
+        refused.push({ index: i, refusal: async (where) => refusalAt(where, raw, cells, options) });
       }
     }
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT')
-      throw inputError('E_INPUT_MISSING', `${file} does not exist`, { cause: err });
-    if ((err as DncError).name === 'DncError') throw err;
-    throw inputError('E_CSV_MALFORMED', `${file}: ${(err as Error).message}`, {
-      hint: 'it must be a CSV file with a header line',
-      cause: err,
-    });
   }
-  if (!header)
-    throw inputError('E_CSV_EMPTY', `${file} is empty`, {
-      hint: 'it needs a header line such as "phone" and one number per line',
-    });
+  const lines = await dataRecordLines(
+    layout,
+    [...rows, ...refused].map((r) => r.index),
+  );
+  const lineOf = (i: number) => lines.get(i)?.line ?? 0;
+  const problems = await Promise.all(refused.map((r) => r.refusal(`${file}: line ${lineOf(r.index)}: `)));
   throwProblems(problems, rows.length + problems.length, 'row');
-  return rows;
+  return rows.map(({ index: i, ...r }) => ({ line: lineOf(i), ...r }));
 }
 
-function phoneColumn(header: string[], column: string | undefined, file: string): number {
-  if (column !== undefined) {
-    if (/^\d+$/.test(column)) {
-      const i = Number(column) - 1;
-      if (i >= 0 && i < header.length) return i;
-    } else {
-      const i = header.indexOf(column.toLowerCase());
-      if (i >= 0) return i;
-    }
-    throw usageError(
-      'E_USAGE',
-      `--column ${JSON.stringify(column)} is not a column of ${file} (found: ${header.join(', ')})`,
-    );
+const EMPTY_HINT = 'it needs a header line such as "phone" and one number per line';
+
+/** A refused row's error, worded with where it is: the number's, or the check's; a bad value in a file is exit 3. */
+async function refusalAt(
+  where: string,
+  raw: string,
+  cells: Record<string, string>,
+  options: { country?: string | undefined; check?: (cells: Record<string, string>, where: string) => void },
+): Promise<DncError> {
+  try {
+    await numberFrom(raw, where, options.country);
+    options.check?.(cells, where);
+  } catch (err) {
+    const e = err as DncError;
+    return e.exitCode === ExitCode.INPUT ? e : inputError('E_INVALID_NUMBER', e.message, { hint: e.hint });
   }
-  if (header.length === 1) return 0;
-  const i = header.findIndex((h) => PHONE_HEADERS.includes(h.replace(/[\s-]+/g, '_')));
-  if (i >= 0) return i;
-  throw usageError('E_USAGE', `${file}: no phone column found in the header (${header.join(', ')})`, {
-    hint: 'name it with --column NAME or a 1-based index',
-  });
+  return inputError('E_INVALID_NUMBER', `${where}refused`);
 }
 
 /** --until: a date (the exemption holds through that day, UTC) or an ISO 8601 date-time. */
@@ -215,20 +163,11 @@ export function parseBasis(raw: string, where = '--basis '): ExemptionBasis {
   return b as ExemptionBasis;
 }
 
-/** A cell a spreadsheet would run as a formula gets a leading apostrophe; control characters are dropped. */
-export function safeCell(value: string | null | undefined): string {
-  // eslint-disable-next-line no-control-regex
-  const v = (value ?? '').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '');
-  // An E.164 number starts with "+" but is data, and must import again as it was exported.
-  if (/^\+\d+$/.test(v)) return v;
-  return /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
-}
-
-/** CSV text of rows (header first), with every cell made safe for a spreadsheet. */
+/** CSV text of rows (header first), written by the one writer with every cell made safe for a spreadsheet. */
 export async function csvText(
   header: readonly string[],
   rows: ReadonlyArray<ReadonlyArray<string | null>>,
 ): Promise<string> {
-  const { stringify } = await import('csv-stringify/sync');
-  return stringify([header as string[], ...rows.map((r) => r.map(safeCell))]);
+  const { listCsv } = await import('../tables/csv-output.js');
+  return listCsv(header, rows);
 }

@@ -40,8 +40,10 @@ export function choosePhoneColumn(
   columnCount: number,
   column: string | undefined,
   path: string,
+  loneColumnIsPhone = false,
 ): { index: number; label: string } {
   const label = (i: number) => (header ? header[i]! : `column ${i + 1}`);
+  if (column === undefined && loneColumnIsPhone && columnCount === 1) return { index: 0, label: label(0) };
   if (column !== undefined) {
     const wanted = column.trim();
     if (header) {

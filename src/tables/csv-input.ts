@@ -35,6 +35,8 @@ export interface CsvOptions {
   header: boolean;
   /** --encoding; UTF-8 unless given, or a UTF-16 byte-order mark says otherwise. */
   encoding?: TextEncoding | undefined;
+  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
+  loneColumnIsPhone?: boolean | undefined;
 }
 
 function describeFile(path: string): string {
@@ -200,7 +202,7 @@ async function layoutFromHeaderLine(
     throw csvError(err, path, undefined, { line: 1, record: 1 });
   }
   const header = options.header ? first : null;
-  const { index, label } = choosePhoneColumn(header, first.length, options.column, path);
+  const { index, label } = choosePhoneColumn(header, first.length, options.column, path, options.loneColumnIsPhone);
   return {
     path,
     delimiter,

@@ -1,5 +1,5 @@
-// The one CSV writer of dnc's outputs (results, callable and suppressed lists): RFC 4180 quoting, whatever the record
-// delimiter.
+// The one CSV writer of dnc's outputs (results, the lists written beside them, the internal list's exports) and the
+// one formula escaper: RFC 4180 quoting, whatever the record delimiter; no cell a spreadsheet would run.
 
 /** Line endings a results file may use: the input's own. */
 export type RecordDelimiter = '\r\n' | '\n' | '\r';
@@ -52,24 +52,52 @@ export class CsvWriter {
 // A formula behind spaces: an import that trims cells (LibreOffice's "Trim spaces") would find the formula.
 // Control characters become spaces first, so "\t@x" from a service is one of these.
 const FORMULA_AFTER_SPACES = /^\s+[=+\-@]/;
+// Control characters an exported list drops: all but the tab and line breaks a CSV field may hold.
+// eslint-disable-next-line no-control-regex
+const DROPPED = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+const E164 = /^\+\d+$/;
+
+/** How a cell is made safe for a spreadsheet (one rule, with the choices its kinds of text need). */
+export interface CellEscaping {
+  /** Control characters: kept (input cells are the user's), made one space (service text) or dropped (lists). */
+  controls?: 'keep' | 'space' | 'drop';
+  /** A formula behind spaces is escaped too (false: as files written before that rule, which verify reads as written). */
+  behindSpaces?: boolean;
+  /** An E.164 number (`+` then digits) is data, left as it is: an exported list imports again as it was. */
+  e164IsData?: boolean;
+}
+
+/** A cell with a formula-leading character (at the start, or after spaces) neutralised by a leading `'`. */
+export function formulaSafeCell(value: string, o: CellEscaping = {}): string {
+  const v =
+    o.controls === 'space' ? value.replace(CONTROL, ' ') : o.controls === 'drop' ? value.replace(DROPPED, '') : value;
+  if (o.e164IsData && E164.test(v)) return v;
+  return FORMULA_LEAD.test(v) || (o.behindSpaces !== false && FORMULA_AFTER_SPACES.test(v)) ? `'${v}` : v;
+}
 
 /**
- * Text that came from the service or a push, made safe for a results cell: control characters become
- * one space, and a formula-leading character, at the start or after spaces, is neutralised with a
- * leading `'` (what spreadsheets themselves use to mark text). The journal keeps the text as received;
+ * Text that came from the service or a push, made safe for a results cell: control characters become one space, and
+ * a formula is neutralised (what spreadsheets themselves use to mark text). The journal keeps the text as received;
  * only the cell is changed.
  */
 export function serviceTextCell(value: string | null | undefined): string {
-  if (!value) return '';
-  const clean = value.replace(CONTROL, ' ');
-  return FORMULA_LEAD.test(clean) || FORMULA_AFTER_SPACES.test(clean) ? `'${clean}` : clean;
+  return value ? formulaSafeCell(value, { controls: 'space' }) : '';
 }
 
 /** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */
 export function escapeFormulaCell(value: string, behindSpaces = true): string {
-  // Behind spaces too: a tool that trims cells before reading them finds the formula (`behindSpaces` false: as
-  // files written before this did it, which verify must read as written).
-  return FORMULA_LEAD.test(value) || (behindSpaces && FORMULA_AFTER_SPACES.test(value)) ? `'${value}` : value;
+  return formulaSafeCell(value, { behindSpaces });
+}
+
+/** A cell of an exported list (suppressions, exemptions): controls dropped, E.164 numbers left as they are. */
+export function listCell(value: string | null | undefined): string {
+  return formulaSafeCell(value ?? '', { controls: 'drop', e164IsData: true });
+}
+
+/** CSV text of a list (header first, LF line ends), every cell made safe for a spreadsheet. */
+export function listCsv(header: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | null>>): string {
+  const writer = new CsvWriter(',', '\n');
+  return writer.records([header.map(listCell), ...rows.map((r) => r.map(listCell))]);
 }
 
 /** Whether a register source is what the interface promises: an https URL. */

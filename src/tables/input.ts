@@ -14,6 +14,8 @@ export interface InputOptions {
   skipRows?: number | undefined;
   /** --encoding, for a CSV file. */
   encoding?: TextEncoding | undefined;
+  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
+  loneColumnIsPhone?: boolean | undefined;
 }
 
 export async function openInputLayout(path: string, options: InputOptions): Promise<TableLayout> {

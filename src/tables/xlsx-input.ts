@@ -33,6 +33,8 @@ export interface XlsxOptions {
   header: boolean;
   /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
   skipRows?: number | undefined;
+  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
+  loneColumnIsPhone?: boolean | undefined;
 }
 
 /** Whether a path names a workbook dnc reads or writes (by its extension). */
@@ -400,7 +402,7 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
   const header = options.header ? Array.from({ length: width }, (_, i) => cellText(first.cells[i])) : null;
   let chosen: ReturnType<typeof choosePhoneColumn>;
   try {
-    chosen = choosePhoneColumn(header, width, options.column, where);
+    chosen = choosePhoneColumn(header, width, options.column, where, options.loneColumnIsPhone);
   } catch (err) {
     const title = header && titleOf(header);
     if (!title || (err as DncError).code !== 'E_COLUMN_NOT_FOUND') throw err;

@@ -177,6 +177,25 @@ describe('dnc suppress', () => {
     expect((await dnc(['--config', cfg, 'suppress', 'count'], w.env)).stdout.trim()).toBe('1');
   });
 
+  it('lists are read and written by the one table reader and writer: UTF-16 and semicolons read, a formula behind spaces escaped', async () => {
+    w = await world();
+    // Excel's "Unicode text" is UTF-16LE with a byte-order mark; the shared reader knows it (the lists' own parser did not).
+    const utf16 = path.join(w.dir, 'opt-outs.csv');
+    writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name;phone\r\nAnn;+12025550143\r\n', 'utf16le')]));
+    const imported = await dnc(['suppress', 'import', utf16], w.env);
+    expect(imported.code, imported.stderr).toBe(0);
+    await dnc(['suppress', 'add', '+12025550144', '--reason', ' =1+1'], w.env);
+    const out = path.join(w.dir, 'out.csv');
+    expect((await dnc(['suppress', 'export', '-o', out], w.env)).code).toBe(0);
+    // Python's csv module, another reader: the E.164 numbers are data, the reason behind spaces escaped.
+    const { readCsvIndependently } = await import('../helpers/csv-oracle.js');
+    const rows = readCsvIndependently(out);
+    expect(rows.slice(1).map((r) => [r[0], r[4]])).toEqual([
+      ['+12025550143', ''],
+      ['+12025550144', "' =1+1"],
+    ]);
+  });
+
   it('a file that is not a list is refused with exit 3', async () => {
     w = await world();
     const junk = w.file('junk.sqlite', ['this is not sqlite']);
