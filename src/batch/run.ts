@@ -240,8 +240,6 @@ export interface BatchOptions {
   resendUnanswered?: boolean;
 }
 
-/** Options that change answers: a different value needs --restart (the others may change on any rerun). */
-const ANSWER_OPTIONS: ReadonlySet<RememberedOption> = new Set(['column', 'country', 'delimiter', 'header']);
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
   column: '--column',
@@ -560,7 +558,8 @@ async function withRememberedOptions(
     return none; // The same check runs again below and says what is wrong.
   }
   if (!existsSync(journalPath)) return none;
-  const { BatchJournal, rememberedRunOf } = await import('../journal/journal.js');
+  const { BatchJournal } = await import('../journal/journal.js');
+  const { rememberedRunOf } = await import('../journal/views.js');
   let remembered: Record<string, unknown> | undefined;
   try {
     if (options.dryRun) remembered = await rememberedRunOf(journalPath, await journalInUse(ctx, journalPath));
@@ -792,7 +791,7 @@ async function runBatchJournal(
   const lockDeps = ctx.lockDeps;
   // A file at the journal's path that is not a dnc journal (a list given as --journal, say) is never deleted or written
   // over.
-  if (existsSync(journalPath) && !(await journalMod.isBatchJournalFile(journalPath))) {
+  if (existsSync(journalPath) && !(await (await import('../journal/views.js')).isBatchJournalFile(journalPath))) {
     throw usageError(
       'E_PATH_COLLISION',
       `${journalPath} is not a dnc batch journal: dnc will not write over it${options.restart ? ' or delete it' : ''}`,
@@ -1618,7 +1617,7 @@ async function rerunPlan(
   serviceOrigin: string | null,
 ) {
   if (journalPath === null || !existsSync(journalPath)) return null;
-  const { rerunPlanOf } = await import('../journal/journal.js');
+  const { rerunPlanOf } = await import('../journal/views.js');
   let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
   try {
     plan = await rerunPlanOf(journalPath, await journalInUse(ctx, journalPath));

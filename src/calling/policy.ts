@@ -2,7 +2,7 @@
 // narrow them) and an explicit override (which may widen them, and is recorded), checked as they enter.
 import { usageError } from '../errors.js';
 import type { HolidayRegion } from './holidays.js';
-import type { ClosedOn, HoursSpec, RulesFile, StateRule } from './rules.js';
+import type { ClosedOn, HoursSpec, RulesFile } from './rules.js';
 
 /** A team's stricter rules: for every number, and per country. Days not named in `hours` have no calls. */
 export interface CallingPolicy {

@@ -1,6 +1,5 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
 // registry, the cache filled.
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/journal.js';
 import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
@@ -8,10 +7,11 @@ import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
 import { keptFolder, publicBaseUrl, unkeptStateNote } from '../paths.js';
 import { registerJournal } from '../stores/registry.js';
-import { reusedNote, ResultsCache, type CachedVerdict } from '../stores/results-cache.js';
+import { reusedNote, ResultsCache } from '../stores/results-cache.js';
 import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
+import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/views.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {

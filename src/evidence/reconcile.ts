@@ -36,7 +36,7 @@ export async function journalSpend(
   /** A batch is running on this journal: its numbers in flight are lookups under way, not lost answers. */
   running = false,
 ): Promise<LocalSpend | null> {
-  const { journalSpendBetween } = await import('../journal/journal.js');
+  const { journalSpendBetween } = await import('../journal/views.js');
   try {
     const spend = await journalSpendBetween(journalPath, iso(start), iso(end), running);
     if (spend.service !== service) return null;

@@ -88,7 +88,7 @@ function fromHistory(history: CheckHistory, id: string, historyFile: string): Tr
 /** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
-  const { journalLookup } = await import('../journal/journal.js');
+  const { journalLookup } = await import('../journal/views.js');
   let read;
   try {
     read = await journalLookup(journalPath, id);

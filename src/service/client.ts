@@ -3,14 +3,7 @@ import { channel } from 'node:diagnostics_channel';
 import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
-import {
-  LOOKUP_HEADERS,
-  type LegacyUsage,
-  type LookupFailed,
-  type LookupReceipt,
-  type LookupSucceeded,
-  type UsagePage,
-} from '../wire/types.js';
+import { LOOKUP_HEADERS, type LegacyUsage, type UsagePage } from '../wire/types.js';
 import {
   judgeLookupAnswer,
   judgeResult,

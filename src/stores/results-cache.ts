@@ -2,10 +2,10 @@
 // paid for again.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { JournalVerdict } from '../journal/journal.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from '../time.js';
 import { openLocalStore } from './local-store.js';
+import type { JournalVerdict } from '../journal/views.js';
 
 /**
  * A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal reads

@@ -3,12 +3,11 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DncError, inputError, usageError } from '../errors.js';
+import { DncError, inputError } from '../errors.js';
 import { describeRecordAt } from './record-location.js';
 import { isUtf16, streamDecoder, utf16FromBom, type TextEncoding } from './encoding.js';
 import { choosePhoneColumn } from './columns.js';
 import {
-  byteFault,
   byteFaults,
   decodeStrict,
   DecodeText,

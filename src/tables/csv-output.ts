@@ -61,7 +61,9 @@ const E164 = /^\+\d+$/;
 export interface CellEscaping {
   /** Control characters: kept (input cells are the user's), made one space (service text) or dropped (lists). */
   controls?: 'keep' | 'space' | 'drop';
-  /** A formula behind spaces is escaped too (false: as files written before that rule, which verify reads as written). */
+  /**
+   * A formula behind spaces is escaped too (false: as files written before that rule, which verify reads as written).
+   */
   behindSpaces?: boolean;
   /** An E.164 number (`+` then digits) is data, left as it is: an exported list imports again as it was. */
   e164IsData?: boolean;
