@@ -1303,7 +1303,7 @@ function checkSameBatch(
 function settleUnanswered(ctx: RunContext, journal: BatchJournal, resend: boolean): void {
   let left = journal.settleUnanswered();
   // A push kept as an orphan may have been the answer to one of them: adopted when it says do_not_call.
-  const adopted = journal.adoptKeptOrphans().length;
+  const adopted = journal.pushes.adoptKeptOrphans().length;
   if (adopted > 0) {
     left = Math.max(0, left - adopted);
     ctx.info(

@@ -13,13 +13,9 @@ import {
   type AppliedExemption,
   type BatchMeta,
   type FinalAnswer,
-  type IncomingPushRecord,
   type NumberRow,
   type NumberVerdict,
-  type PushOutcome,
-  type PushVerdict,
   type StoppedReason,
-  type StorePushOptions,
   type SummaryCounts,
 } from './types.js';
 
@@ -45,7 +41,7 @@ export class BatchJournal {
     this.db = db;
     this.now = now;
     this.st = prepareJournalStatements(db);
-    this.pushStore = new JournalPushes(db, this);
+    this.pushes = new JournalPushes(db, this);
   }
 
   /** Opens (or creates) the journal at `path`: WAL, a busy timeout for `listen` running beside `batch`. */
@@ -480,46 +476,7 @@ export class BatchJournal {
   }
 
   /** The journal's pushes (src/journal/pushes.ts): stored, matched to what was sent, applied, kept as evidence. */
-  private readonly pushStore: JournalPushes;
-
-  /**
-   * Stores a webhook push durably (call before answering 2xx) and, when its correlation id is a pending
-   * number, that number's final answer, atomically. A push seen before is counted, not applied again.
-   */
-  recordPush(
-    body: string,
-    receivedAt: string,
-    correlationIdHeader?: string | null,
-    serviceStatus?: number | null,
-  ): PushOutcome {
-    return this.pushStore.record(body, receivedAt, correlationIdHeader, serviceStatus);
-  }
-
-  /** recordPush for several pushes in one transaction (one commit for a burst of pushes); outcomes in order. */
-  recordPushes(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushOutcome[] {
-    return this.pushStore.store(pushes, options).map((v) => v.outcome);
-  }
-
-  /** recordPushes, with the reason of each refusal. */
-  storePushes(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushVerdict[] {
-    return this.pushStore.store(pushes, options);
-  }
-
-  /** Orphans whose number has since ended unanswered_send, adopted when they err on the safe side (see pushes.ts). */
-  adoptKeptOrphans(skewMs?: number): string[] {
-    return this.pushStore.adoptKeptOrphans(skewMs);
-  }
-
-  /** Applies a kept push to its number once the receipt is recorded (a push faster than its receipt). */
-  applyKeptPush(
-    pushId: number,
-    outcome: 'orphan' | 'conflict',
-    correlationId: string,
-    body: string,
-    options: StorePushOptions = {},
-  ): PushVerdict | null {
-    return this.pushStore.applyKept(pushId, outcome, correlationId, body, options);
-  }
+  readonly pushes: JournalPushes;
 
   /** Numbers the batch has not sent yet or whose answer it has not journaled (queued or in flight). */
   unsentCount(): number {

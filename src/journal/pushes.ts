@@ -102,7 +102,7 @@ export class JournalPushes {
     ])[0]!.outcome;
   }
 
-  /** recordPushes, with the reason of each refusal. */
+  /** Stores several pushes in one transaction (one commit for a burst); the outcome of each, with its reason. */
   store(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushVerdict[] {
     try {
       return this.db.transaction(() => pushes.map((p) => this.storePush(p, options)))();

@@ -1,7 +1,7 @@
 // The final answers a journal stores: a judged answer of the service, a local decision, a conflict of pushes; and a
 // write the disk refused, as the user must see it.
 import { DncError, inputError } from '../errors.js';
-import type { Judgement } from '../service/answers.js';
+import { NO_VERDICT, type Judgement } from '../service/answers.js';
 import { CONFLICTING_PUSHES, type FinalAnswer, type NumberResult } from './types.js';
 
 /**
@@ -40,9 +40,7 @@ export function conflictAnswer(
 ): FinalAnswer {
   return {
     result: 'failed',
-    doNotCall: null,
-    listSource: null,
-    checkedAt: null,
+    ...NO_VERDICT,
     correlationId,
     errorCode: CONFLICTING_PUSHES,
     error:
@@ -90,9 +88,7 @@ export function localAnswer(
 ): FinalAnswer {
   return {
     result,
-    doNotCall: null,
-    listSource: null,
-    checkedAt: null,
+    ...NO_VERDICT,
     correlationId: null,
     errorCode,
     error,

@@ -106,7 +106,7 @@ export class JournalPushStore implements ListenJournal {
       const added = { orphans: 0, orphanBytes: 0, refused: 0, refusedBytes: 0 };
       const o = this.options;
       try {
-        outcomes = this.journal.storePushes(records, {
+        outcomes = this.journal.pushes.store(records, {
           skewMs: o.skewMs,
           admitOrphan: (bytes) => {
             if (this.kept.orphans + added.orphans + 1 > (o.maxOrphans ?? DEFAULT_MAX_ORPHANS)) return false;
@@ -131,7 +131,7 @@ export class JournalPushStore implements ListenJournal {
         this.kept.refusedBytes += added.refusedBytes;
         break;
       } catch (err) {
-        // recordPushes opens a deferred transaction that reads first: when `dnc batch` commits in between,
+        // pushes.store opens a deferred transaction that reads first: when `dnc batch` commits in between,
         // SQLite refuses the upgrade to a write at once ("database is locked", no busy wait). The
         // transaction was rolled back, so it is simply run again; only a lasting lock gets a 503.
         if (!isBusy(err) || attempt >= BUSY_RETRIES) throw err;
@@ -160,7 +160,7 @@ export class JournalPushStore implements ListenJournal {
       refusedReason: push.refusedReason,
     };
     let kept = false;
-    this.journal.storePushes([record], {
+    this.journal.pushes.store([record], {
       admitRefused: (bytes) => {
         if (this.kept.refused + 1 > (this.options.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
         if (this.kept.refusedBytes + bytes > (this.options.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
@@ -199,7 +199,7 @@ export class JournalPushStore implements ListenJournal {
   reconcileOrphans(): string[] {
     const applied: string[] = [];
     for (const row of this.q.orphansNowKnown.all()) {
-      const verdict = this.journal.applyKeptPush(row.push_id, row.outcome, row.correlation_id, row.body, {
+      const verdict = this.journal.pushes.applyKept(row.push_id, row.outcome, row.correlation_id, row.body, {
         skewMs: this.options.skewMs,
       });
       if (!verdict || verdict.outcome === 'refused') continue;
@@ -210,7 +210,7 @@ export class JournalPushStore implements ListenJournal {
       applied.push(row.correlation_id);
     }
     // A rerun may have made numbers unanswered_send since: kept do_not_call pushes about them are adopted.
-    const adopted = this.journal.adoptKeptOrphans(this.options.skewMs);
+    const adopted = this.journal.pushes.adoptKeptOrphans(this.options.skewMs);
     if (adopted.length > 0) {
       this.kept.orphans -= adopted.length;
       applied.push(...adopted);

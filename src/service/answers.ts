@@ -263,6 +263,9 @@ export interface Judgement {
 
 export const BAD_RESPONSE = 'bad_response';
 
+/** The verdict fields of an answer that gives none: not on or off any list, so never callable. */
+export const NO_VERDICT = { doNotCall: null, listSource: null, checkedAt: null } as const;
+
 /** The verdict of an answer the judge refused: failed, never callable, never cached. */
 export function badResponse(
   problem: string,
@@ -272,9 +275,7 @@ export function badResponse(
 ): Judgement {
   return {
     result: 'failed',
-    doNotCall: null,
-    listSource: null,
-    checkedAt: null,
+    ...NO_VERDICT,
     correlationId,
     errorCode: BAD_RESPONSE,
     error: `the service's answer was refused: ${problem}; no verdict`,

@@ -56,9 +56,9 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
 
   it('a do_not_call verdict about it, after its send, is adopted; a callable one is kept and the row stays unanswered', async () => {
     const { j, sentAt } = await unanswered();
-    expect(j.recordPush(push('+61412345001', false, at(sentAt + 5_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.pushes.record(push('+61412345001', false, at(sentAt + 5_000)), new Date().toISOString())).toBe('orphan');
     expect(j.get('+61412345001')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
-    expect(j.recordPush(push('+61412345002', true, at(sentAt + 5_000)), new Date().toISOString())).toBe('adopted');
+    expect(j.pushes.record(push('+61412345002', true, at(sentAt + 5_000)), new Date().toISOString())).toBe('adopted');
     expect(j.get('+61412345002')).toMatchObject({ state: 'done', result: 'do_not_call', do_not_call: 1, error_code: null, credits: 3 });
     // Its send is answered now: only the other one still counts as a send without an answer.
     expect(j.unansweredSends()).toBe(1);
@@ -67,7 +67,7 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
 
   it('a do_not_call verdict dated before the send is not its answer: kept as an orphan', async () => {
     const { j, sentAt } = await unanswered();
-    expect(j.recordPush(push('+61412345002', true, at(sentAt - 3_600_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.pushes.record(push('+61412345002', true, at(sentAt - 3_600_000)), new Date().toISOString())).toBe('orphan');
     expect(j.get('+61412345002')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
     j.close();
   });
@@ -77,11 +77,11 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
     const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `adopt-late-${Math.random()}.csv`)), { create: true }, () => new Date(sentAt));
     j.insertNumbers([['+61412345002', 'AU']]);
     j.claim(j.nextQueued(0, 10).map((q) => q.id));
-    expect(j.recordPush(push('+61412345002', true, at(sentAt + 1_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.pushes.record(push('+61412345002', true, at(sentAt + 1_000)), new Date().toISOString())).toBe('orphan');
     expect(j.settleUnanswered()).toBe(1);
-    expect(j.adoptKeptOrphans()).toEqual(['+61412345002']);
+    expect(j.pushes.adoptKeptOrphans()).toEqual(['+61412345002']);
     expect(j.get('+61412345002')).toMatchObject({ result: 'do_not_call' });
-    expect(j.adoptKeptOrphans()).toEqual([]);
+    expect(j.pushes.adoptKeptOrphans()).toEqual([]);
     j.close();
   });
 });
@@ -135,12 +135,12 @@ describe('journal', () => {
     ]);
 
     const at = '2026-11-21T23:10:00.000Z';
-    expect(j.recordPush(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('applied');
-    expect(j.recordPush(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('duplicate');
-    expect(j.recordPush(JSON.stringify(succeeded('corr-zzz', '+61412345009', false)), at)).toBe('orphan');
-    expect(j.recordPush('not json', at, null)).toBe('orphan');
+    expect(j.pushes.record(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('applied');
+    expect(j.pushes.record(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('duplicate');
+    expect(j.pushes.record(JSON.stringify(succeeded('corr-zzz', '+61412345009', false)), at)).toBe('orphan');
+    expect(j.pushes.record('not json', at, null)).toBe('orphan');
     const expired = { status: 'failed', error_code: 'lookup_expired', error: 'no answer', charged: false, correlation_id: 'corr-b', phone_number: '+61412345002', country: 'AU' };
-    expect(j.recordPushes([{ raw: JSON.stringify(expired), receivedAt: at }])).toEqual(['applied']);
+    expect(j.pushes.store([{ raw: JSON.stringify(expired), receivedAt: at }]).map((v) => v.outcome)).toEqual(['applied']);
 
     const rowA = j.get('+61412345001')!;
     expect([rowA.state, rowA.result, rowA.do_not_call, rowA.credits, rowA.correlation_id]).toEqual(['done', 'do_not_call', 1, 3, 'corr-a']);

@@ -271,7 +271,7 @@ describe('dnc listen: an output behind its journal', () => {
     const { BatchJournal } = await import('../../src/journal/journal.js');
     const journal = await BatchJournal.open(b.journal, { create: false });
     const push = { status: 'failed', error_code: 'billing_error', error: 'credits could not be settled', charged: false, correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, country: 'AU' };
-    expect(journal.recordPush(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe('applied');
+    expect(journal.pushes.record(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe('applied');
     journal.close();
     expect(pendingRows(b.output)).toHaveLength(1);
     const run = listenInProcess(['--results', b.output, '--port', '0', '--exit-when-done'], { cwd: b.dir });
