@@ -60,24 +60,24 @@ describe('journal push store', () => {
   it('runs the transaction again when SQLite refuses the write upgrade at once, and gives up on a lasting lock', async () => {
     const { b, s, rows } = await setUp();
     const journal = s.journal;
-    const original = journal.storePushes.bind(journal);
+    const original = journal.pushes.store.bind(journal.pushes);
     let calls = 0;
     const busy = () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-    journal.storePushes = (records, options) => {
+    journal.pushes.store = (records, options) => {
       calls++;
       if (calls === 1) throw busy();
       return original(records, options);
     };
     expect(await s.store([pushFor(rows[0]!.dnc_correlation_id, rows[0]!.dnc_phone_e164)])).toEqual([{ duplicate: false, orphan: false }]);
     expect(calls).toBe(2);
-    journal.storePushes = () => {
+    journal.pushes.store = () => {
       calls++;
       throw busy();
     };
     calls = 0;
     await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(/database is locked/);
     expect(calls).toBe(5);
-    journal.storePushes = () => {
+    journal.pushes.store = () => {
       throw new Error('disk I/O error');
     };
     await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(/disk I\/O error/);
