@@ -4,7 +4,8 @@ import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultConfigPath, resolveServiceConfig } from '../src/config.js';
+import { resolveServiceConfig } from '../src/config.js';
+import { defaultConfigPath } from '../src/paths.js';
 import { VERSION } from '../src/version.js';
 import { BIN, NO_HOME, REPO_ROOT, dncErrorOf, runDnc } from './helpers/cli.js';
 import { lookupHeaders, startStub, type StubServer } from './service/stub-server.js';

@@ -138,7 +138,7 @@ describe('dnc suppress', () => {
       const book = new ExcelJS.Workbook();
       const sheet = book.addWorksheet('Opt-outs');
       for (const r of rows) sheet.addRow(r);
-      const file = path.join(w.dir, name);
+      const file = path.join(w!.dir, name);
       await book.xlsx.writeFile(file);
       return file;
     };

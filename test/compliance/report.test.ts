@@ -8,6 +8,9 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { dnc, world, type World } from '../evidence/helpers.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
+// Runs in the browser page (Playwright's evaluate), where the DOM's getComputedStyle exists.
+declare const getComputedStyle: (element: unknown) => { gridTemplateColumns: string };
+
 let w: World | undefined;
 afterEach(async () => {
   await w?.cleanup();

@@ -615,7 +615,7 @@ describe('dnc batch: dry run', () => {
     expect(d1.unknown_cost_countries).toEqual(['US', 'GB', 'FR']);
     // No cost learned yet: a lower bound at 1 credit a number (AU, webhook-only, would not be sent), never 0.
     expect(d1).toMatchObject({ estimated_credits: 28 + 3 + 1, estimate_complete: false });
-    expect(d1.credit_guard.estimated_credits).toBe(d1.estimated_credits);
+    expect((d1.credit_guard as { estimated_credits: unknown }).estimated_credits).toBe(d1.estimated_credits);
     expect(existsSync(input.replace(/\.csv$/, '.results.csv'))).toBe(false);
 
     // The demo list's AU row is webhook-only: finished with a row without a verdict, exit 7.

@@ -150,7 +150,7 @@ describe('usage --reconcile', () => {
     await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
     const journalFile = path.join(w.dir, 'calls.results.csv.journal.sqlite');
     type Local = { lookups: number; credits: number; unanswered_sends: number };
-    const reconcile = async () => json((await dnc(['--json', 'usage', '--reconcile'], w.env)).stdout) as { local: Local[] };
+    const reconcile = async () => json((await dnc(['--json', 'usage', '--reconcile'], w!.env)).stdout) as { local: Local[] };
     const afterStop = (await reconcile()).local[0] ?? { lookups: 0, credits: 0, unanswered_sends: 0 };
     const answered = afterStop.credits;
     const unansweredSends = afterStop.unanswered_sends;
