@@ -1,7 +1,7 @@
 // The journal's writes of a batch run, committed once per turn of the event loop together with the next claims:
 // "claimed before sent, answered before counted" in one transaction however many answers arrived in the turn.
 // Tested without HTTP; a commit that fails (a full disk) is rolled back and kept as the run's failure.
-import { journalWriteError, type BatchJournal } from '../journal/journal.js';
+import { type BatchJournal, journalWriteError } from '../journal/journal.js';
 
 export class CommitQueue {
   private writes: Array<() => void> = [];

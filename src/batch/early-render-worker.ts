@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FromRenderThread, RenderThreadData, ToRenderThread } from './early-render-thread.js';
 import { BatchJournal } from '../journal/journal.js';
-import { renderEarly, type EarlyRender } from '../results/render.js';
+import { type EarlyRender, renderEarly } from '../results/render.js';
 
 const port = parentPort!;
 const { journalPath, pollMs } = workerData as RenderThreadData;

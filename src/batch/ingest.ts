@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
-import { PhoneCache, type CellNumber } from '../phone/phone-cache.js';
+import { type CellNumber, PhoneCache } from '../phone/phone-cache.js';
 import { dataRecordLines, readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
 

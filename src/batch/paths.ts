@@ -1,7 +1,7 @@
 // Every file a batch reads or writes, decided and checked before anything is read or sent: no output may land on the
 // input or on another output.
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { lstatSync, mkdirSync, realpathSync, type Stats, statSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError, inputError, usageError } from '../errors.js';
@@ -166,3 +166,51 @@ export function spoolPathFor(journal: string): string {
 }
 
 export { journalPathFor };
+
+/** What a batch reads and writes, as resolved before anything is read or sent. */
+export interface BatchPaths {
+  /** The file the list is read from: the input, or the spool of standard input once it is read. */
+  inputPath: string;
+  fromStdin: boolean;
+  output: OutputTarget;
+  /** The output as it is stored and rendered: a real file path, a FIFO or device path, or `-`. */
+  outputPath: string;
+  callableOut: string | null;
+  suppressedOut: string | null;
+  reviewOut: string | null;
+  dialOut: string | null;
+  country: string | undefined;
+}
+
+/**
+ * Creates a private folder dnc keeps files in; one that cannot be made is exit 3 naming it (never an internal error).
+ */
+export function makeFolder(dir: string, what: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw inputError('E_OUTPUT_UNWRITABLE', `cannot make the folder ${dir} for ${what}: ${describeFsError(err)}`, {
+      hint: 'check XDG_STATE_HOME (or HOME), or give -o a file and --journal a path you can write to; nothing was sent',
+      cause: err,
+    });
+  }
+}
+
+export async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: string): Promise<void> {
+  let describes: string | undefined;
+  try {
+    const { readFile } = await import('node:fs/promises');
+    describes = (JSON.parse(await readFile(manifestPath, 'utf8')) as { output?: { path?: string } }).output?.path;
+  } catch {
+    return; // None yet, or not a manifest: the batch writes its own.
+  }
+  if (describes && outputPath !== '-' && path.resolve(describes) !== path.resolve(outputPath)) {
+    throw usageError(
+      'E_PATH_COLLISION',
+      `${manifestPath} is the manifest of another output (${describes}): this batch's would replace it`,
+      {
+        hint: 'give -o a name that differs from that output by more than its extension',
+      },
+    );
+  }
+}

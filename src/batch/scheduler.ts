@@ -2,8 +2,8 @@
 // answer.
 import { EventEmitter } from 'node:events';
 import { DncError, isDncError } from '../errors.js';
-import { unsupportedCountryText, type Judgement } from '../service/answers.js';
-import { NOT_SENT_CODES, type LookupOutcome, type ServiceClient } from '../service/client.js';
+import { type Judgement, unsupportedCountryText } from '../service/answers.js';
+import { type LookupOutcome, NOT_SENT_CODES, type ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
 import {

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
 import { integerOption, parsedOption } from '../cli-options.js';
-import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport } from '../batch/run.js';
-import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/remembered-options.js';
+import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport } from '../batch/job.js';
+import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { RenderSummary } from '../results/render.js';
 import type { StoppedReason } from '../journal/journal.js';
 import { parseIntegerOption } from '../config.js';
@@ -19,7 +19,7 @@ import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from '../main.js';
 
-export type { BatchOptions } from '../batch/run.js';
+export type { BatchOptions } from '../batch/job.js';
 
 /** Commander's attribute names of the remembered options that differ from ours. */
 const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };

@@ -93,3 +93,8 @@ export function acquireJournalLock(journalPath: string, deps: LockDeps, kind: Lo
   }
   throw usageError('E_JOURNAL_BUSY', `cannot lock ${journalPath}`);
 }
+
+/** Whether a `dnc batch` or a `dnc listen` holds the journal at `journalPath`. */
+export function journalInUse(journalPath: string, deps: LockDeps): boolean {
+  return lockHolder(journalPath, deps) !== null || lockHolder(journalPath, deps, 'listen') !== null;
+}

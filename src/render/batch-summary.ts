@@ -2,7 +2,7 @@
 import { terminalSafe } from '../text/terminal-safe.js';
 import type { DncResult } from '../results/columns.js';
 import type { RenderSummary } from '../results/render.js';
-import type { DryRunReport as DryRunFindings } from '../batch/run.js';
+import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';

@@ -1,0 +1,160 @@
+// The lookups of a batch: what is sent, the costs learned, the numbers weighed by the credit guard.
+import type { ServiceClient } from '../service/client.js';
+import type { BatchJournal } from '../journal/journal.js';
+import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
+import { formatInteger } from '../text/numbers.js';
+import type { BatchOptions, RunContext } from './job.js';
+import type { Reading } from './read-input.js';
+
+export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
+  const { writeCosts } = await import('../stores/cost-cache.js');
+  const origin = journal.meta()?.serviceOrigin;
+  if (!origin) return;
+  const { keptFolder } = await import('../paths.js');
+  const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
+  if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
+    ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
+  }
+}
+
+export async function runLookups(
+  ctx: RunContext,
+  journal: BatchJournal,
+  client: ServiceClient,
+  options: BatchOptions,
+  knownCosts: ReadonlyMap<string, number>,
+  reading: Reading | null,
+  on: { answered: (progress: SchedulerProgress) => void; drained: () => void },
+): Promise<SchedulerOutcome> {
+  const { BatchScheduler } = await import('./scheduler.js');
+  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+  const scheduler = new BatchScheduler({
+    journal,
+    client,
+    concurrency: options.concurrency,
+    maxCredits: options.maxCredits,
+    webhookUrl: options.webhookUrl ?? null,
+    webhookAll: options.webhookAll,
+    webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES,
+    knownCosts,
+    ...(reading ? { incoming: reading } : {}),
+  });
+  ctx.emit({ type: 'lookups-started' });
+  scheduler.on('progress', (p: SchedulerProgress) => {
+    ctx.emit({ type: 'progress', progress: p });
+    on.answered(p);
+  });
+  scheduler.on('drained', on.drained);
+  let quit = false;
+  const off = ctx.interrupts.on((count) => {
+    if (count === 1) {
+      ctx.emit({ type: 'stopping' });
+      scheduler.stop('interrupted');
+    } else {
+      quit = true;
+      scheduler.abandon();
+      reading?.abort();
+    }
+  });
+  // A list that cannot be read to its end (malformed CSV): no new lookups; those in flight are awaited and kept.
+  reading?.done.catch(() => scheduler.stop('interrupted'));
+  try {
+    let sentInFirstTurn = 0;
+    const firstTurn = (p: SchedulerProgress) => (sentInFirstTurn = p.sent);
+    scheduler.on('progress', firstTurn);
+    // run() claims and sends the first lookups in its first turn, which is synchronous.
+    const running = scheduler.run();
+    scheduler.off('progress', firstTurn);
+    // Reading goes on once the first lookup is on the wire: connecting and writing it are callbacks that a
+    // thousand rows normalised in between would hold back (a long list's first lookup came 100 ms after a short one's).
+    // When nothing was sent (the first numbers were all answered locally), it goes on at once.
+    if (reading) {
+      if (sentInFirstTurn === 0) reading.lookupsStarted();
+      else
+        void Promise.race([client.firstSent?.() ?? Promise.resolve(), running]).then(
+          reading.lookupsStarted,
+          reading.lookupsStarted,
+        );
+    }
+    const outcome = await running;
+    // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
+    // included, which costs no credit); a second Ctrl-C stops it.
+    if (reading) {
+      if (outcome.abandoned) await reading.done.catch(() => {});
+      else {
+        try {
+          await reading.done;
+        } catch (err) {
+          if (quit) return { ...outcome, abandoned: true };
+          const e = err as { hint?: string; code?: unknown };
+          if (outcome.sent > 0 && typeof err === 'object' && err !== null) {
+            // A fault of the list (its bytes, its CSV) is fixed in the list; anything else (a full disk) where it lies.
+            const what =
+              typeof e.code === 'string' && e.code.startsWith('E_INPUT') ? 'the list is fixed' : 'that is fixed';
+            Object.assign(err, {
+              hint:
+                `${e.hint ? `${e.hint}; ` : ''}the ${formatInteger(outcome.sent)} lookup(s) sent while the ` +
+                `list was read are kept in the journal: run the same command once ${what} and they are not ` +
+                `sent, or paid for, again`,
+            });
+          }
+          throw err;
+        }
+      }
+    }
+    return outcome;
+  } finally {
+    off();
+    ctx.emit({ type: 'lookups-ended' });
+  }
+}
+
+/** The journal's queue as it is now, for a reader that runs later (the credit guard, once the balance comes). */
+/** How many numbers of a list still being read the credit guard waits for (or the end of the list). */
+const GUARD_SAMPLE = 1024;
+
+/**
+ * The numbers a run sends while its list is read, as the credit guard weighs them: the balance was asked before
+ * any lookup, so it must cover those queued when the lookups began and every number read after (sent by then or
+ * not). Weighed once the list is read or its first thousand numbers are, whichever comes first: the first lookups
+ * go out after a few rows, and an estimate over those alone would say little.
+ */
+export async function numbersOfThisRun(
+  journal: BatchJournal,
+  reading: Reading,
+): Promise<Pick<BatchJournal, 'nextQueued'>> {
+  const numbers = pagesOf((after, limit) => journal.nextQueued(after, limit));
+  const lastAtStart = journal.lastNumberId();
+  await new Promise<void>((resolve) => {
+    let read = numbers.length;
+    reading.subscribe((added) => {
+      read += added;
+      if (read >= GUARD_SAMPLE || !reading.reading) resolve();
+    });
+    reading.done.then(resolve, resolve);
+  });
+  numbers.push(...pagesOf((after, limit) => journal.numbersAfter(Math.max(after, lastAtStart), limit)));
+  return {
+    nextQueued: (afterId, limit) => {
+      const from = numbers.findIndex((q) => q.id > afterId);
+      return from < 0 ? [] : numbers.slice(from, from + limit);
+    },
+  };
+}
+
+function pagesOf(
+  page: (afterId: number, limit: number) => Array<{ id: number; e164: string; country: string }>,
+): Array<{ id: number; e164: string; country: string }> {
+  const all: Array<{ id: number; e164: string; country: string }> = [];
+  for (let p = page(0, 4096); p.length > 0; p = page(p[p.length - 1]!.id, 4096)) all.push(...p);
+  return all;
+}
+
+/**
+ * Whether a country's numbers go unsent in this run: webhook mode (webhook-only, or --webhook-all) without
+ * --webhook-url.
+ */
+export async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
+  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+  return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
+}

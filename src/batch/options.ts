@@ -1,0 +1,320 @@
+// A batch's options checked before anything is read, and the options its journal remembers: what a rerun resumes
+// with, how a resume is written on a command line.
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
+import { usageError } from '../errors.js';
+import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
+import type { ResultOptions } from '../journal/journal.js';
+import {
+  type BatchOptions,
+  COMPLIANCE_FLAGS,
+  REMEMBERED_OPTIONS,
+  type RememberedOption,
+  type RunContext,
+} from './job.js';
+import { type BatchPaths, refuseManifestOfAnotherOutput } from './paths.js';
+import { journalInUse } from '../journal/lock.js';
+
+/** How each remembered option is written on a command line (for the resume line and messages). */
+const FLAG: Record<RememberedOption, string> = {
+  column: '--column',
+  country: '--country',
+  delimiter: '--delimiter',
+  header: '--no-header',
+  sheet: '--sheet',
+  skipRows: '--skip-rows',
+  encoding: '--encoding',
+  outputEncoding: '--output-encoding',
+  concurrency: '--concurrency',
+  webhookUrl: '--webhook-url',
+  webhookAll: '--webhook-all',
+  allowInsecureWebhookUrl: '--allow-insecure-webhook-url',
+  maxCredits: '--max-credits',
+  callableOut: '--callable-out',
+  suppressedOut: '--suppressed-out',
+  reviewOut: '--review-out',
+  dialOut: '--dial-out',
+  reuseWithinMs: '--reuse-within',
+  escapeFormulas: '--escape-formulas',
+  format: '--format',
+  compliance: '--suppression-list',
+};
+
+/** Checks options and paths before anything is read or sent (exit 2; exit 3 for a folder that cannot be written). */
+export async function checkOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<BatchPaths> {
+  const country = await parseCountryOption(options.country);
+  if (options.webhookAll && options.webhookUrl === undefined) {
+    throw usageError('E_USAGE', '--webhook-all needs --webhook-url', {
+      hint: 'give the https URL the service should push results to',
+    });
+  }
+  // The key is looked for in the URL only when lookups may be sent (a dry run needs no configuration).
+  const keys = options.webhookUrl !== undefined && !options.dryRun ? [(await ctx.serviceConfig()).apiKey.value] : [];
+  await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl, keys);
+  const { resolveOutputTarget } = await import('./paths.js');
+  // A list that is not a regular file (standard input, a FIFO, `<(…)`) is read once into a spool.
+  const given = input === '-' || ctx.isStandardInput(path.resolve(ctx.cwd, input)) ? '-' : path.resolve(ctx.cwd, input);
+  const fromStdin = given === '-' || isStream(given);
+  const inputPath = given;
+  const defaultOutput = fromStdin ? '-' : inputPath.replace(/(\.[^./\\]*)?$/, '.results.csv');
+  let output = resolveOutputTarget('-o', options.output ?? defaultOutput, ctx.cwd);
+  // /dev/stdout and /proc/self/fd/1 are this process's standard output, which cannot always be opened again
+  // by path (a socket gives ENXIO): write to the stream itself. So too when they lead to a regular file
+  // (`>> log.csv`): replacing that file would drop what it held, and the shell's append with it.
+  if (
+    output.path !== '-' &&
+    ctx.isStandardOutput(output.path) &&
+    (output.kind === 'stream' || isSymbolicLink(path.resolve(ctx.cwd, options.output ?? defaultOutput)))
+  ) {
+    output = { kind: 'stream', path: '-' };
+  }
+  const toStdin = (flag: string, file: string) => {
+    // Only a list read from standard input can be overwritten through it (`dnc batch - -o calls.csv < calls.csv`);
+    // a named list leaves standard input alone (in cron it is /dev/null, and so may -o be).
+    if (given === '-' && file !== '-' && ctx.isStandardInput(file)) {
+      throw usageError(
+        'E_PATH_COLLISION',
+        `${flag} ${file} is standard input: dnc never writes where its input comes from`,
+        { hint: `give ${flag} a file name` },
+      );
+    }
+  };
+  const toStderr = (flag: string, file: string) => {
+    // Progress, warnings and the summary go there: results mixed into them could be read by no one, and a
+    // file behind it (`2>> log`) would be replaced, dropping what the shell appended.
+    // A character device is not refused: with `2>/dev/null` (cron), `-o /dev/null` is the same device, and
+    // writing there drops nothing (nor does a terminal).
+    if (file !== '-' && ctx.isStandardError?.(file) && !isCharacterDevice(file)) {
+      throw usageError('E_USAGE', `${flag} ${file} is standard error, where dnc writes its progress and summary`, {
+        hint: `give ${flag} a file name${flag === '-o' ? ', or - for standard output' : ''}`,
+      });
+    }
+  };
+  toStdin('-o', output.path);
+  toStderr('-o', output.path);
+  const list = (flag: string, name: string | undefined): string | null => {
+    if (name === undefined) return null;
+    const target = name === '-' ? null : resolveOutputTarget(flag, name, ctx.cwd);
+    // Standard output carries the results (-o -) or the summary: a list there would be mixed into either.
+    if (target === null || ctx.isStandardOutput(target.path)) {
+      throw usageError('E_USAGE', `${flag} ${name}: only the results (-o -) can go to standard output`, {
+        hint: `give ${flag} a file name`,
+      });
+    }
+    toStdin(flag, target.path);
+    toStderr(flag, target.path);
+    return target.path;
+  };
+  return {
+    inputPath,
+    fromStdin,
+    output,
+    outputPath: output.path,
+    callableOut: list('--callable-out', options.callableOut ?? undefined),
+    suppressedOut: list('--suppressed-out', options.suppressedOut ?? undefined),
+    reviewOut: list('--review-out', options.reviewOut ?? undefined),
+    dialOut: list('--dial-out', options.dialOut ?? undefined),
+    country,
+  };
+}
+
+/**
+ * Refuses two roles on one file, and folders that cannot take a first write, before the journal is made
+ * or --restart deletes anything: nothing is read from the service until every output can be written.
+ */
+export async function checkFiles(
+  paths: BatchPaths,
+  journalPath: string | null,
+  manifestPath: string | null,
+): Promise<void> {
+  const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('./paths.js');
+  const files = [
+    ...(!paths.fromStdin
+      ? [{ role: 'the input', path: paths.inputPath }]
+      : journalPath
+        ? [{ role: 'the spooled input', path: spoolPathFor(journalPath) }]
+        : []),
+    ...(paths.output.kind === 'file' ? [{ role: '-o', path: paths.outputPath }] : []),
+    ...(paths.callableOut ? [{ role: '--callable-out', path: paths.callableOut }] : []),
+    ...(paths.suppressedOut ? [{ role: '--suppressed-out', path: paths.suppressedOut }] : []),
+    ...(paths.reviewOut ? [{ role: '--review-out', path: paths.reviewOut }] : []),
+    ...(paths.dialOut ? [{ role: '--dial-out', path: paths.dialOut }] : []),
+    ...(journalPath ? journalSideFiles(journalPath) : []),
+    ...(manifestPath ? [{ role: 'the manifest', path: manifestPath }] : []),
+  ];
+  refuseCollisions(files);
+  // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
+  // evidence would replace the other's.
+  // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)
+  if (paths.output.kind === 'file' && manifestPath) await refuseManifestOfAnotherOutput(manifestPath, paths.outputPath);
+  const folders = new Map<string, string>();
+  const add = (file: string | null, what: string) => {
+    if (file && file !== '-' && !folders.has(path.dirname(file))) folders.set(path.dirname(file), what);
+  };
+  if (paths.output.kind === 'file') add(paths.outputPath, 'the results');
+  for (const f of [paths.callableOut, paths.suppressedOut, paths.reviewOut, paths.dialOut])
+    if (f && statSafe(f)?.isFile() !== false) add(f, 'a list');
+  add(journalPath, 'the journal');
+  add(manifestPath, 'the manifest');
+  for (const [dir, what] of folders) await checkWritableFolder(dir, what);
+}
+
+/** What the journal remembers of this run's options (paths resolved, so a rerun from elsewhere finds them). */
+export function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string, unknown> {
+  return {
+    column: options.column ?? null,
+    country: options.country ?? null,
+    delimiter: options.delimiter ?? null,
+    header: options.header,
+    concurrency: options.concurrency,
+    webhookUrl: options.webhookUrl ?? null,
+    webhookAll: options.webhookAll,
+    allowInsecureWebhookUrl: options.allowInsecureWebhookUrl,
+    maxCredits: options.maxCredits,
+    callableOut: paths.callableOut,
+    suppressedOut: paths.suppressedOut,
+    reviewOut: paths.reviewOut,
+    dialOut: paths.dialOut,
+    reuseWithinMs: options.reuseWithinMs ?? null,
+    escapeFormulas: options.escapeFormulas === true,
+    format: options.format ?? null,
+    sheet: options.sheet ?? null,
+    skipRows: options.skipRows ?? null,
+    encoding: options.encoding ?? null,
+    outputEncoding: options.outputEncoding ?? null,
+    compliance: options.compliance ?? {},
+  };
+}
+
+function statSafe(file: string) {
+  try {
+    return statSync(file);
+  } catch {
+    return null;
+  }
+}
+
+/** The command that resumes this batch, as the user would type it. */
+export function resumeCommand(input: string, options: BatchOptions, outputPath: string, cwd: string): string {
+  const q = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const rel = (p: string) => {
+    const r = path.relative(cwd, p);
+    return r.startsWith('..') || path.isAbsolute(r) ? p : r;
+  };
+  const parts = ['dnc', 'batch', q(input), '-o', outputPath === '-' ? '-' : q(rel(outputPath))];
+  if (options.journal !== undefined) parts.push('--journal', q(options.journal));
+  // A journal beside a file output remembers every option: the short command resumes with them all.
+  if (outputPath !== '-' || options.journal !== undefined) return parts.join(' ');
+  // Standard output: the journal is found by the options that shape answers, so they are repeated.
+  if (options.column !== undefined) parts.push('--column', q(options.column));
+  if (options.country !== undefined) parts.push('--country', q(options.country));
+  if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
+  if (!options.header) parts.push('--no-header');
+  if (options.sheet !== undefined) parts.push('--sheet', q(options.sheet));
+  if (options.skipRows) parts.push('--skip-rows', String(options.skipRows));
+  if (options.encoding !== undefined) parts.push('--encoding', options.encoding);
+  if (options.outputEncoding !== undefined) parts.push('--output-encoding', options.outputEncoding);
+  for (const name of ['webhookUrl', 'webhookAll', 'allowInsecureWebhookUrl', 'maxCredits', 'escapeFormulas'] as const) {
+    const text = flagText(name, options[name]);
+    if (text) parts.push(...text.split(' ').map((t, i) => (i === 0 ? t : q(t))));
+  }
+  if (options.concurrency !== 8) parts.push('--concurrency', String(options.concurrency));
+  // The same internal list on resume: without it, numbers it suppressed would be looked up.
+  if (options.compliance?.suppressionList !== undefined)
+    parts.push('--suppression-list', q(options.compliance.suppressionList));
+  return parts.join(' ');
+}
+
+export function describeOptions(o: ResultOptions): string {
+  const parts = [
+    `country=${o.country ?? '(none)'}`,
+    `delimiter=${o.delimiter === '\t' ? 'tab' : o.delimiter}`,
+    `header=${o.header}`,
+    `phone column=${o.phoneIndex + 1}`,
+    `webhook-url=${o.webhookUrl ?? '(none)'}`,
+    `webhook-all=${o.webhookAll}`,
+  ];
+  return parts.join(', ');
+}
+
+export function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
+  return (
+    a.country === b.country && a.delimiter === b.delimiter && a.header === b.header && a.phoneIndex === b.phoneIndex
+  );
+}
+
+/** A remembered option as it is typed on a command line (`--max-credits 50`), for messages. */
+function flagText(name: RememberedOption, value: unknown): string {
+  if (name === 'compliance') {
+    const flags = (value ?? {}) as Record<string, string | undefined>;
+    return Object.entries(COMPLIANCE_FLAGS)
+      .filter(([k]) => flags[k] !== undefined)
+      .map(([k, flag]) => `${flag} ${flags[k]}`)
+      .join(' ');
+  }
+  if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
+  if (value === null || value === undefined) return '';
+  if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
+  return `${FLAG[name]} ${String(value)}`;
+}
+
+/**
+ * Takes every option not given on this command line from the journal of the same output, when it remembers
+ * them: `dnc batch INPUT -o OUT` alone resumes a batch as it was started (budget, lists, webhook URL …).
+ * Returns the options and how to say what was taken.
+ */
+export async function withRememberedOptions(
+  ctx: RunContext,
+  input: string,
+  options: BatchOptions,
+): Promise<{ options: BatchOptions; resumedWith: string[] }> {
+  const none = { options, resumedWith: [] };
+  // --restart starts from nothing; a dry run takes what a rerun would (it only reads the journal).
+  if (options.restart || !options.given) return none;
+  const { resolveOutputTarget, journalPathFor } = await import('./paths.js');
+  let journalPath: string;
+  try {
+    if (options.journal !== undefined) journalPath = resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
+    else {
+      if (input === '-' && options.output === undefined) return none;
+      const target = resolveOutputTarget(
+        '-o',
+        options.output ?? path.resolve(ctx.cwd, input).replace(/(\.[^./\\]*)?$/, '.results.csv'),
+        ctx.cwd,
+      );
+      if (target.kind !== 'file') return none;
+      journalPath = journalPathFor(target.path);
+    }
+  } catch {
+    return none; // The same check runs again below and says what is wrong.
+  }
+  if (!existsSync(journalPath)) return none;
+  const { BatchJournal } = await import('../journal/journal.js');
+  const { rememberedRunOf } = await import('../journal/views.js');
+  let remembered: Record<string, unknown> | undefined;
+  try {
+    if (options.dryRun) remembered = await rememberedRunOf(journalPath, journalInUse(journalPath, ctx.lockDeps));
+    else {
+      const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
+      try {
+        remembered = journal.meta()?.run;
+      } finally {
+        journal.close();
+      }
+    }
+  } catch {
+    return none; // Opened again below, where an unreadable journal is reported.
+  }
+  if (!remembered) return none;
+  const merged: Record<string, unknown> = { ...options };
+  const resumedWith: string[] = [];
+  for (const name of REMEMBERED_OPTIONS) {
+    if (options.given.has(name) || !(name in remembered)) continue;
+    // null is a value (no budget, no reuse window); for the rest it means not given.
+    merged[name] = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
+    const text = flagText(name, remembered[name]);
+    if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
+  }
+  return { options: merged as unknown as BatchOptions, resumedWith };
+}

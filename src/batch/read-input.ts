@@ -1,0 +1,118 @@
+// The list read into the journal, one row of numbers at a time, while the lookups of what was read run.
+import type { BatchJournal, BatchMeta } from '../journal/journal.js';
+import type { PhoneCache } from '../phone/phone-cache.js';
+import type { IncomingNumbers } from './scheduler.js';
+import { formatInteger } from '../text/numbers.js';
+import type { TableLayout } from '../tables/layout.js';
+import type { RunContext } from './job.js';
+import type { JournalBatch } from './resume.js';
+
+/** The input being read into the journal while lookups run: the scheduler's incoming numbers. */
+export interface Reading extends IncomingNumbers {
+  /** Resolves once every row is in the journal (and the batch's meta says so); rejects as reading does. */
+  readonly done: Promise<void>;
+  /** Stops reading (a second Ctrl-C, or the run failed before its lookups); `done` then rejects. */
+  abort(): void;
+  /** Lets reading go on past its first chunk: called once the first lookups are sent. */
+  lookupsStarted(): void;
+}
+
+/**
+ * Reads the input into the journal. `streaming`: returns at once, the reading going on while lookups run
+ * (each chunk's numbers are committed, then announced); otherwise returns null once every row is read.
+ * The batch's meta is written first (a crash while reading leaves a journal a rerun recognises) and
+ * completed with the input's SHA-256 and size at the end, with the flag that says the input is all there.
+ */
+export async function readInput(
+  ctx: RunContext,
+  journal: BatchJournal,
+  batch: JournalBatch,
+  phones: PhoneCache,
+  streaming: boolean,
+): Promise<Reading | null> {
+  const { layout, resultOptions, paths, input, serviceOrigin, rendering } = batch;
+  const { ingestInput } = await import('./ingest.js');
+  ctx.info(readingLine(input, layout));
+  const meta: BatchMeta = {
+    schema: 1,
+    inputPath: paths.inputPath,
+    // Known once the input is read: until then a render refuses the journal (the input is not all there).
+    inputSha256: '',
+    inputSize: 0,
+    outputPath: paths.outputPath,
+    callableOut: paths.callableOut,
+    suppressedOut: paths.suppressedOut,
+    options: resultOptions,
+    layout: {
+      recordDelimiter: layout.recordDelimiter,
+      header: layout.header,
+      columnCount: layout.columnCount,
+      phoneLabel: layout.phoneLabel,
+      bom: layout.bom,
+      workbook: layout.workbook,
+      encoding: layout.encoding,
+    },
+    createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
+    serviceOrigin,
+    ...rendering,
+  };
+  journal.setMeta(meta);
+  const read = (onNumbers?: (added: number) => void, signal?: AbortSignal, firstNumbersTaken?: Promise<void>) =>
+    ingestInput(layout, resultOptions.country ?? undefined, journal, phones, {
+      onNumbers,
+      signal,
+      firstNumbersTaken,
+    }).then((scan) => {
+      journal.atomically(() => {
+        journal.setMeta({ ...meta, inputSha256: scan.sha256, inputSize: scan.bytes });
+        journal.markIngested();
+      });
+      const c = journal.summaryCounts();
+      ctx.info(
+        `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} ` +
+          `distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot ` +
+          `be valid (not sent)`,
+      );
+    });
+  if (!streaming) {
+    await read();
+    return null;
+  }
+  const listeners: Array<(added: number) => void> = [];
+  const controller = new AbortController();
+  let lookupsStarted = () => {};
+  const firstNumbersTaken = new Promise<void>((resolve) => (lookupsStarted = resolve));
+  const reading = {
+    reading: true,
+    subscribe: (listener: (added: number) => void) => void listeners.push(listener),
+    abort: () => {
+      controller.abort(new Error('reading stopped'));
+      lookupsStarted();
+    },
+    lookupsStarted: () => lookupsStarted(),
+    done: Promise.resolve(),
+  };
+  reading.done = read(
+    (added) => {
+      for (const l of listeners) l(added);
+    },
+    controller.signal,
+    firstNumbersTaken,
+  ).finally(() => {
+    reading.reading = false;
+    for (const l of listeners) l(0);
+  });
+  // Awaited by the caller after the lookups; until then a failure must not count as unhandled.
+  reading.done.catch(() => {});
+  return reading;
+}
+
+/** What is read, named as the user gave it, with what was detected in it. */
+export function readingLine(input: string, layout: TableLayout): string {
+  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
+  const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
+  return (
+    `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ` +
+    `${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`
+  );
+}
