@@ -25,6 +25,8 @@ export interface GlobalFlags {
   retries?: number;
   /** --profile / DNC_PROFILE: a named set of values in the config file's "profiles". */
   profile?: string;
+  /** --store / DNC_STORE: a team's PostgreSQL store instead of the local files. */
+  store?: string;
 }
 
 /** Strings a config file (or one of its profiles) may hold; a profile's values replace the top level's. */
@@ -37,6 +39,7 @@ export const CONFIG_STRING_KEYS = [
   'san',
   'campaign',
   'suppression_list',
+  'store',
 ] as const;
 type ConfigStringKey = (typeof CONFIG_STRING_KEYS)[number];
 
@@ -73,6 +76,22 @@ export const ENVIRONMENT_VARIABLES = [
     name: 'DNC_SUPPRESSION_LIST',
     meaning: 'the internal do-not-call list and exemptions (as --suppression-list; default: the state folder)',
   },
+  {
+    name: 'DNC_STORE',
+    meaning: "a team's PostgreSQL store, postgres://… (as --store; default: the local files, see docs/team.md)",
+  },
+  { name: 'PGHOST', meaning: 'the team store: its host or socket folder, where --store leaves it out (as libpq)' },
+  { name: 'PGPORT', meaning: 'the team store: its port, where --store leaves it out (as libpq)' },
+  { name: 'PGUSER', meaning: 'the team store: the role, where --store leaves it out (as libpq)' },
+  { name: 'PGDATABASE', meaning: 'the team store: the database, where --store leaves it out (as libpq)' },
+  { name: 'PGPASSWORD', meaning: 'the team store: the password, where --store has none (as libpq; never shown)' },
+  { name: 'PGPASSFILE', meaning: 'the team store: the password file (as libpq; default ~/.pgpass)' },
+  { name: 'PGSERVICE', meaning: 'the team store: a service of pg_service.conf (as libpq)' },
+  { name: 'PGSERVICEFILE', meaning: 'the team store: the service file (as libpq; default ~/.pg_service.conf)' },
+  { name: 'PGSYSCONFDIR', meaning: "the team store: the folder of the system's pg_service.conf (as libpq)" },
+  { name: 'PGSSLMODE', meaning: 'the team store: disable, require, verify-ca or verify-full (as libpq)' },
+  { name: 'PGSSLROOTCERT', meaning: "the team store: the CA certificate that signs the server's (as libpq)" },
+  { name: 'PGCONNECT_TIMEOUT', meaning: 'the team store: seconds to wait for a connection (as libpq; default 10)' },
   { name: 'USER', meaning: 'who made a change to the internal list or exemptions (the audit log records user@host)' },
   { name: 'LOGNAME', meaning: 'as USER, where USER is not set' },
   { name: 'DNC_VERBOSE', meaning: '1: one stderr line per HTTP request and response, the key redacted (as --verbose)' },
@@ -160,7 +179,12 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
     throw usageError('E_CONFIG_INVALID', `config file ${file} must hold a JSON object`);
   }
   const profiles = isObject(parsed.profiles) ? Object.values(parsed.profiles).filter(isObject) : [];
-  const holdsKey = [parsed, ...profiles].some((o) => typeof o.api_key === 'string' && o.api_key !== '');
+  // A store URL with a password in it is a secret too.
+  const holdsKey = [parsed, ...profiles].some(
+    (o) =>
+      (typeof o.api_key === 'string' && o.api_key !== '') ||
+      (typeof o.store === 'string' && /^[a-z]+:\/\/[^/@]*:[^/@]+@/i.test(o.store)),
+  );
   await checkModes(file, 'the config file', holdsKey, notes);
   const out = configValues(parsed, file, '');
   if (profile !== undefined) {
@@ -369,6 +393,19 @@ function validateBaseUrl(baseUrl: Sourced<string>, configPath: string): void {
       `the base URL given by ${where} must not carry credentials; give the key with --api-key or DNC_API_KEY`,
     );
   }
+}
+
+/** The `store` setting: --store, else DNC_STORE, else "store" in the config file (or its profile); else local. */
+export async function storeSetting(
+  flags: GlobalFlags,
+  env: Env,
+  homedir: string,
+): Promise<{ url: string | null; from: string }> {
+  if (flags.store) return { url: flags.store, from: '--store' };
+  if (env.DNC_STORE) return { url: env.DNC_STORE, from: 'DNC_STORE' };
+  const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
+  if (file.store) return { url: file.store, from: `"store" in ${configPath}` };
+  return { url: null, from: 'the default' };
 }
 
 /** Parses a whole number option, refusing anything else with exit 2. */

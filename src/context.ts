@@ -4,6 +4,7 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
   resolveServiceConfig,
+  storeSetting,
   type GlobalFlags,
   type ServiceConfig,
 } from './config.js';
@@ -11,6 +12,7 @@ import { redactSecrets } from './errors.js';
 import { writeLine, type IO } from './io.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
+import type { Stores } from './stores/owner.js';
 import { VERSION } from './version.js';
 
 type Env = Record<string, string | undefined>;
@@ -45,6 +47,10 @@ export interface Context {
   serviceConfig(): Promise<ServiceConfig>;
   /** A client for the configured service, sized for `connections` concurrent requests. */
   createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  /** The stores the `store` setting names (the local files, or a team's PostgreSQL store); opened once. */
+  stores(): Promise<Stores>;
+  /** Closes the stores if they were opened (the command's end). */
+  closeStores(): Promise<void>;
 }
 
 export interface ContextDeps {
@@ -65,6 +71,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
   const secrets: string[] = deps.secrets ?? [];
   const say = (line: string) => writeLine(deps.io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
   let config: Promise<ServiceConfig> | undefined;
+  let stores: Promise<Stores> | undefined;
   const ctx: Context = {
     io: deps.io,
     env,
@@ -101,6 +108,18 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
         return c;
       });
       return config;
+    },
+    stores() {
+      stores ??= storeSetting(flags, env, ctx.homedir).then(async (setting) => {
+        const { openStores } = await import('./stores/owner.js');
+        const opened = await openStores(setting, env, ctx.homedir);
+        if (opened.kind === 'postgres') ctx.debug(`store: the team store ${opened.where} (${setting.from})`);
+        return opened;
+      });
+      return stores;
+    },
+    async closeStores() {
+      await (await stores?.catch(() => null))?.close();
     },
     async createClient(options = {}) {
       const cfg = await ctx.serviceConfig();

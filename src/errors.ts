@@ -84,6 +84,15 @@ export const ERROR_CODES = {
     summary: 'batch: two of the input, the outputs, the journal and the manifest are one file',
   },
   E_LIST_MISSING: { exit: ExitCode.USAGE, summary: 'the suppression list named does not exist (nothing was sent)' },
+  E_STORE_INVALID: {
+    exit: ExitCode.USAGE,
+    summary: 'the --store setting is not a store dnc can use, or conflicts with another setting',
+  },
+  E_STORE_REFUSED: {
+    exit: ExitCode.USAGE,
+    summary: "the team store refused dnc's role (password, grants, a schema it may not change)",
+  },
+  E_STORE_TOO_NEW: { exit: ExitCode.USAGE, summary: 'the team store was migrated by a newer dnc; upgrade dnc' },
   E_INPUT_MISSING: { exit: ExitCode.INPUT, summary: 'the input file does not exist' },
   E_INPUT_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the input cannot be read' },
   E_INPUT_EMPTY: { exit: ExitCode.INPUT, summary: 'the input is empty' },
@@ -149,6 +158,10 @@ export const ERROR_CODES = {
   },
   E_NETWORK: { exit: ExitCode.SERVICE, summary: 'the service cannot be reached' },
   E_TIMEOUT: { exit: ExitCode.SERVICE, summary: 'the service did not answer within --timeout' },
+  E_STORE_UNAVAILABLE: {
+    exit: ExitCode.SERVICE,
+    summary: 'the team store (PostgreSQL) cannot be reached, or went away; a batch stops and can resume',
+  },
   E_INTERRUPTED: { exit: ExitCode.INTERRUPTED, summary: 'interrupted (Ctrl-C, SIGTERM); work done so far is kept' },
 } as const satisfies Record<string, { exit: ExitCodeValue; summary: string }>;
 

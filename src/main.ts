@@ -64,6 +64,7 @@ function globalFlags(command: Command): GlobalFlags {
     quiet: o.quiet === true,
     verbose: o.verbose === true,
     profile: o.profile as string | undefined,
+    store: o.store as string | undefined,
   };
   if (o.timeout !== undefined) flags.timeout = o.timeout as number;
   if (o.retries !== undefined) flags.retries = o.retries as number;
@@ -171,6 +172,7 @@ export function buildProgram(
     .addOption(integerOption('--timeout <ms>', 'per-request timeout in milliseconds (default: 30000)', 1))
     .addOption(integerOption('--retries <n>', 'retries of failures known to be uncharged, 0 to 10 (default: 3)', 0, 10))
     .option('--profile <name>', 'use the named profile of the config file (env DNC_PROFILE)')
+    .option('--store <url>', "a team's PostgreSQL store, postgres://… (env DNC_STORE; default: the local files)")
     .showSuggestionAfterError(true)
     .exitOverride()
     // Inherited by every command registered below: defaults as typed (8, not "8"), and parse
@@ -196,7 +198,11 @@ export function buildProgram(
         const cmd = args[args.length - 1] as Command;
         const ctx = createContext({ ...deps, interrupts }, globalFlags(cmd));
         onContext(ctx);
-        setExit(await run(ctx, cmd));
+        try {
+          setExit(await run(ctx, cmd));
+        } finally {
+          await ctx.closeStores();
+        }
       });
     },
   };

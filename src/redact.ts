@@ -32,6 +32,17 @@ function urlCredentials(raw: string | undefined): string[] {
   }
 }
 
+/** The password of a URL (a store's role name is no secret, and masking it would garble every line naming it). */
+function urlPassword(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  try {
+    const p = new URL(raw).password;
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function readQuietly(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');
@@ -58,11 +69,15 @@ export function collectSecrets(argv: readonly string[], env: Env, homedir: strin
       const parsed = JSON.parse(config) as { api_key?: unknown; base_url?: unknown };
       if (typeof parsed.api_key === 'string') found.push(parsed.api_key);
       if (typeof parsed.base_url === 'string') found.push(...urlCredentials(parsed.base_url));
+      if (typeof (parsed as { store?: unknown }).store === 'string')
+        found.push(urlPassword((parsed as { store: string }).store));
     } catch {
       /* the configuration step reports an unreadable file */
     }
   }
   found.push(...urlCredentials(optionValue(argv, '--base-url')), ...urlCredentials(env.DNC_BASE_URL));
+  // The team store's password, however it is given (the URL, or libpq's variable).
+  found.push(urlPassword(optionValue(argv, '--store')), urlPassword(env.DNC_STORE), env.PGPASSWORD);
   return [
     ...new Set(found.filter((s): s is string => typeof s === 'string' && s.trim().length >= 4).map((s) => s.trim())),
   ];

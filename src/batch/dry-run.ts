@@ -32,16 +32,17 @@ export async function dryRun(
         () => null,
       );
   const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
-  const fresh: Array<{ e164: string; country: string; age: number }> = [];
+  const candidates: Array<{ e164: string; country: string }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
     if (!seen.add(cell.e164)) return;
     byCountry.set(cell.country, (byCountry.get(cell.country) ?? 0) + 1);
-    const age = reusable && !webhookMissing(cell.country) ? reusable.freshAge(cell.e164, cell.country) : null;
-    if (age !== null) fresh.push({ e164: cell.e164, country: cell.country, age });
-  }).catch((err: unknown) => {
-    reusable?.close();
+    if (reusable && !webhookMissing(cell.country)) candidates.push({ e164: cell.e164, country: cell.country });
+  }).catch(async (err: unknown) => {
+    await reusable?.close();
     throw err;
   });
+  const ages = reusable ? await reusable.freshAges(candidates) : new Map<string, number>();
+  const fresh = candidates.flatMap((c) => (ages.has(c.e164) ? [{ ...c, age: ages.get(c.e164)! }] : []));
   const { readCosts } = await import('../stores/cost-cache.js');
   const { cacheDir } = await import('../paths.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;

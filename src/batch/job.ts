@@ -8,6 +8,7 @@ import type { Interrupts } from '../context.js';
 import { DncError } from '../errors.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';
+import type { Stores } from '../stores/owner.js';
 import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
 import type { Reusable } from '../evidence/reusable.js';
@@ -33,6 +34,8 @@ export interface BatchRunDeps {
   interrupts: Interrupts;
   serviceConfig(): Promise<ServiceConfig>;
   createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  /** The stores the `store` setting names (results cache, internal list, history, claims). */
+  stores(): Promise<Stores>;
   stdin: Readable;
   stdinIsTTY: boolean;
   /** Where `-o -` writes. */

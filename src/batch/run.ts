@@ -11,7 +11,7 @@ import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
 import type { BatchJournal, ResultOptions } from '../journal/journal.js';
 import type { EarlyRender, RenderSummary } from '../results/render.js';
-import type { ResultsCache } from '../stores/results-cache.js';
+import type { ResultsCache } from '../stores/interfaces.js';
 import type { ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
@@ -262,7 +262,13 @@ async function runBatchJournal(
       // weighed (the list, or its first thousand numbers: a few milliseconds of reading), only when there are any.
       if (reusable) {
         reading?.lookupsStarted(); // (reading would otherwise wait for the first lookups before its second chunk)
-        const line = evidence.reusableGuardLine(reusable, await toWeigh, costs, willSend, reading?.reading === true);
+        const line = await evidence.reusableGuardLine(
+          reusable,
+          await toWeigh,
+          costs,
+          willSend,
+          reading?.reading === true,
+        );
         reusable = null; // (closed)
         if (line) ctx.info(`dnc: ${line}`);
       }
@@ -306,7 +312,7 @@ async function runBatchJournal(
         // opened while the last answers come, when this thread mostly waits.
         void nothingMoreToSend.then(() => {
           if (!renderThread) return;
-          cacheOpening = evidence.openResultsCache(ctx);
+          cacheOpening = evidence.openResultsCache(ctx, serviceOrigin);
           cacheOpening.catch(() => {}); // (said when it is filled)
         });
       } else {
@@ -422,7 +428,7 @@ async function runBatchJournal(
     await renderStarting?.catch(() => {});
     await early?.abort();
     void cacheOpening?.then((c) => c.close()).catch(() => {}); // (a run that stopped before filling it)
-    reusable?.close();
+    await reusable?.close();
     await background.settled();
     journal?.close();
     lock.release();

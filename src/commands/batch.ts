@@ -335,6 +335,7 @@ async function runBatchJobWith(
     interrupts: ctx.interrupts,
     serviceConfig: () => ctx.serviceConfig(),
     createClient: (o) => ctx.createClient(o),
+    stores: () => ctx.stores(),
     // Asked for only when the list is read from standard input: setting process.stdin up costs ≈ 3 ms.
     get stdin() {
       return ctx.io.stdin;

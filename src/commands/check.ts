@@ -128,9 +128,11 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
   let accepted: Accepted[];
   try {
     // A number on the internal list is never sent, so it needs no --webhook-url.
-    accepted = refuseLocally(ctx, targets, options, (e164) => compliance.decide(e164).kind === 'suppressed');
+    const onList = new Set<string>();
+    for (const n of numbers) if ((await compliance.decide(n)).kind === 'suppressed') onList.add(n);
+    accepted = refuseLocally(ctx, targets, options, (e164) => onList.has(e164));
   } catch (err) {
-    compliance.close();
+    await compliance.close();
     throw err;
   }
 
@@ -182,7 +184,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       }
       const label = target.phone.international;
       // The user's own list comes before any lookup: such a number is never sent and costs nothing.
-      const decision = compliance.decide(target.phone.e164);
+      const decision = await compliance.decide(target.phone.e164);
       if (decision.kind === 'suppressed') {
         tally.internal++;
         exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
@@ -193,7 +195,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
           writeLine(ctx.io.stdout, line);
         continue;
       }
-      const reused = evidence.reusable(target.phone.e164);
+      const reused = await evidence.reusable(target.phone.e164);
       if (reused) {
         // A reused register verdict is exempted (or its ended exemption reported) as a fresh one is.
         const registerDnc = reused.result === 'do_not_call';
@@ -265,7 +267,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         }
         continue;
       }
-      evidence.record(outcome, requestedAt, options.webhookUrl, target.phone.e164);
+      await evidence.record(outcome, requestedAt, options.webhookUrl, target.phone.e164);
       if (outcome.kind === 'bad_response') {
         // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
         tally.bad_response++;
@@ -321,8 +323,8 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
     }
   } finally {
     stopListening();
-    compliance.close();
-    evidence.close();
+    await compliance.close();
+    await evidence.close();
     await client.close();
   }
   if (distinct.length > 1) {

@@ -78,9 +78,9 @@ export function registerExempt(program: Command, host: CommandHost): void {
     return change(
       ctx,
       o,
-      (store, actor) => {
+      async (store, actor) => {
         // Recorded all the same (consent may be given again later), but the user should know it changes nothing now.
-        if (store.isSuppressed(n!.e164))
+        if (await store.suppression(n!.e164))
           ctx.warn(
             `dnc: warning: ${n!.e164} is on the internal do-not-call list, which wins over any exemption: it ` +
               `stays do_not_call until removed from the list`,
@@ -161,8 +161,8 @@ export function registerExempt(program: Command, host: CommandHost): void {
   host.action(exp, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; output?: string };
     const { csvText } = await import('../compliance/list-files.js');
-    const rows = await withList(ctx, o, (s) =>
-      s.exemptions().map((x) => [x.e164, x.country, x.basis, x.until, x.evidence, x.addedAt, x.who]),
+    const rows = await withList(ctx, o, async (s) =>
+      (await s.exemptions()).map((x) => [x.e164, x.country, x.basis, x.until, x.evidence, x.addedAt, x.who]),
     );
     await emit(ctx, o.output, await csvText(HEADER, rows));
     return ExitCode.OK;
@@ -174,11 +174,16 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .option('--suppression-list <path>', 'the list file');
   host.action(list, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const { exemptionHolds } = await import('../stores/suppression-store.js');
+    const { exemptionHolds } = await import('../stores/suppression-types.js');
     const now = ctx.now();
-    const entries = await withList(ctx, o, (s) =>
-      s.exemptions().map((x) => ({ ...x, valid: exemptionHolds(x, now), suppressed: s.isSuppressed(x.e164) })),
-    );
+    const entries = await withList(ctx, o, async (s) => {
+      const onList = new Set((await s.suppressions()).map((x) => x.e164));
+      return (await s.exemptions()).map((x) => ({
+        ...x,
+        valid: exemptionHolds(x, now),
+        suppressed: onList.has(x.e164),
+      }));
+    });
     if (ctx.json) {
       for (const x of entries) {
         writeLine(

@@ -197,6 +197,8 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
         env: ctx.env,
         homedir: ctx.homedir,
         now: () => ctx.now(),
+        stores: () => ctx.stores(),
+        serviceConfig: () => ctx.serviceConfig(),
         interrupts: ctx.interrupts,
         lockDeps: processLockDeps(),
         onEvent: show.event,

@@ -100,12 +100,19 @@ export function registerReport(program: Command, host: CommandHost): void {
     const recorded = manifest.compliance?.list ?? null;
     const { SuppressionStore } = await import('../stores/suppression-store.js');
     const { checkRecordedList } = await import('../compliance/batch-compliance.js');
-    let store: import('../stores/suppression-store.js').SuppressionStore | null = null;
+    let store: import('../stores/interfaces.js').SuppressionList | null = null;
     let listCheck: import('../compliance/batch-compliance.js').ListCheck | null = null;
     if (recorded) {
       try {
-        store = await SuppressionStore.open(recorded.path, { create: false });
-        listCheck = checkRecordedList(store, recorded);
+        // A team's list is read from the team store it was recorded in (this machine's, when it is the same).
+        const stores = await ctx.stores();
+        const team = /^postgres(ql)?:\/\//i.test(recorded.path);
+        store = team
+          ? stores.where === recorded.path
+            ? await stores.teamList()
+            : null
+          : await SuppressionStore.open(recorded.path, { create: false });
+        listCheck = await checkRecordedList(store, recorded);
       } catch (err) {
         listCheck = { state: 'missing', detail: (err as Error).message };
       }
@@ -115,12 +122,12 @@ export function registerReport(program: Command, host: CommandHost): void {
     const appliedAt = Date.parse(manifest.compliance?.applied_at ?? '');
     const standing =
       o.includeNumbers && store && listCheck?.state === 'verified'
-        ? store.standingAt(new Set(rows.map((r) => r.number).filter(Boolean)), listCheck.entry)
+        ? await store.standingAt(new Set(rows.map((r) => r.number).filter(Boolean)), listCheck.entry)
         : null;
     const stamp = (iso: string) => iso.replace('T', ' ').replace(/:\d\d(\.\d+)?Z$/, ' UTC');
     const untilText = (until: string | null) =>
       until?.endsWith('T23:59:59.999Z') ? until.slice(0, 10) : stamp(until ?? '');
-    const entryText = (verb: string, e: import('../stores/suppression-store.js').AuditEntry) =>
+    const entryText = (verb: string, e: import('../stores/suppression-types.js').AuditEntry) =>
       `${verb} ${stamp(e.at)} by ${e.who}${e.reason ? `: ${e.reason}` : ''}${e.source ? ` (${e.source})` : ''}` +
       `${e.evidence ? ` [evidence: ${e.evidence}]` : ''}`;
     const heldAtScrub = (e: { until: string | null }) => Date.parse(e.until ?? '') >= appliedAt;
@@ -182,7 +189,7 @@ export function registerReport(program: Command, host: CommandHost): void {
       listCheck,
       fit,
     });
-    store?.close();
+    await store?.close();
     const { writeFile, rename, rm } = await import('node:fs/promises');
     const { tempPathFor } = await import('../atomic-file.js');
     const tmp = tempPathFor(output);

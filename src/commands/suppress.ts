@@ -123,8 +123,8 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   host.action(exp, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; output?: string };
     const { csvText } = await import('../compliance/list-files.js');
-    const rows = await withList(ctx, o, (s) =>
-      s.suppressions().map((x) => [x.e164, x.country, x.addedAt, x.who, x.reason, x.source]),
+    const rows = await withList(ctx, o, async (s) =>
+      (await s.suppressions()).map((x) => [x.e164, x.country, x.addedAt, x.who, x.reason, x.source]),
     );
     await emit(ctx, o.output, await csvText(SUPPRESSION_HEADER, rows));
     return ExitCode.OK;
@@ -167,7 +167,7 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   const count = listOption(suppress.command('count').description('how many numbers are on the list'));
   host.action(count, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const c = await withList(ctx, o, (s) => ({ ...s.counts(), name: s.name, path: s.path }));
+    const c = await withList(ctx, o, async (s) => ({ ...(await s.counts()), name: s.name, path: s.path }));
     if (ctx.json)
       writeLine(
         ctx.io.stdout,
@@ -234,25 +234,29 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     const r = await withList(
       ctx,
       o,
-      (s) => ({ entries: s.audit(only), broken: s.brokenAuditEntry(), mismatch: s.stateMismatch() }),
+      async (s) => ({
+        entries: await s.audit(only),
+        broken: await s.brokenAuditEntry(),
+        mismatch: await s.stateMismatch(),
+      }),
       { checked: false },
     );
     // A log whose last entries were cut still chains: only the anchor in the state folder shows it.
-    const { checkListAnchor, complianceSettings } = await import('../compliance/settings.js');
-    const { SuppressionStore } = await import('../stores/suppression-store.js');
+    const { checkListAnchor, complianceSettings, openList } = await import('../compliance/settings.js');
     const settings = await complianceSettings(ctx, o);
-    const cut = await SuppressionStore.open(settings.listPath, { create: false, explicit: settings.listExplicit }).then(
-      async (store) => {
-        try {
-          await checkListAnchor(ctx, store, settings.listPath);
-          return null;
-        } catch (err) {
-          return (err as Error).message;
-        } finally {
-          store?.close();
-        }
-      },
-    );
+    const cut = await openList(ctx, settings, false).then(async (store) => {
+      try {
+        // A team list's head is anchored in the store too: its log must still hold it.
+        const inStore = store?.shared ? await store.integrityProblem([]) : null;
+        if (inStore) return inStore;
+        await checkListAnchor(ctx, store, settings.listPath);
+        return null;
+      } catch (err) {
+        return (err as Error).message;
+      } finally {
+        await store?.close();
+      }
+    });
     if (ctx.json) for (const e of r.entries) writeLine(ctx.io.stdout, JSON.stringify(e));
     else
       ctx.io.stdout.write(
@@ -288,22 +292,22 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   });
 }
 
-type Store = import('../stores/suppression-store.js').SuppressionStore;
-type Actor = import('../stores/suppression-store.js').Actor;
-type Change = import('../stores/suppression-store.js').ChangeResult;
+type Store = import('../stores/interfaces.js').SuppressionList;
+type Actor = import('../stores/suppression-types.js').Actor;
+type Change = import('../stores/suppression-types.js').ChangeResult;
 type Ctx = import('../context.js').Context;
 
 /** Opens the list for a change, applies it as user@host, and says what changed. Shared with `dnc exempt`. */
 export async function change(
   ctx: Ctx,
   o: { suppressionList?: string; reason?: string; source?: string },
-  apply: (store: Store, actor: Actor) => Change,
+  apply: (store: Store, actor: Actor) => Promise<Change>,
   verb: string,
 ): Promise<number> {
   const { openListForChange, anchorListHead } = await import('../compliance/settings.js');
   const { store, operator } = await openListForChange(ctx, o);
   try {
-    const r = apply(store, { who: operator, reason: o.reason ?? null, source: o.source ?? null });
+    const r = await apply(store, { who: operator, reason: o.reason ?? null, source: o.source ?? null });
     // The new head, anchored in the state folder: a later cut of these entries is found by every command.
     await anchorListHead(ctx, store);
     if (ctx.json)
@@ -319,7 +323,7 @@ export async function change(
       );
     return ExitCode.OK;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -331,22 +335,22 @@ export async function change(
 export async function withList<T>(
   ctx: Ctx,
   o: { suppressionList?: string },
-  read: (store: Store) => T,
+  read: (store: Store) => Promise<T>,
   options: { checked?: boolean } = {},
 ): Promise<T> {
-  const { checkListAnchor, complianceSettings, listAlteredError } = await import('../compliance/settings.js');
+  const { checkListAnchor, complianceSettings, listAlteredError, openList } = await import('../compliance/settings.js');
   const { SuppressionStore } = await import('../stores/suppression-store.js');
   const s = await complianceSettings(ctx, o);
-  const opened = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
+  const opened = await openList(ctx, s, false);
   const store = opened ?? (await SuppressionStore.empty(s.listPath));
   try {
-    const problem = options.checked === false ? null : store.integrityProblem();
+    const problem = options.checked === false ? null : await store.integrityProblem();
     if (problem) throw listAlteredError(s.listPath, problem, 'its entries are not shown or exported');
     if (options.checked !== false)
       await checkListAnchor(ctx, opened, s.listPath, 'its entries are not shown or exported');
-    return read(store);
+    return await read(store);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -51,7 +51,7 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
   }
   const { stateDir } = await import('../paths.js');
   const { registeredJournals } = await import('../stores/registry.js');
-  const { CheckHistory, historyPath } = await import('../stores/history.js');
+  const { historyPath } = await import('../stores/history.js');
   const { traceLookup } = await import('../evidence/trace.js');
   const { existsSync } = await import('node:fs');
   const dir = stateDir(ctx.env, ctx.homedir);
@@ -59,13 +59,14 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
     j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j,
   );
   for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
-  const historyFile = historyPath(dir);
-  const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
+  const stores = await ctx.stores();
+  const historyFile = stores.kind === 'postgres' ? stores.where : historyPath(dir);
+  const history = await stores.history({ create: false });
   let found: TracedLookup[];
   try {
     found = await traceLookup(id, { history, historyFile, journals });
   } finally {
-    history?.close();
+    await history?.close();
   }
   if (found.length === 0) {
     throw inputError(

@@ -278,9 +278,8 @@ export function registerUsage(program: Command, host: CommandHost): void {
 async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
   const { stateDir } = await import('../paths.js');
   const { registeredJournals } = await import('../stores/registry.js');
-  const { CheckHistory, historyPath } = await import('../stores/history.js');
+  const { historyPath } = await import('../stores/history.js');
   const { reconcile, reconcileLines } = await import('../evidence/reconcile.js');
-  const { existsSync } = await import('node:fs');
   const cfg = await ctx.serviceConfig();
   const client = await ctx.createClient({ connections: 1 });
   let page;
@@ -295,8 +294,9 @@ async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
       hint: 'try `dnc usage --periods 3`',
     });
   const dir = stateDir(ctx.env, ctx.homedir);
-  const historyFile = historyPath(dir);
-  const history = existsSync(historyFile) ? await CheckHistory.open(dir) : null;
+  const stores = await ctx.stores();
+  const historyFile = stores.kind === 'postgres' ? stores.where : historyPath(dir);
+  const history = await stores.history({ create: false });
   let r: Reconciliation;
   try {
     const journals = (await registeredJournals(dir)).map((j) => j.journal);
@@ -304,7 +304,7 @@ async function runReconcile(ctx: Context, plan: UsagePlan): Promise<number> {
     const isRunning = (journal: string) => lockHolder(journal, processLockDeps()) !== null;
     r = await reconcile(period, new URL(cfg.baseUrl.value).origin, { journals, history, historyFile, isRunning });
   } finally {
-    history?.close();
+    await history?.close();
   }
   if (ctx.json) {
     writeLine(

@@ -2,12 +2,8 @@
 // the manifest.
 import type { AppliedExemption, BatchJournal, FinalAnswer, NumberVerdict } from '../journal/journal.js';
 import type { ScrubParties } from './settings.js';
-import {
-  exemptionHolds,
-  exemptionLabel,
-  type ListIdentity,
-  type SuppressionStore,
-} from '../stores/suppression-store.js';
+import type { SuppressionList } from '../stores/interfaces.js';
+import { exemptionHolds, exemptionLabel, type ListIdentity } from '../stores/suppression-types.js';
 import {
   rowValidUntilMs,
   validityRules,
@@ -49,13 +45,13 @@ export interface ApplyResult {
  * an exemption is stored beside the number and turns a register's do_not_call into callable when rendered.
  * A number that is pending (sent in webhook mode on an earlier run) is left to its push.
  */
-export function applyToJournal(
+export async function applyToJournal(
   journal: BatchJournal,
-  store: SuppressionStore | null,
+  store: SuppressionList | null,
   now: Date,
   parties: ScrubParties,
   rules: ValidityRules,
-): ApplyResult {
+): Promise<ApplyResult> {
   // Walked from the list's side: a list is usually far smaller than a batch, and a batch without one costs one query.
   const source = store ? `internal:${store.name}` : null;
   const finals: Array<[number, FinalAnswer]> = [];
@@ -64,7 +60,7 @@ export function applyToJournal(
   let suppressed = 0;
   let expired = 0;
   let overridden = 0;
-  const snap = store?.snapshot() ?? null;
+  const snap = (await store?.snapshot()) ?? null;
   for (const s of snap?.suppressions ?? []) {
     const v = journal.verdict(s.e164);
     if (!v) continue;
@@ -223,7 +219,7 @@ export async function applyListsBeforeLookups(
           'numbers only the earlier list suppressed are looked up now (give --suppression-list to use the same list)',
       );
     }
-    const r = applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
+    const r = await applyToJournal(journal, store, ctx.now(), settings.parties, settings.validity);
     const c = r.record;
     if (c.suppressed_numbers)
       ctx.info(
@@ -251,7 +247,7 @@ export async function applyListsBeforeLookups(
       );
     return c;
   } finally {
-    store?.close();
+    await store?.close();
   }
 }
 
@@ -263,16 +259,17 @@ export type ListCheck =
  * Whether the list a scrub recorded is still there and its history still holds the state the scrub
  * used: the same list id, an intact hash chain, and the recorded head among its entries.
  */
-export function checkRecordedList(store: SuppressionStore | null, list: ListIdentity): ListCheck {
+export async function checkRecordedList(store: SuppressionList | null, list: ListIdentity): Promise<ListCheck> {
   if (!store) return { state: 'missing', detail: `${list.path} is not there any more` };
   if (store.id !== list.id) return { state: 'other_list', detail: `${list.path} is now another list (id ${store.id})` };
-  const broken = store.brokenAuditEntry();
+  const broken = await store.brokenAuditEntry();
   if (broken !== null) return { state: 'broken', detail: `audit entry ${broken} was altered outside dnc` };
-  const mismatch = store.stateMismatch();
+  const mismatch = await store.stateMismatch();
   if (mismatch !== null) return { state: 'broken', detail: `its entries were altered outside dnc: ${mismatch}` };
-  if (list.audit_head === null) return { state: 'verified', entry: 0, entries: store.counts().audit };
-  const entry = store.auditEntryWithHash(list.audit_head);
+  const entries = (await store.counts()).audit;
+  if (list.audit_head === null) return { state: 'verified', entry: 0, entries };
+  const entry = await store.auditEntryWithHash(list.audit_head);
   if (entry === null)
     return { state: 'head_not_found', detail: 'the audit entry recorded at scrub time is not in the log' };
-  return { state: 'verified', entry, entries: store.counts().audit };
+  return { state: 'verified', entry, entries };
 }

@@ -1,19 +1,20 @@
 // What `dnc check` shows when the user's own records decide: a number on the internal list (never sent), an exemption
 // applied or expired.
 import type { LookupOutcome } from '../service/client.js';
-import { decide, exemptionLabel, type ComplianceDecision, type SuppressionStore } from '../stores/suppression-store.js';
+import type { SuppressionList } from '../stores/interfaces.js';
+import { decide, exemptionLabel, type ComplianceDecision } from '../stores/suppression-types.js';
 
 const field = (label: string, value: string) => `  ${label.padEnd(15)} ${value}`;
 
 export interface CheckCompliance {
-  decide(e164: string): ComplianceDecision;
-  close(): void;
+  decide(e164: string): Promise<ComplianceDecision>;
+  close(): Promise<void>;
 }
 
-export function checkCompliance(store: SuppressionStore | null, now: () => Date): CheckCompliance {
+export function checkCompliance(store: SuppressionList | null, now: () => Date): CheckCompliance {
   return {
     decide: (e164) => decide(store, e164, now()),
-    close: () => store?.close(),
+    close: async () => store?.close(),
   };
 }
 

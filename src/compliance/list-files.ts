@@ -2,7 +2,7 @@
 // value.
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
-import { EXEMPTION_BASES, type ExemptionBasis } from '../stores/suppression-store.js';
+import { EXEMPTION_BASES, type ExemptionBasis } from '../stores/suppression-types.js';
 
 export interface ParsedNumber {
   e164: string;

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tempPathFor } from '../atomic-file.js';
 import type { Context } from '../context.js';
-import { describeFsError, inputError } from '../errors.js';
+import { describeFsError, inputError, usageError } from '../errors.js';
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { complianceSettings, listAlteredError, type ComplianceFlags } from './settings.js';
@@ -32,14 +32,18 @@ export async function restoreList(
   reason: string,
 ): Promise<RestoredList> {
   const s = await complianceSettings(ctx, flags);
+  if (s.teamList)
+    throw usageError('E_STORE_INVALID', `restore puts back a list file; the store is the team's (${s.listPath})`, {
+      hint: 'a team store is restored by its DBA (pg_dump backups); its audit log records every change',
+    });
   const source = path.resolve(ctx.cwd, from);
   const backup = await SuppressionStore.open(source, { create: false, explicit: true });
   if (!backup)
     throw inputError('E_INPUT_MISSING', `${source} does not exist`, {
       hint: 'give the backup of the list to put back, or the list itself to accept it as it stands',
     });
-  const problem = backup.integrityProblem();
-  backup.close();
+  const problem = await backup.integrityProblem();
+  await backup.close();
   if (problem) throw listAlteredError(source, problem, 'it was not restored');
   const dir = stateDir(ctx.env, ctx.homedir);
   const anchors = existsSync(dir) ? await Anchors.open(dir) : null;
@@ -72,9 +76,9 @@ export async function restoreList(
         ? `replaced list ${previous.listId} at head ${previous.head ?? '(none)'} (${previous.entries} entries, ` +
           `anchored ${previous.at})`
         : 'no anchored list replaced';
-      store.recordRestore({ who: s.parties.operator, reason, source }, ctx.now(), replaced);
+      await store.recordRestore({ who: s.parties.operator, reason, source }, ctx.now(), replaced);
       anchors?.forgetListsAt(s.listPath);
-      const identity = store.identity();
+      const identity = await store.identity();
       anchors?.recordList({
         listId: store.id,
         path: s.listPath,
@@ -90,7 +94,7 @@ export async function restoreList(
         entries: identity.audit_entries,
       };
     } finally {
-      store.close();
+      await store.close();
     }
   } finally {
     anchors?.close();

@@ -5,8 +5,10 @@ import { loadConfigFile } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import type { Context } from '../context.js';
 import { Anchors } from '../stores/anchors.js';
+import type { SuppressionList } from '../stores/interfaces.js';
 import { missingHome, stateDir } from '../paths.js';
-import { resolveListPath, SuppressionStore } from '../stores/suppression-store.js';
+import { SuppressionStore } from '../stores/suppression-store.js';
+import { resolveListPath } from '../stores/suppression-types.js';
 import { validityRules, type ValidityRules } from './validity.js';
 
 export interface ComplianceFlags {
@@ -29,6 +31,8 @@ export interface ScrubParties {
 export interface ComplianceSettings {
   listPath: string;
   listExplicit: boolean;
+  /** The team's list, in the PostgreSQL store (listPath is then the store's URL without its password). */
+  teamList: boolean;
   parties: ScrubParties;
   validity: ValidityRules;
 }
@@ -47,13 +51,26 @@ export function operatorOf(env: Record<string, string | undefined>): string {
 }
 
 /** What reading the compliance settings needs of a command's context. */
-export type ComplianceContext = Pick<Context, 'flags' | 'env' | 'homedir' | 'cwd'>;
+export type ComplianceContext = Pick<Context, 'flags' | 'env' | 'homedir' | 'cwd' | 'stores'>;
 
 export async function complianceSettings(
   ctx: ComplianceContext,
   flags: ComplianceFlags = {},
 ): Promise<ComplianceSettings> {
   const { file } = await loadConfigFile(ctx.flags, ctx.env, ctx.homedir);
+  const stores = await ctx.stores();
+  // With a team store the list is the team's: a list file named as well would be a second list, silently ignored.
+  const named = flags.suppressionList ?? (ctx.env.DNC_SUPPRESSION_LIST || undefined) ?? file.suppression_list;
+  if (stores.kind === 'postgres' && named !== undefined) {
+    throw usageError(
+      'E_STORE_INVALID',
+      'a suppression list file is named (--suppression-list, DNC_SUPPRESSION_LIST or "suppression_list"), but the ' +
+        `store is the team's (${stores.where}), whose internal list is the one every member uses`,
+      {
+        hint: 'leave the list file out; to move its numbers and exemptions into the team store: dnc store import FILE',
+      },
+    );
+  }
   const list = resolveListPath(
     stateDir(ctx.env, ctx.homedir),
     ctx.cwd,
@@ -63,8 +80,9 @@ export async function complianceSettings(
   );
   const text = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
   return {
-    listPath: list.path,
-    listExplicit: list.explicit,
+    listPath: stores.kind === 'postgres' ? stores.where : list.path,
+    listExplicit: stores.kind === 'postgres' || list.explicit,
+    teamList: stores.kind === 'postgres',
     parties: {
       seller: text(flags.seller) ?? text(file.seller),
       san: text(flags.san) ?? text(file.san),
@@ -100,13 +118,23 @@ export function listAlteredError(
   );
 }
 
+/** The list the settings name: the team's (in the store), or a file (null when it does not exist and not `create`). */
+export async function openList(
+  ctx: Pick<Context, 'stores'>,
+  s: ComplianceSettings,
+  create: boolean,
+): Promise<SuppressionList | null> {
+  if (s.teamList) return (await ctx.stores()).teamList();
+  return SuppressionStore.open(s.listPath, { create, explicit: s.listExplicit });
+}
+
 export async function openListForScrub(
-  ctx: AnchorContext,
+  ctx: AnchorContext & Pick<Context, 'stores'>,
   s: ComplianceSettings,
   only?: readonly string[],
   consequence?: string,
-): Promise<SuppressionStore | null> {
-  const store = await SuppressionStore.open(s.listPath, { create: false, explicit: s.listExplicit });
+): Promise<SuppressionList | null> {
+  const store = await openList(ctx, s, false);
   if (!store && s.listExplicit) {
     throw usageError('E_LIST_MISSING', `the suppression list ${s.listPath} does not exist; nothing was sent`, {
       hint:
@@ -116,15 +144,15 @@ export async function openListForScrub(
   }
   // A list changed behind dnc's back could let an opted-out number through: nothing is sent against it.
   // `only`: the numbers `dnc check` looks up, checked alone (a whole replay is for batch and verify).
-  const problem = store?.integrityProblem(only) ?? null;
+  const problem = (await store?.integrityProblem(only)) ?? null;
   if (store && problem) {
-    store.close();
+    await store.close();
     throw listAlteredError(s.listPath, problem, consequence);
   }
   try {
     await checkListAnchor(ctx, store, s.listPath, consequence);
   } catch (err) {
-    store?.close();
+    await store?.close();
     throw err;
   }
   return store;
@@ -134,10 +162,15 @@ export async function openListForScrub(
 export async function openListForChange(
   ctx: Context,
   flags: ComplianceFlags,
-): Promise<{ store: SuppressionStore; operator: string }> {
+): Promise<{ store: SuppressionList; operator: string }> {
   const s = await complianceSettings(ctx, flags);
   // The default list lives in the state folder: never made inside a home folder that does not exist.
-  if (!s.listExplicit && !existsSync(s.listPath) && missingHome(ctx.env, ctx.homedir, 'state') !== null) {
+  if (
+    !s.teamList &&
+    !s.listExplicit &&
+    !existsSync(s.listPath) &&
+    missingHome(ctx.env, ctx.homedir, 'state') !== null
+  ) {
     const why = `the home folder ${ctx.homedir} does not exist (dnc does not create it)`;
     throw inputError('E_OUTPUT_UNWRITABLE', `cannot keep the internal do-not-call list in ${s.listPath}: ${why}`, {
       hint:
@@ -145,12 +178,15 @@ export async function openListForChange(
         '(or XDG_STATE_HOME); nothing was changed',
     });
   }
-  const existed = existsSync(s.listPath);
-  const store = await SuppressionStore.open(s.listPath, { create: true, explicit: s.listExplicit });
+  const existed = s.teamList || existsSync(s.listPath);
+  const store = await openList(ctx, s, true);
   try {
+    // A team list whose log was cut is refused for changes too (the next entry would chain onto the cut).
+    const problem = s.teamList ? await store!.integrityProblem() : null;
+    if (problem) throw listAlteredError(s.listPath, problem, 'nothing was changed');
     await checkListAnchor(ctx, existed ? store : null, s.listPath, 'nothing was changed');
   } catch (err) {
-    store?.close();
+    await store?.close();
     throw err;
   }
   return { store: store!, operator: s.parties.operator };
@@ -179,7 +215,7 @@ async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
  */
 export async function checkListAnchor(
   ctx: AnchorContext,
-  store: SuppressionStore | null,
+  store: SuppressionList | null,
   listPath: string,
   consequence = 'nothing was sent',
 ): Promise<void> {
@@ -198,7 +234,7 @@ export async function checkListAnchor(
         );
       return;
     }
-    const head = store.identity().audit_head;
+    const head = (await store.identity()).audit_head;
     if (anchor && anchor.listId !== store.id && lost) {
       throw listAlteredError(
         listPath,
@@ -212,7 +248,7 @@ export async function checkListAnchor(
       anchor &&
       anchor.listId === store.id &&
       anchor.head !== null &&
-      store.auditEntryWithHash(anchor.head) === null
+      (await store.auditEntryWithHash(anchor.head)) === null
     ) {
       throw listAlteredError(
         listPath,
@@ -227,7 +263,7 @@ export async function checkListAnchor(
         listId: store.id,
         path: listPath,
         head,
-        entries: store.counts().audit,
+        entries: (await store.counts()).audit,
         at: new Date().toISOString(),
       });
   } finally {
@@ -238,15 +274,15 @@ export async function checkListAnchor(
 /**
  * After a change: the list's new head is anchored (best effort: a state folder that cannot be written anchors nothing).
  */
-export async function anchorListHead(ctx: AnchorContext, store: SuppressionStore): Promise<void> {
+export async function anchorListHead(ctx: AnchorContext, store: SuppressionList): Promise<void> {
   const anchors = await openAnchors(ctx);
   if (!anchors) return;
   try {
     anchors.recordList({
       listId: store.id,
       path: store.path,
-      head: store.identity().audit_head,
-      entries: store.counts().audit,
+      head: (await store.identity()).audit_head,
+      entries: (await store.counts()).audit,
       at: new Date().toISOString(),
     });
   } catch {

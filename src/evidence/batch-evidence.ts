@@ -6,8 +6,11 @@ import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
 import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
 import { keptFolder, publicBaseUrl, unkeptStateNote } from '../paths.js';
+import type { ServiceConfig } from '../config.js';
+import type { JournalVerdictSource, ResultsCache, StoreScope } from '../stores/interfaces.js';
+import type { Stores } from '../stores/owner.js';
 import { registerJournal } from '../stores/registry.js';
-import { reusedNote, ResultsCache } from '../stores/results-cache.js';
+import { reusedNote, verdictFromRow, type VerdictRow } from '../stores/results-cache.js';
 import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
@@ -24,6 +27,15 @@ export interface EvidenceEnv {
   env: Record<string, string | undefined>;
   homedir: string;
   now(): Date;
+  /** The stores the `store` setting names (the context's). */
+  stores(): Promise<Stores>;
+  /** The service's configuration: its key scopes the results cache (as a salted HMAC, never the key). */
+  serviceConfig(): Promise<ServiceConfig>;
+}
+
+/** The results cache's scope for `service` and the configured key. */
+export async function scopeOf(e: Pick<EvidenceEnv, 'serviceConfig'>, service: string): Promise<StoreScope> {
+  return { service, apiKey: (await e.serviceConfig()).apiKey.value };
 }
 
 /**
@@ -32,12 +44,12 @@ export interface EvidenceEnv {
  */
 export async function reuseCachedVerdicts(
   journal: BatchJournal,
-  cacheDir: string,
+  e: EvidenceEnv,
   service: string,
   windowMs: number,
   now: Date,
 ): Promise<number> {
-  const cache = await ResultsCache.open(cacheDir);
+  const cache = await openResultsCache(e, service);
   const notBefore = new Date(now.getTime() - windowMs);
   let reused = 0;
   try {
@@ -47,8 +59,12 @@ export async function reuseCachedVerdicts(
       if (queued.length === 0) break;
       after = queued[queued.length - 1]!.id;
       const finals: Array<[number, FinalAnswer]> = [];
+      const found = await cache.getMany(
+        queued.map((q) => q.e164),
+        notBefore,
+      );
       for (const q of queued) {
-        const v = cache.get(service, q.e164, notBefore);
+        const v = found.get(q.e164);
         if (!v) continue;
         finals.push([
           q.id,
@@ -76,7 +92,7 @@ export async function reuseCachedVerdicts(
       reused += finals.length;
     }
   } finally {
-    cache.close();
+    await cache.close();
   }
   return reused;
 }
@@ -119,13 +135,13 @@ export async function creditShortfall(
  * looked up (`sample`: the list, or its first thousand numbers while the rest is read) have a verdict there that
  * --reuse-within would reuse, and what that would save; null when none has. Closes the counter.
  */
-export function reusableGuardLine(
+export async function reusableGuardLine(
   counter: ReusableCounter,
   sample: Pick<BatchJournal, 'nextQueued'>,
   costs: ReadonlyMap<string, number>,
   willSend: (country: string) => boolean,
   stillReading: boolean,
-): string | null {
+): Promise<string | null> {
   let numbers = 0;
   for (let after = 0, page = sample.nextQueued(0, 4096); page.length > 0; page = sample.nextQueued(after, 4096)) {
     after = page[page.length - 1]!.id;
@@ -135,7 +151,7 @@ export function reusableGuardLine(
       counter.add(q.e164, q.country);
     }
   }
-  const found = counter.done(costs);
+  const found = await counter.done(costs);
   if (!found) return null;
   const soFar = stillReading ? ' (of the numbers read so far: the list is still being read)' : '';
   return `credit guard: ${reusableLine(found, numbers)}${soFar}`;
@@ -153,7 +169,8 @@ export async function reusableCounter(
 ): Promise<ReusableCounter | null> {
   try {
     const { complianceSettings } = await import('../compliance/settings.js');
-    return await ReusableCounter.open(e, service, e.now(), (await complianceSettings(e, flags)).validity);
+    const rules = (await complianceSettings(e, flags)).validity;
+    return await ReusableCounter.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
   } catch {
     return null; // (the config is read again, and its problems said, where the batch needs it)
   }
@@ -177,7 +194,7 @@ export async function reusableOfRun(
     ? await settledNumbersOf(rerun.path, rerun.inUse, numbers, rerun.resend).catch(() => null)
     : new Set<string>();
   if (settled === null) {
-    counter.close(); // a journal that cannot be read: no count rather than a wrong one
+    await counter.close(); // a journal that cannot be read: no count rather than a wrong one
     return null;
   }
   for (const f of sendable) if (!settled.has(f.e164)) counter.count(f.age, f.country);
@@ -201,7 +218,7 @@ export async function beforeLookups(
   if (options.reuseWithinMs === null) return;
   let reused = 0;
   try {
-    reused = await reuseCachedVerdicts(journal, ownCacheDir(e), options.service, options.reuseWithinMs, e.now());
+    reused = await reuseCachedVerdicts(journal, e, options.service, options.reuseWithinMs, e.now());
   } catch (err) {
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
     say.warn(
@@ -265,7 +282,7 @@ export async function rememberVerdicts(
   service: string | null,
 ): Promise<void> {
   if (!service) return;
-  sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e), journalPath, service));
+  sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e, service), journalPath, service));
 }
 
 /** What rememberVerdictsIn resolved with, said (for --verbose) when the verdicts could not be put in the cache. */
@@ -273,16 +290,42 @@ function sayUnremembered(say: Say, failure: string | null): void {
   if (failure !== null) say.debug(`could not fill the results cache: ${failure}`);
 }
 
-/** The results cache, opened before its verdicts are known (a batch opens it while its last answers come). */
-export async function openResultsCache(e: EvidenceEnv): Promise<ResultsCache> {
-  return ResultsCache.open(ownCacheDir(e));
+/**
+ * The results cache, opened before its verdicts are known (a batch opens it while its last answers come); an error
+ * (said by its caller) when it cannot be kept: a home folder that does not exist.
+ */
+export async function openResultsCache(e: EvidenceEnv, service: string): Promise<ResultsCache> {
+  const cache = await (await e.stores()).resultsCache(await scopeOf(e, service), { create: true });
+  if (cache === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
+  return cache;
 }
 
-/** The cache folder; an error (said by its caller) when it would lie in a home folder that does not exist. */
-export function ownCacheDir(e: EvidenceEnv): string {
-  const dir = keptFolder(e.env, e.homedir, 'cache');
-  if (dir === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
-  return dir;
+/** A journal's verdicts as a results cache takes them in (SQL over the attached file, or rows read from it). */
+export function journalVerdictSource(journalPath: string): JournalVerdictSource {
+  return {
+    path: journalPath,
+    sql: (db, schema) => ({
+      verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)),
+      conflicting: conflictingNumbersSql(schema),
+    }),
+    async rows() {
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
+      try {
+        const verdicts = db
+          .prepare<[], VerdictRow>(lookupVerdictsSql('main', hasReusedAt(db, 'main')))
+          .all()
+          .map(verdictFromRow);
+        const conflicting = db
+          .prepare<[], { e164: string }>(conflictingNumbersSql('main'))
+          .all()
+          .map((r) => r.e164);
+        return { verdicts, conflicting };
+      } finally {
+        db.close();
+      }
+    },
+  };
 }
 
 /**
@@ -298,13 +341,9 @@ export async function rememberVerdictsIn(
     const cache = await opening;
     try {
       // A verdict cached before a conflicting push showed it may be forged is taken back out.
-      if (service)
-        cache.fill(service, journalPath, (db, schema) => ({
-          verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)),
-          conflicting: conflictingNumbersSql(schema),
-        }));
+      if (service) await cache.fill(journalVerdictSource(journalPath));
     } finally {
-      cache.close();
+      await cache.close();
     }
     return null;
   } catch (err) {

@@ -1,18 +1,17 @@
 // What `dnc check` adds for evidence: each lookup recorded in the check history, verdicts cached, and reused with
 // --reuse-within.
 import type { LookupOutcome } from '../service/client.js';
-import type { EvidenceEnv, Say } from './batch-evidence.js';
+import { scopeOf, type EvidenceEnv, type Say } from './batch-evidence.js';
 import { formatDuration } from '../time.js';
-import { CheckHistory } from '../stores/history.js';
-import { keptFolder, unkeptStateNote } from '../paths.js';
-import { ResultsCache, type CachedVerdict } from '../stores/results-cache.js';
+import { unkeptStateNote } from '../paths.js';
+import type { CachedVerdict } from '../stores/interfaces.js';
 
 export interface CheckEvidence {
   /** The cached verdict to reuse for `e164` (only with --reuse-within), or null: look it up. */
-  reusable(e164: string): CachedVerdict | null;
+  reusable(e164: string): Promise<CachedVerdict | null>;
   /** Records an answer: history (for trace and reconcile) and, for a final verdict, the results cache. */
-  record(outcome: LookupOutcome, requestedAt: Date, webhookUrl: string | undefined, e164: string): void;
-  close(): void;
+  record(outcome: LookupOutcome, requestedAt: Date, webhookUrl: string | undefined, e164: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 export async function openCheckEvidence(
@@ -33,16 +32,16 @@ export async function openCheckEvidence(
   // A home folder that does not exist is never made: then nothing is kept, and the check says so.
   const unkept = unkeptStateNote(e.env, e.homedir);
   if (unkept) say.info(`dnc: ${unkept}`);
-  const state = keptFolder(e.env, e.homedir, 'state');
-  const cacheFolder = keptFolder(e.env, e.homedir, 'cache');
-  const history = state === null ? null : await attempt('check history', () => CheckHistory.open(state));
-  const cache = cacheFolder === null ? null : await attempt('results cache', () => ResultsCache.open(cacheFolder));
+  const stores = await e.stores();
+  const history = await attempt('check history', () => stores.history({ create: true }));
+  const scope = await scopeOf(e, service);
+  const cache = await attempt('results cache', () => stores.resultsCache(scope, { create: true }));
   return {
-    reusable(e164) {
+    async reusable(e164) {
       if (reuseWithinMs === null || !cache) return null;
-      return cache.get(service, e164, new Date(e.now().getTime() - reuseWithinMs));
+      return cache.get(e164, new Date(e.now().getTime() - reuseWithinMs));
     },
-    record(outcome, requestedAt, webhookUrl, e164) {
+    async record(outcome, requestedAt, webhookUrl, e164) {
       const b = (outcome.kind === 'bad_response' ? {} : outcome.body) as { correlation_id?: string; country?: string };
       const correlationId =
         outcome.kind === 'bad_response'
@@ -57,7 +56,7 @@ export async function openCheckEvidence(
             ? 0
             : (outcome.verdict.credits ?? 0);
       try {
-        history?.record(
+        await history?.record(
           {
             correlationId,
             phoneNumber: e164,
@@ -76,7 +75,7 @@ export async function openCheckEvidence(
         // Only a verdict the judge stood by is kept for reuse: never a refused answer, never a failure.
         if (outcome.kind === 'succeeded') {
           const v = outcome.verdict;
-          cache?.put(service, [
+          await cache?.put([
             {
               e164,
               country: outcome.body.country,
@@ -92,9 +91,9 @@ export async function openCheckEvidence(
         say.debug(`could not record the check: ${(err as Error).message}`);
       }
     },
-    close() {
-      history?.close();
-      cache?.close();
+    async close() {
+      await history?.close();
+      await cache?.close();
     },
   };
 }

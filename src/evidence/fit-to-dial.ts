@@ -40,13 +40,15 @@ export async function fitToDial(ctx: ComplianceContext, output: string, o: FitTo
   });
   const anchor = await readAnchor(stateDir(ctx.env, ctx.homedir), output);
   try {
+    // Read once: every row of the output is asked about (a team list is a round trip away).
+    const onList = list ? new Set((await list.suppressions()).map((s) => s.e164)) : null;
     return await verifyOutput(output, {
       ...o,
       anchor,
-      suppressedNow: list ? (e164) => list.isSuppressed(e164) : undefined,
+      suppressedNow: onList ? (e164) => onList.has(e164) : undefined,
     });
   } finally {
-    list?.close();
+    await list?.close();
   }
 }
 

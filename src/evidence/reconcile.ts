@@ -1,6 +1,6 @@
 // `dnc usage --reconcile`: credits the local records (batch journals, check history) put in a billing period, against
 // the service's credits_used.
-import type { CheckHistory } from '../stores/history.js';
+import type { History } from '../stores/interfaces.js';
 import { formatInteger } from '../text/numbers.js';
 
 export interface LocalSpend {
@@ -57,7 +57,7 @@ export async function reconcile(
   service: string,
   sources: {
     journals: string[];
-    history: CheckHistory | null;
+    history: History | null;
     historyFile: string;
     isRunning?: (journalPath: string) => boolean;
   },
@@ -68,7 +68,7 @@ export async function reconcile(
     if (spend && (spend.lookups > 0 || spend.unansweredSends > 0)) local.push(spend);
   }
   if (sources.history) {
-    const checks = sources.history.between(service, iso(period.start_date), iso(period.end_date));
+    const checks = await sources.history.between(service, iso(period.start_date), iso(period.end_date));
     local.push({
       where: sources.historyFile,
       kind: 'checks',

@@ -3,8 +3,8 @@ import { windowDays, type ValidityRules } from '../compliance/validity.js';
 import { formatInteger } from '../text/numbers.js';
 import { UNKNOWN_COST_FLOOR } from './credit-guard.js';
 import { DAY_MS, formatDuration, parseDuration, parseServiceTime } from '../time.js';
-import { keptFolder } from '../paths.js';
-import { ResultsCache } from '../stores/results-cache.js';
+import type { ResultsCache } from '../stores/interfaces.js';
+import type { Stores } from '../stores/owner.js';
 
 /** Numbers a batch is about to look up whose verdict from the same service is in the results cache and still valid. */
 export interface Reusable {
@@ -27,10 +27,11 @@ export class ReusableCounter {
   private readonly countries: string[] = [];
   /** The shortest validity window among the countries found (days). */
   private shortestDays = Infinity;
+  /** Numbers added, looked up in the cache together when done. */
+  private added: Array<{ e164: string; country: string }> = [];
 
   private constructor(
     private readonly cache: ResultsCache,
-    private readonly service: string,
     private readonly now: Date,
     private readonly rules: ValidityRules,
   ) {}
@@ -41,40 +42,50 @@ export class ReusableCounter {
    * keeps reading its list while it looks numbers up).
    */
   static async open(
-    e: { env: Record<string, string | undefined>; homedir: string },
-    service: string,
+    stores: Stores,
+    scope: { service: string; apiKey: string },
     now: Date,
     rules: ValidityRules,
   ): Promise<ReusableCounter | null> {
-    const dir = keptFolder(e.env, e.homedir, 'cache');
-    const cache = dir === null ? null : await ResultsCache.openExisting(dir).catch(() => null);
+    const cache = await stores.resultsCache(scope, { create: false }).catch(() => null);
     if (!cache) return null;
-    const longest = Math.max(rules.otherDays, ...Object.values(rules.byCountry));
     try {
-      const recent = cache.hasVerdictsSince(service, new Date(now.getTime() - longest * DAY_MS));
-      if (recent) return new ReusableCounter(cache, service, now, rules);
+      if (await cache.hasVerdictsSince(new Date(now.getTime() - longestDays(rules) * DAY_MS)))
+        return new ReusableCounter(cache, now, rules);
     } catch {
       // An unreadable cache: nothing to say about it here (a batch that fills it reports that).
     }
-    cache.close();
+    await cache.close();
     return null;
   }
 
-  /** One number about to be looked up (each once). */
+  /** One number about to be looked up (each once); counted when done. */
   add(e164: string, country: string): void {
-    const age = this.freshAge(e164, country);
-    if (age !== null) this.count(age, country);
+    this.added.push({ e164, country });
   }
 
-  /** How old the cached verdict of a number is, when it is still valid for its country (else null). */
-  freshAge(e164: string, country: string): number | null {
-    const notBefore = new Date(this.now.getTime() - windowDays(this.rules, country) * DAY_MS);
-    const v = this.cache.get(this.service, e164, notBefore);
-    const checkedMs = v ? parseServiceTime(v.checkedAt) : NaN;
-    return Number.isFinite(checkedMs) ? Math.max(0, this.now.getTime() - checkedMs) : null;
+  /** How old the cached verdict of each number is, when it is still valid for its country (the others left out). */
+  async freshAges(numbers: ReadonlyArray<{ e164: string; country: string }>): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    const notBefore = new Date(this.now.getTime() - longestDays(this.rules) * DAY_MS);
+    for (let i = 0; i < numbers.length; i += 4096) {
+      const page = numbers.slice(i, i + 4096);
+      const found = await this.cache.getMany(
+        page.map((n) => n.e164),
+        notBefore,
+      );
+      for (const n of page) {
+        const v = found.get(n.e164);
+        const checkedMs = v ? parseServiceTime(v.checkedAt) : NaN;
+        if (!Number.isFinite(checkedMs)) continue;
+        if (checkedMs < this.now.getTime() - windowDays(this.rules, n.country) * DAY_MS) continue;
+        out.set(n.e164, Math.max(0, this.now.getTime() - checkedMs));
+      }
+    }
+    return out;
   }
 
-  /** Counts a fresh verdict found by freshAge (for a caller that decides later which of them count). */
+  /** Counts a fresh verdict found by freshAges (for a caller that decides later which of them count). */
   count(age: number, country: string): void {
     this.ages.push(age);
     this.countries.push(country);
@@ -86,8 +97,18 @@ export class ReusableCounter {
    * time to run the command again (the verdicts age meanwhile), and never passes the shortest validity window of
    * the countries found: --reuse-within takes any verdict within it, whatever the number's country.
    */
-  done(costs: ReadonlyMap<string, number>): Reusable | null {
-    this.close();
+  async done(costs: ReadonlyMap<string, number>): Promise<Reusable | null> {
+    const added = this.added;
+    this.added = [];
+    try {
+      const ages = await this.freshAges(added);
+      for (const n of added) {
+        const age = ages.get(n.e164);
+        if (age !== undefined) this.count(age, n.country);
+      }
+    } finally {
+      await this.close();
+    }
     if (this.ages.length === 0) return null;
     const oldest = Math.max(...this.ages);
     const windowMs = Math.min(suggestedWindowMs(oldest), this.shortestDays * DAY_MS);
@@ -102,9 +123,14 @@ export class ReusableCounter {
   }
 
   /** Closes the cache (done() does; a run that ends before it asks calls this). */
-  close(): void {
-    this.cache.close();
+  async close(): Promise<void> {
+    await this.cache.close();
   }
+}
+
+/** The longest validity window of the rules (days). */
+function longestDays(rules: ValidityRules): number {
+  return Math.max(rules.otherDays, ...Object.values(rules.byCountry));
 }
 
 /** Windows a person would type, shortest first; beyond them, whole weeks. */

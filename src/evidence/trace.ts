@@ -1,6 +1,6 @@
 // `dnc trace`'s core: finds one lookup by correlation id in the check history and in batch journals.
 import { existsSync } from 'node:fs';
-import type { CheckHistory } from '../stores/history.js';
+import type { History } from '../stores/interfaces.js';
 
 export interface TracedPush {
   receivedAt: string;
@@ -53,8 +53,8 @@ const parse = (text: string | null): unknown => {
   }
 };
 
-function fromHistory(history: CheckHistory, id: string, historyFile: string): TracedLookup[] {
-  return history.find(id).map((r) => {
+async function fromHistory(history: History, id: string, historyFile: string): Promise<TracedLookup[]> {
+  return (await history.find(id)).map((r) => {
     const body = parse(r.body) as {
       do_not_call?: boolean;
       error_code?: string | null;
@@ -162,9 +162,9 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
 /** Every record of the lookup: the check history first, then each journal in order. */
 export async function traceLookup(
   id: string,
-  where: { history: CheckHistory | null; historyFile: string; journals: string[] },
+  where: { history: History | null; historyFile: string; journals: string[] },
 ): Promise<TracedLookup[]> {
-  const out = where.history ? fromHistory(where.history, id, where.historyFile) : [];
+  const out = where.history ? await fromHistory(where.history, id, where.historyFile) : [];
   for (const j of where.journals) out.push(...(await traceInJournal(j, id)));
   return out;
 }

@@ -68,6 +68,9 @@ export interface ListenRunDeps {
   env: Record<string, string | undefined>;
   homedir: string;
   now(): Date;
+  /** Where the batch's verdicts are remembered (the results cache of the local or the team store). */
+  stores(): Promise<import('../stores/owner.js').Stores>;
+  serviceConfig(): Promise<import('../config.js').ServiceConfig>;
   interrupts: Interrupts;
   /** This process as the journal's lock sees it. */
   lockDeps: LockDeps;

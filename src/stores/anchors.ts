@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS lists (
 CREATE INDEX IF NOT EXISTS lists_by_path ON lists (path);
 `;
 
+/** A list's place as anchored: a file's absolute path, or a team store's URL as it is. */
+const placeOf = (p: string) => (/^[a-z]+:\/\//i.test(p) ? p : path.resolve(p));
+
 export function anchorsPath(stateDir: string): string {
   return path.join(stateDir, 'anchors.sqlite');
 }
@@ -91,7 +94,7 @@ export class Anchors {
          ON CONFLICT (list_id) DO UPDATE SET path = excluded.path, head = excluded.head,
            entries = excluded.entries, at = excluded.at`,
       )
-      .run(a.listId, path.resolve(a.path), a.head, a.entries, a.at);
+      .run(a.listId, placeOf(a.path), a.head, a.entries, a.at);
   }
 
   /**
@@ -101,9 +104,7 @@ export class Anchors {
     type Row = { list_id: string; path: string; head: string | null; entries: number; at: string };
     const r =
       (listId ? this.db.prepare<[string], Row>('SELECT * FROM lists WHERE list_id = ?').get(listId) : undefined) ??
-      this.db
-        .prepare<[string], Row>('SELECT * FROM lists WHERE path = ? ORDER BY at DESC LIMIT 1')
-        .get(path.resolve(file));
+      this.db.prepare<[string], Row>('SELECT * FROM lists WHERE path = ? ORDER BY at DESC LIMIT 1').get(placeOf(file));
     return r ? { listId: r.list_id, path: r.path, head: r.head, entries: r.entries, at: r.at } : null;
   }
 

@@ -1,21 +1,23 @@
-// The local results cache (--reuse-within): final verdicts by service and number, so a number checked lately is not
-// paid for again.
+// The local results cache (--reuse-within): final verdicts by service, account and number, so a number checked
+// lately is not paid for again.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from '../time.js';
+import { accountOf, newSalt } from './account.js';
+import type { CachedVerdict, JournalVerdictSource, ResultsCache, StoreScope } from './interfaces.js';
 import { openLocalStore } from './local-store.js';
-import type { JournalVerdict } from '../journal/views.js';
 
-/**
- * A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal reads
- * them).
- */
-export type CachedVerdict = JournalVerdict;
+export type { CachedVerdict } from './interfaces.js';
 
+// Verdicts of the first cache (before they were scoped by account) are dropped: whose key paid for them is not known,
+// and a cache can always start empty.
 const SCHEMA = `
-CREATE TABLE IF NOT EXISTS results (
+DROP TABLE IF EXISTS results;
+CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
   service TEXT NOT NULL,
+  account TEXT NOT NULL,
   e164 TEXT NOT NULL,
   country TEXT NOT NULL,
   result TEXT NOT NULL CHECK (result IN ('callable', 'do_not_call')),
@@ -24,9 +26,9 @@ CREATE TABLE IF NOT EXISTS results (
   checked_ms INTEGER NOT NULL,
   correlation_id TEXT NOT NULL,
   body TEXT,
-  PRIMARY KEY (service, e164)
+  PRIMARY KEY (service, account, e164)
 );
-CREATE INDEX IF NOT EXISTS results_by_time ON results (service, checked_ms);
+CREATE INDEX IF NOT EXISTS verdicts_by_time ON verdicts (service, account, checked_ms);
 `;
 
 export function resultsCachePath(cacheDir: string): string {
@@ -41,84 +43,112 @@ export function reusedNote(v: Pick<CachedVerdict, 'checkedAt'>, windowMs: number
   );
 }
 
-/**
- * The SQL of a journal's verdicts (its lookups' callable/do_not_call answers: e164, country, result, list_source,
- * checked_at, correlation_id, body) and of its numbers whose pushes conflicted (e164), over the journal attached
- * to `db` as `schema`. Given by the batch (src/batch/journal.ts), which knows the journal's tables.
- */
-export type JournalVerdictsSql = (
-  db: BetterSqlite3.Database,
-  schema: string,
-) => { verdicts: string; conflicting: string };
+const UPSERT = `ON CONFLICT (service, account, e164) DO UPDATE SET country = excluded.country,
+    result = excluded.result, list_source = excluded.list_source, checked_at = excluded.checked_at,
+    checked_ms = excluded.checked_ms, correlation_id = excluded.correlation_id, body = excluded.body
+  WHERE excluded.checked_ms >= verdicts.checked_ms`;
 
-export class ResultsCache {
+/** A verdict as a table (a cache's, a journal's) holds it. */
+export type VerdictRow = Omit<CachedVerdict, 'listSource' | 'checkedAt' | 'correlationId'> & {
+  list_source: string | null;
+  checked_at: string;
+  correlation_id: string;
+};
+
+export const verdictFromRow = (r: VerdictRow): CachedVerdict => ({
+  e164: r.e164,
+  country: r.country,
+  result: r.result,
+  listSource: r.list_source,
+  checkedAt: r.checked_at,
+  correlationId: r.correlation_id,
+  body: r.body,
+});
+
+/** The local store's results cache: one SQLite file in the cache folder, scoped when opened. */
+export class SqliteResultsCache implements ResultsCache {
   private readonly getStmt;
   private readonly putStmt;
 
-  private constructor(private readonly db: BetterSqlite3.Database) {
-    this.getStmt = db.prepare<
-      [string, string, number],
-      Omit<CachedVerdict, 'listSource' | 'checkedAt' | 'correlationId'> & {
-        list_source: string | null;
-        checked_at: string;
-        correlation_id: string;
-      }
-    >(
-      'SELECT e164, country, result, list_source, checked_at, correlation_id, body FROM results WHERE service = ' +
-        '? AND e164 = ? AND checked_ms >= ?',
+  private constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly service: string,
+    private readonly account: string,
+  ) {
+    this.getStmt = db.prepare<[string, string, string, number], VerdictRow>(
+      'SELECT e164, country, result, list_source, checked_at, correlation_id, body FROM verdicts WHERE service = ' +
+        '? AND account = ? AND e164 = ? AND checked_ms >= ?',
     );
     this.putStmt = db.prepare(
-      `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms, correlation_id, body)
-       VALUES (@service, @e164, @country, @result, @listSource, @checkedAt, @checkedMs, @correlationId, @body)
-       ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
-         list_source = excluded.list_source,
-         checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
-           correlation_id = excluded.correlation_id, body = excluded.body
-       WHERE excluded.checked_ms >= results.checked_ms`,
+      `INSERT INTO verdicts (service, account, e164, country, result, list_source, checked_at, checked_ms,
+        correlation_id, body)
+       VALUES (@service, @account, @e164, @country, @result, @listSource, @checkedAt, @checkedMs, @correlationId, @body)
+       ${UPSERT}`,
     );
   }
 
-  static async open(cacheDir: string): Promise<ResultsCache> {
-    return new ResultsCache(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA));
+  /** The account a key stands for in this cache: a salted HMAC (the salt made once, kept in the file). */
+  private static scoped(db: BetterSqlite3.Database, scope: StoreScope): SqliteResultsCache {
+    const read = () =>
+      db.prepare<[], { value: string }>("SELECT value FROM cache_meta WHERE key = 'salt'").get()?.value ?? null;
+    let salt = read();
+    if (salt === null && !db.readonly) {
+      db.prepare("INSERT OR IGNORE INTO cache_meta (key, value) VALUES ('salt', ?)").run(newSalt());
+      salt = read();
+    }
+    return new SqliteResultsCache(db, scope.service, salt === null ? '' : accountOf(salt, scope.apiKey));
+  }
+
+  static async open(cacheDir: string, scope: StoreScope): Promise<SqliteResultsCache> {
+    return SqliteResultsCache.scoped(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA), scope);
   }
 
   /** The cache as it is, to read: null when there is none (nothing is created, as a dry run must not). */
-  static async openExisting(cacheDir: string): Promise<ResultsCache | null> {
+  static async openExisting(cacheDir: string, scope: StoreScope): Promise<SqliteResultsCache | null> {
     const file = resultsCachePath(cacheDir);
     if (!existsSync(file)) return null;
     const { default: Database } = await import('better-sqlite3');
-    return new ResultsCache(new Database(file, { fileMustExist: true, timeout: 5_000 }));
+    const db = new Database(file, { fileMustExist: true, timeout: 5_000, readonly: true });
+    const current = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'verdicts'").get();
+    if (!current) {
+      db.close();
+      return null;
+    }
+    return SqliteResultsCache.scoped(db, scope);
   }
 
-  /** Whether any verdict of `service` was checked at or after `notBefore` (one indexed probe). */
-  hasVerdictsSince(service: string, notBefore: Date): boolean {
-    const probe = this.db.prepare('SELECT 1 FROM results WHERE service = ? AND checked_ms >= ? LIMIT 1');
-    return probe.get(service, notBefore.getTime()) !== undefined;
+  async hasVerdictsSince(notBefore: Date): Promise<boolean> {
+    const probe = this.db.prepare(
+      'SELECT 1 FROM verdicts WHERE service = ? AND account = ? AND checked_ms >= ? LIMIT 1',
+    );
+    return probe.get(this.service, this.account, notBefore.getTime()) !== undefined;
   }
 
-  /** The verdict of `e164` from `service` checked at or after `notBefore`, if any. */
-  get(service: string, e164: string, notBefore: Date): CachedVerdict | null {
-    const r = this.getStmt.get(service, e164, notBefore.getTime());
-    if (!r) return null;
-    return {
-      e164: r.e164,
-      country: r.country,
-      result: r.result,
-      listSource: r.list_source,
-      checkedAt: r.checked_at,
-      correlationId: r.correlation_id,
-      body: r.body,
-    };
+  async get(e164: string, notBefore: Date): Promise<CachedVerdict | null> {
+    return this.getNow(e164, notBefore);
   }
 
-  /** Stores verdicts (a newer verdict of a number replaces an older one; failures are never given here). */
-  put(service: string, verdicts: Iterable<CachedVerdict>): number {
+  private getNow(e164: string, notBefore: Date): CachedVerdict | null {
+    const r = this.getStmt.get(this.service, this.account, e164, notBefore.getTime());
+    return r ? verdictFromRow(r) : null;
+  }
+
+  async getMany(e164s: readonly string[], notBefore: Date): Promise<Map<string, CachedVerdict>> {
+    const out = new Map<string, CachedVerdict>();
+    for (const e164 of e164s) {
+      const v = this.getNow(e164, notBefore);
+      if (v) out.set(e164, v);
+    }
+    return out;
+  }
+
+  async put(verdicts: readonly CachedVerdict[]): Promise<number> {
     let n = 0;
     this.db.transaction(() => {
       for (const v of verdicts) {
         const checkedMs = parseServiceTime(v.checkedAt);
         if (!Number.isFinite(checkedMs) || !v.correlationId) continue;
-        this.putStmt.run({ service, ...v, checkedMs });
+        this.putStmt.run({ service: this.service, account: this.account, ...v, checkedMs });
         n++;
       }
     })();
@@ -126,51 +156,50 @@ export class ResultsCache {
   }
 
   /**
-   * Stores a journal's verdicts (as put() would: a newer verdict of a number replaces an older one) and drops
-   * those of its numbers whose pushes conflicted (the verdict may be forged), in one transaction. The journal is
-   * attached and copied by SQL: no row is built in JavaScript (reading each and putting it cost ≈ 10 µs a lookup).
+   * The journal is attached and copied by SQL: no row is built in JavaScript (reading each and putting it cost
+   * ≈ 10 µs a lookup).
    */
-  fill(service: string, journalPath: string, journalSql: JournalVerdictsSql): void {
+  async fill(source: JournalVerdictSource): Promise<void> {
     // An absolute path, never read as a `file:` URI. The journal is only read from (its tables are the SELECTs').
-    this.db.prepare('ATTACH DATABASE ? AS journal').run(path.resolve(journalPath));
+    this.db.prepare('ATTACH DATABASE ? AS journal').run(path.resolve(source.path));
     try {
       // parseServiceTime, the same reading put() makes (microseconds cut to milliseconds); null when unreadable.
       this.db.function('dnc_service_ms', { deterministic: true }, (text: unknown) => {
         const ms = parseServiceTime(typeof text === 'string' ? text : null);
         return Number.isFinite(ms) ? ms : null;
       });
-      const { verdicts, conflicting } = journalSql(this.db, 'journal');
+      const { verdicts, conflicting } = source.sql(this.db, 'journal');
       this.db.transaction(() => {
         this.db
           .prepare(
-            `INSERT INTO results (service, e164, country, result, list_source, checked_at, checked_ms,
+            `INSERT INTO verdicts (service, account, e164, country, result, list_source, checked_at, checked_ms,
               correlation_id, body)
-             SELECT ?, v.e164, v.country, v.result, v.list_source, v.checked_at, v.checked_ms, v.correlation_id, v.body
+             SELECT ?, ?, v.e164, v.country, v.result, v.list_source, v.checked_at, v.checked_ms, v.correlation_id,
+               v.body
                FROM (SELECT *, dnc_service_ms(checked_at) AS checked_ms FROM (${verdicts})) v
               WHERE v.checked_ms IS NOT NULL AND v.correlation_id != ''
-             ON CONFLICT (service, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
-               list_source = excluded.list_source,
-               checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
-                 correlation_id = excluded.correlation_id, body = excluded.body
-             WHERE excluded.checked_ms >= results.checked_ms`,
+             ${UPSERT}`,
           )
-          .run(service);
-        this.db.prepare(`DELETE FROM results WHERE service = ? AND e164 IN (${conflicting})`).run(service);
+          .run(this.service, this.account);
+        this.db
+          .prepare(`DELETE FROM verdicts WHERE service = ? AND account = ? AND e164 IN (${conflicting})`)
+          .run(this.service, this.account);
       })();
     } finally {
       this.db.exec('DETACH DATABASE journal');
     }
   }
 
-  /** Drops the cached verdicts of these numbers (their pushes conflicted: the verdict may be forged). */
-  forget(service: string, e164s: Iterable<string>): void {
-    const del = this.db.prepare<[string, string]>('DELETE FROM results WHERE service = ? AND e164 = ?');
+  async forget(e164s: readonly string[]): Promise<void> {
+    const del = this.db.prepare<[string, string, string]>(
+      'DELETE FROM verdicts WHERE service = ? AND account = ? AND e164 = ?',
+    );
     this.db.transaction(() => {
-      for (const e164 of e164s) del.run(service, e164);
+      for (const e164 of e164s) del.run(this.service, this.account, e164);
     })();
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

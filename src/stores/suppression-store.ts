@@ -1,11 +1,33 @@
 // The internal do-not-call list and its exemptions: one SQLite file, an append-only hash-chained audit log, the only
 // module that touches it.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
 import { tightenPrivateFile } from '../private-files.js';
+import type { SuppressionList } from './interfaces.js';
+import {
+  entryHash,
+  firstBrokenEntry,
+  listNameOf,
+  replayMismatch,
+  stateSha256,
+  standingOf,
+  type Actor,
+  type AuditAction,
+  type AuditEntry,
+  type ChangeResult,
+  type Exemption,
+  type ExemptionItem,
+  type ListIdentity,
+  type Suppression,
+  toExemption,
+  toSuppression,
+} from './suppression-types.js';
+
+/** An audit entry as its table row holds it (the same fields). */
+type EntryRow = AuditEntry;
 
 const LIST_BUSY_TIMEOUT_MS = 30_000;
 
@@ -25,70 +47,6 @@ function listBusy(file: string, waitedMs: number, consequence: string) {
         'file open for writing)',
     },
   );
-}
-
-export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
-export type ExemptionBasis = (typeof EXEMPTION_BASES)[number];
-
-/** `restore`: the list was put back from a backup (or accepted as it stands) on purpose; it names no number. */
-export type AuditAction = 'suppress' | 'unsuppress' | 'exempt' | 'unexempt' | 'restore';
-
-/** Who made a change and why: every entry of the audit log carries it. */
-export interface Actor {
-  /** user@host */
-  who: string;
-  reason?: string | null;
-  source?: string | null;
-}
-
-export interface Suppression {
-  e164: string;
-  country: string | null;
-  addedAt: string;
-  who: string;
-  reason: string | null;
-  source: string | null;
-}
-
-export interface Exemption {
-  e164: string;
-  country: string | null;
-  basis: ExemptionBasis;
-  /** The last instant the exemption holds (ISO 8601, UTC). */
-  until: string;
-  evidence: string | null;
-  addedAt: string;
-  who: string;
-}
-
-export interface AuditEntry {
-  id: number;
-  at: string;
-  action: AuditAction;
-  e164: string;
-  who: string;
-  reason: string | null;
-  source: string | null;
-  basis: string | null;
-  until: string | null;
-  evidence: string | null;
-  /** SHA-256 of the previous entry's hash and this entry: an edited or deleted entry breaks the chain. */
-  hash: string;
-}
-
-/** What a manifest and a report say about the list a scrub used. */
-export interface ListIdentity {
-  name: string;
-  /** A UUID given when the file was created: a copy of the list keeps it, another list never has it. */
-  id: string;
-  path: string;
-  suppressions: number;
-  exemptions: number;
-  audit_entries: number;
-  /** The hash of the last audit entry (the whole history, chained). */
-  audit_head: string | null;
-  /** SHA-256 of the current entries (sorted), so two scrubs can be shown to have used the same list state. */
-  state_sha256: string;
 }
 
 const AUDIT_TABLE = `CREATE TABLE IF NOT EXISTS audit (
@@ -119,47 +77,10 @@ ${AUDIT_TABLE}
 ${AUDIT_TRIGGERS}
 `;
 
-type Env = Record<string, string | undefined>;
-
-export const DEFAULT_LIST_FILE = 'do-not-call.sqlite';
-
-/**
- * Where the list lives: --suppression-list, else DNC_SUPPRESSION_LIST, else "suppression_list" in the config, else the
- * state folder.
- */
-export function suppressionListPath(
-  stateDir: string,
-  explicit: string | undefined,
-  cwd: string,
-): { path: string; explicit: boolean } {
-  if (explicit) return { path: path.resolve(cwd, explicit), explicit: true };
-  return { path: path.join(stateDir, DEFAULT_LIST_FILE), explicit: false };
-}
-
-/** The list's name (in dnc_list_source `internal:<name>`): the file's name without its extension. */
-export function listNameOf(file: string): string {
-  const base = path.basename(file).replace(/\.(sqlite3?|db)$/i, '');
-  // The name lands in CSV cells and HTML: keep it to a plain token.
-  return base.replace(/[^\w.-]+/g, '_') || 'default';
-}
-
-/** An audit entry as its table row holds it (the same fields). */
-type EntryRow = AuditEntry;
-
-function entryHash(previous: string, e: Omit<EntryRow, 'id' | 'hash'>): string {
-  const canonical = JSON.stringify([e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence]);
-  return createHash('sha256').update(previous).update('\n').update(canonical).digest('hex');
-}
-
-export interface ChangeResult {
-  /** Entries that changed the list (an audit entry each). */
-  changed: number;
-  /** Entries that were already so (no audit entry: the log records changes, not repeats). */
-  unchanged: number;
-}
-
-export class SuppressionStore {
+/** The internal list in one SQLite file (the local store's; a list on a shared drive too). */
+export class SuppressionStore implements SuppressionList {
   readonly name: string;
+  readonly shared = false;
   private readonly st;
   private constructor(
     private readonly db: BetterSqlite3.Database,
@@ -290,7 +211,7 @@ export class SuppressionStore {
    * an audit entry of its own, chained like the others. Lists made before `restore` existed allow it first: their
    * audit table is rebuilt, every entry and its hash kept, in the same transaction.
    */
-  recordRestore(actor: Actor, now: Date, replaced: string): void {
+  async recordRestore(actor: Actor, now: Date, replaced: string): Promise<void> {
     this.db
       .transaction(() => {
         const sql =
@@ -312,9 +233,13 @@ export class SuppressionStore {
   }
 
   /** Adds numbers to the internal list (each change audited; one transaction). */
-  suppress(numbers: ReadonlyArray<{ e164: string; country: string | null }>, actor: Actor, now: Date): ChangeResult {
+  async suppress(
+    numbers: ReadonlyArray<{ e164: string; country: string | null }>,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult> {
     return this.change(numbers, (n) => {
-      if (this.isSuppressed(n.e164)) return false;
+      if (this.isSuppressedNow(n.e164)) return false;
       this.st.suppress.run(n.e164, n.country, now.toISOString(), actor.who, actor.reason ?? null, actor.source ?? null);
       this.append(now, 'suppress', n.e164, actor);
       return true;
@@ -322,7 +247,7 @@ export class SuppressionStore {
   }
 
   /** Takes numbers off the list: a new audit entry each; the entry that added them stays. */
-  unsuppress(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
+  async unsuppress(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
     return this.change(numbers, (e164) => {
       if (this.st.unsuppress.run(e164).changes === 0) return false;
       this.append(now, 'unsuppress', e164, actor);
@@ -338,7 +263,7 @@ export class SuppressionStore {
    * lock first, a second agent adding to a shared list just waits its turn, and reads the
    * audit head only once it holds the lock, so the hash chain stays one line.
    */
-  private change<T>(items: readonly T[], apply: (item: T) => boolean): ChangeResult {
+  private async change<T>(items: readonly T[], apply: (item: T) => boolean): Promise<ChangeResult> {
     const out = { changed: 0, unchanged: 0 };
     try {
       this.db
@@ -357,16 +282,20 @@ export class SuppressionStore {
     return out;
   }
 
-  isSuppressed(e164: string): boolean {
+  private isSuppressedNow(e164: string): boolean {
     return this.st.suppression.get(e164) !== undefined;
   }
 
-  suppression(e164: string): Suppression | null {
+  async suppression(e164: string): Promise<Suppression | null> {
     const r = this.st.suppression.get(e164);
     return r ? toSuppression(r) : null;
   }
 
-  suppressions(): Suppression[] {
+  async suppressions(): Promise<Suppression[]> {
+    return this.suppressionsNow();
+  }
+
+  private suppressionsNow(): Suppression[] {
     return this.db
       .prepare<[], Record<string, string | null>>('SELECT * FROM suppressions ORDER BY e164')
       .all()
@@ -374,19 +303,9 @@ export class SuppressionStore {
   }
 
   /** Adds or replaces an exemption (a replacement is audited like an addition, with the new terms). */
-  exempt(
-    items: ReadonlyArray<{
-      e164: string;
-      country: string | null;
-      basis: ExemptionBasis;
-      until: string;
-      evidence: string | null;
-    }>,
-    actor: Actor,
-    now: Date,
-  ): ChangeResult {
+  exempt(items: readonly ExemptionItem[], actor: Actor, now: Date): Promise<ChangeResult> {
     return this.change(items, (x) => {
-      const old = this.exemption(x.e164);
+      const old = this.exemptionNow(x.e164);
       if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) return false;
       this.st.exempt.run(x.e164, x.country, x.basis, x.until, x.evidence, now.toISOString(), actor.who);
       this.append(now, 'exempt', x.e164, actor, { basis: x.basis, until: x.until, evidence: x.evidence });
@@ -394,7 +313,7 @@ export class SuppressionStore {
     });
   }
 
-  unexempt(numbers: readonly string[], actor: Actor, now: Date): ChangeResult {
+  async unexempt(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
     return this.change(numbers, (e164) => {
       if (this.st.unexempt.run(e164).changes === 0) return false;
       this.append(now, 'unexempt', e164, actor);
@@ -402,25 +321,37 @@ export class SuppressionStore {
     });
   }
 
-  exemption(e164: string): Exemption | null {
+  async exemption(e164: string): Promise<Exemption | null> {
+    return this.exemptionNow(e164);
+  }
+
+  private exemptionNow(e164: string): Exemption | null {
     const r = this.st.exemption.get(e164);
     return r ? toExemption(r) : null;
   }
 
-  exemptions(): Exemption[] {
+  async exemptions(): Promise<Exemption[]> {
+    return this.exemptionsNow();
+  }
+
+  private exemptionsNow(): Exemption[] {
     return this.db
       .prepare<[], Record<string, string | null>>('SELECT * FROM exemptions ORDER BY e164')
       .all()
       .map(toExemption);
   }
 
-  counts(): { suppressions: number; exemptions: number; audit: number } {
+  async counts(): Promise<{ suppressions: number; exemptions: number; audit: number }> {
+    return this.countsNow();
+  }
+
+  private countsNow(): { suppressions: number; exemptions: number; audit: number } {
     const n = (table: string) => this.db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()?.n ?? 0;
     return { suppressions: n('suppressions'), exemptions: n('exemptions'), audit: n('audit') };
   }
 
   /** The audit log, oldest first (optionally only the entries of one number). */
-  audit(e164?: string): AuditEntry[] {
+  async audit(e164?: string): Promise<AuditEntry[]> {
     const rows = e164
       ? this.db.prepare<[string], EntryRow>('SELECT * FROM audit WHERE e164 = ? ORDER BY id').all(e164)
       : this.db.prepare<[], EntryRow>('SELECT * FROM audit ORDER BY id').all();
@@ -428,49 +359,35 @@ export class SuppressionStore {
   }
 
   /** Recomputes the hash chain: the id of the first entry that does not match, or null when the log is whole. */
-  brokenAuditEntry(): number | null {
-    let previous = '';
-    for (const r of this.db.prepare<[], EntryRow>('SELECT * FROM audit ORDER BY id').iterate()) {
-      if (entryHash(previous, r) !== r.hash) return r.id;
-      previous = r.hash;
-    }
-    return null;
+  async brokenAuditEntry(): Promise<number | null> {
+    return firstBrokenEntry(this.db.prepare<[], EntryRow>('SELECT * FROM audit ORDER BY id').iterate());
   }
 
   /**
-   * Where the list's entries differ from what its audit log says they are, replayed oldest first
-   * (null: they agree). The triggers guard the log, not the entries: a row deleted from
-   * `suppressions` with the sqlite3 shell would let an opted-out number be dialled with nothing
-   * in the log to show it. Only dnc's own changes keep the two in step.
+   * Where the list's entries differ from what its audit log says they are (null: they agree). The triggers guard
+   * the log, not the entries: a row deleted from `suppressions` with the sqlite3 shell would let an opted-out number
+   * be dialled with nothing in the log to show it.
    */
-  stateMismatch(): string | null {
-    const suppressed = new Set<string>();
-    const exempt = new Map<string, string>();
-    for (const e of this.db
-      .prepare<[], Pick<EntryRow, 'action' | 'e164' | 'basis' | 'until'>>(
-        'SELECT action, e164, basis, until FROM audit ORDER BY id',
-      )
-      .iterate()) {
-      if (e.action === 'suppress') suppressed.add(e.e164);
-      else if (e.action === 'unsuppress') suppressed.delete(e.e164);
-      else if (e.action === 'exempt') exempt.set(e.e164, `${e.basis} until ${e.until}`);
-      else if (e.action === 'unexempt') exempt.delete(e.e164);
-    }
-    for (const { e164 } of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions').iterate()) {
-      if (!suppressed.delete(e164)) return `${e164} is on the list, but no audit entry put it there`;
-    }
-    for (const e164 of suppressed) return `${e164} is not on the list, but no audit entry took it off`;
-    for (const x of this.db
-      .prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions')
-      .iterate()) {
-      const logged = exempt.get(x.e164);
-      if (logged === undefined) return `${x.e164} is exempt, but no audit entry exempted it`;
-      if (logged !== `${x.basis} until ${x.until}`)
-        return `${x.e164} is exempt as ${x.basis} until ${x.until}, but its audit entry says ${logged}`;
-      exempt.delete(x.e164);
-    }
-    for (const e164 of exempt.keys()) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
-    return null;
+  async stateMismatch(): Promise<string | null> {
+    // Each query starts only when the replay reaches it: one connection runs one statement at a time.
+    const lazily = function* <T>(rows: () => Iterable<T>) {
+      yield* rows();
+    };
+    return replayMismatch(
+      lazily(() =>
+        this.db
+          .prepare<[], Pick<EntryRow, 'action' | 'e164' | 'basis' | 'until'>>(
+            'SELECT action, e164, basis, until FROM audit ORDER BY id',
+          )
+          .iterate(),
+      ),
+      lazily(() => this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions').iterate()),
+      lazily(() =>
+        this.db
+          .prepare<[], { e164: string; basis: string; until: string }>('SELECT e164, basis, until FROM exemptions')
+          .iterate(),
+      ),
+    );
   }
 
   /**
@@ -478,19 +395,19 @@ export class SuppressionStore {
    * audit entries. A whole replay of a 100,000-entry log costs about a second (2 shared cores),
    * too much before each check; a scan per number costs milliseconds.
    */
-  stateMismatchOf(numbers: readonly string[]): string | null {
+  private stateMismatchOf(numbers: readonly string[]): string | null {
     const last = this.db.prepare<[string, string, string], Pick<EntryRow, 'action' | 'basis' | 'until'>>(
       'SELECT action, basis, until FROM audit WHERE e164 = ? AND action IN (?, ?) ORDER BY id DESC LIMIT 1',
     );
     for (const e164 of new Set(numbers)) {
       const s = last.get(e164, 'suppress', 'unsuppress');
       const logged = s?.action === 'suppress';
-      if (this.isSuppressed(e164) !== logged)
+      if (this.isSuppressedNow(e164) !== logged)
         return logged
           ? `${e164} is not on the list, but no audit entry took it off`
           : `${e164} is on the list, but no audit entry put it there`;
       const x = last.get(e164, 'exempt', 'unexempt');
-      const row = this.exemption(e164);
+      const row = this.exemptionNow(e164);
       const entry = x?.action === 'exempt' ? `${x.basis} until ${x.until}` : null;
       if (!row && entry) return `${e164} is not exempt, but no audit entry withdrew its exemption`;
       if (row && !entry) return `${e164} is exempt, but no audit entry exempted it`;
@@ -504,15 +421,15 @@ export class SuppressionStore {
    * What is wrong with the list, if anything: an entry of its log altered, or entries its log does
    * not account for (all of them, or only those of `numbers`, the chain then left to the commands that read it all).
    */
-  integrityProblem(numbers?: readonly string[]): string | null {
+  async integrityProblem(numbers?: readonly string[]): Promise<string | null> {
     if (numbers) return this.stateMismatchOf(numbers);
-    const broken = this.brokenAuditEntry();
+    const broken = await this.brokenAuditEntry();
     if (broken !== null) return `audit entry ${broken} does not match the hash chain`;
     return this.stateMismatch();
   }
 
   /** The id of the audit entry with this chained hash, or null (a head recorded by a scrub must be found here). */
-  auditEntryWithHash(hash: string): number | null {
+  async auditEntryWithHash(hash: string): Promise<number | null> {
     return this.db.prepare<[string], { id: number }>('SELECT id FROM audit WHERE hash = ?').get(hash)?.id ?? null;
   }
 
@@ -522,21 +439,14 @@ export class SuppressionStore {
    * Kept apart because a number can be both, and the reason for a do-not-call row is its suppression,
    * not a later exemption the list overrides. One pass over the log: it has no index by number.
    */
-  standingAt(
+  async standingAt(
     numbers: ReadonlySet<string>,
     throughId: number,
-  ): Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }> {
-    const out = new Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>();
-    for (const e of this.db
-      .prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id')
-      .iterate(throughId)) {
-      if (!numbers.has(e.e164)) continue;
-      const s = out.get(e.e164) ?? { suppression: null, exemption: null };
-      if (e.action === 'suppress' || e.action === 'unsuppress') s.suppression = e.action === 'suppress' ? e : null;
-      else s.exemption = e.action === 'exempt' ? e : null;
-      out.set(e.e164, s);
-    }
-    return out;
+  ): Promise<Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>> {
+    return standingOf(
+      this.db.prepare<[number], EntryRow>('SELECT * FROM audit WHERE id <= ? ORDER BY id').iterate(throughId),
+      numbers,
+    );
   }
 
   /**
@@ -544,26 +454,28 @@ export class SuppressionStore {
    * that of the very entries the scrub applied, even while a colleague changes a shared list
    * (the read lock held until the end keeps their commit out).
    */
-  snapshot(): { suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity } {
+  async snapshot(): Promise<{ suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity }> {
     return this.db.transaction(() => ({
-      suppressions: this.suppressions(),
-      exemptions: this.exemptions(),
-      identity: this.identity(),
+      suppressions: this.suppressionsNow(),
+      exemptions: this.exemptionsNow(),
+      identity: this.identityNow(),
     }))();
   }
 
-  identity(): ListIdentity {
-    const c = this.counts();
-    const hash = createHash('sha256');
-    for (const r of this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions ORDER BY e164').iterate())
-      hash.update(`S ${r.e164}\n`);
-    for (const r of this.db
-      .prepare<[], { e164: string; basis: string; until: string }>(
-        'SELECT e164, basis, until FROM exemptions ORDER BY e164',
-      )
-      .iterate()) {
-      hash.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
-    }
+  async identity(): Promise<ListIdentity> {
+    return this.identityNow();
+  }
+
+  private identityNow(): ListIdentity {
+    const c = this.countsNow();
+    const state = stateSha256(
+      this.db.prepare<[], { e164: string }>('SELECT e164 FROM suppressions ORDER BY e164').all(),
+      this.db
+        .prepare<[], { e164: string; basis: string; until: string }>(
+          'SELECT e164, basis, until FROM exemptions ORDER BY e164',
+        )
+        .all(),
+    );
     const head = this.db.prepare<[], { hash: string }>('SELECT hash FROM audit ORDER BY id DESC LIMIT 1').get();
     return {
       name: this.name,
@@ -573,71 +485,16 @@ export class SuppressionStore {
       exemptions: c.exemptions,
       audit_entries: c.audit,
       audit_head: head?.hash ?? null,
-      state_sha256: hash.digest('hex'),
+      state_sha256: state,
     };
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    this.closeNow();
+  }
+
+  /** Closes the file at once (a caller that cannot wait). */
+  closeNow(): void {
     if (this.db.open) this.db.close();
   }
-}
-
-const toSuppression = (r: Record<string, string | null>): Suppression => ({
-  e164: r.e164!,
-  country: r.country ?? null,
-  addedAt: r.added_at!,
-  who: r.who!,
-  reason: r.reason ?? null,
-  source: r.source ?? null,
-});
-
-const toExemption = (r: Record<string, string | null>): Exemption => ({
-  e164: r.e164!,
-  country: r.country ?? null,
-  basis: r.basis as ExemptionBasis,
-  until: r.until!,
-  evidence: r.evidence ?? null,
-  addedAt: r.added_at!,
-  who: r.who!,
-});
-
-/** Whether an exemption holds at `at` (its `until` is the last instant it holds). */
-export function exemptionHolds(x: Pick<Exemption, 'until'>, at: Date): boolean {
-  const until = Date.parse(x.until);
-  return Number.isFinite(until) && at.getTime() <= until;
-}
-
-export type ComplianceDecision =
-  | { kind: 'suppressed'; listSource: string; suppression: Suppression }
-  | { kind: 'exempt'; exemption: Exemption }
-  | { kind: 'expired_exemption'; exemption: Exemption }
-  | { kind: 'none' };
-
-/**
- * What the user's own records say of a number, before any lookup. The internal list always wins:
- * an opt-out revokes consent. An exemption only matters once the register says do_not_call.
- */
-export function decide(store: SuppressionStore | null, e164: string, at: Date): ComplianceDecision {
-  if (!store) return { kind: 'none' };
-  const s = store.suppression(e164);
-  if (s) return { kind: 'suppressed', listSource: `internal:${store.name}`, suppression: s };
-  const x = store.exemption(e164);
-  if (!x) return { kind: 'none' };
-  return exemptionHolds(x, at) ? { kind: 'exempt', exemption: x } : { kind: 'expired_exemption', exemption: x };
-}
-
-/** The dnc_exemption cell: "consent until 2027-01-31T23:59:59.999Z". */
-export function exemptionLabel(x: Pick<Exemption, 'basis' | 'until'>): string {
-  return `${x.basis} until ${x.until}`;
-}
-
-/** The list a command uses, from --suppression-list / DNC_SUPPRESSION_LIST / config, else the state folder. */
-export function resolveListPath(
-  stateDir: string,
-  cwd: string,
-  flag: string | undefined,
-  env: Env,
-  configValue: string | undefined,
-): { path: string; explicit: boolean } {
-  return suppressionListPath(stateDir, flag ?? (env.DNC_SUPPRESSION_LIST || undefined) ?? configValue, cwd);
 }

@@ -71,6 +71,7 @@ async function run(
     interrupts,
     serviceConfig: () => ctx.serviceConfig(),
     createClient: (o) => ctx.createClient(o),
+    stores: () => ctx.stores(),
     stdin: new PassThrough(),
     stdinIsTTY: false,
     stdout: new PassThrough(),

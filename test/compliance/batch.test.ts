@@ -59,8 +59,8 @@ describe('dnc batch with the internal list and exemptions', () => {
 
     const m = manifest(out);
     const store = (await SuppressionStore.open(path.join(w.stateDir, 'do-not-call.sqlite'), { create: false }))!;
-    const identity = store.identity();
-    store.close();
+    const identity = await store.identity();
+    await store.close();
     expect(m.compliance.list).toEqual(identity);
     // An oracle apart from dnc's code: the state hash recomputed from the SQLite file, and the audit head read from it.
     {
@@ -172,8 +172,10 @@ describe('dnc batch with the internal list and exemptions', () => {
     const { default: Database } = await import('better-sqlite3');
     const colleague = new Database(file, { timeout: 0 });
     let wrote: boolean | null = null;
-    const exemptions = store.exemptions.bind(store);
-    store.exemptions = () => {
+    // (The snapshot reads through the store's own synchronous reader, inside its transaction.)
+    const inside = store as unknown as { exemptionsNow: () => unknown };
+    const exemptions = inside.exemptionsNow.bind(store);
+    inside.exemptionsNow = () => {
       try {
         colleague.prepare("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550109', 'US', '2026-11-22T00:00:00.000Z', 'colleague@x')").run();
         wrote = true;
@@ -182,9 +184,9 @@ describe('dnc batch with the internal list and exemptions', () => {
       }
       return exemptions();
     };
-    const snap = store.snapshot();
+    const snap = await store.snapshot();
     colleague.close();
-    store.close();
+    await store.close();
     expect(wrote).toBe(false);
     // The hash recorded is that of the entries read (an oracle apart from identity()).
     const { createHash } = await import('node:crypto');

@@ -7,7 +7,7 @@ import { parseDuration, parseServiceTime } from '../../src/time.js';
 import { CheckHistory, HISTORY_MAX_ROWS } from '../../src/stores/history.js';
 import { cacheDir, publicBaseUrl, stateDir } from '../../src/paths.js';
 import { registeredJournals, registerJournal } from '../../src/stores/registry.js';
-import { ResultsCache } from '../../src/stores/results-cache.js';
+import { SqliteResultsCache } from '../../src/stores/results-cache.js';
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
 import { lookedUp, US_LIST, world } from './helpers.js';
@@ -65,23 +65,25 @@ describe('check history', () => {
         body: '{}',
         webhookUrl: null,
       });
-      h.record(rec('old', new Date(now.getTime() - 91 * 86_400_000)), new Date(now.getTime() - 91 * 86_400_000));
-      h.record(rec('recent', now), now);
-      expect(h.find('old')).toHaveLength(0);
-      expect(h.find('recent')).toHaveLength(1);
-      for (let i = 0; i < HISTORY_MAX_ROWS; i++) h.record(rec(`n${i}`, now), now);
-      expect(h.find('recent')).toHaveLength(0);
-      expect(h.find('n0')).toHaveLength(1);
-      expect(h.between('http://s', '2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z')).toHaveLength(HISTORY_MAX_ROWS);
+      await h.record(rec('old', new Date(now.getTime() - 91 * 86_400_000)), new Date(now.getTime() - 91 * 86_400_000));
+      await h.record(rec('recent', now), now);
+      expect(await h.find('old')).toHaveLength(0);
+      expect(await h.find('recent')).toHaveLength(1);
+      for (let i = 0; i < HISTORY_MAX_ROWS; i++) await h.record(rec(`n${i}`, now), now);
+      expect(await h.find('recent')).toHaveLength(0);
+      expect(await h.find('n0')).toHaveLength(1);
+      expect(await h.between('http://s', '2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z')).toHaveLength(HISTORY_MAX_ROWS);
     } finally {
-      h.close();
+      await h.close();
     }
   });
 });
 
 describe('results cache', () => {
-  it('answers within the window and for the same service only; a newer verdict replaces an older one', async () => {
-    const c = await ResultsCache.open(dir);
+  it('answers within the window and for the same service and account only; a newer verdict replaces an older one', async () => {
+    const c = await SqliteResultsCache.open(dir, { service: 'http://a', apiKey: 'key-one' });
+    const otherService = await SqliteResultsCache.open(dir, { service: 'http://b', apiKey: 'key-one' });
+    const otherAccount = await SqliteResultsCache.open(dir, { service: 'http://a', apiKey: 'key-two' });
     try {
       const v = (checkedAt: string, result: 'callable' | 'do_not_call', correlationId: string) => ({
         e164: '+12025550100',
@@ -92,15 +94,25 @@ describe('results cache', () => {
         correlationId,
         body: null,
       });
-      c.put('http://a', [v('2026-11-20T00:00:00.000001+00:00', 'callable', 'one')]);
-      c.put('http://a', [v('2026-11-10T00:00:00.000001+00:00', 'do_not_call', 'older')]);
-      expect(c.get('http://a', '+12025550100', new Date('2026-11-19T00:00:00Z'))?.correlationId).toBe('one');
-      expect(c.get('http://a', '+12025550100', new Date('2026-11-21T00:00:00Z'))).toBeNull();
-      expect(c.get('http://b', '+12025550100', new Date('2026-11-01T00:00:00Z'))).toBeNull();
-      c.put('http://a', [v('2026-11-21T00:00:00.000001+00:00', 'do_not_call', 'two')]);
-      expect(c.get('http://a', '+12025550100', new Date('2026-11-01T00:00:00Z'))).toMatchObject({ correlationId: 'two', result: 'do_not_call' });
+      await c.put([v('2026-11-20T00:00:00.000001+00:00', 'callable', 'one')]);
+      await c.put([v('2026-11-10T00:00:00.000001+00:00', 'do_not_call', 'older')]);
+      expect((await c.get('+12025550100', new Date('2026-11-19T00:00:00Z')))?.correlationId).toBe('one');
+      expect(await c.get('+12025550100', new Date('2026-11-21T00:00:00Z'))).toBeNull();
+      expect(await otherService.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toBeNull();
+      expect(await otherAccount.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toBeNull();
+      await c.put([v('2026-11-21T00:00:00.000001+00:00', 'do_not_call', 'two')]);
+      expect(await c.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toMatchObject({ correlationId: 'two', result: 'do_not_call' });
+      // The key itself is in no row: the account column holds its salted HMAC.
+      const { default: Database } = await import('better-sqlite3');
+      const db = new Database(path.join(dir, 'results.sqlite'), { readonly: true });
+      const raw = JSON.stringify(db.prepare('SELECT * FROM verdicts').all());
+      db.close();
+      expect(raw).not.toContain('key-one');
+      expect(raw).toMatch(/"account":"[0-9a-f]{64}"/);
     } finally {
-      c.close();
+      await c.close();
+      await otherService.close();
+      await otherAccount.close();
     }
   });
 });

@@ -1,5 +1,6 @@
 // The listen use case through its run function: a real webhook batch against the sandbox, pushes over loopback,
 // a real journal; the events and the result are what is asserted (nothing is printed by the use case).
+import { openStores } from '../../src/stores/owner.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -38,6 +39,14 @@ function deps(given: Partial<ListenRunDeps> = {}) {
     env: { XDG_CACHE_HOME: path.join(home, 'cache'), XDG_STATE_HOME: path.join(home, 'state') },
     homedir: home,
     now: () => new Date(),
+    stores: () => openStores({ url: null, from: 'the default' }, d.env, home),
+    serviceConfig: async () => ({
+      baseUrl: { value: 'http://127.0.0.1', source: 'default' },
+      apiKey: { value: 'listen-test-key', source: 'default' },
+      forwardedHost: undefined,
+      configPath: '',
+      warnings: [],
+    }),
     interrupts,
     lockDeps: processLockDeps(),
     onEvent: (e) => events.push(e),

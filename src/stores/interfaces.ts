@@ -1,0 +1,204 @@
+// The stores dnc keeps beyond one run, each one interface with a local (SQLite) and a team (PostgreSQL)
+// implementation: the results cache, the internal list with its exemptions and audit log, the check and scrub
+// history, and the team's claims on numbers being looked up. Callers see only these.
+import type { JournalVerdict } from '../journal/views.js';
+import type {
+  Actor,
+  AuditEntry,
+  ChangeResult,
+  Exemption,
+  ExemptionItem,
+  ListIdentity,
+  Suppression,
+} from './suppression-types.js';
+
+/** Which service and which account a cache or a claim belongs to (the key itself never reaches a store). */
+export interface StoreScope {
+  /** The service's origin, as journals name it. */
+  service: string;
+  apiKey: string;
+}
+
+/**
+ * A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal
+ * reads them).
+ */
+export type CachedVerdict = JournalVerdict;
+
+/** A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. */
+export interface JournalVerdictSource {
+  path: string;
+  /** The SQL of its verdicts and of its numbers whose pushes conflicted, over the journal attached as `schema`. */
+  sql(db: import('better-sqlite3').Database, schema: string): { verdicts: string; conflicting: string };
+  /** The same, read as rows (a cache that cannot attach the file). */
+  rows(): Promise<{ verdicts: CachedVerdict[]; conflicting: string[] }>;
+}
+
+/** Final verdicts by service, account and number (--reuse-within), scoped when opened. */
+export interface ResultsCache {
+  /** Whether any verdict was checked at or after `notBefore` (one indexed probe). */
+  hasVerdictsSince(notBefore: Date): Promise<boolean>;
+  get(e164: string, notBefore: Date): Promise<CachedVerdict | null>;
+  /** The verdicts of these numbers checked at or after `notBefore` (one round trip for many). */
+  getMany(e164s: readonly string[], notBefore: Date): Promise<Map<string, CachedVerdict>>;
+  /** Stores verdicts; a newer verdict of a number replaces an older one. Returns how many were taken. */
+  put(verdicts: readonly CachedVerdict[]): Promise<number>;
+  /** Stores a journal's verdicts and drops those of its numbers whose pushes conflicted, in one transaction. */
+  fill(source: JournalVerdictSource): Promise<void>;
+  forget(e164s: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The internal do-not-call list, its exemptions and their hash-chained audit log. */
+export interface SuppressionList {
+  /** In dnc_list_source `internal:<name>`. */
+  readonly name: string;
+  /** A UUID given when the list was made: a copy keeps it, another list never has it. */
+  readonly id: string;
+  /** Where it is, as shown to people and recorded in manifests (a file, or the team store's URL without password). */
+  readonly path: string;
+  /** The team's list (in a PostgreSQL store) rather than a file. */
+  readonly shared: boolean;
+  suppress(
+    numbers: ReadonlyArray<{ e164: string; country: string | null }>,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult>;
+  unsuppress(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult>;
+  exempt(items: readonly ExemptionItem[], actor: Actor, now: Date): Promise<ChangeResult>;
+  unexempt(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult>;
+  suppression(e164: string): Promise<Suppression | null>;
+  exemption(e164: string): Promise<Exemption | null>;
+  suppressions(): Promise<Suppression[]>;
+  exemptions(): Promise<Exemption[]>;
+  counts(): Promise<{ suppressions: number; exemptions: number; audit: number }>;
+  /** The audit log, oldest first (optionally only the entries of one number). */
+  audit(e164?: string): Promise<AuditEntry[]>;
+  /** The id of the first entry that does not match the hash chain, or null when the log is whole. */
+  brokenAuditEntry(): Promise<number | null>;
+  /** Where the entries differ from what the audit log says they are (null: they agree). */
+  stateMismatch(): Promise<string | null>;
+  /** What is wrong with the list, if anything (all of it, or only the entries of `numbers`). */
+  integrityProblem(numbers?: readonly string[]): Promise<string | null>;
+  auditEntryWithHash(hash: string): Promise<number | null>;
+  /** What stood for each number once entry `throughId` was written (the head a scrub recorded). */
+  standingAt(
+    numbers: ReadonlySet<string>,
+    throughId: number,
+  ): Promise<Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>>;
+  /** The entries and the identity read together (the state a scrub applied). */
+  snapshot(): Promise<{ suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity }>;
+  identity(): Promise<ListIdentity>;
+  close(): Promise<void>;
+}
+
+/** One `dnc check` lookup, as `dnc trace` quotes it and `usage --reconcile` counts it. */
+export interface CheckRecord {
+  correlationId: string;
+  phoneNumber: string;
+  country: string | null;
+  /** When dnc sent the request (ISO 8601). */
+  requestedAt: string;
+  answeredAt: string;
+  /** The service's origin (never the key). */
+  service: string;
+  httpStatus: number | null;
+  /** succeeded, started (webhook receipt) or failed. */
+  kind: string;
+  /** Credits charged (or held, for a receipt). */
+  credits: number;
+  /** The service's answer as received (JSON text). */
+  body: string;
+  webhookUrl: string | null;
+}
+
+/** Who scrubbed what, for whom and when: one row per finished batch run. */
+export interface ScrubRecord {
+  finishedAt: string;
+  operator: string;
+  seller: string | null;
+  san: string | null;
+  campaign: string | null;
+  /** The output as its machine named it, and the machine. */
+  output: string;
+  host: string;
+  rows: number;
+  callable: number;
+  credits: number;
+  service: string;
+  /** The internal list the scrub applied, and its audit head then. */
+  listId: string | null;
+  listHead: string | null;
+}
+
+/** The history of checks and scrubs. */
+export interface History {
+  /** Records a check and forgets what falls outside the kept window. */
+  record(r: CheckRecord, now: Date): Promise<void>;
+  find(correlationId: string): Promise<CheckRecord[]>;
+  /** Checks sent to `service` with requested_at in [start, end). */
+  between(service: string, start: string, end: string): Promise<CheckRecord[]>;
+  recordScrub(r: ScrubRecord): Promise<void>;
+  /** The latest scrubs, newest first. */
+  scrubs(limit: number): Promise<ScrubRecord[]>;
+  close(): Promise<void>;
+}
+
+/** Another machine's lookup of a number, as a claim found it. */
+export type ClaimAnswer =
+  /** Its final answer: a verdict, or the service's final failure (invalid_phone_number …). */
+  | { kind: 'answered'; answer: SharedAnswer; claimant: string }
+  /** A webhook lookup whose push has not come (its correlation id). */
+  | { kind: 'pending'; correlationId: string; claimant: string }
+  /** Sent and never answered (its claimant was killed, or got no answer): it may have been charged. */
+  | { kind: 'unanswered'; claimant: string; claimedAt: string }
+  /** Let go without a lookup (its claimant stopped first): free to claim. */
+  | { kind: 'released' };
+
+/** What a claim says of each number: ours to send, or another machine's lookup to wait for. */
+export type ClaimFate = { kind: 'claimed' } | { kind: 'held'; claimant: string } | ClaimAnswer;
+
+/** A final answer of the service as a team store keeps it for the others. */
+export interface SharedAnswer {
+  result: string;
+  doNotCall: boolean | null;
+  listSource: string | null;
+  checkedAt: string | null;
+  correlationId: string | null;
+  errorCode: string | null;
+  error: string | null;
+  httpStatus: number | null;
+  body: string | null;
+}
+
+/** How a claimed lookup ended. */
+export type Settlement =
+  | { kind: 'answered'; country: string; answer: SharedAnswer }
+  | { kind: 'pending'; correlationId: string }
+  /** Sent, no answer (it may have been charged). */
+  | { kind: 'unanswered' }
+  /** Never sent (the run stopped first, or the request was refused before it reached the service). */
+  | { kind: 'released' };
+
+/**
+ * "Claim before you pay": before a lookup is sent its number is claimed for the service and account, in one
+ * arbitrated statement; the claimant settles it with the answer, which the others then use.
+ */
+export interface LookupClaims {
+  /** Claims numbers (each once); `takeOverExpired`: a claim whose lease ran out is taken (--resend-unanswered). */
+  claim(e164s: readonly string[], takeOverExpired: boolean): Promise<Map<string, ClaimFate>>;
+  /** How the lookups of claimed numbers ended (the verdicts go to the team's results cache too). */
+  settle(settlements: ReadonlyArray<[string, Settlement]>): Promise<void>;
+  /** What became of other machines' lookups of these numbers: those still running are left out. */
+  answers(e164s: readonly string[]): Promise<Map<string, ClaimAnswer>>;
+  /** Verdicts of webhook lookups by correlation id (another machine's `dnc listen` stored them). */
+  byCorrelation(correlationIds: readonly string[]): Promise<Map<string, SharedAnswer>>;
+  /** The answers pushed for webhook lookups (`dnc listen`): their claims settled, for every machine waiting. */
+  settlePushes(
+    pushes: ReadonlyArray<{ correlationId: string; e164: string; country: string; answer: SharedAnswer }>,
+  ): Promise<void>;
+  /** Who this process is, as its claims name it. */
+  readonly claimant: string;
+  /** How long a claim holds without an answer (ms). */
+  readonly leaseMs: number;
+}

@@ -1,0 +1,168 @@
+// The one owner of dnc's stores: the `store` setting picks the local files (SQLite, one person's) or a team's
+// PostgreSQL store, and every use case reaches its stores through what this returns (the context holds it).
+import { existsSync } from 'node:fs';
+import { keptFolder } from '../paths.js';
+import { accountOf } from './account.js';
+import { CheckHistory, historyPath } from './history.js';
+import type { History, LookupClaims, ResultsCache, StoreScope, SuppressionList } from './interfaces.js';
+import { isPostgresUrl, storeConnection } from './postgres/connection.js';
+import { SqliteResultsCache } from './results-cache.js';
+
+type Env = Record<string, string | undefined>;
+
+/** The `store` setting as given: --store, DNC_STORE or "store" in the config file; null for the local files. */
+export interface StoreSetting {
+  url: string | null;
+  /** Where it was given, as a user would name it. */
+  from: string;
+}
+
+/** What `dnc store status` says. */
+export interface StoreStatus {
+  kind: 'local' | 'postgres';
+  where: string;
+  schema_version: number | null;
+  latest_version: number | null;
+  counts: Record<string, number>;
+}
+
+export interface Stores {
+  readonly kind: 'local' | 'postgres';
+  /** Where the stores are, as shown to people (a folder, or the URL without its password). */
+  readonly where: string;
+  /** Reachable and at this dnc's schema (migrated when behind); a no-op for the local files. */
+  ready(): Promise<void>;
+  /** The results cache of a service and account; null when it cannot be kept (no cache folder) or, unless
+   * `create`, does not exist yet. */
+  resultsCache(scope: StoreScope, options: { create: boolean }): Promise<ResultsCache | null>;
+  /** The history of checks and scrubs; null when it cannot be kept or, unless `create`, does not exist yet. */
+  history(options: { create: boolean }): Promise<History | null>;
+  /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
+  teamList(): Promise<SuppressionList | null>;
+  /** Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). */
+  claims(scope: StoreScope, claimant: string, leaseMs: number): Promise<LookupClaims | null>;
+  status(): Promise<StoreStatus>;
+  /** `dnc store migrate`: the versions applied. */
+  migrate(): Promise<number[]>;
+  close(): Promise<void>;
+}
+
+/** The local files under the user's state and cache folders (the default, and nothing changes for one person). */
+function localStores(env: Env, homedir: string): Stores {
+  const cache = () => keptFolder(env, homedir, 'cache');
+  const state = () => keptFolder(env, homedir, 'state');
+  return {
+    kind: 'local',
+    where: state() ?? '(no state folder)',
+    ready: async () => {},
+    async resultsCache(scope, { create }) {
+      const dir = cache();
+      if (dir === null) return null;
+      return create ? SqliteResultsCache.open(dir, scope) : SqliteResultsCache.openExisting(dir, scope);
+    },
+    async history({ create }) {
+      const dir = state();
+      if (dir === null || (!create && !existsSync(historyPath(dir)))) return null;
+      return CheckHistory.open(dir);
+    },
+    teamList: async () => null,
+    claims: async () => null,
+    async status() {
+      return {
+        kind: 'local',
+        where: state() ?? '(no state folder)',
+        schema_version: null,
+        latest_version: null,
+        counts: {},
+      };
+    },
+    migrate: async () => [],
+    close: async () => {},
+  };
+}
+
+/** A team's PostgreSQL store: one pool, opened at first use; the schema checked before anything else. */
+function postgresStores(url: string, env: Env, homedir: string): Stores {
+  const connection = storeConnection(url, env, homedir);
+  let opening: Promise<import('./postgres/pool.js').StorePool> | null = null;
+  const pool = async () => {
+    opening ??= import('./postgres/pool.js').then((m) => m.StorePool.open(connection));
+    const p = await opening;
+    await p.ready();
+    return p;
+  };
+  const accounts = new Map<string, Promise<string>>();
+  const account = async (apiKey: string) => {
+    let a = accounts.get(apiKey);
+    if (!a) {
+      a = pool().then(async (p) => accountOf((await p.meta('salt')) ?? '', apiKey));
+      accounts.set(apiKey, a);
+    }
+    return a;
+  };
+  return {
+    kind: 'postgres',
+    where: connection.where,
+    ready: async () => void (await pool()),
+    async resultsCache(scope) {
+      const { PgResultsCache } = await import('./postgres/results-cache.js');
+      return new PgResultsCache(await pool(), scope.service, await account(scope.apiKey));
+    },
+    async history() {
+      const { PgHistory } = await import('./postgres/history.js');
+      return new PgHistory(await pool());
+    },
+    async teamList() {
+      const { PgSuppressionList } = await import('./postgres/suppression-list.js');
+      return PgSuppressionList.open(await pool());
+    },
+    async claims(scope, claimant, leaseMs) {
+      const { PgLookupClaims } = await import('./postgres/claims.js');
+      return PgLookupClaims.open(
+        await pool(),
+        { service: scope.service, account: await account(scope.apiKey) },
+        claimant,
+        leaseMs,
+      );
+    },
+    async status() {
+      const { LATEST_VERSION, SCHEMA } = await import('./postgres/migrations.js');
+      const p = await pool();
+      const tables = ['verdicts', 'claims', 'suppressions', 'exemptions', 'audit', 'checks', 'scrubs'];
+      const row = (
+        await p.query<Record<string, string>>(
+          'counting rows',
+          `SELECT ${tables.map((t) => `(SELECT count(*) FROM ${SCHEMA}.${t}) AS ${t}`).join(', ')}`,
+        )
+      )[0]!;
+      return {
+        kind: 'postgres',
+        where: connection.where,
+        schema_version: await p.version(),
+        latest_version: LATEST_VERSION,
+        counts: Object.fromEntries(tables.map((t) => [t, Number(row[t])])),
+      };
+    },
+    async migrate() {
+      opening ??= import('./postgres/pool.js').then((m) => m.StorePool.open(connection));
+      return (await opening).migrate();
+    },
+    async close() {
+      if (opening) await (await opening.catch(() => null))?.close();
+    },
+  };
+}
+
+/** The stores the setting names. A setting that is not a PostgreSQL URL is refused (E_STORE_INVALID). */
+export async function openStores(setting: StoreSetting, env: Env, homedir: string): Promise<Stores> {
+  if (setting.url === null) return localStores(env, homedir);
+  if (!isPostgresUrl(setting.url)) {
+    const { usageError } = await import('../errors.js');
+    throw usageError(
+      'E_STORE_INVALID',
+      `${setting.from} must be a postgres:// or postgresql:// URL (its value is not shown: it may hold a password)`,
+      { hint: 'leave it out to keep the local store (the files in the state and cache folders); see docs/team.md' },
+    );
+  }
+  return postgresStores(setting.url, env, homedir);
+}

@@ -1,0 +1,106 @@
+// The team's results cache in PostgreSQL: verdicts by service, account and number, shared by every member.
+import { parseServiceTime } from '../../time.js';
+import type { CachedVerdict, JournalVerdictSource, ResultsCache } from '../interfaces.js';
+import { verdictFromRow, type VerdictRow } from '../results-cache.js';
+import { SCHEMA } from './migrations.js';
+import type { StorePool } from './pool.js';
+
+const COLUMNS = 'e164, country, result, list_source, checked_at, correlation_id, body';
+
+/** Rows per statement: arrays of this many values stay well under a statement's limits. */
+const CHUNK = 5_000;
+
+/** The upsert of verdicts given as parallel arrays ($3 …): a newer verdict of a number replaces an older one. */
+export const PUT_VERDICTS = `
+INSERT INTO ${SCHEMA}.verdicts (service, account, e164, country, result, list_source, checked_at, checked_ms,
+  correlation_id, body)
+SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[],
+  $10::text[])
+ON CONFLICT (service, account, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
+  list_source = excluded.list_source, checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
+  correlation_id = excluded.correlation_id, body = excluded.body
+WHERE excluded.checked_ms >= verdicts.checked_ms`;
+
+/** The verdicts as PUT_VERDICTS takes them (those without a readable time or a correlation id are left out). */
+export function verdictArrays(verdicts: readonly CachedVerdict[]): unknown[][] {
+  const cols: unknown[][] = [[], [], [], [], [], [], [], []];
+  for (const v of verdicts) {
+    const ms = parseServiceTime(v.checkedAt);
+    if (!Number.isFinite(ms) || !v.correlationId) continue;
+    const values = [v.e164, v.country, v.result, v.listSource, v.checkedAt, ms, v.correlationId, v.body];
+    values.forEach((x, i) => cols[i]!.push(x));
+  }
+  return cols;
+}
+
+export class PgResultsCache implements ResultsCache {
+  constructor(
+    private readonly pool: StorePool,
+    private readonly service: string,
+    private readonly account: string,
+  ) {}
+
+  async hasVerdictsSince(notBefore: Date): Promise<boolean> {
+    const rows = await this.pool.query(
+      'reading the results cache',
+      `SELECT 1 FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND checked_ms >= $3 LIMIT 1`,
+      [this.service, this.account, notBefore.getTime()],
+    );
+    return rows.length > 0;
+  }
+
+  async get(e164: string, notBefore: Date): Promise<CachedVerdict | null> {
+    return (await this.getMany([e164], notBefore)).get(e164) ?? null;
+  }
+
+  async getMany(e164s: readonly string[], notBefore: Date): Promise<Map<string, CachedVerdict>> {
+    const out = new Map<string, CachedVerdict>();
+    for (let i = 0; i < e164s.length; i += CHUNK) {
+      const rows = await this.pool.query<VerdictRow>(
+        'reading the results cache',
+        `SELECT ${COLUMNS} FROM ${SCHEMA}.verdicts
+          WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[]) AND checked_ms >= $4`,
+        [this.service, this.account, e164s.slice(i, i + CHUNK), notBefore.getTime()],
+      );
+      for (const r of rows) out.set(r.e164, verdictFromRow(r));
+    }
+    return out;
+  }
+
+  async put(verdicts: readonly CachedVerdict[]): Promise<number> {
+    let n = 0;
+    for (let i = 0; i < verdicts.length; i += CHUNK) {
+      const cols = verdictArrays(verdicts.slice(i, i + CHUNK));
+      n += cols[0]!.length;
+      if (cols[0]!.length > 0)
+        await this.pool.query('writing the results cache', PUT_VERDICTS, [this.service, this.account, ...cols]);
+    }
+    return n;
+  }
+
+  async fill(source: JournalVerdictSource): Promise<void> {
+    const { verdicts, conflicting } = await source.rows();
+    await this.pool.transaction('writing the results cache', async (c) => {
+      for (let i = 0; i < verdicts.length; i += CHUNK)
+        await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts.slice(i, i + CHUNK))]);
+      if (conflicting.length > 0)
+        await c.query(`DELETE FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[])`, [
+          this.service,
+          this.account,
+          conflicting,
+        ]);
+    });
+  }
+
+  async forget(e164s: readonly string[]): Promise<void> {
+    await this.pool.query(
+      'writing the results cache',
+      `DELETE FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[])`,
+      [this.service, this.account, [...e164s]],
+    );
+  }
+
+  async close(): Promise<void> {
+    // The pool is the owner's: closed with the stores.
+  }
+}

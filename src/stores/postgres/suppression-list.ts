@@ -1,0 +1,350 @@
+// The team's internal do-not-call list in PostgreSQL: one list per company (not scoped by key), its exemptions and
+// the hash-chained, append-only audit log, whose head is anchored in the store with every change.
+import type { PoolClient } from 'pg';
+import type { SuppressionList } from '../interfaces.js';
+import {
+  entryHash,
+  firstBrokenEntry,
+  replayMismatch,
+  standingOf,
+  stateSha256,
+  type Actor,
+  type AuditAction,
+  type AuditEntry,
+  type ChangeResult,
+  type Exemption,
+  type ExemptionItem,
+  type ListIdentity,
+  type Suppression,
+  toExemption,
+  toSuppression,
+} from '../suppression-types.js';
+import { SCHEMA } from './migrations.js';
+import type { StorePool } from './pool.js';
+
+/** pg_advisory_xact_lock key of list changes ('dnc-list'): the hash chain stays one line. */
+const LIST_LOCK = '7236837475577115508';
+
+const BY_NUMBER = 'ORDER BY e164 COLLATE "C"';
+
+type Row = Record<string, string | null>;
+type AuditRow = Omit<AuditEntry, 'id'> & { id: string | number };
+
+const toEntry = (r: AuditRow): AuditEntry => ({ ...r, id: Number(r.id) });
+
+type NewEntry = Omit<AuditEntry, 'id' | 'hash'>;
+
+export class PgSuppressionList implements SuppressionList {
+  readonly shared = true;
+
+  private constructor(
+    private readonly pool: StorePool,
+    readonly name: string,
+    readonly id: string,
+    readonly path: string,
+  ) {}
+
+  static async open(pool: StorePool): Promise<PgSuppressionList> {
+    const [name, id] = await Promise.all([pool.meta('list_name'), pool.meta('list_id')]);
+    return new PgSuppressionList(pool, name ?? 'team', id ?? '', pool.where);
+  }
+
+  /**
+   * One change under the list's lock: `plan` reads what it needs and says which entries to append; the entries are
+   * chained from the head, and the new head is anchored in the store, in the same transaction.
+   */
+  private async change(
+    plan: (c: PoolClient, entry: (e: NewEntry) => void) => Promise<number>,
+    actor: Actor,
+  ): Promise<ChangeResult> {
+    return this.pool.transaction('changing the internal list', async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [LIST_LOCK]);
+      const entries: NewEntry[] = [];
+      const unchanged = await plan(c, (e) => entries.push(e));
+      if (entries.length > 0) {
+        let previous =
+          (await c.query<{ hash: string }>(`SELECT hash FROM ${SCHEMA}.audit ORDER BY id DESC LIMIT 1`)).rows[0]
+            ?.hash ?? '';
+        const cols: Array<Array<string | null>> = Array.from({ length: 10 }, () => []);
+        for (const e of entries) {
+          previous = entryHash(previous, e);
+          const values = [e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence, previous];
+          values.forEach((v, i) => cols[i]!.push(v));
+        }
+        await c.query(
+          `INSERT INTO ${SCHEMA}.audit (at, action, e164, who, reason, source, basis, until, evidence, hash)
+           SELECT a, b, c, d, e, f, g, h, i, j FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS t(a, b, c, d, e, f, g, h,
+             i, j, n) ORDER BY n`,
+          cols,
+        );
+        await c.query(
+          `INSERT INTO ${SCHEMA}.list_heads (head, entries, who)
+           SELECT $1, (SELECT count(*) FROM ${SCHEMA}.audit), $2`,
+          [previous, actor.who],
+        );
+      }
+      return { changed: entries.length, unchanged };
+    });
+  }
+
+  async suppress(
+    numbers: ReadonlyArray<{ e164: string; country: string | null }>,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult> {
+    return this.change(async (c, entry) => {
+      const on = await this.present(
+        c,
+        'suppressions',
+        numbers.map((n) => n.e164),
+      );
+      const rows: Array<{ e164: string; country: string | null }> = [];
+      for (const n of numbers) {
+        if (on.has(n.e164)) continue;
+        on.add(n.e164);
+        rows.push(n);
+        entry(this.entryOf(now, 'suppress', n.e164, actor));
+      }
+      await c.query(
+        `INSERT INTO ${SCHEMA}.suppressions (e164, country, added_at, who, reason, source)
+         SELECT e, c, $3, $4, $5, $6 FROM unnest($1::text[], $2::text[]) AS t(e, c)`,
+        [
+          rows.map((r) => r.e164),
+          rows.map((r) => r.country),
+          now.toISOString(),
+          actor.who,
+          actor.reason ?? null,
+          actor.source ?? null,
+        ],
+      );
+      return numbers.length - rows.length;
+    }, actor);
+  }
+
+  async unsuppress(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
+    return this.remove('suppressions', 'unsuppress', numbers, actor, now);
+  }
+
+  async exempt(items: readonly ExemptionItem[], actor: Actor, now: Date): Promise<ChangeResult> {
+    return this.change(async (c, entry) => {
+      const current = new Map(
+        (
+          await c.query<Row>(`SELECT * FROM ${SCHEMA}.exemptions WHERE e164 = ANY($1::text[])`, [
+            items.map((x) => x.e164),
+          ])
+        ).rows.map((r) => [r.e164!, toExemption(r)]),
+      );
+      let unchanged = 0;
+      for (const x of items) {
+        const old = current.get(x.e164);
+        if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) {
+          unchanged++;
+          continue;
+        }
+        const row: Exemption = { ...x, addedAt: now.toISOString(), who: actor.who };
+        current.set(x.e164, row);
+        await c.query(
+          `INSERT INTO ${SCHEMA}.exemptions (e164, country, basis, until, evidence, added_at, who)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (e164) DO UPDATE SET country = excluded.country, basis = excluded.basis,
+             until = excluded.until, evidence = excluded.evidence, added_at = excluded.added_at, who = excluded.who`,
+          [x.e164, x.country, x.basis, x.until, x.evidence, row.addedAt, actor.who],
+        );
+        entry({ ...this.entryOf(now, 'exempt', x.e164, actor), basis: x.basis, until: x.until, evidence: x.evidence });
+      }
+      return unchanged;
+    }, actor);
+  }
+
+  async unexempt(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
+    return this.remove('exemptions', 'unexempt', numbers, actor, now);
+  }
+
+  private async remove(
+    table: 'suppressions' | 'exemptions',
+    action: AuditAction,
+    numbers: readonly string[],
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult> {
+    return this.change(async (c, entry) => {
+      const on = await this.present(c, table, numbers);
+      let unchanged = 0;
+      for (const e164 of numbers) {
+        if (!on.delete(e164)) {
+          unchanged++;
+          continue;
+        }
+        entry(this.entryOf(now, action, e164, actor));
+      }
+      await c.query(`DELETE FROM ${SCHEMA}.${table} WHERE e164 = ANY($1::text[])`, [[...numbers]]);
+      return unchanged;
+    }, actor);
+  }
+
+  private async present(c: PoolClient, table: string, numbers: readonly string[]): Promise<Set<string>> {
+    const rows = await c.query<{ e164: string }>(`SELECT e164 FROM ${SCHEMA}.${table} WHERE e164 = ANY($1::text[])`, [
+      [...numbers],
+    ]);
+    return new Set(rows.rows.map((r) => r.e164));
+  }
+
+  private entryOf(now: Date, action: AuditAction, e164: string, actor: Actor): NewEntry {
+    return {
+      at: now.toISOString(),
+      action,
+      e164,
+      who: actor.who,
+      reason: actor.reason ?? null,
+      source: actor.source ?? null,
+      basis: null,
+      until: null,
+      evidence: null,
+    };
+  }
+
+  private read<R extends Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return this.pool.query<R>('reading the internal list', sql, params);
+  }
+
+  async suppression(e164: string): Promise<Suppression | null> {
+    const r = (await this.read<Row>(`SELECT * FROM ${SCHEMA}.suppressions WHERE e164 = $1`, [e164]))[0];
+    return r ? toSuppression(r) : null;
+  }
+
+  async exemption(e164: string): Promise<Exemption | null> {
+    const r = (await this.read<Row>(`SELECT * FROM ${SCHEMA}.exemptions WHERE e164 = $1`, [e164]))[0];
+    return r ? toExemption(r) : null;
+  }
+
+  async suppressions(): Promise<Suppression[]> {
+    return (await this.read<Row>(`SELECT * FROM ${SCHEMA}.suppressions ${BY_NUMBER}`)).map(toSuppression);
+  }
+
+  async exemptions(): Promise<Exemption[]> {
+    return (await this.read<Row>(`SELECT * FROM ${SCHEMA}.exemptions ${BY_NUMBER}`)).map(toExemption);
+  }
+
+  async counts(): Promise<{ suppressions: number; exemptions: number; audit: number }> {
+    const r = (
+      await this.read<{ s: string; x: string; a: string }>(
+        `SELECT (SELECT count(*) FROM ${SCHEMA}.suppressions) AS s, (SELECT count(*) FROM ${SCHEMA}.exemptions) AS x,
+                (SELECT count(*) FROM ${SCHEMA}.audit) AS a`,
+      )
+    )[0]!;
+    return { suppressions: Number(r.s), exemptions: Number(r.x), audit: Number(r.a) };
+  }
+
+  async audit(e164?: string): Promise<AuditEntry[]> {
+    const rows = e164
+      ? await this.read<AuditRow>(`SELECT * FROM ${SCHEMA}.audit WHERE e164 = $1 ORDER BY id`, [e164])
+      : await this.read<AuditRow>(`SELECT * FROM ${SCHEMA}.audit ORDER BY id`);
+    return rows.map(toEntry);
+  }
+
+  async brokenAuditEntry(): Promise<number | null> {
+    return firstBrokenEntry(await this.audit());
+  }
+
+  async stateMismatch(): Promise<string | null> {
+    return replayMismatch(await this.audit(), await this.suppressions(), await this.exemptions());
+  }
+
+  /** The newest head anchored in the store must still be in the log: entries cut from its end are found. */
+  private async cutFromEnd(): Promise<string | null> {
+    const anchored = (
+      await this.read<{ head: string | null; entries: string; at: Date }>(
+        `SELECT head, entries, at FROM ${SCHEMA}.list_heads ORDER BY id DESC LIMIT 1`,
+      )
+    )[0];
+    if (!anchored?.head) return null;
+    if ((await this.auditEntryWithHash(anchored.head)) !== null) return null;
+    return (
+      `its audit log no longer holds the head anchored in the store (${anchored.entries} entries, head ` +
+      `${anchored.head.slice(0, 12)}… at ${anchored.at.toISOString()}): entries were cut`
+    );
+  }
+
+  async integrityProblem(numbers?: readonly string[]): Promise<string | null> {
+    if (numbers) {
+      for (const e164 of new Set(numbers)) {
+        const mine = await this.read<AuditRow>(`SELECT * FROM ${SCHEMA}.audit WHERE e164 = $1 ORDER BY id`, [e164]);
+        const s = await this.suppression(e164);
+        const x = await this.exemption(e164);
+        const problem = replayMismatch(mine.map(toEntry), s ? [s] : [], x ? [x] : []);
+        if (problem) return problem;
+      }
+      return this.cutFromEnd();
+    }
+    const broken = await this.brokenAuditEntry();
+    if (broken !== null) return `audit entry ${broken} does not match the hash chain`;
+    return (await this.stateMismatch()) ?? (await this.cutFromEnd());
+  }
+
+  async auditEntryWithHash(hash: string): Promise<number | null> {
+    const r = (await this.read<{ id: string }>(`SELECT id FROM ${SCHEMA}.audit WHERE hash = $1 LIMIT 1`, [hash]))[0];
+    return r ? Number(r.id) : null;
+  }
+
+  async standingAt(
+    numbers: ReadonlySet<string>,
+    throughId: number,
+  ): Promise<Map<string, { suppression: AuditEntry | null; exemption: AuditEntry | null }>> {
+    const rows = await this.read<AuditRow>(
+      `SELECT * FROM ${SCHEMA}.audit WHERE id <= $1 AND e164 = ANY($2::text[]) ORDER BY id`,
+      [throughId, [...numbers]],
+    );
+    return standingOf(rows.map(toEntry), numbers);
+  }
+
+  /** One read-only snapshot: the state hash a manifest records is that of the very entries the scrub applied. */
+  async snapshot(): Promise<{ suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity }> {
+    return this.pool.withClient('reading the internal list', async (c) => {
+      await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        const suppressions = (await c.query<Row>(`SELECT * FROM ${SCHEMA}.suppressions ${BY_NUMBER}`)).rows.map(
+          toSuppression,
+        );
+        const exemptions = (await c.query<Row>(`SELECT * FROM ${SCHEMA}.exemptions ${BY_NUMBER}`)).rows.map(
+          toExemption,
+        );
+        const head = (
+          await c.query<{ hash: string; n: string }>(
+            `SELECT hash, (SELECT count(*) FROM ${SCHEMA}.audit) AS n FROM ${SCHEMA}.audit ORDER BY id DESC LIMIT 1`,
+          )
+        ).rows[0];
+        await c.query('COMMIT');
+        return {
+          suppressions,
+          exemptions,
+          identity: this.identityOf(suppressions, exemptions, head?.hash ?? null, Number(head?.n ?? 0)),
+        };
+      } catch (err) {
+        await c.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  async identity(): Promise<ListIdentity> {
+    return (await this.snapshot()).identity;
+  }
+
+  private identityOf(s: Suppression[], x: Exemption[], head: string | null, entries: number): ListIdentity {
+    return {
+      name: this.name,
+      id: this.id,
+      path: this.path,
+      suppressions: s.length,
+      exemptions: x.length,
+      audit_entries: entries,
+      audit_head: head,
+      state_sha256: stateSha256(s, x),
+    };
+  }
+
+  async close(): Promise<void> {
+    // The pool is the owner's: closed with the stores.
+  }
+}
