@@ -8,18 +8,12 @@ import {
   type ServiceConfig,
 } from './config.js';
 import { redactSecrets } from './errors.js';
-import { writeLine, type IO } from './io.js';
+import { writeLine, type Interrupts, type IO } from './io.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
 import { VERSION } from './version.js';
 
 type Env = Record<string, string | undefined>;
-
-/** SIGINT/SIGTERM as cancellation: a command subscribes; with no subscriber, main exits 130 at once. */
-export interface Interrupts {
-  /** Registers a handler; returns a function that removes it. Handlers get the count of interrupts so far. */
-  on(handler: (count: number) => void): () => void;
-}
 
 export interface Context {
   io: IO;

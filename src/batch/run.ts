@@ -124,7 +124,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
-      const { hashFile } = await import('./ingest.js');
+      const { hashFile } = await import('../file-hash.js');
       const sha256 = spool?.sha256 ?? (await hashFile(paths.inputPath));
       journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), sha256, resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');

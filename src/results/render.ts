@@ -7,7 +7,7 @@ import { removeLeftoverTemps, syncFolder, tempPathFor } from '../atomic-file.js'
 import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
 import { unsupportedCountryText } from '../service/answers.js';
-import { TallyBuilder, type OutputTally } from '../evidence/manifest.js';
+import { TallyBuilder, type OutputTally } from './tally.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-output.js';
 import {
   UNANSWERED_SEND,
