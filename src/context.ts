@@ -136,3 +136,16 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
 }
 
 export { isProcessAlive, processLockDeps, processStartTime } from './process-identity.js';
+
+/** A line a use case said (info, warning, debug), shown as the context shows lines. */
+export type SaidEvent = { type: 'info' | 'warning' | 'debug'; text: string };
+
+/** Shows `event` when it is a said line and returns true; false for any other event (the command's to show). */
+export function showSaid(ctx: Pick<Context, 'info' | 'warn' | 'debug'>, event: { type: string }): event is SaidEvent {
+  const said = event as SaidEvent;
+  if (said.type === 'info') ctx.info(said.text);
+  else if (said.type === 'warning') ctx.warn(said.text);
+  else if (said.type === 'debug') ctx.debug(said.text);
+  else return false;
+  return true;
+}
