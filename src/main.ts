@@ -15,6 +15,7 @@ import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
+import type { CommandHost } from './commands/host.js';
 import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps } from './context.js';
@@ -24,11 +25,6 @@ import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
 import { terminalSafe, terminalSafeLines } from './text/terminal-safe.js';
 import { VERSION } from './version.js';
-
-/** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */
-export interface CommandHost {
-  action(command: Command, run: (ctx: Context, command: Command) => Promise<number>): void;
-}
 
 export interface MainDeps extends Partial<Omit<ContextDeps, 'io' | 'env'>> {
   io: IO;

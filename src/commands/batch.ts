@@ -17,7 +17,7 @@ import { parseEncodingOption } from '../tables/encoding-names.js';
 import { parseDuration } from '../time.js';
 import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 
 export type { BatchOptions } from '../batch/job.js';
 

@@ -4,7 +4,7 @@ import { durationOption } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { JsonError } from '../render/check.js';

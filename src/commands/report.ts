@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, inputError, usageError } from '../errors.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 

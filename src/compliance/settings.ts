@@ -1,9 +1,8 @@
 // What the compliance commands share: where the list is, who is acting, who the scrub is for, the validity windows.
 import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { loadConfigFile } from '../config.js';
+import { loadConfigFile, type GlobalFlags } from '../config.js';
 import { inputError, usageError } from '../errors.js';
-import type { Context } from '../context.js';
 import { Anchors } from '../stores/anchors.js';
 import { missingHome, stateDir } from '../paths.js';
 import { resolveListPath, SuppressionStore } from '../stores/suppression-store.js';
@@ -46,8 +45,13 @@ export function operatorOf(env: Record<string, string | undefined>): string {
   return `${user}@${os.hostname()}`;
 }
 
-/** What reading the compliance settings needs of a command's context. */
-export type ComplianceContext = Pick<Context, 'flags' | 'env' | 'homedir' | 'cwd'>;
+/** What reading the compliance settings needs of a command's context: its flags, environment and folders. */
+export interface ComplianceContext {
+  flags: GlobalFlags;
+  env: Record<string, string | undefined>;
+  homedir: string;
+  cwd: string;
+}
 
 export async function complianceSettings(
   ctx: ComplianceContext,
@@ -132,7 +136,7 @@ export async function openListForScrub(
 
 /** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes, its anchor checked. */
 export async function openListForChange(
-  ctx: Context,
+  ctx: ComplianceContext,
   flags: ComplianceFlags,
 ): Promise<{ store: SuppressionStore; operator: string }> {
   const s = await complianceSettings(ctx, flags);
@@ -157,7 +161,7 @@ export async function openListForChange(
 }
 
 /** What anchoring a list's head needs of a command's context: where the state folder is. */
-export type AnchorContext = Pick<Context, 'env' | 'homedir'>;
+export type AnchorContext = Pick<ComplianceContext, 'env' | 'homedir'>;
 
 async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
   const dir = stateDir(ctx.env, ctx.homedir);

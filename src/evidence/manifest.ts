@@ -1,10 +1,8 @@
 // The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
-import path from 'node:path';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
 import { outputFormatOf } from '../tables/xlsx-input.js';
@@ -15,6 +13,9 @@ import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { DNC_COLUMN_COUNT } from '../results/columns.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
+import { manifestPathFor } from '../results/side-files.js';
+
+export { manifestPathFor, sideFilePath } from '../results/side-files.js';
 import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
 import type { ValiditySummary } from '../compliance/validity.js';
 import type { TableLayout, WorkbookLayout } from '../tables/layout.js';
@@ -73,40 +74,6 @@ export interface Manifest extends OutputTally {
    * as `dnc usage --reconcile`'s unanswered_sends of the journal. Absent in manifests of older releases.
    */
   unanswered_sends?: number;
-}
-
-/**
- * The manifest of an output, beside it: leads.results.csv → leads.results.manifest.json, named after the whole
- * output name (leads.results.xlsx.manifest.json) when that short name is the manifest of another output of the
- * folder (leads.results.csv's, written first) or when it already is. The batch that writes it, `dnc listen`,
- * `verify`, `status` and `report` all find it so. (A manifest moved with its output still names its file.)
- */
-export function manifestPathFor(outputPath: string): string {
-  return sideFilePath(outputPath, '.manifest.json');
-}
-
-/**
- * A file named after an output (its manifest, its report: `suffix`), in the form its manifest has: after the
- * output name without its extension, unless that name is taken by another output's manifest (see manifestPathFor).
- */
-export function sideFilePath(outputPath: string, suffix: string): string {
-  const ext = path.extname(outputPath);
-  const stem = ext ? outputPath.slice(0, -ext.length) : outputPath;
-  const name = path.basename(outputPath);
-  const shortOne = describedOutput(`${stem}.manifest.json`);
-  if (!ext || shortOne === name) return `${stem}${suffix}`;
-  const whole = shortOne !== undefined || describedOutput(`${outputPath}.manifest.json`) === name;
-  return `${whole ? outputPath : stem}${suffix}`;
-}
-
-/** The file name of the output a manifest describes, or undefined when it is missing or no manifest. */
-function describedOutput(manifest: string): string | undefined {
-  try {
-    const described = (JSON.parse(readFileSync(manifest, 'utf8')) as { output?: { path?: unknown } }).output?.path;
-    return typeof described === 'string' ? path.basename(described) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {

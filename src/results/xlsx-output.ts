@@ -2,7 +2,7 @@
 // columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
 import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
-import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from '../tables/xlsx-writer.js';
+import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
 import { DNC_RESULTS } from './columns.js';
 
 /** What the Summary sheet says about where the results came from. */
