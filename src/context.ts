@@ -9,19 +9,13 @@ import {
   type ServiceConfig,
 } from './config.js';
 import { redactSecrets } from './errors.js';
-import { writeLine, type IO } from './io.js';
+import { writeLine, type Interrupts, type IO } from './io.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
 import type { Stores } from './stores/owner.js';
 import { VERSION } from './version.js';
 
 type Env = Record<string, string | undefined>;
-
-/** SIGINT/SIGTERM as cancellation: a command subscribes; with no subscriber, main exits 130 at once. */
-export interface Interrupts {
-  /** Registers a handler; returns a function that removes it. Handlers get the count of interrupts so far. */
-  on(handler: (count: number) => void): () => void;
-}
 
 export interface Context {
   io: IO;
@@ -161,3 +155,16 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
 }
 
 export { isProcessAlive, processLockDeps, processStartTime } from './process-identity.js';
+
+/** A line a use case said (info, warning, debug), shown as the context shows lines. */
+export type SaidEvent = { type: 'info' | 'warning' | 'debug'; text: string };
+
+/** Shows `event` when it is a said line and returns true; false for any other event (the command's to show). */
+export function showSaid(ctx: Pick<Context, 'info' | 'warn' | 'debug'>, event: { type: string }): event is SaidEvent {
+  const said = event as SaidEvent;
+  if (said.type === 'info') ctx.info(said.text);
+  else if (said.type === 'warning') ctx.warn(said.text);
+  else if (said.type === 'debug') ctx.debug(said.text);
+  else return false;
+  return true;
+}

@@ -2,6 +2,12 @@
 import { fstatSync, writeSync } from 'node:fs';
 import { PassThrough, Readable, Writable } from 'node:stream';
 
+/** SIGINT/SIGTERM as cancellation: a command subscribes; with no subscriber, main exits 130 at once. */
+export interface Interrupts {
+  /** Registers a handler; returns a function that removes it. Handlers get the count of interrupts so far. */
+  on(handler: (count: number) => void): () => void;
+}
+
 export interface IO {
   stdin: Readable;
   stdout: Writable;

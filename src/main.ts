@@ -15,19 +15,16 @@ import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
+import type { CommandHost } from './commands/host.js';
 import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
-import { createContext, type Context, type ContextDeps, type Interrupts } from './context.js';
+import { createContext, type Context, type ContextDeps } from './context.js';
+import type { Interrupts } from './io.js';
 import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
 import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
 import { terminalSafe, terminalSafeLines } from './text/terminal-safe.js';
 import { VERSION } from './version.js';
-
-/** How a command file hands its work to main: `host.run(cmd, ctx => …)` returns the exit code. */
-export interface CommandHost {
-  action(command: Command, run: (ctx: Context, command: Command) => Promise<number>): void;
-}
 
 export interface MainDeps extends Partial<Omit<ContextDeps, 'io' | 'env'>> {
   io: IO;

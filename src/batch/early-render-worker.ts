@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FromRenderThread, RenderThreadData, ToRenderThread } from './early-render-thread.js';
 import { BatchJournal } from '../journal/journal.js';
 import { type EarlyRender, renderEarly } from '../results/render.js';
+import { scrubRowsOf } from '../compliance/batch-compliance.js';
 
 const port = parentPort!;
 const { journalPath, pollMs } = workerData as RenderThreadData;
@@ -44,7 +45,7 @@ port.on('message', (m: ToRenderThread) => {
     early = renderEarly(
       journal,
       Promise.resolve(),
-      {},
+      { scrubRows: scrubRowsOf },
       {
         checkpoint: false,
         unchanged: () =>

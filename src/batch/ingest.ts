@@ -1,7 +1,6 @@
 // Reads a batch's input once: every row's number normalised, distinct numbers collected, the file hashed in the same
 // pass.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
 import { type CellNumber, PhoneCache } from '../phone/phone-cache.js';
@@ -124,19 +123,4 @@ export async function ingestInput(
   );
   commit();
   return { ...result, added };
-}
-
-/** SHA-256 of a file (to check that a resumed batch's input is the one it began with). */
-export async function hashFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  } catch (err) {
-    throw inputError(
-      'E_INPUT_UNREADABLE',
-      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      { cause: err },
-    );
-  }
-  return hash.digest('hex');
 }

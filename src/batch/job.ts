@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ComplianceFlags } from '../compliance/settings.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import type { GlobalFlags, ServiceConfig } from '../config.js';
-import type { Interrupts } from '../context.js';
+import type { Interrupts } from '../io.js';
 import { DncError } from '../errors.js';
 import type { Say } from '../evidence/batch-evidence.js';
 import type { ServiceClient } from '../service/client.js';

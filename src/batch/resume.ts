@@ -43,7 +43,7 @@ export async function prepareJournal(
     return 'read';
   }
   if (existing) {
-    const { hashFile } = await import('./ingest.js');
+    const { hashFile } = await import('../file-hash.js');
     const sha = await hashFile(paths.inputPath);
     if (sha !== existing.inputSha256) {
       throw usageError(

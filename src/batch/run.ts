@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { deleteJournalFiles } from '../journal/files.js';
 import { lockHolder } from '../journal/lock.js';
+import { scrubRowsOf } from '../compliance/batch-compliance.js';
 import type { PhoneCache } from '../phone/phone-cache.js';
 import path from 'node:path';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
@@ -124,7 +125,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
-      const { hashFile } = await import('./ingest.js');
+      const { hashFile } = await import('../file-hash.js');
       const sha256 = spool?.sha256 ?? (await hashFile(paths.inputPath));
       journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), sha256, resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');
@@ -318,7 +319,7 @@ async function runBatchJournal(
       } else {
         renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
           const { renderEarly } = await import('../results/render.js');
-          early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout });
+          early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
         });
         renderStarting.catch(() => {}); // then rendered at the end only
       }
@@ -377,7 +378,7 @@ async function runBatchJournal(
       if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
       // (Loaded only now: a render in a thread leaves this one without it.)
       const { renderBatchOutput } = await import('../results/render.js');
-      summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
+      summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
     }
     const unansweredSends = journal.unansweredSends();
     await evidence.afterRender(ctx, ctx, journal, {
@@ -476,7 +477,7 @@ async function readyJournalPath(ctx: RunContext, journalPath: string, options: B
   }
 }
 
-/** Promises left to run on their own: their failures are theirs to report; all are settled before the journal closes. */
+/** Promises left to run on their own: failures are theirs to report; all settle before the journal closes. */
 class BackgroundWork {
   private readonly tasks: Array<Promise<unknown>> = [];
 
@@ -513,7 +514,7 @@ async function finishStopped(
   try {
     journal.setStoppedReason(reason);
     const { renderBatchOutput } = await import('../results/render.js');
-    partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout });
+    partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
     await evidence.afterRender(ctx, ctx, journal, {
       baseUrl: (await ctx.serviceConfig()).baseUrl.value,
       startedAt,

@@ -56,7 +56,7 @@ export async function placeSpool(
   journalPath: string,
   restart: boolean,
 ): Promise<string> {
-  const { hashFile } = await import('./ingest.js');
+  const { hashFile } = await import('../file-hash.js');
   const existing = existsSync(target) ? await hashFile(target) : null;
   if (existing === spool.sha256) return target;
   if (existing !== null && existsSync(journalPath) && !restart) {

@@ -10,14 +10,14 @@ import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../
 import type { RenderSummary } from '../results/render.js';
 import type { StoppedReason } from '../journal/journal.js';
 import { parseIntegerOption } from '../config.js';
-import { processLockDeps, type Context } from '../context.js';
+import { processLockDeps, showSaid, type Context } from '../context.js';
 import { DncError, ExitCode, usageError } from '../errors.js';
 import { DNC_RESULTS } from '../results/columns.js';
 import { parseEncodingOption } from '../tables/encoding-names.js';
 import { parseDuration } from '../time.js';
 import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
@@ -359,13 +359,8 @@ function showEvents(ctx: Context, progress: Awaited<ReturnType<typeof createProg
   let startedAt = 0;
   let shownAt = -Infinity;
   return (event) => {
+    if (showSaid(ctx, event)) return;
     switch (event.type) {
-      case 'info':
-        return ctx.info(event.text);
-      case 'warning':
-        return ctx.warn(event.text);
-      case 'debug':
-        return ctx.debug(event.text);
       case 'lookups-started':
         startedAt = performance.now();
         return;

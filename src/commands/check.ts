@@ -1,43 +1,16 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
 import { durationOption } from '../cli-options.js';
-import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
-import type { Context } from '../context.js';
-import { DncError, errorLines, ExitCode, inputError, usageError } from '../errors.js';
+import { showSaid, type Context } from '../context.js';
+import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
-import type { NormalizedPhone } from '../phone/normalize.js';
+import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
-import type { Judgement } from '../service/answers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { JsonError } from '../render/check.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
-
-interface CheckOptions {
-  country?: string;
-  webhookUrl?: string;
-  failOnDnc: boolean;
-  validate: boolean;
-  allowInsecureWebhookUrl: boolean;
-  /**
-   * --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup
-   * (src/evidence).
-   */
-  reuseWithinMs?: number | null;
-  /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
-  suppressionList?: string | undefined;
-}
-
-/** A number as given, where it came from (for messages), and what normalisation made of it. */
-interface Target {
-  input: string;
-  /** '' for an argument, 'stdin line N: ' for a line of standard input. */
-  where: string;
-  phone: NormalizedPhone;
-}
-
-type Accepted = Target & { phone: Extract<NormalizedPhone, { ok: true }> };
+import type { DncError } from '../errors.js';
+import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
 
 const HELP = `
 Numbers are E.164 (+12025550123) or national format with --country. NUMBER "-" reads numbers
@@ -87,223 +60,68 @@ export function registerCheck(program: Command, host: CommandHost): void {
     const options: CheckOptions = {
       country: o.country as string | undefined,
       webhookUrl: o.webhookUrl as string | undefined,
-      failOnDnc: o.failOnDnc === true,
       validate: o.validate !== false,
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
       reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
       suppressionList: o.suppressionList as string | undefined,
     };
-    return runCheck(ctx, cmd.args, options);
+    return check(ctx, await givenNumbers(ctx, cmd.args), options, o.failOnDnc === true);
   });
 }
 
-export async function runCheck(ctx: Context, args: string[], options: CheckOptions): Promise<number> {
-  const country = await parseCountryOption(options.country);
-  await checkWebhookUrlOption(
-    options.webhookUrl,
-    options.allowInsecureWebhookUrl,
-    options.webhookUrl !== undefined ? [(await ctx.serviceConfig()).apiKey.value] : [],
-  );
-  const { normalizePhone } = await import('../phone/normalize.js');
-
-  const inputs = await collectInputs(ctx, args);
-  if (inputs.length === 0) {
-    throw usageError('E_USAGE', 'no numbers to check: standard input held none', {
-      hint: 'give numbers as arguments, or one per line on stdin with "-"',
-    });
-  }
-  const targets = inputs.map((i) => ({
-    ...i,
-    phone: normalizePhone(i.input, { defaultCountry: country, validate: options.validate }),
-  }));
+/** Runs the check use case, showing each event as it comes; returns the exit code. */
+async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, failOnDnc: boolean): Promise<number> {
+  const { runCheck, badResponseError } = await import('../check/run.js');
   const cc = await import('../compliance/check-compliance.js');
-  const { complianceSettings, openListForScrub } = await import('../compliance/settings.js');
-  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
-  await ctx.serviceConfig();
-  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
-  const compliance = cc.checkCompliance(
-    await openListForScrub(ctx, await complianceSettings(ctx, { suppressionList: options.suppressionList }), numbers),
-    ctx.now,
-  );
-  let accepted: Accepted[];
-  try {
-    // A number on the internal list is never sent, so it needs no --webhook-url.
-    const onList = new Set<string>();
-    for (const n of numbers) if ((await compliance.decide(n)).kind === 'suppressed') onList.add(n);
-    accepted = refuseLocally(ctx, targets, options, (e164) => onList.has(e164));
-  } catch (err) {
-    await compliance.close();
-    throw err;
-  }
-
-  // One lookup per distinct number: a repeat would only spend credits again.
-  const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
-  if (distinct.length < accepted.length) {
-    ctx.info(`${accepted.length - distinct.length} repeated number(s) will be looked up once`);
-  }
-
-  const { renderOutcome, jsonLine } = await import('../render/check.js');
-  const client = await ctx.createClient({ connections: 1 });
   const ev = await import('../evidence/check-evidence.js');
-  const evidence = await ev.openCheckEvidence(
-    ctx,
-    ctx,
-    new URL((await ctx.serviceConfig()).baseUrl.value).origin,
-    options.reuseWithinMs ?? null,
-  );
+  const { renderOutcome, jsonLine } = await import('../render/check.js');
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
-  const tally = {
-    callable: 0,
-    listed: 0,
-    internal: 0,
-    started: 0,
-    failed: 0,
-    bad_response: 0,
-    errors: 0,
-    notSent: 0,
-    credits: 0,
-    held: 0,
-  };
   let blocks = 0;
   let exit: number = ExitCode.OK;
-  // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
-  // then stops; a second one drops the connection at once.
-  let interrupts = 0;
-  const stopListening = ctx.interrupts.on((count) => {
-    interrupts = count;
-    if (count >= 2) void client.destroy?.();
-  });
-  try {
-    for (let i = 0; i < distinct.length; i++) {
-      const target = distinct[i]!;
-      if (interrupts > 0) {
-        const rest = distinct.slice(i).map((t) => t.phone.e164);
-        ctx.warn(`dnc: interrupted; not sent (${rest.length}): ${rest.join(', ')}`);
-        tally.notSent = rest.length;
-        break;
-      }
-      const label = target.phone.international;
-      // The user's own list comes before any lookup: such a number is never sent and costs nothing.
-      const decision = await compliance.decide(target.phone.e164);
-      if (decision.kind === 'suppressed') {
-        tally.internal++;
-        exit = mostSevere(exit, options.failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of ctx.json
-          ? [cc.suppressedJson(decision, target.phone.country)]
-          : cc.suppressedLines(decision, label))
-          writeLine(ctx.io.stdout, line);
-        continue;
-      }
-      const reused = await evidence.reusable(target.phone.e164);
-      if (reused) {
-        // A reused register verdict is exempted (or its ended exemption reported) as a fresh one is.
-        const registerDnc = reused.result === 'do_not_call';
-        const exempted = cc.exemptedOutcome(decision, registerDnc);
-        tally[registerDnc && !exempted ? 'listed' : 'callable']++;
-        exit = mostSevere(exit, options.failOnDnc && registerDnc && !exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        if (decision.kind === 'expired_exemption' && registerDnc) {
-          ctx.warn(
-            `dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and ` +
-              `was ignored`,
-          );
-        }
-        if (ctx.json) {
-          const extra = cc.exemptionJson(decision, registerDnc);
-          const line = ev.reusedJson(reused, options.reuseWithinMs!);
-          writeLine(
-            ctx.io.stdout,
-            Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line,
-          );
-        } else {
-          if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-          for (const line of [
-            ...ev.reusedLines(reused, label, options.reuseWithinMs!),
-            ...cc.exemptionLines(decision, registerDnc),
-          ])
-            writeLine(ctx.io.stdout, line);
-        }
-        continue;
-      }
-      const requestedAt = ctx.now();
-      let outcome: LookupOutcome;
-      try {
-        outcome = await client.lookup({ phoneNumber: target.phone.e164, webhookUrl: options.webhookUrl });
-      } catch (err) {
-        if (interrupts >= 2) {
-          // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may
-          // be charged.
-          tally.errors++;
-          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
-          if (rest.length > 0) ctx.warn(`dnc: interrupted; not sent (${rest.length}): ${rest.join(', ')}`);
-          tally.notSent = rest.length;
-          break;
-        }
-        if (!(err instanceof DncError)) throw err;
-        tally.errors++;
-        exit = mostSevere(exit, err.exitCode);
-        const meta = err.details.meta as ResponseMeta | undefined;
-        const body = err.details.body;
-        if (ctx.json) {
-          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
-          // verdict.
-          const error = jsonError(withNumber(err, label));
-          const known = body !== null && typeof body === 'object' ? body : { phone_number: target.phone.e164 };
-          writeLine(
-            ctx.io.stdout,
-            jsonLine(
-              known,
-              { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
-              error,
-            ),
-          );
-        }
-        for (const line of errorLines(withNumber(err, label))) ctx.warn(line);
-        if (stopsTheRest(err) && i + 1 < distinct.length) {
-          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
-          ctx.warn(`dnc: not sent (${rest.length}): ${rest.join(', ')}`);
-          tally.notSent = rest.length;
-          break;
-        }
-        continue;
-      }
-      await evidence.record(outcome, requestedAt, options.webhookUrl, target.phone.e164);
-      if (outcome.kind === 'bad_response') {
-        // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
-        tally.bad_response++;
-        exit = mostSevere(exit, ExitCode.SERVICE);
-        const refused = badResponseError(outcome.verdict, label, outcome.stop);
-        if (ctx.json) writeLine(ctx.io.stdout, jsonLine(outcome.raw, outcome.meta, jsonError(refused)));
-        else {
-          if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-          for (const line of renderOutcome(outcome, label, renderOptions)) writeLine(ctx.io.stdout, line);
-        }
-        for (const line of errorLines(refused)) ctx.warn(line);
-        if (outcome.stop && i + 1 < distinct.length) {
-          const rest = distinct.slice(i + 1).map((t) => t.phone.e164);
-          ctx.warn(`dnc: not sent (${rest.length}): ${rest.join(', ')}`);
-          tally.notSent = rest.length;
-          break;
-        }
-        continue;
-      }
-      tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      const exempted = cc.exemptedOutcome(decision, cc.registerSaysDnc(outcome));
-      exit = mostSevere(exit, exempted ? ExitCode.OK : outcomeExit(outcome, options.failOnDnc));
-      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
-      else tally[outcome.kind]++;
-      if (decision.kind === 'expired_exemption' && outcome.kind === 'succeeded' && outcome.body.do_not_call) {
-        ctx.warn(
-          `dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and ` +
-            `was ignored`,
+  const print = (lines: readonly string[]) => {
+    if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
+    for (const line of lines) writeLine(ctx.io.stdout, line);
+  };
+  const show = (e: CheckEvent) => {
+    if (showSaid(ctx, e)) return;
+    if (e.type === 'not_sent') {
+      ctx.warn(`dnc: ${e.interrupted ? 'interrupted; ' : ''}not sent (${e.numbers.length}): ${e.numbers.join(', ')}`);
+      return;
+    }
+    const label = e.number.phone.international;
+    switch (e.type) {
+      case 'suppressed':
+        exit = mostSevere(exit, failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        print(
+          ctx.json ? [cc.suppressedJson(e.decision, e.number.phone.country)] : cc.suppressedLines(e.decision, label),
         );
+        return;
+      case 'reused': {
+        exit = mostSevere(exit, failOnDnc && e.registerDnc && !e.exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
+        const extra = cc.exemptionJson(e.decision, e.registerDnc);
+        const line = ev.reusedJson(e.verdict, options.reuseWithinMs!);
+        print(
+          ctx.json
+            ? [Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line]
+            : [
+                ...ev.reusedLines(e.verdict, label, options.reuseWithinMs!),
+                ...cc.exemptionLines(e.decision, e.registerDnc),
+              ],
+        );
+        return;
       }
-      if (ctx.json) {
-        const extra = cc.exemptionJson(decision, cc.registerSaysDnc(outcome));
-        writeLine(
-          ctx.io.stdout,
+      case 'answered': {
+        const { outcome } = e;
+        exit = mostSevere(exit, e.exempted ? ExitCode.OK : outcomeExit(outcome, failOnDnc));
+        const registerDnc = cc.registerSaysDnc(outcome);
+        if (!ctx.json) {
+          print([...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(e.decision, registerDnc)]);
+          return;
+        }
+        const extra = cc.exemptionJson(e.decision, registerDnc);
+        print([
           jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
-        );
+        ]);
         if (outcome.kind === 'failed') {
           // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
           const b = outcome.body;
@@ -312,22 +130,63 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
               `${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`,
           );
         }
-      } else {
-        if (blocks++ > 0) writeLine(ctx.io.stdout, '');
-        for (const line of [
-          ...renderOutcome(outcome, label, renderOptions),
-          ...cc.exemptionLines(decision, cc.registerSaysDnc(outcome)),
-        ])
-          writeLine(ctx.io.stdout, line);
+        return;
+      }
+      case 'refused_answer': {
+        exit = mostSevere(exit, ExitCode.SERVICE);
+        const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
+        print(
+          ctx.json
+            ? [jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused))]
+            : renderOutcome(e.outcome, label, renderOptions),
+        );
+        for (const line of errorLines(refused)) ctx.warn(line);
+        return;
+      }
+      case 'request_error': {
+        exit = mostSevere(exit, e.error.exitCode);
+        if (ctx.json) {
+          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
+          // verdict.
+          const meta = e.error.details.meta as ResponseMeta | undefined;
+          const body = e.error.details.body;
+          const known = body !== null && typeof body === 'object' ? body : { phone_number: e.number.phone.e164 };
+          print([
+            jsonLine(
+              known,
+              { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
+              jsonError(e.error),
+            ),
+          ]);
+        }
+        for (const line of errorLines(e.error)) ctx.warn(line);
+        return;
       }
     }
-  } finally {
-    stopListening();
-    await compliance.close();
-    await evidence.close();
-    await client.close();
-  }
-  if (distinct.length > 1) {
+  };
+  const result = await runCheck(
+    {
+      flags: ctx.flags,
+      env: ctx.env,
+      homedir: ctx.homedir,
+      cwd: ctx.cwd,
+      now: () => ctx.now(),
+      interrupts: ctx.interrupts,
+      serviceConfig: () => ctx.serviceConfig(),
+      stores: () => ctx.stores(),
+      createClient: (o) => ctx.createClient(o),
+      onEvent: show,
+    },
+    given,
+    options,
+  );
+  summarize(ctx, result);
+  return result.interrupts > 0 ? ExitCode.INTERRUPTED : exit;
+}
+
+/** The closing lines: the tally of several numbers, and what a second Ctrl-C may have cost. */
+function summarize(ctx: Context, { numbers, tally, interrupts }: CheckResult): void {
+  if (numbers > 1) {
     const parts = (
       [
         [tally.callable, 'callable'],
@@ -344,7 +203,7 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
       .map(([n, what]) => `${formatInteger(n)} ${what}`);
     const held = tally.held > 0 ? `, ${formatInteger(tally.held)} held` : '';
     ctx.info(
-      `${formatInteger(distinct.length)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} ` +
+      `${formatInteger(numbers)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} ` +
         `credit(s) charged${held}`,
     );
   }
@@ -354,12 +213,11 @@ export async function runCheck(ctx: Context, args: string[], options: CheckOptio
         'balance)',
     );
   }
-  return interrupts > 0 ? ExitCode.INTERRUPTED : exit;
 }
 
 /** Arguments in order; "-" stands for the lines of stdin (read once). */
-async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ input: string; where: string }>> {
-  const out: Array<{ input: string; where: string }> = [];
+async function givenNumbers(ctx: Context, args: string[]): Promise<GivenNumber[]> {
+  const out: GivenNumber[] = [];
   let stdinRead = false;
   for (const arg of args) {
     if (arg !== '-') {
@@ -379,89 +237,6 @@ async function collectInputs(ctx: Context, args: string[]): Promise<Array<{ inpu
     }
   }
   return out;
-}
-
-/**
- * Every number is judged before anything is sent: credits are money, and a list that is half
- * sent when a later number turns out bad is worse than one refused whole.
- */
-function refuseLocally(
-  ctx: Context,
-  targets: Target[],
-  options: CheckOptions,
-  suppressed: (e164: string) => boolean,
-): Accepted[] {
-  const problems: DncError[] = [];
-  for (const t of targets) {
-    if (!t.phone.ok) {
-      problems.push(
-        inputError('E_INVALID_NUMBER', `${t.where}${t.phone.message}; nothing was sent`, {
-          hint:
-            t.phone.e164 !== undefined
-              ? 'fix the number, or pass --no-validate to send numbers that parse anyway (an ' +
-                'invalid_phone_number answer is charged)'
-              : 'write the number in E.164 (+12025550123), or give --country for national format',
-        }),
-      );
-    } else if (
-      options.webhookUrl === undefined &&
-      t.phone.country &&
-      WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) &&
-      !suppressed(t.phone.e164)
-    ) {
-      problems.push(
-        usageError(
-          'E_WEBHOOK_REQUIRED',
-          `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups ` +
-            `are webhook-only; nothing was sent`,
-          {
-            hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',
-          },
-        ),
-      );
-    }
-  }
-  if (problems.length === 0) return targets as Accepted[];
-  if (problems.length === 1) throw problems[0]!;
-  for (const p of problems) ctx.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
-  // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
-  const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
-  throw new DncError(
-    usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER',
-    `${formatInteger(problems.length)} of ${formatInteger(targets.length)} numbers were refused (listed above); ` +
-      `nothing was sent`,
-    {
-      hint: usage
-        ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
-        : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
-    },
-  );
-}
-
-function withNumber(err: DncError, label: string): DncError {
-  return new DncError(err.code, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
-}
-
-/**
- * Failures that would only repeat for every later number: the key or a reseller header refused, the credit limit,
- * a refusal of the request itself (a parameter, the webhook URL), an unreachable service.
- */
-function stopsTheRest(err: DncError): boolean {
-  return (
-    err.exitCode === ExitCode.AUTH ||
-    err.exitCode === ExitCode.CREDIT ||
-    err.exitCode === ExitCode.USAGE ||
-    err.code === 'E_NETWORK'
-  );
-}
-
-/** The error of an answer the judge refused: exit 6, the problem named. */
-function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
-  const charged =
-    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
-  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
-    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
-  });
 }
 
 /** An error as --json states it. */

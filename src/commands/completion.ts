@@ -2,7 +2,7 @@
 import { Argument, type Command } from 'commander';
 import { describeProgram, type ProgramSpec } from '../cli-tree.js';
 import { ExitCode } from '../errors.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { completionScript, SHELLS, type Shell } from '../render/completion.js';
 import { DESCRIBED_COUNTRIES } from '../wire/types.js';
 import { TOPIC_NAMES } from './help.js';

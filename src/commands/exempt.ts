@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { parseCountryOption } from '../config.js';
 import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { change, emit, withList } from './suppress.js';
 import { formatInteger } from '../text/numbers.js';
 

@@ -11,7 +11,7 @@ import {
   type ErrorCode,
   type ExitCodeValue,
 } from '../errors.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { suggest } from '../suggest.js';
 
 /**

@@ -8,7 +8,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenEvent, ListenOptions, ListenRunResult, LostLookup } from '../listen/run.js';
 import type { ListenStatus } from '../listen/session.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { withoutCredentials } from '../redact.js';
 import { formatInteger } from '../text/numbers.js';
 import { terminalSafe } from '../text/terminal-safe.js';

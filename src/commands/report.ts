@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode, inputError, usageError } from '../errors.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -34,7 +34,8 @@ export function registerReport(program: Command, host: CommandHost): void {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
     const results = path.resolve(ctx.cwd, cmd.args[0]!);
     const { existsSync } = await import('node:fs');
-    const { manifestPathFor, readManifest, sideFilePath, walkOutput, C } = await import('../evidence/manifest.js');
+    const { manifestPathFor, readManifest, sideFilePath, walkOutput } = await import('../evidence/manifest.js');
+    const { C } = await import('../results/columns.js');
     if (!existsSync(results))
       throw inputError('E_INPUT_MISSING', `${results} does not exist`, {
         hint: 'give the output of `dnc batch` (INPUT.results.csv by default)',
@@ -172,7 +173,7 @@ export function registerReport(program: Command, host: CommandHost): void {
         throw err;
       },
     );
-    const { hashFile } = await import('../batch/ingest.js');
+    const { hashFile } = await import('../file-hash.js');
     const { renderReportHtml } = await import('../evidence/report-html.js');
     const html = renderReportHtml({
       manifest,

@@ -7,7 +7,7 @@ import { rawStream } from '../redact.js';
 import type { Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import type { AccountSpec, SandboxOptions } from '../sandbox/index.js';
 
 /** The flags as commander hands them over: every value parsed and checked while the command line is read. */

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { dateTimeOption, durationOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
 const HELP = `

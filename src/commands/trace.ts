@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { ExitCode, inputError, usageError } from '../errors.js';
 import type { TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 const HELP = `

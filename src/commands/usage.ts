@@ -4,7 +4,7 @@ import { int64Option, integerOption, parsedOption } from '../cli-options.js';
 import { processLockDeps, type Context } from '../context.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import type { ServiceClient } from '../service/client.js';
 import type { Reconciliation } from '../evidence/reconcile.js';
 import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';

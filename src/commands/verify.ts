@@ -7,7 +7,7 @@ import { dateTimeOption, durationOption, integerOption } from '../cli-options.js
 import { ExitCode } from '../errors.js';
 import type { VerifyReport } from '../evidence/verify.js';
 import { writeLine } from '../io.js';
-import type { CommandHost } from '../main.js';
+import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
 const HELP = `

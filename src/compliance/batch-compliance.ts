@@ -201,9 +201,38 @@ export function manifestCompliance(record: ScrubCompliance | null | undefined) {
   };
 }
 
+/**
+ * What the scrub recorded in a batch's journal does to each rendered row (src/results asks it through this, given by
+ * the use case that renders): the exemption applied and dnc_valid_until appended, the rows counted for the manifest.
+ */
+export interface ScrubRows {
+  /** The validity windows the scrub recorded (each row's dnc_valid_until, the dialler list's ages). */
+  readonly rules: ValidityRules;
+  /** A row's register cells with its exemption (dnc_exemption) and dnc_valid_until appended. */
+  complete(cells: string[], verdict: NumberVerdict | undefined): string[];
+  /** Counts a rendered row's dnc_* cells. */
+  count(cells: string[]): void;
+  /** The manifest's compliance fields, once every row is counted. */
+  manifestFields(): { compliance: ScrubCompliance | null; validity: ValiditySummary };
+}
+
+/** The ScrubRows of a batch, from the compliance record in its journal. */
+export function scrubRowsOf(journal: Pick<BatchJournal, 'complianceRecord'>): ScrubRows {
+  const text = journal.complianceRecord();
+  const record = text ? (JSON.parse(text) as ScrubCompliance) : null;
+  const rules = rulesOf(record);
+  const manifest = manifestCompliance(record);
+  return {
+    rules,
+    complete: (cells, verdict) => withValidUntil(withExemption(cells, verdict), rules),
+    count: (cells) => manifest.onRow(0, [], cells),
+    manifestFields: () => manifest.fields(),
+  };
+}
+
 /** `dnc batch`'s one call, before any lookup: applies the user's lists to the journal and says what they did. */
 export async function applyListsBeforeLookups(
-  ctx: import('./settings.js').ComplianceContext & Pick<import('../context.js').Context, 'info' | 'warn' | 'now'>,
+  ctx: import('./settings.js').ComplianceContext & { info(line: string): void; warn(line: string): void; now(): Date },
   journal: BatchJournal,
   flags: import('./settings.js').ComplianceFlags,
 ): Promise<ScrubCompliance> {

@@ -3,11 +3,10 @@ import { copyFile, rename, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tempPathFor } from '../atomic-file.js';
-import type { Context } from '../context.js';
 import { describeFsError, inputError, usageError } from '../errors.js';
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
-import { complianceSettings, listAlteredError, type ComplianceFlags } from './settings.js';
+import { complianceSettings, listAlteredError, type ComplianceContext, type ComplianceFlags } from './settings.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 
 export interface RestoredList {
@@ -26,7 +25,7 @@ export interface RestoredList {
  * anchors the new head. The backup must be a whole list: an altered one is refused.
  */
 export async function restoreList(
-  ctx: Context,
+  ctx: ComplianceContext & { now(): Date },
   flags: ComplianceFlags,
   from: string,
   reason: string,

@@ -1,11 +1,11 @@
 // What the compliance commands share: where the list is, who is acting, who the scrub is for, the validity windows.
 import { existsSync } from 'node:fs';
 import os from 'node:os';
-import { loadConfigFile } from '../config.js';
+import { loadConfigFile, type GlobalFlags } from '../config.js';
 import { inputError, usageError } from '../errors.js';
-import type { Context } from '../context.js';
 import { Anchors } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
+import type { Stores } from '../stores/owner.js';
 import { missingHome, stateDir } from '../paths.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 import { resolveListPath } from '../stores/suppression-types.js';
@@ -50,8 +50,15 @@ export function operatorOf(env: Record<string, string | undefined>): string {
   return `${user}@${os.hostname()}`;
 }
 
-/** What reading the compliance settings needs of a command's context. */
-export type ComplianceContext = Pick<Context, 'flags' | 'env' | 'homedir' | 'cwd' | 'stores'>;
+/** What reading the compliance settings needs of a command's context: its flags, environment, folders and stores. */
+export interface ComplianceContext {
+  flags: GlobalFlags;
+  env: Record<string, string | undefined>;
+  homedir: string;
+  cwd: string;
+  /** The stores the `store` setting names: a team store holds the team's list. */
+  stores(): Promise<Stores>;
+}
 
 export async function complianceSettings(
   ctx: ComplianceContext,
@@ -120,7 +127,7 @@ export function listAlteredError(
 
 /** The list the settings name: the team's (in the store), or a file (null when it does not exist and not `create`). */
 export async function openList(
-  ctx: Pick<Context, 'stores'>,
+  ctx: Pick<ComplianceContext, 'stores'>,
   s: ComplianceSettings,
   create: boolean,
 ): Promise<SuppressionList | null> {
@@ -129,7 +136,7 @@ export async function openList(
 }
 
 export async function openListForScrub(
-  ctx: AnchorContext & Pick<Context, 'stores'>,
+  ctx: AnchorContext & Pick<ComplianceContext, 'stores'>,
   s: ComplianceSettings,
   only?: readonly string[],
   consequence?: string,
@@ -160,7 +167,7 @@ export async function openListForScrub(
 
 /** Opens (creating it when missing) the list a `dnc suppress` / `dnc exempt` command changes, its anchor checked. */
 export async function openListForChange(
-  ctx: Context,
+  ctx: ComplianceContext,
   flags: ComplianceFlags,
 ): Promise<{ store: SuppressionList; operator: string }> {
   const s = await complianceSettings(ctx, flags);
@@ -193,7 +200,7 @@ export async function openListForChange(
 }
 
 /** What anchoring a list's head needs of a command's context: where the state folder is. */
-export type AnchorContext = Pick<Context, 'env' | 'homedir'>;
+export type AnchorContext = Pick<ComplianceContext, 'env' | 'homedir'>;
 
 async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
   const dir = stateDir(ctx.env, ctx.homedir);

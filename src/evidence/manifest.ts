@@ -1,10 +1,8 @@
 // The proof-of-scrub manifest: OUTPUT.manifest.json beside a batch's output, describing exactly that file.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
-import path from 'node:path';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
 import { outputFormatOf } from '../tables/xlsx-input.js';
@@ -13,41 +11,16 @@ import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
-import { parseServiceTime } from '../time.js';
+import { DNC_COLUMN_COUNT } from '../results/columns.js';
+import { TallyBuilder, type OutputTally } from '../results/tally.js';
+import { manifestPathFor } from '../results/side-files.js';
+
+export { manifestPathFor, sideFilePath } from '../results/side-files.js';
 import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
 import type { ValiditySummary } from '../compliance/validity.js';
 import type { TableLayout, WorkbookLayout } from '../tables/layout.js';
 
 export const MANIFEST_VERSION = 1;
-
-/** The dnc_* columns the batch appends (cli.md), after the input's columns. */
-export const DNC_COLUMN_COUNT = 12;
-/** Positions within the dnc_* cells. */
-export const C = {
-  e164: 0,
-  country: 1,
-  result: 2,
-  doNotCall: 3,
-  source: 4,
-  checkedAt: 5,
-  correlationId: 6,
-  errorCode: 7,
-  error: 8,
-  credits: 9,
-  exemption: 10,
-  validUntil: 11,
-} as const;
-
-export const RESULTS = [
-  'callable',
-  'do_not_call',
-  'invalid',
-  'unsupported_country',
-  'pending',
-  'not_checked',
-  'failed',
-] as const;
-type Counts = Record<string, number>;
 
 /** How to read the output again (its delimiter and header follow the input's). */
 export interface OutputFormat {
@@ -77,18 +50,6 @@ export interface OutputFormat {
   input_encoding?: TextEncoding;
 }
 
-/** What the rows of an output file add up to (the manifest states it; `dnc verify` recomputes it). */
-export interface OutputTally {
-  rows: { total: number; by_result: Counts; by_country: Record<string, Counts> };
-  numbers: { distinct: number; by_result: Counts; by_country: Record<string, Counts> };
-  /** Credits of the distinct numbers' lookups (charged, or held for pending ones). */
-  credits_used: number;
-  register_sources: string[];
-  checked_at: { oldest: string | null; newest: string | null };
-  /** Rows whose verdict came from the local results cache (--reuse-within). */
-  reused_rows: number;
-}
-
 export interface Manifest extends OutputTally {
   manifest_version: number;
   dnc_version: string;
@@ -113,40 +74,6 @@ export interface Manifest extends OutputTally {
    * as `dnc usage --reconcile`'s unanswered_sends of the journal. Absent in manifests of older releases.
    */
   unanswered_sends?: number;
-}
-
-/**
- * The manifest of an output, beside it: leads.results.csv → leads.results.manifest.json, named after the whole
- * output name (leads.results.xlsx.manifest.json) when that short name is the manifest of another output of the
- * folder (leads.results.csv's, written first) or when it already is. The batch that writes it, `dnc listen`,
- * `verify`, `status` and `report` all find it so. (A manifest moved with its output still names its file.)
- */
-export function manifestPathFor(outputPath: string): string {
-  return sideFilePath(outputPath, '.manifest.json');
-}
-
-/**
- * A file named after an output (its manifest, its report: `suffix`), in the form its manifest has: after the
- * output name without its extension, unless that name is taken by another output's manifest (see manifestPathFor).
- */
-export function sideFilePath(outputPath: string, suffix: string): string {
-  const ext = path.extname(outputPath);
-  const stem = ext ? outputPath.slice(0, -ext.length) : outputPath;
-  const name = path.basename(outputPath);
-  const shortOne = describedOutput(`${stem}.manifest.json`);
-  if (!ext || shortOne === name) return `${stem}${suffix}`;
-  const whole = shortOne !== undefined || describedOutput(`${outputPath}.manifest.json`) === name;
-  return `${whole ? outputPath : stem}${suffix}`;
-}
-
-/** The file name of the output a manifest describes, or undefined when it is missing or no manifest. */
-function describedOutput(manifest: string): string | undefined {
-  try {
-    const described = (JSON.parse(readFileSync(manifest, 'utf8')) as { output?: { path?: unknown } }).output?.path;
-    return typeof described === 'string' ? path.basename(described) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {
@@ -185,56 +112,6 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     // dnc writes the rows on the first sheet, the header (if any) on row 1.
     ...(f.workbook ? { workbook: { sheet: 'Results', position: 1, headerRow: f.header ? 1 : 0 } } : {}),
   };
-}
-
-const bump = (c: Counts, k: string) => {
-  c[k] = (c[k] ?? 0) + 1;
-};
-const zeroResults = (): Counts => Object.fromEntries(RESULTS.map((r) => [r, 0]));
-
-/** Adds rows up one at a time (in file order). */
-export class TallyBuilder {
-  private readonly t: OutputTally = {
-    rows: { total: 0, by_result: zeroResults(), by_country: {} },
-    numbers: { distinct: 0, by_result: zeroResults(), by_country: {} },
-    credits_used: 0,
-    register_sources: [],
-    checked_at: { oldest: null, newest: null },
-    reused_rows: 0,
-  };
-  private readonly seen = new Set<string>();
-  private readonly sources = new Set<string>();
-  private oldestMs = Infinity;
-  private newestMs = -Infinity;
-
-  add(cells: readonly string[]): void {
-    const result = cells[C.result] ?? '';
-    const country = cells[C.country] ?? '';
-    const t = this.t;
-    t.rows.total++;
-    bump(t.rows.by_result, result);
-    bump((t.rows.by_country[country] ??= zeroResults()), result);
-    if ((cells[C.error] ?? '').startsWith('reused:')) t.reused_rows++;
-    if (cells[C.source]) this.sources.add(cells[C.source]!);
-    const at = cells[C.checkedAt] ?? '';
-    const ms = parseServiceTime(at);
-    if (Number.isFinite(ms)) {
-      if (ms < this.oldestMs) [this.oldestMs, t.checked_at.oldest] = [ms, at];
-      if (ms > this.newestMs) [this.newestMs, t.checked_at.newest] = [ms, at];
-    }
-    const e164 = cells[C.e164] ?? '';
-    if (e164 === '' || this.seen.has(e164)) return;
-    this.seen.add(e164);
-    t.numbers.distinct++;
-    bump(t.numbers.by_result, result);
-    bump((t.numbers.by_country[country] ??= zeroResults()), result);
-    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
-  }
-
-  done(): OutputTally {
-    this.t.register_sources = [...this.sources].sort();
-    return this.t;
-  }
 }
 
 export interface WalkResult {
@@ -348,7 +225,7 @@ export async function writeManifest(
   const walk: WalkResult = fromRender
     ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally! }
     : await walkOutput(meta.outputPath, format, compliance.onRow);
-  const { hashFile } = await import('../batch/ingest.js');
+  const { hashFile } = await import('../file-hash.js');
   const lists: Manifest['lists'] = [];
   for (const [kind, list] of [
     ['callable', meta.callableOut],

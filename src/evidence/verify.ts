@@ -9,17 +9,9 @@ import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-ou
 import { DAY_MS, parseServiceTime } from '../time.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
-import {
-  C,
-  manifestPathFor,
-  outputLayout,
-  readManifest,
-  RESULTS,
-  TallyBuilder,
-  walkOutput,
-  type Manifest,
-  type OutputTally,
-} from './manifest.js';
+import { manifestPathFor, outputLayout, readManifest, walkOutput, type Manifest } from './manifest.js';
+import { C, DNC_RESULTS } from '../results/columns.js';
+import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
 
@@ -169,7 +161,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // The windows the scrub was made under (its config), else today's defaults.
   const rules = rulesOf(manifest.compliance);
   const { readRows, dataRecordLines } = await import('../tables/input.js');
-  const { hashFile } = await import('../batch/ingest.js');
+  const { hashFile } = await import('../file-hash.js');
 
   // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).
   let input: AsyncGenerator<string[]> | null = null;
@@ -265,7 +257,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         }
         const result = cells[C.result] ?? '';
         const cid = cells[C.correlationId] ?? '';
-        if (!(RESULTS as readonly string[]).includes(result)) {
+        if (!(DNC_RESULTS as readonly string[]).includes(result)) {
           flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
           return;
         }

@@ -231,9 +231,10 @@ export class JournalPushStore implements ListenJournal {
       // A connection of its own, as the worker has: the render holds a read snapshot, and pushes stored through
       // this.journal meanwhile must commit at once, not join it.
       const { renderBatchOutput } = await import('../results/render.js');
+      const { scrubRowsOf } = await import('../compliance/batch-compliance.js');
       const own = await BatchJournal.open(this.journal.path, { create: false });
       try {
-        return (await renderBatchOutput(own)).byResult;
+        return (await renderBatchOutput(own, { scrubRows: scrubRowsOf })).byResult;
       } finally {
         own.close();
       }

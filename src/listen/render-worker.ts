@@ -2,6 +2,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { BatchJournal } from '../journal/journal.js';
 import { renderBatchOutput } from '../results/render.js';
+import { scrubRowsOf } from '../compliance/batch-compliance.js';
 
 export interface RenderRequest {
   id: number;
@@ -20,7 +21,11 @@ parentPort!.on('message', (request: RenderRequest) => {
   void (async () => {
     let reply: RenderReply;
     try {
-      reply = { id: request.id, ok: true, byResult: (await renderBatchOutput(await journal)).byResult };
+      reply = {
+        id: request.id,
+        ok: true,
+        byResult: (await renderBatchOutput(await journal, { scrubRows: scrubRowsOf })).byResult,
+      };
     } catch (err) {
       reply = {
         id: request.id,

@@ -3,7 +3,7 @@
 // shows them and picks the exit code.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Interrupts } from '../context.js';
+import type { Interrupts } from '../io.js';
 import { inputError, usageError, type DncError } from '../errors.js';
 import type { LockDeps } from '../journal/journal.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver.js';

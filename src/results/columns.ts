@@ -17,6 +17,24 @@ export const DNC_COLUMNS = [
   'dnc_valid_until',
 ] as const;
 
+/** How many dnc_* columns the batch appends, after the input's columns. */
+export const DNC_COLUMN_COUNT = DNC_COLUMNS.length;
+/** Positions within the dnc_* cells. */
+export const C = {
+  e164: 0,
+  country: 1,
+  result: 2,
+  doNotCall: 3,
+  source: 4,
+  checkedAt: 5,
+  correlationId: 6,
+  errorCode: 7,
+  error: 8,
+  credits: 9,
+  exemption: 10,
+  validUntil: 11,
+} as const satisfies Record<string, number>;
+
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */
 export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
 

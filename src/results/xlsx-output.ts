@@ -2,7 +2,8 @@
 // columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
 import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
-import { WorkbookWriter, type ByteSink, type CellStyle, type SheetWriter } from '../tables/xlsx-writer.js';
+import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
+import { DNC_RESULTS } from './columns.js';
 
 /** What the Summary sheet says about where the results came from. */
 export interface SummaryContext {
@@ -24,21 +25,12 @@ export interface WorkbookOptions {
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
 const FILL_ARGB: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE', other: 'FFFFEB9C' };
-const RESULTS = [
-  'callable',
-  'do_not_call',
-  'invalid',
-  'unsupported_country',
-  'pending',
-  'not_checked',
-  'failed',
-] as const;
 
 /** Adds up the rows for the Summary sheet as they are written. */
 class SummaryTally {
   rows = 0;
   credits = 0;
-  readonly byResult = new Map<string, number>(RESULTS.map((r) => [r, 0]));
+  readonly byResult = new Map<string, number>(DNC_RESULTS.map((r) => [r, 0]));
   readonly byCountry = new Map<string, Map<string, number>>();
   oldest: [number, string] | null = null;
   newest: [number, string] | null = null;
@@ -166,15 +158,15 @@ export class WorkbookLane {
     add(['callable rows valid until', iso(t.validUntil)]);
     add([]);
     add(['result', 'rows'], true);
-    for (const r of RESULTS) add([r, t.byResult.get(r) ?? 0]);
+    for (const r of DNC_RESULTS) add([r, t.byResult.get(r) ?? 0]);
     add([]);
-    add(['country', ...RESULTS, 'total'], true);
+    add(['country', ...DNC_RESULTS, 'total'], true);
     const countries = [...t.byCountry.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
     for (const c of countries) {
       const m = t.byCountry.get(c)!;
       add([
         c === '' ? '(no number)' : c,
-        ...RESULTS.map((r) => m.get(r) ?? 0),
+        ...DNC_RESULTS.map((r) => m.get(r) ?? 0),
         [...m.values()].reduce((a, b) => a + b, 0),
       ]);
     }

@@ -20,6 +20,7 @@ import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
 import { sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
+import { scrubRowsOf } from '../../src/compliance/batch-compliance.js';
 
 let sb: Sandbox;
 let proxy: ServiceProxy;
@@ -295,7 +296,7 @@ describe.each([
   async function renderAgain(output: string): Promise<void> {
     const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
     try {
-      await renderBatchOutput(journal);
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
     } finally {
       journal.close();
     }
@@ -347,7 +348,7 @@ describe.each([
     try {
       const { renderEarly } = await import('../../src/results/render.js');
       const { renderEarlyInThread } = await import('../../src/batch/early-render-thread.js');
-      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile) : renderEarly(journal, Promise.resolve()));
+      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile) : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf }));
       /** Until the render has begun (its temporary file is there): the journal is changed after that. */
       const begun = async () => {
         for (let i = 0; temps(output).length === 0; i++) {
@@ -360,7 +361,7 @@ describe.each([
       await begun();
       expect(await early.finish()).not.toBeNull();
       const written = readFileSync(output, 'utf8');
-      await renderBatchOutput(journal);
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
       expect(readFileSync(output, 'utf8')).toBe(written);
       // Changed meanwhile: the rows written early may be stale.
       early = begin();
@@ -374,7 +375,7 @@ describe.each([
       expect(await early.finish()).toBeNull();
       expect(early.droppedBecause).toBe('another process wrote to the journal meanwhile');
       expect(temps(output)).toEqual([]);
-      await renderBatchOutput(journal);
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
       const rows = readCsvIndependently(output);
       expect(rows).toHaveLength(41);
       expect(rows[1]![4]).toBe(flippedTo);

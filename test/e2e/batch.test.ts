@@ -11,6 +11,7 @@ import { FIXTURES, countBy, lookedUp, readCsv, readCsvObjects, sandbox, scratch,
 import { processStartTime } from '../../src/process-identity.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
+import { scrubRowsOf } from '../../src/compliance/batch-compliance.js';
 
 const tmp = scratch();
 let sb: Sandbox;
@@ -411,7 +412,7 @@ describe('dnc batch: refusals before anything is sent', () => {
         }
         return verdict(e164);
       };
-      await renderBatchOutput(journal);
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
       other.close();
       const rows = readCsvObjects(output);
       expect(changed).toBe(true);
@@ -419,7 +420,7 @@ describe('dnc batch: refusals before anything is sent', () => {
       expect(rows[2]!.dnc_result).toBe(rows[0]!.dnc_result);
       // The next render shows the change, on both rows.
       journal.verdict = verdict;
-      await renderBatchOutput(journal);
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
       expect(readCsvObjects(output).map((r) => r.dnc_result)).toEqual(['do_not_call', 'do_not_call', 'do_not_call']);
     } finally {
       journal.close();

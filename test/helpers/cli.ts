@@ -8,7 +8,7 @@ import { expect } from 'vitest';
 import { DncError } from '../../src/errors.js';
 import { createTestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
-import type { Interrupts } from '../../src/context.js';
+import type { Interrupts } from '../../src/io.js';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO_ROOT, 'bin', 'dnc.js');

@@ -1,5 +1,5 @@
 // SIGINT/SIGTERM stand-ins for in-process command tests: the test fires them by hand.
-import type { Interrupts } from '../../src/context.js';
+import type { Interrupts } from '../../src/io.js';
 
 export interface TestInterrupts extends Interrupts {
   /** Delivers one interrupt to every handler, as a signal would (handlers get the count so far). */

@@ -1,0 +1,338 @@
+// The check use case: a few numbers judged locally, then looked up one after another, each told as a typed event.
+// It never prints and picks no exit code: `src/commands/check.ts` shows the events and decides.
+import { checkCompliance, exemptedOutcome, registerSaysDnc } from '../compliance/check-compliance.js';
+import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
+import { checkWebhookUrlOption, parseCountryOption, type ServiceConfig } from '../config.js';
+import { DncError, ExitCode, inputError, usageError } from '../errors.js';
+import type { EvidenceEnv } from '../evidence/batch-evidence.js';
+import { openCheckEvidence } from '../evidence/check-evidence.js';
+import type { Interrupts } from '../io.js';
+import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
+import type { Judgement } from '../service/answers.js';
+import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import type { CachedVerdict } from '../stores/interfaces.js';
+import type { ComplianceDecision } from '../stores/suppression-types.js';
+import { formatInteger } from '../text/numbers.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
+
+export interface CheckOptions {
+  country?: string;
+  webhookUrl?: string;
+  validate: boolean;
+  allowInsecureWebhookUrl: boolean;
+  /** --reuse-within: a verdict of the same service checked within this window is shown instead of a lookup. */
+  reuseWithinMs?: number | null;
+  /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
+  suppressionList?: string | undefined;
+}
+
+/** A number as given: its text, and where it came from ('' for an argument, 'stdin line N: ' for a line of stdin). */
+export interface GivenNumber {
+  input: string;
+  where: string;
+}
+
+/** A number that passed the local checks: what normalisation made of it. */
+export type CheckedNumber = GivenNumber & { phone: Extract<NormalizedPhone, { ok: true }> };
+
+type Suppressed = Extract<ComplianceDecision, { kind: 'suppressed' }>;
+
+/** What the check says as it goes, one event per number (and a few lines between). */
+export type CheckEvent =
+  | { type: 'info' | 'warning' | 'debug'; text: string }
+  /** On the internal list: never sent, nothing charged. */
+  | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed }
+  /** A verdict from the results cache (--reuse-within), exempted as a fresh one would be. */
+  | {
+      type: 'reused';
+      number: CheckedNumber;
+      verdict: CachedVerdict;
+      decision: ComplianceDecision;
+      registerDnc: boolean;
+      exempted: boolean;
+    }
+  /** The service's answer, judged: a verdict, a webhook lookup started, or a failure of the lookup. */
+  | {
+      type: 'answered';
+      number: CheckedNumber;
+      outcome: Exclude<LookupOutcome, { kind: 'bad_response' }>;
+      decision: ComplianceDecision;
+      exempted: boolean;
+    }
+  /** An answer the judge refused: no verdict. */
+  | { type: 'refused_answer'; number: CheckedNumber; outcome: Extract<LookupOutcome, { kind: 'bad_response' }> }
+  /** The request got no answer about the number (refused, unreachable, a second Ctrl-C). */
+  | { type: 'request_error'; number: CheckedNumber; error: DncError }
+  /** Numbers left unsent: after an interrupt, or after a failure that would only repeat. */
+  | { type: 'not_sent'; numbers: string[]; interrupted: boolean };
+
+export interface CheckTally {
+  callable: number;
+  listed: number;
+  internal: number;
+  started: number;
+  failed: number;
+  bad_response: number;
+  errors: number;
+  notSent: number;
+  credits: number;
+  held: number;
+}
+
+export interface CheckResult {
+  /** Distinct numbers checked. */
+  numbers: number;
+  tally: CheckTally;
+  /** Ctrl-Cs received (the first lets the lookup in flight finish; a second drops it). */
+  interrupts: number;
+}
+
+export interface CheckDeps extends ComplianceContext, EvidenceEnv {
+  interrupts: Interrupts;
+  serviceConfig(): Promise<ServiceConfig>;
+  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  onEvent(event: CheckEvent): void;
+}
+
+export async function runCheck(
+  deps: CheckDeps,
+  given: readonly GivenNumber[],
+  options: CheckOptions,
+): Promise<CheckResult> {
+  const emit = deps.onEvent;
+  const say = {
+    info: (text: string) => emit({ type: 'info', text }),
+    warn: (text: string) => emit({ type: 'warning', text }),
+    debug: (text: string) => emit({ type: 'debug', text }),
+  };
+  const country = await parseCountryOption(options.country);
+  await checkWebhookUrlOption(
+    options.webhookUrl,
+    options.allowInsecureWebhookUrl,
+    options.webhookUrl !== undefined ? [(await deps.serviceConfig()).apiKey.value] : [],
+  );
+  if (given.length === 0) {
+    throw usageError('E_USAGE', 'no numbers to check: standard input held none', {
+      hint: 'give numbers as arguments, or one per line on stdin with "-"',
+    });
+  }
+  const targets = given.map((g) => ({
+    ...g,
+    phone: normalizePhone(g.input, { defaultCountry: country, validate: options.validate }),
+  }));
+  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
+  const config = await deps.serviceConfig();
+  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  const compliance = checkCompliance(
+    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList }), numbers),
+    deps.now,
+  );
+  let accepted: CheckedNumber[];
+  try {
+    // A number on the internal list is never sent, so it needs no --webhook-url.
+    const onList = new Set<string>();
+    for (const n of numbers) if ((await compliance.decide(n)).kind === 'suppressed') onList.add(n);
+    accepted = refuseLocally(say, targets, options, (e164) => onList.has(e164));
+  } catch (err) {
+    await compliance.close();
+    throw err;
+  }
+
+  // One lookup per distinct number: a repeat would only spend credits again.
+  const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
+  if (distinct.length < accepted.length) {
+    say.info(`${accepted.length - distinct.length} repeated number(s) will be looked up once`);
+  }
+  const client = await deps.createClient({ connections: 1 });
+  const evidence = await openCheckEvidence(
+    deps,
+    say,
+    new URL(config.baseUrl.value).origin,
+    options.reuseWithinMs ?? null,
+  );
+  const tally: CheckTally = {
+    callable: 0,
+    listed: 0,
+    internal: 0,
+    started: 0,
+    failed: 0,
+    bad_response: 0,
+    errors: 0,
+    notSent: 0,
+    credits: 0,
+    held: 0,
+  };
+  const leaveUnsent = (from: number, interrupted: boolean) => {
+    const rest = distinct.slice(from).map((t) => t.phone.e164);
+    tally.notSent = rest.length;
+    if (rest.length > 0) emit({ type: 'not_sent', numbers: rest, interrupted });
+  };
+  // Ctrl-C: the lookup in flight may already be charged, so the first one lets it finish and be shown,
+  // then stops; a second one drops the connection at once.
+  let interrupts = 0;
+  const stopListening = deps.interrupts.on((count) => {
+    interrupts = count;
+    if (count >= 2) void client.destroy?.();
+  });
+  try {
+    for (let i = 0; i < distinct.length; i++) {
+      const number = distinct[i]!;
+      if (interrupts > 0) {
+        leaveUnsent(i, true);
+        break;
+      }
+      const label = number.phone.international;
+      // The user's own list comes before any lookup: such a number is never sent and costs nothing.
+      const decision = await compliance.decide(number.phone.e164);
+      if (decision.kind === 'suppressed') {
+        tally.internal++;
+        emit({ type: 'suppressed', number, decision });
+        continue;
+      }
+      const reused = await evidence.reusable(number.phone.e164);
+      if (reused) {
+        // A reused register verdict is exempted (or its ended exemption reported) as a fresh one is.
+        const registerDnc = reused.result === 'do_not_call';
+        const exempted = exemptedOutcome(decision, registerDnc);
+        tally[registerDnc && !exempted ? 'listed' : 'callable']++;
+        if (registerDnc) warnExpiredExemption(say, decision, label);
+        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted });
+        continue;
+      }
+      const requestedAt = deps.now();
+      let outcome: LookupOutcome;
+      try {
+        outcome = await client.lookup({ phoneNumber: number.phone.e164, webhookUrl: options.webhookUrl });
+      } catch (err) {
+        if (interrupts >= 2) {
+          // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may
+          // be charged.
+          tally.errors++;
+          leaveUnsent(i + 1, true);
+          break;
+        }
+        if (!(err instanceof DncError)) throw err;
+        tally.errors++;
+        emit({ type: 'request_error', number, error: withNumber(err, label) });
+        if (stopsTheRest(err)) {
+          leaveUnsent(i + 1, false);
+          break;
+        }
+        continue;
+      }
+      await evidence.record(outcome, requestedAt, options.webhookUrl, number.phone.e164);
+      if (outcome.kind === 'bad_response') {
+        // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
+        tally.bad_response++;
+        emit({ type: 'refused_answer', number, outcome });
+        if (outcome.stop) {
+          leaveUnsent(i + 1, false);
+          break;
+        }
+        continue;
+      }
+      tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
+      const exempted = exemptedOutcome(decision, registerSaysDnc(outcome));
+      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
+      else tally[outcome.kind]++;
+      if (outcome.kind === 'succeeded' && outcome.body.do_not_call) warnExpiredExemption(say, decision, label);
+      emit({ type: 'answered', number, outcome, decision, exempted });
+    }
+  } finally {
+    stopListening();
+    await compliance.close();
+    await evidence.close();
+    await client.close();
+  }
+  return { numbers: distinct.length, tally, interrupts };
+}
+
+function warnExpiredExemption(say: { warn(text: string): void }, decision: ComplianceDecision, label: string): void {
+  if (decision.kind !== 'expired_exemption') return;
+  say.warn(
+    `dnc: ${label}: the exemption (${decision.exemption.basis}) expired ${decision.exemption.until} and was ignored`,
+  );
+}
+
+/**
+ * Every number is judged before anything is sent: credits are money, and a list that is half
+ * sent when a later number turns out bad is worse than one refused whole.
+ */
+function refuseLocally(
+  say: { warn(text: string): void },
+  targets: Array<GivenNumber & { phone: NormalizedPhone }>,
+  options: CheckOptions,
+  suppressed: (e164: string) => boolean,
+): CheckedNumber[] {
+  const problems: DncError[] = [];
+  for (const t of targets) {
+    if (!t.phone.ok) {
+      problems.push(
+        inputError('E_INVALID_NUMBER', `${t.where}${t.phone.message}; nothing was sent`, {
+          hint:
+            t.phone.e164 !== undefined
+              ? 'fix the number, or pass --no-validate to send numbers that parse anyway (an ' +
+                'invalid_phone_number answer is charged)'
+              : 'write the number in E.164 (+12025550123), or give --country for national format',
+        }),
+      );
+    } else if (
+      options.webhookUrl === undefined &&
+      t.phone.country &&
+      WEBHOOK_ONLY_COUNTRIES.includes(t.phone.country) &&
+      !suppressed(t.phone.e164)
+    ) {
+      problems.push(
+        usageError(
+          'E_WEBHOOK_REQUIRED',
+          `${t.where}${t.phone.international} is an ${t.phone.country} number and ${t.phone.country} lookups ` +
+            `are webhook-only; nothing was sent`,
+          {
+            hint: 'pass --webhook-url https://… (a public receiver, such as `dnc listen` behind your HTTPS endpoint)',
+          },
+        ),
+      );
+    }
+  }
+  if (problems.length === 0) return targets as CheckedNumber[];
+  if (problems.length === 1) throw problems[0]!;
+  for (const p of problems) say.warn(`dnc: ${p.message.replace(/; nothing was sent$/, '')}`);
+  // A missing option (exit 2) is the first thing to fix; otherwise the data is at fault (exit 3).
+  const usage = problems.some((p) => p.exitCode === ExitCode.USAGE);
+  throw new DncError(
+    usage ? 'E_WEBHOOK_REQUIRED' : 'E_INVALID_NUMBER',
+    `${formatInteger(problems.length)} of ${formatInteger(targets.length)} numbers were refused (listed above); ` +
+      `nothing was sent`,
+    {
+      hint: usage
+        ? 'give --webhook-url for webhook-only countries, and fix or remove any other number listed'
+        : 'fix or remove the numbers listed (--no-validate sends numbers that parse but do not look valid)',
+    },
+  );
+}
+
+function withNumber(err: DncError, label: string): DncError {
+  return new DncError(err.code, `${label}: ${err.message}`, { hint: err.hint, details: err.details, cause: err.cause });
+}
+
+/**
+ * Failures that would only repeat for every later number: the key or a reseller header refused, the credit limit,
+ * a refusal of the request itself (a parameter, the webhook URL), an unreachable service.
+ */
+function stopsTheRest(err: DncError): boolean {
+  return (
+    err.exitCode === ExitCode.AUTH ||
+    err.exitCode === ExitCode.CREDIT ||
+    err.exitCode === ExitCode.USAGE ||
+    err.code === 'E_NETWORK'
+  );
+}
+
+/** The error of an answer the judge refused: exit 6, the problem named. */
+export function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
+  const charged =
+    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
+  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
+    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
+  });
+}

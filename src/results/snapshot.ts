@@ -1,0 +1,319 @@
+// One pass over the input and the journal's verdicts as they stand: every row, in order, into every output.
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { removeLeftoverTemps } from '../atomic-file.js';
+import { inputError } from '../errors.js';
+import { TallyBuilder } from './tally.js';
+import { CsvWriter, escapeFormulaCell, isHttpsUrl } from '../tables/csv-output.js';
+import { type BatchJournal, type BatchMeta, type NumberVerdict, UNANSWERED_SEND } from '../journal/journal.js';
+import { PhoneCache } from '../phone/phone-cache.js';
+import type { ScrubRows } from '../compliance/batch-compliance.js';
+import { DNC_COLUMNS, type DncResult, REVIEW_COLUMNS } from './columns.js';
+import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
+import { readRows } from '../tables/input.js';
+import type { TableLayout } from '../tables/layout.js';
+import { openLane, openSink, outputError, type OutputSink } from './sinks.js';
+import { cellsFor, emptyResultCounts, notSentReasonsOf, type RenderSummary, UNCHARGED_FAILURES } from './cells.js';
+
+/** The CSV layout a journal's input was read with. */
+export function layoutOf(meta: BatchMeta): TableLayout {
+  return {
+    path: meta.inputPath,
+    delimiter: meta.options.delimiter,
+    recordDelimiter: meta.layout.recordDelimiter,
+    header: meta.layout.header,
+    columnCount: meta.layout.columnCount,
+    phoneIndex: meta.options.phoneIndex,
+    phoneLabel: meta.layout.phoneLabel,
+    bom: meta.layout.bom,
+    workbook: meta.layout.workbook,
+    encoding: meta.layout.encoding,
+  };
+}
+
+/**
+ * Writes OUTPUT (and the callable/suppressed lists named in the journal's metadata) from the input
+ * and the journal, atomically. The input is re-read and must hash as it did when the batch began.
+ * `dnc listen` calls this too, after pushes have changed the journal.
+ */
+export interface RenderOptions {
+  /** The normalisation cache of a run that just read the same input (saves normalising every row twice). */
+  phones?: PhoneCache;
+  /** The clock that decides which leftover temporary files are stale (tests inject it). */
+  now?: () => number;
+  /** Where an output named `-` goes. */
+  stdout?: Writable;
+  /** What the scrub's records do to each row (src/compliance's scrubRowsOf). */
+  scrubRows: (journal: BatchJournal) => ScrubRows;
+}
+
+/** How a render begun early waits for verdicts. */
+export interface EarlyGate {
+  /** True once no verdict changes any more (finish() holds the snapshot). */
+  readonly final: boolean;
+  /** Resolves when more answers may be committed or the gate turned final; rejects when the render is dropped. */
+  next(): Promise<void>;
+}
+
+/** Thrown inside an early render that is dropped, or that meets what only a render at the end may write. */
+export class EarlyRenderDropped extends Error {}
+
+/**
+ * Final verdicts read ahead, a window at a time, in id order: ids are given in order of first appearance, so the
+ * rows ask for them nearly in that order, and one query for a window costs less than one per row (≈ a third of a
+ * render's time went to those). A row whose number is not in the window (a repeat, a verdict not final when the
+ * window was read) is asked for alone, as before. Read in the render's transaction, or, early, by a render that
+ * is dropped if another process writes meanwhile (renderEarly): a verdict read ahead is the one a row would read.
+ */
+class VerdictsAhead {
+  private window = new Map<string, NumberVerdict>();
+  /** Whether the last window was full (more may follow), or answers came since it was read. */
+  private more = true;
+
+  constructor(private readonly journal: Pick<BatchJournal, 'doneVerdictsAfter'>) {}
+
+  /**
+   * The final verdict of `e164` if it is read ahead (each is taken once: its number's first row); `after`: the highest
+   * id rendered.
+   */
+  take(e164: string, after: number): NumberVerdict | undefined {
+    if (this.window.size === 0 && this.more) this.read(after);
+    const v = this.window.get(e164);
+    if (v !== undefined) this.window.delete(e164);
+    return v;
+  }
+
+  /** More numbers may be final now: the next window is read when this one is used up. */
+  answered(): void {
+    this.more = true;
+  }
+
+  private read(after: number): void {
+    const rows = this.journal.doneVerdictsAfter(after, VERDICTS_AHEAD);
+    this.window = new Map(rows.map((r) => [r.e164, r]));
+    this.more = rows.length === VERDICTS_AHEAD;
+  }
+}
+
+const VERDICTS_AHEAD = 512;
+
+function refuseIncomplete(journal: BatchJournal, meta: BatchMeta): void {
+  // The batch's list is still being read into the journal (lookups start before it is all there).
+  if (!journal.ingested) {
+    throw inputError(
+      'E_JOURNAL_INCOMPLETE',
+      `the journal ${journal.path} does not hold all of ${meta.inputPath} yet (its batch is still reading it, ` +
+        `or stopped while reading)`,
+      {
+        hint: 'run the same `dnc batch` command again: it reads the rest of the list and writes the outputs',
+      },
+    );
+  }
+}
+
+export async function renderSnapshot(
+  journal: BatchJournal,
+  options: RenderOptions,
+  gate?: EarlyGate,
+): Promise<RenderSummary> {
+  const meta = journal.meta();
+  if (!meta)
+    throw inputError('E_JOURNAL_EMPTY', `the journal ${journal.path} holds no batch`, {
+      hint: 'run `dnc batch` again with --restart',
+    });
+  // Begun early, a render checks what the end of the run settles once it turns final (below).
+  let final = gate === undefined;
+  if (final) refuseIncomplete(journal, meta);
+  const layout = layoutOf(meta);
+  // What only a render after the lookups may write, refused while early (finish() may have turned the gate already).
+  const early = () => gate !== undefined && !gate.final;
+  if (early() && layout.workbook) throw new EarlyRenderDropped('a workbook list is rendered after the lookups');
+  let stopped = journal.stoppedReason();
+  let inputSha256 = meta.inputSha256;
+  const writer = new CsvWriter(layout.delimiter, layout.recordDelimiter);
+  const escapeInput =
+    meta.escapeFormulas === true
+      ? (fields: string[]) => fields.map((v) => escapeFormulaCell(v))
+      : (fields: string[]) => fields;
+
+  const files: OutputSink[] = [];
+  const open = async (target: string) => {
+    if (early() && (target === '-' || (await stat(target).catch(() => null))?.isFile() === false)) {
+      throw new EarlyRenderDropped(`${target} is not a regular file: it is written after the lookups`);
+    }
+    try {
+      const f = await openSink(target, options.stdout);
+      f.path = target;
+      files.push(f);
+      return f;
+    } catch (err) {
+      throw outputError(err, target);
+    }
+  };
+  const now = options.now ?? Date.now;
+  // What a killed writer left of these files and of the manifest (its writer dead: see removeLeftoverTemps).
+  const { manifestPathFor } = await import('./side-files.js');
+  const manifest = meta.manifestPath ?? (meta.outputPath === '-' ? null : manifestPathFor(meta.outputPath));
+  const lists = [meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut];
+  for (const target of [meta.outputPath, ...lists, manifest]) {
+    if (target && target !== '-') await removeLeftoverTemps(target, now());
+  }
+  const summary: RenderSummary = {
+    input: meta.inputPath,
+    output: meta.outputPath,
+    callableOut: meta.callableOut,
+    suppressedOut: meta.suppressedOut,
+    rows: 0,
+    byResult: emptyResultCounts(),
+    byCountry: new Map(),
+    notHttpsSources: 0,
+    webhookRequired: 0,
+    retryable: 0,
+    unanswered: 0,
+    written: [],
+    tally: null,
+    compliance: null,
+  };
+  const tally = new TallyBuilder();
+  // The windows the scrub recorded: each row's dnc_valid_until is computed under them.
+  const scrub = options.scrubRows(journal);
+  const hash = createHash('sha256');
+  const country = meta.options.country ?? undefined;
+  const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
+  try {
+    const lane = async (target: string, header: readonly string[] | null, extra: readonly string[]) => {
+      if (early() && outputFormatOf(target, target === meta.outputPath ? meta.outputFormat : undefined) !== 'csv') {
+        throw new EarlyRenderDropped(`${target} is a workbook: it is written after the lookups`);
+      }
+      const sink = await open(target);
+      const l = await openLane(
+        sink,
+        target,
+        meta,
+        layout,
+        writer,
+        escapeInput,
+        target === meta.outputPath,
+        now,
+        scrub.rules,
+      );
+      if (header) await l.header([...header, ...extra]);
+      return l;
+    };
+    const main = await lane(meta.outputPath, layout.header, DNC_COLUMNS);
+    const callable = meta.callableOut ? await lane(meta.callableOut, layout.header, []) : null;
+    const suppressed = meta.suppressedOut ? await lane(meta.suppressedOut, layout.header, []) : null;
+    const review = meta.reviewOut ? await lane(meta.reviewOut, layout.header, REVIEW_COLUMNS) : null;
+    const dial = meta.dialOut ? await open(meta.dialOut) : null;
+    // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the
+    // first number.)
+    const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
+    const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+    let notSent = notSentReasonsOf(journal, meta, WEBHOOK_ONLY_COUNTRIES);
+    /** Waits for more answers; once the gate is final, reads again what the end of the run sets. */
+    const waitForAnswers = async () => {
+      await gate!.next();
+      if (!gate!.final) return;
+      final = true;
+      const now = journal.meta()!;
+      refuseIncomplete(journal, now);
+      inputSha256 = now.inputSha256;
+      stopped = journal.stoppedReason();
+      notSent = notSentReasonsOf(journal, now, WEBHOOK_ONLY_COUNTRIES);
+    };
+    // Journal ids are given in order of first appearance, so a row whose number's id is above every id seen
+    // so far is that number's first row: no set of seen numbers needs to be kept.
+    let highestId = 0;
+    const ahead = new VerdictsAhead(journal);
+    for await (const batch of readRows(layout, { onChunk: (c) => hash.update(c) })) {
+      // A workbook's rows come with their typed cells, which a workbook output keeps.
+      const typedRows = (batch as WorkbookBatch).typed;
+      let dialNumbers = '';
+      for (let r = 0; r < batch.length; r++) {
+        const input = batch[r]!;
+        const typed = typedRows?.[r];
+        const cell = phones.normalise(input[layout.phoneIndex] ?? '');
+        let cells: string[];
+        if (!cell.ok) {
+          cells = [
+            '',
+            cell.country,
+            'invalid',
+            '',
+            '',
+            '',
+            '',
+            cell.code,
+            cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message,
+            '0',
+            '',
+            '',
+          ];
+        } else {
+          // Early, a row waits until its number's verdict is final (its number may not even be read yet).
+          let current = ahead.take(cell.e164, highestId) ?? journal.verdict(cell.e164);
+          while (!final && current?.state !== 'done') {
+            await waitForAnswers();
+            ahead.answered();
+            current = journal.verdict(cell.e164);
+          }
+          const verdict = current; // (a const: TypeScript narrows it through firstRow below)
+          const firstRow = verdict !== undefined && verdict.id > highestId;
+          if (firstRow) highestId = verdict.id;
+          cells = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
+          if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
+          if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
+        }
+        const result = cells[2] as DncResult;
+        if (cells[7] === 'webhook_required') summary.webhookRequired++;
+        else if (
+          result === 'not_checked' ||
+          (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')
+        )
+          summary.retryable++;
+        else if (result === 'failed' && cells[7] === UNANSWERED_SEND) summary.unanswered++;
+        summary.rows++;
+        summary.byResult[result]++;
+        let perCountry = summary.byCountry.get(cells[1]!);
+        if (!perCountry) summary.byCountry.set(cells[1]!, (perCountry = emptyResultCounts()));
+        perCountry[result]++;
+        tally.add(cells);
+        scrub.count(cells);
+        main.row(input, typed, cells, result);
+        if (result === 'callable') callable?.row(input, typed, []);
+        else if (result === 'do_not_call') suppressed?.row(input, typed, []);
+        else if (result !== 'pending') review?.row(input, typed, [cells[0]!, result, cells[7]!, cells[8]!], result);
+      }
+      for (const l of lanes) await l.flush();
+      if (dial && dialNumbers) await dial.write(dialNumbers);
+    }
+    while (!final) await waitForAnswers();
+    if (hash.digest('hex') !== inputSha256) {
+      throw inputError(
+        'E_INPUT_CHANGED',
+        `${meta.inputPath} has changed since this batch began (its SHA-256 differs)`,
+        {
+          hint: 'put the original file back, or start over with --restart',
+        },
+      );
+    }
+    for (const l of lanes) await l.finish();
+    // Every file on the disk (each one's fsync, side by side) before the first is renamed into place.
+    await Promise.all(files.map((f) => f.written().catch(() => {})));
+    for (const f of files) {
+      try {
+        await f.commit();
+      } catch (err) {
+        throw outputError(err, f.target);
+      }
+      summary.written.push({ path: f.path, sha256: f.sha256, bytes: f.bytes });
+    }
+  } catch (err) {
+    await Promise.all(files.map((f) => f.abort()));
+    throw err;
+  }
+  summary.tally = tally.done();
+  summary.compliance = scrub.manifestFields();
+  return summary;
+}
