@@ -17,6 +17,27 @@ export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Pro
   }
 }
 
+/** The team store's claims for this run, or null with the local store (one person's: nothing to arbitrate). */
+export async function teamClaimsFor(
+  ctx: RunContext,
+  service: string,
+  options: BatchOptions,
+): Promise<import('./team-claims.js').TeamClaims | null> {
+  const stores = await ctx.stores();
+  if (stores.kind === 'local') return null;
+  const { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } = await import('../config.js');
+  const { operatorOf } = await import('../compliance/settings.js');
+  const { randomUUID } = await import('node:crypto');
+  const claimant = `${operatorOf(ctx.env)} pid ${ctx.lockDeps.pid} run ${randomUUID().slice(0, 8)}`;
+  const { claimLeaseMs } = await import('../stores/lease.js');
+  const lease = claimLeaseMs(ctx.flags.timeout ?? DEFAULT_TIMEOUT_MS, ctx.flags.retries ?? DEFAULT_RETRIES);
+  const apiKey = (await ctx.serviceConfig()).apiKey.value;
+  const claims = await stores.claims({ service, apiKey }, claimant, lease);
+  if (!claims) return null;
+  const { TeamClaims } = await import('./team-claims.js');
+  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now);
+}
+
 export async function runLookups(
   ctx: RunContext,
   journal: BatchJournal,
@@ -28,7 +49,10 @@ export async function runLookups(
 ): Promise<SchedulerOutcome> {
   const { BatchScheduler } = await import('./scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
+  const service = journal.meta()?.serviceOrigin;
+  const team = service ? await teamClaimsFor(ctx, service, options) : null;
   const scheduler = new BatchScheduler({
+    team,
     journal,
     client,
     concurrency: options.concurrency,

@@ -19,7 +19,7 @@ import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
-import { numbersOfThisRun, rememberCosts, runLookups, webhookMissingFor } from './lookups.js';
+import { numbersOfThisRun, rememberCosts, runLookups, teamClaimsFor, webhookMissingFor } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
 import { placeSpool, spoolStdin } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
@@ -56,6 +56,8 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
+  // A team store that cannot be reached (or is newer than this dnc) stops the batch before anything is read or sent.
+  if (!options.dryRun) await (await ctx.stores()).ready();
   const { openInputLayout } = await import('../tables/input.js');
   const { keptFolder, stateDir } = await import('../paths.js');
   /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
@@ -231,6 +233,9 @@ async function runBatchJournal(
       if (streaming) streaming = listsApplied = (await applyLists()).list === null;
       reading = await readInput(ctx, journal, batch, phones, streaming);
     }
+    const adopted = await adoptTeamVerdicts(ctx, journal, serviceOrigin, options);
+    if (adopted > 0)
+      ctx.info(`${formatInteger(adopted)} pending number(s) answered by a colleague's webhook lookup (the team store)`);
     const lookupsAhead = reading !== null || journal.unsentCount() > 0;
     const balance = lookupsAhead ? clientReady.then((c) => c.usage()) : null;
     balance?.catch(() => {}); // read by the guard below
@@ -435,6 +440,17 @@ async function runBatchJournal(
     lock.release();
     if (discardJournal) journalMod.deleteJournalFiles(journalPath);
   }
+}
+
+/** Rows pending on a colleague's webhook lookup whose verdict the team store now holds (none with the local store). */
+async function adoptTeamVerdicts(
+  ctx: RunContext,
+  journal: BatchJournal,
+  service: string,
+  options: BatchOptions,
+): Promise<number> {
+  if (!journal.pendingNumbers().some((p) => p.creditsHeld === 0)) return 0;
+  return (await teamClaimsFor(ctx, service, options))?.adoptPending(journal) ?? 0;
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type StoppedReason,
 } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
+import { sharedAnswerOf, type GateSorting, type TeamClaims } from './team-claims.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;
@@ -34,7 +35,12 @@ export interface SchedulerOptions {
   knownCosts?: ReadonlyMap<string, number>;
   /** Numbers still arriving (the input is being read while lookups run); without it, the queue is complete. */
   incoming?: IncomingNumbers;
+  /** A team store's claims: each number claimed before it is sent, another machine's lookup waited for. */
+  team?: TeamClaims | null;
 }
+
+/** How often the answers of other machines' lookups are asked for while this run waits for them. */
+const WAIT_POLL_MS = 200;
 
 /**
  * The journal's queue while the input is still being read into it: an empty queue means "not yet" until
@@ -86,6 +92,13 @@ interface QueueItem {
   country: string;
 }
 
+/** A failure of the team store as the run's fatal error (a typed one as it is; anything else said as such). */
+function storeFailure(err: unknown): DncError {
+  return isDncError(err)
+    ? err
+    : new DncError('E_STORE_UNAVAILABLE', `the team store failed: ${(err as Error)?.message ?? String(err)}`);
+}
+
 export declare interface BatchScheduler {
   on(event: 'progress', listener: (p: SchedulerProgress) => void): this;
   /** Once, when nothing more will be sent (the list is all sent, or the run is stopping): only answers are awaited. */
@@ -131,6 +144,7 @@ export class BatchScheduler extends EventEmitter {
 
   async run(): Promise<SchedulerOutcome> {
     const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
+    const team = this.options.team ?? null;
     const started = this.clock();
     // The batch use case settles an earlier run's unanswered sends before this (src/batch/run.ts: they are sent
     // again only with --resend-unanswered); a scheduler given a journal with numbers still in flight sends them.
@@ -226,11 +240,19 @@ export class BatchScheduler extends EventEmitter {
         credits = meta.creditCost ?? budget.costOf(item.country);
         const correlationId = outcome.body.correlation_id;
         queue.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
+        team?.settle(item.e164, { kind: 'pending', correlationId });
         if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
       } else {
         const answer = answerOf(item, outcome.verdict, outcome);
         queue.push(() => journal.recordFinal(item.id, answer));
         credits = answer.credits;
+        // A refused answer is no verdict for the others either: to them it is a send without an answer.
+        team?.settle(
+          item.e164,
+          outcome.kind === 'bad_response'
+            ? { kind: 'unanswered' }
+            : { kind: 'answered', country: item.country, answer: sharedAnswerOf(answer) },
+        );
         // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too. A refused
         // answer teaches nothing: its cost is not believed.
         if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0)
@@ -269,13 +291,16 @@ export class BatchScheduler extends EventEmitter {
           supportedList = details.supportedCountries;
         const answer = localAnswer('unsupported_country', 'unsupported_country', e.message, details.body ?? null, 422);
         queue.push(() => journal.recordFinal(item.id, answer));
+        team?.settle(item.e164, { kind: 'released' });
       } else if (e?.code === 'E_CREDIT_LIMIT') {
         queue.push(() => journal.release(item.id));
+        team?.settle(item.e164, { kind: 'released' });
         this.stopping ??= 'credit_limit';
       } else if (e && (e.exitCode === 4 || e.exitCode === 2 || NOT_SENT_CODES.has(String(details.errno)))) {
         // About the request (the key, a reseller header, the webhook URL, a parameter) or never sent (the service
         // unreachable): nothing was charged, no verdict is written; the number goes back to the queue for the rerun.
         queue.push(() => journal.release(item.id));
+        team?.settle(item.e164, { kind: 'released' });
         this.fatal ??= e;
         this.stopping ??= e.exitCode === 4 ? 'auth_failed' : e.exitCode === 2 ? 'configuration' : 'service_failure';
       } else {
@@ -287,6 +312,7 @@ export class BatchScheduler extends EventEmitter {
             localAnswer('failed', UNANSWERED_SEND, `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`),
           ),
         );
+        team?.settle(item.e164, { kind: 'unanswered' });
         this.fatal ??= e ?? (err as DncError);
         this.stopping ??= 'service_failure';
       }
@@ -321,7 +347,7 @@ export class BatchScheduler extends EventEmitter {
                   { cause: writeFailure, details: { unstored } },
                 );
         }
-        resolve({
+        const outcome: SchedulerOutcome = {
           stoppedReason: this.stopping,
           fatal: this.fatal,
           resent,
@@ -332,7 +358,14 @@ export class BatchScheduler extends EventEmitter {
           creditsTotal: budget.spent,
           elapsedMs: this.clock() - started,
           abandoned: this.abandoned,
-        });
+        };
+        if (polling) clearInterval(polling);
+        if (!team) return resolve(outcome);
+        // The last answers are shared before the run ends: the others may be waiting for them.
+        team.flush().then(
+          () => resolve(outcome),
+          (err: unknown) => resolve({ ...outcome, fatal: outcome.fatal ?? storeFailure(err) }),
+        );
       };
       const send = (item: QueueItem, estimate: number, webhook: boolean) => {
         sent++;
@@ -361,7 +394,106 @@ export class BatchScheduler extends EventEmitter {
         commit([]);
       };
       // Lookups in flight when the write failed still answer; their commits fail too and count as unstored.
+      /** Commits the claims of `starting` in the journal (in flight) and sends those claimed. */
+      const sendNow = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
+        const claimed = new Set(commit(starting.map(([i]) => i.id)));
+        for (const [item, estimate, webhook] of starting) {
+          if (!claimed.has(item.id)) {
+            budget.cancel(item.country, estimate);
+            team?.settle(item.e164, { kind: 'released' });
+            continue;
+          }
+          inFlight++;
+          send(item, estimate, webhook);
+        }
+      };
+      // With a team store, numbers are claimed there first (one statement per turn); until the claim answers, and
+      // while another machine's lookup is waited for, each holds its place among those in flight.
+      const gated = new Map<number, { estimate: number; webhook: boolean }>();
+      const waiting = new Map<number, QueueItem>();
+      let polling: ReturnType<typeof setInterval> | null = null;
+      let pollBusy = false;
+      const ungate = (item: QueueItem) => {
+        const g = gated.get(item.id)!;
+        gated.delete(item.id);
+        waiting.delete(item.id);
+        inFlight--;
+        return g;
+      };
+      const releaseWaiting = () => {
+        for (const item of waiting.values()) budget.cancel(item.country, ungate(item).estimate);
+        if (polling) clearInterval(polling);
+        polling = null;
+      };
+      const stopForStore = (err: unknown) => {
+        this.fatal ??= storeFailure(err);
+        this.stopping ??= 'service_failure';
+        schedulePump();
+      };
+      const apply = (r: GateSorting) => {
+        for (const [item, write] of r.answered) {
+          const { estimate } = ungate(item);
+          queue.push(() => write(journal));
+          queue.countAnswer();
+          budget.settle(item.country, estimate, 0);
+        }
+        for (const item of r.retry) {
+          budget.cancel(item.country, ungate(item).estimate);
+          buffer.unshift(item);
+        }
+        for (const item of r.waiting) waiting.set(item.id, item);
+        const ours = r.send.map((item): [QueueItem, number, boolean] => {
+          const g = ungate(item);
+          return [item, g.estimate, g.webhook];
+        });
+        if (this.stopping !== null) {
+          // Stopped while the claim was made: claimed, but not sent after all.
+          for (const [item, estimate] of ours) {
+            budget.cancel(item.country, estimate);
+            team!.settle(item.e164, { kind: 'released' });
+          }
+          releaseWaiting();
+        } else sendNow(ours);
+        if (waiting.size > 0 && polling === null) polling = setInterval(() => void poll(), WAIT_POLL_MS);
+        if (waiting.size === 0 && polling !== null) {
+          clearInterval(polling);
+          polling = null;
+        }
+        schedulePump();
+      };
+      const poll = async () => {
+        if (pollBusy || waiting.size === 0) return;
+        pollBusy = true;
+        try {
+          const sorted = await team!.poll([...waiting.values()]);
+          if (!this.abandoned) apply(sorted);
+        } catch (err) {
+          releaseWaiting();
+          stopForStore(err);
+        } finally {
+          pollBusy = false;
+        }
+      };
+      const claimFirst = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
+        for (const [item, estimate, webhook] of starting) gated.set(item.id, { estimate, webhook });
+        inFlight += starting.length;
+        team!.claim(starting.map(([item]) => item)).then(
+          (sorted) => {
+            if (!this.abandoned) apply(sorted);
+          },
+          (err: unknown) => {
+            // Not claimed, not sent: they stay queued in the journal for the rerun.
+            for (const [item, estimate] of starting) {
+              ungate(item);
+              budget.cancel(item.country, estimate);
+            }
+            stopForStore(err);
+          },
+        );
+      };
       this.pump = () => {
+        // Stopping: another machine's lookups are no longer waited for (those numbers stay queued for the rerun).
+        if (this.stopping !== null && waiting.size > 0) releaseWaiting();
         const starting: Array<[QueueItem, number, boolean]> = [];
         while (this.stopping === null && inFlight + starting.length < concurrency) {
           const item = peek();
@@ -399,19 +531,12 @@ export class BatchScheduler extends EventEmitter {
           buffer.shift();
           starting.push([item, estimate, webhook]);
         }
-        const ids = starting.map(([i]) => i.id);
-        const claimed = new Set(commit(ids));
-        if (starting.length > 0) {
-          for (const [item, estimate, webhook] of starting) {
-            if (!claimed.has(item.id)) {
-              budget.cancel(item.country, estimate);
-              continue;
-            }
-            inFlight++;
-            send(item, estimate, webhook);
-          }
-        }
-        if (starting.length > 0 || ids.length === 0) progress();
+        if (team && starting.length > 0) {
+          commit([]);
+          claimFirst(starting);
+        } else sendNow(starting);
+        progress();
+        if (team) team.flush().catch(stopForStore);
         if (!drained && (this.stopping !== null || (buffer.length === 0 && exhausted))) {
           drained = true;
           this.emit('drained');

@@ -1,8 +1,15 @@
 // The check use case: a few numbers judged locally, then looked up one after another, each told as a typed event.
 // It never prints and picks no exit code: `src/commands/check.ts` shows the events and decides.
 import { checkCompliance, exemptedOutcome, registerSaysDnc } from '../compliance/check-compliance.js';
-import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
-import { checkWebhookUrlOption, parseCountryOption, type ServiceConfig } from '../config.js';
+import { randomUUID } from 'node:crypto';
+import { complianceSettings, openListForScrub, operatorOf, type ComplianceContext } from '../compliance/settings.js';
+import {
+  checkWebhookUrlOption,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  parseCountryOption,
+  type ServiceConfig,
+} from '../config.js';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { EvidenceEnv } from '../evidence/batch-evidence.js';
 import { openCheckEvidence } from '../evidence/check-evidence.js';
@@ -13,6 +20,8 @@ import type { LookupOutcome, ServiceClient } from '../service/client.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
 import { formatInteger } from '../text/numbers.js';
+import { claimOrWait, settlementOf } from './team.js';
+import { claimLeaseMs } from '../stores/lease.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
 export interface CheckOptions {
@@ -50,6 +59,8 @@ export type CheckEvent =
       decision: ComplianceDecision;
       registerDnc: boolean;
       exempted: boolean;
+      /** Another machine of the team that looked it up at the same moment (not the results cache). */
+      sharedBy?: string;
     }
   /** The service's answer, judged: a verdict, a webhook lookup started, or a failure of the lookup. */
   | {
@@ -150,6 +161,16 @@ export async function runCheck(
     new URL(config.baseUrl.value).origin,
     options.reuseWithinMs ?? null,
   );
+  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for).
+  const stores = await deps.stores();
+  const claims =
+    stores.kind === 'local'
+      ? null
+      : await stores.claims(
+          { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
+          `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
+          claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
+        );
   const tally: CheckTally = {
     callable: 0,
     listed: 0,
@@ -199,11 +220,38 @@ export async function runCheck(
         emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted });
         continue;
       }
+      if (claims) {
+        const turn = await claimOrWait(claims, number.phone.e164, number.phone.country ?? '');
+        if (turn.kind === 'verdict') {
+          const registerDnc = turn.verdict.result === 'do_not_call';
+          const exempted = exemptedOutcome(decision, registerDnc);
+          tally[registerDnc && !exempted ? 'listed' : 'callable']++;
+          if (registerDnc) warnExpiredExemption(say, decision, label);
+          emit({
+            type: 'reused',
+            number,
+            verdict: turn.verdict,
+            decision,
+            registerDnc,
+            exempted,
+            sharedBy: turn.claimant,
+          });
+          continue;
+        }
+        if (turn.kind === 'other') {
+          say.warn(`dnc: ${label}: not sent: ${turn.text}`);
+          tally.notSent++;
+          continue;
+        }
+      }
       const requestedAt = deps.now();
       let outcome: LookupOutcome;
       try {
         outcome = await client.lookup({ phoneNumber: number.phone.e164, webhookUrl: options.webhookUrl });
+        await claims?.settle([[number.phone.e164, settlementOf(outcome, number.phone.country ?? '')]]);
       } catch (err) {
+        if (claims && err instanceof DncError && err.code !== 'E_STORE_UNAVAILABLE')
+          await claims.settle([[number.phone.e164, settlementOf(err, number.phone.country ?? '')]]);
         if (interrupts >= 2) {
           // The second Ctrl-C dropped this lookup's connection: not a service failure. The closing warning says it may
           // be charged.

@@ -99,12 +99,12 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'reused': {
         exit = mostSevere(exit, failOnDnc && e.registerDnc && !e.exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         const extra = cc.exemptionJson(e.decision, e.registerDnc);
-        const line = ev.reusedJson(e.verdict, options.reuseWithinMs!);
+        const line = ev.reusedJson(e.verdict, options.reuseWithinMs ?? null, e.sharedBy);
         print(
           ctx.json
             ? [Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line]
             : [
-                ...ev.reusedLines(e.verdict, label, options.reuseWithinMs!),
+                ...ev.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
                 ...cc.exemptionLines(e.decision, e.registerDnc),
               ],
         );

@@ -1,6 +1,8 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
 // registry, the cache filled.
+import { hostname } from 'node:os';
 import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
+import type { OutputTally } from '../results/tally.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
 import { forecastInOrder, forecastLines } from './credit-guard.js';
@@ -269,8 +271,50 @@ export async function afterRender(
     const state = keptFolder(e.env, e.homedir, 'state');
     if (!state || !(await anchorWritten(state, written, e.now())))
       say.debug('could not anchor the output in the state folder (verify will say so)');
+    await recordScrub(e, say, journal, meta.outputPath, meta.serviceOrigin ?? '', options.rendered?.tally ?? null);
   } finally {
     await remembering;
+  }
+}
+
+/**
+ * Who scrubbed what, for whom and when, in the history (the team's, with a team store): `dnc status --scrubs` reads
+ * it. Best effort: a history that cannot be written is said with --verbose.
+ */
+async function recordScrub(
+  e: EvidenceEnv,
+  say: Say,
+  journal: BatchJournal,
+  output: string,
+  service: string,
+  tally: OutputTally | null,
+): Promise<void> {
+  try {
+    const history = await (await e.stores()).history({ create: true });
+    if (!history) return;
+    const c = complianceRecordOf(journal);
+    const counts = journal.summaryCounts();
+    try {
+      await history.recordScrub({
+        finishedAt: e.now().toISOString(),
+        operator: c?.parties.operator ?? '',
+        seller: c?.parties.seller ?? null,
+        san: c?.parties.san ?? null,
+        campaign: c?.parties.campaign ?? null,
+        output,
+        host: hostname(),
+        rows: tally?.rows.total ?? 0,
+        callable: tally?.rows.by_result.callable ?? 0,
+        credits: tally?.credits_used ?? counts.credits,
+        service,
+        listId: c?.list?.id ?? null,
+        listHead: c?.list?.audit_head ?? null,
+      });
+    } finally {
+      await history.close();
+    }
+  } catch (err) {
+    say.debug(`could not record the scrub in the history: ${(err as Error).message}`);
   }
 }
 

@@ -99,7 +99,7 @@ export async function openCheckEvidence(
 }
 
 /** `check --json` for a reused verdict: the original answer as received, marked reused, with no cost. */
-export function reusedJson(v: CachedVerdict, windowMs: number): string {
+export function reusedJson(v: CachedVerdict, windowMs: number | null, sharedBy?: string): string {
   const original = v.body
     ? (JSON.parse(v.body) as Record<string, unknown>)
     : { correlation_id: v.correlationId, phone_number: v.e164, country: v.country, timestamp: v.checkedAt };
@@ -108,12 +108,15 @@ export function reusedJson(v: CachedVerdict, windowMs: number): string {
     http_status: null,
     credit_cost: 0,
     reused: true,
-    reused_within: formatDuration(windowMs),
+    ...(sharedBy !== undefined ? { reused_from: sharedBy } : { reused_within: formatDuration(windowMs ?? 0) }),
   });
 }
 
-/** Human lines for a reused verdict (as `dnc check` shows a lookup). */
-export function reusedLines(v: CachedVerdict, label: string, windowMs: number): string[] {
+/**
+ * Human lines for a reused verdict (as `dnc check` shows a lookup): from the results cache (--reuse-within), or from
+ * another machine of the team that looked the number up at the same moment (`sharedBy`).
+ */
+export function reusedLines(v: CachedVerdict, label: string, windowMs: number | null, sharedBy?: string): string[] {
   const field = (l: string, value: string) => `  ${l.padEnd(15)} ${value}`;
   const verdict = v.result === 'do_not_call' ? 'DO NOT CALL' : 'callable   ';
   return [
@@ -121,7 +124,12 @@ export function reusedLines(v: CachedVerdict, label: string, windowMs: number): 
       `register (reused)`,
     field('register', v.listSource ?? 'not reported'),
     field('checked at', v.checkedAt),
-    field('credits', `0: reused a lookup within --reuse-within ${formatDuration(windowMs)}, nothing sent`),
+    field(
+      'credits',
+      sharedBy !== undefined
+        ? `0: looked up at the same moment by another dnc of the team (${sharedBy}), nothing sent`
+        : `0: reused a lookup within --reuse-within ${formatDuration(windowMs ?? 0)}, nothing sent`,
+    ),
     field('correlation id', `${v.correlationId} (the original lookup)`),
   ];
 }

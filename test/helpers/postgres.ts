@@ -2,6 +2,7 @@
 // `pg_virtualenv` sets them, or DNC_TEST_POSTGRES as a URL), a fresh database per test file. Without a server the
 // PostgreSQL tests are skipped, and say so; with CI=true that skip fails the run (.ci/run starts a server).
 import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { it } from 'vitest';
 
 /** The server's URL, without a database (one is made per test file). */
@@ -64,4 +65,60 @@ export async function sqlOn(url: string, sql: string, params: unknown[] = []): P
   } finally {
     await client.end();
   }
+}
+
+/** A PostgreSQL server of the test's own (initdb, pg_ctl), to stop and start again; null without its programs. */
+export interface OwnServer {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function postgresBin(): string | null {
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return null;
+  const versions = readdirSync(base).sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) if (existsSync(`${base}/${v}/bin/pg_ctl`)) return `${base}/${v}/bin`;
+  return null;
+}
+
+export async function ownServer(): Promise<OwnServer | null> {
+  const bin = postgresBin();
+  if (!bin) return null;
+  const { execFileSync } = await import('node:child_process');
+  const os = await import('node:os');
+  const net = await import('node:net');
+  const dir = mkdtempSync(`${os.tmpdir()}/dnc-pg-`);
+  chmodSync(dir, 0o777);
+  // initdb refuses to run as root: the server runs as the postgres user then.
+  const root = process.getuid?.() === 0;
+  const run = (program: string, args: string[]) =>
+    execFileSync(root ? 'runuser' : `${bin}/${program}`, root ? ['-u', 'postgres', '--', `${bin}/${program}`, ...args] : args, {
+      stdio: 'pipe',
+      timeout: 60_000,
+    });
+  const port = await new Promise<number>((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  run('initdb', ['-D', `${dir}/data`, '-A', 'trust', '-U', 'dnc', '--no-sync', '-E', 'UTF8']);
+  const ctl = (args: string[]) => run('pg_ctl', ['-D', `${dir}/data`, '-l', `${dir}/log`, '-w', ...args]);
+  const start = async () => void ctl(['-o', `-p ${port} -k ${dir} -h 127.0.0.1 -F`, 'start']);
+  await start();
+  return {
+    url: `postgresql://dnc@127.0.0.1:${port}/postgres`,
+    start,
+    stop: async () => void ctl(['-m', 'fast', 'stop']),
+    async close() {
+      try {
+        ctl(['-m', 'immediate', 'stop']);
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

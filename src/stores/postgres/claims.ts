@@ -20,9 +20,11 @@ type Row = {
 };
 
 /**
- * A claim is taken (inserted, or updated over an old one) when the number is free, or its last claim is over and
- * older than this run (settled before it began: not "meanwhile"), or expired before this run began, or expired and
- * --resend-unanswered says to send such numbers again. Otherwise its row is read as it stands.
+ * A claim is taken (inserted, or updated over an old one) when the number is free, or its last claim is stale: settled
+ * more than one lease before this run began (an answer younger than that is "at the same moment", and reused), or
+ * expired before this run began (an old incident, not a colleague of now); or when --resend-unanswered says to send
+ * again a number whose lookup got no answer. Otherwise the row is read as it stands: another machine's lookup, running,
+ * answered, pending on its webhook, or unanswered.
  */
 const CLAIM = `
 WITH wanted AS (SELECT DISTINCT unnest($3::text[]) AS e164),
@@ -31,8 +33,8 @@ taken AS (
   SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', 'sending' FROM wanted
   ON CONFLICT (service, account, e164) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
     expires_at = excluded.expires_at, state = 'sending', settled_at = NULL, correlation_id = NULL, answer = NULL
-  WHERE (c.state IN ('answered', 'unanswered') AND c.settled_at < $6)
-     OR (c.state IN ('sending', 'pending') AND c.expires_at < now() AND c.claimed_at < $6)
+  WHERE (c.state IN ('answered', 'unanswered') AND c.settled_at < $6::timestamptz - $5 * interval '1 millisecond')
+     OR (c.state IN ('sending', 'pending') AND c.expires_at < $6)
      OR ($7 AND (c.state = 'unanswered' OR (c.state = 'sending' AND c.expires_at < now())))
   RETURNING e164
 )

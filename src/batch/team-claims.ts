@@ -1,0 +1,166 @@
+// "Never paying twice across machines": the batch's side of a team store's claims. Numbers are claimed before they
+// are sent; one another machine is looking up is waited for, and its answer written into this journal as reused;
+// the lookups this run sends are settled with their answers, for the others. The scheduler calls it; it never prints.
+import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
+import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
+import type { NumberResult } from '../journal/types.js';
+import type { ClaimAnswer, LookupClaims, Settlement, SharedAnswer } from '../stores/interfaces.js';
+
+export interface GatedItem {
+  id: number;
+  e164: string;
+  country: string;
+}
+
+/** A journal write for the scheduler's next commit. */
+export type JournalWrite = (journal: BatchJournal) => void;
+
+/** What a claim (or a poll of those waited for) says to do with each number. */
+export interface GateSorting {
+  /** Ours: send them. */
+  send: GatedItem[];
+  /** Answered by another machine's lookup (or found unanswered): these writes record it; nothing is sent. */
+  answered: Array<[GatedItem, JournalWrite]>;
+  /** Another machine is looking them up: wait for its answer. */
+  waiting: GatedItem[];
+  /** Let go by their claimant without a lookup: to be claimed again. */
+  retry: GatedItem[];
+}
+
+const RESULTS: readonly NumberResult[] = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'failed'];
+
+/** The row of a number another machine's lookup answered: its verdict, marked reused, no credits. */
+function reusedAnswer(a: SharedAnswer, claimant: string): FinalAnswer {
+  const result = (RESULTS as readonly string[]).includes(a.result) ? (a.result as NumberResult) : 'failed';
+  const note =
+    `reused: checked ${a.checkedAt ?? '(time not given)'} by another dnc of the team (${claimant}) looking the ` +
+    'same number up at the same time; no lookup sent, no credits';
+  return {
+    result,
+    doNotCall: a.doNotCall,
+    listSource: a.listSource,
+    checkedAt: a.checkedAt,
+    correlationId: a.correlationId,
+    errorCode: a.errorCode,
+    error: a.error ? `${a.error} (${note})` : note,
+    credits: 0,
+    httpStatus: a.httpStatus,
+    answer: a.body,
+  };
+}
+
+/** What a journal row shares with the team once answered: the service's answer, never the credits. */
+export function sharedAnswerOf(a: FinalAnswer): SharedAnswer {
+  return {
+    result: a.result,
+    doNotCall: a.doNotCall,
+    listSource: a.listSource,
+    checkedAt: a.checkedAt,
+    correlationId: a.correlationId,
+    errorCode: a.errorCode,
+    error: a.error,
+    httpStatus: a.httpStatus,
+    body: a.answer,
+  };
+}
+
+export class TeamClaims {
+  private settling: Array<[string, Settlement]> = [];
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly claims: LookupClaims,
+    /** --resend-unanswered: a claim whose lease ran out (its claimant was killed) is taken and sent again. */
+    private readonly takeOverExpired: boolean,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Claims the numbers (one statement) and sorts them. */
+  async claim(items: readonly GatedItem[]): Promise<GateSorting> {
+    const fates = await this.claims.claim(
+      items.map((i) => i.e164),
+      this.takeOverExpired,
+    );
+    const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
+    for (const item of items) {
+      const fate = fates.get(item.e164) ?? { kind: 'held', claimant: 'another machine' };
+      if (fate.kind === 'claimed') out.send.push(item);
+      else if (fate.kind === 'held') out.waiting.push(item);
+      else this.sort(item, fate, out);
+    }
+    return out;
+  }
+
+  /** What became of the lookups waited for: those still running stay waiting. */
+  async poll(items: readonly GatedItem[]): Promise<GateSorting> {
+    const answers = await this.claims.answers(items.map((i) => i.e164));
+    const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
+    for (const item of items) {
+      const a = answers.get(item.e164);
+      if (a) this.sort(item, a, out);
+      else out.waiting.push(item);
+    }
+    return out;
+  }
+
+  private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting): void {
+    const at = this.now().toISOString();
+    if (a.kind === 'released') out.retry.push(item);
+    else if (a.kind === 'answered') {
+      const answer = reusedAnswer(a.answer, a.claimant);
+      out.answered.push([
+        item,
+        (j) => {
+          j.recordFinal(item.id, answer);
+          j.markReused([item.id], at);
+        },
+      ]);
+    } else if (a.kind === 'pending') {
+      // The push goes to the claimant's listener: this row waits for the verdict it stores in the team store.
+      const receipt = { status: 'started', correlation_id: a.correlationId, reused_from: a.claimant };
+      out.answered.push([item, (j) => j.recordReceipt(item.id, a.correlationId, receipt, 0)]);
+    } else {
+      const text =
+        `sent by another dnc of the team (${a.claimant}, at ${a.claimedAt}) that stopped before the answer came: ` +
+        'it may have been charged; sent again only with --resend-unanswered';
+      out.answered.push([item, (j) => j.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, text))]);
+    }
+  }
+
+  /**
+   * Rows left pending on another machine's webhook lookup (they hold no credits of this batch): their verdicts, once
+   * that machine's `dnc listen` stored them in the team store, are written here as reused. Returns how many.
+   */
+  async adoptPending(journal: BatchJournal): Promise<number> {
+    const theirs = journal.pendingNumbers().filter((p) => p.correlationId !== null && p.creditsHeld === 0);
+    if (theirs.length === 0) return 0;
+    const found = await this.claims.byCorrelation(theirs.map((p) => p.correlationId!));
+    const at = this.now().toISOString();
+    let adopted = 0;
+    journal.atomically(() => {
+      for (const p of theirs) {
+        const answer = found.get(p.correlationId!);
+        const row = answer ? journal.verdict(p.e164) : undefined;
+        if (!answer || !row) continue;
+        journal.recordFinal(row.id, reusedAnswer(answer, 'its webhook lookup, stored by its dnc listen'));
+        journal.markReused([row.id], at);
+        adopted++;
+      }
+    });
+    return adopted;
+  }
+
+  /** How a lookup this run claimed ended (written to the store with the next flush). */
+  settle(e164: string, settlement: Settlement): void {
+    this.settling.push([e164, settlement]);
+  }
+
+  /** Writes the settlements so far, one after another (a failure is the store's: the caller stops the run). */
+  flush(): Promise<void> {
+    if (this.settling.length === 0) return this.flushing;
+    const batch = this.settling;
+    this.settling = [];
+    this.flushing = this.flushing.then(() => this.claims.settle(batch));
+    return this.flushing;
+  }
+}

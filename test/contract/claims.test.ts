@@ -1,0 +1,130 @@
+// The team store's claims ("claim before you pay") and its migrations, on a real PostgreSQL server: one arbitrated
+// statement per claim, answers handed to the machines that waited, leases, and a schema applied once.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LookupClaims, SharedAnswer } from '../../src/stores/interfaces.js';
+import { openStores, type Stores } from '../../src/stores/owner.js';
+import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
+
+postgresSkipped('claims and migrations');
+
+const scope = { service: 'https://svc.example', apiKey: 'team-key' };
+const answer = (result: string, id: string): SharedAnswer => ({
+  result,
+  doNotCall: result === 'do_not_call',
+  listSource: 'https://register.example/US',
+  checkedAt: '2026-11-20T10:00:00.000001+00:00',
+  correlationId: id,
+  errorCode: null,
+  error: null,
+  httpStatus: 200,
+  body: `{"correlation_id":"${id}"}`,
+});
+
+describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let home: string;
+  const opened: Stores[] = [];
+  const machine = async (name: string, leaseMs = 60_000): Promise<LookupClaims> => {
+    const stores = await openStores({ url: db.url, from: '--store' }, {}, home);
+    opened.push(stores);
+    return (await stores.claims(scope, name, leaseMs))!;
+  };
+  beforeAll(async () => {
+    db = await freshDatabase();
+    home = mkdtempSync(path.join(os.tmpdir(), 'dnc-claims-'));
+  });
+  afterAll(async () => {
+    for (const s of opened) await s.close();
+    await db?.drop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('one claim per number however many machines ask at once; the others get its answer', async () => {
+    const machines = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((m) => machine(m)));
+    const numbers = Array.from({ length: 40 }, (_, i) => `+1202555${String(3000 + i).padStart(4, '0')}`);
+    const fates = await Promise.all(machines.map((m) => m.claim(numbers, false)));
+    for (const n of numbers) {
+      const winners = fates.filter((f) => f.get(n)?.kind === 'claimed');
+      expect(winners, n).toHaveLength(1);
+      for (const f of fates) expect(['claimed', 'held']).toContain(f.get(n)?.kind);
+    }
+    // The winner of the first number answers it; a loser asks and gets that very answer.
+    const first = numbers[0]!;
+    const winner = machines[fates.findIndex((f) => f.get(first)?.kind === 'claimed')]!;
+    const loser = machines[fates.findIndex((f) => f.get(first)?.kind !== 'claimed')]!;
+    expect((await loser.answers([first])).has(first)).toBe(false); // still running
+    await winner.settle([[first, { kind: 'answered', country: 'US', answer: answer('do_not_call', 'c-1') }]]);
+    expect((await loser.answers([first])).get(first)).toEqual({
+      kind: 'answered',
+      answer: answer('do_not_call', 'c-1'),
+      claimant: winner.claimant,
+    });
+    // ... and a machine that asks now (within a lease of that answer) uses it rather than paying again.
+    const late = await machine('late');
+    expect((await late.claim([first], false)).get(first)).toMatchObject({ kind: 'answered' });
+    // The verdict went to the team's results cache too.
+    const cache = await opened[0]!.resultsCache(scope, { create: true });
+    expect((await cache!.get(first, new Date(0)))?.correlationId).toBe('c-1');
+  });
+
+  it('a webhook lookup is pending with its correlation id until a listener stores its push', async () => {
+    const [a, b] = [await machine('wa'), await machine('wb')];
+    const n = '+12025554000';
+    expect((await a.claim([n], false)).get(n)?.kind).toBe('claimed');
+    await a.settle([[n, { kind: 'pending', correlationId: 'w-1' }]]);
+    expect((await b.claim([n], false)).get(n)).toEqual({ kind: 'pending', correlationId: 'w-1', claimant: 'wa' });
+    expect((await b.byCorrelation(['w-1'])).size).toBe(0);
+    await a.settlePushes([{ correlationId: 'w-1', e164: n, country: 'US', answer: answer('callable', 'w-1') }]);
+    expect((await b.byCorrelation(['w-1'])).get('w-1')?.result).toBe('callable');
+  });
+
+  it('a claim whose claimant died expires after its lease: unanswered, taken over only when asked', async () => {
+    const dead = await machine('dead', 300);
+    const n = '+12025555000';
+    const other = await machine('other', 300);
+    expect((await dead.claim([n], false)).get(n)?.kind).toBe('claimed');
+    expect((await other.claim([n], false)).get(n)?.kind).toBe('held');
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await other.answers([n])).get(n)).toMatchObject({ kind: 'unanswered', claimant: 'dead' });
+    expect((await other.claim([n], false)).get(n)).toMatchObject({ kind: 'unanswered' });
+    expect((await other.claim([n], true)).get(n)?.kind).toBe('claimed');
+    // A claim let go without a lookup is free for the next.
+    await other.settle([[n, { kind: 'released' }]]);
+    expect((await dead.answers([n])).get(n)).toEqual({ kind: 'released' });
+  });
+
+  it('migrations: ten processes at once apply each version once; a newer store is refused', async () => {
+    const fresh = await freshDatabase();
+    try {
+      const all = await Promise.all(Array.from({ length: 10 }, () => openStores({ url: fresh.url, from: '--store' }, {}, home)));
+      await Promise.all(all.map((s) => s.ready()));
+      const rows = await sqlOn(fresh.url, 'SELECT version, count(*)::int AS n FROM dnc.schema_migrations GROUP BY version');
+      expect(rows).toEqual([{ version: 1, n: 1 }]);
+      const status = await all[0]!.status();
+      expect(status).toMatchObject({ kind: 'postgres', schema_version: 1, latest_version: 1 });
+      expect(status.where).not.toContain(new URL(fresh.url).password);
+      for (const s of all) await s.close();
+      await sqlOn(fresh.url, "INSERT INTO dnc.schema_migrations (version, name) VALUES (99, 'from the future')");
+      const newer = await openStores({ url: fresh.url, from: '--store' }, {}, home);
+      await expect(newer.ready()).rejects.toMatchObject({ code: 'E_STORE_TOO_NEW', exitCode: 2 });
+      await newer.close();
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('a server that is not there is a typed error (exit 6) that names the store without its password', async () => {
+    const stores = await openStores({ url: 'postgresql://dnc:s3cret-pw@127.0.0.1:1/dnc', from: '--store' }, {}, home);
+    const err = await stores.ready().then(
+      () => null,
+      (e: unknown) => e as { code: string; exitCode: number; message: string },
+    );
+    expect(err).toMatchObject({ code: 'E_STORE_UNAVAILABLE', exitCode: 6 });
+    expect(err!.message).toContain('postgresql://dnc@127.0.0.1:1/dnc');
+    expect(err!.message).not.toContain('s3cret-pw');
+    await stores.close();
+  });
+});

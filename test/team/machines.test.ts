@@ -1,0 +1,179 @@
+// A team on one PostgreSQL store: separate HOME folders stand for separate machines, each running the built dnc as
+// a process of its own against the sandbox. What is asserted is what the service was sent (its request log).
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readCsvObjects } from '../batch/helpers.js';
+import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
+import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped } from '../helpers/postgres.js';
+import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
+
+postgresSkipped('several machines on one team store');
+
+let w: World | undefined;
+afterEach(async () => {
+  await w?.cleanup();
+  w = undefined;
+});
+
+/** How many times the sandbox was sent each number. */
+const sends = (numbers: string[]) => {
+  const counts = new Map<string, number>();
+  for (const n of numbers) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+};
+
+/** The environment of one machine: a home of its own, the team's store, the service. */
+function machine(name: string, store: string): Record<string, string> {
+  const home = path.join(w!.dir, name);
+  mkdirSync(home, { recursive: true });
+  return {
+    HOME: home,
+    USER: name,
+    XDG_STATE_HOME: path.join(home, 'state'),
+    XDG_CACHE_HOME: path.join(home, 'cache'),
+    DNC_STORE: store,
+    DNC_BASE_URL: w!.sb.baseUrl,
+    DNC_API_KEY: w!.sb.apiKey,
+  };
+}
+
+describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  beforeAll(async () => {
+    assertBuilt();
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('four processes scrub overlapping lists at the same time: every number is sent, and charged, once', async () => {
+    w = await world({ latencyMs: 100 });
+    const lists = [0, 1, 2, 3].map((i) => w!.file(`list-${i}.csv`, ['phone', ...usNumbers(100 + i * 10, 40)]));
+    const runs = await Promise.all(
+      lists.map((list, i) =>
+        spawnDnc(['batch', list, '--concurrency', '8'], { env: machine(`m${i}`, db.url), cwd: w!.dir, timeoutMs: 60_000 }),
+      ),
+    );
+    for (const r of runs) expect(r.code, r.stderr).toBe(0);
+    const counts = sends(lookedUp(w.sb));
+    expect(counts.size).toBe(70);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    // The service's own count of charges agrees: 70 lookups paid, not 160.
+    const charged = w.sb.account().creditsUsed;
+    const perLookup = charged / 70;
+    expect(Number.isInteger(perLookup)).toBe(true);
+    // Every row of every output has a verdict; a number another machine paid for says so, at no credit.
+    let reused = 0;
+    for (const list of lists) {
+      for (const row of readCsvObjects(list.replace(/\.csv$/, '.results.csv'))) {
+        expect(['callable', 'do_not_call']).toContain(row.dnc_result);
+        if (row.dnc_error?.startsWith('reused:')) {
+          reused++;
+          expect(row.dnc_credits).toBe('0');
+          expect(row.dnc_correlation_id).toMatch(/^[0-9a-f-]{36}$/);
+        }
+      }
+    }
+    expect(reused).toBe(160 - 70);
+  });
+
+  it('an opt-out added on one machine is honoured by the next check and batch on another, with no lookup sent', async () => {
+    w = await world();
+    const alice = machine('alice', db.url);
+    const bob = machine('bob', db.url);
+    const add = await spawnDnc(['suppress', 'add', '+12025550777', '--reason', 'asked on a call'], { env: alice, cwd: w.dir });
+    expect(add.code, add.stderr).toBe(0);
+    const check = await spawnDnc(['check', '+12025550777'], { env: bob, cwd: w.dir });
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toContain('DO NOT CALL');
+    expect(check.stdout).toContain('internal:team');
+    expect(check.stdout).toContain('by alice@');
+    const list = w.file('calls.csv', ['phone', '+12025550777', '+12025550100']);
+    const batch = await spawnDnc(['batch', list], { env: bob, cwd: w.dir });
+    expect(batch.code, batch.stderr).toBe(0);
+    const rows = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
+    expect(rows[0]).toMatchObject({ dnc_result: 'do_not_call', dnc_list_source: 'internal:team', dnc_credits: '0' });
+    expect(lookedUp(w.sb)).toEqual(['+12025550100']);
+    // The audit log is the team's: bob sees alice's entry.
+    const log = await spawnDnc(['--json', 'suppress', 'log'], { env: bob, cwd: w.dir });
+    expect(log.code, log.stderr).toBe(0);
+    expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({ e164: '+12025550777', action: 'suppress' });
+  });
+
+  it('one killed with SIGKILL while holding claims: the others finish, its sends are unanswered, never paid twice unless asked', async () => {
+    w = await world({ latencyMs: 1500 });
+    const numbers = usNumbers(500, 12);
+    const listA = w.file('a.csv', ['phone', ...numbers.slice(0, 8)]);
+    const listB = w.file('b.csv', ['phone', ...numbers]);
+    const listC = w.file('c.csv', ['phone', ...numbers.slice(2)]);
+    const flags = ['--concurrency', '4', '--timeout', '3000', '--retries', '0'];
+    const a = spawn(process.execPath, [BIN, 'batch', listA, ...flags], { cwd: w.dir, env: { ...machine('a', db.url), PATH: process.env.PATH ?? '' }, stdio: 'ignore' });
+    const killed = new Promise((resolve) => a.on('exit', (_c, signal) => resolve(signal)));
+    const deadline = Date.now() + 20_000;
+    while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const inFlight = lookedUp(w.sb);
+    expect(inFlight).toHaveLength(4);
+    // The others start while a's claims stand; then a is killed before its answers come.
+    const others = [spawnDnc(['batch', listB, ...flags], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 }),
+      spawnDnc(['batch', listC, ...flags], { env: machine('c', db.url), cwd: w.dir, timeoutMs: 60_000 })];
+    await new Promise((r) => setTimeout(r, 300));
+    a.kill('SIGKILL');
+    expect(await killed).toBe('SIGKILL');
+    const [b, c] = await Promise.all(others);
+    // Finished on their own; the numbers a sent without an answer are unanswered sends (exit 7: rows without a verdict).
+    for (const r of [b, c]) expect(r.code, r.stderr).toBe(7);
+    const counts = sends(lookedUp(w.sb));
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(counts.size).toBe(12);
+    const rowsB = readCsvObjects(path.join(w.dir, 'b.results.csv'));
+    for (const n of inFlight) {
+      const row = rowsB.find((r) => r.phone === n)!;
+      expect(row).toMatchObject({ dnc_result: 'failed', dnc_error_code: 'unanswered_send', dnc_credits: '0' });
+      expect(row.dnc_error).toContain('another dnc of the team (a@');
+    }
+    // Asked to, b sends them again (and they may be charged a second time, as it warns).
+    const again = await spawnDnc(['batch', listB, ...flags, '--resend-unanswered'], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 });
+    expect(again.code, again.stderr).toBe(0);
+    const after = sends(lookedUp(w.sb));
+    for (const n of inFlight) expect(after.get(n)).toBe(2);
+    for (const n of numbers.filter((x) => !inFlight.includes(x))) expect(after.get(n)).toBe(1);
+  }, 60_000);
+});
+
+describe.skipIf(!HAVE_POSTGRES)('the team store stopped mid-batch and started again', () => {
+  it('the batch ends on its own (exit 6, rows not_checked); the rerun finishes; no number is sent twice', async () => {
+    const server = await ownServer();
+    if (!server) return;
+    try {
+      w = await world({ latencyMs: 300 });
+      const list = w.file('calls.csv', ['phone', ...usNumbers(700, 40)]);
+      const env = { ...machine('m', server.url), PATH: process.env.PATH ?? '' };
+      const child = spawn(process.execPath, [BIN, 'batch', list, '--concurrency', '4'], { cwd: w.dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const deadline = Date.now() + 20_000;
+      while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await server.stop();
+      const code = await exited;
+      expect(code, stderr).toBe(6);
+      expect(stderr).toContain('E_STORE_UNAVAILABLE');
+      const rows = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
+      expect(rows.some((r) => r.dnc_result === 'not_checked')).toBe(true);
+      const sentBefore = lookedUp(w.sb).length;
+      expect(sentBefore).toBeLessThan(40);
+      await server.start();
+      const rerun = await spawnDnc(['batch', list, '--concurrency', '4'], { env: machine('m', server.url), cwd: w.dir, timeoutMs: 60_000 });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      const counts = sends(lookedUp(w.sb));
+      expect(counts.size).toBe(40);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+      expect(readCsvObjects(path.join(w.dir, 'calls.results.csv')).every((r) => ['callable', 'do_not_call'].includes(r.dnc_result!))).toBe(true);
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
+});
