@@ -2,7 +2,7 @@
 // answer.
 import { EventEmitter } from 'node:events';
 import { DncError, isDncError } from '../errors.js';
-import { type Judgement, unsupportedCountryText } from '../service/answers.js';
+import { type Judgement } from '../service/answers.js';
 import { type LookupOutcome, NOT_SENT_CODES, type ServiceClient } from '../service/client.js';
 import { CreditBudget } from './budget.js';
 import { CommitQueue } from './commit-queue.js';
@@ -15,6 +15,7 @@ import {
   type StoppedReason,
 } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
+import { unsupportedCountryText } from '../service/refusals.js';
 import { sharedAnswerOf, type GateSorting, type TeamClaims } from './team-claims.js';
 
 export interface SchedulerOptions {

@@ -4,12 +4,12 @@ import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BatchJournal, journalPathFor, type BatchMeta } from '../journal/journal.js';
+import { BatchJournal, type BatchMeta, journalPathFor } from '../journal/journal.js';
 import { inputError } from '../errors.js';
-import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
 import { listenQueries } from '../journal/views.js';
+import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.js';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;

@@ -4,11 +4,11 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../io.js';
-import { inputError, usageError, type DncError } from '../errors.js';
+import { type DncError, inputError, usageError } from '../errors.js';
 import type { LockDeps } from '../journal/journal.js';
-import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver.js';
 import type { ListenStatus, PendingLookup } from './session.js';
 import { keptFolder } from '../paths.js';
+import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {

@@ -2,14 +2,8 @@
 // shutdown.
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import {
-  createReceiver,
-  type ListeningAddress,
-  type PushStore,
-  type Receiver,
-  type ReceiverEvents,
-  type ReceiverOptions,
-} from './receiver.js';
+import { createReceiver, type Receiver } from './receiver.js';
+import type { ListeningAddress, PushStore, ReceiverEvents, ReceiverOptions } from './receiver-types.js';
 
 /** Section 8: a lookup expires 24 hours after its receipt; its lookup_expired push is due then. */
 export const LOOKUP_EXPIRY_MS = 24 * 60 * 60 * 1000;

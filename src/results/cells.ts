@@ -1,10 +1,10 @@
 // The dnc_* cells of a row: what the journal says of its number, or why it was not checked; and the counts.
-import { unsupportedCountryText } from '../service/answers.js';
 import type { OutputTally } from './tally.js';
 import { serviceTextCell } from '../tables/csv-output.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from '../journal/journal.js';
 import type { ScrubRows } from '../compliance/batch-compliance.js';
 import { DNC_RESULTS, type DncResult } from './columns.js';
+import { unsupportedCountryText } from '../service/refusals.js';
 
 /** Failures a rerun looks up again when nothing was charged for them (as journal.requeueUnfinished decides). */
 export const UNCHARGED_FAILURES: ReadonlySet<string> = new Set([

@@ -1,17 +1,16 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
 import { channel } from 'node:diagnostics_channel';
-import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
+import { type Dispatcher, errors as undiciErrors, Pool } from './undici-pool.js';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
-import { LOOKUP_HEADERS, type LegacyUsage, type UsagePage } from '../wire/types.js';
+import { type LegacyUsage, LOOKUP_HEADERS, type UsagePage } from '../wire/types.js';
 import {
+  type AnswerHeaders,
   judgeLookupAnswer,
   judgeResult,
-  refusalOf,
-  refusalText,
-  UNCHARGED_RETRYABLE_CODES,
-  type AnswerHeaders,
+  type LookupOutcome,
   type ResponseMeta,
+  UNCHARGED_RETRYABLE_CODES,
 } from './answers.js';
 
 export interface ServiceClientOptions {
@@ -51,7 +50,7 @@ export interface ExchangeEvent {
   durationMs: number;
 }
 
-import type { LookupOutcome } from './answers.js';
+import { refusalOf, refusalText } from './refusals.js';
 export type { LookupOutcome, ResponseMeta } from './answers.js';
 
 export interface LookupRequest {

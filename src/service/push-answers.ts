@@ -4,21 +4,19 @@
 // correlation id. Shared rules (timestamps, costs, error codes) are src/service/answers.ts's.
 import type { LookupResult } from '../wire/types.js';
 import {
-  ALPHA2,
+  type AnswerHeaders,
   DEFAULT_CLOCK_SKEW_MS,
-  E164,
   failureProblem,
   judgeCost,
+  type Judgement,
   listSourceProblem,
   NEVER_PUSHED,
   serviceTimestampMs,
   shown,
   timestampProblem,
-  UUID,
   verdictOfResult,
-  type AnswerHeaders,
-  type Judgement,
 } from './answers.js';
+import { ALPHA2, E164, UUID } from './shapes.js';
 
 /** Why a push body was refused: the field at fault (dotted for nested ones) and what is wrong with it. */
 export interface PushProblem {

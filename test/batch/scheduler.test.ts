@@ -2,12 +2,12 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BatchJournal, journalPathFor } from '../../src/journal/journal.js';
-import { refusalOf } from '../../src/service/answers.js';
 import { BatchScheduler } from '../../src/batch/scheduler.js';
 import { creditError } from '../../src/errors.js';
 import type { LookupOutcome, LookupRequest } from '../../src/service/client.js';
 import { scratch } from './helpers.js';
 import { succeededOutcome } from '../helpers/lookup-answers.js';
+import { refusalOf } from '../../src/service/refusals.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());

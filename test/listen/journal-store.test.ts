@@ -1,8 +1,8 @@
 // The journal-backed push store on a real batch journal: outcomes, the retry of a refused write upgrade, pending queries.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openListenJournal, type JournalPushStore } from '../../src/listen/journal-store.js';
-import type { IncomingPush } from '../../src/listen/receiver.js';
 import { readCsv, readJournal, webhookBatch, type WebhookBatch } from './helpers.js';
+import type { IncomingPush } from '../../src/listen/receiver-types.js';
 
 let current: WebhookBatch | undefined;
 let store: JournalPushStore | undefined;

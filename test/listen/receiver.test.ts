@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createReceiver, randomPushPath, type IncomingPush, type PushStore, type Receiver, type ReceiverEvents, type StoreOutcome } from '../../src/listen/receiver.js';
+import { createReceiver, randomPushPath, type Receiver } from '../../src/listen/receiver.js';
+import type { IncomingPush, PushStore, ReceiverEvents, StoreOutcome } from '../../src/listen/receiver-types.js';
 
 /** A store that keeps pushes in memory and knows a fixed set of correlation ids as its batch's lookups. */
 class MemoryStore implements PushStore {

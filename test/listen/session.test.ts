@@ -1,7 +1,7 @@
 // The listen session over real HTTP with an in-memory journal: render throttling, the final render, --exit-when-done, lost lookups.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { IncomingPush, StoreOutcome } from '../../src/listen/receiver.js';
 import { createListenSession, type ListenJournal, type ListenSession, type PendingLookup, type PendingSummary } from '../../src/listen/session.js';
+import type { IncomingPush, StoreOutcome } from '../../src/listen/receiver-types.js';
 
 class MemoryJournal implements ListenJournal {
   readonly pending = new Map<string, PendingLookup>();
