@@ -15,6 +15,7 @@ import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
+import { registerStore } from './commands/store.js';
 import type { CommandHost } from './commands/host.js';
 import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
@@ -85,6 +86,7 @@ const COMMANDS: ReadonlyArray<readonly [string, (program: Command, host: Command
   ['exempt', registerExempt],
   ['status', registerStatus],
   ['report', registerReport],
+  ['store', registerStore],
   ['completion', registerCompletion],
   ['help', registerHelp],
 ];

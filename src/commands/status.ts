@@ -29,9 +29,14 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
     .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
     .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
+    .option(
+      '--scrubs',
+      "the latest scrubs recorded in the history (the team's, with a team store): who, for whom, when",
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts<{ expiring?: number; asOf?: Date }>();
+    const o = cmd.opts<{ expiring?: number; asOf?: Date; scrubs?: boolean }>();
+    if (o.scrubs) return scrubRecords(ctx);
     const { formatDuration } = await import('../time.js');
     const withinMs = o.expiring ?? 0;
     const asOf = o.asOf ?? ctx.now();
@@ -110,4 +115,41 @@ export function registerStatus(program: Command, host: CommandHost): void {
       );
     return failing.length ? ExitCode.INPUT : ExitCode.OK;
   });
+}
+
+/** `dnc status --scrubs`: who scrubbed what, for which seller and campaign, when (newest first). */
+async function scrubRecords(ctx: import('../context.js').Context): Promise<number> {
+  const stores = await ctx.stores();
+  const history = await stores.history({ create: false });
+  const scrubs = (await history?.scrubs(100)) ?? [];
+  await history?.close();
+  if (ctx.json) {
+    for (const s of scrubs) writeLine(ctx.io.stdout, JSON.stringify(s));
+    return ExitCode.OK;
+  }
+  if (scrubs.length === 0) {
+    ctx.info(`no scrub recorded in the history (${stores.where})`);
+    return ExitCode.OK;
+  }
+  const { renderTable } = await import('../render/table.js');
+  ctx.io.stdout.write(
+    renderTable(
+      {
+        head: ['finished', 'operator', 'seller', 'campaign', 'output', 'host', 'rows', 'callable', 'credits'],
+        rows: scrubs.map((s) => [
+          s.finishedAt,
+          s.operator,
+          s.seller ?? '',
+          s.campaign ?? '',
+          s.output,
+          s.host,
+          s.rows,
+          s.callable,
+          s.credits,
+        ]),
+      },
+      { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+    ),
+  );
+  return ExitCode.OK;
 }

@@ -19,6 +19,7 @@ import {
   toExemption,
   toSuppression,
 } from '../suppression-types.js';
+import { usageError } from '../../errors.js';
 import { SCHEMA } from './migrations.js';
 import type { StorePool } from './pool.js';
 
@@ -33,6 +34,22 @@ type AuditRow = Omit<AuditEntry, 'id'> & { id: string | number };
 const toEntry = (r: AuditRow): AuditEntry => ({ ...r, id: Number(r.id) });
 
 type NewEntry = Omit<AuditEntry, 'id' | 'hash'>;
+
+/** Appends entries, hashes given, in their order (one statement). */
+async function insertAudit(c: PoolClient, entries: ReadonlyArray<Omit<AuditEntry, 'id'>>): Promise<void> {
+  const cols: Array<Array<string | null>> = Array.from({ length: 10 }, () => []);
+  for (const e of entries)
+    [e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence, e.hash].forEach((v, i) =>
+      cols[i]!.push(v),
+    );
+  await c.query(
+    `INSERT INTO ${SCHEMA}.audit (at, action, e164, who, reason, source, basis, until, evidence, hash)
+     SELECT a, b, c, d, e, f, g, h, i, j FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+       $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS t(a, b, c, d, e, f, g, h,
+       i, j, n) ORDER BY n`,
+    cols,
+  );
+}
 
 export class PgSuppressionList implements SuppressionList {
   readonly shared = true;
@@ -65,19 +82,8 @@ export class PgSuppressionList implements SuppressionList {
         let previous =
           (await c.query<{ hash: string }>(`SELECT hash FROM ${SCHEMA}.audit ORDER BY id DESC LIMIT 1`)).rows[0]
             ?.hash ?? '';
-        const cols: Array<Array<string | null>> = Array.from({ length: 10 }, () => []);
-        for (const e of entries) {
-          previous = entryHash(previous, e);
-          const values = [e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence, previous];
-          values.forEach((v, i) => cols[i]!.push(v));
-        }
-        await c.query(
-          `INSERT INTO ${SCHEMA}.audit (at, action, e164, who, reason, source, basis, until, evidence, hash)
-           SELECT a, b, c, d, e, f, g, h, i, j FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-             $6::text[], $7::text[], $8::text[], $9::text[], $10::text[]) WITH ORDINALITY AS t(a, b, c, d, e, f, g, h,
-             i, j, n) ORDER BY n`,
-          cols,
-        );
+        const chained = entries.map((e) => ({ ...e, hash: (previous = entryHash(previous, e)) }));
+        await insertAudit(c, chained);
         await c.query(
           `INSERT INTO ${SCHEMA}.list_heads (head, entries, who)
            SELECT $1, (SELECT count(*) FROM ${SCHEMA}.audit), $2`,
@@ -120,6 +126,109 @@ export class PgSuppressionList implements SuppressionList {
       );
       return numbers.length - rows.length;
     }, actor);
+  }
+
+  /**
+   * `dnc store import` into an empty team list: a local list's audit log copied entry by entry, hashes and all (the
+   * team's chain is then the local one, checkable against the file), with its entries. Refused once the team's log
+   * has entries (see merge).
+   */
+  async importLog(
+    log: readonly AuditEntry[],
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    who: string,
+  ): Promise<number> {
+    return this.pool.transaction('importing a list', async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [LIST_LOCK]);
+      const n = Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${SCHEMA}.audit`)).rows[0]!.n);
+      if (n > 0)
+        throw usageError(
+          'E_STORE_INVALID',
+          `the team's list already has ${n} audit entries: a log is copied only into an empty one`,
+          {
+            hint:
+              'add --merge to add the local entries to it as new, audited changes (nothing is taken off the team ' +
+              'list)',
+          },
+        );
+      await insertAudit(c, log);
+      await c.query(
+        `INSERT INTO ${SCHEMA}.suppressions (e164, country, added_at, who, reason, source)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+        [
+          suppressions.map((x) => x.e164),
+          suppressions.map((x) => x.country),
+          suppressions.map((x) => x.addedAt),
+          suppressions.map((x) => x.who),
+          suppressions.map((x) => x.reason),
+          suppressions.map((x) => x.source),
+        ],
+      );
+      await c.query(
+        `INSERT INTO ${SCHEMA}.exemptions (e164, country, basis, until, evidence, added_at, who)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+        [
+          exemptions.map((x) => x.e164),
+          exemptions.map((x) => x.country),
+          exemptions.map((x) => x.basis),
+          exemptions.map((x) => x.until),
+          exemptions.map((x) => x.evidence),
+          exemptions.map((x) => x.addedAt),
+          exemptions.map((x) => x.who),
+        ],
+      );
+      if (log.length > 0)
+        await c.query(`INSERT INTO ${SCHEMA}.list_heads (head, entries, who) VALUES ($1, $2, $3)`, [
+          log[log.length - 1]!.hash,
+          log.length,
+          who,
+        ]);
+      return log.length;
+    });
+  }
+
+  /**
+   * `dnc store import --merge`: a local list's entries added to the team's as new changes, chained on the team's log
+   * (each says where it came from). Numbers already on the team list stay as they are: an import never takes one off.
+   */
+  async merge(
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    from: string,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult> {
+    const origin = (x: { addedAt: string; who: string }, source?: string | null) =>
+      `${from}: added ${x.addedAt} by ${x.who}${source ? `, ${source}` : ''}`;
+    const added = await this.change(async (c, entry) => {
+      const on = await this.present(
+        c,
+        'suppressions',
+        suppressions.map((x) => x.e164),
+      );
+      const rows = suppressions.filter((x) => !on.has(x.e164));
+      for (const x of rows)
+        entry({
+          ...this.entryOf(now, 'suppress', x.e164, { ...actor, reason: x.reason }),
+          source: origin(x, x.source),
+        });
+      await c.query(
+        `INSERT INTO ${SCHEMA}.suppressions (e164, country, added_at, who, reason, source)
+         SELECT e, c, $3, $4, r, s FROM unnest($1::text[], $2::text[], $5::text[], $6::text[]) AS t(e, c, r, s)`,
+        [
+          rows.map((x) => x.e164),
+          rows.map((x) => x.country),
+          now.toISOString(),
+          actor.who,
+          rows.map((x) => x.reason),
+          rows.map((x) => origin(x, x.source)),
+        ],
+      );
+      return suppressions.length - rows.length;
+    }, actor);
+    const exempted = await this.exempt(exemptions, { ...actor, source: from }, now);
+    return { changed: added.changed + exempted.changed, unchanged: added.unchanged + exempted.unchanged };
   }
 
   async unsuppress(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {

@@ -1,0 +1,146 @@
+// `dnc store`: where dnc keeps what outlives a run (the local files, or a team's PostgreSQL store), its schema, and
+// moving a machine's internal list into the team's.
+import type { Command } from 'commander';
+import { ExitCode, inputError, usageError } from '../errors.js';
+import { writeLine } from '../io.js';
+import type { CommandHost } from './host.js';
+import type { Context } from '../context.js';
+import { formatInteger } from '../text/numbers.js';
+
+const HELP = `
+Without --store (or DNC_STORE, or "store" in the config file) dnc keeps the results cache,
+the internal list with its exemptions and audit log, and the history in files of the state
+and cache folders: one person's. With a postgres:// URL they are a team's, shared by every
+machine that names the same store (docs/team.md): one opt-out list, one results cache, and
+numbers claimed before they are sent, so that no two machines pay for one lookup.
+
+The schema is migrated by the first dnc that opens the store (under an advisory lock); a DBA
+who keeps dnc's role from changing the schema runs \`dnc store migrate\` with an owner role.
+
+Examples:
+  dnc store status --store postgresql://dnc@db.example.com/dnc
+  DNC_STORE=postgresql://dnc_owner@db.example.com/dnc dnc store migrate
+  dnc store import --store postgresql://dnc@db.example.com/dnc       (this machine's list)`;
+
+export function registerStore(program: Command, host: CommandHost): void {
+  const store = program
+    .command('store')
+    .description("the store: local files or a team's PostgreSQL (status, migrate, import)")
+    .addHelpText('after', HELP);
+
+  host.action(
+    store.command('status').description('where the store is, its schema version and what it holds'),
+    async (ctx) => {
+      const stores = await ctx.stores();
+      const s = await stores.status();
+      if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(s));
+      else {
+        writeLine(ctx.io.stdout, `store: ${s.kind === 'local' ? 'local files' : 'team (PostgreSQL)'} ${s.where}`);
+        if (s.schema_version !== null)
+          writeLine(ctx.io.stdout, `schema: version ${s.schema_version} (this dnc: ${s.latest_version})`);
+        for (const [table, n] of Object.entries(s.counts)) writeLine(ctx.io.stdout, `${table}: ${formatInteger(n)}`);
+      }
+      return ExitCode.OK;
+    },
+  );
+
+  host.action(
+    store.command('migrate').description("bring a team store's schema to this dnc's version"),
+    async (ctx) => {
+      const stores = await teamStores(ctx, 'migrate');
+      const applied = await stores.migrate();
+      const s = await stores.status();
+      if (ctx.json)
+        writeLine(ctx.io.stdout, JSON.stringify({ where: s.where, applied, schema_version: s.schema_version }));
+      else
+        ctx.info(
+          applied.length > 0
+            ? `migrated ${s.where} to schema version ${s.schema_version} (applied: ${applied.join(', ')})`
+            : `${s.where} is at schema version ${s.schema_version} already: nothing to do`,
+        );
+      return ExitCode.OK;
+    },
+  );
+
+  const imp = store
+    .command('import')
+    .description("move this machine's internal list and exemptions into the team store, audit log and all")
+    .option('--suppression-list <path>', 'the local list file (default: the state folder)')
+    .option('--merge', 'add its entries to a team list that has some already (none is taken off)');
+  host.action(imp, async (ctx, cmd) => {
+    const o = cmd.opts<{ suppressionList?: string; merge?: boolean }>();
+    return importList(ctx, o.suppressionList, o.merge === true);
+  });
+}
+
+async function teamStores(ctx: Context, what: string) {
+  const stores = await ctx.stores();
+  if (stores.kind === 'local')
+    throw usageError('E_STORE_INVALID', `store ${what} needs a team store, and none is named`, {
+      hint: 'give --store postgresql://…, DNC_STORE, or "store" in the config file (docs/team.md)',
+    });
+  return stores;
+}
+
+async function importList(ctx: Context, flag: string | undefined, merge: boolean): Promise<number> {
+  const stores = await teamStores(ctx, 'import');
+  const { loadConfigFile } = await import('../config.js');
+  const { stateDir } = await import('../paths.js');
+  const { resolveListPath } = await import('../stores/suppression-types.js');
+  const { SuppressionStore } = await import('../stores/suppression-store.js');
+  const { anchorListHead, checkListAnchor, listAlteredError, operatorOf } = await import('../compliance/settings.js');
+  const { file } = await loadConfigFile(ctx.flags, ctx.env, ctx.homedir);
+  const where = resolveListPath(stateDir(ctx.env, ctx.homedir), ctx.cwd, flag, ctx.env, file.suppression_list);
+  const local = await SuppressionStore.open(where.path, { create: false, explicit: where.explicit });
+  if (!local)
+    throw usageError('E_LIST_MISSING', `there is no local list at ${where.path} to import`, {
+      hint: 'name it with --suppression-list PATH',
+    });
+  try {
+    // Only a whole list moves: one altered (or cut, as this machine's anchor shows) would bring its gap along.
+    const problem = await local.integrityProblem();
+    if (problem) throw listAlteredError(where.path, problem, 'nothing was imported');
+    await checkListAnchor(ctx, local, where.path, 'nothing was imported');
+    const team = await stores.teamList();
+    const { PgSuppressionList } = await import('../stores/postgres/suppression-list.js');
+    if (!(team instanceof PgSuppressionList)) throw new Error('the team store has no list');
+    const operator = operatorOf(ctx.env);
+    const [log, suppressions, exemptions] = [await local.audit(), await local.suppressions(), await local.exemptions()];
+    const entries = merge
+      ? (
+          await team.merge(
+            suppressions,
+            exemptions,
+            `import of list ${local.id} (${where.path})`,
+            { who: operator },
+            ctx.now(),
+          )
+        ).changed
+      : await team.importLog(log, suppressions, exemptions, operator);
+    const after = await team.integrityProblem();
+    if (after) throw inputError('E_LIST_ALTERED', `the team's list does not check out after the import: ${after}`);
+    await anchorListHead(ctx, team);
+    const identity = await team.identity();
+    if (ctx.json)
+      writeLine(
+        ctx.io.stdout,
+        JSON.stringify({
+          from: where.path,
+          into: stores.where,
+          merged: merge,
+          audit_entries_added: entries,
+          list: identity,
+        }),
+      );
+    else
+      ctx.info(
+        `imported ${formatInteger(suppressions.length)} number(s) and ` +
+          `${formatInteger(exemptions.length)} exemption(s) from ${where.path} into ${stores.where} ` +
+          `(${formatInteger(entries)} audit entries ` +
+          `${merge ? 'added' : 'copied, hashes and all'}; head ${identity.audit_head?.slice(0, 12) ?? '(none)'}…)`,
+      );
+    return ExitCode.OK;
+  } finally {
+    await local.close();
+  }
+}
