@@ -22,7 +22,7 @@ export async function teamClaimsFor(
   ctx: RunContext,
   service: string,
   options: BatchOptions,
-): Promise<import('./team-claims.js').TeamClaims | null> {
+): Promise<import('../stores/team-claims.js').TeamClaims | null> {
   const stores = await ctx.stores();
   if (stores.kind === 'local') return null;
   const { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } = await import('../config.js');
@@ -34,7 +34,7 @@ export async function teamClaimsFor(
   const apiKey = (await ctx.serviceConfig()).apiKey.value;
   const claims = await stores.claims({ service, apiKey }, claimant, lease);
   if (!claims) return null;
-  const { TeamClaims } = await import('./team-claims.js');
+  const { TeamClaims } = await import('../stores/team-claims.js');
   return new TeamClaims(claims, options.resendUnanswered === true, ctx.now);
 }
 

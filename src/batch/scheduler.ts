@@ -16,7 +16,7 @@ import {
 } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
 import { unsupportedCountryText } from '../service/refusals.js';
-import { sharedAnswerOf, type GateSorting, type TeamClaims } from './team-claims.js';
+import { sharedAnswerOf, type GateSorting, type TeamClaims } from '../stores/team-claims.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;

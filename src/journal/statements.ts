@@ -20,7 +20,7 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
     clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
     verdict: db.prepare<[string], NumberVerdict>(
       `SELECT n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
-        n.error_code, n.error, n.credits,
+        n.error_code, n.error, n.credits, n.country,
               x.basis AS exemption_basis, x.until AS exemption_until
          FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.e164 = ?`,
     ),

@@ -109,6 +109,7 @@ export type NumberVerdict = Pick<
   | 'error_code'
   | 'error'
   | 'credits'
+  | 'country'
 > & {
   /** The user's exemption applied to this number at scrub time (src/compliance), if any. */
   exemption_basis?: string | null;

@@ -222,6 +222,11 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   });
   session.on('render-failed', (e) => emit({ type: 'render-failed', error: e.error, final: e.final }));
 
+  const team = await teamSharing(deps, journal.journal, journal.meta.serviceOrigin, () => session.refresh(), say(emit));
+  session.on('push', (push) => {
+    if (!push.duplicate && !push.orphan && !push.conflict) team?.pushed(push.phoneNumber);
+  });
+
   let address: ListeningAddress;
   try {
     address = await session.start();
@@ -259,6 +264,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     });
   });
   const final = await session.stop();
+  await team?.stop();
   await manifest.settled();
   await rememberVerdicts(deps, say(emit), journal.journal.path, journal.meta.serviceOrigin);
   if (session.renderError) {
@@ -270,6 +276,84 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   }
   const done = final.pending === 0 && final.unsent === 0;
   return { kind: done ? 'done' : 'interrupted', interrupted, address, final, lost: [...lost.values()], byResult };
+}
+
+/** How often a listener with a team store shares the pushes it stored, and asks for its colleagues' verdicts. */
+const TEAM_SHARE_MS = 1_000;
+
+/**
+ * With a team store: the verdicts this listener stores are shared with the machines that waited for them (their rows
+ * pending on this machine's lookup), and rows of this batch pending on a colleague's webhook lookup take the verdict
+ * that colleague's listener shared. Best effort: a store that fails is said, and the journal keeps every push.
+ */
+async function teamSharing(
+  deps: ListenRunDeps,
+  journal: import('../journal/journal.js').BatchJournal,
+  service: string | null,
+  refresh: () => void,
+  s: ReturnType<typeof say>,
+) {
+  if (!service || (await deps.stores()).kind === 'local') return null;
+  let claims;
+  try {
+    const { claimLeaseMs } = await import('../stores/lease.js');
+    claims = await (
+      await deps.stores()
+    ).claims({ service, apiKey: (await deps.serviceConfig()).apiKey.value }, 'dnc listen', claimLeaseMs(30_000, 3));
+  } catch (err) {
+    s.warn(`dnc: warning: the team store cannot be used (${(err as Error).message}): pushes are not shared`);
+    return null;
+  }
+  if (!claims) return null;
+  const { TeamClaims, sharedAnswerOf } = await import('../stores/team-claims.js');
+  const team = new TeamClaims(claims, false, () => deps.now());
+  const pushed = new Set<string>();
+  const share = async () => {
+    const numbers = [...pushed];
+    pushed.clear();
+    const answers = numbers.flatMap((e164) => {
+      const v = journal.verdict(e164);
+      return v && v.state === 'done' && v.correlation_id
+        ? [
+            {
+              correlationId: v.correlation_id,
+              e164,
+              country: v.country,
+              answer: sharedAnswerOf({
+                result: v.result ?? 'failed',
+                doNotCall: v.do_not_call === null ? null : Boolean(v.do_not_call),
+                listSource: v.list_source,
+                checkedAt: v.checked_at,
+                correlationId: v.correlation_id,
+                errorCode: v.error_code,
+                error: v.error,
+                credits: v.credits,
+                httpStatus: null,
+                answer: null,
+              }),
+            },
+          ]
+        : [];
+    });
+    await claims.settlePushes(answers);
+    if ((await team.adoptPending(journal)) > 0) refresh();
+  };
+  let failed = false;
+  let running = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(share).catch((err: unknown) => {
+      if (!failed) s.warn(`dnc: warning: the team store failed (${(err as Error).message}): pushes are kept here`);
+      failed = true;
+    });
+  }, TEAM_SHARE_MS);
+  return {
+    pushed: (e164: string) => pushed.add(e164),
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await share().catch(() => {});
+    },
+  };
 }
 
 function say(emit: (event: ListenEvent) => void) {

@@ -211,6 +211,11 @@ export class ListenSession extends EventEmitter<ListenEvents> {
     return this.stopped;
   }
 
+  /** The journal was written from outside the receiver (verdicts adopted from a team store): render it again. */
+  refresh(): void {
+    if (!this.stopped) this.markDirty();
+  }
+
   private tick(): void {
     if (this.stopped) return;
     let status: ListenStatus;

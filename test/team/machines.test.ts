@@ -1,11 +1,14 @@
 // A team on one PostgreSQL store: separate HOME folders stand for separate machines, each running the built dnc as
 // a process of its own against the sandbox. What is asserted is what the service was sent (its request log).
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
-import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
+import { assertBuilt, BIN, runDnc, spawnDnc } from '../helpers/cli.js';
+import { freePort, PUSH_PATH } from '../listen/helpers.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
 
@@ -141,6 +144,56 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     for (const n of inFlight) expect(after.get(n)).toBe(2);
     for (const n of numbers.filter((x) => !inFlight.includes(x))) expect(after.get(n)).toBe(1);
   }, 60_000);
+});
+
+describe.skipIf(!HAVE_POSTGRES)('a webhook lookup of one machine, wanted by another', () => {
+  it("stays pending there with the claimant's correlation id until the claimant's listen shares the verdict", async () => {
+    const db = await freshDatabase();
+    const sandbox = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.01, seed: 7 });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-team-webhook-'));
+    try {
+      const env = (name: string) => ({
+        USER: name,
+        XDG_STATE_HOME: path.join(dir, name, 'state'),
+        XDG_CACHE_HOME: path.join(dir, name, 'cache'),
+        DNC_STORE: db.url,
+        DNC_BASE_URL: sandbox.baseUrl,
+        DNC_API_KEY: sandbox.apiKey,
+      });
+      const numbers = usNumbers(900, 5);
+      const write = (name: string) => {
+        const file = path.join(dir, `${name}.csv`);
+        writeFileSync(file, ['phone', ...numbers].join('\n') + '\n');
+        return file;
+      };
+      const [a, b] = [write('a'), write('b')];
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}${PUSH_PATH}`;
+      const sent = await runDnc(['batch', a, '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'], { env: env('a'), cwd: dir });
+      expect(sent.code, sent.stderr).toBe(8);
+      // b wants the same numbers meanwhile: nothing is sent, its rows are pending on a's lookups.
+      const waiting = await runDnc(['batch', b], { env: env('b'), cwd: dir });
+      expect(waiting.code, waiting.stderr).toBe(8);
+      const receipts = readCsvObjects(path.join(dir, 'a.results.csv')).map((r) => r.dnc_correlation_id);
+      const pending = readCsvObjects(path.join(dir, 'b.results.csv'));
+      expect(pending.map((r) => r.dnc_result)).toEqual(numbers.map(() => 'pending'));
+      expect(pending.map((r) => r.dnc_correlation_id)).toEqual(receipts);
+      // a's listener receives the pushes and shares the verdicts; b's rerun takes them, still sending nothing.
+      const heard = await runDnc(['listen', '--results', path.join(dir, 'a.results.csv'), '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], { env: env('a'), cwd: dir });
+      expect(heard.code, heard.stderr).toBe(0);
+      const rerun = await runDnc(['batch', b], { env: env('b'), cwd: dir });
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(rerun.stderr).toContain("5 pending number(s) answered by a colleague's webhook lookup");
+      const answered = readCsvObjects(path.join(dir, 'b.results.csv'));
+      expect(answered.map((r) => r.dnc_result)).toEqual(readCsvObjects(path.join(dir, 'a.results.csv')).map((r) => r.dnc_result));
+      expect(answered.every((r) => r.dnc_credits === '0' && r.dnc_correlation_id !== '')).toBe(true);
+      expect(lookedUp(sandbox)).toHaveLength(5);
+    } finally {
+      await sandbox.close();
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe.skipIf(!HAVE_POSTGRES)('the team store stopped mid-batch and started again', () => {

@@ -4,7 +4,7 @@
 import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
 import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
 import type { NumberResult } from '../journal/types.js';
-import type { ClaimAnswer, LookupClaims, Settlement, SharedAnswer } from '../stores/interfaces.js';
+import type { ClaimAnswer, LookupClaims, Settlement, SharedAnswer } from './interfaces.js';
 
 export interface GatedItem {
   id: number;
