@@ -69,13 +69,15 @@ export async function reconcile(
   }
   if (sources.history) {
     const checks = await sources.history.between(service, iso(period.start_date), iso(period.end_date));
-    local.push({
-      where: sources.historyFile,
-      kind: 'checks',
-      lookups: checks.filter((c) => c.credits > 0).length,
-      credits: checks.reduce((s, c) => s + c.credits, 0),
-      unansweredSends: 0,
-    });
+    // (The history also holds scrub records: one that never recorded a check has no line here.)
+    if (checks.length > 0 || (await sources.history.hasChecks()))
+      local.push({
+        where: sources.historyFile,
+        kind: 'checks',
+        lookups: checks.filter((c) => c.credits > 0).length,
+        credits: checks.reduce((s, c) => s + c.credits, 0),
+        unansweredSends: 0,
+      });
   }
   const localCredits = local.reduce((s, l) => s + l.credits, 0);
   return {

@@ -174,6 +174,10 @@ export class CheckHistory implements History {
       .map(checkFromRow);
   }
 
+  async hasChecks(): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM checks LIMIT 1').get() !== undefined;
+  }
+
   async recordScrub(r: ScrubRecord): Promise<void> {
     this.db.transaction(() => {
       this.db

@@ -138,6 +138,8 @@ export interface History {
   find(correlationId: string): Promise<CheckRecord[]>;
   /** Checks sent to `service` with requested_at in [start, end). */
   between(service: string, start: string, end: string): Promise<CheckRecord[]>;
+  /** Whether any check was ever recorded (scrub records aside). */
+  hasChecks(): Promise<boolean>;
   recordScrub(r: ScrubRecord): Promise<void>;
   /** The latest scrubs, newest first. */
   scrubs(limit: number): Promise<ScrubRecord[]>;

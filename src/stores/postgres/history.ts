@@ -48,6 +48,10 @@ export class PgHistory implements History {
     return rows.map(fromRow);
   }
 
+  async hasChecks(): Promise<boolean> {
+    return (await this.pool.query('reading the check history', `SELECT 1 FROM ${SCHEMA}.checks LIMIT 1`)).length > 0;
+  }
+
   async recordScrub(r: ScrubRecord): Promise<void> {
     await this.pool.query(
       'recording a scrub',
