@@ -64,7 +64,8 @@ export async function readInput(
       firstNumbersTaken,
     }).then((scan) => {
       journal.atomically(() => {
-        journal.setMeta({ ...meta, inputSha256: scan.sha256, inputSize: scan.bytes });
+        // (What was added to the meta while the list was read, the account its verdicts are cached under, stays.)
+        journal.setMeta({ ...(journal.meta() ?? meta), inputSha256: scan.sha256, inputSize: scan.bytes });
         journal.markIngested();
       });
       const c = journal.summaryCounts();

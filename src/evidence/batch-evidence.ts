@@ -35,9 +35,37 @@ export interface EvidenceEnv {
   serviceConfig(): Promise<ServiceConfig>;
 }
 
-/** The results cache's scope for `service` and the configured key. */
-export async function scopeOf(e: Pick<EvidenceEnv, 'serviceConfig'>, service: string): Promise<StoreScope> {
-  return { service, apiKey: (await e.serviceConfig()).apiKey.value };
+/**
+ * The results cache's scope for `service`: the configured key, else (`dnc listen` is given none) the accounts the
+ * batch recorded in its journal.
+ */
+export async function scopeOf(
+  e: Pick<EvidenceEnv, 'serviceConfig'>,
+  service: string,
+  accounts?: Readonly<Record<string, string>>,
+): Promise<StoreScope> {
+  try {
+    return { service, apiKey: (await e.serviceConfig()).apiKey.value, accounts };
+  } catch (err) {
+    if (accounts) return { service, accounts };
+    throw err;
+  }
+}
+
+/**
+ * Records in the journal the account its verdicts are cached under in this store (a salted HMAC, never the key), so
+ * that `dnc listen`, which needs no key, fills the same cache. Best effort.
+ */
+export async function recordAccount(e: EvidenceEnv, journal: BatchJournal, service: string): Promise<void> {
+  const meta = journal.meta();
+  if (!meta) return;
+  try {
+    const a = await (await e.stores()).account(await scopeOf(e, service));
+    if (a && meta.accounts?.[a.place] !== a.account)
+      journal.setMeta({ ...meta, accounts: { ...meta.accounts, [a.place]: a.account } });
+  } catch {
+    // No cache can be kept (no home folder): listen then has nothing to fill either.
+  }
 }
 
 /**
@@ -213,6 +241,7 @@ export async function beforeLookups(
   const meta = journal.meta();
   const unkept = unkeptStateNote(e.env, e.homedir);
   if (unkept) say.info(`dnc: ${unkept}`);
+  await recordAccount(e, journal, options.service);
   const state = keptFolder(e.env, e.homedir, 'state');
   if (state === null || !(await registerJournal(state, journal.path, meta?.outputPath ?? '', e.now()))) {
     say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
@@ -263,7 +292,7 @@ export async function afterRender(
   // The results cache is filled while the manifest is on its way to disk: both wait on the disk.
   const remembering =
     options.verdictsRemembered?.then((failure) => sayUnremembered(say, failure)) ??
-    rememberVerdicts(e, say, journal.path, meta.serviceOrigin);
+    rememberVerdicts(e, say, journal.path, meta.serviceOrigin, meta.accounts);
   try {
     const written = await writing;
     say.debug(`wrote ${written.path}`);
@@ -324,9 +353,10 @@ export async function rememberVerdicts(
   say: Say,
   journalPath: string,
   service: string | null,
+  accounts?: Readonly<Record<string, string>>,
 ): Promise<void> {
   if (!service) return;
-  sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e, service), journalPath, service));
+  sayUnremembered(say, await rememberVerdictsIn(openResultsCache(e, service, accounts), journalPath, service));
 }
 
 /** What rememberVerdictsIn resolved with, said (for --verbose) when the verdicts could not be put in the cache. */
@@ -338,8 +368,12 @@ function sayUnremembered(say: Say, failure: string | null): void {
  * The results cache, opened before its verdicts are known (a batch opens it while its last answers come); an error
  * (said by its caller) when it cannot be kept: a home folder that does not exist.
  */
-export async function openResultsCache(e: EvidenceEnv, service: string): Promise<ResultsCache> {
-  const cache = await (await e.stores()).resultsCache(await scopeOf(e, service), { create: true });
+export async function openResultsCache(
+  e: EvidenceEnv,
+  service: string,
+  accounts?: Readonly<Record<string, string>>,
+): Promise<ResultsCache> {
+  const cache = await (await e.stores()).resultsCache(await scopeOf(e, service, accounts), { create: true });
   if (cache === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
   return cache;
 }

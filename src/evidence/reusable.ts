@@ -3,7 +3,7 @@ import { windowDays, type ValidityRules } from '../compliance/validity.js';
 import { formatInteger } from '../text/numbers.js';
 import { UNKNOWN_COST_FLOOR } from './credit-guard.js';
 import { DAY_MS, formatDuration, parseDuration, parseServiceTime } from '../time.js';
-import type { ResultsCache } from '../stores/interfaces.js';
+import type { ResultsCache, StoreScope } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 
 /** Numbers a batch is about to look up whose verdict from the same service is in the results cache and still valid. */
@@ -43,7 +43,7 @@ export class ReusableCounter {
    */
   static async open(
     stores: Stores,
-    scope: { service: string; apiKey: string },
+    scope: StoreScope,
     now: Date,
     rules: ValidityRules,
   ): Promise<ReusableCounter | null> {

@@ -63,6 +63,11 @@ export interface BatchMeta {
   outputFormat?: 'csv' | 'xlsx';
   /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
   run?: Record<string, unknown>;
+  /**
+   * The account its verdicts are cached under, by the store's place (a salted HMAC of the key, never the key):
+   * `dnc listen`, which needs no key, fills the same results cache.
+   */
+  accounts?: Record<string, string>;
 }
 
 /**

@@ -263,10 +263,11 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
       resolve();
     });
   });
-  const final = await session.stop();
+  // Shared while the journal is open (a push in the very last moment before a Ctrl-C may be left unshared).
   await team?.stop();
+  const final = await session.stop();
   await manifest.settled();
-  await rememberVerdicts(deps, say(emit), journal.journal.path, journal.meta.serviceOrigin);
+  await rememberVerdicts(deps, say(emit), journal.journal.path, journal.meta.serviceOrigin, journal.meta.accounts);
   if (session.renderError) {
     const e = session.renderError;
     throw inputError('E_OUTPUT_UNWRITABLE', `could not write ${o.results}: ${e.message}`, {
@@ -297,9 +298,9 @@ async function teamSharing(
   let claims;
   try {
     const { claimLeaseMs } = await import('../stores/lease.js');
-    claims = await (
-      await deps.stores()
-    ).claims({ service, apiKey: (await deps.serviceConfig()).apiKey.value }, 'dnc listen', claimLeaseMs(30_000, 3));
+    const { scopeOf } = await import('../evidence/batch-evidence.js');
+    const scope = await scopeOf(deps, service, journal.meta()?.accounts);
+    claims = await (await deps.stores()).claims(scope, 'dnc listen', claimLeaseMs(30_000, 3));
   } catch (err) {
     s.warn(`dnc: warning: the team store cannot be used (${(err as Error).message}): pushes are not shared`);
     return null;

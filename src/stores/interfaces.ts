@@ -16,7 +16,26 @@ import type {
 export interface StoreScope {
   /** The service's origin, as journals name it. */
   service: string;
-  apiKey: string;
+  /** The key, when it is configured: its account is its salted HMAC in the store. */
+  apiKey?: string;
+  /**
+   * Without the key (`dnc listen` needs none): the account a batch recorded in its journal for each store it used,
+   * by the store's place (`Stores.account`). A salted HMAC, as the store keys rows by; never the key.
+   */
+  accounts?: Readonly<Record<string, string>>;
+}
+
+/** The account of a scope in a store at `place`: the key's HMAC under `salt`, else the one recorded for `place`. */
+export function scopeAccount(
+  scope: StoreScope,
+  salt: string,
+  place: string,
+  hmac: (salt: string, key: string) => string,
+): string {
+  if (scope.apiKey !== undefined) return hmac(salt, scope.apiKey);
+  const recorded = scope.accounts?.[place];
+  if (recorded === undefined) throw new Error(`no API key to scope the results by, and none recorded for ${place}`);
+  return recorded;
 }
 
 /**

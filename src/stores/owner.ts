@@ -4,9 +4,16 @@ import { existsSync } from 'node:fs';
 import { keptFolder } from '../paths.js';
 import { accountOf } from './account.js';
 import { CheckHistory, historyPath } from './history.js';
-import type { History, LookupClaims, ResultsCache, StoreScope, SuppressionList } from './interfaces.js';
+import {
+  scopeAccount,
+  type History,
+  type LookupClaims,
+  type ResultsCache,
+  type StoreScope,
+  type SuppressionList,
+} from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
-import { SqliteResultsCache } from './results-cache.js';
+import { resultsCachePath, SqliteResultsCache } from './results-cache.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -35,6 +42,11 @@ export interface Stores {
   /** The results cache of a service and account; null when it cannot be kept (no cache folder) or, unless
    * `create`, does not exist yet. */
   resultsCache(scope: StoreScope, options: { create: boolean }): Promise<ResultsCache | null>;
+  /**
+   * The account a scope's rows are kept under, by the store's place: what a batch records in its journal, so that
+   * `dnc listen` (given no key) fills the same cache. Null when no cache can be kept.
+   */
+  account(scope: StoreScope): Promise<{ place: string; account: string } | null>;
   /** The history of checks and scrubs; null when it cannot be kept or, unless `create`, does not exist yet. */
   history(options: { create: boolean }): Promise<History | null>;
   /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
@@ -59,6 +71,16 @@ function localStores(env: Env, homedir: string): Stores {
       const dir = cache();
       if (dir === null) return null;
       return create ? SqliteResultsCache.open(dir, scope) : SqliteResultsCache.openExisting(dir, scope);
+    },
+    async account(scope) {
+      const dir = cache();
+      if (dir === null) return null;
+      const c = await SqliteResultsCache.open(dir, scope);
+      try {
+        return { place: resultsCachePath(dir), account: c.accountId };
+      } finally {
+        await c.close();
+      }
     },
     async history({ create }) {
       const dir = state();
@@ -91,14 +113,10 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     await p.ready();
     return p;
   };
-  const accounts = new Map<string, Promise<string>>();
-  const account = async (apiKey: string) => {
-    let a = accounts.get(apiKey);
-    if (!a) {
-      a = pool().then(async (p) => accountOf((await p.meta('salt')) ?? '', apiKey));
-      accounts.set(apiKey, a);
-    }
-    return a;
+  let salt: Promise<string> | null = null;
+  const account = async (scope: StoreScope) => {
+    salt ??= pool().then(async (p) => (await p.meta('salt')) ?? '');
+    return scopeAccount(scope, await salt, connection.where, accountOf);
   };
   return {
     kind: 'postgres',
@@ -106,8 +124,9 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     ready: async () => void (await pool()),
     async resultsCache(scope) {
       const { PgResultsCache } = await import('./postgres/results-cache.js');
-      return new PgResultsCache(await pool(), scope.service, await account(scope.apiKey));
+      return new PgResultsCache(await pool(), scope.service, await account(scope));
     },
+    account: async (scope) => ({ place: connection.where, account: await account(scope) }),
     async history() {
       const { PgHistory } = await import('./postgres/history.js');
       return new PgHistory(await pool());
@@ -120,7 +139,7 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       const { PgLookupClaims } = await import('./postgres/claims.js');
       return PgLookupClaims.open(
         await pool(),
-        { service: scope.service, account: await account(scope.apiKey) },
+        { service: scope.service, account: await account(scope) },
         claimant,
         leaseMs,
       );

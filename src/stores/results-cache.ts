@@ -5,7 +5,13 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { formatDuration, parseServiceTime } from '../time.js';
 import { accountOf, newSalt } from './account.js';
-import type { CachedVerdict, JournalVerdictSource, ResultsCache, StoreScope } from './interfaces.js';
+import {
+  scopeAccount,
+  type CachedVerdict,
+  type JournalVerdictSource,
+  type ResultsCache,
+  type StoreScope,
+} from './interfaces.js';
 import { openLocalStore } from './local-store.js';
 
 export type { CachedVerdict } from './interfaces.js';
@@ -96,7 +102,7 @@ export class SqliteResultsCache implements ResultsCache {
       db.prepare("INSERT OR IGNORE INTO cache_meta (key, value) VALUES ('salt', ?)").run(newSalt());
       salt = read();
     }
-    return new SqliteResultsCache(db, scope.service, salt === null ? '' : accountOf(salt, scope.apiKey));
+    return new SqliteResultsCache(db, scope.service, scopeAccount(scope, salt ?? '', db.name, accountOf));
   }
 
   static async open(cacheDir: string, scope: StoreScope): Promise<SqliteResultsCache> {
@@ -197,6 +203,11 @@ export class SqliteResultsCache implements ResultsCache {
     this.db.transaction(() => {
       for (const e164 of e164s) del.run(this.service, this.account, e164);
     })();
+  }
+
+  /** The account this cache's rows of the scope are kept under (recorded in a batch's journal for dnc listen). */
+  get accountId(): string {
+    return this.account;
   }
 
   async close(): Promise<void> {

@@ -78,7 +78,7 @@ describe('a forged push before the genuine one', () => {
     const cache = path.join(home!, '.cache', 'dnc', 'results.sqlite');
     if (existsSync(cache)) {
       const db = new Database(cache, { readonly: true });
-      expect(db.prepare('SELECT COUNT(*) AS n FROM results WHERE e164 = ?').get('+61412345031')).toEqual({ n: 0 });
+      expect(db.prepare('SELECT COUNT(*) AS n FROM verdicts WHERE e164 = ?').get('+61412345031')).toEqual({ n: 0 });
       db.close();
     }
   });
@@ -87,7 +87,8 @@ describe('a forged push before the genuine one', () => {
     const b = await batchOf(SOON_ON_REGISTER);
     const row = readCsv(b.output)[0]!;
     // First run: only the forged push, which nothing yet contradicts.
-    const first = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
+    // The results cache is scoped by the account: this listener is given the key (the batch ran without a home).
+    const first = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home!, env: b.env });
     expect((await post(await first.url, succeededPush(row))).status).toBe(200);
     await waitFor('OUTPUT.csv rewritten', () => readCsv(b.output)[0]!.dnc_result === 'callable');
     first.interrupts.fire();
@@ -96,14 +97,14 @@ describe('a forged push before the genuine one', () => {
     const cached = () => {
       const db = new Database(cache, { readonly: true });
       try {
-        return (db.prepare('SELECT COUNT(*) AS n FROM results WHERE e164 = ?').get('+61412345031') as { n: number }).n;
+        return (db.prepare('SELECT COUNT(*) AS n FROM verdicts WHERE e164 = ?').get('+61412345031') as { n: number }).n;
       } finally {
         db.close();
       }
     };
     expect(cached()).toBe(1);
     // Second run on the batch's port: the service's retries of the genuine push arrive.
-    const second = listen(['--results', b.output, '--port', String(b.port)], { cwd: b.dir, home: home! });
+    const second = listen(['--results', b.output, '--port', String(b.port)], { cwd: b.dir, home: home!, env: b.env });
     await second.url;
     await waitFor('the genuine push', () => readJournal(b.journal).pushes.length === 2, 30_000);
     await waitFor('OUTPUT.csv rewritten', () => readCsv(b.output)[0]!.dnc_result === 'failed');

@@ -80,3 +80,21 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(w.sb.lookups()).toHaveLength(sent);
   expect(json(again.stdout)).toMatchObject({ correlation_id: au.dnc_correlation_id, reused: true, do_not_call: true });
 });
+
+it('listen given no key fills the results cache under the account the batch recorded in its journal', async () => {
+  w = await world({ allowInsecureWebhooks: true, timeScale: 0.01 });
+  const input = w.file('calls.csv', ['name,phone', 'au,+61 4 1234 5001']);
+  const output = path.join(w.dir, 'calls.results.csv');
+  const port = await freePort();
+  const hook = ['--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'];
+  expect((await dnc(['batch', input, '-o', output, ...hook], w.env)).code).toBe(8);
+  // The listener is not given the key (it needs none): only the folders.
+  const { DNC_API_KEY: _key, DNC_BASE_URL: _url, ...keyless } = w.env;
+  const run = await dnc(['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], keyless, { cwd: w.dir });
+  expect(run.code, run.stderr).toBe(0);
+  const sent = w.sb.lookups().length;
+  const again = await dnc(['--json', 'check', '+61412345001', '--reuse-within', '1d', ...hook], w.env);
+  expect(again.code, again.stderr).toBe(0);
+  expect(w.sb.lookups()).toHaveLength(sent);
+  expect(json(again.stdout)).toMatchObject({ reused: true, do_not_call: true });
+});
