@@ -99,20 +99,14 @@ export function registerReport(program: Command, host: CommandHost): void {
     });
     // The list the scrub used: still there, same id, intact history holding the state recorded then?
     const recorded = manifest.compliance?.list ?? null;
-    const { SuppressionStore } = await import('../stores/suppression-store.js');
+    const { openRecordedList } = await import('../compliance/settings.js');
     const { checkRecordedList } = await import('../compliance/batch-compliance.js');
     let store: import('../stores/interfaces.js').SuppressionList | null = null;
     let listCheck: import('../compliance/batch-compliance.js').ListCheck | null = null;
     if (recorded) {
       try {
         // A team's list is read from the team store it was recorded in (this machine's, when it is the same).
-        const stores = await ctx.stores();
-        const team = /^postgres(ql)?:\/\//i.test(recorded.path);
-        store = team
-          ? stores.where === recorded.path
-            ? await stores.teamList()
-            : null
-          : await SuppressionStore.open(recorded.path, { create: false });
+        store = await openRecordedList(ctx, recorded.path);
         listCheck = await checkRecordedList(store, recorded);
       } catch (err) {
         listCheck = { state: 'missing', detail: (err as Error).message };

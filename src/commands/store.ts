@@ -84,23 +84,18 @@ async function teamStores(ctx: Context, what: string) {
 
 async function importList(ctx: Context, flag: string | undefined, merge: boolean): Promise<number> {
   const stores = await teamStores(ctx, 'import');
-  const { loadConfigFile } = await import('../config.js');
-  const { stateDir } = await import('../paths.js');
-  const { resolveListPath } = await import('../stores/suppression-types.js');
-  const { SuppressionStore } = await import('../stores/suppression-store.js');
-  const { anchorListHead, checkListAnchor, listAlteredError, operatorOf } = await import('../compliance/settings.js');
-  const { file } = await loadConfigFile(ctx.flags, ctx.env, ctx.homedir);
-  const where = resolveListPath(stateDir(ctx.env, ctx.homedir), ctx.cwd, flag, ctx.env, file.suppression_list);
-  const local = await SuppressionStore.open(where.path, { create: false, explicit: where.explicit });
+  const { anchorListHead, checkListAnchor, listAlteredError, openLocalList, operatorOf } =
+    await import('../compliance/settings.js');
+  const { list: local, path: listPath } = await openLocalList(ctx, flag);
   if (!local)
-    throw usageError('E_LIST_MISSING', `there is no local list at ${where.path} to import`, {
+    throw usageError('E_LIST_MISSING', `there is no local list at ${listPath} to import`, {
       hint: 'name it with --suppression-list PATH',
     });
   try {
     // Only a whole list moves: one altered (or cut, as this machine's anchor shows) would bring its gap along.
     const problem = await local.integrityProblem();
-    if (problem) throw listAlteredError(where.path, problem, 'nothing was imported');
-    await checkListAnchor(ctx, local, where.path, 'nothing was imported');
+    if (problem) throw listAlteredError(listPath, problem, 'nothing was imported');
+    await checkListAnchor(ctx, local, listPath, 'nothing was imported');
     const team = await stores.teamList();
     const { PgSuppressionList } = await import('../stores/postgres/suppression-list.js');
     if (!(team instanceof PgSuppressionList)) throw new Error('the team store has no list');
@@ -111,7 +106,7 @@ async function importList(ctx: Context, flag: string | undefined, merge: boolean
           await team.merge(
             suppressions,
             exemptions,
-            `import of list ${local.id} (${where.path})`,
+            `import of list ${local.id} (${listPath})`,
             { who: operator },
             ctx.now(),
           )
@@ -125,7 +120,7 @@ async function importList(ctx: Context, flag: string | undefined, merge: boolean
       writeLine(
         ctx.io.stdout,
         JSON.stringify({
-          from: where.path,
+          from: listPath,
           into: stores.where,
           merged: merge,
           audit_entries_added: entries,
@@ -135,7 +130,7 @@ async function importList(ctx: Context, flag: string | undefined, merge: boolean
     else
       ctx.info(
         `imported ${formatInteger(suppressions.length)} number(s) and ` +
-          `${formatInteger(exemptions.length)} exemption(s) from ${where.path} into ${stores.where} ` +
+          `${formatInteger(exemptions.length)} exemption(s) from ${listPath} into ${stores.where} ` +
           `(${formatInteger(entries)} audit entries ` +
           `${merge ? 'added' : 'copied, hashes and all'}; head ${identity.audit_head?.slice(0, 12) ?? '(none)'}…)`,
       );

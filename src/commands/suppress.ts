@@ -338,11 +338,10 @@ export async function withList<T>(
   read: (store: Store) => Promise<T>,
   options: { checked?: boolean } = {},
 ): Promise<T> {
-  const { checkListAnchor, complianceSettings, listAlteredError, openList } = await import('../compliance/settings.js');
-  const { SuppressionStore } = await import('../stores/suppression-store.js');
+  const { checkListAnchor, complianceSettings, listAlteredError, openListToRead } =
+    await import('../compliance/settings.js');
   const s = await complianceSettings(ctx, o);
-  const opened = await openList(ctx, s, false);
-  const store = opened ?? (await SuppressionStore.empty(s.listPath));
+  const { list: store, opened } = await openListToRead(ctx, s);
   try {
     const problem = options.checked === false ? null : await store.integrityProblem();
     if (problem) throw listAlteredError(s.listPath, problem, 'its entries are not shown or exported');

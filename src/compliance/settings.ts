@@ -135,6 +135,43 @@ export async function openList(
   return SuppressionStore.open(s.listPath, { create, explicit: s.listExplicit });
 }
 
+/** The list to read (list, export, count, log): an empty one when it was never written (reading creates nothing). */
+export async function openListToRead(
+  ctx: Pick<ComplianceContext, 'stores'>,
+  s: ComplianceSettings,
+): Promise<{ list: SuppressionList; opened: SuppressionList | null }> {
+  const opened = await openList(ctx, s, false);
+  return { list: opened ?? (await SuppressionStore.empty(s.listPath)), opened };
+}
+
+/**
+ * The list a scrub recorded (report, verify): the team's when it names this machine's team store, else the file it
+ * names; null when it is not there (or is another team's store).
+ */
+export async function openRecordedList(
+  ctx: Pick<ComplianceContext, 'stores'>,
+  recordedPath: string,
+): Promise<SuppressionList | null> {
+  if (/^postgres(ql)?:\/\//i.test(recordedPath)) {
+    const stores = await ctx.stores();
+    return stores.where === recordedPath ? stores.teamList() : null;
+  }
+  return SuppressionStore.open(recordedPath, { create: false });
+}
+
+/** This machine's own list file (what `dnc store import` moves into a team store), whatever the store setting. */
+export async function openLocalList(
+  ctx: Pick<ComplianceContext, 'flags' | 'env' | 'homedir' | 'cwd'>,
+  flag: string | undefined,
+): Promise<{ list: SuppressionList | null; path: string }> {
+  const { file } = await loadConfigFile(ctx.flags, ctx.env, ctx.homedir);
+  const where = resolveListPath(stateDir(ctx.env, ctx.homedir), ctx.cwd, flag, ctx.env, file.suppression_list);
+  return {
+    list: await SuppressionStore.open(where.path, { create: false, explicit: where.explicit }),
+    path: where.path,
+  };
+}
+
 export async function openListForScrub(
   ctx: AnchorContext & Pick<ComplianceContext, 'stores'>,
   s: ComplianceSettings,

@@ -2,7 +2,6 @@
 // lives, and what a list says of a number. Both implementations (SQLite, PostgreSQL) and their users take these.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { SuppressionList } from './interfaces.js';
 
 export const EXEMPTION_BASES = ['consent', 'ebr-purchase', 'ebr-inquiry'] as const;
 export type ExemptionBasis = (typeof EXEMPTION_BASES)[number];
@@ -221,7 +220,11 @@ export type ComplianceDecision =
  * an opt-out revokes consent. An exemption only matters once the register says do_not_call.
  */
 export async function decide(
-  store: Pick<SuppressionList, 'name' | 'suppression' | 'exemption'> | null,
+  store: {
+    name: string;
+    suppression(e164: string): Promise<Suppression | null>;
+    exemption(e164: string): Promise<Exemption | null>;
+  } | null,
   e164: string,
   at: Date,
 ): Promise<ComplianceDecision> {
