@@ -57,4 +57,19 @@ describe('npm test', () => {
     expect(passing.out).toMatch(/^vitest: 1 passed, 0 failed, 0 skipped$/m);
     expect(passing.code, passing.out).toBe(0);
   }, 120_000);
+
+  it('says plainly that the PostgreSQL half was skipped; in CI (CI=true) that skip fails the run', async () => {
+    const suite = path.join(scratch, 'pg-suite');
+    mkdirSync(suite);
+    // What test/helpers/postgres.ts leaves without a server: a skipped "[postgres] …" test.
+    writeFileSync(path.join(suite, 'a.test.mjs'), "test('passes', () => {});\ntest.skip('[postgres] the contract: skipped', () => {});\n");
+    const args = ['test', '--ignore-scripts', '--', '--root', suite, '--globals'];
+    const report = { DNC_TEST_REPORT: path.join(scratch, 'pg-report.json') };
+    const here = await npm(args, report);
+    expect(here.out).toMatch(/^vitest: 1 passed, 0 failed, 1 skipped\nvitest: the PostgreSQL half was SKIPPED \(1 file\(s\)\): no server;/m);
+    expect(here.code, here.out).toBe(0);
+    const ci = await npm(args, { ...report, CI: 'true' });
+    expect(ci.out).toContain('the PostgreSQL half was SKIPPED');
+    expect(ci.code, ci.out).toBe(1);
+  }, 120_000);
 });
