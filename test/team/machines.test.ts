@@ -106,6 +106,23 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({ e164: '+12025550777', action: 'suppress' });
   });
 
+  it("dnc check of a number another machine is looking up waits for that lookup and shows its answer, sending nothing", async () => {
+    w = await world({ latencyMs: 1500 });
+    const list = w.file('one.csv', ['phone', '+12025550911']);
+    const batch = spawnDnc(['batch', list], { env: machine('a', db.url), cwd: w.dir, timeoutMs: 30_000 });
+    const deadline = Date.now() + 20_000;
+    while (lookedUp(w.sb).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const check = await spawnDnc(['--json', 'check', '+12025550911'], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 30_000 });
+    expect(check.code, check.stderr).toBe(0);
+    const shown = JSON.parse(check.stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({ reused: true, credit_cost: 0, phone_number: '+12025550911' });
+    expect(String(shown.reused_from)).toMatch(/^a@.* pid \d+ run /);
+    expect((await batch).code).toBe(0);
+    const row = readCsvObjects(path.join(w.dir, 'one.results.csv'))[0]!;
+    expect(shown.correlation_id).toBe(row.dnc_correlation_id);
+    expect(lookedUp(w.sb)).toEqual(['+12025550911']);
+  });
+
   it('one killed with SIGKILL while holding claims: the others finish, its sends are unanswered, never paid twice unless asked', async () => {
     w = await world({ latencyMs: 1500 });
     const numbers = usNumbers(500, 12);
