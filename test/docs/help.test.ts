@@ -91,7 +91,7 @@ describe('help topics come from the tables the code uses', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
       "dnc: error [E_USAGE]: no command or help topic 'exit-code' (did you mean exit-codes?)\n" +
-        '  hint: commands: check, batch, usage, listen, sandbox, verify, trace, suppress, exempt, status, report, completion, help; topics: exit-codes, environment, results, formats\n',
+        '  hint: commands: check, batch, usage, listen, sandbox, verify, trace, suppress, exempt, status, report, store, completion, help; topics: exit-codes, environment, results, formats\n',
     );
   });
 });
@@ -191,6 +191,8 @@ describe('the examples in every command\'s help run', () => {
     // A results file that is not there, or expiring, is what status reports (3).
     status: [0, 3],
     report: [0, 3],
+    // Store examples name a team's server this machine cannot reach: 6 (E_STORE_UNAVAILABLE) is their refusal.
+    store: [0, 6],
     // A listener keeps listening until its lookups are answered: still running after the timeout is a success.
     listen: [124],
   };
