@@ -5,13 +5,16 @@
 //
 // Items: 1 lookups/s at 20 ms latency · 2 zero latency, side by side with a raw undici loop · 3 CPU per lookup
 // (from item 2's runs) · 4 the 1M-row dry run · 5 the listener · 6 start-up · 7 the sandbox's capacity ·
-// 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows.
+// 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows · 12 the team
+// store (PostgreSQL) beside the local store, 64 × 100 ms (needs a server: PG* variables, e.g. `pg_virtualenv npm run
+// bench`, or DNC_BENCH_POSTGRES).
 //
 // Never a pass/fail test: it exits 0 whatever the figures (non-zero only when a measurement could not be made).
 // Every figure comes from child processes: the sandbox (`node bin/dnc.js sandbox --port 0`), dnc itself and
 // each floor run in their own process, so none shares an event loop with what it measures.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { benchServer, TEAM_CONCURRENCY, TEAM_LATENCY_MS, teamStoreInput, teamStoreItem } from './team-store.mjs';
 import { assertBuilt, fmt, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const SIZES = {
@@ -31,7 +34,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -425,14 +428,36 @@ async function item11() {
   }
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11 };
+async function item12() {
+  const server = benchServer();
+  if (!server) throw new Error('no PostgreSQL server: set the PG* variables (e.g. `pg_virtualenv npm run bench`) or DNC_BENCH_POSTGRES');
+  log(`[12] batch with the team store vs the local store, --concurrency ${TEAM_CONCURRENCY}, sandbox --latency-ms ${TEAM_LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
+  const input = teamStoreInput(tmp.dir);
+  await writeCsv(input, ['name', 'phone', 'city'], size.batch, (i) => [`n${i}`, usNumber(i), 'Springfield']);
+  const sandbox = await startSandboxChild(['--latency-ms', String(TEAM_LATENCY_MS), ...CREDITS]);
+  try {
+    await warm(sandbox);
+    const batchOnce = async (store, tag) => {
+      await sandbox.reset();
+      const env = { ...sandbox.env, HOME: tmp.dir, XDG_STATE_HOME: path.join(tmp.dir, tag, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, tag, 'cache'), ...(store ? { DNC_STORE: store } : {}) };
+      const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `item12-${tag}.results.csv`), '--concurrency', String(TEAM_CONCURRENCY), '--quiet', '--restart'], { env });
+      if (r.code !== 0) throw new Error(`dnc batch (${tag}) exited ${r.code ?? r.signal}:\n${r.stderr}`);
+      return sandbox.requests();
+    };
+    await teamStoreItem({ server, rounds: Math.max(2, rounds), batchOnce, record });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 11)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 12)`);
     try {
       await items[n]();
     } catch (err) {
