@@ -62,8 +62,15 @@ export function registerBatch(program: Command, host: CommandHost): void {
         'output when INPUT is -)',
     )
     .option(
-      '--column <name|index>',
-      'the phone column: a header name or a 1-based index (default: detected from the header)',
+      '--column <names|indexes>',
+      'the phone columns: header names or 1-based indexes, comma-separated (repeat the flag for a name that holds ' +
+        'a comma; default: detected from the header)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      '--country-column <name|index>',
+      "the column of each row's country (ISO codes, names, calling codes); --country is the default for rows " +
+        'without one (default: a column named Country, for a new batch)',
     )
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
     .addOption(
@@ -164,7 +171,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
     const o = cmd.opts() as Record<string, unknown>;
     const options: BatchOptions = {
       output: o.output as string | undefined,
-      column: o.column as string | undefined,
+      column: o.column as string[] | undefined,
+      countryColumn: o.countryColumn as string | undefined,
       country: o.country as string | undefined,
       concurrency: o.concurrency as number,
       webhookUrl: o.webhookUrl as string | undefined,
