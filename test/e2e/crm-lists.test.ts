@@ -156,6 +156,33 @@ describe('a CRM export: three phone columns and a country column', () => {
     const again = await runDnc(['batch', input, '-o', out], { env, homedir: file.dir, cwd: file.dir });
     expect(again.code, again.stderr).toBe(0);
     expect(sb.lookups().length).toBe(before);
+ 
+  });
+
+  it('adding a phone column on a rerun keeps every answer and pays only for the new numbers', async () => {
+    sb.reset();
+    sb.setCreditLimit(1_000_000);
+    const input = writeList(CONTACTS.slice(0, 6), 'crm-grow.csv');
+    const out = path.join(file.dir, 'crm-grow.results.csv');
+    const first = await runDnc(['batch', input, '-o', out, '--column', 'Phone', '--country', 'US'], {
+      env,
+      homedir: file.dir,
+      cwd: file.dir,
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const once = new Set(sb.lookups().map((l) => l.phoneNumber));
+    const grown = await runDnc(['batch', input, '-o', out, '--column', 'Phone,Mobile'], {
+      env,
+      homedir: file.dir,
+      cwd: file.dir,
+    });
+    expect(grown.code, grown.stderr).toBe(0);
+    expect(grown.stderr).toContain('Adding phone column(s) Mobile');
+    const sent = sb.lookups().map((l) => l.phoneNumber);
+    expect(sent.length).toBe(new Set(sent).size);
+    const mobiles = CONTACTS.slice(0, 6).flatMap((c) => (c.phones[1]?.e164 ? [c.phones[1].e164] : []));
+    expect(new Set(sent)).toEqual(new Set([...once, ...mobiles]));
+    expect(readCsvIndependently(out)[0]).toContain('dnc_2_result');
   });
 
   it('writes the same shape to a workbook, read back with openpyxl', async () => {
