@@ -170,6 +170,7 @@ export async function renderSnapshot(
     callableOut: meta.callableOut,
     suppressedOut: meta.suppressedOut,
     rows: 0,
+    phoneColumns: layout.phoneIndexes.length,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
     notHttpsSources: 0,

@@ -7,10 +7,14 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { sandboxForFile, scratchFolders } from '../batch/helpers.js';
+import { batchDeps, sandboxForFile, scratchFolders } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
 import { CsvOracle, readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
+import { testInterrupts } from '../helpers/interrupts.js';
+import { runBatchJob } from '../../src/batch/run.js';
+import { createContext } from '../../src/context.js';
+import { createTestIO } from '../../src/io.js';
 
 const file = sandboxForFile();
 let sb: Sandbox;
@@ -268,4 +272,43 @@ describe('generated lists (fast-check; the seed is printed on failure)', () => {
       { seed, numRuns: 8 },
     );
   }, 180_000);
+});
+
+describe('columns dnc is not sure of', () => {
+  const UNSURE = 'Name,Phone,Phone (home)\nAnn,+12025550100,+12025550102\n';
+
+  it('off a terminal: exit 2 naming the candidates, nothing sent', async () => {
+    const input = path.join(file.dir, 'unsure.csv');
+    writeFileSync(input, UNSURE);
+    sb.reset();
+    const r = await runDnc(['batch', input], { env, homedir: file.dir, cwd: file.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not sure which columns');
+    expect(r.stderr).toContain('Phone, Phone (home)');
+    expect(sb.lookups()).toEqual([]);
+  });
+
+  it('on a terminal the use case asks, and scrubs the columns answered', async () => {
+    const input = path.join(file.dir, 'unsure-asked.csv');
+    writeFileSync(input, UNSURE);
+    sb.reset();
+    const ctx = createContext({ io: createTestIO(), env, cwd: file.dir, homedir: file.dir, interrupts: testInterrupts() }, {});
+    const asked: string[][] = [];
+    const result = await runBatchJob(
+      input,
+      { concurrency: 2, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true },
+      batchDeps(file.dir, env, ctx, {
+        interrupts: testInterrupts(),
+        onEvent: () => {},
+        askColumns: async ({ candidates }) => {
+          asked.push([...candidates]);
+          return 'Phone (home)';
+        },
+        renderThreadFile: null,
+      }),
+    );
+    expect(asked).toEqual([['Phone', 'Phone (home)']]);
+    expect(result.kind).toBe('finished');
+    expect(sb.lookups().map((l) => l.phoneNumber)).toEqual(['+12025550102']);
+  });
 });
