@@ -1,6 +1,6 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
 import { channel } from 'node:diagnostics_channel';
-import { Pool, errors as undiciErrors, type Dispatcher } from './undici-pool.js';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
 import {
