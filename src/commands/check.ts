@@ -65,7 +65,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
     )
     .option(
       '--calling-settings <file>',
-      "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; default: the config's calling)",
+      "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; else the config's calling)",
     )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {

@@ -67,6 +67,10 @@ export interface VerifyOptions {
   withoutJournal?: boolean;
   /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
   anchor?: OutputAnchor | null;
+  /** Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. */
+  onRow?: ((index: number, fields: readonly string[], cells: readonly string[]) => void) | undefined;
+  /** Told each row to re-check as it is found, with why. */
+  onFlag?: ((index: number, reason: RecheckReason) => void) | undefined;
 }
 
 export interface VerifyReport {
@@ -198,6 +202,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const flag = (index: number, cells: string[], reason: RecheckReason, detail: string) => {
     count++;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
+    o.onFlag?.(index, reason);
     if (found.length < limit)
       found.push({
         index,
@@ -239,6 +244,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       outputPath,
       manifest.format,
       async (index, fields, cells) => {
+        o.onRow?.(index, fields, cells);
         if (aligned && input) {
           const next = await input.next();
           const mine = fields.slice(0, manifest.format.input_columns);
