@@ -2,6 +2,7 @@
 // fresh enough to dial?
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../journal/journal.js';
+import { VerdictsAhead } from '../journal/verdicts-ahead.js';
 import { DncError, inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { DNC_COLUMNS } from '../results/columns.js';
@@ -195,6 +196,14 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const { BatchJournal } = await import('../journal/journal.js');
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
+  // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
+  const ahead = journal ? new VerdictsAhead(journal) : null;
+  let highestId = 0;
+  const verdictOf = (j: BatchJournal, e164: string) => {
+    const v = ahead?.take(e164, highestId) ?? j.verdict(e164);
+    if (v !== undefined && v.id > highestId) highestId = v.id;
+    return v;
+  };
 
   const found: Array<Omit<RecheckRow, 'line' | 'record'> & { index: number }> = [];
   const byReason: Partial<Record<RecheckReason, number>> = {};
@@ -269,7 +278,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         }
         // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
         if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
-          const v = journal.verdict(cells[C.e164]!);
+          const v = verdictOf(journal, cells[C.e164]!);
           const verdictDiffers =
             result === 'callable' || result === 'do_not_call'
               ? serviceTextCell(v?.correlation_id) !== cid ||
