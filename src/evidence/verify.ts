@@ -101,6 +101,8 @@ export interface VerifyReport {
   recheck: RecheckRow[];
   maxAge: { days: number | null; byCountry: Record<string, number>; otherDays: number };
   asOf: string;
+  /** The calling rules' version the file's calling columns were computed under, when its manifest records it. */
+  callingRulesVersion: string | null;
 }
 
 function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
@@ -461,5 +463,6 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       otherDays: rules.otherDays,
     },
     asOf: o.asOf.toISOString(),
+    callingRulesVersion: typeof manifest.calling_rules_version === 'string' ? manifest.calling_rules_version : null,
   };
 }

@@ -196,7 +196,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     leftOut,
     overrides: [...overrides].map(([reason, numbers]) => ({ reason, numbers })),
     rulesVersion: windows.rulesVersion,
-    fileRulesVersion: null,
+    fileRulesVersion: report.callingRulesVersion,
   };
 }
 
