@@ -24,7 +24,7 @@ export function callingLines(w: CallingWindow): string[] {
     ),
   );
   if (w.time_zones.length === 0) lines.push(field('local time', 'not known (no time zone for this number)'));
-  else if (!w.location_known) lines.push(field('', '(where the number is is not known: every zone of its country)'));
+  else if (!w.location_known) lines.push(field('', "(the number's place is not known: all of its country's zones apply)"));
   const now = w.never_callable
     ? 'never: no moment lies inside the window in every one of its zones'
     : w.may_call_now
