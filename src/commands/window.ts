@@ -105,7 +105,7 @@ export function windowJson(r: WindowResult) {
     written: r.written,
     outside_window: r.outsideWindow,
     never_callable: r.neverCallable,
-    left_out_rows: r.leftOut,
+    left_out: r.leftOut,
     overrides: r.overrides,
     rules_version: r.rulesVersion,
     file_rules_version: r.fileRulesVersion,

@@ -8,7 +8,6 @@ import { resolveCallingSettings } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import type { RecheckReason, VerifyReport } from '../evidence/verify.js';
 import { formatInteger } from '../text/numbers.js';
-import { parseServiceTime } from '../time.js';
 import { rowNumbersOf, type RowNumber } from './columns.js';
 
 export interface WindowOptions {
@@ -109,7 +108,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
   }
   const asOf = new Date(Math.max(now, until));
 
-  const rows = rowNumbersOf(await headerOf(results, manifest), manifest.format.input_columns);
+  const rows = rowNumbersOf(manifest.format.phone_columns?.length ?? 1);
   // Each callable number's answer for the slot, by first appearance; the numbers of rows verify flags are left out.
   const answers = new Map<string, number>();
   const excluded = new Set<string>();
@@ -118,26 +117,21 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
   const withOverrides = calling.settings !== undefined;
   let current: RowNumber[] = [];
   let currentIndex = -1;
-  let stale = 0;
-  let unproven = 0;
-  const freshUntil = asOf.getTime();
-  const onRow = (index: number, fields: readonly string[], cells: readonly string[]) => {
+  const onRow = (index: number, _fields: readonly string[], cells: readonly string[]) => {
     currentIndex = index;
-    current = rows.numbersOf(fields, cells);
+    current = rows.numbersOf(cells);
     for (const n of current) {
       if (n.result !== 'callable' || n.e164 === '' || answers.has(n.e164)) continue;
-      // A number of its own phone column is judged by its own cells too (verify judges the row's).
-      if (n.correlationId === '') unproven++;
-      if (n.validUntil !== undefined && !(parseServiceTime(n.validUntil) > freshUntil)) stale++;
       const answer = windows.throughout(n, from, until);
       answers.set(n.e164, answer.callable ? CALLABLE : answer.reason === 'never_callable' ? NEVER : OUTSIDE);
       const override = withOverrides && answer.callable ? windows.window(n, from).override : null;
       if (override) overrideOf.set(n.e164, override.reason);
     }
   };
-  const onFlag = (index: number) => {
+  // A row flagged as a whole leaves out all its numbers; a number flagged in its own phone column, that one.
+  const onFlag = (index: number, _reason: RecheckReason, column: number | null) => {
     if (index !== currentIndex) return;
-    for (const n of current) if (n.result === 'callable') excluded.add(n.e164);
+    for (const n of current) if (column === null || n.column === column) excluded.add(n.e164);
   };
   const { fitToDial } = await import('../evidence/fit-to-dial.js');
   const report = await fitToDial(deps, results, {
@@ -149,7 +143,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     onRow,
     onFlag,
   });
-  refuseUnfit(report, results, asOf, { stale, unproven });
+  refuseUnfit(report, results, asOf);
 
   const leftOut: Partial<Record<RecheckReason, number>> = {};
   for (const [reason, count] of Object.entries(report.recheckByReason) as Array<[RecheckReason, number]>) {
@@ -204,25 +198,6 @@ function iso(t: number): string {
   return new Date(t).toISOString().replace('.000Z', 'Z');
 }
 
-/** The header of the results file (null when it has none): it names the phone columns. */
-async function headerOf(
-  results: string,
-  manifest: Awaited<ReturnType<typeof import('../evidence/verify.js').manifestToVerify>>,
-) {
-  if (!manifest.format.header) return null;
-  const { outputLayout } = await import('../evidence/manifest.js');
-  const { readRows } = await import('../tables/input.js');
-  const layout = outputLayout(results, manifest.format);
-  if (layout.workbook) layout.workbook = { ...layout.workbook, headerRow: 0 };
-  const reader = readRows({ ...layout, header: null });
-  try {
-    const first = await reader.next();
-    return first.done ? null : (first.value[0] ?? null);
-  } finally {
-    await reader.return(undefined);
-  }
-}
-
 /** The list must never overwrite the evidence it is made from: the results, their manifest, journal, input, lists. */
 function refuseCollision(dialOut: string, others: ReadonlyArray<readonly [string, string]>): void {
   if (dialOut === '-') return;
@@ -254,7 +229,7 @@ function alteredRows(r: VerifyReport): string {
 }
 
 /** The file is refused whole when verify finds it altered, unproven or stale: no list made from it can be trusted. */
-function refuseUnfit(r: VerifyReport, results: string, asOf: Date, own: { stale: number; unproven: number }): void {
+function refuseUnfit(r: VerifyReport, results: string, asOf: Date): void {
   const nothing = 'nothing was written';
   const verify = `\`dnc verify ${results} --as-of ${asOf.toISOString()}\``;
   if (r.tampered) {
@@ -270,13 +245,8 @@ function refuseUnfit(r: VerifyReport, results: string, asOf: Date, own: { stale:
     });
   }
   const blocking = Object.entries(r.recheckByReason).filter(([reason]) => BLOCKING.has(reason as RecheckReason));
-  const rowsOf = blocking.reduce((sum, [, n]) => sum + n, 0);
-  if (rowsOf + own.stale + own.unproven > 0) {
-    const parts = [
-      ...blocking.map(([reason, n]) => `${formatInteger(n)} ${reason}`),
-      ...(own.stale ? [`${formatInteger(own.stale)} number(s) past their valid-until`] : []),
-      ...(own.unproven ? [`${formatInteger(own.unproven)} number(s) without a correlation id`] : []),
-    ];
+  if (blocking.length > 0) {
+    const parts = blocking.map(([reason, n]) => `${formatInteger(n)} ${reason}`);
     throw inputError(
       'E_NOT_FIT_TO_DIAL',
       `${results} is not fit to dial as of ${asOf.toISOString()} (the end of the slot): callable verdicts too old ` +

@@ -7,7 +7,6 @@ import Database from 'better-sqlite3';
 import { BatchJournal } from '../../src/journal/journal.js';
 import { renderBatchOutput } from '../../src/results/render.js';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runBatchJob } from '../../src/batch/run.js';
 import type { BatchEvent, BatchOptions, BatchRunResult } from '../../src/batch/job.js';
@@ -19,7 +18,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
-import { sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
+import { batchDeps, sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
 import { scrubRowsOf } from '../../src/compliance/batch-compliance.js';
 
 let sb: Sandbox;
@@ -63,27 +62,19 @@ async function run(
   const ctx = createContext({ io, env, cwd: tmp.dir, interrupts }, flags);
   const events: BatchEvent[] = [];
   const given = new Set(Object.keys(options)) as BatchOptions['given'];
-  const result = await runBatchJob(input, { ...OPTIONS, ...options, given }, {
-    cwd: tmp.dir,
-    env,
-    homedir: tmp.dir,
-    now: () => new Date(),
-    flags,
-    interrupts,
-    serviceConfig: () => ctx.serviceConfig(),
-    createClient: (o) => ctx.createClient(o),
-    stdin: new PassThrough(),
-    stdinIsTTY: false,
-    stdout: new PassThrough(),
-    lockDeps: { pid: process.pid, isAlive: () => false },
-    isStandardOutput: () => false,
-    isStandardInput: () => false,
-    onEvent: (e) => {
-      events.push(e);
-      onEvent?.(e);
-    },
-    renderThreadFile,
-  });
+  const result = await runBatchJob(
+    input,
+    { ...OPTIONS, ...options, given },
+    batchDeps(tmp.dir, env, ctx, {
+      flags,
+      interrupts,
+      onEvent: (e) => {
+        events.push(e);
+        onEvent?.(e);
+      },
+      renderThreadFile,
+    }),
+  );
   return { result, events, text: events.filter((e) => 'text' in e).map((e) => (e as { text: string }).text).join('\n') };
 }
 

@@ -110,7 +110,7 @@ describe('dnc window: the numbers callable throughout a slot', () => {
       written: 6,
       outside_window: 1,
       never_callable: 0,
-      left_out_rows: { failed: 1 },
+      left_out: { failed: 1 },
       overrides: [],
       file_rules_version: null,
     });
@@ -253,7 +253,7 @@ describe('dnc window and webhook results', () => {
       const dial = path.join(hooked.dir, 'slot.txt');
       const r = await dnc(['--json', 'window', out, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', dial], hooked.env, { now: NOW });
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toMatchObject({ written: 2, left_out_rows: { pending: 1 } });
+      expect(JSON.parse(r.stdout)).toMatchObject({ written: 2, left_out: { pending: 1 } });
       expect(readFileSync(dial, 'utf8')).toBe('+12125550100\n+12125550102\n');
     } finally {
       await hooked.cleanup();
