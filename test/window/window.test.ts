@@ -260,3 +260,30 @@ describe('dnc window and webhook results', () => {
     }
   });
 });
+
+describe('dnc window and a list of several phone columns', () => {
+  it("each number by its own result; one number's failure leaves out that number alone", async () => {
+    const multi = await world();
+    try {
+      const list = multi.file('calls.csv', [
+        'name,home,mobile',
+        'a,+12125550100,+16025550102',
+        'b,+12125550101,+442079460100', // home listed; mobile callable: the row is callable by its mobile
+        'c,+16055550104,+12125550995', // mobile failed: home still goes in
+        'd,+16025550102,', // a number seen before, and an empty cell
+      ]);
+      const out = path.join(multi.dir, 'calls.results.csv');
+      const b = await dnc(['batch', list, '-o', out, '--column', 'home,mobile'], multi.env);
+      // Every row has a callable number: the batch is done (the failed number is its own column's).
+      expect(b.code, b.stderr).toBe(0);
+      const dial = path.join(multi.dir, 'slot.txt');
+      const slot = ['--from', '2026-07-01T15:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', dial];
+      const r = await dnc(['--json', 'window', out, ...slot], multi.env, { now: NOW });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toMatchObject({ phone_columns: 2, fit_numbers: 4, written: 4, left_out: { failed: 1 } });
+      expect(readFileSync(dial, 'utf8')).toBe('+12125550100\n+16025550102\n+442079460100\n+16055550104\n');
+    } finally {
+      await multi.cleanup();
+    }
+  });
+});
