@@ -119,6 +119,14 @@ export class CheckHistory {
       .map(fromRow);
   }
 
+  /** Every check of a number (E.164), oldest first. */
+  findNumber(e164: string): CheckRecord[] {
+    return this.db
+      .prepare<[string], Row>('SELECT * FROM checks WHERE phone_number = ? ORDER BY id')
+      .all(e164)
+      .map(fromRow);
+  }
+
   /** Checks sent to `service` with requested_at in [start, end). */
   between(service: string, start: string, end: string): CheckRecord[] {
     return this.db
