@@ -11,6 +11,7 @@ import { registerSandbox } from './commands/sandbox.js';
 import { registerTrace } from './commands/trace.js';
 import { registerUsage } from './commands/usage.js';
 import { registerVerify } from './commands/verify.js';
+import { registerWindow } from './commands/window.js';
 import { registerSuppress } from './commands/suppress.js';
 import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
@@ -75,6 +76,7 @@ const COMMANDS: ReadonlyArray<(program: Command, host: CommandHost) => void> = [
   registerListen,
   registerSandbox,
   registerVerify,
+  registerWindow,
   registerTrace,
   registerSuppress,
   registerExempt,

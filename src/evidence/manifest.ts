@@ -80,6 +80,8 @@ export interface Manifest extends OutputTally {
    * as `dnc usage --reconcile`'s unanswered_sends of the journal. Absent in manifests of older releases.
    */
   unanswered_sends?: number;
+  /** The calling rules' version (src/calling) the batch's calling-window columns were computed under. */
+  calling_rules_version?: string;
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {

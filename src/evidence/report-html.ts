@@ -461,6 +461,7 @@ ${countriesChart(byCountry)}
 ${dl([
   ['Service', code(m.service_base_url)],
   ['Interface', esc(m.interface_version)],
+  ['Calling rules', m.calling_rules_version ? code(m.calling_rules_version) : orNone(null)],
   [
     'Register sources',
     registers.length ? registers.map((s) => code(s)).join('<br>') : '<span class="muted">none matched</span>',

@@ -2,6 +2,7 @@
 // fresh enough to dial?
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../journal/journal.js';
+import { VerdictsAhead } from '../journal/verdicts-ahead.js';
 import { DncError, inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { DNC_COLUMNS } from '../results/columns.js';
@@ -76,6 +77,10 @@ export interface VerifyOptions {
   withoutJournal?: boolean;
   /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
   anchor?: OutputAnchor | null;
+  /** Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. */
+  onRow?: ((index: number, fields: readonly string[], cells: readonly string[]) => void) | undefined;
+  /** Told each row to re-check as it is found, with why (and the phone column, 1-based, when it is one number's). */
+  onFlag?: ((index: number, reason: RecheckReason, column: number | null) => void) | undefined;
 }
 
 export interface VerifyReport {
@@ -105,6 +110,8 @@ export interface VerifyReport {
   recheck: RecheckRow[];
   maxAge: { days: number | null; byCountry: Record<string, number>; otherDays: number };
   asOf: string;
+  /** The calling rules' version the file's calling columns were computed under, when its manifest records it. */
+  callingRulesVersion: string | null;
 }
 
 function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
@@ -199,6 +206,14 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const { BatchJournal } = await import('../journal/journal.js');
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
+  // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
+  const ahead = journal ? new VerdictsAhead(journal) : null;
+  let highestId = 0;
+  const verdictOf = (j: BatchJournal, e164: string) => {
+    const v = ahead?.take(e164, highestId) ?? j.verdict(e164);
+    if (v !== undefined && v.id > highestId) highestId = v.id;
+    return v;
+  };
 
   const found: Array<Omit<RecheckRow, 'line' | 'record'> & { index: number }> = [];
   const byReason: Partial<Record<RecheckReason, number>> = {};
@@ -207,6 +222,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const detail = column === null ? text : `phone column ${column}: ${text}`;
     count++;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
+    o.onFlag?.(index, reason, column);
     if (found.length < limit)
       found.push({
         index,
@@ -254,7 +270,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     }
     // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
     if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
-      const v = journal.verdict(cells[C.e164]!);
+      const v = verdictOf(journal, cells[C.e164]!);
       const verdictDiffers =
         result === 'callable' || result === 'do_not_call'
           ? serviceTextCell(v?.correlation_id) !== cid ||
@@ -346,6 +362,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       outputPath,
       manifest.format,
       async (index, fields, cells) => {
+        o.onRow?.(index, fields, cells);
         if (aligned && input) {
           const next = await input.next();
           const mine = fields.slice(0, manifest.format.input_columns);
@@ -465,6 +482,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       otherDays: rules.otherDays,
     },
     asOf: o.asOf.toISOString(),
+    callingRulesVersion: typeof manifest.calling_rules_version === 'string' ? manifest.calling_rules_version : null,
   };
 }
 
