@@ -69,8 +69,14 @@ export function parseDateTimeOption(flag: string, raw: string): Date {
     });
   };
   const m = ISO_DATE_TIME.exec(raw.trim());
-  if (!m)
-    return refuse(/^\d{4}-\d{2}-\d{2}$/.test(raw.trim()) ? ': give the time and its offset too (e.g. T00:00:00Z)' : '');
+  if (!m) {
+    const text = raw.trim();
+    if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return refuse(': give the time and its offset too (e.g. T00:00:00Z)');
+    // Read as the machine's own time zone, it would name another instant on each machine.
+    if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text))
+      return refuse(': give its offset too (Z for UTC, or +HH:MM / -HH:MM)');
+    return refuse('');
+  }
   const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
     number,
     number,

@@ -46,6 +46,8 @@ type ConfigStringKey = (typeof CONFIG_STRING_KEYS)[number];
 export type ConfigFile = Partial<Record<ConfigStringKey, string>> & {
   /** Validity windows in days by country, and "default" for the rest (src/compliance/validity.ts). */
   validity_days?: Record<string, number>;
+  /** A team's calling settings (policy, default hours, overrides), checked by src/calling when used. */
+  calling?: Record<string, unknown>;
   /** The profile whose values were applied, if any. */
   profile?: string;
 };
@@ -72,6 +74,11 @@ export const ENVIRONMENT_VARIABLES = [
   { name: 'DNC_FORWARDED_HOST', meaning: 'resellers: sent as X-Forwarded-Host on every request (as --forwarded-host)' },
   { name: 'DNC_CONFIG', meaning: 'a JSON config file holding any of base_url, api_key, forwarded_host (as --config)' },
   { name: 'DNC_PROFILE', meaning: 'the profile of the config file to use (as --profile)' },
+  {
+    name: 'DNC_CALLING_SETTINGS',
+    meaning:
+      "a JSON file of the team's calling policy and overrides (as --calling-settings; else the config's calling)",
+  },
   {
     name: 'DNC_SUPPRESSION_LIST',
     meaning: 'the internal do-not-call list and exemptions (as --suppression-list; default: the state folder)',
@@ -243,6 +250,13 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
     }
     out.validity_days = v;
   }
+  if (o.calling !== undefined && o.calling !== null) {
+    if (!isObject(o.calling))
+      throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}calling" must be an object`, {
+        hint: 'see docs/calling.md for the shape of the calling settings',
+      });
+    out.calling = o.calling;
+  }
   return out;
 }
 
@@ -261,6 +275,65 @@ export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: stri
   const warnings: string[] = [];
   const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile);
   return { path: configPath, file, warnings };
+}
+
+/** A team's calling settings, and where they came from (to name them in errors and in the evidence). */
+export interface CallingSettingsSource {
+  /** The settings as written (src/calling checks them); undefined when none are given. */
+  settings: unknown;
+  source: ValueSource;
+  /** What error messages call them: '--calling-settings FILE: calling', 'config file FILE: calling'. */
+  name: string;
+}
+
+/**
+ * The calling settings: --calling-settings FILE > DNC_CALLING_SETTINGS > "calling" in the config file (a profile's
+ * replaces the top level's). A file others may write is refused, as a config file is: an override in it sets the
+ * law's calling hours aside.
+ */
+export async function resolveCallingSettings(
+  flags: GlobalFlags,
+  env: Env,
+  homedir: string,
+  cwd: string,
+  flagFile?: string,
+): Promise<CallingSettingsSource> {
+  const given = pick<string>([flagFile, 'flag'], [env.DNC_CALLING_SETTINGS, 'env']);
+  if (given) {
+    const file = path.resolve(cwd, given.value);
+    const by = given.source === 'flag' ? '--calling-settings' : 'DNC_CALLING_SETTINGS';
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw usageError('E_CONFIG_UNREADABLE', `cannot read the calling settings ${file} (${by}): ${describe(err)}`, {
+        hint: `check the path given with ${by}`,
+        cause: err,
+      });
+    }
+    await checkModes(file, 'the calling settings file', false, []);
+    let settings: unknown;
+    try {
+      settings = JSON.parse(text);
+    } catch (err) {
+      throw usageError(
+        'E_CONFIG_INVALID',
+        `the calling settings ${file} (${by}) are not valid JSON: ${describe(err)}`,
+        {
+          hint: 'the file holds one object, as the "calling" section of a config file (see docs/calling.md)',
+          cause: err,
+        },
+      );
+    }
+    return { settings, source: given.source, name: `${by} ${file}: calling` };
+  }
+  const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
+  if (file.calling === undefined) return { settings: undefined, source: 'default', name: 'calling' };
+  return { settings: file.calling, source: 'config', name: `config file ${configPath}: calling` };
+}
+
+function describe(err: unknown): string {
+  return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 }
 
 async function readKeyFile(file: string, warnings: string[]): Promise<string> {

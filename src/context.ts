@@ -23,6 +23,8 @@ export interface Context {
   cwd: string;
   homedir: string;
   now(): Date;
+  /** The time-zone database's version (calling windows name it in their rules_version). */
+  tzdataVersion: string;
   interrupts: Interrupts;
   flags: GlobalFlags;
   json: boolean;
@@ -53,6 +55,8 @@ export interface ContextDeps {
   cwd?: string;
   homedir?: string;
   now?: () => Date;
+  /** The time-zone database's version; by default the runtime's (`process.versions.tz`). */
+  tzdataVersion?: string;
   interrupts: Interrupts;
   /** Secrets already known (main collects them before parsing); the key is added once resolved. */
   secrets?: string[];
@@ -72,6 +76,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     cwd: deps.cwd ?? process.cwd(),
     homedir: deps.homedir ?? os.homedir(),
     now: deps.now ?? (() => new Date()),
+    tzdataVersion: deps.tzdataVersion ?? process.versions.tz ?? 'unknown',
     interrupts: deps.interrupts,
     flags,
     json: flags.json === true,

@@ -81,7 +81,7 @@ export const ERROR_CODES = {
   E_GUESSABLE_PATH: { exit: ExitCode.USAGE, summary: 'listen: a non-loopback --host needs an unguessable --path' },
   E_PATH_COLLISION: {
     exit: ExitCode.USAGE,
-    summary: 'batch: two of the input, the outputs, the journal and the manifest are one file',
+    summary: 'batch, window: two of the input, the outputs, the journal and the manifest are one file',
   },
   E_LIST_MISSING: { exit: ExitCode.USAGE, summary: 'the suppression list named does not exist (nothing was sent)' },
   E_STORE_INVALID: {
@@ -141,6 +141,10 @@ export const ERROR_CODES = {
   E_JOURNAL_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the journal cannot be read' },
   E_NO_MANIFEST: { exit: ExitCode.INPUT, summary: 'verify: the output has no manifest beside it' },
   E_MANIFEST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'verify: the manifest cannot be read' },
+  E_NOT_FIT_TO_DIAL: {
+    exit: ExitCode.INPUT,
+    summary: 'window: the results file is altered, unproven or stale (as `dnc verify` finds it); nothing written',
+  },
   E_TRACE_NOT_FOUND: { exit: ExitCode.INPUT, summary: 'trace: this machine has no record of the correlation id' },
   E_AUTH_MISSING: { exit: ExitCode.AUTH, summary: 'the service refused the key (401)' },
   E_AUTH_FORBIDDEN: { exit: ExitCode.AUTH, summary: 'the key is not allowed to do this (403)' },

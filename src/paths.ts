@@ -80,3 +80,9 @@ export function publicBaseUrl(url: string): string {
 export function serviceOrigin(url: string): string {
   return new URL(url).origin;
 }
+
+/** A path as a message shows it: relative to `cwd` when it lies below it, else as it is. */
+export function shownPath(cwd: string, p: string): string {
+  const relative = path.relative(cwd, p);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? p : relative;
+}

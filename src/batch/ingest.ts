@@ -3,13 +3,14 @@
 import { createHash } from 'node:crypto';
 import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
-import { type CellNumber, PhoneCache } from '../phone/phone-cache.js';
+import { type CellNumber, PhoneCaches } from '../phone/phone-cache.js';
+import { RowNumbers } from '../phone/row-numbers.js';
 import { dataRecordLines, readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
 
 export interface ScanResult {
   rows: number;
-  /** Rows whose number cannot be valid (refused locally). */
+  /** Rows with a number that cannot be valid (refused locally), or with no number in any phone column. */
   invalidRows: number;
   /** The first few invalid rows, for messages. */
   invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
@@ -23,8 +24,10 @@ export async function scanInput(
   defaultCountry: string | undefined,
   onNumber: (cell: Extract<CellNumber, { ok: true }>) => void,
   onBatchEnd?: () => void | Promise<void>,
-  phones: PhoneCache = new PhoneCache(defaultCountry),
+  phones: PhoneCaches = new PhoneCaches(defaultCountry),
 ): Promise<ScanResult> {
+  const rowNumbers = new RowNumbers(phones, layout.phoneIndexes, layout.countryIndex ?? null);
+  const several = layout.phoneIndexes.length > 1;
   const hash = createHash('sha256');
   const result: ScanResult = { rows: 0, invalidRows: 0, invalidSamples: [], sha256: '', bytes: 0 };
   for await (const batch of readRows(layout, {
@@ -35,13 +38,22 @@ export async function scanInput(
   })) {
     for (const fields of batch) {
       const index = result.rows++;
-      const raw = fields[layout.phoneIndex] ?? '';
-      const cell = phones.normalise(raw);
-      if (cell.ok) onNumber(cell);
-      else {
+      const cells = rowNumbers.read(fields);
+      let refused: { raw: string; message: string } | null = null;
+      for (let c = 0; c < cells.length; c++) {
+        const cell = cells[c]!;
+        if (cell.ok) onNumber(cell);
+        // An empty cell beside a number is no fault of the row (a contact without a mobile).
+        else if (cell.code !== 'missing_number' || cells.every((k) => !k.ok && k.code === 'missing_number'))
+          refused ??= {
+            raw: fields[layout.phoneIndexes[c]!] ?? '',
+            message: several ? `${layout.phoneLabels[c]}: ${cell.message}` : cell.message,
+          };
+      }
+      if (refused) {
         result.invalidRows++;
         if (result.invalidSamples.length < 5)
-          result.invalidSamples.push({ line: index, record: index, value: raw, message: cell.message });
+          result.invalidSamples.push({ line: index, record: index, value: refused.raw, message: refused.message });
       }
     }
     await onBatchEnd?.();
@@ -91,7 +103,7 @@ export async function ingestInput(
   layout: TableLayout,
   defaultCountry: string | undefined,
   journal: BatchJournal,
-  phones?: PhoneCache,
+  phones?: PhoneCaches,
   options: IngestOptions = {},
 ): Promise<ScanResult & { added: number }> {
   const { onNumbers, signal, firstNumbersTaken } = options;

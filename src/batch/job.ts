@@ -50,6 +50,11 @@ export interface BatchRunDeps {
   isStandardError?(file: string): boolean;
   onEvent(event: BatchEvent): void;
   /**
+   * Asks which columns hold the phone numbers when dnc is not sure (a terminal on both ends): the answer as --column
+   * takes it, or null to stop. Absent off a terminal: the batch exits 2 naming the candidates.
+   */
+  askColumns?(question: { input: string; candidates: readonly string[] }): Promise<string | null>;
+  /**
    * The module of the thread the outputs are rendered in while the lookups run (early-render-worker.ts). By
    * default the bundled one, if there; null: on the batch's own thread only.
    */
@@ -171,7 +176,10 @@ export type BatchRunResult =
 
 export interface BatchOptions {
   output?: string | undefined;
-  column?: string | undefined;
+  /** --column, as given (each a name, an index, or a list of them): the phone columns. */
+  column?: string[] | undefined;
+  /** --country-column NAME|INDEX: the column of each row's country. */
+  countryColumn?: string | undefined;
   country?: string | undefined;
   concurrency: number;
   webhookUrl?: string | undefined;
@@ -224,6 +232,7 @@ export interface BatchOptions {
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
 export const REMEMBERED_OPTIONS = [
   'column',
+  'countryColumn',
   'country',
   'delimiter',
   'header',

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
 import { usageError } from '../errors.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
-import type { ResultOptions } from '../journal/journal.js';
+import { phoneColumnsOf, type ResultOptions } from '../journal/types.js';
 import {
   type BatchOptions,
   COMPLIANCE_FLAGS,
@@ -19,6 +19,7 @@ import { journalInUse } from '../journal/lock.js';
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
   column: '--column',
+  countryColumn: '--country-column',
   country: '--country',
   delimiter: '--delimiter',
   header: '--no-header',
@@ -164,6 +165,7 @@ export async function checkFiles(
 export function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string, unknown> {
   return {
     column: options.column ?? null,
+    countryColumn: options.countryColumn ?? null,
     country: options.country ?? null,
     delimiter: options.delimiter ?? null,
     header: options.header,
@@ -207,7 +209,8 @@ export function resumeCommand(input: string, options: BatchOptions, outputPath: 
   // A journal beside a file output remembers every option: the short command resumes with them all.
   if (outputPath !== '-' || options.journal !== undefined) return parts.join(' ');
   // Standard output: the journal is found by the options that shape answers, so they are repeated.
-  if (options.column !== undefined) parts.push('--column', q(options.column));
+  for (const column of options.column ?? []) parts.push('--column', q(column));
+  if (options.countryColumn !== undefined) parts.push('--country-column', q(options.countryColumn));
   if (options.country !== undefined) parts.push('--country', q(options.country));
   if (options.delimiter !== undefined) parts.push('--delimiter', q(options.delimiter));
   if (!options.header) parts.push('--no-header');
@@ -231,17 +234,36 @@ export function describeOptions(o: ResultOptions): string {
     `country=${o.country ?? '(none)'}`,
     `delimiter=${o.delimiter === '\t' ? 'tab' : o.delimiter}`,
     `header=${o.header}`,
-    `phone column=${o.phoneIndex + 1}`,
+    `phone column${phoneColumnsOf(o).length > 1 ? 's' : ''}=${phoneColumnsOf(o)
+      .map((i) => i + 1)
+      .join(',')}`,
+    `country column=${o.countryIndex === null || o.countryIndex === undefined ? '(none)' : o.countryIndex + 1}`,
     `webhook-url=${o.webhookUrl ?? '(none)'}`,
     `webhook-all=${o.webhookAll}`,
   ];
   return parts.join(', ');
 }
 
+/**
+ * Whether options `b` read a batch made with `a`: 'same', 'added' (every phone column of `a` and more: the journal's
+ * answers stand, the new columns' numbers are added) or 'other' (answers would differ: a --restart).
+ */
+export function resultOptionsChange(a: ResultOptions, b: ResultOptions): 'same' | 'added' | 'other' {
+  const same =
+    a.country === b.country &&
+    a.delimiter === b.delimiter &&
+    a.header === b.header &&
+    (a.countryIndex ?? null) === (b.countryIndex ?? null);
+  if (!same) return 'other';
+  const before = phoneColumnsOf(a);
+  const now = phoneColumnsOf(b);
+  // The first columns keep their places (their dnc_N_* columns): new ones come after them.
+  if (before.some((c, i) => now[i] !== c)) return 'other';
+  return now.length === before.length ? 'same' : 'added';
+}
+
 export function sameResultOptions(a: ResultOptions, b: ResultOptions): boolean {
-  return (
-    a.country === b.country && a.delimiter === b.delimiter && a.header === b.header && a.phoneIndex === b.phoneIndex
-  );
+  return resultOptionsChange(a, b) !== 'other';
 }
 
 /** A remembered option as it is typed on a command line (`--max-credits 50`), for messages. */
@@ -256,6 +278,7 @@ function flagText(name: RememberedOption, value: unknown): string {
   if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
   if (value === null || value === undefined) return '';
   if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
+  if (Array.isArray(value)) return value.map((v) => `${FLAG[name]} ${String(v)}`).join(' ');
   return `${FLAG[name]} ${String(value)}`;
 }
 
@@ -268,8 +291,8 @@ export async function withRememberedOptions(
   ctx: RunContext,
   input: string,
   options: BatchOptions,
-): Promise<{ options: BatchOptions; resumedWith: string[] }> {
-  const none = { options, resumedWith: [] };
+): Promise<{ options: BatchOptions; resumedWith: string[]; resumed: boolean }> {
+  const none = { options, resumedWith: [], resumed: false };
   // --restart starts from nothing; a dry run takes what a rerun would (it only reads the journal).
   if (options.restart || !options.given) return none;
   const { resolveOutputTarget, journalPathFor } = await import('./paths.js');
@@ -313,8 +336,10 @@ export async function withRememberedOptions(
     if (options.given.has(name) || !(name in remembered)) continue;
     // null is a value (no budget, no reuse window); for the rest it means not given.
     merged[name] = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
+    // Journals from before several phone columns remember one.
+    if (name === 'column' && typeof merged[name] === 'string') merged[name] = [merged[name]];
     const text = flagText(name, remembered[name]);
     if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
   }
-  return { options: merged as unknown as BatchOptions, resumedWith };
+  return { options: merged as unknown as BatchOptions, resumedWith, resumed: true };
 }

@@ -1,6 +1,6 @@
 // The list read into the journal, one row of numbers at a time, while the lookups of what was read run.
 import type { BatchJournal, BatchMeta } from '../journal/journal.js';
-import type { PhoneCache } from '../phone/phone-cache.js';
+import type { PhoneCaches } from '../phone/phone-cache.js';
 import type { IncomingNumbers } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
@@ -27,7 +27,7 @@ export async function readInput(
   ctx: RunContext,
   journal: BatchJournal,
   batch: JournalBatch,
-  phones: PhoneCache,
+  phones: PhoneCaches,
   streaming: boolean,
 ): Promise<Reading | null> {
   const { layout, resultOptions, paths, input, serviceOrigin, rendering } = batch;
@@ -47,7 +47,9 @@ export async function readInput(
       recordDelimiter: layout.recordDelimiter,
       header: layout.header,
       columnCount: layout.columnCount,
-      phoneLabel: layout.phoneLabel,
+      phoneLabel: layout.phoneLabels[0]!,
+      ...(layout.phoneLabels.length > 1 ? { phoneLabels: layout.phoneLabels } : {}),
+      ...(layout.countryLabel !== undefined ? { countryLabel: layout.countryLabel } : {}),
       bom: layout.bom,
       workbook: layout.workbook,
       encoding: layout.encoding,
@@ -110,10 +112,16 @@ export async function readInput(
 
 /** What is read, named as the user gave it, with what was detected in it. */
 export function readingLine(input: string, layout: TableLayout): string {
-  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (phone column: ${layout.phoneLabel})`;
+  const phones = `phone column${layout.phoneLabels.length > 1 ? 's' : ''}: ${layout.phoneLabels.join(', ')}`;
+  // A country column found by its name is said to be (it changes how national numbers are read).
+  const country =
+    layout.countryLabel !== undefined
+      ? `, country column: ${layout.countryLabel}${layout.countryDetected ? ' (found by its name)' : ''}`
+      : '';
+  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (${phones}${country})`;
   const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
   return (
-    `Reading ${input === '-' ? 'standard input' : input} (phone column: ${layout.phoneLabel}, delimiter: ` +
+    `Reading ${input === '-' ? 'standard input' : input} (${phones}${country}, delimiter: ` +
     `${layout.delimiter === '\t' ? 'tab' : layout.delimiter}${encoding})`
   );
 }

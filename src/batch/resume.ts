@@ -4,7 +4,8 @@ import { usageError } from '../errors.js';
 import type { BatchJournal, BatchMeta, ResultOptions } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
-import { describeOptions, sameResultOptions } from './options.js';
+import { describeOptions, resultOptionsChange, sameResultOptions } from './options.js';
+import { phoneColumnsOf } from '../journal/types.js';
 import type { RunContext } from './job.js';
 import { journalInUse } from '../journal/lock.js';
 
@@ -57,6 +58,16 @@ export async function prepareJournal(
       );
     }
     checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
+    if (resultOptionsChange(existing.options, resultOptions) === 'added') {
+      // A phone column added: every answer the journal has stands; the list is read again for the new numbers.
+      ctx.info(
+        `Adding phone column(s) ${layout.phoneLabels.slice(phoneColumnsOf(existing.options).length).join(', ')} ` +
+          `to ${journal.path}: numbers already answered are not sent again`,
+      );
+      settleUnanswered(ctx, journal, resendUnanswered);
+      requeueForRerun(ctx, journal);
+      return 'read';
+    }
     journal.setMeta({
       ...existing,
       options: { ...existing.options, webhookUrl: resultOptions.webhookUrl, webhookAll: resultOptions.webhookAll },

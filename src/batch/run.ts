@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { deleteJournalFiles } from '../journal/files.js';
 import { lockHolder } from '../journal/lock.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
-import type { PhoneCache } from '../phone/phone-cache.js';
+import type { PhoneCaches } from '../phone/phone-cache.js';
 import path from 'node:path';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
@@ -30,7 +30,9 @@ import { type BatchPaths, makeFolder } from './paths.js';
 
 export async function runBatchJob(input: string, given: BatchOptions, deps: BatchRunDeps): Promise<BatchRunResult> {
   const ctx = runContext(deps);
-  const { options, resumedWith } = await withRememberedOptions(ctx, input, given);
+  const remembered = await withRememberedOptions(ctx, input, given);
+  const { resumedWith } = remembered;
+  let { options } = remembered;
   if (resumedWith.length > 0)
     ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
   const paths = await checkOptions(ctx, input, options);
@@ -82,14 +84,31 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       )
     : null;
   try {
-    const layout = await openInputLayout(spool?.tmp ?? paths.inputPath, {
-      delimiter: options.delimiter,
-      column: options.column,
-      header: options.header,
-      sheet: options.sheet,
-      skipRows: options.skipRows,
-      encoding: options.encoding,
+    const open = (columns: string[] | undefined) =>
+      openInputLayout(spool?.tmp ?? paths.inputPath, {
+        delimiter: options.delimiter,
+        columns,
+        countryColumn: options.countryColumn,
+        // A country column is found by its name for a new batch only: a resumed one reads its rows as it began.
+        detectCountryColumn: !remembered.resumed,
+        header: options.header,
+        sheet: options.sheet,
+        skipRows: options.skipRows,
+        encoding: options.encoding,
+      });
+    const layout = await open(options.column).catch(async (err: unknown) => {
+      // Not sure which columns hold the numbers: asked on a terminal, else exit 2 naming them.
+      const candidates = (err as DncError).details?.candidates as string[] | undefined;
+      if (!(err instanceof DncError) || err.code !== 'E_COLUMN_AMBIGUOUS' || !candidates || !ctx.askColumns) throw err;
+      const answer = await ctx.askColumns({ input, candidates });
+      if (!answer) throw err;
+      options = { ...options, column: [answer] };
+      return open(options.column);
     });
+    if (layout.countryDetected && layout.countryIndex !== null && layout.countryIndex !== undefined) {
+      // Remembered as if given: a rerun reads the rows as this run does.
+      options = { ...options, countryColumn: layout.header ? layout.countryLabel : String(layout.countryIndex + 1) };
+    }
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
     const { DNC_COLUMNS } = await import('../results/columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
@@ -109,7 +128,11 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       country: paths.country ?? null,
       delimiter: layout.delimiter,
       header: options.header,
-      phoneIndex: layout.phoneIndex,
+      phoneIndex: layout.phoneIndexes[0]!,
+      ...(layout.phoneIndexes.length > 1 ? { phoneIndexes: layout.phoneIndexes } : {}),
+      ...(layout.countryIndex !== null && layout.countryIndex !== undefined
+        ? { countryIndex: layout.countryIndex }
+        : {}),
       webhookUrl: options.webhookUrl ?? null,
       webhookAll: options.webhookAll,
     };
@@ -198,8 +221,8 @@ async function runBatchJournal(
   clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
-    const { PhoneCache } = await import('../phone/phone-cache.js');
-    const phones = new PhoneCache(resultOptions.country ?? undefined);
+    const { PhoneCaches } = await import('../phone/phone-cache.js');
+    const phones = new PhoneCaches(resultOptions.country ?? undefined);
     const batch: JournalBatch = {
       layout,
       resultOptions,
@@ -517,7 +540,7 @@ async function finishStopped(
     input: string;
     options: BatchOptions;
     paths: BatchPaths;
-    phones: PhoneCache;
+    phones: PhoneCaches;
     startedAt: Date;
     journalPath: string;
   },

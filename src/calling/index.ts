@@ -11,6 +11,7 @@ import { placeOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from 
 export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
 export { CALLING_RULES } from './rules.js';
+export { HORIZON_DAYS } from './windows.js';
 
 /** A number as dnc keeps it: E.164 and the country libphonenumber gives it. */
 export interface CallingNumber {

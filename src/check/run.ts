@@ -3,11 +3,13 @@
 import { checkCompliance, exemptedOutcome, registerSaysDnc } from '../compliance/check-compliance.js';
 import { randomUUID } from 'node:crypto';
 import { complianceSettings, openListForScrub, operatorOf, type ComplianceContext } from '../compliance/settings.js';
+import type { CallingWindow } from '../calling/index.js';
 import {
   checkWebhookUrlOption,
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
   parseCountryOption,
+  resolveCallingSettings,
   type ServiceConfig,
 } from '../config.js';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
@@ -33,6 +35,10 @@ export interface CheckOptions {
   reuseWithinMs?: number | null;
   /** --suppression-list: the internal do-not-call list and exemptions (src/compliance). */
   suppressionList?: string | undefined;
+  /** --at: the instant the calling windows are told for (default: now, by the injected clock). */
+  at?: Date | undefined;
+  /** --calling-settings: a file of the team's calling policy and overrides (else DNC_CALLING_SETTINGS, the config). */
+  callingSettings?: string | undefined;
 }
 
 /** A number as given: its text, and where it came from ('' for an argument, 'stdin line N: ' for a line of stdin). */
@@ -50,7 +56,7 @@ type Suppressed = Extract<ComplianceDecision, { kind: 'suppressed' }>;
 export type CheckEvent =
   | { type: 'info' | 'warning' | 'debug'; text: string }
   /** On the internal list: never sent, nothing charged. */
-  | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed }
+  | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed; calling: CallingWindow }
   /** A verdict from the results cache (--reuse-within), exempted as a fresh one would be. */
   | {
       type: 'reused';
@@ -61,6 +67,7 @@ export type CheckEvent =
       exempted: boolean;
       /** Another machine of the team that looked it up at the same moment (not the results cache). */
       sharedBy?: string;
+      calling: CallingWindow;
     }
   /** The service's answer, judged: a verdict, a webhook lookup started, or a failure of the lookup. */
   | {
@@ -69,11 +76,17 @@ export type CheckEvent =
       outcome: Exclude<LookupOutcome, { kind: 'bad_response' }>;
       decision: ComplianceDecision;
       exempted: boolean;
+      calling: CallingWindow;
     }
   /** An answer the judge refused: no verdict. */
-  | { type: 'refused_answer'; number: CheckedNumber; outcome: Extract<LookupOutcome, { kind: 'bad_response' }> }
+  | {
+      type: 'refused_answer';
+      number: CheckedNumber;
+      outcome: Extract<LookupOutcome, { kind: 'bad_response' }>;
+      calling: CallingWindow;
+    }
   /** The request got no answer about the number (refused, unreachable, a second Ctrl-C). */
-  | { type: 'request_error'; number: CheckedNumber; error: DncError }
+  | { type: 'request_error'; number: CheckedNumber; error: DncError; calling: CallingWindow }
   /** Numbers left unsent: after an interrupt, or after a failure that would only repeat. */
   | { type: 'not_sent'; numbers: string[]; interrupted: boolean };
 
@@ -99,6 +112,8 @@ export interface CheckResult {
 }
 
 export interface CheckDeps extends ComplianceContext, EvidenceEnv {
+  /** The time-zone database's version, named in each calling window's rules_version. */
+  tzdataVersion: string;
   interrupts: Interrupts;
   serviceConfig(): Promise<ServiceConfig>;
   createClient(options?: { connections?: number }): Promise<ServiceClient>;
@@ -127,6 +142,7 @@ export async function runCheck(
       hint: 'give numbers as arguments, or one per line on stdin with "-"',
     });
   }
+  const calling = await callingWindowsOf(deps, options.callingSettings);
   const targets = given.map((g) => ({
     ...g,
     phone: normalizePhone(g.input, { defaultCountry: country, validate: options.validate }),
@@ -183,6 +199,17 @@ export async function runCheck(
     credits: 0,
     held: 0,
   };
+  // Each number's window at --at, or at the moment its outcome is told.
+  const windowOf = (number: CheckedNumber): CallingWindow => {
+    const window = calling.window(number.phone, options.at ?? deps.now());
+    if (window.override) {
+      say.warn(
+        `dnc: ${number.phone.international}: a calling override sets the law's hours aside ` +
+          `(${window.weekly_rule}): ${window.override.reason}`,
+      );
+    }
+    return window;
+  };
   const leaveUnsent = (from: number, interrupted: boolean) => {
     const rest = distinct.slice(from).map((t) => t.phone.e164);
     tally.notSent = rest.length;
@@ -207,7 +234,7 @@ export async function runCheck(
       const decision = await compliance.decide(number.phone.e164);
       if (decision.kind === 'suppressed') {
         tally.internal++;
-        emit({ type: 'suppressed', number, decision });
+        emit({ type: 'suppressed', number, decision, calling: windowOf(number) });
         continue;
       }
       const reused = await evidence.reusable(number.phone.e164);
@@ -217,7 +244,7 @@ export async function runCheck(
         const exempted = exemptedOutcome(decision, registerDnc);
         tally[registerDnc && !exempted ? 'listed' : 'callable']++;
         if (registerDnc) warnExpiredExemption(say, decision, label);
-        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted });
+        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted, calling: windowOf(number) });
         continue;
       }
       if (claims) {
@@ -235,6 +262,7 @@ export async function runCheck(
             registerDnc,
             exempted,
             sharedBy: turn.claimant,
+            calling: windowOf(number),
           });
           continue;
         }
@@ -261,7 +289,7 @@ export async function runCheck(
         }
         if (!(err instanceof DncError)) throw err;
         tally.errors++;
-        emit({ type: 'request_error', number, error: withNumber(err, label) });
+        emit({ type: 'request_error', number, error: withNumber(err, label), calling: windowOf(number) });
         if (stopsTheRest(err)) {
           leaveUnsent(i + 1, false);
           break;
@@ -272,7 +300,7 @@ export async function runCheck(
       if (outcome.kind === 'bad_response') {
         // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
         tally.bad_response++;
-        emit({ type: 'refused_answer', number, outcome });
+        emit({ type: 'refused_answer', number, outcome, calling: windowOf(number) });
         if (outcome.stop) {
           leaveUnsent(i + 1, false);
           break;
@@ -284,7 +312,7 @@ export async function runCheck(
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
       if (outcome.kind === 'succeeded' && outcome.body.do_not_call) warnExpiredExemption(say, decision, label);
-      emit({ type: 'answered', number, outcome, decision, exempted });
+      emit({ type: 'answered', number, outcome, decision, exempted, calling: windowOf(number) });
     }
   } finally {
     stopListening();
@@ -293,6 +321,13 @@ export async function runCheck(
     await client.close();
   }
   return { numbers: distinct.length, tally, interrupts };
+}
+
+/** The calling windows under the team's settings, refused (exit 2) before anything is sent when they are not valid. */
+async function callingWindowsOf(deps: CheckDeps, file: string | undefined) {
+  const { createCallingWindows } = await import('../calling/index.js');
+  const { settings, name } = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, file);
+  return createCallingWindows({ tzdataVersion: deps.tzdataVersion, settings, settingsName: name });
 }
 
 function warnExpiredExemption(say: { warn(text: string): void }, decision: ComplianceDecision, label: string): void {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
 import { integerOption, parsedOption } from '../cli-options.js';
-import type { BatchEvent, BatchOptions, BatchRunResult, DryRunReport } from '../batch/job.js';
+import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult, DryRunReport } from '../batch/job.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { RenderSummary } from '../results/render.js';
 import type { StoppedReason } from '../journal/journal.js';
@@ -62,8 +62,15 @@ export function registerBatch(program: Command, host: CommandHost): void {
         'output when INPUT is -)',
     )
     .option(
-      '--column <name|index>',
-      'the phone column: a header name or a 1-based index (default: detected from the header)',
+      '--column <names|indexes>',
+      'the phone columns: header names or 1-based indexes, comma-separated (repeat the flag for a name that holds ' +
+        'a comma; default: detected from the header)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      '--country-column <name|index>',
+      "the column of each row's country (ISO codes, names, calling codes); --country is the default for rows " +
+        'without one (default: a column named Country, for a new batch)',
     )
     .option('--country <cc>', 'region for numbers in national format, e.g. US or GB')
     .addOption(
@@ -164,7 +171,8 @@ export function registerBatch(program: Command, host: CommandHost): void {
     const o = cmd.opts() as Record<string, unknown>;
     const options: BatchOptions = {
       output: o.output as string | undefined,
-      column: o.column as string | undefined,
+      column: o.column as string[] | undefined,
+      countryColumn: o.countryColumn as string | undefined,
       country: o.country as string | undefined,
       concurrency: o.concurrency as number,
       webhookUrl: o.webhookUrl as string | undefined,
@@ -351,7 +359,26 @@ async function runBatchJobWith(
     isStandardError: isStandardStream(2),
     isStandardInput: isStandardStream(0),
     onEvent: show,
+    // Not sure which columns hold the numbers: asked only with a person at both ends (a script gets exit 2).
+    ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askColumns: askColumnsOn(ctx) } : {}),
   });
+}
+
+/** Asks on the terminal which of the candidate columns to scrub; null when the answer is empty (stop). */
+function askColumnsOn(ctx: Context): NonNullable<BatchRunDeps['askColumns']> {
+  return async ({ input, candidates }) => {
+    const { createInterface } = await import('node:readline/promises');
+    const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr, terminal: true });
+    try {
+      const answer = await rl.question(
+        `dnc is not sure which columns of ${input} hold the phone numbers: ${candidates.join(', ')}\n` +
+          'Scrub which? (names or numbers, comma-separated; empty to stop) ',
+      );
+      return answer.trim() === '' ? null : answer.trim();
+    } finally {
+      rl.close();
+    }
+  };
 }
 
 /** Shows the run's events: lines on stderr, progress on the spinner (or plain lines when not on a terminal). */

@@ -1,6 +1,6 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
-import { durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
@@ -18,6 +18,11 @@ from stdin, one per line (blank lines and # comments skipped). Every number is c
 first: if any cannot be valid, or is an AU number without --webhook-url, nothing is sent.
 Numbers are looked up one after another, in the order given; a number given twice is looked up once.
 
+Beside each verdict: the number's local time in each of its time zones, today's calling window
+there and whether it may be called now (--at TIME: at that instant instead), under the calling
+rules shipped with dnc and the team's policy (--calling-settings FILE, DNC_CALLING_SETTINGS or
+"calling" in the config file); --json adds them as "calling". No lookup is needed for them.
+
 With several numbers the exit code is the most severe outcome, in this order: 4, 5, 6, 3, 2,
 10, 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
 numbers are not sent. 10 (--fail-on-dnc) only when every number was answered. A second Ctrl-C
@@ -26,6 +31,7 @@ stops at once.
 Examples:
   dnc check +12025550123
   dnc check "020 7946 0123" --country GB --json
+  dnc check +16055550123 --at 2026-12-01T14:00:00Z     (may it be called then, in both of 605's zones?)
   grep -v '^#' numbers.txt | dnc check - --fail-on-dnc`;
 
 export function registerCheck(program: Command, host: CommandHost): void {
@@ -54,6 +60,13 @@ export function registerCheck(program: Command, host: CommandHost): void {
       '--suppression-list <path>',
       'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
     )
+    .addOption(
+      dateTimeOption('--at <time>', 'tell the calling windows at this ISO 8601 time (with Z or an offset), not now'),
+    )
+    .option(
+      '--calling-settings <file>',
+      "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; else the config's calling)",
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -64,6 +77,8 @@ export function registerCheck(program: Command, host: CommandHost): void {
       allowInsecureWebhookUrl: o.allowInsecureWebhookUrl === true,
       reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
       suppressionList: o.suppressionList as string | undefined,
+      at: o.at as Date | undefined,
+      callingSettings: o.callingSettings as string | undefined,
     };
     return check(ctx, await givenNumbers(ctx, cmd.args), options, o.failOnDnc === true);
   });
@@ -74,7 +89,8 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
   const { runCheck, badResponseError } = await import('../check/run.js');
   const cc = await import('../compliance/check-compliance.js');
   const ev = await import('../evidence/check-evidence.js');
-  const { renderOutcome, jsonLine } = await import('../render/check.js');
+  const { renderOutcome, jsonLine, withCalling } = await import('../render/check.js');
+  const { callingLines } = await import('../render/calling.js');
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
   let blocks = 0;
   let exit: number = ExitCode.OK;
@@ -93,7 +109,9 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'suppressed':
         exit = mostSevere(exit, failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         print(
-          ctx.json ? [cc.suppressedJson(e.decision, e.number.phone.country)] : cc.suppressedLines(e.decision, label),
+          ctx.json
+            ? [withCalling(cc.suppressedJson(e.decision, e.number.phone.country), e.calling)]
+            : [...cc.suppressedLines(e.decision, label), ...callingLines(e.calling)],
         );
         return;
       case 'reused': {
@@ -102,10 +120,11 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const line = ev.reusedJson(e.verdict, options.reuseWithinMs ?? null, e.sharedBy);
         print(
           ctx.json
-            ? [Object.keys(extra).length ? JSON.stringify({ ...(JSON.parse(line) as object), ...extra }) : line]
+            ? [withCalling(line, e.calling, extra)]
             : [
                 ...ev.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
                 ...cc.exemptionLines(e.decision, e.registerDnc),
+                ...callingLines(e.calling),
               ],
         );
         return;
@@ -115,12 +134,19 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         exit = mostSevere(exit, e.exempted ? ExitCode.OK : outcomeExit(outcome, failOnDnc));
         const registerDnc = cc.registerSaysDnc(outcome);
         if (!ctx.json) {
-          print([...renderOutcome(outcome, label, renderOptions), ...cc.exemptionLines(e.decision, registerDnc)]);
+          print([
+            ...renderOutcome(outcome, label, renderOptions),
+            ...cc.exemptionLines(e.decision, registerDnc),
+            ...callingLines(e.calling),
+          ]);
           return;
         }
         const extra = cc.exemptionJson(e.decision, registerDnc);
         print([
-          jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+          withCalling(
+            jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+            e.calling,
+          ),
         ]);
         if (outcome.kind === 'failed') {
           // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
@@ -137,8 +163,8 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
         print(
           ctx.json
-            ? [jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused))]
-            : renderOutcome(e.outcome, label, renderOptions),
+            ? [withCalling(jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused)), e.calling)]
+            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling)],
         );
         for (const line of errorLines(refused)) ctx.warn(line);
         return;
@@ -152,10 +178,13 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           const body = e.error.details.body;
           const known = body !== null && typeof body === 'object' ? body : { phone_number: e.number.phone.e164 };
           print([
-            jsonLine(
-              known,
-              { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
-              jsonError(e.error),
+            withCalling(
+              jsonLine(
+                known,
+                { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
+                jsonError(e.error),
+              ),
+              e.calling,
             ),
           ]);
         }
@@ -171,6 +200,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       homedir: ctx.homedir,
       cwd: ctx.cwd,
       now: () => ctx.now(),
+      tzdataVersion: ctx.tzdataVersion,
       interrupts: ctx.interrupts,
       serviceConfig: () => ctx.serviceConfig(),
       stores: () => ctx.stores(),

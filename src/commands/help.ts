@@ -57,6 +57,11 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
     2: 'bad option',
     3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest',
   },
+  window: {
+    0: 'the list was written (it may hold no number: none was inside its window for the whole slot)',
+    2: 'bad option (a time without its offset, a slot that ends before it starts), or --dial-out on the evidence',
+    3: 'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written',
+  },
   trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
   sandbox: {
     0: 'stopped by SIGINT/SIGTERM, or started in the background (--detach)',
@@ -142,8 +147,8 @@ const COLUMN_MEANINGS = {
   dnc_checked_at: "the service's timestamp of the result",
   dnc_correlation_id: "the lookup's correlation id (quote it to the service's support; dnc trace shows its story)",
   dnc_error_code:
-    "the service's error_code, or a local reason (unparseable_number, missing_number, webhook_required, " +
-    'credit_limit, budget_reached, interrupted, conflicting_pushes, …)',
+    "the service's error_code, or a local reason (unparseable_number, missing_number, unknown_country, " +
+    'webhook_required, credit_limit, budget_reached, interrupted, conflicting_pushes, …)',
   dnc_error: 'human-readable reason',
   dnc_credits: "credits charged for this row's lookup (0 when none; rows sharing a number show them once)",
   dnc_exemption: 'the exemption that made a registered number callable (basis and expiry), else empty',
@@ -151,6 +156,16 @@ const COLUMN_MEANINGS = {
     "the last instant the register verdict may be relied on (dnc_checked_at + the country's window, or the " +
     "exemption's end if sooner), else empty",
 } as const;
+
+/** What each dnc_N_* column holds, in phoneColumnNames' order. */
+const PER_NUMBER = [
+  "column N's number, normalised (empty if it could not be read)",
+  "that number's result",
+  "its error code (missing_number for an empty cell, unknown_country, the service's …)",
+  "its lookup's correlation id",
+  "the service's timestamp of its result",
+  'the last instant its register verdict may be relied on',
+];
 
 interface Topic {
   summary: string;
@@ -198,6 +213,7 @@ const TOPICS: Readonly<Record<string, Topic>> = {
     summary: 'the dnc_* columns a batch appends, and what each dnc_result means',
     async lines() {
       const { DNC_COLUMNS, DNC_RESULTS } = await import('../results/columns.js');
+      const { phoneColumnNames } = await import('../results/row-cells.js');
       const columns: Record<(typeof DNC_COLUMNS)[number], string> = COLUMN_MEANINGS;
       const results: Record<(typeof DNC_RESULTS)[number], string> = RESULT_MEANINGS;
       return [
@@ -209,7 +225,13 @@ const TOPICS: Readonly<Record<string, Topic>> = {
         'dnc_result:',
         ...DNC_RESULTS.map((r) => `  ${r.padEnd(20)} ${results[r]}`),
         '',
-        'Only callable rows may be called.',
+        'With several phone columns (--column A,B,C) the columns above describe the row: dnc_phone_e164 is',
+        'its first callable number (else its first number), dnc_result callable when one of its numbers is,',
+        'else the most telling of theirs (do_not_call, failed, pending, not_checked, unsupported_country,',
+        'invalid). Each phone column N (its place in --column) then adds:',
+        ...phoneColumnNames(1).map((c, i) => `  ${c.replace('_1_', '_N_').padEnd(24)} ${PER_NUMBER[i]}`),
+        '',
+        'Only callable rows (and callable numbers) may be called.',
       ];
     },
   },

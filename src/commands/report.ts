@@ -215,6 +215,7 @@ export function registerReport(program: Command, host: CommandHost): void {
           report: output,
           output_matches_manifest: walk.sha256 === manifest.output.sha256,
           fit_to_dial: fit.fit,
+          calling_rules_version: manifest.calling_rules_version ?? null,
           numbers_included: o.includeNumbers === true,
         }),
       );

@@ -1,9 +1,10 @@
-// `dnc trace`: everything this machine knows about one lookup, by correlation id, as a support agent needs it quoted.
+// `dnc trace`: everything this machine knows about one lookup (by correlation id) or one number (every lookup of it),
+// as a support agent needs it quoted.
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { ExitCode, inputError, usageError } from '../errors.js';
-import type { TracedLookup } from '../evidence/trace.js';
+import type { LookupQuery, TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -13,18 +14,27 @@ Searches, offline: the history of \`dnc check\` (the last 1,000 checks within 90
 $XDG_STATE_HOME/dnc/checks.sqlite or ~/.local/state/dnc/checks.sqlite), every batch journal
 \`dnc batch\` registered there (journals.json), and any --journal given.
 
+Given a phone number instead (E.164, or national with --country), it lists every lookup of that
+number found there, and the batches it was in (sent or not).
+
 Examples:
   dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d
+  dnc trace +12025550123
+  dnc trace "020 7946 0123" --country GB
   dnc trace 0b7c1d2e-5f60-4a8b-9c3d-2e1f0a9b8c7d --journal leads.results.csv.journal.sqlite --json`;
 
 export function registerTrace(program: Command, host: CommandHost): void {
   const command = program
     .command('trace')
     .description(
-      'find one lookup by correlation id in local journals and check history: number, times, receipt, pushes, ' +
-        'result, credits',
+      'find a lookup by correlation id, or every lookup of a phone number, in local journals and check history: ' +
+        'number, times, receipt, pushes, result, credits',
     )
-    .argument('<correlation-id>', 'the correlation id (dnc_correlation_id, or the one `dnc check` printed)')
+    .argument(
+      '<correlation-id|number>',
+      'the correlation id (dnc_correlation_id, or the one `dnc check` printed), or a phone number',
+    )
+    .option('--country <cc>', 'region of a phone number in national format, e.g. US or GB')
     .option(
       '--journal <path...>',
       'also search these batch journals (OUTPUT.csv.journal.sqlite), or the journal of these outputs',
@@ -35,6 +45,7 @@ export function registerTrace(program: Command, host: CommandHost): void {
       ctx,
       cmd.args[0]!.trim(),
       ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j)),
+      (cmd.opts() as { country?: string }).country,
     ),
   );
 }
@@ -42,20 +53,35 @@ export function registerTrace(program: Command, host: CommandHost): void {
 /** A correlation id as the service gives them (interface 2.1: "string (UUID form)"). */
 const CORRELATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-async function runTrace(ctx: Context, id: string, given: string[]): Promise<number> {
-  // Validated as what it is: a mistyped id is a usage error, not a search that finds nothing.
-  if (!CORRELATION_ID.test(id)) {
-    throw usageError('E_USAGE', `'${id}' is not a correlation id: they are UUIDs (8-4-4-4-12 hex digits)`, {
-      hint: 'copy it from the dnc_correlation_id column, or from what `dnc check` printed',
-    });
-  }
+/** A correlation id, or a phone number read as `dnc check` reads one; a usage error for anything else. */
+async function queryOf(given: string, country: string | undefined): Promise<LookupQuery> {
+  if (CORRELATION_ID.test(given)) return { correlationId: given };
+  const { parseCountryOption } = await import('../config.js');
+  const { normalizePhone } = await import('../phone/normalize.js');
+  const phone = normalizePhone(given, { defaultCountry: await parseCountryOption(country), validate: false });
+  if (phone.ok) return { e164: phone.e164 };
+  // Validated as what it is: a mistyped id or number is a usage error, not a search that finds nothing.
+  throw usageError(
+    'E_USAGE',
+    `'${given}' is neither a correlation id (a UUID: 8-4-4-4-12 hex digits) nor a phone number: ${phone.message}`,
+    {
+      hint:
+        'copy the id from the dnc_correlation_id column or from what `dnc check` printed; give a number in ' +
+        'E.164 (+12025550123), or national with --country',
+    },
+  );
+}
+
+async function runTrace(ctx: Context, given: string, journalFlags: string[], country?: string): Promise<number> {
+  const query = await queryOf(given, country);
+  const id = 'correlationId' in query ? query.correlationId : query.e164;
   const { stateDir } = await import('../paths.js');
   const { registeredJournals } = await import('../stores/registry.js');
   const { historyPath } = await import('../stores/history.js');
   const { traceLookup } = await import('../evidence/trace.js');
   const { existsSync } = await import('node:fs');
   const dir = stateDir(ctx.env, ctx.homedir);
-  const journals = given.map((j) =>
+  const journals = journalFlags.map((j) =>
     j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j,
   );
   for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
@@ -64,14 +90,15 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
   const history = await stores.history({ create: false });
   let found: TracedLookup[];
   try {
-    found = await traceLookup(id, { history, historyFile, journals });
+    found = await traceLookup(query, { history, historyFile, journals });
   } finally {
     await history?.close();
   }
   if (found.length === 0) {
     throw inputError(
       'E_TRACE_NOT_FOUND',
-      `no record of correlation id ${id} on this machine (searched the check history and ${journals.length} ` +
+      `no record of ${'e164' in query ? 'the number' : 'correlation id'} ${id} on this machine (searched the check ` +
+        `history and ${journals.length} ` +
         `journal(s))`,
       {
         hint:
@@ -81,7 +108,8 @@ async function runTrace(ctx: Context, id: string, given: string[]): Promise<numb
     );
   }
   if (ctx.json) {
-    writeLine(ctx.io.stdout, JSON.stringify({ correlation_id: id, found: found.map(traceJson) }));
+    const key = 'e164' in query ? { phone_number: query.e164 } : { correlation_id: id };
+    writeLine(ctx.io.stdout, JSON.stringify({ ...key, found: found.map(traceJson) }));
     return ExitCode.OK;
   }
   found.forEach((t, i) => {
@@ -125,7 +153,7 @@ function traceJson(t: TracedLookup) {
 
 function traceLines(t: TracedLookup): string[] {
   const f = (label: string, value: string) => `  ${label.padEnd(15)} ${value}`;
-  const lines = [`correlation id ${t.correlationId}`];
+  const lines = [t.correlationId ? `correlation id ${t.correlationId}` : `${t.phoneNumber}: no lookup sent`];
   lines.push(f('found in', `${t.source === 'check' ? 'check history' : 'batch journal'} ${t.where}`));
   if (t.batch) lines.push(f('batch', `${t.batch.input} → ${t.batch.output}`));
   lines.push(f('number', `${t.phoneNumber}${t.country ? ` (${t.country})` : ''}`));

@@ -96,6 +96,7 @@ export function verifyJson(r: VerifyReport) {
     recheck_by_reason: r.recheckByReason,
     recheck: r.recheck,
     manifest_info: r.manifestInfo,
+    calling_rules_version: r.callingRulesVersion,
   };
 }
 
@@ -110,6 +111,7 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
     `  manifest   ${rel(r.manifest)} (dnc ${m.dnc_version}, interface ${m.interface_version}, ` +
       `${m.service_base_url ?? 'service not recorded'}, written ${m.updated_at})`,
   );
+  lines.push(`  calling    rules ${r.callingRulesVersion ?? 'not recorded'}`);
   if (r.sha256.matches) lines.push(`  integrity  SHA-256 matches the manifest (${r.sha256.actual.slice(0, 16)}…)`);
   else lines.push(`  integrity  SHA-256 differs from the manifest: the file changed after dnc wrote it`);
   for (const d of r.differences) lines.push(`             ${d}`);

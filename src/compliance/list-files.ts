@@ -72,7 +72,8 @@ export async function readImportFile(
   },
 ): Promise<ImportRow[]> {
   const { dataRecordLines, openInputLayout, readRows } = await import('../tables/input.js');
-  const layout = await openInputLayout(file, { header: true, column: options.column, loneColumnIsPhone: true }).catch(
+  const columns = options.column === undefined ? undefined : [options.column];
+  const layout = await openInputLayout(file, { header: true, columns, loneColumnIsPhone: true }).catch(
     (err: unknown) => {
       // An empty file or a header without rows is no list to import (as ever: exit 3, naming the file).
       const code = (err as DncError).code;
@@ -80,6 +81,16 @@ export async function readImportFile(
       throw err;
     },
   );
+  // A list of numbers to add has one: an import never takes a second column's numbers as read when it did not.
+  if (layout.phoneIndexes.length > 1) {
+    throw usageError(
+      'E_COLUMN_AMBIGUOUS',
+      `several columns of ${file} could hold the numbers: ${layout.phoneLabels.join(', ')}`,
+      {
+        hint: 'pass --column NAME for the one to import',
+      },
+    );
+  }
   const header = (layout.header ?? []).map((h) => h.trim().toLowerCase());
   for (const need of options.required ?? []) {
     if (!header.includes(need))
@@ -97,7 +108,7 @@ export async function readImportFile(
       if (values.every((v) => v === '')) continue;
       const cells: Record<string, string> = {};
       header.forEach((h, k) => (cells[h] = values[k] ?? ''));
-      const raw = values[layout.phoneIndex] ?? '';
+      const raw = values[layout.phoneIndexes[0]!] ?? '';
       try {
         const number = await numberFrom(raw, '', options.country);
         options.check?.(cells, '');

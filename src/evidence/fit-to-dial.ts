@@ -6,7 +6,10 @@ import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
 
-export interface FitToDialOptions extends Pick<VerifyOptions, 'maxAgeMs' | 'asOf' | 'listLimit' | 'withoutJournal'> {
+export interface FitToDialOptions extends Pick<
+  VerifyOptions,
+  'maxAgeMs' | 'asOf' | 'listLimit' | 'withoutJournal' | 'onRow' | 'onFlag'
+> {
   /** Told when the internal list cannot be read (its rows are then not checked against it). */
   warn(line: string): void;
 }

@@ -11,7 +11,8 @@ import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
-import { DNC_COLUMN_COUNT } from '../results/columns.js';
+import { resultColumns } from '../results/row-cells.js';
+import { phoneColumnsOf } from '../journal/types.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { manifestPathFor } from '../results/side-files.js';
 
@@ -30,7 +31,12 @@ export interface OutputFormat {
   bom: boolean;
   /** Columns of the input; the dnc_* columns follow. */
   input_columns: number;
+  /** The first phone column (1-based). */
   phone_column: number;
+  /** Every phone column (1-based, in --column order), when there are several: each adds its dnc_N_* columns. */
+  phone_columns?: number[];
+  /** The column of each row's country (1-based), when the batch read one. */
+  country_column?: number;
   /** --escape-formulas: formula-leading input cells carry a leading ' in the output. */
   escape_formulas?: boolean;
   /** --escape-formulas also escaped cells with spaces before a formula character (absent: written before it did). */
@@ -74,6 +80,8 @@ export interface Manifest extends OutputTally {
    * as `dnc usage --reconcile`'s unanswered_sends of the journal. Absent in manifests of older releases.
    */
   unanswered_sends?: number;
+  /** The calling rules' version (src/calling) the batch's calling-window columns were computed under. */
+  calling_rules_version?: string;
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {
@@ -85,6 +93,12 @@ export function formatOf(meta: BatchMeta): OutputFormat {
     bom: meta.layout.bom,
     input_columns: meta.layout.columnCount,
     phone_column: meta.options.phoneIndex + 1,
+    ...(phoneColumnsOf(meta.options).length > 1
+      ? { phone_columns: phoneColumnsOf(meta.options).map((i) => i + 1) }
+      : {}),
+    ...(meta.options.countryIndex !== null && meta.options.countryIndex !== undefined
+      ? { country_column: meta.options.countryIndex + 1 }
+      : {}),
     // A workbook's cells are typed: nothing is escaped in it.
     ...(meta.escapeFormulas && !workbook ? { escape_formulas: true, escape_formulas_behind_spaces: true } : {}),
     ...(workbook ? { workbook: true } : {}),
@@ -93,7 +107,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
       ? { encoding: meta.outputEncoding ?? meta.layout.encoding }
       : {}),
     ...(meta.layout.encoding && meta.layout.encoding !== 'utf-8' ? { input_encoding: meta.layout.encoding } : {}),
-    dnc_columns: DNC_COLUMN_COUNT,
+    dnc_columns: resultColumns(phoneColumnsOf(meta.options).length).length,
   };
 }
 
@@ -105,8 +119,7 @@ export function outputLayout(outputPath: string, f: OutputFormat, header: string
     recordDelimiter: f.record_delimiter,
     header: f.header ? (header ?? []) : null,
     columnCount: f.input_columns + (f.dnc_columns ?? 10),
-    phoneIndex: f.phone_column - 1,
-    phoneLabel: `column ${f.phone_column}`,
+    ...phoneColumnsOfOutput(f),
     bom: f.bom,
     ...(f.encoding ? { encoding: f.encoding } : {}),
     // dnc writes the rows on the first sheet, the header (if any) on row 1.
@@ -130,7 +143,7 @@ export async function walkOutput(
   const { readRows } = await import('../tables/input.js');
   const hash = createHash('sha256');
   let bytes = 0;
-  const tally = new TallyBuilder();
+  const tally = new TallyBuilder((format.phone_columns ?? [format.phone_column]).length);
   let index = 0;
   // The header is read as a record (not skipped) so that it can be checked too.
   let header = format.header;
@@ -347,5 +360,17 @@ export function manifestRewriter(
     async settled(): Promise<void> {
       while (running) await running;
     },
+  };
+}
+
+/** The phone columns (0-based) and country column of the input an output was written from, as a layout has them. */
+export function phoneColumnsOfOutput(
+  f: OutputFormat,
+): Pick<TableLayout, 'phoneIndexes' | 'phoneLabels' | 'countryIndex'> {
+  const columns = f.phone_columns ?? [f.phone_column];
+  return {
+    phoneIndexes: columns.map((c) => c - 1),
+    phoneLabels: columns.map((c) => `column ${c}`),
+    countryIndex: f.country_column === undefined ? null : f.country_column - 1,
   };
 }

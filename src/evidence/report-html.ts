@@ -150,7 +150,7 @@ function countriesChart(byCountry: Record<string, Record<string, number>>): stri
           const w = Math.max(1, (n / max) * barW);
           const seg =
             `<rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowH - 10}" ` +
-            `fill="${RESULT_COLOURS[result] ?? '#4a5568'}"><title>${esc(country || '??')} ${esc(result)}: ` +
+            `fill="${RESULT_COLOURS[result] ?? '#4a5568'}"><title>${esc(country || 'unreadable')} ${esc(result)}: ` +
             `${n}</title></rect>`;
           x += w;
           return seg;
@@ -158,7 +158,7 @@ function countriesChart(byCountry: Record<string, Record<string, number>>): stri
         .join('');
       return (
         `<text x="${labelW - 10}" y="${y + 15}" text-anchor="end" ` +
-        `class="lbl">${esc(country || 'unknown')}</text>${segs}<text x="${(x + 8).toFixed(1)}" y="${y + 15}" ` +
+        `class="lbl">${esc(country || 'unreadable')}</text>${segs}<text x="${(x + 8).toFixed(1)}" y="${y + 15}" ` +
         `class="val">${int(total)}</text>`
       );
     })
@@ -276,6 +276,8 @@ export function renderReportHtml(d: ReportData): string {
           ? `<span class="pill bad">Expired ${when(validUntil)}</span>`
           : `<span class="pill ok">Valid until ${when(validUntil)}</span>`;
   const file = m.output.path.split(/[\\/]/).pop() ?? m.output.path;
+  // Countries are each number's own with several phone columns, each row's with one.
+  const byCountry = (m.format.phone_columns?.length ?? 1) > 1 ? m.numbers.by_country : m.rows.by_country;
 
   const cards = [
     ['Rows', int(m.rows.total), ''],
@@ -283,7 +285,7 @@ export function renderReportHtml(d: ReportData): string {
     ['Callable', int(byResult.callable ?? 0), 'ok'],
     ['Do not call', int(byResult.do_not_call ?? 0), 'bad'],
     ['Credits used', int(m.credits_used), ''],
-    ['Countries', int(Object.keys(m.rows.by_country).filter((k) => k).length), ''],
+    ['Countries', int(Object.keys(byCountry).filter((k) => k).length), ''],
   ]
     .map(([k, v, cls]) => `<div class="card ${cls}"><div class="k">${esc(k)}</div><div class="v">${v}</div></div>`)
     .join('');
@@ -448,8 +450,8 @@ ${dl([
 ${resultsChart(byResult, m.rows.total)}
 </section>
 <section>
-<h2>Rows by country</h2>
-${countriesChart(m.rows.by_country)}
+<h2>${(m.format.phone_columns?.length ?? 1) > 1 ? 'Numbers' : 'Rows'} by country</h2>
+${countriesChart(byCountry)}
 </section>
 </div>
 
@@ -459,6 +461,7 @@ ${countriesChart(m.rows.by_country)}
 ${dl([
   ['Service', code(m.service_base_url)],
   ['Interface', esc(m.interface_version)],
+  ['Calling rules', m.calling_rules_version ? code(m.calling_rules_version) : orNone(null)],
   [
     'Register sources',
     registers.length ? registers.map((s) => code(s)).join('<br>') : '<span class="muted">none matched</span>',

@@ -1,6 +1,10 @@
-// `dnc trace`'s core: finds one lookup by correlation id in the check history and in batch journals.
+// `dnc trace`'s core: finds one lookup by correlation id, or every lookup of one number, in the check history and in
+// batch journals.
 import { existsSync } from 'node:fs';
+import type { LookupQuery } from '../journal/views.js';
 import type { History } from '../stores/interfaces.js';
+
+export type { LookupQuery } from '../journal/views.js';
 
 export interface TracedPush {
   receivedAt: string;
@@ -19,6 +23,7 @@ export interface TracedLookup {
   /** Where it was found: a single check, or a batch journal. */
   source: 'check' | 'batch';
   where: string;
+  /** The lookup's correlation id; '' for a batch's number that was never sent (invalid, not checked). */
   correlationId: string;
   phoneNumber: string;
   country: string | null;
@@ -53,8 +58,9 @@ const parse = (text: string | null): unknown => {
   }
 };
 
-async function fromHistory(history: History, id: string, historyFile: string): Promise<TracedLookup[]> {
-  return (await history.find(id)).map((r) => {
+async function fromHistory(history: History, query: LookupQuery, historyFile: string): Promise<TracedLookup[]> {
+  const records = 'e164' in query ? await history.findNumber(query.e164) : await history.find(query.correlationId);
+  return records.map((r) => {
     const body = parse(r.body) as {
       do_not_call?: boolean;
       error_code?: string | null;
@@ -86,26 +92,29 @@ async function fromHistory(history: History, id: string, historyFile: string): P
 }
 
 /** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
-export async function traceInJournal(journalPath: string, id: string): Promise<TracedLookup[]> {
+export async function traceInJournal(journalPath: string, query: LookupQuery): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
   const { journalLookup } = await import('../journal/views.js');
   let read;
   try {
-    read = await journalLookup(journalPath, id);
+    read = await journalLookup(journalPath, query);
   } catch {
     // Not a batch journal (or a damaged one): nothing to find there.
     return [];
   }
   {
     const numbers = read.numbers;
-    const pushes = read.pushes.map((p) => ({
-      receivedAt: p.received_at,
-      outcome: p.outcome,
-      duplicates: p.duplicates,
-      reason: p.reason,
-      peer: p.peer,
-      body: parse(p.body),
-    }));
+    const pushesOf = (id: string | null) =>
+      read.pushes
+        .filter((p) => p.correlation_id === id)
+        .map((p) => ({
+          receivedAt: p.received_at,
+          outcome: p.outcome,
+          duplicates: p.duplicates,
+          reason: p.reason,
+          peer: p.peer,
+          body: parse(p.body),
+        }));
     const meta = read.meta
       ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null })
       : null;
@@ -113,14 +122,14 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
     const found: TracedLookup[] = numbers.map((n) => ({
       source: 'batch',
       where: journalPath,
-      correlationId: id,
+      correlationId: n.correlation_id ?? '',
       phoneNumber: n.e164,
       country: n.country,
       service: meta?.serviceOrigin ?? null,
       requestedAt: n.requested_at,
       reusedAt: n.reused_at,
       answeredAt: n.updated_at,
-      mode: n.state === 'pending' || pushes.length > 0 ? 'webhook' : 'sync',
+      mode: n.state === 'pending' || pushesOf(n.correlation_id).length > 0 ? 'webhook' : 'sync',
       result: n.state === 'done' ? (n.result ?? 'failed') : n.state,
       errorCode: n.error_code,
       checkedAt: n.checked_at,
@@ -128,16 +137,17 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
       httpStatus: n.http_status,
       credits: n.credits,
       answer: parse(n.answer),
-      pushes,
+      pushes: pushesOf(n.correlation_id),
       batch,
     }));
+    const pushes = 'correlationId' in query ? pushesOf(query.correlationId) : [];
     // A push whose number the journal does not know (an orphan) is still evidence of the lookup.
     if (found.length === 0 && pushes.length > 0) {
       const b = pushes[0]!.body as { phone_number?: string; country?: string } | null;
       found.push({
         source: 'batch',
         where: journalPath,
-        correlationId: id,
+        correlationId: 'correlationId' in query ? query.correlationId : '',
         phoneNumber: b?.phone_number ?? '',
         country: b?.country ?? null,
         service: meta?.serviceOrigin ?? null,
@@ -161,10 +171,10 @@ export async function traceInJournal(journalPath: string, id: string): Promise<T
 
 /** Every record of the lookup: the check history first, then each journal in order. */
 export async function traceLookup(
-  id: string,
+  query: LookupQuery,
   where: { history: History | null; historyFile: string; journals: string[] },
 ): Promise<TracedLookup[]> {
-  const out = where.history ? await fromHistory(where.history, id, where.historyFile) : [];
-  for (const j of where.journals) out.push(...(await traceInJournal(j, id)));
+  const out = where.history ? await fromHistory(where.history, query, where.historyFile) : [];
+  for (const j of where.journals) out.push(...(await traceInJournal(j, query)));
   return out;
 }

@@ -2,6 +2,7 @@
 // fresh enough to dial?
 import { existsSync } from 'node:fs';
 import type { BatchJournal } from '../journal/journal.js';
+import { VerdictsAhead } from '../journal/verdicts-ahead.js';
 import { DncError, inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
 import { DNC_COLUMNS } from '../results/columns.js';
@@ -9,8 +10,17 @@ import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-ou
 import { DAY_MS, parseServiceTime } from '../time.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
-import { manifestPathFor, outputLayout, readManifest, walkOutput, type Manifest } from './manifest.js';
-import { C, DNC_RESULTS } from '../results/columns.js';
+import {
+  manifestPathFor,
+  outputLayout,
+  phoneColumnsOfOutput,
+  readManifest,
+  walkOutput,
+  type Manifest,
+} from './manifest.js';
+import { C, DNC_COLUMN_COUNT, DNC_RESULTS } from '../results/columns.js';
+import { P, PHONE_CELLS, resultColumns } from '../results/row-cells.js';
+import { fastValidE164 } from '../phone/fast-e164.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
@@ -67,6 +77,10 @@ export interface VerifyOptions {
   withoutJournal?: boolean;
   /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
   anchor?: OutputAnchor | null;
+  /** Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. */
+  onRow?: ((index: number, fields: readonly string[], cells: readonly string[]) => void) | undefined;
+  /** Told each row to re-check as it is found, with why (and the phone column, 1-based, when it is one number's). */
+  onFlag?: ((index: number, reason: RecheckReason, column: number | null) => void) | undefined;
 }
 
 export interface VerifyReport {
@@ -96,6 +110,8 @@ export interface VerifyReport {
   recheck: RecheckRow[];
   maxAge: { days: number | null; byCountry: Record<string, number>; otherDays: number };
   asOf: string;
+  /** The calling rules' version the file's calling columns were computed under, when its manifest records it. */
+  callingRulesVersion: string | null;
 }
 
 function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
@@ -175,8 +191,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         // The header is read as a row, to compare with the output's.
         header: null,
         columnCount: f.input_columns,
-        phoneIndex: f.phone_column - 1,
-        phoneLabel: `column ${f.phone_column}`,
+        ...phoneColumnsOfOutput(f),
         bom: f.bom,
         encoding: f.input_encoding,
         // A sheet is read from its header's row, the header included (as above).
@@ -191,13 +206,23 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const { BatchJournal } = await import('../journal/journal.js');
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
+  // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
+  const ahead = journal ? new VerdictsAhead(journal) : null;
+  let highestId = 0;
+  const verdictOf = (j: BatchJournal, e164: string) => {
+    const v = ahead?.take(e164, highestId) ?? j.verdict(e164);
+    if (v !== undefined && v.id > highestId) highestId = v.id;
+    return v;
+  };
 
   const found: Array<Omit<RecheckRow, 'line' | 'record'> & { index: number }> = [];
   const byReason: Partial<Record<RecheckReason, number>> = {};
   let count = 0;
-  const flag = (index: number, cells: string[], reason: RecheckReason, detail: string) => {
+  const flag = (index: number, cells: string[], reason: RecheckReason, text: string, column: number | null = null) => {
+    const detail = column === null ? text : `phone column ${column}: ${text}`;
     count++;
     byReason[reason] = (byReason[reason] ?? 0) + 1;
+    o.onFlag?.(index, reason, column);
     if (found.length < limit)
       found.push({
         index,
@@ -222,7 +247,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
   const checkHeader = (fields: string[]) => {
     // Outputs from before dnc_exemption have the first 10 of today's columns.
-    const expected = DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
+    const expected = several ? resultColumns(several) : DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
     const dnc = fields.slice(manifest.format.input_columns);
     if (dnc.join('\0') !== expected.join('\0'))
       structure.push(`the header's last columns are not ${expected.join(', ')}`);
@@ -233,12 +258,111 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       structure.push("the header's input columns differ from the input's header");
     }
   };
+  const several = (manifest.format.phone_columns?.length ?? 1) > 1 ? manifest.format.phone_columns!.length : 0;
+  /** Judges one number's cells: a row's (column null) or the dnc_N_* cells of phone column N (no source kept). */
+  const judge = (index: number, cells: string[], column: number | null): void => {
+    const note = (i: number, c: string[], reason: RecheckReason, text: string) => flag(i, c, reason, text, column);
+    const result = cells[C.result] ?? '';
+    const cid = cells[C.correlationId] ?? '';
+    if (!(DNC_RESULTS as readonly string[]).includes(result)) {
+      note(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
+      return;
+    }
+    // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
+    if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
+      const v = verdictOf(journal, cells[C.e164]!);
+      const verdictDiffers =
+        result === 'callable' || result === 'do_not_call'
+          ? serviceTextCell(v?.correlation_id) !== cid ||
+            serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+            (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
+          : false;
+      const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
+      if (differs) {
+        note(
+          index,
+          cells,
+          'edited',
+          `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
+            (v
+              ? v.state === 'done'
+                ? `${v.result} (${v.correlation_id ?? 'no correlation id'})`
+                : v.state
+              : 'nothing about this number'),
+        );
+        return;
+      }
+    }
+    // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
+    if (column === null && hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
+      const expected = validUntilCell(rules, cells);
+      note(
+        index,
+        cells,
+        'edited',
+        `dnc_valid_until ${JSON.stringify(cells[C.validUntil] ?? '')} is not what the scrub's windows give ` +
+          `(${expected ? expected : 'empty'})`,
+      );
+      return;
+    }
+    switch (result) {
+      case 'pending':
+        note(
+          index,
+          cells,
+          'pending',
+          `webhook result not received${cid ? ` (correlation id ${cid})` : ''}; run \`dnc listen\``,
+        );
+        return;
+      case 'not_checked':
+        note(index, cells, 'not_checked', cells[C.error] || 'never looked up');
+        return;
+      case 'failed':
+        note(index, cells, 'failed', `${cells[C.errorCode] || 'failed'}: ${cells[C.error] || 'the lookup failed'}`);
+        return;
+      case 'callable':
+        break;
+      default:
+        return;
+    }
+    if (o.suppressedNow?.(cells[C.e164] ?? ''))
+      return note(
+        index,
+        cells,
+        'suppressed',
+        'on the internal do-not-call list now (added after the scrub): never dial it',
+      );
+    if (!cid) return note(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
+    // (A number's own cells keep no source: the journal's, compared above, is its proof.)
+    if (column === null && !cells[C.source])
+      return note(index, cells, 'no_source', 'callable without a register source');
+    if (column === null && !isHttpsUrl(cells[C.source]!))
+      return note(
+        index,
+        cells,
+        'no_source',
+        `callable with a register source that is not an https URL: ${cells[C.source]}`,
+      );
+    const at = parseServiceTime(cells[C.checkedAt]);
+    if (!Number.isFinite(at)) return note(index, cells, 'no_checked_at', 'callable without a checked_at time');
+    const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
+    if (asOf - at > maxAge) {
+      const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
+      note(index, cells, 'stale', `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`);
+      return;
+    }
+    // Callable only by an exemption: it must still hold.
+    const until = exemptionUntilOf(cells[C.exemption]);
+    if (until !== null && asOf > Date.parse(until))
+      note(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
+  };
   let walk;
   try {
     walk = await walkOutput(
       outputPath,
       manifest.format,
       async (index, fields, cells) => {
+        o.onRow?.(index, fields, cells);
         if (aligned && input) {
           const next = await input.next();
           const mine = fields.slice(0, manifest.format.input_columns);
@@ -255,103 +379,15 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
             return;
           }
         }
-        const result = cells[C.result] ?? '';
-        const cid = cells[C.correlationId] ?? '';
-        if (!(DNC_RESULTS as readonly string[]).includes(result)) {
-          flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
+        if (several) {
+          // The row's own cells, then each number's: a number's dnc_N_* cells are judged as a row of one would be.
+          const result = cells[C.result] ?? '';
+          if (!(DNC_RESULTS as readonly string[]).includes(result))
+            return flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
+          for (let k = 0; k < several; k++) judge(index, numberCells(cells, k), k + 1);
           return;
         }
-        // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
-        if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
-          const v = journal.verdict(cells[C.e164]!);
-          const verdictDiffers =
-            result === 'callable' || result === 'do_not_call'
-              ? serviceTextCell(v?.correlation_id) !== cid ||
-                serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
-                serviceTextCell(v?.list_source) !== (cells[C.source] ?? '')
-              : false;
-          const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
-          if (differs) {
-            flag(
-              index,
-              cells,
-              'edited',
-              `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
-                (v
-                  ? v.state === 'done'
-                    ? `${v.result} (${v.correlation_id ?? 'no correlation id'})`
-                    : v.state
-                  : 'nothing about this number'),
-            );
-            return;
-          }
-        }
-        // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
-        if (hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
-          const expected = validUntilCell(rules, cells);
-          flag(
-            index,
-            cells,
-            'edited',
-            `dnc_valid_until ${JSON.stringify(cells[C.validUntil] ?? '')} is not what the scrub's windows give ` +
-              `(${expected ? expected : 'empty'})`,
-          );
-          return;
-        }
-        switch (result) {
-          case 'pending':
-            flag(
-              index,
-              cells,
-              'pending',
-              `webhook result not received${cid ? ` (correlation id ${cid})` : ''}; run \`dnc listen\``,
-            );
-            return;
-          case 'not_checked':
-            flag(index, cells, 'not_checked', cells[C.error] || 'never looked up');
-            return;
-          case 'failed':
-            flag(index, cells, 'failed', `${cells[C.errorCode] || 'failed'}: ${cells[C.error] || 'the lookup failed'}`);
-            return;
-          case 'callable':
-            break;
-          default:
-            return;
-        }
-        if (o.suppressedNow?.(cells[C.e164] ?? ''))
-          return flag(
-            index,
-            cells,
-            'suppressed',
-            'on the internal do-not-call list now (added after the scrub): never dial it',
-          );
-        if (!cid)
-          return flag(index, cells, 'no_correlation_id', 'callable without a correlation id: no proof of a lookup');
-        if (!cells[C.source]) return flag(index, cells, 'no_source', 'callable without a register source');
-        if (!isHttpsUrl(cells[C.source]!))
-          return flag(
-            index,
-            cells,
-            'no_source',
-            `callable with a register source that is not an https URL: ${cells[C.source]}`,
-          );
-        const at = parseServiceTime(cells[C.checkedAt]);
-        if (!Number.isFinite(at)) return flag(index, cells, 'no_checked_at', 'callable without a checked_at time');
-        const maxAge = maxAgeFor(cells[C.country] ?? '', o, rules);
-        if (asOf - at > maxAge) {
-          const days = (n: number) => `${Math.round((n / DAY_MS) * 10) / 10} days`;
-          flag(
-            index,
-            cells,
-            'stale',
-            `checked ${cells[C.checkedAt]} (${days(asOf - at)} ago), older than ${days(maxAge)}`,
-          );
-          return;
-        }
-        // Callable only by an exemption: it must still hold.
-        const until = exemptionUntilOf(cells[C.exemption]);
-        if (until !== null && asOf > Date.parse(until))
-          flag(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
+        judge(index, cells, null);
       },
       checkHeader,
     );
@@ -446,5 +482,21 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       otherDays: rules.otherDays,
     },
     asOf: o.asOf.toISOString(),
+    callingRulesVersion: typeof manifest.calling_rules_version === 'string' ? manifest.calling_rules_version : null,
   };
+}
+
+/** Phone column k's dnc_N_* cells laid out as a row's, for the checks a row's cells get (country: the number's). */
+function numberCells(cells: readonly string[], k: number): string[] {
+  const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+  const own = new Array<string>(DNC_COLUMN_COUNT).fill('');
+  const e164 = cells[at + P.e164] ?? '';
+  own[C.e164] = e164;
+  own[C.country] = fastValidE164(e164)?.country ?? '';
+  own[C.result] = cells[at + P.result] ?? '';
+  own[C.errorCode] = cells[at + P.errorCode] ?? '';
+  own[C.correlationId] = cells[at + P.correlationId] ?? '';
+  own[C.checkedAt] = cells[at + P.checkedAt] ?? '';
+  own[C.validUntil] = cells[at + P.validUntil] ?? '';
+  return own;
 }

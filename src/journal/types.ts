@@ -22,9 +22,19 @@ export interface ResultOptions {
   country: string | null;
   delimiter: string;
   header: boolean;
+  /** The first phone column (0-based): the one column of journals from before several were read. */
   phoneIndex: number;
+  /** Every phone column, in --column order; absent in journals of one column. */
+  phoneIndexes?: number[];
+  /** The column of each row's country (--country-column), or null; absent in older journals. */
+  countryIndex?: number | null;
   webhookUrl: string | null;
   webhookAll: boolean;
+}
+
+/** The phone columns a batch reads (its journal's, older journals' one column too). */
+export function phoneColumnsOf(options: Pick<ResultOptions, 'phoneIndex' | 'phoneIndexes'>): number[] {
+  return options.phoneIndexes ?? [options.phoneIndex];
 }
 
 export interface BatchMeta {
@@ -41,7 +51,11 @@ export interface BatchMeta {
     recordDelimiter: RecordDelimiter;
     header: string[] | null;
     columnCount: number;
+    /** The first phone column's label (the one of journals from before several were read). */
     phoneLabel: string;
+    /** Every phone column's label; absent in journals of one column. */
+    phoneLabels?: string[];
+    countryLabel?: string | undefined;
     bom: boolean;
     workbook?: WorkbookLayout | undefined;
     encoding?: TextEncoding | undefined;

@@ -82,6 +82,7 @@ export interface JournalLookupRow {
 }
 
 export interface JournalPushRow {
+  correlation_id: string | null;
   body: string;
   received_at: string;
   outcome: string;
@@ -90,10 +91,14 @@ export interface JournalPushRow {
   peer: string | null;
 }
 
-/** Everything a journal holds about one correlation id (read only; journals of any age). */
+/** What a trace looks for: one lookup by its correlation id, or every lookup of one number (E.164). */
+export type LookupQuery = { correlationId: string } | { e164: string };
+
+/** Everything a journal holds about one correlation id, or one number (read only; journals of any age). */
+
 export function journalLookup(
   journalPath: string,
-  id: string,
+  query: LookupQuery,
 ): Promise<{ numbers: JournalLookupRow[]; pushes: JournalPushRow[]; meta: string | null }> {
   return readOnly(journalPath, (db) => {
     // Journals made before a column existed answer NULL for it.
@@ -106,15 +111,19 @@ export function journalLookup(
         `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits,
                 n.list_source, n.error_code, n.checked_at, n.updated_at,
                 ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
-           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.correlation_id = ?`,
+           FROM numbers n LEFT JOIN answers a ON a.number_id = n.id
+          WHERE ${'e164' in query ? 'n.e164' : 'n.correlation_id'} = ?`,
       )
-      .all(id);
-    const pushes = db
-      .prepare<[string], JournalPushRow>(
-        `SELECT body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ${opt(p, '', 'peer')} FROM ` +
-          `pushes WHERE correlation_id = ? ORDER BY id`,
-      )
-      .all(id);
+      .all('e164' in query ? query.e164 : query.correlationId);
+    // The pushes of the lookup, or of the number's lookup (a push names the correlation id it answers).
+    const ids =
+      'e164' in query ? numbers.flatMap((r) => (r.correlation_id ? [r.correlation_id] : [])) : [query.correlationId];
+    const pushesOf = db.prepare<[string], JournalPushRow>(
+      `SELECT correlation_id, body, received_at, outcome, duplicates, ${opt(p, '', 'reason')}, ` +
+        `${opt(p, '', 'peer')} FROM ` +
+        `pushes WHERE correlation_id = ? ORDER BY id`,
+    );
+    const pushes = ids.flatMap((id) => pushesOf.all(id));
     const meta = db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'batch'").get()?.value ?? null;
     return { numbers, pushes, meta };
   });

@@ -5,17 +5,23 @@ import { fastValidE164 } from './fast-e164.js';
 import { normalizePhone } from './normalize.js';
 
 export type CellNumber =
-  | { ok: true; e164: string; country: string }
+  | {
+      ok: true;
+      e164: string;
+      country: string;
+      /** Said in dnc_error: the row's country and the number's own disagree (the number is read by its own). */
+      note?: string;
+    }
   | {
       ok: false;
-      code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number';
+      code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number' | 'unknown_country';
       message: string;
       e164: string;
       country: string;
     };
 
 /** An empty phone cell (a blank line, an empty cell): nothing to look up, and said so apart from a bad number. */
-const MISSING: CellNumber = {
+export const MISSING: CellNumber = {
   ok: false,
   code: 'missing_number',
   message: 'no number in this row',
@@ -82,5 +88,24 @@ export class PhoneCache {
     const parsed = parsePhoneNumberFromString(value, options(this.defaultCountry));
     if (!parsed || !parsed.isValid()) return undefined;
     return { ok: true, e164: parsed.number, country: parsed.country ?? '' };
+  }
+}
+
+/** One PhoneCache per region a list's rows name, and one for rows that name none (the default country). */
+export class PhoneCaches {
+  private readonly byRegion = new Map<string, PhoneCache>();
+  readonly fallback: PhoneCache;
+
+  constructor(readonly defaultCountry: string | undefined) {
+    this.fallback = new PhoneCache(defaultCountry);
+  }
+
+  /** The cache that reads national numbers in `region` (the default country's when none). */
+  get(region: string | undefined): PhoneCache {
+    if (region === undefined || region === this.defaultCountry) return this.fallback;
+    let cache = this.byRegion.get(region);
+    // A list names a few regions; each keeps fewer entries than the default's, so that memory stays flat.
+    if (!cache) this.byRegion.set(region, (cache = new PhoneCache(region, 20_000)));
+    return cache;
   }
 }

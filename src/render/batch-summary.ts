@@ -54,7 +54,7 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   });
   const byCountry = renderTable(
     {
-      head: ['country', 'rows', 'callable', 'do_not_call', 'other'],
+      head: ['country', summary.phoneColumns > 1 ? 'numbers' : 'rows', 'callable', 'do_not_call', 'other'],
       rows: countries.map(([country, c]) => {
         const total = Object.values(c).reduce((x, y) => x + y, 0);
         return [country || '(unreadable)', total, c.callable, c.do_not_call, total - c.callable - c.do_not_call];

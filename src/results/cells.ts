@@ -22,7 +22,9 @@ export interface RenderSummary {
   rows: number;
   /** Rows by dnc_result. */
   byResult: Record<DncResult, number>;
-  /** Rows by country ('' when the number could not be read), then by result. */
+  /** The list's phone columns: with several, byCountry counts numbers (each phone cell holding one), not rows. */
+  phoneColumns: number;
+  /** Rows (numbers, with several phone columns) by country ('' when the number could not be read), then by result. */
   byCountry: Map<string, Record<DncResult, number>>;
   /** Rows whose register source is not an https URL (the interface promises one): shown, but flagged. */
   notHttpsSources: number;

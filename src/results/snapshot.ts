@@ -6,10 +6,14 @@ import { removeLeftoverTemps } from '../atomic-file.js';
 import { inputError } from '../errors.js';
 import { TallyBuilder } from './tally.js';
 import { CsvWriter, escapeFormulaCell, isHttpsUrl } from '../tables/csv-output.js';
-import { type BatchJournal, type BatchMeta, type NumberVerdict, UNANSWERED_SEND } from '../journal/journal.js';
-import { PhoneCache } from '../phone/phone-cache.js';
+import { type BatchJournal, type BatchMeta, UNANSWERED_SEND } from '../journal/journal.js';
+import { VerdictsAhead } from '../journal/verdicts-ahead.js';
+import { PhoneCaches } from '../phone/phone-cache.js';
+import { RowNumbers } from '../phone/row-numbers.js';
+import { phoneColumnsOf } from '../journal/types.js';
+import { refusedCells, resultColumns, rowCells, withNote } from './row-cells.js';
 import type { ScrubRows } from '../compliance/batch-compliance.js';
-import { DNC_COLUMNS, type DncResult, REVIEW_COLUMNS } from './columns.js';
+import { C, type DncResult, REVIEW_COLUMNS } from './columns.js';
 import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
 import { readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
@@ -24,8 +28,10 @@ export function layoutOf(meta: BatchMeta): TableLayout {
     recordDelimiter: meta.layout.recordDelimiter,
     header: meta.layout.header,
     columnCount: meta.layout.columnCount,
-    phoneIndex: meta.options.phoneIndex,
-    phoneLabel: meta.layout.phoneLabel,
+    phoneIndexes: phoneColumnsOf(meta.options),
+    phoneLabels: meta.layout.phoneLabels ?? [meta.layout.phoneLabel],
+    countryIndex: meta.options.countryIndex ?? null,
+    countryLabel: meta.layout.countryLabel,
     bom: meta.layout.bom,
     workbook: meta.layout.workbook,
     encoding: meta.layout.encoding,
@@ -38,8 +44,8 @@ export function layoutOf(meta: BatchMeta): TableLayout {
  * `dnc listen` calls this too, after pushes have changed the journal.
  */
 export interface RenderOptions {
-  /** The normalisation cache of a run that just read the same input (saves normalising every row twice). */
-  phones?: PhoneCache;
+  /** The normalisation caches of a run that just read the same input (saves normalising every row twice). */
+  phones?: PhoneCaches;
   /** The clock that decides which leftover temporary files are stale (tests inject it). */
   now?: () => number;
   /** Where an output named `-` goes. */
@@ -58,45 +64,6 @@ export interface EarlyGate {
 
 /** Thrown inside an early render that is dropped, or that meets what only a render at the end may write. */
 export class EarlyRenderDropped extends Error {}
-
-/**
- * Final verdicts read ahead, a window at a time, in id order: ids are given in order of first appearance, so the
- * rows ask for them nearly in that order, and one query for a window costs less than one per row (≈ a third of a
- * render's time went to those). A row whose number is not in the window (a repeat, a verdict not final when the
- * window was read) is asked for alone, as before. Read in the render's transaction, or, early, by a render that
- * is dropped if another process writes meanwhile (renderEarly): a verdict read ahead is the one a row would read.
- */
-class VerdictsAhead {
-  private window = new Map<string, NumberVerdict>();
-  /** Whether the last window was full (more may follow), or answers came since it was read. */
-  private more = true;
-
-  constructor(private readonly journal: Pick<BatchJournal, 'doneVerdictsAfter'>) {}
-
-  /**
-   * The final verdict of `e164` if it is read ahead (each is taken once: its number's first row); `after`: the highest
-   * id rendered.
-   */
-  take(e164: string, after: number): NumberVerdict | undefined {
-    if (this.window.size === 0 && this.more) this.read(after);
-    const v = this.window.get(e164);
-    if (v !== undefined) this.window.delete(e164);
-    return v;
-  }
-
-  /** More numbers may be final now: the next window is read when this one is used up. */
-  answered(): void {
-    this.more = true;
-  }
-
-  private read(after: number): void {
-    const rows = this.journal.doneVerdictsAfter(after, VERDICTS_AHEAD);
-    this.window = new Map(rows.map((r) => [r.e164, r]));
-    this.more = rows.length === VERDICTS_AHEAD;
-  }
-}
-
-const VERDICTS_AHEAD = 512;
 
 function refuseIncomplete(journal: BatchJournal, meta: BatchMeta): void {
   // The batch's list is still being read into the journal (lookups start before it is all there).
@@ -165,6 +132,7 @@ export async function renderSnapshot(
     callableOut: meta.callableOut,
     suppressedOut: meta.suppressedOut,
     rows: 0,
+    phoneColumns: layout.phoneIndexes.length,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
     notHttpsSources: 0,
@@ -175,12 +143,15 @@ export async function renderSnapshot(
     tally: null,
     compliance: null,
   };
-  const tally = new TallyBuilder();
+  const tally = new TallyBuilder(layout.phoneIndexes.length);
   // The windows the scrub recorded: each row's dnc_valid_until is computed under them.
   const scrub = options.scrubRows(journal);
   const hash = createHash('sha256');
   const country = meta.options.country ?? undefined;
-  const phones = options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCache(country);
+  const phones =
+    options.phones && options.phones.defaultCountry === country ? options.phones : new PhoneCaches(country);
+  const rowNumbers = new RowNumbers(phones, layout.phoneIndexes, layout.countryIndex ?? null);
+  const several = layout.phoneIndexes.length > 1;
   try {
     const lane = async (target: string, header: readonly string[] | null, extra: readonly string[]) => {
       if (early() && outputFormatOf(target, target === meta.outputPath ? meta.outputFormat : undefined) !== 'csv') {
@@ -201,7 +172,7 @@ export async function renderSnapshot(
       if (header) await l.header([...header, ...extra]);
       return l;
     };
-    const main = await lane(meta.outputPath, layout.header, DNC_COLUMNS);
+    const main = await lane(meta.outputPath, layout.header, resultColumns(layout.phoneIndexes.length));
     const callable = meta.callableOut ? await lane(meta.callableOut, layout.header, []) : null;
     const suppressed = meta.suppressedOut ? await lane(meta.suppressedOut, layout.header, []) : null;
     const review = meta.reviewOut ? await lane(meta.reviewOut, layout.header, REVIEW_COLUMNS) : null;
@@ -233,24 +204,16 @@ export async function renderSnapshot(
       for (let r = 0; r < batch.length; r++) {
         const input = batch[r]!;
         const typed = typedRows?.[r];
-        const cell = phones.normalise(input[layout.phoneIndex] ?? '');
-        let cells: string[];
-        if (!cell.ok) {
-          cells = [
-            '',
-            cell.country,
-            'invalid',
-            '',
-            '',
-            '',
-            '',
-            cell.code,
-            cell.code === 'missing_number' ? `no number in ${layout.phoneLabel}` : cell.message,
-            '0',
-            '',
-            '',
-          ];
-        } else {
+        const numbers = rowNumbers.read(input);
+        const per: string[][] = [];
+        const firstSeen: boolean[] = [];
+        for (let k = 0; k < numbers.length; k++) {
+          const cell = numbers[k]!;
+          if (!cell.ok) {
+            per.push(refusedCells(cell, layout.phoneLabels[k]!));
+            firstSeen.push(false);
+            continue;
+          }
           // Early, a row waits until its number's verdict is final (its number may not even be read yet).
           let current = ahead.take(cell.e164, highestId) ?? journal.verdict(cell.e164);
           while (!final && current?.state !== 'done') {
@@ -261,29 +224,54 @@ export async function renderSnapshot(
           const verdict = current; // (a const: TypeScript narrows it through firstRow below)
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          cells = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
-          if (firstRow && cells[2] === 'callable') dialNumbers += `${cell.e164}\n`;
-          if (cells[4] && !isHttpsUrl(cells[4]) && !cells[4].startsWith('internal:')) summary.notHttpsSources++;
+          const own = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
+          if (firstRow && own[C.result] === 'callable') dialNumbers += `${cell.e164}\n`;
+          if (own[C.source] && !isHttpsUrl(own[C.source]) && !own[C.source].startsWith('internal:'))
+            summary.notHttpsSources++;
+          per.push(several ? own : withNote(own, cell));
+          firstSeen.push(firstRow);
         }
-        const result = cells[2] as DncResult;
-        if (cells[7] === 'webhook_required') summary.webhookRequired++;
+        const cells = several ? rowCells(per, numbers, firstSeen, layout.phoneLabels) : per[0]!;
+        const result = cells[C.result] as DncResult;
+        if (cells[C.errorCode] === 'webhook_required') summary.webhookRequired++;
         else if (
           result === 'not_checked' ||
-          (result === 'failed' && UNCHARGED_FAILURES.has(cells[7]!) && cells[9] === '0')
+          (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && cells[C.credits] === '0')
         )
           summary.retryable++;
-        else if (result === 'failed' && cells[7] === UNANSWERED_SEND) summary.unanswered++;
+        else if (result === 'failed' && cells[C.errorCode] === UNANSWERED_SEND) summary.unanswered++;
         summary.rows++;
         summary.byResult[result]++;
-        let perCountry = summary.byCountry.get(cells[1]!);
-        if (!perCountry) summary.byCountry.set(cells[1]!, (perCountry = emptyResultCounts()));
-        perCountry[result]++;
+        // By country: each row's with one phone column, each number's with several (an empty cell is no number).
+        for (const own of several ? per.filter((n) => n[C.errorCode] !== 'missing_number') : [cells]) {
+          let perCountry = summary.byCountry.get(own[C.country]!);
+          if (!perCountry) summary.byCountry.set(own[C.country]!, (perCountry = emptyResultCounts()));
+          perCountry[own[C.result] as DncResult]++;
+        }
         tally.add(cells);
         scrub.count(cells);
         main.row(input, typed, cells, result);
-        if (result === 'callable') callable?.row(input, typed, []);
-        else if (result === 'do_not_call') suppressed?.row(input, typed, []);
-        else if (result !== 'pending') review?.row(input, typed, [cells[0]!, result, cells[7]!, cells[8]!], result);
+        if (!several) {
+          if (result === 'callable') callable?.row(input, typed, []);
+          else if (result === 'do_not_call') suppressed?.row(input, typed, []);
+          else if (result !== 'pending') review?.row(input, typed, [cells[0]!, result, cells[7]!, cells[8]!], result);
+          continue;
+        }
+        // A dialler's list never shows a number that was not found callable: the row's other phone cells are emptied.
+        if (callable && per.some((n) => n[C.result] === 'callable')) {
+          const fields = [...input];
+          const kept = typed ? [...typed] : undefined;
+          per.forEach((n, k) => {
+            if (n[C.result] === 'callable') return;
+            const at = layout.phoneIndexes[k]!;
+            fields[at] = '';
+            if (kept) kept[at] = { value: null };
+          });
+          callable.row(fields, kept, []);
+        }
+        if (per.some((n) => n[C.result] === 'do_not_call')) suppressed?.row(input, typed, []);
+        const needs = per.find((n, k) => needsReview(n, per, k));
+        if (needs) review?.row(input, typed, [needs[C.e164]!, needs[C.result]!, needs[C.errorCode]!, needs[C.error]!]);
       }
       for (const l of lanes) await l.flush();
       if (dial && dialNumbers) await dial.write(dialNumbers);
@@ -316,4 +304,15 @@ export async function renderSnapshot(
   summary.tally = tally.done();
   summary.compliance = scrub.manifestFields();
   return summary;
+}
+
+/**
+ * Whether a number of a row of several sends the row to --review-out: a result a person must act on (unreadable,
+ * not covered, not checked, failed); an empty cell only when the row has no number at all.
+ */
+function needsReview(n: readonly string[], row: readonly string[][], k: number): boolean {
+  const result = n[C.result];
+  if (result === 'callable' || result === 'do_not_call' || result === 'pending') return false;
+  if (n[C.errorCode] !== 'missing_number') return true;
+  return k === 0 && row.every((m) => m[C.errorCode] === 'missing_number');
 }

@@ -1,7 +1,9 @@
 // The tally of a batch's output: its rows and distinct numbers by result and country, the credits, the register
 // sources, the oldest and newest verdict. Written into the manifest when rendered, recomputed by verify.
 import { parseServiceTime } from '../time.js';
-import { C, DNC_RESULTS } from './columns.js';
+import { fastValidE164 } from '../phone/fast-e164.js';
+import { C, DNC_COLUMN_COUNT, DNC_RESULTS } from './columns.js';
+import { P, PHONE_CELLS } from './row-cells.js';
 
 type Counts = Record<string, number>;
 
@@ -37,6 +39,9 @@ export class TallyBuilder {
   private oldestMs = Infinity;
   private newestMs = -Infinity;
 
+  /** `phones`: the output's phone columns (with several, each number is counted from its dnc_N_* cells). */
+  constructor(private readonly phones = 1) {}
+
   add(cells: readonly string[]): void {
     const result = cells[C.result] ?? '';
     const country = cells[C.country] ?? '';
@@ -52,6 +57,10 @@ export class TallyBuilder {
       if (ms < this.oldestMs) [this.oldestMs, t.checked_at.oldest] = [ms, at];
       if (ms > this.newestMs) [this.newestMs, t.checked_at.newest] = [ms, at];
     }
+    if (this.phones > 1) {
+      this.addNumbers(cells);
+      return;
+    }
     const e164 = cells[C.e164] ?? '';
     if (e164 === '' || this.seen.has(e164)) return;
     this.seen.add(e164);
@@ -59,6 +68,26 @@ export class TallyBuilder {
     bump(t.numbers.by_result, result);
     bump((t.numbers.by_country[country] ??= zeroResults()), result);
     t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
+  }
+
+  /**
+   * The numbers of a row of several: each distinct number by its own result and its own country (read from the
+   * number, the same way wherever it is counted); the row's dnc_credits already holds the credits of the numbers
+   * first seen in it.
+   */
+  private addNumbers(cells: readonly string[]): void {
+    const t = this.t;
+    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
+    for (let k = 0; k < this.phones; k++) {
+      const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+      const e164 = cells[at + P.e164] ?? '';
+      if (e164 === '' || this.seen.has(e164)) continue;
+      this.seen.add(e164);
+      const result = cells[at + P.result] ?? '';
+      t.numbers.distinct++;
+      bump(t.numbers.by_result, result);
+      bump((t.numbers.by_country[fastValidE164(e164)?.country ?? ''] ??= zeroResults()), result);
+    }
   }
 
   done(): OutputTally {

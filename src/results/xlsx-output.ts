@@ -3,7 +3,9 @@
 import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
 import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
-import { DNC_RESULTS } from './columns.js';
+import { fastValidE164 } from '../phone/fast-e164.js';
+import { DNC_COLUMN_COUNT, DNC_RESULTS } from './columns.js';
+import { P, PHONE_CELLS } from './row-cells.js';
 
 /** What the Summary sheet says about where the results came from. */
 export interface SummaryContext {
@@ -21,6 +23,8 @@ export interface WorkbookOptions {
   summary: SummaryContext | null;
   /** The scrub's validity windows in days, by country and for the rest (as the manifest records them). */
   maxAgeDays: { byCountry: Readonly<Record<string, number>>; other: number };
+  /** The list's phone columns: with several, the countries are counted by number (each its own). */
+  phones?: number;
 }
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
@@ -37,13 +41,24 @@ class SummaryTally {
   /** The earliest dnc_valid_until of a callable row: the rows' own values, so the sheet cannot say otherwise. */
   validUntil: number | null = null;
 
+  constructor(private readonly phones = 1) {}
+
   add(cells: readonly string[]): void {
     const [, country = '', result = '', , , checkedAt = '', , , , credits = '0', , validUntil = ''] = cells;
     this.rows++;
     this.byResult.set(result, (this.byResult.get(result) ?? 0) + 1);
-    let c = this.byCountry.get(country);
-    if (!c) this.byCountry.set(country, (c = new Map()));
-    c.set(result, (c.get(result) ?? 0) + 1);
+    const count = (own: string, outcome: string) => {
+      let c = this.byCountry.get(own);
+      if (!c) this.byCountry.set(own, (c = new Map()));
+      c.set(outcome, (c.get(outcome) ?? 0) + 1);
+    };
+    if (this.phones === 1) count(country, result);
+    // Each phone cell that holds a number, by its own country and result (an empty cell is no number).
+    for (let k = 0; this.phones > 1 && k < this.phones; k++) {
+      const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+      if (cells[at + P.errorCode] === 'missing_number') continue;
+      count(fastValidE164(cells[at + P.e164] ?? '')?.country ?? '', cells[at + P.result] ?? '');
+    }
     this.credits += Number.parseInt(credits, 10) || 0;
     const at = parseServiceTime(checkedAt);
     if (!Number.isFinite(at)) return;
@@ -66,7 +81,7 @@ export class WorkbookLane {
     private readonly options: WorkbookOptions,
   ) {
     this.book = new WorkbookWriter(sink);
-    this.tally = new SummaryTally();
+    this.tally = new SummaryTally(options.phones);
   }
 
   private async results(filterWidth: number | null): Promise<SheetWriter> {
@@ -160,12 +175,12 @@ export class WorkbookLane {
     add(['result', 'rows'], true);
     for (const r of DNC_RESULTS) add([r, t.byResult.get(r) ?? 0]);
     add([]);
-    add(['country', ...DNC_RESULTS, 'total'], true);
+    add([(this.options.phones ?? 1) > 1 ? 'country (numbers)' : 'country', ...DNC_RESULTS, 'total'], true);
     const countries = [...t.byCountry.keys()].sort((a, b) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b)));
     for (const c of countries) {
       const m = t.byCountry.get(c)!;
       add([
-        c === '' ? '(no number)' : c,
+        c === '' ? '(unreadable)' : c,
         ...DNC_RESULTS.map((r) => m.get(r) ?? 0),
         [...m.values()].reduce((a, b) => a + b, 0),
       ]);

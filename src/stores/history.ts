@@ -164,6 +164,13 @@ export class CheckHistory implements History {
       .map(checkFromRow);
   }
 
+  async findNumber(e164: string): Promise<CheckRecord[]> {
+    return this.db
+      .prepare<[string], Row>('SELECT * FROM checks WHERE phone_number = ? ORDER BY id')
+      .all(e164)
+      .map(checkFromRow);
+  }
+
   /** Checks sent to `service` with requested_at in [start, end). */
   async between(service: string, start: string, end: string): Promise<CheckRecord[]> {
     return this.db

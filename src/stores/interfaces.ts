@@ -155,6 +155,8 @@ export interface History {
   /** Records a check and forgets what falls outside the kept window. */
   record(r: CheckRecord, now: Date): Promise<void>;
   find(correlationId: string): Promise<CheckRecord[]>;
+  /** Every check of a number (E.164), oldest first. */
+  findNumber(e164: string): Promise<CheckRecord[]>;
   /** Checks sent to `service` with requested_at in [start, end). */
   between(service: string, start: string, end: string): Promise<CheckRecord[]>;
   /** Whether any check was ever recorded (scrub records aside). */

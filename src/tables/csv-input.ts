@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { DncError, inputError } from '../errors.js';
 import { describeRecordAt } from './record-location.js';
 import { isUtf16, streamDecoder, utf16FromBom, type TextEncoding } from './encoding.js';
-import { choosePhoneColumn } from './columns.js';
+import { chooseColumns } from './columns.js';
 import {
   byteFaults,
   decodeStrict,
@@ -20,22 +20,18 @@ import {
 } from './decode.js';
 import { delimiterName, detectDelimiter, headerEnd, parseDelimiterOption } from './delimiter.js';
 import type { RecordDelimiter } from './csv-output.js';
-import type { TableLayout, ReadRowsOptions, RecordLocation } from './layout.js';
+import type { ColumnOptions, TableLayout, ReadRowsOptions, RecordLocation } from './layout.js';
 
 /** A record longer than this is refused: nobody's call list has one, and memory stays bounded. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
-export interface CsvOptions {
+export interface CsvOptions extends ColumnOptions {
   /** Forced delimiter (--delimiter); detected from the header line when absent. */
   delimiter?: string | undefined;
-  /** --column NAME|INDEX (INDEX is 1-based). */
-  column?: string | undefined;
   /** false with --no-header: every line is a data row. */
   header: boolean;
   /** --encoding; UTF-8 unless given, or a UTF-16 byte-order mark says otherwise. */
   encoding?: TextEncoding | undefined;
-  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
-  loneColumnIsPhone?: boolean | undefined;
 }
 
 function describeFile(path: string): string {
@@ -201,15 +197,14 @@ async function layoutFromHeaderLine(
     throw csvError(err, path, undefined, { line: 1, record: 1 });
   }
   const header = options.header ? first : null;
-  const { index, label } = choosePhoneColumn(header, first.length, options.column, path, options.loneColumnIsPhone);
+  const columns = chooseColumns(header, first.length, options, path);
   return {
     path,
     delimiter,
     recordDelimiter,
     header,
     columnCount: first.length,
-    phoneIndex: index,
-    phoneLabel: label,
+    ...columns,
     bom,
     ...(encoding ? { encoding } : {}),
   };

@@ -1,12 +1,11 @@
 // A call list, CSV or workbook, opened and read in one place: the layout, its rows in batches, where a row starts.
 import { usageError } from '../errors.js';
 import { csvRecordLines, openCsvLayout, readCsvRows } from './csv-input.js';
-import type { ReadRowsOptions, RecordLocation, TableLayout } from './layout.js';
+import type { ColumnOptions, ReadRowsOptions, RecordLocation, TableLayout } from './layout.js';
 import type { TextEncoding } from './encoding.js';
 
-export interface InputOptions {
+export interface InputOptions extends ColumnOptions {
   delimiter?: string | undefined;
-  column?: string | undefined;
   header: boolean;
   /** --sheet, for a workbook. */
   sheet?: string | undefined;
@@ -14,8 +13,6 @@ export interface InputOptions {
   skipRows?: number | undefined;
   /** --encoding, for a CSV file. */
   encoding?: TextEncoding | undefined;
-  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
-  loneColumnIsPhone?: boolean | undefined;
 }
 
 export async function openInputLayout(path: string, options: InputOptions): Promise<TableLayout> {

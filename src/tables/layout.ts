@@ -12,15 +12,34 @@ export interface TableLayout {
   /** The header's fields, or null with --no-header. */
   header: string[] | null;
   columnCount: number;
-  /** 0-based index of the phone column. */
-  phoneIndex: number;
-  /** How to name the phone column in messages: `phone` or `column 3`. */
-  phoneLabel: string;
+  /** 0-based indexes of the phone columns, in the order given (the N of the dnc_N_* columns). */
+  phoneIndexes: number[];
+  /** How to name each phone column in messages: `phone` or `column 3`. */
+  phoneLabels: string[];
+  /** The phone columns were found by their names (no --column). */
+  phonesDetected?: boolean | undefined;
+  /** 0-based index of the column holding each row's country (--country-column), or null. */
+  countryIndex?: number | null | undefined;
+  countryLabel?: string | undefined;
+  /** The country column was found by its name (no --country-column). */
+  countryDetected?: boolean | undefined;
   bom: boolean;
   /** The text encoding when it is not UTF-8 (src/batch/encoding.ts). */
   encoding?: TextEncoding | undefined;
   /** Set when the list is a sheet of an .xlsx workbook (src/batch/xlsx-input.ts reads it). */
   workbook?: WorkbookLayout | undefined;
+}
+
+/** Which columns to read numbers and countries from (src/tables/columns.ts chooses them). */
+export interface ColumnOptions {
+  /** --column, each value a name or a 1-based index, or a list of them split at commas. */
+  columns?: readonly string[] | undefined;
+  /** --country-column NAME|INDEX. */
+  countryColumn?: string | undefined;
+  /** Without --country-column, take one column named as countries are (a new batch; a resumed one keeps its own). */
+  detectCountryColumn?: boolean | undefined;
+  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
+  loneColumnIsPhone?: boolean | undefined;
 }
 
 export interface ReadRowsOptions {

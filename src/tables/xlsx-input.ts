@@ -20,21 +20,18 @@ import {
   type XmlHandler,
 } from './xlsx-xml.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
-import { choosePhoneColumn } from './columns.js';
-import type { TableLayout, ReadRowsOptions } from './layout.js';
+import { chooseColumns } from './columns.js';
+import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
 export type WorkbookBatch = string[][] & { typed?: TypedCell[][]; rowNumbers?: number[] };
 
-export interface XlsxOptions {
+export interface XlsxOptions extends ColumnOptions {
   /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
   sheet?: string | undefined;
-  column?: string | undefined;
   header: boolean;
   /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
   skipRows?: number | undefined;
-  /** A header of one column is the phone column, whatever its name (a list of numbers to import). */
-  loneColumnIsPhone?: boolean | undefined;
 }
 
 /** Whether a path names a workbook dnc reads or writes (by its extension). */
@@ -400,9 +397,9 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
     });
   }
   const header = options.header ? Array.from({ length: width }, (_, i) => cellText(first.cells[i])) : null;
-  let chosen: ReturnType<typeof choosePhoneColumn>;
+  let chosen: ReturnType<typeof chooseColumns>;
   try {
-    chosen = choosePhoneColumn(header, width, options.column, where, options.loneColumnIsPhone);
+    chosen = chooseColumns(header, width, options, where);
   } catch (err) {
     const title = header && titleOf(header);
     if (!title || (err as DncError).code !== 'E_COLUMN_NOT_FOUND') throw err;
@@ -411,7 +408,6 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
       hint: `${titleAdvice(first.number, title)}; ${(err as DncError).hint ?? ''}`,
     });
   }
-  const { index, label } = chosen;
   return {
     path,
     delimiter: ',',
@@ -419,8 +415,7 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
     recordDelimiter: '\r\n',
     header,
     columnCount: width,
-    phoneIndex: index,
-    phoneLabel: label,
+    ...chosen,
     bom: true,
     workbook: { sheet, position, headerRow: options.header ? first.number : 0, ...(firstRow > 1 ? { firstRow } : {}) },
   };

@@ -126,12 +126,24 @@ describe('files that are not dnc’s are never written over or deleted', () => {
 });
 
 describe('which column is scrubbed is never a guess', () => {
-  it('"Mobile Phone" beside "Home Phone" is ambiguous (exit 2), as phone beside mobile is', async () => {
+  it('"Mobile Phone" beside "Home Phone": both are scrubbed, and the batch says so (no number left unchecked)', async () => {
     const d = folder();
     writeFileSync(path.join(d, 't.csv'), 'id,Mobile Phone,Home Phone\n1,+12025550100,+12025550101\n');
+    sb.reset();
+    const r = await runDnc(['batch', 't.csv', '-o', 'o.csv'], { cwd: d, env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('phone columns: Mobile Phone, Home Phone');
+    expect(lookedUp(sb).sort()).toEqual(['+12025550100', '+12025550101']);
+  });
+
+  it('"Phone" beside "Phone (home)": which to scrub is not sure, exit 2 listing both', async () => {
+    const d = folder();
+    writeFileSync(path.join(d, 't.csv'), 'id,Phone,Phone (home)\n1,+12025550100,+12025550101\n');
+    sb.reset();
     const r = await runDnc(['batch', 't.csv', '-o', 'o.csv'], { cwd: d, env });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('Mobile Phone, Home Phone');
+    expect(r.stderr).toContain('Phone, Phone (home)');
+    expect(lookedUp(sb)).toEqual([]);
   });
 
   it('--column 3 where column 1 is named "3": the name and the index disagree, exit 2', async () => {

@@ -54,7 +54,7 @@ function same(ours: CellValue, kind: string, theirs: string | number | boolean):
 
 /** The text dnc shows for the first worksheet: every non-empty row, trailing empty cells left out. */
 async function shownRows(file: string): Promise<string[][]> {
-  const layout = await openXlsxLayout(file, { header: false, column: '1' });
+  const layout = await openXlsxLayout(file, { header: false, columns: ['1'] });
   const rows: string[][] = [];
   for await (const batch of readXlsxRows(layout)) rows.push(...batch.map(trimmed));
   return rows;
@@ -146,7 +146,7 @@ describe('the real-world corpus (fixtures/corpus)', () => {
     for (const name of names.filter((n) => n !== 'location_coordinates')) {
       it(`${name}.csv reads as its json/${name}.json says`, async () => {
         const file = path.join(dir, 'csvs', `${name}.csv`);
-        const layout = await openCsvLayout(file, { header: true, column: '1' });
+        const layout = await openCsvLayout(file, { header: true, columns: ['1'] });
         const records: Array<Record<string, string>> = [];
         for await (const batch of readRows(layout)) for (const row of batch) records.push(Object.fromEntries(layout.header!.map((h, i) => [h, row[i]!])));
         expect(records).toEqual(JSON.parse(readFileSync(path.join(dir, 'json', `${name}.json`), 'utf8')));
@@ -157,7 +157,7 @@ describe('the real-world corpus (fixtures/corpus)', () => {
       const file = path.join(dir, 'csvs', 'location_coordinates.csv');
       // Python's csv module keeps the quote as text.
       expect(readCsvIndependently(file)[1]![1]).toBe('37\uFFFD36\'37.8"N 121\uFFFD2\'17.9"W');
-      const layout = await openCsvLayout(file, { header: true, column: '1' });
+      const layout = await openCsvLayout(file, { header: true, columns: ['1'] });
       const failure = await (async () => {
         for await (const _ of readRows(layout));
       })().then(

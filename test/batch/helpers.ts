@@ -1,4 +1,7 @@
 // Helpers for batch tests: a scratch folder, a sandbox, parsed CSV, file hashes.
+import { PassThrough } from 'node:stream';
+import type { BatchRunDeps } from '../../src/batch/job.js';
+import type { Context } from '../../src/context.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -78,4 +81,33 @@ export function sandboxForFile(): { dir: string; readonly sb: Sandbox; readonly 
 /** XDG state, cache and config folders inside a test's scratch folder: nothing is written to the user's home. */
 export function scratchFolders(dir: string): Record<string, string> {
   return { XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config') };
+}
+
+/**
+ * What a test gives the batch use case when it runs it as a command would: the folders, a context's service
+ * configuration and client, no terminal, this process as the lock's holder. `overrides` replaces any of it.
+ */
+export function batchDeps(
+  dir: string,
+  env: Record<string, string>,
+  ctx: Pick<Context, 'serviceConfig' | 'createClient' | 'stores'>,
+  overrides: Partial<BatchRunDeps> & Pick<BatchRunDeps, 'interrupts' | 'onEvent'>,
+): BatchRunDeps {
+  return {
+    cwd: dir,
+    env,
+    homedir: dir,
+    now: () => new Date(),
+    flags: {},
+    serviceConfig: () => ctx.serviceConfig(),
+    createClient: (o) => ctx.createClient(o),
+    stores: () => ctx.stores(),
+    stdin: new PassThrough(),
+    stdinIsTTY: false,
+    stdout: new PassThrough(),
+    lockDeps: { pid: process.pid, isAlive: () => false },
+    isStandardOutput: () => false,
+    isStandardInput: () => false,
+    ...overrides,
+  };
 }

@@ -29,7 +29,11 @@ beforeEach(() => {
 
 const OPTIONS: CheckOptions = { validate: true, allowInsecureWebhookUrl: false };
 
-async function check(numbers: string[], options: Partial<CheckOptions> = {}) {
+async function check(
+  numbers: string[],
+  options: Partial<CheckOptions> = {},
+  clock: { now?: () => Date; tzdataVersion?: string } = {},
+) {
   const interrupts = testInterrupts();
   const ctx = createContext({ io: createTestIO(), env, cwd: tmp.dir, homedir: tmp.dir, interrupts }, {});
   const events: CheckEvent[] = [];
@@ -39,7 +43,8 @@ async function check(numbers: string[], options: Partial<CheckOptions> = {}) {
       env,
       homedir: tmp.dir,
       cwd: tmp.dir,
-      now: () => new Date(),
+      now: clock.now ?? (() => new Date()),
+      tzdataVersion: clock.tzdataVersion ?? 'test',
       interrupts,
       serviceConfig: () => ctx.serviceConfig(),
       createClient: (o) => ctx.createClient(o),
@@ -93,5 +98,26 @@ describe('runCheck', () => {
   it('refuses the whole list before sending anything when one number cannot be valid', async () => {
     await expect(check(['+12025550100', '+1202555'])).rejects.toMatchObject({ code: 'E_INVALID_NUMBER' });
     expect(lookedUp()).toEqual([]);
+  });
+
+  it("carries each number's calling window at the injected clock, naming the injected tz database", async () => {
+    // Wednesday 1 July 2026, 11:00 in Washington DC; the internal list's number gets its window too.
+    const at = new Date('2026-07-01T15:00:00Z');
+    const { events } = await check(['+12025550102', '+12025550100'], {}, { now: () => at, tzdataVersion: '2099z' });
+    const windows = events.flatMap((e) => ('calling' in e ? [[e.type, e.calling] as const] : []));
+    expect(windows.map(([type]) => type)).toEqual(['suppressed', 'answered']);
+    for (const [, w] of windows) {
+      expect(w).toMatchObject({
+        time_zones: ['America/New_York'],
+        may_call_now: true,
+        next_window_start: '2026-07-01T12:00:00Z',
+        next_window_end: '2026-07-02T01:00:00Z',
+      });
+      expect(w.rules_version).toContain(' tzdata/2099z ');
+    }
+    // --at wins over the clock: 22:00 in Washington is outside the window.
+    const late = await check(['+12025550100'], { at: new Date('2026-07-02T02:00:00Z') }, { now: () => at });
+    const answered = late.events.find((e) => e.type === 'answered');
+    expect(answered?.type === 'answered' && answered.calling.may_call_now).toBe(false);
   });
 });

@@ -228,8 +228,14 @@ describe('failures answered by the service', () => {
       const r = await runDnc(['--json', 'check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: KEY } });
       outputs.push(r.stdout, r.stderr);
       expect(r.code).toBe(6);
-      // --json speaks on every exit: the number, and why it has no verdict.
-      expect(JSON.parse(r.stdout)).toEqual({ phone_number: '+12025550100', http_status: 502, credit_cost: null, dnc_error: expect.objectContaining({ code: 'E_BAD_RESPONSE', exit_status: 6 }) });
+      // --json speaks on every exit: the number, why it has no verdict, and its calling window all the same.
+      expect(JSON.parse(r.stdout)).toEqual({
+        phone_number: '+12025550100',
+        http_status: 502,
+        credit_cost: null,
+        dnc_error: expect.objectContaining({ code: 'E_BAD_RESPONSE', exit_status: 6 }),
+        calling: expect.objectContaining({ time_zones: ['America/New_York'], state: 'DC' }),
+      });
       expect(r.stderr).toContain('HTTP 502');
       expect(r.stderr).toContain('502 Bad Gateway');
       expect(stub.requests).toHaveLength(1);

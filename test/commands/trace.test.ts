@@ -77,13 +77,40 @@ describe('dnc trace', () => {
     expect((await dnc(['trace', '00000000-0000-4000-8000-000000000000'], w.env)).code).toBe(3);
   });
 
+  it('a phone number: every lookup of it this machine recorded, batches and checks, national with --country', async () => {
+    w = await world();
+    const input = w.file('calls.csv', [...US_LIST, 'f,not a number']);
+    const output = path.join(w.dir, 'calls.results.csv');
+    expect((await dnc(['batch', input, '-o', output], w.env)).code).toBe(0);
+    expect((await dnc(['check', '+12025550101'], w.env)).code).toBe(0);
+    const t = await dnc(['--json', 'trace', '+1 202 555 0101'], w.env);
+    expect(t.code, t.stderr).toBe(0);
+    const out = json(t.stdout);
+    expect(out.phone_number).toBe('+12025550101');
+    const lookups = w.sb.lookups().filter((l) => l.phoneNumber === '+12025550101');
+    expect(lookups).toHaveLength(2);
+    expect(out.found.map((f: Record<string, unknown>) => [f.source, f.correlation_id]).sort()).toEqual(
+      [
+        ['batch', lookups[0]!.correlationId],
+        ['check', lookups[1]!.correlationId],
+      ].sort(),
+    );
+    const national = await dnc(['trace', '(202) 555-0101', '--country', 'US'], w.env);
+    expect(national.code, national.stderr).toBe(0);
+    expect(national.stdout).toContain(`correlation id ${lookups[0]!.correlationId}`);
+    // A number this machine never looked up: exit 3, said as a number.
+    const none = await dnc(['trace', '+12025550188'], w.env);
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain('no record of the number +12025550188');
+  });
+
   it('an argument that is not a correlation id is a usage error (exit 2), not a search that finds nothing', async () => {
     w = await world();
     for (const bad of ['not-a-uuid', '12345', `${'0'.repeat(8)}-0000-4000-8000-00000000000`, "x'; DROP TABLE numbers; --"]) {
       const r = await dnc(['trace', bad], w.env);
       expect(r.code, bad).toBe(2);
       expect(r.stderr).toContain('[E_USAGE]');
-      expect(r.stderr).toContain('is not a correlation id');
+      expect(r.stderr).toContain('is neither a correlation id');
     }
   });
 });

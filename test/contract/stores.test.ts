@@ -262,6 +262,8 @@ for (const [name, open, available] of BACKENDS) {
       await h.record(rec('a', '2026-11-19T00:00:00.000Z'), now);
       await h.record(rec('b', '2026-11-20T00:00:00.000Z'), now);
       expect(await h.find('a')).toEqual([rec('a', '2026-11-19T00:00:00.000Z')]);
+      expect((await h.findNumber('+12025550100')).map((r) => r.correlationId)).toEqual(['a', 'b']);
+      expect(await h.findNumber('+12025550199')).toEqual([]);
       expect((await h.between('https://svc.example', '2026-11-19T12:00:00.000Z', '2026-11-21T00:00:00.000Z')).map((r) => r.correlationId)).toEqual(['b']);
       const scrub = (output: string) => ({
         finishedAt: '2026-11-20T10:00:00.000Z', operator: 'alice@laptop', seller: 'ACME', san: null, campaign: 'winter',

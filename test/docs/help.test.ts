@@ -91,7 +91,7 @@ describe('help topics come from the tables the code uses', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
       "dnc: error [E_USAGE]: no command or help topic 'exit-code' (did you mean exit-codes?)\n" +
-        '  hint: commands: check, batch, usage, listen, sandbox, verify, trace, suppress, exempt, status, report, store, completion, help; topics: exit-codes, environment, results, formats\n',
+        '  hint: commands: check, batch, usage, listen, sandbox, verify, window, trace, suppress, exempt, status, report, store, completion, help; topics: exit-codes, environment, results, formats\n',
     );
   });
 });
@@ -182,6 +182,8 @@ describe('the examples in every command\'s help run', () => {
     batch: [0, 5, 7, 8],
     usage: [0],
     verify: [0, 3],
+    // A list is written (0), or the file is refused as not fit to dial (3).
+    window: [0, 3],
     trace: [0, 3],
     completion: [0],
     sandbox: [0],

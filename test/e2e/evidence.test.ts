@@ -46,6 +46,6 @@ describe('dnc verify and trace (spawned)', () => {
     const h = await spawnDnc(['--help']);
     expect(h.code).toBe(0);
     expect(h.stdout).toMatch(/verify \[options\] <output>/);
-    expect(h.stdout).toMatch(/trace \[options\] <correlation-id>/);
+    expect(h.stdout).toMatch(/trace \[options\] <correlation-id\|number>/);
   });
 });

@@ -336,7 +336,7 @@ describe('connection failures', () => {
   });
 
   it('times out each lookup on its own deadline: stalled before the headers or in the body, beside ones answered at once', async () => {
-    // The deadlines share one timer (src/service/client.ts): those answered must not cut short, or stretch, the others.
+    // Every lookup has a deadline of its own: those answered must not cut short, or stretch, the others.
     const { default: http } = await import('node:http');
     const server = http.createServer((req, res) => {
       const n = new URL(req.url ?? '/', 'http://x').searchParams.get('phone_number');

@@ -39,6 +39,15 @@ export class PgHistory implements History {
     return rows.map(fromRow);
   }
 
+  async findNumber(e164: string): Promise<CheckRecord[]> {
+    const rows = await this.pool.query<Row>(
+      'reading the check history',
+      `SELECT * FROM ${SCHEMA}.checks WHERE phone_number = $1 ORDER BY id`,
+      [e164],
+    );
+    return rows.map(fromRow);
+  }
+
   async between(service: string, start: string, end: string): Promise<CheckRecord[]> {
     const rows = await this.pool.query<Row>(
       'reading the check history',

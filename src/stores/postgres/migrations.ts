@@ -80,6 +80,7 @@ CREATE TABLE ${SCHEMA}.checks (
 );
 CREATE INDEX checks_correlation ON ${SCHEMA}.checks (correlation_id);
 CREATE INDEX checks_by_time ON ${SCHEMA}.checks (service, requested_at);
+CREATE INDEX checks_by_number ON ${SCHEMA}.checks (phone_number);
 CREATE TABLE ${SCHEMA}.scrubs (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, finished_at text NOT NULL, operator text NOT NULL,
   seller text, san text, campaign text, output text NOT NULL, host text NOT NULL, rows bigint NOT NULL,

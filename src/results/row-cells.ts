@@ -1,0 +1,110 @@
+// The dnc_* cells of a row with several phone columns: the contract's columns describe the row (its first callable
+// number, or what keeps it from being called), and each phone column N adds its own dnc_N_* cells.
+import type { CellNumber } from '../phone/phone-cache.js';
+import { C, DNC_COLUMNS, type DncResult } from './columns.js';
+
+/** The cells each phone column N adds (N is its 1-based place in --column). */
+export function phoneColumnNames(n: number): string[] {
+  return [
+    `dnc_${n}_e164`,
+    `dnc_${n}_result`,
+    `dnc_${n}_error_code`,
+    `dnc_${n}_correlation_id`,
+    `dnc_${n}_checked_at`,
+    `dnc_${n}_valid_until`,
+  ];
+}
+
+/** Positions of a phone column's cells among its six, and how many there are. */
+export const P = { e164: 0, result: 1, errorCode: 2, correlationId: 3, checkedAt: 4, validUntil: 5 } as const;
+export const PHONE_CELLS = 6;
+
+/** The dnc_* columns of an output of `phones` phone columns (one: the contract's columns alone). */
+export function resultColumns(phones: number): string[] {
+  const columns: string[] = [...DNC_COLUMNS];
+  if (phones > 1) for (let n = 1; n <= phones; n++) columns.push(...phoneColumnNames(n));
+  return columns;
+}
+
+/**
+ * From the row's view, the results that keep it from being called, the most telling first: a number on a list is
+ * what a caller must know of; then a lookup that failed or waits, one never made, a country not covered, and last a
+ * number that cannot be valid. An empty phone cell (missing_number) tells least of all.
+ */
+const ROW_ORDER: readonly DncResult[] = [
+  'do_not_call',
+  'failed',
+  'pending',
+  'not_checked',
+  'unsupported_country',
+  'invalid',
+];
+
+function rank(cells: readonly string[]): number {
+  if (cells[C.errorCode] === 'missing_number') return ROW_ORDER.length;
+  const i = ROW_ORDER.indexOf(cells[C.result] as DncResult);
+  return i < 0 ? ROW_ORDER.length : i;
+}
+
+/** A number's own cells with the disagreement between its row's country and its own added to dnc_error. */
+export function withNote(cells: string[], cell: CellNumber): string[] {
+  if (!cell.ok || !cell.note) return cells;
+  cells[C.error] = cells[C.error] ? `${cells[C.error]}; ${cell.note}` : cell.note;
+  return cells;
+}
+
+/**
+ * The cells of a row of several numbers (each given as the 12 cells it would have alone, in --column order):
+ * dnc_phone_e164 and dnc_country are its first callable number's (else its first number's); dnc_result is
+ * `callable` when one number is, else the most telling result of its numbers (ROW_ORDER), whose number gives the
+ * other cells; dnc_credits adds the credits of the numbers first seen in this row (so the column sums to what the
+ * batch spent); then each column's dnc_N_* cells.
+ */
+export function rowCells(
+  numbers: readonly string[][],
+  cells: readonly CellNumber[],
+  firstSeen: readonly boolean[],
+  labels: readonly string[],
+): string[] {
+  const callable = numbers.find((n) => n[C.result] === 'callable');
+  let decider = callable;
+  if (!decider) {
+    decider = numbers[0]!;
+    for (const n of numbers) if (rank(n) < rank(decider)) decider = n;
+  }
+  const first = callable ?? numbers.find((n) => n[C.e164] !== '') ?? decider;
+  const row = [...decider];
+  row[C.e164] = first[C.e164]!;
+  row[C.country] = first[C.country]!;
+  let credits = 0;
+  numbers.forEach((n, i) => {
+    if (firstSeen[i]) credits += Number.parseInt(n[C.credits] ?? '0', 10) || 0;
+  });
+  row[C.credits] = String(credits);
+  // A number read by its own calling code against its row's country is said, named by its column.
+  const notes = cells.flatMap((c, i) => (c.ok && c.note ? [`${labels[i]}: ${c.note}`] : []));
+  if (notes.length > 0) row[C.error] = [row[C.error], ...notes].filter((t) => t).join('; ');
+  for (const n of numbers) {
+    row.push(n[C.e164]!, n[C.result]!, n[C.errorCode]!, n[C.correlationId]!, n[C.checkedAt]!, n[C.validUntil]!);
+  }
+  return row;
+}
+
+/** The cells of a number refused before any lookup (empty, unreadable, damaged by Excel, its row's country unknown). */
+export function refusedCells(cell: Extract<CellNumber, { ok: false }>, label: string): string[] {
+  return [
+    '',
+    // A number that could not be read is counted as unreadable, never under a country.
+    '',
+    'invalid',
+    '',
+    '',
+    '',
+    '',
+    cell.code,
+    cell.code === 'missing_number' ? `no number in ${label}` : cell.message,
+    '0',
+    '',
+    '',
+  ];
+}
