@@ -85,7 +85,8 @@ export interface Row {
 
 /** A check's values in the order of CHECK_COLUMNS, for either store's INSERT. */
 export const CHECK_COLUMNS =
-  'correlation_id, phone_number, country, requested_at, answered_at, service, http_status, kind, credits, body, webhook_url';
+  'correlation_id, phone_number, country, requested_at, answered_at, service, http_status, kind, credits, body, ' +
+  'webhook_url';
 export const checkValues = (r: CheckRecord): unknown[] => [
   r.correlationId,
   r.phoneNumber,
