@@ -103,12 +103,17 @@ export class StorePool {
       throw storeError(err, this.where, doing);
     }
     let broken = false;
+    // The server may end the session between two statements (stopped, restarted): the client says so with an 'error'
+    // event, which with no listener would end the process. The next statement fails instead, and says where.
+    const dropped = () => void (broken = true);
+    client.on('error', dropped);
     try {
       return await use(client);
     } catch (err) {
       broken = true;
       throw storeError(err, this.where, doing);
     } finally {
+      client.off('error', dropped);
       client.release(broken);
     }
   }
