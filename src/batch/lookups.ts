@@ -20,6 +20,7 @@ export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Pro
 /** The team store's claims for this run, or null with the local store (one person's: nothing to arbitrate). */
 export async function teamClaimsFor(
   ctx: RunContext,
+  journal: BatchJournal,
   service: string,
   options: BatchOptions,
 ): Promise<import('../stores/team-claims.js').TeamClaims | null> {
@@ -27,12 +28,17 @@ export async function teamClaimsFor(
   if (stores.kind === 'local') return null;
   const { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } = await import('../config.js');
   const { operatorOf } = await import('../compliance/settings.js');
-  const { randomUUID } = await import('node:crypto');
+  const { createHash, randomUUID } = await import('node:crypto');
   const claimant = `${operatorOf(ctx.env)} pid ${ctx.lockDeps.pid} run ${randomUUID().slice(0, 8)}`;
+  // This batch, whoever runs it next: the journal (its lock says one run at a time) where it is, made when.
+  const origin = createHash('sha256')
+    .update(`${operatorOf(ctx.env)}\0${journal.path}\0${journal.meta()?.createdAt ?? ''}`)
+    .digest('hex')
+    .slice(0, 32);
   const { claimLeaseMs } = await import('../stores/lease.js');
   const lease = claimLeaseMs(ctx.flags.timeout ?? DEFAULT_TIMEOUT_MS, ctx.flags.retries ?? DEFAULT_RETRIES);
   const apiKey = (await ctx.serviceConfig()).apiKey.value;
-  const claims = await stores.claims({ service, apiKey }, claimant, lease);
+  const claims = await stores.claims({ service, apiKey }, claimant, lease, origin);
   if (!claims) return null;
   const { TeamClaims } = await import('../stores/team-claims.js');
   return new TeamClaims(claims, options.resendUnanswered === true, ctx.now);
@@ -50,7 +56,7 @@ export async function runLookups(
   const { BatchScheduler } = await import('./scheduler.js');
   const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   const service = journal.meta()?.serviceOrigin;
-  const team = service ? await teamClaimsFor(ctx, service, options) : null;
+  const team = service ? await teamClaimsFor(ctx, journal, service, options) : null;
   const scheduler = new BatchScheduler({
     team,
     journal,

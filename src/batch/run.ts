@@ -473,7 +473,7 @@ async function adoptTeamVerdicts(
   options: BatchOptions,
 ): Promise<number> {
   if (!journal.pendingNumbers().some((p) => p.creditsHeld === 0)) return 0;
-  return (await teamClaimsFor(ctx, service, options))?.adoptPending(journal) ?? 0;
+  return (await teamClaimsFor(ctx, journal, service, options))?.adoptPending(journal) ?? 0;
 }
 
 /**

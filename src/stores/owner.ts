@@ -51,8 +51,11 @@ export interface Stores {
   history(options: { create: boolean }): Promise<History | null>;
   /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
   teamList(): Promise<SuppressionList | null>;
-  /** Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). */
-  claims(scope: StoreScope, claimant: string, leaseMs: number): Promise<LookupClaims | null>;
+  /**
+   * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
+   * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
+   */
+  claims(scope: StoreScope, claimant: string, leaseMs: number, origin?: string): Promise<LookupClaims | null>;
   status(): Promise<StoreStatus>;
   /** `dnc store migrate`: the versions applied. */
   migrate(): Promise<number[]>;
@@ -135,13 +138,14 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       const { PgSuppressionList } = await import('./postgres/suppression-list.js');
       return PgSuppressionList.open(await pool());
     },
-    async claims(scope, claimant, leaseMs) {
+    async claims(scope, claimant, leaseMs, origin) {
       const { PgLookupClaims } = await import('./postgres/claims.js');
       return PgLookupClaims.open(
         await pool(),
         { service: scope.service, account: await account(scope) },
         claimant,
         leaseMs,
+        origin ?? null,
       );
     },
     async status() {

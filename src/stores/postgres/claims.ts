@@ -23,19 +23,23 @@ type Row = {
  * A claim is taken (inserted, or updated over an old one) when the number is free, or its last claim is stale: settled
  * more than one lease before this run began (an answer younger than that is "at the same moment", and reused), or
  * expired before this run began (an old incident, not a colleague of now); or when --resend-unanswered says to send
- * again a number whose lookup got no answer. Otherwise the row is read as it stands: another machine's lookup, running,
+ * again a number whose lookup got no answer; or when an earlier run of the same batch (its origin: the journal, whose
+ * lock says that run is over, and which asks only for numbers it never sent) left the claim without settling it: the
+ * store went away, or the claim's answer was lost on the way. Otherwise the row is read as it stands: another machine's lookup, running,
  * answered, pending on its webhook, or unanswered.
  */
 const CLAIM = `
 WITH wanted AS (SELECT DISTINCT unnest($3::text[]) AS e164),
 taken AS (
-  INSERT INTO ${SCHEMA}.claims AS c (service, account, e164, claimant, claimed_at, expires_at, state)
-  SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', 'sending' FROM wanted
+  INSERT INTO ${SCHEMA}.claims AS c (service, account, e164, claimant, claimed_at, expires_at, state, origin)
+  SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', 'sending', $8::text FROM wanted
   ON CONFLICT (service, account, e164) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
-    expires_at = excluded.expires_at, state = 'sending', settled_at = NULL, correlation_id = NULL, answer = NULL
+    expires_at = excluded.expires_at, state = 'sending', settled_at = NULL, correlation_id = NULL, answer = NULL,
+    origin = excluded.origin
   WHERE (c.state IN ('answered', 'unanswered') AND c.settled_at < $6::timestamptz - $5 * interval '1 millisecond')
      OR (c.state IN ('sending', 'pending') AND c.expires_at < $6)
      OR ($7 AND (c.state = 'unanswered' OR (c.state = 'sending' AND c.expires_at < now())))
+     OR (c.state = 'sending' AND c.origin = $8::text)
   RETURNING e164
 )
 SELECT e164, 'claimed' AS state, '' AS claimant, now() AS claimed_at, false AS expired, NULL AS correlation_id,
@@ -79,6 +83,7 @@ export class PgLookupClaims implements LookupClaims {
     readonly leaseMs: number,
     /** When this run began, by the server's clock: claims settled since are "meanwhile". */
     private readonly since: Date,
+    private readonly origin: string | null,
   ) {}
 
   static async open(
@@ -86,9 +91,10 @@ export class PgLookupClaims implements LookupClaims {
     scope: { service: string; account: string },
     claimant: string,
     leaseMs: number,
+    origin: string | null = null,
   ): Promise<PgLookupClaims> {
     const [{ now }] = (await pool.query<{ now: Date }>('reading the time', 'SELECT now()')) as [{ now: Date }];
-    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now);
+    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now, origin);
   }
 
   async claim(e164s: readonly string[], takeOverExpired: boolean): Promise<Map<string, ClaimFate>> {
@@ -100,6 +106,7 @@ export class PgLookupClaims implements LookupClaims {
       this.leaseMs,
       this.since,
       takeOverExpired,
+      this.origin,
     ]);
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);

@@ -45,7 +45,7 @@ CREATE TABLE ${SCHEMA}.claims (
   service text NOT NULL, account text NOT NULL, e164 text NOT NULL,
   claimant text NOT NULL, claimed_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,
   state text NOT NULL CHECK (state IN ('sending', 'pending', 'answered', 'unanswered')),
-  settled_at timestamptz, correlation_id text, answer jsonb,
+  settled_at timestamptz, correlation_id text, answer jsonb, origin text,
   PRIMARY KEY (service, account, e164)
 );
 CREATE INDEX claims_by_correlation ON ${SCHEMA}.claims (correlation_id) WHERE correlation_id IS NOT NULL;
