@@ -537,7 +537,7 @@ export class BatchScheduler extends EventEmitter {
           claimFirst(starting);
         } else sendNow(starting);
         progress();
-        if (team) team.flush().catch(stopForStore);
+        team?.flushSoon(stopForStore);
         if (!drained && (this.stopping !== null || (buffer.length === 0 && exhausted))) {
           drained = true;
           this.emit('drained');

@@ -27,6 +27,12 @@ export interface GateSorting {
   retry: GatedItem[];
 }
 
+/**
+ * How long answers wait to be settled in the store: one transaction for all the answers of that span rather than one
+ * per turn of the batch (a machine waiting for one of them asks every 200 ms).
+ */
+export const SETTLE_DELAY_MS = 50;
+
 const RESULTS: readonly NumberResult[] = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'failed'];
 
 /** The row of a number another machine's lookup answered: its verdict, marked reused, no credits. */
@@ -67,6 +73,7 @@ export function sharedAnswerOf(a: FinalAnswer): SharedAnswer {
 export class TeamClaims {
   private settling: Array<[string, Settlement]> = [];
   private flushing: Promise<void> = Promise.resolve();
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly claims: LookupClaims,
@@ -155,8 +162,19 @@ export class TeamClaims {
     this.settling.push([e164, settlement]);
   }
 
+  /** Writes the settlements within SETTLE_DELAY_MS; `onError` hears of a failure (the store's: it stops the run). */
+  flushSoon(onError: (err: unknown) => void): void {
+    if (this.timer !== null || this.settling.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.flush().catch(onError);
+    }, SETTLE_DELAY_MS);
+  }
+
   /** Writes the settlements so far, one after another (a failure is the store's: the caller stops the run). */
   flush(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.settling.length === 0) return this.flushing;
     const batch = this.settling;
     this.settling = [];
