@@ -1,7 +1,7 @@
 // A team on one PostgreSQL store: separate HOME folders stand for separate machines, each running the built dnc as
 // a process of its own against the sandbox. What is asserted is what the service was sent (its request log).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,25 @@ function machine(name: string, store: string): Record<string, string> {
     DNC_API_KEY: w!.sb.apiKey,
   };
 }
+
+describe('a team store that cannot be reached at start', () => {
+  it('batch and check fail before any lookup (exit 6), the URL shown without its password', async () => {
+    assertBuilt();
+    w = await world();
+    const env = machine('a', 'postgresql://dnc:s3cret-pw@127.0.0.1:1/dnc?connect_timeout=2');
+    const list = w.file('calls.csv', ['phone', '+12025550101']);
+    const batch = await spawnDnc(['batch', list], { env, cwd: w.dir, timeoutMs: 30_000 });
+    const check = await spawnDnc(['check', '+12025550102'], { env, cwd: w.dir, timeoutMs: 30_000 });
+    for (const r of [batch, check]) {
+      expect(r.code, r.stderr).toBe(6);
+      expect(r.stderr).toContain('[E_STORE_UNAVAILABLE]');
+      expect(r.stderr).toContain('127.0.0.1:1');
+      expect(r.stdout + r.stderr).not.toContain('s3cret-pw');
+    }
+    expect(lookedUp(w.sb)).toEqual([]);
+    expect(existsSync(path.join(w.dir, 'calls.results.csv'))).toBe(false);
+  });
+});
 
 describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -104,6 +123,27 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     const log = await spawnDnc(['--json', 'suppress', 'log'], { env: bob, cwd: w.dir });
     expect(log.code, log.stderr).toBe(0);
     expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({ e164: '+12025550777', action: 'suppress' });
+  });
+
+  it("the team's verdicts are reused within --reuse-within on another machine, as its own would be", async () => {
+    w = await world();
+    const numbers = usNumbers(300, 6);
+    const first = w.file('first.csv', ['phone', ...numbers]);
+    const a = await spawnDnc(['batch', first], { env: machine('a', db.url), cwd: w.dir });
+    expect(a.code, a.stderr).toBe(0);
+    const sent = lookedUp(w.sb).length;
+    const again = w.file('again.csv', ['phone', ...numbers, '+12025550399']);
+    const b = await spawnDnc(['batch', again, '--reuse-within', '1d'], { env: machine('b', db.url), cwd: w.dir });
+    expect(b.code, b.stderr).toBe(0);
+    // Only the number a never checked was sent.
+    expect(lookedUp(w.sb).slice(sent)).toEqual(['+12025550399']);
+    const theirs = readCsvObjects(path.join(w.dir, 'first.results.csv'));
+    const rows = readCsvObjects(path.join(w.dir, 'again.results.csv'));
+    for (const [i, row] of rows.slice(0, 6).entries()) {
+      expect(row.dnc_correlation_id).toBe(theirs[i]!.dnc_correlation_id);
+      expect(row.dnc_credits).toBe('0');
+      expect(row.dnc_error).toMatch(/^reused: checked \S+ by an earlier lookup \(--reuse-within 1d\)/);
+    }
   });
 
   it("dnc check of a number another machine is looking up waits for that lookup and shows its answer, sending nothing", async () => {
