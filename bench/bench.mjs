@@ -162,6 +162,21 @@ async function item3() {
   });
 }
 
+/** `dnc batch FILE --dry-run --json` in a process of its own: time, CPU, peak RSS and what it counted. */
+async function dryRunOf(file, env, extra = []) {
+  const r = await runDnc(['batch', file, '--dry-run', '--json', ...extra], { env });
+  if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
+  const out = JSON.parse(r.stdout);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
+}
+
+/** The floor of items 4 and 12: a raw csv-parse → csv-stringify pass over the same file (bench/raw-csv.mjs). */
+async function rawCsvPass(file) {
+  const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
+  if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
+}
+
 async function item4() {
   log(`[4] --dry-run of ${size.dryRun.toLocaleString('en-US')} rows vs a raw csv-parse → csv-stringify pass`);
   const big = await numbersFile('item4-big.csv', size.dryRun);
@@ -169,17 +184,8 @@ async function item4() {
   const sandbox = await startSandboxChild(CREDITS);
   const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
   try {
-    const dry = async (file) => {
-      const r = await runDnc(['batch', file, '--dry-run', '--json'], { env });
-      if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
-      const out = JSON.parse(r.stdout);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
-    };
-    const raw = async (file) => {
-      const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
-      if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
-    };
+    const dry = (file) => dryRunOf(file, env);
+    const raw = rawCsvPass;
     const dryRuns = [];
     const rawRuns = [];
     for (let i = 0; i < rounds; i++) {
@@ -453,17 +459,8 @@ async function item12() {
   const sandbox = await startSandboxChild(CREDITS);
   const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
   try {
-    const dry = async () => {
-      const r = await runDnc(['batch', input, '--dry-run', '--json', '--column', 'phone,mobile,work', '--country-column', 'country'], { env });
-      if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
-      const out = JSON.parse(r.stdout);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
-    };
-    const raw = async () => {
-      const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [input]);
-      if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
-    };
+    const dry = () => dryRunOf(input, env, ['--column', 'phone,mobile,work', '--country-column', 'country']);
+    const raw = () => rawCsvPass(input);
     const dryRuns = [];
     const rawRuns = [];
     for (let i = 0; i < rounds; i++) {
