@@ -5,8 +5,9 @@
 //
 // Items: 1 lookups/s at 20 ms latency · 2 zero latency, side by side with a raw undici loop · 3 CPU per lookup
 // (from item 2's runs) · 4 the 1M-row dry run · 5 the listener · 6 start-up · 7 the sandbox's capacity ·
-// 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows · 12 the team
-// store (PostgreSQL) beside the local store, 64 × 100 ms (needs a server: PG* variables, e.g. `pg_virtualenv npm run
+// 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows ·
+// 10, 11 workbooks · 12 the 1M-row dry run of three phone columns and a country column · 13 the team store
+// (PostgreSQL) beside the local store, 64 × 100 ms (needs a server: PG* variables, e.g. `pg_virtualenv -t npm run
 // bench`, or DNC_BENCH_POSTGRES).
 //
 // Never a pass/fail test: it exits 0 whatever the figures (non-zero only when a measurement could not be made).
@@ -15,7 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { benchServer, TEAM_CONCURRENCY, TEAM_LATENCY_MS, teamStoreInput, teamStoreItem } from './team-store.mjs';
-import { assertBuilt, fmt, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
+import { assertBuilt, fmt, gbNumber, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const SIZES = {
   full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, endToEnd: 1_600, firstLookup: 1_000_000, rounds: 2, workbook: 200_000, workbookSmall: 20_000 },
@@ -34,7 +35,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -164,6 +165,21 @@ async function item3() {
   });
 }
 
+/** `dnc batch FILE --dry-run --json` in a process of its own: time, CPU, peak RSS and what it counted. */
+async function dryRunOf(file, env, extra = []) {
+  const r = await runDnc(['batch', file, '--dry-run', '--json', ...extra], { env });
+  if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
+  const out = JSON.parse(r.stdout);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
+}
+
+/** The floor of items 4 and 12: a raw csv-parse → csv-stringify pass over the same file (bench/raw-csv.mjs). */
+async function rawCsvPass(file) {
+  const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
+  if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
+}
+
 async function item4() {
   log(`[4] --dry-run of ${size.dryRun.toLocaleString('en-US')} rows vs a raw csv-parse → csv-stringify pass`);
   const big = await numbersFile('item4-big.csv', size.dryRun);
@@ -171,17 +187,8 @@ async function item4() {
   const sandbox = await startSandboxChild(CREDITS);
   const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
   try {
-    const dry = async (file) => {
-      const r = await runDnc(['batch', file, '--dry-run', '--json'], { env });
-      if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
-      const out = JSON.parse(r.stdout);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
-    };
-    const raw = async (file) => {
-      const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
-      if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
-    };
+    const dry = (file) => dryRunOf(file, env);
+    const raw = rawCsvPass;
     const dryRuns = [];
     const rawRuns = [];
     for (let i = 0; i < rounds; i++) {
@@ -428,10 +435,57 @@ async function item11() {
   }
 }
 
+/**
+ * A CRM-shaped list (issue 27): three phone columns and a country column of mixed spellings, national numbers read
+ * in their row's country, blanks, and numbers repeated across rows and columns; dry run against a raw CSV pass of
+ * the same file. Goal ≤ 1.5× its time; peak memory of both reported.
+ */
+async function crmFile(name, count) {
+  const file = path.join(tmp.dir, name);
+  const us = ['US', 'USA', 'United States', '+1'];
+  const gb = ['GB', 'UK', 'United Kingdom', '44'];
+  await writeCsv(file, ['name', 'phone', 'mobile', 'work', 'country'], count, (i) => {
+    const british = i % 4 === 3;
+    // A GB number written nationally ("020 7…"): only its row's country places it.
+    const own = (k) => (british ? `0${gbNumber(k).slice(3)}` : usNumber(k));
+    const phone = own(i);
+    const mobile = i % 3 === 0 ? '' : own(count + (i >> 1)); // blank, or shared by two rows
+    const work = i % 5 === 0 ? phone : i % 7 === 0 ? own(count * 2 + (i % 1000)) : ''; // the row's phone again
+    return [`n${i}`, phone, mobile, work, (british ? gb : us)[i % 4 === 3 ? (i >> 2) % 4 : i % 4]];
+  });
+  return file;
+}
+
 async function item12() {
+  log(`[12] --dry-run of a ${size.dryRun.toLocaleString('en-US')}-row list of three phone columns and a country column vs a raw CSV pass`);
+  const input = await crmFile('item12.csv', size.dryRun);
+  const sandbox = await startSandboxChild(CREDITS);
+  const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  try {
+    const dry = () => dryRunOf(input, env, ['--column', 'phone,mobile,work', '--country-column', 'country']);
+    const raw = () => rawCsvPass(input);
+    const dryRuns = [];
+    const rawRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      rawRuns.push(await raw());
+      dryRuns.push(await dry());
+    }
+    const d = dryRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    const c = rawRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    if (d.rows !== size.dryRun || c.rows !== size.dryRun) throw new Error(`row counts: dry run ${d.rows}, raw ${c.rows}, expected ${size.dryRun}`);
+    if (d.invalid !== 0) throw new Error(`the dry run found ${d.invalid} row(s) that cannot be valid: the list is made of valid numbers`);
+    const rows = fmt.n(size.dryRun);
+    record({ item: 12, what: `3-column dry run time, ${rows} rows, ${fmt.n(d.unique)} distinct numbers`, value: `${fmt.n(d.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: d.wallMs / c.wallMs, goal: '≤ 1.5×', met: d.wallMs / c.wallMs <= 1.5, raw: { dryRuns, rawRuns } });
+    record({ item: 12, what: `3-column dry run peak RSS, ${rows} rows`, value: `${fmt.n(d.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: d.maxRssMb / c.maxRssMb });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+async function item13() {
   const server = benchServer();
-  if (!server) throw new Error('no PostgreSQL server: set the PG* variables (e.g. `pg_virtualenv npm run bench`) or DNC_BENCH_POSTGRES');
-  log(`[12] batch with the team store vs the local store, --concurrency ${TEAM_CONCURRENCY}, sandbox --latency-ms ${TEAM_LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
+  if (!server) throw new Error('no PostgreSQL server: set the PG* variables (e.g. `pg_virtualenv -t npm run bench`) or DNC_BENCH_POSTGRES');
+  log(`[13] batch with the team store vs the local store, --concurrency ${TEAM_CONCURRENCY}, sandbox --latency-ms ${TEAM_LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
   const input = teamStoreInput(tmp.dir);
   await writeCsv(input, ['name', 'phone', 'city'], size.batch, (i) => [`n${i}`, usNumber(i), 'Springfield']);
   const sandbox = await startSandboxChild(['--latency-ms', String(TEAM_LATENCY_MS), ...CREDITS]);
@@ -440,7 +494,7 @@ async function item12() {
     const batchOnce = async (store, tag) => {
       await sandbox.reset();
       const env = { ...sandbox.env, HOME: tmp.dir, XDG_STATE_HOME: path.join(tmp.dir, tag, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, tag, 'cache'), ...(store ? { DNC_STORE: store } : {}) };
-      const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `item12-${tag}.results.csv`), '--concurrency', String(TEAM_CONCURRENCY), '--quiet', '--restart'], { env });
+      const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `item13-${tag}.results.csv`), '--concurrency', String(TEAM_CONCURRENCY), '--quiet', '--restart'], { env });
       if (r.code !== 0) throw new Error(`dnc batch (${tag}) exited ${r.code ?? r.signal}:\n${r.stderr}`);
       return sandbox.requests();
     };
@@ -450,14 +504,14 @@ async function item12() {
   }
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12 };
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 12)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 13)`);
     try {
       await items[n]();
     } catch (err) {

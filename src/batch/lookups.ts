@@ -5,12 +5,19 @@ import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { BatchOptions, RunContext } from './job.js';
 import type { Reading } from './read-input.js';
+import { writeCosts } from '../stores/cost-cache.js';
+import { keptFolder } from '../paths.js';
+import { BatchScheduler } from './scheduler.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } from '../config.js';
+import { operatorOf } from '../compliance/settings.js';
+import { claimLeaseMs } from '../stores/lease.js';
+import { TeamClaims } from '../stores/team-claims.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
-  const { writeCosts } = await import('../stores/cost-cache.js');
   const origin = journal.meta()?.serviceOrigin;
   if (!origin) return;
-  const { keptFolder } = await import('../paths.js');
   const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
   if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
     ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
@@ -23,24 +30,19 @@ export async function teamClaimsFor(
   journal: BatchJournal,
   service: string,
   options: BatchOptions,
-): Promise<import('../stores/team-claims.js').TeamClaims | null> {
+): Promise<TeamClaims | null> {
   const stores = await ctx.stores();
   if (stores.kind === 'local') return null;
-  const { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } = await import('../config.js');
-  const { operatorOf } = await import('../compliance/settings.js');
-  const { createHash, randomUUID } = await import('node:crypto');
   const claimant = `${operatorOf(ctx.env)} pid ${ctx.lockDeps.pid} run ${randomUUID().slice(0, 8)}`;
   // This batch, whoever runs it next: the journal (its lock says one run at a time) where it is, made when.
   const origin = createHash('sha256')
     .update(`${operatorOf(ctx.env)}\0${journal.path}\0${journal.meta()?.createdAt ?? ''}`)
     .digest('hex')
     .slice(0, 32);
-  const { claimLeaseMs } = await import('../stores/lease.js');
   const lease = claimLeaseMs(ctx.flags.timeout ?? DEFAULT_TIMEOUT_MS, ctx.flags.retries ?? DEFAULT_RETRIES);
   const apiKey = (await ctx.serviceConfig()).apiKey.value;
   const claims = await stores.claims({ service, apiKey }, claimant, lease, origin);
   if (!claims) return null;
-  const { TeamClaims } = await import('../stores/team-claims.js');
   return new TeamClaims(claims, options.resendUnanswered === true, ctx.now);
 }
 
@@ -53,8 +55,6 @@ export async function runLookups(
   reading: Reading | null,
   on: { answered: (progress: SchedulerProgress) => void; drained: () => void },
 ): Promise<SchedulerOutcome> {
-  const { BatchScheduler } = await import('./scheduler.js');
-  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   const service = journal.meta()?.serviceOrigin;
   const team = service ? await teamClaimsFor(ctx, journal, service, options) : null;
   const scheduler = new BatchScheduler({
@@ -185,6 +185,5 @@ function pagesOf(
  * --webhook-url.
  */
 export async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
-  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
 }

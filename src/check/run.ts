@@ -25,6 +25,7 @@ import { formatInteger } from '../text/numbers.js';
 import { claimOrWait, settlementOf } from './team.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
+import { createCallingWindows } from '../calling/index.js';
 
 export interface CheckOptions {
   country?: string;
@@ -325,7 +326,6 @@ export async function runCheck(
 
 /** The calling windows under the team's settings, refused (exit 2) before anything is sent when they are not valid. */
 async function callingWindowsOf(deps: CheckDeps, file: string | undefined) {
-  const { createCallingWindows } = await import('../calling/index.js');
   const { settings, name } = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, file);
   return createCallingWindows({ tzdataVersion: deps.tzdataVersion, settings, settingsName: name });
 }

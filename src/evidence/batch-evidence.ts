@@ -17,6 +17,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/views.js';
+import { complianceSettings } from '../compliance/settings.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -198,7 +199,6 @@ export async function reusableCounter(
   flags: ComplianceFlags,
 ): Promise<ReusableCounter | null> {
   try {
-    const { complianceSettings } = await import('../compliance/settings.js');
     const rules = (await complianceSettings(e, flags)).validity;
     return await ReusableCounter.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
   } catch {

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../io.js';
 import { type DncError, inputError, usageError } from '../errors.js';
-import type { LockDeps } from '../journal/journal.js';
+import type { BatchJournal, LockDeps } from '../journal/journal.js';
+import { claimLeaseMs } from '../stores/lease.js';
+import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
 import type { ListenStatus, PendingLookup } from './session.js';
 import { keptFolder } from '../paths.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
@@ -289,7 +291,7 @@ const TEAM_SHARE_MS = 1_000;
  */
 async function teamSharing(
   deps: ListenRunDeps,
-  journal: import('../journal/journal.js').BatchJournal,
+  journal: BatchJournal,
   service: string | null,
   refresh: () => void,
   s: ReturnType<typeof say>,
@@ -297,7 +299,6 @@ async function teamSharing(
   if (!service || (await deps.stores()).kind === 'local') return null;
   let claims;
   try {
-    const { claimLeaseMs } = await import('../stores/lease.js');
     const { scopeOf } = await import('../evidence/batch-evidence.js');
     const scope = await scopeOf(deps, service, journal.meta()?.accounts);
     claims = await (await deps.stores()).claims(scope, 'dnc listen', claimLeaseMs(30_000, 3));
@@ -306,7 +307,6 @@ async function teamSharing(
     return null;
   }
   if (!claims) return null;
-  const { TeamClaims, sharedAnswerOf } = await import('../stores/team-claims.js');
   const team = new TeamClaims(claims, false, () => deps.now());
   const pushed = new Set<string>();
   const share = async () => {
