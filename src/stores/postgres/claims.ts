@@ -25,8 +25,8 @@ type Row = {
  * expired before this run began (an old incident, not a colleague of now); or when --resend-unanswered says to send
  * again a number whose lookup got no answer; or when an earlier run of the same batch (its origin: the journal, whose
  * lock says that run is over, and which asks only for numbers it never sent) left the claim without settling it: the
- * store went away, or the claim's answer was lost on the way. Otherwise the row is read as it stands: another machine's lookup, running,
- * answered, pending on its webhook, or unanswered.
+ * store went away, or the claim's answer was lost on the way. Otherwise the row is read as it stands: another
+ * machine's lookup, running, answered, pending on its webhook, or unanswered.
  */
 const CLAIM = `
 WITH wanted AS (SELECT DISTINCT unnest($3::text[]) AS e164),
