@@ -4,7 +4,6 @@
 // Heavy dependencies stay external and are still loaded only by the commands that need them.
 import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -22,21 +21,6 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const BUNDLED = new Set(['commander', 'undici', 'libphonenumber-js', 'csv-parse', 'csv-stringify', 'cli-table3']);
 const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));
 
-// commander requires node:child_process when it loads, for commands run as executables of their own (which dnc has
-// none of): that is net, dgram and child_process read and compiled on every start (≈ 2 ms). Required when used.
-const lazyChildProcess = {
-  name: 'lazy-child-process',
-  setup(b) {
-    b.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, (a) => {
-      const eager = "const childProcess = require('node:child_process');";
-      const source = readFileSync(a.path, 'utf8');
-      if (!source.includes(eager)) throw new Error(`bundle: ${a.path} no longer has "${eager}": update the lazy-child-process plugin`);
-      const lazy = "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };";
-      return { contents: source.replace(eager, lazy), loader: 'js' };
-    });
-  },
-};
-
 const common = {
   absWorkingDir: ROOT,
   bundle: true,
@@ -50,7 +34,6 @@ const common = {
   // should still say where; the source maps point into dist/.
   minifyWhitespace: true,
   minifySyntax: true,
-  plugins: [lazyChildProcess],
   // commander is CommonJS: inside an ES module bundle its require() calls need a real require. Builtins it takes
   // with process.getBuiltinModule (Node ≥ 20.16), and node:module too: a static import of node:module and a require
   // made by createRequire load them as public modules (≈ 1.5–2 ms of `dnc --help`). Older Node 20 awaits node:module.
@@ -139,14 +122,6 @@ const startupPlugin = {
   },
 };
 
-// `dnc --help` lists every command (name, usage term, description) without building each one's options: the list
-// is read here off the whole tree, as dnc builds it, and written into the bundle (COMMAND_LIST in src/main.ts).
-const { buildProgram } = await import(pathToFileURL(path.join(ROOT, MAIN)).href);
-const { createTestIO } = await import(pathToFileURL(path.join(ROOT, 'dist/io.js')).href);
-const tree = buildProgram({ io: createTestIO(), env: {} }, () => {}, () => {});
-const helper = tree.createHelp();
-const commandList = tree.commands.map((c) => [c.name(), helper.subcommandTerm(c), helper.subcommandDescription(c)]);
-
 // Chunk names carry a content hash: without a clean folder every rebuild would leave the last one's chunks behind.
 rmSync(OUT, { recursive: true, force: true });
 
@@ -157,9 +132,7 @@ const result = await build({
   splitting: true,
   sourcemap: true,
   metafile: true,
-  plugins: [lazyChildProcess, startupPlugin],
-  // As JSON text: an array would be a module of its own, which esbuild initialises from the entry's facade.
-  define: { __DNC_COMMAND_LIST__: JSON.stringify(JSON.stringify(commandList)) },
+  plugins: [startupPlugin],
 });
 
 // The render workers (listen's, and the batch's early render) are started by file path relative to their caller,

@@ -68,79 +68,38 @@ function globalFlags(command: Command): GlobalFlags {
   return flags;
 }
 
-/**
- * Each command's registration, under the name it registers. `dnc check …` builds only check's options and help:
- * commander makes an Option, listeners and help text for every flag, ≈ 4 ms for the other twelve commands on a
- * 50 ms `dnc check --help`. help and completion read the whole tree, and so do a bare `dnc` or `dnc --help`.
- */
-const COMMANDS: ReadonlyArray<readonly [string, (program: Command, host: CommandHost) => void]> = [
-  ['check', registerCheck],
-  ['batch', registerBatch],
-  ['usage', registerUsage],
-  ['listen', registerListen],
-  ['sandbox', registerSandbox],
-  ['verify', registerVerify],
-  ['window', registerWindow],
-  ['trace', registerTrace],
-  ['suppress', registerSuppress],
-  ['exempt', registerExempt],
-  ['status', registerStatus],
-  ['report', registerReport],
-  ['completion', registerCompletion],
-  ['help', registerHelp],
+/** Each command's registration, in the order `dnc --help` lists them. */
+const COMMANDS: ReadonlyArray<(program: Command, host: CommandHost) => void> = [
+  registerCheck,
+  registerBatch,
+  registerUsage,
+  registerListen,
+  registerSandbox,
+  registerVerify,
+  registerWindow,
+  registerTrace,
+  registerSuppress,
+  registerExempt,
+  registerStatus,
+  registerReport,
+  registerCompletion,
+  registerHelp,
 ];
-const WHOLE_TREE = new Set(['help', 'completion']);
 
-/**
- * What `dnc --help` lists of each command (name, the usage term and the description), as the whole tree gives it:
- * scripts/bundle.mjs builds the tree and writes this into the bundle, so a bare `dnc --help` need not build every
- * command's options (≈ 4 ms of it). Undefined outside the bundle (tests, dist/), where the tree is built.
- */
-declare const __DNC_COMMAND_LIST__: string | undefined;
-const COMMAND_LIST: ReadonlyArray<readonly [name: string, term: string, description: string]> | undefined =
-  typeof __DNC_COMMAND_LIST__ === 'undefined' ? undefined : JSON.parse(__DNC_COMMAND_LIST__);
-
-/**
- * The command `argv` runs, read as commander reads it: the first operand after the program's own options. undefined
- * when it runs none or is anything but plain (an option the program does not know, `--`, an optional value): then
- * every command is registered, as for a parse error that suggests the command meant.
- */
-function invokedCommand(program: Command, argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('-') || arg === '-')
-      return COMMANDS.some(([name]) => name === arg) && !WHOLE_TREE.has(arg) ? arg : undefined;
-    const long = arg.startsWith('--');
-    const flag = long ? arg.split('=')[0] : arg.slice(0, 2);
-    const option = program.options.find((o) => o.long === flag || o.short === flag);
-    if (option === undefined || option.optional) return undefined;
-    const valueAttached = long ? arg.includes('=') : arg.length > 2;
-    if (option.required && !valueAttached) i++;
-  }
-  return undefined;
-}
-
-/** The program; given `argv`, with only the command it runs (see COMMANDS). */
+/** The program: every command's options and help; a command's work is loaded when it runs (see docs/architecture.md). */
 export function buildProgram(
   deps: MainDeps,
   setExit: (code: number) => void,
   onContext: (ctx: Context) => void,
-  argv?: readonly string[],
 ): Command {
   const { io } = deps;
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
   const program = new Command('dnc');
   const commanderOutput = program.configureOutput();
-  // Only the program's own help (`dnc --help`, `dnc -h`, nothing else) lists the commands from COMMAND_LIST.
-  const listed =
-    COMMAND_LIST !== undefined && argv?.length === 1 && (argv[0] === '--help' || argv[0] === '-h')
-      ? new Map<Command, string>()
-      : undefined;
   const helpConfiguration: Partial<Help> = {
     optionDescription: plainOptionDescription,
     argumentDescription: plainArgumentDescription,
   };
-  if (listed) helpConfiguration.subcommandTerm = (command) => listed.get(command)!;
   program
     .description(
       'Check phone numbers against national do-not-call registers, scrub call lists, and report credit usage.',
@@ -199,21 +158,7 @@ export function buildProgram(
       });
     },
   };
-  if (listed) {
-    for (const [name, term, description] of COMMAND_LIST!)
-      listed.set(program.command(name).description(description), term);
-    program.helpCommand(false);
-    addExitCodeHelp(program);
-    return program;
-  }
-  const only = argv === undefined ? undefined : invokedCommand(program, argv);
-  for (const [name, register] of COMMANDS) {
-    if (only !== undefined && name !== only) continue;
-    register(program, host);
-    // The table above must name what each registers, or a lazy run would not find its command.
-    if (program.commands.at(-1)?.name() !== name)
-      throw new Error(`COMMANDS: ${register.name} registers ${program.commands.at(-1)?.name()}, not ${name}`);
-  }
+  for (const register of COMMANDS) register(program, host);
   addExitCodeHelp(program);
   return program;
 }
@@ -238,8 +183,12 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     (c) => {
       ctx = c;
     },
-    argv,
   );
+  // The command commander dispatches to, known before it parses that command's own options (whose errors follow).
+  let dispatched: string | undefined;
+  program.hook('preSubcommand', (_program, command) => {
+    dispatched = command.name();
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -250,10 +199,7 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     if (json && !stdoutWritten && status !== ExitCode.OK) {
       const error = jsonErrorOf(err, status, argv);
       // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
-      writeLine(
-        deps.io.stdout,
-        JSON.stringify(invokedCommand(program, argv) === 'batch' ? batchRefusedSummary(error) : { error }),
-      );
+      writeLine(deps.io.stdout, JSON.stringify(dispatched === 'batch' ? batchRefusedSummary(error) : { error }));
     }
     return status;
   }
