@@ -6,7 +6,8 @@
 // Items: 1 lookups/s at 20 ms latency · 2 zero latency, side by side with a raw undici loop · 3 CPU per lookup
 // (from item 2's runs) · 4 the 1M-row dry run · 5 the listener · 6 start-up · 7 the sandbox's capacity ·
 // 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows ·
-// 10, 11 workbooks · 12 `dnc window` over a 1M-row results file vs a raw CSV pass of it.
+// 10, 11 workbooks · 12 the 1M-row dry run of three phone columns and a country column ·
+// 13 `dnc window` over a 1M-row results file vs a raw CSV pass of it.
 //
 // Never a pass/fail test: it exits 0 whatever the figures (non-zero only when a measurement could not be made).
 // Every figure comes from child processes: the sandbox (`node bin/dnc.js sandbox --port 0`), dnc itself and
@@ -32,7 +33,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -162,6 +163,21 @@ async function item3() {
   });
 }
 
+/** `dnc batch FILE --dry-run --json` in a process of its own: time, CPU, peak RSS and what it counted. */
+async function dryRunOf(file, env, extra = []) {
+  const r = await runDnc(['batch', file, '--dry-run', '--json', ...extra], { env });
+  if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
+  const out = JSON.parse(r.stdout);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
+}
+
+/** The floor of items 4, 12 and 13: a raw csv-parse → csv-stringify pass over the same file (bench/raw-csv.mjs). */
+async function rawCsvPass(file) {
+  const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
+  if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
+}
+
 async function item4() {
   log(`[4] --dry-run of ${size.dryRun.toLocaleString('en-US')} rows vs a raw csv-parse → csv-stringify pass`);
   const big = await numbersFile('item4-big.csv', size.dryRun);
@@ -169,17 +185,8 @@ async function item4() {
   const sandbox = await startSandboxChild(CREDITS);
   const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
   try {
-    const dry = async (file) => {
-      const r = await runDnc(['batch', file, '--dry-run', '--json'], { env });
-      if (r.code !== 0) throw new Error(`dnc batch --dry-run exited ${r.code}:\n${r.stderr}`);
-      const out = JSON.parse(r.stdout);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
-    };
-    const raw = async (file) => {
-      const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
-      if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
-      return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
-    };
+    const dry = (file) => dryRunOf(file, env);
+    const raw = rawCsvPass;
     const dryRuns = [];
     const rawRuns = [];
     for (let i = 0; i < rounds; i++) {
@@ -426,6 +433,53 @@ async function item11() {
   }
 }
 
+/**
+ * A CRM-shaped list (issue 27): three phone columns and a country column of mixed spellings, national numbers read
+ * in their row's country, blanks, and numbers repeated across rows and columns; dry run against a raw CSV pass of
+ * the same file. Goal ≤ 1.5× its time; peak memory of both reported.
+ */
+async function crmFile(name, count) {
+  const file = path.join(tmp.dir, name);
+  const us = ['US', 'USA', 'United States', '+1'];
+  const gb = ['GB', 'UK', 'United Kingdom', '44'];
+  await writeCsv(file, ['name', 'phone', 'mobile', 'work', 'country'], count, (i) => {
+    const british = i % 4 === 3;
+    // A GB number written nationally ("020 7…"): only its row's country places it.
+    const own = (k) => (british ? `0${gbNumber(k).slice(3)}` : usNumber(k));
+    const phone = own(i);
+    const mobile = i % 3 === 0 ? '' : own(count + (i >> 1)); // blank, or shared by two rows
+    const work = i % 5 === 0 ? phone : i % 7 === 0 ? own(count * 2 + (i % 1000)) : ''; // the row's phone again
+    return [`n${i}`, phone, mobile, work, (british ? gb : us)[i % 4 === 3 ? (i >> 2) % 4 : i % 4]];
+  });
+  return file;
+}
+
+async function item12() {
+  log(`[12] --dry-run of a ${size.dryRun.toLocaleString('en-US')}-row list of three phone columns and a country column vs a raw CSV pass`);
+  const input = await crmFile('item12.csv', size.dryRun);
+  const sandbox = await startSandboxChild(CREDITS);
+  const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  try {
+    const dry = () => dryRunOf(input, env, ['--column', 'phone,mobile,work', '--country-column', 'country']);
+    const raw = () => rawCsvPass(input);
+    const dryRuns = [];
+    const rawRuns = [];
+    for (let i = 0; i < rounds; i++) {
+      rawRuns.push(await raw());
+      dryRuns.push(await dry());
+    }
+    const d = dryRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    const c = rawRuns.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+    if (d.rows !== size.dryRun || c.rows !== size.dryRun) throw new Error(`row counts: dry run ${d.rows}, raw ${c.rows}, expected ${size.dryRun}`);
+    if (d.invalid !== 0) throw new Error(`the dry run found ${d.invalid} row(s) that cannot be valid: the list is made of valid numbers`);
+    const rows = fmt.n(size.dryRun);
+    record({ item: 12, what: `3-column dry run time, ${rows} rows, ${fmt.n(d.unique)} distinct numbers`, value: `${fmt.n(d.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: d.wallMs / c.wallMs, goal: '≤ 1.5×', met: d.wallMs / c.wallMs <= 1.5, raw: { dryRuns, rawRuns } });
+    record({ item: 12, what: `3-column dry run peak RSS, ${rows} rows`, value: `${fmt.n(d.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: d.maxRssMb / c.maxRssMb });
+  } finally {
+    await sandbox.close();
+  }
+}
+
 /** Area codes of several zones and state rules: New York, Phoenix (no DST), 605 (two zones), Miami, Louisville, LA, Chicago. */
 const WINDOW_AREA_CODES = ['212', '602', '605', '305', '502', '213', '312'];
 
@@ -453,13 +507,13 @@ function nextWednesdaySlot(now = new Date()) {
  * of the same results file; runs alternated, best of each. dnc's run includes verify's whole check (the file's
  * SHA-256, every row against the journal and the input) and the calling window of each number for the slot.
  */
-async function item12() {
+async function item13() {
   const rows = size.windowRows;
   const distinct = size.windowNumbers;
-  log(`[12] dnc window over a ${rows.toLocaleString('en-US')}-row results file (${distinct.toLocaleString('en-US')} distinct numbers) vs a raw csv pass of it`);
-  const input = path.join(tmp.dir, 'item12.csv');
+  log(`[13] dnc window over a ${rows.toLocaleString('en-US')}-row results file (${distinct.toLocaleString('en-US')} distinct numbers) vs a raw csv pass of it`);
+  const input = path.join(tmp.dir, 'item13.csv');
   await writeCsv(input, ['name', 'phone', 'city'], rows, (i) => [`n${i}`, windowNumber(i % distinct), 'Springfield']);
-  const results = path.join(tmp.dir, 'item12.results.csv');
+  const results = path.join(tmp.dir, 'item13.results.csv');
   const sandbox = await startSandboxChild(CREDITS);
   const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
   try {
@@ -470,18 +524,14 @@ async function item12() {
     await sandbox.close();
   }
   const slot = nextWednesdaySlot();
-  const dialOut = path.join(tmp.dir, 'item12.dial.txt');
+  const dialOut = path.join(tmp.dir, 'item13.dial.txt');
   const win = async () => {
     const r = await runDnc(['window', results, '--from', slot.from, '--until', slot.until, '--dial-out', dialOut, '--json'], { env });
     if (r.code !== 0) throw new Error(`dnc window exited ${r.code}:\n${r.stderr}`);
     const out = JSON.parse(r.stdout);
     return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, fit: out.fit_numbers, written: out.written, outside: out.outside_window };
   };
-  const raw = async () => {
-    const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [results]);
-    if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
-    return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: JSON.parse(r.stdout).rows };
-  };
+  const raw = () => rawCsvPass(results);
   // dnc verify of the same file: what dnc window's pass costs before its own work (the windows, the list).
   const verify = async () => {
     const r = await runDnc(['verify', results, '--as-of', slot.until, '--json'], { env });
@@ -502,21 +552,21 @@ async function item12() {
   const v = fastest(verifyRuns);
   if (w.rows !== rows || c.rows !== rows) throw new Error(`row counts: dnc window ${w.rows}, raw ${c.rows}, expected ${rows}`);
   // Half the numbers are callable (even last digit); the slot is inside every zone's window: all of them are written.
-  if (w.written !== w.fit || w.fit < distinct * 0.45) notes.push(`[12] dnc window wrote ${w.written} of ${w.fit} numbers fit to dial (${distinct} distinct in the file)`);
+  if (w.written !== w.fit || w.fit < distinct * 0.45) notes.push(`[13] dnc window wrote ${w.written} of ${w.fit} numbers fit to dial (${distinct} distinct in the file)`);
   const n = fmt.n(rows);
-  record({ item: 12, what: `dnc window time, ${n} rows (${fmt.n(w.written)} numbers written)`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: w.wallMs / c.wallMs, goal: '≤ 1.5×', met: w.wallMs / c.wallMs <= 1.5, raw: { slot, winRuns, rawRuns } });
-  record({ item: 12, what: `dnc window time beside dnc verify of the file, ${n} rows`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `dnc verify ${fmt.n(v.wallMs / 1000, 2)} s`, ratio: w.wallMs / v.wallMs, raw: { verifyRuns } });
-  record({ item: 12, what: `dnc window peak RSS, ${n} rows`, value: `${fmt.n(w.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: w.maxRssMb / c.maxRssMb });
+  record({ item: 13, what: `dnc window time, ${n} rows (${fmt.n(w.written)} numbers written)`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: w.wallMs / c.wallMs, goal: '≤ 1.5×', met: w.wallMs / c.wallMs <= 1.5, raw: { slot, winRuns, rawRuns } });
+  record({ item: 13, what: `dnc window time beside dnc verify of the file, ${n} rows`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `dnc verify ${fmt.n(v.wallMs / 1000, 2)} s`, ratio: w.wallMs / v.wallMs, raw: { verifyRuns } });
+  record({ item: 13, what: `dnc window peak RSS, ${n} rows`, value: `${fmt.n(w.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: w.maxRssMb / c.maxRssMb });
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12 };
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 12)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 13)`);
     try {
       await items[n]();
     } catch (err) {

@@ -6,6 +6,13 @@ import { rerunPlan } from './resume.js';
 import { readingLine } from './read-input.js';
 import { journalInUse } from '../journal/lock.js';
 import type { BatchOptions, DryRunReport, DryRunResume, RunContext } from './job.js';
+import { scanInput } from './ingest.js';
+import { DistinctNumbers } from '../phone/distinct-numbers.js';
+import { readCosts } from '../stores/cost-cache.js';
+import { cacheDir } from '../paths.js';
+import { dryRunGuard } from '../evidence/credit-guard.js';
+import { reusableLine } from '../evidence/reusable.js';
+import * as evidence from '../evidence/batch-evidence.js';
 
 export async function dryRun(
   ctx: RunContext,
@@ -15,15 +22,12 @@ export async function dryRun(
   options: BatchOptions,
   journalOf: (sha256: string) => Promise<string | null>,
 ): Promise<DryRunReport> {
-  const { scanInput } = await import('./ingest.js');
   const webhookMissing = await webhookMissingFor(options);
   ctx.info(readingLine(input, layout));
   // Distinct numbers as 8-byte doubles: memory stays small however many distinct numbers the list has.
-  const { DistinctNumbers } = await import('../phone/distinct-numbers.js');
   const seen = new DistinctNumbers();
   const byCountry = new Map<string, number>();
   // Fresh verdicts in the results cache are looked for as the list is read (only those found are kept).
-  const evidence = await import('../evidence/batch-evidence.js');
   const asked = (options.reuseWithinMs ?? null) !== null;
   const service = asked
     ? null
@@ -42,8 +46,6 @@ export async function dryRun(
     reusable?.close();
     throw err;
   });
-  const { readCosts } = await import('../stores/cost-cache.js');
-  const { cacheDir } = await import('../paths.js');
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;
   let origin: string | null = null;
   try {
@@ -102,7 +104,6 @@ export async function dryRun(
     else if (unsupported.has(country)) continue;
     else if (!costs.has(country)) unknown.push(country);
   }
-  const { dryRunGuard } = await import('../evidence/credit-guard.js');
   const guard = dryRunGuard(toSend, [...notSent, ...unsupported], costs, balance?.creditsRemaining ?? null);
   if (resuming) {
     resuming.to_look_up = guard.forecast.numbers;
@@ -113,7 +114,6 @@ export async function dryRun(
     plan && journalPath ? { path: journalPath, inUse: journalInUse(journalPath, ctx.lockDeps), resend } : null;
   const reuse = reusable ? await evidence.reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
   if (reuse) {
-    const { reusableLine } = await import('../evidence/reusable.js');
     guard.lines.push(`note: ${reusableLine(reuse, guard.forecast.numbers)}`);
   }
   const result = {

@@ -5,12 +5,14 @@ import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { BatchOptions, RunContext } from './job.js';
 import type { Reading } from './read-input.js';
+import { writeCosts } from '../stores/cost-cache.js';
+import { keptFolder } from '../paths.js';
+import { BatchScheduler } from './scheduler.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
-  const { writeCosts } = await import('../stores/cost-cache.js');
   const origin = journal.meta()?.serviceOrigin;
   if (!origin) return;
-  const { keptFolder } = await import('../paths.js');
   const dir = keptFolder(ctx.env, ctx.homedir, 'cache');
   if (dir === null || !(await writeCosts(dir, origin, journal.learnedCosts(), ctx.now()))) {
     ctx.debug('could not write the cost cache (dry-run estimates will not know these costs)');
@@ -26,8 +28,6 @@ export async function runLookups(
   reading: Reading | null,
   on: { answered: (progress: SchedulerProgress) => void; drained: () => void },
 ): Promise<SchedulerOutcome> {
-  const { BatchScheduler } = await import('./scheduler.js');
-  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   const scheduler = new BatchScheduler({
     journal,
     client,
@@ -155,6 +155,5 @@ function pagesOf(
  * --webhook-url.
  */
 export async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
-  const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
   return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
 }

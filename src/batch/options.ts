@@ -13,8 +13,19 @@ import {
   type RememberedOption,
   type RunContext,
 } from './job.js';
-import { type BatchPaths, refuseManifestOfAnotherOutput } from './paths.js';
+import {
+  type BatchPaths,
+  refuseManifestOfAnotherOutput,
+  resolveOutputTarget,
+  checkWritableFolder,
+  journalSideFiles,
+  refuseCollisions,
+  spoolPathFor,
+  journalPathFor,
+} from './paths.js';
 import { journalInUse } from '../journal/lock.js';
+import { BatchJournal } from '../journal/journal.js';
+import { rememberedRunOf } from '../journal/views.js';
 
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
@@ -53,7 +64,6 @@ export async function checkOptions(ctx: RunContext, input: string, options: Batc
   // The key is looked for in the URL only when lookups may be sent (a dry run needs no configuration).
   const keys = options.webhookUrl !== undefined && !options.dryRun ? [(await ctx.serviceConfig()).apiKey.value] : [];
   await checkWebhookUrlOption(options.webhookUrl, options.allowInsecureWebhookUrl, keys);
-  const { resolveOutputTarget } = await import('./paths.js');
   // A list that is not a regular file (standard input, a FIFO, `<(…)`) is read once into a spool.
   const given = input === '-' || ctx.isStandardInput(path.resolve(ctx.cwd, input)) ? '-' : path.resolve(ctx.cwd, input);
   const fromStdin = given === '-' || isStream(given);
@@ -129,7 +139,6 @@ export async function checkFiles(
   journalPath: string | null,
   manifestPath: string | null,
 ): Promise<void> {
-  const { checkWritableFolder, journalSideFiles, refuseCollisions, spoolPathFor } = await import('./paths.js');
   const files = [
     ...(!paths.fromStdin
       ? [{ role: 'the input', path: paths.inputPath }]
@@ -295,7 +304,6 @@ export async function withRememberedOptions(
   const none = { options, resumedWith: [], resumed: false };
   // --restart starts from nothing; a dry run takes what a rerun would (it only reads the journal).
   if (options.restart || !options.given) return none;
-  const { resolveOutputTarget, journalPathFor } = await import('./paths.js');
   let journalPath: string;
   try {
     if (options.journal !== undefined) journalPath = resolveOutputTarget('--journal', options.journal, ctx.cwd).path;
@@ -313,8 +321,6 @@ export async function withRememberedOptions(
     return none; // The same check runs again below and says what is wrong.
   }
   if (!existsSync(journalPath)) return none;
-  const { BatchJournal } = await import('../journal/journal.js');
-  const { rememberedRunOf } = await import('../journal/views.js');
   let remembered: Record<string, unknown> | undefined;
   try {
     if (options.dryRun) remembered = await rememberedRunOf(journalPath, journalInUse(journalPath, ctx.lockDeps));

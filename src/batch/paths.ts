@@ -2,7 +2,7 @@
 // input or on another output.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, realpathSync, type Stats, statSync } from 'node:fs';
-import { open, rm } from 'node:fs/promises';
+import { open, rm, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError, inputError, usageError } from '../errors.js';
 import { journalPathFor } from '../journal/journal.js';
@@ -199,7 +199,6 @@ export function makeFolder(dir: string, what: string): void {
 export async function refuseManifestOfAnotherOutput(manifestPath: string, outputPath: string): Promise<void> {
   let describes: string | undefined;
   try {
-    const { readFile } = await import('node:fs/promises');
     describes = (JSON.parse(await readFile(manifestPath, 'utf8')) as { output?: { path?: string } }).output?.path;
   } catch {
     return; // None yet, or not a manifest: the batch writes its own.

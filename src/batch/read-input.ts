@@ -6,6 +6,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import type { RunContext } from './job.js';
 import type { JournalBatch } from './resume.js';
+import { ingestInput } from './ingest.js';
 
 /** The input being read into the journal while lookups run: the scheduler's incoming numbers. */
 export interface Reading extends IncomingNumbers {
@@ -31,7 +32,6 @@ export async function readInput(
   streaming: boolean,
 ): Promise<Reading | null> {
   const { layout, resultOptions, paths, input, serviceOrigin, rendering } = batch;
-  const { ingestInput } = await import('./ingest.js');
   ctx.info(readingLine(input, layout));
   const meta: BatchMeta = {
     schema: 1,

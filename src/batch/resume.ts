@@ -8,6 +8,8 @@ import { describeOptions, resultOptionsChange, sameResultOptions } from './optio
 import { phoneColumnsOf } from '../journal/types.js';
 import type { RunContext } from './job.js';
 import { journalInUse } from '../journal/lock.js';
+import { hashFile } from '../file-hash.js';
+import { rerunPlanOf } from '../journal/views.js';
 
 /** What a journal's batch is made of: the input as read, the options that shape answers, where outputs go. */
 export interface JournalBatch {
@@ -44,7 +46,6 @@ export async function prepareJournal(
     return 'read';
   }
   if (existing) {
-    const { hashFile } = await import('../file-hash.js');
     const sha = await hashFile(paths.inputPath);
     if (sha !== existing.inputSha256) {
       throw usageError(
@@ -201,7 +202,6 @@ export async function rerunPlan(
   serviceOrigin: string | null,
 ) {
   if (journalPath === null || !existsSync(journalPath)) return null;
-  const { rerunPlanOf } = await import('../journal/views.js');
   let plan: Awaited<ReturnType<typeof rerunPlanOf>>;
   try {
     plan = await rerunPlanOf(journalPath, journalInUse(journalPath, ctx.lockDeps));

@@ -4,13 +4,13 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { deleteJournalFiles } from '../journal/files.js';
+import { isBatchJournalFile } from '../journal/views.js';
 import { lockHolder } from '../journal/lock.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
-import type { PhoneCaches } from '../phone/phone-cache.js';
 import path from 'node:path';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
-import type { BatchJournal, ResultOptions } from '../journal/journal.js';
+import { acquireJournalLock, BatchJournal, type ResultOptions } from '../journal/journal.js';
 import type { EarlyRender, RenderSummary } from '../results/render.js';
 import type { ResultsCache } from '../stores/results-cache.js';
 import type { ReusableCounter } from '../evidence/reusable.js';
@@ -27,6 +27,17 @@ import { type Reading, readInput } from './read-input.js';
 import { type JournalBatch, prepareJournal } from './resume.js';
 import { dryRun } from './dry-run.js';
 import { type BatchPaths, makeFolder } from './paths.js';
+import { manifestPathFor } from '../evidence/manifest.js';
+import { openInputLayout } from '../tables/input.js';
+import { keptFolder, stateDir, cacheDir } from '../paths.js';
+import { DNC_COLUMNS } from '../results/columns.js';
+import { hashFile } from '../file-hash.js';
+import { PhoneCaches } from '../phone/phone-cache.js';
+import { readCosts } from '../stores/cost-cache.js';
+import { renderEarly, renderBatchOutput } from '../results/render.js';
+import * as batchPaths from './paths.js';
+import * as evidence from '../evidence/batch-evidence.js';
+import * as compliance from '../compliance/batch-compliance.js';
 
 export async function runBatchJob(input: string, given: BatchOptions, deps: BatchRunDeps): Promise<BatchRunResult> {
   const ctx = runContext(deps);
@@ -36,8 +47,6 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   if (resumedWith.length > 0)
     ctx.info(`Resuming with the options this batch was started with: ${resumedWith.join(' ')}`);
   const paths = await checkOptions(ctx, input, options);
-  const batchPaths = await import('./paths.js');
-  const { manifestPathFor } = await import('../evidence/manifest.js');
   // Where the journal and manifest go is known now unless they follow the input's content (-o -, a FIFO):
   // then no file can collide or be refused before the input is read.
   let early: { journalPath: string; manifestPath: string } | null = null;
@@ -58,8 +67,6 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
   }
   // Configuration problems surface before the input is read, not after.
   const serviceOrigin = options.dryRun ? null : new URL((await ctx.serviceConfig()).baseUrl.value).origin;
-  const { openInputLayout } = await import('../tables/input.js');
-  const { keptFolder, stateDir } = await import('../paths.js');
   /** The state folder, where a batch whose output is not a file keeps its journal: exit 3 when it cannot be. */
   const stateFolderFor = (c: RunContext, what: string): string => {
     const dir = keptFolder(c.env, c.homedir, 'state');
@@ -108,7 +115,6 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
       options = { ...options, countryColumn: layout.header ? layout.countryLabel : String(layout.countryIndex + 1) };
     }
     // A results file scrubbed again would carry two dnc_result columns: a reader taking the first sees the old verdict.
-    const { DNC_COLUMNS } = await import('../results/columns.js');
     const stale = (layout.header ?? []).filter((h) => (DNC_COLUMNS as readonly string[]).includes(h.trim()));
     if (stale.length > 0) {
       throw inputError(
@@ -148,7 +154,6 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     let journalPath = early?.journalPath;
     if (journalPath === undefined) {
-      const { hashFile } = await import('../file-hash.js');
       const sha256 = spool?.sha256 ?? (await hashFile(paths.inputPath));
       journalPath = batchPaths.streamJournalPath(stateFolderFor(ctx, 'the journal'), sha256, resultOptions);
       makeFolder(path.dirname(journalPath), 'the journal');
@@ -187,14 +192,12 @@ async function runBatchJournal(
   manifestPath: string,
 ): Promise<BatchRunResult> {
   const startedAt = ctx.now();
-  const evidence = await import('../evidence/batch-evidence.js');
-  const journalMod = await import('../journal/journal.js');
   const lockDeps = ctx.lockDeps;
   await readyJournalPath(ctx, journalPath, options);
   // A list refused at its first read (malformed, a workbook bomb) must not leave an empty journal made by this run.
   const journalIsNew = !existsSync(journalPath);
   let discardJournal = false;
-  const lock = journalMod.acquireJournalLock(journalPath, lockDeps);
+  const lock = acquireJournalLock(journalPath, lockDeps);
   let journal: BatchJournal | undefined;
   let client: ServiceClient | undefined;
   let abandoned = false;
@@ -218,8 +221,7 @@ async function runBatchJournal(
   const clientReady = ctx.createClient({ connections: options.concurrency });
   clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
-    journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
-    const { PhoneCaches } = await import('../phone/phone-cache.js');
+    journal = await BatchJournal.open(journalPath, { create: true }, ctx.now);
     const phones = new PhoneCaches(resultOptions.country ?? undefined);
     const batch: JournalBatch = {
       layout,
@@ -237,7 +239,6 @@ async function runBatchJournal(
         run: rememberedRun(options, paths),
       },
     };
-    const compliance = await import('../compliance/batch-compliance.js');
     const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
     let listsApplied = false;
     // Fresh verdicts of these numbers in the results cache are said before the first lookup (see below): asked only
@@ -267,8 +268,6 @@ async function runBatchJournal(
     // Lists and reused verdicts may have answered every number: then nothing is sent.
     if (reading !== null || journal.unsentCount() > 0) {
       client = await clientReady;
-      const { readCosts } = await import('../stores/cost-cache.js');
-      const { cacheDir } = await import('../paths.js');
       const costs = new Map([
         ...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)),
         ...journal.learnedCosts(),
@@ -335,7 +334,6 @@ async function runBatchJournal(
         });
       } else {
         renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
-          const { renderEarly } = await import('../results/render.js');
           early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
         });
         renderStarting.catch(() => {}); // then rendered at the end only
@@ -394,7 +392,6 @@ async function runBatchJournal(
     else {
       if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
       // (Loaded only now: a render in a thread leaves this one without it.)
-      const { renderBatchOutput } = await import('../results/render.js');
       summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
     }
     const unansweredSends = journal.unansweredSends();
@@ -450,7 +447,7 @@ async function runBatchJournal(
     await background.settled();
     journal?.close();
     lock.release();
-    if (discardJournal) journalMod.deleteJournalFiles(journalPath);
+    if (discardJournal) deleteJournalFiles(journalPath);
   }
 }
 
@@ -459,7 +456,7 @@ async function runBatchJournal(
  * deleted or written over; --restart removes the journal, unless a batch or a listener holds it.
  */
 async function readyJournalPath(ctx: RunContext, journalPath: string, options: BatchOptions): Promise<void> {
-  if (existsSync(journalPath) && !(await (await import('../journal/views.js')).isBatchJournalFile(journalPath))) {
+  if (existsSync(journalPath) && !(await isBatchJournalFile(journalPath))) {
     throw usageError(
       'E_PATH_COLLISION',
       `${journalPath} is not a dnc batch journal: dnc will not write over it${options.restart ? ' or delete it' : ''}`,
@@ -524,13 +521,11 @@ async function finishStopped(
   },
 ): Promise<BatchRunResult> {
   const { input, options, paths, phones, startedAt, journalPath } = run;
-  const evidence = await import('../evidence/batch-evidence.js');
   // A stop like any other: the output shows every answer so far, the rest not_checked with the reason.
   const reason = outcome.stoppedReason ?? 'service_failure';
   let partial: RenderSummary | null = null;
   try {
     journal.setStoppedReason(reason);
-    const { renderBatchOutput } = await import('../results/render.js');
     partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
     await evidence.afterRender(ctx, ctx, journal, {
       baseUrl: (await ctx.serviceConfig()).baseUrl.value,

@@ -6,6 +6,10 @@ import path from 'node:path';
 import { describeFsError, inputError, usageError } from '../errors.js';
 import { makeFolder } from './paths.js';
 import type { RunContext } from './job.js';
+import { createHash } from 'node:crypto';
+import { removeLeftoverTemps, tempPathFor } from '../atomic-file.js';
+import { Transform } from 'node:stream';
+import { hashFile } from '../file-hash.js';
 
 /** Standard input copied to a private temporary file, hashed on the way. */
 export async function spoolStdin(
@@ -13,15 +17,12 @@ export async function spoolStdin(
   source: string,
   dir: string,
 ): Promise<{ tmp: string; sha256: string }> {
-  const { createHash } = await import('node:crypto');
-  const { removeLeftoverTemps, tempPathFor } = await import('../atomic-file.js');
   if (source === '-' && ctx.io.stdinIsTTY) ctx.info('Reading the call list from standard input (end it with Ctrl-D)');
   makeFolder(dir, 'the list read from standard input');
   // A run killed while spooling left its copy of the list here.
   await removeLeftoverTemps(path.join(dir, 'stdin.csv'), ctx.now().getTime());
   const tmp = tempPathFor(path.join(dir, 'stdin.csv'));
   const hash = createHash('sha256');
-  const { Transform } = await import('node:stream');
   const tee = new Transform({
     transform(chunk: Buffer, _enc, done) {
       hash.update(chunk);
@@ -56,7 +57,6 @@ export async function placeSpool(
   journalPath: string,
   restart: boolean,
 ): Promise<string> {
-  const { hashFile } = await import('../file-hash.js');
   const existing = existsSync(target) ? await hashFile(target) : null;
   if (existing === spool.sha256) return target;
   if (existing !== null && existsSync(journalPath) && !restart) {

@@ -15,6 +15,7 @@ import type { CachedVerdict } from '../stores/results-cache.js';
 import type { ComplianceDecision } from '../stores/suppression-store.js';
 import { formatInteger } from '../text/numbers.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
+import { createCallingWindows } from '../calling/index.js';
 
 export interface CheckOptions {
   country?: string;
@@ -273,7 +274,6 @@ export async function runCheck(
 
 /** The calling windows under the team's settings, refused (exit 2) before anything is sent when they are not valid. */
 async function callingWindowsOf(deps: CheckDeps, file: string | undefined) {
-  const { createCallingWindows } = await import('../calling/index.js');
   const { settings, name } = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, file);
   return createCallingWindows({ tzdataVersion: deps.tzdataVersion, settings, settingsName: name });
 }

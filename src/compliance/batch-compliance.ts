@@ -17,6 +17,7 @@ import {
 } from './validity.js';
 import { formatInteger } from '../text/numbers.js';
 import { parseServiceTime } from '../time.js';
+import { complianceSettings, openListForScrub } from './settings.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {
@@ -240,7 +241,6 @@ export async function applyListsBeforeLookups(
   journal: BatchJournal,
   flags: import('./settings.js').ComplianceFlags,
 ): Promise<ScrubCompliance> {
-  const { complianceSettings, openListForScrub } = await import('./settings.js');
   const settings = await complianceSettings(ctx, flags);
   const store = await openListForScrub(ctx, settings);
   try {

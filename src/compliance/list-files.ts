@@ -3,6 +3,9 @@
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { NormalizedPhone } from '../phone/normalize.js';
 import { EXEMPTION_BASES, type ExemptionBasis } from '../stores/suppression-store.js';
+import { normalizePhone } from '../phone/normalize.js';
+import { dataRecordLines, openInputLayout, readRows } from '../tables/input.js';
+import { listCsv } from '../tables/csv-output.js';
 
 export interface ParsedNumber {
   e164: string;
@@ -11,7 +14,6 @@ export interface ParsedNumber {
 
 /** Normalises one number to E.164 (national format with `country`); throws a DncError saying where it was. */
 export async function numberFrom(raw: string, where: string, country: string | undefined): Promise<ParsedNumber> {
-  const { normalizePhone } = await import('../phone/normalize.js');
   const p: NormalizedPhone = normalizePhone(raw, { defaultCountry: country });
   if (!p.ok) {
     throw inputError('E_INVALID_NUMBER', `${where}${JSON.stringify(raw)}: ${p.message}`, {
@@ -71,7 +73,6 @@ export async function readImportFile(
     check?: (cells: Record<string, string>, where: string) => void;
   },
 ): Promise<ImportRow[]> {
-  const { dataRecordLines, openInputLayout, readRows } = await import('../tables/input.js');
   const columns = options.column === undefined ? undefined : [options.column];
   const layout = await openInputLayout(file, { header: true, columns, loneColumnIsPhone: true }).catch(
     (err: unknown) => {
@@ -179,6 +180,5 @@ export async function csvText(
   header: readonly string[],
   rows: ReadonlyArray<ReadonlyArray<string | null>>,
 ): Promise<string> {
-  const { listCsv } = await import('../tables/csv-output.js');
   return listCsv(header, rows);
 }

@@ -12,6 +12,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/views.js';
+import { complianceSettings } from '../compliance/settings.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -152,7 +153,6 @@ export async function reusableCounter(
   flags: ComplianceFlags,
 ): Promise<ReusableCounter | null> {
   try {
-    const { complianceSettings } = await import('../compliance/settings.js');
     return await ReusableCounter.open(e, service, e.now(), (await complianceSettings(e, flags)).validity);
   } catch {
     return null; // (the config is read again, and its problems said, where the batch needs it)

@@ -20,6 +20,9 @@ export { manifestPathFor, sideFilePath } from '../results/side-files.js';
 import { manifestCompliance, type ScrubCompliance } from '../compliance/batch-compliance.js';
 import type { ValiditySummary } from '../compliance/validity.js';
 import type { TableLayout, WorkbookLayout } from '../tables/layout.js';
+import { readRows } from '../tables/input.js';
+import { hashFile } from '../file-hash.js';
+import { Anchors } from '../stores/anchors.js';
 
 export const MANIFEST_VERSION = 1;
 
@@ -140,7 +143,6 @@ export async function walkOutput(
   onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
   onHeader?: (fields: string[]) => void,
 ): Promise<WalkResult> {
-  const { readRows } = await import('../tables/input.js');
   const hash = createHash('sha256');
   let bytes = 0;
   const tally = new TallyBuilder((format.phone_columns ?? [format.phone_column]).length);
@@ -238,7 +240,6 @@ export async function writeManifest(
   const walk: WalkResult = fromRender
     ? { sha256: renderedMain.sha256, bytes: renderedMain.bytes, tally: rendered.tally! }
     : await walkOutput(meta.outputPath, format, compliance.onRow);
-  const { hashFile } = await import('../file-hash.js');
   const lists: Manifest['lists'] = [];
   for (const [kind, list] of [
     ['callable', meta.callableOut],
@@ -296,7 +297,6 @@ export interface WrittenManifest {
  * best effort: false when the state folder cannot be written (verify then says the file is not anchored here).
  */
 export async function anchorWritten(stateDir: string, written: WrittenManifest, now: Date): Promise<boolean> {
-  const { Anchors } = await import('../stores/anchors.js');
   try {
     const anchors = await Anchors.open(stateDir);
     try {

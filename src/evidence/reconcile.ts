@@ -2,6 +2,7 @@
 // the service's credits_used.
 import type { CheckHistory } from '../stores/history.js';
 import { formatInteger } from '../text/numbers.js';
+import { journalSpendBetween } from '../journal/views.js';
 
 export interface LocalSpend {
   where: string;
@@ -36,7 +37,6 @@ export async function journalSpend(
   /** A batch is running on this journal: its numbers in flight are lookups under way, not lost answers. */
   running = false,
 ): Promise<LocalSpend | null> {
-  const { journalSpendBetween } = await import('../journal/views.js');
   try {
     const spend = await journalSpendBetween(journalPath, iso(start), iso(end), running);
     if (spend.service !== service) return null;

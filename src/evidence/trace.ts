@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import type { LookupQuery } from '../journal/views.js';
 import type { CheckHistory } from '../stores/history.js';
+import { journalLookup } from '../journal/views.js';
 
 export type { LookupQuery } from '../journal/views.js';
 
@@ -94,7 +95,6 @@ function fromHistory(history: CheckHistory, query: LookupQuery, historyFile: str
 /** Looks the id up in one journal (read only; numbers and the pushes table, through the journal module). */
 export async function traceInJournal(journalPath: string, query: LookupQuery): Promise<TracedLookup[]> {
   if (!existsSync(journalPath)) return [];
-  const { journalLookup } = await import('../journal/views.js');
   let read;
   try {
     read = await journalLookup(journalPath, query);

@@ -1,7 +1,6 @@
 // `dnc verify`'s core: is a batch output exactly what dnc wrote (manifest, journal, input), and is every callable row
 // fresh enough to dial?
 import { existsSync } from 'node:fs';
-import type { BatchJournal } from '../journal/journal.js';
 import { VerdictsAhead } from '../journal/verdicts-ahead.js';
 import { DncError, inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
@@ -24,6 +23,9 @@ import { fastValidE164 } from '../phone/fast-e164.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
+import { readRows, dataRecordLines } from '../tables/input.js';
+import { hashFile } from '../file-hash.js';
+import { BatchJournal } from '../journal/journal.js';
 
 /**
  * Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others
@@ -176,8 +178,6 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const limit = o.listLimit ?? 1_000;
   // The windows the scrub was made under (its config), else today's defaults.
   const rules = rulesOf(manifest.compliance);
-  const { readRows, dataRecordLines } = await import('../tables/input.js');
-  const { hashFile } = await import('../file-hash.js');
 
   // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).
   let input: AsyncGenerator<string[]> | null = null;
@@ -203,7 +203,6 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   }
   let journal: BatchJournal | null = null;
   if (existsSync(manifest.journal)) {
-    const { BatchJournal } = await import('../journal/journal.js');
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
   // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.

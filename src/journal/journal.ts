@@ -18,6 +18,8 @@ import {
   type StoppedReason,
   type SummaryCounts,
 } from './types.js';
+import { default as Database } from 'better-sqlite3';
+import { open } from 'node:fs/promises';
 
 export * from './types.js';
 export { finalAnswerOf, journalWriteError, localAnswer } from './records.js';
@@ -50,7 +52,6 @@ export class BatchJournal {
     options: OpenJournalOptions,
     now: () => Date = () => new Date(),
   ): Promise<BatchJournal> {
-    const { default: Database } = await import('better-sqlite3');
     if (!options.create && !existsSync(path)) {
       throw usageError('E_JOURNAL_MISSING', `no batch journal at ${path}`, {
         hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv` first; its journal is OUTPUT.csv.journal.sqlite',
@@ -528,7 +529,6 @@ export class BatchJournal {
    * batch wait ≈ 0.1 s for the disk. Nothing depends on this one: SQLite still syncs at close, with less to write.
    */
   async syncLogInBackground(): Promise<void> {
-    const { open } = await import('node:fs/promises');
     const handle = await open(`${this.path}-wal`, 'r+').catch(() => null);
     if (!handle) return;
     try {

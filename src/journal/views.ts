@@ -1,9 +1,12 @@
 // Reads of a batch journal by other parts (trace, listen, usage --reconcile, a dry run, the results cache), each on a
 // connection of its own, read-only: the SQL stays in the journal package, with the schema it reads.
-import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, rmSync, statSync, mkdtempSync, copyFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { REQUEUE_WHERE, UNANSWERED_SENDS } from './schema.js';
 import { CONFLICTING_PUSHES, UNANSWERED_SEND, type BatchMeta, type NumberState } from './types.js';
+import { default as Database } from 'better-sqlite3';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** A final service verdict of a journal, as the results cache keeps it. */
 export interface JournalVerdict {
@@ -17,7 +20,6 @@ export interface JournalVerdict {
 }
 
 async function readOnly<T>(journalPath: string, read: (db: BetterSqlite3.Database) => T): Promise<T> {
-  const { default: Database } = await import('better-sqlite3');
   const db = new Database(journalPath, { fileMustExist: true, timeout: 5_000 });
   try {
     return read(db);
@@ -304,7 +306,6 @@ async function readUntouched<T>(
   inUse: boolean,
   read: (db: BetterSqlite3.Database) => T,
 ): Promise<T> {
-  const { default: Database } = await import('better-sqlite3');
   if (inUse && existsSync(`${journalPath}-wal`) && existsSync(`${journalPath}-shm`)) {
     const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
     try {
@@ -313,9 +314,6 @@ async function readUntouched<T>(
       db.close();
     }
   }
-  const { mkdtempSync, copyFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   const dir = mkdtempSync(join(tmpdir(), 'dnc-journal-'));
   try {
     const copy = join(dir, 'journal.sqlite');

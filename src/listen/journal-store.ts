@@ -10,6 +10,9 @@ import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
 import { listenQueries } from '../journal/views.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.js';
+import { renderBatchOutput } from '../results/render.js';
+import { scrubRowsOf } from '../compliance/batch-compliance.js';
+import { default as Database } from 'better-sqlite3';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
@@ -230,8 +233,6 @@ export class JournalPushStore implements ListenJournal {
       // needs.
       // A connection of its own, as the worker has: the render holds a read snapshot, and pushes stored through
       // this.journal meanwhile must commit at once, not join it.
-      const { renderBatchOutput } = await import('../results/render.js');
-      const { scrubRowsOf } = await import('../compliance/batch-compliance.js');
       const own = await BatchJournal.open(this.journal.path, { create: false });
       try {
         return (await renderBatchOutput(own, { scrubRows: scrubRowsOf })).byResult;
@@ -306,7 +307,6 @@ export async function openListenJournal(
       hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv --webhook-url URL` and wait until it has started',
     });
   }
-  const { default: Database } = await import('better-sqlite3');
   // A second connection for listen's own queries; a short busy timeout keeps replies well inside 10 s.
   const db = new Database(path, { timeout: 2_000 });
   return new JournalPushStore(journal, meta, db, options);

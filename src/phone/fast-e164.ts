@@ -112,3 +112,63 @@ export function fastValidE164(value: string): FastE164 | undefined {
   }
   return undefined;
 }
+
+/** How a country's numbers written nationally lose their trunk prefix, when it is as plain as "0" (null: not so). */
+interface TrunkPlan {
+  callingCode: string;
+  prefix: RegExp;
+  idd: RegExp | null;
+}
+
+const trunkPlans = new Map<string, TrunkPlan | null>();
+function trunkPlanOf(country: string): TrunkPlan | null {
+  let plan = trunkPlans.get(country);
+  if (plan === undefined) {
+    plan = null;
+    const m = new Metadata(META) as unknown as { hasCountry(c: string): boolean } & PlanMetadata & NumberingPlanOf;
+    if (m.hasCountry(country)) {
+      m.selectNumberingPlan(country);
+      const p = m.numberingPlan;
+      const parsing = p.nationalPrefixForParsing();
+      // A rule that rewrites the digits (JE, BR, AR …) is the full parser's to apply.
+      if (parsing && !p.nationalPrefixTransformRule()) {
+        const idd = p.IDDPrefix();
+        plan = {
+          callingCode: p.callingCode(),
+          prefix: new RegExp(`^(?:${parsing})`),
+          idd: idd ? new RegExp(`^(?:${idd})`) : null,
+        };
+      }
+    }
+    trunkPlans.set(country, plan);
+  }
+  return plan;
+}
+interface NumberingPlanOf {
+  numberingPlan: {
+    callingCode(): string;
+    nationalPrefixForParsing(): string | undefined;
+    nationalPrefixTransformRule(): string | undefined;
+    IDDPrefix(): string | undefined;
+  };
+}
+
+const NATIONAL = /^[\d ().-]{6,24}$/;
+
+/**
+ * E.164 and country of a valid number written nationally in `country` with its trunk prefix ("020 7946 0018" in
+ * GB), by the steps libphonenumber's parser takes for it: the prefix stripped as its national-prefix-for-parsing
+ * pattern matches (no capture, no rewrite), and the rest valid in `country` itself. Anything else (an international
+ * prefix, a number of another region of the calling code, a rewrite rule, no prefix) returns undefined: not sure.
+ */
+export function fastValidNational(value: string, country: string): FastE164 | undefined {
+  if (!NATIONAL.test(value)) return undefined;
+  const digits = value.replace(/[ ().-]/g, '');
+  if (!/^\d+$/.test(digits)) return undefined;
+  const plan = trunkPlanOf(country);
+  if (!plan || plan.idd?.test(digits)) return undefined;
+  const trunk = plan.prefix.exec(digits);
+  if (!trunk || trunk[0] === '' || trunk.slice(1).some((g) => g !== undefined)) return undefined;
+  const found = fastValidE164(`+${plan.callingCode}${digits.slice(trunk[0].length)}`);
+  return found?.country === country ? found : undefined;
+}

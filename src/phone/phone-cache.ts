@@ -1,7 +1,7 @@
 // Normalisation of a CSV cell to E.164: plain E.164 by the fast path, anything else cached per distinct raw value
 // (libphonenumber costs ~9 µs a call).
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
-import { fastValidE164 } from './fast-e164.js';
+import { fastValidE164, fastValidNational } from './fast-e164.js';
 import { normalizePhone } from './normalize.js';
 
 export type CellNumber =
@@ -52,16 +52,22 @@ const options = (region: string | undefined) => (region ? { defaultCountry: regi
 /** Bounded: when full it starts over, which keeps memory flat on files with millions of distinct values. */
 export class PhoneCache {
   private cache = new Map<string, CellNumber>();
+  private readonly region: string | undefined;
   constructor(
     readonly defaultCountry: string | undefined,
     private readonly maxEntries = 100_000,
-  ) {}
+  ) {
+    this.region = defaultCountry?.toUpperCase();
+  }
 
   normalise(raw: string): CellNumber {
     // Plain E.164 is decided in about a microsecond: cheaper than the cache, which it would only fill.
     const fast = fastValidE164(raw.trim());
     if (fast) return { ok: true, e164: fast.e164, country: fast.country };
     if (raw.trim() === '') return MISSING;
+    // A national number with its trunk prefix ("020 7946 0018" in a GB row): as cheap, and as seldom repeated.
+    const national = this.region === undefined ? undefined : fastValidNational(raw.trim(), this.region);
+    if (national) return { ok: true, e164: national.e164, country: national.country };
     let hit = this.cache.get(raw);
     if (hit !== undefined) return hit;
     hit = SCIENTIFIC.test(raw) ? damaged(raw) : this.quick(raw);

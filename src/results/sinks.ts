@@ -14,6 +14,8 @@ import type { DncResult } from './columns.js';
 import type { TypedCell } from '../tables/xlsx-cells.js';
 import { outputFormatOf } from '../tables/xlsx-input.js';
 import type { TableLayout } from '../tables/layout.js';
+import { manifestPathFor } from './side-files.js';
+import { VERSION } from '../version.js';
 
 export function outputError(err: unknown, file: string) {
   const code = (err as NodeJS.ErrnoException).code;
@@ -215,8 +217,6 @@ export async function openLane(
     return new CsvLane(sink, writer, escapeInput, encode);
   }
   const { openWorkbookLane } = await import('./xlsx-output.js');
-  const { manifestPathFor } = await import('./side-files.js');
-  const { VERSION } = await import('../version.js');
   const book = await openWorkbookLane(sink, {
     header: layout.header !== null,
     summary: isResults

@@ -19,6 +19,8 @@ import { readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
 import { openLane, openSink, outputError, type OutputSink } from './sinks.js';
 import { cellsFor, emptyResultCounts, notSentReasonsOf, type RenderSummary, UNCHARGED_FAILURES } from './cells.js';
+import { manifestPathFor } from './side-files.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 
 /** The CSV layout a journal's input was read with. */
 export function layoutOf(meta: BatchMeta): TableLayout {
@@ -120,7 +122,6 @@ export async function renderSnapshot(
   };
   const now = options.now ?? Date.now;
   // What a killed writer left of these files and of the manifest (its writer dead: see removeLeftoverTemps).
-  const { manifestPathFor } = await import('./side-files.js');
   const manifest = meta.manifestPath ?? (meta.outputPath === '-' ? null : manifestPathFor(meta.outputPath));
   const lists = [meta.callableOut, meta.suppressedOut, meta.reviewOut, meta.dialOut];
   for (const target of [meta.outputPath, ...lists, manifest]) {
@@ -180,7 +181,6 @@ export async function renderSnapshot(
     // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the
     // first number.)
     const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
-    const { WEBHOOK_ONLY_COUNTRIES } = await import('../wire/types.js');
     let notSent = notSentReasonsOf(journal, meta, WEBHOOK_ONLY_COUNTRIES);
     /** Waits for more answers; once the gate is final, reads again what the end of the run sets. */
     const waitForAnswers = async () => {

@@ -21,6 +21,8 @@ import {
 import { delimiterName, detectDelimiter, headerEnd, parseDelimiterOption } from './delimiter.js';
 import type { RecordDelimiter } from './csv-output.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions, RecordLocation } from './layout.js';
+import { parse as parseSync } from 'csv-parse/sync';
+import { parse } from 'csv-parse';
 
 /** A record longer than this is refused: nobody's call list has one, and memory stays bounded. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
@@ -188,10 +190,9 @@ async function layoutFromHeaderLine(
   forced: string | undefined,
 ): Promise<TableLayout> {
   const delimiter = forced ?? detectDelimiter(firstLine);
-  const { parse } = await import('csv-parse/sync');
   let first: string[];
   try {
-    const records = parse(firstLine, { delimiter, relax_quotes: false }) as string[][];
+    const records = parseSync(firstLine, { delimiter, relax_quotes: false }) as string[][];
     first = records[0] ?? [''];
   } catch (err) {
     throw csvError(err, path, undefined, { line: 1, record: 1 });
@@ -425,7 +426,6 @@ async function* growingChunks(path: string): AsyncGenerator<Buffer> {
  * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
 export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
-  const { parse } = await import('csv-parse');
   const parser = parse({
     delimiter: layout.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],

@@ -9,6 +9,11 @@ import { inputError, usageError } from '../errors.js';
 import type { RecheckReason, VerifyReport } from '../evidence/verify.js';
 import { formatInteger } from '../text/numbers.js';
 import { rowNumbersOf, type RowNumber } from './columns.js';
+import { createCallingWindows, HORIZON_DAYS } from '../calling/index.js';
+import { manifestToVerify } from '../evidence/verify.js';
+import { manifestPathFor } from '../evidence/manifest.js';
+import { fitToDial } from '../evidence/fit-to-dial.js';
+import { openSink, outputError } from '../results/sinks.js';
 
 export interface WindowOptions {
   /** The results file of `dnc batch`. */
@@ -68,8 +73,6 @@ const OUTSIDE = 1;
 const NEVER = 2;
 
 export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<WindowResult> {
-  const { createCallingWindows, HORIZON_DAYS } = await import('../calling/index.js');
-  const { manifestToVerify } = await import('../evidence/verify.js');
   const results = path.resolve(deps.cwd, o.results);
   const dialOut = o.dialOut === '-' ? '-' : path.resolve(deps.cwd, o.dialOut);
   const from = o.from.getTime();
@@ -91,7 +94,6 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     [manifest.input.path, 'its input'],
     ...(manifest.lists ?? []).map((l): [string, string] => [l.path, `its ${l.kind} list`]),
   ]);
-  const { manifestPathFor } = await import('../evidence/manifest.js');
   refuseCollision(dialOut, [[manifestPathFor(results), 'its manifest']]);
   const calling = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, o.callingSettings);
   const windows = createCallingWindows({
@@ -133,7 +135,6 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     if (index !== currentIndex) return;
     for (const n of current) if (column === null || n.column === column) excluded.add(n.e164);
   };
-  const { fitToDial } = await import('../evidence/fit-to-dial.js');
   const report = await fitToDial(deps, results, {
     maxAgeMs: o.maxAgeMs,
     asOf,
@@ -151,7 +152,6 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
   }
   const counts = { fit: 0, written: 0, outsideWindow: 0, neverCallable: 0 };
   const overrides = new Map<string, number>();
-  const { openSink } = await import('../results/sinks.js');
   const sink = await openSink(dialOut, deps.stdout);
   try {
     let text = '';
@@ -175,7 +175,6 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     await sink.commit();
   } catch (err) {
     await sink.abort();
-    const { outputError } = await import('../results/sinks.js');
     throw err instanceof Error && err.name === 'DncError' ? err : outputError(err, dialOut);
   }
   return {

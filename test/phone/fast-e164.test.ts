@@ -3,7 +3,9 @@ import { getCountries, getCountryCallingCode, getExampleNumber, parsePhoneNumber
 import examples from 'libphonenumber-js/mobile/examples';
 import { describe, expect, it } from 'vitest';
 import { DistinctNumbers } from '../../src/phone/distinct-numbers.js';
-import { fastValidE164 } from '../../src/phone/fast-e164.js';
+import fc from 'fast-check';
+import { fastValidE164, fastValidNational } from '../../src/phone/fast-e164.js';
+import { normalizePhone } from '../../src/phone/normalize.js';
 
 /** A seeded generator, so a failure names a reproducible number. */
 function random(seed: number): () => number {
@@ -69,6 +71,70 @@ describe('fastValidE164', () => {
     }
     expect(fastValidE164('+12025550123')).toEqual({ e164: '+12025550123', country: 'US' });
     expect(fastValidE164('+447911123456')?.country).toBe(parsePhoneNumberFromString('+447911123456')!.country);
+  });
+});
+
+describe('fastValidNational', () => {
+  /** The full parser's reading of a national number in `country`, when it calls it valid. */
+  const full = (value: string, country: string) => {
+    const n = normalizePhone(value, { defaultCountry: country });
+    return n.ok ? { e164: n.e164, country: n.country ?? '' } : undefined;
+  };
+
+  it('agrees with the full parser on every national number it accepts, in every country (seed printed)', () => {
+    const seed = Number(process.env.DNC_PROPERTY_SEED ?? Date.now() % 2 ** 31);
+    console.log(`fastValidNational property seed: ${seed} (DNC_PROPERTY_SEED=${seed} repeats it)`);
+    const countries = getCountries();
+    // A country's example number written nationally, then changed: digits altered, added, removed, punctuated, or
+    // a trunk or international prefix put in front.
+    const national = fc
+      .record({
+        country: fc.constantFrom(...countries),
+        edits: fc.array(fc.tuple(fc.nat(20), fc.integer({ min: 0, max: 9 }), fc.nat(4)), { maxLength: 3 }),
+        lead: fc.constantFrom('', '0', '00', '8', '1', '06', '011', '180020'),
+        spaced: fc.boolean(),
+      })
+      .map(({ country, edits, lead, spaced }) => {
+        const example = getExampleNumber(country, examples);
+        let digits = (example?.nationalNumber ?? '2345678').split('');
+        for (const [at, d, kind] of edits) {
+          const i = at % (digits.length + 1);
+          if (kind === 0) digits.splice(i, 0, String(d));
+          else if (kind === 1) digits.splice(i, 1);
+          else digits[Math.min(i, digits.length - 1)] = String(d);
+        }
+        const text = lead + digits.join('');
+        return { country, value: spaced ? text.replace(/(\d{3})(?=\d)/g, '$1 ') : text };
+      });
+    let accepted = 0;
+    fc.assert(
+      fc.property(national, ({ country, value }) => {
+        const fast = fastValidNational(value, country);
+        if (fast === undefined) return;
+        accepted++;
+        expect({ value, asked: country, ...fast }).toEqual({ value, asked: country, ...full(value, country) });
+      }),
+      { seed, numRuns: 20_000 },
+    );
+    expect(accepted).toBeGreaterThan(300);
+  });
+
+  it('reads the common national forms of the countries a CRM list names, and leaves the rest to the parser', () => {
+    expect(fastValidNational('020 7946 0018', 'GB')).toEqual({ e164: '+442079460018', country: 'GB' });
+    expect(fastValidNational('(030) 1234-5678', 'DE')).toEqual(full('(030) 1234-5678', 'DE'));
+    expect(fastValidNational('0412 345 678', 'AU')).toEqual({ e164: '+61412345678', country: 'AU' });
+    // No trunk prefix (ES, IT), a rewrite rule (JE, AR), an international prefix, a number of another region.
+    for (const [value, country] of [
+      ['912345678', 'ES'],
+      ['0612345678', 'IT'],
+      ['01534 456789', 'JE'],
+      ['011 15 2345-6789', 'AR'],
+      ['0044 20 7946 0018', 'GB'],
+      ['01534 456789', 'GB'],
+      ['2025550123', 'US'],
+    ] as const) {
+      expect(fastValidNational(value, country)).toBeUndefined();
+    }
   });
 });
 
