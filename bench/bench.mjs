@@ -6,9 +6,10 @@
 // Items: 1 lookups/s at 20 ms latency · 2 zero latency, side by side with a raw undici loop · 3 CPU per lookup
 // (from item 2's runs) · 4 the 1M-row dry run · 5 the listener · 6 start-up · 7 the sandbox's capacity ·
 // 8 end to end (process start to exit) at 16 × 50 ms · 9 time to the first lookup, 1M rows vs 10 rows ·
-// 10, 11 workbooks · 12 the 1M-row dry run of three phone columns and a country column · 13 the team store
-// (PostgreSQL) beside the local store, 64 × 100 ms (needs a server: PG* variables, e.g. `pg_virtualenv -t npm run
-// bench`, or DNC_BENCH_POSTGRES).
+// 10, 11 workbooks · 12 the 1M-row dry run of three phone columns and a country column ·
+// 13 `dnc window` over a 1M-row results file vs a raw CSV pass of it ·
+// 14 the team store (PostgreSQL) beside the local store, 64 × 100 ms (needs a server: PG* variables, e.g.
+// `pg_virtualenv -t npm run bench`, or DNC_BENCH_POSTGRES).
 //
 // Never a pass/fail test: it exits 0 whatever the figures (non-zero only when a measurement could not be made).
 // Every figure comes from child processes: the sandbox (`node bin/dnc.js sandbox --port 0`), dnc itself and
@@ -19,8 +20,8 @@ import { benchServer, TEAM_CONCURRENCY, TEAM_LATENCY_MS, teamStoreInput, teamSto
 import { assertBuilt, fmt, gbNumber, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const SIZES = {
-  full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, endToEnd: 1_600, firstLookup: 1_000_000, rounds: 2, workbook: 200_000, workbookSmall: 20_000 },
-  small: { batch: 3_000, dryRun: 100_000, dryRunSmall: 10_000, pushes: 1_000, startRuns: 5, capacity: 10_000, endToEnd: 1_600, firstLookup: 100_000, rounds: 1, workbook: 20_000, workbookSmall: 2_000 },
+  full: { batch: 20_000, dryRun: 1_000_000, dryRunSmall: 100_000, pushes: 4_000, startRuns: 15, capacity: 50_000, endToEnd: 1_600, firstLookup: 1_000_000, rounds: 2, workbook: 200_000, workbookSmall: 20_000, windowRows: 1_000_000, windowNumbers: 250_000 },
+  small: { batch: 3_000, dryRun: 100_000, dryRunSmall: 10_000, pushes: 1_000, startRuns: 5, capacity: 10_000, endToEnd: 1_600, firstLookup: 100_000, rounds: 1, workbook: 20_000, workbookSmall: 2_000, windowRows: 100_000, windowNumbers: 25_000 },
 };
 const CONCURRENCY = 32;
 const LATENCY_MS = 20;
@@ -35,7 +36,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13,14').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -173,7 +174,7 @@ async function dryRunOf(file, env, extra = []) {
   return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, unique: out.unique_numbers, invalid: out.invalid_rows };
 }
 
-/** The floor of items 4 and 12: a raw csv-parse → csv-stringify pass over the same file (bench/raw-csv.mjs). */
+/** The floor of items 4, 12 and 13: a raw csv-parse → csv-stringify pass over the same file (bench/raw-csv.mjs). */
 async function rawCsvPass(file) {
   const r = await runNode(path.join(ROOT, 'bench', 'raw-csv.mjs'), [file]);
   if (r.code !== 0) throw new Error(`raw csv pass exited ${r.code}:\n${r.stderr}`);
@@ -482,10 +483,89 @@ async function item12() {
   }
 }
 
+/** Area codes of several zones and state rules: New York, Phoenix (no DST), 605 (two zones), Miami, Louisville, LA, Chicago. */
+const WINDOW_AREA_CODES = ['212', '602', '605', '305', '502', '213', '312'];
+
+/** Number k of a call list spread over US zones and states, GB, ES and DE (the sandbox's endings skipped, as usNumber does). */
+function windowNumber(k) {
+  const kind = k % 10;
+  const i = Math.floor(k / 10);
+  if (kind < 6) return usNumber(k).replace('+1202', `+1${WINDOW_AREA_CODES[k % WINDOW_AREA_CODES.length]}`);
+  if (kind < 8) return gbNumber(k);
+  const j = Math.floor(i / 992) * 1000 + (i % 992 < 990 ? i % 992 : (i % 992) + 8);
+  return kind === 8 ? `+3491${String(j).padStart(7, '0')}` : `+4930${String(j).padStart(8, '0')}`;
+}
+
+/** 16:00Z to 18:00Z on the next Wednesday: inside the window of every zone above (US, GB, ES, DE weekdays), DST or not. */
+function nextWednesdaySlot(now = new Date()) {
+  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+  while (day.getUTCDay() !== 3) day.setUTCDate(day.getUTCDate() + 1);
+  const at = (h) => new Date(day.getTime() + h * 3_600_000).toISOString().replace('.000Z', 'Z');
+  return { from: at(16), until: at(18) };
+}
+
+/**
+ * `dnc window` over a results file of windowRows rows (windowNumbers distinct numbers, each on several rows, as a
+ * CRM export repeats them), made by a real batch against the sandbox, beside a raw csv-parse → csv-stringify pass
+ * of the same results file; runs alternated, best of each. dnc's run includes verify's whole check (the file's
+ * SHA-256, every row against the journal and the input) and the calling window of each number for the slot.
+ */
 async function item13() {
+  const rows = size.windowRows;
+  const distinct = size.windowNumbers;
+  log(`[13] dnc window over a ${rows.toLocaleString('en-US')}-row results file (${distinct.toLocaleString('en-US')} distinct numbers) vs a raw csv pass of it`);
+  const input = path.join(tmp.dir, 'item13.csv');
+  await writeCsv(input, ['name', 'phone', 'city'], rows, (i) => [`n${i}`, windowNumber(i % distinct), 'Springfield']);
+  const results = path.join(tmp.dir, 'item13.results.csv');
+  const sandbox = await startSandboxChild(CREDITS);
+  const env = { ...sandbox.env, HOME: tmp.dir, XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  try {
+    const b = await runDnc(['batch', input, '-o', results, '--concurrency', String(CONCURRENCY), '--quiet'], { env });
+    if (b.code !== 0) throw new Error(`dnc batch (making the results file) exited ${b.code}:\n${b.stderr}`);
+    log(`  results file made: ${fmt.n(b.wallMs / 1000, 1)} s for the batch`);
+  } finally {
+    await sandbox.close();
+  }
+  const slot = nextWednesdaySlot();
+  const dialOut = path.join(tmp.dir, 'item13.dial.txt');
+  const win = async () => {
+    const r = await runDnc(['window', results, '--from', slot.from, '--until', slot.until, '--dial-out', dialOut, '--json'], { env });
+    if (r.code !== 0) throw new Error(`dnc window exited ${r.code}:\n${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb, rows: out.rows, fit: out.fit_numbers, written: out.written, outside: out.outside_window };
+  };
+  const raw = () => rawCsvPass(results);
+  // dnc verify of the same file: what dnc window's pass costs before its own work (the windows, the list).
+  const verify = async () => {
+    const r = await runDnc(['verify', results, '--as-of', slot.until, '--json'], { env });
+    if (r.code !== 0) throw new Error(`dnc verify exited ${r.code}:\n${r.stdout}${r.stderr}`);
+    return { wallMs: r.wallMs, cpuMs: r.cpuMs, maxRssMb: r.maxRssMb };
+  };
+  const winRuns = [];
+  const rawRuns = [];
+  const verifyRuns = [];
+  for (let i = 0; i < rounds; i++) {
+    rawRuns.push(await raw());
+    winRuns.push(await win());
+    verifyRuns.push(await verify());
+  }
+  const fastest = (runs) => runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
+  const w = fastest(winRuns);
+  const c = fastest(rawRuns);
+  const v = fastest(verifyRuns);
+  if (w.rows !== rows || c.rows !== rows) throw new Error(`row counts: dnc window ${w.rows}, raw ${c.rows}, expected ${rows}`);
+  // Half the numbers are callable (even last digit); the slot is inside every zone's window: all of them are written.
+  if (w.written !== w.fit || w.fit < distinct * 0.45) notes.push(`[13] dnc window wrote ${w.written} of ${w.fit} numbers fit to dial (${distinct} distinct in the file)`);
+  const n = fmt.n(rows);
+  record({ item: 13, what: `dnc window time, ${n} rows (${fmt.n(w.written)} numbers written)`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `raw csv pass ${fmt.n(c.wallMs / 1000, 2)} s`, ratio: w.wallMs / c.wallMs, goal: '≤ 1.5×', met: w.wallMs / c.wallMs <= 1.5, raw: { slot, winRuns, rawRuns } });
+  record({ item: 13, what: `dnc window time beside dnc verify of the file, ${n} rows`, value: `${fmt.n(w.wallMs / 1000, 2)} s`, reference: `dnc verify ${fmt.n(v.wallMs / 1000, 2)} s`, ratio: w.wallMs / v.wallMs, raw: { verifyRuns } });
+  record({ item: 13, what: `dnc window peak RSS, ${n} rows`, value: `${fmt.n(w.maxRssMb)} MB`, reference: `raw csv pass ${fmt.n(c.maxRssMb)} MB`, ratio: w.maxRssMb / c.maxRssMb });
+}
+
+async function item14() {
   const server = benchServer();
   if (!server) throw new Error('no PostgreSQL server: set the PG* variables (e.g. `pg_virtualenv -t npm run bench`) or DNC_BENCH_POSTGRES');
-  log(`[13] batch with the team store vs the local store, --concurrency ${TEAM_CONCURRENCY}, sandbox --latency-ms ${TEAM_LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
+  log(`[14] batch with the team store vs the local store, --concurrency ${TEAM_CONCURRENCY}, sandbox --latency-ms ${TEAM_LATENCY_MS}, ${size.batch.toLocaleString('en-US')} distinct numbers`);
   const input = teamStoreInput(tmp.dir);
   await writeCsv(input, ['name', 'phone', 'city'], size.batch, (i) => [`n${i}`, usNumber(i), 'Springfield']);
   const sandbox = await startSandboxChild(['--latency-ms', String(TEAM_LATENCY_MS), ...CREDITS]);
@@ -494,7 +574,7 @@ async function item13() {
     const batchOnce = async (store, tag) => {
       await sandbox.reset();
       const env = { ...sandbox.env, HOME: tmp.dir, XDG_STATE_HOME: path.join(tmp.dir, tag, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, tag, 'cache'), ...(store ? { DNC_STORE: store } : {}) };
-      const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `item13-${tag}.results.csv`), '--concurrency', String(TEAM_CONCURRENCY), '--quiet', '--restart'], { env });
+      const r = await runDnc(['batch', input, '-o', path.join(tmp.dir, `item14-${tag}.results.csv`), '--concurrency', String(TEAM_CONCURRENCY), '--quiet', '--restart'], { env });
       if (r.code !== 0) throw new Error(`dnc batch (${tag}) exited ${r.code ?? r.signal}:\n${r.stderr}`);
       return sandbox.requests();
     };
@@ -504,14 +584,14 @@ async function item13() {
   }
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13 };
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13, 14: item14 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 13)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 14)`);
     try {
       await items[n]();
     } catch (err) {

@@ -1,4 +1,4 @@
-// Bench item 13: what a team's PostgreSQL store costs a batch. The same batch (64 in flight, the sandbox answering in
+// Bench item 14: what a team's PostgreSQL store costs a batch. The same batch (64 in flight, the sandbox answering in
 // 100 ms) with the local store and with the team store, rounds interleaved; each team run gets a fresh database (a
 // second run on one store would reuse the first's answers, as it should, and send nothing).
 import path from 'node:path';
@@ -55,7 +55,7 @@ export async function teamStoreItem({ server, rounds, batchOnce, record }) {
   const t = best(team);
   const bound = (TEAM_CONCURRENCY * 1000) / TEAM_LATENCY_MS;
   record({
-    item: 13,
+    item: 14,
     what: `batch lookups/s with the team store (PostgreSQL), ${TEAM_CONCURRENCY} in flight, ${TEAM_LATENCY_MS} ms`,
     value: `${t.perSecond.toFixed(0)}/s`,
     reference: `local store ${l.perSecond.toFixed(0)}/s (bound ${bound}/s)`,
@@ -65,7 +65,7 @@ export async function teamStoreItem({ server, rounds, batchOnce, record }) {
     raw: { local, team, bound, count: t.count },
   });
   record({
-    item: 13,
+    item: 14,
     what: 'local store, same batch and load',
     value: `${l.perSecond.toFixed(0)}/s`,
     reference: `bound ${bound}/s`,
@@ -73,4 +73,4 @@ export async function teamStoreItem({ server, rounds, batchOnce, record }) {
   });
 }
 
-export const teamStoreInput = (dir) => path.join(dir, 'item13.csv');
+export const teamStoreInput = (dir) => path.join(dir, 'item14.csv');

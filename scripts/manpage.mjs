@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { buildProgram } from '../dist/main.js';
 import { programSpec } from '../dist/commands/completion.js';
-import { TOPIC_NAMES } from '../dist/commands/help.js';
+import { TOPIC_NAMES } from '../dist/render/help-text.js';
 import { ENVIRONMENT_VARIABLES } from '../dist/config.js';
 import { EXIT_STATUS_MEANINGS } from '../dist/errors.js';
 import { createTestIO } from '../dist/io.js';

@@ -5,7 +5,7 @@ import { ExitCode } from '../errors.js';
 import type { CommandHost } from './host.js';
 import { completionScript, SHELLS, type Shell } from '../render/completion.js';
 import { DESCRIBED_COUNTRIES } from '../wire/types.js';
-import { TOPIC_NAMES } from './help.js';
+import { TOPIC_NAMES } from '../render/help-text.js';
 
 const HELP = `
 Load it in the current shell:

@@ -1,6 +1,7 @@
 // `dnc sandbox`: runs the local service emulator on 127.0.0.1 until SIGINT/SIGTERM, printing its base URL and key
 // first.
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { integerOption, parsedOption } from '../cli-options.js';
 import { rawStream } from '../redact.js';
@@ -156,7 +157,8 @@ In a script:
 }
 
 async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
-  const options = await toOptions(ctx, flags);
+  const emulator = await import('../sandbox/index.js');
+  const options = await toOptions(ctx, flags, emulator.validateAccountSpecs);
   if (ctx.verbose) {
     // The request log already has the key redacted.
     options.onRequest = (r) => {
@@ -171,10 +173,9 @@ async function run(ctx: Context, flags: SandboxFlags): Promise<number> {
           `${p.status ?? p.error} ${p.outcome}`,
       );
   }
-  const { startSandbox } = await import('../sandbox/index.js');
   let sandbox;
   try {
-    sandbox = await startSandbox(options);
+    sandbox = await emulator.startSandbox(options);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw usageError('E_SANDBOX_LISTEN', `cannot listen on 127.0.0.1:${options.port}: ${code ?? String(err)}`, {
@@ -278,7 +279,11 @@ function costsFlag(raw: string, flag: string): Record<string, number> {
   return costs;
 }
 
-async function toOptions(ctx: Context, f: SandboxFlags): Promise<SandboxOptions> {
+async function toOptions(
+  ctx: Context,
+  f: SandboxFlags,
+  validateAccountSpecs: (value: unknown) => AccountSpec[],
+): Promise<SandboxOptions> {
   const o: SandboxOptions = {
     port: f.port,
     latencyMs: f.latencyMs,
@@ -295,13 +300,15 @@ async function toOptions(ctx: Context, f: SandboxFlags): Promise<SandboxOptions>
   if (f.seed !== undefined) o.seed = f.seed;
   if (f.countries !== undefined) o.supportedCountries = f.countries;
   if (f.costs !== undefined) o.costs = f.costs;
-  if (f.accounts !== undefined) o.accounts = await readAccounts(ctx, f.accounts);
+  if (f.accounts !== undefined) o.accounts = await readAccounts(ctx, f.accounts, validateAccountSpecs);
   return o;
 }
 
-async function readAccounts(ctx: Context, file: string): Promise<AccountSpec[]> {
-  const { validateAccountSpecs } = await import('../sandbox/index.js');
-  const path = await import('node:path');
+async function readAccounts(
+  ctx: Context,
+  file: string,
+  validateAccountSpecs: (value: unknown) => AccountSpec[],
+): Promise<AccountSpec[]> {
   const full = path.resolve(ctx.cwd, file);
   let text: string;
   try {

@@ -230,7 +230,7 @@ function alteredRows(r: VerifyReport): string {
 /** The file is refused whole when verify finds it altered, unproven or stale: no list made from it can be trusted. */
 function refuseUnfit(r: VerifyReport, results: string, asOf: Date): void {
   const nothing = 'nothing was written';
-  const verify = `\`dnc verify ${results} --as-of ${asOf.toISOString()}\``;
+  const verify = `\`dnc verify ${results} --as-of ${iso(asOf.getTime())}\``;
   if (r.tampered) {
     throw inputError(
       'E_NOT_FIT_TO_DIAL',
@@ -248,7 +248,7 @@ function refuseUnfit(r: VerifyReport, results: string, asOf: Date): void {
     const parts = blocking.map(([reason, n]) => `${formatInteger(n)} ${reason}`);
     throw inputError(
       'E_NOT_FIT_TO_DIAL',
-      `${results} is not fit to dial as of ${asOf.toISOString()} (the end of the slot): callable verdicts too old ` +
+      `${results} is not fit to dial as of ${iso(asOf.getTime())} (the end of the slot): callable verdicts too old ` +
         `or not evidenced (${parts.join(', ')}); ${nothing}`,
       {
         hint:

