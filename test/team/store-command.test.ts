@@ -1,7 +1,7 @@
 // `dnc store` and the team's list, in-process against a real PostgreSQL server: status and migrate, a local list
 // moved in with its audit chain, conflicting settings refused, and a team log altered or cut behind dnc's back found.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,24 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     const none = await runDnc(['store', 'migrate'], { env: local });
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('[E_STORE_INVALID]');
+  });
+
+  it('the store is named by --store, DNC_STORE or the config file, the flag first; a non-URL is refused', async () => {
+    const where = (out: string) => JSON.parse(out) as { kind: string; where: string };
+    const flag = await runDnc(['--json', '--store', db.url, 'store', 'status'], { env: local });
+    expect(flag.code, flag.stderr).toBe(0);
+    expect(where(flag.stdout).kind).toBe('postgres');
+    const config = path.join(home, 'config.json');
+    writeFileSync(config, JSON.stringify({ store: db.url }), { mode: 0o600 });
+    const file = await runDnc(['--json', 'store', 'status'], { env: { ...local, DNC_CONFIG: config } });
+    expect(file.code, file.stderr).toBe(0);
+    expect(where(file.stdout)).toEqual(where(flag.stdout));
+    // The flag over the environment: a bad DNC_STORE is not read when --store is given.
+    const over = await runDnc(['--json', '--store', db.url, 'store', 'status'], { env: { ...local, DNC_STORE: 'nope' } });
+    expect(over.code, over.stderr).toBe(0);
+    const bad = await runDnc(['store', 'status'], { env: { ...local, DNC_STORE: '/var/lib/dnc.sqlite' } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('[E_STORE_INVALID]');
   });
 
   it("import moves a machine's list in with its audit chain: the team's hashes are the file's", async () => {
