@@ -98,16 +98,12 @@ export class PgLookupClaims implements LookupClaims {
   }
 
   async claim(e164s: readonly string[], takeOverExpired: boolean): Promise<Map<string, ClaimFate>> {
-    const rows = await this.pool.query<Row>('claiming numbers', CLAIM, [
-      this.service,
-      this.account,
-      [...e164s],
-      this.claimant,
-      this.leaseMs,
-      this.since,
-      takeOverExpired,
-      this.origin,
-    ]);
+    const rows = await this.pool.query<Row>(
+      'claiming numbers',
+      CLAIM,
+      [this.service, this.account, [...e164s], this.claimant, this.leaseMs, this.since, takeOverExpired, this.origin],
+      { name: 'dnc-claim', relaxed: true },
+    );
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);
     // Claimed by another machine in the same instant (its row not yet visible to this statement): wait for it.
@@ -124,53 +120,58 @@ export class PgLookupClaims implements LookupClaims {
     const unanswered = of('unanswered').map(([e]) => e);
     const released = of('released').map(([e]) => e);
     const key = [this.service, this.account, this.claimant];
-    await this.pool.transaction('settling claims', async (c) => {
-      if (answered.length > 0) {
-        await c.query(
-          `UPDATE ${SCHEMA}.claims c SET state = 'answered', settled_at = now(), answer = t.a,
+    await this.pool.transaction(
+      'settling claims',
+      async (c) => {
+        if (answered.length > 0) {
+          await c.query(
+            `UPDATE ${SCHEMA}.claims c SET state = 'answered', settled_at = now(), answer = t.a,
              correlation_id = t.a->>'correlationId'
              FROM unnest($4::text[], $5::jsonb[]) AS t(e, a)
             WHERE c.service = $1 AND c.account = $2 AND c.claimant = $3 AND c.e164 = t.e`,
-          [...key, answered.map(([e]) => e), answered.map(([, s]) => JSON.stringify(s.answer))],
-        );
-        const verdicts = answered.flatMap(([e164, s]) =>
-          s.answer.result === 'callable' || s.answer.result === 'do_not_call'
-            ? [
-                {
-                  e164,
-                  country: s.country,
-                  result: s.answer.result as 'callable' | 'do_not_call',
-                  listSource: s.answer.listSource,
-                  checkedAt: s.answer.checkedAt ?? '',
-                  correlationId: s.answer.correlationId ?? '',
-                  body: s.answer.body,
-                },
-              ]
-            : [],
-        );
-        if (verdicts.length > 0) await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
-      }
-      if (pending.length > 0)
-        await c.query(
-          `UPDATE ${SCHEMA}.claims c SET state = 'pending', settled_at = now(), correlation_id = t.id,
+            [...key, answered.map(([e]) => e), answered.map(([, s]) => JSON.stringify(s.answer))],
+          );
+          const verdicts = answered.flatMap(([e164, s]) =>
+            s.answer.result === 'callable' || s.answer.result === 'do_not_call'
+              ? [
+                  {
+                    e164,
+                    country: s.country,
+                    result: s.answer.result as 'callable' | 'do_not_call',
+                    listSource: s.answer.listSource,
+                    checkedAt: s.answer.checkedAt ?? '',
+                    correlationId: s.answer.correlationId ?? '',
+                    body: s.answer.body,
+                  },
+                ]
+              : [],
+          );
+          if (verdicts.length > 0)
+            await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
+        }
+        if (pending.length > 0)
+          await c.query(
+            `UPDATE ${SCHEMA}.claims c SET state = 'pending', settled_at = now(), correlation_id = t.id,
              expires_at = now() + $6 * interval '1 millisecond'
              FROM unnest($4::text[], $5::text[]) AS t(e, id)
             WHERE c.service = $1 AND c.account = $2 AND c.claimant = $3 AND c.e164 = t.e`,
-          [...key, pending.map(([e]) => e), pending.map(([, s]) => s.correlationId), PENDING_LEASE_MS],
-        );
-      if (unanswered.length > 0)
-        await c.query(
-          `UPDATE ${SCHEMA}.claims SET state = 'unanswered', settled_at = now()
+            [...key, pending.map(([e]) => e), pending.map(([, s]) => s.correlationId), PENDING_LEASE_MS],
+          );
+        if (unanswered.length > 0)
+          await c.query(
+            `UPDATE ${SCHEMA}.claims SET state = 'unanswered', settled_at = now()
             WHERE service = $1 AND account = $2 AND claimant = $3 AND e164 = ANY($4::text[])`,
-          [...key, unanswered],
-        );
-      if (released.length > 0)
-        await c.query(
-          `DELETE FROM ${SCHEMA}.claims
+            [...key, unanswered],
+          );
+        if (released.length > 0)
+          await c.query(
+            `DELETE FROM ${SCHEMA}.claims
             WHERE service = $1 AND account = $2 AND claimant = $3 AND e164 = ANY($4::text[])`,
-          [...key, released],
-        );
-    });
+            [...key, released],
+          );
+      },
+      true,
+    );
   }
 
   async answers(e164s: readonly string[]): Promise<Map<string, ClaimAnswer>> {

@@ -53,15 +53,30 @@ export class StorePool {
 
   private constructor(
     private readonly pool: Pool,
+    /**
+     * Claims and their settlements, on the path of every lookup: committed without waiting for the server's disk
+     * (synchronous_commit off). They are seen by the others at once all the same; only a crash of the server itself
+     * can lose the last few, which stand for lookups in flight at that moment, the double charge the issue accepts.
+     */
+    private readonly relaxedPool: Pool,
     readonly where: string,
   ) {}
 
   static async open(connection: StoreConnection): Promise<StorePool> {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ ...connection.config, max: 4, idleTimeoutMillis: 5_000, allowExitOnIdle: true });
-    // An idle connection the server drops (a restart) must not end the process: the next query says so instead.
-    pool.on('error', () => {});
-    return new StorePool(pool, connection.where);
+    const make = (extra: { options?: string }) => {
+      const pool = new pg.Pool({
+        ...connection.config,
+        max: 4,
+        idleTimeoutMillis: 5_000,
+        allowExitOnIdle: true,
+        ...extra,
+      });
+      // An idle connection the server drops (a restart) must not end the process: the next query says so instead.
+      pool.on('error', () => {});
+      return pool;
+    };
+    return new StorePool(make({}), make({ options: '-c synchronous_commit=off' }), connection.where);
   }
 
   /**
@@ -87,18 +102,25 @@ export class StorePool {
     return this.withClient('reading the schema version', (c) => schemaVersion(c));
   }
 
-  async query<R extends QueryResultRow>(doing: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  /** `name`: a statement prepared once per connection (those of every lookup); `relaxed`: see relaxedPool. */
+  async query<R extends QueryResultRow>(
+    doing: string,
+    sql: string,
+    params: unknown[] = [],
+    options: { name?: string; relaxed?: boolean } = {},
+  ): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(sql, params)).rows;
+      const pool = options.relaxed ? this.relaxedPool : this.pool;
+      return (await pool.query<R>({ text: sql, values: params, name: options.name })).rows;
     } catch (err) {
       throw storeError(err, this.where, doing);
     }
   }
 
-  async withClient<T>(doing: string, use: (client: PoolClient) => Promise<T>): Promise<T> {
+  async withClient<T>(doing: string, use: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
     let client: PoolClient;
     try {
-      client = await this.pool.connect();
+      client = await (relaxed ? this.relaxedPool : this.pool).connect();
     } catch (err) {
       throw storeError(err, this.where, doing);
     }
@@ -119,18 +141,22 @@ export class StorePool {
   }
 
   /** One transaction; rolled back when `work` throws. */
-  async transaction<T>(doing: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return this.withClient(doing, async (c) => {
-      await c.query('BEGIN');
-      try {
-        const out = await work(c);
-        await c.query('COMMIT');
-        return out;
-      } catch (err) {
-        await c.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
+  async transaction<T>(doing: string, work: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
+    return this.withClient(
+      doing,
+      async (c) => {
+        await c.query('BEGIN');
+        try {
+          const out = await work(c);
+          await c.query('COMMIT');
+          return out;
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => {});
+          throw err;
+        }
+      },
+      relaxed,
+    );
   }
 
   /** A value of the store's meta table (the salt, the list's id and name). */
@@ -144,7 +170,7 @@ export class StorePool {
   }
 
   async close(): Promise<void> {
-    await this.pool.end().catch(() => {});
+    await Promise.all([this.pool.end().catch(() => {}), this.relaxedPool.end().catch(() => {})]);
   }
 }
 
