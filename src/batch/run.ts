@@ -6,12 +6,11 @@ import { rm } from 'node:fs/promises';
 import { deleteJournalFiles } from '../journal/files.js';
 import { lockHolder } from '../journal/lock.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
-import type { PhoneCaches } from '../phone/phone-cache.js';
 import path from 'node:path';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
 import type { BatchJournal, ResultOptions } from '../journal/journal.js';
-import type { EarlyRender, RenderSummary } from '../results/render.js';
+import type { EarlyRender, RenderOptions, RenderSummary } from '../results/render.js';
 import type { ResultsCache } from '../stores/results-cache.js';
 import type { ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
@@ -218,15 +217,20 @@ async function runBatchJournal(
   const clientReady = ctx.createClient({ connections: options.concurrency });
   clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
+    // The calling settings are checked before the journal is made (a bad file leaves nothing behind).
+    const calling = await import('./calling.js');
+    const callingNow = await calling.callingInEffect(ctx, options.callingSettings);
     journal = await journalMod.BatchJournal.open(journalPath, { create: true }, ctx.now);
     const { PhoneCaches } = await import('../phone/phone-cache.js');
     const phones = new PhoneCaches(resultOptions.country ?? undefined);
+    const rendering = { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf, tzdataVersion: ctx.tzdataVersion };
     const batch: JournalBatch = {
       layout,
       resultOptions,
       paths,
       input,
       serviceOrigin,
+      calling: calling.recordedCalling(ctx, journal.meta(), callingNow),
       rendering: {
         escapeFormulas: options.escapeFormulas === true,
         outputFormat: options.format,
@@ -323,7 +327,7 @@ async function runBatchJournal(
         renderStarting = Promise.resolve();
         onProgress = (p) => {
           if (renderThread || !worth(p)) return;
-          early = renderThread = thread.renderEarlyInThread(journal!, workerFile);
+          early = renderThread = thread.renderEarlyInThread(journal!, workerFile, ctx.tzdataVersion);
           ctx.debug('the outputs are rendered in a thread of their own while the lookups run');
         };
         // The results cache is filled on this thread while that one writes the last rows (see below): it is
@@ -336,7 +340,7 @@ async function runBatchJournal(
       } else {
         renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
           const { renderEarly } = await import('../results/render.js');
-          early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+          early = renderEarly(journal!, Promise.resolve(), rendering);
         });
         renderStarting.catch(() => {}); // then rendered at the end only
       }
@@ -370,7 +374,7 @@ async function runBatchJournal(
           input,
           options,
           paths,
-          phones,
+          rendering,
           startedAt,
           journalPath,
         });
@@ -395,7 +399,7 @@ async function runBatchJournal(
       if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
       // (Loaded only now: a render in a thread leaves this one without it.)
       const { renderBatchOutput } = await import('../results/render.js');
-      summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+      summary = await renderBatchOutput(journal, rendering);
     }
     const unansweredSends = journal.unansweredSends();
     await evidence.afterRender(ctx, ctx, journal, {
@@ -518,12 +522,12 @@ async function finishStopped(
     input: string;
     options: BatchOptions;
     paths: BatchPaths;
-    phones: PhoneCaches;
+    rendering: RenderOptions;
     startedAt: Date;
     journalPath: string;
   },
 ): Promise<BatchRunResult> {
-  const { input, options, paths, phones, startedAt, journalPath } = run;
+  const { input, options, paths, rendering, startedAt, journalPath } = run;
   const evidence = await import('../evidence/batch-evidence.js');
   // A stop like any other: the output shows every answer so far, the rest not_checked with the reason.
   const reason = outcome.stoppedReason ?? 'service_failure';
@@ -531,7 +535,7 @@ async function finishStopped(
   try {
     journal.setStoppedReason(reason);
     const { renderBatchOutput } = await import('../results/render.js');
-    partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+    partial = await renderBatchOutput(journal, rendering);
     await evidence.afterRender(ctx, ctx, journal, {
       baseUrl: (await ctx.serviceConfig()).baseUrl.value,
       startedAt,

@@ -166,6 +166,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')
+    .option(
+      '--calling-settings <file>',
+      "the team's calling policy for dnc_calling_window (env DNC_CALLING_SETTINGS; else the config's calling)",
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -197,6 +201,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
       dialOut: o.dialOut as string | undefined,
+      callingSettings: o.callingSettings as string | undefined,
       given: new Set(
         REMEMBERED_OPTIONS.filter((name) =>
           name === 'compliance'
@@ -339,6 +344,7 @@ async function runBatchJobWith(
     env: ctx.env,
     homedir: ctx.homedir,
     now: () => ctx.now(),
+    tzdataVersion: ctx.tzdataVersion,
     flags: ctx.flags,
     interrupts: ctx.interrupts,
     serviceConfig: () => ctx.serviceConfig(),

@@ -13,6 +13,8 @@ import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.j
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
+  /** The time-zone database's version (the context's), for the calling columns' rules version. */
+  tzdataVersion: string;
   /** Whether a `dnc batch` still holds this journal's lock (its numbers may not all be sent yet). */
   batchRunning?: () => boolean;
   /** Most overdue lookups listed per status (default 1000). */
@@ -234,7 +236,8 @@ export class JournalPushStore implements ListenJournal {
       const { scrubRowsOf } = await import('../compliance/batch-compliance.js');
       const own = await BatchJournal.open(this.journal.path, { create: false });
       try {
-        return (await renderBatchOutput(own, { scrubRows: scrubRowsOf })).byResult;
+        return (await renderBatchOutput(own, { scrubRows: scrubRowsOf, tzdataVersion: this.options.tzdataVersion }))
+          .byResult;
       } finally {
         own.close();
       }
@@ -263,7 +266,9 @@ export class JournalPushStore implements ListenJournal {
   }
 
   private startWorker(): Worker {
-    const worker = new Worker(WORKER_FILE, { workerData: { journalPath: this.journal.path } });
+    const worker = new Worker(WORKER_FILE, {
+      workerData: { journalPath: this.journal.path, tzdataVersion: this.options.tzdataVersion },
+    });
     // A worker that died is started again by the next render.
     worker.once('exit', () => {
       if (this.worker === worker) this.worker = undefined;
@@ -290,7 +295,7 @@ export class JournalPushStore implements ListenJournal {
  */
 export async function openListenJournal(
   resultsPath: string,
-  options: OpenListenJournalOptions = {},
+  options: OpenListenJournalOptions,
 ): Promise<JournalPushStore> {
   const path = journalPathFor(resultsPath);
   const journal = await BatchJournal.open(path, { create: false }, options.now);

@@ -91,7 +91,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     [manifest.input.path, 'its input'],
     ...(manifest.lists ?? []).map((l): [string, string] => [l.path, `its ${l.kind} list`]),
   ]);
-  const { manifestPathFor } = await import('../evidence/manifest.js');
+  const { hasCallingColumns, manifestPathFor } = await import('../evidence/manifest.js');
   refuseCollision(dialOut, [[manifestPathFor(results), 'its manifest']]);
   const calling = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, o.callingSettings);
   const windows = createCallingWindows({
@@ -108,7 +108,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
   }
   const asOf = new Date(Math.max(now, until));
 
-  const rows = rowNumbersOf(manifest.format.phone_columns?.length ?? 1);
+  const rows = rowNumbersOf(manifest.format.phone_columns?.length ?? 1, hasCallingColumns(manifest.format));
   // Each callable number's answer for the slot, by first appearance; the numbers of rows verify flags are left out.
   const answers = new Map<string, number>();
   const excluded = new Set<string>();

@@ -412,7 +412,7 @@ describe('dnc batch: refusals before anything is sent', () => {
         }
         return verdict(e164);
       };
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       other.close();
       const rows = readCsvObjects(output);
       expect(changed).toBe(true);
@@ -420,7 +420,7 @@ describe('dnc batch: refusals before anything is sent', () => {
       expect(rows[2]!.dnc_result).toBe(rows[0]!.dnc_result);
       // The next render shows the change, on both rows.
       journal.verdict = verdict;
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       expect(readCsvObjects(output).map((r) => r.dnc_result)).toEqual(['do_not_call', 'do_not_call', 'do_not_call']);
     } finally {
       journal.close();
