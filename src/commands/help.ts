@@ -158,7 +158,7 @@ const COLUMN_MEANINGS = {
 } as const;
 
 const CALLING_MEANINGS = {
-  dnc_time_zones: "the number's IANA time zones, space-separated (its country's all when its place is not known)",
+  dnc_time_zones: "the number's IANA time zones, space-separated (all its country's zones when its place is not known)",
   dnc_calling_window:
     'when it may be called, local time in each of its zones, under the rules and the policy the batch was ' +
     'started with (e.g. Mon-Fri 08:00-20:00; Sat 09:00-17:00); empty for a number that could not be read',
