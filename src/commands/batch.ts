@@ -29,7 +29,8 @@ export const MAX_CONCURRENCY = 64;
 const HELP = `
 The output has every input row, in input order, input columns unchanged, then the columns
 dnc_phone_e164, dnc_country, dnc_result, dnc_do_not_call, dnc_list_source, dnc_checked_at,
-dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits; same delimiter as the input.
+dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits, dnc_exemption, dnc_valid_until,
+dnc_time_zones, dnc_calling_window (\`dnc help results\`); same delimiter as the input.
 Only rows whose dnc_result is "callable" may be called.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
