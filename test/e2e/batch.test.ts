@@ -93,6 +93,7 @@ describe('dnc batch: verdicts', () => {
     expect(outRows[0]!.slice(inRows[0]!.length)).toEqual([
       'dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source',
       'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until',
+      'dnc_time_zones', 'dnc_calling_window',
     ]);
     const rows = readCsvObjects(output);
     const sent = lookedUp(sb);
