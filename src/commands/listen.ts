@@ -197,6 +197,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
         env: ctx.env,
         homedir: ctx.homedir,
         now: () => ctx.now(),
+        tzdataVersion: ctx.tzdataVersion,
         interrupts: ctx.interrupts,
         lockDeps: processLockDeps(),
         onEvent: show.event,

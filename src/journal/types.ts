@@ -77,6 +77,20 @@ export interface BatchMeta {
   outputFormat?: 'csv' | 'xlsx';
   /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
   run?: Record<string, unknown>;
+  /**
+   * The team's calling settings the batch was started with (--calling-settings, DNC_CALLING_SETTINGS or the config's
+   * "calling"): every render computes the calling columns under them, a resumed batch keeps them. `settings` absent:
+   * none (the law's rules); so too in journals from before they were recorded (no `calling`).
+   */
+  calling?: BatchCalling;
+}
+
+/** Calling settings as a batch recorded them. */
+export interface BatchCalling {
+  /** The settings as written (src/calling checks them). */
+  settings?: unknown;
+  /** Where they came from, as error messages name them ('--calling-settings FILE: calling'). */
+  name: string;
 }
 
 /**

@@ -68,6 +68,8 @@ export interface ListenRunDeps {
   env: Record<string, string | undefined>;
   homedir: string;
   now(): Date;
+  /** The time-zone database's version (the context's): named in the calling columns' rules version. */
+  tzdataVersion: string;
   interrupts: Interrupts;
   /** This process as the journal's lock sees it. */
   lockDeps: LockDeps;
@@ -153,6 +155,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     { randomPushPath },
     { manifestRewriter, anchorWritten },
     { rememberVerdicts },
+    { callingWindowsOf },
   ] = await Promise.all([
     import('./journal-store.js'),
     import('./session.js'),
@@ -160,11 +163,13 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     import('./receiver.js'),
     import('../evidence/manifest.js'),
     import('../evidence/batch-evidence.js'),
+    import('../results/calling-cells.js'),
   ]);
   const random = deps.randomPushPath ?? randomPushPath;
   const journalPath = Store.pathFor(o.results);
   const journal = await openListenJournal(o.results, {
     now: () => deps.now(),
+    tzdataVersion: deps.tzdataVersion,
     skewMs: o.skewMs,
     batchRunning: () => lockHolder(journalPath, deps.lockDeps) !== null,
   });
@@ -210,6 +215,8 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
       const state = keptFolder(deps.env, deps.homedir, 'state');
       return state ? anchorWritten(state, written, deps.now()) : Promise.resolve(false);
     },
+    // What every render of this journal computes its calling columns under.
+    { callingRulesVersion: callingWindowsOf(journal.meta, deps.tzdataVersion).rulesVersion },
   );
   session.on('rendered', (e) => {
     // The manifest follows every render: it states the hash of the file as now written.

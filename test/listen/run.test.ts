@@ -38,6 +38,7 @@ function deps(given: Partial<ListenRunDeps> = {}) {
     env: { XDG_CACHE_HOME: path.join(home, 'cache'), XDG_STATE_HOME: path.join(home, 'state') },
     homedir: home,
     now: () => new Date(),
+    tzdataVersion: process.versions.tz ?? 'unknown',
     interrupts,
     lockDeps: processLockDeps(),
     onEvent: (e) => events.push(e),
