@@ -131,7 +131,7 @@ function readCsv(file) {
   return parse(readFileSync(file), { bom: true, relax_column_count: false });
 }
 
-const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until'];
+const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until', 'dnc_time_zones', 'dnc_calling_window'];
 
 /**
  * The output against its input: parses, header = input header + dnc columns, every input row once and in

@@ -27,6 +27,8 @@ export interface RenderThreadData {
   journalPath: string;
   /** How often it looks for newly answered rows (it is not told of each answer: that would cost the batch's thread). */
   pollMs: number;
+  /** The time-zone database's version (the batch's context's): the thread never reads process.* for it. */
+  tzdataVersion: string;
 }
 
 /**
@@ -60,10 +62,11 @@ export interface ThreadEarlyRender extends EarlyRender {
 export function renderEarlyInThread(
   journal: Pick<BatchJournal, 'path' | 'dataVersion' | 'checkpoint'>,
   workerFile: string,
+  tzdataVersion: string,
   pollMs = 20,
 ): ThreadEarlyRender {
   const worker = new Worker(workerFile, {
-    workerData: { journalPath: journal.path, pollMs } satisfies RenderThreadData,
+    workerData: { journalPath: journal.path, pollMs, tzdataVersion } satisfies RenderThreadData,
   });
   const post = (m: ToRenderThread) => worker.postMessage(m);
   // The batch's connection's data_version when the thread began: another process's commit moves it (the thread's

@@ -7,7 +7,7 @@ import { type EarlyRender, renderEarly } from '../results/render.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
 
 const port = parentPort!;
-const { journalPath, pollMs } = workerData as RenderThreadData;
+const { journalPath, pollMs, tzdataVersion } = workerData as RenderThreadData;
 const say = (m: FromRenderThread) => port.postMessage(m);
 
 // Not opened read-only (as listen's render worker says, such a connection failed with "disk I/O error"); it only reads.
@@ -45,7 +45,7 @@ port.on('message', (m: ToRenderThread) => {
     early = renderEarly(
       journal,
       Promise.resolve(),
-      { scrubRows: scrubRowsOf },
+      { scrubRows: scrubRowsOf, tzdataVersion },
       {
         checkpoint: false,
         unchanged: () =>

@@ -30,6 +30,8 @@ export interface BatchRunDeps {
   env: Record<string, string | undefined>;
   homedir: string;
   now(): Date;
+  /** The time-zone database's version (the context's): named in the calling rules' version of the outputs. */
+  tzdataVersion: string;
   flags: GlobalFlags;
   interrupts: Interrupts;
   serviceConfig(): Promise<ServiceConfig>;
@@ -218,6 +220,11 @@ export interface BatchOptions {
   reviewOut?: string | undefined;
   /** --dial-out: the distinct callable numbers in E.164, one per line, for a dialler. */
   dialOut?: string | undefined;
+  /**
+   * --calling-settings: the team's calling policy and overrides for the calling columns (else DNC_CALLING_SETTINGS,
+   * the config's "calling"); recorded when a batch starts, a resumed batch keeps what it recorded.
+   */
+  callingSettings?: string | undefined;
   /** The options given on the command line; the others are taken from the journal when it remembers them. */
   given?: ReadonlySet<RememberedOption>;
   /** --suppression-list, --seller, --san, --campaign (src/compliance). */

@@ -56,6 +56,7 @@ export async function readInput(
     },
     createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,
+    calling: batch.calling,
     ...rendering,
   };
   journal.setMeta(meta);

@@ -1,7 +1,7 @@
 // A journal met again: the same batch or another, numbers left unanswered or in flight, what a rerun does.
 import { existsSync } from 'node:fs';
 import { usageError } from '../errors.js';
-import type { BatchJournal, BatchMeta, ResultOptions } from '../journal/journal.js';
+import type { BatchCalling, BatchJournal, BatchMeta, ResultOptions } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { describeOptions, resultOptionsChange, sameResultOptions } from './options.js';
@@ -19,6 +19,8 @@ export interface JournalBatch {
   /** The input as the user named it. */
   input: string;
   serviceOrigin: string;
+  /** The calling settings the batch records (a resumed batch: what it recorded). */
+  calling: BatchCalling;
   rendering: Pick<
     BatchMeta,
     'escapeFormulas' | 'manifestPath' | 'reviewOut' | 'dialOut' | 'run' | 'outputFormat' | 'outputEncoding'

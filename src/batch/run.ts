@@ -11,7 +11,6 @@ import path from 'node:path';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { acquireJournalLock, BatchJournal, type ResultOptions } from '../journal/journal.js';
-import type { EarlyRender, RenderSummary } from '../results/render.js';
 import type { ResultsCache } from '../stores/interfaces.js';
 import type { ReusableCounter } from '../evidence/reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
@@ -34,10 +33,17 @@ import { DNC_COLUMNS } from '../results/columns.js';
 import { hashFile } from '../file-hash.js';
 import { PhoneCaches } from '../phone/phone-cache.js';
 import { readCosts } from '../stores/cost-cache.js';
-import { renderEarly, renderBatchOutput } from '../results/render.js';
+import {
+  renderBatchOutput,
+  renderEarly,
+  type EarlyRender,
+  type RenderOptions,
+  type RenderSummary,
+} from '../results/render.js';
 import * as batchPaths from './paths.js';
-import * as evidence from '../evidence/batch-evidence.js';
 import * as compliance from '../compliance/batch-compliance.js';
+import * as calling from './calling.js';
+import * as evidence from '../evidence/batch-evidence.js';
 
 export async function runBatchJob(input: string, given: BatchOptions, deps: BatchRunDeps): Promise<BatchRunResult> {
   const ctx = runContext(deps);
@@ -223,14 +229,18 @@ async function runBatchJournal(
   const clientReady = ctx.createClient({ connections: options.concurrency });
   clientReady.catch(() => {}); // awaited below, or closed in the finally
   try {
+    // The calling settings are checked before the journal is made (a bad file leaves nothing behind).
+    const callingNow = await calling.callingInEffect(ctx, options.callingSettings);
     journal = await BatchJournal.open(journalPath, { create: true }, ctx.now);
     const phones = new PhoneCaches(resultOptions.country ?? undefined);
+    const rendering = { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf, tzdataVersion: ctx.tzdataVersion };
     const batch: JournalBatch = {
       layout,
       resultOptions,
       paths,
       input,
       serviceOrigin,
+      calling: calling.recordedCalling(ctx, journal.meta(), callingNow),
       rendering: {
         escapeFormulas: options.escapeFormulas === true,
         outputFormat: options.format,
@@ -333,7 +343,7 @@ async function runBatchJournal(
         renderStarting = Promise.resolve();
         onProgress = (p) => {
           if (renderThread || !worth(p)) return;
-          early = renderThread = thread.renderEarlyInThread(journal!, workerFile);
+          early = renderThread = thread.renderEarlyInThread(journal!, workerFile, ctx.tzdataVersion);
           ctx.debug('the outputs are rendered in a thread of their own while the lookups run');
         };
         // The results cache is filled on this thread while that one writes the last rows (see below): it is
@@ -345,7 +355,7 @@ async function runBatchJournal(
         });
       } else {
         renderStarting = Promise.race([nothingMoreToSend, over]).then(async () => {
-          early = renderEarly(journal!, Promise.resolve(), { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+          early = renderEarly(journal!, Promise.resolve(), rendering);
         });
         renderStarting.catch(() => {}); // then rendered at the end only
       }
@@ -379,7 +389,7 @@ async function runBatchJournal(
           input,
           options,
           paths,
-          phones,
+          rendering,
           startedAt,
           journalPath,
         });
@@ -403,7 +413,7 @@ async function runBatchJournal(
     else {
       if (early?.droppedBecause) ctx.debug(`the outputs are rendered after the lookups: ${early.droppedBecause}`);
       // (Loaded only now: a render in a thread leaves this one without it.)
-      summary = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+      summary = await renderBatchOutput(journal, rendering);
     }
     const unansweredSends = journal.unansweredSends();
     await evidence.afterRender(ctx, ctx, journal, {
@@ -537,18 +547,18 @@ async function finishStopped(
     input: string;
     options: BatchOptions;
     paths: BatchPaths;
-    phones: PhoneCaches;
+    rendering: RenderOptions;
     startedAt: Date;
     journalPath: string;
   },
 ): Promise<BatchRunResult> {
-  const { input, options, paths, phones, startedAt, journalPath } = run;
+  const { input, options, paths, rendering, startedAt, journalPath } = run;
   // A stop like any other: the output shows every answer so far, the rest not_checked with the reason.
   const reason = outcome.stoppedReason ?? 'service_failure';
   let partial: RenderSummary | null = null;
   try {
     journal.setStoppedReason(reason);
-    partial = await renderBatchOutput(journal, { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf });
+    partial = await renderBatchOutput(journal, rendering);
     await evidence.afterRender(ctx, ctx, journal, {
       baseUrl: (await ctx.serviceConfig()).baseUrl.value,
       startedAt,

@@ -29,7 +29,8 @@ export const MAX_CONCURRENCY = 64;
 const HELP = `
 The output has every input row, in input order, input columns unchanged, then the columns
 dnc_phone_e164, dnc_country, dnc_result, dnc_do_not_call, dnc_list_source, dnc_checked_at,
-dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits; same delimiter as the input.
+dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits, dnc_exemption, dnc_valid_until,
+dnc_time_zones, dnc_calling_window (\`dnc help results\`); same delimiter as the input.
 Only rows whose dnc_result is "callable" may be called.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
@@ -166,6 +167,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')
+    .option(
+      '--calling-settings <file>',
+      "the team's calling policy for dnc_calling_window (env DNC_CALLING_SETTINGS; else the config's calling)",
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as Record<string, unknown>;
@@ -197,6 +202,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
       dialOut: o.dialOut as string | undefined,
+      callingSettings: o.callingSettings as string | undefined,
       given: new Set(
         REMEMBERED_OPTIONS.filter((name) =>
           name === 'compliance'
@@ -339,6 +345,7 @@ async function runBatchJobWith(
     env: ctx.env,
     homedir: ctx.homedir,
     now: () => ctx.now(),
+    tzdataVersion: ctx.tzdataVersion,
     flags: ctx.flags,
     interrupts: ctx.interrupts,
     serviceConfig: () => ctx.serviceConfig(),

@@ -199,6 +199,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
         now: () => ctx.now(),
         stores: () => ctx.stores(),
         serviceConfig: () => ctx.serviceConfig(),
+        tzdataVersion: ctx.tzdataVersion,
         interrupts: ctx.interrupts,
         lockDeps: processLockDeps(),
         onEvent: show.event,

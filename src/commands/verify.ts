@@ -97,6 +97,7 @@ export function verifyJson(r: VerifyReport) {
     recheck: r.recheck,
     manifest_info: r.manifestInfo,
     calling_rules_version: r.callingRulesVersion,
+    calling_unchecked: r.callingUnchecked,
   };
 }
 
@@ -112,6 +113,7 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
       `${m.service_base_url ?? 'service not recorded'}, written ${m.updated_at})`,
   );
   lines.push(`  calling    rules ${r.callingRulesVersion ?? 'not recorded'}`);
+  if (r.callingUnchecked) lines.push(`             ${r.callingUnchecked}`);
   if (r.sha256.matches) lines.push(`  integrity  SHA-256 matches the manifest (${r.sha256.actual.slice(0, 16)}…)`);
   else lines.push(`  integrity  SHA-256 differs from the manifest: the file changed after dnc wrote it`);
   for (const d of r.differences) lines.push(`             ${d}`);

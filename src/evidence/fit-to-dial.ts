@@ -18,7 +18,11 @@ export interface FitToDialOptions extends Pick<
  * verifyOutput with everything it is judged against: the internal do-not-call list as it is now (the one the scrub
  * recorded, else the user's), and the state folder's anchor of what dnc last wrote for this output.
  */
-export async function fitToDial(ctx: ComplianceContext, output: string, o: FitToDialOptions): Promise<VerifyReport> {
+export async function fitToDial(
+  ctx: ComplianceContext & Pick<VerifyOptions, 'tzdataVersion'>,
+  output: string,
+  o: FitToDialOptions,
+): Promise<VerifyReport> {
   // A results file or manifest that is not there is said so before the list is opened (which may wait for a lock).
   const recorded = (await manifestToVerify(output)).compliance?.list?.path;
   const settings = await complianceSettings(ctx);
@@ -47,6 +51,7 @@ export async function fitToDial(ctx: ComplianceContext, output: string, o: FitTo
     const onList = list ? new Set((await list.suppressions()).map((s) => s.e164)) : null;
     return await verifyOutput(output, {
       ...o,
+      tzdataVersion: ctx.tzdataVersion,
       anchor,
       suppressedNow: onList ? (e164) => onList.has(e164) : undefined,
     });

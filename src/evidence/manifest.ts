@@ -46,7 +46,7 @@ export interface OutputFormat {
   escape_formulas_behind_spaces?: boolean;
   /**
    * dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before
-   * dnc_valid_until).
+   * dnc_valid_until; 12, plus 6 per phone column with several, before dnc_time_zones and dnc_calling_window).
    */
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
@@ -114,6 +114,11 @@ export function formatOf(meta: BatchMeta): OutputFormat {
   };
 }
 
+/** Whether an output has the calling columns (dnc_time_zones, dnc_calling_window): outputs written before do not. */
+export function hasCallingColumns(f: OutputFormat): boolean {
+  return f.dnc_columns === resultColumns((f.phone_columns ?? [f.phone_column]).length, true).length;
+}
+
 /** The layout that reads an output file with csv-input's reader. */
 export function outputLayout(outputPath: string, f: OutputFormat, header: string[] | null = null): TableLayout {
   return {
@@ -145,7 +150,7 @@ export async function walkOutput(
 ): Promise<WalkResult> {
   const hash = createHash('sha256');
   let bytes = 0;
-  const tally = new TallyBuilder((format.phone_columns ?? [format.phone_column]).length);
+  const tally = new TallyBuilder((format.phone_columns ?? [format.phone_column]).length, hasCallingColumns(format));
   let index = 0;
   // The header is read as a record (not skipped) so that it can be checked too.
   let header = format.header;
@@ -200,6 +205,8 @@ export interface RenderedOutputs {
   tally: OutputTally | null;
   /** The compliance fields computed while the output was written (with the tally: nothing is read back). */
   compliance?: { compliance: ScrubCompliance | null; validity: ValiditySummary } | null;
+  /** The calling rules' version the calling columns were computed under. */
+  callingRulesVersion?: string;
 }
 
 export interface ManifestTimes {
@@ -214,6 +221,8 @@ export interface ManifestTimes {
   compliance?: ScrubCompliance | null;
   /** The journal's sends without an answer; kept from the manifest already there when absent (listen sends nothing). */
   unansweredSends?: number;
+  /** The calling rules' version of the render (listen's rewrites); else the render's, else the manifest's. */
+  callingRulesVersion?: string;
 }
 
 /**
@@ -268,6 +277,9 @@ export async function writeManifest(
     ...(fromRender && rendered?.compliance ? rendered.compliance : compliance.fields()),
     unanswered_sends: times.unansweredSends ?? previous?.unanswered_sends ?? 0,
   };
+  const callingRulesVersion =
+    times.callingRulesVersion ?? rendered?.callingRulesVersion ?? previous?.calling_rules_version;
+  if (callingRulesVersion !== undefined) manifest.calling_rules_version = callingRulesVersion;
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
   try {
     // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.
@@ -331,13 +343,14 @@ export function manifestRewriter(
   now: () => Date,
   onError: (err: Error) => void,
   onWritten?: (written: WrittenManifest) => Promise<unknown>,
+  times: Pick<ManifestTimes, 'callingRulesVersion'> = {},
 ) {
   let running: Promise<void> | null = null;
   let again = false;
   let lastMs = 0;
   const run = async (): Promise<void> => {
     const started = performance.now();
-    await writeManifest(meta, journalPath, now()).then(
+    await writeManifest(meta, journalPath, now(), times).then(
       (written) => onWritten?.(written),
       (err: unknown) => onError(err instanceof Error ? err : new Error(String(err))),
     );

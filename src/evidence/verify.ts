@@ -10,6 +10,7 @@ import { DAY_MS, parseServiceTime } from '../time.js';
 import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import {
+  hasCallingColumns,
   manifestPathFor,
   outputLayout,
   phoneColumnsOfOutput,
@@ -17,15 +18,16 @@ import {
   walkOutput,
   type Manifest,
 } from './manifest.js';
-import { C, DNC_COLUMN_COUNT, DNC_RESULTS } from '../results/columns.js';
-import { P, PHONE_CELLS, resultColumns } from '../results/row-cells.js';
+import { C, CALLING, DNC_COLUMN_COUNT, DNC_RESULTS } from '../results/columns.js';
+import { P, phoneCellsAt, resultColumns } from '../results/row-cells.js';
 import { fastValidE164 } from '../phone/fast-e164.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
 import { readRows, dataRecordLines } from '../tables/input.js';
 import { hashFile } from '../file-hash.js';
-import { BatchJournal } from '../journal/journal.js';
+import { BatchJournal, type NumberVerdict } from '../journal/journal.js';
+import { callingCheckOf } from './verify-calling.js';
 
 /**
  * Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others
@@ -33,6 +35,9 @@ import { BatchJournal } from '../journal/journal.js';
  */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
 export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
+
+/** How many numbers' verdicts verify keeps for their later rows (≈ 250 bytes each). */
+const ASKED_BOUND = 200_000;
 
 /** Why a row must be looked up again (or the file regenerated) before it is dialled. */
 export type RecheckReason =
@@ -83,6 +88,8 @@ export interface VerifyOptions {
   onRow?: ((index: number, fields: readonly string[], cells: readonly string[]) => void) | undefined;
   /** Told each row to re-check as it is found, with why (and the phone column, 1-based, when it is one number's). */
   onFlag?: ((index: number, reason: RecheckReason, column: number | null) => void) | undefined;
+  /** The time-zone database's version (the context's), for the calling rules the calling columns are checked under. */
+  tzdataVersion: string;
 }
 
 export interface VerifyReport {
@@ -114,6 +121,8 @@ export interface VerifyReport {
   asOf: string;
   /** The calling rules' version the file's calling columns were computed under, when its manifest records it. */
   callingRulesVersion: string | null;
+  /** Why the file's calling columns were not checked (other calling rules than this dnc's), or null. */
+  callingUnchecked: string | null;
 }
 
 function maxAgeFor(country: string, o: VerifyOptions, rules: ValidityRules): number {
@@ -208,9 +217,15 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
   const ahead = journal ? new VerdictsAhead(journal) : null;
   let highestId = 0;
+  // A number's later rows ask again: each answer is kept for them (≈ 10 µs a query otherwise), up to a bound that
+  // keeps memory flat on lists of millions of distinct numbers.
+  const asked = new Map<string, NumberVerdict | undefined>();
   const verdictOf = (j: BatchJournal, e164: string) => {
+    if (asked.has(e164)) return asked.get(e164);
     const v = ahead?.take(e164, highestId) ?? j.verdict(e164);
     if (v !== undefined && v.id > highestId) highestId = v.id;
+    if (asked.size >= ASKED_BOUND) asked.clear();
+    asked.set(e164, v);
     return v;
   };
 
@@ -244,9 +259,17 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // The input's header, read first: the output's must be it, then the dnc_* columns.
   const inputHeader =
     input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
+  // Outputs since the calling columns: each number's zones and window, recomputed under the journal's settings.
+  const calling = hasCallingColumns(manifest.format);
+  const callingCheck = calling
+    ? callingCheckOf(manifest.calling_rules_version, journal?.meta() ?? null, o.tzdataVersion)
+    : { check: null, unchecked: null };
   const checkHeader = (fields: string[]) => {
-    // Outputs from before dnc_exemption have the first 10 of today's columns.
-    const expected = several ? resultColumns(several) : DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
+    // Outputs from before dnc_exemption have the first 10 of today's columns; from before the calling columns, 12.
+    const expected =
+      several || calling
+        ? resultColumns(Math.max(several, 1), calling)
+        : DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
     const dnc = fields.slice(manifest.format.input_columns);
     if (dnc.join('\0') !== expected.join('\0'))
       structure.push(`the header's last columns are not ${expected.join(', ')}`);
@@ -261,6 +284,12 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   /** Judges one number's cells: a row's (column null) or the dnc_N_* cells of phone column N (no source kept). */
   const judge = (index: number, cells: string[], column: number | null): void => {
     const note = (i: number, c: string[], reason: RecheckReason, text: string) => flag(i, c, reason, text, column);
+    const callingWrong = callingCheck.check?.(
+      cells[C.e164] ?? '',
+      cells[CALLING.timeZones] ?? '',
+      cells[CALLING.window] ?? '',
+    );
+    if (callingWrong) return note(index, cells, 'edited', callingWrong);
     const result = cells[C.result] ?? '';
     const cid = cells[C.correlationId] ?? '';
     if (!(DNC_RESULTS as readonly string[]).includes(result)) {
@@ -383,7 +412,13 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
           const result = cells[C.result] ?? '';
           if (!(DNC_RESULTS as readonly string[]).includes(result))
             return flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
-          for (let k = 0; k < several; k++) judge(index, numberCells(cells, k), k + 1);
+          const rowCalling = callingCheck.check?.(
+            cells[C.e164] ?? '',
+            cells[CALLING.timeZones] ?? '',
+            cells[CALLING.window] ?? '',
+          );
+          if (rowCalling) return flag(index, cells, 'edited', rowCalling);
+          for (let k = 0; k < several; k++) judge(index, numberCells(cells, k, calling), k + 1);
           return;
         }
         judge(index, cells, null);
@@ -482,13 +517,14 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     },
     asOf: o.asOf.toISOString(),
     callingRulesVersion: typeof manifest.calling_rules_version === 'string' ? manifest.calling_rules_version : null,
+    callingUnchecked: callingCheck.unchecked,
   };
 }
 
 /** Phone column k's dnc_N_* cells laid out as a row's, for the checks a row's cells get (country: the number's). */
-function numberCells(cells: readonly string[], k: number): string[] {
-  const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
-  const own = new Array<string>(DNC_COLUMN_COUNT).fill('');
+function numberCells(cells: readonly string[], k: number, calling: boolean): string[] {
+  const at = phoneCellsAt(k, calling);
+  const own = new Array<string>(DNC_COLUMN_COUNT + (calling ? 2 : 0)).fill('');
   const e164 = cells[at + P.e164] ?? '';
   own[C.e164] = e164;
   own[C.country] = fastValidE164(e164)?.country ?? '';
@@ -497,5 +533,9 @@ function numberCells(cells: readonly string[], k: number): string[] {
   own[C.correlationId] = cells[at + P.correlationId] ?? '';
   own[C.checkedAt] = cells[at + P.checkedAt] ?? '';
   own[C.validUntil] = cells[at + P.validUntil] ?? '';
+  if (calling) {
+    own[CALLING.timeZones] = cells[at + P.timeZones] ?? '';
+    own[CALLING.window] = cells[at + P.window] ?? '';
+  }
   return own;
 }

@@ -82,6 +82,20 @@ export interface BatchMeta {
    * `dnc listen`, which needs no key, fills the same results cache.
    */
   accounts?: Record<string, string>;
+  /**
+   * The team's calling settings the batch was started with (--calling-settings, DNC_CALLING_SETTINGS or the config's
+   * "calling"): every render computes the calling columns under them, a resumed batch keeps them. `settings` absent:
+   * none (the law's rules); so too in journals from before they were recorded (no `calling`).
+   */
+  calling?: BatchCalling;
+}
+
+/** Calling settings as a batch recorded them. */
+export interface BatchCalling {
+  /** The settings as written (src/calling checks them). */
+  settings?: unknown;
+  /** Where they came from, as error messages name them ('--calling-settings FILE: calling'). */
+  name: string;
 }
 
 /**

@@ -16,6 +16,8 @@ import { default as Database } from 'better-sqlite3';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
+  /** The time-zone database's version (the context's), for the calling columns' rules version. */
+  tzdataVersion: string;
   /** Whether a `dnc batch` still holds this journal's lock (its numbers may not all be sent yet). */
   batchRunning?: () => boolean;
   /** Most overdue lookups listed per status (default 1000). */
@@ -235,7 +237,8 @@ export class JournalPushStore implements ListenJournal {
       // this.journal meanwhile must commit at once, not join it.
       const own = await BatchJournal.open(this.journal.path, { create: false });
       try {
-        return (await renderBatchOutput(own, { scrubRows: scrubRowsOf })).byResult;
+        return (await renderBatchOutput(own, { scrubRows: scrubRowsOf, tzdataVersion: this.options.tzdataVersion }))
+          .byResult;
       } finally {
         own.close();
       }
@@ -264,7 +267,9 @@ export class JournalPushStore implements ListenJournal {
   }
 
   private startWorker(): Worker {
-    const worker = new Worker(WORKER_FILE, { workerData: { journalPath: this.journal.path } });
+    const worker = new Worker(WORKER_FILE, {
+      workerData: { journalPath: this.journal.path, tzdataVersion: this.options.tzdataVersion },
+    });
     // A worker that died is started again by the next render.
     worker.once('exit', () => {
       if (this.worker === worker) this.worker = undefined;
@@ -291,7 +296,7 @@ export class JournalPushStore implements ListenJournal {
  */
 export async function openListenJournal(
   resultsPath: string,
-  options: OpenListenJournalOptions = {},
+  options: OpenListenJournalOptions,
 ): Promise<JournalPushStore> {
   const path = journalPathFor(resultsPath);
   const journal = await BatchJournal.open(path, { create: false }, options.now);

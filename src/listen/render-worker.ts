@@ -12,7 +12,7 @@ export type RenderReply =
   | { id: number; ok: true; byResult: Record<string, number> }
   | { id: number; ok: false; message: string; code?: string };
 
-const { journalPath } = workerData as { journalPath: string };
+const { journalPath, tzdataVersion } = workerData as { journalPath: string; tzdataVersion: string };
 // A connection of its own (only read from): WAL lets it read while the listener's connection commits
 // pushes. Not opened read-only: such a connection failed with "disk I/O error" in the e2e tests.
 const journal = BatchJournal.open(journalPath, { create: false });
@@ -24,7 +24,7 @@ parentPort!.on('message', (request: RenderRequest) => {
       reply = {
         id: request.id,
         ok: true,
-        byResult: (await renderBatchOutput(await journal, { scrubRows: scrubRowsOf })).byResult,
+        byResult: (await renderBatchOutput(await journal, { scrubRows: scrubRowsOf, tzdataVersion })).byResult,
       };
     } catch (err) {
       reply = {

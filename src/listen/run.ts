@@ -73,6 +73,8 @@ export interface ListenRunDeps {
   /** Where the batch's verdicts are remembered (the results cache of the local or the team store). */
   stores(): Promise<import('../stores/owner.js').Stores>;
   serviceConfig(): Promise<import('../config.js').ServiceConfig>;
+  /** The time-zone database's version (the context's): named in the calling columns' rules version. */
+  tzdataVersion: string;
   interrupts: Interrupts;
   /** This process as the journal's lock sees it. */
   lockDeps: LockDeps;
@@ -158,6 +160,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     { randomPushPath },
     { manifestRewriter, anchorWritten },
     { rememberVerdicts },
+    { callingWindowsOf },
   ] = await Promise.all([
     import('./journal-store.js'),
     import('./session.js'),
@@ -165,11 +168,13 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     import('./receiver.js'),
     import('../evidence/manifest.js'),
     import('../evidence/batch-evidence.js'),
+    import('../results/calling-cells.js'),
   ]);
   const random = deps.randomPushPath ?? randomPushPath;
   const journalPath = Store.pathFor(o.results);
   const journal = await openListenJournal(o.results, {
     now: () => deps.now(),
+    tzdataVersion: deps.tzdataVersion,
     skewMs: o.skewMs,
     batchRunning: () => lockHolder(journalPath, deps.lockDeps) !== null,
   });
@@ -215,6 +220,8 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
       const state = keptFolder(deps.env, deps.homedir, 'state');
       return state ? anchorWritten(state, written, deps.now()) : Promise.resolve(false);
     },
+    // What every render of this journal computes its calling columns under.
+    { callingRulesVersion: callingWindowsOf(journal.meta, deps.tzdataVersion).rulesVersion },
   );
   session.on('rendered', (e) => {
     // The manifest follows every render: it states the hash of the file as now written.

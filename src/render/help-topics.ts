@@ -2,7 +2,7 @@
 // uses, so help can never drift from behaviour. Loaded by `dnc help` when a topic is asked for.
 import { ENVIRONMENT_VARIABLES } from '../config.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
-import { DNC_COLUMNS, DNC_RESULTS } from '../results/columns.js';
+import { CALLING_COLUMNS, DNC_COLUMNS, DNC_RESULTS } from '../results/columns.js';
 import { phoneColumnNames } from '../results/row-cells.js';
 import { MAX_RECORD_CHARS } from '../tables/csv-input.js';
 import { DETECTABLE_DELIMITERS } from '../tables/delimiter.js';
@@ -41,6 +41,13 @@ const COLUMN_MEANINGS = {
     "exemption's end if sooner), else empty",
 } as const;
 
+const CALLING_MEANINGS = {
+  dnc_time_zones: "the number's IANA time zones, space-separated (all its country's zones when its place is not known)",
+  dnc_calling_window:
+    'when it may be called, local time in each of its zones, under the rules and the policy the batch was ' +
+    'started with (e.g. Mon-Fri 08:00-20:00; Sat 09:00-17:00); empty for a number that could not be read',
+} as const;
+
 /** What each dnc_N_* column holds, in phoneColumnNames' order. */
 const PER_NUMBER = [
   "column N's number, normalised (empty if it could not be read)",
@@ -49,6 +56,8 @@ const PER_NUMBER = [
   "its lookup's correlation id",
   "the service's timestamp of its result",
   'the last instant its register verdict may be relied on',
+  "that number's time zones",
+  'its weekly calling window',
 ];
 
 interface Topic {
@@ -97,20 +106,25 @@ const TOPICS: Readonly<Record<TopicName, Topic>> = {
     summary: 'the dnc_* columns a batch appends, and what each dnc_result means',
     async lines() {
       const columns: Record<(typeof DNC_COLUMNS)[number], string> = COLUMN_MEANINGS;
+      const calling: Record<(typeof CALLING_COLUMNS)[number], string> = CALLING_MEANINGS;
       const results: Record<(typeof DNC_RESULTS)[number], string> = RESULT_MEANINGS;
       return [
         'Results of dnc batch',
         '',
         'Every input row, in input order, input columns unchanged, followed by:',
         ...DNC_COLUMNS.map((c) => `  ${c.padEnd(20)} ${columns[c]}`),
+        ...CALLING_COLUMNS.map((c) => `  ${c.padEnd(20)} ${calling[c]}`),
+        '',
+        'The calling columns depend only on the number and the calling rules (docs/calling.md): they say',
+        'when a number may be called, never whether; `dnc window` makes the list for a time slot.',
         '',
         'dnc_result:',
         ...DNC_RESULTS.map((r) => `  ${r.padEnd(20)} ${results[r]}`),
         '',
         'With several phone columns (--column A,B,C) the columns above describe the row: dnc_phone_e164 is',
-        'its first callable number (else its first number), dnc_result callable when one of its numbers is,',
-        'else the most telling of theirs (do_not_call, failed, pending, not_checked, unsupported_country,',
-        'invalid). Each phone column N (its place in --column) then adds:',
+        'its first callable number (else its first number), and the calling columns are its; dnc_result is',
+        'callable when one of its numbers is, else the most telling of theirs (do_not_call, failed, pending,',
+        'not_checked, unsupported_country, invalid). Each phone column N (its place in --column) then adds:',
         ...phoneColumnNames(1).map((c, i) => `  ${c.replace('_1_', '_N_').padEnd(24)} ${PER_NUMBER[i]}`),
         '',
         'Only callable rows (and callable numbers) may be called.',

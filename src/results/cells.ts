@@ -43,6 +43,8 @@ export interface RenderSummary {
   tally: OutputTally | null;
   /** The manifest's compliance fields (the scrub's record, each country's valid-until), from the same pass. */
   compliance: ReturnType<ScrubRows['manifestFields']> | null;
+  /** The calling rules' version (src/calling) the calling columns were computed under: the manifest records it. */
+  callingRulesVersion: string;
 }
 
 export function emptyResultCounts(): Record<DncResult, number> {

@@ -35,6 +35,15 @@ export const C = {
   validUntil: 11,
 } as const satisfies Record<string, number>;
 
+/**
+ * The calling columns after the contract's: the number's IANA time zones (space-separated) and its weekly local
+ * calling window. They depend only on the number and the calling rules' version (src/calling), never on the clock.
+ */
+export const CALLING_COLUMNS = ['dnc_time_zones', 'dnc_calling_window'] as const;
+/** Positions of the calling cells, after the contract's cells. */
+export const CALLING = { timeZones: DNC_COLUMN_COUNT, window: DNC_COLUMN_COUNT + 1 } as const;
+export const CALLING_CELLS = CALLING_COLUMNS.length;
+
 /** The columns --review-out adds to the input's: enough to act on a row without the full results. */
 export const REVIEW_COLUMNS = ['dnc_phone_e164', 'dnc_result', 'dnc_error_code', 'dnc_error'] as const;
 

@@ -1,11 +1,22 @@
 // The dnc_* cells of a row with several phone columns: the contract's columns describe the row (its first callable
 // number, or what keeps it from being called), and each phone column N adds its own dnc_N_* cells.
 import type { CellNumber } from '../phone/phone-cache.js';
-import { C, DNC_COLUMNS, type DncResult } from './columns.js';
+import {
+  C,
+  CALLING,
+  CALLING_CELLS,
+  CALLING_COLUMNS,
+  DNC_COLUMN_COUNT,
+  DNC_COLUMNS,
+  type DncResult,
+} from './columns.js';
 
-/** The cells each phone column N adds (N is its 1-based place in --column). */
-export function phoneColumnNames(n: number): string[] {
-  return [
+/**
+ * The cells each phone column N adds (N is its 1-based place in --column): six, then its two calling cells (absent
+ * in outputs written before them: `calling` false).
+ */
+export function phoneColumnNames(n: number, calling = true): string[] {
+  const names = [
     `dnc_${n}_e164`,
     `dnc_${n}_result`,
     `dnc_${n}_error_code`,
@@ -13,17 +24,38 @@ export function phoneColumnNames(n: number): string[] {
     `dnc_${n}_checked_at`,
     `dnc_${n}_valid_until`,
   ];
+  if (calling) names.push(`dnc_${n}_time_zones`, `dnc_${n}_calling_window`);
+  return names;
 }
 
-/** Positions of a phone column's cells among its six, and how many there are. */
-export const P = { e164: 0, result: 1, errorCode: 2, correlationId: 3, checkedAt: 4, validUntil: 5 } as const;
+/** Positions of a phone column's cells among its own, and how many there are (before its calling cells). */
+export const P = {
+  e164: 0,
+  result: 1,
+  errorCode: 2,
+  correlationId: 3,
+  checkedAt: 4,
+  validUntil: 5,
+  timeZones: 6,
+  window: 7,
+} as const;
 export const PHONE_CELLS = 6;
 
-/** The dnc_* columns of an output of `phones` phone columns (one: the contract's columns alone). */
-export function resultColumns(phones: number): string[] {
+/**
+ * The dnc_* columns of an output of `phones` phone columns: the contract's, the row's calling columns, then each phone
+ * column's (with several). `calling` false: the layout of outputs written before the calling columns.
+ */
+export function resultColumns(phones: number, calling = true): string[] {
   const columns: string[] = [...DNC_COLUMNS];
-  if (phones > 1) for (let n = 1; n <= phones; n++) columns.push(...phoneColumnNames(n));
+  if (calling) columns.push(...CALLING_COLUMNS);
+  if (phones > 1) for (let n = 1; n <= phones; n++) columns.push(...phoneColumnNames(n, calling));
   return columns;
+}
+
+/** Where phone column k's (0-based) dnc_N_* cells start among a row's dnc_* cells. */
+export function phoneCellsAt(k: number, calling: boolean): number {
+  const extra = calling ? CALLING_CELLS : 0;
+  return DNC_COLUMN_COUNT + extra + k * (PHONE_CELLS + extra);
 }
 
 /**
@@ -54,8 +86,9 @@ export function withNote(cells: string[], cell: CellNumber): string[] {
 }
 
 /**
- * The cells of a row of several numbers (each given as the 12 cells it would have alone, in --column order):
- * dnc_phone_e164 and dnc_country are its first callable number's (else its first number's); dnc_result is
+ * The cells of a row of several numbers (each given as the 14 cells it would have alone, in --column order):
+ * dnc_phone_e164, dnc_country and the calling cells are its first callable number's (else its first number's);
+ * dnc_result is
  * `callable` when one number is, else the most telling result of its numbers (ROW_ORDER), whose number gives the
  * other cells; dnc_credits adds the credits of the numbers first seen in this row (so the column sums to what the
  * batch spent); then each column's dnc_N_* cells.
@@ -76,6 +109,8 @@ export function rowCells(
   const row = [...decider];
   row[C.e164] = first[C.e164]!;
   row[C.country] = first[C.country]!;
+  row[CALLING.timeZones] = first[CALLING.timeZones]!;
+  row[CALLING.window] = first[CALLING.window]!;
   let credits = 0;
   numbers.forEach((n, i) => {
     if (firstSeen[i]) credits += Number.parseInt(n[C.credits] ?? '0', 10) || 0;
@@ -86,6 +121,7 @@ export function rowCells(
   if (notes.length > 0) row[C.error] = [row[C.error], ...notes].filter((t) => t).join('; ');
   for (const n of numbers) {
     row.push(n[C.e164]!, n[C.result]!, n[C.errorCode]!, n[C.correlationId]!, n[C.checkedAt]!, n[C.validUntil]!);
+    row.push(n[CALLING.timeZones]!, n[CALLING.window]!);
   }
   return row;
 }
@@ -104,6 +140,9 @@ export function refusedCells(cell: Extract<CellNumber, { ok: false }>, label: st
     cell.code,
     cell.code === 'missing_number' ? `no number in ${label}` : cell.message,
     '0',
+    '',
+    '',
+    // No number read: no zones, no window.
     '',
     '',
   ];

@@ -18,6 +18,7 @@ import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
 import { readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
 import { openLane, openSink, outputError, type OutputSink } from './sinks.js';
+import { callingCells, callingWindowsOf } from './calling-cells.js';
 import { cellsFor, emptyResultCounts, notSentReasonsOf, type RenderSummary, UNCHARGED_FAILURES } from './cells.js';
 import { manifestPathFor } from './side-files.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
@@ -54,6 +55,11 @@ export interface RenderOptions {
   stdout?: Writable;
   /** What the scrub's records do to each row (src/compliance's scrubRowsOf). */
   scrubRows: (journal: BatchJournal) => ScrubRows;
+  /**
+   * The time-zone database's version (the context's): named in the calling rules' version the calling columns are
+   * computed under, with the calling settings the journal recorded.
+   */
+  tzdataVersion: string;
 }
 
 /** How a render begun early waits for verdicts. */
@@ -143,7 +149,11 @@ export async function renderSnapshot(
     written: [],
     tally: null,
     compliance: null,
+    callingRulesVersion: '',
   };
+  // Each number's zones and weekly window: the same for every render of this journal (its recorded settings).
+  const calling = callingWindowsOf(meta, options.tzdataVersion);
+  summary.callingRulesVersion = calling.rulesVersion;
   const tally = new TallyBuilder(layout.phoneIndexes.length);
   // The windows the scrub recorded: each row's dnc_valid_until is computed under them.
   const scrub = options.scrubRows(journal);
@@ -225,6 +235,7 @@ export async function renderSnapshot(
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
           const own = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
+          own.push(...callingCells(calling, cell.e164, cell.country));
           if (firstRow && own[C.result] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (own[C.source] && !isHttpsUrl(own[C.source]) && !own[C.source].startsWith('internal:'))
             summary.notHttpsSources++;

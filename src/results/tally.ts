@@ -2,8 +2,8 @@
 // sources, the oldest and newest verdict. Written into the manifest when rendered, recomputed by verify.
 import { parseServiceTime } from '../time.js';
 import { fastValidE164 } from '../phone/fast-e164.js';
-import { C, DNC_COLUMN_COUNT, DNC_RESULTS } from './columns.js';
-import { P, PHONE_CELLS } from './row-cells.js';
+import { C, DNC_RESULTS } from './columns.js';
+import { P, phoneCellsAt } from './row-cells.js';
 
 type Counts = Record<string, number>;
 
@@ -39,8 +39,14 @@ export class TallyBuilder {
   private oldestMs = Infinity;
   private newestMs = -Infinity;
 
-  /** `phones`: the output's phone columns (with several, each number is counted from its dnc_N_* cells). */
-  constructor(private readonly phones = 1) {}
+  /**
+   * `phones`: the output's phone columns (with several, each number is counted from its dnc_N_* cells); `calling`:
+   * whether the output has the calling columns (those written before them do not).
+   */
+  constructor(
+    private readonly phones = 1,
+    private readonly calling = true,
+  ) {}
 
   add(cells: readonly string[]): void {
     const result = cells[C.result] ?? '';
@@ -79,7 +85,7 @@ export class TallyBuilder {
     const t = this.t;
     t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
     for (let k = 0; k < this.phones; k++) {
-      const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+      const at = phoneCellsAt(k, this.calling);
       const e164 = cells[at + P.e164] ?? '';
       if (e164 === '' || this.seen.has(e164)) continue;
       this.seen.add(e164);

@@ -4,8 +4,8 @@ import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
 import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
 import { fastValidE164 } from '../phone/fast-e164.js';
-import { DNC_COLUMN_COUNT, DNC_RESULTS } from './columns.js';
-import { P, PHONE_CELLS } from './row-cells.js';
+import { DNC_RESULTS } from './columns.js';
+import { P, phoneCellsAt } from './row-cells.js';
 
 /** What the Summary sheet says about where the results came from. */
 export interface SummaryContext {
@@ -55,7 +55,7 @@ class SummaryTally {
     if (this.phones === 1) count(country, result);
     // Each phone cell that holds a number, by its own country and result (an empty cell is no number).
     for (let k = 0; this.phones > 1 && k < this.phones; k++) {
-      const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+      const at = phoneCellsAt(k, true);
       if (cells[at + P.errorCode] === 'missing_number') continue;
       count(fastValidE164(cells[at + P.e164] ?? '')?.country ?? '', cells[at + P.result] ?? '');
     }

@@ -1,7 +1,7 @@
 // Where a results file keeps each row's numbers and verdicts: one phone column, or several (dnc_N_* per column).
 import { PhoneCache } from '../phone/phone-cache.js';
-import { C, DNC_COLUMN_COUNT } from '../results/columns.js';
-import { P, PHONE_CELLS } from '../results/row-cells.js';
+import { C } from '../results/columns.js';
+import { P, phoneCellsAt } from '../results/row-cells.js';
 
 /** One number of a row, as `dnc window` weighs it. */
 export interface RowNumber {
@@ -23,8 +23,9 @@ export interface RowNumbers {
 /**
  * With one phone column, the row-level cells describe its number. With several (the manifest's phone_columns), the
  * row-level cells describe the row, and each number is read from its own dnc_N_* cells, its country from the E.164.
+ * `calling`: the file has the calling columns (each phone column's cells then end with its own two).
  */
-export function rowNumbersOf(phoneColumns: number): RowNumbers {
+export function rowNumbersOf(phoneColumns: number, calling: boolean): RowNumbers {
   if (phoneColumns <= 1) {
     return {
       phoneColumns: 1,
@@ -49,7 +50,7 @@ export function rowNumbersOf(phoneColumns: number): RowNumbers {
     phoneColumns,
     numbersOf: (cells) =>
       columns.map((k) => {
-        const at = DNC_COLUMN_COUNT + k * PHONE_CELLS;
+        const at = phoneCellsAt(k, calling);
         const e164 = cells[at + P.e164] ?? '';
         return { e164, country: countryOf(e164), result: cells[at + P.result] ?? '', column: k + 1 };
       }),

@@ -11,7 +11,7 @@ import { formatInteger } from '../text/numbers.js';
 import { rowNumbersOf, type RowNumber } from './columns.js';
 import { createCallingWindows, HORIZON_DAYS } from '../calling/index.js';
 import { manifestToVerify } from '../evidence/verify.js';
-import { manifestPathFor } from '../evidence/manifest.js';
+import { hasCallingColumns, manifestPathFor } from '../evidence/manifest.js';
 import { fitToDial } from '../evidence/fit-to-dial.js';
 import { openSink, outputError } from '../results/sinks.js';
 
@@ -110,7 +110,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
   }
   const asOf = new Date(Math.max(now, until));
 
-  const rows = rowNumbersOf(manifest.format.phone_columns?.length ?? 1);
+  const rows = rowNumbersOf(manifest.format.phone_columns?.length ?? 1, hasCallingColumns(manifest.format));
   // Each callable number's answer for the slot, by first appearance; the numbers of rows verify flags are left out.
   const answers = new Map<string, number>();
   const excluded = new Set<string>();

@@ -18,9 +18,9 @@ afterEach(async () => {
   current = receiver = store = undefined;
 });
 
-async function receiverFor(options: Parameters<typeof openListenJournal>[1] = {}, receiverOptions: Partial<Parameters<typeof createReceiver>[0]> = {}) {
+async function receiverFor(options: Partial<Parameters<typeof openListenJournal>[1]> = {}, receiverOptions: Partial<Parameters<typeof createReceiver>[0]> = {}) {
   current ??= await webhookBatch([['au', '+61 4 1234 5093']]);
-  store = await openListenJournal(current.output, { renderInWorker: false, ...options });
+  store = await openListenJournal(current.output, { renderInWorker: false, tzdataVersion: 'test', ...options });
   receiver = createReceiver({ store, path: PUSH_PATH, ...receiverOptions });
   const address = await receiver.listen();
   return { url: address.url, base: new URL('/', address.url), batch: current };

@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DNC_COLUMNS } from '../../src/results/columns.js';
+import { CALLING_COLUMNS, DNC_COLUMNS } from '../../src/results/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
@@ -194,6 +194,6 @@ describe('dnc verify re-reads the file as a dialler would', () => {
     const v = await runDnc(['verify', out, '--json'], { env });
     const report = JSON.parse(v.stdout) as { fit: boolean; differences: string[] };
     expect(report.fit).toBe(false);
-    expect(report.differences).toContain(`the header's last columns are not ${DNC_COLUMNS.join(', ')}`);
+    expect(report.differences).toContain(`the header's last columns are not ${[...DNC_COLUMNS, ...CALLING_COLUMNS].join(', ')}`);
   });
 });

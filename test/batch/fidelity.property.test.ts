@@ -5,7 +5,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DNC_COLUMNS } from '../../src/results/columns.js';
+import { CALLING_COLUMNS, DNC_COLUMNS as CONTRACT_COLUMNS } from '../../src/results/columns.js';
+
+/** The dnc_* columns of an output of one phone column: the contract's, then the calling columns. */
+const DNC_COLUMNS = [...CONTRACT_COLUMNS, ...CALLING_COLUMNS];
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { CsvOracle } from '../helpers/csv-oracle.js';

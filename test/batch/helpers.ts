@@ -98,6 +98,7 @@ export function batchDeps(
     env,
     homedir: dir,
     now: () => new Date(),
+    tzdataVersion: process.versions.tz ?? 'unknown',
     flags: {},
     serviceConfig: () => ctx.serviceConfig(),
     createClient: (o) => ctx.createClient(o),

@@ -291,7 +291,7 @@ describe.each([
   async function renderAgain(output: string): Promise<void> {
     const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
     try {
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
     } finally {
       journal.close();
     }
@@ -343,7 +343,7 @@ describe.each([
     try {
       const { renderEarly } = await import('../../src/results/render.js');
       const { renderEarlyInThread } = await import('../../src/batch/early-render-thread.js');
-      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile) : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf }));
+      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile, 'test') : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf, tzdataVersion: 'test' }));
       /** Until the render has begun (its temporary file is there): the journal is changed after that. */
       const begun = async () => {
         for (let i = 0; temps(output).length === 0; i++) {
@@ -356,7 +356,7 @@ describe.each([
       await begun();
       expect(await early.finish()).not.toBeNull();
       const written = readFileSync(output, 'utf8');
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       expect(readFileSync(output, 'utf8')).toBe(written);
       // Changed meanwhile: the rows written early may be stale.
       early = begin();
@@ -370,7 +370,7 @@ describe.each([
       expect(await early.finish()).toBeNull();
       expect(early.droppedBecause).toBe('another process wrote to the journal meanwhile');
       expect(temps(output)).toEqual([]);
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       const rows = readCsvIndependently(output);
       expect(rows).toHaveLength(41);
       expect(rows[1]![4]).toBe(flippedTo);

@@ -14,7 +14,7 @@ const ctx = sandboxForFile();
 const tmp = { dir: ctx.dir };
 
 // Written out here (not imported): the test states the contract the output must meet.
-const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until'];
+const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until', 'dnc_time_zones', 'dnc_calling_window'];
 const FILL: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE' };
 const AMBER = 'FFFFEB9C';
 
@@ -79,7 +79,7 @@ describe('an .xlsx call list', () => {
     expect(book.map((s) => s.title)).toEqual(['Results', 'Summary']);
     const [results, summary] = book as [OracleSheet, OracleSheet];
     expect(results.freeze).toBe('A2');
-    expect(results.filter).toBe('A1:Q1');
+    expect(results.filter).toBe('A1:S1');
     expect(results.rows[0]!.map((c) => c.v)).toEqual(['Contact', null, 'Phone', 'Signed up', 'Check', ...DNC_COLUMNS]);
     expect(results.rows[0]!.every((c) => c.bold || c.v === null)).toBe(true);
     // Rows 2 to 8 of the input, in order, but for the empty row 5: an empty row is not a row (docs/excel.md).

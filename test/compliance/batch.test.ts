@@ -36,7 +36,7 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(r.stderr).toContain('1 exempt number(s) are also on the internal list: the internal list wins');
 
     const got = rows(out);
-    expect(Object.keys(got[0]!).slice(-2)).toEqual(['dnc_exemption', 'dnc_valid_until']);
+    expect(Object.keys(got[0]!).slice(-4)).toEqual(['dnc_exemption', 'dnc_valid_until', 'dnc_time_zones', 'dnc_calling_window']);
     const by = Object.fromEntries(got.map((x) => [x.name, x]));
     expect([by.a!.dnc_result, by.a!.dnc_exemption]).toEqual(['callable', '']);
     for (const k of ['b', 'd', 'e', 'f']) {
@@ -79,7 +79,7 @@ describe('dnc batch with the internal list and exemptions', () => {
     // The exemption ends before the 31-day US window does: it bounds the file's validity.
     expect(m.validity.valid_until).toBe(`${iso(10)}T23:59:59.999Z`);
     expect(m.validity.exemption_bound_rows).toBe(1);
-    expect([m.validity.row_column, m.format.dnc_columns]).toEqual(['dnc_valid_until', 12]);
+    expect([m.validity.row_column, m.format.dnc_columns]).toEqual(['dnc_valid_until', 14]);
     expect(m.register_sources).toContain('internal:do-not-call');
 
     // A workbook of the same scrub (its verdicts reused: nothing sent): its Summary states the rows' own earliest valid-until (the exemption's end),

@@ -59,9 +59,10 @@ describe('help topics come from the tables the code uses', () => {
   });
 
   it('results and formats print the renderer\'s own columns, results and delimiters', async () => {
-    const { DNC_COLUMNS, DNC_RESULTS } = await import('../../src/results/columns.js');
+    const { CALLING_COLUMNS, DNC_COLUMNS, DNC_RESULTS } = await import('../../src/results/columns.js');
     const results = await runDnc(['help', 'results']);
-    for (const c of DNC_COLUMNS) expect(results.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of [...DNC_COLUMNS, ...CALLING_COLUMNS]) expect(results.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['dnc_N_time_zones', 'dnc_N_calling_window']) expect(results.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
     for (const r of DNC_RESULTS) expect(results.stdout).toMatch(new RegExp(`^  ${r} `, 'm'));
     const formats = await runDnc(['help', 'formats']);
     expect(formats.code).toBe(0);

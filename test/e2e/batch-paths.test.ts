@@ -3,7 +3,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DNC_COLUMNS } from '../../src/results/columns.js';
+import { CALLING_COLUMNS, DNC_COLUMNS } from '../../src/results/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
@@ -76,7 +76,7 @@ describe('dnc batch: standard input and standard output', () => {
     writeFileSync(input, LIST);
     const r = await spawnDnc(['batch', input, '-o', '-', '--json'], { env, cwd: d });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split('\n')[0]).toBe(['name', 'phone', ...DNC_COLUMNS].join(','));
+    expect(r.stdout.split('\n')[0]).toBe(['name', 'phone', ...DNC_COLUMNS, ...CALLING_COLUMNS].join(','));
     const summary = JSON.parse(r.stderr.trim().split('\n').pop()!) as { rows: number; output: string };
     expect(summary.rows).toBe(2);
     expect(existsSync(path.join(d, '-'))).toBe(false);
@@ -146,7 +146,7 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(r.code, r.stderr).toBe(0);
     const log = readFileSync(path.join(d, 'log.csv'), 'utf8').split('\n');
     expect(log[0]).toBe('kept,from before');
-    expect(log[1]).toBe(['name', 'phone', ...DNC_COLUMNS].join(','));
+    expect(log[1]).toBe(['name', 'phone', ...DNC_COLUMNS, ...CALLING_COLUMNS].join(','));
     expect(log[3]).toMatch(/^Bob,\+12025550101,/);
     expect(readdirSync(d).sort()).toEqual(['in.csv', 'log.csv']);
   });

@@ -93,6 +93,7 @@ describe('dnc batch: verdicts', () => {
     expect(outRows[0]!.slice(inRows[0]!.length)).toEqual([
       'dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source',
       'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until',
+      'dnc_time_zones', 'dnc_calling_window',
     ]);
     const rows = readCsvObjects(output);
     const sent = lookedUp(sb);
@@ -412,7 +413,7 @@ describe('dnc batch: refusals before anything is sent', () => {
         }
         return verdict(e164);
       };
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       other.close();
       const rows = readCsvObjects(output);
       expect(changed).toBe(true);
@@ -420,7 +421,7 @@ describe('dnc batch: refusals before anything is sent', () => {
       expect(rows[2]!.dnc_result).toBe(rows[0]!.dnc_result);
       // The next render shows the change, on both rows.
       journal.verdict = verdict;
-      await renderBatchOutput(journal, { scrubRows: scrubRowsOf });
+      await renderBatchOutput(journal, { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       expect(readCsvObjects(output).map((r) => r.dnc_result)).toEqual(['do_not_call', 'do_not_call', 'do_not_call']);
     } finally {
       journal.close();

@@ -200,7 +200,8 @@ describe('a CRM export: three phone columns and a country column', () => {
     expect(r.code, r.stderr).toBe(0);
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => String(c.v ?? ''));
-    expect(header.slice(-18)).toEqual([1, 2, 3].flatMap((n) => ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until'].map((c) => `dnc_${n}_${c}`)));
+    const own = ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until', 'time_zones', 'calling_window'];
+    expect(header.slice(-26)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...[1, 2, 3].flatMap((n) => own.map((c) => `dnc_${n}_${c}`))]);
     const at = (name: string) => header.indexOf(name);
     // The country column was found by its name: Bob's German number without its trunk zero is read in Germany.
     expect(r.stderr).toContain('country column: Country (found by its name)');

@@ -40,7 +40,18 @@ async function said() {
 }
 
 describe('the calling rules a results file was written with', () => {
+  it('named as the batch that wrote the calling columns recorded them', async () => {
+    expect(JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')).calling_rules_version).toBe(VERSION);
+    expect(await said()).toEqual({
+      line: `  calling    rules ${VERSION}`,
+      json: [VERSION, VERSION, VERSION],
+      html: `<code>${VERSION}</code>`,
+    });
+  });
+
   it('not recorded by a manifest without them', async () => {
+    // As a manifest of an earlier dnc (the file and the state folder's anchor of its manifest rewritten to agree).
+    rewriteOutputAndManifest(output, readFileSync(output, 'utf8'), (m) => delete m.calling_rules_version, w.stateDir);
     expect(await said()).toEqual({
       line: '  calling    rules not recorded',
       json: [null, null, null],

@@ -33,7 +33,7 @@ async function setUp() {
     ['b', '+61 4 1234 5192'],
   ]);
   expect(current.batch.code).toBe(8);
-  store = await openListenJournal(current.output);
+  store = await openListenJournal(current.output, { tzdataVersion: 'test' });
   return { b: current, s: store, rows: readCsv(current.output) };
 }
 

@@ -47,6 +47,7 @@ function deps(given: Partial<ListenRunDeps> = {}) {
       configPath: '',
       warnings: [],
     }),
+    tzdataVersion: process.versions.tz ?? 'unknown',
     interrupts,
     lockDeps: processLockDeps(),
     onEvent: (e) => events.push(e),

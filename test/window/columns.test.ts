@@ -6,13 +6,13 @@ import { rowNumbersOf } from '../../src/window/columns.js';
 describe('rowNumbersOf', () => {
   it('one phone column: the row-level number, country and result', () => {
     const cells = ['+12125550100', 'US', 'callable', 'false', '', '', 'cid', '', '', '1', '', ''];
-    expect(rowNumbersOf(1).numbersOf(cells)).toEqual([
+    expect(rowNumbersOf(1, false).numbersOf(cells)).toEqual([
       { e164: '+12125550100', country: 'US', result: 'callable', column: null },
     ]);
   });
 
-  it('several phone columns: each dnc_N group, in column order, its country from the number itself', () => {
-    const names = resultColumns(3);
+  it.each([true, false])('several phone columns (calling columns: %s): each dnc_N group, in order', (calling) => {
+    const names = resultColumns(3, calling);
     const cells = names.map(() => '');
     const set = (name: string, value: string) => (cells[names.indexOf(name)] = value);
     set('dnc_phone_e164', '+12125550100');
@@ -23,7 +23,7 @@ describe('rowNumbersOf', () => {
     set('dnc_2_result', 'do_not_call');
     // An empty third phone cell.
     set('dnc_3_result', 'invalid');
-    const rows = rowNumbersOf(3);
+    const rows = rowNumbersOf(3, calling);
     expect(rows.phoneColumns).toBe(3);
     expect(rows.numbersOf(cells)).toEqual([
       { e164: '+12125550100', country: 'US', result: 'callable', column: 1 },
