@@ -89,7 +89,7 @@ const COMMANDS: ReadonlyArray<(program: Command, host: CommandHost) => void> = [
   registerHelp,
 ];
 
-/** The program: every command's options and help; a command's work is loaded when it runs (see docs/architecture.md). */
+/** The program: every command's options and help; a command's work is loaded when it runs (docs/architecture.md). */
 export function buildProgram(
   deps: MainDeps,
   setExit: (code: number) => void,

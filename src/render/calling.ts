@@ -14,7 +14,7 @@ function wallClock(localTime: string): string {
   return `${WEEKDAYS[new Date(Date.UTC(y, m - 1, d)).getUTCDay()]} ${date} ${time.slice(0, 5)}`;
 }
 
-/** The lines under a verdict: each zone's wall clock and today's window there, then whether the number may be called. */
+/** The lines under a verdict: each zone's wall clock and today's window there, then whether it may be called. */
 export function callingLines(w: CallingWindow): string[] {
   const lines = w.local_times.map((t, i) =>
     field(
@@ -24,7 +24,8 @@ export function callingLines(w: CallingWindow): string[] {
     ),
   );
   if (w.time_zones.length === 0) lines.push(field('local time', 'not known (no time zone for this number)'));
-  else if (!w.location_known) lines.push(field('', "(the number's place is not known: all of its country's zones apply)"));
+  else if (!w.location_known)
+    lines.push(field('', "(the number's place is not known: all of its country's zones apply)"));
   const now = w.never_callable
     ? 'never: no moment lies inside the window in every one of its zones'
     : w.may_call_now

@@ -1,0 +1,159 @@
+// The shape of the code, as docs/architecture.md states it: the layers read from its table, imports pointing down
+// only, no circle, libraries reached through their public entries, no patched prototypes, files of a readable size.
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './helpers/cli.js';
+
+const SRC = path.join(REPO_ROOT, 'src');
+/** The one file allowed past 600 lines: the sandbox's engine is one state machine, read whole. */
+const LONG_FILES = new Set(['sandbox/engine.ts']);
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return sourceFiles(p);
+    return p.endsWith('.ts') && !p.endsWith('.d.ts') ? [path.relative(SRC, p)] : [];
+  });
+}
+
+interface Import {
+  from: string;
+  specifier: string;
+  line: number;
+}
+
+/** Every import of a file: static, dynamic, type-only and re-exports (a type import couples modules too). */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(path.join(SRC, file), 'utf8');
+  const found: Import[] = [];
+  const pattern =
+    /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?[^'";]*?\sfrom\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+  for (const m of text.matchAll(pattern)) {
+    found.push({
+      from: file,
+      specifier: (m[1] ?? m[2] ?? m[3])!,
+      line: text.slice(0, m.index).split('\n').length,
+    });
+  }
+  return found;
+}
+
+/** src-relative path of a relative import's target. */
+function targetOf(i: Import): string {
+  return path.normalize(path.join(path.dirname(i.from), i.specifier)).replace(/\.js$/, '.ts');
+}
+
+/** The layer table of docs/architecture.md: each name (a module, or a folder ending in /) with its layer. */
+function layerTable(): Map<string, number> {
+  const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'architecture.md'), 'utf8');
+  const layers = new Map<string, number>();
+  for (const row of doc.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)) {
+    for (const name of row[2]!.matchAll(/`([^`]+)`/g)) layers.set(name[1]!, Number(row[1]));
+  }
+  return layers;
+}
+
+function layerOf(file: string, table: Map<string, number>): number | undefined {
+  const top = file.split('/')[0]!;
+  return file.includes('/') ? table.get(`${top}/`) : table.get(top.replace(/\.ts$/, ''));
+}
+
+const files = sourceFiles();
+const table = layerTable();
+const relative = files.flatMap((f) => importsOf(f).filter((i) => i.specifier.startsWith('.')));
+
+describe('the layers of docs/architecture.md', () => {
+  it('name every source file, each once', () => {
+    expect(table.size).toBeGreaterThan(20);
+    expect(files.filter((f) => layerOf(f, table) === undefined)).toEqual([]);
+  });
+
+  it('are never imported upwards', () => {
+    const upward = relative
+      .filter((i) => layerOf(targetOf(i), table)! > layerOf(i.from, table)!)
+      .map((i) => `src/${i.from}:${i.line} (layer ${layerOf(i.from, table)}) imports ${i.specifier} (layer ` +
+        `${layerOf(targetOf(i), table)})`);
+    expect(upward).toEqual([]);
+  });
+
+  it('hold no import circle', () => {
+    const edges = new Map<string, string[]>(files.map((f) => [f, []]));
+    for (const i of relative) if (edges.has(targetOf(i))) edges.get(i.from)!.push(targetOf(i));
+    // Tarjan's strongly connected components: any with two or more files is a circle.
+    let index = 0;
+    const order = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const circles: string[][] = [];
+    const visit = (v: string) => {
+      order.set(v, index);
+      low.set(v, index++);
+      stack.push(v);
+      for (const w of edges.get(v)!) {
+        if (!order.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, order.get(w)!));
+      }
+      if (low.get(v) === order.get(v)) {
+        const component: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          component.push(w);
+        } while (w !== v);
+        if (component.length > 1) circles.push(component.sort());
+      }
+    };
+    for (const f of files) if (!order.has(f)) visit(f);
+    expect(circles).toEqual([]);
+  });
+});
+
+describe('libraries', () => {
+  it('are reached through the entries their package.json exports, never their internal files', () => {
+    const deep: string[] = [];
+    for (const f of files) {
+      for (const i of importsOf(f)) {
+        if (i.specifier.startsWith('.') || i.specifier.startsWith('node:')) continue;
+        const parts = i.specifier.split('/');
+        const name = i.specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+        const subpath = i.specifier.slice(name.length);
+        if (subpath === '') continue;
+        const manifest = path.join(REPO_ROOT, 'node_modules', name, 'package.json');
+        const exported = existsSync(manifest)
+          ? (JSON.parse(readFileSync(manifest, 'utf8')) as { exports?: unknown }).exports
+          : undefined;
+        const entries = exported && typeof exported === 'object' ? Object.keys(exported) : [];
+        if (!entries.includes(`.${subpath}`)) deep.push(`src/${f}:${i.line} imports ${i.specifier}`);
+      }
+    }
+    expect(deep).toEqual([]);
+  });
+
+  it('are not patched: no code reaches for a prototype (the way to patch a class of another module)', () => {
+    const patched = files.flatMap((f) =>
+      readFileSync(path.join(SRC, f), 'utf8')
+        .split('\n')
+        .flatMap((line, n) => (/^\s*(\/\/|\*)/.test(line) || !/\.prototype\b/.test(line) ? [] : [`src/${f}:${n + 1}`])),
+    );
+    expect(patched).toEqual([]);
+  });
+});
+
+describe('source files', () => {
+  it(`stay within 600 lines (but ${[...LONG_FILES].join(', ')}) and 120 columns`, () => {
+    const long: string[] = [];
+    const wide: string[] = [];
+    for (const f of files) {
+      const lines = readFileSync(path.join(SRC, f), 'utf8').replace(/\n$/, '').split('\n');
+      if (lines.length > 600 && !LONG_FILES.has(f)) long.push(`src/${f}: ${lines.length} lines`);
+      lines.forEach((line, n) => {
+        if ([...line].length > 120) wide.push(`src/${f}:${n + 1}: ${[...line].length} columns`);
+      });
+    }
+    expect(long).toEqual([]);
+    expect(wide).toEqual([]);
+  });
+});
