@@ -18,6 +18,7 @@ import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
 import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/views.js';
 import { complianceSettings } from '../compliance/settings.js';
+import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
 /** How the hooks report (the command's context satisfies it). */
 export interface Say {
@@ -373,7 +374,9 @@ export async function openResultsCache(
   service: string,
   accounts?: Readonly<Record<string, string>>,
 ): Promise<ResultsCache> {
-  const cache = await (await e.stores()).resultsCache(await scopeOf(e, service, accounts), { create: true });
+  const cache = judgedResultsCache(
+    await (await e.stores()).resultsCache(await scopeOf(e, service, accounts), { create: true }),
+  );
   if (cache === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
   return cache;
 }

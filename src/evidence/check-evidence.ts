@@ -5,6 +5,7 @@ import { scopeOf, type EvidenceEnv, type Say } from './batch-evidence.js';
 import { formatDuration } from '../time.js';
 import { unkeptStateNote } from '../paths.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
+import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
 export interface CheckEvidence {
   /** The cached verdict to reuse for `e164` (only with --reuse-within), or null: look it up. */
@@ -35,7 +36,7 @@ export async function openCheckEvidence(
   const stores = await e.stores();
   const history = await attempt('check history', () => stores.history({ create: true }));
   const scope = await scopeOf(e, service);
-  const cache = await attempt('results cache', () => stores.resultsCache(scope, { create: true }));
+  const cache = judgedResultsCache(await attempt('results cache', () => stores.resultsCache(scope, { create: true })));
   return {
     async reusable(e164) {
       if (reuseWithinMs === null || !cache) return null;

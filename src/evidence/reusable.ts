@@ -5,6 +5,7 @@ import { UNKNOWN_COST_FLOOR } from './credit-guard.js';
 import { DAY_MS, formatDuration, parseDuration, parseServiceTime } from '../time.js';
 import type { ResultsCache, StoreScope } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
+import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
 /** Numbers a batch is about to look up whose verdict from the same service is in the results cache and still valid. */
 export interface Reusable {
@@ -47,7 +48,7 @@ export class ReusableCounter {
     now: Date,
     rules: ValidityRules,
   ): Promise<ReusableCounter | null> {
-    const cache = await stores.resultsCache(scope, { create: false }).catch(() => null);
+    const cache = judgedResultsCache(await stores.resultsCache(scope, { create: false }).catch(() => null));
     if (!cache) return null;
     try {
       if (await cache.hasVerdictsSince(new Date(now.getTime() - longestDays(rules) * DAY_MS)))
