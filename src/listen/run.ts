@@ -11,6 +11,7 @@ import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
 import type { ListenStatus, PendingLookup } from './session.js';
 import { keptFolder } from '../paths.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
+import { scopeOf } from '../evidence/batch-evidence.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {
@@ -306,7 +307,6 @@ async function teamSharing(
   if (!service || (await deps.stores()).kind === 'local') return null;
   let claims;
   try {
-    const { scopeOf } = await import('../evidence/batch-evidence.js');
     const scope = await scopeOf(deps, service, journal.meta()?.accounts);
     claims = await (await deps.stores()).claims(scope, 'dnc listen', claimLeaseMs(30_000, 3));
   } catch (err) {
