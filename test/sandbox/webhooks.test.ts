@@ -168,20 +168,22 @@ describe('receiver answers', () => {
   });
 
   it('does not retry other statuses, and does not follow redirects', async () => {
-    const sb = await sandbox({ timeScale: 0.001 });
+    // Reply limit 200 ms, retry after 600 ms: a loaded machine's slow 404 is still an answer, not a timeout.
+    const sb = await sandbox({ timeScale: 0.02 });
     const notFound = await receiver(() => 404);
     const redirect = await receiver(() => [302, { location: notFound.url }]);
     await lookup(sb, US, notFound.url);
     await lookup(sb, '+12025550125', redirect.url);
     await until(() => sb.pushes().length === 2);
-    await new Promise((r) => setTimeout(r, 200)); // a retry would come after 30 ms
+    await new Promise((r) => setTimeout(r, 800)); // a retry would come after 600 ms
     expect(notFound.pushes).toHaveLength(1);
     expect(redirect.pushes).toHaveLength(1);
     expect(sb.pushes().map((p) => [p.status, p.outcome]).sort()).toEqual([[302, 'permanent'], [404, 'permanent']]);
   });
 
   it('sends deliberate duplicates at the configured rate, flagged in the log', async () => {
-    const sb = await sandbox({ timeScale: 0.001, duplicatePushRate: 1 });
+    // Reply limit 200 ms (a slow answer is not a timeout to retry), duplicates 20 ms after their push.
+    const sb = await sandbox({ timeScale: 0.02, duplicatePushRate: 1 });
     const rx = await receiver();
     await lookup(sb, US, rx.url);
     await lookup(sb, US, rx.url);
@@ -190,11 +192,11 @@ describe('receiver answers', () => {
     expect(new Set(ids).size).toBe(2);
     await until(() => sb.pushes().length === 4);
     expect(sb.pushes().filter((p) => p.duplicate)).toHaveLength(2);
-    const none = await sandbox({ timeScale: 0.001, duplicatePushRate: 0 });
+    const none = await sandbox({ timeScale: 0.02, duplicatePushRate: 0 });
     const rx2 = await receiver();
     await lookup(none, US, rx2.url);
     await rx2.waitFor(1);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 100));
     expect(rx2.pushes).toHaveLength(1);
   });
 
