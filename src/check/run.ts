@@ -1,6 +1,14 @@
 // The check use case: a few numbers judged locally, then looked up one after another, each told as a typed event.
 // It never prints and picks no exit code: `src/commands/check.ts` shows the events and decides.
-import { checkCompliance, exemptedOutcome, registerSaysDnc } from '../compliance/check-compliance.js';
+import {
+  checkCompliance,
+  exemptedOutcome,
+  exemptionJson,
+  exemptionLines,
+  registerSaysDnc,
+  suppressedJson,
+  suppressedLines,
+} from '../compliance/check-compliance.js';
 import { randomUUID } from 'node:crypto';
 import { complianceSettings, openListForScrub, operatorOf, type ComplianceContext } from '../compliance/settings.js';
 import type { CallingWindow } from '../calling/index.js';
@@ -14,7 +22,7 @@ import {
 } from '../config.js';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { EvidenceEnv } from '../evidence/batch-evidence.js';
-import { openCheckEvidence } from '../evidence/check-evidence.js';
+import { openCheckEvidence, reusedJson, reusedLines } from '../evidence/check-evidence.js';
 import type { Interrupts } from '../io.js';
 import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
 import type { Judgement } from '../service/answers.js';
@@ -26,6 +34,20 @@ import { claimOrWait, settlementOf } from './team.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import { createCallingWindows } from '../calling/index.js';
+
+/**
+ * What showing the events needs of the internal list's and the results cache's records (their lines and JSON), handed
+ * to the command with the use case so that the command imports neither compliance/ nor evidence/.
+ */
+export const checkRecords = {
+  suppressedLines,
+  suppressedJson,
+  exemptionLines,
+  exemptionJson,
+  registerSaysDnc,
+  reusedLines,
+  reusedJson,
+} as const;
 
 export interface CheckOptions {
   country?: string;

@@ -5,9 +5,8 @@ import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
 import { integerOption, parsedOption } from '../cli-options.js';
-import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult, DryRunReport } from '../batch/job.js';
+import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult } from '../batch/job.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
-import type { RenderSummary } from '../results/render.js';
 import type { StoppedReason } from '../journal/journal.js';
 import { parseIntegerOption } from '../config.js';
 import { processLockDeps, showSaid, type Context } from '../context.js';
@@ -18,6 +17,7 @@ import { parseDuration } from '../time.js';
 import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from './host.js';
+import { showBatchSummary, showDryRun } from '../render/batch-report.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
@@ -265,7 +265,10 @@ export async function runBatch(ctx: Context, input: string, options: BatchOption
   } finally {
     progress.stop();
   }
-  if (result.kind === 'dry-run') return showDryRun(ctx, result.report);
+  if (result.kind === 'dry-run') {
+    await showDryRun(ctx, result.report);
+    return ExitCode.OK;
+  }
   if (result.kind === 'abandoned') {
     ctx.warn(
       'dnc: stopped at once; every answer received so far is in the journal, and the lookups still in flight ' +
@@ -432,7 +435,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
   const { summary, counts: after, stopped } = r;
   // A list read from standard input is piped again to resume.
   const resume = r.resume.startsWith('dnc batch - ') ? `${r.resume} (piping the same list to it)` : r.resume;
-  await report(ctx, summary, {
+  await showBatchSummary(ctx, summary, {
     uniqueNumbers: after.queued + after.in_flight + after.done + after.pending,
     creditsTotal: after.credits,
     creditsThisRun: r.creditsThisRun,
@@ -524,69 +527,4 @@ function formatDuration(ms: number): string {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
-}
-
-interface ReportExtras {
-  uniqueNumbers: number;
-  creditsTotal: number;
-  creditsThisRun: number;
-  sent: number;
-  elapsedMs: number;
-  stopped: StoppedReason | null;
-  pending: number;
-  journalPath: string;
-  /** The results went to standard output (-o -): the summary goes to stderr, so stdout holds only the CSV. */
-  summaryToStderr: boolean;
-  /** Sends of the batch that got no answer (may have been charged; not in creditsTotal). */
-  unansweredSends: number;
-  /** Why the batch ended on an error (--json's `error`), or null. */
-  error: ReturnType<typeof jsonErrorOf> | null;
-}
-
-async function report(ctx: Context, summary: RenderSummary, extras: ReportExtras): Promise<void> {
-  const out = extras.summaryToStderr ? ctx.io.stderr : ctx.io.stdout;
-  if (ctx.json) {
-    writeLine(
-      out,
-      JSON.stringify({
-        input: summary.input,
-        output: summary.output,
-        rows: summary.rows,
-        unique_numbers: extras.uniqueNumbers,
-        ...summary.byResult,
-        credits_used: extras.creditsTotal,
-        unanswered_sends: extras.unansweredSends,
-        stopped_reason: extras.stopped,
-        ...(extras.error ? { error: extras.error } : {}),
-      }),
-    );
-    return;
-  }
-  const { renderBatchSummary } = await import('../render/batch-summary.js');
-  if (extras.summaryToStderr && ctx.quiet) return;
-  out.write(
-    renderBatchSummary(
-      summary,
-      extras,
-      extras.summaryToStderr
-        ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns }
-        : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
-    ),
-  );
-}
-
-async function showDryRun(ctx: Context, report: DryRunReport): Promise<number> {
-  if (ctx.json) {
-    writeLine(ctx.io.stdout, JSON.stringify({ dry_run: true, ...report.result, credit_guard: report.guard.json }));
-    return ExitCode.OK;
-  }
-  const { renderDryRun } = await import('../render/batch-summary.js');
-  ctx.io.stdout.write(
-    renderDryRun(
-      { ...report.result, costs: report.costs, invalidSamples: report.invalidSamples, maxCredits: report.maxCredits },
-      { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
-    ),
-  );
-  for (const line of report.guard.lines) writeLine(ctx.io.stdout, line);
-  return ExitCode.OK;
 }

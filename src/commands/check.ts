@@ -7,7 +7,8 @@ import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import type { JsonError } from '../render/check.js';
+import { jsonLine, renderOutcome, withCalling, type JsonError } from '../render/check.js';
+import { callingLines } from '../render/calling.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import type { DncError } from '../errors.js';
 import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
@@ -86,11 +87,8 @@ export function registerCheck(program: Command, host: CommandHost): void {
 
 /** Runs the check use case, showing each event as it comes; returns the exit code. */
 async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, failOnDnc: boolean): Promise<number> {
-  const { runCheck, badResponseError } = await import('../check/run.js');
-  const cc = await import('../compliance/check-compliance.js');
-  const ev = await import('../evidence/check-evidence.js');
-  const { renderOutcome, jsonLine, withCalling } = await import('../render/check.js');
-  const { callingLines } = await import('../render/calling.js');
+  // The records' lines and JSON come with the use case: compliance/ and evidence/ are below it, not below the command.
+  const { runCheck, badResponseError, checkRecords: records } = await import('../check/run.js');
   const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
   let blocks = 0;
   let exit: number = ExitCode.OK;
@@ -110,20 +108,20 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         exit = mostSevere(exit, failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
         print(
           ctx.json
-            ? [withCalling(cc.suppressedJson(e.decision, e.number.phone.country), e.calling)]
-            : [...cc.suppressedLines(e.decision, label), ...callingLines(e.calling)],
+            ? [withCalling(records.suppressedJson(e.decision, e.number.phone.country), e.calling)]
+            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling)],
         );
         return;
       case 'reused': {
         exit = mostSevere(exit, failOnDnc && e.registerDnc && !e.exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        const extra = cc.exemptionJson(e.decision, e.registerDnc);
-        const line = ev.reusedJson(e.verdict, options.reuseWithinMs ?? null, e.sharedBy);
+        const extra = records.exemptionJson(e.decision, e.registerDnc);
+        const line = records.reusedJson(e.verdict, options.reuseWithinMs ?? null, e.sharedBy);
         print(
           ctx.json
             ? [withCalling(line, e.calling, extra)]
             : [
-                ...ev.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
-                ...cc.exemptionLines(e.decision, e.registerDnc),
+                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
+                ...records.exemptionLines(e.decision, e.registerDnc),
                 ...callingLines(e.calling),
               ],
         );
@@ -132,16 +130,16 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'answered': {
         const { outcome } = e;
         exit = mostSevere(exit, e.exempted ? ExitCode.OK : outcomeExit(outcome, failOnDnc));
-        const registerDnc = cc.registerSaysDnc(outcome);
+        const registerDnc = records.registerSaysDnc(outcome);
         if (!ctx.json) {
           print([
             ...renderOutcome(outcome, label, renderOptions),
-            ...cc.exemptionLines(e.decision, registerDnc),
+            ...records.exemptionLines(e.decision, registerDnc),
             ...callingLines(e.calling),
           ]);
           return;
         }
-        const extra = cc.exemptionJson(e.decision, registerDnc);
+        const extra = records.exemptionJson(e.decision, registerDnc);
         print([
           withCalling(
             jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),

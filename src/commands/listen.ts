@@ -58,37 +58,19 @@ function pathFlag(raw: string, flag: string): string {
   return raw;
 }
 
-/** The flags as options, with the checks that involve several of them (exit 2). */
-export async function parseListenOptions(o: ListenFlags, cwd: string): Promise<ListenOptions> {
-  const host = o.host ?? '127.0.0.1';
-  // node:net is loaded here, not at start-up (every command would pay for it).
-  const { isLoopbackHost } = await import('../listen/loopback.js');
-  if (o.path === undefined && !isLoopbackHost(host)) {
-    // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
-    throw usageError(
-      'E_USAGE',
-      `--host ${host} is reachable from other machines: give the secret push path with --path`,
-      {
-        hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
-      },
-    );
-  }
-  // Commander can refuse two flags together (conflicts) but not one without the other: checked here.
-  if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) {
-    throw usageError('E_USAGE', '--tls-cert and --tls-key go together', {
-      hint: 'pass both (PEM files) to serve HTTPS directly, or neither',
-    });
-  }
+/** The flags as options (the checks that involve several of them are the use case's: src/listen/run.ts). */
+export function parseListenOptions(o: ListenFlags, cwd: string): ListenOptions {
   return {
     results: path.resolve(cwd, o.results),
     port: o.port ?? DEFAULT_LISTEN_PORT,
-    host,
+    host: o.host ?? '127.0.0.1',
     path: o.path,
     exitWhenDone: o.exitWhenDone === true,
     tls:
       o.tlsCert !== undefined && o.tlsKey !== undefined
         ? { certFile: path.resolve(cwd, o.tlsCert), keyFile: path.resolve(cwd, o.tlsKey) }
         : undefined,
+    unpairedTls: (o.tlsCert === undefined) !== (o.tlsKey === undefined),
     skewMs: o.clockSkew === undefined ? DEFAULT_CLOCK_SKEW_MS : o.clockSkew * 1000,
   };
 }
@@ -135,7 +117,7 @@ export function registerListen(program: Command, host: CommandHost): void {
       ),
     )
     .addHelpText('after', EXAMPLES);
-  host.action(command, async (ctx, cmd) => runListen(ctx, await parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
+  host.action(command, async (ctx, cmd) => runListen(ctx, parseListenOptions(cmd.opts<ListenFlags>(), ctx.cwd)));
 }
 
 const clock = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');

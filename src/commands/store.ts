@@ -1,7 +1,7 @@
 // `dnc store`: where dnc keeps what outlives a run (the local files, or a team's PostgreSQL store), its schema, and
 // moving a machine's internal list into the team's.
 import type { Command } from 'commander';
-import { ExitCode, inputError, usageError } from '../errors.js';
+import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import type { Context } from '../context.js';
@@ -84,58 +84,25 @@ async function teamStores(ctx: Context, what: string) {
 
 async function importList(ctx: Context, flag: string | undefined, merge: boolean): Promise<number> {
   const stores = await teamStores(ctx, 'import');
-  const { anchorListHead, checkListAnchor, listAlteredError, openLocalList, operatorOf } =
-    await import('../compliance/settings.js');
-  const { list: local, path: listPath } = await openLocalList(ctx, flag);
-  if (!local)
-    throw usageError('E_LIST_MISSING', `there is no local list at ${listPath} to import`, {
-      hint: 'name it with --suppression-list PATH',
-    });
-  try {
-    // Only a whole list moves: one altered (or cut, as this machine's anchor shows) would bring its gap along.
-    const problem = await local.integrityProblem();
-    if (problem) throw listAlteredError(listPath, problem, 'nothing was imported');
-    await checkListAnchor(ctx, local, listPath, 'nothing was imported');
-    const team = await stores.teamList();
-    const { PgSuppressionList } = await import('../stores/postgres/suppression-list.js');
-    if (!(team instanceof PgSuppressionList)) throw new Error('the team store has no list');
-    const operator = operatorOf(ctx.env);
-    const [log, suppressions, exemptions] = [await local.audit(), await local.suppressions(), await local.exemptions()];
-    const entries = merge
-      ? (
-          await team.merge(
-            suppressions,
-            exemptions,
-            `import of list ${local.id} (${listPath})`,
-            { who: operator },
-            ctx.now(),
-          )
-        ).changed
-      : await team.importLog(log, suppressions, exemptions, operator);
-    const after = await team.integrityProblem();
-    if (after) throw inputError('E_LIST_ALTERED', `the team's list does not check out after the import: ${after}`);
-    await anchorListHead(ctx, team);
-    const identity = await team.identity();
-    if (ctx.json)
-      writeLine(
-        ctx.io.stdout,
-        JSON.stringify({
-          from: listPath,
-          into: stores.where,
-          merged: merge,
-          audit_entries_added: entries,
-          list: identity,
-        }),
-      );
-    else
-      ctx.info(
-        `imported ${formatInteger(suppressions.length)} number(s) and ` +
-          `${formatInteger(exemptions.length)} exemption(s) from ${listPath} into ${stores.where} ` +
-          `(${formatInteger(entries)} audit entries ` +
-          `${merge ? 'added' : 'copied, hashes and all'}; head ${identity.audit_head?.slice(0, 12) ?? '(none)'}…)`,
-      );
-    return ExitCode.OK;
-  } finally {
-    await local.close();
-  }
+  const { importListIntoTeam } = await import('../compliance/team-import.js');
+  const r = await importListIntoTeam(ctx, stores, flag, merge);
+  if (ctx.json)
+    writeLine(
+      ctx.io.stdout,
+      JSON.stringify({
+        from: r.from,
+        into: r.into,
+        merged: r.merged,
+        audit_entries_added: r.entries,
+        list: r.list,
+      }),
+    );
+  else
+    ctx.info(
+      `imported ${formatInteger(r.numbers)} number(s) and ` +
+        `${formatInteger(r.exemptions)} exemption(s) from ${r.from} into ${r.into} ` +
+        `(${formatInteger(r.entries)} audit entries ` +
+        `${r.merged ? 'added' : 'copied, hashes and all'}; head ${r.list.audit_head?.slice(0, 12) ?? '(none)'}…)`,
+    );
+  return ExitCode.OK;
 }

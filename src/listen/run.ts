@@ -5,13 +5,18 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../io.js';
 import { type DncError, inputError, usageError } from '../errors.js';
-import type { BatchJournal, LockDeps } from '../journal/journal.js';
+import { acquireJournalLock, lockHolder, type BatchJournal, type LockDeps } from '../journal/journal.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
-import type { ListenStatus, PendingLookup } from './session.js';
+import { createListenSession, LOOKUP_EXPIRY_MS, type ListenStatus, type PendingLookup } from './session.js';
+import { JournalPushStore as Store, openListenJournal } from './journal-store.js';
+import { isLoopbackHost } from './loopback.js';
+import { randomPushPath } from './receiver.js';
 import { keptFolder } from '../paths.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
-import { scopeOf } from '../evidence/batch-evidence.js';
+import { rememberVerdicts, scopeOf } from '../evidence/batch-evidence.js';
+import { anchorWritten, manifestRewriter } from '../evidence/manifest.js';
+import { callingWindowsOf } from '../results/calling-cells.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
 export interface ListenOptions {
@@ -26,6 +31,8 @@ export interface ListenOptions {
   skewMs: number;
   /** The API key and other secrets: masked in every push before it is kept. */
   secrets?: readonly string[];
+  /** One of --tls-cert and --tls-key was given without the other: refused (exit 2) after the host is checked. */
+  unpairedTls?: boolean;
 }
 
 /** Where the push path came from: --path, the batch's --webhook-url, or generated for this run. */
@@ -129,12 +136,29 @@ export function defaultPushPath(
   return { path: random(), from: 'random' };
 }
 
+/** The checks that involve several flags, first the host (here, so that node:net is not loaded at start-up). */
+function refuseUnsafeOptions(o: ListenOptions): void {
+  if (o.path === undefined && !isLoopbackHost(o.host)) {
+    // Pushes are unsigned: on an address others can reach, the path is the only secret between them and the results.
+    throw usageError(
+      'E_USAGE',
+      `--host ${o.host} is reachable from other machines: give the secret push path with --path`,
+      {
+        hint: "use the path of the batch's --webhook-url, e.g. --path /hooks/3q2Jd0uFQ2yL8mNw1bXz4A (long and random)",
+      },
+    );
+  }
+  // Commander can refuse two flags together (conflicts) but not one without the other.
+  if (o.unpairedTls === true) {
+    throw usageError('E_USAGE', '--tls-cert and --tls-key go together', {
+      hint: 'pass both (PEM files) to serve HTTPS directly, or neither',
+    });
+  }
+}
+
 /** Receives the pushes of the batch whose output is `options.results` until done or interrupted. */
 export async function runListenJob(options: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
-  const [{ JournalPushStore: Store }, { acquireJournalLock }] = await Promise.all([
-    import('./journal-store.js'),
-    import('../journal/journal.js'),
-  ]);
+  refuseUnsafeOptions(options);
   const journalPath = Store.pathFor(options.results);
   // No journal: openListenJournal (in listenLocked) refuses, with its hint; there is nothing to lock.
   if (!existsSync(journalPath)) return listenLocked(options, deps);
@@ -152,25 +176,6 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   const tls = o.tls
     ? { cert: await readPem(o.tls.certFile, '--tls-cert'), key: await readPem(o.tls.keyFile, '--tls-key') }
     : undefined;
-  // Everything the run needs, up to its last step, is loaded now: a listener runs for hours, and dnc may be
-  // upgraded or rebuilt under it meanwhile (a module loaded at stop would then be missing or another version's).
-  const [
-    { openListenJournal, JournalPushStore: Store },
-    { createListenSession, LOOKUP_EXPIRY_MS },
-    { lockHolder },
-    { randomPushPath },
-    { manifestRewriter, anchorWritten },
-    { rememberVerdicts },
-    { callingWindowsOf },
-  ] = await Promise.all([
-    import('./journal-store.js'),
-    import('./session.js'),
-    import('../journal/journal.js'),
-    import('./receiver.js'),
-    import('../evidence/manifest.js'),
-    import('../evidence/batch-evidence.js'),
-    import('../results/calling-cells.js'),
-  ]);
   const random = deps.randomPushPath ?? randomPushPath;
   const journalPath = Store.pathFor(o.results);
   const journal = await openListenJournal(o.results, {

@@ -1,0 +1,74 @@
+// Shows what `dnc batch` returns: its summary and its --dry-run report, as JSON or as tables (cli-table3, loaded only
+// for the tables).
+import type { DryRunReport } from '../batch/job.js';
+import type { Context } from '../context.js';
+import { writeLine } from '../io.js';
+import type { StoppedReason } from '../journal/journal.js';
+import type { RenderSummary } from '../results/render.js';
+import type { JsonError } from './check.js';
+
+export interface BatchReportExtras {
+  uniqueNumbers: number;
+  creditsTotal: number;
+  creditsThisRun: number;
+  sent: number;
+  elapsedMs: number;
+  stopped: StoppedReason | null;
+  pending: number;
+  journalPath: string;
+  /** The results went to standard output (-o -): the summary goes to stderr, so stdout holds only the CSV. */
+  summaryToStderr: boolean;
+  /** Sends of the batch that got no answer (may have been charged; not in creditsTotal). */
+  unansweredSends: number;
+  /** Why the batch ended on an error (--json's `error`), or null. */
+  error: JsonError | null;
+}
+
+/** The end-of-run summary: one JSON object with --json, else the table (on stderr when the results went to stdout). */
+export async function showBatchSummary(ctx: Context, summary: RenderSummary, extras: BatchReportExtras): Promise<void> {
+  const out = extras.summaryToStderr ? ctx.io.stderr : ctx.io.stdout;
+  if (ctx.json) {
+    writeLine(
+      out,
+      JSON.stringify({
+        input: summary.input,
+        output: summary.output,
+        rows: summary.rows,
+        unique_numbers: extras.uniqueNumbers,
+        ...summary.byResult,
+        credits_used: extras.creditsTotal,
+        unanswered_sends: extras.unansweredSends,
+        stopped_reason: extras.stopped,
+        ...(extras.error ? { error: extras.error } : {}),
+      }),
+    );
+    return;
+  }
+  const { renderBatchSummary } = await import('./batch-summary.js');
+  if (extras.summaryToStderr && ctx.quiet) return;
+  out.write(
+    renderBatchSummary(
+      summary,
+      extras,
+      extras.summaryToStderr
+        ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns }
+        : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+    ),
+  );
+}
+
+/** What --dry-run found: one JSON object with --json, else the table and the credit guard's lines. */
+export async function showDryRun(ctx: Context, report: DryRunReport): Promise<void> {
+  if (ctx.json) {
+    writeLine(ctx.io.stdout, JSON.stringify({ dry_run: true, ...report.result, credit_guard: report.guard.json }));
+    return;
+  }
+  const { renderDryRun } = await import('./batch-summary.js');
+  ctx.io.stdout.write(
+    renderDryRun(
+      { ...report.result, costs: report.costs, invalidSamples: report.invalidSamples, maxCredits: report.maxCredits },
+      { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+    ),
+  );
+  for (const line of report.guard.lines) writeLine(ctx.io.stdout, line);
+}
