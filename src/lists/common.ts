@@ -11,6 +11,8 @@ import {
   openListToRead,
   type ComplianceContext,
 } from '../compliance/settings.js';
+import { parseCountryOption } from '../config.js';
+import { numbersFromArgs, type ParsedNumber } from '../compliance/list-files.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { Actor, ChangeResult } from '../stores/suppression-types.js';
 
@@ -22,6 +24,11 @@ export interface ChangeFlags {
   suppressionList?: string | undefined;
   reason?: string | undefined;
   source?: string | undefined;
+}
+
+/** The flags of a change given numbers, which may be in national format (--country). */
+export interface NumberFlags extends ChangeFlags {
+  country?: string | undefined;
 }
 
 /** What a change did, and to which list. */
@@ -47,6 +54,17 @@ export async function changeList(
   } finally {
     await store.close();
   }
+}
+
+/** The numbers given as arguments (all refused when any is bad), then a change made to them. */
+export async function changeNumbers(
+  ctx: ListContext,
+  o: NumberFlags,
+  args: readonly string[],
+  apply: (store: SuppressionList, numbers: ParsedNumber[], actor: Actor) => Promise<ChangeResult>,
+): Promise<ListChange> {
+  const numbers = await numbersFromArgs(args, await parseCountryOption(o.country));
+  return changeList(ctx, o, (store, actor) => apply(store, numbers, actor));
 }
 
 /**

@@ -4,7 +4,15 @@ import { parseCountryOption } from '../config.js';
 import { usageError } from '../errors.js';
 import { csvText, numbersFromArgs, parseBasis, parseUntil, readImportFile } from '../compliance/list-files.js';
 import { exemptionHolds, type Exemption } from '../stores/suppression-types.js';
-import { changeList, exportTo, readList, type ChangeFlags, type ListChange, type ListContext } from './common.js';
+import {
+  changeList,
+  changeNumbers,
+  exportTo,
+  readList,
+  type ListChange,
+  type ListContext,
+  type NumberFlags,
+} from './common.js';
 
 /** What an exemption command tells as it goes, before its result. */
 export type ExemptEvent =
@@ -13,9 +21,7 @@ export type ExemptEvent =
   /** Imported exemptions that have already expired: recorded, never applied. */
   | { type: 'expired-imported'; count: number };
 
-export interface ExemptFlags extends ChangeFlags {
-  country?: string | undefined;
-}
+export type ExemptFlags = NumberFlags;
 
 export async function addExemption(
   ctx: ListContext,
@@ -37,9 +43,8 @@ export async function addExemption(
   });
 }
 
-export async function removeExemptions(ctx: ListContext, o: ExemptFlags, args: readonly string[]): Promise<ListChange> {
-  const numbers = await numbersFromArgs(args, await parseCountryOption(o.country));
-  return changeList(ctx, o, (store, actor) =>
+export async function removeExemptions(ctx: ListContext, o: ExemptFlags, args: readonly string[]) {
+  return changeNumbers(ctx, o, args, (store, numbers, actor) =>
     store.unexempt(
       numbers.map((x) => x.e164),
       actor,
