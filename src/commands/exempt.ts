@@ -1,12 +1,12 @@
 // `dnc exempt`: numbers that may be called despite a register (consent, an existing business relationship), each with
 // an expiry.
-import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { parseCountryOption } from '../config.js';
-import { ExitCode, usageError } from '../errors.js';
+import type { Context } from '../context.js';
+import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
+import type { ExemptEvent, ExemptFlags } from '../lists/exempt.js';
+import { changed, exemptionTable, exported } from '../render/lists.js';
 import type { CommandHost } from './host.js';
-import { change, emit, withList } from './suppress.js';
 import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
@@ -39,8 +39,6 @@ function basisOption(): Option {
   return o;
 }
 
-const HEADER = ['phone', 'country', 'basis', 'until', 'evidence', 'added_at', 'who'];
-
 export function registerExempt(program: Command, host: CommandHost): void {
   const exempt = program
     .command('exempt')
@@ -58,55 +56,16 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .requiredOption('--until <date>', 'the last day it holds (YYYY-MM-DD, UTC) or an ISO 8601 date-time')
     .option('--evidence <text>', 'where the proof is (form id, order number…)');
   host.action(add, async (ctx, cmd) => {
-    const o = cmd.opts() as {
-      suppressionList?: string;
-      reason?: string;
-      source?: string;
-      country?: string;
-      basis: string;
-      until: string;
-      evidence?: string;
-    };
-    const f = await import('../compliance/list-files.js');
-    const basis = f.parseBasis(o.basis);
-    const until = f.parseUntil(o.until);
-    if (Date.parse(until) < ctx.now().getTime())
-      throw usageError('E_USAGE', `--until ${o.until} is in the past: the exemption would never hold`, {
-        hint: 'give the date the consent or relationship ends',
-      });
-    const [n] = await f.numbersFromArgs(cmd.args, await parseCountryOption(o.country));
-    return change(
-      ctx,
-      o,
-      async (store, actor) => {
-        // Recorded all the same (consent may be given again later), but the user should know it changes nothing now.
-        if (await store.suppression(n!.e164))
-          ctx.warn(
-            `dnc: warning: ${n!.e164} is on the internal do-not-call list, which wins over any exemption: it ` +
-              `stays do_not_call until removed from the list`,
-          );
-        return store.exempt([{ ...n!, basis, until, evidence: o.evidence ?? null }], actor, ctx.now());
-      },
-      'exempted',
-    );
+    const o = cmd.opts() as ExemptFlags & { basis: string; until: string; evidence?: string };
+    const { addExemption } = await import('../lists/exempt.js');
+    return changed(ctx, await addExemption(ctx, o, cmd.args, (e) => said(ctx, e)), 'exempted');
   });
 
   const remove = common(exempt.command('remove').description('withdraw exemptions (audited)').argument('<number...>'));
   host.action(remove, async (ctx, cmd) => {
-    const o = cmd.opts() as { suppressionList?: string; reason?: string; source?: string; country?: string };
-    const { numbersFromArgs } = await import('../compliance/list-files.js');
-    const numbers = await numbersFromArgs(cmd.args, await parseCountryOption(o.country));
-    return change(
-      ctx,
-      o,
-      (store, actor) =>
-        store.unexempt(
-          numbers.map((x) => x.e164),
-          actor,
-          ctx.now(),
-        ),
-      'no longer exempt',
-    );
+    const o = cmd.opts() as ExemptFlags;
+    const { removeExemptions } = await import('../lists/exempt.js');
+    return changed(ctx, await removeExemptions(ctx, o, cmd.args), 'no longer exempt');
   });
 
   const imp = common(
@@ -116,41 +75,9 @@ export function registerExempt(program: Command, host: CommandHost): void {
       .argument('<file>'),
   ).option('--column <name|index>', 'the phone column');
   host.action(imp, async (ctx, cmd) => {
-    const o = cmd.opts() as {
-      suppressionList?: string;
-      reason?: string;
-      source?: string;
-      country?: string;
-      column?: string;
-    };
-    const f = await import('../compliance/list-files.js');
-    const file = path.resolve(ctx.cwd, cmd.args[0]!);
-    const rows = await f.readImportFile(file, {
-      column: o.column,
-      country: await parseCountryOption(o.country),
-      required: ['basis', 'until'],
-      check: (cells, where) => {
-        f.parseBasis(cells.basis ?? '', `${where}basis `);
-        f.parseUntil(cells.until ?? '', `${where}until `);
-      },
-    });
-    const items = rows.map((r) => ({
-      ...r.number,
-      basis: f.parseBasis(r.cells.basis!),
-      until: f.parseUntil(r.cells.until!),
-      evidence: r.cells.evidence || null,
-    }));
-    const expired = items.filter((x) => Date.parse(x.until) < ctx.now().getTime()).length;
-    if (expired)
-      ctx.warn(
-        `dnc: warning: ${expired} imported exemption(s) have already expired: they are recorded but never applied`,
-      );
-    return change(
-      ctx,
-      { ...o, source: o.source ?? `import ${path.basename(file)}` },
-      (store, actor) => store.exempt(items, actor, ctx.now()),
-      'exempted',
-    );
+    const o = cmd.opts() as ExemptFlags & { column?: string };
+    const { importExemptions } = await import('../lists/exempt.js');
+    return changed(ctx, await importExemptions(ctx, o, cmd.args[0]!, (e) => said(ctx, e)), 'exempted');
   });
 
   const exp = exempt
@@ -160,11 +87,8 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .option('-o, --output <file>', 'write to FILE (mode 0600) instead of stdout');
   host.action(exp, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; output?: string };
-    const { csvText } = await import('../compliance/list-files.js');
-    const rows = await withList(ctx, o, async (s) =>
-      (await s.exemptions()).map((x) => [x.e164, x.country, x.basis, x.until, x.evidence, x.addedAt, x.who]),
-    );
-    await emit(ctx, o.output, await csvText(HEADER, rows));
+    const { exportExemptions } = await import('../lists/exempt.js');
+    exported(ctx, await exportExemptions(ctx, o));
     return ExitCode.OK;
   });
 
@@ -174,16 +98,8 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .option('--suppression-list <path>', 'the list file');
   host.action(list, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const { exemptionHolds } = await import('../stores/suppression-types.js');
-    const now = ctx.now();
-    const entries = await withList(ctx, o, async (s) => {
-      const onList = new Set((await s.suppressions()).map((x) => x.e164));
-      return (await s.exemptions()).map((x) => ({
-        ...x,
-        valid: exemptionHolds(x, now),
-        suppressed: onList.has(x.e164),
-      }));
-    });
+    const { listExemptions } = await import('../lists/exempt.js');
+    const entries = await listExemptions(ctx, o);
     if (ctx.json) {
       for (const x of entries) {
         writeLine(
@@ -202,21 +118,24 @@ export function registerExempt(program: Command, host: CommandHost): void {
         );
       }
     } else {
-      const { renderTable } = await import('../render/table.js');
-      const state = (x: (typeof entries)[number]) =>
-        x.suppressed ? 'overridden (on the internal list)' : x.valid ? 'valid' : 'EXPIRED';
       ctx.io.stdout.write(
-        renderTable(
-          {
-            head: ['phone', 'basis', 'until', 'state', 'evidence', 'who'],
-            rows: entries.map((x) => [x.e164, x.basis, x.until, state(x), x.evidence, x.who]),
-          },
-          { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
-        ),
+        await exemptionTable(entries, { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns }),
       );
     }
     const expired = entries.filter((x) => !x.valid).length;
     if (expired) ctx.warn(`dnc: ${formatInteger(expired)} exemption(s) have expired and are ignored`);
     return ExitCode.OK;
   });
+}
+
+function said(ctx: Context, e: ExemptEvent): void {
+  if (e.type === 'on-internal-list')
+    ctx.warn(
+      `dnc: warning: ${e.e164} is on the internal do-not-call list, which wins over any exemption: it ` +
+        `stays do_not_call until removed from the list`,
+    );
+  else
+    ctx.warn(
+      `dnc: warning: ${e.count} imported exemption(s) have already expired: they are recorded but never applied`,
+    );
 }

@@ -1,10 +1,9 @@
 // `dnc suppress`: the internal do-not-call list (people who asked this company not to call), every change audited.
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Command } from 'commander';
-import { parseCountryOption } from '../config.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
+import type { SuppressFlags } from '../lists/suppress.js';
+import { changed, exported, suppressionTable } from '../render/lists.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -29,8 +28,6 @@ Examples:
   dnc suppress count
   dnc suppress restore backups/do-not-call.sqlite --reason "disk replaced; backup of 2026-11-20"`;
 
-const SUPPRESSION_HEADER = ['phone', 'country', 'added_at', 'who', 'reason', 'source'];
-
 export function registerSuppress(program: Command, host: CommandHost): void {
   const suppress = program
     .command('suppress')
@@ -48,10 +45,9 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   );
   add.option('--country <cc>', 'region for numbers in national format');
   host.action(add, async (ctx, cmd) => {
-    const o = cmd.opts() as { suppressionList?: string; reason?: string; source?: string; country?: string };
-    const { numbersFromArgs } = await import('../compliance/list-files.js');
-    const numbers = await numbersFromArgs(cmd.args, await parseCountryOption(o.country));
-    return change(ctx, o, (store, actor) => store.suppress(numbers, actor, ctx.now()), 'added');
+    const o = cmd.opts() as SuppressFlags;
+    const { addSuppressions } = await import('../lists/suppress.js');
+    return changed(ctx, await addSuppressions(ctx, o, cmd.args), 'added');
   });
 
   const remove = why(
@@ -64,20 +60,9 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   );
   remove.option('--country <cc>', 'region for numbers in national format');
   host.action(remove, async (ctx, cmd) => {
-    const o = cmd.opts() as { suppressionList?: string; reason?: string; source?: string; country?: string };
-    const { numbersFromArgs } = await import('../compliance/list-files.js');
-    const numbers = await numbersFromArgs(cmd.args, await parseCountryOption(o.country));
-    return change(
-      ctx,
-      o,
-      (store, actor) =>
-        store.unsuppress(
-          numbers.map((n) => n.e164),
-          actor,
-          ctx.now(),
-        ),
-      'removed',
-    );
+    const o = cmd.opts() as SuppressFlags;
+    const { removeSuppressions } = await import('../lists/suppress.js');
+    return changed(ctx, await removeSuppressions(ctx, o, cmd.args), 'removed');
   });
 
   const imp = why(
@@ -92,28 +77,9 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     .option('--column <name|index>', 'the phone column')
     .option('--country <cc>', 'region for numbers in national format');
   host.action(imp, async (ctx, cmd) => {
-    const o = cmd.opts() as {
-      suppressionList?: string;
-      reason?: string;
-      source?: string;
-      country?: string;
-      column?: string;
-    };
-    const { readImportFile } = await import('../compliance/list-files.js');
-    const file = path.resolve(ctx.cwd, cmd.args[0]!);
-    const rows = await readImportFile(file, { column: o.column, country: await parseCountryOption(o.country) });
-    const source = o.source ?? `import ${path.basename(file)}`;
-    return change(
-      ctx,
-      { ...o, source },
-      (store, actor) =>
-        store.suppress(
-          rows.map((r) => r.number),
-          actor,
-          ctx.now(),
-        ),
-      'added',
-    );
+    const o = cmd.opts() as SuppressFlags & { column?: string };
+    const { importSuppressions } = await import('../lists/suppress.js');
+    return changed(ctx, await importSuppressions(ctx, o, cmd.args[0]!), 'added');
   });
 
   const exp = listOption(
@@ -122,11 +88,8 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   exp.option('-o, --output <file>', 'write to FILE (mode 0600) instead of stdout');
   host.action(exp, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; output?: string };
-    const { csvText } = await import('../compliance/list-files.js');
-    const rows = await withList(ctx, o, async (s) =>
-      (await s.suppressions()).map((x) => [x.e164, x.country, x.addedAt, x.who, x.reason, x.source]),
-    );
-    await emit(ctx, o.output, await csvText(SUPPRESSION_HEADER, rows));
+    const { exportSuppressions } = await import('../lists/suppress.js');
+    exported(ctx, await exportSuppressions(ctx, o));
     return ExitCode.OK;
   });
 
@@ -135,7 +98,8 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   );
   host.action(list, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const entries = await withList(ctx, o, (s) => s.suppressions());
+    const { listSuppressions } = await import('../lists/suppress.js');
+    const entries = await listSuppressions(ctx, o);
     if (ctx.json) {
       for (const x of entries)
         writeLine(
@@ -151,15 +115,8 @@ export function registerSuppress(program: Command, host: CommandHost): void {
         );
       return ExitCode.OK;
     }
-    const { renderTable } = await import('../render/table.js');
     ctx.io.stdout.write(
-      renderTable(
-        {
-          head: SUPPRESSION_HEADER,
-          rows: entries.map((x) => [x.e164, x.country, x.addedAt, x.who, x.reason, x.source]),
-        },
-        { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
-      ),
+      await suppressionTable(entries, { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns }),
     );
     return ExitCode.OK;
   });
@@ -167,7 +124,8 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   const count = listOption(suppress.command('count').description('how many numbers are on the list'));
   host.action(count, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
-    const c = await withList(ctx, o, async (s) => ({ ...(await s.counts()), name: s.name, path: s.path }));
+    const { countList } = await import('../lists/suppress.js');
+    const c = await countList(ctx, o);
     if (ctx.json)
       writeLine(
         ctx.io.stdout,
@@ -195,7 +153,7 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   restore.requiredOption('--reason <text>', 'why (kept in the audit log)');
   host.action(restore, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; reason: string };
-    const { restoreList } = await import('../compliance/list-restore.js');
+    const { restoreList } = await import('../lists/suppress.js');
     const r = await restoreList(ctx, o, cmd.args[0]!, o.reason);
     if (ctx.json)
       writeLine(
@@ -227,55 +185,10 @@ export function registerSuppress(program: Command, host: CommandHost): void {
   log.option('--country <cc>', 'region for a number in national format');
   host.action(log, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; country?: string };
-    const { numberFrom, csvText } = await import('../compliance/list-files.js');
-    const only = cmd.args[0]
-      ? (await numberFrom(cmd.args[0], '', await parseCountryOption(o.country))).e164
-      : undefined;
-    const r = await withList(
-      ctx,
-      o,
-      async (s) => ({
-        entries: await s.audit(only),
-        broken: await s.brokenAuditEntry(),
-        mismatch: await s.stateMismatch(),
-      }),
-      { checked: false },
-    );
-    // A log whose last entries were cut still chains: only the anchor in the state folder shows it.
-    const { checkListAnchor, complianceSettings, openList } = await import('../compliance/settings.js');
-    const settings = await complianceSettings(ctx, o);
-    const cut = await openList(ctx, settings, false).then(async (store) => {
-      try {
-        // A team list's head is anchored in the store too: its log must still hold it.
-        const inStore = store?.shared ? await store.integrityProblem([]) : null;
-        if (inStore) return inStore;
-        await checkListAnchor(ctx, store, settings.listPath);
-        return null;
-      } catch (err) {
-        return (err as Error).message;
-      } finally {
-        await store?.close();
-      }
-    });
+    const { auditLog } = await import('../lists/suppress.js');
+    const r = await auditLog(ctx, o, cmd.args[0], ctx.json ? 'json' : 'csv');
     if (ctx.json) for (const e of r.entries) writeLine(ctx.io.stdout, JSON.stringify(e));
-    else
-      ctx.io.stdout.write(
-        await csvText(
-          ['id', 'at', 'action', 'phone', 'who', 'reason', 'source', 'basis', 'until', 'evidence'],
-          r.entries.map((e) => [
-            String(e.id),
-            e.at,
-            e.action,
-            e.e164,
-            e.who,
-            e.reason,
-            e.source,
-            e.basis,
-            e.until,
-            e.evidence,
-          ]),
-        ),
-      );
+    else ctx.io.stdout.write(r.csv!);
     if (r.broken !== null) {
       ctx.warn(`dnc: the audit log was altered outside dnc: entry ${r.broken} does not match the hash chain`);
       return ExitCode.INPUT;
@@ -284,86 +197,10 @@ export function registerSuppress(program: Command, host: CommandHost): void {
       ctx.warn(`dnc: the list was altered outside dnc: ${r.mismatch}`);
       return ExitCode.INPUT;
     }
-    if (cut !== null) {
-      ctx.warn(`dnc: ${cut.replace(/; nothing was sent$/, '')}`);
+    if (r.cut !== null) {
+      ctx.warn(`dnc: ${r.cut.replace(/; nothing was sent$/, '')}`);
       return ExitCode.INPUT;
     }
     return ExitCode.OK;
   });
-}
-
-type Store = import('../stores/interfaces.js').SuppressionList;
-type Actor = import('../stores/suppression-types.js').Actor;
-type Change = import('../stores/suppression-types.js').ChangeResult;
-type Ctx = import('../context.js').Context;
-
-/** Opens the list for a change, applies it as user@host, and says what changed. Shared with `dnc exempt`. */
-export async function change(
-  ctx: Ctx,
-  o: { suppressionList?: string; reason?: string; source?: string },
-  apply: (store: Store, actor: Actor) => Promise<Change>,
-  verb: string,
-): Promise<number> {
-  const { openListForChange, anchorListHead } = await import('../compliance/settings.js');
-  const { store, operator } = await openListForChange(ctx, o);
-  try {
-    const r = await apply(store, { who: operator, reason: o.reason ?? null, source: o.source ?? null });
-    // The new head, anchored in the state folder: a later cut of these entries is found by every command.
-    await anchorListHead(ctx, store);
-    if (ctx.json)
-      writeLine(
-        ctx.io.stdout,
-        JSON.stringify({ list: store.name, path: store.path, changed: r.changed, unchanged: r.unchanged }),
-      );
-    else
-      ctx.info(
-        `${formatInteger(r.changed)} number(s) ` +
-          `${verb}${r.unchanged ? `, ${formatInteger(r.unchanged)} already so` : ''} (list ${store.name}: ` +
-          `${store.path})`,
-      );
-    return ExitCode.OK;
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * Reads the list (an empty one when it was never written: nothing is created by reading). A list altered outside
- * dnc is refused (E_LIST_ALTERED): its entries would be shown or exported as if the audit log vouched for them;
- * `log` reads it all the same (`checked: false`), since it is where the alteration is reported.
- */
-export async function withList<T>(
-  ctx: Ctx,
-  o: { suppressionList?: string },
-  read: (store: Store) => Promise<T>,
-  options: { checked?: boolean } = {},
-): Promise<T> {
-  const { checkListAnchor, complianceSettings, listAlteredError, openListToRead } =
-    await import('../compliance/settings.js');
-  const s = await complianceSettings(ctx, o);
-  const { list: store, opened } = await openListToRead(ctx, s);
-  try {
-    const problem = options.checked === false ? null : await store.integrityProblem();
-    if (problem) throw listAlteredError(s.listPath, problem, 'its entries are not shown or exported');
-    if (options.checked !== false)
-      await checkListAnchor(ctx, opened, s.listPath, 'its entries are not shown or exported');
-    return await read(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/** Writes CSV to a private file (atomically) or to stdout. */
-export async function emit(ctx: Ctx, output: string | undefined, text: string): Promise<void> {
-  if (!output) {
-    ctx.io.stdout.write(text);
-    return;
-  }
-  const { tempPathFor } = await import('../atomic-file.js');
-  const { rename } = await import('node:fs/promises');
-  const target = path.resolve(ctx.cwd, output);
-  const tmp = tempPathFor(target);
-  await writeFile(tmp, text, { flag: 'wx', mode: 0o600 });
-  await rename(tmp, target);
-  ctx.info(`wrote ${target}`);
 }
