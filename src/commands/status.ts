@@ -7,6 +7,9 @@ import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
+import { formatDuration } from '../time.js';
+import type { Context } from '../context.js';
+import type { ScrubRecord } from '../stores/interfaces.js';
 
 const HELP = `
 Reads the manifests \`dnc batch\` writes beside its outputs (PATH: a results CSV, its
@@ -36,30 +39,16 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts<{ expiring?: number; asOf?: Date; scrubs?: boolean }>();
-    if (o.scrubs) return scrubRecords(ctx);
-    const { formatDuration } = await import('../time.js');
     const withinMs = o.expiring ?? 0;
     const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
-    const { scrubStatus } = await import('../evidence/status.js');
-    const { fitToDial, notFitBecause } = await import('../evidence/fit-to-dial.js');
-    const { DncError } = await import('../errors.js');
-    // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
-    const judge = (output: string) =>
-      fitToDial(ctx, output, { maxAgeMs: null, asOf, listLimit: 0, warn: (line) => ctx.warn(line) }).then(
-        (r) => ({
-          fit: r.fit,
-          why: notFitBecause(r),
-          onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale'),
-        }),
-        (err: unknown) => {
-          if (err instanceof DncError && err.exitCode === ExitCode.INPUT)
-            return { fit: false, why: err.message, onlyStale: false };
-          throw err;
-        },
-      );
-    const files = await scrubStatus(paths, asOf, withinMs, judge);
-    const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
+    const { runStatus } = await import('../evidence/status-run.js');
+    const result = await runStatus(o.scrubs ? { scrubs: true } : { paths, asOf, withinMs }, {
+      ...ctx,
+      onEvent: (e) => ctx.warn(e.text),
+    });
+    if (result.kind === 'scrubs') return showScrubs(ctx, result.scrubs, result.where);
+    const { files, failing } = result;
     if (ctx.json) {
       writeLine(
         ctx.io.stdout,
@@ -118,17 +107,13 @@ export function registerStatus(program: Command, host: CommandHost): void {
 }
 
 /** `dnc status --scrubs`: who scrubbed what, for which seller and campaign, when (newest first). */
-async function scrubRecords(ctx: import('../context.js').Context): Promise<number> {
-  const stores = await ctx.stores();
-  const history = await stores.history({ create: false });
-  const scrubs = (await history?.scrubs(100)) ?? [];
-  await history?.close();
+async function showScrubs(ctx: Context, scrubs: ScrubRecord[], where: string): Promise<number> {
   if (ctx.json) {
     for (const s of scrubs) writeLine(ctx.io.stdout, JSON.stringify(s));
     return ExitCode.OK;
   }
   if (scrubs.length === 0) {
-    ctx.info(`no scrub recorded in the history (${stores.where})`);
+    ctx.info(`no scrub recorded in the history (${where})`);
     return ExitCode.OK;
   }
   const { renderTable } = await import('../render/table.js');

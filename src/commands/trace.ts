@@ -3,8 +3,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
-import { ExitCode, inputError, usageError } from '../errors.js';
-import type { LookupQuery, TracedLookup } from '../evidence/trace.js';
+import { ExitCode } from '../errors.js';
+import type { TracedLookup } from '../evidence/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -41,7 +41,7 @@ export function registerTrace(program: Command, host: CommandHost): void {
     )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) =>
-    runTrace(
+    showTrace(
       ctx,
       cmd.args[0]!.trim(),
       ((cmd.opts() as { journal?: string[] }).journal ?? []).map((j) => path.resolve(ctx.cwd, j)),
@@ -50,65 +50,11 @@ export function registerTrace(program: Command, host: CommandHost): void {
   );
 }
 
-/** A correlation id as the service gives them (interface 2.1: "string (UUID form)"). */
-const CORRELATION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A correlation id, or a phone number read as `dnc check` reads one; a usage error for anything else. */
-async function queryOf(given: string, country: string | undefined): Promise<LookupQuery> {
-  if (CORRELATION_ID.test(given)) return { correlationId: given };
-  const { parseCountryOption } = await import('../config.js');
-  const { normalizePhone } = await import('../phone/normalize.js');
-  const phone = normalizePhone(given, { defaultCountry: await parseCountryOption(country), validate: false });
-  if (phone.ok) return { e164: phone.e164 };
-  // Validated as what it is: a mistyped id or number is a usage error, not a search that finds nothing.
-  throw usageError(
-    'E_USAGE',
-    `'${given}' is neither a correlation id (a UUID: 8-4-4-4-12 hex digits) nor a phone number: ${phone.message}`,
-    {
-      hint:
-        'copy the id from the dnc_correlation_id column or from what `dnc check` printed; give a number in ' +
-        'E.164 (+12025550123), or national with --country',
-    },
-  );
-}
-
-async function runTrace(ctx: Context, given: string, journalFlags: string[], country?: string): Promise<number> {
-  const query = await queryOf(given, country);
-  const id = 'correlationId' in query ? query.correlationId : query.e164;
-  const { stateDir } = await import('../paths.js');
-  const { registeredJournals } = await import('../stores/registry.js');
-  const { historyPath } = await import('../stores/history.js');
-  const { traceLookup } = await import('../evidence/trace.js');
-  const { existsSync } = await import('node:fs');
-  const dir = stateDir(ctx.env, ctx.homedir);
-  const journals = journalFlags.map((j) =>
-    j.endsWith('.csv') || !existsSync(j) ? (existsSync(`${j}.journal.sqlite`) ? `${j}.journal.sqlite` : j) : j,
-  );
-  for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
-  const stores = await ctx.stores();
-  const historyFile = stores.kind === 'postgres' ? stores.where : historyPath(dir);
-  const history = await stores.history({ create: false });
-  let found: TracedLookup[];
-  try {
-    found = await traceLookup(query, { history, historyFile, journals });
-  } finally {
-    await history?.close();
-  }
-  if (found.length === 0) {
-    throw inputError(
-      'E_TRACE_NOT_FOUND',
-      `no record of ${'e164' in query ? 'the number' : 'correlation id'} ${id} on this machine (searched the check ` +
-        `history and ${journals.length} ` +
-        `journal(s))`,
-      {
-        hint:
-          'give the batch journal with --journal PATH (OUTPUT.csv.journal.sqlite), or run trace on the ' +
-          'machine that made the lookup',
-      },
-    );
-  }
+async function showTrace(ctx: Context, given: string, journals: string[], country?: string): Promise<number> {
+  const { runTrace } = await import('../evidence/trace-run.js');
+  const { query, found } = await runTrace({ given, journals, country }, ctx);
   if (ctx.json) {
-    const key = 'e164' in query ? { phone_number: query.e164 } : { correlation_id: id };
+    const key = 'e164' in query ? { phone_number: query.e164 } : { correlation_id: query.correlationId };
     writeLine(ctx.io.stdout, JSON.stringify({ ...key, found: found.map(traceJson) }));
     return ExitCode.OK;
   }

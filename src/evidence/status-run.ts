@@ -1,0 +1,59 @@
+// `dnc status`'s use case: each results file's scrub judged (its validity and whether it is fit to dial), or the latest
+// scrubs the history recorded.
+import type { ComplianceContext } from '../compliance/settings.js';
+import { DncError, ExitCode } from '../errors.js';
+import type { ScrubRecord } from '../stores/interfaces.js';
+import { fitToDial, notFitBecause } from './fit-to-dial.js';
+import { scrubStatus, type ScrubStatus } from './status.js';
+import type { VerifyOptions } from './verify.js';
+
+export type StatusOptions =
+  /** --scrubs: the history's latest scrub records. */
+  | { scrubs: true }
+  | {
+      scrubs?: false;
+      /** Results CSVs, manifests or folders, resolved. */
+      paths: string[];
+      asOf: Date;
+      /** --expiring: a scrub that expires within this many ms fails too (0: only expired ones). */
+      withinMs: number;
+    };
+
+export type StatusEvent = { type: 'warning'; text: string };
+
+export interface StatusDeps extends ComplianceContext, Pick<VerifyOptions, 'tzdataVersion'> {
+  onEvent(event: StatusEvent): void;
+}
+
+export type StatusResult =
+  | { kind: 'scrubs'; scrubs: ScrubRecord[]; /** The history's place (named when it holds none). */ where: string }
+  | { kind: 'files'; files: ScrubStatus[]; /** Those expired, expiring or not fit to dial. */ failing: ScrubStatus[] };
+
+export async function runStatus(options: StatusOptions, deps: StatusDeps): Promise<StatusResult> {
+  if (options.scrubs) {
+    const stores = await deps.stores();
+    const history = await stores.history({ create: false });
+    const scrubs = (await history?.scrubs(100)) ?? [];
+    await history?.close();
+    return { kind: 'scrubs', scrubs, where: stores.where };
+  }
+  const { asOf } = options;
+  const warn = (text: string) => deps.onEvent({ type: 'warning', text });
+  // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
+  const judge = (output: string) =>
+    fitToDial(deps, output, { maxAgeMs: null, asOf, listLimit: 0, warn }).then(
+      (r) => ({
+        fit: r.fit,
+        why: notFitBecause(r),
+        onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale'),
+      }),
+      (err: unknown) => {
+        if (err instanceof DncError && err.exitCode === ExitCode.INPUT)
+          return { fit: false, why: err.message, onlyStale: false };
+        throw err;
+      },
+    );
+  const files = await scrubStatus(options.paths, asOf, options.withinMs, judge);
+  const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
+  return { kind: 'files', files, failing };
+}
