@@ -33,6 +33,12 @@ async function killedBatch(from: number, count: number) {
   while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
+  // A request the killed process wrote just before it died may reach the sandbox a moment later: counted only once
+  // the sandbox's log has stopped growing.
+  for (let seen = -1; seen !== lookedUp(w.sb).length; ) {
+    seen = lookedUp(w.sb).length;
+    await new Promise((r) => setTimeout(r, 250));
+  }
   return { dir: w.dir, sb: w.sb, env, calls };
 }
 
@@ -131,8 +137,12 @@ describe('a batch killed with lookups in flight', () => {
         const unanswered = rows.filter((x) => x.dnc_error_code === 'unanswered_send').length;
         // (Every send of the killed run, less any answered before the kill on a slow machine.)
         expect(unanswered).toBeGreaterThanOrEqual(1);
-        expect(unanswered).toBeLessThanOrEqual(sentByKilledRun);
-        expect(sentByRerun).toHaveLength(8 - sentByKilledRun);
+        // The killed run records each send before writing it: one recorded but not yet on the wire at the kill is an
+        // unanswered send all the same (it may have left), so the sandbox may have seen fewer than were recorded.
+        const unansweredNumbers = rows.filter((x) => x.dnc_error_code === 'unanswered_send').map((x) => x.dnc_phone_e164);
+        expect(sentByRerun.filter((n) => unansweredNumbers.includes(n))).toEqual([]);
+        expect(rows.every((x) => x.dnc_error_code === 'unanswered_send' || x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+        expect(sentByRerun.length).toBeLessThanOrEqual(8 - sentByKilledRun);
         expect(json(r.stdout)).toMatchObject({ unanswered_sends: unanswered });
         // The callable list named on the rerun is complete for the rows that have a verdict.
         const callable = readCsvObjects(path.join(dir, 'callable.csv'));
