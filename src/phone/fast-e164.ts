@@ -84,9 +84,11 @@ function isValidIn(plan: Plan, national: string): boolean {
   return plan.hasTypes ? hasNumberType(plan, national) : plan.nationalNumber.test(national);
 }
 
+/** A valid number's E.164 and country, shaped as a CellNumber that was read (one object a cell, not two). */
 export interface FastE164 {
-  e164: string;
-  country: string;
+  readonly ok: true;
+  readonly e164: string;
+  readonly country: string;
 }
 
 /** E.164 and country of a valid number written exactly in E.164, or undefined (not sure: use the full parser). */
@@ -97,18 +99,20 @@ export function fastValidE164(value: string): FastE164 | undefined {
     if (!countries) continue;
     const national = value.slice(1 + length);
     let country: CountryCode | undefined;
+    // A country chosen by its number types has just been found valid there (isValidIn would ask the same again).
+    let valid = false;
     if (countries.length === 1) country = countries[0];
     else {
       for (const candidate of countries) {
         const plan = planOf(candidate);
-        if (plan.leadingDigits ? plan.leadingDigits.test(national) : hasNumberType(plan, national)) {
+        if (plan.leadingDigits ? plan.leadingDigits.test(national) : (valid = hasNumberType(plan, national))) {
           country = candidate;
           break;
         }
       }
     }
     if (!country) return undefined;
-    return isValidIn(planOf(country), national) ? { e164: value, country } : undefined;
+    return valid || isValidIn(planOf(country), national) ? { ok: true, e164: value, country } : undefined;
   }
   return undefined;
 }

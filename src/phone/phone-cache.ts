@@ -62,12 +62,13 @@ export class PhoneCache {
 
   normalise(raw: string): CellNumber {
     // Plain E.164 is decided in about a microsecond: cheaper than the cache, which it would only fill.
-    const fast = fastValidE164(raw.trim());
-    if (fast) return { ok: true, e164: fast.e164, country: fast.country };
-    if (raw.trim() === '') return MISSING;
+    const value = raw.trim();
+    const fast = fastValidE164(value);
+    if (fast) return fast;
+    if (value === '') return MISSING;
     // A national number with its trunk prefix ("020 7946 0018" in a GB row): as cheap, and as seldom repeated.
-    const national = this.region === undefined ? undefined : fastValidNational(raw.trim(), this.region);
-    if (national) return { ok: true, e164: national.e164, country: national.country };
+    const national = this.region === undefined ? undefined : fastValidNational(value, this.region);
+    if (national) return national;
     let hit = this.cache.get(raw);
     if (hit !== undefined) return hit;
     hit = SCIENTIFIC.test(raw) ? damaged(raw) : this.quick(raw);

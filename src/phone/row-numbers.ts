@@ -1,7 +1,7 @@
 // The numbers of one row of a call list: one per phone column, each read in the row's country (its country column),
 // else in the default country. The one reading of a row that the batch's reading, its render and verify share.
 import { CountryReader, NO_COUNTRY, type RowCountry } from './countries.js';
-import { MISSING, type CellNumber, type PhoneCaches } from './phone-cache.js';
+import { MISSING, type CellNumber, type PhoneCache, type PhoneCaches } from './phone-cache.js';
 
 /** A number written in international form: read by its own calling code, whatever the row's country says. */
 const INTERNATIONAL = /^\s*(\+|00)/;
@@ -24,19 +24,23 @@ export class RowNumbers {
   read(fields: readonly string[]): CellNumber[] {
     const country = this.countryOf(fields);
     const cache = this.phones.get(country.kind === 'known' ? country.region : undefined);
-    return this.phoneIndexes.map((i) => {
-      const raw = fields[i] ?? '';
-      if (country.kind === 'unknown') {
-        if (raw.trim() === '') return MISSING;
-        if (!INTERNATIONAL.test(raw)) return unknownCountry(country.value);
-        return this.phones.fallback.normalise(raw);
-      }
-      const cell = cache.normalise(raw);
-      if (cell.ok && country.kind === 'known' && cell.country !== country.region && INTERNATIONAL.test(raw)) {
-        return { ...cell, note: `the row's country is ${country.region}; ${cell.e164} is a ${cell.country} number` };
-      }
-      return cell;
-    });
+    // (A loop, not a map with a closure: this runs for every row of the list.)
+    const cells: CellNumber[] = new Array(this.phoneIndexes.length);
+    for (let k = 0; k < cells.length; k++) cells[k] = this.cell(fields[this.phoneIndexes[k]!] ?? '', country, cache);
+    return cells;
+  }
+
+  private cell(raw: string, country: RowCountry, cache: PhoneCache): CellNumber {
+    if (country.kind === 'unknown') {
+      if (raw.trim() === '') return MISSING;
+      if (!INTERNATIONAL.test(raw)) return unknownCountry(country.value);
+      return this.phones.fallback.normalise(raw);
+    }
+    const cell = cache.normalise(raw);
+    if (cell.ok && country.kind === 'known' && cell.country !== country.region && INTERNATIONAL.test(raw)) {
+      return { ...cell, note: `the row's country is ${country.region}; ${cell.e164} is a ${cell.country} number` };
+    }
+    return cell;
   }
 }
 
