@@ -26,7 +26,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
 import { readRows, dataRecordLines } from '../tables/input.js';
 import { hashFile } from '../file-hash.js';
-import { BatchJournal, type NumberVerdict } from '../journal/journal.js';
+import { BatchJournal } from '../journal/journal.js';
 import { callingCheckOf } from './verify-calling.js';
 
 /**
@@ -35,9 +35,6 @@ import { callingCheckOf } from './verify-calling.js';
  */
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
 export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
-
-/** How many numbers' verdicts verify keeps for their later rows (≈ 250 bytes each). */
-const ASKED_BOUND = 200_000;
 
 /** Why a row must be looked up again (or the file regenerated) before it is dialled. */
 export type RecheckReason =
@@ -217,15 +214,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
   const ahead = journal ? new VerdictsAhead(journal) : null;
   let highestId = 0;
-  // A number's later rows ask again: each answer is kept for them (≈ 10 µs a query otherwise), up to a bound that
-  // keeps memory flat on lists of millions of distinct numbers.
-  const asked = new Map<string, NumberVerdict | undefined>();
   const verdictOf = (j: BatchJournal, e164: string) => {
-    if (asked.has(e164)) return asked.get(e164);
     const v = ahead?.take(e164, highestId) ?? j.verdict(e164);
     if (v !== undefined && v.id > highestId) highestId = v.id;
-    if (asked.size >= ASKED_BOUND) asked.clear();
-    asked.set(e164, v);
     return v;
   };
 
