@@ -16,6 +16,9 @@ import { runBatchJob } from '../../src/batch/run.js';
 import { createContext } from '../../src/context.js';
 import { createTestIO } from '../../src/io.js';
 
+/** dnc run in the scratch folder, with it as HOME, against the sandbox. */
+const dncHere = (argv: string[]) => runDnc(argv, { env, homedir: file.dir, cwd: file.dir });
+
 const file = sandboxForFile();
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -151,13 +154,13 @@ describe('a CRM export: three phone columns and a country column', () => {
     const dialled = readFileSync(dial, 'utf8').trim().split('\n');
     expect(dialled.sort()).toEqual(distinct.filter((n) => expected(n) === 'callable').sort());
 
-    const verify = await runDnc(['verify', out, '--json'], { env, homedir: file.dir, cwd: file.dir });
+    const verify = await dncHere(['verify', out, '--json']);
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ fit: true });
 
     // A rerun with the same list pays nothing more.
     const before = sb.lookups().length;
-    const again = await runDnc(['batch', input, '-o', out], { env, homedir: file.dir, cwd: file.dir });
+    const again = await dncHere(['batch', input, '-o', out]);
     expect(again.code, again.stderr).toBe(0);
     expect(sb.lookups().length).toBe(before);
  
@@ -168,18 +171,10 @@ describe('a CRM export: three phone columns and a country column', () => {
     sb.setCreditLimit(1_000_000);
     const input = writeList(CONTACTS.slice(0, 6), 'crm-grow.csv');
     const out = path.join(file.dir, 'crm-grow.results.csv');
-    const first = await runDnc(['batch', input, '-o', out, '--column', 'Phone', '--country', 'US'], {
-      env,
-      homedir: file.dir,
-      cwd: file.dir,
-    });
+    const first = await dncHere(['batch', input, '-o', out, '--column', 'Phone', '--country', 'US']);
     expect(first.code, first.stderr).toBe(0);
     const once = new Set(sb.lookups().map((l) => l.phoneNumber));
-    const grown = await runDnc(['batch', input, '-o', out, '--column', 'Phone,Mobile'], {
-      env,
-      homedir: file.dir,
-      cwd: file.dir,
-    });
+    const grown = await dncHere(['batch', input, '-o', out, '--column', 'Phone,Mobile']);
     expect(grown.code, grown.stderr).toBe(0);
     expect(grown.stderr).toContain('Adding phone column(s) Mobile');
     const sent = sb.lookups().map((l) => l.phoneNumber);
@@ -192,11 +187,7 @@ describe('a CRM export: three phone columns and a country column', () => {
   it('writes the same shape to a workbook, read back with openpyxl', async () => {
     const input = writeList(CONTACTS.slice(0, 5), 'crm-book.csv');
     const out = path.join(file.dir, 'crm-book.results.xlsx');
-    const r = await runDnc(['batch', input, '-o', out, '--column', 'Phone,Mobile,Work Phone', '--country', 'US'], {
-      env,
-      homedir: file.dir,
-      cwd: file.dir,
-    });
+    const r = await dncHere(['batch', input, '-o', out, '--column', 'Phone,Mobile,Work Phone', '--country', 'US']);
     expect(r.code, r.stderr).toBe(0);
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => String(c.v ?? ''));
@@ -282,7 +273,7 @@ describe('columns dnc is not sure of', () => {
     const input = path.join(file.dir, 'unsure.csv');
     writeFileSync(input, UNSURE);
     sb.reset();
-    const r = await runDnc(['batch', input], { env, homedir: file.dir, cwd: file.dir });
+    const r = await dncHere(['batch', input]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('not sure which columns');
     expect(r.stderr).toContain('Phone, Phone (home)');
