@@ -426,7 +426,10 @@ async function* growingChunks(path: string): AsyncGenerator<Buffer> {
  * Malformed CSV, NUL bytes and bad encoding throw exit-3 errors naming the line.
  */
 export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions = {}): AsyncGenerator<string[][]> {
+  const utf8 = !layout.encoding || layout.encoding === 'utf-8';
   const parser = parse({
+    // UTF-8 reaches the parser as bytes, its BOM too (see StrictUtf8); other encodings as text, without one.
+    bom: utf8,
     delimiter: layout.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
     skip_empty_lines: false,
@@ -434,10 +437,9 @@ export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions
     max_record_size: MAX_RECORD_CHARS,
   });
   const source = Readable.from(growingChunks(layout.path), { objectMode: false });
-  const decode =
-    layout.encoding && layout.encoding !== 'utf-8'
-      ? new DecodeText(layout.path, await streamDecoder(layout.encoding), options.onChunk)
-      : new StrictUtf8(layout.path, options.onChunk);
+  const decode = utf8
+    ? new StrictUtf8(layout.path, options.onChunk)
+    : new DecodeText(layout.path, await streamDecoder(layout.encoding!), options.onChunk);
   let failure: unknown;
   const done = pipeline(source, decode, parser).catch((err: unknown) => {
     // The first failure is the one to report: stopping the source after a bad record aborts the pipeline too.
