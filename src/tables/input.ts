@@ -58,6 +58,8 @@ export async function dataRecordLines(
   layout: TableLayout,
   indexes: readonly number[],
 ): Promise<Map<number, Required<RecordLocation>>> {
+  // (With no row asked for, a CSV would be read whole for nothing: its walk looks for a quote left open.)
+  if (indexes.length === 0) return new Map();
   // A sheet's data row is where Excel shows it (empty rows are not data rows): its line and record both.
   if (layout.workbook) {
     const { workbookRowNumbers } = await import('./xlsx-input.js');
