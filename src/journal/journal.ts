@@ -4,7 +4,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
 import { ensurePrivateFile } from '../private-files.js';
 import { JournalPushes } from './pushes.js';
-import { type JournalStatements, prepareJournalStatements } from './statements.js';
+import {
+  type DoneVerdictColumns,
+  doneVerdictOf,
+  type JournalStatements,
+  prepareJournalStatements,
+} from './statements.js';
 import { journalWriteError } from './records.js';
 import { migrate, REQUEUE_WHERE, SCHEMA, UNANSWERED_SENDS, WAL_WORTH_A_CHECKPOINT } from './schema.js';
 import {
@@ -311,7 +316,7 @@ export class BatchJournal {
 
   /** Final verdicts of the numbers after `afterId`, in id order (the order of their first rows in the list). */
   doneVerdictsAfter(afterId: number, limit: number): Array<NumberVerdict & { e164: string }> {
-    return this.st.doneVerdictsAfter.all(afterId, limit);
+    return (this.st.doneVerdictsAfter.all(afterId, limit) as DoneVerdictColumns[]).map(doneVerdictOf);
   }
 
   /** Numbers that still need a lookup, in input order, after `afterId`. */

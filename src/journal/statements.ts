@@ -24,13 +24,16 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
               x.basis AS exemption_basis, x.until AS exemption_until
          FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.e164 = ?`,
     ),
-    doneVerdictsAfter: db.prepare<[number, number], NumberVerdict & { e164: string }>(
-      `SELECT n.e164, n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
+    // Rows as arrays (see doneVerdictOf): a list's verdicts are read this way, a million of them for a big list.
+    doneVerdictsAfter: db
+      .prepare<[number, number]>(
+        `SELECT n.e164, n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
         n.error_code, n.error, n.credits,
               x.basis AS exemption_basis, x.until AS exemption_until
          FROM numbers n LEFT JOIN exemptions x ON x.number_id = n.id WHERE n.id > ?
            AND n.state = 'done' ORDER BY n.id LIMIT ?`,
-    ),
+      )
+      .raw(),
     nextQueued: db.prepare<[number, number], { id: number; e164: string; country: string }>(
       "SELECT id, e164, country FROM numbers WHERE state = 'queued' AND id > ? ORDER BY id LIMIT ?",
     ),
@@ -95,4 +98,43 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
         'credits = excluded.credits, seen_at = excluded.seen_at',
     ),
   };
+}
+
+/** The columns of doneVerdictsAfter, in its order. */
+export type DoneVerdictColumns = [
+  e164: string,
+  id: number,
+  state: NumberState,
+  result: NumberRow['result'],
+  do_not_call: number | null,
+  list_source: string | null,
+  checked_at: string | null,
+  correlation_id: string | null,
+  error_code: string | null,
+  error: string | null,
+  credits: number,
+  exemption_basis: string | null,
+  exemption_until: string | null,
+];
+
+/**
+ * A verdict read as an array, made an object here: objects of one shape built in JS cost half of those better-sqlite3
+ * builds a column at a time (≈ 1.6 µs a verdict instead of 3).
+ */
+export function doneVerdictOf(r: DoneVerdictColumns): NumberVerdict & { e164: string } {
+  return {
+    e164: r[0],
+    id: r[1],
+    state: r[2],
+    result: r[3],
+    do_not_call: r[4],
+    list_source: r[5],
+    checked_at: r[6],
+    correlation_id: r[7],
+    error_code: r[8],
+    error: r[9],
+    credits: r[10],
+    exemption_basis: r[11],
+    exemption_until: r[12],
+  } as NumberVerdict & { e164: string };
 }
