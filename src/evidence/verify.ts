@@ -28,6 +28,7 @@ import { readRows, dataRecordLines } from '../tables/input.js';
 import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
 import { callingCheckOf } from './verify-calling.js';
+import { FitRows } from './fit-rows.js';
 
 /**
  * Default --max-age per country: the validity windows of src/compliance/validity.ts (US/CA 31, GB 28, AU 30, others
@@ -81,7 +82,10 @@ export interface VerifyOptions {
   withoutJournal?: boolean;
   /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
   anchor?: OutputAnchor | null;
-  /** Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. */
+  /**
+   * Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. A row of one
+   * phone column with exactly the cells of a row told before and judged fit is not told (a repeated number's).
+   */
   onRow?: ((index: number, fields: readonly string[], cells: readonly string[]) => void) | undefined;
   /** Told each row to re-check as it is found, with why (and the phone column, 1-based, when it is one number's). */
   onFlag?: ((index: number, reason: RecheckReason, column: number | null) => void) | undefined;
@@ -151,9 +155,28 @@ function compareTallies(m: OutputTally, f: OutputTally): string[] {
   return out;
 }
 
-/** The rows of a CSV one at a time (for reading the input in step with the output). */
-async function* eachRow(rows: AsyncGenerator<string[][]>): AsyncGenerator<string[]> {
-  for await (const batch of rows) yield* batch;
+/**
+ * The rows of a table read a batch at a time and taken one at a time (the input, read in step with the output):
+ * only a row that starts a batch is waited for, not every row (a million awaits cost a second).
+ */
+class RowCursor {
+  private batch: string[][] = [];
+  private at = 0;
+  private ended = false;
+  constructor(private readonly batches: AsyncGenerator<string[][]>) {}
+  /** The next row, or null after the last: at once when its batch is read already. */
+  next(): string[] | null | Promise<string[] | null> {
+    if (this.at < this.batch.length) return this.batch[this.at++]!;
+    if (this.ended) return null;
+    return this.batches.next().then((r) => {
+      if (r.done) this.ended = true;
+      else [this.batch, this.at] = [r.value, 0];
+      return this.next();
+    });
+  }
+  async close(): Promise<void> {
+    await this.batches.return(undefined);
+  }
 }
 
 /** The manifest of a results file to verify; a typed error when the file or its manifest is not there. */
@@ -186,10 +209,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const rules = rulesOf(manifest.compliance);
 
   // The input, read in step with the output, finds a deleted, inserted or edited row (only if it is unchanged).
-  let input: AsyncGenerator<string[]> | null = null;
+  let input: RowCursor | null = null;
   if (existsSync(manifest.input.path) && (await hashFile(manifest.input.path)) === manifest.input.sha256) {
     const f = manifest.format;
-    input = eachRow(
+    input = new RowCursor(
       readRows({
         path: manifest.input.path,
         delimiter: f.delimiter,
@@ -248,8 +271,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     : (v: string) => v;
   const structure: string[] = [];
   // The input's header, read first: the output's must be it, then the dnc_* columns.
-  const inputHeader =
-    input && manifest.format.header ? ((await input.next()).value as string[] | undefined) : undefined;
+  const inputHeader = input && manifest.format.header ? ((await input.next()) ?? undefined) : undefined;
   // Outputs since the calling columns: each number's zones and window, recomputed under the journal's settings.
   const calling = hasCallingColumns(manifest.format);
   const callingCheck = calling
@@ -272,6 +294,28 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     }
   };
   const several = (manifest.format.phone_columns?.length ?? 1) > 1 ? manifest.format.phone_columns!.length : 0;
+  /** How a row's verdict cells differ from its number's journal verdict, or null when they agree. */
+  const journalDisagreement = (j: BatchJournal, cells: string[], column: number | null): string | null => {
+    const e164 = cells[C.e164]!;
+    const result = cells[C.result] ?? '';
+    const cid = cells[C.correlationId] ?? '';
+    const v = verdictOf(j, e164);
+    const verdictDiffers =
+      result === 'callable' || result === 'do_not_call'
+        ? serviceTextCell(v?.correlation_id) !== cid ||
+          serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+          (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
+        : false;
+    if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers) return null;
+    return (
+      `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
+      (v
+        ? v.state === 'done'
+          ? `${v.result} (${v.correlation_id ?? 'no correlation id'})`
+          : v.state
+        : 'nothing about this number')
+    );
+  };
   /** Judges one number's cells: a row's (column null) or the dnc_N_* cells of phone column N (no source kept). */
   const judge = (index: number, cells: string[], column: number | null): void => {
     const note = (i: number, c: string[], reason: RecheckReason, text: string) => flag(i, c, reason, text, column);
@@ -289,28 +333,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     }
     // A pending or not_checked row may be older than its journal (rendered before later answers): not an edit.
     if (journal && cells[C.e164] && result !== 'pending' && result !== 'not_checked') {
-      const v = verdictOf(journal, cells[C.e164]!);
-      const verdictDiffers =
-        result === 'callable' || result === 'do_not_call'
-          ? serviceTextCell(v?.correlation_id) !== cid ||
-            serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
-            (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
-          : false;
-      const differs = !v || v.state !== 'done' || effectiveResult(v) !== result || verdictDiffers;
-      if (differs) {
-        note(
-          index,
-          cells,
-          'edited',
-          `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
-            (v
-              ? v.state === 'done'
-                ? `${v.result} (${v.correlation_id ?? 'no correlation id'})`
-                : v.state
-              : 'nothing about this number'),
-        );
-        return;
-      }
+      const disagreement = journalDisagreement(journal, cells, column);
+      if (disagreement !== null) return note(index, cells, 'edited', disagreement);
     }
     // Each row's own valid-until (outputs since dnc_valid_until): what the scrub's windows give, or it was edited.
     if (column === null && hasValidUntil && (cells[C.validUntil] ?? '') !== validUntilCell(rules, cells)) {
@@ -375,48 +399,73 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     if (until !== null && asOf > Date.parse(until))
       note(index, cells, 'stale', `the exemption (${cells[C.exemption]}) has ended`);
   };
+  // A number's later rows with the cells of one judged fit are fit: judging is a function of the cells (fit-rows.ts).
+  const fitRows = new FitRows();
+  const judgeOnce = (index: number, cells: string[], column: number | null): void => {
+    const e164 = cells[C.e164] ?? '';
+    if (e164 !== '' && fitRows.has(e164, cells, column)) return;
+    const flagged = count;
+    judge(index, cells, column);
+    if (e164 !== '' && count === flagged) fitRows.add(e164, cells, column);
+  };
+  /** Tells the row (see onRow) and judges it; a row of one phone column with the cells of one judged fit is neither. */
+  const judgeRow = (index: number, fields: string[], cells: string[]): void => {
+    if (!several) {
+      const e164 = cells[C.e164] ?? '';
+      if (e164 !== '' && fitRows.has(e164, cells, null)) return;
+      o.onRow?.(index, fields, cells);
+      return judgeOnce(index, cells, null);
+    }
+    o.onRow?.(index, fields, cells);
+    // The row's own cells, then each number's: a number's dnc_N_* cells are judged as a row of one would be.
+    const result = cells[C.result] ?? '';
+    if (!(DNC_RESULTS as readonly string[]).includes(result))
+      return flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
+    const rowCalling = callingCheck.check?.(
+      cells[C.e164] ?? '',
+      cells[CALLING.timeZones] ?? '',
+      cells[CALLING.window] ?? '',
+    );
+    if (rowCalling) return flag(index, cells, 'edited', rowCalling);
+    for (let k = 0; k < several; k++) judgeOnce(index, numberCells(cells, k, calling), k + 1);
+  };
+  /** Whether the output row's input cells are the input row's, as the writer wrote them. */
+  const sameInputCells = (inputRow: readonly string[], fields: readonly string[]): boolean => {
+    if (inputRow.length !== manifest.format.input_columns) return false;
+    for (let i = 0; i < inputRow.length; i++) if (asWritten(inputRow[i]!) !== fields[i]) return false;
+    return true;
+  };
+  /** A row with its input row beside it (null: the input has no more): out of step from the first that differs. */
+  const judgeInStep = (index: number, fields: string[], cells: string[], inputRow: string[] | null): void => {
+    if (inputRow === null || !sameInputCells(inputRow, fields)) {
+      aligned = false;
+      o.onRow?.(index, fields, cells);
+      flag(
+        index,
+        cells,
+        'out_of_step',
+        inputRow === null
+          ? 'the input has no such row (row added)'
+          : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`,
+      );
+      return;
+    }
+    judgeRow(index, fields, cells);
+  };
   let walk;
   try {
     walk = await walkOutput(
       outputPath,
       manifest.format,
-      async (index, fields, cells) => {
-        o.onRow?.(index, fields, cells);
-        if (aligned && input) {
-          const next = await input.next();
-          const mine = fields.slice(0, manifest.format.input_columns);
-          if (next.done || next.value.length !== mine.length || next.value.some((v, i) => asWritten(v) !== mine[i])) {
-            aligned = false;
-            flag(
-              index,
-              cells,
-              'out_of_step',
-              next.done
-                ? 'the input has no such row (row added)'
-                : `differs from input row ${index + 1} (a row deleted, inserted or edited from here on)`,
-            );
-            return;
-          }
-        }
-        if (several) {
-          // The row's own cells, then each number's: a number's dnc_N_* cells are judged as a row of one would be.
-          const result = cells[C.result] ?? '';
-          if (!(DNC_RESULTS as readonly string[]).includes(result))
-            return flag(index, cells, 'edited', `dnc_result ${JSON.stringify(result)} is not a result dnc writes`);
-          const rowCalling = callingCheck.check?.(
-            cells[C.e164] ?? '',
-            cells[CALLING.timeZones] ?? '',
-            cells[CALLING.window] ?? '',
-          );
-          if (rowCalling) return flag(index, cells, 'edited', rowCalling);
-          for (let k = 0; k < several; k++) judge(index, numberCells(cells, k, calling), k + 1);
-          return;
-        }
-        judge(index, cells, null);
+      (index, fields, cells) => {
+        if (!aligned || !input) return judgeRow(index, fields, cells);
+        const inputRow = input.next();
+        if (inputRow instanceof Promise) return inputRow.then((row) => judgeInStep(index, fields, cells, row));
+        judgeInStep(index, fields, cells, inputRow);
       },
       checkHeader,
     );
-    if (aligned && input && !(await input.next()).done) {
+    if (aligned && input && (await input.next()) !== null) {
       flag(
         walk.tally.rows.total - 1,
         ['', '', ''],
@@ -432,7 +481,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     structure.push(`it does not read as the CSV dnc wrote: ${err.message}`);
   } finally {
     journal?.close();
-    await input?.return(undefined);
+    await input?.close();
   }
   const lines = await dataRecordLines(
     outputLayout(outputPath, manifest.format),

@@ -34,8 +34,10 @@ export class TallyBuilder {
     checked_at: { oldest: null, newest: null },
     reused_rows: 0,
   };
-  private readonly seen = new Set<string>();
+  /** Each number counted, with its first row's checked_at (one phone column; else ''). */
+  private readonly seen = new Map<string, string>();
   private readonly sources = new Set<string>();
+  private lastSource = '';
   private oldestMs = Infinity;
   private newestMs = -Infinity;
 
@@ -56,24 +58,37 @@ export class TallyBuilder {
     bump(t.rows.by_result, result);
     bump((t.rows.by_country[country] ??= zeroResults()), result);
     if ((cells[C.error] ?? '').startsWith('reused:')) t.reused_rows++;
-    if (cells[C.source]) this.sources.add(cells[C.source]!);
-    const at = cells[C.checkedAt] ?? '';
-    const ms = parseServiceTime(at);
-    if (Number.isFinite(ms)) {
-      if (ms < this.oldestMs) [this.oldestMs, t.checked_at.oldest] = [ms, at];
-      if (ms > this.newestMs) [this.newestMs, t.checked_at.newest] = [ms, at];
+    const source = cells[C.source] ?? '';
+    // (Most rows have the last row's source: a comparison costs less than a set's hash of a new string.)
+    if (source !== '' && source !== this.lastSource) {
+      this.sources.add(source);
+      this.lastSource = source;
     }
+    // Every row's credits (a number's first row holds them, its later rows 0): an edited later row then counts too.
+    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
+    const at = cells[C.checkedAt] ?? '';
     if (this.phones > 1) {
+      this.addTime(at);
       this.addNumbers(cells);
       return;
     }
     const e164 = cells[C.e164] ?? '';
-    if (e164 === '' || this.seen.has(e164)) return;
-    this.seen.add(e164);
+    const firstAt = e164 === '' ? undefined : this.seen.get(e164);
+    // A number's later rows repeat its first row's time: only another time can be the oldest or the newest.
+    if (firstAt !== at) this.addTime(at);
+    if (e164 === '' || firstAt !== undefined) return;
+    this.seen.set(e164, at);
     t.numbers.distinct++;
     bump(t.numbers.by_result, result);
     bump((t.numbers.by_country[country] ??= zeroResults()), result);
-    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
+  }
+
+  private addTime(at: string): void {
+    const ms = parseServiceTime(at);
+    if (!Number.isFinite(ms)) return;
+    const t = this.t;
+    if (ms < this.oldestMs) [this.oldestMs, t.checked_at.oldest] = [ms, at];
+    if (ms > this.newestMs) [this.newestMs, t.checked_at.newest] = [ms, at];
   }
 
   /**
@@ -83,12 +98,11 @@ export class TallyBuilder {
    */
   private addNumbers(cells: readonly string[]): void {
     const t = this.t;
-    t.credits_used += Number.parseInt(cells[C.credits] ?? '0', 10) || 0;
     for (let k = 0; k < this.phones; k++) {
       const at = phoneCellsAt(k, this.calling);
       const e164 = cells[at + P.e164] ?? '';
       if (e164 === '' || this.seen.has(e164)) continue;
-      this.seen.add(e164);
+      this.seen.set(e164, '');
       const result = cells[at + P.result] ?? '';
       t.numbers.distinct++;
       bump(t.numbers.by_result, result);
