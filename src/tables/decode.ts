@@ -184,10 +184,28 @@ function incompleteTail(bytes: Uint8Array): Uint8Array {
     if (b < 0x80) break;
     if (b >= 0xc0) {
       const continuations = b >= 0xf0 ? 3 : b >= 0xe0 ? 2 : 1;
-      return continuations >= back ? bytes.slice(bytes.length - back) : new Uint8Array(0);
+      // Bytes no character begins with (a Windows-1252 "ö" at the file's end) are bad now, not cut by the end.
+      if (continuations < back || !beginsCharacter(b, bytes[bytes.length - back + 1])) return new Uint8Array(0);
+      return bytes.slice(bytes.length - back);
     }
   }
   return new Uint8Array(0);
+}
+
+/** Second bytes a lead byte allows where not 0x80-0xBF (no overlong form, surrogate or code past U+10FFFF). */
+const SECOND_BYTE: Readonly<Record<number, readonly [number, number]>> = {
+  0xe0: [0xa0, 0xbf],
+  0xed: [0x80, 0x9f],
+  0xf0: [0x90, 0xbf],
+  0xf4: [0x80, 0x8f],
+};
+
+/** Whether a lead byte, and the byte after it if the chunk has one, can begin a UTF-8 character. */
+function beginsCharacter(lead: number, second: number | undefined): boolean {
+  if (lead < 0xc2 || lead > 0xf4) return false;
+  if (second === undefined) return true;
+  const [low, high] = SECOND_BYTE[lead] ?? [0x80, 0xbf];
+  return second >= low && second <= high;
 }
 
 /**

@@ -107,6 +107,34 @@ describe('StrictUtf8', () => {
     );
   }, 120_000);
 
+  it('says a file ends inside a character only when no byte before its end is bad (a final 0xF6 is bad)', async () => {
+    // Endings of every kind: characters the end cuts, and bytes no character begins with (a Windows-1252 "ö", 0xC0,
+    // an overlong or surrogate start), which a strict decoder refuses where they are, not at the end.
+    const body = fc.array(fc.constantFrom('a', 'Zoë', '日本', '😀', ',', '\n', '\r\n'), { maxLength: 30 });
+    const ending = fc.constantFrom(
+      ...[[0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xf4, 0x8f], [0xed, 0x9f], [0xf6], [0xff], [0xc0], [0xc1]],
+      ...[[0xf5], [0xe0, 0x80], [0xed, 0xa0], [0xf0, 0x80], [0xf4, 0x90], [0xf0, 0x9f, 0x41]],
+    );
+    await fc.assert(
+      fc.asyncProperty(body, ending, fc.array(fc.nat(), { maxLength: 4 }), async (parts, end, cuts) => {
+        const bytes = Buffer.concat([Buffer.from(parts.join(''), 'utf8'), Buffer.from(end)]);
+        const { error } = await run(chunksOf(bytes, cuts));
+        // The oracle: a strict decoder fed a byte at a time, which fails at a bad byte, or only at its flush.
+        const decoder = new TextDecoder('utf-8', { fatal: true });
+        let badBeforeEnd = false;
+        for (let i = 0; i < bytes.length && !badBeforeEnd; i++) {
+          try {
+            decoder.decode(bytes.subarray(i, i + 1), { stream: true });
+          } catch {
+            badBeforeEnd = true;
+          }
+        }
+        expect(error?.message).toMatch(badBeforeEnd ? /not valid UTF-8/ : /ends in the middle of a UTF-8 character/);
+      }),
+      options,
+    );
+  });
+
   it("counts a chunk's lines as the byte-by-byte count does, a CRLF cut between chunks included", () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom('a', '\r', '\n', '\r\n', 'é'), { maxLength: 80 }), fc.array(fc.nat(), { maxLength: 6 }), (parts, cuts) => {
