@@ -142,6 +142,13 @@ export function withExemption(cells: string[], v: NumberVerdict | undefined): st
   return cells;
 }
 
+/** The dnc_exemption cell withExemption gives a number's final verdict (verify compares a row's with it). */
+export function exemptionCellOf(v: NumberVerdict): string {
+  return v.state === 'done' && effectiveResult(v) !== v.result
+    ? exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until! })
+    : '';
+}
+
 /**
  * The render hook after withExemption: appends the dnc_valid_until cell (ISO 8601, UTC), the last instant the
  * row's register verdict may be relied on under the scrub's windows; empty for a row without one.

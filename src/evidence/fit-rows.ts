@@ -35,6 +35,11 @@ export class FitRows {
   /** A row of `e164` with these cells was judged fit (the number's last such row is the one kept). */
   add(e164: string, cells: readonly string[], column: number | null): void {
     if (this.fit.size >= this.capacity && !this.fit.has(e164)) return;
+    // A row dnc wrote is ≈ 200 characters; one of many more (a long error text, a forged cell) is judged each time
+    // rather than kept, so that the bound on memory holds for any file.
+    let chars = 0;
+    for (const cell of cells) chars += cell.length;
+    if (chars > KEPT_ROW_CHARS) return;
     const kept = cells.map((cell, i) => (SHARED_COLUMNS.has(i) ? this.share(cell) : cell));
     kept.push(columnMarker(column));
     this.fit.set(e164, kept);
@@ -62,6 +67,7 @@ const SHARED_COLUMNS: ReadonlySet<number> = new Set([
   CALLING.window,
 ]);
 const SHARED_KEPT = 4_096;
+const KEPT_ROW_CHARS = 1_024;
 
 /** ≈ 150 MB at most; a list with more distinct numbers has the rest of its repeats judged as its first rows are. */
 export const FIT_ROWS_KEPT = 500_000;

@@ -7,7 +7,13 @@ import { isRegularFile } from '../file-kind.js';
 import { DNC_COLUMNS } from '../results/columns.js';
 import { escapeFormulaCell, isHttpsUrl, serviceTextCell } from '../tables/csv-output.js';
 import { DAY_MS, parseServiceTime } from '../time.js';
-import { effectiveResult, exemptionUntilOf, rulesOf, validUntilCell } from '../compliance/batch-compliance.js';
+import {
+  effectiveResult,
+  exemptionCellOf,
+  exemptionUntilOf,
+  rulesOf,
+  validUntilCell,
+} from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import {
   hasCallingColumns,
@@ -25,8 +31,10 @@ import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
 import { readRows, dataRecordLines } from '../tables/input.js';
+import { RowCursor } from '../tables/row-cursor.js';
 import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
+import type { NumberVerdict } from '../journal/types.js';
 import { callingCheckOf } from './verify-calling.js';
 import { FitRows } from './fit-rows.js';
 
@@ -155,30 +163,6 @@ function compareTallies(m: OutputTally, f: OutputTally): string[] {
   return out;
 }
 
-/**
- * The rows of a table read a batch at a time and taken one at a time (the input, read in step with the output):
- * only a row that starts a batch is waited for, not every row (a million awaits cost a second).
- */
-class RowCursor {
-  private batch: string[][] = [];
-  private at = 0;
-  private ended = false;
-  constructor(private readonly batches: AsyncGenerator<string[][]>) {}
-  /** The next row, or null after the last: at once when its batch is read already. */
-  next(): string[] | null | Promise<string[] | null> {
-    if (this.at < this.batch.length) return this.batch[this.at++]!;
-    if (this.ended) return null;
-    return this.batches.next().then((r) => {
-      if (r.done) this.ended = true;
-      else [this.batch, this.at] = [r.value, 0];
-      return this.next();
-    });
-  }
-  async close(): Promise<void> {
-    await this.batches.return(undefined);
-  }
-}
-
 /** The manifest of a results file to verify; a typed error when the file or its manifest is not there. */
 export async function manifestToVerify(outputPath: string): Promise<Manifest> {
   const manifestPath = manifestPathFor(outputPath);
@@ -234,6 +218,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   if (existsSync(manifest.journal)) {
     journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
   }
+  // One state of the journal for the whole pass, as a render reads it: a number's rows are judged alike (fit-rows.ts)
+  // even when a run or `dnc listen` writes to it meanwhile.
+  const endSnapshot = journal?.beginSnapshot();
   // Rows ask for verdicts nearly in id order: read ahead, as the render does; any other asked for alone.
   const ahead = journal ? new VerdictsAhead(journal) : null;
   let highestId = 0;
@@ -263,6 +250,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   };
   let aligned = input !== null;
   const hasValidUntil = (manifest.format.dnc_columns ?? 10) > C.validUntil;
+  // Outputs from before dnc_exemption have no such cell.
+  const hasExemption = (manifest.format.dnc_columns ?? 10) > C.exemption;
   const asOf = o.asOf.getTime();
   // As the writer of that file escaped (before escape_formulas_behind_spaces, only a leading character counted).
   const behindSpaces = manifest.format.escape_formulas_behind_spaces === true;
@@ -306,7 +295,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
           serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
           (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
         : false;
-    if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers) return null;
+    if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers)
+      return otherCellsDiffer(v, cells, column);
     return (
       `says ${result}${cid ? ` (${cid})` : ''}, the journal says ` +
       (v
@@ -315,6 +305,25 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
           : v.state
         : 'nothing about this number')
     );
+  };
+  /**
+   * The verdict's other cells, as render writes them (a row's; a phone column's own cells keep only its error code):
+   * a do_not_call row edited to say dnc_do_not_call false misleads a dialler that reads that column.
+   */
+  const otherCellsDiffer = (v: NumberVerdict, cells: string[], column: number | null): string | null => {
+    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceTextCell(v.error_code)]];
+    if (column === null) {
+      expected.push(
+        ['dnc_do_not_call', C.doNotCall, v.do_not_call === null ? '' : v.do_not_call ? 'true' : 'false'],
+        ['dnc_error', C.error, serviceTextCell(v.error)],
+      );
+      if (hasExemption) expected.push(['dnc_exemption', C.exemption, exemptionCellOf(v)]);
+    }
+    for (const [name, at, want] of expected) {
+      const got = cells[at] ?? '';
+      if (got !== want) return `${name} ${JSON.stringify(got)} is not what the journal gives (${JSON.stringify(want)})`;
+    }
+    return null;
   };
   /** Judges one number's cells: a row's (column null) or the dnc_N_* cells of phone column N (no source kept). */
   const judge = (index: number, cells: string[], column: number | null): void => {
@@ -480,6 +489,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     walk = { sha256: await hashFile(outputPath), bytes: 0, tally: new TallyBuilder().done() };
     structure.push(`it does not read as the CSV dnc wrote: ${err.message}`);
   } finally {
+    endSnapshot?.();
     journal?.close();
     await input?.close();
   }

@@ -4,7 +4,9 @@
 // read back with Python's csv module to aim each edit at one row.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { verifyOutput } from '../../src/evidence/verify.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { dnc, world, type World } from '../evidence/helpers.js';
@@ -78,6 +80,12 @@ describe("a number's later rows, judged by its first", () => {
     ['the third row of a callable number checked at another time', '+12125550100', 2, 'dnc_checked_at', { as: '+16025550102' }],
     ['the second row of a callable number given a later valid-until', '+16025550102', 1, 'dnc_valid_until', '2099-01-01T00:00:00.000Z'],
     ['the third row of a callable number given another calling window', '+16025550102', 2, 'dnc_calling_window', 'Mon-Sun 00:00-24:00'],
+    // Cells verify did not compare with the journal before: a dialler that reads dnc_do_not_call would dial it.
+    ['the first row of a registered number saying dnc_do_not_call false', '+12125550101', 0, 'dnc_do_not_call', 'false'],
+    ['the second row of a registered number saying dnc_do_not_call false', '+12125550101', 1, 'dnc_do_not_call', 'false'],
+    ['the first row of a callable number given an error text', '+12125550100', 0, 'dnc_error', 'looked up by hand'],
+    ['the third row of a callable number given an error code', '+16025550102', 2, 'dnc_error_code', 'billing_error'],
+    ['the second row of a callable number given an exemption', '+12125550100', 1, 'dnc_exemption', 'consent until 2099-01-01T00:00:00.000Z'],
   ] as Array<[string, string, number, string, string | { as: string }]>)('%s: found at its own line, by verify and by window', async (_what, e164, nth, column, value) => {
     w = await world();
     const out = await scrub(w);
@@ -106,5 +114,38 @@ describe("a number's later rows, judged by its first", () => {
     expect(report.differences.join('\n')).toMatch(/credits: 8 in the file, 3 in the manifest/);
     // Read back independently: only that cell changed.
     expect(readFileSync(out, 'utf8').split('\n').filter((l) => l.includes(',5,')).length).toBe(1);
+  });
+});
+
+describe('one state of the journal for the whole pass', () => {
+  it('a verdict changed in the journal while verify reads the file is not seen by that pass; the next pass sees it', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const journalPath = `${out}.journal.sqlite`;
+    let changed = false;
+    const report = await verifyOutput(out, {
+      maxAgeMs: null,
+      asOf: new Date(),
+      tzdataVersion: process.versions.tz ?? 'unknown',
+      // Told row 0 before any verdict is read: another connection (a rerun, `dnc listen`) writes meanwhile.
+      onRow: (index) => {
+        if (index !== 0) return;
+        const db = new Database(journalPath);
+        db.prepare("UPDATE numbers SET result = 'do_not_call', do_not_call = 1 WHERE e164 = '+16025550102'").run();
+        db.close();
+        changed = true;
+      },
+    });
+    expect(changed).toBe(true);
+    // Every row of the number judged against the journal as it was when the pass began: all agree.
+    expect(report).toMatchObject({ fit: true, tampered: false, recheckCount: 0 });
+    // The next pass reads the journal as it is now: the file no longer agrees with it, on each row of that number.
+    const again = await verifyJson(w, out);
+    expect(again.code).toBe(3);
+    expect(again.report.recheck.map((r) => [r.number, r.reason])).toEqual([
+      ['+16025550102', 'edited'],
+      ['+16025550102', 'edited'],
+      ['+16025550102', 'edited'],
+    ]);
   });
 });

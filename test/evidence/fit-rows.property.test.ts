@@ -55,4 +55,13 @@ describe('FitRows', () => {
     expect(fit.has('+12125550100', row('failed').map((c, i) => (i === C.credits ? '0' : c)), null)).toBe(true);
     expect(fit.has('+12125550100', row('failed'), 1)).toBe(false);
   });
+
+  it("does not keep a row far longer than dnc writes (its memory stays bounded whatever a file's cells hold)", () => {
+    const fit = new FitRows();
+    const row = (error: string) => ['+12125550100', 'US', 'failed', '', '', '', '', 'x', error, '0', '', '', '', ''];
+    fit.add('+12125550100', row('e'.repeat(2_000)), null);
+    expect(fit.has('+12125550100', row('e'.repeat(2_000)), null)).toBe(false);
+    fit.add('+12125550100', row('e'.repeat(200)), null);
+    expect(fit.has('+12125550100', row('e'.repeat(200)), null)).toBe(true);
+  });
 });
