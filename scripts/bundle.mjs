@@ -135,13 +135,18 @@ const result = await build({
   plugins: [startupPlugin],
 });
 
-// The render workers (listen's, and the batch's early render) are started by file path relative to their caller,
-// so they land in the same folder as the chunks (see src/listen/journal-store.ts, src/batch/early-render-thread.ts).
+// The workers (listen's render, the batch's early render, verify's input reader) are started by file path relative
+// to their caller, so they land in the same folder as the chunks (see src/listen/journal-store.ts,
+// src/batch/early-render-thread.ts, src/tables/rows-thread.ts).
 // A thread has a module graph of its own anyway: each is bundled apart, whole, rather than importing the start-up
 // chunk (commander and all) into every worker.
 await build({
   ...common,
-  entryPoints: { 'render-worker': 'dist/listen/render-worker.js', 'early-render-worker': 'dist/batch/early-render-worker.js' },
+  entryPoints: {
+    'render-worker': 'dist/listen/render-worker.js',
+    'early-render-worker': 'dist/batch/early-render-worker.js',
+    'rows-worker': 'dist/tables/rows-worker.js',
+  },
   outdir: OUT,
   sourcemap: true,
 });

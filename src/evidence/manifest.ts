@@ -141,11 +141,19 @@ export interface WalkResult {
   tally: OutputTally;
 }
 
+/**
+ * What a row's reader may answer walkOutput: the row repeats a row of its number already walked, with the same
+ * checked_at (verify knows it, having compared their cells): the tally then counts the row alone, not its number
+ * again (a lookup among every number, ≈ 0.5 µs, on each of a list's repeated rows).
+ */
+export const REPEATED_ROW = 'repeated_row';
+export type RowAnswer = void | typeof REPEATED_ROW;
+
 /** Streams an output file once: its hash, its tally, and each row (0-based index, all fields, the dnc_* cells). */
 export async function walkOutput(
   outputPath: string,
   format: OutputFormat,
-  onRow?: (index: number, fields: string[], cells: string[]) => void | Promise<void>,
+  onRow?: (index: number, fields: string[], cells: string[]) => RowAnswer | Promise<RowAnswer>,
   onHeader?: (fields: string[]) => void,
 ): Promise<WalkResult> {
   const hash = createHash('sha256');
@@ -173,10 +181,10 @@ export async function walkOutput(
         continue;
       }
       const cells = fields.slice(format.input_columns);
-      tally.add(cells);
       // (Awaited only when it waits: an await for each of a million rows costs a second.)
-      const waiting = onRow?.(index, fields, cells);
-      if (waiting) await waiting;
+      let answer = onRow?.(index, fields, cells);
+      if (answer instanceof Promise) answer = await answer;
+      tally.add(cells, answer === REPEATED_ROW);
       index++;
     }
   }

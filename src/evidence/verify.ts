@@ -21,8 +21,10 @@ import {
   outputLayout,
   phoneColumnsOfOutput,
   readManifest,
+  REPEATED_ROW,
   walkOutput,
   type Manifest,
+  type RowAnswer,
 } from './manifest.js';
 import { C, CALLING, DNC_COLUMN_COUNT, DNC_RESULTS } from '../results/columns.js';
 import { P, phoneCellsAt, resultColumns } from '../results/row-cells.js';
@@ -30,7 +32,8 @@ import { fastValidE164 } from '../phone/fast-e164.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
-import { readRows, dataRecordLines } from '../tables/input.js';
+import { dataRecordLines } from '../tables/input.js';
+import { readRowsAside } from '../tables/rows-thread.js';
 import { RowCursor } from '../tables/row-cursor.js';
 import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
@@ -197,7 +200,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   if (existsSync(manifest.input.path) && (await hashFile(manifest.input.path)) === manifest.input.sha256) {
     const f = manifest.format;
     input = new RowCursor(
-      readRows({
+      // (In a thread when it is big: its parse then runs beside this pass's.)
+      readRowsAside({
         path: manifest.input.path,
         delimiter: f.delimiter,
         recordDelimiter: f.record_delimiter,
@@ -418,10 +422,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     if (e164 !== '' && count === flagged) fitRows.add(e164, cells, column);
   };
   /** Tells the row (see onRow) and judges it; a row of one phone column with the cells of one judged fit is neither. */
-  const judgeRow = (index: number, fields: string[], cells: string[]): void => {
+  const judgeRow = (index: number, fields: string[], cells: string[]): RowAnswer => {
     if (!several) {
       const e164 = cells[C.e164] ?? '';
-      if (e164 !== '' && fitRows.has(e164, cells, null)) return;
+      if (e164 !== '' && fitRows.has(e164, cells, null)) return REPEATED_ROW;
       o.onRow?.(index, fields, cells);
       return judgeOnce(index, cells, null);
     }
@@ -445,7 +449,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     return true;
   };
   /** A row with its input row beside it (null: the input has no more): out of step from the first that differs. */
-  const judgeInStep = (index: number, fields: string[], cells: string[], inputRow: string[] | null): void => {
+  const judgeInStep = (index: number, fields: string[], cells: string[], inputRow: string[] | null): RowAnswer => {
     if (inputRow === null || !sameInputCells(inputRow, fields)) {
       aligned = false;
       o.onRow?.(index, fields, cells);
@@ -459,7 +463,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       );
       return;
     }
-    judgeRow(index, fields, cells);
+    return judgeRow(index, fields, cells);
   };
   let walk;
   try {
@@ -470,7 +474,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
         if (!aligned || !input) return judgeRow(index, fields, cells);
         const inputRow = input.next();
         if (inputRow instanceof Promise) return inputRow.then((row) => judgeInStep(index, fields, cells, row));
-        judgeInStep(index, fields, cells, inputRow);
+        return judgeInStep(index, fields, cells, inputRow);
       },
       checkHeader,
     );

@@ -50,7 +50,11 @@ export class TallyBuilder {
     private readonly calling = true,
   ) {}
 
-  add(cells: readonly string[]): void {
+  /**
+   * `repeated`: the caller knows the row repeats a row of its number already added, with the same checked_at (one
+   * phone column): only the row is counted.
+   */
+  add(cells: readonly string[], repeated = false): void {
     const result = cells[C.result] ?? '';
     const country = cells[C.country] ?? '';
     const t = this.t;
@@ -72,6 +76,7 @@ export class TallyBuilder {
       this.addNumbers(cells);
       return;
     }
+    if (repeated) return;
     const e164 = cells[C.e164] ?? '';
     const firstAt = e164 === '' ? undefined : this.seen.get(e164);
     // A number's later rows repeat its first row's time: only another time can be the oldest or the newest.

@@ -1,8 +1,10 @@
 // The built binary: batch writes its manifest, verify and trace exit as documented (0 / 3), --help stays light.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnDnc } from '../helpers/cli.js';
+import { REPO_ROOT, spawnDnc } from '../helpers/cli.js';
+import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
+import { ROWS_THREAD_MIN_BYTES } from '../../src/tables/rows-thread.js';
 import { US_LIST, world, type World } from '../evidence/helpers.js';
 
 let w: World;
@@ -48,4 +50,35 @@ describe('dnc verify and trace (spawned)', () => {
     expect(h.stdout).toMatch(/verify \[options\] <output>/);
     expect(h.stdout).toMatch(/trace \[options\] <correlation-id\|number>/);
   });
+});
+
+describe('dnc verify of a big list (spawned): its input read in a thread', () => {
+  it('an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line', async () => {
+    // 40 numbers on ≈ 270,000 rows: few lookups, an input past ROWS_THREAD_MIN_BYTES (the built reader's thread).
+    const rows = ['name,phone,city'];
+    for (let i = 0; i * 33 < ROWS_THREAD_MIN_BYTES + 64 * 1024; i++) {
+      rows.push(`n${String(i).padStart(6, '0')},+1202555${String(100 + (i % 40) * 2).padStart(4, '0')},Springfield`);
+    }
+    const input = w.file('big.csv', rows);
+    expect(readFileSync(input).length).toBeGreaterThan(ROWS_THREAD_MIN_BYTES);
+    // The thread's module beside the bundle's chunks, where src/tables/rows-thread.ts looks for it (else verify
+    // would read the input on its own thread, as the in-process tests do).
+    expect(existsSync(path.join(REPO_ROOT, 'dist', 'bundle', 'rows-worker.js'))).toBe(true);
+    const output = path.join(w.dir, 'big.results.csv');
+    const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], { env: w.env, cwd: w.dir });
+    expect(b.code, b.stderr).toBe(0);
+    const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ fit: true, compared_with_input: true, recheck: [] });
+    // A city edited on row 200,000 of the output, with the manifest and the anchor rewritten: only the input tells.
+    const text = readFileSync(output, 'utf8');
+    const lines = text.split('\n');
+    lines[200_000] = lines[200_000]!.replace(',Springfield,', ',Shelbyville,');
+    rewriteOutputAndManifest(output, lines.join('\n'), () => {}, w.stateDir);
+    const bad = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir });
+    expect(bad.code).toBe(3);
+    const report = JSON.parse(bad.stdout) as { anchored: string; recheck: Array<{ line: number; reason: string }> };
+    expect(report.anchored).toBe('matches');
+    expect(report.recheck.map((r) => [r.line, r.reason])).toEqual([[200_001, 'out_of_step']]);
+  }, 120_000);
 });
