@@ -43,8 +43,8 @@ export function bundledRowsWorker(): string | null {
 }
 
 /**
- * The rows of `layout` as readRows gives them, read in a thread when the file is big enough to gain from it and the
- * thread's module is there, else here.
+ * The rows of `layout` as readRows gives them, read in a thread when it is a CSV file big enough to gain from it and
+ * the thread's module is there, else here.
  */
 export function readRowsAside(
   layout: TableLayout,
@@ -56,7 +56,9 @@ export function readRowsAside(
   } catch {
     // readRows says what is wrong with it.
   }
-  return workerFile !== null && size >= ROWS_THREAD_MIN_BYTES ? readRowsInThread(layout, workerFile) : readRows(layout);
+  // (A CSV only: a workbook's reading is mostly unzipping and its XML, and its reader is not tried in a thread.)
+  const inThread = workerFile !== null && layout.workbook === undefined && size >= ROWS_THREAD_MIN_BYTES;
+  return inThread ? readRowsInThread(layout, workerFile) : readRows(layout);
 }
 
 /** The rows of `layout` read by a worker thread running `workerFile` (rows-worker.ts); its errors are rethrown here. */

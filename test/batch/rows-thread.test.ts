@@ -97,6 +97,9 @@ describe('readRowsInThread', () => {
     writeFileSync(big, 'a,b,c\n'.repeat(Math.ceil(ROWS_THREAD_MIN_BYTES / 6)));
     const failed = await collect(readRowsAside(layoutOf(big, 3), path.join(dir, 'no-such-worker.js')));
     expect(String(failed.error)).toMatch(/no-such-worker|Cannot find module/);
+    // A workbook is never read in the thread.
+    const sheet = { ...layoutOf(big, 3), workbook: { sheet: 'Sheet1', headerRow: 1 } } as unknown as TableLayout;
+    expect(String((await collect(readRowsAside(sheet, path.join(dir, 'no-such-worker.js')))).error)).not.toMatch(/no-such-worker/);
     const read = await collect(readRowsAside(layoutOf(big, 3), WORKER));
     expect(read.error).toBeNull();
     expect(read.rows.length).toBe(Math.ceil(ROWS_THREAD_MIN_BYTES / 6));
