@@ -64,13 +64,20 @@ export function readRowsAside(
 /** The rows of `layout` read by a worker thread running `workerFile` (rows-worker.ts); its errors are rethrown here. */
 export async function* readRowsInThread(layout: TableLayout, workerFile: string): AsyncGenerator<string[][]> {
   const worker = new Worker(workerFile, { workerData: { layout } satisfies RowsThreadData });
+  // The thread keeps the process alive only while the caller waits for it: a caller that fails between two batches
+  // and never returns this generator (verify: a journal's settings refused after the input's header was read) must
+  // not leave a process that never ends, its thread waiting for the word to read on.
+  worker.unref();
   const arrived: FromRowsThread[] = [];
   let waiting: ((m: FromRowsThread) => void) | null = null;
   const deliver = (m: FromRowsThread) => {
     const waiter = waiting;
     waiting = null;
     if (waiter === null) arrived.push(m);
-    else waiter(m);
+    else {
+      worker.unref();
+      waiter(m);
+    }
   };
   worker.on('message', deliver);
   worker.on('error', (err: Error) => deliver({ type: 'error', error: { code: null, message: err.message } }));
@@ -81,8 +88,11 @@ export async function* readRowsInThread(layout: TableLayout, workerFile: string)
       error: { code: null, message: `the thread reading ${layout.path} stopped (exit ${code})` },
     }),
   );
-  const next = () =>
-    arrived.length > 0 ? Promise.resolve(arrived.shift()!) : new Promise<FromRowsThread>((r) => (waiting = r));
+  const next = () => {
+    if (arrived.length > 0) return Promise.resolve(arrived.shift()!);
+    worker.ref();
+    return new Promise<FromRowsThread>((r) => (waiting = r));
+  };
   try {
     for (;;) {
       const m = await next();

@@ -2,10 +2,11 @@
 // same rows over generated files, the same typed error for a broken one, and stops its thread when the caller does.
 // The thread runs the built module (dist/tables/rows-worker.js: `npm test` builds first). The seed is printed on
 // failure.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DncError } from '../../src/errors.js';
@@ -86,6 +87,32 @@ describe('readRowsInThread', () => {
     expect((first.value as string[][])[0]).toEqual(['n0', '+12025550000', 'x']);
     await expect(rows.return(undefined)).resolves.toEqual({ done: true, value: undefined });
   });
+
+  // A caller that fails between two batches (verify: a journal's settings refused after the input's header was read)
+  // never returns the reader: its thread, waiting for the word to read on, must not keep the process alive. A caller
+  // that awaits its rows, with nothing else to wait for, must still get them all.
+  it.each([
+    ['a caller that takes one batch and forgets the reader', 'await rows.next(); console.log("took 1");', 'took 1'],
+    ['a caller that awaits every batch, nothing else alive', 'let n = 0; for await (const b of rows) n += b.length; console.log(`took ${n}`);', 'took 50000'],
+  ])('%s: the process ends by itself', async (_what, take, said) => {
+    const file = path.join(dir, 'forgotten.csv');
+    writeFileSync(file, Array.from({ length: 50_000 }, (_, i) => `n${i},+1202555${String(i % 10_000).padStart(4, '0')},x`).join('\n'));
+    const thread = pathToFileURL(fileURLToPath(new URL('../../dist/tables/rows-thread.js', import.meta.url))).href;
+    const script = `import { readRowsInThread } from ${JSON.stringify(thread)};
+      const rows = readRowsInThread(${JSON.stringify(layoutOf(file, 3))}, ${JSON.stringify(WORKER)});
+      ${take}`;
+    // (A file, not --eval: a thread inherits the process's flags, and --input-type stops it from starting.)
+    const main = path.join(dir, 'caller.mjs');
+    writeFileSync(main, script);
+    const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+    clearTimeout(killer);
+    expect({ code, signal, out: out.trim() }).toEqual({ code: 0, signal: null, out: said });
+  }, 20_000);
 
   it('readRowsAside reads a small file here and a big one in the thread', async () => {
     const small = path.join(dir, 'small.csv');

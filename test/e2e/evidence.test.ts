@@ -1,6 +1,7 @@
 // The built binary: batch writes its manifest, verify and trace exit as documented (0 / 3), --help stays light.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
@@ -53,20 +54,25 @@ describe('dnc verify and trace (spawned)', () => {
 });
 
 describe('dnc verify of a big list (spawned): its input read in a thread', () => {
-  it('an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line', async () => {
-    // 40 numbers on ≈ 270,000 rows: few lookups, an input past ROWS_THREAD_MIN_BYTES (the built reader's thread).
+  /** A batch of an input past ROWS_THREAD_MIN_BYTES (the built reader's thread): 40 numbers on ≈ 270,000 rows. */
+  async function bigBatch(name: string): Promise<{ input: string; output: string }> {
     const rows = ['name,phone,city'];
     for (let i = 0; i * 33 < ROWS_THREAD_MIN_BYTES + 64 * 1024; i++) {
       rows.push(`n${String(i).padStart(6, '0')},+1202555${String(100 + (i % 40) * 2).padStart(4, '0')},Springfield`);
     }
-    const input = w.file('big.csv', rows);
+    const input = w.file(`${name}.csv`, rows);
     expect(readFileSync(input).length).toBeGreaterThan(ROWS_THREAD_MIN_BYTES);
     // The thread's module beside the bundle's chunks, where src/tables/rows-thread.ts looks for it (else verify
     // would read the input on its own thread, as the in-process tests do).
     expect(existsSync(path.join(REPO_ROOT, 'dist', 'bundle', 'rows-worker.js'))).toBe(true);
-    const output = path.join(w.dir, 'big.results.csv');
+    const output = path.join(w.dir, `${name}.results.csv`);
     const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], { env: w.env, cwd: w.dir });
     expect(b.code, b.stderr).toBe(0);
+    return { input, output };
+  }
+
+  it('an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line', async () => {
+    const { output } = await bigBatch('big');
     const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir });
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ fit: true, compared_with_input: true, recheck: [] });
@@ -80,5 +86,22 @@ describe('dnc verify of a big list (spawned): its input read in a thread', () =>
     const report = JSON.parse(bad.stdout) as { anchored: string; recheck: Array<{ line: number; reason: string }> };
     expect(report.anchored).toBe('matches');
     expect(report.recheck.map((r) => [r.line, r.reason])).toEqual([[200_001, 'out_of_step']]);
+  }, 120_000);
+
+  it('an error after the thread began reading (the journal\'s calling settings refused) ends verify and status', async () => {
+    const { output } = await bigBatch('refused');
+    // Settings a newer dnc wrote into the journal, with a key this one does not know: refused (exit 2) after the
+    // input's header was read, its thread started.
+    const db = new Database(`${output}.journal.sqlite`);
+    const meta = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'batch'").get() as { value: string }).value);
+    meta.calling = { name: 'team', settings: { no_such_setting: 1 } };
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'batch'").run(JSON.stringify(meta));
+    db.close();
+    for (const argv of [['verify', output], ['status', output]]) {
+      const r = await spawnDnc(argv, { env: w.env, cwd: w.dir, timeoutMs: 30_000 });
+      // (Killed at the time-out, it would have code -1 and signal SIGKILL.)
+      expect({ code: r.code, signal: r.signal }, `${argv[0]}: ${r.stderr}`).toEqual({ code: 2, signal: null });
+      expect(r.stderr).toMatch(/E_CONFIG_INVALID.*no_such_setting/);
+    }
   }, 120_000);
 });
