@@ -26,9 +26,8 @@ import {
   type Manifest,
   type RowAnswer,
 } from './manifest.js';
-import { C, CALLING, DNC_COLUMN_COUNT, DNC_RESULTS } from '../results/columns.js';
-import { P, phoneCellsAt, resultColumns } from '../results/row-cells.js';
-import { fastValidE164 } from '../phone/fast-e164.js';
+import { C, CALLING, DNC_RESULTS } from '../results/columns.js';
+import { numberCellsAsRow, resultColumns } from '../results/row-cells.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
@@ -263,13 +262,26 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     ? (v: string) => escapeFormulaCell(v, behindSpaces)
     : (v: string) => v;
   const structure: string[] = [];
-  // The input's header, read first: the output's must be it, then the dnc_* columns.
-  const inputHeader = input && manifest.format.header ? ((await input.next()) ?? undefined) : undefined;
+  /** What the pass holds open: let go after the walk, or at once when what comes before it fails. */
+  const release = async () => {
+    endSnapshot?.();
+    journal?.close();
+    await input?.close();
+  };
   // Outputs since the calling columns: each number's zones and window, recomputed under the journal's settings.
   const calling = hasCallingColumns(manifest.format);
-  const callingCheck = calling
-    ? callingCheckOf(manifest.calling_rules_version, journal?.meta() ?? null, o.tzdataVersion)
-    : { check: null, unchecked: null };
+  let inputHeader: string[] | undefined;
+  let callingCheck: ReturnType<typeof callingCheckOf>;
+  try {
+    // The input's header, read first: the output's must be it, then the dnc_* columns.
+    inputHeader = input && manifest.format.header ? ((await input.next()) ?? undefined) : undefined;
+    callingCheck = calling
+      ? callingCheckOf(manifest.calling_rules_version, journal?.meta() ?? null, o.tzdataVersion)
+      : { check: null, unchecked: null };
+  } catch (err) {
+    await release();
+    throw err;
+  }
   const checkHeader = (fields: string[]) => {
     // Outputs from before dnc_exemption have the first 10 of today's columns; from before the calling columns, 12.
     const expected =
@@ -440,7 +452,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       cells[CALLING.window] ?? '',
     );
     if (rowCalling) return flag(index, cells, 'edited', rowCalling);
-    for (let k = 0; k < several; k++) judgeOnce(index, numberCells(cells, k, calling), k + 1);
+    for (let k = 0; k < several; k++) judgeOnce(index, numberCellsAsRow(cells, k, calling), k + 1);
   };
   /** Whether the output row's input cells are the input row's, as the writer wrote them. */
   const sameInputCells = (inputRow: readonly string[], fields: readonly string[]): boolean => {
@@ -493,9 +505,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     walk = { sha256: await hashFile(outputPath), bytes: 0, tally: new TallyBuilder().done() };
     structure.push(`it does not read as the CSV dnc wrote: ${err.message}`);
   } finally {
-    endSnapshot?.();
-    journal?.close();
-    await input?.close();
+    await release();
   }
   const lines = await dataRecordLines(
     outputLayout(outputPath, manifest.format),
@@ -573,23 +583,4 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     callingRulesVersion: typeof manifest.calling_rules_version === 'string' ? manifest.calling_rules_version : null,
     callingUnchecked: callingCheck.unchecked,
   };
-}
-
-/** Phone column k's dnc_N_* cells laid out as a row's, for the checks a row's cells get (country: the number's). */
-function numberCells(cells: readonly string[], k: number, calling: boolean): string[] {
-  const at = phoneCellsAt(k, calling);
-  const own = new Array<string>(DNC_COLUMN_COUNT + (calling ? 2 : 0)).fill('');
-  const e164 = cells[at + P.e164] ?? '';
-  own[C.e164] = e164;
-  own[C.country] = fastValidE164(e164)?.country ?? '';
-  own[C.result] = cells[at + P.result] ?? '';
-  own[C.errorCode] = cells[at + P.errorCode] ?? '';
-  own[C.correlationId] = cells[at + P.correlationId] ?? '';
-  own[C.checkedAt] = cells[at + P.checkedAt] ?? '';
-  own[C.validUntil] = cells[at + P.validUntil] ?? '';
-  if (calling) {
-    own[CALLING.timeZones] = cells[at + P.timeZones] ?? '';
-    own[CALLING.window] = cells[at + P.window] ?? '';
-  }
-  return own;
 }

@@ -1,6 +1,7 @@
 // The dnc_* cells of a row with several phone columns: the contract's columns describe the row (its first callable
 // number, or what keeps it from being called), and each phone column N adds its own dnc_N_* cells.
 import type { CellNumber } from '../phone/phone-cache.js';
+import { fastValidE164 } from '../phone/fast-e164.js';
 import {
   C,
   CALLING,
@@ -146,4 +147,23 @@ export function refusedCells(cell: Extract<CellNumber, { ok: false }>, label: st
     '',
     '',
   ];
+}
+
+/** Phone column k's dnc_N_* cells laid out as a row's, for the checks a row's cells get (country: the number's). */
+export function numberCellsAsRow(cells: readonly string[], k: number, calling: boolean): string[] {
+  const at = phoneCellsAt(k, calling);
+  const own = new Array<string>(DNC_COLUMN_COUNT + (calling ? 2 : 0)).fill('');
+  const e164 = cells[at + P.e164] ?? '';
+  own[C.e164] = e164;
+  own[C.country] = fastValidE164(e164)?.country ?? '';
+  own[C.result] = cells[at + P.result] ?? '';
+  own[C.errorCode] = cells[at + P.errorCode] ?? '';
+  own[C.correlationId] = cells[at + P.correlationId] ?? '';
+  own[C.checkedAt] = cells[at + P.checkedAt] ?? '';
+  own[C.validUntil] = cells[at + P.validUntil] ?? '';
+  if (calling) {
+    own[CALLING.timeZones] = cells[at + P.timeZones] ?? '';
+    own[CALLING.window] = cells[at + P.window] ?? '';
+  }
+  return own;
 }
