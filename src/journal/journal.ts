@@ -101,7 +101,19 @@ export class BatchJournal {
 
   meta(): BatchMeta | null {
     const row = this.st.getMeta.get('batch');
-    return row ? (JSON.parse(row.value) as BatchMeta) : null;
+    if (!row) return null;
+    try {
+      return JSON.parse(row.value) as BatchMeta;
+    } catch (err) {
+      // dnc writes it as JSON, in one statement: what is not was written by something else.
+      throw inputError('E_JOURNAL_UNREADABLE', `the batch journal ${this.path} holds a batch record that is not JSON`, {
+        hint:
+          'the journal was edited or damaged: restore it from a copy; without it, the file it proves cannot be ' +
+          'proven (scrub the list again into a new output: --reuse-within reuses the verdicts the results cache ' +
+          'keeps)',
+        cause: err,
+      });
+    }
   }
 
   setMeta(meta: BatchMeta): void {

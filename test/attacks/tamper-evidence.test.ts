@@ -184,3 +184,32 @@ describe('report and status judge as verify does', () => {
     expect(readCsvIndependently(out).slice(1).map((x) => x[4])).toEqual(['callable', 'failed']);
   });
 });
+
+describe('a journal whose batch record was damaged', () => {
+  it('verify and a rerun say so with E_JOURNAL_UNREADABLE (exit 3), status as a scrub not fit, never an internal error; --restart starts over', async () => {
+    w = await world();
+    const out = await scrub(w);
+    const j = new Database(`${out}.journal.sqlite`);
+    j.prepare("UPDATE meta SET value = '{not json' WHERE key = 'batch'").run();
+    j.close();
+    const v = await dnc(['verify', out], w.env);
+    expect(v.code).toBe(3);
+    expect(v.stderr).toContain('[E_JOURNAL_UNREADABLE]');
+    expect(v.stderr).toContain('holds a batch record that is not JSON');
+    expect(v.stderr).not.toMatch(/internal error/i);
+    const input = path.join(w.dir, 'calls.csv');
+    const rerun = await dnc(['batch', input, '-o', out], w.env);
+    expect(rerun.code).toBe(3);
+    expect(rerun.stderr).toContain('[E_JOURNAL_UNREADABLE]');
+    // status lists scrubs: this one is not fit, and why.
+    const status = await dnc(['status', out], w.env);
+    expect(status.code).toBe(3);
+    expect(status.stderr).toContain('is not fit to dial: the batch journal');
+    expect(status.stderr).toContain('holds a batch record that is not JSON');
+    expect(status.stderr).not.toMatch(/internal error/i);
+    const restart = await dnc(['batch', input, '-o', out, '--restart'], w.env);
+    expect(restart.code, restart.stderr).toBe(0);
+    expect((await dnc(['verify', out], w.env)).code).toBe(0);
+  });
+});
+
