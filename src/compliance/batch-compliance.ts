@@ -133,16 +133,13 @@ function exemptionHeldAtVerdict(v: Pick<NumberVerdict, 'exemption_basis' | 'exem
  * are never exempted (an opt-out revokes consent).
  */
 export function withExemption(cells: string[], v: NumberVerdict | undefined): string[] {
-  let label = '';
-  if (v && exemptionHeldAtVerdict(v) && cells[2] === 'do_not_call' && !(cells[4] ?? '').startsWith('internal:')) {
-    cells[2] = 'callable';
-    label = exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until! });
-  }
+  const label = v ? exemptionCellOf(v) : '';
+  if (label !== '') cells[2] = 'callable';
   cells.push(label);
   return cells;
 }
 
-/** The dnc_exemption cell withExemption gives a number's final verdict (verify compares a row's with it). */
+/** The dnc_exemption cell of a number's verdict: its label when it turns the verdict callable (verify compares it). */
 export function exemptionCellOf(v: NumberVerdict): string {
   return v.state === 'done' && effectiveResult(v) !== v.result
     ? exemptionLabel({ basis: v.exemption_basis as never, until: v.exemption_until! })

@@ -28,6 +28,7 @@ import {
 } from './manifest.js';
 import { C, CALLING, DNC_RESULTS } from '../results/columns.js';
 import { numberCellsAsRow, resultColumns } from '../results/row-cells.js';
+import { doNotCallCell } from '../results/cells.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
 import type { OutputAnchor } from '../stores/anchors.js';
@@ -330,7 +331,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceTextCell(v.error_code)]];
     if (column === null) {
       expected.push(
-        ['dnc_do_not_call', C.doNotCall, v.do_not_call === null ? '' : v.do_not_call ? 'true' : 'false'],
+        ['dnc_do_not_call', C.doNotCall, doNotCallCell(v)],
         ['dnc_error', C.error, serviceTextCell(v.error)],
       );
       if (hasExemption) expected.push(['dnc_exemption', C.exemption, exemptionCellOf(v)]);

@@ -76,6 +76,11 @@ interface NotSentReasons {
   supportedList: readonly string[];
 }
 
+/** The dnc_do_not_call cell of a final verdict (verify compares a row's with it). */
+export function doNotCallCell(v: Pick<NumberVerdict, 'do_not_call'>): string {
+  return v.do_not_call === null ? '' : v.do_not_call ? 'true' : 'false';
+}
+
 /** The dnc_* cells of a number the journal knows. */
 export function cellsFor(
   e164: string,
@@ -95,7 +100,7 @@ export function cellsFor(
       e164,
       country,
       row.result ?? 'failed',
-      row.do_not_call === null ? '' : row.do_not_call ? 'true' : 'false',
+      doNotCallCell(row),
       serviceTextCell(row.list_source),
       serviceTextCell(row.checked_at),
       serviceTextCell(row.correlation_id),
