@@ -1,6 +1,7 @@
 // Runs dnc for tests: in-process through main() with test streams, or as the built binary (bin/dnc.js → dist/).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +14,13 @@ import type { Interrupts } from '../../src/io.js';
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO_ROOT, 'bin', 'dnc.js');
 
-/** A home folder that never exists, so no test reads the developer's ~/.config/dnc. */
-export const NO_HOME = path.join(os.tmpdir(), 'dnc-test-no-home');
+/**
+ * A home folder that does not exist, so no test reads the developer's ~/.config/dnc. Its name is new for each test
+ * process: a folder another run (or a program a test starts with this HOME) left behind can never make it exist,
+ * and whatever makes it during this process is removed when the process ends.
+ */
+export const NO_HOME = path.join(os.tmpdir(), `dnc-test-no-home-${process.pid}-${randomBytes(6).toString('hex')}`);
+process.once('exit', () => rmSync(NO_HOME, { recursive: true, force: true }));
 
 export interface RunResult {
   code: number;

@@ -1,0 +1,44 @@
+// The suite itself: a test passes on a fresh machine in any order, so none names a fixed path in the temp folder
+// (another test, or an earlier run, may have left it, or may find what this one leaves). Each test makes its own
+// folder (mkdtemp) and removes it.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from './helpers/cli.js';
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) return files(p);
+    return /\.(ts|mjs|js)$/.test(p) ? [p] : [];
+  });
+}
+
+/** Places where a path in the temp folder is named by a fixed string rather than made fresh. */
+export function fixedTempPaths(text: string): string[] {
+  const found: string[] = [];
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    // tmpdir() joined with a plain string literal (no template with a pid or random part): the same path every run.
+    if (/tmpdir\(\)\s*,\s*'[^']*'\s*\)/.test(line) && !/mkdtemp/.test(line)) found.push(`${i + 1}: ${line.trim()}`);
+    // A literal /tmp/ path in code (not a comment).
+    if (/['"`]\/tmp\//.test(line) && !/^\s*(\/\/|\*)/.test(line)) found.push(`${i + 1}: ${line.trim()}`);
+  });
+  return found;
+}
+
+describe('the test suite', () => {
+  it('names no fixed path in the temp folder: every test makes its own', () => {
+    const offenders = [...files(path.join(REPO_ROOT, 'test')), ...files(path.join(REPO_ROOT, 'bench'))]
+      .filter((f) => f !== path.join(REPO_ROOT, 'test', 'test-hygiene.test.ts'))
+      .flatMap((f) => fixedTempPaths(readFileSync(f, 'utf8')).map((hit) => `${path.relative(REPO_ROOT, f)}:${hit}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('finds what it is looking for (a fixed name is caught, a fresh one is not)', () => {
+    expect(fixedTempPaths("const home = path.join(os.tmpdir(), 'dnc-test-no-home');")).toHaveLength(1);
+    expect(fixedTempPaths("const f = '/tmp/dnc-x.csv';")).toHaveLength(1);
+    expect(fixedTempPaths("const d = mkdtempSync(path.join(os.tmpdir(), 'dnc-x-'));")).toEqual([]);
+    expect(fixedTempPaths('const d = path.join(os.tmpdir(), `dnc-${process.pid}-${random}`);')).toEqual([]);
+  });
+});
