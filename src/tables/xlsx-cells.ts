@@ -11,6 +11,11 @@ export async function loadNumberFormats(): Promise<void> {
   numfmt ??= await import('numfmt');
 }
 
+/** Whether numfmt is loaded (General shows a fraction with it: a sheet of General cells loads it at its first one). */
+export function numberFormatsLoaded(): boolean {
+  return numfmt !== undefined;
+}
+
 function formatter(): typeof Numfmt {
   if (!numfmt) throw new Error('number formats are used before loadNumberFormats() was awaited');
   return numfmt;

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
-import { cellText, loadNumberFormats, type TypedCell } from './xlsx-cells.js';
+import { cellText, loadNumberFormats, numberFormatsLoaded, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
   RelationshipsHandler,
@@ -298,12 +298,14 @@ async function* sheetRows(
         scanner.write(decoder.write(chunk as Buffer));
         const rows = sheet.rows;
         sheet.rows = [];
+        if (sheet.fraction && !numberFormatsLoaded()) await loadNumberFormats();
         yield* rows;
         // Whatever follows the rows (merged cells, filters, print settings) is not read.
         if (sheet.done) return;
       }
       scanner.write(decoder.end());
       scanner.end();
+      if (sheet.fraction && !numberFormatsLoaded()) await loadNumberFormats();
       yield* sheet.rows;
     } finally {
       stream.destroy();

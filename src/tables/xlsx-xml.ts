@@ -337,6 +337,8 @@ export class SheetHandler implements XmlHandler {
   rows: SheetRow[] = [];
   /** Set at `</sheetData>`: nothing after it is a row. */
   done = false;
+  /** Set at the first number that is not whole: General shows it through numfmt, which the caller then loads. */
+  fraction = false;
   private inData = false;
   private inRow = false;
   private rowNumber = 0;
@@ -521,6 +523,7 @@ export class SheetHandler implements XmlHandler {
         else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
         else {
           const n = Number.parseFloat(text);
+          if (!Number.isInteger(n)) this.fraction = true;
           result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
         }
       }
@@ -550,6 +553,7 @@ export class SheetHandler implements XmlHandler {
         }
         default: {
           const n = Number.parseFloat(text);
+          if (!Number.isInteger(n)) this.fraction = true;
           raw = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
           break;
         }
