@@ -119,7 +119,10 @@ export function readingLine(input: string, layout: TableLayout): string {
     layout.countryLabel !== undefined
       ? `, country column: ${layout.countryLabel}${layout.countryDetected ? ' (found by its name)' : ''}`
       : '';
-  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (${phones}${country})`;
+  if (layout.workbook) {
+    const hidden = layout.workbook.hidden ? ', a hidden sheet' : '';
+    return `Reading ${input}, sheet '${layout.workbook.sheet}'${hidden} (${phones}${country})`;
+  }
   const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
   return (
     `Reading ${input === '-' ? 'standard input' : input} (${phones}${country}, delimiter: ` +

@@ -10,9 +10,11 @@ export class XmlFormatError extends Error {
 }
 
 export interface XmlHandler {
+  /** Set when `open` is to be given qualified names (`x15:workbookPr`), for a handler that resolves namespaces. */
+  readonly qualifiedNames?: boolean;
   /**
-   * A start tag: its local name (any `x:` prefix dropped); its attributes are `src` from `from` to `to` (see
-   * attributeValue).
+   * A start tag: its local name (any `x:` prefix dropped), or its qualified name (see qualifiedNames); its attributes
+   * are `src` from `from` to `to` (see attributeValue).
    */
   open(name: string, src: string, from: number, to: number): void;
   close(name: string): void;
@@ -57,7 +59,10 @@ const MAX_PENDING = 4 << 20;
  */
 export class XmlScanner {
   private rest = '';
-  constructor(private readonly handler: XmlHandler) {}
+  private readonly qualified: boolean;
+  constructor(private readonly handler: XmlHandler) {
+    this.qualified = handler.qualifiedNames === true;
+  }
 
   write(chunk: string): void {
     const s = this.rest.length > 0 ? this.rest + chunk : chunk;
@@ -101,7 +106,8 @@ export class XmlScanner {
         const selfClosing = s.charCodeAt(gt - 1) === 47;
         const to = selfClosing ? gt - 1 : gt;
         const end = nameEnd(s, lt + 1, to);
-        const name = localName(s.slice(lt + 1, end));
+        const tag = s.slice(lt + 1, end);
+        const name = this.qualified ? tag : localName(tag);
         h.open(name, s, end, to);
         if (selfClosing) h.close(name);
         p = gt + 1;
@@ -276,8 +282,11 @@ export class StylesHandler implements XmlHandler {
   private readonly custom = new Map<number, string>();
   private readonly formatIds: number[] = [];
   private inCellXfs = false;
+  private inNumFmts = false;
   open(name: string, src: string, from: number, to: number): void {
-    if (name === 'numFmt') {
+    // A differential format (`<dxf>`, for conditional formatting) has a numFmt of its own: not a cell style's.
+    if (name === 'numFmts') this.inNumFmts = true;
+    else if (name === 'numFmt' && this.inNumFmts) {
       const id = Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '', 10);
       const code = attributeValue(src, from, to, 'formatCode');
       if (Number.isInteger(id) && code !== undefined) this.custom.set(id, code);
@@ -288,6 +297,7 @@ export class StylesHandler implements XmlHandler {
   }
   close(name: string): void {
     if (name === 'cellXfs') this.inCellXfs = false;
+    else if (name === 'numFmts') this.inNumFmts = false;
   }
   text(): void {}
   cdata(): void {}
@@ -565,38 +575,4 @@ export class SheetHandler implements XmlHandler {
     const value: CellValue = plainValue(raw, fmt);
     this.cells[this.col - 1] = { value, numFmt: fmt };
   }
-}
-
-/** The sheets of xl/workbook.xml in their order, with the relationship each is stored under, and the date system. */
-export class WorkbookHandler implements XmlHandler {
-  sheets: Array<{ name: string; rId: string | undefined }> = [];
-  date1904 = false;
-  open(name: string, src: string, from: number, to: number): void {
-    if (name === 'sheet') {
-      const a = attributes(src, from, to);
-      let rId: string | undefined;
-      for (const [k, v] of a) if (k === 'id' || k.endsWith(':id')) rId = v;
-      this.sheets.push({ name: a.get('name') ?? `Sheet${this.sheets.length + 1}`, rId });
-    } else if (name === 'workbookPr') {
-      const d = attributeValue(src, from, to, 'date1904');
-      this.date1904 = d === '1' || d === 'true';
-    }
-  }
-  close(): void {}
-  text(): void {}
-  cdata(): void {}
-}
-
-/** A part's relationships: by Id, the target and type. */
-export class RelationshipsHandler implements XmlHandler {
-  byId = new Map<string, { target: string; type: string }>();
-  open(name: string, src: string, from: number, to: number): void {
-    if (name !== 'Relationship') return;
-    const a = attributes(src, from, to);
-    const id = a.get('Id');
-    if (id !== undefined) this.byId.set(id, { target: a.get('Target') ?? '', type: a.get('Type') ?? '' });
-  }
-  close(): void {}
-  text(): void {}
-  cdata(): void {}
 }
