@@ -144,6 +144,7 @@ export async function renderSnapshot(
     byCountry: new Map(),
     notHttpsSources: 0,
     webhookRequired: 0,
+    notCalculated: 0,
     retryable: 0,
     unanswered: 0,
     written: [],
@@ -214,7 +215,7 @@ export async function renderSnapshot(
       for (let r = 0; r < batch.length; r++) {
         const input = batch[r]!;
         const typed = typedRows?.[r];
-        const numbers = rowNumbers.read(input);
+        const numbers = rowNumbers.read(input, typed);
         const per: string[][] = [];
         const firstSeen: boolean[] = [];
         for (let k = 0; k < numbers.length; k++) {
@@ -245,6 +246,7 @@ export async function renderSnapshot(
         const cells = several ? rowCells(per, numbers, firstSeen, layout.phoneLabels) : per[0]!;
         const result = cells[C.result] as DncResult;
         if (cells[C.errorCode] === 'webhook_required') summary.webhookRequired++;
+        else if (cells[C.errorCode] === 'formula_not_calculated') summary.notCalculated++;
         else if (
           result === 'not_checked' ||
           (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && cells[C.credits] === '0')

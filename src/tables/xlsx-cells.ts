@@ -28,6 +28,12 @@ export type CellValue = string | number | boolean | Date | { error: string } | n
 export interface TypedCell {
   value: CellValue;
   numFmt?: string | undefined;
+  /**
+   * Set (to the cell's reference, `B2`) when the cell is a formula without a usable cached value: none saved
+   * (openpyxl), or the placeholder `0` of a workbook never calculated (XlsxWriter). Its value is then null: dnc never
+   * evaluates.
+   */
+  formula?: string | undefined;
 }
 
 /**

@@ -21,7 +21,12 @@ import { chooseColumns } from './columns.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
-export type WorkbookBatch = string[][] & { typed?: TypedCell[][]; rowNumbers?: number[] };
+export type WorkbookBatch = string[][] & {
+  typed?: TypedCell[][];
+  rowNumbers?: number[];
+  /** The cells of the batch's rows that are formulas without a usable cached value (TypedCell.formula), in order. */
+  formulas?: string[];
+};
 
 export interface XlsxOptions extends ColumnOptions {
   /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
@@ -213,7 +218,7 @@ async function* sheetRows(
     }
     if (keepStrings) cachedStrings = { identity: zip.identity, table: strings };
     const style = await readStyles(zip, book.styles);
-    const sheet = new SheetHandler((i) => strings.get(i), style, book.date1904);
+    const sheet = new SheetHandler((i) => strings.get(i), style, book.date1904, book.fullCalcOnLoad);
     const stream = await zip.stream(chosen.entry!);
     const scanner = new XmlScanner(sheet);
     const decoder = new StringDecoder('utf8');
@@ -308,8 +313,9 @@ function sheetPicker(wanted: string | undefined): SheetChooser {
   );
 }
 
+/** A row whose cells hold nothing (a formula without a value holds one: its row is kept, and said to be unread). */
 function isEmptyRow(cells: readonly TypedCell[]): boolean {
-  return cells.every((c) => c === undefined || c.value === null || c.value === '');
+  return cells.every(isEmptyCell);
 }
 
 /** How many rows --no-header looks at for the width of the list (the widest of them). */
@@ -322,7 +328,7 @@ function rowWidth(cells: readonly TypedCell[]): number {
 }
 
 function isEmptyCell(c: TypedCell | undefined): boolean {
-  return c === undefined || c.value === null || c.value === '';
+  return c === undefined || ((c.value === null || c.value === '') && c.formula === undefined);
 }
 
 /**
@@ -474,6 +480,7 @@ export async function* readXlsxRows(layout: TableLayout, options: ReadRowsOption
       const c = row.cells[i];
       text[i] = cellText(c);
       typed[i] = c ?? { value: null };
+      if (c?.formula !== undefined) (batch.formulas ??= []).push(c.formula);
     }
     batch.push(text);
     batch.typed!.push(typed);

@@ -3,6 +3,7 @@
 // attribute, so reading a sheet of any length leaves little garbage behind, and the peak memory of a batch
 // does not grow with the rows (docs/BENCHMARKS.md, item 10).
 import { builtInFormat, isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
+import { columnName } from './xlsx-writer.js';
 
 /** The XML of a part is not what a workbook holds (the caller says which workbook). */
 export class XmlFormatError extends Error {
@@ -370,6 +371,8 @@ export class SheetHandler implements XmlHandler {
     private readonly sharedString: (index: number) => string | undefined,
     private readonly style: StyleLookup,
     private readonly date1904: boolean,
+    /** The workbook asks to be calculated when opened: a formula's cached `0` is a placeholder, not a result. */
+    private readonly fullCalcOnLoad = false,
   ) {}
 
   open(name: string, src: string, from: number, to: number): void {
@@ -525,17 +528,25 @@ export class SheetHandler implements XmlHandler {
     let raw: unknown;
     if (this.hasFormula) {
       // A formula is read as its cached result, of the type the cell says; never evaluated.
+      // An empty <v/> is no cached value (a formula never calculated, as openpyxl writes them); nor is the 0 that
+      // XlsxWriter writes for every formula of a workbook it marks to be calculated on load.
+      const placeholder = this.fullCalcOnLoad && text === '0' && (t === undefined || t === 'n');
+      if (!this.hasValue || (text === '' && t !== 'str') || placeholder) {
+        this.cells[this.col - 1] = {
+          value: null,
+          numFmt: fmt,
+          formula: `${columnName(this.col - 1)}${this.rowNumber}`,
+        };
+        return;
+      }
       let result: unknown;
-      // An empty <v/> is no cached value (a formula never calculated, as openpyxl writes them).
-      if (this.hasValue && (text !== '' || t === 'str')) {
-        if (t === 'str') result = text;
-        else if (t === 'e') result = { error: text };
-        else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
-        else {
-          const n = Number.parseFloat(text);
-          if (!Number.isInteger(n)) this.fraction = true;
-          result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
-        }
+      if (t === 'str') result = text;
+      else if (t === 'e') result = { error: text };
+      else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
+      else {
+        const n = Number.parseFloat(text);
+        if (!Number.isInteger(n)) this.fraction = true;
+        result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
       }
       raw = { formula: '', result };
     } else if (this.hasValue) {

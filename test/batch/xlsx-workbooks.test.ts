@@ -14,12 +14,17 @@ const row = (r: number, ...cells: string[]) => `<row r="${r}">${cells.join('')}<
 const num = (ref: string, value: string, style?: number) =>
   `<c r="${ref}"${style ? ` s="${style}"` : ''}><v>${value}</v></c>`;
 
-/** Runs a batch of `book` to a CSV and returns its rows as Python's csv module reads them. */
-async function batchToCsv(book: string, ...args: string[]): Promise<{ rows: string[][]; stderr: string }> {
+/**
+ * Runs a batch of `book` to a CSV and returns its rows as Python's csv module reads them; it must exit 0 (or 7, "some
+ * rows have no verdict", when `unfinished`).
+ */
+async function batchToCsv(book: string, ...args: string[]): Promise<{ rows: string[][]; stderr: string; out: string }> {
+  const unfinished = args[0] === 'unfinished';
+  if (unfinished) args.shift();
   const out = book.replace(/\.xlsx$/, `.${++n}.results.csv`);
   const r = await runDnc(['batch', book, '-o', out, '--country', 'US', ...args], { env: ctx.env, cwd: ctx.dir });
-  expect(r.code, r.stderr).toBe(0);
-  return { rows: readCsvIndependently(out), stderr: r.stderr };
+  expect(r.code, r.stderr).toBe(unfinished ? 7 : 0);
+  return { rows: readCsvIndependently(out), stderr: r.stderr, out };
 }
 
 describe('a workbook whose styles are all General', () => {
@@ -97,5 +102,74 @@ describe('the sheet a batch reads by default', () => {
     const { rows, stderr } = await batchToCsv(book);
     expect(rows.map((r) => r[0])).toEqual(['phone', '+12125550102']);
     expect(stderr).toContain("sheet 'Archive'");
+  });
+});
+
+describe('formulas without a usable cached value', () => {
+  const formula = (ref: string, f: string, v?: string) =>
+    `<c r="${ref}"><f>${f}</f>${v === undefined ? '<v></v>' : `<v>${v}</v>`}</c>`;
+  const objects = (rows: string[][]) =>
+    rows.slice(1).map((r) => Object.fromEntries(rows[0]!.map((h, i) => [h, r[i]!])));
+
+  it('keep their row, not_checked with a reason naming the cell (openpyxl saves no value: the row vanished)', async () => {
+    const book = file('openpyxl-formulas.xlsx');
+    const rows =
+      row(1, text('A1', 'phone'), text('B1', 'next')) +
+      row(2, text('A2', '+12125550123'), num('B2', '7')) +
+      row(3, formula('A3', 'A2'), formula('B3', 'B2+1'));
+    // openpyxl sets fullCalcOnLoad on every workbook it writes, formulas or not.
+    await writeHandMadeWorkbook(book, {
+      sheets: [{ name: 'Calls', rows }],
+      after: '<calcPr calcId="124519" fullCalcOnLoad="1"/>',
+    });
+    const { rows: out, stderr, out: written } = await batchToCsv(book, 'unfinished');
+    const [first, second] = objects(out);
+    expect(out).toHaveLength(3);
+    expect(first).toMatchObject({ phone: '+12125550123', next: '7', dnc_phone_e164: '+12125550123' });
+    expect(second).toMatchObject({
+      phone: '',
+      next: '',
+      dnc_result: 'not_checked',
+      dnc_error_code: 'formula_not_calculated',
+    });
+    expect(second!.dnc_error).toContain('cell A3 is a formula whose value was never calculated');
+    expect(stderr).toContain("2 formula cell(s) of sheet 'Calls' (the first A3) have no calculated value");
+    expect(stderr.match(/formula cell/g)).toHaveLength(1);
+    const verified = await runDnc(['verify', written], { env: ctx.env, cwd: ctx.dir });
+    // verify agrees with the row as written (not fit to dial: a row is unchecked).
+    expect(verified.stdout).toContain('rows compared with the journal and the input');
+    expect(verified.stdout).toContain('cell A3 is a formula whose value was never calculated');
+  });
+
+  it("are never XlsxWriter's placeholder 0 in a workbook never calculated; calculated values are read", async () => {
+    const book = file('xlsxwriter-formulas.xlsx');
+    const rows =
+      row(1, text('A1', 'phone'), text('B1', 'area'), text('C1', 'local')) +
+      row(2, formula('A2', '"+1"&amp;B2&amp;C2', '0'), num('B2', '212'), num('C2', '5550123'));
+    await writeHandMadeWorkbook(book, {
+      sheets: [{ name: 'Sheet1', rows }],
+      after: '<calcPr calcId="124519" fullCalcOnLoad="1"/>',
+    });
+    const dry = await runDnc(['batch', book, '--dry-run', '--country', 'US'], { env: ctx.env, cwd: ctx.dir });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain("1 formula cell(s) of sheet 'Sheet1' (the first A2) have no calculated value");
+    expect(dry.stderr).toContain('open the workbook in Excel or LibreOffice and save it, or export it as CSV');
+    const { rows: out } = await batchToCsv(book, 'unfinished');
+    expect(objects(out)[0]).toMatchObject({
+      phone: '',
+      dnc_result: 'not_checked',
+      dnc_error_code: 'formula_not_calculated',
+    });
+    // The same formula as Excel saves it (its cached value, no fullCalcOnLoad) is read: no warning.
+    const saved = file('excel-formulas.xlsx');
+    const calculated =
+      row(1, text('A1', 'phone')) + row(2, `<c r="A2" t="str"><f>"+1"&amp;"2125550123"</f><v>+12125550123</v></c>`);
+    await writeHandMadeWorkbook(saved, {
+      sheets: [{ name: 'Sheet1', rows: calculated }],
+      after: '<calcPr calcId="191029"/>',
+    });
+    const ok = await batchToCsv(saved);
+    expect(objects(ok.rows)[0]).toMatchObject({ phone: '+12125550123', dnc_phone_e164: '+12125550123' });
+    expect(ok.stderr).not.toContain('formula cell');
   });
 });
