@@ -116,7 +116,8 @@ export class WorkbookLane {
     const plain = this.look(fill, undefined);
     const style = (col: number): CellStyle => {
       const t = col < input.length ? typed?.[col] : undefined;
-      return t && typeof t.value !== 'string' && t.numFmt ? this.look(fill, t.numFmt) : plain;
+      // Text keeps its format too: `_(@_)` pads it as accounting does, `"Tel: "@` adds to it.
+      return t && t.numFmt ? this.look(fill, t.numFmt) : plain;
     };
     if (this.sheet) this.sheet.row(values, style);
     else this.early.push([values, style]);

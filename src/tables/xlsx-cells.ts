@@ -231,6 +231,17 @@ const BUILT_IN: Readonly<Record<number, string>> = {
   49: '@',
 };
 
+/** The id of a built-in format by its code (`mm-dd-yy` is 14), as exceljs and openpyxl write them; else undefined. */
+export function builtInFormatId(code: string): number | undefined {
+  return BUILT_IN_IDS.get(code);
+}
+
+const BUILT_IN_IDS = new Map(
+  Object.entries(BUILT_IN)
+    .filter(([id]) => id !== '0')
+    .map(([id, code]) => [code, Number(id)]),
+);
+
 export function builtInFormat(id: number): string | undefined {
   const known = BUILT_IN[id];
   if (known !== undefined) return known;

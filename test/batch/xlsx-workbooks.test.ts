@@ -1,9 +1,12 @@
 // Workbooks as people save them (issue 39): files Excel and LibreOffice open that dnc once crashed on or misread.
 // Each is made part by part, as the producer that writes it does (openpyxl, XlsxWriter, current Excel).
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
+import { readSheetRows } from '../../src/tables/xlsx-input.js';
 import { sandboxForFile } from './helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
 
@@ -171,5 +174,65 @@ describe('formulas without a usable cached value', () => {
     const ok = await batchToCsv(saved);
     expect(objects(ok.rows)[0]).toMatchObject({ phone: '+12125550123', dnc_phone_e164: '+12125550123' });
     expect(ok.stderr).not.toContain('formula cell');
+  });
+});
+
+describe('a results workbook', () => {
+  it('keeps each input cell as the input shows it: built-in dates by id, text byte for byte, text formats', async () => {
+    const book = file('display.xlsx');
+    const styles =
+      '<numFmts count="1"><numFmt numFmtId="164" formatCode="_(@_)"/></numFmts>' +
+      '<cellXfs count="4"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/>' +
+      '<xf numFmtId="22" applyNumberFormat="1"/><xf numFmtId="164" applyNumberFormat="1"/></cellXfs>';
+    const rows =
+      row(1, text('A1', 'phone'), text('B1', 'note'), text('C1', 'day'), text('D1', 'at'), text('E1', 'memo')) +
+      row(
+        2,
+        text('A2', '+12125550123'),
+        // CR LF as Excel writes it, and text that only looks like an escape (_x005F_ escapes its underscore).
+        `<c r="B2" t="inlineStr"><is><t>a_x000D_\nb _x005F_x0041_</t></is></c>`,
+        num('C2', '45352', 1),
+        num('D2', '45352.5', 2),
+        `<c r="E2" s="3" t="inlineStr"><is><t>memo</t></is></c>`,
+      );
+    await writeHandMadeWorkbook(book, { sheets: [{ name: 'Calls', rows }], styles });
+    const out = file('display.results.xlsx');
+    const r = await runDnc(['batch', book, '-o', out, '--country', 'US'], { env: ctx.env, cwd: ctx.dir });
+    expect(r.code, r.stderr).toBe(0);
+    // The parts as written, read by Python's zipfile: what Excel will be given.
+    const parts = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          'import json,sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print(json.dumps({n: z.read(n).decode() for n in z.namelist()}))',
+          out,
+        ],
+        { encoding: 'utf8' },
+      ),
+    ) as Record<string, string>;
+    const sheet = parts['xl/worksheets/sheet1.xml']!;
+    const stylesXml = parts['xl/styles.xml']!;
+    expect(sheet).toContain('<t xml:space="preserve">a_x000D_\nb _x005F_x0041_</t>');
+    // Formats 14 and 22 are Excel's built-ins (3/1/2024, 3/1/2024 12:00), never the literal mm-dd-yy (03-01-24).
+    expect(stylesXml).not.toContain('mm-dd-yy');
+    const xfs = [...stylesXml.matchAll(/<xf numFmtId="(\d+)"/g)].map((m) => m[1]);
+    expect(xfs).toEqual(expect.arrayContaining(['14', '22']));
+    // The text cell keeps its accounting padding format.
+    expect(stylesXml).toMatch(/<numFmt numFmtId="\d+" formatCode="_\(@_\)"\/>/);
+    const [sheetRead] = readWorkbookIndependently(out);
+    const cells = sheetRead!.rows[1]!;
+    expect(cells.slice(0, 5).map((c) => [c.v, c.fmt])).toEqual([
+      ['+12125550123', 'General'],
+      // openpyxl does not decode ST_Xstring escapes: it shows them as stored.
+      ['a_x000D_\nb _x005F_x0041_', 'General'],
+      ['2024-03-01T00:00:00', 'mm-dd-yy'],
+      ['2024-03-01T12:00:00', 'm/d/yy h:mm'],
+      ['memo', '_(@_)'],
+    ]);
+    // dnc reads its own output back as the input: the same text, CR included.
+    const back: unknown[][] = [];
+    for await (const r of readSheetRows(out, 'Results')) back.push(r.cells.slice(0, 2).map((c) => c?.value));
+    expect(back[1]).toEqual(['+12125550123', 'a\r\nb _x0041_']);
   });
 });
