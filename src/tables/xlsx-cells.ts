@@ -1,5 +1,6 @@
 // What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another.
 import type * as Numfmt from 'numfmt';
+import { excelFormat } from './excel-format.js';
 
 let numfmt: typeof Numfmt | undefined;
 
@@ -106,7 +107,8 @@ function classify(numFmt: string): FormatKind {
   } catch {
     return 'invalid';
   }
-  if (info.type === 'general') return 'general';
+  // numfmt calls a format of text sections alone general (`[>0]"pos";[<0]"neg";"zero"`): Excel shows its text.
+  if (info.type === 'general') return /general/i.test(numFmt) ? 'general' : 'excel';
   if (info.type === 'scientific') return 'scientific';
   if (info.isDate && info.type !== 'time') {
     // A calendar date has a year, a month or a day; `[s]` or `[mm]:ss` are durations, shown as Excel shows them.
@@ -157,7 +159,7 @@ export function numberText(value: number, numFmt: string | undefined): string {
   // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
   if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
   try {
-    return formatter().format(pattern, value);
+    return excelFormat(formatter(), pattern, value);
   } catch {
     return general(value);
   }

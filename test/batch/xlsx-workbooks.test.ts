@@ -7,6 +7,7 @@ import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { readSheetRows } from '../../src/tables/xlsx-input.js';
+import { loadNumberFormats, numberText } from '../../src/tables/xlsx-cells.js';
 import { sandboxForFile } from './helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
 
@@ -234,5 +235,31 @@ describe('a results workbook', () => {
     const back: unknown[][] = [];
     for await (const r of readSheetRows(out, 'Results')) back.push(r.cells.slice(0, 2).map((c) => c?.value));
     expect(back[1]).toEqual(['+12125550123', 'a\r\nb _x0041_']);
+  });
+});
+
+describe('number formats as Excel shows them where numfmt does not', () => {
+  // Excel's own TEXT(value, format) results (Apache POI's format-test workbooks store them).
+  const cases: Array<[string, number, string]> = [
+    ['[h]:m:s.000', -1.5, '-36:0:0.000'],
+    ['[h]:mm:ss', -0.25, '-6:00:00'],
+    ['[h]:mm:ss', 1.25, '30:00:00'],
+    ['[<=-10]#" Wow"', -11, '-11 Wow'],
+    ['[<=-10]#" Wow";0', -5, '-5'],
+    ['0;(0)', -3, '(3)'],
+    ['[<0]"neg"', -3, 'neg'],
+    ['h:mm a/p', 0.75, '6:00 p'],
+    ['h:mm a/p', 0.25, '6:00 a'],
+    ['h:mm A/P', 0.75, '6:00 P'],
+    ['"a/p "0', 5, 'a/p 5'],
+    ['[>0]"pos";[<0]"neg";"zero"', 5, 'pos'],
+    ['[>0]"pos";[<0]"neg";"zero"', -5, 'neg'],
+    ['[>0]"pos";[<0]"neg";"zero"', 0, 'zero'],
+    ['# ?/?', 3.14159, '3 1/7'],
+    ['(###) ###-####', 2125550123, '(212) 555-0123'],
+  ];
+  it.each(cases)('%s on %d is %s', async (format, value, shown) => {
+    await loadNumberFormats();
+    expect(numberText(value, format)).toBe(shown);
   });
 });
