@@ -31,11 +31,10 @@ interface Import {
  */
 function importsOf(file: string): Import[] {
   const text = readFileSync(path.join(SRC, file), 'utf8');
-  const lineStarts = ts.computeLineStarts(text);
   return ts.preProcessFile(text, true, true).importedFiles.map((ref) => ({
     from: file,
     specifier: ref.fileName,
-    line: ts.computeLineAndCharacterOfPosition(lineStarts, ref.pos).line + 1,
+    line: text.slice(0, ref.pos).split('\n').length,
   }));
 }
 
