@@ -12,6 +12,7 @@ export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.j
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
 export { CALLING_RULES } from './rules.js';
 export { HORIZON_DAYS } from './windows.js';
+export { callingAnswer, type CallingAnswer, type NotNowReason, type Standing } from './answer.js';
 
 /** A number as dnc keeps it: E.164 and the country libphonenumber gives it. */
 export interface CallingNumber {
@@ -30,7 +31,7 @@ export interface LocalTime {
   readonly closed_today: string | null;
 }
 
-/** The `calling` object of `dnc check --json`. */
+/** A number's window at an instant under the calling rules alone (the `calling` object is `CallingAnswer`). */
 export interface CallingWindow {
   /** IANA zones of the number, sorted. */
   readonly time_zones: readonly string[];
@@ -38,8 +39,11 @@ export interface CallingWindow {
   readonly location_known: boolean;
   /** A US number's state (USPS code) from its area code; null elsewhere or when not known. */
   readonly state: string | null;
-  /** Inside the permitted window, in every zone, at the instant asked about (the time test alone). */
-  readonly may_call_now: boolean;
+  /**
+   * Inside the permitted window, in every zone, at the instant asked about: the time test alone, never a verdict.
+   * What a number's answer says (`may_call_now`) is `callingAnswer` (./answer.ts), which weighs its verdict too.
+   */
+  readonly in_window: boolean;
   /** The window in progress, or the next one: ISO 8601, UTC. Null when there is none (never_callable). */
   readonly next_window_start: string | null;
   readonly next_window_end: string | null;
@@ -189,7 +193,7 @@ export class CallingWindows {
       time_zones: place.timeZones,
       location_known: place.locationKnown,
       state: place.state ?? null,
-      may_call_now: found !== undefined && found.start <= t,
+      in_window: found !== undefined && found.start <= t,
       next_window_start: found ? iso(found.start) : null,
       next_window_end: found ? iso(found.end) : null,
       never_callable: found === undefined,
