@@ -1,5 +1,5 @@
-// `dnc window --number N…`: when numbers may be called, by the calling rules alone. Nothing is looked up and no credit
-// is spent: the service is never reached (no client is made, no key is read). The internal do-not-call list, which is
+// `dnc window --number N…`: when numbers may be called, by the calling rules alone. Nothing is looked up and no
+// credit is spent: the service is never reached (no client is made, no key is read). The internal do-not-call list,
 // local and free, is read: a number on it is never callable. The answer is no do-not-call verdict, and says so.
 import { callingAnswer, createCallingWindows, type CallingAnswer, type Standing } from '../calling/index.js';
 import { checkCompliance } from '../compliance/check-compliance.js';
