@@ -1,6 +1,6 @@
 // A number's calling answer: its window under the rules, weighed with what is known of its verdict. The window alone
 // never says a number may be called: a registered, suppressed or invalid number may never be, whatever the hour.
-import type { CallingWindow } from './index.js';
+import type { CallingWindow } from './types.js';
 
 /** What is known of a number's verdict when its calling answer is given. */
 export type Standing =
