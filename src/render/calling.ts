@@ -19,7 +19,7 @@ function wallClock(localTime: string): string {
 function verdictReason(reason: NotNowReason, country: string | undefined): string | null {
   switch (reason) {
     case 'do_not_call':
-      return `on the ${country ?? '?'} do-not-call register`;
+      return country ? `on the ${country} do-not-call register` : 'on a do-not-call register';
     case 'suppressed':
       return 'on the internal do-not-call list';
     case 'invalid':
