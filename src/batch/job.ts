@@ -13,7 +13,6 @@ import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.
 import type { RenderSummary } from '../results/render.js';
 import type { Reusable } from '../evidence/reusable.js';
 import type { SchedulerProgress } from './scheduler.js';
-import type { ReuseQuestion } from './repay.js';
 import type { ReuseDecision } from '../evidence/recent-answers.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
@@ -25,6 +24,14 @@ export type BatchEvent =
   /** The first interrupt: no new lookups; those in flight are awaited. */
   | { type: 'stopping' }
   | { type: 'lookups-ended' };
+
+/** What was found and what a run would send, as the question on a terminal shows it. */
+export interface ReuseQuestion {
+  numbers: number;
+  of: number;
+  credits: number;
+  oldestMs: number;
+}
 
 /** What the batch may use: nothing of the process but what is injected here. */
 export interface BatchRunDeps {

@@ -33,14 +33,6 @@ export interface RecentOutcome {
   teamMoments: number;
 }
 
-/** What was found and what a run would send, as the question on a terminal shows it. */
-export interface ReuseQuestion {
-  numbers: number;
-  of: number;
-  credits: number;
-  oldestMs: number;
-}
-
 /**
  * Decides, before the first lookup, what becomes of the numbers answered within the last day. The whole list is in
  * the journal (a batch with recent answers in the cache reads it before sending). Returns the options as they now
