@@ -18,11 +18,12 @@ import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from './host.js';
 import { showBatchSummary, showDryRun } from '../render/batch-report.js';
+import { reuseQuestion } from '../render/reuse-question.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
 /** Commander's attribute names of the remembered options that differ from ours. */
-const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
+const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin', noReuse: 'reuse' };
 
 export const MAX_CONCURRENCY = 64;
 
@@ -161,6 +162,11 @@ export function registerBatch(program: Command, host: CommandHost): void {
       ),
     )
     .option(
+      '--no-reuse',
+      'pay again for numbers this service answered within the last day, without asking (on a terminal dnc asks ' +
+        'first; elsewhere it pays again and the summary says so)',
+    )
+    .option(
       '--suppression-list <path>',
       'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
     )
@@ -198,6 +204,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       outputEncoding: o.outputEncoding as TextEncoding | undefined,
       format: o.format as 'csv' | 'xlsx' | undefined,
       reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
+      noReuse: o.reuse === false,
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
@@ -371,7 +378,33 @@ async function runBatchJobWith(
     onEvent: show,
     // Not sure which columns hold the numbers: asked only with a person at both ends (a script gets exit 2).
     ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askColumns: askColumnsOn(ctx) } : {}),
+    // Paying again for the answers of the last day: asked likewise (a script follows --reuse-within / --no-reuse).
+    ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askReuse: askReuseOn(ctx) } : {}),
   });
+}
+
+/** Asks on the terminal whether to reuse the answers of the last day, pay again, or stop (end of input: stop). */
+function askReuseOn(ctx: Context): NonNullable<BatchRunDeps['askReuse']> {
+  return async (question) => {
+    const { createInterface } = await import('node:readline/promises');
+    const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr, terminal: true });
+    const closed = new Promise<null>((resolve) => rl.once('close', () => resolve(null)));
+    try {
+      let prompt = reuseQuestion(question);
+      for (let tries = 0; tries < 3; tries++) {
+        const answer = await Promise.race([rl.question(prompt), closed]);
+        if (answer === null) return 'stop';
+        const a = answer.trim().toLowerCase();
+        if (a === '' || a === 'r' || a === 'reuse') return 'reuse';
+        if (a === 'p' || a === 'pay' || a === 'pay again') return 'pay_again';
+        if (a === 's' || a === 'stop') return 'stop';
+        prompt = 'Please answer r (reuse), p (pay again) or s (stop): ';
+      }
+      return 'stop';
+    } finally {
+      rl.close();
+    }
+  };
 }
 
 /** Asks on the terminal which of the candidate columns to scrub; null when the answer is empty (stop). */
@@ -447,6 +480,8 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     summaryToStderr: r.outputPath === '-',
     unansweredSends: r.unansweredSends,
     error: r.fatal ? jsonErrorOf(r.fatal) : null,
+    paidAgain: r.paidAgain ?? null,
+    estimate: r.estimate ?? null,
   });
   // Stopped on an error after the output was written: the summary above, then the error (main prints it, exits with its
   // status).
