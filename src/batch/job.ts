@@ -170,6 +170,12 @@ export type BatchRunResult =
       resume: string;
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
       unansweredSends: number;
+      /** The --review-out list this batch writes (given now or remembered), or null. */
+      reviewOut: string | null;
+      /** --resend-failed was given: failed numbers still failed were sent again (a hint never names it again). */
+      resentFailed: boolean;
+      /** The failed numbers a bare rerun leaves (what --resend-failed sends), and what sending them costs again. */
+      failedToResend: { numbers: number; credits: number };
       /**
        * The error that stopped the run after the output was written (the command reports it and exits with its status).
        */
@@ -234,6 +240,11 @@ export interface BatchOptions {
    * sent again, although each may already have been charged. Never remembered: it is consent for this run only.
    */
   resendUnanswered?: boolean;
+  /**
+   * --resend-failed: the failed numbers a bare rerun does not send again (the failure was charged, or the send may
+   * have been: the unanswered ones too) are sent again; each may be charged again.
+   */
+  resendFailed?: boolean;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
