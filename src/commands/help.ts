@@ -53,9 +53,12 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
   window: {
     0:
       'the list was written (it may hold no number: none was inside its window for the whole slot); rows left ' +
-      'out (pending, failed…) leave the file not fit as a whole, which the summary says, with what makes it fit',
+      'out (pending, failed…) leave the file not fit as a whole, which the summary says, with what makes it fit; ' +
+      '--number: every number answered',
     2: 'bad option (a time without its offset, a slot that ends before it starts), or --dial-out on the evidence',
-    3: 'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written',
+    3:
+      'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written; ' +
+      '--number: a number that cannot be valid',
   },
   trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
   sandbox: {
