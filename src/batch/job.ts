@@ -189,6 +189,12 @@ export type BatchRunResult =
       paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
       /** The credit guard's estimate of this run's lookups, over the numbers it was to send; null: none weighed. */
       estimate?: { numbers: number; credits: number } | null;
+      /** The --review-out list this batch writes (given now or remembered), or null. */
+      reviewOut: string | null;
+      /** --resend-failed was given: failed numbers still failed were sent again (a hint never names it again). */
+      resentFailed: boolean;
+      /** The failed numbers a bare rerun leaves (what --resend-failed sends), and what sending them costs again. */
+      failedToResend: { numbers: number; credits: number };
       /**
        * The error that stopped the run after the output was written (the command reports it and exits with its status).
        */
@@ -255,6 +261,11 @@ export interface BatchOptions {
    * sent again, although each may already have been charged. Never remembered: it is consent for this run only.
    */
   resendUnanswered?: boolean;
+  /**
+   * --resend-failed: the failed numbers a bare rerun does not send again (the failure was charged, or the send may
+   * have been: the unanswered ones too) are sent again; each may be charged again.
+   */
+  resendFailed?: boolean;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */

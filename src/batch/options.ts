@@ -1,5 +1,6 @@
 // A batch's options checked before anything is read, and the options its journal remembers: what a rerun resumes
 // with, how a resume is written on a command line.
+import { shellWord } from '../text/shell.js';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
@@ -216,7 +217,7 @@ function statSafe(file: string) {
 
 /** The command that resumes this batch, as the user would type it. */
 export function resumeCommand(input: string, options: BatchOptions, outputPath: string, cwd: string): string {
-  const q = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const q = shellWord;
   const rel = (p: string) => {
     const r = path.relative(cwd, p);
     return r.startsWith('..') || path.isAbsolute(r) ? p : r;

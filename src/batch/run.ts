@@ -23,7 +23,7 @@ import { renderableEarly, threadWorth } from './render-early.js';
 import { placeSpool, spoolStdin } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
 import { type Reading, readInput } from './read-input.js';
-import { type JournalBatch, prepareJournal } from './resume.js';
+import { failedFacts, type JournalBatch, prepareJournal } from './resume.js';
 import { dryRun } from './dry-run.js';
 import { type BatchPaths, makeFolder } from './paths.js';
 import { manifestPathFor } from '../evidence/manifest.js';
@@ -265,7 +265,7 @@ async function runBatchJournal(
       recent = await evidence.recentAnswersOf(ctx, serviceOrigin, options.compliance ?? {});
       reusable = await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
     }
-    if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
+    if ((await prepareJournal(ctx, journal, batch, options)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
       // numbers), --reuse-within (verdicts taken from the results cache) and answers of the last day in the cache
@@ -452,7 +452,7 @@ async function runBatchJournal(
       outputPath: paths.outputPath,
       maxCredits: options.maxCredits,
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
-      unansweredSends,
+      ...failedFacts(journal, options),
       paidAgain: paidAgain(journal, recentOutcome),
       estimate,
     };
@@ -593,7 +593,7 @@ async function finishStopped(
     outputPath: paths.outputPath,
     maxCredits: options.maxCredits,
     resume,
-    unansweredSends: journal.unansweredSends(),
+    ...failedFacts(journal, options),
     fatal: told,
     ...run.extras,
   };

@@ -38,7 +38,9 @@ Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.
 the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone
 resumes a stopped batch with them (nothing answered is sent again) and looks up again the rows
 left without a verdict that no credit was spent on. Numbers a killed run sent without getting
-the answer may have been charged: they are not sent again unless --resend-unanswered is given.
+the answer may have been charged: they are not sent again unless --resend-unanswered is given;
+--resend-failed sends again those and the numbers whose failure was charged (billing_error),
+each charged again.
 Options that change no answer (budget, lists, concurrency, webhook URL, --reuse-within) may
 change on a rerun; --restart starts over.
 
@@ -106,6 +108,11 @@ export function registerBatch(program: Command, host: CommandHost): void {
       '--resend-unanswered',
       'send again the numbers an earlier run sent without getting the answer (killed, or stopped at once): each ' +
         'may be charged twice',
+    )
+    .option(
+      '--resend-failed',
+      'send again the failed numbers a rerun leaves (a charged billing_error, a send that got no answer): each is ' +
+        'charged again',
     )
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
@@ -194,6 +201,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       dryRun: o.dryRun === true,
       restart: o.restart === true,
       resendUnanswered: o.resendUnanswered === true,
+      resendFailed: o.resendFailed === true,
       callableOut: o.callableOut as string | undefined,
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
@@ -540,12 +548,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
               `if the first went through): ${bare} --resend-unanswered`,
           ]
         : []),
-      ...(charged > 0
-        ? [
-            `${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` ` +
-              `lists the rows that need a person)`,
-          ]
-        : []),
+      ...(charged > 0 ? [chargedAdvice(charged, r, bare)] : []),
     ];
     ctx.warn(
       `dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ` +
@@ -554,6 +557,21 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     return ExitCode.UNFINISHED;
   }
   return ExitCode.OK;
+}
+
+/**
+ * What finishes rows that failed after a charge: --resend-failed, naming what it costs; when it was given (they
+ * failed again), a person's review (the --review-out list when there is one). Never a flag already given.
+ */
+function chargedAdvice(charged: number, r: Extract<BatchRunResult, { kind: 'finished' }>, bare: string): string {
+  const rows = `${formatInteger(charged)} row(s) failed after a charge`;
+  const review = r.reviewOut ? `${r.reviewOut} lists them for a person` : '`--review-out FILE` lists them for a person';
+  if (r.resentFailed) return `${rows}, again after --resend-failed: the service could not settle them; ${review}`;
+  const cost = r.failedToResend;
+  return (
+    `${rows}: a rerun does not send them again; to send them again (each charged again: ` +
+    `${formatInteger(cost.numbers)} number(s), about ${formatInteger(cost.credits)} credit(s)): ${bare} --resend-failed`
+  );
 }
 
 function formatDuration(ms: number): string {
