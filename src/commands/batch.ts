@@ -18,6 +18,7 @@ import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from './host.js';
 import { showBatchSummary, showDryRun } from '../render/batch-report.js';
+import { jsonErrorOf as jsonErrorOfShown, withUsageHint, type JsonError } from '../render/error.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
@@ -307,13 +308,6 @@ export function batchRefusedSummary(error: JsonError): Record<string, unknown> {
   return unfinishedSummary(null, {}, error);
 }
 
-interface JsonError {
-  code: string;
-  exit_status: number;
-  message: string;
-  hint: string | null;
-}
-
 /** stopped_reason of a batch that ended on an error (cli.md): what a script decides a rerun on. */
 function stoppedReasonOf(exitStatus: number): StoppedReason {
   switch (exitStatus) {
@@ -332,8 +326,9 @@ function stoppedReasonOf(exitStatus: number): StoppedReason {
   }
 }
 
+/** An error as the summary states it: the hint main prints on stderr too (src/render/error.ts). */
 function jsonErrorOf(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+  return jsonErrorOfShown(withUsageHint(err, 'batch'));
 }
 
 async function runBatchJobWith(

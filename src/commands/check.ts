@@ -7,10 +7,9 @@ import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import { jsonLine, renderOutcome, withCalling, type JsonError } from '../render/check.js';
+import { failedLookupError, jsonLine, renderOutcome, withCalling } from '../render/check.js';
+import { failureLine } from '../render/error.js';
 import { callingLines } from '../render/calling.js';
-import { terminalSafe } from '../text/terminal-safe.js';
-import type { DncError } from '../errors.js';
 import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
 
 const HELP = `
@@ -140,20 +139,18 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           return;
         }
         const extra = records.exemptionJson(e.decision, registerDnc);
+        // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
+        const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
+        const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
         print([
           withCalling(
-            jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+            failed
+              ? failureLine(e.number.phone.e164, raw, outcome.meta, failed)
+              : jsonLine(raw, outcome.meta),
             e.calling,
           ),
         ]);
-        if (outcome.kind === 'failed') {
-          // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
-          const b = outcome.body;
-          ctx.warn(
-            `dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ` +
-              `${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`,
-          );
-        }
+        if (failed) for (const line of errorLines(failed)) ctx.warn(line);
         return;
       }
       case 'refused_answer': {
@@ -161,7 +158,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
         print(
           ctx.json
-            ? [withCalling(jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused)), e.calling)]
+            ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
             : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling)],
         );
         for (const line of errorLines(refused)) ctx.warn(line);
@@ -170,21 +167,16 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'request_error': {
         exit = mostSevere(exit, e.error.exitCode);
         if (ctx.json) {
-          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
-          // verdict.
+          // A line for every number: what the service said, when it answered, under error.service.
           const meta = e.error.details.meta as ResponseMeta | undefined;
-          const body = e.error.details.body;
-          const known = body !== null && typeof body === 'object' ? body : { phone_number: e.number.phone.e164 };
-          print([
-            withCalling(
-              jsonLine(
-                known,
-                { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
-                jsonError(e.error),
-              ),
-              e.calling,
-            ),
-          ]);
+          const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
+          const line = failureLine(
+            e.number.phone.e164,
+            e.error.details.body,
+            { status, creditCost: meta?.creditCost ?? null },
+            e.error,
+          );
+          print([withCalling(line, e.calling)]);
         }
         for (const line of errorLines(e.error)) ctx.warn(line);
         return;
@@ -265,11 +257,6 @@ async function givenNumbers(ctx: Context, args: string[]): Promise<GivenNumber[]
     }
   }
   return out;
-}
-
-/** An error as --json states it. */
-function jsonError(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
 }
 
 function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {
