@@ -41,7 +41,10 @@ export const EXIT_STATUS_MEANINGS: Readonly<Record<ExitCodeValue, string>> = {
  * code meets a number: throw sites name a code, and scripts match on it (as undici's `err.code`).
  */
 export const ERROR_CODES = {
-  E_INTERNAL: { exit: ExitCode.INTERNAL, summary: 'a bug in dnc: please report it with the command and --verbose output' },
+  E_INTERNAL: {
+    exit: ExitCode.INTERNAL,
+    summary: 'a bug in dnc: please report it with the command and --verbose output',
+  },
   E_USAGE: { exit: ExitCode.USAGE, summary: 'an unknown flag or command, a bad argument, or conflicting options' },
   E_CONFIG_MISSING: { exit: ExitCode.USAGE, summary: 'the base URL or the API key is not configured' },
   E_CONFIG_INVALID: {

@@ -144,9 +144,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
         print([
           withCalling(
-            failed
-              ? failureLine(e.number.phone.e164, raw, outcome.meta, failed)
-              : jsonLine(raw, outcome.meta),
+            failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta),
             e.calling,
           ),
         ]);
