@@ -4,7 +4,7 @@ import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
-import { integerOption, parsedOption } from '../cli-options.js';
+import { integerOption, LIST_FILE_WHERE, parsedOption } from '../cli-options.js';
 import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult } from '../batch/job.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { StoppedReason } from '../journal/journal.js';
@@ -161,10 +161,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
         (raw, flag) => parseDuration(flag, raw),
       ),
     )
-    .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
-    )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')

@@ -1,6 +1,6 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, LIST_FILE_WHERE } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
@@ -56,10 +56,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
         'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits',
       ),
     )
-    .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
-    )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .addOption(
       dateTimeOption('--at <time>', 'tell the calling windows at this ISO 8601 time (with Z or an offset), not now'),
     )
