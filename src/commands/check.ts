@@ -116,7 +116,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           ctx.json
             ? [withCalling(line, e.calling, extra)]
             : [
-                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
+                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy, e.sharedInFlight),
                 ...records.exemptionLines(e.decision, e.registerDnc),
                 ...callingLines(e.calling),
               ],
