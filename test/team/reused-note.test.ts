@@ -1,12 +1,12 @@
 // A row reused from another machine of the team says how: an answer already in the team store (that lookup had
 // finished before this run asked), or one this run waited for while the other's lookup was in flight.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../evidence/helpers.js';
+import { teamMachine } from './helpers.js';
 
 postgresSkipped('the note of a row reused from another machine');
 
@@ -25,19 +25,7 @@ describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', ()
     w = undefined;
   });
 
-  const machine = (name: string) => {
-    const home = path.join(w!.dir, name);
-    mkdirSync(home, { recursive: true });
-    return {
-      HOME: home,
-      USER: name,
-      XDG_STATE_HOME: path.join(home, 'state'),
-      XDG_CACHE_HOME: path.join(home, 'cache'),
-      DNC_STORE: db.url,
-      DNC_BASE_URL: w!.sb.baseUrl,
-      DNC_API_KEY: w!.sb.apiKey,
-    };
-  };
+  const machine = (name: string) => teamMachine(w!, name, db.url);
 
   it('after that lookup finished: "its answer was in the team store", never "at the same time"', async () => {
     w = await world();
