@@ -5,7 +5,7 @@ import { formatInteger } from '../text/numbers.js';
 import { DncError } from '../errors.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { Cost, LookupFailed } from '../wire/types.js';
-import type { CallingWindow } from '../calling/index.js';
+import type { CallingAnswer } from '../calling/index.js';
 
 export interface CheckRenderOptions {
   /** Symbols (✓ ✗ …) on a terminal; plain words when piped. */
@@ -138,6 +138,6 @@ export function failedLookupError(body: LookupFailed, label: string): DncError {
 }
 
 /** A --json line with the number's calling window added as `calling` (and any other members first). */
-export function withCalling(line: string, calling: CallingWindow, extra: object = {}): string {
+export function withCalling(line: string, calling: CallingAnswer, extra: object = {}): string {
   return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, calling });
 }
