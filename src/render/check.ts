@@ -118,7 +118,8 @@ export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'cre
 export function failedLookupError(body: LookupFailed, label: string): DncError {
   const code = terminalSafe(String(body.error_code));
   const text = terminalSafe(String(body.error ?? ''));
-  const message = `${label}: lookup failed: ${code}: ${text} (correlation id ${terminalSafe(String(body.correlation_id))})`;
+  const id = terminalSafe(String(body.correlation_id));
+  const message = `${label}: lookup failed: ${code}: ${text} (correlation id ${id})`;
   const charged =
     body.charged === true
       ? 'the lookup was charged (`dnc usage` shows the balance)'
