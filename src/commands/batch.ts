@@ -4,7 +4,7 @@ import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
-import { integerOption, parsedOption } from '../cli-options.js';
+import { integerOption, LIST_FILE_WHERE, parsedOption } from '../cli-options.js';
 import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult } from '../batch/job.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { StoppedReason } from '../journal/journal.js';
@@ -19,6 +19,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from './host.js';
 import { showBatchSummary, showDryRun } from '../render/batch-report.js';
 import { reuseQuestion } from '../render/reuse-question.js';
+import { jsonErrorOf as jsonErrorOfShown, withUsageHint, type JsonError } from '../render/error.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
@@ -173,10 +174,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       'pay again for numbers this service answered within the last day, without asking (on a terminal dnc asks ' +
         'first; elsewhere it pays again and the summary says so)',
     )
-    .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
-    )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')
@@ -322,13 +320,6 @@ export function batchRefusedSummary(error: JsonError): Record<string, unknown> {
   return unfinishedSummary(null, {}, error);
 }
 
-interface JsonError {
-  code: string;
-  exit_status: number;
-  message: string;
-  hint: string | null;
-}
-
 /** stopped_reason of a batch that ended on an error (cli.md): what a script decides a rerun on. */
 function stoppedReasonOf(exitStatus: number): StoppedReason {
   switch (exitStatus) {
@@ -347,8 +338,9 @@ function stoppedReasonOf(exitStatus: number): StoppedReason {
   }
 }
 
+/** An error as the summary states it: the hint main prints on stderr too (src/render/error.ts). */
 function jsonErrorOf(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+  return jsonErrorOfShown(withUsageHint(err, 'batch'));
 }
 
 async function runBatchJobWith(

@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { writeLine } from '../io.js';
 import type { StoppedReason } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
-import type { JsonError } from './check.js';
+import type { JsonError } from './error.js';
 import type { ReuseDecision } from '../evidence/recent-answers.js';
 
 export interface BatchReportExtras {
