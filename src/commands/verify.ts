@@ -207,6 +207,11 @@ function recheckAdvice(r: VerifyReport): string[] {
         'fresh are reused, only the stale numbers are paid for',
     );
   }
+  if (has('row_rule'))
+    advice.push(
+      '  row_rule rows: written by a dnc that called a row callable while one of its numbers was not; run the ' +
+        'same `dnc batch` command again: it writes the file again from its journal, and sends nothing',
+    );
   if (has('suppressed'))
     advice.push(
       '  suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks ' +
