@@ -81,78 +81,86 @@ function ruleOf(results: readonly string[]): string {
 const HEADER = 'Name,Mobile Phone,Home Phone,Business Phone,Country';
 
 describe('the verdict of a row of three phone columns', () => {
-  it('every combination of three states, against the rule as the contract states it', { timeout: 240_000 }, async () => {
-    const seed = Number(process.env.ROW_RULE_SEED ?? Date.now() % 2 ** 31);
-    // (A failure names the seed: ROW_RULE_SEED=<seed> runs the same list again.)
-    console.log(`row rule: seed ${seed}`);
-    const combos = STATES.flatMap((a) => STATES.flatMap((b) => STATES.map((c) => [a, b, c] as const)));
-    const cells = fc.sample(fc.tuple(...combos.map((combo) => fc.tuple(...combo.map(cellArbitrary)))), {
-      seed,
-      numRuns: 1,
-    })[0]!;
-    const input = write('combos.csv', [
-      HEADER,
-      ...cells.map((row, i) => [`r${i} ${combos[i]!.join('/')}`, ...row.map((c) => c.raw), 'US'].join(',')),
-    ]);
-    // Without a webhook URL the AU numbers are not_checked; with one, pending: two runs cover both.
-    for (const [name, extra, au] of [
-      ['plain', [], 'not_checked'],
-      ['hooked', ['--webhook-url', 'http://127.0.0.1:9/hooks/x', '--allow-insecure-webhook-url'], 'pending'],
-    ] as const) {
-      const out = path.join(file.dir, `combos-${name}.results.csv`);
-      const dial = path.join(file.dir, `combos-${name}.dial.txt`);
-      const callableOut = path.join(file.dir, `combos-${name}.callable.csv`);
-      const r = await dnc(['batch', input, '-o', out, '--dial-out', dial, '--callable-out', callableOut, ...extra]);
-      expect([7, 8], r.stderr).toContain(r.code);
-      const rows = rowsOf(out);
-      expect(rows.length).toBe(combos.length);
-      const stateResult = (s: State) => (s === 'queued_au' ? au : s);
-      const wrong: string[] = [];
-      rows.forEach((row, i) => {
-        const own = [1, 2, 3].map((n) => row[`dnc_${n}_result`]!);
-        // Each number's own result is the sandbox's, so the rule below is fed what the contract means.
-        expect(own, row.Name).toEqual(combos[i]!.map(stateResult));
-        const expected = ruleOf(own);
-        const callable = [...new Set(cells[i]!.filter((_, k) => own[k] === 'callable').map((c) => c.e164))];
-        const firstDeciding = cells[i]!.find((_, k) => own[k] === expected)?.e164 ?? '';
-        const want = {
-          result: expected,
-          callable: callable.join(' '),
-          e164: callable[0] ?? firstDeciding,
-          doNotCall: expected === 'do_not_call' ? 'true' : expected === 'callable' ? 'false' : row.dnc_do_not_call,
-        };
-        const got = {
-          result: row.dnc_result,
-          callable: row.dnc_callable_numbers,
-          e164: row.dnc_phone_e164,
-          doNotCall: row.dnc_do_not_call,
-        };
-        if (JSON.stringify(got) !== JSON.stringify(want))
-          wrong.push(`${row.Name}: ${JSON.stringify(got)} ≠ ${JSON.stringify(want)}`);
-      });
-      expect(wrong, `seed ${seed}`).toEqual([]);
-      // No callable row holds a number that is not callable; dnc_callable_numbers never lists one.
-      const callableOf = new Map(rows.flatMap((row) => [1, 2, 3].map((n) => [row[`dnc_${n}_e164`]!, row[`dnc_${n}_result`]!])));
-      for (const row of rows) {
-        for (const n of row.dnc_callable_numbers!.split(' ').filter(Boolean)) expect(callableOf.get(n)).toBe('callable');
-        if (row.dnc_result === 'callable')
-          for (const k of [1, 2, 3]) expect(['callable', 'invalid', 'unsupported_country']).toContain(row[`dnc_${k}_result`]);
-      }
-      // The dialler's exports are as before: every callable number once; a callable-out row shows callable numbers only.
-      const everyCallable = [...callableOf].filter(([n, res]) => n !== '' && res === 'callable').map(([n]) => n);
-      expect(readFileSync(dial, 'utf8').trim().split('\n').sort()).toEqual([...new Set(everyCallable)].sort());
-      for (const row of rowsOf(callableOut)) {
-        for (const col of ['Mobile Phone', 'Home Phone', 'Business Phone']) {
-          if (row[col] !== '') expect(callableOf.get(row[col]!), `${row.Name} ${col}`).toBe('callable');
+  it(
+    'every combination of three states, against the rule as the contract states it',
+    { timeout: 240_000 },
+    async () => {
+      const seed = Number(process.env.ROW_RULE_SEED ?? Date.now() % 2 ** 31);
+      // (A failure names the seed: ROW_RULE_SEED=<seed> runs the same list again.)
+      console.log(`row rule: seed ${seed}`);
+      const combos = STATES.flatMap((a) => STATES.flatMap((b) => STATES.map((c) => [a, b, c] as const)));
+      const cells = fc.sample(fc.tuple(...combos.map((combo) => fc.tuple(...combo.map(cellArbitrary)))), {
+        seed,
+        numRuns: 1,
+      })[0]!;
+      const input = write('combos.csv', [
+        HEADER,
+        ...cells.map((row, i) => [`r${i} ${combos[i]!.join('/')}`, ...row.map((c) => c.raw), 'US'].join(',')),
+      ]);
+      // Without a webhook URL the AU numbers are not_checked; with one, pending: two runs cover both.
+      for (const [name, extra, au] of [
+        ['plain', [], 'not_checked'],
+        ['hooked', ['--webhook-url', 'http://127.0.0.1:9/hooks/x', '--allow-insecure-webhook-url'], 'pending'],
+      ] as const) {
+        const out = path.join(file.dir, `combos-${name}.results.csv`);
+        const dial = path.join(file.dir, `combos-${name}.dial.txt`);
+        const callableOut = path.join(file.dir, `combos-${name}.callable.csv`);
+        const r = await dnc(['batch', input, '-o', out, '--dial-out', dial, '--callable-out', callableOut, ...extra]);
+        expect([7, 8], r.stderr).toContain(r.code);
+        const rows = rowsOf(out);
+        expect(rows.length).toBe(combos.length);
+        const stateResult = (s: State) => (s === 'queued_au' ? au : s);
+        const wrong: string[] = [];
+        rows.forEach((row, i) => {
+          const own = [1, 2, 3].map((n) => row[`dnc_${n}_result`]!);
+          // Each number's own result is the sandbox's, so the rule below is fed what the contract means.
+          expect(own, row.Name).toEqual(combos[i]!.map(stateResult));
+          const expected = ruleOf(own);
+          const callable = [...new Set(cells[i]!.filter((_, k) => own[k] === 'callable').map((c) => c.e164))];
+          const firstDeciding = cells[i]!.find((_, k) => own[k] === expected)?.e164 ?? '';
+          const want = {
+            result: expected,
+            callable: callable.join(' '),
+            e164: callable[0] ?? firstDeciding,
+            doNotCall: expected === 'do_not_call' ? 'true' : expected === 'callable' ? 'false' : row.dnc_do_not_call,
+          };
+          const got = {
+            result: row.dnc_result,
+            callable: row.dnc_callable_numbers,
+            e164: row.dnc_phone_e164,
+            doNotCall: row.dnc_do_not_call,
+          };
+          if (JSON.stringify(got) !== JSON.stringify(want))
+            wrong.push(`${row.Name}: ${JSON.stringify(got)} ≠ ${JSON.stringify(want)}`);
+        });
+        expect(wrong, `seed ${seed}`).toEqual([]);
+        // No callable row holds a number that is not callable; dnc_callable_numbers never lists one.
+        const callableOf = new Map(
+          rows.flatMap((row) => [1, 2, 3].map((n) => [row[`dnc_${n}_e164`]!, row[`dnc_${n}_result`]!])),
+        );
+        for (const row of rows) {
+          for (const n of row.dnc_callable_numbers!.split(' ').filter(Boolean))
+            expect(callableOf.get(n)).toBe('callable');
+          if (row.dnc_result === 'callable')
+            for (const k of [1, 2, 3])
+              expect(['callable', 'invalid', 'unsupported_country']).toContain(row[`dnc_${k}_result`]);
         }
+        // The dialler's exports are as before: every callable number once; a callable-out row shows callable numbers only.
+        const everyCallable = [...callableOf].filter(([n, res]) => n !== '' && res === 'callable').map(([n]) => n);
+        expect(readFileSync(dial, 'utf8').trim().split('\n').sort()).toEqual([...new Set(everyCallable)].sort());
+        for (const row of rowsOf(callableOut)) {
+          for (const col of ['Mobile Phone', 'Home Phone', 'Business Phone']) {
+            if (row[col] !== '') expect(callableOf.get(row[col]!), `${row.Name} ${col}`).toBe('callable');
+          }
+        }
+        // verify proves the rows it wrote: no row is an edit, none breaks the rule.
+        const v = JSON.parse((await dnc(['verify', out, '--json'])).stdout);
+        expect(v, JSON.stringify(v.recheck?.slice(0, 3))).toMatchObject({ tampered: false, differences: [] });
+        expect(v.recheck_by_reason.edited).toBeUndefined();
+        expect(v.recheck_by_reason.row_rule).toBeUndefined();
       }
-      // verify proves the rows it wrote: no row is an edit, none breaks the rule.
-      const v = JSON.parse((await dnc(['verify', out, '--json'])).stdout);
-      expect(v, JSON.stringify(v.recheck?.slice(0, 3))).toMatchObject({ tampered: false, differences: [] });
-      expect(v.recheck_by_reason.edited).toBeUndefined();
-      expect(v.recheck_by_reason.row_rule).toBeUndefined();
-    }
-  });
+    },
+  );
 });
 
 /** A CRM export of three phones (the names the issue's analyst met): one row of each kind that matters. */
@@ -189,7 +197,14 @@ describe('a results workbook of three phone columns', () => {
       RED,
     ]);
     // Sam: green, an empty cell has no number and no colour, the unreadable one amber.
-    expect(fills(1, ['Name', ...phones, 'dnc_2_result', 'dnc_3_result'])).toEqual([GREEN, GREEN, null, AMBER, null, AMBER]);
+    expect(fills(1, ['Name', ...phones, 'dnc_2_result', 'dnc_3_result'])).toEqual([
+      GREEN,
+      GREEN,
+      null,
+      AMBER,
+      null,
+      AMBER,
+    ]);
     expect(fills(2, ['Name', ...phones])).toEqual([GREEN, null, AMBER, GREEN]);
     expect(fills(3, ['Name', 'dnc_result', ...phones])).toEqual([AMBER, AMBER, null, null, null]);
   });
@@ -282,7 +297,9 @@ describe('verify and the row rule', () => {
     });
     expect(v.recheck[0]).toMatchObject({ number: '+12025550102', result: 'callable', reason: 'row_rule' });
     expect(v.recheck[0].detail).toContain('dnc_result says callable, the row rule gives do_not_call');
-    expect(before.stdout).toContain('run the same `dnc batch` command again: it writes the file again from its journal');
+    expect(before.stdout).toContain(
+      'run the same `dnc batch` command again: it writes the file again from its journal',
+    );
     // The same command sends nothing and writes the file under the rule.
     const lookups = sb.requests().length;
     const again = await dnc(command);
@@ -308,7 +325,9 @@ describe('the batch summary of a list of three phone columns', () => {
         '1 row(s) with no number in any phone column',
     );
     expect(r.stdout).toContain('1 row(s) with no number in any phone column (invalid, missing_number)\n');
-    expect(r.stdout).toContain('phone columns: dnc_1_* = Mobile Phone, dnc_2_* = Home Phone, dnc_3_* = Business Phone\n');
+    expect(r.stdout).toContain(
+      'phone columns: dnc_1_* = Mobile Phone, dnc_2_* = Home Phone, dnc_3_* = Business Phone\n',
+    );
     const files = r.stdout.slice(r.stdout.indexOf('output: '));
     expect(files).toBe(
       [
