@@ -105,10 +105,7 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   }
   // The numbered columns say whose number they hold: the header's names, in --column order.
   if (summary.phoneColumns > 1) {
-    notes.push(
-      `a row is callable only when one of its numbers is and none is do_not_call, failed, pending or not_checked; ` +
-        `dnc_callable_numbers lists its callable numbers`,
-    );
+    notes.push('a row is callable only when none of its numbers is do_not_call, failed, pending or not_checked');
     notes.push(`phone columns: ${summary.phoneLabels.map((label, k) => `dnc_${k + 1}_* = ${label}`).join(', ')}`);
   }
   if (notes.length > 0) out.push(`${notes.join('\n')}\n`);
