@@ -22,7 +22,13 @@ Numbers are looked up one after another, in the order given; a number given twic
 Beside each verdict: the number's local time in each of its time zones, today's calling window
 there and whether it may be called now (--at TIME: at that instant instead), under the calling
 rules shipped with dnc and the team's policy (--calling-settings FILE, DNC_CALLING_SETTINGS or
-"calling" in the config file); --json adds them as "calling". No lookup is needed for them.
+"calling" in the config file); --json adds them as "calling". "may call now" is yes only for a
+callable verdict inside the window: a number on a register (not exempted), on the internal list
+or not valid may never be called (its "reason" says why), one without a verdict not yet.
+
+Credits: every number looked up is charged (a webhook lookup's credits are held), --at or not;
+a number on the internal list or reused (--reuse-within) is not sent and costs nothing. To ask
+only when numbers may be called, with no lookup and no credit: dnc window --number N --at TIME.
 
 With several numbers the exit code is the most severe outcome, in this order: 4, 5, 6, 3, 2,
 10, 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
@@ -32,7 +38,7 @@ stops at once.
 Examples:
   dnc check +12025550123
   dnc check "020 7946 0123" --country GB --json
-  dnc check +16055550123 --at 2026-12-01T14:00:00Z     (may it be called then, in both of 605's zones?)
+  dnc check +16055550123 --at 2026-12-01T14:00:00Z     (its verdict, and may it be called then? 1 credit)
   grep -v '^#' numbers.txt | dnc check - --fail-on-dnc`;
 
 export function registerCheck(program: Command, host: CommandHost): void {
@@ -109,7 +115,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         print(
           ctx.json
             ? [withCalling(records.suppressedJson(e.decision, e.number.phone.country), e.calling)]
-            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling)],
+            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling, e.number.phone.country)],
         );
         return;
       case 'reused': {
@@ -122,7 +128,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
             : [
                 ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
                 ...records.exemptionLines(e.decision, e.registerDnc),
-                ...callingLines(e.calling),
+                ...callingLines(e.calling, e.number.phone.country),
               ],
         );
         return;
@@ -135,7 +141,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           print([
             ...renderOutcome(outcome, label, renderOptions),
             ...records.exemptionLines(e.decision, registerDnc),
-            ...callingLines(e.calling),
+            ...callingLines(e.calling, e.number.phone.country),
           ]);
           return;
         }
@@ -162,7 +168,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         print(
           ctx.json
             ? [withCalling(jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused)), e.calling)]
-            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling)],
+            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling, e.number.phone.country)],
         );
         for (const line of errorLines(refused)) ctx.warn(line);
         return;

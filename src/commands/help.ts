@@ -51,9 +51,13 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
     3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest',
   },
   window: {
-    0: 'the list was written (it may hold no number: none was inside its window for the whole slot)',
+    0:
+      'the list was written (it may hold no number: none was inside its window for the whole slot); ' +
+      '--number: every number answered',
     2: 'bad option (a time without its offset, a slot that ends before it starts), or --dial-out on the evidence',
-    3: 'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written',
+    3:
+      'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written; ' +
+      '--number: a number that cannot be valid',
   },
   trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
   sandbox: {

@@ -4,7 +4,7 @@ import { terminalSafe } from '../text/terminal-safe.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
 import type { Cost } from '../wire/types.js';
-import type { CallingWindow } from '../calling/index.js';
+import type { CallingAnswer } from '../calling/index.js';
 
 export interface CheckRenderOptions {
   /** Symbols (✓ ✗ …) on a terminal; plain words when piped. */
@@ -127,6 +127,6 @@ export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'cre
 }
 
 /** A --json line with the number's calling window added as `calling` (and any other members first). */
-export function withCalling(line: string, calling: CallingWindow, extra: object = {}): string {
+export function withCalling(line: string, calling: CallingAnswer, extra: object = {}): string {
   return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, calling });
 }
