@@ -125,7 +125,7 @@ const TOPICS: Readonly<Record<TopicName, Topic>> = {
         'callable only when one of its numbers is callable and none is do_not_call, failed, pending or',
         'not_checked (an invalid or unsupported number decides nothing); do_not_call when any number is;',
         'else the first of failed, pending, not_checked, unsupported_country, invalid among its numbers.',
-        "dnc_phone_e164 is its first callable number (else the number that decides dnc_result), and the",
+        'dnc_phone_e164 is its first callable number (else the number that decides dnc_result), and the',
         'calling columns are its. Each phone column N (its place in --column) then adds:',
         ...phoneColumnNames(1).map((c, i) => `  ${c.replace('_1_', '_N_').padEnd(24)} ${PER_NUMBER[i]}`),
         'and last:',
