@@ -90,6 +90,8 @@ export type CheckEvent =
       exempted: boolean;
       /** Another machine of the team that looked it up at the same moment (not the results cache). */
       sharedBy?: string;
+      /** Waited for while that lookup was in flight (else it had ended before this run asked). */
+      sharedInFlight?: boolean;
       calling: CallingAnswer;
     }
   /** The service's answer, judged: a verdict, a webhook lookup started, or a failure of the lookup. */
@@ -286,6 +288,7 @@ export async function runCheck(
             registerDnc,
             exempted,
             sharedBy: turn.claimant,
+            sharedInFlight: turn.inFlight,
             calling: windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable'),
           });
           continue;

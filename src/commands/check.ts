@@ -1,16 +1,15 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, LIST_FILE_WHERE } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import { jsonLine, renderOutcome, withCalling, type JsonError } from '../render/check.js';
+import { failedLookupError, jsonLine, renderOutcome, withCalling } from '../render/check.js';
+import { failureLine } from '../render/error.js';
 import { callingLines } from '../render/calling.js';
-import { terminalSafe } from '../text/terminal-safe.js';
-import type { DncError } from '../errors.js';
 import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
 
 const HELP = `
@@ -63,10 +62,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
         'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits',
       ),
     )
-    .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
-    )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .addOption(
       dateTimeOption('--at <time>', 'tell the calling windows at this ISO 8601 time (with Z or an offset), not now'),
     )
@@ -126,7 +122,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           ctx.json
             ? [withCalling(line, e.calling, extra)]
             : [
-                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
+                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy, e.sharedInFlight),
                 ...records.exemptionLines(e.decision, e.registerDnc),
                 ...callingLines(e.calling, e.number.phone.country),
               ],
@@ -146,20 +142,16 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           return;
         }
         const extra = records.exemptionJson(e.decision, registerDnc);
+        // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
+        const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
+        const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
         print([
           withCalling(
-            jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+            failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta),
             e.calling,
           ),
         ]);
-        if (outcome.kind === 'failed') {
-          // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
-          const b = outcome.body;
-          ctx.warn(
-            `dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ` +
-              `${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`,
-          );
-        }
+        if (failed) for (const line of errorLines(failed)) ctx.warn(line);
         return;
       }
       case 'refused_answer': {
@@ -167,7 +159,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
         print(
           ctx.json
-            ? [withCalling(jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused)), e.calling)]
+            ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
             : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling, e.number.phone.country)],
         );
         for (const line of errorLines(refused)) ctx.warn(line);
@@ -176,21 +168,16 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'request_error': {
         exit = mostSevere(exit, e.error.exitCode);
         if (ctx.json) {
-          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
-          // verdict.
+          // A line for every number: what the service said, when it answered, under error.service.
           const meta = e.error.details.meta as ResponseMeta | undefined;
-          const body = e.error.details.body;
-          const known = body !== null && typeof body === 'object' ? body : { phone_number: e.number.phone.e164 };
-          print([
-            withCalling(
-              jsonLine(
-                known,
-                { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
-                jsonError(e.error),
-              ),
-              e.calling,
-            ),
-          ]);
+          const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
+          const line = failureLine(
+            e.number.phone.e164,
+            e.error.details.body,
+            { status, creditCost: meta?.creditCost ?? null },
+            e.error,
+          );
+          print([withCalling(line, e.calling)]);
         }
         for (const line of errorLines(e.error)) ctx.warn(line);
         return;
@@ -271,11 +258,6 @@ async function givenNumbers(ctx: Context, args: string[]): Promise<GivenNumber[]
     }
   }
   return out;
-}
-
-/** An error as --json states it. */
-function jsonError(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
 }
 
 function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {

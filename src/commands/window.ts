@@ -183,6 +183,10 @@ export function windowJson(r: WindowResult) {
     outside_window: r.outsideWindow,
     never_callable: r.neverCallable,
     left_out: r.leftOut,
+    fit: r.fitness.state === 'fit',
+    fitness: r.fitness.state,
+    not_fit_because: r.fitness.because,
+    way_out: r.fitness.wayOut,
     overrides: r.overrides,
     rules_version: r.rulesVersion,
     file_rules_version: r.fileRulesVersion,
@@ -200,7 +204,10 @@ function windowLines(r: WindowResult, cwd: string): string[] {
     field(
       'results',
       `${rel(r.results)}: ${n(r.rows)} rows` +
-        `${r.phoneColumns > 1 ? ` with ${r.phoneColumns} phone columns` : ''}, fit to dial as of ${r.asOf}`,
+        `${r.phoneColumns > 1 ? ` with ${r.phoneColumns} phone columns` : ''}, ` +
+        (r.fitness.state === 'fit'
+          ? `fit to dial as of ${r.asOf}`
+          : `NOT FIT TO DIAL as of ${r.asOf}: ${r.fitness.because} (only numbers fit on their own are listed)`),
     ),
     field('callable', `${n(r.fit)} distinct number(s) fit to dial`),
     field('in window', `${n(r.written)} for the whole slot (written)`),
@@ -209,6 +216,7 @@ function windowLines(r: WindowResult, cwd: string): string[] {
     ...(leftRows > 0
       ? [field('left out', `${n(leftRows)} row(s): ${leftOut.join(', ')} (\`dnc verify\` lists them)`)]
       : []),
+    ...r.fitness.wayOut.map((line) => field('to make it fit', line)),
     ...r.overrides.map((o) => field('override', `${n(o.numbers)} number(s): ${o.reason}`)),
     field('rules', r.rulesVersion),
   ];
