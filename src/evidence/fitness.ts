@@ -93,8 +93,8 @@ function recheckWayOut(r: VerifyReport, rerun: RerunFacts | null, again: string)
     );
   if (has('row_rule'))
     out.push(
-      `row_rule rows: written by a dnc that called a row callable while one of its numbers was not; ${again} ` +
-        'writes the file again from its journal, and sends nothing',
+      `row_rule rows: written by a dnc that called a row callable while one of its numbers was not; run ${again} ` +
+        'again: it writes the file again from its journal, and sends nothing',
     );
   if (has('suppressed'))
     out.push(
