@@ -540,7 +540,8 @@ export class SheetHandler implements XmlHandler {
         return;
       }
       let result: unknown;
-      if (t === 'str') result = text;
+      // A cached text result is `str`, or an inline string as some streaming writers store it (node-xlsx-stream).
+      if (t === 'str' || t === 'inlineStr') result = text;
       else if (t === 'e') result = { error: text };
       else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
       else {
