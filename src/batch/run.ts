@@ -168,21 +168,31 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     if (!early) await checkFiles(paths, journalPath, manifestPath);
+    let placed: string | null = null;
     if (spool) {
-      paths.inputPath = await placeSpool(spool, batchPaths.spoolPathFor(journalPath), journalPath, options.restart);
+      const target = batchPaths.spoolPathFor(journalPath);
+      const fresh = !existsSync(target);
+      paths.inputPath = await placeSpool(spool, target, journalPath, options.restart);
       layout.path = paths.inputPath;
+      if (fresh) placed = target;
     }
-    return await runBatchJournal(
-      ctx,
-      input,
-      options,
-      paths,
-      layout,
-      resultOptions,
-      serviceOrigin!,
-      journalPath,
-      manifestPath,
-    );
+    try {
+      return await runBatchJournal(
+        ctx,
+        input,
+        options,
+        paths,
+        layout,
+        resultOptions,
+        serviceOrigin!,
+        journalPath,
+        manifestPath,
+      );
+    } catch (err) {
+      // A list read from standard input and refused (malformed, not text) is not kept: nothing can resume from it.
+      if (placed && err instanceof DncError && err.code.startsWith('E_INPUT_')) await rm(placed, { force: true });
+      throw err;
+    }
   } finally {
     if (spool) await rm(spool.tmp, { force: true });
   }
