@@ -20,7 +20,7 @@ import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
 import { numbersOfThisRun, rememberCosts, runLookups, teamClaimsFor, webhookMissingFor } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
-import { placeSpool, spoolStdin } from './spool.js';
+import { spoolStdin, withKeptInput } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
 import { type Reading, readInput } from './read-input.js';
 import { type JournalBatch, prepareJournal } from './resume.js';
@@ -168,16 +168,9 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     if (!early) await checkFiles(paths, journalPath, manifestPath);
-    let placed: string | null = null;
-    if (spool) {
-      const target = batchPaths.spoolPathFor(journalPath);
-      const fresh = !existsSync(target);
-      paths.inputPath = await placeSpool(spool, target, journalPath, options.restart);
-      layout.path = paths.inputPath;
-      if (fresh) placed = target;
-    }
-    try {
-      return await runBatchJournal(
+    return await withKeptInput(spool, journalPath, options.restart, (kept) => {
+      if (kept) paths.inputPath = layout.path = kept;
+      return runBatchJournal(
         ctx,
         input,
         options,
@@ -188,11 +181,7 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
         journalPath,
         manifestPath,
       );
-    } catch (err) {
-      // A list read from standard input and refused (malformed, not text) is not kept: nothing can resume from it.
-      if (placed && err instanceof DncError && err.code.startsWith('E_INPUT_')) await rm(placed, { force: true });
-      throw err;
-    }
+    });
   } finally {
     if (spool) await rm(spool.tmp, { force: true });
   }

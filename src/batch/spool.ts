@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { DncError, describeFsError, inputError, interruptedError, usageError } from '../errors.js';
 import { MAX_RECORD_CHARS } from '../tables/csv-input.js';
-import { makeFolder } from './paths.js';
+import { makeFolder, spoolPathFor } from './paths.js';
 import type { RunContext } from './job.js';
 import { createHash } from 'node:crypto';
 import { removeLeftoverTemps, tempPathFor } from '../atomic-file.js';
@@ -106,15 +106,23 @@ export async function spoolStdin(
 /**
  * Puts the spooled list where the journal's batch reads it. A different list under a journal that holds a
  * batch is refused (its answers were paid for; --restart discards them), and the old list is kept.
+ * `dropIfRefused(err)`: a list placed by this run and then refused (`E_INPUT_*`: malformed, not text) is removed, since
+ * nothing can resume from it; one kept from an earlier run stays.
  */
 export async function placeSpool(
   spool: { tmp: string; sha256: string },
   target: string,
   journalPath: string,
   restart: boolean,
-): Promise<string> {
+): Promise<{ path: string; dropIfRefused(err: unknown): Promise<void> }> {
   const existing = existsSync(target) ? await hashFile(target) : null;
-  if (existing === spool.sha256) return target;
+  const placed = (fresh: boolean) => ({
+    path: target,
+    async dropIfRefused(err: unknown) {
+      if (fresh && err instanceof DncError && err.code.startsWith('E_INPUT_')) await rm(target, { force: true });
+    },
+  });
+  if (existing === spool.sha256) return placed(false);
   if (existing !== null && existsSync(journalPath) && !restart) {
     throw usageError(
       'E_JOURNAL_MISMATCH',
@@ -127,5 +135,25 @@ export async function placeSpool(
     );
   }
   await rename(spool.tmp, target);
-  return target;
+  return placed(existing === null);
+}
+
+/**
+ * Runs the batch on the list read from standard input, placed beside the journal (`kept`; null when the list is a
+ * file): a list placed by this run and refused while read removed again.
+ */
+export async function withKeptInput<T>(
+  spool: { tmp: string; sha256: string } | null,
+  journalPath: string,
+  restart: boolean,
+  run: (kept: string | null) => Promise<T>,
+): Promise<T> {
+  if (!spool) return run(null);
+  const placed = await placeSpool(spool, spoolPathFor(journalPath), journalPath, restart);
+  try {
+    return await run(placed.path);
+  } catch (err) {
+    await placed.dropIfRefused(err);
+    throw err;
+  }
 }
