@@ -6,6 +6,8 @@ import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
+import type { ReuseDecision } from '../evidence/recent-answers.js';
+import { paidAgainLine } from './reuse-question.js';
 
 export interface BatchSummaryExtras {
   uniqueNumbers: number;
@@ -18,6 +20,8 @@ export interface BatchSummaryExtras {
   journalPath: string;
   /** Sends of the batch that got no answer (a killed run's): maybe charged, not in creditsTotal. */
   unansweredSends?: number;
+  /** Numbers answered within the last day that this run paid for again (src/batch/repay.ts). */
+  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
 }
 
 const RESULT_ORDER: DncResult[] = [
@@ -95,6 +99,7 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
         `(not in the credits above; \`dnc usage --reconcile\` compares with the service)`,
     );
   }
+  if (extras.paidAgain) lines.push(paidAgainLine(extras.paidAgain));
   const out = [`${lines.join('\n')}\n`, byResult, byCountry];
   const files = [`output: ${summary.output}`];
   if (summary.callableOut) files.push(`callable rows: ${summary.callableOut}`);

@@ -217,6 +217,9 @@ export async function renderSnapshot(
         const numbers = rowNumbers.read(input);
         const per: string[][] = [];
         const firstSeen: boolean[] = [];
+        // A failure that was charged is not looked up by a rerun, on any of its number's rows (only the first row's
+        // dnc_credits holds the charge).
+        let chargedFailure = false;
         for (let k = 0; k < numbers.length; k++) {
           const cell = numbers[k]!;
           if (!cell.ok) {
@@ -232,6 +235,7 @@ export async function renderSnapshot(
             current = journal.verdict(cell.e164);
           }
           const verdict = current; // (a const: TypeScript narrows it through firstRow below)
+          if (verdict?.result === 'failed' && verdict.credits > 0) chargedFailure = true;
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
           const own = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
@@ -247,7 +251,7 @@ export async function renderSnapshot(
         if (cells[C.errorCode] === 'webhook_required') summary.webhookRequired++;
         else if (
           result === 'not_checked' ||
-          (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && cells[C.credits] === '0')
+          (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && !chargedFailure)
         )
           summary.retryable++;
         else if (result === 'failed' && cells[C.errorCode] === UNANSWERED_SEND) summary.unanswered++;
