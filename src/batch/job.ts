@@ -112,6 +112,8 @@ export interface DryRunReport {
     rows: number;
     unique_numbers: number;
     invalid_rows: number;
+    /** Rows with no number in any phone column (not among invalid_rows). */
+    empty_rows: number;
     by_country: Record<string, number>;
     balance: { credits_remaining: number; credit_limit: number } | null;
     estimated_credits: number;

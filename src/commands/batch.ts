@@ -33,7 +33,16 @@ The output has every input row, in input order, input columns unchanged, then th
 dnc_phone_e164, dnc_country, dnc_result, dnc_do_not_call, dnc_list_source, dnc_checked_at,
 dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits, dnc_exemption, dnc_valid_until,
 dnc_time_zones, dnc_calling_window (\`dnc help results\`); same delimiter as the input.
-Only rows whose dnc_result is "callable" may be called.
+Only rows whose dnc_result is "callable" may be called. With several phone columns
+(--column Mobile,Home,Work) a row is callable only when one of its numbers is callable and
+none is do_not_call, failed, pending or not_checked (an invalid or unsupported number decides
+nothing); it is do_not_call when any of its numbers is. Each column N adds dnc_N_* cells of its
+own number, and dnc_callable_numbers lists the row's callable numbers (the only ones to dial).
+A contact of three phones from a real run (docs/results.md has it whole):
+  Name,Mobile Phone,Home Phone,Business Phone
+  Rosa Smith,+1 202 555 0102,+1 202 555 0103,+1 202 555 0105
+gives dnc_1_result callable, dnc_2_result do_not_call, dnc_3_result do_not_call, so
+dnc_result do_not_call and dnc_callable_numbers +12025550102.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
 the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone

@@ -91,6 +91,11 @@ function recheckWayOut(r: VerifyReport, rerun: RerunFacts | null, again: string)
       'stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still fresh ' +
         'are reused, only the stale numbers are paid for',
     );
+  if (has('row_rule'))
+    out.push(
+      `row_rule rows: written by a dnc that called a row callable while one of its numbers was not; run ${again} ` +
+        'again: it writes the file again from its journal, and sends nothing',
+    );
   if (has('suppressed'))
     out.push(
       'suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks them ' +

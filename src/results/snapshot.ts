@@ -138,8 +138,13 @@ export async function renderSnapshot(
     output: meta.outputPath,
     callableOut: meta.callableOut,
     suppressedOut: meta.suppressedOut,
+    reviewOut: meta.reviewOut ?? null,
+    dialOut: meta.dialOut ?? null,
+    manifest,
     rows: 0,
+    emptyRows: 0,
     phoneColumns: layout.phoneIndexes.length,
+    phoneLabels: layout.phoneLabels,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
     notHttpsSources: 0,
@@ -257,6 +262,7 @@ export async function renderSnapshot(
         else if (result === 'failed' && cells[C.errorCode] === UNANSWERED_SEND) summary.unanswered++;
         summary.rows++;
         summary.byResult[result]++;
+        if (numbers.every((n) => !n.ok && n.code === 'missing_number')) summary.emptyRows++;
         // By country: each row's with one phone column, each number's with several (an empty cell is no number).
         for (const own of several ? per.filter((n) => n[C.errorCode] !== 'missing_number') : [cells]) {
           let perCountry = summary.byCountry.get(own[C.country]!);
