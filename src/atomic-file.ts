@@ -117,8 +117,8 @@ export async function syncFolder(dir: string): Promise<void> {
 }
 
 /**
- * Writes `text` to `target` atomically (refused when `target` is a link or not a regular file: the rename would replace
- * what the user may have made on purpose); on failure the temporary file is removed and the error rethrown.
+ * Writes `text` to `target` atomically (refused when `target` is a symbolic link, or a FIFO of another user, see
+ * refuseLinkedOutput); on failure the temporary file is removed and the error rethrown.
  * `durable`: the temporary file is flushed to disk before the rename and the folder after it, so a power
  * loss leaves the old file or the new one (without it, only a crash of this process does).
  */
@@ -128,7 +128,8 @@ export async function writeFileAtomic(
   mode?: number,
   options: { durable?: boolean; what?: string } = {},
 ): Promise<void> {
-  refuseLinkedOutput(target, options.what ?? 'the output', { replaced: true });
+  // A folder in the way fails the rename itself, as before (the caller says what could not be written).
+  refuseLinkedOutput(target, options.what ?? 'the output');
   const tmp = tempPathFor(target);
   try {
     if (options.durable) {

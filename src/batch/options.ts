@@ -166,8 +166,10 @@ export async function checkFiles(
   // The files dnc makes beside the output (journal, locks, manifest, spool) are never links nor anything but files:
   // SQLite follows a planted journal link and chmods what it names. (The input is read, and may be a link; the
   // outputs were judged as they were resolved.)
+  // (The manifest is replaced by a rename: a folder in its way fails that rename, and the batch says so.)
   for (const f of files)
-    if (f.role.startsWith('the ') && f.role !== 'the input') refuseLinkedOutput(f.path, f.role, { replaced: true });
+    if (f.role.startsWith('the ') && f.role !== 'the input')
+      refuseLinkedOutput(f.path, f.role, { replaced: f.role !== 'the manifest' });
   // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
   // evidence would replace the other's.
   // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)
