@@ -124,7 +124,10 @@ export function registerBatch(program: Command, host: CommandHost): void {
       'send again the failed numbers a rerun leaves (a charged billing_error, a send that got no answer): each is ' +
         'charged again',
     )
-    .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
+    .option(
+      '--callable-out <file>',
+      'also write the rows with a callable number to FILE, input columns only, only callable numbers kept',
+    )
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
     .option('--no-header', 'the first line is a data row (give --column INDEX when there are several columns)')

@@ -115,7 +115,8 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   }
   if (notes.length > 0) out.push(`${notes.join('\n')}\n`);
   const files = [`output: ${summary.output}`];
-  if (summary.callableOut) files.push(`callable rows: ${summary.callableOut}`);
+  if (summary.callableOut)
+    files.push(`rows with a callable number (only callable numbers kept): ${summary.callableOut}`);
   if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
   if (summary.reviewOut) files.push(`rows to review: ${summary.reviewOut}`);
   if (summary.dialOut) files.push(`dial list: ${summary.dialOut}`);
