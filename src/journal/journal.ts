@@ -1,5 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { failedToResend, requeueFailed, toLookUpOnRerun } from './rerun.js';
+import { failedToResend, requeueFailed, toLookUpOnRerun, toLookUpOnRerunByCountry } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -415,6 +415,11 @@ export class BatchJournal {
   /** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
   toLookUpOnRerun(): number {
     return toLookUpOnRerun(this.db);
+  }
+
+  /** toLookUpOnRerun by country. */
+  toLookUpOnRerunByCountry(): Map<string, number> {
+    return toLookUpOnRerunByCountry(this.db);
   }
 
   /** The failed numbers a bare rerun does not send again, and what sending them again costs (--resend-failed). */

@@ -11,6 +11,16 @@ export function toLookUpOnRerun(db: BetterSqlite3.Database): number {
     .get()!.n;
 }
 
+/** toLookUpOnRerun by country: what a rerun will not send (webhook-only, unsupported countries) told apart. */
+export function toLookUpOnRerunByCountry(db: BetterSqlite3.Database): Map<string, number> {
+  const rows = db
+    .prepare<[], { country: string; n: number }>(
+      `SELECT country, COUNT(*) AS n FROM numbers WHERE state = 'queued' OR (${REQUEUE_WHERE}) GROUP BY country`,
+    )
+    .all();
+  return new Map(rows.map((r) => [r.country, r.n]));
+}
+
 /**
  * The failed numbers a bare rerun does not send again (the failure was charged, or the send may have been): what
  * --resend-failed sends, and what it costs again (each number at its country's cost learned from the service's
