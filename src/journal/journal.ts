@@ -1,5 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { failedToResend, requeueFailed, toLookUpOnRerun, toLookUpOnRerunByCountry } from './rerun.js';
+import { failedToResend, queuedOf, requeueFailed, toLookUpOnRerunByCountry, webhookUnsentOf } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -412,12 +412,17 @@ export class BatchJournal {
       .run(this.stamp(), UNANSWERED_SEND).changes;
   }
 
-  /** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
-  toLookUpOnRerun(): number {
-    return toLookUpOnRerun(this.db);
+  /** The queued numbers of `countries` (a run will not send them), and the highest queued id. */
+  queuedOf(countries: readonly string[]): { numbers: number; lastId: number } {
+    return queuedOf(this.db, countries);
   }
 
-  /** toLookUpOnRerun by country. */
+  /** Numbers of webhook-only `countries` not sent (queued, or answered as needing a webhook). */
+  webhookUnsentOf(countries: readonly string[]): number {
+    return webhookUnsentOf(this.db, countries);
+  }
+
+  /** Numbers a bare rerun looks up (queued, or without a verdict and nothing charged), by country. */
   toLookUpOnRerunByCountry(): Map<string, number> {
     return toLookUpOnRerunByCountry(this.db);
   }

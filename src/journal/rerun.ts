@@ -4,14 +4,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { REQUEUE_WHERE, RESEND_FAILED_WHERE } from './schema.js';
 import { UNANSWERED_SEND } from './types.js';
 
-/** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
-export function toLookUpOnRerun(db: BetterSqlite3.Database): number {
-  return db
-    .prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM numbers WHERE state = 'queued' OR (${REQUEUE_WHERE})`)
-    .get()!.n;
-}
-
-/** toLookUpOnRerun by country: what a rerun will not send (webhook-only, unsupported countries) told apart. */
+/**
+ * Numbers a bare rerun looks up (queued, or without a verdict and nothing charged for them: requeueUnfinished), by
+ * country: what a rerun will not send (webhook-only, unsupported countries) told apart.
+ */
 export function toLookUpOnRerunByCountry(db: BetterSqlite3.Database): Map<string, number> {
   const rows = db
     .prepare<[], { country: string; n: number }>(
@@ -19,6 +15,34 @@ export function toLookUpOnRerunByCountry(db: BetterSqlite3.Database): Map<string
     )
     .all();
   return new Map(rows.map((r) => [r.country, r.n]));
+}
+
+/**
+ * The queued numbers of the countries in `countries` (those a run will not send: webhook-only without a webhook URL,
+ * not covered by the service), and the highest queued id: numbers queued after it were not counted.
+ */
+export function queuedOf(
+  db: BetterSqlite3.Database,
+  countries: readonly string[],
+): { numbers: number; lastId: number } {
+  const all = db
+    .prepare<[], { country: string; n: number; last: number }>(
+      `SELECT country, COUNT(*) AS n, MAX(id) AS last FROM numbers WHERE state = 'queued' GROUP BY country`,
+    )
+    .all();
+  const numbers = all.filter((r) => countries.includes(r.country)).reduce((a, r) => a + r.n, 0);
+  return { numbers, lastId: Math.max(0, ...all.map((r) => r.last)) };
+}
+
+/** Numbers of webhook-only `countries` queued, or answered here as needing a webhook (not sent, no charge). */
+export function webhookUnsentOf(db: BetterSqlite3.Database, countries: readonly string[]): number {
+  if (countries.length === 0) return 0;
+  return db
+    .prepare<string[], { n: number }>(
+      `SELECT COUNT(*) AS n FROM numbers WHERE country IN (${countries.map(() => '?').join(', ')})
+         AND (state = 'queued' OR (state = 'done' AND error_code = 'webhook_required' AND credits = 0))`,
+    )
+    .get(...countries)!.n;
 }
 
 /**
