@@ -269,12 +269,12 @@ export async function rerunPlan(
  * does not send, said apart with their count: the count the credit guard and the progress line give.
  */
 export function toLookUpWords(
-  journal: Pick<BatchJournal, 'webhookUnsentOf'>,
+  journal: Pick<BatchJournal, 'sends'>,
   numbers: number,
   webhookUrl: string | null,
 ): { unsent: number; words: string } {
   const webhookOnly = webhookUrl ? [] : WEBHOOK_ONLY_COUNTRIES;
-  const unsent = journal.webhookUnsentOf(webhookOnly);
+  const unsent = journal.sends.webhookUnsentOf(webhookOnly);
   if (unsent === 0) return { unsent, words: `${formatInteger(numbers)} to look up` };
   const words =
     `${formatInteger(numbers - unsent)} to look up (${formatInteger(unsent)} of ${webhookOnly.join(', ')} not ` +

@@ -155,7 +155,7 @@ export class BatchScheduler extends EventEmitter {
     // The numbers this run will look up (the guard's and --json credit_estimate's): not those of a country it does
     // not send to (webhook-only without a webhook URL, one the service does not cover), answered here uncounted.
     const excluded = new Set([...journal.unsupportedCountries(), ...(webhookUrl ? [] : webhookOnlyCountries)]);
-    const notSent = journal.queuedOf([...excluded]);
+    const notSent = journal.sends.queuedOf([...excluded]);
     let total = before.queued - notSent.numbers;
     /** A number answered here without a lookup: out of the run's count, unless it was left out of it at the start. */
     const answeredUnsent = (item: QueueItem) => {

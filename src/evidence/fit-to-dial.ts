@@ -131,7 +131,7 @@ async function rerunFacts(cwd: string, output: string, manifest: Manifest): Prom
     const unsupported = new Set(journal.unsupportedCountries());
     let lookUp = 0;
     const needWebhook = { numbers: 0, countries: [] as string[] };
-    for (const [country, n] of [...journal.toLookUpOnRerunByCountry()].sort(([a], [b]) => a.localeCompare(b))) {
+    for (const [country, n] of [...journal.sends.toLookUpOnRerunByCountry()].sort(([a], [b]) => a.localeCompare(b))) {
       if (WEBHOOK_ONLY_COUNTRIES.includes(country)) {
         needWebhook.numbers += n;
         needWebhook.countries.push(country);

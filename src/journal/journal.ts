@@ -1,5 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { failedToResend, queuedOf, requeueFailed, toLookUpOnRerunByCountry, webhookUnsentOf } from './rerun.js';
+import { failedToResend, requeueFailed, runCountsOf, type RunCounts } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -412,19 +412,9 @@ export class BatchJournal {
       .run(this.stamp(), UNANSWERED_SEND).changes;
   }
 
-  /** The queued numbers of `countries` (a run will not send them), and the highest queued id. */
-  queuedOf(countries: readonly string[]): { numbers: number; lastId: number } {
-    return queuedOf(this.db, countries);
-  }
-
-  /** Numbers of webhook-only `countries` not sent (queued, or answered as needing a webhook). */
-  webhookUnsentOf(countries: readonly string[]): number {
-    return webhookUnsentOf(this.db, countries);
-  }
-
-  /** Numbers a bare rerun looks up (queued, or without a verdict and nothing charged), by country. */
-  toLookUpOnRerunByCountry(): Map<string, number> {
-    return toLookUpOnRerunByCountry(this.db);
+  /** What a run sends, leaves unsent and was charged without a verdict, counted (rerun.ts). */
+  get sends(): RunCounts {
+    return runCountsOf(this.db);
   }
 
   /** The failed numbers a bare rerun does not send again, and what sending them again costs (--resend-failed). */

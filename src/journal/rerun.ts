@@ -45,6 +45,16 @@ export function webhookUnsentOf(db: BetterSqlite3.Database, countries: readonly 
     .get(...countries)!.n;
 }
 
+/** Numbers charged for an answer without a verdict (a charged failure, invalid_phone_number), and those credits. */
+export function chargedWithoutVerdict(db: BetterSqlite3.Database): { numbers: number; credits: number } {
+  return db
+    .prepare<[], { numbers: number; credits: number }>(
+      `SELECT COUNT(*) AS numbers, COALESCE(SUM(credits), 0) AS credits FROM numbers
+        WHERE state = 'done' AND credits > 0 AND result IN ('failed', 'invalid')`,
+    )
+    .get()!;
+}
+
 /**
  * The failed numbers a bare rerun does not send again (the failure was charged, or the send may have been): what
  * --resend-failed sends, and what it costs again (each number at its country's cost learned from the service's
@@ -77,3 +87,18 @@ export function requeueFailed(db: BetterSqlite3.Database, now: string): number {
     )
     .run(UNANSWERED_SEND, now).changes;
 }
+
+/** The counts of what a run sends, over a journal's database: BatchJournal.sends. */
+export function runCountsOf(db: BetterSqlite3.Database) {
+  return {
+    queuedOf: (countries: readonly string[]) => queuedOf(db, countries),
+    webhookUnsentOf: (countries: readonly string[]) => webhookUnsentOf(db, countries),
+    toLookUpOnRerunByCountry: () => toLookUpOnRerunByCountry(db),
+    chargedWithoutVerdict: () => chargedWithoutVerdict(db),
+    /** Numbers whose verdict was reused from the results cache (--reuse-within, or the answer to the question). */
+    reused: () =>
+      db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM numbers WHERE reused_at IS NOT NULL').get()!.n,
+  };
+}
+
+export type RunCounts = ReturnType<typeof runCountsOf>;

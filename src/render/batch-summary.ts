@@ -6,7 +6,7 @@ import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
-import type { ReuseDecision } from '../evidence/recent-answers.js';
+import type { PaidAgain } from '../evidence/recent-answers.js';
 import { paidAgainLine } from './reuse-question.js';
 
 export interface BatchSummaryExtras {
@@ -21,7 +21,7 @@ export interface BatchSummaryExtras {
   /** Sends of the batch that got no answer (a killed run's): maybe charged, not in creditsTotal. */
   unansweredSends?: number;
   /** Numbers answered within the last day that this run paid for again (src/batch/repay.ts). */
-  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+  paidAgain?: PaidAgain | null;
 }
 
 const RESULT_ORDER: DncResult[] = [
