@@ -12,13 +12,19 @@ import type { ServiceConfig } from '../config.js';
 import type { JournalVerdictSource, ResultsCache, StoreScope } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 import { registerJournal } from '../stores/registry.js';
-import { reusedNote, verdictFromRow, type VerdictRow } from '../stores/results-cache.js';
+import { reusedNote, verdictFromRow } from '../stores/results-cache.js';
 import { creditsOf, findValid, queuedToSend, RecentAnswers, recordReused } from './recent-answers.js';
 import type { ValidityRules } from '../compliance/validity.js';
 import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
-import { conflictingNumbersSql, hasReusedAt, lookupVerdictsSql, settledNumbersOf } from '../journal/views.js';
+import {
+  conflictingNumbersSql,
+  hasReusedAt,
+  journalVerdictsOf,
+  lookupVerdictsSql,
+  settledNumbersOf,
+} from '../journal/views.js';
 import { complianceSettings } from '../compliance/settings.js';
 import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
@@ -388,21 +394,8 @@ export function journalVerdictSource(journalPath: string): JournalVerdictSource 
       conflicting: conflictingNumbersSql(schema),
     }),
     async rows() {
-      const { default: Database } = await import('better-sqlite3');
-      const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
-      try {
-        const verdicts = db
-          .prepare<[], VerdictRow>(lookupVerdictsSql('main', hasReusedAt(db, 'main')))
-          .all()
-          .map(verdictFromRow);
-        const conflicting = db
-          .prepare<[], { e164: string }>(conflictingNumbersSql('main'))
-          .all()
-          .map((r) => r.e164);
-        return { verdicts, conflicting };
-      } finally {
-        db.close();
-      }
+      const { verdicts, conflicting } = journalVerdictsOf(journalPath);
+      return { verdicts: verdicts.map(verdictFromRow), conflicting };
     },
   };
 }

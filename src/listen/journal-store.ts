@@ -1,18 +1,16 @@
 // The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone
 // needs.
-import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type BetterSqlite3 from 'better-sqlite3';
 import { BatchJournal, type BatchMeta, journalPathFor } from '../journal/journal.js';
 import { inputError } from '../errors.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
-import { listenQueries } from '../journal/views.js';
+import { openListenQueries, type ListenQueries } from '../journal/views.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.js';
 import { renderBatchOutput } from '../results/render.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
-import { default as Database } from 'better-sqlite3';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
@@ -65,18 +63,15 @@ const toLookup = (r: PendingRow): PendingLookup => ({
 });
 
 export class JournalPushStore implements ListenJournal {
-  private wal: number | undefined;
   private worker: Worker | undefined;
   private renderSeq = 0;
-  private readonly q;
 
   constructor(
     readonly journal: BatchJournal,
     readonly meta: BatchMeta,
-    private readonly db: BetterSqlite3.Database,
+    private readonly q: ListenQueries,
     private readonly options: OpenListenJournalOptions,
   ) {
-    this.q = listenQueries(db);
     const orphans = this.q.kept.get('orphan')!;
     const refused = this.q.kept.get('refused')!;
     this.kept = { orphans: orphans.n, orphanBytes: orphans.bytes, refused: refused.n, refusedBytes: refused.bytes };
@@ -143,8 +138,7 @@ export class JournalPushStore implements ListenJournal {
         await new Promise((resolve) => setTimeout(resolve, 2 * attempt));
       }
     }
-    const fd = this.walFd();
-    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+    await this.journal.log.sync();
     return outcomes.map((v) => {
       const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
       if (v.outcome === 'conflict') outcome.conflict = true;
@@ -177,11 +171,6 @@ export class JournalPushStore implements ListenJournal {
       this.kept.refused++;
       this.kept.refusedBytes += push.raw.length;
     }
-  }
-
-  private walFd(): number {
-    this.wal ??= openSync(`${this.journal.path}-wal`, 'r');
-    return this.wal;
   }
 
   pendingSummary(overdueBefore: Date): PendingSummary {
@@ -220,7 +209,7 @@ export class JournalPushStore implements ListenJournal {
       this.kept.orphans -= adopted.length;
       applied.push(...adopted);
     }
-    if (applied.length > 0) fsyncSync(this.walFd());
+    if (applied.length > 0) this.journal.log.syncNow();
     return applied;
   }
 
@@ -283,9 +272,7 @@ export class JournalPushStore implements ListenJournal {
   close(): void {
     void this.worker?.terminate();
     this.worker = undefined;
-    if (this.wal !== undefined) closeSync(this.wal);
-    this.wal = undefined;
-    if (this.db.open) this.db.close();
+    this.q.close();
     this.journal.close();
   }
 }
@@ -312,7 +299,5 @@ export async function openListenJournal(
       hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv --webhook-url URL` and wait until it has started',
     });
   }
-  // A second connection for listen's own queries; a short busy timeout keeps replies well inside 10 s.
-  const db = new Database(path, { timeout: 2_000 });
-  return new JournalPushStore(journal, meta, db, options);
+  return new JournalPushStore(journal, meta, openListenQueries(path), options);
 }
