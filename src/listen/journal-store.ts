@@ -3,7 +3,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { BatchJournal, type BatchMeta, journalPathFor } from '../journal/journal.js';
+import {
+  BatchJournal,
+  type BatchMeta,
+  type IncomingPushRecord,
+  journalPathFor,
+  type PushVerdict,
+} from '../journal/journal.js';
 import { inputError } from '../errors.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
@@ -55,6 +61,16 @@ interface PendingRow {
 const BUSY_RETRIES = 5;
 const isBusy = (err: unknown) => /^SQLITE_BUSY/.test(String((err as { code?: unknown }).code ?? ''));
 
+/** A push as the journal keeps it: the value read at the edge, and the evidence it came with. */
+const recordOf = (p: IncomingPush | RefusedPush): IncomingPushRecord => ({
+  raw: p.raw,
+  result: p.result,
+  receivedAt: p.receivedAt.toISOString(),
+  correlationId: p.correlationId,
+  headers: p.headers === undefined ? null : JSON.stringify(p.headers),
+  peer: p.peer ?? null,
+});
+
 const toLookup = (r: PendingRow): PendingLookup => ({
   correlationId: r.correlation_id,
   phoneNumber: r.e164,
@@ -92,14 +108,29 @@ export class JournalPushStore implements ListenJournal {
    * acknowledged push is never sent again. Requests keep being read while the fsync runs.
    */
   async store(pushes: readonly IncomingPush[]): Promise<StoreOutcome[]> {
-    const records = pushes.map((p) => ({
-      raw: p.raw,
-      receivedAt: p.receivedAt.toISOString(),
-      correlationId: p.correlationId,
-      serviceStatus: p.serviceStatus,
-      headers: p.headers === undefined ? null : JSON.stringify(p.headers),
-      peer: p.peer ?? null,
-    }));
+    const outcomes = await this.commit(pushes.map((p) => ({ ...recordOf(p), serviceStatus: p.serviceStatus })));
+    return outcomes.map((v) => {
+      const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
+      if (v.outcome === 'conflict') outcome.conflict = true;
+      if (v.outcome === 'over_capacity') outcome.overCapacity = true;
+      if (v.outcome === 'refused') outcome.refused = v.reason ?? 'refused';
+      return outcome;
+    });
+  }
+
+  /**
+   * Keeps a push the receiver refused as evidence (within the cap), committed and synced as a stored push is: it is
+   * never applied. Throws when it cannot be kept (the receiver then answers 503, and the service sends it again).
+   */
+  async keepRefused(push: RefusedPush): Promise<void> {
+    await this.commit([{ ...recordOf(push), refusedReason: push.refusedReason }]);
+  }
+
+  /**
+   * Stores records in one transaction within the caps on orphans and refused pushes, run again while `dnc batch`
+   * holds the write lock a moment, then syncs the log: durable when it resolves.
+   */
+  private async commit(records: IncomingPushRecord[]): Promise<PushVerdict[]> {
     let outcomes;
     for (let attempt = 1; ; attempt++) {
       // Counted per attempt: a rolled-back transaction kept nothing.
@@ -139,38 +170,7 @@ export class JournalPushStore implements ListenJournal {
       }
     }
     await this.journal.log.sync();
-    return outcomes.map((v) => {
-      const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
-      if (v.outcome === 'conflict') outcome.conflict = true;
-      if (v.outcome === 'over_capacity') outcome.overCapacity = true;
-      if (v.outcome === 'refused') outcome.refused = v.reason ?? 'refused';
-      return outcome;
-    });
-  }
-
-  /** Keeps a push the receiver refused as evidence (best effort, within the cap): it is never applied. */
-  keepRefused(push: RefusedPush): void {
-    const record = {
-      raw: push.raw,
-      receivedAt: push.receivedAt.toISOString(),
-      correlationId: push.correlationId,
-      headers: push.headers === undefined ? null : JSON.stringify(push.headers),
-      peer: push.peer ?? null,
-      refusedReason: push.refusedReason,
-    };
-    let kept = false;
-    this.journal.pushes.store([record], {
-      admitRefused: (bytes) => {
-        if (this.kept.refused + 1 > (this.options.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
-        if (this.kept.refusedBytes + bytes > (this.options.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
-        kept = true;
-        return true;
-      },
-    });
-    if (kept) {
-      this.kept.refused++;
-      this.kept.refusedBytes += push.raw.length;
-    }
+    return outcomes;
   }
 
   pendingSummary(overdueBefore: Date): PendingSummary {
