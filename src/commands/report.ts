@@ -34,7 +34,7 @@ export function registerReport(program: Command, host: CommandHost): void {
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
     const results = path.resolve(ctx.cwd, cmd.args[0]!);
-    const { writeReport } = await import('../evidence/report-run.js');
+    const { writeReport } = await import('../report/run.js');
     const report = await writeReport(
       { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
       { ...ctx, onEvent: (e) => ctx.warn(e.text) },

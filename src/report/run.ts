@@ -11,11 +11,11 @@ import { C } from '../results/columns.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { AuditEntry } from '../stores/suppression-types.js';
 import { dataRecordLines } from '../tables/input.js';
-import { judgeFitness } from './fit-to-dial.js';
-import type { Fitness } from './fitness.js';
-import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from './manifest.js';
-import type { ReportRow } from './report-html.js';
-import type { VerifyOptions } from './verify.js';
+import { judgeFitness } from '../evidence/fit-to-dial.js';
+import type { Fitness } from '../evidence/fitness.js';
+import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from '../evidence/manifest.js';
+import type { ReportRow } from '../evidence/report-html.js';
+import type { VerifyOptions } from '../evidence/verify.js';
 
 export interface ReportOptions {
   /** The results file of `dnc batch`, resolved. */
@@ -126,7 +126,7 @@ export async function writeReport(options: ReportOptions, deps: ReportDeps): Pro
     : new Map<number, { line: number }>();
   const fit = await judgeFit(deps, results);
   // The renderer is the heavy part of a report: loaded when one is written.
-  const { renderReportHtml } = await import('./report-html.js');
+  const { renderReportHtml } = await import('../evidence/report-html.js');
   const html = renderReportHtml({
     manifest,
     manifestPath,
