@@ -37,7 +37,12 @@ export function registerReport(program: Command, host: CommandHost): void {
     const { writeReport } = await import('../report/run.js');
     const report = await writeReport(
       { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
-      { ...ctx, onEvent: (e) => ctx.warn(e.text) },
+      {
+        ...ctx,
+        onEvent: (e) => ctx.warn(e.text),
+        // The renderer is the heavy part of a report: loaded when one is written.
+        renderHtml: async (data) => (await import('../render/report-html.js')).renderReportHtml(data),
+      },
     );
     const { output, fit } = report;
     if (!report.outputMatchesManifest)

@@ -14,7 +14,7 @@ import { dataRecordLines } from '../tables/input.js';
 import { judgeFitness } from '../evidence/fit-to-dial.js';
 import type { Fitness } from '../evidence/fitness.js';
 import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from '../evidence/manifest.js';
-import type { ReportRow } from '../evidence/report-html.js';
+import type { ReportData, ReportRow } from './data.js';
 import type { VerifyOptions } from '../evidence/verify.js';
 
 export interface ReportOptions {
@@ -32,6 +32,8 @@ export type ReportEvent = { type: 'warning'; text: string };
 export interface ReportDeps extends ComplianceContext, Pick<VerifyOptions, 'tzdataVersion'> {
   now(): Date;
   onEvent(event: ReportEvent): void;
+  /** Draws the report's page (the command gives src/render/report-html.ts's, loaded when a report is written). */
+  renderHtml(data: ReportData): string | Promise<string>;
 }
 
 export interface ReportResult {
@@ -125,9 +127,7 @@ export async function writeReport(options: ReportOptions, deps: ReportDeps): Pro
       )
     : new Map<number, { line: number }>();
   const fit = await judgeFit(deps, results);
-  // The renderer is the heavy part of a report: loaded when one is written.
-  const { renderReportHtml } = await import('../evidence/report-html.js');
-  const html = renderReportHtml({
+  const html = await deps.renderHtml({
     manifest,
     manifestPath,
     manifestSha256: await hashFile(manifestPath),
