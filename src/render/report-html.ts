@@ -5,7 +5,7 @@ import type { Manifest } from '../evidence/manifest.js';
 import { formatInteger } from '../text/numbers.js';
 import { windowDays } from '../compliance/validity.js';
 import { rulesOf, type ListCheck } from '../compliance/batch-compliance.js';
-import { validUntilOf } from '../evidence/status.js';
+import { validUntilOf } from '../status/status.js';
 import type { ReportData } from '../report/data.js';
 
 /** What each list a scrub wrote is called. */
