@@ -33,6 +33,6 @@ export interface ReportData {
   rowsOmitted: number;
   /** The recorded list checked against the list as it is now (null: the scrub used none). */
   listCheck: ListCheck | null;
-  /** What `dnc verify` says of the file now (src/evidence/fit-to-dial.ts): the badge says the same. */
+  /** What `dnc verify` says of the file now (src/verify/fit-to-dial.ts): the badge says the same. */
   fit: { fit: boolean; why: string | null };
 }

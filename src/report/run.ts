@@ -11,11 +11,11 @@ import { C } from '../results/columns.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { AuditEntry } from '../stores/suppression-types.js';
 import { dataRecordLines } from '../tables/input.js';
-import { judgeFitness } from '../evidence/fit-to-dial.js';
-import type { Fitness } from '../evidence/fitness.js';
+import { judgeFitness } from '../verify/fit-to-dial.js';
+import type { Fitness } from '../verify/fitness.js';
 import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from '../evidence/manifest.js';
 import type { ReportData, ReportRow } from './data.js';
-import type { VerifyOptions } from '../evidence/verify.js';
+import type { VerifyOptions } from '../verify/verify.js';
 
 export interface ReportOptions {
   /** The results file of `dnc batch`, resolved. */
