@@ -1,6 +1,5 @@
 // `dnc batch`: scrubs a call list — one lookup per distinct number, a verdict on every row, resumable at any point.
 // The use case is src/batch/run.ts; this file parses the flags, shows the run's events and picks the exit code.
-import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
@@ -9,7 +8,7 @@ import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult } from '../
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { StoppedReason } from '../journal/journal.js';
 import { parseIntegerOption } from '../config.js';
-import { processLockDeps, showSaid, type Context } from '../context.js';
+import { showSaid, type Context } from '../context.js';
 import { DncError, ExitCode, usageError } from '../errors.js';
 import { DNC_RESULTS } from '../results/columns.js';
 import { parseEncodingOption } from '../tables/encoding-names.js';
@@ -258,19 +257,6 @@ function encodingFlag(raw: string, flag: string): TextEncoding {
   return parseEncodingOption(flag, raw)!;
 }
 
-/** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */
-function isStandardStream(fd: 0 | 1 | 2): (file: string) => boolean {
-  return (file) => {
-    try {
-      const a = statSync(file);
-      const b = fstatSync(fd);
-      return a.dev === b.dev && a.ino === b.ino;
-    } catch {
-      return false;
-    }
-  };
-}
-
 export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {
   const progress = await createProgress(ctx.io, { quiet: ctx.quiet || ctx.json });
   const show = showEvents(ctx, progress);
@@ -359,37 +345,14 @@ async function runBatchJobWith(
   show: (event: BatchEvent) => void,
 ): Promise<BatchRunResult> {
   const { runBatchJob } = await import('../batch/run.js');
-  return await runBatchJob(input, options, {
-    cwd: ctx.cwd,
-    env: ctx.env,
-    homedir: ctx.homedir,
-    now: () => ctx.now(),
-    tzdataVersion: ctx.tzdataVersion,
-    flags: ctx.flags,
-    interrupts: ctx.interrupts,
-    serviceConfig: () => ctx.serviceConfig(),
-    createClient: (o) => ctx.createClient(o),
-    stores: () => ctx.stores(),
-    // Asked for only when the list is read from standard input: setting process.stdin up costs ≈ 3 ms.
-    get stdin() {
-      return ctx.io.stdin;
-    },
-    get stdinIsTTY() {
-      return ctx.io.stdinIsTTY;
-    },
-    stdout: ctx.io.stdout,
-    lockDeps: processLockDeps(),
-    // Standard output is written as the stream itself (a socket cannot be opened by path); standard input never
-    // written.
-    isStandardOutput: isStandardStream(1),
-    isStandardError: isStandardStream(2),
-    isStandardInput: isStandardStream(0),
-    onEvent: show,
-    // Not sure which columns hold the numbers: asked only with a person at both ends (a script gets exit 2).
-    ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askColumns: askColumnsOn(ctx) } : {}),
-    // Paying again for the answers of the last day: asked likewise (a script follows --reuse-within / --no-reuse).
-    ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askReuse: askReuseOn(ctx) } : {}),
-  });
+  // Not sure which columns hold the numbers, or paying again for the answers of the last day: asked only with a
+  // person at both ends (a script gets exit 2, or follows --reuse-within / --no-reuse).
+  const asks = ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-';
+  return await runBatchJob(
+    input,
+    options,
+    ctx.deps({ onEvent: show, ...(asks ? { askColumns: askColumnsOn(ctx), askReuse: askReuseOn(ctx) } : {}) }),
+  );
 }
 
 /** Asks on the terminal whether to reuse the answers of the last day, pay again, or stop (end of input: stop). */

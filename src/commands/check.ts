@@ -184,23 +184,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       }
     }
   };
-  const result = await runCheck(
-    {
-      flags: ctx.flags,
-      env: ctx.env,
-      homedir: ctx.homedir,
-      cwd: ctx.cwd,
-      now: () => ctx.now(),
-      tzdataVersion: ctx.tzdataVersion,
-      interrupts: ctx.interrupts,
-      serviceConfig: () => ctx.serviceConfig(),
-      stores: () => ctx.stores(),
-      createClient: (o) => ctx.createClient(o),
-      onEvent: show,
-    },
-    given,
-    options,
-  );
+  const result = await runCheck(ctx.deps({ onEvent: show }), given, options);
   summarize(ctx, result);
   return result.interrupts > 0 ? ExitCode.INTERRUPTED : exit;
 }

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { integerOption, nonEmptyOption, parsedOption } from '../cli-options.js';
-import { processLockDeps, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { ListenEvent, ListenOptions, ListenRunResult, LostLookup } from '../listen/run.js';
@@ -173,20 +173,7 @@ export async function runListen(ctx: Context, o: ListenOptions): Promise<number>
   let result: ListenRunResult;
   try {
     const { runListenJob } = await import('../listen/run.js');
-    result = await runListenJob(
-      { ...o, secrets: ctx.secrets },
-      {
-        env: ctx.env,
-        homedir: ctx.homedir,
-        now: () => ctx.now(),
-        stores: () => ctx.stores(),
-        serviceConfig: () => ctx.serviceConfig(),
-        tzdataVersion: ctx.tzdataVersion,
-        interrupts: ctx.interrupts,
-        lockDeps: processLockDeps(),
-        onEvent: show.event,
-      },
-    );
+    result = await runListenJob({ ...o, secrets: ctx.secrets }, ctx.deps({ onEvent: show.event }));
   } finally {
     show.flush();
     progress.stop();
