@@ -169,8 +169,14 @@ export function unfinishedLine(r: FinishedBatch): string {
   const bare = bareResume(r);
   const unfinished = rowsUnfinished(r);
   const waiting = summary.webhookRequired;
-  const charged = unfinished - waiting - summary.retryable - summary.unanswered;
+  const charged = unfinished - waiting - summary.retryable - summary.unanswered - summary.notCalculated;
   const advice = [
+    ...(summary.notCalculated > 0
+      ? [
+          `${formatInteger(summary.notCalculated)} row(s) hold a phone number that is a formula never ` +
+            `calculated: open the workbook in Excel or LibreOffice and save it, then run again`,
+        ]
+      : []),
     ...(waiting > 0
       ? [
           `${formatInteger(waiting)} row(s) of webhook-only countries need --webhook-url (then \`dnc ` +
