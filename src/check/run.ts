@@ -26,7 +26,6 @@ import type { EvidenceEnv } from '../evidence/batch-evidence.js';
 import { openCheckEvidence, reusedJson, reusedLines } from '../evidence/check-evidence.js';
 import type { Interrupts } from '../io.js';
 import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
-import type { Judgement } from '../service/answers.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
@@ -454,13 +453,4 @@ function stopsTheRest(err: DncError): boolean {
     err.exitCode === ExitCode.USAGE ||
     err.code === 'E_NETWORK'
   );
-}
-
-/** The error of an answer the judge refused: exit 6, the problem named. */
-export function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
-  const charged =
-    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
-  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
-    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
-  });
 }

@@ -37,7 +37,7 @@ export function registerReport(program: Command, host: CommandHost): void {
     const { writeReport } = await import('../evidence/report-run.js');
     const report = await writeReport(
       { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
-      { ...ctx, onEvent: (e) => ctx.warn(e.text) },
+      ctx.deps({ onEvent: (e: { text: string }) => ctx.warn(e.text) }),
     );
     const { output, fit } = report;
     if (!report.outputMatchesManifest)

@@ -1,6 +1,7 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
 // registry, the cache filled.
 import { hostname } from 'node:os';
+import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
 import type { OutputTally } from '../results/tally.js';
 import type { ServiceClient } from '../service/client.js';
@@ -375,7 +376,8 @@ export async function openResultsCache(
   const cache = judgedResultsCache(
     await (await e.stores()).resultsCache(await scopeOf(e, service, accounts), { create: true }),
   );
-  if (cache === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
+  if (cache === null)
+    throw inputError('E_OUTPUT_UNWRITABLE', `the home folder ${e.homedir} does not exist (dnc does not create it)`);
   return cache;
 }
 
