@@ -339,6 +339,7 @@ export async function runCheck(
     }
   } finally {
     stopListening();
+    await claims?.close();
     await compliance.close();
     await evidence.close();
     await client.close();

@@ -21,7 +21,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function claimOrWait(claims: LookupClaims, e164: string, country: string): Promise<TeamTurn> {
   for (;;) {
     const fate = (await claims.claim([e164], false)).get(e164);
-    if (!fate || fate.kind === 'claimed') return { kind: 'send' };
+    if (!fate || fate.kind === 'claimed') {
+      // Recorded as sending before the request leaves (a member reaped meanwhile no longer holds it: claim again).
+      if ((await claims.sending([e164])).has(e164)) return { kind: 'send' };
+      continue;
+    }
     let answer: ClaimAnswer | undefined = fate.kind === 'held' ? undefined : fate;
     while (answer === undefined) {
       await sleep(WAIT_POLL_MS);

@@ -208,8 +208,20 @@ export type Settlement =
  * arbitrated statement; the claimant settles it with the answer, which the others then use.
  */
 export interface LookupClaims {
-  /** Claims numbers (each once); `takeOverExpired`: a claim whose lease ran out is taken (--resend-unanswered). */
-  claim(e164s: readonly string[], takeOverExpired: boolean): Promise<Map<string, ClaimFate>>;
+  /**
+   * Claims numbers (each once), `reserved` until `sending` says their requests leave; `takeOverExpired`: a lookup
+   * that got no answer is taken (--resend-unanswered); `windowsMs` (by number): a colleague's verdict settled within
+   * it is reused, whenever it came (without: only one settled since a lease before this run began).
+   */
+  claim(
+    e164s: readonly string[],
+    takeOverExpired: boolean,
+    windowsMs?: readonly number[],
+  ): Promise<Map<string, ClaimFate>>;
+  /** Claims of this member whose requests leave now (recorded `sending` first): those still its own. */
+  sending(e164s: readonly string[]): Promise<Set<string>>;
+  /** Lets go of the claims never sent and leaves the team (its heartbeat stops). */
+  close(): Promise<void>;
   /** How the lookups of claimed numbers ended (the verdicts go to the team's results cache too). */
   settle(settlements: ReadonlyArray<[string, Settlement]>): Promise<void>;
   /** What became of other machines' lookups of these numbers: those still running are left out. */

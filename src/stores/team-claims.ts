@@ -39,8 +39,8 @@ const RESULTS: readonly NumberResult[] = ['callable', 'do_not_call', 'invalid', 
 function reusedAnswer(a: SharedAnswer, claimant: string): FinalAnswer {
   const result = (RESULTS as readonly string[]).includes(a.result) ? (a.result as NumberResult) : 'failed';
   const note =
-    `reused: checked ${a.checkedAt ?? '(time not given)'} by another dnc of the team (${claimant}) looking the ` +
-    'same number up at the same time; no lookup sent, no credits';
+    `reused: checked ${a.checkedAt ?? '(time not given)'} by another dnc of the team (${claimant}), correlation id ` +
+    `${a.correlationId ?? '(none given)'}; no lookup sent, no credits`;
   return {
     result,
     doNotCall: a.doNotCall,
@@ -80,13 +80,17 @@ export class TeamClaims {
     /** --resend-unanswered: a claim whose lease ran out (its claimant was killed) is taken and sent again. */
     private readonly takeOverExpired: boolean,
     private readonly now: () => Date,
+    /** How long a colleague's verdict of a number of this country stands (its validity window), in ms. */
+    private readonly windowMs: ((country: string) => number) | null = null,
   ) {}
 
   /** Claims the numbers (one statement) and sorts them. */
   async claim(items: readonly GatedItem[]): Promise<GateSorting> {
+    const windowMs = this.windowMs;
     const fates = await this.claims.claim(
       items.map((i) => i.e164),
       this.takeOverExpired,
+      windowMs ? items.map((i) => windowMs(i.country)) : undefined,
     );
     const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
     for (const item of items) {
@@ -96,6 +100,17 @@ export class TeamClaims {
       else this.sort(item, fate, out);
     }
     return out;
+  }
+
+  /** Records the claimed numbers as sending, as their requests leave: returns those still this run's own. */
+  async sending(items: readonly GatedItem[]): Promise<Set<number>> {
+    const marked = await this.claims.sending(items.map((i) => i.e164));
+    return new Set(items.filter((i) => marked.has(i.e164)).map((i) => i.id));
+  }
+
+  /** Lets go of what was claimed and never sent, and leaves the team (the heartbeat stops). */
+  close(): Promise<void> {
+    return this.claims.close();
   }
 
   /** What became of the lookups waited for: those still running stay waiting. */

@@ -87,7 +87,29 @@ CREATE TABLE ${SCHEMA}.scrubs (
   callable bigint NOT NULL, credits bigint NOT NULL, service text NOT NULL, list_id text, list_head text
 );`,
   },
+  {
+    version: 2,
+    name: 'claims reserved before they are sent; members alive by heartbeat and advisory lock',
+    // A member's row says until when its heartbeat holds (alive_until) and which advisory lock its session holds
+    // (MEMBER_LOCK_CLASS, lock_key): a member whose lock is gone (its process died) or whose heartbeat ran out is
+    // reaped by any other (its reserved claims deleted, its sending claims made unanswered). Every member writes
+    // its own row: granted to PUBLIC so that a team's existing member role needs no new grant (the database's
+    // CONNECT and the schema's USAGE still say who is a member).
+    sql: `
+ALTER TABLE ${SCHEMA}.claims DROP CONSTRAINT claims_state_check;
+ALTER TABLE ${SCHEMA}.claims ADD CONSTRAINT claims_state_check
+  CHECK (state IN ('reserved', 'sending', 'pending', 'answered', 'unanswered'));
+CREATE INDEX claims_by_claimant ON ${SCHEMA}.claims (claimant) WHERE state IN ('reserved', 'sending');
+CREATE TABLE ${SCHEMA}.members (
+  claimant text PRIMARY KEY, lock_key integer NOT NULL UNIQUE, started_at timestamptz NOT NULL DEFAULT now(),
+  alive_until timestamptz NOT NULL
+);
+GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.members TO PUBLIC;`,
+  },
 ];
+
+/** The advisory lock class (pg_advisory_lock(int, int)'s first key) of members' liveness locks: 'dncm'. */
+export const MEMBER_LOCK_CLASS = 0x646e636d;
 
 /** The newest schema this dnc knows. */
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
