@@ -59,7 +59,7 @@ export function storeError(err: unknown, where: string, doing: string): DncError
   // The driver's own words for a password it was not given (SCRAM asks for one): the server refused, in effect.
   if (/SASL|client password must be a string|password authentication|no password/i.test(message) && !code) {
     return usageError('E_STORE_REFUSED', `the team store ${where} asks for a password and none was given (${doing})`, {
-      hint: 'give the password in PGPASSWORD, ~/.pgpass (mode 0600) or a pg_service.conf entry, not on the command line',
+      hint: 'give it in PGPASSWORD, ~/.pgpass (mode 0600) or a pg_service.conf entry, not on the command line',
       cause: err,
     });
   }

@@ -21,7 +21,10 @@ ON CONFLICT (service, account, e164) DO UPDATE SET country = excluded.country, r
   correlation_id = excluded.correlation_id, body = excluded.body
 WHERE excluded.checked_ms >= verdicts.checked_ms`;
 
-/** The verdicts as PUT_VERDICTS takes them, sorted by number (those without a readable time or a correlation id are left out). */
+/**
+ * The verdicts as PUT_VERDICTS takes them, sorted by number (those without a readable time or a correlation id are
+ * left out).
+ */
 export function verdictArrays(verdicts: readonly CachedVerdict[]): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], [], []];
   // In key order: two members writing overlapping verdicts lock the rows in one order, and cannot deadlock.
