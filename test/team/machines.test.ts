@@ -1,7 +1,7 @@
 // A team on one PostgreSQL store: separate HOME folders stand for separate machines, each running the built dnc as
 // a process of its own against the sandbox. What is asserted is what the service was sent (its request log).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
+import { machineEnv } from './helpers.js';
 
 postgresSkipped('several machines on one team store');
 
@@ -28,19 +29,7 @@ const sends = (numbers: string[]) => {
 };
 
 /** The environment of one machine: a home of its own, the team's store, the service. */
-function machine(name: string, store: string): Record<string, string> {
-  const home = path.join(w!.dir, name);
-  mkdirSync(home, { recursive: true });
-  return {
-    HOME: home,
-    USER: name,
-    XDG_STATE_HOME: path.join(home, 'state'),
-    XDG_CACHE_HOME: path.join(home, 'cache'),
-    DNC_STORE: store,
-    DNC_BASE_URL: w!.sb.baseUrl,
-    DNC_API_KEY: w!.sb.apiKey,
-  };
-}
+const machine = (name: string, store: string) => machineEnv(w!, name, store);
 
 describe('a team store that cannot be reached at start', () => {
   it('batch and check fail before any lookup (exit 6), the URL shown without its password', async () => {
