@@ -5,7 +5,7 @@
 import type { Client } from 'pg';
 import { HEARTBEAT_MS, MEMBER_LEASE_MS } from '../lease.js';
 import { MEMBER_LOCK_CLASS, SCHEMA } from './migrations.js';
-import { storeError, type StorePool } from './pool.js';
+import type { StorePool } from './pool.js';
 
 /** The members that are gone: their heartbeat ran out, or their session's advisory lock is no longer held. */
 const DEAD = `
@@ -120,7 +120,7 @@ export class Membership {
       }
     } catch (err) {
       await this.pool.endSession(session);
-      throw storeError(err, this.pool.where, 'joining the team');
+      throw this.pool.failure(err, 'joining the team');
     }
     this.session = session;
   }

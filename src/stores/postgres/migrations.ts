@@ -1,6 +1,6 @@
 // The team store's schema: ordered, versioned migrations, applied once under an advisory lock however many dnc
 // processes start at the same moment; a store migrated by a newer dnc is refused.
-import type { PoolClient } from 'pg';
+import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
@@ -115,7 +115,7 @@ export const MEMBER_LOCK_CLASS = 0x646e636d;
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** The version the store's schema is at: 0 when it has none yet. */
-export async function schemaVersion(client: PoolClient): Promise<number> {
+export async function schemaVersion(client: ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('${SCHEMA}.schema_migrations') AS t`);
   if (exists.rows[0]?.t === null) return 0;
   const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${SCHEMA}.schema_migrations`);
@@ -135,7 +135,7 @@ export function tooNew(where: string, version: number): DncError {
  * lock, so ten processes starting at once apply each exactly once (the others wait, then find nothing to do).
  * Returns the versions applied.
  */
-export async function migrate(client: PoolClient, where: string): Promise<number[]> {
+export async function migrate(client: ClientBase, where: string): Promise<number[]> {
   const applied: number[] = [];
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
   try {

@@ -56,13 +56,6 @@ export function storeError(err: unknown, where: string, doing: string): DncError
   const e = err as { code?: string; message?: string };
   const code = e.code ?? '';
   const message = String(e.message ?? err);
-  // The driver's own words for a password it was not given (SCRAM asks for one): the server refused, in effect.
-  if (/SASL|client password must be a string|password authentication|no password/i.test(message) && !code) {
-    return usageError('E_STORE_REFUSED', `the team store ${where} asks for a password and none was given (${doing})`, {
-      hint: 'give it in PGPASSWORD, ~/.pgpass (mode 0600) or a pg_service.conf entry, not on the command line',
-      cause: err,
-    });
-  }
   if (REFUSED_SQLSTATES.has(code)) {
     return usageError('E_STORE_REFUSED', `the team store ${where} refused ${doing}: ${message}`, {
       hint:
@@ -125,13 +118,28 @@ export class StorePool {
    * schema), refused when it is ahead. Once per process; fails before any lookup when the server is not there.
    */
   ready(): Promise<void> {
-    this.readyOnce ??= this.withClient('opening the store', async (c) => {
+    this.readyOnce ??= this.probe(async (c) => {
       const version = await schemaVersion(c);
       if (version > LATEST_VERSION) throw tooNew(this.where, version);
       if (version < LATEST_VERSION) await migrate(c, this.where);
     });
     this.readyOnce.catch(() => (this.readyOnce = null));
     return this.readyOnce;
+  }
+
+  /**
+   * The first connection, made alone rather than by the pool: one that fails (the server asked for a password dnc
+   * was not given, and the driver left its socket open) is closed here, and does not keep the process alive.
+   */
+  private async probe(use: (c: Client) => Promise<void>): Promise<void> {
+    const client = await this.session('opening the store', () => {});
+    try {
+      await use(client);
+    } catch (err) {
+      throw this.failure(err, 'opening the store');
+    } finally {
+      await this.endSession(client);
+    }
   }
 
   /** `dnc store migrate`: the versions applied (none when it was up to date). */
@@ -156,7 +164,7 @@ export class StorePool {
         async () => (await pool.query<R>({ text: sql, values: params, name: options.name })).rows,
       );
     } catch (err) {
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     }
   }
 
@@ -165,7 +173,7 @@ export class StorePool {
     try {
       client = await (relaxed ? this.relaxedPool : this.pool).connect();
     } catch (err) {
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     }
     let broken = false;
     // The server may end the session between two statements (stopped, restarted): the client says so with an 'error'
@@ -176,7 +184,7 @@ export class StorePool {
       return await use(client);
     } catch (err) {
       broken = true;
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     } finally {
       client.off('error', dropped);
       client.release(broken);
@@ -213,6 +221,11 @@ export class StorePool {
     return rows[0]?.value ?? null;
   }
 
+  /** A failure of this store as a DncError (see storeError). */
+  failure(err: unknown, doing: string): DncError {
+    return storeError(err, this.where, doing);
+  }
+
   /**
    * A connection of its own, outside the pools (what it holds, a session's advisory lock, lives as long as it does);
    * `onDropped` hears when the server ends it. Ended by `endSession` or with the pool.
@@ -226,7 +239,9 @@ export class StorePool {
       await client.connect();
     } catch (err) {
       client.off('end', onDropped);
-      throw storeError(err, this.where, doing);
+      // The driver leaves the socket open when it fails a login itself (no password to give): closed here.
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      throw this.failure(err, doing);
     }
     this.sessions.add(client);
     return client;
