@@ -32,6 +32,8 @@ export async function claimOrWait(claims: LookupClaims, e164: string, country: s
       answer = (await claims.answers([e164])).get(e164);
     }
     if (answer.kind === 'released') continue;
+    if (answer.kind === 'suppressed')
+      return { kind: 'other', text: `put on the internal do-not-call list since ${answer.addedAt}: not sent` };
     if (answer.kind === 'answered') {
       const a = answer.answer;
       if ((a.result === 'callable' || a.result === 'do_not_call') && a.checkedAt && a.correlationId)

@@ -176,7 +176,9 @@ export type ClaimAnswer =
   /** Sent and never answered (its claimant was killed, or got no answer): it may have been charged. */
   | { kind: 'unanswered'; claimant: string; claimedAt: string }
   /** Let go without a lookup (its claimant stopped first): free to claim. */
-  | { kind: 'released' };
+  | { kind: 'released' }
+  /** On the team's internal list (an opt-out recorded since the batch began, say): never sent. */
+  | { kind: 'suppressed'; list: string; addedAt: string | null };
 
 /** What a claim says of each number: ours to send, or another machine's lookup to wait for. */
 export type ClaimFate = { kind: 'claimed' } | { kind: 'held'; claimant: string } | ClaimAnswer;

@@ -128,7 +128,22 @@ export class TeamClaims {
   private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting): void {
     const at = this.now().toISOString();
     if (a.kind === 'released') out.retry.push(item);
-    else if (a.kind === 'answered') {
+    else if (a.kind === 'suppressed') {
+      // An opt-out recorded while this batch runs is honoured before the send, as the list applied at its start is.
+      const answer: FinalAnswer = {
+        result: 'do_not_call',
+        doNotCall: true,
+        listSource: `internal:${a.list}`,
+        checkedAt: at,
+        correlationId: null,
+        errorCode: null,
+        error: `on the internal do-not-call list since ${a.addedAt ?? '(time not given)'}; not sent`,
+        credits: 0,
+        httpStatus: null,
+        answer: null,
+      };
+      out.answered.push([item, (j) => j.recordFinal(item.id, answer)]);
+    } else if (a.kind === 'answered') {
       const answer = reusedAnswer(a.answer, a.claimant);
       out.answered.push([
         item,

@@ -37,9 +37,11 @@ const CLAIM = `
 WITH wanted AS (
   SELECT e164, max(window_ms) AS window_ms FROM unnest($3::text[], $9::float8[]) AS w(e164, window_ms) GROUP BY e164
 ),
+opted AS (SELECT s.e164, s.added_at FROM ${SCHEMA}.suppressions s JOIN wanted w ON w.e164 = s.e164),
 taken AS (
   INSERT INTO ${SCHEMA}.claims AS c (service, account, e164, claimant, claimed_at, expires_at, state, origin)
   SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', 'reserved', $8::text FROM wanted
+   WHERE e164 NOT IN (SELECT e164 FROM opted)
    ORDER BY e164
   ON CONFLICT (service, account, e164) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
     expires_at = excluded.expires_at, state = 'reserved', settled_at = NULL, correlation_id = NULL, answer = NULL,
@@ -59,9 +61,14 @@ SELECT e164, 'claimed' AS state, '' AS claimant, now() AS claimed_at, false AS e
        NULL::jsonb AS answer, NULL::jsonb AS verdict
   FROM taken
 UNION ALL
+SELECT e164, 'suppressed', (SELECT value FROM ${SCHEMA}.meta WHERE key = 'list_name'), now(), false, added_at, NULL,
+       NULL
+  FROM opted
+UNION ALL
 SELECT c.e164, c.state, c.claimant, c.claimed_at, c.expires_at < now(), c.correlation_id, c.answer, NULL
   FROM ${SCHEMA}.claims c JOIN wanted w ON w.e164 = c.e164
- WHERE c.service = $1 AND c.account = $2 AND c.e164 NOT IN (SELECT e164 FROM taken)`;
+ WHERE c.service = $1 AND c.account = $2 AND c.e164 NOT IN (SELECT e164 FROM taken)
+   AND c.e164 NOT IN (SELECT e164 FROM opted)`;
 
 /** Reserved claims of this member whose request leaves now: `sending`, in key order. Returns those marked. */
 const SENDING = `
@@ -88,6 +95,8 @@ SELECT w.e164, coalesce(c.state, 'released') AS state, c.claimant, c.claimed_at,
        AND c.state = 'sending' AND v.checked_ms >= extract(epoch FROM c.claimed_at) * 1000 - 60000`;
 
 function fateOf(r: Row): ClaimAnswer | { kind: 'held'; claimant: string } | null {
+  // On the team's list (added, maybe, since the batch began): never sent. `claimant` carries the list's name.
+  if (r.state === 'suppressed') return { kind: 'suppressed', list: r.claimant || 'team', addedAt: r.correlation_id };
   if (r.state === 'released') return { kind: 'released' };
   if (r.state === 'answered' && r.answer) return { kind: 'answered', answer: r.answer, claimant: r.claimant };
   if (r.state === 'pending' && r.correlation_id)
