@@ -3,6 +3,7 @@
 import type { PoolClient } from 'pg';
 import type { SuppressionList } from '../interfaces.js';
 import {
+  columnMismatch,
   entryHash,
   firstBrokenEntry,
   replayMismatch,
@@ -394,8 +395,16 @@ export class PgSuppressionList implements SuppressionList {
         `SELECT head, entries, at FROM ${SCHEMA}.list_heads ORDER BY id DESC LIMIT 1`,
       )
     )[0];
+    const last = (await q<{ hash: string }>(`SELECT hash FROM ${SCHEMA}.audit ORDER BY id DESC LIMIT 1`))[0];
     if (!anchored?.head) return null;
-    if ((await q(`SELECT 1 FROM ${SCHEMA}.audit WHERE hash = $1 LIMIT 1`, [anchored.head])).length > 0) return null;
+    // Every change dnc makes anchors its new head in the same transaction: a newer entry that no head anchors was
+    // appended by hand (a forged entry, hashed right, at the end of the chain).
+    if (last && last.hash === anchored.head) return null;
+    if ((await q(`SELECT 1 FROM ${SCHEMA}.audit WHERE hash = $1 LIMIT 1`, [anchored.head])).length > 0)
+      return (
+        `its audit log holds entries after the head anchored in the store (head ${anchored.head.slice(0, 12)}… at ` +
+        `${anchored.at.toISOString()}) that no change of dnc's anchored: they were written by hand`
+      );
     return (
       `its audit log no longer holds the head anchored in the store (${anchored.entries} entries, head ` +
       `${anchored.head.slice(0, 12)}… at ${anchored.at.toISOString()}): entries were cut`
@@ -404,28 +413,24 @@ export class PgSuppressionList implements SuppressionList {
 
   async integrityProblem(numbers?: readonly string[]): Promise<string | null> {
     return this.consistent(async (q) => {
-      if (numbers) {
-        const wanted = [...new Set(numbers)];
-        const problem = replayMismatch(
-          (await q<AuditRow>(`SELECT * FROM ${SCHEMA}.audit WHERE e164 = ANY($1::text[]) ORDER BY id`, [wanted])).map(
-            toEntry,
-          ),
-          (await q<Row>(`SELECT * FROM ${SCHEMA}.suppressions WHERE e164 = ANY($1::text[])`, [wanted])).map(
-            toSuppression,
-          ),
-          (await q<Row>(`SELECT * FROM ${SCHEMA}.exemptions WHERE e164 = ANY($1::text[])`, [wanted])).map(toExemption),
-        );
-        return problem ?? (await this.cutFromEnd(q));
+      const only = numbers ? [[...new Set(numbers)]] : [];
+      const where = numbers ? 'WHERE e164 = ANY($1::text[])' : '';
+      const log = (await q<AuditRow>(`SELECT * FROM ${SCHEMA}.audit ${where} ORDER BY id`, only)).map(toEntry);
+      if (!numbers) {
+        const broken = firstBrokenEntry(log);
+        if (broken !== null) return `audit entry ${broken} does not match the hash chain`;
       }
-      const log = (await q<AuditRow>(`SELECT * FROM ${SCHEMA}.audit ORDER BY id`)).map(toEntry);
-      const broken = firstBrokenEntry(log);
-      if (broken !== null) return `audit entry ${broken} does not match the hash chain`;
-      const problem = replayMismatch(
-        log,
-        (await q<Row>(`SELECT * FROM ${SCHEMA}.suppressions ${BY_NUMBER}`)).map(toSuppression),
-        (await q<Row>(`SELECT * FROM ${SCHEMA}.exemptions ${BY_NUMBER}`)).map(toExemption),
+      const suppressions = (await q<Row>(`SELECT * FROM ${SCHEMA}.suppressions ${where} ${BY_NUMBER}`, only)).map(
+        toSuppression,
       );
-      return problem ?? (await this.cutFromEnd(q));
+      const exemptions = (await q<Row>(`SELECT * FROM ${SCHEMA}.exemptions ${where} ${BY_NUMBER}`, only)).map(
+        toExemption,
+      );
+      return (
+        replayMismatch(log, suppressions, exemptions) ??
+        columnMismatch(log, suppressions, exemptions) ??
+        (await this.cutFromEnd(q))
+      );
     });
   }
 
