@@ -1,9 +1,10 @@
 // The team's list edited in plain SQL behind dnc's back, one column at a time: check, batch and verify all refuse it
 // (E_LIST_ALTERED, exit 3) and send nothing.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, spawnDnc } from '../helpers/cli.js';
+import { assertBuilt, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../evidence/helpers.js';
 import { machineEnv } from './helpers.js';
@@ -70,6 +71,22 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
       expect((await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir })).code).toBe(0);
     }, 120_000);
   }
+
+  it("the repair docs/team.md gives puts the entries back as the log records them: accepted again", async () => {
+    const sql = /```sql\n(-- as dnc_owner: the entries and exemptions[\s\S]*?)```/.exec(
+      readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'),
+    )![1]!;
+    await sqlOn(db.url, "UPDATE dnc.suppressions SET reason = 'tampered', who = 'mallory'");
+    await sqlOn(db.url, "DELETE FROM dnc.exemptions");
+    expect((await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir })).code).toBe(3);
+    await sqlOn(db.url, sql);
+    const r = await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('asked on a call');
+    expect(await sqlOn(db.url, 'SELECT e164, evidence FROM dnc.exemptions')).toEqual([
+      { e164: '+12025550702', evidence: 'form 7' },
+    ]);
+  }, 120_000);
 
   it('a row deleted and an unsuppress entry forged at the end of the chain, hashed right: refused', async () => {
     const [last] = await sqlOn(db.url, 'SELECT hash FROM dnc.audit ORDER BY id DESC LIMIT 1');
