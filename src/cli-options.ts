@@ -5,6 +5,10 @@ import { parseIntegerOption } from './config.js';
 import { usageError } from './errors.js';
 import { parseDuration } from './time.js';
 
+/** Where --suppression-list's list is, for every command that names it: a file, or the team store's list. */
+export const LIST_FILE_WHERE =
+  "env DNC_SUPPRESSION_LIST; default: the state folder; with a team store (--store): the team's list, no file";
+
 /** The long flag of an option's flags, e.g. `--max-credits` of `--max-credits <n>`. */
 function longFlag(flags: string): string {
   return /--[a-z0-9-]+/i.exec(flags)?.[0] ?? flags;

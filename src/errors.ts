@@ -41,6 +41,10 @@ export const EXIT_STATUS_MEANINGS: Readonly<Record<ExitCodeValue, string>> = {
  * code meets a number: throw sites name a code, and scripts match on it (as undici's `err.code`).
  */
 export const ERROR_CODES = {
+  E_INTERNAL: {
+    exit: ExitCode.INTERNAL,
+    summary: 'a bug in dnc: please report it with the command and --verbose output',
+  },
   E_USAGE: { exit: ExitCode.USAGE, summary: 'an unknown flag or command, a bad argument, or conflicting options' },
   E_CONFIG_MISSING: { exit: ExitCode.USAGE, summary: 'the base URL or the API key is not configured' },
   E_CONFIG_INVALID: {
@@ -132,6 +136,10 @@ export const ERROR_CODES = {
   E_CSV_MALFORMED: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: malformed CSV' },
   E_CSV_EMPTY: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no rows' },
   E_INVALID_NUMBER: { exit: ExitCode.INPUT, summary: 'a number that cannot be a phone number (nothing sent)' },
+  E_NUMBER_REJECTED: {
+    exit: ExitCode.INPUT,
+    summary: 'check: the register rejected the number (invalid_phone_number; charged)',
+  },
   E_UNSUPPORTED_COUNTRY: { exit: ExitCode.INPUT, summary: "the service does not cover the number's country (422)" },
   E_JOURNAL_EMPTY: { exit: ExitCode.INPUT, summary: 'the journal holds no batch' },
   E_JOURNAL_INCOMPLETE: {
@@ -155,6 +163,10 @@ export const ERROR_CODES = {
   E_WEBHOOKS_DISABLED: { exit: ExitCode.AUTH, summary: 'webhook lookups are disabled for the account' },
   E_CREDIT_LIMIT: { exit: ExitCode.CREDIT, summary: 'the credit limit of the billing period is reached (429)' },
   E_SERVICE: { exit: ExitCode.SERVICE, summary: 'the service failed (5xx, or an answer that was not expected)' },
+  E_LOOKUP_FAILED: {
+    exit: ExitCode.SERVICE,
+    summary: 'check: the lookup failed (billing_error, lookup_expired, the register failing after retries)',
+  },
   E_BAD_RESPONSE: { exit: ExitCode.SERVICE, summary: "the service's answer was not what its description says" },
   E_CURSOR_REPEATED: {
     exit: ExitCode.SERVICE,

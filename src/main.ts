@@ -22,7 +22,8 @@ import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps } from './context.js';
 import type { Interrupts } from './io.js';
-import { DncError, errorLines, ExitCode, redactSecrets } from './errors.js';
+import { DncError, errorLines, ExitCode, redactSecrets, usageError } from './errors.js';
+import { jsonErrorOf, usageHint, withUsageHint } from './render/error.js';
 import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
 import { terminalSafe, terminalSafeLines } from './text/terminal-safe.js';
@@ -201,89 +202,83 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
-    const status = reportError(err, deps.io, ctx, program, argv, secrets);
+    // Help and --version "errors" are successes; commander already printed its message.
+    if (err instanceof CommanderError && SUCCESSES.includes(err.code)) return ExitCode.OK;
+    // One error, shown twice alike: on stderr, and with --json on stdout, with the same message and hint.
+    const shown = shownError(err, program, argv);
+    reportError(shown, deps.io, ctx, secrets);
     // --json: a script reading stdout gets the error there too, unless the command already said something there.
     const json = ctx?.json ?? argv.includes('--json');
-    if (json && !stdoutWritten && status !== ExitCode.OK) {
-      const error = jsonErrorOf(err, status, argv);
+    if (json && !stdoutWritten) {
+      const error = jsonErrorOf(shown);
       // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
       writeLine(deps.io.stdout, JSON.stringify(dispatched === 'batch' ? batchRefusedSummary(error) : { error }));
     }
-    return status;
+    return shown.exitCode;
   }
 }
 
-/** An error as --json states it on stdout: `{code, exit_status, message, hint}`, the key masked as on stderr. */
-function jsonErrorOf(
-  err: unknown,
-  status: number,
-  argv: readonly string[],
-): { code: string; exit_status: number; message: string; hint: string | null } {
-  if (err instanceof DncError)
-    return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
-  if (err instanceof CommanderError) {
-    const [first = ''] = err.message.replace(/^error: /, '').split('\n');
-    return {
-      code: 'E_USAGE',
-      exit_status: status,
-      message: maskOptionValues(first),
-      hint: `see 'dnc ${argv.find((a) => !a.startsWith('-')) ?? ''} --help'`.replace('dnc  --help', 'dnc --help'),
-    };
-  }
-  return {
-    code: 'E_INTERNAL',
-    exit_status: status,
-    message: err instanceof Error ? err.message : String(err),
-    hint: 'this is a bug in dnc; please report it',
+/** Commander's "errors" that are not: help shown, the version shown. */
+const SUCCESSES: readonly string[] = ['commander.helpDisplayed', 'commander.version', 'commander.help'];
+
+/**
+ * The command the words of argv name (`suppress add`), as far as they name one: whose usage a usage error points to.
+ * Option values are stepped over (`--store URL check`), so a value is never taken for a command.
+ */
+function commandNamed(program: Command, argv: readonly string[]): string {
+  const names: string[] = [];
+  let at = program;
+  const options = () => {
+    const all: Option[] = [];
+    for (let c: Command | null = at; c; c = c.parent) all.push(...c.options);
+    return all;
   };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith('-')) {
+      const option = arg.includes('=') ? undefined : options().find((o) => o.long === arg || o.short === arg);
+      if (option?.required) i++;
+      continue;
+    }
+    const sub = at.commands.find((c) => c.name() === arg || c.aliases().includes(arg));
+    if (!sub) break;
+    names.push(sub.name());
+    at = sub;
+  }
+  return names.join(' ');
 }
 
 /**
- * A commander parse error (unknown option or command, missing argument …) as a dnc usage error:
- * `dnc: error [E_USAGE]: …`, commander's suggestion as "did you mean", and where to read the usage.
+ * Whatever ended the run as the DncError the user is shown: commander's parse errors as E_USAGE with its suggestion
+ * ("did you mean") and where to read the usage; a usage error without a hint pointed to the usage; anything else is
+ * E_INTERNAL, a bug.
  */
-function parseErrorLines(err: CommanderError, program: Command, argv: readonly string[]): string[] {
-  const [first = '', ...rest] = err.message.replace(/^error: /, '').split('\n');
-  const didYouMean = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());
-  const message = `${first}${didYouMean ? ` (did you mean ${didYouMean[1]}?)` : ''}`;
-  const command = program.commands.find((c) => argv.includes(c.name()));
-  const where = command ? `dnc ${command.name()} --help` : 'dnc --help';
-  return [`dnc: error [E_USAGE]: ${message}`, `  hint: see '${where}' for the usage`];
+function shownError(err: unknown, program: Command, argv: readonly string[]): DncError {
+  const command = commandNamed(program, argv);
+  if (err instanceof CommanderError) {
+    const [first = '', ...rest] = err.message.replace(/^error: /, '').split('\n');
+    const didYouMean = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());
+    // Commander quotes what was typed (`--api_key=KEY`): option values are masked.
+    const message = maskOptionValues(`${first}${didYouMean ? ` (did you mean ${didYouMean[1]}?)` : ''}`);
+    return usageError('E_USAGE', message, { hint: usageHint(command) });
+  }
+  if (err instanceof DncError) return withUsageHint(err, command);
+  const e = err instanceof Error ? err : new Error(String(err));
+  return new DncError('E_INTERNAL', `internal error: ${e.message}`, {
+    hint: 'this is a bug in dnc; please report it with the command you ran and the output of --verbose',
+    cause: e,
+  });
 }
 
-function reportError(
-  err: unknown,
-  io: IO,
-  ctx: Context | undefined,
-  program: Command,
-  argv: readonly string[],
-  secrets: readonly string[],
-): number {
-  // Messages quote values from outside (a CSV cell, a service text): shown with their control characters escaped.
-  const say = (line: string) => writeLine(io.stderr, terminalSafeLines(redactSecrets(line, secrets)));
-  if (err instanceof CommanderError) {
-    // Help and --version "errors" are successes; commander already printed its message.
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
-      return ExitCode.OK;
-    }
-    // Commander quotes what was typed (`--api_key=KEY`): option values are masked.
-    for (const line of parseErrorLines(err, program, argv)) say(maskOptionValues(line));
-    return ExitCode.USAGE;
-  }
-  if (err instanceof DncError) {
-    // An error carries no colour of ours: every escape sequence in it came from outside (a CSV header, a flag's
-    // value), so even colour is escaped (ESC[8m would hide what follows). Line breaks dnc put there stay.
-    const sayPlain = (line: string) =>
-      writeLine(io.stderr, redactSecrets(line, secrets).split('\n').map(terminalSafe).join('\n'));
-    for (const line of errorLines(err)) sayPlain(line);
-    if (ctx?.verbose && err.cause instanceof Error && err.cause.stack) say(err.cause.stack);
-    return err.exitCode;
-  }
-  const e = err instanceof Error ? err : new Error(String(err));
-  say(`dnc: internal error: ${e.message}`);
-  say('  this is a bug in dnc; please report it with the command you ran and the output of --verbose');
-  if (ctx?.verbose && e.stack) say(e.stack);
-  return ExitCode.INTERNAL;
+function reportError(err: DncError, io: IO, ctx: Context | undefined, secrets: readonly string[]): void {
+  // An error carries no colour of ours: every escape sequence in it came from outside (a CSV header, a flag's value,
+  // a service text), so even colour is escaped (ESC[8m would hide what follows). Line breaks dnc put there stay.
+  const sayPlain = (line: string) =>
+    writeLine(io.stderr, redactSecrets(line, secrets).split('\n').map(terminalSafe).join('\n'));
+  for (const line of errorLines(err)) sayPlain(line);
+  if (ctx?.verbose && err.cause instanceof Error && err.cause.stack)
+    writeLine(io.stderr, terminalSafeLines(redactSecrets(err.cause.stack, secrets)));
 }
 
 /** The process entry point (bin/dnc.js): real streams, signals as cancellation, exit code set at the end. */

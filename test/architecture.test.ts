@@ -1,7 +1,9 @@
 // The shape of the code, as docs/architecture.md states it: the layers read from its table, imports pointing down
 // only, no circle, libraries reached through their public entries, no patched prototypes, files of a readable size.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './helpers/cli.js';
 
@@ -23,20 +25,17 @@ interface Import {
   line: number;
 }
 
-/** Every import of a file: static, dynamic, type-only and re-exports (a type import couples modules too). */
+/**
+ * Every import of a file, as TypeScript's own parser finds them: static, dynamic, type-only and re-exports (a type
+ * import couples modules too), however they are spaced (`import{X}from'./y'` included).
+ */
 function importsOf(file: string): Import[] {
   const text = readFileSync(path.join(SRC, file), 'utf8');
-  const found: Import[] = [];
-  const pattern =
-    /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?[^'";]*?\sfrom\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
-  for (const m of text.matchAll(pattern)) {
-    found.push({
-      from: file,
-      specifier: (m[1] ?? m[2] ?? m[3])!,
-      line: text.slice(0, m.index).split('\n').length,
-    });
-  }
-  return found;
+  return ts.preProcessFile(text, true, true).importedFiles.map((ref) => ({
+    from: file,
+    specifier: ref.fileName,
+    line: text.slice(0, ref.pos).split('\n').length,
+  }));
 }
 
 /** src-relative path of a relative import's target. */
@@ -54,9 +53,14 @@ function layerTable(): Map<string, number> {
   return layers;
 }
 
+/** A file's layer: the table's longest name that is the file (without .ts) or a folder holding it. */
 function layerOf(file: string, table: Map<string, number>): number | undefined {
-  const top = file.split('/')[0]!;
-  return file.includes('/') ? table.get(`${top}/`) : table.get(top.replace(/\.ts$/, ''));
+  const parts = file.replace(/\.ts$/, '').split('/');
+  for (let n = parts.length; n > 0; n--) {
+    const name = parts.slice(0, n).join('/') + (n < parts.length ? '/' : '');
+    if (table.has(name)) return table.get(name);
+  }
+  return undefined;
 }
 
 const files = sourceFiles();
@@ -67,6 +71,29 @@ describe('the layers of docs/architecture.md', () => {
   it('name every source file, each once', () => {
     expect(table.size).toBeGreaterThan(20);
     expect(files.filter((f) => layerOf(f, table) === undefined)).toEqual([]);
+  });
+
+  it('name only modules and folders that exist', () => {
+    const missing = [...table.keys()].filter((name) =>
+      name.endsWith('/') ? !existsSync(path.join(SRC, name)) : !existsSync(path.join(SRC, `${name}.ts`)),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('are read by a parser that finds imports however they are written', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-arch-'));
+    try {
+      const probe = 'import{X}from"./y.js";\nexport*from\'./z.js\';\nconst m = await import(\n  "./w.js");\n';
+      writeFileSync(path.join(dir, 'probe.ts'), probe);
+      const found = importsOf(path.relative(SRC, path.join(dir, 'probe.ts')));
+      expect(found.map((i) => [i.specifier, i.line])).toEqual([
+        ['./y.js', 1],
+        ['./z.js', 2],
+        ['./w.js', 4],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('are never imported upwards', () => {

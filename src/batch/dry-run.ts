@@ -122,6 +122,7 @@ export async function dryRun(
     rows: scan.rows,
     unique_numbers: seen.size,
     invalid_rows: scan.invalidRows,
+    empty_rows: scan.emptyRows,
     by_country: Object.fromEntries(countries),
     balance: balance ? { credits_remaining: balance.creditsRemaining, credit_limit: balance.creditLimit } : null,
     // One estimate everywhere: the guard's, where a country whose cost is not learned yet counts at the floor.

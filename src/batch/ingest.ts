@@ -10,8 +10,10 @@ import type { TableLayout } from '../tables/layout.js';
 
 export interface ScanResult {
   rows: number;
-  /** Rows with a number that cannot be valid (refused locally), or with no number in any phone column. */
+  /** Rows with a number that cannot be valid (refused locally). */
   invalidRows: number;
+  /** Rows with no number in any phone column (said apart: nothing in them is wrong, there is nothing to check). */
+  emptyRows: number;
   /** The first few invalid rows, for messages. */
   invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   sha256: string;
@@ -29,7 +31,7 @@ export async function scanInput(
   const rowNumbers = new RowNumbers(phones, layout.phoneIndexes, layout.countryIndex ?? null);
   const several = layout.phoneIndexes.length > 1;
   const hash = createHash('sha256');
-  const result: ScanResult = { rows: 0, invalidRows: 0, invalidSamples: [], sha256: '', bytes: 0 };
+  const result: ScanResult = { rows: 0, invalidRows: 0, emptyRows: 0, invalidSamples: [], sha256: '', bytes: 0 };
   for await (const batch of readRows(layout, {
     onChunk: (c) => {
       hash.update(c);
@@ -40,17 +42,20 @@ export async function scanInput(
       const index = result.rows++;
       const cells = rowNumbers.read(fields);
       let refused: { raw: string; message: string } | null = null;
+      let empty = true;
       for (let c = 0; c < cells.length; c++) {
         const cell = cells[c]!;
+        if (cell.ok || cell.code !== 'missing_number') empty = false;
         if (cell.ok) onNumber(cell);
-        // An empty cell beside a number is no fault of the row (a contact without a mobile).
-        else if (cell.code !== 'missing_number' || cells.every((k) => !k.ok && k.code === 'missing_number'))
+        // An empty cell is no fault of the row (a contact without a mobile); a row of empty cells is counted apart.
+        else if (cell.code !== 'missing_number')
           refused ??= {
             raw: fields[layout.phoneIndexes[c]!] ?? '',
             message: several ? `${layout.phoneLabels[c]}: ${cell.message}` : cell.message,
           };
       }
-      if (refused) {
+      if (empty) result.emptyRows++;
+      else if (refused) {
         result.invalidRows++;
         if (result.invalidSamples.length < 5)
           result.invalidSamples.push({ line: index, record: index, value: refused.raw, message: refused.message });

@@ -13,6 +13,7 @@ import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.
 import type { RenderSummary } from '../results/render.js';
 import type { Reusable } from '../evidence/reusable.js';
 import type { SchedulerProgress } from './scheduler.js';
+import type { ReuseDecision } from '../evidence/recent-answers.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
@@ -23,6 +24,14 @@ export type BatchEvent =
   /** The first interrupt: no new lookups; those in flight are awaited. */
   | { type: 'stopping' }
   | { type: 'lookups-ended' };
+
+/** What was found and what a run would send, as the question on a terminal shows it. */
+export interface ReuseQuestion {
+  numbers: number;
+  of: number;
+  credits: number;
+  oldestMs: number;
+}
 
 /** What the batch may use: nothing of the process but what is injected here. */
 export interface BatchRunDeps {
@@ -56,6 +65,12 @@ export interface BatchRunDeps {
    * takes it, or null to stop. Absent off a terminal: the batch exits 2 naming the candidates.
    */
   askColumns?(question: { input: string; candidates: readonly string[] }): Promise<string | null>;
+  /**
+   * Asks what to do with the numbers this service answered within the last day (a terminal on both ends): reuse
+   * them, pay again, or stop. Absent off a terminal: --reuse-within / --no-reuse decide, else they are paid again
+   * and the summary says so.
+   */
+  askReuse?(question: ReuseQuestion): Promise<'reuse' | 'pay_again' | 'stop'>;
   /**
    * The module of the thread the outputs are rendered in while the lookups run (early-render-worker.ts). By
    * default the bundled one, if there; null: on the batch's own thread only.
@@ -97,6 +112,8 @@ export interface DryRunReport {
     rows: number;
     unique_numbers: number;
     invalid_rows: number;
+    /** Rows with no number in any phone column (not among invalid_rows). */
+    empty_rows: number;
     by_country: Record<string, number>;
     balance: { credits_remaining: number; credit_limit: number } | null;
     estimated_credits: number;
@@ -170,6 +187,16 @@ export type BatchRunResult =
       resume: string;
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
       unansweredSends: number;
+      /** Numbers answered within the last day that this run paid for again, or null (none, or reused). */
+      paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+      /** The credit guard's estimate of this run's lookups, over the numbers it was to send; null: none weighed. */
+      estimate?: { numbers: number; credits: number } | null;
+      /** The --review-out list this batch writes (given now or remembered), or null. */
+      reviewOut: string | null;
+      /** --resend-failed was given: failed numbers still failed were sent again (a hint never names it again). */
+      resentFailed: boolean;
+      /** The failed numbers a bare rerun leaves (what --resend-failed sends), and what sending them costs again. */
+      failedToResend: { numbers: number; credits: number };
       /**
        * The error that stopped the run after the output was written (the command reports it and exits with its status).
        */
@@ -206,6 +233,8 @@ export interface BatchOptions {
   skipRows?: number | undefined;
   /** --reuse-within: verdicts of the same service checked within this window are reused (src/evidence). */
   reuseWithinMs?: number | null;
+  /** --no-reuse: numbers answered within the last day are paid for again, without asking (src/batch/repay.ts). */
+  noReuse?: boolean;
   /**
    * --escape-formulas: formula-leading input cells get a leading ' in the outputs (for files bound for a spreadsheet).
    */
@@ -234,6 +263,11 @@ export interface BatchOptions {
    * sent again, although each may already have been charged. Never remembered: it is consent for this run only.
    */
   resendUnanswered?: boolean;
+  /**
+   * --resend-failed: the failed numbers a bare rerun does not send again (the failure was charged, or the send may
+   * have been: the unanswered ones too) are sent again; each may be charged again.
+   */
+  resendFailed?: boolean;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */
@@ -257,6 +291,7 @@ export const REMEMBERED_OPTIONS = [
   'reviewOut',
   'dialOut',
   'reuseWithinMs',
+  'noReuse',
   'escapeFormulas',
   'format',
   'compliance',

@@ -1,9 +1,11 @@
 // A batch's options checked before anything is read, and the options its journal remembers: what a rerun resumes
 // with, how a resume is written on a command line.
+import { shellWord } from '../text/shell.js';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
 import { usageError } from '../errors.js';
+import { formatDuration } from '../time.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import { phoneColumnsOf, type ResultOptions } from '../journal/types.js';
 import {
@@ -48,6 +50,7 @@ const FLAG: Record<RememberedOption, string> = {
   reviewOut: '--review-out',
   dialOut: '--dial-out',
   reuseWithinMs: '--reuse-within',
+  noReuse: '--no-reuse',
   escapeFormulas: '--escape-formulas',
   format: '--format',
   compliance: '--suppression-list',
@@ -56,6 +59,11 @@ const FLAG: Record<RememberedOption, string> = {
 /** Checks options and paths before anything is read or sent (exit 2; exit 3 for a folder that cannot be written). */
 export async function checkOptions(ctx: RunContext, input: string, options: BatchOptions): Promise<BatchPaths> {
   const country = await parseCountryOption(options.country);
+  if (options.noReuse && (options.reuseWithinMs ?? null) !== null) {
+    throw usageError('E_USAGE', '--no-reuse and --reuse-within say opposite things', {
+      hint: 'give one: --reuse-within DURATION reuses recent answers, --no-reuse pays for them again',
+    });
+  }
   if (options.webhookAll && options.webhookUrl === undefined) {
     throw usageError('E_USAGE', '--webhook-all needs --webhook-url', {
       hint: 'give the https URL the service should push results to',
@@ -188,6 +196,7 @@ export function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<
     reviewOut: paths.reviewOut,
     dialOut: paths.dialOut,
     reuseWithinMs: options.reuseWithinMs ?? null,
+    noReuse: options.noReuse === true,
     escapeFormulas: options.escapeFormulas === true,
     format: options.format ?? null,
     sheet: options.sheet ?? null,
@@ -208,7 +217,7 @@ function statSafe(file: string) {
 
 /** The command that resumes this batch, as the user would type it. */
 export function resumeCommand(input: string, options: BatchOptions, outputPath: string, cwd: string): string {
-  const q = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const q = shellWord;
   const rel = (p: string) => {
     const r = path.relative(cwd, p);
     return r.startsWith('..') || path.isAbsolute(r) ? p : r;
@@ -286,7 +295,7 @@ function flagText(name: RememberedOption, value: unknown): string {
   }
   if (typeof value === 'boolean') return name === 'header' ? (value ? '' : FLAG.header) : value ? FLAG[name] : '';
   if (value === null || value === undefined) return '';
-  if (name === 'reuseWithinMs') return `${FLAG[name]} ${Math.round(Number(value) / 3_600_000)}h`;
+  if (name === 'reuseWithinMs') return `${FLAG[name]} ${formatDuration(Number(value))}`;
   if (Array.isArray(value)) return value.map((v) => `${FLAG[name]} ${String(v)}`).join(' ');
   return `${FLAG[name]} ${String(value)}`;
 }
@@ -344,7 +353,11 @@ export async function withRememberedOptions(
     merged[name] = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
     // Journals from before several phone columns remember one.
     if (name === 'column' && typeof merged[name] === 'string') merged[name] = [merged[name]];
-    const text = flagText(name, remembered[name]);
+    // The one of --reuse-within and --no-reuse given now replaces the other remembered.
+    if (name === 'reuseWithinMs' && options.given.has('noReuse') && options.noReuse) merged[name] = null;
+    if (name === 'noReuse' && options.given.has('reuseWithinMs') && (options.reuseWithinMs ?? null) !== null)
+      merged[name] = false;
+    const text = flagText(name, merged[name]);
     if (text && !(name === 'concurrency' && remembered[name] === 8)) resumedWith.push(text);
   }
   return { options: merged as unknown as BatchOptions, resumedWith, resumed: true };

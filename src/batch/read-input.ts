@@ -75,7 +75,11 @@ export async function readInput(
       ctx.info(
         `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} ` +
           `distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot ` +
-          `be valid (not sent)`,
+          `be valid (not sent)` +
+          (scan.emptyRows > 0
+            ? `, ${formatInteger(scan.emptyRows)} row(s) with no number` +
+              (layout.phoneIndexes.length > 1 ? ' in any phone column' : '')
+            : ''),
       );
     });
   if (!streaming) {

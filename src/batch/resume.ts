@@ -6,7 +6,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { describeOptions, resultOptionsChange, sameResultOptions } from './options.js';
 import { phoneColumnsOf } from '../journal/types.js';
-import type { RunContext } from './job.js';
+import type { BatchOptions, RunContext } from './job.js';
 import { journalInUse } from '../journal/lock.js';
 import { hashFile } from '../file-hash.js';
 import { rerunPlanOf } from '../journal/views.js';
@@ -36,15 +36,20 @@ export async function prepareJournal(
   ctx: RunContext,
   journal: BatchJournal,
   batch: JournalBatch,
-  resendUnanswered: boolean,
+  resend: Pick<BatchOptions, 'resendUnanswered' | 'resendFailed'>,
 ): Promise<'resume' | 'read'> {
+  const resendUnanswered = resend.resendUnanswered === true;
+  const rerun = () => {
+    settleUnanswered(ctx, journal, resendUnanswered);
+    requeueForRerun(ctx, journal);
+    if (resend.resendFailed) requeueFailed(ctx, journal);
+  };
   const { resultOptions, paths, serviceOrigin, rendering, layout } = batch;
   const existing = journal.meta();
   if (existing && !journal.ingested) {
     // Read in part: the numbers it holds keep their answers (paid for); reading again adds the rest.
     checkSameBatch(journal, existing, resultOptions, serviceOrigin, layout);
-    settleUnanswered(ctx, journal, resendUnanswered);
-    requeueForRerun(ctx, journal);
+    rerun();
     return 'read';
   }
   if (existing) {
@@ -67,8 +72,7 @@ export async function prepareJournal(
         `Adding phone column(s) ${layout.phoneLabels.slice(phoneColumnsOf(existing.options).length).join(', ')} ` +
           `to ${journal.path}: numbers already answered are not sent again`,
       );
-      settleUnanswered(ctx, journal, resendUnanswered);
-      requeueForRerun(ctx, journal);
+      rerun();
       return 'read';
     }
     journal.setMeta({
@@ -80,8 +84,7 @@ export async function prepareJournal(
       suppressedOut: paths.suppressedOut,
       ...rendering,
     });
-    settleUnanswered(ctx, journal, resendUnanswered);
-    requeueForRerun(ctx, journal);
+    rerun();
     const c = journal.summaryCounts();
     ctx.info(
       `Resuming ${journal.path}: ${formatInteger(c.done)} number(s) done, ${formatInteger(c.pending)} pending ` +
@@ -189,6 +192,33 @@ function requeueForRerun(ctx: RunContext, journal: BatchJournal): void {
       `${again.notChecked + again.uncharged} number(s) without a verdict are looked up again ` +
         `(${again.notChecked} not checked, ${again.uncharged} failed without a charge)`,
     );
+  }
+}
+
+/**
+ * What the batch's end says of its rows without a verdict: the sends without an answer, the review list, whether
+ * failed numbers were sent again, and what sending them again costs.
+ */
+export function failedFacts(journal: BatchJournal, options: Pick<BatchOptions, 'resendFailed'>) {
+  return {
+    unansweredSends: journal.unansweredSends(),
+    reviewOut: journal.meta()?.reviewOut ?? null,
+    resentFailed: options.resendFailed === true,
+    failedToResend: journal.failedToResend(),
+  };
+}
+
+/** --resend-failed: the failed numbers a bare rerun leaves are sent again, each charged again (said, with the cost). */
+function requeueFailed(ctx: RunContext, journal: BatchJournal): void {
+  const { numbers, credits } = journal.failedToResend();
+  const again = journal.requeueFailed();
+  if (again > 0) {
+    ctx.warn(
+      `dnc: warning: --resend-failed: ${formatInteger(again)} failed number(s) are sent again; each is charged ` +
+        `again (about ${formatInteger(numbers === again ? credits : again)} credit(s))`,
+    );
+  } else {
+    ctx.info('--resend-failed: no failed number to send again');
   }
 }
 

@@ -18,21 +18,20 @@ import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
-import { adoptTeamVerdicts, numbersOfThisRun, rememberCosts, runLookups, webhookMissingFor } from './lookups.js';
+import { adoptTeamVerdicts, numbersOfThisRun, rememberCosts, runLookups } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
 import { placeSpool, spoolStdin } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
 import { type Reading, readInput } from './read-input.js';
-import { type JournalBatch, prepareJournal } from './resume.js';
+import { failedFacts, type JournalBatch, prepareJournal } from './resume.js';
 import { dryRun } from './dry-run.js';
 import { type BatchPaths, makeFolder } from './paths.js';
 import { manifestPathFor } from '../evidence/manifest.js';
 import { openInputLayout } from '../tables/input.js';
-import { keptFolder, stateDir, cacheDir } from '../paths.js';
+import { keptFolder, stateDir } from '../paths.js';
 import { DNC_COLUMNS } from '../results/columns.js';
 import { hashFile } from '../file-hash.js';
 import { PhoneCaches } from '../phone/phone-cache.js';
-import { readCosts } from '../stores/cost-cache.js';
 import {
   renderBatchOutput,
   renderEarly,
@@ -44,6 +43,9 @@ import * as batchPaths from './paths.js';
 import * as compliance from '../compliance/batch-compliance.js';
 import * as calling from './calling.js';
 import * as evidence from '../evidence/batch-evidence.js';
+import type { RecentAnswers } from '../evidence/recent-answers.js';
+import { paidAgain, sendingOf, settleRecent, type RecentOutcome } from './repay.js';
+import { BackgroundWork } from './background.js';
 
 export async function runBatchJob(input: string, given: BatchOptions, deps: BatchRunDeps): Promise<BatchRunResult> {
   const ctx = runContext(deps);
@@ -222,6 +224,9 @@ async function runBatchJournal(
   let cacheOpening = null as Promise<ResultsCache> | null;
   let renderStarting: Promise<void> | null = null;
   let reusable = null as ReusableCounter | null;
+  let recent = null as RecentAnswers | null;
+  let recentOutcome = null as RecentOutcome | null;
+  let estimate = null as { numbers: number; credits: number } | null;
   let lookupsOver = () => {};
   let onProgress: (progress: SchedulerProgress) => void = () => {};
   // The client is needed only at the first lookup: loading it (undici) overlaps the journal's creation and
@@ -254,16 +259,19 @@ async function runBatchJournal(
     const applyLists = () => compliance.applyListsBeforeLookups(ctx, journal!, options.compliance ?? {});
     let listsApplied = false;
     // Fresh verdicts of these numbers in the results cache are said before the first lookup (see below): asked only
-    // when --reuse-within was not given and the cache holds recent verdicts of this service.
+    // when --reuse-within was not given and the cache holds recent verdicts of this service; those of the last day
+    // are decided on (src/batch/repay.ts).
     if ((options.reuseWithinMs ?? null) === null) {
+      recent = await evidence.recentAnswersOf(ctx, serviceOrigin, options.compliance ?? {});
       reusable = await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
     }
-    if ((await prepareJournal(ctx, journal, batch, options.resendUnanswered === true)) === 'read') {
+    if ((await prepareJournal(ctx, journal, batch, options)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
       // be sent: the internal list and its exemptions (applied from the list's side, over the journal's
-      // numbers) and --reuse-within (verdicts taken from the results cache) need the whole list first.
+      // numbers), --reuse-within (verdicts taken from the results cache) and answers of the last day in the cache
+      // (reused or paid again as decided over the whole list) need the whole list first.
       // Without a list nothing of what applyLists does depends on which numbers are read, so it runs first.
-      let streaming = (options.reuseWithinMs ?? null) === null;
+      let streaming = (options.reuseWithinMs ?? null) === null && recent === null;
       if (streaming) streaming = listsApplied = (await applyLists()).list === null;
       reading = await readInput(ctx, journal, batch, phones, streaming);
     }
@@ -277,21 +285,18 @@ async function runBatchJournal(
     await evidence.beforeLookups(ctx, ctx, journal, {
       service: serviceOrigin,
       reuseWithinMs: options.reuseWithinMs ?? null,
+      compliance: options.compliance ?? {},
     });
+    // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
+    // is checked when it comes, and says "so far" while reading goes on).
+    const sending = await sendingOf(ctx, journal, options, serviceOrigin);
+    const { costs, willSend } = sending;
+    if (recent) ({ options, outcome: recentOutcome } = await settleRecent(ctx, journal, recent, options, sending));
 
     let outcome: SchedulerOutcome | null = null;
     // Lists and reused verdicts may have answered every number: then nothing is sent.
     if (reading !== null || journal.unsentCount() > 0) {
       client = await clientReady;
-      const costs = new Map([
-        ...(await readCosts(cacheDir(ctx.env, ctx.homedir), serviceOrigin)),
-        ...journal.learnedCosts(),
-      ]);
-      const webhookMissing = await webhookMissingFor(options);
-      const unsupported = new Set(journal.unsupportedCountries());
-      // The guard warns, it never blocks: while the list is read, lookups do not wait for the balance (it
-      // is checked when it comes, and says "so far" while reading goes on).
-      const willSend = (country: string) => !webhookMissing(country) && !unsupported.has(country);
       const toWeigh =
         reading === null
           ? Promise.resolve<Pick<BatchJournal, 'nextQueued'>>(journal)
@@ -306,6 +311,7 @@ async function runBatchJournal(
           costs,
           willSend,
           reading?.reading === true,
+          new Set(recentOutcome?.answers.map((a) => a.id)), // (the answers of the last day were said already)
         );
         reusable = null; // (closed)
         if (line) ctx.info(`dnc: ${line}`);
@@ -315,6 +321,8 @@ async function runBatchJournal(
         .then((unsent) => evidence.creditShortfall(usage, unsent, costs, willSend))
         .then(
           (guard) => {
+            estimate = guard.estimate;
+            ctx.debug(evidence.estimateLine(guard.estimate));
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
             if (guard.lines.length > 0 && reading?.reading)
               ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
@@ -386,6 +394,7 @@ async function runBatchJournal(
       }
       if (outcome.fatal)
         return await finishStopped(ctx, journal, outcome, outcome.fatal, {
+          extras: { paidAgain: paidAgain(journal, recentOutcome), estimate },
           input,
           options,
           paths,
@@ -396,6 +405,7 @@ async function runBatchJournal(
       journal.setStoppedReason(outcome.stoppedReason);
       background.add(rememberCosts(ctx, journal));
     } else {
+      estimate = { numbers: 0, credits: 0 }; // (every number answered before a lookup was needed)
       journal.setStoppedReason(null);
     }
 
@@ -442,7 +452,9 @@ async function runBatchJournal(
       outputPath: paths.outputPath,
       maxCredits: options.maxCredits,
       resume: resumeCommand(input, options, paths.outputPath, ctx.cwd),
-      unansweredSends,
+      ...failedFacts(journal, options),
+      paidAgain: paidAgain(journal, recentOutcome),
+      estimate,
     };
   } catch (err) {
     const refusedInput = err instanceof DncError && err.exitCode === ExitCode.INPUT;
@@ -465,6 +477,7 @@ async function runBatchJournal(
     await early?.abort();
     void cacheOpening?.then((c) => c.close()).catch(() => {}); // (a run that stopped before filling it)
     await reusable?.close();
+    await recent?.close();
     await background.settled();
     journal?.close();
     lock.release();
@@ -512,20 +525,6 @@ async function readyJournalPath(ctx: RunContext, journalPath: string, options: B
   }
 }
 
-/** Promises left to run on their own: failures are theirs to report; all settle before the journal closes. */
-class BackgroundWork {
-  private readonly tasks: Array<Promise<unknown>> = [];
-
-  add(task: Promise<unknown>): void {
-    task.catch(() => {});
-    this.tasks.push(task);
-  }
-
-  async settled(): Promise<void> {
-    await Promise.allSettled(this.tasks);
-  }
-}
-
 /** The end of a batch the service stopped (or that cannot go on): a stop like any other, told how to resume. */
 async function finishStopped(
   ctx: RunContext,
@@ -533,6 +532,7 @@ async function finishStopped(
   outcome: SchedulerOutcome,
   fatal: DncError,
   run: {
+    extras: Pick<Extract<BatchRunResult, { kind: 'finished' }>, 'paidAgain' | 'estimate'>;
     input: string;
     options: BatchOptions;
     paths: BatchPaths;
@@ -582,7 +582,8 @@ async function finishStopped(
     outputPath: paths.outputPath,
     maxCredits: options.maxCredits,
     resume,
-    unansweredSends: journal.unansweredSends(),
+    ...failedFacts(journal, options),
     fatal: told,
+    ...run.extras,
   };
 }

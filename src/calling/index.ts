@@ -2,7 +2,8 @@
 import { createHash } from 'node:crypto';
 import { usageError } from '../errors.js';
 import { dateHolidaysCalendar, type HolidayCalendar } from './holidays.js';
-import { parseSettings, RuleBook, type CallingOverride, type EffectiveRule } from './policy.js';
+import { parseSettings, RuleBook, type EffectiveRule } from './policy.js';
+import type { CallingWindow, LocalTime } from './types.js';
 import { CALLING_RULES, type RulesFile } from './rules.js';
 import { isoLocal, wallTime } from './tz.js';
 import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js';
@@ -12,49 +13,13 @@ export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.j
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
 export { CALLING_RULES } from './rules.js';
 export { HORIZON_DAYS } from './windows.js';
+export { callingAnswer, type CallingAnswer, type NotNowReason, type Standing } from './answer.js';
+export type { CallingWindow, LocalTime } from './types.js';
 
 /** A number as dnc keeps it: E.164 and the country libphonenumber gives it. */
 export interface CallingNumber {
   readonly e164: string;
   readonly country: string | undefined;
-}
-
-/** The wall clock and today's window in one of the number's zones. */
-export interface LocalTime {
-  readonly time_zone: string;
-  /** ISO 8601 with the zone's offset at that instant. */
-  readonly local_time: string;
-  /** Today's permitted window there, local ('08:00-21:00'); null on a day without calls. */
-  readonly today_window: string | null;
-  /** Why today has no window ('no calls on Sunday', 'public holiday (AU): Anzac Day'); null when it has one. */
-  readonly closed_today: string | null;
-}
-
-/** The `calling` object of `dnc check --json`. */
-export interface CallingWindow {
-  /** IANA zones of the number, sorted. */
-  readonly time_zones: readonly string[];
-  /** False when the data knows only the number's country: the zones are all of the country's. */
-  readonly location_known: boolean;
-  /** A US number's state (USPS code) from its area code; null elsewhere or when not known. */
-  readonly state: string | null;
-  /** Inside the permitted window, in every zone, at the instant asked about (the time test alone). */
-  readonly may_call_now: boolean;
-  /** The window in progress, or the next one: ISO 8601, UTC. Null when there is none (never_callable). */
-  readonly next_window_start: string | null;
-  readonly next_window_end: string | null;
-  /** No instant within the next five weeks lies inside the window in every zone. */
-  readonly never_callable: boolean;
-  /** The weekly local rule: 'Mon-Fri 09:00-20:00; Sat 09:00-17:00; not on public holidays (AU)'. */
-  readonly weekly_rule: string;
-  readonly local_times: readonly LocalTime[];
-  /** The rules that made the weekly rule: ['US', 'US-FL', 'policy']. */
-  readonly rules: readonly string[];
-  /** The team's policy by name, when it has one and it applies. */
-  readonly policy: string | null;
-  /** The override that set the law aside for this number, as configured. */
-  readonly override: CallingOverride | null;
-  readonly rules_version: string;
 }
 
 /** A row of `slot`, with its answer. */
@@ -189,7 +154,7 @@ export class CallingWindows {
       time_zones: place.timeZones,
       location_known: place.locationKnown,
       state: place.state ?? null,
-      may_call_now: found !== undefined && found.start <= t,
+      in_window: found !== undefined && found.start <= t,
       next_window_start: found ? iso(found.start) : null,
       next_window_end: found ? iso(found.end) : null,
       never_callable: found === undefined,

@@ -11,7 +11,8 @@ import {
 } from '../compliance/check-compliance.js';
 import { randomUUID } from 'node:crypto';
 import { complianceSettings, openListForScrub, operatorOf, type ComplianceContext } from '../compliance/settings.js';
-import type { CallingWindow } from '../calling/index.js';
+import { callingAnswer, type CallingAnswer, type Standing } from '../calling/index.js';
+import { createCallingWindows } from '../calling/index.js';
 import {
   checkWebhookUrlOption,
   DEFAULT_RETRIES,
@@ -33,7 +34,6 @@ import { formatInteger } from '../text/numbers.js';
 import { claimOrWait, settlementOf } from './team.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
-import { createCallingWindows } from '../calling/index.js';
 
 /**
  * What showing the events needs of the internal list's and the results cache's records (their lines and JSON), handed
@@ -79,7 +79,7 @@ type Suppressed = Extract<ComplianceDecision, { kind: 'suppressed' }>;
 export type CheckEvent =
   | { type: 'info' | 'warning' | 'debug'; text: string }
   /** On the internal list: never sent, nothing charged. */
-  | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed; calling: CallingWindow }
+  | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed; calling: CallingAnswer }
   /** A verdict from the results cache (--reuse-within), exempted as a fresh one would be. */
   | {
       type: 'reused';
@@ -90,7 +90,9 @@ export type CheckEvent =
       exempted: boolean;
       /** Another machine of the team that looked it up at the same moment (not the results cache). */
       sharedBy?: string;
-      calling: CallingWindow;
+      /** Waited for while that lookup was in flight (else it had ended before this run asked). */
+      sharedInFlight?: boolean;
+      calling: CallingAnswer;
     }
   /** The service's answer, judged: a verdict, a webhook lookup started, or a failure of the lookup. */
   | {
@@ -99,17 +101,17 @@ export type CheckEvent =
       outcome: Exclude<LookupOutcome, { kind: 'bad_response' }>;
       decision: ComplianceDecision;
       exempted: boolean;
-      calling: CallingWindow;
+      calling: CallingAnswer;
     }
   /** An answer the judge refused: no verdict. */
   | {
       type: 'refused_answer';
       number: CheckedNumber;
       outcome: Extract<LookupOutcome, { kind: 'bad_response' }>;
-      calling: CallingWindow;
+      calling: CallingAnswer;
     }
   /** The request got no answer about the number (refused, unreachable, a second Ctrl-C). */
-  | { type: 'request_error'; number: CheckedNumber; error: DncError; calling: CallingWindow }
+  | { type: 'request_error'; number: CheckedNumber; error: DncError; calling: CallingAnswer }
   /** Numbers left unsent: after an interrupt, or after a failure that would only repeat. */
   | { type: 'not_sent'; numbers: string[]; interrupted: boolean };
 
@@ -223,8 +225,8 @@ export async function runCheck(
     credits: 0,
     held: 0,
   };
-  // Each number's window at --at, or at the moment its outcome is told.
-  const windowOf = (number: CheckedNumber): CallingWindow => {
+  // Each number's calling answer at --at, or at the moment its outcome is told: its window weighed with its verdict.
+  const windowOf = (number: CheckedNumber, standing: Standing): CallingAnswer => {
     const window = calling.window(number.phone, options.at ?? deps.now());
     if (window.override) {
       say.warn(
@@ -232,7 +234,7 @@ export async function runCheck(
           `(${window.weekly_rule}): ${window.override.reason}`,
       );
     }
-    return window;
+    return callingAnswer(window, standing);
   };
   const leaveUnsent = (from: number, interrupted: boolean) => {
     const rest = distinct.slice(from).map((t) => t.phone.e164);
@@ -258,7 +260,7 @@ export async function runCheck(
       const decision = await compliance.decide(number.phone.e164);
       if (decision.kind === 'suppressed') {
         tally.internal++;
-        emit({ type: 'suppressed', number, decision, calling: windowOf(number) });
+        emit({ type: 'suppressed', number, decision, calling: windowOf(number, 'suppressed') });
         continue;
       }
       const reused = await evidence.reusable(number.phone.e164);
@@ -268,7 +270,8 @@ export async function runCheck(
         const exempted = exemptedOutcome(decision, registerDnc);
         tally[registerDnc && !exempted ? 'listed' : 'callable']++;
         if (registerDnc) warnExpiredExemption(say, decision, label);
-        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted, calling: windowOf(number) });
+        const answer = windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable');
+        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted, calling: answer });
         continue;
       }
       if (claims) {
@@ -286,7 +289,8 @@ export async function runCheck(
             registerDnc,
             exempted,
             sharedBy: turn.claimant,
-            calling: windowOf(number),
+            sharedInFlight: turn.inFlight,
+            calling: windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable'),
           });
           continue;
         }
@@ -313,7 +317,7 @@ export async function runCheck(
         }
         if (!(err instanceof DncError)) throw err;
         tally.errors++;
-        emit({ type: 'request_error', number, error: withNumber(err, label), calling: windowOf(number) });
+        emit({ type: 'request_error', number, error: withNumber(err, label), calling: windowOf(number, 'no_verdict') });
         if (stopsTheRest(err)) {
           leaveUnsent(i + 1, false);
           break;
@@ -324,7 +328,7 @@ export async function runCheck(
       if (outcome.kind === 'bad_response') {
         // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
         tally.bad_response++;
-        emit({ type: 'refused_answer', number, outcome, calling: windowOf(number) });
+        emit({ type: 'refused_answer', number, outcome, calling: windowOf(number, 'no_verdict') });
         if (outcome.stop) {
           leaveUnsent(i + 1, false);
           break;
@@ -336,7 +340,14 @@ export async function runCheck(
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
       if (outcome.kind === 'succeeded' && outcome.body.do_not_call) warnExpiredExemption(say, decision, label);
-      emit({ type: 'answered', number, outcome, decision, exempted, calling: windowOf(number) });
+      emit({
+        type: 'answered',
+        number,
+        outcome,
+        decision,
+        exempted,
+        calling: windowOf(number, standingOf(outcome, exempted)),
+      });
     }
   } finally {
     stopListening();
@@ -352,6 +363,18 @@ export async function runCheck(
 async function callingWindowsOf(deps: CheckDeps, file: string | undefined) {
   const { settings, name } = await resolveCallingSettings(deps.flags, deps.env, deps.homedir, deps.cwd, file);
   return createCallingWindows({ tzdataVersion: deps.tzdataVersion, settings, settingsName: name });
+}
+
+/** What an answer of the service says of the number, for its calling answer. */
+function standingOf(outcome: Exclude<LookupOutcome, { kind: 'bad_response' }>, exempted: boolean): Standing {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return outcome.body.do_not_call && !exempted ? 'do_not_call' : 'callable';
+    case 'started':
+      return 'pending';
+    case 'failed':
+      return outcome.body.error_code === 'invalid_phone_number' ? 'invalid' : 'no_verdict';
+  }
 }
 
 function warnExpiredExemption(say: { warn(text: string): void }, decision: ComplianceDecision, label: string): void {

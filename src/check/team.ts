@@ -11,7 +11,7 @@ export type TeamTurn =
   /** Ours to send. */
   | { kind: 'send' }
   /** Another machine's verdict, as the results cache would give it. */
-  | { kind: 'verdict'; verdict: CachedVerdict; claimant: string }
+  | { kind: 'verdict'; verdict: CachedVerdict; claimant: string; inFlight: boolean }
   /** Another machine's lookup that gave no verdict here (pending on its webhook, failed, or unanswered). */
   | { kind: 'other'; text: string };
 
@@ -26,7 +26,9 @@ export async function claimOrWait(claims: LookupClaims, e164: string, country: s
       if ((await claims.sending([e164])).has(e164)) return { kind: 'send' };
       continue;
     }
-    let answer: ClaimAnswer | undefined = fate.kind === 'held' ? undefined : fate;
+    // Held: that lookup was in flight, and its answer is waited for; else it had ended before this claim.
+    const inFlight = fate.kind === 'held';
+    let answer: ClaimAnswer | undefined = inFlight ? undefined : fate;
     while (answer === undefined) {
       await sleep(WAIT_POLL_MS);
       answer = (await claims.answers([e164])).get(e164);
@@ -40,6 +42,7 @@ export async function claimOrWait(claims: LookupClaims, e164: string, country: s
         return {
           kind: 'verdict',
           claimant: answer.claimant,
+          inFlight,
           verdict: {
             e164,
             country,

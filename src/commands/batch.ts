@@ -4,7 +4,7 @@ import { fstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { TextEncoding } from '../tables/encoding.js';
-import { integerOption, parsedOption } from '../cli-options.js';
+import { integerOption, LIST_FILE_WHERE, parsedOption } from '../cli-options.js';
 import type { BatchEvent, BatchOptions, BatchRunDeps, BatchRunResult } from '../batch/job.js';
 import { COMPLIANCE_FLAGS, REMEMBERED_OPTIONS, type RememberedOption } from '../batch/job.js';
 import type { StoppedReason } from '../journal/journal.js';
@@ -18,11 +18,13 @@ import { createProgress, writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
 import type { CommandHost } from './host.js';
 import { showBatchSummary, showDryRun } from '../render/batch-report.js';
+import { reuseQuestion } from '../render/reuse-question.js';
+import { jsonErrorOf as jsonErrorOfShown, withUsageHint, type JsonError } from '../render/error.js';
 
 export type { BatchOptions } from '../batch/job.js';
 
 /** Commander's attribute names of the remembered options that differ from ours. */
-const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin' };
+const ATTRIBUTE: Partial<Record<RememberedOption, string>> = { reuseWithinMs: 'reuseWithin', noReuse: 'reuse' };
 
 export const MAX_CONCURRENCY = 64;
 
@@ -31,13 +33,24 @@ The output has every input row, in input order, input columns unchanged, then th
 dnc_phone_e164, dnc_country, dnc_result, dnc_do_not_call, dnc_list_source, dnc_checked_at,
 dnc_correlation_id, dnc_error_code, dnc_error, dnc_credits, dnc_exemption, dnc_valid_until,
 dnc_time_zones, dnc_calling_window (\`dnc help results\`); same delimiter as the input.
-Only rows whose dnc_result is "callable" may be called.
+Only rows whose dnc_result is "callable" may be called. With several phone columns
+(--column Mobile,Home,Work) a row is callable only when one of its numbers is callable and
+none is do_not_call, failed, pending or not_checked (an invalid or unsupported number decides
+nothing); it is do_not_call when any of its numbers is. Each column N adds dnc_N_* cells of its
+own number, and dnc_callable_numbers lists the row's callable numbers (the only ones to dial).
+A contact of three phones from a real run (docs/results.md has it whole):
+  Name,Mobile Phone,Home Phone,Business Phone
+  Rosa Smith,+1 202 555 0102,+1 202 555 0103,+1 202 555 0105
+gives dnc_1_result callable, dnc_2_result do_not_call, dnc_3_result do_not_call, so
+dnc_result do_not_call and dnc_callable_numbers +12025550102.
 
 Each distinct number is looked up once. Progress is journaled in OUTPUT.journal.sqlite beside
 the output, with the options the batch was started with: \`dnc batch INPUT -o OUTPUT\` alone
 resumes a stopped batch with them (nothing answered is sent again) and looks up again the rows
 left without a verdict that no credit was spent on. Numbers a killed run sent without getting
-the answer may have been charged: they are not sent again unless --resend-unanswered is given.
+the answer may have been charged: they are not sent again unless --resend-unanswered is given;
+--resend-failed sends again those and the numbers whose failure was charged (billing_error),
+each charged again.
 Options that change no answer (budget, lists, concurrency, webhook URL, --reuse-within) may
 change on a rerun; --restart starts over.
 
@@ -106,6 +119,11 @@ export function registerBatch(program: Command, host: CommandHost): void {
       'send again the numbers an earlier run sent without getting the answer (killed, or stopped at once): each ' +
         'may be charged twice',
     )
+    .option(
+      '--resend-failed',
+      'send again the failed numbers a rerun leaves (a charged billing_error, a send that got no answer): each is ' +
+        'charged again',
+    )
     .option('--callable-out <file>', 'also write the callable rows (input columns only) to FILE')
     .option('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE')
     .option('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)")
@@ -161,9 +179,11 @@ export function registerBatch(program: Command, host: CommandHost): void {
       ),
     )
     .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
+      '--no-reuse',
+      'pay again for numbers this service answered within the last day, without asking (on a terminal dnc asks ' +
+        'first; elsewhere it pays again and the summary says so)',
     )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .option('--seller <name>', 'the seller the scrub is for (config "seller"; recorded in the manifest and report)')
     .option('--san <id>', 'the seller\'s registry account number, e.g. the FTC SAN (config "san")')
     .option('--campaign <label>', 'a campaign label (config "campaign")')
@@ -188,6 +208,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       dryRun: o.dryRun === true,
       restart: o.restart === true,
       resendUnanswered: o.resendUnanswered === true,
+      resendFailed: o.resendFailed === true,
       callableOut: o.callableOut as string | undefined,
       suppressedOut: o.suppressedOut as string | undefined,
       delimiter: o.delimiter as string | undefined,
@@ -198,6 +219,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       outputEncoding: o.outputEncoding as TextEncoding | undefined,
       format: o.format as 'csv' | 'xlsx' | undefined,
       reuseWithinMs: (o.reuseWithin as number | undefined) ?? null,
+      noReuse: o.reuse === false,
       escapeFormulas: o.escapeFormulas === true,
       journal: o.journal as string | undefined,
       reviewOut: o.reviewOut as string | undefined,
@@ -307,13 +329,6 @@ export function batchRefusedSummary(error: JsonError): Record<string, unknown> {
   return unfinishedSummary(null, {}, error);
 }
 
-interface JsonError {
-  code: string;
-  exit_status: number;
-  message: string;
-  hint: string | null;
-}
-
 /** stopped_reason of a batch that ended on an error (cli.md): what a script decides a rerun on. */
 function stoppedReasonOf(exitStatus: number): StoppedReason {
   switch (exitStatus) {
@@ -332,8 +347,9 @@ function stoppedReasonOf(exitStatus: number): StoppedReason {
   }
 }
 
+/** An error as the summary states it: the hint main prints on stderr too (src/render/error.ts). */
 function jsonErrorOf(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
+  return jsonErrorOfShown(withUsageHint(err, 'batch'));
 }
 
 async function runBatchJobWith(
@@ -371,7 +387,33 @@ async function runBatchJobWith(
     onEvent: show,
     // Not sure which columns hold the numbers: asked only with a person at both ends (a script gets exit 2).
     ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askColumns: askColumnsOn(ctx) } : {}),
+    // Paying again for the answers of the last day: asked likewise (a script follows --reuse-within / --no-reuse).
+    ...(ctx.io.stdinIsTTY && ctx.io.stderrIsTTY && input !== '-' ? { askReuse: askReuseOn(ctx) } : {}),
   });
+}
+
+/** Asks on the terminal whether to reuse the answers of the last day, pay again, or stop (end of input: stop). */
+function askReuseOn(ctx: Context): NonNullable<BatchRunDeps['askReuse']> {
+  return async (question) => {
+    const { createInterface } = await import('node:readline/promises');
+    const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr, terminal: true });
+    const closed = new Promise<null>((resolve) => rl.once('close', () => resolve(null)));
+    try {
+      let prompt = reuseQuestion(question);
+      for (let tries = 0; tries < 3; tries++) {
+        const answer = await Promise.race([rl.question(prompt), closed]);
+        if (answer === null) return 'stop';
+        const a = answer.trim().toLowerCase();
+        if (a === '' || a === 'r' || a === 'reuse') return 'reuse';
+        if (a === 'p' || a === 'pay' || a === 'pay again') return 'pay_again';
+        if (a === 's' || a === 'stop') return 'stop';
+        prompt = 'Please answer r (reuse), p (pay again) or s (stop): ';
+      }
+      return 'stop';
+    } finally {
+      rl.close();
+    }
+  };
 }
 
 /** Asks on the terminal which of the candidate columns to scrub; null when the answer is empty (stop). */
@@ -447,6 +489,8 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     summaryToStderr: r.outputPath === '-',
     unansweredSends: r.unansweredSends,
     error: r.fatal ? jsonErrorOf(r.fatal) : null,
+    paidAgain: r.paidAgain ?? null,
+    estimate: r.estimate ?? null,
   });
   // Stopped on an error after the output was written: the summary above, then the error (main prints it, exits with its
   // status).
@@ -505,12 +549,7 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
               `if the first went through): ${bare} --resend-unanswered`,
           ]
         : []),
-      ...(charged > 0
-        ? [
-            `${charged} row(s) failed after a charge: a rerun does not send them again (\`--review-out FILE\` ` +
-              `lists the rows that need a person)`,
-          ]
-        : []),
+      ...(charged > 0 ? [chargedAdvice(charged, r, bare)] : []),
     ];
     ctx.warn(
       `dnc: finished, but ${unfinished} row(s) have no verdict (${summary.byResult.not_checked} not_checked, ` +
@@ -519,6 +558,21 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
     return ExitCode.UNFINISHED;
   }
   return ExitCode.OK;
+}
+
+/**
+ * What finishes rows that failed after a charge: --resend-failed, naming what it costs; when it was given (they
+ * failed again), a person's review (the --review-out list when there is one). Never a flag already given.
+ */
+function chargedAdvice(charged: number, r: Extract<BatchRunResult, { kind: 'finished' }>, bare: string): string {
+  const rows = `${formatInteger(charged)} row(s) failed after a charge`;
+  const review = r.reviewOut ? `${r.reviewOut} lists them for a person` : '`--review-out FILE` lists them for a person';
+  if (r.resentFailed) return `${rows}, again after --resend-failed: the service could not settle them; ${review}`;
+  const cost = r.failedToResend;
+  return (
+    `${rows}: a rerun does not send them again; to send them again (each charged again: ` +
+    `${formatInteger(cost.numbers)} number(s), about ${formatInteger(cost.credits)} credit(s)): ${bare} --resend-failed`
+  );
 }
 
 function formatDuration(ms: number): string {

@@ -1,16 +1,15 @@
 // `dnc check`: looks up a few numbers now and shows each verdict, register, cost, balance and correlation id.
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, LIST_FILE_WHERE } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import { jsonLine, renderOutcome, withCalling, type JsonError } from '../render/check.js';
+import { failedLookupError, jsonLine, renderOutcome, withCalling } from '../render/check.js';
+import { failureLine } from '../render/error.js';
 import { callingLines } from '../render/calling.js';
-import { terminalSafe } from '../text/terminal-safe.js';
-import type { DncError } from '../errors.js';
 import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
 
 const HELP = `
@@ -22,7 +21,13 @@ Numbers are looked up one after another, in the order given; a number given twic
 Beside each verdict: the number's local time in each of its time zones, today's calling window
 there and whether it may be called now (--at TIME: at that instant instead), under the calling
 rules shipped with dnc and the team's policy (--calling-settings FILE, DNC_CALLING_SETTINGS or
-"calling" in the config file); --json adds them as "calling". No lookup is needed for them.
+"calling" in the config file); --json adds them as "calling". "may call now" is yes only for a
+callable verdict inside the window: a number on a register (not exempted), on the internal list
+or not valid may never be called (its "reason" says why), one without a verdict not yet.
+
+Credits: every number looked up is charged (a webhook lookup's credits are held), --at or not;
+a number on the internal list or reused (--reuse-within) is not sent and costs nothing. To ask
+only when numbers may be called, with no lookup and no credit: dnc window --number N --at TIME.
 
 With several numbers the exit code is the most severe outcome, in this order: 4, 5, 6, 3, 2,
 10, 0. The key refused (4), the credit limit (5) or an unreachable service stop the run: later
@@ -32,7 +37,7 @@ stops at once.
 Examples:
   dnc check +12025550123
   dnc check "020 7946 0123" --country GB --json
-  dnc check +16055550123 --at 2026-12-01T14:00:00Z     (may it be called then, in both of 605's zones?)
+  dnc check +16055550123 --at 2026-12-01T14:00:00Z     (its verdict, and may it be called then? 1 credit)
   grep -v '^#' numbers.txt | dnc check - --fail-on-dnc`;
 
 export function registerCheck(program: Command, host: CommandHost): void {
@@ -57,10 +62,7 @@ export function registerCheck(program: Command, host: CommandHost): void {
         'reuse the verdict of a number checked within DURATION (e.g. 7d, 12h): nothing sent, no credits',
       ),
     )
-    .option(
-      '--suppression-list <path>',
-      'the internal do-not-call list and exemptions (env DNC_SUPPRESSION_LIST; default: the state folder)',
-    )
+    .option('--suppression-list <path>', `the internal do-not-call list and exemptions (${LIST_FILE_WHERE})`)
     .addOption(
       dateTimeOption('--at <time>', 'tell the calling windows at this ISO 8601 time (with Z or an offset), not now'),
     )
@@ -109,7 +111,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         print(
           ctx.json
             ? [withCalling(records.suppressedJson(e.decision, e.number.phone.country), e.calling)]
-            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling)],
+            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling, e.number.phone.country)],
         );
         return;
       case 'reused': {
@@ -120,9 +122,9 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           ctx.json
             ? [withCalling(line, e.calling, extra)]
             : [
-                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy),
+                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy, e.sharedInFlight),
                 ...records.exemptionLines(e.decision, e.registerDnc),
-                ...callingLines(e.calling),
+                ...callingLines(e.calling, e.number.phone.country),
               ],
         );
         return;
@@ -135,25 +137,21 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
           print([
             ...renderOutcome(outcome, label, renderOptions),
             ...records.exemptionLines(e.decision, registerDnc),
-            ...callingLines(e.calling),
+            ...callingLines(e.calling, e.number.phone.country),
           ]);
           return;
         }
         const extra = records.exemptionJson(e.decision, registerDnc);
+        // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
+        const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
+        const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
         print([
           withCalling(
-            jsonLine(Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw, outcome.meta),
+            failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta),
             e.calling,
           ),
         ]);
-        if (outcome.kind === 'failed') {
-          // The service's text, escaped: a line break in it must not start a line that looks like dnc's.
-          const b = outcome.body;
-          ctx.warn(
-            `dnc: ${label}: lookup failed: ${terminalSafe(b.error_code)}: ` +
-              `${terminalSafe(String(b.error ?? ''))} (correlation id ${terminalSafe(b.correlation_id)})`,
-          );
-        }
+        if (failed) for (const line of errorLines(failed)) ctx.warn(line);
         return;
       }
       case 'refused_answer': {
@@ -161,8 +159,8 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
         const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
         print(
           ctx.json
-            ? [withCalling(jsonLine(e.outcome.raw, e.outcome.meta, jsonError(refused)), e.calling)]
-            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling)],
+            ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
+            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling, e.number.phone.country)],
         );
         for (const line of errorLines(refused)) ctx.warn(line);
         return;
@@ -170,21 +168,16 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
       case 'request_error': {
         exit = mostSevere(exit, e.error.exitCode);
         if (ctx.json) {
-          // A line for every number: the service's body when it sent one, else what dnc knows; dnc_error says why no
-          // verdict.
+          // A line for every number: what the service said, when it answered, under error.service.
           const meta = e.error.details.meta as ResponseMeta | undefined;
-          const body = e.error.details.body;
-          const known = body !== null && typeof body === 'object' ? body : { phone_number: e.number.phone.e164 };
-          print([
-            withCalling(
-              jsonLine(
-                known,
-                { status: meta?.status ?? null, creditCost: meta?.creditCost ?? null } as ResponseMeta,
-                jsonError(e.error),
-              ),
-              e.calling,
-            ),
-          ]);
+          const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
+          const line = failureLine(
+            e.number.phone.e164,
+            e.error.details.body,
+            { status, creditCost: meta?.creditCost ?? null },
+            e.error,
+          );
+          print([withCalling(line, e.calling)]);
         }
         for (const line of errorLines(e.error)) ctx.warn(line);
         return;
@@ -265,11 +258,6 @@ async function givenNumbers(ctx: Context, args: string[]): Promise<GivenNumber[]
     }
   }
   return out;
-}
-
-/** An error as --json states it. */
-function jsonError(err: DncError): JsonError {
-  return { code: err.code, exit_status: err.exitCode, message: err.message, hint: err.hint ?? null };
 }
 
 function outcomeExit(outcome: LookupOutcome, failOnDnc: boolean): number {

@@ -6,6 +6,7 @@ import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { ExemptEvent, ExemptFlags } from '../lists/exempt.js';
 import { changed, exemptionTable, exported } from '../render/lists.js';
+import { LIST_FILE_WHERE } from '../cli-options.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -18,7 +19,8 @@ expiry in the dnc_exemption column. The internal do-not-call list always wins ov
 exemption: an opt-out revokes consent. Expired exemptions are ignored and reported.
 
 Exemptions live in the same file as the internal list (see \`dnc suppress --help\`) and share
-its audit log.
+its audit log; with a team store (--store, DNC_STORE) they are the team's, in its PostgreSQL
+database beside its list.
 
 Import files are CSV with a header: a phone column, "basis", "until" and optionally "evidence".
 
@@ -46,7 +48,7 @@ export function registerExempt(program: Command, host: CommandHost): void {
     .addHelpText('after', HELP);
   const common = (c: Command) =>
     c
-      .option('--suppression-list <path>', 'the list file (env DNC_SUPPRESSION_LIST; default: the state folder)')
+      .option('--suppression-list <path>', `the list file (${LIST_FILE_WHERE})`)
       .option('--reason <text>', 'why (kept in the audit log)')
       .option('--source <text>', 'where it came from (kept in the audit log)')
       .option('--country <cc>', 'region for numbers in national format');
@@ -83,7 +85,7 @@ export function registerExempt(program: Command, host: CommandHost): void {
   const exp = exempt
     .command('export')
     .description('write the exemptions as CSV')
-    .option('--suppression-list <path>', 'the list file')
+    .option('--suppression-list <path>', `the list file (${LIST_FILE_WHERE})`)
     .option('-o, --output <file>', 'write to FILE (mode 0600) instead of stdout');
   host.action(exp, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string; output?: string };
@@ -95,7 +97,7 @@ export function registerExempt(program: Command, host: CommandHost): void {
   const list = exempt
     .command('list')
     .description('show the exemptions; expired ones are marked (--json: one object each)')
-    .option('--suppression-list <path>', 'the list file');
+    .option('--suppression-list <path>', `the list file (${LIST_FILE_WHERE})`);
   host.action(list, async (ctx, cmd) => {
     const o = cmd.opts() as { suppressionList?: string };
     const { listExemptions } = await import('../lists/exempt.js');

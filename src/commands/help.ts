@@ -48,12 +48,17 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
   verify: {
     0: 'fit to dial',
     2: 'bad option',
-    3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, or no manifest',
+    3: 'not fit to dial: rows to re-check, the file changed after dnc wrote it, its journal gone, or no manifest',
   },
   window: {
-    0: 'the list was written (it may hold no number: none was inside its window for the whole slot)',
+    0:
+      'the list was written (it may hold no number: none was inside its window for the whole slot); rows left ' +
+      'out (pending, failed…) leave the file not fit as a whole, which the summary says, with what makes it fit; ' +
+      '--number: every number answered',
     2: 'bad option (a time without its offset, a slot that ends before it starts), or --dial-out on the evidence',
-    3: 'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written',
+    3:
+      'not fit to dial (altered, unproven or stale: nothing written), no manifest, or the list cannot be written; ' +
+      '--number: a number that cannot be valid',
   },
   trace: { 0: 'found', 2: 'bad option', 3: 'no record of that correlation id on this machine' },
   sandbox: {
@@ -71,14 +76,19 @@ const EXITS_BY_COMMAND: Readonly<Record<string, Partial<Record<ExitCodeValue, st
     3: 'a number or a file that cannot be read (file, line and value are printed); nothing is changed',
   },
   status: {
-    0: 'every results file is valid beyond the --expiring window',
+    0: 'every results file is fit to dial and valid beyond the --expiring window',
     2: 'bad option',
-    3: 'a results file has expired, or will within --expiring, or cannot be read',
+    3:
+      'a results file is not fit to dial (as `dnc verify` judges it), has expired or will within --expiring, or ' +
+      'cannot be read',
   },
   report: {
-    0: null,
+    0: 'the report was written and the results file is fit to dial',
     2: 'bad option',
-    3: 'the results file or its manifest cannot be read, or the report cannot be written',
+    3:
+      'the report was written but the results file is not fit to dial (as `dnc verify` judges it; stderr says ' +
+      'why and what makes it fit), or the results file or its manifest cannot be read, or the report cannot be ' +
+      'written',
   },
 };
 

@@ -14,6 +14,7 @@ internal lists used, counts by result and country, credits, validity and expiry,
 suppressions and exemptions applied, the files' SHA-256 and how to check them with
 \`dnc verify\`. Open it in a browser and print it to PDF. Phone numbers are left out unless
 --include-numbers is given. The file is written with mode 0600.
+The report is written whether or not the file is fit to dial; the exit status says which.
 
 Examples:
   dnc report leads.results.csv
@@ -44,10 +45,11 @@ export function registerReport(program: Command, host: CommandHost): void {
         `dnc: warning: ${results} changed after dnc wrote it (its SHA-256 differs from the manifest); the ` +
           `report says so`,
       );
-    if (!fit.fit)
-      ctx.warn(
-        `dnc: warning: ${results} is not fit to dial (${fit.why}); the report says so (\`dnc verify\` lists the rows)`,
-      );
+    // The report is written either way (an auditor should see a file that is not fit); the exit status says which.
+    if (!fit.fit) {
+      ctx.warn(`dnc: ${results} is not fit to dial: ${fit.why}; the report says so (\`dnc verify\` lists the rows)`);
+      for (const line of fit.fitness.wayOut) ctx.warn(`  ${line}`);
+    }
     if (ctx.json)
       writeLine(
         ctx.io.stdout,
@@ -55,11 +57,14 @@ export function registerReport(program: Command, host: CommandHost): void {
           report: output,
           output_matches_manifest: report.outputMatchesManifest,
           fit_to_dial: fit.fit,
+          fitness: fit.fitness.state,
+          not_fit_because: fit.why,
+          way_out: fit.fitness.wayOut,
           calling_rules_version: report.callingRulesVersion,
           numbers_included: o.includeNumbers === true,
         }),
       );
     else ctx.info(`wrote ${output}`);
-    return ExitCode.OK;
+    return fit.fit ? ExitCode.OK : ExitCode.INPUT;
   });
 }

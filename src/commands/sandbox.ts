@@ -26,6 +26,7 @@ interface SandboxFlags {
   costs?: Record<string, number>;
   countries?: string[];
   transientFailures: number;
+  billingErrors?: number;
   upstreamFailureRate: number;
   usageFailure?: boolean;
   detach?: boolean;
@@ -118,6 +119,14 @@ export function registerSandbox(program: Command, host: CommandHost): void {
     .addOption(
       integerOption('--transient-failures <n>', 'how many first attempts of a …991/…992 number fail', 0, 1000).default(
         2,
+      ),
+    )
+    .addOption(
+      integerOption(
+        '--billing-errors <n>',
+        'how many first attempts of a …995/…996 number answer billing_error (default: every one)',
+        0,
+        1000,
       ),
     )
     .addOption(
@@ -298,6 +307,7 @@ async function toOptions(
   if (f.key !== undefined) o.key = f.key;
   if (f.creditLimit !== undefined) o.creditLimit = f.creditLimit;
   if (f.seed !== undefined) o.seed = f.seed;
+  if (f.billingErrors !== undefined) o.billingErrors = f.billingErrors;
   if (f.countries !== undefined) o.supportedCountries = f.countries;
   if (f.costs !== undefined) o.costs = f.costs;
   if (f.accounts !== undefined) o.accounts = await readAccounts(ctx, f.accounts, validateAccountSpecs);

@@ -93,14 +93,21 @@ export function registerStatus(program: Command, host: CommandHost): void {
         ),
       );
     }
-    for (const f of files)
-      if (f.state === 'not_fit')
-        ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
+    // Each file not fit says why and what makes it fit, in the words verify, window and report use.
+    for (const f of files) {
+      if (f.state !== 'not_fit') continue;
+      ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
+      for (const line of f.way_out) ctx.warn(`  ${line}`);
+    }
+    const stale = failing.filter((f) => f.state !== 'not_fit').length;
     if (failing.length)
       ctx.warn(
         `dnc: ${formatInteger(failing.length)} scrub(s) expired, expiring or not fit to ` +
-          `dial${withinMs ? ` within ${formatDuration(withinMs)}` : ''}: run \`dnc batch\` again on their input ` +
-          `before dialling`,
+          `dial${withinMs ? ` within ${formatDuration(withinMs)}` : ''}` +
+          (stale > 0
+            ? `: scrub the input of the ${formatInteger(stale)} expired or expiring one(s) again with \`dnc batch\` ` +
+              'before dialling (--reuse-within reuses the verdicts still fresh)'
+            : ''),
       );
     return failing.length ? ExitCode.INPUT : ExitCode.OK;
   });

@@ -5,6 +5,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import type { Context } from '../context.js';
+import type { StoreStatus } from '../stores/owner.js';
 import { formatInteger } from '../text/numbers.js';
 
 const HELP = `
@@ -35,7 +36,7 @@ export function registerStore(program: Command, host: CommandHost): void {
       const s = await stores.status();
       if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(s));
       else {
-        writeLine(ctx.io.stdout, `store: ${s.kind === 'local' ? 'local files' : 'team (PostgreSQL)'} ${s.where}`);
+        writeLine(ctx.io.stdout, `store: ${s.kind === 'local' ? `local files ${s.where}` : teamAddress(s)}`);
         if (s.schema_version !== null)
           writeLine(ctx.io.stdout, `schema: version ${s.schema_version} (this dnc: ${s.latest_version})`);
         for (const [table, n] of Object.entries(s.counts)) writeLine(ctx.io.stdout, `${table}: ${formatInteger(n)}`);
@@ -71,6 +72,11 @@ export function registerStore(program: Command, host: CommandHost): void {
     const o = cmd.opts<{ suppressionList?: string; merge?: boolean }>();
     return importList(ctx, o.suppressionList, o.merge === true);
   });
+}
+
+/** A team store as status shows it: where it connects, from the URL and the PG* variables alike; no password. */
+function teamAddress(s: StoreStatus): string {
+  return `team (PostgreSQL): host ${s.host}, port ${s.port}, database ${s.database}, user ${s.user}`;
 }
 
 async function teamStores(ctx: Context, what: string) {

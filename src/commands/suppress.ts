@@ -4,6 +4,7 @@ import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { SuppressFlags } from '../lists/suppress.js';
 import { changed, exported, suppressionTable } from '../render/lists.js';
+import { LIST_FILE_WHERE } from '../cli-options.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -11,6 +12,10 @@ const HELP = `
 The internal do-not-call list is kept in one SQLite file: by default do-not-call.sqlite in the
 state folder ($XDG_STATE_HOME/dnc, else ~/.local/state/dnc); --suppression-list PATH,
 DNC_SUPPRESSION_LIST or "suppression_list" in the config file name another (a shared drive).
+With a team store (--store postgresql://…, DNC_STORE or "store" in the config file) the list is
+the team's, in that PostgreSQL database, one for every machine that names it: these commands
+change it there, and a list file named as well is refused (\`dnc store import\` moves this
+machine's list in; docs/team.md).
 \`dnc check\` and \`dnc batch\` apply it before any lookup: a number on it is do_not_call
 (dnc_list_source internal:<list name>) and is never sent.
 
@@ -19,7 +24,7 @@ source); removing a number adds an entry, nothing is ever deleted. \`dnc suppres
 The newest head of the log is anchored in the state folder: a list whose last entries were
 cut, or another list put in its place, is refused by every command (E_LIST_ALTERED) until
 it is put back, or \`dnc suppress restore FILE --reason TEXT\` records that it was restored
-on purpose.
+on purpose (a list file: a team store is restored from the database's own backups).
 
 Examples:
   dnc suppress add +12025550143 --reason "asked on call 2026-11-20" --source "agent 17"
@@ -33,8 +38,7 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     .command('suppress')
     .description('the internal do-not-call list: add, remove, import, export, list, count (audited)')
     .addHelpText('after', HELP);
-  const listOption = (c: Command) =>
-    c.option('--suppression-list <path>', 'the list file (env DNC_SUPPRESSION_LIST; default: the state folder)');
+  const listOption = (c: Command) => c.option('--suppression-list <path>', `the list file (${LIST_FILE_WHERE})`);
   const why = (c: Command) =>
     c
       .option('--reason <text>', 'why (kept in the audit log)')

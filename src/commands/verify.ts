@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
-import type { VerifyReport } from '../evidence/verify.js';
+import type { JudgedReport } from '../evidence/fit-to-dial.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
@@ -69,15 +69,18 @@ export function registerVerify(program: Command, host: CommandHost): void {
     });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
     else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
-    return report.fit ? ExitCode.OK : ExitCode.INPUT;
+    return report.fitness.state === 'fit' ? ExitCode.OK : ExitCode.INPUT;
   });
 }
 
-export function verifyJson(r: VerifyReport) {
+export function verifyJson(r: JudgedReport) {
   return {
     output: r.output,
     manifest: r.manifest,
     fit: r.fit,
+    fitness: r.fitness.state,
+    not_fit_because: r.fitness.because,
+    way_out: r.fitness.wayOut,
     tampered: r.tampered,
     sha256_matches: r.sha256.matches,
     differences: r.differences,
@@ -101,12 +104,14 @@ export function verifyJson(r: VerifyReport) {
   };
 }
 
-function verifyLines(r: VerifyReport, cwd: string): string[] {
+function verifyLines(r: JudgedReport, cwd: string): string[] {
   const rel = (p: string) => {
     const x = path.relative(cwd, p);
     return x.startsWith('..') || path.isAbsolute(x) ? p : x;
   };
-  const lines = [`${rel(r.output)}: ${r.fit ? 'fit to dial' : 'NOT FIT TO DIAL'}`];
+  const { state, because, wayOut } = r.fitness;
+  const judged = state === 'fit' ? 'fit to dial' : `NOT FIT TO DIAL${state === 'unproven' ? ' (unproven)' : ''}`;
+  const lines = [`${rel(r.output)}: ${judged}${because ? `: ${because}` : ''}`];
   const m = r.manifestInfo;
   lines.push(
     `  manifest   ${rel(r.manifest)} (dnc ${m.dnc_version}, interface ${m.interface_version}, ` +
@@ -161,6 +166,7 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
       lines.push(
         '  every callable row has a correlation id, a register source and a fresh checked_at; nothing is pending',
       );
+    else if (r.tampered) lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
     return lines;
   }
   const reasons = Object.entries(r.recheckByReason)
@@ -177,40 +183,8 @@ function verifyLines(r: VerifyReport, cwd: string): string[] {
         `${x.detail}`,
     );
   }
-  if (r.tampered)
-    lines.push(
-      '  the file is not what dnc wrote: regenerate it by running the same `dnc batch` command again (answered ' +
-        'numbers are not sent again)',
-    );
-  else lines.push(...recheckAdvice(r));
+  // What makes it fit (the one judgement's, as window, report and status say it); unproven is said above.
+  if (r.tampered) lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
+  else if (!r.unproven) lines.push(...wayOut.map((line) => `  ${line}`));
   return lines;
-}
-
-/**
- * What finishes the rows to re-check, by reason, at the least cost: never --restart, which pays for the whole list
- * again and drops the journal's record of what was spent.
- */
-function recheckAdvice(r: VerifyReport): string[] {
-  const has = (...reasons: Array<keyof VerifyReport['recheckByReason']>) =>
-    reasons.some((k) => (r.recheckByReason[k] ?? 0) > 0);
-  const advice: string[] = [];
-  if (has('not_checked', 'failed')) {
-    advice.push(
-      '  not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without ' +
-        'a verdict (answered ones are not sent again; sends that may have been charged only with --resend-unanswered)',
-    );
-  }
-  if (has('pending')) advice.push('  pending rows: `dnc listen --results FILE` receives their pushes');
-  if (has('stale', 'no_correlation_id', 'no_source', 'no_checked_at')) {
-    advice.push(
-      '  stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still ' +
-        'fresh are reused, only the stale numbers are paid for',
-    );
-  }
-  if (has('suppressed'))
-    advice.push(
-      '  suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks ' +
-        'them do_not_call)',
-    );
-  return advice;
 }

@@ -10,6 +10,9 @@ import type { WindowOptions, WindowResult } from '../window/run.js';
 import type { CommandHost } from './host.js';
 
 const HELP = `
+Two questions, neither of which looks anything up or spends a credit:
+
+dnc window RESULTS --from TIME --until TIME --dial-out FILE
 Reads RESULTS (the output of \`dnc batch\`) and writes to --dial-out, one E.164 a line, each
 number once, in the order of the file, the numbers that are:
   - callable (with several phone columns: by the number's own dnc_N_result);
@@ -20,24 +23,34 @@ number once, in the order of the file, the numbers that are:
   - inside their calling window for the whole slot [--from, --until), in every one of their
     time zones, under the rules shipped with dnc and the team's calling settings
     (--calling-settings FILE, DNC_CALLING_SETTINGS or "calling" in the config file).
-Nothing is sent and no credit is spent. The list is written atomically and is private (0600);
-"-" writes it to standard output (then the summary goes to stderr).
+The list is written atomically and is private (0600); "-" writes it to standard output (then
+the summary goes to stderr).
+
+dnc window --number N [--number N...] [--country CC] [--at TIME]
+Each number's time zones, local time, whether the calling rules allow a call at TIME (default
+now) and its window in progress or next, under the same rules and settings. It is NOT a
+do-not-call verdict: "may call now" stays no (reason not_checked) for a number not looked up,
+and for one on the internal do-not-call list (read locally, for free). \`dnc check N\` looks a
+number up: that costs a credit (its calling answer weighs the verdict). --json: one object a
+number, with "calling" as \`dnc check --json\` gives it. Exit 3 when a number cannot be valid.
 
 Examples:
   dnc window leads.results.csv --from 2026-12-01T14:00:00Z --until 2026-12-01T16:00:00Z --dial-out slot.txt
   dnc window leads.results.csv --from 2026-12-01T09:00:00-05:00 --until 2026-12-01T12:00:00-05:00 --dial-out - > am.txt
-  dnc window leads.results.csv --from 2026-12-01T14:00:00Z --until 2026-12-01T16:00:00Z --dial-out slot.txt --json`;
+  dnc window leads.results.csv --from 2026-12-01T14:00:00Z --until 2026-12-01T16:00:00Z --dial-out slot.txt --json
+  dnc window --number +16055550100 --at 2026-12-01T14:00:00Z
+  dnc window --number "020 7946 0123" --number +12025550100 --country GB --json`;
 
 export function registerWindow(program: Command, host: CommandHost): void {
   const command = program
     .command('window')
-    .description('offline: the numbers of a results file to dial in a slot: callable, fit to dial, inside their window')
-    .argument('<results>', 'the output CSV (or workbook) of `dnc batch`')
-    .addOption(
-      dateTimeOption('--from <time>', 'the start of the slot, ISO 8601 with Z or an offset').makeOptionMandatory(),
+    .description(
+      "offline, no credit: the numbers of a results file to dial in a slot, or numbers' calling windows (--number)",
     )
-    .addOption(dateTimeOption('--until <time>', 'the end of the slot (not included)').makeOptionMandatory())
-    .requiredOption('--dial-out <file>', 'where the numbers go, one E.164 a line ("-": standard output)')
+    .argument('[results]', 'the output CSV (or workbook) of `dnc batch`')
+    .addOption(dateTimeOption('--from <time>', 'the start of the slot, ISO 8601 with Z or an offset (with RESULTS)'))
+    .addOption(dateTimeOption('--until <time>', 'the end of the slot, not included (with RESULTS)'))
+    .option('--dial-out <file>', 'where the numbers go, one E.164 a line ("-": standard output) (with RESULTS)')
     .addOption(
       durationOption(
         '--max-age <duration>',
@@ -49,16 +62,62 @@ export function registerWindow(program: Command, host: CommandHost): void {
       '--calling-settings <file>',
       "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; else the config's calling)",
     )
+    .option(
+      '--number <number>',
+      'instead of RESULTS: a number (E.164, or national with --country) whose window to tell; repeat for several',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option('--country <cc>', 'with --number: the region for numbers in national format, e.g. US or GB')
+    .addOption(dateTimeOption('--at <time>', 'with --number: the instant asked about, ISO 8601 with Z or an offset'))
+    .option(
+      '--suppression-list <path>',
+      'with --number: the internal do-not-call list (env DNC_SUPPRESSION_LIST; default: the state folder)',
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts<{
-      from: Date;
-      until: Date;
-      dialOut: string;
+      from?: Date;
+      until?: Date;
+      dialOut?: string;
       maxAge?: number;
       withoutJournal?: boolean;
       callingSettings?: string;
+      number?: string[];
+      country?: string;
+      at?: Date;
+      suppressionList?: string;
     }>();
+    const results = cmd.args[0];
+    if (o.number !== undefined) {
+      refuseMixed(results, o);
+      const { runNumberWindowCommand } = await import('./window-numbers.js');
+      return runNumberWindowCommand(ctx, {
+        numbers: o.number,
+        country: o.country,
+        at: o.at,
+        callingSettings: o.callingSettings,
+        suppressionList: o.suppressionList,
+      });
+    }
+    const missing = [
+      ...(results === undefined ? ['RESULTS'] : []),
+      ...(o.from === undefined ? ['--from'] : []),
+      ...(o.until === undefined ? ['--until'] : []),
+      ...(o.dialOut === undefined ? ['--dial-out'] : []),
+    ];
+    if (results === undefined || o.from === undefined || o.until === undefined || o.dialOut === undefined) {
+      throw usageError('E_USAGE', `dnc window needs ${missing.join(', ')} (or --number N, for numbers' windows)`, {
+        hint:
+          'dnc window RESULTS --from TIME --until TIME --dial-out FILE makes a list; dnc window --number N --at TIME ' +
+          "tells a number's window (see 'dnc window --help')",
+      });
+    }
+    const onlyWithNumber = (['country', 'at', 'suppressionList'] as const).filter((k) => o[k] !== undefined);
+    if (onlyWithNumber.length > 0) {
+      throw usageError('E_USAGE', `${flagsOf(onlyWithNumber).join(', ')} go with --number, not with RESULTS`, {
+        hint: 'the slot of a results file is --from and --until',
+      });
+    }
     if (o.dialOut.trim() === '') throw usageError('E_USAGE', '--dial-out must not be empty');
     if (o.dialOut === '-' && ctx.json) {
       throw usageError('E_USAGE', '--json and --dial-out - would both write to standard output', {
@@ -66,7 +125,7 @@ export function registerWindow(program: Command, host: CommandHost): void {
       });
     }
     return runWindowCommand(ctx, {
-      results: cmd.args[0]!,
+      results,
       from: o.from,
       until: o.until,
       dialOut: o.dialOut,
@@ -75,6 +134,24 @@ export function registerWindow(program: Command, host: CommandHost): void {
       callingSettings: o.callingSettings,
     });
   });
+}
+
+/** The long flag of an option's key ('dialOut' → '--dial-out'). */
+function flagsOf(keys: readonly string[]): string[] {
+  return keys.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+}
+
+/** --number asks about numbers, not a results file: the options of a list are refused beside it. */
+function refuseMixed(results: string | undefined, o: Record<string, unknown>): void {
+  const listOnly = (['from', 'until', 'dialOut', 'maxAge', 'withoutJournal'] as const).filter(
+    (k) => o[k] !== undefined,
+  );
+  if (results !== undefined || listOnly.length > 0) {
+    const given = [...(results !== undefined ? [`RESULTS (${results})`] : []), ...flagsOf(listOnly)];
+    throw usageError('E_USAGE', `--number tells numbers' windows: ${given.join(', ')} go with a results file`, {
+      hint: "give either --number N (with --at TIME) or RESULTS --from --until --dial-out (see 'dnc window --help')",
+    });
+  }
 }
 
 async function runWindowCommand(ctx: Context, options: WindowOptions): Promise<number> {
@@ -106,6 +183,10 @@ export function windowJson(r: WindowResult) {
     outside_window: r.outsideWindow,
     never_callable: r.neverCallable,
     left_out: r.leftOut,
+    fit: r.fitness.state === 'fit',
+    fitness: r.fitness.state,
+    not_fit_because: r.fitness.because,
+    way_out: r.fitness.wayOut,
     overrides: r.overrides,
     rules_version: r.rulesVersion,
     file_rules_version: r.fileRulesVersion,
@@ -123,7 +204,10 @@ function windowLines(r: WindowResult, cwd: string): string[] {
     field(
       'results',
       `${rel(r.results)}: ${n(r.rows)} rows` +
-        `${r.phoneColumns > 1 ? ` with ${r.phoneColumns} phone columns` : ''}, fit to dial as of ${r.asOf}`,
+        `${r.phoneColumns > 1 ? ` with ${r.phoneColumns} phone columns` : ''}, ` +
+        (r.fitness.state === 'fit'
+          ? `fit to dial as of ${r.asOf}`
+          : `NOT FIT TO DIAL as of ${r.asOf}: ${r.fitness.because} (only numbers fit on their own are listed)`),
     ),
     field('callable', `${n(r.fit)} distinct number(s) fit to dial`),
     field('in window', `${n(r.written)} for the whole slot (written)`),
@@ -132,6 +216,7 @@ function windowLines(r: WindowResult, cwd: string): string[] {
     ...(leftRows > 0
       ? [field('left out', `${n(leftRows)} row(s): ${leftOut.join(', ')} (\`dnc verify\` lists them)`)]
       : []),
+    ...r.fitness.wayOut.map((line) => field('to make it fit', line)),
     ...r.overrides.map((o) => field('override', `${n(o.numbers)} number(s): ${o.reason}`)),
     field('rules', r.rulesVersion),
   ];

@@ -1,7 +1,7 @@
 // What `dnc batch` adds for evidence: results reused from the cache, the credit guard, the manifest, the journal
 // registry, the cache filled.
 import { hostname } from 'node:os';
-import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
+import type { BatchJournal } from '../journal/journal.js';
 import type { OutputTally } from '../results/tally.js';
 import type { ServiceClient } from '../service/client.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
@@ -13,6 +13,8 @@ import type { JournalVerdictSource, ResultsCache, StoreScope } from '../stores/i
 import type { Stores } from '../stores/owner.js';
 import { registerJournal } from '../stores/registry.js';
 import { reusedNote, verdictFromRow, type VerdictRow } from '../stores/results-cache.js';
+import { creditsOf, findValid, queuedToSend, RecentAnswers, recordReused } from './recent-answers.js';
+import type { ValidityRules } from '../compliance/validity.js';
 import { formatInteger } from '../text/numbers.js';
 import type { ComplianceContext, ComplianceFlags } from '../compliance/settings.js';
 import { reusableLine, ReusableCounter, type Reusable } from './reusable.js';
@@ -71,8 +73,9 @@ export async function recordAccount(e: EvidenceEnv, journal: BatchJournal, servi
 }
 
 /**
- * --reuse-within: queued numbers with a verdict of the same service in the cache, checked within the
- * window, get that verdict (original checked_at and correlation id, 0 credits) and are not sent.
+ * --reuse-within: queued numbers with a verdict of the same service in the cache, checked within the window and still
+ * valid for their country (a verdict past its validity window is never reused, whatever the window), get that verdict
+ * (original checked_at and correlation id, 0 credits) and are not sent.
  */
 export async function reuseCachedVerdicts(
   journal: BatchJournal,
@@ -80,48 +83,19 @@ export async function reuseCachedVerdicts(
   service: string,
   windowMs: number,
   now: Date,
+  rules: ValidityRules,
 ): Promise<number> {
   const cache = await openResultsCache(e, service);
-  const notBefore = new Date(now.getTime() - windowMs);
   let reused = 0;
   try {
     let after = 0;
     for (;;) {
-      const queued = journal.nextQueued(after, 1024);
+      const queued = journal.nextQueued(after, 4096);
       if (queued.length === 0) break;
       after = queued[queued.length - 1]!.id;
-      const finals: Array<[number, FinalAnswer]> = [];
-      const found = await cache.getMany(
-        queued.map((q) => q.e164),
-        notBefore,
-      );
-      for (const q of queued) {
-        const v = found.get(q.e164);
-        if (!v) continue;
-        finals.push([
-          q.id,
-          {
-            result: v.result,
-            doNotCall: v.result === 'do_not_call',
-            listSource: v.listSource,
-            checkedAt: v.checkedAt,
-            correlationId: v.correlationId,
-            errorCode: null,
-            error: reusedNote(v, windowMs),
-            credits: 0,
-            httpStatus: null,
-            answer: v.body,
-          },
-        ]);
-      }
-      if (finals.length > 0) {
-        journal.recordFinals(finals);
-        journal.markReused(
-          finals.map(([id]) => id),
-          now.toISOString(),
-        );
-      }
-      reused += finals.length;
+      const found = await findValid(cache, queued, now, rules, windowMs);
+      recordReused(journal, found, (v) => reusedNote(v, windowMs), now);
+      reused += found.length;
     }
   } finally {
     await cache.close();
@@ -141,25 +115,29 @@ export async function creditShortfall(
   costs: ReadonlyMap<string, number>,
   /** False for a country no lookup will be sent for in this run (webhook-only without --webhook-url, not covered). */
   willSend: (country: string) => boolean = () => true,
-): Promise<{ lines: string[]; balanceError: unknown }> {
+): Promise<{ lines: string[]; balanceError: unknown; estimate: { numbers: number; credits: number } }> {
+  // The estimate is made over what the run sends, as it sends it (the answers of the last day reused or not).
+  const toSend = queuedToSend(journal, willSend);
+  const estimate = { numbers: toSend.length, credits: creditsOf(toSend, costs) };
   let remaining: number;
   try {
     const period = (await client.usage()).body.data[0];
-    if (!period) return { lines: [], balanceError: null };
+    if (!period) return { lines: [], balanceError: null, estimate };
     remaining = period.credits_remaining;
   } catch (err) {
-    return { lines: [], balanceError: err };
+    return { lines: [], balanceError: err, estimate };
   }
-  const queued: string[] = [];
-  let after = 0;
-  for (;;) {
-    const page = journal.nextQueued(after, 4096);
-    if (page.length === 0) break;
-    after = page[page.length - 1]!.id;
-    for (const q of page) if (willSend(q.country)) queued.push(q.country);
-  }
-  const f = forecastInOrder(queued, costs, remaining);
-  return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null };
+  const f = forecastInOrder(
+    toSend.map((q) => q.country),
+    costs,
+    remaining,
+  );
+  return { lines: f.short ? forecastLines(f, 'batch') : [], balanceError: null, estimate };
+}
+
+/** The credit guard's estimate, for --verbose. */
+export function estimateLine(e: { numbers: number; credits: number }): string {
+  return `credit guard: ${formatInteger(e.numbers)} number(s) to look up, about ${formatInteger(e.credits)} credit(s)`;
 }
 
 /**
@@ -173,12 +151,14 @@ export async function reusableGuardLine(
   costs: ReadonlyMap<string, number>,
   willSend: (country: string) => boolean,
   stillReading: boolean,
+  /** Numbers said already (the answers of the last day paid again). */
+  except: ReadonlySet<number> = new Set(),
 ): Promise<string | null> {
   let numbers = 0;
   for (let after = 0, page = sample.nextQueued(0, 4096); page.length > 0; page = sample.nextQueued(after, 4096)) {
     after = page[page.length - 1]!.id;
     for (const q of page) {
-      if (!willSend(q.country)) continue;
+      if (!willSend(q.country) || except.has(q.id)) continue;
       numbers++;
       counter.add(q.e164, q.country);
     }
@@ -202,6 +182,23 @@ export async function reusableCounter(
   try {
     const rules = (await complianceSettings(e, flags)).validity;
     return await ReusableCounter.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
+  } catch {
+    return null; // (the config is read again, and its problems said, where the batch needs it)
+  }
+}
+
+/**
+ * The results cache when it holds answers of `service` from the last day (src/batch/repay.ts decides on them), else
+ * null: judged by the validity windows the scrub is made under.
+ */
+export async function recentAnswersOf(
+  e: EvidenceEnv & ComplianceContext,
+  service: string,
+  flags: ComplianceFlags,
+): Promise<RecentAnswers | null> {
+  try {
+    const rules = (await complianceSettings(e, flags)).validity;
+    return await RecentAnswers.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
   } catch {
     return null; // (the config is read again, and its problems said, where the batch needs it)
   }
@@ -234,10 +231,10 @@ export async function reusableOfRun(
 
 /** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */
 export async function beforeLookups(
-  e: EvidenceEnv,
+  e: EvidenceEnv & ComplianceContext,
   say: Say,
   journal: BatchJournal,
-  options: { service: string; reuseWithinMs: number | null },
+  options: { service: string; reuseWithinMs: number | null; compliance: ComplianceFlags },
 ): Promise<void> {
   const meta = journal.meta();
   const unkept = unkeptStateNote(e.env, e.homedir);
@@ -250,7 +247,8 @@ export async function beforeLookups(
   if (options.reuseWithinMs === null) return;
   let reused = 0;
   try {
-    reused = await reuseCachedVerdicts(journal, e, options.service, options.reuseWithinMs, e.now());
+    const rules = (await complianceSettings(e, options.compliance)).validity;
+    reused = await reuseCachedVerdicts(journal, e, options.service, options.reuseWithinMs, e.now(), rules);
   } catch (err) {
     // Without the cache every number is simply looked up: slower and dearer, never wrong.
     say.warn(

@@ -118,7 +118,13 @@ export function reusedJson(v: CachedVerdict, windowMs: number | null, sharedBy?:
  * Human lines for a reused verdict (as `dnc check` shows a lookup): from the results cache (--reuse-within), or from
  * another machine of the team that looked the number up at the same moment (`sharedBy`).
  */
-export function reusedLines(v: CachedVerdict, label: string, windowMs: number | null, sharedBy?: string): string[] {
+export function reusedLines(
+  v: CachedVerdict,
+  label: string,
+  windowMs: number | null,
+  sharedBy?: string,
+  sharedInFlight = true,
+): string[] {
   const field = (l: string, value: string) => `  ${l.padEnd(15)} ${value}`;
   const verdict = v.result === 'do_not_call' ? 'DO NOT CALL' : 'callable   ';
   return [
@@ -129,7 +135,11 @@ export function reusedLines(v: CachedVerdict, label: string, windowMs: number | 
     field(
       'credits',
       sharedBy !== undefined
-        ? `0: looked up at the same moment by another dnc of the team (${sharedBy}), nothing sent`
+        ? sharedInFlight
+          ? `0: looked up at the same moment by another dnc of the team (${sharedBy}): its answer waited for, ` +
+            'nothing sent'
+          : `0: answered just before by another dnc of the team (${sharedBy}), whose lookup had finished: its ` +
+            'answer was in the team store, nothing sent'
         : `0: reused a lookup within --reuse-within ${formatDuration(windowMs ?? 0)}, nothing sent`,
     ),
     field('correlation id', `${v.correlationId} (the original lookup)`),

@@ -1,10 +1,15 @@
 // Whether a results file is fit to dial: the one judgement `dnc verify`, `dnc report` and `dnc status` all show.
 import { existsSync } from 'node:fs';
-import { DncError } from '../errors.js';
+import { DncError, ExitCode } from '../errors.js';
 import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
+import type { Manifest } from './manifest.js';
+import { BatchJournal } from '../journal/journal.js';
+import { shownPath } from '../paths.js';
+import { shellWord } from '../text/shell.js';
+import { fitnessOf, fitnessRefused, type Fitness, type RerunFacts } from './fitness.js';
 
 export interface FitToDialOptions extends Pick<
   VerifyOptions,
@@ -14,17 +19,22 @@ export interface FitToDialOptions extends Pick<
   warn(line: string): void;
 }
 
+/** verify's report, with the judgement every reader shows of it (src/evidence/fitness.ts). */
+export type JudgedReport = VerifyReport & { fitness: Fitness };
+
 /**
  * verifyOutput with everything it is judged against: the internal do-not-call list as it is now (the one the scrub
- * recorded, else the user's), and the state folder's anchor of what dnc last wrote for this output.
+ * recorded, else the user's), and the state folder's anchor of what dnc last wrote for this output. The report
+ * carries the one judgement of fitness, with what a rerun of its batch would do for the rows without a verdict.
  */
 export async function fitToDial(
   ctx: ComplianceContext & Pick<VerifyOptions, 'tzdataVersion'>,
   output: string,
   o: FitToDialOptions,
-): Promise<VerifyReport> {
+): Promise<JudgedReport> {
   // A results file or manifest that is not there is said so before the list is opened (which may wait for a lock).
-  const recorded = (await manifestToVerify(output)).compliance?.list?.path;
+  const manifest = await manifestToVerify(output);
+  const recorded = manifest.compliance?.list?.path;
   const settings = await complianceSettings(ctx);
   // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
   const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
@@ -49,14 +59,53 @@ export async function fitToDial(
   try {
     // Read once: every row of the output is asked about (a team list is a round trip away).
     const onList = list ? new Set((await list.suppressions()).map((s) => s.e164)) : null;
-    return await verifyOutput(output, {
+    const report = await verifyOutput(output, {
       ...o,
       tzdataVersion: ctx.tzdataVersion,
       anchor,
       suppressedNow: onList ? (e164) => onList.has(e164) : undefined,
     });
+    const unfinished = (report.recheckByReason.failed ?? 0) + (report.recheckByReason.not_checked ?? 0) > 0;
+    const rerun = unfinished && !report.tampered ? await rerunFacts(ctx.cwd, output, manifest) : null;
+    return { ...report, fitness: fitnessOf(report, rerun) };
   } finally {
     await list?.close();
+  }
+}
+
+/**
+ * fitToDial's judgement, or, for a file that cannot be judged (its list altered or held, a file that does not read),
+ * not fit with the error's words: `dnc status` and `dnc report` say it beside their other findings.
+ */
+export async function judgeFitness(
+  ctx: ComplianceContext & Pick<VerifyOptions, 'tzdataVersion'>,
+  output: string,
+  o: FitToDialOptions,
+): Promise<{ report: JudgedReport | null; fitness: Fitness }> {
+  try {
+    const report = await fitToDial(ctx, output, o);
+    return { report, fitness: report.fitness };
+  } catch (err) {
+    if (err instanceof DncError && err.exitCode === ExitCode.INPUT)
+      return { report: null, fitness: fitnessRefused(err) };
+    throw err;
+  }
+}
+
+/** What a rerun of the output's batch does with its rows without a verdict, from its journal (null: none is there). */
+async function rerunFacts(cwd: string, output: string, manifest: Manifest): Promise<RerunFacts | null> {
+  if (!existsSync(manifest.journal)) return null;
+  const journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
+  if (!journal) return null;
+  try {
+    const word = (p: string) => shellWord(shownPath(cwd, p));
+    const besideOutput = manifest.journal === `${output}.journal.sqlite`;
+    const command =
+      `dnc batch ${word(manifest.input.path)} -o ${word(output)}` +
+      (besideOutput ? '' : ` --journal ${word(manifest.journal)}`);
+    return { command, lookUp: journal.toLookUpOnRerun(), resend: journal.failedToResend() };
+  } finally {
+    journal.close();
   }
 }
 
@@ -72,15 +121,4 @@ async function readAnchor(dir: string, output: string) {
   } catch {
     return null;
   }
-}
-
-/** Why a file is not fit to dial, in a few words (the report's badge, `dnc status`); null when it is fit. */
-export function notFitBecause(r: VerifyReport): string | null {
-  if (r.fit) return null;
-  if (r.tampered) return 'the file is not what dnc wrote';
-  if (r.unproven) return 'its batch journal is gone, so its rows cannot be proven';
-  const reasons = Object.entries(r.recheckByReason)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ');
-  return `${r.recheckCount} row(s) to re-check (${reasons})`;
 }

@@ -46,7 +46,8 @@ export interface OutputFormat {
   escape_formulas_behind_spaces?: boolean;
   /**
    * dnc_* columns after the input's (10 before dnc_exemption was added, absent in those manifests; 11 before
-   * dnc_valid_until; 12, plus 6 per phone column with several, before dnc_time_zones and dnc_calling_window).
+   * dnc_valid_until; 12, plus 6 per phone column with several, before dnc_time_zones and dnc_calling_window; 14
+   * plus 8 per phone column with several, before dnc_callable_numbers).
    */
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
@@ -116,7 +117,20 @@ export function formatOf(meta: BatchMeta): OutputFormat {
 
 /** Whether an output has the calling columns (dnc_time_zones, dnc_calling_window): outputs written before do not. */
 export function hasCallingColumns(f: OutputFormat): boolean {
-  return f.dnc_columns === resultColumns((f.phone_columns ?? [f.phone_column]).length, true).length;
+  const phones = (f.phone_columns ?? [f.phone_column]).length;
+  return (
+    f.dnc_columns === resultColumns(phones, true, false).length ||
+    f.dnc_columns === resultColumns(phones, true, true).length
+  );
+}
+
+/**
+ * Whether an output of several phone columns has dnc_callable_numbers, and so rows under the row rule (rowResult):
+ * outputs written before do not (their rows were `callable` when any number was).
+ */
+export function hasCallableNumbers(f: OutputFormat): boolean {
+  const phones = (f.phone_columns ?? [f.phone_column]).length;
+  return phones > 1 && f.dnc_columns === resultColumns(phones, true, true).length;
 }
 
 /** The layout that reads an output file with csv-input's reader. */

@@ -1,5 +1,6 @@
 // The auditor's report of one scrub: a single self-contained HTML page (inline CSS and SVG, no script, no external
 // request), printable to PDF.
+import { shellWord } from '../text/shell.js';
 import type { Manifest } from './manifest.js';
 import { formatInteger } from '../text/numbers.js';
 import { windowDays } from '../compliance/validity.js';
@@ -507,8 +508,8 @@ a row callable by an exemption only while the exemption holds. The file must be 
       ? '<strong>the file matches its ' + 'manifest</strong>'
       : '<strong style="color:var(--bad)">the file does NOT match its manifest</strong>'
   }. To check it yourself, with the results file and its manifest side by side:</p>
-<pre>dnc verify ${esc(shellQuote(outputRel))}
-sha256sum ${esc(shellQuote(outputRel))}   # must print ${esc(m.output.sha256)}</pre>
+<pre>dnc verify ${esc(shellWord(outputRel))}
+sha256sum ${esc(shellWord(outputRel))}   # must print ${esc(m.output.sha256)}</pre>
 <p class="muted">dnc verify recomputes the hash and every count above from the file, compares each row with the
 batch journal and the input, and fails when a callable row is older than its window.</p>
 </section>
@@ -541,8 +542,4 @@ function listCheckText(c: ListCheck | null): string {
     head_not_found: 'history rewritten',
   }[c.state];
   return `<span class="r-do_not_call">${esc(what)}</span>: ${esc(c.detail)}`;
-}
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -6,13 +6,14 @@ import path from 'node:path';
 import { tempPathFor } from '../atomic-file.js';
 import { checkRecordedList, type ListCheck } from '../compliance/batch-compliance.js';
 import { openRecordedList, type ComplianceContext } from '../compliance/settings.js';
-import { DncError, inputError, usageError } from '../errors.js';
+import { inputError, usageError } from '../errors.js';
 import { hashFile } from '../file-hash.js';
 import { C } from '../results/columns.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { AuditEntry } from '../stores/suppression-types.js';
 import { dataRecordLines } from '../tables/input.js';
-import { fitToDial, notFitBecause } from './fit-to-dial.js';
+import { judgeFitness } from './fit-to-dial.js';
+import type { Fitness } from './fitness.js';
 import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from './manifest.js';
 import type { ReportRow } from './report-html.js';
 import type { VerifyOptions } from './verify.js';
@@ -39,8 +40,8 @@ export interface ReportResult {
   output: string;
   /** The results file's SHA-256 is still the one the manifest recorded. */
   outputMatchesManifest: boolean;
-  /** What `dnc verify` says of the file now (the report's badge). */
-  fit: { fit: boolean; why: string | null };
+  /** What `dnc verify` says of the file now (the report's badge), and what makes it fit. */
+  fit: { fit: boolean; why: string | null; fitness: Fitness };
   callingRulesVersion: string | null;
 }
 
@@ -190,21 +191,15 @@ function reasonOf(
   };
 }
 
-/** The badge says what `dnc verify` says: one judgement of "fit to dial" for verify, status and the report. */
-function judgeFit(deps: ReportDeps, results: string): Promise<{ fit: boolean; why: string | null }> {
-  return fitToDial(deps, results, {
+/** The badge says what `dnc verify` says: one judgement of "fit to dial" for verify, window, status and the report. */
+async function judgeFit(deps: ReportDeps, results: string): Promise<ReportResult['fit']> {
+  const { fitness } = await judgeFitness(deps, results, {
     maxAgeMs: null,
     asOf: deps.now(),
     listLimit: 0,
     warn: (text) => deps.onEvent({ type: 'warning', text }),
-  }).then(
-    (r) => ({ fit: r.fit, why: notFitBecause(r) }),
-    (err: unknown) => {
-      if (err instanceof DncError && (err.code === 'E_LIST_ALTERED' || err.code === 'E_LIST_BUSY'))
-        return { fit: false, why: err.message };
-      throw err;
-    },
-  );
+  });
+  return { fit: fitness.state === 'fit', why: fitness.because, fitness };
 }
 
 /** The report written atomically and private (0600): a temporary file renamed, removed if the write fails. */

@@ -1,11 +1,10 @@
 // `dnc status`'s use case: each results file's scrub judged (its validity and whether it is fit to dial), or the latest
 // scrubs the history recorded.
 import type { ComplianceContext } from '../compliance/settings.js';
-import { DncError, ExitCode } from '../errors.js';
 import type { ScrubRecord } from '../stores/interfaces.js';
-import { fitToDial, notFitBecause } from './fit-to-dial.js';
+import { judgeFitness } from './fit-to-dial.js';
 import { scrubStatus, type ScrubStatus } from './status.js';
-import type { VerifyOptions } from './verify.js';
+import type { VerifyOptions, VerifyReport } from './verify.js';
 
 export type StatusOptions =
   /** --scrubs: the history's latest scrub records. */
@@ -41,19 +40,16 @@ export async function runStatus(options: StatusOptions, deps: StatusDeps): Promi
   const warn = (text: string) => deps.onEvent({ type: 'warning', text });
   // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
   const judge = (output: string) =>
-    fitToDial(deps, output, { maxAgeMs: null, asOf, listLimit: 0, warn }).then(
-      (r) => ({
-        fit: r.fit,
-        why: notFitBecause(r),
-        onlyStale: !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale'),
-      }),
-      (err: unknown) => {
-        if (err instanceof DncError && err.exitCode === ExitCode.INPUT)
-          return { fit: false, why: err.message, onlyStale: false };
-        throw err;
-      },
-    );
+    judgeFitness(deps, output, { maxAgeMs: null, asOf, listLimit: 0, warn }).then(({ report, fitness }) => ({
+      fitness,
+      onlyStale: report !== null && fitness.state === 'not_fit' && onlyStale(report),
+    }));
   const files = await scrubStatus(options.paths, asOf, options.withinMs, judge);
   const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
   return { kind: 'files', files, failing };
+}
+
+/** Whether verify found nothing but age against the file (status then says expired, not "not fit"). */
+function onlyStale(r: VerifyReport): boolean {
+  return !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale');
 }

@@ -5,6 +5,7 @@ import { inputError } from '../errors.js';
 import { DAY_MS, parseServiceTime } from '../time.js';
 import { manifestPathFor, readManifest, type Manifest } from './manifest.js';
 import { validityRules } from '../compliance/validity.js';
+import type { Fitness } from './fitness.js';
 
 /**
  * not_fit: `dnc verify` says so for a reason other than age (the file changed, its journal is gone, rows unfinished).
@@ -25,13 +26,16 @@ export interface ScrubStatus {
   /** Days from the as-of time to valid_until (negative once expired), one decimal. */
   days_left: number | null;
   state: ScrubState;
-  /** What `dnc verify` says now (the same judgement): fit to dial, and why not. */
+  /** What `dnc verify` says now (the same judgement): fit to dial, and why not, and what makes it fit. */
   fit: boolean;
+  /** fit, not_fit or unproven (its journal gone): the judgement's own word. */
+  fitness: Fitness['state'];
   not_fit_because: string | null;
+  way_out: string[];
 }
 
 /** `dnc verify`'s judgement of one output, as status needs it (injected: the use case reads the list and anchors). */
-export type JudgeFit = (output: string) => Promise<{ fit: boolean; why: string | null; onlyStale: boolean }>;
+export type JudgeFit = (output: string) => Promise<{ fitness: Fitness; onlyStale: boolean }>;
 
 /** Manifests named by PATHs: a results CSV, its manifest, or a folder (its *.manifest.json, not recursive). */
 export function findManifests(paths: readonly string[]): string[] {
@@ -81,14 +85,15 @@ export async function scrubStatus(
     if (!m) continue;
     const v = validUntilOf(m);
     const left = v.at === null ? null : Date.parse(v.at) - asOf.getTime();
-    const fit = await judge(m.output.path);
+    const { fitness, onlyStale } = await judge(m.output.path);
+    const fit = fitness.state === 'fit';
     // Age is said as expired/expiring; anything else verify finds makes the file not fit, whatever its age.
     const state: ScrubState =
-      !fit.fit && !fit.onlyStale
+      !fit && !onlyStale
         ? 'not_fit'
         : left === null
           ? 'nothing_callable'
-          : left < 0 || !fit.fit
+          : left < 0 || !fit
             ? 'expired'
             : left < withinMs
               ? 'expiring'
@@ -105,8 +110,10 @@ export async function scrubStatus(
       valid_until_by_country: v.byCountry,
       days_left: left === null ? null : Math.round((left / DAY_MS) * 10) / 10,
       state,
-      fit: fit.fit,
-      not_fit_because: fit.why,
+      fit,
+      fitness: fitness.state,
+      not_fit_because: fitness.because,
+      way_out: fitness.wayOut,
     });
   }
   return out;

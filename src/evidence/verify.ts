@@ -16,6 +16,7 @@ import {
 } from '../compliance/batch-compliance.js';
 import { DEFAULT_VALIDITY_DAYS, VALIDITY_DAYS, windowDays, type ValidityRules } from '../compliance/validity.js';
 import {
+  hasCallableNumbers,
   hasCallingColumns,
   manifestPathFor,
   outputLayout,
@@ -27,7 +28,7 @@ import {
   type RowAnswer,
 } from './manifest.js';
 import { C, CALLING, DNC_RESULTS } from '../results/columns.js';
-import { numberCellsAsRow, resultColumns } from '../results/row-cells.js';
+import { numberCellsAsRow, resultColumns, rowRuleFinding } from '../results/row-cells.js';
 import { doNotCallCell } from '../results/cells.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
@@ -59,7 +60,9 @@ export type RecheckReason =
   | 'no_correlation_id'
   | 'no_source'
   | 'no_checked_at'
-  | 'suppressed';
+  | 'suppressed'
+  /** A row of several numbers written before the row rule, whose verdict the rule changes (a rerun renders it). */
+  | 'row_rule';
 
 export const TAMPER_REASONS: ReadonlySet<RecheckReason> = new Set(['edited', 'out_of_step']);
 
@@ -271,6 +274,8 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   };
   // Outputs since the calling columns: each number's zones and window, recomputed under the journal's settings.
   const calling = hasCallingColumns(manifest.format);
+  // Outputs since dnc_callable_numbers: rows of several numbers under the row rule (row-cells.ts's rowResult).
+  const layout = { calling, callableNumbers: hasCallableNumbers(manifest.format) };
   let inputHeader: string[] | undefined;
   let callingCheck: ReturnType<typeof callingCheckOf>;
   try {
@@ -287,7 +292,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     // Outputs from before dnc_exemption have the first 10 of today's columns; from before the calling columns, 12.
     const expected =
       several || calling
-        ? resultColumns(Math.max(several, 1), calling)
+        ? resultColumns(Math.max(several, 1), calling, layout.callableNumbers)
         : DNC_COLUMNS.slice(0, manifest.format.dnc_columns ?? 10);
     const dnc = fields.slice(manifest.format.input_columns);
     if (dnc.join('\0') !== expected.join('\0'))
@@ -453,6 +458,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       cells[CALLING.window] ?? '',
     );
     if (rowCalling) return flag(index, cells, 'edited', rowCalling);
+    // The row's own verdict must be what the rule gives its numbers (each proved below): a row that says callable
+    // while one of them is do_not_call misleads a dialler that reads rows.
+    const rule = rowRuleFinding(cells, several, layout);
+    if (rule) flag(index, cells, rule.kind === 'edited' ? 'edited' : 'row_rule', rule.text);
     for (let k = 0; k < several; k++) judgeOnce(index, numberCellsAsRow(cells, k, calling), k + 1);
   };
   /** Whether the output row's input cells are the input row's, as the writer wrote them. */

@@ -1,4 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
+import { failedToResend, requeueFailed, toLookUpOnRerun } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -390,7 +391,7 @@ export class BatchJournal {
       this.db
         .prepare(
           `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL,
-            credits = 0, do_not_call = NULL,
+            credits = credits_before, do_not_call = NULL,
            list_source = NULL, checked_at = NULL, error_code = ?, error = ? WHERE state = 'in_flight'`,
         )
         // updated_at stays the moment of the send: \`dnc usage --reconcile\` dates the unanswered send by it.
@@ -409,6 +410,21 @@ export class BatchJournal {
           WHERE (state = 'done' AND error_code = ?) OR state = 'in_flight'`,
       )
       .run(this.stamp(), UNANSWERED_SEND).changes;
+  }
+
+  /** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
+  toLookUpOnRerun(): number {
+    return toLookUpOnRerun(this.db);
+  }
+
+  /** The failed numbers a bare rerun does not send again, and what sending them again costs (--resend-failed). */
+  failedToResend(): { numbers: number; credits: number } {
+    return failedToResend(this.db);
+  }
+
+  /** --resend-failed: the failed numbers a bare rerun leaves go back to the queue (see requeueFailed). */
+  requeueFailed(): number {
+    return requeueFailed(this.db, this.stamp());
   }
 
   /** Sends of this batch that got no answer (each may have been charged; no credits of them are recorded). */

@@ -84,6 +84,9 @@ const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
         "error LIKE 'reused:%'",
     );
   },
+  // 5. The credits of earlier answers of a number sent again after a charged failure (--resend-failed): kept in its
+  //    credits, which are these plus the last answer's.
+  (db) => addColumn(db, 'numbers', 'credits_before', 'INTEGER NOT NULL DEFAULT 0'),
 ];
 
 function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {
@@ -100,9 +103,15 @@ export function migrate(db: BetterSqlite3.Database): void {
   }).immediate();
 }
 
-/** Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). */
+/**
+ * Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). (A number sent
+ * again with --resend-failed keeps its earlier charge: a bare rerun leaves it, as it left it before.)
+ */
 export const REQUEUE_WHERE = `state = 'done' AND credits = 0 AND (result = 'not_checked'
   OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error')))`;
+
+/** Failed numbers a bare rerun does not look up again (see requeueFailed): --resend-failed sends them. */
+export const RESEND_FAILED_WHERE = `state = 'done' AND result = 'failed' AND NOT COALESCE((${REQUEUE_WHERE}), 0)`;
 
 /** Bytes of write-ahead log above which a render checkpoints first (about 4,000 pages). */
 export const WAL_WORTH_A_CHECKPOINT = 16 * 1024 * 1024;

@@ -6,6 +6,14 @@ import { UNANSWERED_SENDS } from './schema.js';
 export type JournalStatements = ReturnType<typeof prepareJournalStatements>;
 
 export function prepareJournalStatements(db: BetterSqlite3.Database) {
+  // A number sent again after a charged failure (--resend-failed) keeps that charge: its credits are the earlier
+  // answers' (credits_before) plus the last one's. A journal opened read-only before its migration has no such column.
+  const before = db
+    .prepare<[], { name: string }>('PRAGMA table_info(numbers)')
+    .all()
+    .some((c) => c.name === 'credits_before')
+    ? 'credits_before + '
+    : '';
   return {
     getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare<[string, string]>(
@@ -77,13 +85,13 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
       ]
     >(
       `UPDATE numbers SET state = 'done', result = ?, correlation_id = ?,
-         http_status = ?, credits = ?, do_not_call = ?, list_source = ?,
+         http_status = ?, credits = ${before}?, do_not_call = ?, list_source = ?,
          error_code = ?, error = ?, checked_at = ?, updated_at = ?
        WHERE id = ?`,
     ),
     pending: db.prepare(
       `UPDATE numbers SET state = 'pending', result = NULL, correlation_id = @correlationId,
-         http_status = @httpStatus, credits = @credits, updated_at = @now WHERE id = @id`,
+         http_status = @httpStatus, credits = ${before}@credits, updated_at = @now WHERE id = @id`,
     ),
     counts: db.prepare<[], { state: NumberState; n: number; credits: number }>(
       'SELECT state, COUNT(*) AS n, COALESCE(SUM(credits), 0) AS credits FROM numbers GROUP BY state',

@@ -78,6 +78,11 @@ export interface BatchMeta {
   /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
   run?: Record<string, unknown>;
   /**
+   * The answer given on a terminal to "reuse, pay again or stop?" for the numbers answered within the last day (a
+   * resume follows it, through `run`, and does not ask again): what was answered, when, and what was at stake.
+   */
+  reuseAnswer?: { answer: 'reuse' | 'pay_again'; at: string; numbers: number; credits: number };
+  /**
    * The account its verdicts are cached under, by the store's place (a salted HMAC of the key, never the key):
    * `dnc listen`, which needs no key, fills the same results cache.
    */

@@ -5,7 +5,8 @@ import type { Context } from '../context.js';
 import { writeLine } from '../io.js';
 import type { StoppedReason } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
-import type { JsonError } from './check.js';
+import type { JsonError } from './error.js';
+import type { ReuseDecision } from '../evidence/recent-answers.js';
 
 export interface BatchReportExtras {
   uniqueNumbers: number;
@@ -22,6 +23,10 @@ export interface BatchReportExtras {
   unansweredSends: number;
   /** Why the batch ended on an error (--json's `error`), or null. */
   error: JsonError | null;
+  /** Numbers answered within the last day that this run paid for again, or null. */
+  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+  /** The credit guard's estimate of this run's lookups, or null when none was weighed. */
+  estimate?: { numbers: number; credits: number } | null;
 }
 
 /** The end-of-run summary: one JSON object with --json, else the table (on stderr when the results went to stdout). */
@@ -39,6 +44,18 @@ export async function showBatchSummary(ctx: Context, summary: RenderSummary, ext
         credits_used: extras.creditsTotal,
         unanswered_sends: extras.unansweredSends,
         stopped_reason: extras.stopped,
+        // Added members (the contract's keys stay): what was paid again, and what the credit guard expected.
+        paid_again: extras.paidAgain
+          ? {
+              numbers: extras.paidAgain.numbers,
+              credits: extras.paidAgain.credits,
+              chosen: extras.paidAgain.decision === 'pay_again',
+              hint: extras.paidAgain.decision === 'default' ? '--reuse-within 1d would have reused them' : null,
+            }
+          : null,
+        credit_estimate: extras.estimate
+          ? { numbers_to_look_up: extras.estimate.numbers, estimated_credits: extras.estimate.credits }
+          : null,
         ...(extras.error ? { error: extras.error } : {}),
       }),
     );

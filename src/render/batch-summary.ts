@@ -6,6 +6,8 @@ import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
+import type { ReuseDecision } from '../evidence/recent-answers.js';
+import { paidAgainLine } from './reuse-question.js';
 
 export interface BatchSummaryExtras {
   uniqueNumbers: number;
@@ -18,6 +20,8 @@ export interface BatchSummaryExtras {
   journalPath: string;
   /** Sends of the batch that got no answer (a killed run's): maybe charged, not in creditsTotal. */
   unansweredSends?: number;
+  /** Numbers answered within the last day that this run paid for again (src/batch/repay.ts). */
+  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
 }
 
 const RESULT_ORDER: DncResult[] = [
@@ -95,10 +99,27 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
         `(not in the credits above; \`dnc usage --reconcile\` compares with the service)`,
     );
   }
+  if (extras.paidAgain) lines.push(paidAgainLine(extras.paidAgain));
   const out = [`${lines.join('\n')}\n`, byResult, byCountry];
+  const notes: string[] = [];
+  if (summary.emptyRows > 0) {
+    notes.push(
+      `${num(summary.emptyRows)} row(s) with no number${summary.phoneColumns > 1 ? ' in any phone column' : ''} ` +
+        `(invalid, missing_number)`,
+    );
+  }
+  // The numbered columns say whose number they hold: the header's names, in --column order.
+  if (summary.phoneColumns > 1) {
+    notes.push('a row is callable only when none of its numbers is do_not_call, failed, pending or not_checked');
+    notes.push(`phone columns: ${summary.phoneLabels.map((label, k) => `dnc_${k + 1}_* = ${label}`).join(', ')}`);
+  }
+  if (notes.length > 0) out.push(`${notes.join('\n')}\n`);
   const files = [`output: ${summary.output}`];
   if (summary.callableOut) files.push(`callable rows: ${summary.callableOut}`);
   if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
+  if (summary.reviewOut) files.push(`rows to review: ${summary.reviewOut}`);
+  if (summary.dialOut) files.push(`dial list: ${summary.dialOut}`);
+  if (summary.manifest) files.push(`manifest: ${summary.manifest}`);
   files.push(`journal: ${extras.journalPath}`);
   out.push(`${files.join('\n')}\n`);
   return out.join('\n');
@@ -115,7 +136,7 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
   lines.push(paint(term.color, 'bold', 'Dry run: nothing was sent'));
   lines.push(
     `rows: ${num(r.rows)}   distinct numbers: ${num(r.unique_numbers)}   rows with an invalid number: ` +
-      `${num(r.invalid_rows)}`,
+      `${num(r.invalid_rows)}${r.empty_rows > 0 ? `   rows with no number: ${num(r.empty_rows)}` : ''}`,
   );
   // The message quotes the CSV cell: its control characters are escaped.
   for (const s of r.invalidSamples)

@@ -2,9 +2,10 @@
 import { paint, type Style } from '../text/colour.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { formatInteger } from '../text/numbers.js';
+import { DncError } from '../errors.js';
 import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import type { Cost } from '../wire/types.js';
-import type { CallingWindow } from '../calling/index.js';
+import type { Cost, LookupFailed } from '../wire/types.js';
+import type { CallingAnswer } from '../calling/index.js';
 
 export interface CheckRenderOptions {
   /** Symbols (✓ ✗ …) on a terminal; plain words when piped. */
@@ -104,29 +105,40 @@ export function renderOutcome(outcome: LookupOutcome, number: string, o: CheckRe
   }
 }
 
-/** An error as --json states it: what a script matches on, and what a person reads. */
-export interface JsonError {
-  code: string;
-  exit_status: number;
-  message: string;
-  hint: string | null;
+/** The --json line of a verdict or a receipt: the service's body as received, plus http_status and credit_cost. */
+export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>): string {
+  const base = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : { body };
+  return JSON.stringify({ ...base, http_status: meta.status, credit_cost: meta.creditCost });
 }
 
 /**
- * The --json line: the service's body as received, plus http_status and credit_cost (X-Credit-Cost, as believed);
- * `dnc_error` when the body is no verdict dnc can stand by (a refused answer, a refusal of the request).
+ * A lookup the service answered with a failure (2.3) as the error it is for `dnc check`: the register rejected the
+ * number (exit 3), or the lookup failed (exit 6); the hint says whether it was charged and what a new try costs.
  */
-export function jsonLine(body: unknown, meta: Pick<ResponseMeta, 'status' | 'creditCost'>, error?: JsonError): string {
-  const base = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : { body };
-  return JSON.stringify({
-    ...base,
-    http_status: meta.status,
-    credit_cost: meta.creditCost,
-    ...(error ? { dnc_error: error } : {}),
+export function failedLookupError(body: LookupFailed, label: string): DncError {
+  const code = terminalSafe(String(body.error_code));
+  const text = terminalSafe(String(body.error ?? ''));
+  const id = terminalSafe(String(body.correlation_id));
+  const message = `${label}: lookup failed: ${code}: ${text} (correlation id ${id})`;
+  const charged =
+    body.charged === true
+      ? 'the lookup was charged (`dnc usage` shows the balance)'
+      : body.charged === false
+        ? 'nothing was charged'
+        : 'it may have been charged (`dnc usage` shows the balance)';
+  if (body.error_code === 'invalid_phone_number')
+    return new DncError('E_NUMBER_REJECTED', message, {
+      hint: `the register says this number cannot be dialled: correct it before checking it again; ${charged}`,
+    });
+  return new DncError('E_LOOKUP_FAILED', message, {
+    hint:
+      body.charged === false
+        ? `${charged}: check the number again later`
+        : `${charged}; checking it again costs another lookup: quote the correlation id to the provider first`,
   });
 }
 
 /** A --json line with the number's calling window added as `calling` (and any other members first). */
-export function withCalling(line: string, calling: CallingWindow, extra: object = {}): string {
+export function withCalling(line: string, calling: CallingAnswer, extra: object = {}): string {
   return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, calling });
 }

@@ -3,7 +3,7 @@
 import { ENVIRONMENT_VARIABLES } from '../config.js';
 import { ERROR_CODES, type ErrorCode } from '../errors.js';
 import { CALLING_COLUMNS, DNC_COLUMNS, DNC_RESULTS } from '../results/columns.js';
-import { phoneColumnNames } from '../results/row-cells.js';
+import { CALLABLE_NUMBERS_COLUMN, phoneColumnNames } from '../results/row-cells.js';
 import { MAX_RECORD_CHARS } from '../tables/csv-input.js';
 import { DETECTABLE_DELIMITERS } from '../tables/delimiter.js';
 import { PHONE_HEADER_NAMES } from '../tables/columns.js';
@@ -121,13 +121,18 @@ const TOPICS: Readonly<Record<TopicName, Topic>> = {
         'dnc_result:',
         ...DNC_RESULTS.map((r) => `  ${r.padEnd(20)} ${results[r]}`),
         '',
-        'With several phone columns (--column A,B,C) the columns above describe the row: dnc_phone_e164 is',
-        'its first callable number (else its first number), and the calling columns are its; dnc_result is',
-        'callable when one of its numbers is, else the most telling of theirs (do_not_call, failed, pending,',
-        'not_checked, unsupported_country, invalid). Each phone column N (its place in --column) then adds:',
+        'With several phone columns (--column A,B,C) the columns above describe the row: dnc_result is',
+        'callable only when one of its numbers is callable and none is do_not_call, failed, pending or',
+        'not_checked (an invalid or unsupported number decides nothing); do_not_call when any number is;',
+        'else the first of failed, pending, not_checked, unsupported_country, invalid among its numbers.',
+        'dnc_phone_e164 is its first callable number (else the number that decides dnc_result), and the',
+        'calling columns are its. Each phone column N (its place in --column) then adds:',
         ...phoneColumnNames(1).map((c, i) => `  ${c.replace('_1_', '_N_').padEnd(24)} ${PER_NUMBER[i]}`),
+        'and last:',
+        `  ${CALLABLE_NUMBERS_COLUMN.padEnd(24)} the row's callable numbers, space-separated, in --column order`,
         '',
-        'Only callable rows (and callable numbers) may be called.',
+        'Only callable rows may be called, and only on the numbers dnc_callable_numbers lists; a row that is',
+        'not callable lists the numbers that were found callable too (never one of its other numbers).',
       ];
     },
   },

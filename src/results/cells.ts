@@ -19,11 +19,19 @@ export interface RenderSummary {
   output: string;
   callableOut: string | null;
   suppressedOut: string | null;
+  reviewOut: string | null;
+  dialOut: string | null;
+  /** Where the batch's manifest goes (null when the output is a stream without one). */
+  manifest: string | null;
   rows: number;
+  /** Rows with no number in any phone column (counted among the invalid rows, and said apart). */
+  emptyRows: number;
   /** Rows by dnc_result. */
   byResult: Record<DncResult, number>;
   /** The list's phone columns: with several, byCountry counts numbers (each phone cell holding one), not rows. */
   phoneColumns: number;
+  /** Their names (the header's, else `column N`), in --column order: dnc_N_* describe the Nth. */
+  phoneLabels: readonly string[];
   /** Rows (numbers, with several phone columns) by country ('' when the number could not be read), then by result. */
   byCountry: Map<string, Record<DncResult, number>>;
   /** Rows whose register source is not an https URL (the interface promises one): shown, but flagged. */

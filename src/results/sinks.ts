@@ -231,6 +231,7 @@ export async function openLane(
     // The scrub's windows, as each row's dnc_valid_until and the manifest use them.
     maxAgeDays: { byCountry: rules.byCountry, other: rules.otherDays },
     phones: layout.phoneIndexes.length,
+    phoneIndexes: layout.phoneIndexes,
   });
   return {
     header: (fields) => book.header(fields),

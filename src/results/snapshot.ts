@@ -138,8 +138,13 @@ export async function renderSnapshot(
     output: meta.outputPath,
     callableOut: meta.callableOut,
     suppressedOut: meta.suppressedOut,
+    reviewOut: meta.reviewOut ?? null,
+    dialOut: meta.dialOut ?? null,
+    manifest,
     rows: 0,
+    emptyRows: 0,
     phoneColumns: layout.phoneIndexes.length,
+    phoneLabels: layout.phoneLabels,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
     notHttpsSources: 0,
@@ -217,6 +222,9 @@ export async function renderSnapshot(
         const numbers = rowNumbers.read(input);
         const per: string[][] = [];
         const firstSeen: boolean[] = [];
+        // A failure that was charged is not looked up by a rerun, on any of its number's rows (only the first row's
+        // dnc_credits holds the charge).
+        let chargedFailure = false;
         for (let k = 0; k < numbers.length; k++) {
           const cell = numbers[k]!;
           if (!cell.ok) {
@@ -232,6 +240,7 @@ export async function renderSnapshot(
             current = journal.verdict(cell.e164);
           }
           const verdict = current; // (a const: TypeScript narrows it through firstRow below)
+          if (verdict?.result === 'failed' && verdict.credits > 0) chargedFailure = true;
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
           const own = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
@@ -247,12 +256,13 @@ export async function renderSnapshot(
         if (cells[C.errorCode] === 'webhook_required') summary.webhookRequired++;
         else if (
           result === 'not_checked' ||
-          (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && cells[C.credits] === '0')
+          (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && !chargedFailure)
         )
           summary.retryable++;
         else if (result === 'failed' && cells[C.errorCode] === UNANSWERED_SEND) summary.unanswered++;
         summary.rows++;
         summary.byResult[result]++;
+        if (numbers.every((n) => !n.ok && n.code === 'missing_number')) summary.emptyRows++;
         // By country: each row's with one phone column, each number's with several (an empty cell is no number).
         for (const own of several ? per.filter((n) => n[C.errorCode] !== 'missing_number') : [cells]) {
           let perCountry = summary.byCountry.get(own[C.country]!);

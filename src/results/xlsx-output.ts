@@ -1,5 +1,6 @@
 // Writes a batch output as an .xlsx workbook, streaming: the input's rows with their values and types, the dnc_*
-// columns as text, rows coloured by result, and a Summary sheet. No cell is ever a formula.
+// columns as text, rows coloured by result (each phone cell by its own number's), and a Summary sheet. No cell is ever
+// a formula.
 import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
 import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
@@ -25,6 +26,11 @@ export interface WorkbookOptions {
   maxAgeDays: { byCountry: Readonly<Record<string, number>>; other: number };
   /** The list's phone columns: with several, the countries are counted by number (each its own). */
   phones?: number;
+  /**
+   * Where the phone columns are among the input's (0-based, in --column order): with several, each phone cell and
+   * its number's dnc_N_* cells are filled by that number's own result, not the row's.
+   */
+  phoneIndexes?: readonly number[];
 }
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
@@ -109,18 +115,35 @@ export class WorkbookLane {
     const values: CellValue[] = [];
     for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
     for (const e of extra) values.push(e);
-    const fill =
-      result === undefined
-        ? undefined
-        : FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
+    const fill = fillOf(result);
     const plain = this.look(fill, undefined);
+    const own = result === undefined ? null : this.numberFills(input.length, extra);
     const style = (col: number): CellStyle => {
+      const f = own?.has(col) ? own.get(col) : fill;
       const t = col < input.length ? typed?.[col] : undefined;
-      return t && typeof t.value !== 'string' && t.numFmt ? this.look(fill, t.numFmt) : plain;
+      if (t && typeof t.value !== 'string' && t.numFmt) return this.look(f, t.numFmt);
+      return f === fill ? plain : this.look(f, undefined);
     };
     if (this.sheet) this.sheet.row(values, style);
     else this.early.push([values, style]);
     if (this.options.summary && extra.length >= 10) this.tally.add(extra);
+  }
+
+  /**
+   * With several phone columns, the fill of each phone cell and of its number's dnc_N_* cells: its own number's
+   * result (a do-not-call number is red in a row that may be called on another), none for an empty cell.
+   */
+  private numberFills(width: number, extra: readonly string[]): Map<number, string | undefined> | null {
+    const phones = this.options.phoneIndexes;
+    if (!phones || phones.length < 2 || extra.length < phoneCellsAt(phones.length, true)) return null;
+    const fills = new Map<number, string | undefined>();
+    phones.forEach((column, k) => {
+      const at = phoneCellsAt(k, true);
+      const f = extra[at + P.errorCode] === 'missing_number' ? undefined : fillOf(extra[at + P.result]);
+      fills.set(column, f);
+      for (let c = 0; c < P.window + 1; c++) fills.set(width + at + c, f);
+    });
+    return fills;
   }
 
   private early: Array<[CellValue[], (col: number) => CellStyle]> = [];
@@ -187,6 +210,12 @@ export class WorkbookLane {
     }
     await s.close();
   }
+}
+
+/** The fill of a result: do_not_call red, callable green, anything else amber; none without one. */
+function fillOf(result: string | undefined): string | undefined {
+  if (result === undefined) return undefined;
+  return FILL_ARGB[result === 'callable' || result === 'do_not_call' ? result : 'other'];
 }
 
 const BOLD: CellStyle = { bold: true };

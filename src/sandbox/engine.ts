@@ -91,6 +91,8 @@ export interface SandboxOptions {
   supportedCountries?: string[];
   /** How many first attempts of a …991/…992 number fail (default 2). */
   transientFailures?: number;
+  /** How many first attempts of a …995/…996 number answer billing_error (default: every attempt). */
+  billingErrors?: number;
   /** Probability that any register attempt fails with upstream_timeout/upstream_error (not charged). */
   upstreamFailureRate?: number;
   /** Usage endpoints answer 500 from the start. */
@@ -462,7 +464,8 @@ export class SandboxEngine {
   private attempt(account: Account, record: LookupRecord): Verdict {
     record.attempts++;
     let n = 1;
-    if (isTransientNumber(record.phoneNumber)) {
+    const billingErrors = this.options.billingErrors ?? Infinity;
+    if (isTransientNumber(record.phoneNumber, billingErrors !== Infinity)) {
       const k = `${account.key}\u0000${record.phoneNumber}`;
       n = (this.attempts.get(k) ?? 0) + 1;
       this.attempts.set(k, n);
@@ -470,7 +473,7 @@ export class SandboxEngine {
     const rate = this.options.upstreamFailureRate ?? 0;
     if (rate > 0 && this.random() < rate)
       return this.random() < 0.5 ? { kind: 'upstream_timeout' } : { kind: 'upstream_error' };
-    return verdictFor(record.phoneNumber, n, this.transientFailures);
+    return verdictFor(record.phoneNumber, n, this.transientFailures, billingErrors);
   }
 
   private cost(p: Period, charged: number): Cost {

@@ -72,9 +72,15 @@ export type Verdict =
 
 /**
  * The register's answer to attempt number `attempt` (1-based, counted per account and number).
- * `transientFailures`: how many first attempts of a …991/…992 number fail.
+ * `transientFailures`: how many first attempts of a …991/…992 number fail; `billingErrors`: of a …995/…996 number
+ * (every one when not given).
  */
-export function verdictFor(phone: string, attempt: number, transientFailures: number): Verdict {
+export function verdictFor(
+  phone: string,
+  attempt: number,
+  transientFailures: number,
+  billingErrors: number = Infinity,
+): Verdict {
   const tail = phone.slice(-3);
   switch (tail) {
     case '990':
@@ -90,9 +96,11 @@ export function verdictFor(phone: string, attempt: number, transientFailures: nu
     case '994':
       return { kind: 'upstream_error' };
     case '995':
-      return { kind: 'billing_error', charged: true };
+      if (attempt <= billingErrors) return { kind: 'billing_error', charged: true };
+      break;
     case '996':
-      return { kind: 'billing_error', charged: false };
+      if (attempt <= billingErrors) return { kind: 'billing_error', charged: false };
+      break;
     case '997':
       return { kind: 'lookup_expired' };
   }
@@ -100,10 +108,13 @@ export function verdictFor(phone: string, attempt: number, transientFailures: nu
   return { kind: 'succeeded', doNotCall: last % 2 === 1 };
 }
 
-/** Does this number's outcome depend on attempts (so a lookup bumps its per-number attempt count)? */
-export function isTransientNumber(phone: string): boolean {
+/**
+ * Does this number's outcome depend on attempts (so a lookup bumps its per-number attempt count)? A …995/…996
+ * number's does when billing errors are limited (`--billing-errors`).
+ */
+export function isTransientNumber(phone: string, billingErrorsLimited = false): boolean {
   const tail = phone.slice(-3);
-  return tail === '991' || tail === '992';
+  return tail === '991' || tail === '992' || (billingErrorsLimited && (tail === '995' || tail === '996'));
 }
 
 const SECOND = 1000;

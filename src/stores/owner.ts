@@ -28,6 +28,11 @@ export interface StoreSetting {
 export interface StoreStatus {
   kind: 'local' | 'postgres';
   where: string;
+  /** A team store: where it connects (host, port, database, user), never a password. */
+  host?: string;
+  port?: number;
+  database?: string;
+  user?: string;
   schema_version: number | null;
   latest_version: number | null;
   counts: Record<string, number>;
@@ -161,6 +166,7 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       return {
         kind: 'postgres',
         where: connection.where,
+        ...connection.address,
         schema_version: await p.version(),
         latest_version: LATEST_VERSION,
         counts: Object.fromEntries(tables.map((t) => [t, Number(row[t])])),

@@ -35,11 +35,25 @@ export const SETTLE_DELAY_MS = 50;
 
 const RESULTS: readonly NumberResult[] = ['callable', 'do_not_call', 'invalid', 'unsupported_country', 'failed'];
 
+/**
+ * How another machine's answer came to this run: in the store already when this run asked (that lookup had finished),
+ * waited for while that lookup was in flight, or stored by its `dnc listen` (a webhook lookup).
+ */
+type ReuseWay = 'finished' | 'in_flight' | 'pushed';
+
 /** The row of a number another machine's lookup answered: its verdict, marked reused, no credits. */
-function reusedAnswer(a: SharedAnswer, claimant: string): FinalAnswer {
+function reusedAnswer(a: SharedAnswer, claimant: string | null, way: ReuseWay): FinalAnswer {
   const result = (RESULTS as readonly string[]).includes(a.result) ? (a.result as NumberResult) : 'failed';
+  const by = `by another dnc of the team${claimant === null ? '' : ` (${claimant})`}`;
+  const how =
+    way === 'finished'
+      ? `${by}, whose lookup had finished before this run asked: its answer was in the team store`
+      : way === 'in_flight'
+        ? `${by} that was looking the same number up at the same time: this run waited for its answer`
+        : `${by}: its webhook lookup, stored by its dnc listen`;
+  // Whose lookup it was: its correlation id, in the text as in the row's own column.
   const note =
-    `reused: checked ${a.checkedAt ?? '(time not given)'} by another dnc of the team (${claimant}), correlation id ` +
+    `reused: checked ${a.checkedAt ?? '(time not given)'} ${how}, correlation id ` +
     `${a.correlationId ?? '(none given)'}; no lookup sent, no credits`;
   return {
     result,
@@ -97,7 +111,7 @@ export class TeamClaims {
       const fate = fates.get(item.e164) ?? { kind: 'held', claimant: 'another machine' };
       if (fate.kind === 'claimed') out.send.push(item);
       else if (fate.kind === 'held') out.waiting.push(item);
-      else this.sort(item, fate, out);
+      else this.sort(item, fate, out, 'finished');
     }
     return out;
   }
@@ -119,13 +133,14 @@ export class TeamClaims {
     const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
     for (const item of items) {
       const a = answers.get(item.e164);
-      if (a) this.sort(item, a, out);
+      if (a) this.sort(item, a, out, 'in_flight');
       else out.waiting.push(item);
     }
     return out;
   }
 
-  private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting): void {
+  /** `way`: found so when this run claimed the number (`finished`), or when it polled a claim it waited on. */
+  private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting, way: 'finished' | 'in_flight'): void {
     const at = this.now().toISOString();
     if (a.kind === 'released') out.retry.push(item);
     else if (a.kind === 'suppressed') {
@@ -144,7 +159,7 @@ export class TeamClaims {
       };
       out.answered.push([item, (j) => j.recordFinal(item.id, answer)]);
     } else if (a.kind === 'answered') {
-      const answer = reusedAnswer(a.answer, a.claimant);
+      const answer = reusedAnswer(a.answer, a.claimant, way);
       out.answered.push([
         item,
         (j) => {
@@ -179,7 +194,7 @@ export class TeamClaims {
         const answer = found.get(p.correlationId!);
         const row = answer ? journal.verdict(p.e164) : undefined;
         if (!answer || !row) continue;
-        journal.recordFinal(row.id, reusedAnswer(answer, 'its webhook lookup, stored by its dnc listen'));
+        journal.recordFinal(row.id, reusedAnswer(answer, null, 'pushed'));
         journal.markReused([row.id], at);
         adopted++;
       }

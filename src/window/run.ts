@@ -13,6 +13,7 @@ import { createCallingWindows, HORIZON_DAYS } from '../calling/index.js';
 import { manifestToVerify } from '../evidence/verify.js';
 import { hasCallingColumns, manifestPathFor } from '../evidence/manifest.js';
 import { fitToDial } from '../evidence/fit-to-dial.js';
+import type { Fitness } from '../evidence/fitness.js';
 import { openSink, outputError } from '../results/sinks.js';
 
 export interface WindowOptions {
@@ -58,6 +59,11 @@ export interface WindowResult {
   neverCallable: number;
   /** Rows verify found to re-check that are left out (pending, not checked, failed, on the internal list now). */
   leftOut: Partial<Record<RecheckReason, number>>;
+  /**
+   * The file's judgement, as verify, report and status give it: a file with rows left out is not fit as a whole (the
+   * list holds only numbers fit on their own), and says why and what makes it fit.
+   */
+  fitness: Fitness;
   /** The overrides that set the law's hours aside for numbers written, and for how many. */
   overrides: Array<{ reason: string; numbers: number }>;
   rulesVersion: string;
@@ -187,6 +193,7 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     rows: report.tally.rows.total,
     ...counts,
     leftOut,
+    fitness: report.fitness,
     overrides: [...overrides].map(([reason, numbers]) => ({ reason, numbers })),
     rulesVersion: windows.rulesVersion,
     fileRulesVersion: report.callingRulesVersion,

@@ -119,11 +119,11 @@ describe('the calling columns of dnc batch', () => {
     const input = write('three.csv', ['Name,Phone,Mobile,Work', ...rows.map((r, i) => [`c${i}`, ...r].join(','))]);
     const out = path.join(file.dir, 'three.results.csv');
     const r = await batch([input, '-o', out, '--column', 'Phone,Mobile,Work', '--country', 'US']);
-    // (Every row has a callable number: the AU number left not_checked does not leave a row unfinished.)
-    expect(r.code, r.stderr).toBe(0);
+    // The AU number left not_checked leaves its row not_checked (the row rule): the batch is unfinished.
+    expect(r.code, r.stderr).toBe(UNFINISHED);
     const [header] = readCsvIndependently(out);
     const per = (n: number) => ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until', 'time_zones', 'calling_window'].map((c) => `dnc_${n}_${c}`);
-    expect(header!.slice(4 + 12)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...per(1), ...per(2), ...per(3)]);
+    expect(header!.slice(4 + 12)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...per(1), ...per(2), ...per(3), 'dnc_callable_numbers']);
     const got = rowsOf(out);
     rows.forEach((cells, i) => {
       const row = got[i]!;
@@ -135,7 +135,7 @@ describe('the calling columns of dnc batch', () => {
       expect([row.dnc_time_zones, row.dnc_calling_window], `row ${i}`).toEqual(named ? [...TABLE[named]!] : ['', '']);
     });
     expect(got[0]!.dnc_phone_e164).toBe('+16025550104');
-    expect(manifestOf(out).format.dnc_columns).toBe(14 + 3 * 8);
+    expect(manifestOf(out).format.dnc_columns).toBe(14 + 3 * 8 + 1);
     const v = await runDnc(['verify', out, '--json'], { env, homedir: file.dir, cwd: file.dir });
     expect(JSON.parse(v.stdout)).toMatchObject({ tampered: false, calling_unchecked: null });
   });
@@ -211,8 +211,8 @@ describe('the calling columns of dnc batch', () => {
       expect((await batch([input, '-o', out, '--column', columns.join(',')])).code).toBe(0);
       // As an earlier dnc wrote it: no calling cells (the row's two, and each phone column's last two), no rules version.
       const [header, ...rows] = readCsvIndependently(out);
-      const calling = new Set(header!.flatMap((h, i) => (/^dnc_(\d+_)?(time_zones|calling_window)$/.test(h) ? [i] : [])));
-      expect(calling.size).toBe(columns.length > 1 ? 8 : 2);
+      const calling = new Set(header!.flatMap((h, i) => (/^dnc_((\d+_)?(time_zones|calling_window)|callable_numbers)$/.test(h) ? [i] : [])));
+      expect(calling.size).toBe(columns.length > 1 ? 9 : 2);
       const text = [header!, ...rows].map((r) => r.filter((_, i) => !calling.has(i)).map(q).join(',')).join('\n') + '\n';
       rewriteOutputAndManifest(out, text, (m) => {
         m.format.dnc_columns = 12 + (columns.length > 1 ? 6 * columns.length : 0);

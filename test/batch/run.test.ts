@@ -3,7 +3,7 @@
 // --restart) — asserted on the sandbox's request log: nothing charged is sent twice unless --restart, every row
 // finished. dnc reaches the sandbox through a relay that can take the service down (test/helpers/service-proxy.ts).
 import { PassThrough } from 'node:stream';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { BatchJournal } from '../../src/journal/journal.js';
 import { renderBatchOutput } from '../../src/results/render.js';
@@ -143,8 +143,9 @@ describe('runBatchJob', () => {
     // ("about" once a run has learned what a US lookup costs, "at least" before.)
     expect(warnings.join('\n')).toMatch(/credits are short: 60 number\(s\) to look up need (at least|about) 60 credit\(s\)/);
     expect(warnings.join('\n')).not.toContain('read so far');
-    // Long: weighed once a thousand numbers or more are read, and said to be so far. (Numbers no other test looked up:
-    // fresh verdicts of its numbers in the results cache would have the list read whole first, to say so.)
+    // Long: weighed once a thousand numbers or more are read, and said to be so far. (With no answer of the last day in
+    // the results cache: one would have the list read whole first, to decide on paying again over all of it.)
+    rmSync(path.join(env.XDG_CACHE_HOME!, 'dnc', 'results.sqlite'), { force: true });
     sb.reset();
     sb.setCreditLimit(500);
     base = path.join(tmp.dir, `guard-${++n}`);

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CALLING_RULES, createCallingWindows } from '../../src/calling/index.js';
+import { CALLING_RULES, callingAnswer, createCallingWindows } from '../../src/calling/index.js';
 import { parseHours, weekText } from '../../src/calling/policy.js';
 import { REPO_ROOT } from '../helpers/cli.js';
 
@@ -57,7 +57,8 @@ describe('docs/calling.md', () => {
     const json = section('calling example')
       .join('\n')
       .replace(/^```json\n|\n```\n?[^]*$/g, '');
-    expect(JSON.parse(json)).toEqual(windows.window({ e164: '+12125551234', country: 'US' }, at));
+    const ny = windows.window({ e164: '+12125551234', country: 'US' }, at);
+    expect(JSON.parse(json)).toEqual(callingAnswer(ny, 'callable'));
     const table = section('calling examples table').slice(2);
     const COUNTRIES: Record<string, string> = { '+1': 'US', '+44': 'GB', '+61': 'AU', '+34': 'ES' };
     expect(table).toHaveLength(6);
@@ -70,7 +71,7 @@ describe('docs/calling.md', () => {
         w.time_zones.join(' '),
         w.location_known ? 'yes' : 'no',
         w.weekly_rule,
-        String(w.may_call_now),
+        String(w.in_window),
         w.next_window_start,
         w.next_window_end,
       ];

@@ -126,7 +126,7 @@ const narrow = (a: Week, b: Week): Week =>
   });
 
 describe('calling windows (property)', () => {
-  it('the window is callable in every zone at its ends and inside, not just outside, and may_call_now agrees', () => {
+  it('the window is callable in every zone at its ends and inside, not just outside, and in_window agrees', () => {
     console.log(`calling window property: seed ${seed} (DNC_PROPERTY_SEED=${seed} runs it again)`);
     const instant = fc
       .integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2030, 11, 31) })
@@ -145,17 +145,17 @@ describe('calling windows (property)', () => {
           const week = p && Object.keys(p.hours).length > 0 ? narrow(n.law, p.week) : n.law;
           const w = windows.window({ e164: n.e164, country: n.country }, at);
           const ok = (t: number) => callable(w.time_zones, week, n.holidays, t);
-          expect(w.may_call_now, 'may_call_now against the second reading').toBe(ok(at));
+          expect(w.in_window, 'in_window against the second reading').toBe(ok(at));
           if (w.never_callable) {
             expect(w.next_window_start).toBeNull();
-            expect(w.may_call_now).toBe(false);
+            expect(w.in_window).toBe(false);
             return;
           }
           const start = Date.parse(w.next_window_start!);
           const end = Date.parse(w.next_window_end!);
           expect(start).toBeLessThan(end);
           expect(end).toBeGreaterThan(at);
-          expect(w.may_call_now).toBe(start <= at && at < end);
+          expect(w.in_window).toBe(start <= at && at < end);
           // Inside: callable in every zone (the intersection is never wider than a zone's window) …
           for (const t of [start, end - 60_000, start + Math.floor(((end - start) / 60_000) * u) * 60_000]) {
             expect(ok(t), `inside at ${new Date(t).toISOString()}`).toBe(true);

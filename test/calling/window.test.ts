@@ -16,9 +16,9 @@ function at(windows: CallingWindows, e164: string, instant: string): CallingWind
   return windows.window({ e164, country: countryOf(e164) }, Date.parse(instant));
 }
 
-/** may_call_now and the window, the facts most tests state: 'now 2026-07-01T12:00:00Z/2026-07-02T01:00:00Z'. */
+/** in_window and the window, the facts most tests state: 'now 2026-07-01T12:00:00Z/2026-07-02T01:00:00Z'. */
 function facts(w: CallingWindow): string {
-  return `${w.may_call_now ? 'now' : 'not now'} ${w.next_window_start}/${w.next_window_end}`;
+  return `${w.in_window ? 'now' : 'not now'} ${w.next_window_start}/${w.next_window_end}`;
 }
 
 const NEW_YORK = '+12125551234';
@@ -146,8 +146,8 @@ describe('rules', () => {
     expect(sunday.local_times[0]!.closed_today).toBe('no calls on Sunday');
     expect(facts(sunday)).toBe('not now 2026-11-30T14:00:00Z/2026-12-01T02:00:00Z');
     // Confederate Memorial Day is Alabama's own (27 April 2026): New York may be called.
-    expect(at(plain, ALABAMA, '2026-04-27T15:00:00Z').may_call_now).toBe(false);
-    expect(at(plain, NEW_YORK, '2026-04-27T15:00:00Z').may_call_now).toBe(true);
+    expect(at(plain, ALABAMA, '2026-04-27T15:00:00Z').in_window).toBe(false);
+    expect(at(plain, NEW_YORK, '2026-04-27T15:00:00Z').in_window).toBe(true);
   });
 
   it('ES national holidays (Fiesta Nacional, Monday 12 October) and AU weekends', () => {
@@ -224,7 +224,7 @@ describe('rules', () => {
     });
     const w = at(windows, SOUTH_DAKOTA, '2026-07-01T15:00:00Z');
     expect(w).toMatchObject({
-      may_call_now: false,
+      in_window: false,
       never_callable: true,
       next_window_start: null,
       next_window_end: null,
@@ -304,7 +304,7 @@ describe('numbers from outside', () => {
     const nothing = plain.window({ e164: 'abc', country: undefined }, instant);
     expect(nothing).toMatchObject({
       time_zones: [],
-      may_call_now: false,
+      in_window: false,
       never_callable: true,
       next_window_start: null,
     });

@@ -107,17 +107,25 @@ describe('--json', () => {
     expect(obj.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00$/);
   });
 
-  it('several numbers: NDJSON in input order, failures and 422 included with their bodies', async () => {
+  it('several numbers: NDJSON in input order, failures and 422 included with their bodies and an error object', async () => {
     const r = await dnc(['--json', 'check', '+12025550100', '+12025550990', '+33612345678', '+442079460123']);
     expect(r.code).toBe(3);
     const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(objs.map((o) => [o.phone_number ?? o.country, o.http_status, o.credit_cost])).toEqual([
+    expect(objs.map((o) => [o.phone_number, o.http_status, o.credit_cost])).toEqual([
       ['+12025550100', 200, 1],
       ['+12025550990', 400, 1],
-      ['FR', 422, 0],
+      ['+33612345678', 422, 0],
       ['+442079460123', 200, 1],
     ]);
-    expect(objs[1]).toMatchObject({ status: 'failed', error_code: 'invalid_phone_number', charged: true });
+    // A verdict has no error member; a failure's `error` is dnc's error object, the service's text under service.
+    expect(objs.map((o) => (o.error as { code?: string } | undefined)?.code ?? null)).toEqual([null, 'E_NUMBER_REJECTED', 'E_UNSUPPORTED_COUNTRY', null]);
+    expect(objs[1]).toMatchObject({
+      status: 'failed',
+      error_code: 'invalid_phone_number',
+      charged: true,
+      error: { exit_status: 3, service: { status: 400, error: 'the register rejected the number', error_code: 'invalid_phone_number' } },
+    });
+    expect(objs[2]).toMatchObject({ country: 'FR', error: { exit_status: 3, service: { status: 422, error: 'country FR is not supported' } } });
     expect(objs[2]!.supported_countries).toEqual(expect.arrayContaining(['US', 'GB', 'AU']));
     expect(r.stderr).toContain('invalid_phone_number');
   });
@@ -173,7 +181,12 @@ describe('failures answered by the service', () => {
     sb.reset();
     const e = await dnc(['--retries', '1', '--json', 'check', '+12025550994']);
     expect(e.code).toBe(6);
-    expect(JSON.parse(e.stdout)).toMatchObject({ error_code: 'upstream_error', http_status: 502, credit_cost: 0 });
+    expect(JSON.parse(e.stdout)).toMatchObject({
+      error_code: 'upstream_error',
+      http_status: 502,
+      credit_cost: 0,
+      error: { code: 'E_LOOKUP_FAILED', exit_status: 6, hint: 'nothing was charged: check the number again later' },
+    });
     expect(lookupRequests()).toHaveLength(2);
     expect(sb.account(KEY).creditsUsed).toBe(0);
   });
@@ -233,7 +246,11 @@ describe('failures answered by the service', () => {
         phone_number: '+12025550100',
         http_status: 502,
         credit_cost: null,
-        dnc_error: expect.objectContaining({ code: 'E_BAD_RESPONSE', exit_status: 6 }),
+        error: expect.objectContaining({
+          code: 'E_BAD_RESPONSE',
+          exit_status: 6,
+          service: { status: 502, error: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
+        }),
         calling: expect.objectContaining({ time_zones: ['America/New_York'], state: 'DC' }),
       });
       expect(r.stderr).toContain('HTTP 502');

@@ -129,7 +129,9 @@ describe('dnc verify', () => {
     expect(v.recheck[0]).toMatchObject({ line: 4, number: '+12025550995', reason: 'failed', detail: expect.stringMatching(/^billing_error: /) });
     // The advice finishes the row at the least cost: the same batch again, never --restart (which pays for every row).
     const human = (await dnc(['verify', output], {})).stdout;
-    expect(human).toContain('not_checked and failed rows: run the same `dnc batch` command again; it sends only the numbers without a verdict');
+    // (The billing_error was charged: a bare rerun would not send it again; the advice names the flag that does, and its
+    // cost.)
+    expect(human).toMatch(/`dnc batch \S+ -o \S+ --resend-failed` sends them again, each charged again \(about 1 credit\(s\)\)/);
     expect(human).not.toContain('--restart');
     writeFileSync(output, readFileSync(output, 'utf8').replace(',invalid,', ',ok,'));
     const e = json((await dnc(['--json', 'verify', output], {})).stdout);

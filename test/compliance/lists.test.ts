@@ -104,9 +104,9 @@ describe('dnc suppress', () => {
     const moved = await dnc(['check', '+12025550147'], w.env);
     expect(moved.code).toBe(3);
     expect(moved.stderr).toContain('+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says');
-    // The report says the list is ALTERED and quotes nothing from it.
+    // The report is written, says the list is ALTERED and quotes nothing from it; it exits 3: the file is not fit.
     const report = path.join(w.dir, 'r.html');
-    expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(0);
+    expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(3);
     expect(readFileSync(report, 'utf8')).toContain('its entries were altered outside dnc: +12025550147 is exempt as consent until 2199');
   });
 

@@ -97,7 +97,8 @@ describe('dnc report', () => {
     const db = new Database(path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite'));
     db.exec("DROP TRIGGER audit_append_only_update; UPDATE audit SET reason = 'forged' WHERE id = 1");
     db.close();
-    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(0);
+    // Written all the same (the auditor should see it), and the exit status says the file is not fit: its list is altered.
+    expect((await dnc(['report', out, '-o', withNumbers, '--include-numbers'], w.env)).code).toBe(3);
     const altered = readFileSync(withNumbers, 'utf8');
     expect(altered).toContain('ALTERED</span>: audit entry 1 was altered outside dnc');
     expect(altered).not.toContain('forged');
@@ -120,8 +121,10 @@ describe('dnc report', () => {
     writeFileSync(out, readFileSync(out, 'utf8').replace('do_not_call', 'callable'));
     const report = path.join(w.dir, 'r.html');
     const r = await dnc(['report', out, '-o', report], w.env);
-    expect(r.code).toBe(0);
+    // Written, and exit 3: the file is not fit to dial (issue 38: it exited 0).
+    expect(r.code).toBe(3);
     expect(r.stderr).toContain('changed after dnc wrote it');
+    expect(r.stderr).toContain('is not fit to dial: the file is not what dnc wrote');
     expect(readFileSync(report, 'utf8')).toContain('the file does NOT match its manifest');
   });
 

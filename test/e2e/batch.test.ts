@@ -612,7 +612,7 @@ describe('dnc batch: dry run', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(sb.requests().map((x) => x.path)).toEqual(['/v2/usage_stats']);
     const d1 = json(first.stdout);
-    expect(d1).toMatchObject({ dry_run: true, rows: 40, unique_numbers: 33, invalid_rows: 4, by_country: { US: 28, GB: 3, FR: 1, AU: 1 } });
+    expect(d1).toMatchObject({ dry_run: true, rows: 40, unique_numbers: 33, invalid_rows: 3, empty_rows: 1, by_country: { US: 28, GB: 3, FR: 1, AU: 1 } });
     expect(d1.balance).toMatchObject({ credit_limit: sb.account().creditLimit });
     expect(d1.unknown_cost_countries).toEqual(['US', 'GB', 'FR']);
     // No cost learned yet: a lower bound at 1 credit a number (AU, webhook-only, would not be sent), never 0.

@@ -133,8 +133,11 @@ describe('a CRM export: three phone columns and a country column', () => {
         results.push(expected(p.e164));
       });
       const firstCallable = contact.phones.find((p) => p && p.e164 && expected(p.e164) === 'callable');
-      expect(row[at('dnc_result')], contact.name).toBe(firstCallable ? 'callable' : results.includes('do_not_call') ? 'do_not_call' : 'invalid');
+      // The row rule: a registered number makes the row do_not_call, even beside a callable one.
+      expect(row[at('dnc_result')], contact.name).toBe(results.includes('do_not_call') ? 'do_not_call' : firstCallable ? 'callable' : 'invalid');
       if (firstCallable) expect(row[at('dnc_phone_e164')]).toBe(firstCallable.e164);
+      const callableNumbers = contact.phones.flatMap((p) => (p && p.e164 && expected(p.e164) === 'callable' ? [p.e164] : []));
+      expect(row[at('dnc_callable_numbers')], contact.name).toBe([...new Set(callableNumbers)].join(' '));
     });
     // Eve's row is in the US, her work number is British: read as British, and said.
     expect(rows[5]![at('dnc_error')]).toContain("the row's country is US; +442079460102 is a GB number");
@@ -192,7 +195,7 @@ describe('a CRM export: three phone columns and a country column', () => {
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => String(c.v ?? ''));
     const own = ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until', 'time_zones', 'calling_window'];
-    expect(header.slice(-26)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...[1, 2, 3].flatMap((n) => own.map((c) => `dnc_${n}_${c}`))]);
+    expect(header.slice(-27)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...[1, 2, 3].flatMap((n) => own.map((c) => `dnc_${n}_${c}`)), 'dnc_callable_numbers']);
     const at = (name: string) => header.indexOf(name);
     // The country column was found by its name: Bob's German number without its trunk zero is read in Germany.
     expect(r.stderr).toContain('country column: Country (found by its name)');

@@ -54,6 +54,11 @@ describe('dnc verify and trace (spawned)', () => {
 });
 
 describe('dnc verify of a big list (spawned): its input read in a thread', () => {
+  /**
+   * How long one run over ≈ 270,000 rows may take before it is killed: a few seconds on a quiet machine, but CI's two
+   * cores may be shared with other work, and a run killed for being slow would fail the test for no fault of dnc's.
+   */
+  const BIG_RUN_MS = 150_000;
   /** A batch of an input past ROWS_THREAD_MIN_BYTES (the built reader's thread): 40 numbers on ≈ 270,000 rows. */
   async function bigBatch(name: string): Promise<{ input: string; output: string }> {
     const rows = ['name,phone,city'];
@@ -66,14 +71,14 @@ describe('dnc verify of a big list (spawned): its input read in a thread', () =>
     // would read the input on its own thread, as the in-process tests do).
     expect(existsSync(path.join(REPO_ROOT, 'dist', 'bundle', 'rows-worker.js'))).toBe(true);
     const output = path.join(w.dir, `${name}.results.csv`);
-    const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], { env: w.env, cwd: w.dir });
+    const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
     expect(b.code, b.stderr).toBe(0);
     return { input, output };
   }
 
   it('an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line', async () => {
     const { output } = await bigBatch('big');
-    const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir });
+    const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ fit: true, compared_with_input: true, recheck: [] });
     // A city edited on row 200,000 of the output, with the manifest and the anchor rewritten: only the input tells.
@@ -81,12 +86,12 @@ describe('dnc verify of a big list (spawned): its input read in a thread', () =>
     const lines = text.split('\n');
     lines[200_000] = lines[200_000]!.replace(',Springfield,', ',Shelbyville,');
     rewriteOutputAndManifest(output, lines.join('\n'), () => {}, w.stateDir);
-    const bad = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir });
+    const bad = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
     expect(bad.code).toBe(3);
     const report = JSON.parse(bad.stdout) as { anchored: string; recheck: Array<{ line: number; reason: string }> };
     expect(report.anchored).toBe('matches');
     expect(report.recheck.map((r) => [r.line, r.reason])).toEqual([[200_001, 'out_of_step']]);
-  }, 120_000);
+  }, 3 * BIG_RUN_MS);
 
   it('an error after the thread began reading (the journal\'s calling settings refused) ends verify and status', async () => {
     const { output } = await bigBatch('refused');
@@ -98,10 +103,10 @@ describe('dnc verify of a big list (spawned): its input read in a thread', () =>
     db.prepare("UPDATE meta SET value = ? WHERE key = 'batch'").run(JSON.stringify(meta));
     db.close();
     for (const argv of [['verify', output], ['status', output]]) {
-      const r = await spawnDnc(argv, { env: w.env, cwd: w.dir, timeoutMs: 30_000 });
+      const r = await spawnDnc(argv, { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
       // (Killed at the time-out, it would have code -1 and signal SIGKILL.)
       expect({ code: r.code, signal: r.signal }, `${argv[0]}: ${r.stderr}`).toEqual({ code: 2, signal: null });
       expect(r.stderr).toMatch(/E_CONFIG_INVALID.*no_such_setting/);
     }
-  }, 120_000);
+  }, 3 * BIG_RUN_MS);
 });

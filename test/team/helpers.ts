@@ -1,11 +1,11 @@
-// What the team tests share: a machine of the team as an environment (a home of its own, the store, the service).
+// What the team tests share: one machine of a team, as a home folder of its own naming the team's store.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { World } from '../evidence/helpers.js';
 
-/** The environment of one machine: a home of its own, the team's store, the service. */
-export function machineEnv(world: World, name: string, store: string): Record<string, string> {
-  const home = path.join(world.dir, name);
+/** The environment of one machine: a home of its own (in the world's folder), the team's store, the service. */
+export function teamMachine(w: World, name: string, store: string): Record<string, string> {
+  const home = path.join(w.dir, name);
   mkdirSync(home, { recursive: true });
   return {
     HOME: home,
@@ -13,7 +13,7 @@ export function machineEnv(world: World, name: string, store: string): Record<st
     XDG_STATE_HOME: path.join(home, 'state'),
     XDG_CACHE_HOME: path.join(home, 'cache'),
     DNC_STORE: store,
-    DNC_BASE_URL: world.sb.baseUrl,
-    DNC_API_KEY: world.sb.apiKey,
+    DNC_BASE_URL: w.sb.baseUrl,
+    DNC_API_KEY: w.sb.apiKey,
   };
 }

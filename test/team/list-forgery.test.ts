@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../evidence/helpers.js';
-import { machineEnv } from './helpers.js';
+import { teamMachine } from './helpers.js';
 
 postgresSkipped('forged edits of the team list');
 
@@ -20,7 +20,7 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     assertBuilt();
     db = await freshDatabase();
     w = await world();
-    env = machineEnv(w, 'alice', db.url);
+    env = teamMachine(w, 'alice', db.url);
     const run = (argv: string[]) => spawnDnc(argv, { env, cwd: w.dir, timeoutMs: 60_000 });
     expect((await run(['suppress', 'add', '+12025550701', '--reason', 'asked on a call'])).code).toBe(0);
     expect((await run(['exempt', 'add', '+12025550702', '--basis', 'consent', '--until', '2099-01-01', '--evidence', 'form 7'])).code).toBe(0);

@@ -11,7 +11,7 @@ import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
-import { machineEnv } from './helpers.js';
+import { teamMachine } from './helpers.js';
 
 postgresSkipped('several machines on one team store');
 
@@ -29,7 +29,7 @@ const sends = (numbers: string[]) => {
 };
 
 /** The environment of one machine: a home of its own, the team's store, the service. */
-const machine = (name: string, store: string) => machineEnv(w!, name, store);
+const machine = (name: string, store: string) => teamMachine(w!, name, store);
 
 describe('a team store that cannot be reached at start', () => {
   it('batch and check fail before any lookup (exit 6), the URL shown without its password', async () => {

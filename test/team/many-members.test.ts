@@ -7,7 +7,7 @@ import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
-import { machineEnv } from './helpers.js';
+import { teamMachine } from './helpers.js';
 
 postgresSkipped('many members on one list');
 
@@ -48,7 +48,7 @@ describe.skipIf(!HAVE_POSTGRES)('many members on one 3,000-number list', () => {
           Promise.all(
             names.map((m, i) =>
               spawnDnc(['batch', lists[i]!, '-o', path.join(w!.dir, `${m}.${out}.csv`), '--concurrency', '16'], {
-                env: machineEnv(w!, m, db.url),
+                env: teamMachine(w!, m, db.url),
                 cwd: w!.dir,
                 timeoutMs: 300_000,
               }),

@@ -269,14 +269,14 @@ describe('dnc window and a list of several phone columns', () => {
       const list = multi.file('calls.csv', [
         'name,home,mobile',
         'a,+12125550100,+16025550102',
-        'b,+12125550101,+442079460100', // home listed; mobile callable: the row is callable by its mobile
-        'c,+16055550104,+12125550995', // mobile failed: home still goes in
+        'b,+12125550101,+442079460100', // home listed: the row is do_not_call, its callable mobile still goes in
+        'c,+16055550104,+12125550995', // mobile failed: the row is failed, its callable home still goes in
         'd,+16025550102,', // a number seen before, and an empty cell
       ]);
       const out = path.join(multi.dir, 'calls.results.csv');
       const b = await dnc(['batch', list, '-o', out, '--column', 'home,mobile'], multi.env);
-      // Every row has a callable number: the batch is done (the failed number is its own column's).
-      expect(b.code, b.stderr).toBe(0);
+      // Row c is failed (the row rule): the batch is unfinished, yet each callable number is fit on its own.
+      expect(b.code, b.stderr).toBe(7);
       const dial = path.join(multi.dir, 'slot.txt');
       const slot = ['--from', '2026-07-01T15:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', dial];
       const r = await dnc(['--json', 'window', out, ...slot], multi.env, { now: NOW });

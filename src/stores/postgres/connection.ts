@@ -178,8 +178,10 @@ function noPassword(where: string) {
 /** What pg is given: every value explicit, so that nothing is read from the process's own environment. */
 export interface StoreConnection {
   config: ClientConfig;
-  /** The address as shown (no password). */
+  /** The address as shown (no password): the URL given, which also names the store in manifests. */
   where: string;
+  /** Where it connects, resolved from the URL, a service file and PG* variables: what `dnc store status` shows. */
+  address: { host: string; port: number; database: string; user: string };
   /** The password used, if any: kept out of every line dnc prints. */
   password: string | null;
 }
@@ -219,7 +221,8 @@ export function storeConnection(url: string, env: Env, homedir: string): StoreCo
     connectionTimeoutMillis: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : 10_000,
     ssl: sslOptions(mode, p.sslrootcert),
   };
-  return { config, where: publicStoreUrl(url), password: p.password ?? null };
+  const address = { host: p.host ?? '', port, database: p.dbname ?? '', user: p.user ?? '' };
+  return { config, where: publicStoreUrl(url), address, password: p.password ?? null };
 }
 
 /**

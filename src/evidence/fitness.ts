@@ -1,0 +1,105 @@
+// One judgement of whether a results file is fit to dial, and why not, and what makes it fit: `dnc verify`, `dnc
+// window`, `dnc report` and `dnc status` each render it, so they never disagree.
+import type { DncError } from '../errors.js';
+import { formatInteger } from '../text/numbers.js';
+import type { RecheckReason, VerifyReport } from './verify.js';
+
+/** unproven: nothing proves the rows (the journal is gone); never fit. */
+export type FitnessState = 'fit' | 'not_fit' | 'unproven';
+
+/** What a rerun of the file's batch does with the rows left without a verdict, from its journal. */
+export interface RerunFacts {
+  /** The command that reruns the batch, as the user types it. */
+  command: string;
+  /** Numbers a bare rerun looks up (nothing was charged for them). */
+  lookUp: number;
+  /** Failed numbers a bare rerun leaves (charged, or sent without an answer): --resend-failed sends them. */
+  resend: { numbers: number; credits: number };
+}
+
+export interface Fitness {
+  state: FitnessState;
+  /** Why the file is not fit, in a few words; null when it is. */
+  because: string | null;
+  /** What makes it fit, each a sentence naming the command (none when fit, or when nothing can). */
+  wayOut: string[];
+}
+
+/** The judgement of a file verify read through. */
+export function fitnessOf(r: VerifyReport, rerun: RerunFacts | null): Fitness {
+  if (r.fit) return { state: 'fit', because: null, wayOut: [] };
+  const again = rerun ? `\`${rerun.command}\`` : 'the same `dnc batch` command';
+  if (r.tampered)
+    return {
+      state: 'not_fit',
+      because: 'the file is not what dnc wrote',
+      wayOut: [`regenerate it by running ${again} again (answered numbers are not sent again)`],
+    };
+  if (r.unproven)
+    return {
+      state: 'unproven',
+      because: 'its batch journal is gone, so its rows cannot be proven',
+      wayOut: ['`--without-journal` asks for the weaker check (the rest of it), which then says what it did not check'],
+    };
+  const reasons = Object.entries(r.recheckByReason)
+    .map(([k, n]) => `${formatInteger(n)} ${k}`)
+    .join(', ');
+  return {
+    state: 'not_fit',
+    because: `${formatInteger(r.recheckCount)} row(s) to re-check (${reasons})`,
+    wayOut: recheckWayOut(r, rerun, again),
+  };
+}
+
+/** A file that could not be judged (its list altered or held, say): not fit, and the error's hint is the way out. */
+export function fitnessRefused(err: DncError): Fitness {
+  return { state: 'not_fit', because: err.message, wayOut: err.hint ? [err.hint] : [] };
+}
+
+/**
+ * What finishes the rows to re-check, by reason, at the least cost: never --restart, which pays for the whole list
+ * again and drops the journal's record of what was spent. Failed numbers a rerun leaves are sent again only when
+ * asked (--resend-failed): each is charged again, and the line says how much.
+ */
+function recheckWayOut(r: VerifyReport, rerun: RerunFacts | null, again: string): string[] {
+  const has = (...reasons: RecheckReason[]) => reasons.some((k) => (r.recheckByReason[k] ?? 0) > 0);
+  const out: string[] = [];
+  if (has('not_checked', 'failed')) {
+    if (!rerun)
+      out.push(
+        `not_checked and failed rows: ${again} sends the numbers without a verdict that nothing was charged for ` +
+          '(answered ones are not sent again)',
+      );
+    else {
+      if (rerun.lookUp > 0)
+        out.push(
+          `not_checked and failed rows: ${again} looks up the ${formatInteger(rerun.lookUp)} number(s) without a ` +
+            'verdict that nothing was charged for (answered ones are not sent again)',
+        );
+      const { numbers, credits } = rerun.resend;
+      if (numbers > 0)
+        out.push(
+          `failed rows: ${formatInteger(numbers)} number(s) failed after a charge (or were sent without an ` +
+            `answer), which a rerun does not send again: \`${rerun.command} --resend-failed\` sends them again, ` +
+            `each charged again (about ${formatInteger(credits)} credit(s))`,
+        );
+    }
+  }
+  if (has('pending')) out.push('pending rows: `dnc listen --results FILE` receives their pushes');
+  if (has('stale', 'no_correlation_id', 'no_source', 'no_checked_at'))
+    out.push(
+      'stale rows: scrub the list again into a new output with --reuse-within (e.g. 30d): verdicts still fresh ' +
+        'are reused, only the stale numbers are paid for',
+    );
+  if (has('row_rule'))
+    out.push(
+      `row_rule rows: written by a dnc that called a row callable while one of its numbers was not; run ${again} ` +
+        'again: it writes the file again from its journal, and sends nothing',
+    );
+  if (has('suppressed'))
+    out.push(
+      'suppressed rows: on the internal do-not-call list since the scrub; never dial them (a new scrub marks them ' +
+        'do_not_call)',
+    );
+  return out;
+}

@@ -1,0 +1,34 @@
+// What a batch says of the numbers this service answered within the last day: the question on a terminal, and the
+// summary's line when they were paid for again.
+import type { ReuseQuestion } from '../batch/job.js';
+import type { ReuseDecision } from '../evidence/recent-answers.js';
+import { formatInteger } from '../text/numbers.js';
+import { formatDuration } from '../time.js';
+
+/** The question asked on a terminal: what was found, what paying again costs, the three choices. */
+export function reuseQuestion(q: ReuseQuestion): string {
+  const n = formatInteger;
+  return (
+    `dnc: ${n(q.numbers)} of the ${n(q.of)} number(s) to look up were answered by this service within the last ` +
+    `day (the results cache; the oldest ${ageText(q.oldestMs)} ago), and those answers are still valid.\n` +
+    `  r  reuse those answers: not sent, no credits (as --reuse-within 1d)\n` +
+    `  p  pay again for fresh answers: about ${n(q.credits)} credit(s) (as --no-reuse)\n` +
+    `  s  stop: nothing is sent\n` +
+    `Reuse, pay again or stop? [R/p/s] `
+  );
+}
+
+/** The summary's line for the numbers of the last day paid for again. */
+export function paidAgainLine(p: { numbers: number; credits: number; decision: ReuseDecision }): string {
+  const n = formatInteger;
+  const what = `${n(p.numbers)} number(s) answered within the last day were paid again (${n(p.credits)} credit(s))`;
+  if (p.decision === 'pay_again') return `${what}, as asked`;
+  return `${what}; --reuse-within 1d would have reused them`;
+}
+
+/** "40s", "3m", "5h": how old an answer is. */
+function ageText(ms: number): string {
+  if (ms < 60_000) return `${Math.max(1, Math.round(ms / 1000))}s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)}m`;
+  return formatDuration(Math.round(ms / 3_600_000) * 3_600_000);
+}

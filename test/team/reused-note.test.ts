@@ -1,0 +1,75 @@
+// A row reused from another machine of the team says how: an answer already in the team store (that lookup had
+// finished before this run asked), or one this run waited for while the other's lookup was in flight.
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readCsvObjects } from '../batch/helpers.js';
+import { assertBuilt, spawnDnc } from '../helpers/cli.js';
+import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
+import { lookedUp, world, type World } from '../evidence/helpers.js';
+import { teamMachine } from './helpers.js';
+
+postgresSkipped('the note of a row reused from another machine');
+
+describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', () => {
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let w: World | undefined;
+  beforeAll(async () => {
+    assertBuilt();
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  afterEach(async () => {
+    await w?.cleanup();
+    w = undefined;
+  });
+
+  const machine = (name: string) => teamMachine(w!, name, db.url);
+
+  it('after that lookup finished: "its answer was in the team store", never "at the same time"', async () => {
+    w = await world();
+    const list = w.file('calls.csv', ['phone', '+12025550610', '+12025550611']);
+    const a = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'a.csv')], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
+    expect(a.code, a.stderr).toBe(0);
+    const b = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'b.csv')], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
+    expect(b.code, b.stderr).toBe(0);
+    expect(lookedUp(w.sb)).toEqual(['+12025550610', '+12025550611']);
+    for (const row of readCsvObjects(path.join(w.dir, 'b.csv'))) {
+      expect(row.dnc_credits).toBe('0');
+      expect(row.dnc_error).toMatch(
+        /^reused: checked \S+ by another dnc of the team \(a@[^)]*\), whose lookup had finished before this run asked: its answer was in the team store; no lookup sent, no credits$/,
+      );
+      expect(row.dnc_error).not.toContain('at the same time');
+    }
+  });
+
+  it('dnc check after that lookup finished says it was answered just before, not "at the same moment"', async () => {
+    w = await world();
+    const list = w.file('one.csv', ['phone', '+12025550614']);
+    const a = await spawnDnc(['batch', list], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
+    expect(a.code, a.stderr).toBe(0);
+    const b = await spawnDnc(['check', '+12025550614'], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
+    expect(b.code, b.stderr).toBe(0);
+    expect(lookedUp(w.sb)).toEqual(['+12025550614']);
+    expect(b.stdout.replace(/\s+/g, ' ')).toMatch(
+      /credits 0: answered just before by another dnc of the team \(a@[^)]*\), whose lookup had finished: its answer was in the team store, nothing sent/,
+    );
+    expect(b.stdout).not.toContain('at the same moment');
+  });
+
+  it('dnc check while that lookup is in flight waits for it and says so', async () => {
+    w = await world({ latencyMs: 1500 });
+    const list = w.file('one.csv', ['phone', '+12025550912']);
+    const a = spawnDnc(['batch', list], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
+    const deadline = Date.now() + 20_000;
+    while (lookedUp(w.sb).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const b = await spawnDnc(['check', '+12025550912'], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
+    expect(b.code, b.stderr).toBe(0);
+    expect((await a).code).toBe(0);
+    expect(lookedUp(w.sb)).toEqual(['+12025550912']);
+    expect(b.stdout.replace(/\s+/g, ' ')).toMatch(
+      /credits 0: looked up at the same moment by another dnc of the team \(a@[^)]*\): its answer waited for, nothing sent/,
+    );
+  });
+});
