@@ -45,9 +45,11 @@ export async function teamClaimsFor(
   const apiKey = (await ctx.serviceConfig()).apiKey.value;
   const claims = await stores.claims({ service, apiKey }, claimant, lease, origin);
   if (!claims) return null;
-  // A colleague's verdict stands as long as the register's rules let it be relied on: its country's window.
+  // A colleague's verdict stands as long as the register's rules let it be relied on: its country's window. With
+  // --no-reuse, only one of the same moment (within a lease) is taken: the user asked to pay for fresh answers.
   const rules = validityRules((await loadConfigFile(ctx.flags, ctx.env, ctx.homedir)).file.validity_days);
-  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now, (c) => windowDays(rules, c) * DAY_MS);
+  const windowMs = options.noReuse ? null : (c: string) => windowDays(rules, c) * DAY_MS;
+  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now, windowMs);
 }
 
 export async function runLookups(

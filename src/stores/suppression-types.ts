@@ -191,7 +191,9 @@ export function columnMismatch(
   const differ = (what: string, e164: string, pairs: Array<[string, unknown, unknown]>) => {
     for (const [column, row, logged] of pairs)
       if ((row ?? null) !== (logged ?? null))
-        return `${e164}'s ${what} says ${column} ${JSON.stringify(row)}, but its audit entry says ${JSON.stringify(logged)}`;
+        return (
+          `${e164}'s ${what} says ${column} ${JSON.stringify(row)}, but its audit entry says ` + JSON.stringify(logged)
+        );
     return null;
   };
   for (const s of suppressed) {

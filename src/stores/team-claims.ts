@@ -51,10 +51,8 @@ function reusedAnswer(a: SharedAnswer, claimant: string | null, way: ReuseWay): 
       : way === 'in_flight'
         ? `${by} that was looking the same number up at the same time: this run waited for its answer`
         : `${by}: its webhook lookup, stored by its dnc listen`;
-  // Whose lookup it was: its correlation id, in the text as in the row's own column.
-  const note =
-    `reused: checked ${a.checkedAt ?? '(time not given)'} ${how}, correlation id ` +
-    `${a.correlationId ?? '(none given)'}; no lookup sent, no credits`;
+  // Whose lookup it was is the row's correlation id (dnc_correlation_id): that lookup's, not a new one.
+  const note = `reused: checked ${a.checkedAt ?? '(time not given)'} ${how}; no lookup sent, no credits`;
   return {
     result,
     doNotCall: a.doNotCall,

@@ -72,7 +72,7 @@ function fromUrl(url: string): Parameters & { service?: string } {
     throw invalid(
       'the store URL has an @ or / in its user or password that is not percent-encoded (the URL is not shown: ' +
         'part of the password would be read as the host)',
-      'percent-encode them (@ is %40, / is %2F, : is %3A), or leave the password out of the URL: PGPASSWORD or ~/.pgpass',
+      'percent-encode them (@ is %40, / is %2F, : is %3A), or keep the password out of the URL: PGPASSWORD, ~/.pgpass',
     );
   let u: URL;
   try {
