@@ -118,8 +118,10 @@ export class PgLookupClaims implements LookupClaims {
     /** When this run began, by the server's clock: claims settled since are "meanwhile". */
     private readonly since: Date,
     private readonly origin: string | null,
-    private readonly member: Membership,
   ) {}
+
+  /** This process as a member of the team: joined with its first claim (a listener, which claims nothing, never). */
+  private member: Promise<Membership> | null = null;
 
   /** When the dead were last reaped by a wait (a member waiting for a colleague looks at most once a second). */
   private reapedAt = 0;
@@ -132,8 +134,7 @@ export class PgLookupClaims implements LookupClaims {
     origin: string | null = null,
   ): Promise<PgLookupClaims> {
     const [{ now }] = (await pool.query<{ now: Date }>('reading the time', 'SELECT now()')) as [{ now: Date }];
-    const member = await Membership.join(pool, claimant);
-    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now, origin, member);
+    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now, origin);
   }
 
   async claim(
@@ -141,6 +142,9 @@ export class PgLookupClaims implements LookupClaims {
     takeOverExpired: boolean,
     windowsMs?: readonly number[],
   ): Promise<Map<string, ClaimFate>> {
+    this.member ??= Membership.join(this.pool, this.claimant);
+    this.member.catch(() => (this.member = null));
+    await this.member;
     const windows = windowsMs ?? e164s.map(() => null);
     const rows = await this.pool.query<Row>(
       'claiming numbers',
@@ -170,6 +174,8 @@ export class PgLookupClaims implements LookupClaims {
   }
 
   async close(): Promise<void> {
+    const member = await this.member?.catch(() => null);
+    if (!member) return;
     // What is still only reserved was never sent: free for the others at once.
     await this.pool
       .query(
@@ -179,7 +185,7 @@ export class PgLookupClaims implements LookupClaims {
         { relaxed: true },
       )
       .catch(() => {});
-    await this.member.leave();
+    await member.leave();
   }
 
   async settle(settlements: ReadonlyArray<[string, Settlement]>): Promise<void> {
