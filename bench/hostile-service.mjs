@@ -79,12 +79,65 @@ export const BEHAVIOURS = {
     req.e164.startsWith('+33') ? { status: 422, headers: {}, body: { error: 'country FR is not supported', country: 'FR', supported_countries: ['US', 'GB', 'DE', 'AU'] } } : a,
   // Issue 25: a service that echoes the key it was given in what it says (an error text, the register URL).
   'echo-key': (a, req) => ({ ...a, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/${req.key}` } }),
+  // Issue 38: every form of echoForms, of the key and of `options.alsoEcho` (a store password), in the register URL
+  // of a verdict (even last digit) or the error text of a failure (odd), and in a header.
+  'echo-key-encoded': (a, req) => {
+    const echo = [req.key, ...req.alsoEcho].flatMap((s) => Object.entries(echoForms(s)).map(([k, v]) => `${k}=${v}`)).join(' ');
+    const headers = { ...a.headers, 'x-echo': echo.replace(/[^\x21-\x7e ]/g, '?') };
+    if (honestDoNotCall(req.e164)) return { ...a, headers, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/?${echo}` } };
+    return {
+      status: 500,
+      headers: { ...headers, 'x-credit-cost': '1' },
+      body: { status: 'failed', error_code: 'billing_error', error: `could not bill ${echo}`, charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+    };
+  },
   'echo-key-error': (a, req) => ({
     status: 500,
     headers: { ...a.headers, 'x-credit-cost': '1' },
     body: { status: 'failed', error_code: 'billing_error', error: `could not bill key ${req.key}`, charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
   }),
 };
+
+/**
+ * Issue 38: the forms an echo may hide a secret behind, each written here without dnc's code (a rule both get wrong
+ * the same way would hide nothing). Name → text.
+ */
+export function echoForms(secret) {
+  const bytes = Buffer.from(secret, 'utf8');
+  const pct = (upper) => [...bytes].map((b) => '%' + b.toString(16).padStart(2, '0')[upper ? 'toUpperCase' : 'toLowerCase']()).join('');
+  const pyQuote = (safe) => [...secret].map((c) => (/[A-Za-z0-9_.~-]/.test(c) || safe.includes(c) ? c : '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'))).join('');
+  const b64 = (prefix, url) => Buffer.from(prefix + secret + 'zz', 'utf8').toString(url ? 'base64url' : 'base64');
+  const named = { '+': '&plus;', '/': '&sol;', '=': '&equals;', '_': '&lowbar;', '&': '&amp;' };
+  return {
+    raw: secret,
+    upper: secret.toUpperCase(),
+    mixedCase: [...secret].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join(''),
+    encodeURIComponent: encodeURIComponent(secret),
+    pythonQuote: pyQuote('/'),
+    pythonQuotePlus: pyQuote('').replace(/%20/g, '+'),
+    percentAllUpper: pct(true),
+    percentAllLower: pct(false),
+    percentTwice: encodeURIComponent(encodeURIComponent(secret)),
+    jsonUnicodeLower: [...secret].map((c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).join(''),
+    jsonUnicodeUpper: [...secret].map((c) => '\\u' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')).join(''),
+    jsUnicodeBraces: [...secret].map((c) => '\\u{' + c.charCodeAt(0).toString(16) + '}').join(''),
+    hexEscapes: [...secret].map((c) => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')).join(''),
+    htmlDecimal: [...secret].map((c) => '&#' + c.charCodeAt(0) + ';').join(''),
+    htmlHex: [...secret].map((c) => '&#x' + c.charCodeAt(0).toString(16).toUpperCase() + ';').join(''),
+    htmlNamed: [...secret].map((c) => named[c] ?? c).join(''),
+    base64At0: b64('', false),
+    base64At1: b64('a', false),
+    base64At2: b64('ab', false),
+    base64urlAt0: b64('', true),
+    base64urlAt1: b64('a', true),
+    base64urlAt2: b64('ab', true),
+    base64PercentEncoded: encodeURIComponent(b64('a', false)),
+    base64Utf16: Buffer.from(secret, 'utf16le').toString('base64'),
+    hexLower: bytes.toString('hex'),
+    hexUpper: bytes.toString('hex').toUpperCase(),
+    reversed: [...secret].reverse().join(''),
+  };
+}
 
 function without(obj, key) {
   const { [key]: _dropped, ...rest } = obj;
@@ -132,7 +185,7 @@ export async function startHostileService(options = {}) {
           headers: { 'x-credit-cost': '1', 'x-ratelimit-limit': '10000', 'x-ratelimit-remaining': String(10000 - used), 'x-service-correlation-id': correlationId },
           body: honestBody(e164, correlationId, used),
         };
-    const answer = pick(honest, { e164, webhookUrl, key, headers: req.headers });
+    const answer = pick(honest, { e164, webhookUrl, key, headers: req.headers, alsoEcho: options.alsoEcho ?? [] });
     if (answer.status !== 200 && answer.status !== 202 && answer.body?.status !== 'failed') used -= 1;
     if (answer.delayMs) setTimeout(() => send(answer.status, answer.headers ?? {}, answer.body, answer.text), answer.delayMs);
     else send(answer.status, answer.headers ?? {}, answer.body, answer.text);

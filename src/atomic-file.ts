@@ -3,7 +3,53 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { open, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { usageError } from './errors.js';
 import { isRunning, thisProcess } from './process-identity.js';
+
+/** The system's own links (/dev/stdout → /proc/self/fd/1): no one but root plants a link there. */
+function isSystemPath(file: string): boolean {
+  return /^\/(dev|proc)\//.test(file);
+}
+
+/**
+ * Refuses (exit 2, `E_OUTPUT_LINK`) an output path that exists as something a write must not go through: a symbolic
+ * link (one planted in a shared results folder would make dnc replace the file it names, or create one where its
+ * planter chose), a FIFO or socket of another user (its planter would read every number), and, when `file` is to be
+ * replaced by a regular file (`replaced`), anything that is not a regular file. Missing is fine: it is created.
+ * Checked with lstat, so it is the path itself that is judged, never what it leads to.
+ */
+export function refuseLinkedOutput(file: string, what: string, options: { replaced?: boolean } = {}): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return;
+  }
+  const refuse = (is: string, hint: string) =>
+    usageError('E_OUTPUT_LINK', `${what} ${file} is ${is}: dnc never writes through it`, { hint });
+  if (st.isSymbolicLink()) {
+    if (isSystemPath(file)) return;
+    let to = 'nothing';
+    try {
+      to = fs.realpathSync.native(file);
+    } catch {
+      /* a link to nothing */
+    }
+    throw refuse(
+      `a symbolic link (to ${to})`,
+      to === 'nothing' ? 'remove the link, or choose another path' : `name the file itself (${to}), or remove the link`,
+    );
+  }
+  if (st.isFile()) return;
+  const uid = process.getuid?.();
+  if ((st.isFIFO() || st.isSocket()) && uid !== undefined && st.uid !== uid)
+    throw refuse(
+      `a ${st.isFIFO() ? 'FIFO' : 'socket'} of another user (uid ${st.uid})`,
+      'remove it, or choose another path',
+    );
+  if (options.replaced)
+    throw refuse('not a regular file', 'remove it, or choose another path (dnc replaces this file as a whole)');
+}
 
 /**
  * A fresh temporary path beside `target` (same folder, so the rename is atomic): `.NAME.<pid>-<start>.<8 hex>.tmp`,
@@ -71,7 +117,8 @@ export async function syncFolder(dir: string): Promise<void> {
 }
 
 /**
- * Writes `text` to `target` atomically; on failure the temporary file is removed and the error rethrown.
+ * Writes `text` to `target` atomically (refused when `target` is a symbolic link, or a FIFO of another user, see
+ * refuseLinkedOutput); on failure the temporary file is removed and the error rethrown.
  * `durable`: the temporary file is flushed to disk before the rename and the folder after it, so a power
  * loss leaves the old file or the new one (without it, only a crash of this process does).
  */
@@ -79,8 +126,10 @@ export async function writeFileAtomic(
   target: string,
   text: string,
   mode?: number,
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; what?: string } = {},
 ): Promise<void> {
+  // A folder in the way fails the rename itself, as before (the caller says what could not be written).
+  refuseLinkedOutput(target, options.what ?? 'the output');
   const tmp = tempPathFor(target);
   try {
     if (options.durable) {

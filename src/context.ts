@@ -126,6 +126,8 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
       return createServiceClient({
         baseUrl: cfg.baseUrl.value,
         apiKey: cfg.apiKey.value,
+        // Every secret the process knows (a store password too) is masked in what the service says, where it enters.
+        secrets,
         forwardedHost: cfg.forwardedHost?.value,
         timeoutMs: ctx.timeoutMs,
         retries: ctx.retries,

@@ -87,6 +87,10 @@ export const ERROR_CODES = {
     exit: ExitCode.USAGE,
     summary: 'batch, window: two of the input, the outputs, the journal and the manifest are one file',
   },
+  E_OUTPUT_LINK: {
+    exit: ExitCode.USAGE,
+    summary: 'an output path is a symbolic link, a FIFO of another user, or not a file where one is replaced',
+  },
   E_LIST_MISSING: { exit: ExitCode.USAGE, summary: 'the suppression list named does not exist (nothing was sent)' },
   E_STORE_INVALID: {
     exit: ExitCode.USAGE,

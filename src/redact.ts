@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import { defaultConfigPath } from './paths.js';
 import { isRegularFile } from './file-kind.js';
 import { redactSecrets } from './errors.js';
+import { carriesSecret } from './secrets.js';
 import type { IO } from './io.js';
 
 type Env = Record<string, string | undefined>;
@@ -91,8 +92,11 @@ export function redactingStream<S extends Writable>(stream: S, secrets: readonly
     onWrite?.();
     let out = chunk;
     if (typeof chunk === 'string') out = redactSecrets(chunk, secrets);
-    else if (Buffer.isBuffer(chunk) && secrets.some((s) => s.length >= 4 && chunk.includes(s)))
-      out = Buffer.from(redactSecrets(chunk.toString('utf8'), secrets));
+    else if (Buffer.isBuffer(chunk) && secrets.length > 0) {
+      // The same rule as for text: a key hidden in any encoding is masked in bytes too (results written to stdout).
+      const text = chunk.toString('utf8');
+      if (carriesSecret(text, secrets)) out = Buffer.from(redactSecrets(text, secrets));
+    }
     return (stream.write as (...args: unknown[]) => boolean)(out, ...rest);
   };
   // A write assigned to the stream (ora hooks stream.write, and calls the write it found) replaces this one, here:

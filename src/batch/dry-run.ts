@@ -3,7 +3,7 @@ import type { ResultOptions } from '../journal/journal.js';
 import type { TableLayout } from '../tables/layout.js';
 import { webhookMissingFor } from './lookups.js';
 import { rerunPlan } from './resume.js';
-import { readingLine } from './read-input.js';
+import { readingLine, warnOfFormulas } from './read-input.js';
 import { journalInUse } from '../journal/lock.js';
 import type { BatchOptions, DryRunReport, DryRunResume, RunContext } from './job.js';
 import { scanInput } from './ingest.js';
@@ -45,6 +45,7 @@ export async function dryRun(
     await reusable?.close();
     throw err;
   });
+  warnOfFormulas(ctx, layout, scan);
   const ages = reusable ? await reusable.freshAges(candidates) : new Map<string, number>();
   const fresh = candidates.flatMap((c) => (ages.has(c.e164) ? [{ ...c, age: ages.get(c.e164)! }] : []));
   let balance: { creditsRemaining: number; creditLimit: number } | null = null;

@@ -7,6 +7,7 @@ import { type CellNumber, PhoneCaches } from '../phone/phone-cache.js';
 import { RowNumbers } from '../phone/row-numbers.js';
 import { dataRecordLines, readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
+import type { WorkbookBatch } from '../tables/xlsx-input.js';
 
 export interface ScanResult {
   rows: number;
@@ -18,6 +19,8 @@ export interface ScanResult {
   invalidSamples: Array<{ line: number; record: number; value: string; message: string; where?: string }>;
   sha256: string;
   bytes: number;
+  /** A workbook's cells that are formulas without a usable cached value (read as empty): how many, and the first. */
+  formulas?: { count: number; first: string };
 }
 
 /** Streams the input, calling `onNumber` for each valid cell; throws exit 3 for malformed CSV or a header-only file. */
@@ -38,9 +41,16 @@ export async function scanInput(
       result.bytes += c.length;
     },
   })) {
-    for (const fields of batch) {
+    const typed = (batch as WorkbookBatch).typed;
+    const formulas = (batch as WorkbookBatch).formulas;
+    if (formulas) {
+      result.formulas ??= { count: 0, first: formulas[0]! };
+      result.formulas.count += formulas.length;
+    }
+    for (let r = 0; r < batch.length; r++) {
+      const fields = batch[r]!;
       const index = result.rows++;
-      const cells = rowNumbers.read(fields);
+      const cells = rowNumbers.read(fields, typed?.[r]);
       let refused: { raw: string; message: string } | null = null;
       let empty = true;
       for (let c = 0; c < cells.length; c++) {

@@ -5,6 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
 import { usageError } from '../errors.js';
+import { refuseLinkedOutput } from '../atomic-file.js';
 import { formatDuration } from '../time.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
 import { phoneColumnsOf, type ResultOptions } from '../journal/types.js';
@@ -162,6 +163,13 @@ export async function checkFiles(
     ...(manifestPath ? [{ role: 'the manifest', path: manifestPath }] : []),
   ];
   refuseCollisions(files);
+  // The files dnc makes beside the output (journal, locks, manifest, spool) are never links nor anything but files:
+  // SQLite follows a planted journal link and chmods what it names. (The input is read, and may be a link; the
+  // outputs were judged as they were resolved.)
+  // (The manifest is replaced by a rename: a folder in its way fails that rename, and the batch says so.)
+  for (const f of files)
+    if (f.role.startsWith('the ') && f.role !== 'the input')
+      refuseLinkedOutput(f.path, f.role, { replaced: f.role !== 'the manifest' });
   // Outputs whose names differ only in their extension (x.csv, x.tsv) would share x.manifest.json: one batch's
   // evidence would replace the other's.
   // (A stream's journal and manifest follow its input and options, whatever stream it goes to.)

@@ -6,14 +6,16 @@ import { open, rm, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError, inputError, usageError } from '../errors.js';
 import { journalPathFor } from '../journal/journal.js';
+import { refuseLinkedOutput } from '../atomic-file.js';
 
 /** Where an output goes: a regular file (written atomically at its real path) or a stream written through. */
 export type OutputTarget = { kind: 'file'; path: string } | { kind: 'stream'; path: string };
 
 /**
  * Resolves an output path as given by the user: `-` is standard output; a FIFO or character device is
- * written through (replacing one with a plain file broke `-o /dev/stdout`); a symbolic link is followed
- * to the regular file it names (so the link stays a link), and refused when it names nothing or a folder.
+ * written through (replacing one with a plain file broke `-o /dev/stdout`); a symbolic link is refused
+ * (`E_OUTPUT_LINK`: one planted in a shared folder would have dnc replace the file it names), except the system's
+ * own (/dev/stdout, /dev/fd/N), as is a FIFO of another user.
  */
 export function resolveOutputTarget(flag: string, given: string, cwd: string): OutputTarget {
   if (given === '-') return { kind: 'stream', path: '-' };
@@ -24,6 +26,7 @@ export function resolveOutputTarget(flag: string, given: string, cwd: string): O
   } catch {
     link = null;
   }
+  refuseLinkedOutput(absolute, flag);
   if (link === null) {
     const dir = path.dirname(absolute);
     let real: string;

@@ -6,7 +6,7 @@ import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import type { RunContext } from './job.js';
 import type { JournalBatch } from './resume.js';
-import { ingestInput } from './ingest.js';
+import { ingestInput, type ScanResult } from './ingest.js';
 
 /** The input being read into the journal while lookups run: the scheduler's incoming numbers. */
 export interface Reading extends IncomingNumbers {
@@ -71,6 +71,7 @@ export async function readInput(
         journal.setMeta({ ...(journal.meta() ?? meta), inputSha256: scan.sha256, inputSize: scan.bytes });
         journal.markIngested();
       });
+      warnOfFormulas(ctx, layout, scan);
       const c = journal.summaryCounts();
       ctx.info(
         `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} ` +
@@ -115,6 +116,21 @@ export async function readInput(
   return reading;
 }
 
+/**
+ * One warning for a workbook whose formulas hold no calculated value (written by a program, never opened in a
+ * spreadsheet): their cells read as empty, and a phone cell among them is not_checked.
+ */
+export function warnOfFormulas(ctx: Pick<RunContext, 'warn'>, layout: TableLayout, scan: ScanResult): void {
+  if (!scan.formulas || !layout.workbook) return;
+  const { count, first } = scan.formulas;
+  ctx.warn(
+    `dnc: warning: ${layout.path}: ${formatInteger(count)} formula cell(s) of sheet '${layout.workbook.sheet}' ` +
+      `(the first ${first}) have no calculated value: the workbook was never calculated by a spreadsheet, so ` +
+      `they read as empty, and a row whose phone number is one is not_checked; open the workbook in Excel or ` +
+      `LibreOffice and save it, or export it as CSV, then run again`,
+  );
+}
+
 /** What is read, named as the user gave it, with what was detected in it. */
 export function readingLine(input: string, layout: TableLayout): string {
   const phones = `phone column${layout.phoneLabels.length > 1 ? 's' : ''}: ${layout.phoneLabels.join(', ')}`;
@@ -123,7 +139,10 @@ export function readingLine(input: string, layout: TableLayout): string {
     layout.countryLabel !== undefined
       ? `, country column: ${layout.countryLabel}${layout.countryDetected ? ' (found by its name)' : ''}`
       : '';
-  if (layout.workbook) return `Reading ${input}, sheet '${layout.workbook.sheet}' (${phones}${country})`;
+  if (layout.workbook) {
+    const hidden = layout.workbook.hidden ? ', a hidden sheet' : '';
+    return `Reading ${input}, sheet '${layout.workbook.sheet}'${hidden} (${phones}${country})`;
+  }
   const encoding = layout.encoding && layout.encoding !== 'utf-8' ? `, encoding: ${layout.encoding}` : '';
   return (
     `Reading ${input === '-' ? 'standard input' : input} (${phones}${country}, delimiter: ` +

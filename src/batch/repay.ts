@@ -148,8 +148,8 @@ function none(teamMoments: number): RecentOutcome {
 /** The row note of a number a colleague's dnc answered moments before this run. */
 function teamMomentNote(v: { checkedAt: string }): string {
   return (
-    `reused: checked ${v.checkedAt} by another dnc of the team moments before this run (the team store); no ` +
-    `lookup sent, no credits`
+    `reused: checked ${v.checkedAt} by another dnc of the team, whose lookup had finished before this run asked: ` +
+    `its answer was in the team store; no lookup sent, no credits`
   );
 }
 

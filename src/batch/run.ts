@@ -20,7 +20,7 @@ import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
 import { adoptTeamVerdicts, numbersOfThisRun, rememberCosts, runLookups } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
-import { placeSpool, spoolStdin } from './spool.js';
+import { spoolStdin, withKeptInput } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
 import { type Reading, readInput } from './read-input.js';
 import { failedFacts, type JournalBatch, prepareJournal } from './resume.js';
@@ -170,21 +170,20 @@ export async function runBatchJob(input: string, given: BatchOptions, deps: Batc
     }
     const manifestPath = early?.manifestPath ?? journalPath.replace(/\.sqlite$/, '') + '.manifest.json';
     if (!early) await checkFiles(paths, journalPath, manifestPath);
-    if (spool) {
-      paths.inputPath = await placeSpool(spool, batchPaths.spoolPathFor(journalPath), journalPath, options.restart);
-      layout.path = paths.inputPath;
-    }
-    return await runBatchJournal(
-      ctx,
-      input,
-      options,
-      paths,
-      layout,
-      resultOptions,
-      serviceOrigin!,
-      journalPath,
-      manifestPath,
-    );
+    return await withKeptInput(spool, journalPath, options.restart, (kept) => {
+      if (kept) paths.inputPath = layout.path = kept;
+      return runBatchJournal(
+        ctx,
+        input,
+        options,
+        paths,
+        layout,
+        resultOptions,
+        serviceOrigin!,
+        journalPath,
+        manifestPath,
+      );
+    });
   } finally {
     if (spool) await rm(spool.tmp, { force: true });
   }

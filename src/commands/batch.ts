@@ -530,9 +530,15 @@ async function finish(ctx: Context, r: Extract<BatchRunResult, { kind: 'finished
   const unfinished = summary.byResult.not_checked + summary.byResult.failed;
   if (unfinished > 0) {
     const waiting = summary.webhookRequired;
-    const charged = unfinished - waiting - summary.retryable - summary.unanswered;
+    const charged = unfinished - waiting - summary.retryable - summary.unanswered - summary.notCalculated;
     const bare = resume.replace(/ \(piping the same list to it\)$/, '');
     const advice = [
+      ...(summary.notCalculated > 0
+        ? [
+            `${formatInteger(summary.notCalculated)} row(s) hold a phone number that is a formula never ` +
+              `calculated: open the workbook in Excel or LibreOffice and save it, then run again`,
+          ]
+        : []),
       ...(waiting > 0
         ? [
             `${formatInteger(waiting)} row(s) of webhook-only countries need --webhook-url (then \`dnc ` +

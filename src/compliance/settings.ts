@@ -283,6 +283,18 @@ export async function checkListAnchor(
       return;
     }
     const head = verifiedHead !== undefined ? verifiedHead : (await store.identity()).audit_head;
+    // A list this machine also knows, copied over another it knows (`cp O.sqlite L.sqlite`): found by its id, its own
+    // anchor agrees, but the path was anchored to the other list, whose suppressions it would silently drop.
+    const atPath = anchors.listAt(listPath);
+    if (atPath && atPath.listId !== store.id && (atPath.head !== null || atPath.entries > 0)) {
+      throw listAlteredError(
+        listPath,
+        `another list (id ${store.id}${anchor?.listId === store.id ? `, last seen here at ${anchor.path}` : ''}) ` +
+          `stands where list ${atPath.listId} was, which this machine last saw with ${atPath.entries} audit entries`,
+        consequence,
+        true,
+      );
+    }
     if (anchor && anchor.listId !== store.id && lost) {
       throw listAlteredError(
         listPath,

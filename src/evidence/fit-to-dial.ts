@@ -1,7 +1,13 @@
 // Whether a results file is fit to dial: the one judgement `dnc verify`, `dnc report` and `dnc status` all show.
 import { existsSync } from 'node:fs';
 import { DncError, ExitCode } from '../errors.js';
-import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
+import { checkRecordedList } from '../compliance/batch-compliance.js';
+import {
+  complianceSettings,
+  listAlteredError,
+  openListForScrub,
+  type ComplianceContext,
+} from '../compliance/settings.js';
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
@@ -34,8 +40,19 @@ export async function fitToDial(
 ): Promise<JudgedReport> {
   // A results file or manifest that is not there is said so before the list is opened (which may wait for a lock).
   const manifest = await manifestToVerify(output);
-  const recorded = manifest.compliance?.list?.path;
+  const recordedList = manifest.compliance?.list ?? null;
+  const recorded = recordedList?.path;
   const settings = await complianceSettings(ctx);
+  const consequence = 'no results file can be judged fit against it';
+  // The list the scrub used, deleted since: as `check` and `batch` refuse it, so do verify, report and status (a file
+  // that no list vouches for is not fit). A team's list (a URL) is the store's to answer for.
+  if (recordedList && recorded && !/^[a-z]+:\/\//i.test(recorded) && !existsSync(recorded))
+    throw listAlteredError(
+      recorded,
+      `it is gone; the scrub used it with ${recordedList.audit_entries} audit entries`,
+      consequence,
+      true,
+    );
   // The list the scrub recorded is a team's (it may be shared): opened as named, so its modes stay as they are.
   const useRecorded = recorded !== undefined && existsSync(recorded) && recorded !== settings.listPath;
   const listPath = useRecorded ? recorded : settings.listPath;
@@ -43,7 +60,7 @@ export async function fitToDial(
     ctx,
     { ...settings, listPath, listExplicit: useRecorded || settings.listExplicit },
     undefined,
-    'no results file can be judged fit against it',
+    consequence,
   ).catch((err: unknown) => {
     // A list altered outside dnc cannot vouch for anything, and a list kept locked cannot be read: either way no row
     // can be judged against it. No list at all leaves that check out.
@@ -57,6 +74,11 @@ export async function fitToDial(
   });
   const anchor = await readAnchor(stateDir(ctx.env, ctx.homedir), output);
   try {
+    // The list at the recorded path must be the one the scrub used, its history still holding the state it used.
+    if (list && recordedList && listPath === recorded) {
+      const same = await checkRecordedList(list, recordedList);
+      if (same.state !== 'verified') throw listAlteredError(listPath, same.detail, consequence, true);
+    }
     // Read once: every row of the output is asked about (a team list is a round trip away).
     const onList = list ? new Set((await list.suppressions()).map((s) => s.e164)) : null;
     const report = await verifyOutput(output, {

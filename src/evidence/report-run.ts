@@ -1,12 +1,11 @@
 // `dnc report`'s use case: one scrub's results file and manifest read, the internal list it used checked, each listed
 // row's reason found in that list's history, the file judged fit to dial or not, and the HTML report written (0600).
 import { existsSync } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { tempPathFor } from '../atomic-file.js';
+import { writeFileAtomic } from '../atomic-file.js';
 import { checkRecordedList, type ListCheck } from '../compliance/batch-compliance.js';
 import { openRecordedList, type ComplianceContext } from '../compliance/settings.js';
-import { inputError, usageError } from '../errors.js';
+import { DncError, inputError, usageError } from '../errors.js';
 import { hashFile } from '../file-hash.js';
 import { C } from '../results/columns.js';
 import type { SuppressionList } from '../stores/interfaces.js';
@@ -204,12 +203,10 @@ async function judgeFit(deps: ReportDeps, results: string): Promise<ReportResult
 
 /** The report written atomically and private (0600): a temporary file renamed, removed if the write fails. */
 async function writePrivately(output: string, html: string): Promise<void> {
-  const tmp = tempPathFor(output);
   try {
-    await writeFile(tmp, html, { flag: 'wx', mode: 0o600 });
-    await rename(tmp, output);
+    await writeFileAtomic(output, html, 0o600, { what: 'the report' });
   } catch (err) {
-    await rm(tmp, { force: true });
+    if (err instanceof DncError) throw err;
     throw inputError(
       'E_OUTPUT_UNWRITABLE',
       `cannot write ${output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,

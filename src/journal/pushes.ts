@@ -16,6 +16,10 @@ import {
   type StorePushOptions,
 } from './types.js';
 
+/** The outcomes of a push that answered its row: a row done without one was answered in the lookup's response. */
+const PUSH_ANSWERED: ReadonlySet<string> = new Set(['applied', 'adopted', 'conflict']);
+const ANSWERED_IN_RESPONSE = 'its row was answered in the response to its lookup: a push cannot change that verdict';
+
 /** What the journal sent under a correlation id, as a push is matched against it. */
 interface SentNumber {
   id: number;
@@ -163,6 +167,10 @@ export class JournalPushes {
         }
         // A second verdict: believable only about the number sent; then neither can be trusted.
         const number = this.st.numberByCorrelation.get(correlationId);
+        // A row answered in the lookup's own response is the service's word: pushes (unsigned, and never sent for a
+        // synchronous lookup) are kept as evidence and change nothing, or two forged ones would make it failed.
+        if (number?.state === 'done' && !seen.some((s) => PUSH_ANSWERED.has(s.outcome)))
+          return this.refuse(push, correlationId, ANSWERED_IN_RESPONSE, options);
         const problem = number ? pushMatchProblem(body, sentOf(number), skew) : null;
         if (problem) return this.refuse(push, correlationId, problem, options);
         this.st.orphanToConflict.run(correlationId);

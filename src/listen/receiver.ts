@@ -323,7 +323,9 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         peer: req.socket.remoteAddress,
       };
       // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.
-      const refuse = (status: number, reason: string, result: LookupResult | null = null): RequestRefused => {
+      const refuse = (status: number, said: string, result: LookupResult | null = null): RequestRefused => {
+        // A reason quotes what the peer sent (a header, a parse error): masked like the body it came with.
+        const reason = maskSecrets(said, this.options.secrets ?? []);
         this.keepRefused({
           ...evidence,
           correlationId: correlationId ?? '',

@@ -1,7 +1,6 @@
 // What the `suppress` and `exempt` use cases share: the list opened for a change or a read, and a private CSV file.
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { tempPathFor } from '../atomic-file.js';
+import { writeFileAtomic } from '../atomic-file.js';
 import {
   anchorListHead,
   checkListAnchor,
@@ -101,8 +100,6 @@ export interface ListExport {
 export async function exportTo(cwd: string, output: string | undefined, csv: string): Promise<ListExport> {
   if (!output) return { csv, writtenTo: null };
   const target = path.resolve(cwd, output);
-  const tmp = tempPathFor(target);
-  await writeFile(tmp, csv, { flag: 'wx', mode: 0o600 });
-  await rename(tmp, target);
+  await writeFileAtomic(target, csv, 0o600, { what: 'the export' });
   return { csv, writtenTo: target };
 }

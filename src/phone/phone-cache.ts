@@ -14,7 +14,8 @@ export type CellNumber =
     }
   | {
       ok: false;
-      code: 'missing_number' | 'unparseable_number' | 'excel_damaged_number' | 'unknown_country';
+      code:
+        'missing_number' | 'unparseable_number' | 'excel_damaged_number' | 'unknown_country' | 'formula_not_calculated';
       message: string;
       e164: string;
       country: string;

@@ -20,13 +20,20 @@ export class RowNumbers {
     return this.countryIndex === null ? NO_COUNTRY : this.countries.read(fields[this.countryIndex] ?? '');
   }
 
-  /** Each phone column's number, in the order of the columns. */
-  read(fields: readonly string[]): CellNumber[] {
+  /**
+   * Each phone column's number, in the order of the columns. `typed`: a workbook row's typed cells, where a formula
+   * without a usable cached value is named (its text is not what the spreadsheet would show: it is not read).
+   */
+  read(fields: readonly string[], typed?: ReadonlyArray<{ formula?: string | undefined } | undefined>): CellNumber[] {
     const country = this.countryOf(fields);
     const cache = this.phones.get(country.kind === 'known' ? country.region : undefined);
     // (A loop, not a map with a closure: this runs for every row of the list.)
     const cells: CellNumber[] = new Array(this.phoneIndexes.length);
-    for (let k = 0; k < cells.length; k++) cells[k] = this.cell(fields[this.phoneIndexes[k]!] ?? '', country, cache);
+    for (let k = 0; k < cells.length; k++) {
+      const at = this.phoneIndexes[k]!;
+      const formula = typed?.[at]?.formula;
+      cells[k] = formula !== undefined ? uncalculated(formula) : this.cell(fields[at] ?? '', country, cache);
+    }
     return cells;
   }
 
@@ -42,6 +49,19 @@ export class RowNumbers {
     }
     return cell;
   }
+}
+
+/** A phone cell that is a formula with no value saved: never read as empty, nor as the placeholder `0`. */
+function uncalculated(cell: string): CellNumber {
+  return {
+    ok: false,
+    code: 'formula_not_calculated',
+    message:
+      `cell ${cell} is a formula whose value was never calculated: open the workbook in Excel or LibreOffice and ` +
+      `save it, or export it as CSV`,
+    e164: '',
+    country: '',
+  };
 }
 
 function unknownCountry(value: string): CellNumber {

@@ -38,6 +38,8 @@ export interface RenderSummary {
   notHttpsSources: number;
   /** not_checked rows of webhook-only countries: a rerun finishes them only with --webhook-url. */
   webhookRequired: number;
+  /** not_checked rows whose phone cell is a formula never calculated: a rerun does not finish them, a save does. */
+  notCalculated: number;
   /** Rows without a verdict that a bare rerun looks up again (nothing was charged for them). */
   retryable: number;
   /**

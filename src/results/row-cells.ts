@@ -190,7 +190,8 @@ export function refusedCells(cell: Extract<CellNumber, { ok: false }>, label: st
     '',
     // A number that could not be read is counted as unreadable, never under a country.
     '',
-    'invalid',
+    // A formula never calculated holds a number nobody has seen: not checked, rather than called invalid.
+    cell.code === 'formula_not_calculated' ? 'not_checked' : 'invalid',
     '',
     '',
     '',

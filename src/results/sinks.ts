@@ -1,9 +1,9 @@
 // Where rendered rows go: an output file written atomically, or a stream written through; one lane per output.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { chmod, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import { syncFolder, tempPathFor } from '../atomic-file.js';
+import { refuseLinkedOutput, syncFolder, tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
 import { describeFsError, inputError } from '../errors.js';
 import { CsvWriter } from '../tables/csv-output.js';
@@ -82,8 +82,8 @@ export abstract class OutputSink {
 
 /**
  * A regular file written beside its final path, flushed to disk, and renamed into place only when
- * complete (then the folder is flushed too, so the rename survives a power loss). A new file is
- * private to the user (0600); one that exists keeps the mode its owner gave it.
+ * complete (then the folder is flushed too, so the rename survives a power loss). It holds numbers: it is private
+ * to the user (0600, or narrower by the umask), also when it replaces a file another mode had let others read.
  */
 class AtomicFileSink extends OutputSink {
   readonly tmp: string;
@@ -101,8 +101,6 @@ class AtomicFileSink extends OutputSink {
   }
   async commit(): Promise<void> {
     await this.written();
-    const existing = await stat(this.target).catch(() => null);
-    if (existing?.isFile()) await chmod(this.tmp, existing.mode & 0o777);
     await rename(this.tmp, this.target);
     await syncFolder(path.dirname(this.target));
   }
@@ -149,6 +147,7 @@ export async function openSink(target: string, stdout: Writable | undefined): Pr
     if (!stdout) throw new Error('render: the output is standard output, but no stream was given');
     return new StreamSink('standard output', stdout, false);
   }
+  refuseLinkedOutput(target, 'the output');
   const st = await stat(target).catch(() => null);
   if (st && !st.isFile()) return new StreamSink(target, createWriteStream(target, { flags: 'w' }), true);
   return new AtomicFileSink(target);

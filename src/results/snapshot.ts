@@ -149,6 +149,7 @@ export async function renderSnapshot(
     byCountry: new Map(),
     notHttpsSources: 0,
     webhookRequired: 0,
+    notCalculated: 0,
     retryable: 0,
     unanswered: 0,
     written: [],
@@ -219,7 +220,7 @@ export async function renderSnapshot(
       for (let r = 0; r < batch.length; r++) {
         const input = batch[r]!;
         const typed = typedRows?.[r];
-        const numbers = rowNumbers.read(input);
+        const numbers = rowNumbers.read(input, typed);
         const per: string[][] = [];
         const firstSeen: boolean[] = [];
         // A failure that was charged is not looked up by a rerun, on any of its number's rows (only the first row's
@@ -254,6 +255,7 @@ export async function renderSnapshot(
         const cells = several ? rowCells(per, numbers, firstSeen, layout.phoneLabels) : per[0]!;
         const result = cells[C.result] as DncResult;
         if (cells[C.errorCode] === 'webhook_required') summary.webhookRequired++;
+        else if (cells[C.errorCode] === 'formula_not_calculated') summary.notCalculated++;
         else if (
           result === 'not_checked' ||
           (result === 'failed' && UNCHARGED_FAILURES.has(cells[C.errorCode]!) && !chargedFailure)

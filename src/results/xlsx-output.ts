@@ -121,7 +121,8 @@ export class WorkbookLane {
     const style = (col: number): CellStyle => {
       const f = own?.has(col) ? own.get(col) : fill;
       const t = col < input.length ? typed?.[col] : undefined;
-      if (t && typeof t.value !== 'string' && t.numFmt) return this.look(f, t.numFmt);
+      // Text keeps its format too: `_(@_)` pads it as accounting does, `"Tel: "@` adds to it.
+      if (t && t.numFmt) return this.look(f, t.numFmt);
       return f === fill ? plain : this.look(f, undefined);
     };
     if (this.sheet) this.sheet.row(values, style);

@@ -332,7 +332,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     }
     return serviceError(
       ClientErrorCode.network,
-      `cannot reach the service at ${base.origin}: ${code ?? (err as Error).message}`,
+      // A transport error may quote what the peer sent: masked like an answer, since it is kept as a row's error.
+      `cannot reach the service at ${base.origin}: ${code ?? maskSecrets((err as Error).message, secrets)}`,
       {
         hint: 'check --base-url / DNC_BASE_URL and your network',
         cause: err,

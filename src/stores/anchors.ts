@@ -108,6 +108,11 @@ export class Anchors {
     return r ? { listId: r.list_id, path: r.path, head: r.head, entries: r.entries, at: r.at } : null;
   }
 
+  /** The anchor of the last list anchored at this path, whatever list stands there now. */
+  listAt(file: string): ListAnchor | null {
+    return this.list(null, file);
+  }
+
   /** Forgets every anchor of a list at this path (a list restored on purpose is anchored afresh). */
   forgetListsAt(file: string): void {
     this.db.prepare('DELETE FROM lists WHERE path = ?').run(path.resolve(file));

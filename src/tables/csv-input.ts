@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DncError, inputError } from '../errors.js';
 import { describeRecordAt } from './record-location.js';
-import { isUtf16, streamDecoder, utf16FromBom, type TextEncoding } from './encoding.js';
+import { isUtf16, streamDecoder, utf16FromBom, utf16WithoutBom, type TextEncoding } from './encoding.js';
 import { chooseColumns } from './columns.js';
 import {
   byteFaults,
@@ -118,7 +118,18 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
     });
   }
   const nul = body.indexOf(0);
-  if (nul >= 0) throw await withRecordNumber(nulError(path, lineOfOffset(body, nul)), undefined);
+  if (nul >= 0) {
+    const utf16 = utf16WithoutBom(body);
+    if (utf16)
+      throw inputError(
+        'E_INPUT_ENCODING',
+        `${where}: the file looks like ${utf16.toUpperCase()} without a byte-order mark`,
+        {
+          hint: `give --encoding ${utf16}, or save the list as UTF-8`,
+        },
+      );
+    throw await withRecordNumber(nulError(path, lineOfOffset(body, nul)), undefined);
+  }
   const end = headerEnd(body);
   if (end < 0 && body.length > MAX_RECORD_CHARS) {
     throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is longer than ${MAX_RECORD_CHARS} characters`, {

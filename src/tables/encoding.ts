@@ -11,6 +11,26 @@ export function utf16FromBom(head: Uint8Array): TextEncoding | null {
   return null;
 }
 
+/**
+ * The UTF-16 a text without a byte-order mark is in, judged by where its NUL bytes fall in its first 4 KiB: text of
+ * Latin letters, digits and punctuation in UTF-16LE has a NUL as every second byte and no other (BE: every first).
+ * Null when the bytes do not look so (a binary file, a NUL in UTF-8 text).
+ */
+export function utf16WithoutBom(bytes: Uint8Array): TextEncoding | null {
+  const n = Math.min(bytes.length, 4096) & ~1;
+  if (n < 4) return null;
+  let evenNul = 0;
+  let oddNul = 0;
+  for (let i = 0; i < n; i += 2) {
+    if (bytes[i] === 0) evenNul++;
+    if (bytes[i + 1] === 0) oddNul++;
+  }
+  const pairs = n / 2;
+  if (oddNul >= pairs * 0.9 && evenNul <= pairs * 0.05) return 'utf-16le';
+  if (evenNul >= pairs * 0.9 && oddNul <= pairs * 0.05) return 'utf-16be';
+  return null;
+}
+
 export function isUtf16(e: TextEncoding | undefined): boolean {
   return e === 'utf-16le' || e === 'utf-16be';
 }

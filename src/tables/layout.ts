@@ -63,4 +63,6 @@ export interface WorkbookLayout {
   headerRow: number;
   /** --skip-rows N: rows above N + 1 are not read (the header, or the data with --no-header, starts below them). */
   firstRow?: number | undefined;
+  /** Set when the sheet is hidden (read only when --sheet names it). */
+  hidden?: true | undefined;
 }

@@ -1,5 +1,6 @@
 // What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another.
 import type * as Numfmt from 'numfmt';
+import { excelFormat } from './excel-format.js';
 
 let numfmt: typeof Numfmt | undefined;
 
@@ -9,6 +10,11 @@ let numfmt: typeof Numfmt | undefined;
  */
 export async function loadNumberFormats(): Promise<void> {
   numfmt ??= await import('numfmt');
+}
+
+/** Whether numfmt is loaded (General shows a fraction with it: a sheet of General cells loads it at its first one). */
+export function numberFormatsLoaded(): boolean {
+  return numfmt !== undefined;
 }
 
 function formatter(): typeof Numfmt {
@@ -23,6 +29,12 @@ export type CellValue = string | number | boolean | Date | { error: string } | n
 export interface TypedCell {
   value: CellValue;
   numFmt?: string | undefined;
+  /**
+   * Set (to the cell's reference, `B2`) when the cell is a formula without a usable cached value: none saved
+   * (openpyxl), or the placeholder `0` of a workbook never calculated (XlsxWriter). Its value is then null: dnc never
+   * evaluates.
+   */
+  formula?: string | undefined;
 }
 
 /**
@@ -95,7 +107,8 @@ function classify(numFmt: string): FormatKind {
   } catch {
     return 'invalid';
   }
-  if (info.type === 'general') return 'general';
+  // numfmt calls a format of text sections alone general (`[>0]"pos";[<0]"neg";"zero"`): Excel shows its text.
+  if (info.type === 'general') return /general/i.test(numFmt) ? 'general' : 'excel';
   if (info.type === 'scientific') return 'scientific';
   if (info.isDate && info.type !== 'time') {
     // A calendar date has a year, a month or a day; `[s]` or `[mm]:ss` are durations, shown as Excel shows them.
@@ -146,7 +159,7 @@ export function numberText(value: number, numFmt: string | undefined): string {
   // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
   if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
   try {
-    return formatter().format(pattern, value);
+    return excelFormat(formatter(), pattern, value);
   } catch {
     return general(value);
   }
@@ -219,6 +232,17 @@ const BUILT_IN: Readonly<Record<number, string>> = {
   48: '##0.0E+0',
   49: '@',
 };
+
+/** The id of a built-in format by its code (`mm-dd-yy` is 14), as exceljs and openpyxl write them; else undefined. */
+export function builtInFormatId(code: string): number | undefined {
+  return BUILT_IN_IDS.get(code);
+}
+
+const BUILT_IN_IDS = new Map(
+  Object.entries(BUILT_IN)
+    .filter(([id]) => id !== '0')
+    .map(([id, code]) => [code, Number(id)]),
+);
 
 export function builtInFormat(id: number): string | undefined {
   const known = BUILT_IN[id];

@@ -4,27 +4,29 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
-import { cellText, loadNumberFormats, type TypedCell } from './xlsx-cells.js';
+import { cellText, loadNumberFormats, numberFormatsLoaded, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
-  RelationshipsHandler,
   SharedStringsHandler,
   SheetHandler,
   SheetLimitError,
   StylesHandler,
-  WorkbookHandler,
-  XmlFormatError,
   XmlScanner,
   type SheetRow,
   type StyleLookup,
-  type XmlHandler,
 } from './xlsx-xml.js';
+import { defaultSheet, readPackage, scanPart, type PackageSheet, type WorkbookPackage } from './xlsx-package.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
 import { chooseColumns } from './columns.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
-export type WorkbookBatch = string[][] & { typed?: TypedCell[][]; rowNumbers?: number[] };
+export type WorkbookBatch = string[][] & {
+  typed?: TypedCell[][];
+  rowNumbers?: number[];
+  /** The cells of the batch's rows that are formulas without a usable cached value (TypedCell.formula), in order. */
+  formulas?: string[];
+};
 
 export interface XlsxOptions extends ColumnOptions {
   /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
@@ -164,42 +166,6 @@ export function sheetLabel(name: string): string {
   return `sheet '${name}'`;
 }
 
-/** Where a relationship's target is in the package: relative to the part's folder, or absolute with a leading `/`. */
-function resolveTarget(folder: string, target: string): string {
-  const parts = (target.startsWith('/') ? target.slice(1) : `${folder}/${target}`).split('/');
-  const out: string[] = [];
-  for (const part of parts) {
-    if (part === '..') out.pop();
-    else if (part !== '.' && part !== '') out.push(part);
-  }
-  return out.join('/');
-}
-
-/**
- * Feeds one part of the workbook through a handler, chunk by chunk as it is inflated; stops early when `stop` says so.
- */
-async function scanPart(
-  zip: ZipFile,
-  entry: ZipEntry,
-  handler: XmlHandler,
-  each?: () => boolean | void,
-): Promise<void> {
-  const stream = await zip.stream(entry);
-  const scanner = new XmlScanner(handler);
-  const decoder = new StringDecoder('utf8');
-  try {
-    for await (const chunk of stream) {
-      scanner.write(decoder.write(chunk as Buffer));
-      if (each?.() === true) return;
-    }
-    scanner.write(decoder.end());
-    scanner.end();
-    each?.();
-  } finally {
-    stream.destroy();
-  }
-}
-
 /** The number format of each cell style, from xl/styles.xml (built-in formats alone when the workbook has none). */
 async function readStyles(zip: ZipFile, entry: ZipEntry | undefined): Promise<StyleLookup> {
   const styles = new StylesHandler();
@@ -210,16 +176,15 @@ async function readStyles(zip: ZipFile, entry: ZipEntry | undefined): Promise<St
 }
 
 /**
- * The rows of one sheet (chosen by `pick` from its name and position), in order, as stored (empty rows are
- * absent). The zip is read by its directory: the shared strings first (packed into a compact table, the one
- * thing kept whole), then the sheet streamed, its rows parsed as they are inflated, read no faster than they
- * are consumed. Throws when no sheet is picked, listing the sheets there are.
+ * The rows of one sheet (the one `choose` picks among the worksheets), in order, as stored (empty rows are
+ * absent). The zip is read by its directory: the parts found through the package's relationships, the shared
+ * strings first (packed into a compact table, the one thing kept whole), then the sheet streamed, its rows parsed
+ * as they are inflated, read no faster than they are consumed. Throws when no sheet is chosen, listing those there are.
  */
 async function* sheetRows(
   path: string,
-  pick: (name: string, position: number) => boolean,
-  found: (name: string, position: number) => void,
-  sheetWanted: string,
+  choose: SheetChooser,
+  found: (sheet: PackageSheet, book: WorkbookPackage) => void,
   keepStrings = false,
 ): AsyncGenerator<SheetRow> {
   await checkWorkbookFile(path);
@@ -229,53 +194,17 @@ async function* sheetRows(
   } catch (err) {
     throw malformed(path, err);
   }
-  const seen: string[] = [];
   let chosenName = '';
   try {
-    const part = (name: string): ZipEntry | undefined => zip.entry(name);
-    const workbookEntry = part('xl/workbook.xml');
-    if (!workbookEntry) throw new XmlFormatError('it has no xl/workbook.xml');
-    const book = new WorkbookHandler();
-    await scanPart(zip, workbookEntry, book);
-    const rels = new RelationshipsHandler();
-    const relsEntry = part('xl/_rels/workbook.xml.rels');
-    if (relsEntry) await scanPart(zip, relsEntry, rels);
-    const targetOf = (type: string, fallback: string): string => {
-      for (const rel of rels.byId.values()) if (rel.type.endsWith(`/${type}`)) return resolveTarget('xl', rel.target);
-      return fallback;
-    };
-    // Only worksheets are sheets a list can be on (a chart sheet has no cells): they alone are counted.
-    let position = 0;
-    const sheets = book.sheets.map((sheet, i) => {
-      const rel = sheet.rId !== undefined ? rels.byId.get(sheet.rId) : undefined;
-      const entry =
-        rel && rel.type.endsWith('/worksheet')
-          ? part(resolveTarget('xl', rel.target))
-          : rel
-            ? undefined
-            : part(`xl/worksheets/sheet${i + 1}.xml`);
-      return { name: sheet.name, position: entry ? ++position : 0, entry };
-    });
-    for (const s of sheets) if (s.entry) seen.push(s.name);
-    const chosen = sheets.find((s) => s.entry && pick(s.name, s.position));
-    if (!chosen) {
-      if (seen.length === 0) {
-        const hint = 'save the workbook again from Excel';
-        throw inputError('E_INPUT_EMPTY', `${path}: the workbook has no worksheet`, { hint });
-      }
-      const other = sheets.find((s) => !s.entry && pick(s.name, -1));
-      const kind = other ? ` ('${other.name}' is a chart sheet or another kind, with no cells)` : '';
-      const listed = seen.map((s, i) => `${i + 1}:${s}`).join(', ');
-      throw usageError('E_SHEET_NOT_FOUND', `${path} has no sheet ${sheetWanted}${kind}`, {
-        hint: `its worksheets are ${listed}; give --sheet NAME or a 1-based INDEX`,
-      });
-    }
+    const book = await readPackage(zip);
+    const chosen = choose(book);
+    if (!chosen) throw noSuchSheet(path, book, choose.wanted);
     chosenName = chosen.name;
-    found(chosen.name, chosen.position);
-    const sharedEntry = part(targetOf('sharedStrings', 'xl/sharedStrings.xml'));
+    found(chosen, book);
     let strings = takeCachedStrings(zip.identity);
     if (!strings) {
       const table = new StringTable();
+      const sharedEntry = book.sharedStrings;
       if (sharedEntry)
         await scanPart(
           zip,
@@ -288,8 +217,8 @@ async function* sheetRows(
       strings = table;
     }
     if (keepStrings) cachedStrings = { identity: zip.identity, table: strings };
-    const style = await readStyles(zip, part(targetOf('styles', 'xl/styles.xml')));
-    const sheet = new SheetHandler((i) => strings.get(i), style, book.date1904);
+    const style = await readStyles(zip, book.styles);
+    const sheet = new SheetHandler((i) => strings.get(i), style, book.date1904, book.fullCalcOnLoad);
     const stream = await zip.stream(chosen.entry!);
     const scanner = new XmlScanner(sheet);
     const decoder = new StringDecoder('utf8');
@@ -298,12 +227,14 @@ async function* sheetRows(
         scanner.write(decoder.write(chunk as Buffer));
         const rows = sheet.rows;
         sheet.rows = [];
+        if (sheet.fraction && !numberFormatsLoaded()) await loadNumberFormats();
         yield* rows;
         // Whatever follows the rows (merged cells, filters, print settings) is not read.
         if (sheet.done) return;
       }
       scanner.write(decoder.end());
       scanner.end();
+      if (sheet.fraction && !numberFormatsLoaded()) await loadNumberFormats();
       yield* sheet.rows;
     } finally {
       stream.destroy();
@@ -315,6 +246,31 @@ async function* sheetRows(
   } finally {
     await zip.close();
   }
+}
+
+/** A sheet's name for a list of them: `2:Old (hidden)`. */
+function listed(s: PackageSheet): string {
+  return `${s.position}:${s.name}${s.state ? ' (hidden)' : ''}`;
+}
+
+/** No sheet is the one asked for (exit 2, listing the worksheets), or the workbook has none to read (exit 3). */
+function noSuchSheet(path: string, book: WorkbookPackage, wanted: string | undefined): DncError {
+  const worksheets = book.sheets.filter((s) => s.entry);
+  if (worksheets.length === 0) {
+    const hint = 'save the workbook again from Excel';
+    return inputError('E_INPUT_EMPTY', `${path}: the workbook has no worksheet`, { hint });
+  }
+  const list = worksheets.map(listed).join(', ');
+  if (wanted === undefined) {
+    return usageError('E_SHEET_NOT_FOUND', `${path} has no visible worksheet`, {
+      hint: `its worksheets are ${list}: give --sheet NAME or a 1-based INDEX to read a hidden one`,
+    });
+  }
+  const other = book.sheets.find((s) => !s.entry && sameName(s.name, wanted));
+  const kind = other ? ` ('${other.name}' is a chart sheet or another kind, with no cells)` : '';
+  return usageError('E_SHEET_NOT_FOUND', `${path} has no sheet '${wanted}'${kind}`, {
+    hint: `its worksheets are ${list}; give --sheet NAME or a 1-based INDEX`,
+  });
 }
 
 /** A row or cell past Excel's limits, or rows out of order: exit 3, naming the file, the sheet and the row. */
@@ -332,16 +288,34 @@ function sheetLimitError(path: string, sheet: string, err: SheetLimitError): Dnc
   });
 }
 
-/** Picks the sheet of --sheet: an exact name, a name up to case, or a 1-based position; the first sheet by default. */
-function sheetPicker(wanted: string | undefined): (name: string, position: number) => boolean {
-  if (wanted === undefined) return (_name, position) => position === 1;
-  const w = wanted.trim();
-  return (name, position) =>
-    name === wanted || name.trim().toLowerCase() === w.toLowerCase() || (/^\d+$/.test(w) && Number(w) === position);
+/** Picks a worksheet of a workbook; `wanted` is what --sheet said, for messages. */
+type SheetChooser = ((book: WorkbookPackage) => PackageSheet | undefined) & { wanted?: string | undefined };
+
+function sameName(name: string, wanted: string): boolean {
+  return name === wanted || name.trim().toLowerCase() === wanted.trim().toLowerCase();
 }
 
+/**
+ * Picks the sheet of --sheet: an exact name, a name up to case, or a 1-based position among the worksheets (hidden
+ * ones counted); by default the one Excel opens on (the active tab, else the first visible worksheet).
+ */
+function sheetPicker(wanted: string | undefined): SheetChooser {
+  if (wanted === undefined) return (book) => defaultSheet(book.sheets, book.activeTab);
+  const w = wanted.trim();
+  const index = /^\d+$/.test(w) ? Number(w) : -1;
+  const worksheets = (book: WorkbookPackage) => book.sheets.filter((s) => s.entry);
+  return Object.assign(
+    (book: WorkbookPackage) =>
+      worksheets(book).find((s) => s.name === wanted) ??
+      worksheets(book).find((s) => sameName(s.name, wanted)) ??
+      worksheets(book).find((s) => s.position === index),
+    { wanted },
+  );
+}
+
+/** A row whose cells hold nothing (a formula without a value holds one: its row is kept, and said to be unread). */
 function isEmptyRow(cells: readonly TypedCell[]): boolean {
-  return cells.every((c) => c === undefined || c.value === null || c.value === '');
+  return cells.every(isEmptyCell);
 }
 
 /** How many rows --no-header looks at for the width of the list (the widest of them). */
@@ -354,7 +328,7 @@ function rowWidth(cells: readonly TypedCell[]): number {
 }
 
 function isEmptyCell(c: TypedCell | undefined): boolean {
-  return c === undefined || c.value === null || c.value === '';
+  return c === undefined || ((c.value === null || c.value === '') && c.formula === undefined);
 }
 
 /**
@@ -365,14 +339,10 @@ function isEmptyCell(c: TypedCell | undefined): boolean {
 export async function openXlsxLayout(path: string, options: XlsxOptions): Promise<TableLayout> {
   let sheet = '';
   let position = 0;
+  let hidden = false;
   const firstRow = (options.skipRows ?? 0) + 1;
-  const rows = sheetRows(
-    path,
-    sheetPicker(options.sheet),
-    (n, p) => ((sheet = n), (position = p)),
-    `'${options.sheet ?? 1}'`,
-    true,
-  );
+  const found = (s: PackageSheet) => ((sheet = s.name), (position = s.position), (hidden = s.state !== undefined));
+  const rows = sheetRows(path, sheetPicker(options.sheet), found, true);
   let first: SheetRow | undefined;
   let width = 0;
   let sampled = 0;
@@ -392,7 +362,7 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
     throw inputError('E_INPUT_EMPTY', `${where}: the sheet is empty${skipped}`, {
       hint:
         options.sheet === undefined
-          ? 'the list is read from the first worksheet: give --sheet NAME for another'
+          ? 'the list is read from the sheet Excel opens on: give --sheet NAME for another'
           : 'give the --sheet that holds the call list',
     });
   }
@@ -417,7 +387,13 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
     columnCount: width,
     ...chosen,
     bom: true,
-    workbook: { sheet, position, headerRow: options.header ? first.number : 0, ...(firstRow > 1 ? { firstRow } : {}) },
+    workbook: {
+      sheet,
+      position,
+      headerRow: options.header ? first.number : 0,
+      ...(firstRow > 1 ? { firstRow } : {}),
+      ...(hidden ? { hidden } : {}),
+    },
   };
 }
 
@@ -430,12 +406,8 @@ const BATCH_CELLS = 1 << 16;
  */
 function sheetOf(layout: TableLayout): { rows: AsyncGenerator<SheetRow>; after: number } {
   const book = layout.workbook!;
-  const rows = sheetRows(
-    layout.path,
-    (_n, p) => p === book.position,
-    () => {},
-    `${book.position} ('${book.sheet}')`,
-  );
+  const choose = (pkg: WorkbookPackage) => pkg.sheets.find((s) => s.entry && s.position === book.position);
+  const rows = sheetRows(layout.path, Object.assign(choose, { wanted: `${book.position}` }), () => {});
   return { rows, after: Math.max(book.headerRow, (book.firstRow ?? 1) - 1) };
 }
 
@@ -508,6 +480,7 @@ export async function* readXlsxRows(layout: TableLayout, options: ReadRowsOption
       const c = row.cells[i];
       text[i] = cellText(c);
       typed[i] = c ?? { value: null };
+      if (c?.formula !== undefined) (batch.formulas ??= []).push(c.formula);
     }
     batch.push(text);
     batch.typed!.push(typed);
@@ -554,5 +527,5 @@ export async function workbookRowNumbers(
  * header and width rules. For tests that compare this reader with other readers.
  */
 export function readSheetRows(path: string, sheet?: string): AsyncGenerator<SheetRow> {
-  return sheetRows(path, sheetPicker(sheet), () => {}, `'${sheet ?? 1}'`);
+  return sheetRows(path, sheetPicker(sheet), () => {});
 }

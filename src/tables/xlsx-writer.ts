@@ -3,7 +3,7 @@
 // results workbook needs: inline text cells, numbers, booleans, dates, errors, fills, bold, a frozen header, an
 // autofilter, several sheets. Never a formula: there is no way to write one.
 import { crc32, createDeflateRaw, type DeflateRaw } from 'node:zlib';
-import type { CellValue } from './xlsx-cells.js';
+import { builtInFormatId, type CellValue } from './xlsx-cells.js';
 
 /** Where the workbook's bytes go; a promise means: wait before writing more. */
 export interface ByteSink {
@@ -157,6 +157,20 @@ function xmlText(s: string): string {
     .replace(NOT_XML, (c) => `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`);
 }
 
+const ESCAPE_LIKE = /_x([0-9A-Fa-f]{4})_/g;
+
+/**
+ * A text cell's text as ECMA-376 stores a string (ST_Xstring, §22.9.2.19), so that it reads back byte for byte: a
+ * carriage return as `_x000D_` (XML turns a written CR into a line feed), text that looks like an escape with its
+ * underscore escaped (`_x005F_x000D_` is the text `_x000D_`), control characters as `_xHHHH_`.
+ */
+function xstring(s: string): string {
+  let t = s;
+  if (t.includes('_x')) t = t.replace(ESCAPE_LIKE, '_x005F_x$1_');
+  if (t.includes('\r')) t = t.replace(/\r/g, '_x000D_');
+  return xmlText(t);
+}
+
 /** 0 → A, 25 → Z, 26 → AA. */
 export function columnName(index: number): string {
   let s = '';
@@ -186,8 +200,10 @@ class Styles {
   private allocate(style: CellStyle): number {
     let fmt = 0;
     if (style.numFmt && style.numFmt !== 'General') {
-      fmt = this.formats.get(style.numFmt) ?? 164 + this.formats.size;
-      this.formats.set(style.numFmt, fmt);
+      // A built-in format is written by its id: Excel shows id 14 as the reader's short date (3/1/2024), and the
+      // code it is read as (`mm-dd-yy`) as written (03-01-24).
+      fmt = builtInFormatId(style.numFmt) ?? this.formats.get(style.numFmt) ?? 164 + this.formats.size;
+      if (fmt >= 164) this.formats.set(style.numFmt, fmt);
     }
     let fill = 0;
     if (style.fill) {
@@ -265,7 +281,7 @@ export class SheetWriter {
       const sa = s === 0 ? '' : ` s="${s}"`;
       if (v === null || v === '') xml += s === 0 ? '' : `<c r="${ref}"${sa}/>`;
       else if (typeof v === 'string')
-        xml += `<c r="${ref}"${sa} t="inlineStr"><is><t xml:space="preserve">${xmlText(v)}</t></is></c>`;
+        xml += `<c r="${ref}"${sa} t="inlineStr"><is><t xml:space="preserve">${xstring(v)}</t></is></c>`;
       else if (typeof v === 'number')
         xml += Number.isFinite(v) ? `<c r="${ref}"${sa}><v>${v}</v></c>` : `<c r="${ref}"${sa} t="e"><v>#NUM!</v></c>`;
       else if (typeof v === 'boolean') xml += `<c r="${ref}"${sa} t="b"><v>${v ? 1 : 0}</v></c>`;

@@ -3,6 +3,7 @@
 // attribute, so reading a sheet of any length leaves little garbage behind, and the peak memory of a batch
 // does not grow with the rows (docs/BENCHMARKS.md, item 10).
 import { builtInFormat, isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
+import { columnName } from './xlsx-writer.js';
 
 /** The XML of a part is not what a workbook holds (the caller says which workbook). */
 export class XmlFormatError extends Error {
@@ -10,9 +11,11 @@ export class XmlFormatError extends Error {
 }
 
 export interface XmlHandler {
+  /** Set when `open` is to be given qualified names (`x15:workbookPr`), for a handler that resolves namespaces. */
+  readonly qualifiedNames?: boolean;
   /**
-   * A start tag: its local name (any `x:` prefix dropped); its attributes are `src` from `from` to `to` (see
-   * attributeValue).
+   * A start tag: its local name (any `x:` prefix dropped), or its qualified name (see qualifiedNames); its attributes
+   * are `src` from `from` to `to` (see attributeValue).
    */
   open(name: string, src: string, from: number, to: number): void;
   close(name: string): void;
@@ -57,7 +60,10 @@ const MAX_PENDING = 4 << 20;
  */
 export class XmlScanner {
   private rest = '';
-  constructor(private readonly handler: XmlHandler) {}
+  private readonly qualified: boolean;
+  constructor(private readonly handler: XmlHandler) {
+    this.qualified = handler.qualifiedNames === true;
+  }
 
   write(chunk: string): void {
     const s = this.rest.length > 0 ? this.rest + chunk : chunk;
@@ -101,7 +107,8 @@ export class XmlScanner {
         const selfClosing = s.charCodeAt(gt - 1) === 47;
         const to = selfClosing ? gt - 1 : gt;
         const end = nameEnd(s, lt + 1, to);
-        const name = localName(s.slice(lt + 1, end));
+        const tag = s.slice(lt + 1, end);
+        const name = this.qualified ? tag : localName(tag);
         h.open(name, s, end, to);
         if (selfClosing) h.close(name);
         p = gt + 1;
@@ -276,8 +283,11 @@ export class StylesHandler implements XmlHandler {
   private readonly custom = new Map<number, string>();
   private readonly formatIds: number[] = [];
   private inCellXfs = false;
+  private inNumFmts = false;
   open(name: string, src: string, from: number, to: number): void {
-    if (name === 'numFmt') {
+    // A differential format (`<dxf>`, for conditional formatting) has a numFmt of its own: not a cell style's.
+    if (name === 'numFmts') this.inNumFmts = true;
+    else if (name === 'numFmt' && this.inNumFmts) {
       const id = Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '', 10);
       const code = attributeValue(src, from, to, 'formatCode');
       if (Number.isInteger(id) && code !== undefined) this.custom.set(id, code);
@@ -288,6 +298,7 @@ export class StylesHandler implements XmlHandler {
   }
   close(name: string): void {
     if (name === 'cellXfs') this.inCellXfs = false;
+    else if (name === 'numFmts') this.inNumFmts = false;
   }
   text(): void {}
   cdata(): void {}
@@ -337,6 +348,8 @@ export class SheetHandler implements XmlHandler {
   rows: SheetRow[] = [];
   /** Set at `</sheetData>`: nothing after it is a row. */
   done = false;
+  /** Set at the first number that is not whole: General shows it through numfmt, which the caller then loads. */
+  fraction = false;
   private inData = false;
   private inRow = false;
   private rowNumber = 0;
@@ -358,6 +371,8 @@ export class SheetHandler implements XmlHandler {
     private readonly sharedString: (index: number) => string | undefined,
     private readonly style: StyleLookup,
     private readonly date1904: boolean,
+    /** The workbook asks to be calculated when opened: a formula's cached `0` is a placeholder, not a result. */
+    private readonly fullCalcOnLoad = false,
   ) {}
 
   open(name: string, src: string, from: number, to: number): void {
@@ -513,16 +528,26 @@ export class SheetHandler implements XmlHandler {
     let raw: unknown;
     if (this.hasFormula) {
       // A formula is read as its cached result, of the type the cell says; never evaluated.
+      // An empty <v/> is no cached value (a formula never calculated, as openpyxl writes them); nor is the 0 that
+      // XlsxWriter writes for every formula of a workbook it marks to be calculated on load.
+      const placeholder = this.fullCalcOnLoad && text === '0' && (t === undefined || t === 'n');
+      if (!this.hasValue || (text === '' && t !== 'str') || placeholder) {
+        this.cells[this.col - 1] = {
+          value: null,
+          numFmt: fmt,
+          formula: `${columnName(this.col - 1)}${this.rowNumber}`,
+        };
+        return;
+      }
       let result: unknown;
-      // An empty <v/> is no cached value (a formula never calculated, as openpyxl writes them).
-      if (this.hasValue && (text !== '' || t === 'str')) {
-        if (t === 'str') result = text;
-        else if (t === 'e') result = { error: text };
-        else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
-        else {
-          const n = Number.parseFloat(text);
-          result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
-        }
+      // A cached text result is `str`, or an inline string as some streaming writers store it (node-xlsx-stream).
+      if (t === 'str' || t === 'inlineStr') result = text;
+      else if (t === 'e') result = { error: text };
+      else if (t === 'b') result = Number.parseInt(text, 10) !== 0;
+      else {
+        const n = Number.parseFloat(text);
+        if (!Number.isInteger(n)) this.fraction = true;
+        result = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
       }
       raw = { formula: '', result };
     } else if (this.hasValue) {
@@ -550,6 +575,7 @@ export class SheetHandler implements XmlHandler {
         }
         default: {
           const n = Number.parseFloat(text);
+          if (!Number.isInteger(n)) this.fraction = true;
           raw = (isDateFormat(fmt) && serialDate(n, this.date1904)) || n;
           break;
         }
@@ -561,38 +587,4 @@ export class SheetHandler implements XmlHandler {
     const value: CellValue = plainValue(raw, fmt);
     this.cells[this.col - 1] = { value, numFmt: fmt };
   }
-}
-
-/** The sheets of xl/workbook.xml in their order, with the relationship each is stored under, and the date system. */
-export class WorkbookHandler implements XmlHandler {
-  sheets: Array<{ name: string; rId: string | undefined }> = [];
-  date1904 = false;
-  open(name: string, src: string, from: number, to: number): void {
-    if (name === 'sheet') {
-      const a = attributes(src, from, to);
-      let rId: string | undefined;
-      for (const [k, v] of a) if (k === 'id' || k.endsWith(':id')) rId = v;
-      this.sheets.push({ name: a.get('name') ?? `Sheet${this.sheets.length + 1}`, rId });
-    } else if (name === 'workbookPr') {
-      const d = attributeValue(src, from, to, 'date1904');
-      this.date1904 = d === '1' || d === 'true';
-    }
-  }
-  close(): void {}
-  text(): void {}
-  cdata(): void {}
-}
-
-/** A part's relationships: by Id, the target and type. */
-export class RelationshipsHandler implements XmlHandler {
-  byId = new Map<string, { target: string; type: string }>();
-  open(name: string, src: string, from: number, to: number): void {
-    if (name !== 'Relationship') return;
-    const a = attributes(src, from, to);
-    const id = a.get('Id');
-    if (id !== undefined) this.byId.set(id, { target: a.get('Target') ?? '', type: a.get('Type') ?? '' });
-  }
-  close(): void {}
-  text(): void {}
-  cdata(): void {}
 }

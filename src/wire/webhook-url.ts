@@ -1,5 +1,6 @@
 // The description's rule for a webhook_url (4.1, 6, 8), checked by the client before spending and by the sandbox.
 import { isIP } from 'node:net';
+import { carriesSecret } from '../secrets.js';
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 
@@ -75,6 +76,8 @@ export const MIN_SECRET_LENGTH = 8;
  */
 export function webhookUrlCarries(raw: string, secret: string): boolean {
   if (secret.length < MIN_SECRET_LENGTH) return false;
+  // Every form the masking rule finds (escapes, entities, mixed encodings), then the lowered forms a URL may take.
+  if (carriesSecret(raw, [secret])) return true;
   const texts = [...decodedForms(raw)].map((t) => t.toLowerCase());
   return secretForms(secret).some((form) => texts.some((text) => text.includes(form)));
 }

@@ -114,6 +114,34 @@ describe('a forged push before the genuine one', () => {
   });
 });
 
+describe('a row answered synchronously (issue 38)', () => {
+  it('two forged pushes under its correlation id are kept as evidence and change nothing', async () => {
+    // The US row is answered in the response (no --webhook-all); the AU row keeps the batch pending.
+    current = await webhookBatch([['us', '+1 202 555 0122'], ['au', NEVER]], { webhookAll: false });
+    expect(current.batch.code, current.batch.stderr).toBe(8);
+    home = scratchHome();
+    const b = current;
+    const before = readCsv(b.output)[0]!;
+    expect([before.dnc_result, before.dnc_phone_e164]).toEqual(['callable', '+12025550122']);
+    expect(before.dnc_correlation_id).not.toBe('');
+    const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
+    const url = await l.url;
+    // The correlation id is printed in the results: whoever reads them can forge under it.
+    const forged = { country: 'US', dnc_list_source: 'https://sandbox.dnc.invalid/registers/US' };
+    expect((await post(url, succeededPush(before, { ...forged, do_not_call: true }))).status).toBeLessThan(500);
+    expect((await post(url, succeededPush(before, { ...forged, do_not_call: false }))).status).toBeLessThan(500);
+    await waitFor('both pushes kept', () => readJournal(b.journal).pushes.length === 2);
+    l.interrupts.fire();
+    // Interrupted with the AU row still pending: 130, as any listener stopped before its batch is done.
+    expect(await l.exit, l.io.err()).toBe(130);
+    const after = readCsv(b.output)[0]!;
+    expect([after.dnc_result, after.dnc_error_code, after.dnc_do_not_call]).toEqual(['callable', '', 'false']);
+    const rows = pushRows(b.journal);
+    expect(rows.map((r) => r.outcome)).toEqual(['orphan', 'refused']);
+    expect(rows[1]!.reason).toContain('answered in the response to its lookup');
+  });
+});
+
 describe('repeats and mismatches', () => {
   it('acknowledges an identical repeat quietly (a lost 2xx), once in the row', async () => {
     const b = await batchOf(NEVER);

@@ -1,5 +1,5 @@
 // Shared by the attack tests: a webhook batch waiting for its pushes, forged pushes, and a listener run in-process.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -9,6 +9,14 @@ import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { readCsv, type CsvRecord } from '../listen/helpers.js';
 
 export { readCsv, readJournal, waitFor, webhookBatch, PUSH_PATH, type WebhookBatch } from '../listen/helpers.js';
+
+/** Every file under `dir`, at any depth. */
+export function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = path.join(dir, f);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
 
 /** A home of its own (results cache, history, registry), so a test can read what listen leaves there. */
 export function scratchHome(): string {

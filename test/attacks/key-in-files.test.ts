@@ -1,14 +1,14 @@
 // A service (or a push) that echoes the API key back: the key is masked where the answer enters dnc, so it is found in
 // no file dnc writes (results, lists, journal, manifest, results cache, check history, report) under the results
 // folder, HOME, the state and cache folders. Issue 25, item 1.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs module shared with the soak (bench/soak.mjs), typed by use.
 import { startHostileService } from '../../bench/hostile-service.mjs';
 import { scratch } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
-import { listen, post, readCsv, succeededPush, webhookBatch } from './helpers.js';
+import { filesUnder, listen, post, readCsv, succeededPush, webhookBatch } from './helpers.js';
 
 interface Hostile {
   baseUrl: string;
@@ -28,12 +28,6 @@ afterAll(async () => {
   tmp.remove();
 });
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((f) => {
-    const p = path.join(dir, f);
-    return statSync(p).isDirectory() ? filesUnder(p) : [p];
-  });
-}
 
 /** The files under `dir` holding `key` in any case, or percent-encoded. */
 function holding(dir: string, key: string): string[] {

@@ -52,9 +52,9 @@ function same(ours: CellValue, kind: string, theirs: string | number | boolean):
   return ours === theirs;
 }
 
-/** The text dnc shows for the first worksheet: every non-empty row, trailing empty cells left out. */
+/** The text dnc shows for the first worksheet (the suites' outputs are of it): non-empty rows, trailing empties left out. */
 async function shownRows(file: string): Promise<string[][]> {
-  const layout = await openXlsxLayout(file, { header: false, columns: ['1'] });
+  const layout = await openXlsxLayout(file, { header: false, columns: ['1'], sheet: '1' });
   const rows: string[][] = [];
   for await (const batch of readXlsxRows(layout)) rows.push(...batch.map(trimmed));
   return rows;

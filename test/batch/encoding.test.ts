@@ -92,6 +92,23 @@ describe('a CSV list in another encoding than UTF-8', () => {
     expect(lookedUp(ctx.sb)).toEqual([]);
   });
 
+  it('names --encoding for a UTF-16 file without a byte-order mark (not "binary"), and reads it when given', async () => {
+    for (const [encoding, swap] of [['utf-16le', false], ['utf-16be', true]] as const) {
+      const file = path.join(tmp.dir, `${++n}-${encoding}-no-bom.csv`);
+      const le = Buffer.from('name,phone\r\nAnn,+12025550100\r\nBob,+12025550101\r\n', 'utf16le');
+      writeFileSync(file, swap ? Buffer.from(le).swap16() : le);
+      const r = await runDnc(['batch', file, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain('[E_INPUT_ENCODING]');
+      expect(r.stderr).toContain(`looks like ${encoding.toUpperCase()} without a byte-order mark`);
+      expect(r.stderr).toContain(`--encoding ${encoding}`);
+      expect(r.stderr).not.toMatch(/binary/i);
+      const given = await runDnc(['batch', file, '--dry-run', '--encoding', encoding], { env: ctx.env, cwd: tmp.dir });
+      expect(given.code, given.stderr).toBe(0);
+    }
+    expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+
   it('names the line of a byte that is not UTF-8 when a character before it spans two reads (the reads are 4 KiB, 16 KiB, then 64 KiB)', async () => {
     // Lines of 12 bytes ("name,phone\n" then "n,+1202555…\n"): a 3-byte € placed across the first read's end at 4,096.
     const lines = ['name,phone'];

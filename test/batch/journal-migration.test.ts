@@ -42,9 +42,10 @@ describe('a journal of the previous release', () => {
 
     const db = new Database(journal, { readonly: true });
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4);
+      // Every step: the fifth keeps what a failed number cost before --resend-failed sent it again.
+      expect(db.pragma('user_version', { simple: true })).toBe(5);
       const columns = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().map((c) => c.name);
-      expect(columns).toEqual(expect.arrayContaining(['requested_at', 'reused_at']));
+      expect(columns).toEqual(expect.arrayContaining(['requested_at', 'reused_at', 'credits_before']));
     } finally {
       db.close();
     }

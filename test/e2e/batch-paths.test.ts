@@ -1,6 +1,6 @@
 // Pipes, special paths and collisions, as a shell uses them: the built binary, spawned, with real FIFOs and files.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALLING_COLUMNS, DNC_COLUMNS } from '../../src/results/columns.js';
@@ -183,25 +183,27 @@ describe('dnc batch: outputs that are not plain files', () => {
     expect(readFileSync(path.join(d, 'in.csv'), 'utf8')).toBe(LIST);
   });
 
-  it('follows a symbolic link to a regular file (the link stays a link) and refuses one that points nowhere', async () => {
+  it('refuses a symbolic link as -o, to a file or to nothing (E_OUTPUT_LINK): the file it names is left alone', async () => {
     const d = dir('symlink');
     const input = path.join(d, 'in.csv');
     writeFileSync(input, LIST);
     writeFileSync(path.join(d, 'real.csv'), 'old\n');
     symlinkSync('real.csv', path.join(d, 'link.csv'));
     const r = await spawnDnc(['batch', input, '-o', 'link.csv', '--quiet'], { env, cwd: d });
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('[E_OUTPUT_LINK]');
+    expect(r.stderr).toContain(`name the file itself (${path.join(realpathSync(d), 'real.csv')})`);
     expect(readlinkSync(path.join(d, 'link.csv'))).toBe('real.csv');
+    expect(readFileSync(path.join(d, 'real.csv'), 'utf8')).toBe('old\n');
+    // Named itself, the file is replaced.
+    const real = await spawnDnc(['batch', input, '-o', 'real.csv', '--quiet'], { env, cwd: d });
+    expect(real.code, real.stderr).toBe(0);
     expect(readCsvIndependently(path.join(d, 'real.csv'))).toHaveLength(3);
-    // The journal stands beside the real file, and `dnc listen --results link.csv` finds it there.
-    expect(existsSync(path.join(d, 'real.csv.journal.sqlite'))).toBe(true);
-    expect(existsSync(path.join(d, 'link.csv.journal.sqlite'))).toBe(false);
-    const listen = await spawnDnc(['listen', '--results', 'link.csv', '--exit-when-done', '--port', '0'], { env, cwd: d });
-    expect(listen.code, listen.stderr).toBe(0);
     symlinkSync('nowhere.csv', path.join(d, 'dangling.csv'));
     const dangling = await spawnDnc(['batch', input, '-o', 'dangling.csv'], { env, cwd: d });
     expect(dangling.code).toBe(2);
-    expect(dangling.stderr).toContain('symbolic link to nothing');
+    expect(dangling.stderr).toContain('[E_OUTPUT_LINK]');
+    expect(existsSync(path.join(d, 'nowhere.csv'))).toBe(false);
   });
 });
 
