@@ -174,8 +174,9 @@ export async function runCheck(
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   const config = await deps.serviceConfig();
   const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  // The whole list verified, exactly as batch verifies it: a forged entry of another number's is a forged list.
   const compliance = checkCompliance(
-    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList }), numbers),
+    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList })),
     deps.now,
   );
   let accepted: CheckedNumber[];
@@ -349,6 +350,7 @@ export async function runCheck(
     }
   } finally {
     stopListening();
+    await claims?.close();
     await compliance.close();
     await evidence.close();
     await client.close();

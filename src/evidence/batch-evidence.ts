@@ -308,7 +308,7 @@ export async function afterRender(
 
 /**
  * Who scrubbed what, for whom and when, in the history (the team's, with a team store): `dnc status --scrubs` reads
- * it. Best effort: a history that cannot be written is said with --verbose.
+ * it. A history that cannot be written is a warning (the output stands).
  */
 async function recordScrub(
   e: EvidenceEnv,
@@ -343,7 +343,8 @@ async function recordScrub(
       await history.close();
     }
   } catch (err) {
-    say.debug(`could not record the scrub in the history: ${(err as Error).message}`);
+    // Not silence: an auditor asks for this record (a revoked INSERT, a full disk); the scrub itself is done.
+    say.warn(`dnc: warning: the scrub is not recorded in the history: ${(err as Error).message}`);
   }
 }
 
