@@ -18,7 +18,7 @@ import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
-import { numbersOfThisRun, rememberCosts, runLookups, teamClaimsFor } from './lookups.js';
+import { adoptTeamVerdicts, numbersOfThisRun, rememberCosts, runLookups } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
 import { spoolStdin, withKeptInput } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
@@ -483,17 +483,6 @@ async function runBatchJournal(
     lock.release();
     if (discardJournal) deleteJournalFiles(journalPath);
   }
-}
-
-/** Rows pending on a colleague's webhook lookup whose verdict the team store now holds (none with the local store). */
-async function adoptTeamVerdicts(
-  ctx: RunContext,
-  journal: BatchJournal,
-  service: string,
-  options: BatchOptions,
-): Promise<number> {
-  if (!journal.pendingNumbers().some((p) => p.creditsHeld === 0)) return 0;
-  return (await teamClaimsFor(ctx, journal, service, options))?.adoptPending(journal) ?? 0;
 }
 
 /**

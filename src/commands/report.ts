@@ -6,6 +6,7 @@ import { ExitCode } from '../errors.js';
 import type { CommandHost } from './host.js';
 import { writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
+import type { ReportData } from '../report/data.js';
 
 const HELP = `
 Writes one HTML file with everything inline (styles and SVG charts; no script, nothing
@@ -37,12 +38,11 @@ export function registerReport(program: Command, host: CommandHost): void {
     const { writeReport } = await import('../report/run.js');
     const report = await writeReport(
       { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
-      {
-        ...ctx,
-        onEvent: (e) => ctx.warn(e.text),
+      ctx.deps({
+        onEvent: (e: { text: string }) => ctx.warn(e.text),
         // The renderer is the heavy part of a report: loaded when one is written.
-        renderHtml: async (data) => (await import('../render/report-html.js')).renderReportHtml(data),
-      },
+        renderHtml: async (data: ReportData) => (await import('../render/report-html.js')).renderReportHtml(data),
+      }),
     );
     const { output, fit } = report;
     if (!report.outputMatchesManifest)

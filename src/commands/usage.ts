@@ -103,12 +103,11 @@ export function registerUsage(program: Command, host: CommandHost): void {
     try {
       result = await runUsage(
         { plan, reconcile: flags.reconcile === true },
-        {
-          ...ctx,
-          onEvent: ({ pages, periods }) => {
+        ctx.deps({
+          onEvent: ({ pages, periods }: { pages: number; periods: number }) => {
             if (pages > 1) progress?.update(`reading usage: ${pages} pages, ${periods} billing periods so far`);
           },
-        },
+        }),
       );
     } finally {
       progress?.stop();

@@ -2,6 +2,7 @@
 // cache filled), and the results cache as batch, check and listen reach it. What a batch does with the cache and the
 // balance before its first lookup is src/batch/before-lookups.ts's.
 import { hostname } from 'node:os';
+import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
 import type { OutputTally } from '../results/tally.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
@@ -108,7 +109,7 @@ export async function afterRender(
 
 /**
  * Who scrubbed what, for whom and when, in the history (the team's, with a team store): `dnc status --scrubs` reads
- * it. Best effort: a history that cannot be written is said with --verbose.
+ * it. A history that cannot be written is a warning (the output stands).
  */
 async function recordScrub(
   e: EvidenceEnv,
@@ -143,7 +144,8 @@ async function recordScrub(
       await history.close();
     }
   } catch (err) {
-    say.debug(`could not record the scrub in the history: ${(err as Error).message}`);
+    // Not silence: an auditor asks for this record (a revoked INSERT, a full disk); the scrub itself is done.
+    say.warn(`dnc: warning: the scrub is not recorded in the history: ${(err as Error).message}`);
   }
 }
 
@@ -176,7 +178,8 @@ export async function openResultsCache(
   const cache = judgedResultsCache(
     await (await e.stores()).resultsCache(await scopeOf(e, service, accounts), { create: true }),
   );
-  if (cache === null) throw new Error(`the home folder ${e.homedir} does not exist (dnc does not create it)`);
+  if (cache === null)
+    throw inputError('E_OUTPUT_UNWRITABLE', `the home folder ${e.homedir} does not exist (dnc does not create it)`);
   return cache;
 }
 
