@@ -185,6 +185,28 @@ describe('libraries', () => {
   });
 });
 
+describe('SQLite files', () => {
+  /** The folders that own an SQLite file: the batch journal's and the stores'. */
+  const OWNERS = ['journal/', 'stores/'];
+  const DRIVERS = new Set(['better-sqlite3', 'node:sqlite', 'sqlite3', 'sqlite']);
+
+  it('are opened only by journal/ and stores/: nobody else imports a driver or opens a -wal or -shm file', () => {
+    const outside = files.filter((f) => !OWNERS.some((owner) => f.startsWith(owner)));
+    const drivers = outside.flatMap((f) =>
+      importsOf(f)
+        .filter((i) => DRIVERS.has(i.specifier))
+        .map((i) => `src/${f}:${i.line} imports ${i.specifier}`),
+    );
+    const logs = outside.flatMap((f) =>
+      readFileSync(path.join(SRC, f), 'utf8')
+        .split('\n')
+        .flatMap((line, n) => (/\bopen(Sync)?\([^)]*-(wal|shm)\b/.test(line) ? [`src/${f}:${n + 1}`] : [])),
+    );
+    expect(drivers).toEqual([]);
+    expect(logs).toEqual([]);
+  });
+});
+
 describe('source files', () => {
   it(`stay within 600 lines (but ${[...LONG_FILES].join(', ')}) and 120 columns`, () => {
     const long: string[] = [];

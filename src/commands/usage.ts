@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
-import type { Reconciliation } from '../evidence/reconcile.js';
+import type { Reconciliation } from '../usage/reconcile.js';
 import { reconcileLines } from '../render/reconcile.js';
 import type { UsagePlan, UsageResult } from '../usage/run.js';
 
