@@ -16,7 +16,7 @@
 // each floor run in their own process, so none shares an event loop with what it measures.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { benchServer, TEAM_CONCURRENCY, TEAM_LATENCY_MS, teamStoreInput, teamStoreItem } from './team-store.mjs';
+import { benchServer, RUNNER_CONCURRENCY, RUNNERS, TEAM_CONCURRENCY, TEAM_LATENCY_MS, teamRunnersItem, teamStoreInput, teamStoreItem } from './team-store.mjs';
 import { assertBuilt, fmt, gbNumber, lookupRate, machine, median, OUT_DIR, parseArgs, ROOT, runDnc, runNode, scratchDir, sleep, stamp, startSandboxChild, table, usNumber, writeCsv } from './lib.mjs';
 
 const SIZES = {
@@ -36,7 +36,7 @@ const sizeName = args.size ?? 'full';
 const size = SIZES[sizeName];
 if (!size) throw new Error(`--size must be small or full, got '${sizeName}'`);
 const rounds = Number(args.rounds ?? size.rounds);
-const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13,14').split(',').map((s) => Number(s.trim())));
+const only = new Set(String(args.only ?? '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15').split(',').map((s) => Number(s.trim())));
 assertBuilt();
 
 const tmp = scratchDir('dnc-bench');
@@ -584,14 +584,40 @@ async function item14() {
   }
 }
 
-const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13, 14: item14 };
+async function item15() {
+  const server = benchServer();
+  if (!server) throw new Error('no PostgreSQL server: set the PG* variables (e.g. `pg_virtualenv -t npm run bench`) or DNC_BENCH_POSTGRES');
+  log(`[15] ${RUNNERS} runners sharing one list of ${size.batch.toLocaleString('en-US')} numbers through the team store, --concurrency ${RUNNER_CONCURRENCY} each, sandbox --latency-ms ${TEAM_LATENCY_MS}`);
+  const input = path.join(tmp.dir, 'item15.csv');
+  await writeCsv(input, ['name', 'phone', 'city'], size.batch, (i) => [`n${i}`, usNumber(i), 'Springfield']);
+  const sandbox = await startSandboxChild(['--latency-ms', String(TEAM_LATENCY_MS), ...CREDITS]);
+  try {
+    await warm(sandbox);
+    const scrub = async (store, runners) => {
+      await sandbox.reset();
+      const runs = Array.from({ length: runners }, (_, i) => {
+        const home = path.join(tmp.dir, `item15-${runners}-${i}`);
+        mkdirSync(home, { recursive: true });
+        const env = { ...sandbox.env, HOME: home, USER: `runner${i}`, XDG_STATE_HOME: path.join(home, 'state'), XDG_CACHE_HOME: path.join(home, 'cache'), DNC_STORE: store };
+        return runDnc(['batch', input, '-o', path.join(home, 'out.csv'), '--concurrency', String(RUNNER_CONCURRENCY), '--quiet'], { env });
+      });
+      for (const r of await Promise.all(runs)) if (r.code !== 0) throw new Error(`dnc batch exited ${r.code ?? r.signal}:\n${r.stderr}`);
+      return sandbox.requests();
+    };
+    await teamRunnersItem({ server, scrub, record });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const items = { 1: item1, 2: item2, 3: item3, 4: item4, 5: item5, 6: item6, 7: item7, 8: item8, 9: item9, 10: item10, 11: item11, 12: item12, 13: item13, 14: item14, 15: item15 };
 const m = machine();
 log(`dnc bench (${sizeName}, best of ${rounds} where repeated) on ${m.nproc} × ${m.cpu}, node ${m.node}, load ${m.loadavg.join(' ')}`);
 log('sandbox, dnc and every floor each run as a child process (the sandbox: node bin/dnc.js sandbox --port 0)');
 const failures = [];
 try {
   for (const n of [...only].sort((a, b) => a - b)) {
-    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 14)`);
+    if (!items[n]) throw new Error(`--only: no item ${n} (items are 1 to 15)`);
     try {
       await items[n]();
     } catch (err) {

@@ -74,3 +74,40 @@ export async function teamStoreItem({ server, rounds, batchOnce, record }) {
 }
 
 export const teamStoreInput = (dir) => path.join(dir, 'item14.csv');
+
+/** Item 15: runners sharing one list through the team store, each with its own home, output and 16 in flight. */
+export const RUNNERS = 4;
+export const RUNNER_CONCURRENCY = 16;
+
+/**
+ * Runs the item: `scrub(storeUrl, runners)` runs `runners` batches of one list at once (each a machine of its own)
+ * and returns the sandbox's requests. One runner, then four, each on a fresh database.
+ */
+export async function teamRunnersItem({ server, scrub, record }) {
+  const rates = {};
+  for (const runners of [1, RUNNERS]) {
+    const name = `dnc_bench_${process.pid}_runners_${runners}`;
+    await withAdmin(server, `CREATE DATABASE ${name}`);
+    try {
+      const u = new URL(server);
+      u.pathname = `/${name}`;
+      const requests = await scrub(u.toString(), runners);
+      const numbers = requests.filter((r) => r.path === '/check_phone_number').map((r) => r.query.phone_number);
+      rates[runners] = { ...lookupRate(requests, TEAM_LATENCY_MS), twice: numbers.length - new Set(numbers).size };
+    } finally {
+      await withAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+  }
+  const one = rates[1];
+  const many = rates[RUNNERS];
+  record({
+    item: 15,
+    what: `${RUNNERS} runners on one list (team store), ${RUNNER_CONCURRENCY} in flight each, ${TEAM_LATENCY_MS} ms`,
+    value: `${many.perSecond.toFixed(0)}/s, ${many.twice} charged twice`,
+    reference: `one runner ${one.perSecond.toFixed(0)}/s`,
+    ratio: many.perSecond / one.perSecond,
+    goal: '≥ 3×, 0 charged twice',
+    met: many.perSecond / one.perSecond >= 3 && many.twice === 0,
+    raw: rates,
+  });
+}

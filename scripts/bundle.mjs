@@ -17,8 +17,9 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 // which cost several times the same code in one chunk (undici: ≈ 70 ms as files, ≈ 45 ms as a chunk). undici is
 // imported by its public entry, so its chunk holds all of undici (esbuild cannot drop the parts of a CommonJS
 // package dnc does not use), and is loaded by the first lookup, never at start-up. The rest stay external:
-// better-sqlite3 is native, exceljs and ora are large and loaded only by the commands (and options) that need them.
-const BUNDLED = new Set(['commander', 'undici', 'libphonenumber-js', 'csv-parse', 'csv-stringify', 'cli-table3']);
+// better-sqlite3 is native, ora is large and loaded only by the commands (and options) that need it. (exceljs and
+// csv-stringify are devDependencies: the tests and benches use them, no command does.)
+const BUNDLED = new Set(['commander', 'undici', 'libphonenumber-js', 'csv-parse', 'cli-table3']);
 const external = Object.keys(pkg.dependencies).filter((name) => !BUNDLED.has(name));
 
 const common = {

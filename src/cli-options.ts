@@ -1,6 +1,6 @@
 // Typed commander options: the value is parsed (and refused, exit 2, in dnc's error format) while commander reads
 // the command line, so a command's action receives numbers and checked values, never raw strings to re-check.
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseIntegerOption } from './config.js';
 import { usageError } from './errors.js';
 import { parseDuration } from './time.js';
@@ -117,4 +117,46 @@ export function parseDateTimeOption(flag: string, raw: string): Date {
 /** An ISO 8601 date-time with Z or an offset (e.g. --as-of), as a Date. */
 export function dateTimeOption(flags: string, description: string): Option {
   return parsedOption(flags, description, (raw, flag) => parseDateTimeOption(flag, raw));
+}
+
+/**
+ * One row of a command's table of flags: the commander option, and the field of the use case's options it fills.
+ * Commands register their flags and read their options from one table, so a flag cannot be added to one and not
+ * the other.
+ */
+export interface Flag<T> {
+  option: Option;
+  /** The options' field (by default the option's attribute name: `--max-credits` fills `maxCredits`). */
+  key?: keyof T & string;
+  /** The field's value from commander's (by default a boolean flag's true or false, any other value as parsed). */
+  value?(raw: unknown): unknown;
+}
+
+/** The flags of a table, registered on `command` in the table's order (the order `--help` lists them). */
+export function addFlags(command: Command, flags: ReadonlyArray<Flag<never>>): Command {
+  for (const flag of flags) command.addOption(flag.option);
+  return command;
+}
+
+/** The field a flag fills. */
+export function flagKey<T>(flag: Flag<T>): keyof T & string {
+  return flag.key ?? (flag.option.attributeName() as keyof T & string);
+}
+
+/** The options a table's flags fill from what commander read. */
+export function readFlags<T>(command: Command, flags: ReadonlyArray<Flag<T>>): Partial<T> {
+  const raw = command.opts<Record<string, unknown>>();
+  const options: Record<string, unknown> = {};
+  for (const flag of flags) {
+    const value = raw[flag.option.attributeName()];
+    const plain = flag.option.isBoolean() ? (flag.option.negate ? value !== false : value === true) : value;
+    options[flagKey(flag)] = flag.value ? flag.value(value) : plain;
+  }
+  return options as Partial<T>;
+}
+
+/** Whether a flag of the table was given on the command line (not a default, nor an environment variable). */
+export function flagGiven<T>(command: Command, flags: ReadonlyArray<Flag<T>>, key: keyof T): boolean {
+  const flag = flags.find((f) => flagKey(f) === key);
+  return flag !== undefined && command.getOptionValueSource(flag.option.attributeName()) === 'cli';
 }

@@ -130,7 +130,7 @@ const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
  * like /tmp aside) is refused, since anyone could point base_url at their own server and be sent the key; one
  * holding a key that others may read is used, with a warning. Exit 2, naming the chmod to run.
  */
-async function checkModes(file: string, what: string, holdsKey: boolean, warnings: string[]): Promise<void> {
+async function checkModes(file: string, what: string, holdsKey: string | false, warnings: string[]): Promise<void> {
   const st = await stat(file).catch(() => null);
   // A pipe or a terminal (`--api-key-file <(pass show dnc)`, /dev/stdin) is no file anyone could replace.
   if (!st?.isFile()) return;
@@ -150,7 +150,7 @@ async function checkModes(file: string, what: string, holdsKey: boolean, warning
     });
   }
   if (holdsKey && mode & 0o044) {
-    const readable = `${what} ${file} holds the API key and others can read it (mode ${octal(mode)})`;
+    const readable = `${what} ${file} holds ${holdsKey} and others can read it (mode ${octal(mode)})`;
     warnings.push(`warning: ${readable}; run: chmod 600 ${file}`);
   }
 }
@@ -187,11 +187,13 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
   }
   const profiles = isObject(parsed.profiles) ? Object.values(parsed.profiles).filter(isObject) : [];
   // A store URL with a password in it is a secret too.
-  const holdsKey = [parsed, ...profiles].some(
-    (o) =>
-      (typeof o.api_key === 'string' && o.api_key !== '') ||
-      (typeof o.store === 'string' && /^[a-z]+:\/\/[^/@]*:[^/@]+@/i.test(o.store)),
+  // Said by name: the API key, the store's password, or both.
+  const key = [parsed, ...profiles].some((o) => typeof o.api_key === 'string' && o.api_key !== '');
+  const password = [parsed, ...profiles].some(
+    (o) => typeof o.store === 'string' && /^[a-z]+:\/\/[^/]*:[^/]*@/i.test(o.store),
   );
+  const holdsKey =
+    key && password ? 'the API key and a store password' : key ? 'the API key' : password ? 'a store password' : false;
   await checkModes(file, 'the config file', holdsKey, notes);
   const out = configValues(parsed, file, '');
   if (profile !== undefined) {
@@ -337,7 +339,7 @@ function describe(err: unknown): string {
 }
 
 async function readKeyFile(file: string, warnings: string[]): Promise<string> {
-  await checkModes(file, 'the API key file', true, warnings);
+  await checkModes(file, 'the API key file', 'the API key', warnings);
   try {
     const key = (await readFile(file, 'utf8')).trim();
     if (!key) throw usageError('E_CONFIG_INVALID', `API key file ${file} is empty`);

@@ -1,4 +1,7 @@
-// What a command may use: injected I/O, environment, clock, configuration, the service client, interrupts.
+// The factory every command shares (gh's cmdutil.Factory is the model): one object per run that holds the injected
+// I/O, environment, clock and interrupts, and builds the configuration, the service client and the stores when
+// first asked. A command takes what it needs from it, and hands a use case its dependencies with `ctx.deps(…)`.
+import { fstatSync, statSync } from 'node:fs';
 import os from 'node:os';
 import {
   DEFAULT_RETRIES,
@@ -10,6 +13,8 @@ import {
 } from './config.js';
 import { redactSecrets } from './errors.js';
 import { writeLine, type Interrupts, type IO } from './io.js';
+import type { BatchRunDeps } from './batch/job.js';
+import { processLockDeps } from './process-identity.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
 import type { ServiceClient } from './service/client.js';
 import type { Stores } from './stores/owner.js';
@@ -47,7 +52,15 @@ export interface Context {
   stores(): Promise<Stores>;
   /** Closes the stores if they were opened (the command's end). */
   closeStores(): Promise<void>;
+  /** What a use case is given (its `…Deps`): the factory's parts under the names the use cases take, and `extra`. */
+  deps<X extends object>(extra: X): UseCaseDeps & X;
 }
+
+/**
+ * The dependencies the use cases share, as the factory hands them over: a batch's are the widest (every other use
+ * case's `…Deps` is a part of them and its events). Standard input is set up only when a use case reads it (≈ 3 ms).
+ */
+export type UseCaseDeps = Required<Omit<BatchRunDeps, 'onEvent' | 'askColumns' | 'askReuse' | 'renderThreadFile'>>;
 
 export interface ContextDeps {
   io: IO;
@@ -157,8 +170,50 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
           : undefined,
       });
     },
+    deps(extra) {
+      const io = ctx.io;
+      const shared: UseCaseDeps = {
+        cwd: ctx.cwd,
+        env,
+        homedir: ctx.homedir,
+        now: () => ctx.now(),
+        tzdataVersion: ctx.tzdataVersion,
+        flags,
+        interrupts: ctx.interrupts,
+        serviceConfig: () => ctx.serviceConfig(),
+        createClient: (options) => ctx.createClient(options),
+        stores: () => ctx.stores(),
+        get stdin() {
+          return io.stdin;
+        },
+        get stdinIsTTY() {
+          return io.stdinIsTTY;
+        },
+        stdout: io.stdout,
+        lockDeps: processLockDeps(),
+        // Standard output is written as the stream itself (a socket cannot be opened by path); input never written.
+        isStandardOutput: isStandardStream(1),
+        isStandardInput: isStandardStream(0),
+        isStandardError: isStandardStream(2),
+      };
+      // Property by property, so the lazy getters stay lazy (a spread would read standard input now).
+      return Object.defineProperties(shared, Object.getOwnPropertyDescriptors(extra)) as UseCaseDeps & typeof extra;
+    },
   };
   return ctx;
+}
+
+/** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */
+function isStandardStream(fd: 0 | 1 | 2): (file: string) => boolean {
+  return (file) => {
+    try {
+      const a = statSync(file);
+      const b = fstatSync(fd);
+      return a.dev === b.dev && a.ino === b.ino;
+    } catch {
+      return false;
+    }
+  };
 }
 
 export { isProcessAlive, processLockDeps, processStartTime } from './process-identity.js';

@@ -2,7 +2,7 @@
 import os from 'node:os';
 import { Command, CommanderError, type Argument, type Help, type Option } from 'commander';
 import { defaultText } from './cli-tree.js';
-import { batchRefusedSummary, registerBatch } from './commands/batch.js';
+import { registerBatch } from './commands/batch.js';
 import { registerCheck } from './commands/check.js';
 import { registerCompletion } from './commands/completion.js';
 import { addExitCodeHelp, registerHelp } from './commands/help.js';
@@ -17,7 +17,7 @@ import { registerExempt } from './commands/exempt.js';
 import { registerStatus } from './commands/status.js';
 import { registerReport } from './commands/report.js';
 import { registerStore } from './commands/store.js';
-import type { CommandHost } from './commands/host.js';
+import type { ActionOptions, CommandHost } from './commands/host.js';
 import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps } from './context.js';
@@ -95,6 +95,7 @@ export function buildProgram(
   deps: MainDeps,
   setExit: (code: number) => void,
   onContext: (ctx: Context) => void,
+  actions: Map<Command, ActionOptions> = new Map(),
 ): Command {
   const { io } = deps;
   const interrupts: Interrupts = deps.interrupts ?? { on: () => () => {} };
@@ -154,7 +155,8 @@ export function buildProgram(
     });
 
   const host: CommandHost = {
-    action(command, run) {
+    action(command, run, how = {}) {
+      actions.set(command, how);
       command.action(async (...args: unknown[]) => {
         const cmd = args[args.length - 1] as Command;
         const ctx = createContext({ ...deps, interrupts }, globalFlags(cmd));
@@ -184,6 +186,7 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
   };
   let exitCode: number = ExitCode.OK;
   let ctx: Context | undefined;
+  const actions = new Map<Command, ActionOptions>();
   const program = buildProgram(
     deps,
     (code) => {
@@ -192,12 +195,8 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     (c) => {
       ctx = c;
     },
+    actions,
   );
-  // The command commander dispatches to, known before it parses that command's own options (whose errors follow).
-  let dispatched: string | undefined;
-  program.hook('preSubcommand', (_program, command) => {
-    dispatched = command.name();
-  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
@@ -211,8 +210,9 @@ export async function main(argv: string[], givenDeps: MainDeps): Promise<number>
     const json = ctx?.json ?? argv.includes('--json');
     if (json && !stdoutWritten) {
       const error = jsonErrorOf(shown);
-      // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
-      writeLine(deps.io.stdout, JSON.stringify(dispatched === 'batch' ? batchRefusedSummary(error) : { error }));
+      // The command's own object when it has one for a refusal (a batch's summary is printed on every exit: cli.md).
+      const refusedJson = actions.get(commandNamed(program, argv).command)?.refusedJson;
+      writeLine(deps.io.stdout, JSON.stringify(refusedJson ? refusedJson(error) : { error }));
     }
     return shown.exitCode;
   }
@@ -225,7 +225,7 @@ const SUCCESSES: readonly string[] = ['commander.helpDisplayed', 'commander.vers
  * The command the words of argv name (`suppress add`), as far as they name one: whose usage a usage error points to.
  * Option values are stepped over (`--store URL check`), so a value is never taken for a command.
  */
-function commandNamed(program: Command, argv: readonly string[]): string {
+function commandNamed(program: Command, argv: readonly string[]): { names: string; command: Command } {
   const names: string[] = [];
   let at = program;
   const options = () => {
@@ -246,7 +246,7 @@ function commandNamed(program: Command, argv: readonly string[]): string {
     names.push(sub.name());
     at = sub;
   }
-  return names.join(' ');
+  return { names: names.join(' '), command: at };
 }
 
 /**
@@ -255,7 +255,7 @@ function commandNamed(program: Command, argv: readonly string[]): string {
  * E_INTERNAL, a bug.
  */
 function shownError(err: unknown, program: Command, argv: readonly string[]): DncError {
-  const command = commandNamed(program, argv);
+  const command = commandNamed(program, argv).names;
   if (err instanceof CommanderError) {
     const [first = '', ...rest] = err.message.replace(/^error: /, '').split('\n');
     const didYouMean = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());

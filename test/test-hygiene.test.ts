@@ -1,6 +1,7 @@
 // The suite itself: a test passes on a fresh machine in any order, so none names a fixed path in the temp folder
 // (another test, or an earlier run, may have left it, or may find what this one leaves). Each test makes its own
 // folder (mkdtemp) and removes it.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -40,5 +41,18 @@ describe('the test suite', () => {
     expect(fixedTempPaths("const f = '/tmp/dnc-x.csv';")).toHaveLength(1);
     expect(fixedTempPaths("const d = mkdtempSync(path.join(os.tmpdir(), 'dnc-x-'));")).toEqual([]);
     expect(fixedTempPaths('const d = path.join(os.tmpdir(), `dnc-${process.pid}-${random}`);')).toEqual([]);
+  });
+});
+
+describe('the benches and scripts', () => {
+  // Plain JavaScript that no type check reads: a syntax error would show only when the bench or soak runs.
+  it('parse: node --check accepts every .mjs of bench/ and scripts/', () => {
+    const broken = [...files(path.join(REPO_ROOT, 'bench')), ...files(path.join(REPO_ROOT, 'scripts'))]
+      .filter((f) => f.endsWith('.mjs'))
+      .flatMap((f) => {
+        const r = spawnSync(process.execPath, ['--check', f], { encoding: 'utf8' });
+        return r.status === 0 ? [] : [`${path.relative(REPO_ROOT, f)}: ${r.stderr.split('\n').slice(0, 4).join(' ')}`];
+      });
+    expect(broken).toEqual([]);
   });
 });

@@ -10,9 +10,9 @@ import { scanInput } from './ingest.js';
 import { DistinctNumbers } from '../phone/distinct-numbers.js';
 import { readCosts } from '../stores/cost-cache.js';
 import { cacheDir } from '../paths.js';
-import { dryRunGuard } from '../evidence/credit-guard.js';
-import { reusableLine } from '../evidence/reusable.js';
-import * as evidence from '../evidence/batch-evidence.js';
+import { dryRunGuard } from './credit-guard.js';
+import { reusableLine } from './reusable.js';
+import { reusableCounter, reusableOfRun } from './before-lookups.js';
 
 export async function dryRun(
   ctx: RunContext,
@@ -35,7 +35,7 @@ export async function dryRun(
         (c) => new URL(c.baseUrl.value).origin,
         () => null,
       );
-  const reusable = service ? await evidence.reusableCounter(ctx, service, options.compliance ?? {}) : null;
+  const reusable = service ? await reusableCounter(ctx, service, options.compliance ?? {}) : null;
   const candidates: Array<{ e164: string; country: string }> = [];
   const scan = await scanInput(layout, resultOptions.country ?? undefined, (cell) => {
     if (!seen.add(cell.e164)) return;
@@ -114,7 +114,7 @@ export async function dryRun(
   const resend = options.resendUnanswered === true;
   const rerun =
     plan && journalPath ? { path: journalPath, inUse: journalInUse(journalPath, ctx.lockDeps), resend } : null;
-  const reuse = reusable ? await evidence.reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
+  const reuse = reusable ? await reusableOfRun(reusable, fresh, unsupported, rerun, costs) : null;
   if (reuse) {
     guard.lines.push(`note: ${reusableLine(reuse, guard.forecast.numbers)}`);
   }

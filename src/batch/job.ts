@@ -11,9 +11,9 @@ import type { ServiceClient } from '../service/client.js';
 import type { Stores } from '../stores/owner.js';
 import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
-import type { Reusable } from '../evidence/reusable.js';
+import type { Reusable } from './reusable.js';
 import type { SchedulerProgress } from './scheduler.js';
-import type { PaidAgain } from '../evidence/recent-answers.js';
+import type { PaidAgain } from './recent-answers.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =

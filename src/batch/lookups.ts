@@ -10,7 +10,9 @@ import { keptFolder } from '../paths.js';
 import { BatchScheduler } from './scheduler.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } from '../config.js';
+import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, loadConfigFile } from '../config.js';
+import { validityRules, windowDays } from '../compliance/validity.js';
+import { DAY_MS } from '../time.js';
 import { operatorOf } from '../compliance/settings.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims } from '../stores/team-claims.js';
@@ -43,7 +45,11 @@ export async function teamClaimsFor(
   const apiKey = (await ctx.serviceConfig()).apiKey.value;
   const claims = await stores.claims({ service, apiKey }, claimant, lease, origin);
   if (!claims) return null;
-  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now);
+  // A colleague's verdict stands as long as the register's rules let it be relied on: its country's window. With
+  // --no-reuse, only one of the same moment (within a lease) is taken: the user asked to pay for fresh answers.
+  const rules = validityRules((await loadConfigFile(ctx.flags, ctx.env, ctx.homedir)).file.validity_days);
+  const windowMs = options.noReuse ? null : (c: string) => windowDays(rules, c) * DAY_MS;
+  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now, windowMs);
 }
 
 export async function runLookups(
@@ -135,6 +141,8 @@ export async function runLookups(
     return outcome;
   } finally {
     off();
+    // What this run claimed and never sent is free for the others at once; its heartbeat stops.
+    await team?.close().catch(() => {});
     ctx.emit({ type: 'lookups-ended' });
   }
 }
@@ -186,4 +194,21 @@ function pagesOf(
  */
 export async function webhookMissingFor(options: BatchOptions): Promise<(country: string) => boolean> {
   return (country) => !options.webhookUrl && (options.webhookAll || WEBHOOK_ONLY_COUNTRIES.includes(country));
+}
+
+/** Rows pending on a colleague's webhook lookup whose verdict the team store now holds (none with the local store). */
+export async function adoptTeamVerdicts(
+  ctx: RunContext,
+  journal: BatchJournal,
+  service: string,
+  options: BatchOptions,
+): Promise<number> {
+  if (!journal.pendingNumbers().some((p) => p.creditsHeld === 0)) return 0;
+  const team = await teamClaimsFor(ctx, journal, service, options);
+  if (!team) return 0;
+  try {
+    return await team.adoptPending(journal);
+  } finally {
+    await team.close().catch(() => {});
+  }
 }

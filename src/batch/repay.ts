@@ -15,7 +15,7 @@ import {
   type PaidAgain,
   type ReuseDecision,
   type SendPlan,
-} from '../evidence/recent-answers.js';
+} from './recent-answers.js';
 import type { BatchOptions, RunContext } from './job.js';
 import { webhookMissingFor } from './lookups.js';
 import { readCosts } from '../stores/cost-cache.js';

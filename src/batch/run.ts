@@ -12,13 +12,13 @@ import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { acquireJournalLock, BatchJournal, type ResultOptions } from '../journal/journal.js';
 import type { ResultsCache } from '../stores/interfaces.js';
-import type { ReusableCounter } from '../evidence/reusable.js';
+import type { ReusableCounter } from './reusable.js';
 import type { ThreadEarlyRender } from './early-render-thread.js';
 import type { SchedulerOutcome, SchedulerProgress } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import { checkFiles, checkOptions, rememberedRun, resumeCommand, withRememberedOptions } from './options.js';
-import { numbersOfThisRun, rememberCosts, runLookups, teamClaimsFor } from './lookups.js';
+import { adoptTeamVerdicts, numbersOfThisRun, rememberCosts, runLookups } from './lookups.js';
 import { renderableEarly, threadWorth } from './render-early.js';
 import { spoolStdin, withKeptInput } from './spool.js';
 import { type BatchOptions, type BatchRunDeps, type BatchRunResult, runContext, type RunContext } from './job.js';
@@ -43,7 +43,8 @@ import * as batchPaths from './paths.js';
 import * as compliance from '../compliance/batch-compliance.js';
 import * as calling from './calling.js';
 import * as evidence from '../evidence/batch-evidence.js';
-import type { RecentAnswers } from '../evidence/recent-answers.js';
+import * as beforeSending from './before-lookups.js';
+import type { RecentAnswers } from './recent-answers.js';
 import { paidAgain, sendingOf, settleRecent, type RecentOutcome } from './repay.js';
 import { BackgroundWork } from './background.js';
 
@@ -261,8 +262,8 @@ async function runBatchJournal(
     // when --reuse-within was not given and the cache holds recent verdicts of this service; those of the last day
     // are decided on (src/batch/repay.ts).
     if ((options.reuseWithinMs ?? null) === null) {
-      recent = await evidence.recentAnswersOf(ctx, serviceOrigin, options.compliance ?? {});
-      reusable = await evidence.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
+      recent = await beforeSending.recentAnswersOf(ctx, serviceOrigin, options.compliance ?? {});
+      reusable = await beforeSending.reusableCounter(ctx, serviceOrigin, options.compliance ?? {});
     }
     if ((await prepareJournal(ctx, journal, batch, options)) === 'read') {
       // Lookups start while the list is read, unless a number read later would need treatment before it may
@@ -281,7 +282,7 @@ async function runBatchJournal(
     const balance = lookupsAhead ? clientReady.then((c) => c.usage()) : null;
     balance?.catch(() => {}); // read by the guard below
     if (!listsApplied) await applyLists();
-    await evidence.beforeLookups(ctx, ctx, journal, {
+    await beforeSending.beforeLookups(ctx, ctx, journal, {
       service: serviceOrigin,
       reuseWithinMs: options.reuseWithinMs ?? null,
       compliance: options.compliance ?? {},
@@ -304,7 +305,7 @@ async function runBatchJournal(
       // weighed (the list, or its first thousand numbers: a few milliseconds of reading), only when there are any.
       if (reusable) {
         reading?.lookupsStarted(); // (reading would otherwise wait for the first lookups before its second chunk)
-        const line = await evidence.reusableGuardLine(
+        const line = await beforeSending.reusableGuardLine(
           reusable,
           await toWeigh,
           costs,
@@ -317,11 +318,11 @@ async function runBatchJournal(
       }
       const usage = { usage: () => balance ?? client!.usage() };
       const guarding = toWeigh
-        .then((unsent) => evidence.creditShortfall(usage, unsent, costs, willSend))
+        .then((unsent) => beforeSending.creditShortfall(usage, unsent, costs, willSend))
         .then(
           (guard) => {
             estimate = guard.estimate;
-            ctx.debug(evidence.estimateLine(guard.estimate));
+            ctx.debug(beforeSending.estimateLine(guard.estimate));
             for (const line of guard.lines) ctx.warn(`dnc: ${line}`);
             if (guard.lines.length > 0 && reading?.reading)
               ctx.warn('dnc: (an estimate over the numbers read so far: the list is still being read)');
@@ -482,17 +483,6 @@ async function runBatchJournal(
     lock.release();
     if (discardJournal) deleteJournalFiles(journalPath);
   }
-}
-
-/** Rows pending on a colleague's webhook lookup whose verdict the team store now holds (none with the local store). */
-async function adoptTeamVerdicts(
-  ctx: RunContext,
-  journal: BatchJournal,
-  service: string,
-  options: BatchOptions,
-): Promise<number> {
-  if (!journal.pendingNumbers().some((p) => p.creditsHeld === 0)) return 0;
-  return (await teamClaimsFor(ctx, journal, service, options))?.adoptPending(journal) ?? 0;
 }
 
 /**

@@ -17,6 +17,9 @@ import {
 import { formatInteger } from '../text/numbers.js';
 import { unsupportedCountryText } from '../service/refusals.js';
 import { sharedAnswerOf, type GateSorting, type TeamClaims } from '../stores/team-claims.js';
+import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
+
+export type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
 
 export interface SchedulerOptions {
   journal: BatchJournal;
@@ -42,50 +45,8 @@ export interface SchedulerOptions {
 
 /** How often the answers of other machines' lookups are asked for while this run waits for them. */
 const WAIT_POLL_MS = 200;
-
-/**
- * The journal's queue while the input is still being read into it: an empty queue means "not yet" until
- * reading ends. Every number is in the journal (committed, and checked against the user's lists) before the
- * scheduler hears of it, so it is claimed and sent exactly as a number read before the run began.
- */
-export interface IncomingNumbers {
-  /** True while more numbers may come. */
-  readonly reading: boolean;
-  /** `listener(added)` runs after each commit of new numbers, and once (added 0) when reading ends. */
-  subscribe(listener: (added: number) => void): void;
-}
-
-/** Progress after each answer; the command renders it. */
-export interface SchedulerProgress {
-  /** Numbers with an answer (final or receipt) in this run. */
-  answered: number;
-  /** Numbers this run has to do: those queued when it began, plus those read since (while `reading`). */
-  total: number;
-  /** The input is still being read: `total` is a count so far. */
-  reading: boolean;
-  inFlight: number;
-  /** Credits the batch has used in all its runs (charged, and held for pending lookups). */
-  credits: number;
-  /** Lookups sent in this run. */
-  sent: number;
-}
-
-export interface SchedulerOutcome {
-  stoppedReason: StoppedReason | null;
-  /** A failure that ended the run (401/403, the service unreachable …). */
-  fatal: DncError | null;
-  /** Numbers left in flight by an earlier run, sent again (they may have been charged then). */
-  resent: number;
-  /** Numbers with a final answer before this run began. */
-  doneBefore: number;
-  total: number;
-  sent: number;
-  creditsThisRun: number;
-  creditsTotal: number;
-  elapsedMs: number;
-  /** True when the run was abandoned (second Ctrl-C) without waiting for lookups in flight. */
-  abandoned: boolean;
-}
+/** Numbers set aside for a colleague's answer asked for at most per poll. */
+const POLL_MAX = 2_000;
 
 interface QueueItem {
   id: number;
@@ -416,44 +377,105 @@ export class BatchScheduler extends EventEmitter {
           send(item, estimate, webhook);
         }
       };
-      // With a team store, numbers are claimed there first (one statement per turn); until the claim answers, and
-      // while another machine's lookup is waited for, each holds its place among those in flight.
+      // With a team store, numbers are claimed there first (one statement per turn); until the claim answers, each
+      // holds its place among those in flight. A number a colleague is looking up holds no place and no credits: it
+      // is set aside (`waiting`), its answer asked for every WAIT_POLL_MS while this run goes on with other numbers,
+      // and adopted when it lands. What the store says of a number let go meanwhile (the run stopping) is dropped.
       const gated = new Map<number, { estimate: number; webhook: boolean }>();
       const waiting = new Map<number, QueueItem>();
       let polling: ReturnType<typeof setInterval> | null = null;
       let pollBusy = false;
       const ungate = (item: QueueItem) => {
-        const g = gated.get(item.id)!;
+        const g = gated.get(item.id);
+        if (!g) return null;
         gated.delete(item.id);
-        waiting.delete(item.id);
         inFlight--;
         return g;
       };
+      const watch = () => {
+        if (waiting.size > 0 && polling === null) polling = setInterval(() => void poll(), WAIT_POLL_MS);
+        if (waiting.size === 0 && polling !== null) {
+          clearInterval(polling);
+          polling = null;
+        }
+      };
+      /** Colleagues' lookups no longer waited for: those numbers stay queued in the journal, for the rerun. */
       const releaseWaiting = () => {
-        for (const item of waiting.values()) budget.cancel(item.country, ungate(item).estimate);
-        if (polling) clearInterval(polling);
-        polling = null;
+        waiting.clear();
+        watch();
       };
       const stopForStore = (err: unknown) => {
         this.fatal ??= storeFailure(err);
         this.stopping ??= 'service_failure';
         schedulePump();
       };
-      const apply = (r: GateSorting) => {
+      const adopt = (write: (j: BatchJournal) => void) => {
+        queue.push(() => write(journal));
+        queue.countAnswer();
+      };
+      /** Back to the journal's queue and this run's buffer: committed in flight, but not sent. */
+      const unsend = (item: QueueItem, estimate: number) => {
+        inFlight--;
+        budget.cancel(item.country, estimate);
+        queue.push(() => journal.release(item.id));
+      };
+      /** Claimed: committed in flight in the journal, recorded `sending` in the store, then sent. */
+      const sendClaimed = (ours: ReadonlyArray<[QueueItem, number, boolean]>) => {
+        if (ours.length === 0) return;
+        const committed = new Set(commit(ours.map(([i]) => i.id)));
+        const going: Array<[QueueItem, number, boolean]> = [];
+        for (const entry of ours) {
+          if (committed.has(entry[0].id)) going.push(entry);
+          else {
+            budget.cancel(entry[0].country, entry[1]);
+            team!.settle(entry[0].e164, { kind: 'released' });
+          }
+        }
+        inFlight += going.length;
+        team!.sending(going.map(([i]) => i)).then(
+          (mine) => {
+            if (this.abandoned) return;
+            for (const [item, estimate, webhook] of going) {
+              if (mine.has(item.id)) send(item, estimate, webhook);
+              else {
+                // Reaped while this run was cut off from the store (its heartbeat late): claimed again later.
+                unsend(item, estimate);
+                buffer.unshift(item);
+              }
+            }
+            schedulePump();
+          },
+          (err: unknown) => {
+            for (const [item, estimate] of going) {
+              unsend(item, estimate);
+              team!.settle(item.e164, { kind: 'released' });
+            }
+            stopForStore(err);
+          },
+        );
+      };
+      const applyClaim = (r: GateSorting) => {
         for (const [item, write] of r.answered) {
-          const { estimate } = ungate(item);
-          queue.push(() => write(journal));
-          queue.countAnswer();
-          budget.settle(item.country, estimate, 0);
+          const g = ungate(item);
+          if (!g) continue;
+          budget.settle(item.country, g.estimate, 0);
+          adopt(write);
         }
         for (const item of r.retry) {
-          budget.cancel(item.country, ungate(item).estimate);
+          const g = ungate(item);
+          if (!g) continue;
+          budget.cancel(item.country, g.estimate);
           buffer.unshift(item);
         }
-        for (const item of r.waiting) waiting.set(item.id, item);
-        const ours = r.send.map((item): [QueueItem, number, boolean] => {
+        for (const item of r.waiting) {
           const g = ungate(item);
-          return [item, g.estimate, g.webhook];
+          if (!g) continue;
+          budget.cancel(item.country, g.estimate);
+          waiting.set(item.id, item);
+        }
+        const ours = r.send.flatMap((item): Array<[QueueItem, number, boolean]> => {
+          const g = ungate(item);
+          return g ? [[item, g.estimate, g.webhook]] : [];
         });
         if (this.stopping !== null) {
           // Stopped while the claim was made: claimed, but not sent after all.
@@ -462,20 +484,23 @@ export class BatchScheduler extends EventEmitter {
             team!.settle(item.e164, { kind: 'released' });
           }
           releaseWaiting();
-        } else sendNow(ours);
-        if (waiting.size > 0 && polling === null) polling = setInterval(() => void poll(), WAIT_POLL_MS);
-        if (waiting.size === 0 && polling !== null) {
-          clearInterval(polling);
-          polling = null;
-        }
+        } else sendClaimed(ours);
+        watch();
+        schedulePump();
+      };
+      const applyPoll = (r: GateSorting) => {
+        for (const [item, write] of r.answered) if (waiting.delete(item.id)) adopt(write);
+        for (const item of r.retry) if (waiting.delete(item.id)) buffer.unshift(item);
+        watch();
         schedulePump();
       };
       const poll = async () => {
         if (pollBusy || waiting.size === 0) return;
         pollBusy = true;
         try {
-          const sorted = await team!.poll([...waiting.values()]);
-          if (!this.abandoned) apply(sorted);
+          // The longest waited for first; a bounded statement however many numbers are set aside.
+          const sorted = await team!.poll([...waiting.values()].slice(0, POLL_MAX));
+          if (!this.abandoned) applyPoll(sorted);
         } catch (err) {
           releaseWaiting();
           stopForStore(err);
@@ -488,14 +513,11 @@ export class BatchScheduler extends EventEmitter {
         inFlight += starting.length;
         team!.claim(starting.map(([item]) => item)).then(
           (sorted) => {
-            if (!this.abandoned) apply(sorted);
+            if (!this.abandoned) applyClaim(sorted);
           },
           (err: unknown) => {
             // Not claimed, not sent: they stay queued in the journal for the rerun.
-            for (const [item, estimate] of starting) {
-              ungate(item);
-              budget.cancel(item.country, estimate);
-            }
+            for (const [item, estimate] of starting) if (ungate(item)) budget.cancel(item.country, estimate);
             stopForStore(err);
           },
         );
@@ -546,11 +568,12 @@ export class BatchScheduler extends EventEmitter {
         } else sendNow(starting);
         progress();
         team?.flushSoon(stopForStore);
-        if (!drained && (this.stopping !== null || (buffer.length === 0 && exhausted))) {
+        const over = this.stopping !== null || (buffer.length === 0 && exhausted && waiting.size === 0);
+        if (!drained && over) {
           drained = true;
           this.emit('drained');
         }
-        if (inFlight === 0 && (this.stopping !== null || (buffer.length === 0 && exhausted))) this.finish?.();
+        if (inFlight === 0 && over) this.finish?.();
       };
       this.pump();
     });

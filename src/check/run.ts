@@ -26,7 +26,6 @@ import type { EvidenceEnv } from '../evidence/batch-evidence.js';
 import { openCheckEvidence, reusedJson, reusedLines } from '../evidence/check-evidence.js';
 import type { Interrupts } from '../io.js';
 import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
-import type { Judgement } from '../service/answers.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
@@ -175,8 +174,9 @@ export async function runCheck(
   // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
   const config = await deps.serviceConfig();
   const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  // The whole list verified, exactly as batch verifies it: a forged entry of another number's is a forged list.
   const compliance = checkCompliance(
-    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList }), numbers),
+    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList })),
     deps.now,
   );
   let accepted: CheckedNumber[];
@@ -350,6 +350,7 @@ export async function runCheck(
     }
   } finally {
     stopListening();
+    await claims?.close();
     await compliance.close();
     await evidence.close();
     await client.close();
@@ -454,13 +455,4 @@ function stopsTheRest(err: DncError): boolean {
     err.exitCode === ExitCode.USAGE ||
     err.code === 'E_NETWORK'
   );
-}
-
-/** The error of an answer the judge refused: exit 6, the problem named. */
-export function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
-  const charged =
-    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
-  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
-    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
-  });
 }

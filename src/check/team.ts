@@ -21,7 +21,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function claimOrWait(claims: LookupClaims, e164: string, country: string): Promise<TeamTurn> {
   for (;;) {
     const fate = (await claims.claim([e164], false)).get(e164);
-    if (!fate || fate.kind === 'claimed') return { kind: 'send' };
+    if (!fate || fate.kind === 'claimed') {
+      // Recorded as sending before the request leaves (a member reaped meanwhile no longer holds it: claim again).
+      if ((await claims.sending([e164])).has(e164)) return { kind: 'send' };
+      continue;
+    }
     // Held: that lookup was in flight, and its answer is waited for; else it had ended before this claim.
     const inFlight = fate.kind === 'held';
     let answer: ClaimAnswer | undefined = inFlight ? undefined : fate;
@@ -30,6 +34,8 @@ export async function claimOrWait(claims: LookupClaims, e164: string, country: s
       answer = (await claims.answers([e164])).get(e164);
     }
     if (answer.kind === 'released') continue;
+    if (answer.kind === 'suppressed')
+      return { kind: 'other', text: `put on the internal do-not-call list since ${answer.addedAt}: not sent` };
     if (answer.kind === 'answered') {
       const a = answer.answer;
       if ((a.result === 'callable' || a.result === 'do_not_call') && a.checkedAt && a.correlationId)

@@ -5,12 +5,16 @@ import { showSaid, type Context } from '../context.js';
 import { errorLines, ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
-import { formatInteger } from '../text/numbers.js';
-import type { LookupOutcome, ResponseMeta } from '../service/client.js';
-import { failedLookupError, jsonLine, renderOutcome, withCalling } from '../render/check.js';
-import { failureLine } from '../render/error.js';
-import { callingLines } from '../render/calling.js';
-import type { CheckEvent, CheckOptions, CheckResult, GivenNumber } from '../check/run.js';
+import type { LookupOutcome } from '../service/client.js';
+import {
+  notSentLine,
+  numberShown,
+  STOPPED_AT_ONCE,
+  tallyLine,
+  type CheckView,
+  type NumberEvent,
+} from '../render/check.js';
+import type { CheckEvent, CheckOptions, GivenNumber } from '../check/run.js';
 
 const HELP = `
 Numbers are E.164 (+12025550123) or national format with --country. NUMBER "-" reads numbers
@@ -87,152 +91,47 @@ export function registerCheck(program: Command, host: CommandHost): void {
   });
 }
 
-/** Runs the check use case, showing each event as it comes; returns the exit code. */
+/** Runs the check use case, showing each event as it comes (src/render/check.ts); returns the exit code. */
 async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, failOnDnc: boolean): Promise<number> {
   // The records' lines and JSON come with the use case: compliance/ and evidence/ are below it, not below the command.
-  const { runCheck, badResponseError, checkRecords: records } = await import('../check/run.js');
-  const renderOptions = { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl };
+  const { runCheck, checkRecords: records } = await import('../check/run.js');
+  const view: CheckView = {
+    json: ctx.json,
+    render: { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl },
+    reuseWithinMs: options.reuseWithinMs ?? null,
+    records,
+  };
   let blocks = 0;
   let exit: number = ExitCode.OK;
-  const print = (lines: readonly string[]) => {
-    if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
-    for (const line of lines) writeLine(ctx.io.stdout, line);
-  };
   const show = (e: CheckEvent) => {
     if (showSaid(ctx, e)) return;
-    if (e.type === 'not_sent') {
-      ctx.warn(`dnc: ${e.interrupted ? 'interrupted; ' : ''}not sent (${e.numbers.length}): ${e.numbers.join(', ')}`);
-      return;
-    }
-    const label = e.number.phone.international;
-    switch (e.type) {
-      case 'suppressed':
-        exit = mostSevere(exit, failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        print(
-          ctx.json
-            ? [withCalling(records.suppressedJson(e.decision, e.number.phone.country), e.calling)]
-            : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling, e.number.phone.country)],
-        );
-        return;
-      case 'reused': {
-        exit = mostSevere(exit, failOnDnc && e.registerDnc && !e.exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK);
-        const extra = records.exemptionJson(e.decision, e.registerDnc);
-        const line = records.reusedJson(e.verdict, options.reuseWithinMs ?? null, e.sharedBy);
-        print(
-          ctx.json
-            ? [withCalling(line, e.calling, extra)]
-            : [
-                ...records.reusedLines(e.verdict, label, options.reuseWithinMs ?? null, e.sharedBy, e.sharedInFlight),
-                ...records.exemptionLines(e.decision, e.registerDnc),
-                ...callingLines(e.calling, e.number.phone.country),
-              ],
-        );
-        return;
-      }
-      case 'answered': {
-        const { outcome } = e;
-        exit = mostSevere(exit, e.exempted ? ExitCode.OK : outcomeExit(outcome, failOnDnc));
-        const registerDnc = records.registerSaysDnc(outcome);
-        if (!ctx.json) {
-          print([
-            ...renderOutcome(outcome, label, renderOptions),
-            ...records.exemptionLines(e.decision, registerDnc),
-            ...callingLines(e.calling, e.number.phone.country),
-          ]);
-          return;
-        }
-        const extra = records.exemptionJson(e.decision, registerDnc);
-        // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
-        const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
-        const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
-        print([
-          withCalling(
-            failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta),
-            e.calling,
-          ),
-        ]);
-        if (failed) for (const line of errorLines(failed)) ctx.warn(line);
-        return;
-      }
-      case 'refused_answer': {
-        exit = mostSevere(exit, ExitCode.SERVICE);
-        const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
-        print(
-          ctx.json
-            ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
-            : [...renderOutcome(e.outcome, label, renderOptions), ...callingLines(e.calling, e.number.phone.country)],
-        );
-        for (const line of errorLines(refused)) ctx.warn(line);
-        return;
-      }
-      case 'request_error': {
-        exit = mostSevere(exit, e.error.exitCode);
-        if (ctx.json) {
-          // A line for every number: what the service said, when it answered, under error.service.
-          const meta = e.error.details.meta as ResponseMeta | undefined;
-          const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
-          const line = failureLine(
-            e.number.phone.e164,
-            e.error.details.body,
-            { status, creditCost: meta?.creditCost ?? null },
-            e.error,
-          );
-          print([withCalling(line, e.calling)]);
-        }
-        for (const line of errorLines(e.error)) ctx.warn(line);
-        return;
-      }
-    }
+    if (e.type === 'not_sent') return ctx.warn(notSentLine(e));
+    exit = mostSevere(exit, numberExit(e, failOnDnc));
+    const { block, error } = numberShown(e, view);
+    if (block && !ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
+    for (const line of block ?? []) writeLine(ctx.io.stdout, line);
+    for (const line of error ? errorLines(error) : []) ctx.warn(line);
   };
-  const result = await runCheck(
-    {
-      flags: ctx.flags,
-      env: ctx.env,
-      homedir: ctx.homedir,
-      cwd: ctx.cwd,
-      now: () => ctx.now(),
-      tzdataVersion: ctx.tzdataVersion,
-      interrupts: ctx.interrupts,
-      serviceConfig: () => ctx.serviceConfig(),
-      stores: () => ctx.stores(),
-      createClient: (o) => ctx.createClient(o),
-      onEvent: show,
-    },
-    given,
-    options,
-  );
-  summarize(ctx, result);
+  const result = await runCheck(ctx.deps({ onEvent: show }), given, options);
+  const tally = tallyLine(result);
+  if (tally !== null) ctx.info(tally);
+  if (result.interrupts >= 2) ctx.warn(STOPPED_AT_ONCE);
   return result.interrupts > 0 ? ExitCode.INTERRUPTED : exit;
 }
 
-/** The closing lines: the tally of several numbers, and what a second Ctrl-C may have cost. */
-function summarize(ctx: Context, { numbers, tally, interrupts }: CheckResult): void {
-  if (numbers > 1) {
-    const parts = (
-      [
-        [tally.callable, 'callable'],
-        [tally.listed, 'on a register'],
-        [tally.internal, 'on the internal list'],
-        [tally.started, 'started'],
-        [tally.failed, 'failed'],
-        [tally.bad_response, 'answered with no verdict'],
-        [tally.errors, 'not answered'],
-        [tally.notSent, 'not sent'],
-      ] as const
-    )
-      .filter(([n]) => n > 0)
-      .map(([n, what]) => `${formatInteger(n)} ${what}`);
-    const held = tally.held > 0 ? `, ${formatInteger(tally.held)} held` : '';
-    ctx.info(
-      `${formatInteger(numbers)} numbers: ${parts.join(', ')}; ${formatInteger(tally.credits)} ` +
-        `credit(s) charged${held}`,
-    );
-  }
-  if (interrupts >= 2) {
-    ctx.warn(
-      'dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the ' +
-        'balance)',
-    );
+/** The exit code one number's event asks for (the run exits with the most severe). */
+function numberExit(e: NumberEvent, failOnDnc: boolean): number {
+  switch (e.type) {
+    case 'suppressed':
+      return failOnDnc ? ExitCode.ON_DNC_LIST : ExitCode.OK;
+    case 'reused':
+      return failOnDnc && e.registerDnc && !e.exempted ? ExitCode.ON_DNC_LIST : ExitCode.OK;
+    case 'answered':
+      return e.exempted ? ExitCode.OK : outcomeExit(e.outcome, failOnDnc);
+    case 'refused_answer':
+      return ExitCode.SERVICE;
+    case 'request_error':
+      return e.error.exitCode;
   }
 }
 

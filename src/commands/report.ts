@@ -6,6 +6,7 @@ import { ExitCode } from '../errors.js';
 import type { CommandHost } from './host.js';
 import { writeLine } from '../io.js';
 import { formatInteger } from '../text/numbers.js';
+import type { ReportData } from '../report/data.js';
 
 const HELP = `
 Writes one HTML file with everything inline (styles and SVG charts; no script, nothing
@@ -34,10 +35,14 @@ export function registerReport(program: Command, host: CommandHost): void {
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
     const results = path.resolve(ctx.cwd, cmd.args[0]!);
-    const { writeReport } = await import('../evidence/report-run.js');
+    const { writeReport } = await import('../report/run.js');
     const report = await writeReport(
       { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
-      { ...ctx, onEvent: (e) => ctx.warn(e.text) },
+      ctx.deps({
+        onEvent: (e: { text: string }) => ctx.warn(e.text),
+        // The renderer is the heavy part of a report: loaded when one is written.
+        renderHtml: async (data: ReportData) => (await import('../render/report-html.js')).renderReportHtml(data),
+      }),
     );
     const { output, fit } = report;
     if (!report.outputMatchesManifest)

@@ -42,11 +42,11 @@ export function registerStatus(program: Command, host: CommandHost): void {
     const withinMs = o.expiring ?? 0;
     const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
-    const { runStatus } = await import('../evidence/status-run.js');
-    const result = await runStatus(o.scrubs ? { scrubs: true } : { paths, asOf, withinMs }, {
-      ...ctx,
-      onEvent: (e) => ctx.warn(e.text),
-    });
+    const { runStatus } = await import('../status/run.js');
+    const result = await runStatus(
+      o.scrubs ? { scrubs: true } : { paths, asOf, withinMs },
+      ctx.deps({ onEvent: (e: { text: string }) => ctx.warn(e.text) }),
+    );
     if (result.kind === 'scrubs') return showScrubs(ctx, result.scrubs, result.where);
     const { files, failing } = result;
     if (ctx.json) {

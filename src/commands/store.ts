@@ -103,6 +103,12 @@ async function importList(ctx: Context, flag: string | undefined, merge: boolean
         list: r.list,
       }),
     );
+  else if (r.merged && r.entries === 0)
+    // A merge that changed nothing says so: "imported 3 number(s)" read as if they had been added.
+    ctx.info(
+      `nothing to import: the ${formatInteger(r.numbers)} number(s) and ${formatInteger(r.exemptions)} ` +
+        `exemption(s) of ${r.from} are in ${r.into} already (no audit entry added)`,
+    );
   else
     ctx.info(
       `imported ${formatInteger(r.numbers)} number(s) and ` +

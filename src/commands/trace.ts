@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { ExitCode } from '../errors.js';
-import type { TracedLookup } from '../evidence/trace.js';
+import type { TracedLookup } from '../trace/trace.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -51,7 +51,7 @@ export function registerTrace(program: Command, host: CommandHost): void {
 }
 
 async function showTrace(ctx: Context, given: string, journals: string[], country?: string): Promise<number> {
-  const { runTrace } = await import('../evidence/trace-run.js');
+  const { runTrace } = await import('../trace/run.js');
   const { query, found } = await runTrace({ given, journals, country }, ctx);
   if (ctx.json) {
     const key = 'e164' in query ? { phone_number: query.e164 } : { correlation_id: query.correlationId };

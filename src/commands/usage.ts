@@ -5,7 +5,7 @@ import type { Context } from '../context.js';
 import { usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
-import type { Reconciliation } from '../evidence/reconcile.js';
+import type { Reconciliation } from '../usage/reconcile.js';
 import { reconcileLines } from '../render/reconcile.js';
 import type { UsagePlan, UsageResult } from '../usage/run.js';
 
@@ -103,12 +103,11 @@ export function registerUsage(program: Command, host: CommandHost): void {
     try {
       result = await runUsage(
         { plan, reconcile: flags.reconcile === true },
-        {
-          ...ctx,
-          onEvent: ({ pages, periods }) => {
+        ctx.deps({
+          onEvent: ({ pages, periods }: { pages: number; periods: number }) => {
             if (pages > 1) progress?.update(`reading usage: ${pages} pages, ${periods} billing periods so far`);
           },
-        },
+        }),
       );
     } finally {
       progress?.stop();

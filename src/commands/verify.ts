@@ -5,8 +5,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
-import type { JudgedReport } from '../evidence/fit-to-dial.js';
-import { recheckWords, settledNote } from '../evidence/fitness.js';
+import type { JudgedReport } from '../verify/fit-to-dial.js';
+import { recheckWords, settledNote } from '../verify/fitness.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
@@ -60,7 +60,7 @@ export function registerVerify(program: Command, host: CommandHost): void {
     const asOf = o.asOf ?? ctx.now();
     const listLimit = o.list;
     const output = path.resolve(ctx.cwd, cmd.args[0]!);
-    const { fitToDial } = await import('../evidence/fit-to-dial.js');
+    const { fitToDial } = await import('../verify/fit-to-dial.js');
     const report = await fitToDial(ctx, output, {
       maxAgeMs,
       asOf,

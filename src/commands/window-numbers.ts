@@ -6,7 +6,7 @@ import { callingLines } from '../render/calling.js';
 import { paint } from '../text/colour.js';
 import { formatInteger } from '../text/numbers.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import type { NumberWindow, NumberWindowOptions } from '../window/numbers.js';
+import type { NumberWindow, NumberWindowEvent, NumberWindowOptions } from '../window/numbers.js';
 
 /** Runs the window-only question; exit 0, or 3 when a number given cannot be valid (every number is answered). */
 export async function runNumberWindowCommand(ctx: Context, options: NumberWindowOptions): Promise<number> {
@@ -17,16 +17,15 @@ export async function runNumberWindowCommand(ctx: Context, options: NumberWindow
     for (const line of lines) writeLine(ctx.io.stdout, line);
   };
   const result = await runNumberWindows(
-    {
-      ...ctx,
-      onEvent: (e) => {
+    ctx.deps({
+      onEvent: (e: NumberWindowEvent) => {
         if (showSaid(ctx, e)) return;
         const a = e.answer;
         if (a.problem !== null) ctx.warn(`dnc: ${terminalSafe(a.problem)}`);
         if (ctx.json) print([JSON.stringify(numberJson(a, records.suppressedJson))]);
         else print(numberLines(a, ctx.io.stdoutColor, ctx.io.stdoutIsTTY, records.suppressedLines));
       },
-    },
+    }),
     options,
   );
   const n = formatInteger;

@@ -6,7 +6,7 @@ import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
 import { shownPath } from '../paths.js';
 import { formatInteger } from '../text/numbers.js';
-import type { WindowOptions, WindowResult } from '../window/run.js';
+import type { WindowEvent, WindowOptions, WindowResult } from '../window/run.js';
 import type { CommandHost } from './host.js';
 
 const HELP = `
@@ -156,7 +156,7 @@ function refuseMixed(results: string | undefined, o: Record<string, unknown>): v
 
 async function runWindowCommand(ctx: Context, options: WindowOptions): Promise<number> {
   const { runWindow } = await import('../window/run.js');
-  const result = await runWindow({ ...ctx, stdout: ctx.io.stdout, onEvent: (e) => showSaid(ctx, e) }, options);
+  const result = await runWindow(ctx.deps({ onEvent: (e: WindowEvent) => showSaid(ctx, e) }), options);
   for (const { reason, numbers } of result.overrides) {
     ctx.warn(`dnc: a calling override set the law's hours aside for ${formatInteger(numbers)} number(s): ${reason}`);
   }

@@ -187,14 +187,16 @@ export async function openListForScrub(
     });
   }
   // A list changed behind dnc's back could let an opted-out number through: nothing is sent against it.
-  // `only`: the numbers `dnc check` looks up, checked alone (a whole replay is for batch and verify).
+  // `only`: those numbers checked alone. The head is read first: the log verified next holds it and all before it,
+  // so the head anchored is one verified (a colleague's change meanwhile is anchored by the next command).
+  const head = store ? (await store.identity()).audit_head : null;
   const problem = (await store?.integrityProblem(only)) ?? null;
   if (store && problem) {
     await store.close();
     throw listAlteredError(s.listPath, problem, consequence);
   }
   try {
-    await checkListAnchor(ctx, store, s.listPath, consequence);
+    await checkListAnchor(ctx, store, s.listPath, consequence, head);
   } catch (err) {
     await store?.close();
     throw err;
@@ -262,6 +264,8 @@ export async function checkListAnchor(
   store: SuppressionList | null,
   listPath: string,
   consequence = 'nothing was sent',
+  /** The head verified by the caller (else the list's head now). */
+  verifiedHead?: string | null,
 ): Promise<void> {
   const anchors = await openAnchors(ctx);
   if (!anchors) return;
@@ -278,7 +282,7 @@ export async function checkListAnchor(
         );
       return;
     }
-    const head = (await store.identity()).audit_head;
+    const head = verifiedHead !== undefined ? verifiedHead : (await store.identity()).audit_head;
     // A list this machine also knows, copied over another it knows (`cp O.sqlite L.sqlite`): found by its id, its own
     // anchor agrees, but the path was anchored to the other list, whose suppressions it would silently drop.
     const atPath = anchors.listAt(listPath);

@@ -51,7 +51,7 @@ export async function importListIntoTeam(
     if (problem) throw listAlteredError(listPath, problem, 'nothing was imported');
     await checkListAnchor(deps, local, listPath, 'nothing was imported');
     const list = await team.teamList();
-    if (!(list instanceof PgSuppressionList)) throw new Error('the team store has no list');
+    if (!(list instanceof PgSuppressionList)) throw usageError('E_STORE_INVALID', 'the team store has no list');
     const operator = operatorOf(deps.env);
     const [log, suppressions, exemptions] = [await local.audit(), await local.suppressions(), await local.exemptions()];
     const entries = merge

@@ -89,7 +89,8 @@ export async function openCheckEvidence(
           ]);
         }
       } catch (err) {
-        say.debug(`could not record the check: ${(err as Error).message}`);
+        // Not silence: the lookup was paid for, and `dnc trace` / `usage --reconcile` will not find it.
+        say.warn(`dnc: warning: this check is not recorded in the history: ${(err as Error).message}`);
       }
     },
     async close() {

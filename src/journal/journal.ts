@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
 import { ensurePrivateFile } from '../private-files.js';
+import { JournalLog } from './log.js';
 import { JournalPushes } from './pushes.js';
 import {
   type DoneVerdictColumns,
@@ -50,7 +51,11 @@ export class BatchJournal {
     this.now = now;
     this.st = prepareJournalStatements(db);
     this.pushes = new JournalPushes(db, this);
+    this.log = new JournalLog(path);
   }
+
+  /** The write-ahead log, synced to disk when a caller must know its commits survive a power cut. */
+  readonly log: JournalLog;
 
   /** Opens (or creates) the journal at `path`: WAL, a busy timeout for `listen` running beside `batch`. */
   static async open(
@@ -574,6 +579,7 @@ export class BatchJournal {
   }
 
   close(): void {
+    this.log.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,9 +1,15 @@
 // A batch journal's webhook pushes: stored durably, matched to the lookup sent under their correlation id, applied,
 // told apart from repeats and conflicts, adopted by number when safe, kept as evidence when refused.
 import type BetterSqlite3 from 'better-sqlite3';
-import { DEFAULT_CLOCK_SKEW_MS, serviceTimestampMs } from '../service/answers.js';
-import { pushMatchProblem, pushVerdict, pushVerdictKey, type SentLookup } from '../service/push-answers.js';
-import type { LookupResult } from '../wire/types.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
+import {
+  judgePush,
+  type PushBody,
+  type PushJudgement,
+  pushVerdictKey,
+  type SentLookup,
+  storedPushBody,
+} from '../service/push-answers.js';
 import { conflictAnswer, finalAnswerOf, journalWriteError } from './records.js';
 import {
   type FinalAnswer,
@@ -34,14 +40,8 @@ interface SentNumber {
 const sentOf = (n: SentNumber): SentLookup => ({ e164: n.e164, country: n.country, requestedAt: n.requested_at });
 
 function verdictKeyOf(text: string): string | null {
-  try {
-    const body = JSON.parse(text) as unknown;
-    return body !== null && typeof body === 'object'
-      ? pushVerdictKey(body as LookupResult & Record<string, unknown>)
-      : null;
-  } catch {
-    return null;
-  }
+  const body = storedPushBody(text);
+  return body === null ? null : pushVerdictKey(body);
 }
 
 function prepare(db: BetterSqlite3.Database) {
@@ -92,8 +92,8 @@ export class JournalPushes {
   }
 
   /**
-   * Stores a webhook push durably (call before answering 2xx) and, when its correlation id is a pending
-   * number, that number's final answer, atomically. A push seen before is counted, not applied again.
+   * Stores a webhook push given as its text (a tool's or a test's: `dnc listen` hands store() the push it read) as
+   * store() does.
    */
   record(
     body: string,
@@ -101,9 +101,14 @@ export class JournalPushes {
     correlationIdHeader?: string | null,
     serviceStatus?: number | null,
   ): PushOutcome {
-    return this.store([
-      { raw: body, receivedAt, correlationId: correlationIdHeader ?? null, serviceStatus: serviceStatus ?? null },
-    ])[0]!.outcome;
+    const record = {
+      raw: body,
+      result: storedPushBody(body),
+      receivedAt,
+      correlationId: correlationIdHeader ?? null,
+      serviceStatus: serviceStatus ?? null,
+    };
+    return this.store([record])[0]!.outcome;
   }
 
   /** Stores several pushes in one transaction (one commit for a burst); the outcome of each, with its reason. */
@@ -143,66 +148,73 @@ export class JournalPushes {
     return { outcome: 'refused', reason };
   }
 
+  /**
+   * Stores a push and, when its correlation id is a number's lookup, what it says about that number: counted when
+   * it repeats a verdict, judged once (judgePush) against what was sent otherwise, applied, made a conflict, or
+   * refused; adopted by its number, or kept as an orphan, when its correlation id is unknown.
+   */
   private storePush(push: IncomingPushRecord, options: StorePushOptions): PushVerdict {
-    let parsed: unknown = null;
-    try {
-      parsed = JSON.parse(push.raw);
-    } catch {
-      parsed = null;
-    }
-    const fromBody = (parsed as { correlation_id?: unknown } | null)?.correlation_id;
+    const body = push.result;
+    const fromBody = body?.correlation_id;
     const correlationId = typeof fromBody === 'string' && fromBody !== '' ? fromBody : push.correlationId || null;
     if (push.refusedReason !== undefined) return this.refuse(push, correlationId, push.refusedReason, options);
-    const body =
-      parsed !== null && typeof parsed === 'object' ? (parsed as LookupResult & Record<string, unknown>) : null;
+    if (body === null) return this.keepOrphan(push, correlationId, options);
     const skew = options.skewMs ?? DEFAULT_CLOCK_SKEW_MS;
-    if (correlationId !== null && body !== null) {
-      const seen = this.st.pushesByCorrelation.all(correlationId);
-      if (seen.length > 0) {
-        const key = pushVerdictKey(body);
-        const same = seen.find((s) => verdictKeyOf(s.body) === key);
-        if (same) {
-          this.st.pushDuplicate.run(same.id);
-          return { outcome: 'duplicate' };
-        }
-        // A second verdict: believable only about the number sent; then neither can be trusted.
-        const number = this.st.numberByCorrelation.get(correlationId);
-        // A row answered in the lookup's own response is the service's word: pushes (unsigned, and never sent for a
-        // synchronous lookup) are kept as evidence and change nothing, or two forged ones would make it failed.
-        if (number?.state === 'done' && !seen.some((s) => PUSH_ANSWERED.has(s.outcome)))
-          return this.refuse(push, correlationId, ANSWERED_IN_RESPONSE, options);
-        const problem = number ? pushMatchProblem(body, sentOf(number), skew) : null;
-        if (problem) return this.refuse(push, correlationId, problem, options);
-        this.st.orphanToConflict.run(correlationId);
-        this.insertPush(push, correlationId, 'conflict');
-        if (
-          number &&
-          (number.state === 'pending' || number.state === 'done') &&
-          number.error_code !== CONFLICTING_PUSHES
-        ) {
-          this.journal.recordFinal(
-            number.id,
-            conflictAnswer(correlationId, number.credits, push.serviceStatus ?? null, push.raw),
-          );
-        }
-        return { outcome: 'conflict' };
+    const seen = correlationId === null ? [] : this.st.pushesByCorrelation.all(correlationId);
+    if (seen.length > 0) {
+      const key = pushVerdictKey(body);
+      const same = seen.find((s) => verdictKeyOf(s.body) === key);
+      if (same) {
+        this.st.pushDuplicate.run(same.id);
+        return { outcome: 'duplicate' };
       }
     }
-    const number = correlationId === null ? undefined : this.st.pendingByCorrelation.get(correlationId);
-    if (number && body !== null) {
-      const problem = pushMatchProblem(body, sentOf(number), skew);
-      if (problem) return this.refuse(push, correlationId, problem, options);
+    // A second verdict is about any number sent under the id (a scan: done numbers are not indexed); a first is about
+    // a pending one.
+    const number =
+      correlationId === null
+        ? undefined
+        : seen.length > 0
+          ? this.st.numberByCorrelation.get(correlationId)
+          : this.st.pendingByCorrelation.get(correlationId);
+    // A row answered in the lookup's own response is the service's word: pushes (unsigned, and never sent for a
+    // synchronous lookup) are kept as evidence and change nothing, or two forged ones would make it failed.
+    if (seen.length > 0 && number?.state === 'done' && !seen.some((s) => PUSH_ANSWERED.has(s.outcome)))
+      return this.refuse(push, correlationId, ANSWERED_IN_RESPONSE, options);
+    const judged = number ? judgePush(body, sentOf(number), number.credits, skew) : null;
+    if (judged && 'refused' in judged) return this.refuse(push, correlationId, judged.refused, options);
+    if (seen.length > 0) {
+      // A second verdict about the number sent: neither can be trusted.
+      this.st.orphanToConflict.run(correlationId!);
+      this.insertPush(push, correlationId, 'conflict');
+      if (
+        number &&
+        (number.state === 'pending' || number.state === 'done') &&
+        number.error_code !== CONFLICTING_PUSHES
+      ) {
+        this.journal.recordFinal(
+          number.id,
+          conflictAnswer(correlationId!, number.credits, push.serviceStatus ?? null, push.raw),
+        );
+      }
+      return { outcome: 'conflict' };
+    }
+    if (number && judged) {
       this.journal.recordFinal(
         number.id,
-        finalAnswerOf(pushVerdict(body, number.credits), push.serviceStatus ?? null, push.raw, number.credits),
+        finalAnswerOf(judged.verdict, push.serviceStatus ?? null, push.raw, number.credits),
       );
       this.insertPush(push, correlationId, 'applied');
       return { outcome: 'applied' };
     }
-    if (body !== null && this.adoptByNumber(body, skew)) {
+    if (this.adoptByNumber(body, skew)) {
       this.insertPush(push, correlationId, 'adopted');
       return { outcome: 'adopted' };
     }
+    return this.keepOrphan(push, correlationId, options);
+  }
+
+  private keepOrphan(push: IncomingPushRecord, correlationId: string | null, options: StorePushOptions): PushVerdict {
     if (!(options.admitOrphan?.(push.raw.length) ?? true)) return { outcome: 'over_capacity' };
     this.insertPush(push, correlationId, 'orphan');
     return { outcome: 'orphan' };
@@ -215,13 +227,14 @@ export class JournalPushes {
    * timestamped after that send, makes the row do_not_call. A callable verdict is kept as an orphan (evidence) and
    * the row stays unanswered_send: a forged "callable" must never make a number callable.
    */
-  private adoptByNumber(body: LookupResult & Record<string, unknown>, skewMs: number): boolean {
+  private adoptByNumber(body: PushBody, skewMs: number): boolean {
     if (body.status !== 'succeeded' || body.do_not_call !== true || typeof body.phone_number !== 'string') return false;
     const number = this.st.unansweredByE164.get(body.phone_number, UNANSWERED_SEND);
-    if (!number || number.country !== body.country || !number.requested_at) return false;
-    const sentAt = Date.parse(number.requested_at);
-    if (!Number.isFinite(sentAt) || serviceTimestampMs(body.timestamp) < sentAt - skewMs) return false;
-    this.journal.recordFinal(number.id, finalAnswerOf(pushVerdict(body, 0), 200, JSON.stringify(body), 0));
+    if (!number || !number.requested_at || !Number.isFinite(Date.parse(number.requested_at))) return false;
+    // Judged as the answer to that send, which held no credits (the push's cost says what it charged).
+    const judged = judgePush(body, sentOf(number), 0, skewMs);
+    if ('refused' in judged) return false;
+    this.journal.recordFinal(number.id, finalAnswerOf(judged.verdict, 200, JSON.stringify(body), 0));
     return true;
   }
 
@@ -237,20 +250,10 @@ export class JournalPushes {
     if (orphans.length === 0) return adopted;
     this.journal.atomically(() => {
       for (const o of orphans) {
-        let body: unknown;
-        try {
-          body = JSON.parse(o.body);
-        } catch {
-          continue;
-        }
-        if (
-          body === null ||
-          typeof body !== 'object' ||
-          !this.adoptByNumber(body as LookupResult & Record<string, unknown>, skewMs)
-        )
-          continue;
+        const body = storedPushBody(o.body);
+        if (body === null || !this.adoptByNumber(body, skewMs)) continue;
         this.st.markPush.run('adopted', null, o.id);
-        adopted.push((body as { phone_number: string }).phone_number);
+        adopted.push(body.phone_number);
       }
     });
     return adopted;
@@ -274,28 +277,15 @@ export class JournalPushes {
         this.journal.recordFinal(number.id, conflictAnswer(correlationId, number.credits, null, body));
         return { outcome: 'conflict' as const };
       }
-      let parsed: unknown = null;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        parsed = null;
+      const parsed = storedPushBody(body);
+      const judged: PushJudgement = parsed
+        ? judgePush(parsed, sentOf(number), number.credits, options.skewMs ?? DEFAULT_CLOCK_SKEW_MS)
+        : { refused: 'not a JSON object' };
+      if ('refused' in judged) {
+        this.st.markPush.run('refused', judged.refused, pushId);
+        return { outcome: 'refused' as const, reason: judged.refused };
       }
-      const problem =
-        parsed && typeof parsed === 'object'
-          ? pushMatchProblem(
-              parsed as LookupResult & Record<string, unknown>,
-              sentOf(number),
-              options.skewMs ?? DEFAULT_CLOCK_SKEW_MS,
-            )
-          : 'not a JSON object';
-      if (problem) {
-        this.st.markPush.run('refused', problem, pushId);
-        return { outcome: 'refused' as const, reason: problem };
-      }
-      this.journal.recordFinal(
-        number.id,
-        finalAnswerOf(pushVerdict(parsed as LookupResult, number.credits), null, body, number.credits),
-      );
+      this.journal.recordFinal(number.id, finalAnswerOf(judged.verdict, null, body, number.credits));
       this.st.markPush.run('applied', null, pushId);
       return { outcome: 'applied' as const };
     });

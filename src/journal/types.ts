@@ -1,5 +1,6 @@
 // What a batch journal holds and takes: its numbers and their states, final answers, pushes, the batch's metadata.
 import type { Judgement } from '../service/answers.js';
+import type { PushBody } from '../service/push-answers.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import type { WorkbookLayout } from '../tables/layout.js';
@@ -201,6 +202,11 @@ export interface StorePushOptions {
 export interface IncomingPushRecord {
   /** The body exactly as received. */
   raw: string;
+  /**
+   * The body as read where it arrived (readPush), so the journal never parses it again; null when it is not a JSON
+   * object (kept as an orphan, or as the evidence of a refused push).
+   */
+  result: PushBody | null;
   /** ISO 8601. */
   receivedAt: string;
   /** X-Service-Correlation-Id, used when the body does not carry one. */

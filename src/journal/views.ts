@@ -57,6 +57,35 @@ export function conflictingNumbersSql(schema: string): string {
   return `SELECT e164 FROM ${schema}.numbers WHERE error_code = '${CONFLICTING_PUSHES}'`;
 }
 
+/**
+ * A journal's final verdicts from lookups (lookupVerdictsSql) and the numbers whose pushes conflicted, read on a
+ * read-only connection of their own (for a results cache that cannot attach the file).
+ */
+export function journalVerdictsOf(journalPath: string): { verdicts: JournalVerdictRow[]; conflicting: string[] } {
+  const db = new Database(journalPath, { readonly: true, fileMustExist: true, timeout: 5_000 });
+  try {
+    const verdicts = db.prepare<[], JournalVerdictRow>(lookupVerdictsSql('main', hasReusedAt(db, 'main'))).all();
+    const conflicting = db
+      .prepare<[], { e164: string }>(conflictingNumbersSql('main'))
+      .all()
+      .map((r) => r.e164);
+    return { verdicts, conflicting };
+  } finally {
+    db.close();
+  }
+}
+
+/** A row of lookupVerdictsSql (a JournalVerdict as its columns are named). */
+export interface JournalVerdictRow {
+  e164: string;
+  country: string;
+  result: 'callable' | 'do_not_call';
+  list_source: string | null;
+  checked_at: string;
+  correlation_id: string;
+  body: string | null;
+}
+
 /** Whether a journal's numbers table (attached as `schema`) has the reused_at column. */
 export function hasReusedAt(db: BetterSqlite3.Database, schema = 'main'): boolean {
   return db
@@ -139,10 +168,23 @@ export interface PendingRow {
   updated_at: string;
 }
 
-/** The statements dnc listen runs on its own connection to the journal. */
-export function listenQueries(db: BetterSqlite3.Database) {
+/** The statements dnc listen runs on its own connection to the journal, and that connection's close. */
+export type ListenQueries = ReturnType<typeof listenQueries>;
+
+/**
+ * Opens a second connection to the journal at `journalPath` for dnc listen's own queries: a short busy timeout
+ * keeps its replies well inside the service's 10 s.
+ */
+export function openListenQueries(journalPath: string): ListenQueries {
+  return listenQueries(new Database(journalPath, { fileMustExist: true, timeout: 2_000 }));
+}
+
+function listenQueries(db: BetterSqlite3.Database) {
   // A pending number's updated_at is the moment its 202 receipt was recorded (BatchJournal.recordReceipt).
   return {
+    close: () => {
+      if (db.open) db.close();
+    },
     pendingCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM numbers WHERE state = 'pending'"),
     unsentCount: db.prepare<[], { n: number }>(
       "SELECT COUNT(*) AS n FROM numbers WHERE state IN ('queued', 'in_flight')",

@@ -1,18 +1,22 @@
 // The batch's journal as `dnc listen` uses it: pushes stored through the batch module, plus the queries listen alone
 // needs.
-import { closeSync, existsSync, fsync, fsyncSync, openSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type BetterSqlite3 from 'better-sqlite3';
-import { BatchJournal, type BatchMeta, journalPathFor } from '../journal/journal.js';
+import {
+  BatchJournal,
+  type BatchMeta,
+  type IncomingPushRecord,
+  journalPathFor,
+  type PushVerdict,
+} from '../journal/journal.js';
 import { inputError } from '../errors.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
-import { listenQueries } from '../journal/views.js';
+import { openListenQueries, type ListenQueries } from '../journal/views.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.js';
 import { renderBatchOutput } from '../results/render.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
-import { default as Database } from 'better-sqlite3';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
@@ -57,6 +61,16 @@ interface PendingRow {
 const BUSY_RETRIES = 5;
 const isBusy = (err: unknown) => /^SQLITE_BUSY/.test(String((err as { code?: unknown }).code ?? ''));
 
+/** A push as the journal keeps it: the value read at the edge, and the evidence it came with. */
+const recordOf = (p: IncomingPush | RefusedPush): IncomingPushRecord => ({
+  raw: p.raw,
+  result: p.result,
+  receivedAt: p.receivedAt.toISOString(),
+  correlationId: p.correlationId,
+  headers: p.headers === undefined ? null : JSON.stringify(p.headers),
+  peer: p.peer ?? null,
+});
+
 const toLookup = (r: PendingRow): PendingLookup => ({
   correlationId: r.correlation_id,
   phoneNumber: r.e164,
@@ -65,18 +79,15 @@ const toLookup = (r: PendingRow): PendingLookup => ({
 });
 
 export class JournalPushStore implements ListenJournal {
-  private wal: number | undefined;
   private worker: Worker | undefined;
   private renderSeq = 0;
-  private readonly q;
 
   constructor(
     readonly journal: BatchJournal,
     readonly meta: BatchMeta,
-    private readonly db: BetterSqlite3.Database,
+    private readonly q: ListenQueries,
     private readonly options: OpenListenJournalOptions,
   ) {
-    this.q = listenQueries(db);
     const orphans = this.q.kept.get('orphan')!;
     const refused = this.q.kept.get('refused')!;
     this.kept = { orphans: orphans.n, orphanBytes: orphans.bytes, refused: refused.n, refusedBytes: refused.bytes };
@@ -97,14 +108,29 @@ export class JournalPushStore implements ListenJournal {
    * acknowledged push is never sent again. Requests keep being read while the fsync runs.
    */
   async store(pushes: readonly IncomingPush[]): Promise<StoreOutcome[]> {
-    const records = pushes.map((p) => ({
-      raw: p.raw,
-      receivedAt: p.receivedAt.toISOString(),
-      correlationId: p.correlationId,
-      serviceStatus: p.serviceStatus,
-      headers: p.headers === undefined ? null : JSON.stringify(p.headers),
-      peer: p.peer ?? null,
-    }));
+    const outcomes = await this.commit(pushes.map((p) => ({ ...recordOf(p), serviceStatus: p.serviceStatus })));
+    return outcomes.map((v) => {
+      const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
+      if (v.outcome === 'conflict') outcome.conflict = true;
+      if (v.outcome === 'over_capacity') outcome.overCapacity = true;
+      if (v.outcome === 'refused') outcome.refused = v.reason ?? 'refused';
+      return outcome;
+    });
+  }
+
+  /**
+   * Keeps a push the receiver refused as evidence (within the cap), committed and synced as a stored push is: it is
+   * never applied. Throws when it cannot be kept (the receiver then answers 503, and the service sends it again).
+   */
+  async keepRefused(push: RefusedPush): Promise<void> {
+    await this.commit([{ ...recordOf(push), refusedReason: push.refusedReason }]);
+  }
+
+  /**
+   * Stores records in one transaction within the caps on orphans and refused pushes, run again while `dnc batch`
+   * holds the write lock a moment, then syncs the log: durable when it resolves.
+   */
+  private async commit(records: IncomingPushRecord[]): Promise<PushVerdict[]> {
     let outcomes;
     for (let attempt = 1; ; attempt++) {
       // Counted per attempt: a rolled-back transaction kept nothing.
@@ -143,45 +169,8 @@ export class JournalPushStore implements ListenJournal {
         await new Promise((resolve) => setTimeout(resolve, 2 * attempt));
       }
     }
-    const fd = this.walFd();
-    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-    return outcomes.map((v) => {
-      const outcome: StoreOutcome = { duplicate: v.outcome === 'duplicate', orphan: v.outcome === 'orphan' };
-      if (v.outcome === 'conflict') outcome.conflict = true;
-      if (v.outcome === 'over_capacity') outcome.overCapacity = true;
-      if (v.outcome === 'refused') outcome.refused = v.reason ?? 'refused';
-      return outcome;
-    });
-  }
-
-  /** Keeps a push the receiver refused as evidence (best effort, within the cap): it is never applied. */
-  keepRefused(push: RefusedPush): void {
-    const record = {
-      raw: push.raw,
-      receivedAt: push.receivedAt.toISOString(),
-      correlationId: push.correlationId,
-      headers: push.headers === undefined ? null : JSON.stringify(push.headers),
-      peer: push.peer ?? null,
-      refusedReason: push.refusedReason,
-    };
-    let kept = false;
-    this.journal.pushes.store([record], {
-      admitRefused: (bytes) => {
-        if (this.kept.refused + 1 > (this.options.maxRefused ?? DEFAULT_MAX_REFUSED)) return false;
-        if (this.kept.refusedBytes + bytes > (this.options.maxRefusedBytes ?? DEFAULT_MAX_REFUSED_BYTES)) return false;
-        kept = true;
-        return true;
-      },
-    });
-    if (kept) {
-      this.kept.refused++;
-      this.kept.refusedBytes += push.raw.length;
-    }
-  }
-
-  private walFd(): number {
-    this.wal ??= openSync(`${this.journal.path}-wal`, 'r');
-    return this.wal;
+    await this.journal.log.sync();
+    return outcomes;
   }
 
   pendingSummary(overdueBefore: Date): PendingSummary {
@@ -220,7 +209,7 @@ export class JournalPushStore implements ListenJournal {
       this.kept.orphans -= adopted.length;
       applied.push(...adopted);
     }
-    if (applied.length > 0) fsyncSync(this.walFd());
+    if (applied.length > 0) this.journal.log.syncNow();
     return applied;
   }
 
@@ -283,9 +272,7 @@ export class JournalPushStore implements ListenJournal {
   close(): void {
     void this.worker?.terminate();
     this.worker = undefined;
-    if (this.wal !== undefined) closeSync(this.wal);
-    this.wal = undefined;
-    if (this.db.open) this.db.close();
+    this.q.close();
     this.journal.close();
   }
 }
@@ -312,7 +299,5 @@ export async function openListenJournal(
       hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv --webhook-url URL` and wait until it has started',
     });
   }
-  // A second connection for listen's own queries; a short busy timeout keeps replies well inside 10 s.
-  const db = new Database(path, { timeout: 2_000 });
-  return new JournalPushStore(journal, meta, db, options);
+  return new JournalPushStore(journal, meta, openListenQueries(path), options);
 }

@@ -1,16 +1,13 @@
 // What the webhook receiver is given and what it tells: its options, the store it writes pushes through, its
 // events and counts.
+import type { Push, PushBody } from '../service/push-answers.js';
 import type { LookupResult } from '../wire/types.js';
 
-/** A push that passed every check, ready to be stored. */
-export interface IncomingPush {
-  correlationId: string;
-  result: LookupResult;
+/** A push read (readPush), ready to be stored and judged: the typed value and the evidence it came with. */
+export interface IncomingPush extends Push {
   /** The body exactly as received (UTF-8), kept for support. */
   raw: string;
   receivedAt: Date;
-  /** X-Service-Status: what the synchronous call would have returned (section 6); null when absent. */
-  serviceStatus: number | null;
   /** The request's headers (credentials left out), kept as evidence. */
   headers?: Record<string, string>;
   /** The peer's address (the proxy's, behind one). */
@@ -18,7 +15,7 @@ export interface IncomingPush {
 }
 
 /** A push the receiver refused, handed to the store to keep as evidence (never applied). */
-export type RefusedPush = Omit<IncomingPush, 'result'> & { result: LookupResult | null; refusedReason: string };
+export type RefusedPush = Omit<IncomingPush, 'result'> & { result: PushBody | null; refusedReason: string };
 
 /**
  * What storing one push did: a repeat changes nothing; an orphan is a correlation id the journal does not know;
@@ -41,8 +38,11 @@ export interface StoreOutcome {
  */
 export interface PushStore {
   store(pushes: readonly IncomingPush[]): StoreOutcome[] | Promise<StoreOutcome[]>;
-  /** Keeps a refused push as evidence (best effort, synchronous, bounded by the store). */
-  keepRefused?(push: RefusedPush): void;
+  /**
+   * Keeps a refused push as evidence, bounded by the store, durably when it returns (or its promise resolves); it
+   * throws when it cannot, and then the push is answered 503 (the service retries) rather than refused unkept.
+   */
+  keepRefused?(push: RefusedPush): void | Promise<void>;
 }
 
 export interface ReceiverOptions {

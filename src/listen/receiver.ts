@@ -6,9 +6,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
-import { checkPushBody, pushRuleProblem } from '../service/push-answers.js';
+import { readPush } from '../service/push-answers.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
-import { type LookupResult, PUSH_HEADERS } from '../wire/types.js';
 import type {
   Connection,
   IncomingPush,
@@ -322,62 +321,29 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         headers: evidenceHeaders(req, this.options.secrets ?? []),
         peer: req.socket.remoteAddress,
       };
-      // A push refused from here on is kept (within a cap) as evidence: it was aimed at the secret path.
-      const refuse = (status: number, said: string, result: LookupResult | null = null): RequestRefused => {
+      // The one reading of the push; its judgment against what was sent is the journal's, when it is stored.
+      const read = readPush(raw, req.headers, receivedAt, this.skewMs);
+      if (!read.ok) {
+        correlationId = read.correlationId;
         // A reason quotes what the peer sent (a header, a parse error): masked like the body it came with.
-        const reason = maskSecrets(said, this.options.secrets ?? []);
-        this.keepRefused({
+        const reason = maskSecrets(read.reason, this.options.secrets ?? []);
+        // Refused, it is kept (within a cap) as evidence, durably before the answer: it was aimed at the secret path.
+        const kept = await this.keepRefused({
           ...evidence,
           correlationId: correlationId ?? '',
-          result,
+          result: read.result,
           serviceStatus: null,
           refusedReason: reason,
         });
-        return new RequestRefused(status, reason);
-      };
-      let body: unknown;
-      try {
-        body = JSON.parse(raw);
-      } catch (err) {
-        throw refuse(400, `the body is not valid JSON: ${(err as Error).message}`);
+        if (!kept) {
+          this.reply(res, 503, { error: 'the push could not be stored; retry later' }, { 'Retry-After': '30' });
+          return;
+        }
+        throw new RequestRefused(read.status, reason);
       }
-      const checked = checkPushBody(body);
-      if (!checked.ok) throw refuse(400, checked.problem.message);
-      correlationId = checked.result.correlation_id;
-      const header = req.headers[PUSH_HEADERS.correlationId];
-      if (typeof header !== 'string' || header === '') throw refuse(400, 'header X-Service-Correlation-Id is missing');
-      if (header !== correlationId) {
-        throw refuse(
-          400,
-          `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`,
-        );
-      }
-      const statusHeader = req.headers[PUSH_HEADERS.status];
-      const serviceStatus =
-        typeof statusHeader === 'string' && /^\d{3}$/.test(statusHeader) ? Number(statusHeader) : null;
-      const phoneHeader = req.headers[PUSH_HEADERS.phoneNumber];
-      const countryHeader = req.headers[PUSH_HEADERS.country];
-      const rule = pushRuleProblem(
-        checked.result as LookupResult & Record<string, unknown>,
-        {
-          phoneNumber: typeof phoneHeader === 'string' ? phoneHeader : undefined,
-          country: typeof countryHeader === 'string' ? countryHeader : undefined,
-          serviceStatus,
-        },
-        receivedAt,
-        this.skewMs,
-      );
-      if (rule) throw refuse(422, rule, checked.result);
+      correlationId = read.push.correlationId;
       this.stats.received++;
-      const push: IncomingPush = {
-        correlationId,
-        result: checked.result,
-        raw,
-        receivedAt,
-        serviceStatus,
-        headers: evidence.headers,
-        peer: evidence.peer,
-      };
+      const push: IncomingPush = { ...read.push, ...evidence };
       const outcome = await this.enqueue(push);
       if (outcome instanceof Error) {
         this.reply(res, 503, { error: 'the push could not be stored; retry later' }, { 'Retry-After': '30' });
@@ -402,9 +368,9 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       this.reply(res, 200, { received: true, duplicate: outcome.duplicate });
       this.emit('push', {
         correlationId,
-        status: checked.result.status,
-        errorCode: checked.result.error_code,
-        phoneNumber: checked.result.phone_number,
+        status: push.result.status,
+        errorCode: push.result.error_code,
+        phoneNumber: push.result.phone_number,
         duplicate: outcome.duplicate,
         orphan: outcome.orphan,
         conflict: outcome.conflict === true,
@@ -427,11 +393,19 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
     }
   }
 
-  private keepRefused(push: RefusedPush): void {
+  /**
+   * Keeps the evidence of a refused push; false (told as a store failure) when it could not be kept: the push is then
+   * answered 503, so that the service sends it again rather than its evidence being lost.
+   */
+  private async keepRefused(push: RefusedPush): Promise<boolean> {
     try {
-      this.store.keepRefused?.(push);
-    } catch {
-      // Evidence is best effort: a busy journal must not turn a refusal into a crash.
+      await this.store.keepRefused?.(push);
+      return true;
+    } catch (err) {
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.stats.storeFailures++;
+      this.emit('store-failed', { count: 1, correlationIds: push.correlationId ? [push.correlationId] : [], error });
+      return false;
     }
   }
 

@@ -6,7 +6,7 @@ import { writeLine } from '../io.js';
 import type { StoppedReason } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
 import type { JsonError } from './error.js';
-import type { PaidAgain } from '../evidence/recent-answers.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 
 export interface BatchReportExtras {
   uniqueNumbers: number;

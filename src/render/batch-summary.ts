@@ -5,8 +5,8 @@ import type { RenderSummary } from '../results/render.js';
 import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
-import { UNKNOWN_COST_FLOOR } from '../evidence/credit-guard.js';
-import type { PaidAgain } from '../evidence/recent-answers.js';
+import { UNKNOWN_COST_FLOOR } from '../batch/credit-guard.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 import { paidAgainLine } from './reuse-question.js';
 
 export interface BatchSummaryExtras {

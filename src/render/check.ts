@@ -1,4 +1,10 @@
-// What `dnc check` shows for one lookup: a human block (verdict, register, credits, correlation id) or a JSON line.
+// What `dnc check` shows: for each number a human block (verdict, register, credits, correlation id, calling window)
+// or a JSON line, and the errors on stderr; then the tally of several numbers.
+import type { CheckEvent, CheckResult, checkRecords } from '../check/run.js';
+import type { SaidEvent } from '../context.js';
+import type { Judgement } from '../service/answers.js';
+import { callingLines } from './calling.js';
+import { failureLine } from './error.js';
 import { paint, type Style } from '../text/colour.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { formatInteger } from '../text/numbers.js';
@@ -142,3 +148,126 @@ export function failedLookupError(body: LookupFailed, label: string): DncError {
 export function withCalling(line: string, calling: CallingAnswer, extra: object = {}): string {
   return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, calling });
 }
+
+/** The error of an answer the judge refused: exit 6, the problem named. */
+export function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
+  const charged =
+    verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
+  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
+    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
+  });
+}
+
+/** An event about one number (the others are said lines, and the numbers not sent). */
+export type NumberEvent = Exclude<CheckEvent, SaidEvent | { type: 'not_sent' }>;
+
+/** How `dnc check` shows its numbers. */
+export interface CheckView {
+  json: boolean;
+  render: CheckRenderOptions;
+  reuseWithinMs: number | null;
+  /** The lines and JSON of compliance and reuse, which come with the use case (loaded when it runs). */
+  records: typeof checkRecords;
+}
+
+/** What is shown of one number: its block on stdout (lines, or one --json line), and an error for stderr. */
+export interface NumberShown {
+  block: string[] | null;
+  error: DncError | null;
+}
+
+/** The one place `dnc check` turns a number's event into what it prints, as text or as --json. */
+export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
+  const { json, records } = view;
+  const label = e.number.phone.international;
+  const country = e.number.phone.country;
+  const block = (shown: string[] | null, error: DncError | null = null): NumberShown => ({ block: shown, error });
+  switch (e.type) {
+    case 'suppressed':
+      return block(
+        json
+          ? [withCalling(records.suppressedJson(e.decision, country), e.calling)]
+          : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling, country)],
+      );
+    case 'reused': {
+      if (json) {
+        const line = records.reusedJson(e.verdict, view.reuseWithinMs, e.sharedBy);
+        return block([withCalling(line, e.calling, records.exemptionJson(e.decision, e.registerDnc))]);
+      }
+      return block([
+        ...records.reusedLines(e.verdict, label, view.reuseWithinMs, e.sharedBy, e.sharedInFlight),
+        ...records.exemptionLines(e.decision, e.registerDnc),
+        ...callingLines(e.calling, country),
+      ]);
+    }
+    case 'answered': {
+      const { outcome } = e;
+      const registerDnc = records.registerSaysDnc(outcome);
+      if (!json) {
+        return block([
+          ...renderOutcome(outcome, label, view.render),
+          ...records.exemptionLines(e.decision, registerDnc),
+          ...callingLines(e.calling, country),
+        ]);
+      }
+      const extra = records.exemptionJson(e.decision, registerDnc);
+      // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
+      const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
+      const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
+      const line = failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta);
+      return block([withCalling(line, e.calling)], failed);
+    }
+    case 'refused_answer': {
+      const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
+      return block(
+        json
+          ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
+          : [...renderOutcome(e.outcome, label, view.render), ...callingLines(e.calling, country)],
+        refused,
+      );
+    }
+    case 'request_error': {
+      if (!json) return block(null, e.error);
+      // A line for every number: what the service said, when it answered, under error.service.
+      const meta = e.error.details.meta as ResponseMeta | undefined;
+      const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
+      const line = failureLine(
+        e.number.phone.e164,
+        e.error.details.body,
+        { status, creditCost: meta?.creditCost ?? null },
+        e.error,
+      );
+      return block([withCalling(line, e.calling)], e.error);
+    }
+  }
+}
+
+export function notSentLine(e: Extract<CheckEvent, { type: 'not_sent' }>): string {
+  return `dnc: ${e.interrupted ? 'interrupted; ' : ''}not sent (${e.numbers.length}): ${e.numbers.join(', ')}`;
+}
+
+/** The tally of several numbers (null for one). */
+export function tallyLine({ numbers, tally }: CheckResult): string | null {
+  if (numbers <= 1) return null;
+  const parts = (
+    [
+      [tally.callable, 'callable'],
+      [tally.listed, 'on a register'],
+      [tally.internal, 'on the internal list'],
+      [tally.started, 'started'],
+      [tally.failed, 'failed'],
+      [tally.bad_response, 'answered with no verdict'],
+      [tally.errors, 'not answered'],
+      [tally.notSent, 'not sent'],
+    ] as const
+  )
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${formatInteger(n)} ${what}`);
+  const held = tally.held > 0 ? `, ${formatInteger(tally.held)} held` : '';
+  const charged = `${formatInteger(tally.credits)} credit(s) charged${held}`;
+  return `${formatInteger(numbers)} numbers: ${parts.join(', ')}; ${charged}`;
+}
+
+/** What a second Ctrl-C may have cost. */
+export const STOPPED_AT_ONCE =
+  'dnc: stopped at once: a lookup in flight may have been charged without its answer (`dnc usage` shows the balance)';

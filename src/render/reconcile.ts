@@ -1,5 +1,5 @@
 // `dnc usage --reconcile`'s text: a billing period's credits as the service counts them beside this machine's records.
-import type { Reconciliation } from '../evidence/reconcile.js';
+import type { Reconciliation } from '../usage/reconcile.js';
 import { formatInteger } from '../text/numbers.js';
 
 export function reconcileLines(r: Reconciliation): string[] {

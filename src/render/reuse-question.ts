@@ -1,7 +1,7 @@
 // What a batch says of the numbers this service answered within the last day: the question on a terminal, and the
 // summary's line when they were paid for again.
 import type { ReuseQuestion } from '../batch/job.js';
-import type { PaidAgain } from '../evidence/recent-answers.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 import { formatInteger } from '../text/numbers.js';
 import { formatDuration } from '../time.js';
 

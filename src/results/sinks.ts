@@ -5,7 +5,7 @@ import { rename, rm, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { refuseLinkedOutput, syncFolder, tempPathFor } from '../atomic-file.js';
 import path from 'node:path';
-import { describeFsError, inputError } from '../errors.js';
+import { describeFsError, DncError, inputError } from '../errors.js';
 import { CsvWriter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
 import type { ValidityRules } from '../compliance/validity.js';
@@ -144,7 +144,7 @@ class StreamSink extends OutputSink {
  */
 export async function openSink(target: string, stdout: Writable | undefined): Promise<OutputSink> {
   if (target === '-') {
-    if (!stdout) throw new Error('render: the output is standard output, but no stream was given');
+    if (!stdout) throw new DncError('E_INTERNAL', 'render: the output is standard output, but no stream was given');
     return new StreamSink('standard output', stdout, false);
   }
   refuseLinkedOutput(target, 'the output');

@@ -2,7 +2,7 @@
 // about.
 // A push is unsigned (6): what it says counts only after these checks, and only about the number dnc sent under its
 // correlation id. Shared rules (timestamps, costs, error codes) are src/service/answers.ts's.
-import type { LookupResult } from '../wire/types.js';
+import { type LookupResult, PUSH_HEADERS } from '../wire/types.js';
 import {
   type AnswerHeaders,
   DEFAULT_CLOCK_SKEW_MS,
@@ -154,7 +154,7 @@ const PUSHED_STATUS: Record<string, number> = {
  * journal: a push failing here is refused whoever it claims to be about.
  */
 export function pushRuleProblem(
-  body: LookupResult & Json,
+  body: PushBody,
   headers: PushHeaders,
   receivedAt: Date,
   skewMs = DEFAULT_CLOCK_SKEW_MS,
@@ -209,11 +209,7 @@ export interface SentLookup {
 }
 
 /** Why a push does not belong to the lookup dnc sent under its correlation id, or null. */
-export function pushMatchProblem(
-  body: LookupResult & Json,
-  sent: SentLookup,
-  skewMs = DEFAULT_CLOCK_SKEW_MS,
-): string | null {
+function pushMatchProblem(body: PushBody, sent: SentLookup, skewMs = DEFAULT_CLOCK_SKEW_MS): string | null {
   if (body.phone_number !== sent.e164)
     return `phone_number ${body.phone_number} is not the number sent under this correlation id`;
   if (body.country !== sent.country)
@@ -232,7 +228,7 @@ export function pushMatchProblem(
  * What a push says about the number, for telling a repeat (same verdict: a late or lost 2xx, section 6) from a
  * conflict. Timestamp and cost are left out: they describe the delivery, not the verdict.
  */
-export function pushVerdictKey(body: LookupResult & Json): string {
+export function pushVerdictKey(body: PushBody): string {
   return JSON.stringify([
     body.status,
     body.error_code ?? null,
@@ -245,10 +241,110 @@ export function pushVerdictKey(body: LookupResult & Json): string {
 }
 
 /**
- * The verdict of a push that passed checkPushBody, pushRuleProblem and pushMatchProblem: credits as its cost says,
- * else what the receipt held (`heldCredits`), 0 when it says it was not charged.
+ * The verdict of a push read by readPush and matched by pushMatchProblem: credits as its cost says, else what the
+ * receipt held (`heldCredits`), 0 when it says it was not charged.
  */
-export function pushVerdict(body: LookupResult, heldCredits: number): Judgement {
+function pushVerdict(body: LookupResult, heldCredits: number): Judgement {
   const cost = (body as { cost?: { credits_used_for_query?: unknown } }).cost?.credits_used_for_query;
   return verdictOfResult(body, typeof cost === 'number' ? cost : heldCredits);
+}
+
+/** A push's body as read at the edge: of the shape of 2.2 or 2.3, with whatever fields the service added. */
+export type PushBody = LookupResult & Json;
+
+/**
+ * A push read once where it arrives (readPush), the typed value every later step works on: its body (checked by
+ * checkPushBody), its correlation id (the body's, which the header repeats) and X-Service-Status.
+ */
+export interface Push {
+  correlationId: string;
+  result: PushBody;
+  /** X-Service-Status: what the synchronous call would have returned (section 6); null when absent. */
+  serviceStatus: number | null;
+}
+
+/**
+ * A push read, or why it was refused: 400 when it is not a push at all (not JSON, not of the shape of 2.2 or 2.3,
+ * its correlation id header missing or different), 422 when it breaks the service's own rules (pushRuleProblem).
+ * `result` and `correlationId` are what the refused push said, when it said them in a readable shape.
+ */
+export type PushReading =
+  | { ok: true; push: Push }
+  | { ok: false; status: 400 | 422; reason: string; result: PushBody | null; correlationId?: string };
+
+const headerText = (v: string | string[] | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * Reads a push's body (`raw`, UTF-8) and headers (lower-case names, as node gives them) into a Push: the one parse of
+ * a push, at the edge. Independent of the journal: what fails here is refused whoever it claims to be about.
+ */
+export function readPush(
+  raw: string,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  receivedAt: Date,
+  skewMs = DEFAULT_CLOCK_SKEW_MS,
+): PushReading {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, status: 400, reason: `the body is not valid JSON: ${(err as Error).message}`, result: null };
+  }
+  const checked = checkPushBody(body);
+  if (!checked.ok) return { ok: false, status: 400, reason: checked.problem.message, result: null };
+  const result = checked.result as PushBody;
+  const correlationId = result.correlation_id;
+  const refused = (status: 400 | 422, reason: string): PushReading => ({
+    ok: false,
+    status,
+    reason,
+    result: status === 422 ? result : null,
+    correlationId,
+  });
+  const header = headerText(headers[PUSH_HEADERS.correlationId]);
+  if (header === undefined || header === '') return refused(400, 'header X-Service-Correlation-Id is missing');
+  if (header !== correlationId) {
+    return refused(
+      400,
+      `header X-Service-Correlation-Id (${header}) differs from the body's correlation_id (${correlationId})`,
+    );
+  }
+  const status = headerText(headers[PUSH_HEADERS.status]);
+  const serviceStatus = status !== undefined && /^\d{3}$/.test(status) ? Number(status) : null;
+  const phoneNumber = headerText(headers[PUSH_HEADERS.phoneNumber]);
+  const country = headerText(headers[PUSH_HEADERS.country]);
+  const rule = pushRuleProblem(result, { phoneNumber, country, serviceStatus }, receivedAt, skewMs);
+  if (rule) return refused(422, rule);
+  return { ok: true, push: { correlationId, result, serviceStatus } };
+}
+
+/** A push judged against the lookup sent under its correlation id: refused (why), or the verdict it gives. */
+export type PushJudgement = { refused: string } | { verdict: Judgement };
+
+/**
+ * The one judgment of a push (read by readPush) against what dnc sent under its correlation id (`sent`, whose
+ * receipt held `heldCredits`): a push that does not belong to it is refused, one that does gives its verdict.
+ */
+export function judgePush(
+  body: PushBody,
+  sent: SentLookup,
+  heldCredits: number,
+  skewMs = DEFAULT_CLOCK_SKEW_MS,
+): PushJudgement {
+  const problem = pushMatchProblem(body, sent, skewMs);
+  return problem === null ? { verdict: pushVerdict(body, heldCredits) } : { refused: problem };
+}
+
+/**
+ * A push's body read back from the journal's text (kept when it arrived, after readPush), or null when that text is
+ * not a JSON object (an old journal's orphan, or a record stored by a tool).
+ */
+export function storedPushBody(text: string): PushBody | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return isObject(body) ? (body as PushBody) : null;
 }

@@ -176,7 +176,9 @@ export type ClaimAnswer =
   /** Sent and never answered (its claimant was killed, or got no answer): it may have been charged. */
   | { kind: 'unanswered'; claimant: string; claimedAt: string }
   /** Let go without a lookup (its claimant stopped first): free to claim. */
-  | { kind: 'released' };
+  | { kind: 'released' }
+  /** On the team's internal list (an opt-out recorded since the batch began, say): never sent. */
+  | { kind: 'suppressed'; list: string; addedAt: string | null };
 
 /** What a claim says of each number: ours to send, or another machine's lookup to wait for. */
 export type ClaimFate = { kind: 'claimed' } | { kind: 'held'; claimant: string } | ClaimAnswer;
@@ -208,8 +210,20 @@ export type Settlement =
  * arbitrated statement; the claimant settles it with the answer, which the others then use.
  */
 export interface LookupClaims {
-  /** Claims numbers (each once); `takeOverExpired`: a claim whose lease ran out is taken (--resend-unanswered). */
-  claim(e164s: readonly string[], takeOverExpired: boolean): Promise<Map<string, ClaimFate>>;
+  /**
+   * Claims numbers (each once), `reserved` until `sending` says their requests leave; `takeOverExpired`: a lookup
+   * that got no answer is taken (--resend-unanswered); `windowsMs` (by number): a colleague's verdict settled within
+   * it is reused, whenever it came (without: only one settled since a lease before this run began).
+   */
+  claim(
+    e164s: readonly string[],
+    takeOverExpired: boolean,
+    windowsMs?: readonly number[],
+  ): Promise<Map<string, ClaimFate>>;
+  /** Claims of this member whose requests leave now (recorded `sending` first): those still its own. */
+  sending(e164s: readonly string[]): Promise<Set<string>>;
+  /** Lets go of the claims never sent and leaves the team (its heartbeat stops). */
+  close(): Promise<void>;
   /** How the lookups of claimed numbers ended (the verdicts go to the team's results cache too). */
   settle(settlements: ReadonlyArray<[string, Settlement]>): Promise<void>;
   /** What became of other machines' lookups of these numbers: those still running are left out. */

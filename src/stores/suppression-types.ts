@@ -176,6 +176,50 @@ export function replayMismatch(
   return null;
 }
 
+/**
+ * Where an entry's stored columns differ from the audit entry that put it there (when, who, why, from where; an
+ * exemption's evidence): the chain hashes every column of the log, and each entry must be its log's copy. Null when
+ * they agree. (Replay says whether each number is on the list; this, whether its row is the one the log recorded.)
+ */
+export function columnMismatch(
+  log: Iterable<AuditEntry>,
+  suppressed: Iterable<Suppression>,
+  exemptions: Iterable<Exemption>,
+): string | null {
+  const last = new Map<string, AuditEntry>();
+  for (const e of log) if (e.action === 'suppress' || e.action === 'exempt') last.set(`${e.action} ${e.e164}`, e);
+  const differ = (what: string, e164: string, pairs: Array<[string, unknown, unknown]>) => {
+    for (const [column, row, logged] of pairs)
+      if ((row ?? null) !== (logged ?? null))
+        return (
+          `${e164}'s ${what} says ${column} ${JSON.stringify(row)}, but its audit entry says ` + JSON.stringify(logged)
+        );
+    return null;
+  };
+  for (const s of suppressed) {
+    const e = last.get(`suppress ${s.e164}`);
+    if (!e) continue; // replay says so
+    const problem = differ('entry', s.e164, [
+      ['added_at', s.addedAt, e.at],
+      ['who', s.who, e.who],
+      ['reason', s.reason, e.reason],
+      ['source', s.source, e.source],
+    ]);
+    if (problem) return problem;
+  }
+  for (const x of exemptions) {
+    const e = last.get(`exempt ${x.e164}`);
+    if (!e) continue;
+    const problem = differ('exemption', x.e164, [
+      ['added_at', x.addedAt, e.at],
+      ['who', x.who, e.who],
+      ['evidence', x.evidence, e.evidence],
+    ]);
+    if (problem) return problem;
+  }
+  return null;
+}
+
 /** What stood for each number once the entries given (oldest first, up to a head) were written. */
 export function standingOf(
   entries: Iterable<AuditEntry>,

@@ -51,6 +51,7 @@ function reusedAnswer(a: SharedAnswer, claimant: string | null, way: ReuseWay): 
       : way === 'in_flight'
         ? `${by} that was looking the same number up at the same time: this run waited for its answer`
         : `${by}: its webhook lookup, stored by its dnc listen`;
+  // Whose lookup it was is the row's correlation id (dnc_correlation_id): that lookup's, not a new one.
   const note = `reused: checked ${a.checkedAt ?? '(time not given)'} ${how}; no lookup sent, no credits`;
   return {
     result,
@@ -91,13 +92,17 @@ export class TeamClaims {
     /** --resend-unanswered: a claim whose lease ran out (its claimant was killed) is taken and sent again. */
     private readonly takeOverExpired: boolean,
     private readonly now: () => Date,
+    /** How long a colleague's verdict of a number of this country stands (its validity window), in ms. */
+    private readonly windowMs: ((country: string) => number) | null = null,
   ) {}
 
   /** Claims the numbers (one statement) and sorts them. */
   async claim(items: readonly GatedItem[]): Promise<GateSorting> {
+    const windowMs = this.windowMs;
     const fates = await this.claims.claim(
       items.map((i) => i.e164),
       this.takeOverExpired,
+      windowMs ? items.map((i) => windowMs(i.country)) : undefined,
     );
     const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
     for (const item of items) {
@@ -107,6 +112,17 @@ export class TeamClaims {
       else this.sort(item, fate, out, 'finished');
     }
     return out;
+  }
+
+  /** Records the claimed numbers as sending, as their requests leave: returns those still this run's own. */
+  async sending(items: readonly GatedItem[]): Promise<Set<number>> {
+    const marked = await this.claims.sending(items.map((i) => i.e164));
+    return new Set(items.filter((i) => marked.has(i.e164)).map((i) => i.id));
+  }
+
+  /** Lets go of what was claimed and never sent, and leaves the team (the heartbeat stops). */
+  close(): Promise<void> {
+    return this.claims.close();
   }
 
   /** What became of the lookups waited for: those still running stay waiting. */
@@ -125,7 +141,22 @@ export class TeamClaims {
   private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting, way: 'finished' | 'in_flight'): void {
     const at = this.now().toISOString();
     if (a.kind === 'released') out.retry.push(item);
-    else if (a.kind === 'answered') {
+    else if (a.kind === 'suppressed') {
+      // An opt-out recorded while this batch runs is honoured before the send, as the list applied at its start is.
+      const answer: FinalAnswer = {
+        result: 'do_not_call',
+        doNotCall: true,
+        listSource: `internal:${a.list}`,
+        checkedAt: at,
+        correlationId: null,
+        errorCode: null,
+        error: `on the internal do-not-call list since ${a.addedAt ?? '(time not given)'}; not sent`,
+        credits: 0,
+        httpStatus: null,
+        answer: null,
+      };
+      out.answered.push([item, (j) => j.recordFinal(item.id, answer)]);
+    } else if (a.kind === 'answered') {
       const answer = reusedAnswer(a.answer, a.claimant, way);
       out.answered.push([
         item,

@@ -2,7 +2,7 @@
 // shape, and (--reconcile) one billing period compared with the credits this machine's journals and checks recorded.
 import type { ServiceConfig } from '../config.js';
 import { DncError, serviceError, usageError } from '../errors.js';
-import { reconcile, type Reconciliation } from '../evidence/reconcile.js';
+import { reconcile, type Reconciliation } from './reconcile.js';
 import { lockHolder } from '../journal/journal.js';
 import { stateDir } from '../paths.js';
 import { processLockDeps } from '../process-identity.js';

@@ -6,14 +6,14 @@ import type { Writable } from 'node:stream';
 import type { ComplianceContext } from '../compliance/settings.js';
 import { resolveCallingSettings } from '../config.js';
 import { inputError, usageError } from '../errors.js';
-import type { RecheckReason, VerifyReport } from '../evidence/verify.js';
+import type { RecheckReason, VerifyReport } from '../verify/verify.js';
 import { formatInteger } from '../text/numbers.js';
 import { rowNumbersOf, type RowNumber } from './columns.js';
 import { createCallingWindows, HORIZON_DAYS } from '../calling/index.js';
-import { manifestToVerify } from '../evidence/verify.js';
+import { manifestToVerify } from '../verify/verify.js';
 import { hasCallingColumns, manifestPathFor } from '../evidence/manifest.js';
-import { fitToDial } from '../evidence/fit-to-dial.js';
-import type { Fitness } from '../evidence/fitness.js';
+import { fitToDial } from '../verify/fit-to-dial.js';
+import type { Fitness } from '../verify/fitness.js';
 import { openSink, outputError } from '../results/sinks.js';
 
 export interface WindowOptions {

@@ -1,4 +1,4 @@
-// A call list repeats numbers, and verify judges a number's later rows by its first (src/evidence/fit-rows.ts): a
+// A call list repeats numbers, and verify judges a number's later rows by its first (src/verify/fit-rows.ts): a
 // later row edited to differ from the first must still be found, by verify and by window, even with the results
 // file, its manifest and the state folder's anchor rewritten to agree (so that only the rows can tell). The rows are
 // read back with Python's csv module to aim each edit at one row.
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { verifyOutput } from '../../src/evidence/verify.js';
+import { verifyOutput } from '../../src/verify/verify.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { dnc, world, type World } from '../evidence/helpers.js';

@@ -1,4 +1,5 @@
 // The journal: answers, receipts, pushes (applied / duplicate / orphan), counts, locks — real SQLite files.
+import type { PushBody } from '../../src/service/push-answers.js';
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -139,8 +140,8 @@ describe('journal', () => {
     expect(j.pushes.record(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('duplicate');
     expect(j.pushes.record(JSON.stringify(succeeded('corr-zzz', '+61412345009', false)), at)).toBe('orphan');
     expect(j.pushes.record('not json', at, null)).toBe('orphan');
-    const expired = { status: 'failed', error_code: 'lookup_expired', error: 'no answer', charged: false, correlation_id: 'corr-b', phone_number: '+61412345002', country: 'AU' };
-    expect(j.pushes.store([{ raw: JSON.stringify(expired), receivedAt: at }]).map((v) => v.outcome)).toEqual(['applied']);
+    const expired: PushBody = { status: 'failed', error_code: 'lookup_expired', error: 'no answer', charged: false, correlation_id: 'corr-b', phone_number: '+61412345002', country: 'AU' };
+    expect(j.pushes.store([{ raw: JSON.stringify(expired), result: expired, receivedAt: at }]).map((v) => v.outcome)).toEqual(['applied']);
 
     const rowA = j.get('+61412345001')!;
     expect([rowA.state, rowA.result, rowA.do_not_call, rowA.credits, rowA.correlation_id]).toEqual(['done', 'do_not_call', 1, 3, 'corr-a']);

@@ -8,6 +8,8 @@ import type { LookupOutcome, LookupRequest } from '../../src/service/client.js';
 import { scratch } from './helpers.js';
 import { succeededOutcome } from '../helpers/lookup-answers.js';
 import { refusalOf } from '../../src/service/refusals.js';
+import { TeamClaims } from '../../src/stores/team-claims.js';
+import type { ClaimAnswer, ClaimFate, LookupClaims, SharedAnswer } from '../../src/stores/interfaces.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());
@@ -261,3 +263,107 @@ describe('scheduler: a 400 in webhook mode is about the request, never a verdict
     expect(outcome).toMatchObject({ sent: 4, total: 4, stoppedReason: null });
   });
 });
+
+describe('scheduler with a team store', () => {
+  /** Claims in which a colleague holds every number; its answers come when the test says. */
+  function heldByColleague() {
+    let polled!: () => void;
+    const firstPoll = new Promise<void>((r) => (polled = r));
+    const answers: Array<(m: Map<string, ClaimAnswer>) => void> = [];
+    const claims: LookupClaims = {
+      claimant: 'me',
+      leaseMs: 60_000,
+      claim: async (e164s) => new Map(e164s.map((e): [string, ClaimFate] => [e, { kind: 'held', claimant: 'them' }])),
+      sending: async (e164s) => new Set(e164s),
+      answers: () => {
+        polled();
+        return new Promise((r) => answers.push(r));
+      },
+      settle: async () => {},
+      byCorrelation: async () => new Map(),
+      settlePushes: async () => {},
+      close: async () => {},
+    };
+    return { team: new TeamClaims(claims, false, () => new Date()), firstPoll, answers };
+  }
+
+  it("stopped while a colleague's answers are asked for: the late reply is dropped, no crash, the numbers stay queued", async () => {
+    const journal = await journalOf(3);
+    const { client } = scriptedClient(1);
+    const { team, firstPoll, answers } = heldByColleague();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const s = new BatchScheduler({ ...base, journal, client, concurrency: 3, maxCredits: null, team });
+      const run = s.run();
+      await firstPoll;
+      s.stop('interrupted');
+      const outcome = await run;
+      // The colleague's lookups are still running when the reply comes: nothing of it may reach the stopped run.
+      answers[0]!(new Map());
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      expect(outcome).toMatchObject({ stoppedReason: 'interrupted', sent: 0, fatal: null });
+      expect(journal.summaryCounts()).toMatchObject({ queued: 3, in_flight: 0, done: 0 });
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it("numbers a colleague is looking up hold no place in flight: the run goes on with the others", async () => {
+    const journal = await journalOf(40);
+    const { client, stats, answerAll } = scriptedClient(1);
+    const held = new Set(Array.from({ length: 20 }, (_, i) => `+1202555${1000 + i}`));
+    let claimedHeld = 0;
+    const claims: LookupClaims = {
+      claimant: 'me',
+      leaseMs: 60_000,
+      claim: async (e164s) =>
+        new Map(
+          e164s.map((e): [string, ClaimFate] =>
+            held.has(e) ? (claimedHeld++, [e, { kind: 'held', claimant: 'them' }]) : [e, { kind: 'claimed' }],
+          ),
+        ),
+      sending: async (e164s) => new Set(e164s),
+      // The colleague's answers land once this run has sent all of its own.
+      answers: async (e164s) =>
+        new Map(
+          stats.sent.length < 20
+            ? []
+            : e164s.map((e): [string, ClaimAnswer] => [e, { kind: 'answered', claimant: 'them', answer: shared(e) }]),
+        ),
+      settle: async () => {},
+      byCorrelation: async () => new Map(),
+      settlePushes: async () => {},
+      close: async () => {},
+    };
+    const s = new BatchScheduler({
+      ...base,
+      journal,
+      client,
+      concurrency: 4,
+      maxCredits: null,
+      team: new TeamClaims(claims, false, () => new Date()),
+    });
+    const outcome = await drive(s.run(), answerAll);
+    expect(claimedHeld).toBe(20);
+    expect(stats.sent).toHaveLength(20);
+    expect(outcome).toMatchObject({ sent: 20, stoppedReason: null });
+    expect(journal.summaryCounts()).toMatchObject({ done: 40, queued: 0, in_flight: 0 });
+  }, 20_000);
+});
+
+function shared(e164: string): SharedAnswer {
+  return {
+    result: 'callable',
+    doNotCall: false,
+    listSource: 'https://register.example/US',
+    checkedAt: '2026-11-20T10:00:00Z',
+    correlationId: `c-${e164}`,
+    errorCode: null,
+    error: null,
+    httpStatus: 200,
+    body: null,
+  };
+}

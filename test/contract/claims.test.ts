@@ -81,19 +81,43 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
     expect((await b.byCorrelation(['w-1'])).get('w-1')?.result).toBe('callable');
   });
 
-  it('a claim whose claimant died expires after its lease: unanswered, taken over only when asked', async () => {
-    const dead = await machine('dead', 300);
-    const n = '+12025555000';
-    const other = await machine('other', 300);
-    expect((await dead.claim([n], false)).get(n)?.kind).toBe('claimed');
-    expect((await other.claim([n], false)).get(n)?.kind).toBe('held');
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await other.answers([n])).get(n)).toMatchObject({ kind: 'unanswered', claimant: 'dead' });
-    expect((await other.claim([n], false)).get(n)).toMatchObject({ kind: 'unanswered' });
-    expect((await other.claim([n], true)).get(n)?.kind).toBe('claimed');
+  it('a member killed: its reserved claims are free at once, its sending ones unanswered, taken over only when asked', async () => {
+    const dead = await machine('dead');
+    const other = await machine('other');
+    const [reserved, sent] = ['+12025555000', '+12025555001'];
+    expect([...(await dead.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual(['claimed', 'claimed']);
+    expect(await dead.sending([sent])).toEqual(new Set([sent]));
+    // A live colleague's claims, reserved or sending, are held.
+    expect([...(await other.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual(['held', 'held']);
+    // Killed: the server ends its session, and the advisory lock its membership held goes with it.
+    await sqlOn(
+      db.url,
+      `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN dnc.members m ON l.objid = m.lock_key::oid
+        WHERE l.locktype = 'advisory' AND l.classid = ${0x646e636d}::oid AND m.claimant = 'dead'`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const found = await other.answers([reserved, sent]);
+    expect(found.get(reserved)).toEqual({ kind: 'released' });
+    expect(found.get(sent)).toMatchObject({ kind: 'unanswered', claimant: 'dead' });
+    expect((await other.claim([sent], false)).get(sent)).toMatchObject({ kind: 'unanswered' });
+    expect((await other.claim([reserved, sent], true)).get(sent)?.kind).toBe('claimed');
     // A claim let go without a lookup is free for the next.
-    await other.settle([[n, { kind: 'released' }]]);
-    expect((await dead.answers([n])).get(n)).toEqual({ kind: 'released' });
+    await other.settle([[sent, { kind: 'released' }]]);
+    expect((await other.answers([sent])).get(sent)).toEqual({ kind: 'released' });
+    expect(await sqlOn(db.url, "SELECT claimant FROM dnc.members WHERE claimant = 'dead'")).toEqual([]);
+  });
+
+  it("a colleague's verdict is reused within the validity window, however long after it came", async () => {
+    const [a, b] = [await machine('va'), await machine('vb')];
+    const n = '+12025556000';
+    expect((await a.claim([n], false)).get(n)?.kind).toBe('claimed');
+    await a.sending([n]);
+    await a.settle([[n, { kind: 'answered', country: 'US', answer: answer('callable', 'v-1') }]]);
+    // Settled an hour ago: older than a lease, well within 31 days.
+    await sqlOn(db.url, `UPDATE dnc.claims SET settled_at = now() - interval '1 hour' WHERE e164 = '${n}'`);
+    expect((await b.claim([n], false, [31 * 86_400_000])).get(n)).toMatchObject({ kind: 'answered', claimant: 'va' });
+    // Outside the window (a day, for the test) it is looked up again.
+    expect((await b.claim([n], false, [60_000])).get(n)?.kind).toBe('claimed');
   });
 
   it('migrations: ten processes at once apply each version once; a newer store is refused', async () => {
@@ -101,10 +125,13 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
     try {
       const all = await Promise.all(Array.from({ length: 10 }, () => openStores({ url: fresh.url, from: '--store' }, {}, home)));
       await Promise.all(all.map((s) => s.ready()));
-      const rows = await sqlOn(fresh.url, 'SELECT version, count(*)::int AS n FROM dnc.schema_migrations GROUP BY version');
-      expect(rows).toEqual([{ version: 1, n: 1 }]);
+      const rows = await sqlOn(fresh.url, 'SELECT version, count(*)::int AS n FROM dnc.schema_migrations GROUP BY version ORDER BY version');
+      expect(rows).toEqual([
+        { version: 1, n: 1 },
+        { version: 2, n: 1 },
+      ]);
       const status = await all[0]!.status();
-      expect(status).toMatchObject({ kind: 'postgres', schema_version: 1, latest_version: 1 });
+      expect(status).toMatchObject({ kind: 'postgres', schema_version: 2, latest_version: 2 });
       expect(status.where).not.toContain(new URL(fresh.url).password);
       for (const s of all) await s.close();
       await sqlOn(fresh.url, "INSERT INTO dnc.schema_migrations (version, name) VALUES (99, 'from the future')");

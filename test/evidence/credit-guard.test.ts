@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, afterEach } from 'vitest';
-import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/evidence/credit-guard.js';
+import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/batch/credit-guard.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
 import { dnc, json, lookedUp, usNumbers, world, type World } from './helpers.js';

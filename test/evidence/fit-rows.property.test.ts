@@ -3,7 +3,7 @@
 // most `capacity` numbers. The seed is printed on failure.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FitRows } from '../../src/evidence/fit-rows.js';
+import { FitRows } from '../../src/verify/fit-rows.js';
 import { C } from '../../src/results/columns.js';
 
 const options = { numRuns: 300, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) };

@@ -83,4 +83,22 @@ describe('journal push store', () => {
     await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(/disk I\/O error/);
     expect(readJournal(b.journal).pushes).toHaveLength(1);
   });
+
+  it('keeps a refused push as evidence when SQLite refuses the write upgrade at once, as it stores a push', async () => {
+    const { b, s, rows } = await setUp();
+    const journal = s.journal;
+    const original = journal.pushes.store.bind(journal.pushes);
+    let calls = 0;
+    journal.pushes.store = (records, options) => {
+      calls++;
+      if (calls === 1) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      return original(records, options);
+    };
+    const forged = pushFor(rows[0]!.dnc_correlation_id, '+61412345100');
+    await s.keepRefused({ ...forged, result: null, refusedReason: 'the body is not valid JSON' });
+    expect(calls).toBe(2);
+    expect(readJournal(b.journal).pushes.map((p) => [p.correlation_id, p.outcome])).toEqual([
+      [rows[0]!.dnc_correlation_id, 'refused'],
+    ]);
+  });
 });

@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, randomPushPath, type Receiver } from '../../src/listen/receiver.js';
-import type { IncomingPush, PushStore, ReceiverEvents, StoreOutcome } from '../../src/listen/receiver-types.js';
+import type { IncomingPush, PushStore, ReceiverEvents, RefusedPush, StoreOutcome } from '../../src/listen/receiver-types.js';
 
 /** A store that keeps pushes in memory and knows a fixed set of correlation ids as its batch's lookups. */
 class MemoryStore implements PushStore {
@@ -361,6 +361,33 @@ describe('receiver: when the push cannot be stored', () => {
     store.fail = null;
     expect((await push(address.url, succeeded())).status).toBe(200);
     expect(r.stats).toMatchObject({ received: 2, stored: 1, storeFailures: 1, duplicates: 0 });
+  });
+
+  it('answers a refused push 503 when its evidence cannot be kept, and refuses it (kept) on the retry', async () => {
+    const kept: RefusedPush[] = [];
+    let fail: Error | null = new Error('SQLITE_BUSY: database is locked');
+    const memory = new MemoryStore(new Set([CID]));
+    const store: PushStore = {
+      store: (pushes) => memory.store(pushes),
+      keepRefused: async (p) => {
+        if (fail) throw fail;
+        kept.push(p);
+      },
+    };
+    const { events, address, receiver: r } = await start({ path: '/p', store });
+    const forged = { ...succeeded(), phone_number: '12025550123' };
+    const answer = await push(address.url, forged);
+    expect(answer.status).toBe(503);
+    expect(answer.headers['retry-after']).toBe('30');
+    expect(events['store-failed'].map((e) => [e.count, e.correlationIds, e.error.message])).toEqual([
+      [1, [CID], 'SQLITE_BUSY: database is locked'],
+    ]);
+    expect(kept).toEqual([]);
+    fail = null;
+    expect((await push(address.url, forged)).status).toBe(422);
+    expect(kept.map((p) => [p.correlationId, p.refusedReason])).toEqual([[CID, 'phone_number "12025550123" is not E.164']]);
+    expect(memory.pushes.size).toBe(0);
+    expect(r.stats).toMatchObject({ received: 0, stored: 0, storeFailures: 1, rejected: 1 });
   });
 
   it('answers 503 when an asynchronous store is too slow', async () => {

@@ -114,6 +114,26 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({ e164: '+12025550777', action: 'suppress' });
   });
 
+  it('an opt-out recorded on another machine while a batch runs is honoured before every later send', async () => {
+    w = await world({ latencyMs: 100 });
+    const numbers = usNumbers(1200, 120).filter((n) => !/99\d$/.test(n));
+    const list = w.file('running.csv', ['phone', ...numbers]);
+    const batch = spawnDnc(['batch', list, '--concurrency', '4'], { env: machine('runner', db.url), cwd: w.dir, timeoutMs: 60_000 });
+    const deadline = Date.now() + 20_000;
+    while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    // The last ten of the list, recorded by a colleague a moment after the batch began.
+    const late = numbers.slice(-10);
+    const add = await spawnDnc(['suppress', 'add', ...late, '--reason', 'asked on a call'], { env: machine('desk', db.url), cwd: w.dir });
+    expect(add.code, add.stderr).toBe(0);
+    expect(lookedUp(w.sb).filter((n) => late.includes(n))).toEqual([]);
+    const r = await batch;
+    expect(r.code, r.stderr).toBe(0);
+    expect(lookedUp(w.sb).filter((n) => late.includes(n))).toEqual([]);
+    const rows = readCsvObjects(path.join(w.dir, 'running.results.csv'));
+    for (const n of late)
+      expect(rows.find((row) => row.phone === n)).toMatchObject({ dnc_result: 'do_not_call', dnc_list_source: 'internal:team', dnc_credits: '0' });
+  }, 60_000);
+
   it("the team's verdicts are reused within --reuse-within on another machine, as its own would be", async () => {
     w = await world();
     const numbers = usNumbers(300, 6);
@@ -158,7 +178,8 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     const listA = w.file('a.csv', ['phone', ...numbers.slice(0, 8)]);
     const listB = w.file('b.csv', ['phone', ...numbers]);
     const listC = w.file('c.csv', ['phone', ...numbers.slice(2)]);
-    const flags = ['--concurrency', '4', '--timeout', '3000', '--retries', '0'];
+    // The default --timeout and --retries: a lookup may take 159 s, which the others no longer wait for.
+    const flags = ['--concurrency', '4'];
     const a = spawn(process.execPath, [BIN, 'batch', listA, ...flags], { cwd: w.dir, env: { ...machine('a', db.url), PATH: process.env.PATH ?? '' }, stdio: 'ignore' });
     const killed = new Promise((resolve) => a.on('exit', (_c, signal) => resolve(signal)));
     const deadline = Date.now() + 20_000;
@@ -171,7 +192,10 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     await new Promise((r) => setTimeout(r, 300));
     a.kill('SIGKILL');
     expect(await killed).toBe('SIGKILL');
+    const killedAt = Date.now();
     const [b, c] = await Promise.all(others);
+    // Within one member lease (15 s) and a heartbeat (5 s) of the kill, lookups of their own (1.5 s each) included.
+    expect(Date.now() - killedAt).toBeLessThan(20_000);
     // Finished on their own; the numbers a sent without an answer are unanswered sends (exit 7: rows without a verdict).
     for (const r of [b, c]) expect(r.code, r.stderr).toBe(7);
     const counts = sends(lookedUp(w.sb));

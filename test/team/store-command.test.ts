@@ -35,12 +35,12 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   it('migrate makes the schema once; status says where (no password), which version, and what it holds', async () => {
     const m = await runDnc(['--json', 'store', 'migrate'], { env: team });
     expect(m.code, m.stderr).toBe(0);
-    expect(JSON.parse(m.stdout)).toMatchObject({ applied: [1], schema_version: 1 });
+    expect(JSON.parse(m.stdout)).toMatchObject({ applied: [1, 2], schema_version: 2 });
     const again = await runDnc(['store', 'migrate'], { env: team });
-    expect(again.stderr).toContain('at schema version 1 already: nothing to do');
+    expect(again.stderr).toContain('at schema version 2 already: nothing to do');
     const s = await runDnc(['--json', 'store', 'status'], { env: team });
     expect(s.code, s.stderr).toBe(0);
-    expect(JSON.parse(s.stdout)).toMatchObject({ kind: 'postgres', schema_version: 1, latest_version: 1, counts: { audit: 0 } });
+    expect(JSON.parse(s.stdout)).toMatchObject({ kind: 'postgres', schema_version: 2, latest_version: 2, counts: { audit: 0 } });
     const password = new URL(db.url).password;
     if (password) for (const out of [m, again, s]) expect(out.stdout + out.stderr).not.toContain(password);
     const none = await runDnc(['store', 'migrate'], { env: local });

@@ -12,8 +12,20 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//i.test(value.trim());
 }
 
+/**
+ * Whether the URL's user part holds an `@` or a `/` that was not percent-encoded (`postgresql://u:p@ss/w@host/db`):
+ * a URL reader then takes part of the password for the host or the database, and would show it.
+ */
+function unencodedUserinfo(url: string): boolean {
+  const rest = url.trim().replace(/^[a-z]+:\/\//i, '');
+  const head = rest.split('?')[0]!;
+  const ats = head.split('@').length - 1;
+  return ats > 1 || (ats === 1 && head.indexOf('/') >= 0 && head.indexOf('/') < head.indexOf('@'));
+}
+
 /** The store's address as it may be shown or recorded: no password, no query but the database's name. */
 export function publicStoreUrl(url: string): string {
+  if (unencodedUserinfo(url)) return 'postgresql://(URL not shown: its password is not percent-encoded)';
   try {
     const u = new URL(url);
     u.password = '';
@@ -56,6 +68,12 @@ function invalid(message: string, hint?: string) {
 
 /** The URL's own parameters (its query holds libpq's keywords: host for a socket folder, sslmode, service …). */
 function fromUrl(url: string): Parameters & { service?: string } {
+  if (unencodedUserinfo(url))
+    throw invalid(
+      'the store URL has an @ or / in its user or password that is not percent-encoded (the URL is not shown: ' +
+        'part of the password would be read as the host)',
+      'percent-encode them (@ is %40, / is %2F, : is %3A), or keep the password out of the URL: PGPASSWORD, ~/.pgpass',
+    );
   let u: URL;
   try {
     u = new URL(url);
@@ -150,6 +168,13 @@ function fromPassFile(p: Parameters, env: Env, homedir: string): string | undefi
   return undefined;
 }
 
+/** A server that asks for a password dnc was not given (exit 2). */
+function noPassword(where: string) {
+  return usageError('E_STORE_REFUSED', `the team store ${where} asks for a password and none was given`, {
+    hint: 'give it in PGPASSWORD, ~/.pgpass (mode 0600) or a pg_service.conf entry, not on the command line',
+  });
+}
+
 /** What pg is given: every value explicit, so that nothing is read from the process's own environment. */
 export interface StoreConnection {
   config: ClientConfig;
@@ -189,7 +214,9 @@ export function storeConnection(url: string, env: Env, homedir: string): StoreCo
     port,
     user: p.user,
     database: p.dbname,
-    password: p.password,
+    // Never undefined (the driver would read the process's own PGPASSWORD and ~/.pgpass): without one, a server that
+    // asks for a password is refused plainly, rather than in the driver's words ("SASL: … must be a string").
+    password: p.password ?? (() => Promise.reject(noPassword(publicStoreUrl(url)))),
     application_name: p.application_name,
     connectionTimeoutMillis: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : 10_000,
     ssl: sslOptions(mode, p.sslrootcert),

@@ -1,6 +1,6 @@
 // The team store's schema: ordered, versioned migrations, applied once under an advisory lock however many dnc
 // processes start at the same moment; a store migrated by a newer dnc is refused.
-import type { PoolClient } from 'pg';
+import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
@@ -87,13 +87,35 @@ CREATE TABLE ${SCHEMA}.scrubs (
   callable bigint NOT NULL, credits bigint NOT NULL, service text NOT NULL, list_id text, list_head text
 );`,
   },
+  {
+    version: 2,
+    name: 'claims reserved before they are sent; members alive by heartbeat and advisory lock',
+    // A member's row says until when its heartbeat holds (alive_until) and which advisory lock its session holds
+    // (MEMBER_LOCK_CLASS, lock_key): a member whose lock is gone (its process died) or whose heartbeat ran out is
+    // reaped by any other (its reserved claims deleted, its sending claims made unanswered). Every member writes
+    // its own row: granted to PUBLIC so that a team's existing member role needs no new grant (the database's
+    // CONNECT and the schema's USAGE still say who is a member).
+    sql: `
+ALTER TABLE ${SCHEMA}.claims DROP CONSTRAINT claims_state_check;
+ALTER TABLE ${SCHEMA}.claims ADD CONSTRAINT claims_state_check
+  CHECK (state IN ('reserved', 'sending', 'pending', 'answered', 'unanswered'));
+CREATE INDEX claims_by_claimant ON ${SCHEMA}.claims (claimant) WHERE state IN ('reserved', 'sending');
+CREATE TABLE ${SCHEMA}.members (
+  claimant text PRIMARY KEY, lock_key integer NOT NULL UNIQUE, started_at timestamptz NOT NULL DEFAULT now(),
+  alive_until timestamptz NOT NULL
+);
+GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.members TO PUBLIC;`,
+  },
 ];
+
+/** The advisory lock class (pg_advisory_lock(int, int)'s first key) of members' liveness locks: 'dncm'. */
+export const MEMBER_LOCK_CLASS = 0x646e636d;
 
 /** The newest schema this dnc knows. */
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** The version the store's schema is at: 0 when it has none yet. */
-export async function schemaVersion(client: PoolClient): Promise<number> {
+export async function schemaVersion(client: ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('${SCHEMA}.schema_migrations') AS t`);
   if (exists.rows[0]?.t === null) return 0;
   const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${SCHEMA}.schema_migrations`);
@@ -113,7 +135,7 @@ export function tooNew(where: string, version: number): DncError {
  * lock, so ten processes starting at once apply each exactly once (the others wait, then find nothing to do).
  * Returns the versions applied.
  */
-export async function migrate(client: PoolClient, where: string): Promise<number[]> {
+export async function migrate(client: ClientBase, where: string): Promise<number[]> {
   const applied: number[] = [];
   await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK.toString()]);
   try {

@@ -1,6 +1,6 @@
 // One connection pool to the team store per process, its errors as dnc's, and the schema checked (or migrated)
 // before anything is read or written.
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import type { Client, ClientConfig, Pool, PoolClient, QueryResultRow } from 'pg';
 import { DncError, usageError } from '../../errors.js';
 import type { StoreConnection } from './connection.js';
 import { LATEST_VERSION, migrate, schemaVersion, SCHEMA, tooNew } from './migrations.js';
@@ -18,6 +18,37 @@ const GONE_CODES = new Set([
 const GONE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 // The server is there but will not have dnc's role do this: a configuration matter for the team (exit 2).
 const REFUSED_SQLSTATES = new Set(['28P01', '28000', '42501', '3D000', '42P01', '3F000']);
+// Lost a race with another member's statement (deadlock detected, serialization failure, lock not available): the
+// statement, or the whole transaction, rolled back and is safe to run again. Retried inside the store, never shown.
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001', '55P03']);
+/** Tries of a statement (or transaction) that lost a race, and the first pause between them (doubled, jittered). */
+export const RACE_TRIES = 8;
+const RACE_PAUSE_MS = 5;
+
+/** Whether a failure is a lost race the store retries (40P01, 40001, 55P03). */
+export function isLostRace(err: unknown): boolean {
+  return RETRYABLE_SQLSTATES.has(String((err as { code?: unknown })?.code ?? ''));
+}
+
+/**
+ * Runs `attempt` again while it loses a race with another member (a deadlock, a serialization failure), after a
+ * pause that grows and is jittered so that the two do not meet again; any other failure, or the last, is thrown.
+ * The one retry helper of the team store: every statement and transaction goes through it.
+ */
+export async function retryingRaces<T>(
+  attempt: () => Promise<T>,
+  random: () => number = Math.random,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (i >= RACE_TRIES || !isLostRace(err)) throw err;
+      await sleep(RACE_PAUSE_MS * 2 ** (i - 1) * (0.5 + random()));
+    }
+  }
+}
 
 /** A failure of the store as a DncError that says where, without the password. */
 export function storeError(err: unknown, where: string, doing: string): DncError {
@@ -50,6 +81,8 @@ export function storeError(err: unknown, where: string, doing: string): DncError
 
 export class StorePool {
   private readyOnce: Promise<void> | null = null;
+  /** Connections of their own (a member's heartbeat, which holds its advisory lock): ended with the pool. */
+  private readonly sessions = new Set<Client>();
 
   private constructor(
     private readonly pool: Pool,
@@ -60,6 +93,7 @@ export class StorePool {
      */
     private readonly relaxedPool: Pool,
     readonly where: string,
+    private readonly config: ClientConfig,
   ) {}
 
   static async open(connection: StoreConnection): Promise<StorePool> {
@@ -76,7 +110,7 @@ export class StorePool {
       pool.on('error', () => {});
       return pool;
     };
-    return new StorePool(make({}), make({ options: '-c synchronous_commit=off' }), connection.where);
+    return new StorePool(make({}), make({ options: '-c synchronous_commit=off' }), connection.where, connection.config);
   }
 
   /**
@@ -84,13 +118,28 @@ export class StorePool {
    * schema), refused when it is ahead. Once per process; fails before any lookup when the server is not there.
    */
   ready(): Promise<void> {
-    this.readyOnce ??= this.withClient('opening the store', async (c) => {
+    this.readyOnce ??= this.probe(async (c) => {
       const version = await schemaVersion(c);
       if (version > LATEST_VERSION) throw tooNew(this.where, version);
       if (version < LATEST_VERSION) await migrate(c, this.where);
     });
     this.readyOnce.catch(() => (this.readyOnce = null));
     return this.readyOnce;
+  }
+
+  /**
+   * The first connection, made alone rather than by the pool: one that fails (the server asked for a password dnc
+   * was not given, and the driver left its socket open) is closed here, and does not keep the process alive.
+   */
+  private async probe(use: (c: Client) => Promise<void>): Promise<void> {
+    const client = await this.session('opening the store', () => {});
+    try {
+      await use(client);
+    } catch (err) {
+      throw this.failure(err, 'opening the store');
+    } finally {
+      await this.endSession(client);
+    }
   }
 
   /** `dnc store migrate`: the versions applied (none when it was up to date). */
@@ -111,9 +160,11 @@ export class StorePool {
   ): Promise<R[]> {
     try {
       const pool = options.relaxed ? this.relaxedPool : this.pool;
-      return (await pool.query<R>({ text: sql, values: params, name: options.name })).rows;
+      return await retryingRaces(
+        async () => (await pool.query<R>({ text: sql, values: params, name: options.name })).rows,
+      );
     } catch (err) {
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     }
   }
 
@@ -122,7 +173,7 @@ export class StorePool {
     try {
       client = await (relaxed ? this.relaxedPool : this.pool).connect();
     } catch (err) {
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     }
     let broken = false;
     // The server may end the session between two statements (stopped, restarted): the client says so with an 'error'
@@ -133,28 +184,29 @@ export class StorePool {
       return await use(client);
     } catch (err) {
       broken = true;
-      throw storeError(err, this.where, doing);
+      throw this.failure(err, doing);
     } finally {
       client.off('error', dropped);
       client.release(broken);
     }
   }
 
-  /** One transaction; rolled back when `work` throws. */
+  /** One transaction; rolled back when `work` throws, and run again (whole) when it lost a race. */
   async transaction<T>(doing: string, work: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
     return this.withClient(
       doing,
-      async (c) => {
-        await c.query('BEGIN');
-        try {
-          const out = await work(c);
-          await c.query('COMMIT');
-          return out;
-        } catch (err) {
-          await c.query('ROLLBACK').catch(() => {});
-          throw err;
-        }
-      },
+      (c) =>
+        retryingRaces(async () => {
+          await c.query('BEGIN');
+          try {
+            const out = await work(c);
+            await c.query('COMMIT');
+            return out;
+          } catch (err) {
+            await c.query('ROLLBACK').catch(() => {});
+            throw err;
+          }
+        }),
       relaxed,
     );
   }
@@ -169,7 +221,40 @@ export class StorePool {
     return rows[0]?.value ?? null;
   }
 
+  /** A failure of this store as a DncError (see storeError). */
+  failure(err: unknown, doing: string): DncError {
+    return storeError(err, this.where, doing);
+  }
+
+  /**
+   * A connection of its own, outside the pools (what it holds, a session's advisory lock, lives as long as it does);
+   * `onDropped` hears when the server ends it. Ended by `endSession` or with the pool.
+   */
+  async session(doing: string, onDropped: () => void): Promise<Client> {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client(this.config);
+    client.on('error', onDropped);
+    client.on('end', onDropped);
+    try {
+      await client.connect();
+    } catch (err) {
+      client.off('end', onDropped);
+      // The driver leaves the socket open when it fails a login itself (no password to give): closed here.
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      throw this.failure(err, doing);
+    }
+    this.sessions.add(client);
+    return client;
+  }
+
+  async endSession(client: Client): Promise<void> {
+    this.sessions.delete(client);
+    client.removeAllListeners('end');
+    await client.end().catch(() => {});
+  }
+
   async close(): Promise<void> {
+    await Promise.all([...this.sessions].map((c) => this.endSession(c)));
     await Promise.all([this.pool.end().catch(() => {}), this.relaxedPool.end().catch(() => {})]);
   }
 }

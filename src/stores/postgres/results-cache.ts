@@ -21,10 +21,15 @@ ON CONFLICT (service, account, e164) DO UPDATE SET country = excluded.country, r
   correlation_id = excluded.correlation_id, body = excluded.body
 WHERE excluded.checked_ms >= verdicts.checked_ms`;
 
-/** The verdicts as PUT_VERDICTS takes them (those without a readable time or a correlation id are left out). */
+/**
+ * The verdicts as PUT_VERDICTS takes them, sorted by number (those without a readable time or a correlation id are
+ * left out).
+ */
 export function verdictArrays(verdicts: readonly CachedVerdict[]): unknown[][] {
   const cols: unknown[][] = [[], [], [], [], [], [], [], []];
-  for (const v of verdicts) {
+  // In key order: two members writing overlapping verdicts lock the rows in one order, and cannot deadlock.
+  const sorted = [...verdicts].sort((a, b) => (a.e164 < b.e164 ? -1 : a.e164 > b.e164 ? 1 : 0));
+  for (const v of sorted) {
     const ms = parseServiceTime(v.checkedAt);
     if (!Number.isFinite(ms) || !v.correlationId) continue;
     const values = [v.e164, v.country, v.result, v.listSource, v.checkedAt, ms, v.correlationId, v.body];

@@ -2,9 +2,9 @@
 // scrubs the history recorded.
 import type { ComplianceContext } from '../compliance/settings.js';
 import type { ScrubRecord } from '../stores/interfaces.js';
-import { judgeFitness } from './fit-to-dial.js';
+import { judgeFitness } from '../verify/fit-to-dial.js';
 import { scrubStatus, type ScrubStatus } from './status.js';
-import type { VerifyOptions, VerifyReport } from './verify.js';
+import type { VerifyOptions, VerifyReport } from '../verify/verify.js';
 
 export type StatusOptions =
   /** --scrubs: the history's latest scrub records. */

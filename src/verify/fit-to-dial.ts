@@ -11,7 +11,7 @@ import {
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
-import type { Manifest } from './manifest.js';
+import type { Manifest } from '../evidence/manifest.js';
 import { BatchJournal } from '../journal/journal.js';
 import { shownPath } from '../paths.js';
 import { shellWord } from '../text/shell.js';
@@ -26,7 +26,7 @@ export interface FitToDialOptions extends Pick<
   warn(line: string): void;
 }
 
-/** verify's report, with the judgement every reader shows of it (src/evidence/fitness.ts). */
+/** verify's report, with the judgement every reader shows of it (src/verify/fitness.ts). */
 export type JudgedReport = VerifyReport & { fitness: Fitness };
 
 /**

@@ -3,9 +3,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { inputError } from '../errors.js';
 import { DAY_MS, parseServiceTime } from '../time.js';
-import { manifestPathFor, readManifest, type Manifest } from './manifest.js';
+import { manifestPathFor, readManifest, type Manifest } from '../evidence/manifest.js';
 import { validityRules } from '../compliance/validity.js';
-import type { Fitness } from './fitness.js';
+import type { Fitness } from '../verify/fitness.js';
 
 /**
  * not_fit: `dnc verify` says so for a reason other than age (the file changed, its journal is gone, rows unfinished).

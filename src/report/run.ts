@@ -11,11 +11,11 @@ import { C } from '../results/columns.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { AuditEntry } from '../stores/suppression-types.js';
 import { dataRecordLines } from '../tables/input.js';
-import { judgeFitness } from './fit-to-dial.js';
-import type { Fitness } from './fitness.js';
-import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from './manifest.js';
-import type { ReportRow } from './report-html.js';
-import type { VerifyOptions } from './verify.js';
+import { judgeFitness } from '../verify/fit-to-dial.js';
+import type { Fitness } from '../verify/fitness.js';
+import { manifestPathFor, outputLayout, readManifest, sideFilePath, walkOutput } from '../evidence/manifest.js';
+import type { ReportData, ReportRow } from './data.js';
+import type { VerifyOptions } from '../verify/verify.js';
 
 export interface ReportOptions {
   /** The results file of `dnc batch`, resolved. */
@@ -32,6 +32,8 @@ export type ReportEvent = { type: 'warning'; text: string };
 export interface ReportDeps extends ComplianceContext, Pick<VerifyOptions, 'tzdataVersion'> {
   now(): Date;
   onEvent(event: ReportEvent): void;
+  /** Draws the report's page (the command gives src/render/report-html.ts's, loaded when a report is written). */
+  renderHtml(data: ReportData): string | Promise<string>;
 }
 
 export interface ReportResult {
@@ -125,9 +127,7 @@ export async function writeReport(options: ReportOptions, deps: ReportDeps): Pro
       )
     : new Map<number, { line: number }>();
   const fit = await judgeFit(deps, results);
-  // The renderer is the heavy part of a report: loaded when one is written.
-  const { renderReportHtml } = await import('./report-html.js');
-  const html = renderReportHtml({
+  const html = await deps.renderHtml({
     manifest,
     manifestPath,
     manifestSha256: await hashFile(manifestPath),

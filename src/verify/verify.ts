@@ -26,7 +26,7 @@ import {
   walkOutput,
   type Manifest,
   type RowAnswer,
-} from './manifest.js';
+} from '../evidence/manifest.js';
 import { C, CALLING, DNC_RESULTS } from '../results/columns.js';
 import { numberCellsAsRow, resultColumns, rowRuleFinding } from '../results/row-cells.js';
 import { doNotCallCell } from '../results/cells.js';
@@ -39,7 +39,7 @@ import { RowCursor } from '../tables/row-cursor.js';
 import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
 import type { NumberVerdict } from '../journal/types.js';
-import { callingCheckOf } from './verify-calling.js';
+import { callingCheckOf } from './calling.js';
 import { type RecheckReason, RecheckTally, type SettledUnfinished } from './recheck-tally.js';
 import { FitRows } from './fit-rows.js';
 

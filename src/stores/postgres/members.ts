@@ -1,0 +1,166 @@
+// A member of the team at work: a row in dnc.members renewed by heartbeat, and an advisory lock its own session holds
+// for as long as the process lives. A member whose lock is gone (killed: the server ends its session at once) or whose
+// heartbeat ran out (a machine cut off) is reaped by whichever member looks first: its reserved claims are deleted
+// (nothing was sent: free to claim at once) and its sending claims become unanswered (sent, maybe charged).
+import type { Client } from 'pg';
+import { HEARTBEAT_MS, MEMBER_LEASE_MS } from '../lease.js';
+import { MEMBER_LOCK_CLASS, SCHEMA } from './migrations.js';
+import type { StorePool } from './pool.js';
+
+/** The members that are gone: their heartbeat ran out, or their session's advisory lock is no longer held. */
+const DEAD = `
+SELECT m.claimant FROM ${SCHEMA}.members m
+ WHERE m.alive_until < now()
+    OR NOT EXISTS (SELECT 1 FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                      AND l.classid = ${MEMBER_LOCK_CLASS}::oid AND l.objid = m.lock_key::oid)`;
+
+/**
+ * Reaps the dead members' claims in one statement: taken in key order, those another statement holds skipped (the
+ * next reap takes them), so that it never waits on, or deadlocks with, a member at work. A dead member's row goes
+ * with its last claim in flight.
+ */
+const REAP = `
+WITH dead AS (${DEAD}),
+victims AS (
+  SELECT c.service, c.account, c.e164, c.state FROM ${SCHEMA}.claims c
+   WHERE c.claimant IN (SELECT claimant FROM dead) AND c.state IN ('reserved', 'sending')
+   ORDER BY c.service, c.account, c.e164 FOR UPDATE SKIP LOCKED
+),
+freed AS (
+  DELETE FROM ${SCHEMA}.claims c USING victims v
+   WHERE v.state = 'reserved' AND c.service = v.service AND c.account = v.account AND c.e164 = v.e164
+  RETURNING 1
+),
+lost AS (
+  UPDATE ${SCHEMA}.claims c SET state = 'unanswered', settled_at = now() FROM victims v
+   WHERE v.state = 'sending' AND c.service = v.service AND c.account = v.account AND c.e164 = v.e164
+  RETURNING 1
+),
+gone AS (
+  DELETE FROM ${SCHEMA}.members m WHERE m.claimant IN (SELECT claimant FROM dead)
+     AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.claims c
+                      WHERE c.claimant = m.claimant AND c.state IN ('reserved', 'sending')
+                        AND NOT EXISTS (SELECT 1 FROM victims v
+                                         WHERE v.service = c.service AND v.account = c.account AND v.e164 = c.e164))
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM freed)::int AS freed, (SELECT count(*) FROM lost)::int AS lost,
+       (SELECT count(*) FROM gone)::int AS gone`;
+
+/** What one reap did. */
+export interface Reaped {
+  freed: number;
+  lost: number;
+  gone: number;
+}
+
+/** Reaps the claims of dead members (any member may, at any time: the statement is idempotent). */
+export async function reapDeadMembers(pool: StorePool): Promise<Reaped> {
+  const [row] = await pool.query<Reaped>('reaping the claims of members gone', REAP, [], {
+    name: 'dnc-reap',
+    relaxed: true,
+  });
+  return row ?? { freed: 0, lost: 0, gone: 0 };
+}
+
+/**
+ * This process as a member: its row, its lock, its heartbeat every HEARTBEAT_MS (which reaps the dead, too). A
+ * heartbeat that fails is tried again at the next beat, its session opened anew; `onLost` hears when the member was
+ * reaped meanwhile (its claims are no longer its own).
+ */
+export class Membership {
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private session: Client | null = null;
+  private beating: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly pool: StorePool,
+    readonly claimant: string,
+    private readonly random: () => number,
+  ) {}
+
+  static async join(pool: StorePool, claimant: string, random: () => number = Math.random): Promise<Membership> {
+    const m = new Membership(pool, claimant, random);
+    await m.enrol();
+    m.timer = setInterval(() => void m.beat(), HEARTBEAT_MS);
+    m.timer.unref();
+    return m;
+  }
+
+  /** A session of its own holding a fresh advisory lock, and the member's row naming it. */
+  private async enrol(): Promise<void> {
+    const session = await this.pool.session('joining the team', () => {
+      if (this.session === session) this.session = null;
+    });
+    try {
+      for (let tries = 0; ; tries++) {
+        const key = 1 + Math.floor(this.random() * 0x7ffffffe);
+        const got = await session.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [
+          MEMBER_LOCK_CLASS,
+          key,
+        ]);
+        if (!got.rows[0]?.ok && tries < 16) continue;
+        const r = await session
+          .query(
+            `INSERT INTO ${SCHEMA}.members (claimant, lock_key, alive_until)
+           VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+           ON CONFLICT (claimant) DO UPDATE SET lock_key = excluded.lock_key, alive_until = excluded.alive_until
+           RETURNING 1`,
+            [this.claimant, key, MEMBER_LEASE_MS],
+          )
+          .catch((err: { code?: string }) => {
+            if (err.code === '23505' && tries < 16) return null; // another member's key: draw again
+            throw err;
+          });
+        if (r) break;
+        await session.query('SELECT pg_advisory_unlock($1, $2)', [MEMBER_LOCK_CLASS, key]);
+      }
+    } catch (err) {
+      await this.pool.endSession(session);
+      throw this.pool.failure(err, 'joining the team');
+    }
+    this.session = session;
+  }
+
+  /** One heartbeat: the member's lease renewed (its row made again if it was reaped), the dead reaped. */
+  beat(): Promise<void> {
+    this.beating = this.beating.then(async () => {
+      if (this.closed) return;
+      try {
+        if (this.session === null) await this.enrol();
+        const r = await this.session!.query(
+          `UPDATE ${SCHEMA}.members SET alive_until = now() + $2 * interval '1 millisecond' WHERE claimant = $1`,
+          [this.claimant, MEMBER_LEASE_MS],
+        );
+        if (r.rowCount === 0) {
+          // Reaped meanwhile (its heartbeat was late): a new lock and row; what it held was taken as the dead's.
+          await this.pool.endSession(this.session!);
+          this.session = null;
+          await this.enrol();
+        }
+        await reapDeadMembers(this.pool);
+      } catch {
+        // The store went away: the next beat tries again; the run's own statements say what happened.
+        if (this.session) await this.pool.endSession(this.session);
+        this.session = null;
+      }
+    });
+    return this.beating;
+  }
+
+  /** Leaves the team: the member's row and its lock go (its reserved claims were let go by the caller). */
+  async leave(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.beating;
+    const session = this.session;
+    this.session = null;
+    if (!session) return;
+    await session.query(`DELETE FROM ${SCHEMA}.members WHERE claimant = $1`, [this.claimant]).catch(() => {});
+    await this.pool.endSession(session);
+  }
+}
