@@ -5,9 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { createWorkspace, docPages, fixedPorts, matches, normalise, parseBlocks, runBlock, stopSandbox, takePorts, updateBlock, type Block, type CommandResult } from './examples.js';
+import { createWorkspace, docPages, fixedPorts, matches, normalise, parseBlocks, runBlock, stopSandbox, takePorts, updateBlock, type Block, type CommandResult, type Workspace } from './examples.js';
 
 const pages = docPages().map((file) => ({ file, blocks: parseBlocks(file, readFileSync(file, 'utf8')) }));
 const updates: Array<{ block: Block; results: CommandResult[]; dir: string }> = [];
@@ -101,10 +101,17 @@ for (const page of pages) {
   const name = path.relative(REPO_ROOT, page.file);
   if (page.blocks.length === 0) continue;
   describe(name, () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-docs-'));
-    const ws = createWorkspace(dir);
-    takePorts(ws, fixedPorts(page.blocks));
+    // The page's folder is made when its first example runs, not when the suite is collected: a run that selects
+    // other tests (-t, a filtered file) skips this page's hooks too, and would leave an empty folder behind.
+    let dir: string;
+    let ws: Workspace;
+    beforeAll(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-docs-'));
+      ws = createWorkspace(dir);
+      takePorts(ws, fixedPorts(page.blocks));
+    });
     afterAll(() => {
+      if (!ws) return;
       stopSandbox(ws);
       if (process.env.DOCS_UPDATE !== '1') rmSync(dir, { recursive: true, force: true });
     });
