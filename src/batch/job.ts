@@ -13,7 +13,7 @@ import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.
 import type { RenderSummary } from '../results/render.js';
 import type { Reusable } from './reusable.js';
 import type { SchedulerProgress } from './scheduler.js';
-import type { ReuseDecision } from './recent-answers.js';
+import type { PaidAgain } from './recent-answers.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
@@ -188,7 +188,7 @@ export type BatchRunResult =
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */
       unansweredSends: number;
       /** Numbers answered within the last day that this run paid for again, or null (none, or reused). */
-      paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+      paidAgain?: PaidAgain | null;
       /** The credit guard's estimate of this run's lookups, over the numbers it was to send; null: none weighed. */
       estimate?: { numbers: number; credits: number } | null;
       /** The --review-out list this batch writes (given now or remembered), or null. */

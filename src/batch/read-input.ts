@@ -5,7 +5,7 @@ import type { IncomingNumbers } from './scheduler.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import type { RunContext } from './job.js';
-import type { JournalBatch } from './resume.js';
+import { type JournalBatch, toLookUpWords } from './resume.js';
 import { ingestInput, type ScanResult } from './ingest.js';
 
 /** The input being read into the journal while lookups run: the scheduler's incoming numbers. */
@@ -73,9 +73,12 @@ export async function readInput(
       });
       warnOfFormulas(ctx, layout, scan);
       const c = journal.summaryCounts();
+      const distinct = c.queued + c.in_flight + c.done + c.pending;
+      const { unsent, words } = toLookUpWords(journal, distinct, resultOptions.webhookUrl);
       ctx.info(
-        `${formatInteger(scan.rows)} row(s), ${formatInteger(c.queued + c.in_flight + c.done + c.pending)} ` +
-          `distinct number(s) to look up, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot ` +
+        `${formatInteger(scan.rows)} row(s), ${formatInteger(distinct)} distinct number(s)` +
+          (unsent > 0 ? `, ${words}` : ' to look up') +
+          `, ${formatInteger(scan.invalidRows)} row(s) with a number that cannot ` +
           `be valid (not sent)` +
           (scan.emptyRows > 0
             ? `, ${formatInteger(scan.emptyRows)} row(s) with no number` +

@@ -22,6 +22,18 @@ export type ReuseDecision =
   /** Paid again without anyone asked (no terminal, neither flag): the summary says so. */
   | 'default';
 
+/**
+ * What a batch run over answers of the last day paid for again: the numbers whose verdict was in the results cache,
+ * and the charged answers without a verdict (a charged billing_error, invalid_phone_number), which no cache keeps,
+ * so that every run pays for them.
+ */
+export interface PaidAgain {
+  numbers: number;
+  credits: number;
+  decision: ReuseDecision;
+  chargedWithoutVerdict: { numbers: number; credits: number };
+}
+
 export interface QueuedNumber {
   id: number;
   e164: string;

@@ -12,6 +12,7 @@ import {
   reusedRecentNote,
   type RecentAnswer,
   type RecentAnswers,
+  type PaidAgain,
   type ReuseDecision,
   type SendPlan,
 } from './recent-answers.js';
@@ -155,17 +156,22 @@ function teamMomentNote(v: { checkedAt: string }): string {
 
 /** What the summary says of them once the run is over: the numbers of the last day this run paid for again. */
 export function paidAgain(
-  journal: Pick<BatchJournal, 'get'>,
+  journal: Pick<BatchJournal, 'get' | 'sends'>,
   outcome: RecentOutcome | null,
-): { numbers: number; credits: number; decision: ReuseDecision } | null {
-  if (!outcome || outcome.decision === 'reuse') return null;
+): PaidAgain | null {
+  // Verdicts reused by --reuse-within (no question asked): nothing of them was paid again.
+  outcome ??= journal.sends.reused() > 0 ? { ...none(0), decision: 'reuse' } : null;
+  if (!outcome) return null;
   let numbers = 0;
   let credits = 0;
-  for (const a of outcome.answers) {
+  for (const a of outcome.decision === 'reuse' ? [] : outcome.answers) {
     const row = journal.get(a.e164);
     if (!row || row.credits <= 0) continue;
     numbers++;
     credits += row.credits;
   }
-  return numbers === 0 ? null : { numbers, credits, decision: outcome.decision };
+  // Charged answers without a verdict are in no cache: a run over a list answered within the day pays them again.
+  const chargedWithoutVerdict = journal.sends.chargedWithoutVerdict();
+  if (numbers === 0 && chargedWithoutVerdict.numbers === 0) return null;
+  return { numbers, credits, decision: outcome.decision, chargedWithoutVerdict };
 }

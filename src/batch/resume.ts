@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { usageError } from '../errors.js';
 import type { BatchCalling, BatchJournal, BatchMeta, ResultOptions } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import type { TableLayout } from '../tables/layout.js';
 import { describeOptions, resultOptionsChange, sameResultOptions } from './options.js';
 import { phoneColumnsOf } from '../journal/types.js';
@@ -88,7 +89,7 @@ export async function prepareJournal(
     const c = journal.summaryCounts();
     ctx.info(
       `Resuming ${journal.path}: ${formatInteger(c.done)} number(s) done, ${formatInteger(c.pending)} pending ` +
-        `(webhook), ${formatInteger(c.queued + c.in_flight)} to look up`,
+        `(webhook), ${toLookUpWords(journal, c.queued + c.in_flight, resultOptions.webhookUrl).words}`,
     );
     return 'resume';
   }
@@ -261,4 +262,22 @@ export async function rerunPlan(
     return null;
   }
   return plan;
+}
+
+/**
+ * "N to look up" of the `numbers` without a verdict, less those of a webhook-only country a run without a webhook URL
+ * does not send, said apart with their count: the count the credit guard and the progress line give.
+ */
+export function toLookUpWords(
+  journal: Pick<BatchJournal, 'sends'>,
+  numbers: number,
+  webhookUrl: string | null,
+): { unsent: number; words: string } {
+  const webhookOnly = webhookUrl ? [] : WEBHOOK_ONLY_COUNTRIES;
+  const unsent = journal.sends.webhookUnsentOf(webhookOnly);
+  if (unsent === 0) return { unsent, words: `${formatInteger(numbers)} to look up` };
+  const words =
+    `${formatInteger(numbers - unsent)} to look up (${formatInteger(unsent)} of ${webhookOnly.join(', ')} not ` +
+    'sent: they need --webhook-url)';
+  return { unsent, words };
 }

@@ -113,7 +113,15 @@ export class BatchScheduler extends EventEmitter {
     const resent = journal.requeueInFlight();
     const before = journal.summaryCounts();
     const incoming = this.options.incoming;
-    let total = before.queued;
+    // The numbers this run will look up (the guard's and --json credit_estimate's): not those of a country it does
+    // not send to (webhook-only without a webhook URL, one the service does not cover), answered here uncounted.
+    const excluded = new Set([...journal.unsupportedCountries(), ...(webhookUrl ? [] : webhookOnlyCountries)]);
+    const notSent = journal.sends.queuedOf([...excluded]);
+    let total = before.queued - notSent.numbers;
+    /** A number answered here without a lookup: out of the run's count, unless it was left out of it at the start. */
+    const answeredUnsent = (item: QueueItem) => {
+      if (item.id > notSent.lastId || !excluded.has(item.country)) total--;
+    };
     // Costs this batch has seen (X-Credit-Cost of its own answers); `hints` are older ones, from the cost cache.
     const costs = journal.learnedCosts();
     const hints = this.options.knownCosts ?? new Map<string, number>();
@@ -529,7 +537,7 @@ export class BatchScheduler extends EventEmitter {
               unsupportedCountryText(item.country, supportedList),
             );
             queue.push(() => journal.recordFinal(item.id, answer));
-            queue.countAnswer();
+            answeredUnsent(item);
             continue;
           }
           const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
@@ -541,7 +549,7 @@ export class BatchScheduler extends EventEmitter {
               `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``,
             );
             queue.push(() => journal.recordFinal(item.id, answer));
-            queue.countAnswer();
+            answeredUnsent(item);
             continue;
           }
           const admission = budget.admit(item.country, inFlight + starting.length > 0);

@@ -100,7 +100,12 @@ export const BATCH_FLAGS: ReadonlyArray<Flag<BatchFlagValues>> = [
         'charged again',
     ),
   },
-  { option: plain('--callable-out <file>', 'also write the callable rows (input columns only) to FILE') },
+  {
+    option: plain(
+      '--callable-out <file>',
+      'also write the rows with a callable number to FILE, input columns only, only callable numbers kept',
+    ),
+  },
   { option: plain('--suppressed-out <file>', 'also write the do-not-call rows (input columns only) to FILE') },
   { option: plain('--delimiter <c>', "the input's delimiter: , ; | or tab (default: detected from the header line)") },
   {

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import type { JudgedReport } from '../verify/fit-to-dial.js';
+import { recheckWords, settledNote } from '../verify/fitness.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
@@ -96,6 +97,12 @@ export function verifyJson(r: JudgedReport) {
     default_max_age_days: { ...r.maxAge.byCountry, other: r.maxAge.otherDays },
     as_of: r.asOf,
     recheck_count: r.recheckCount,
+    recheck_rows: r.recheckRows,
+    settled_unfinished: {
+      rows: r.settledUnfinished.rows,
+      numbers: r.settledUnfinished.numbers,
+      by_reason: r.settledUnfinished.byReason,
+    },
     recheck_by_reason: r.recheckByReason,
     recheck: r.recheck,
     manifest_info: r.manifestInfo,
@@ -161,6 +168,8 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
     `  freshness  checked_at ${r.tally.checked_at.oldest ?? '-'} … ${r.tally.checked_at.newest ?? '-'}; max age ` +
       `${age}, as of ${r.asOf}`,
   );
+  const settled = settledNote(r);
+  if (settled) lines.push(`  ${settled}`);
   if (r.recheckCount === 0) {
     if (r.fit)
       lines.push(
@@ -169,12 +178,8 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
     else if (r.tampered) lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
     return lines;
   }
-  const reasons = Object.entries(r.recheckByReason)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ');
   lines.push(
-    `  rows to re-check: ${r.recheckCount} ` +
-      `(${reasons})${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`,
+    `  ${recheckWords(r)}${r.recheck.length < r.recheckCount ? `; the first ${r.recheck.length} listed` : ''}`,
   );
   for (const x of r.recheck) {
     lines.push(

@@ -1,5 +1,5 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { failedToResend, requeueFailed, toLookUpOnRerun } from './rerun.js';
+import { failedToResend, requeueFailed, runCountsOf, type RunCounts } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { inputError, usageError } from '../errors.js';
@@ -417,9 +417,9 @@ export class BatchJournal {
       .run(this.stamp(), UNANSWERED_SEND).changes;
   }
 
-  /** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
-  toLookUpOnRerun(): number {
-    return toLookUpOnRerun(this.db);
+  /** What a run sends, leaves unsent and was charged without a verdict, counted (rerun.ts). */
+  get sends(): RunCounts {
+    return runCountsOf(this.db);
   }
 
   /** The failed numbers a bare rerun does not send again, and what sending them again costs (--resend-failed). */

@@ -4,11 +4,55 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { REQUEUE_WHERE, RESEND_FAILED_WHERE } from './schema.js';
 import { UNANSWERED_SEND } from './types.js';
 
-/** Numbers a bare rerun looks up: queued, or without a verdict and nothing charged for them (requeueUnfinished). */
-export function toLookUpOnRerun(db: BetterSqlite3.Database): number {
+/**
+ * Numbers a bare rerun looks up (queued, or without a verdict and nothing charged for them: requeueUnfinished), by
+ * country: what a rerun will not send (webhook-only, unsupported countries) told apart.
+ */
+export function toLookUpOnRerunByCountry(db: BetterSqlite3.Database): Map<string, number> {
+  const rows = db
+    .prepare<[], { country: string; n: number }>(
+      `SELECT country, COUNT(*) AS n FROM numbers WHERE state = 'queued' OR (${REQUEUE_WHERE}) GROUP BY country`,
+    )
+    .all();
+  return new Map(rows.map((r) => [r.country, r.n]));
+}
+
+/**
+ * The queued numbers of the countries in `countries` (those a run will not send: webhook-only without a webhook URL,
+ * not covered by the service), and the highest queued id: numbers queued after it were not counted.
+ */
+export function queuedOf(
+  db: BetterSqlite3.Database,
+  countries: readonly string[],
+): { numbers: number; lastId: number } {
+  const all = db
+    .prepare<[], { country: string; n: number; last: number }>(
+      `SELECT country, COUNT(*) AS n, MAX(id) AS last FROM numbers WHERE state = 'queued' GROUP BY country`,
+    )
+    .all();
+  const numbers = all.filter((r) => countries.includes(r.country)).reduce((a, r) => a + r.n, 0);
+  return { numbers, lastId: Math.max(0, ...all.map((r) => r.last)) };
+}
+
+/** Numbers of webhook-only `countries` queued, or answered here as needing a webhook (not sent, no charge). */
+export function webhookUnsentOf(db: BetterSqlite3.Database, countries: readonly string[]): number {
+  if (countries.length === 0) return 0;
   return db
-    .prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM numbers WHERE state = 'queued' OR (${REQUEUE_WHERE})`)
-    .get()!.n;
+    .prepare<string[], { n: number }>(
+      `SELECT COUNT(*) AS n FROM numbers WHERE country IN (${countries.map(() => '?').join(', ')})
+         AND (state = 'queued' OR (state = 'done' AND error_code = 'webhook_required' AND credits = 0))`,
+    )
+    .get(...countries)!.n;
+}
+
+/** Numbers charged for an answer without a verdict (a charged failure, invalid_phone_number), and those credits. */
+export function chargedWithoutVerdict(db: BetterSqlite3.Database): { numbers: number; credits: number } {
+  return db
+    .prepare<[], { numbers: number; credits: number }>(
+      `SELECT COUNT(*) AS numbers, COALESCE(SUM(credits), 0) AS credits FROM numbers
+        WHERE state = 'done' AND credits > 0 AND result IN ('failed', 'invalid')`,
+    )
+    .get()!;
 }
 
 /**
@@ -43,3 +87,18 @@ export function requeueFailed(db: BetterSqlite3.Database, now: string): number {
     )
     .run(UNANSWERED_SEND, now).changes;
 }
+
+/** The counts of what a run sends, over a journal's database: BatchJournal.sends. */
+export function runCountsOf(db: BetterSqlite3.Database) {
+  return {
+    queuedOf: (countries: readonly string[]) => queuedOf(db, countries),
+    webhookUnsentOf: (countries: readonly string[]) => webhookUnsentOf(db, countries),
+    toLookUpOnRerunByCountry: () => toLookUpOnRerunByCountry(db),
+    chargedWithoutVerdict: () => chargedWithoutVerdict(db),
+    /** Numbers whose verdict was reused from the results cache (--reuse-within, or the answer to the question). */
+    reused: () =>
+      db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM numbers WHERE reused_at IS NOT NULL').get()!.n,
+  };
+}
+
+export type RunCounts = ReturnType<typeof runCountsOf>;

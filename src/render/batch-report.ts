@@ -6,7 +6,7 @@ import { writeLine } from '../io.js';
 import type { StoppedReason } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
 import type { JsonError } from './error.js';
-import type { ReuseDecision } from '../batch/recent-answers.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 
 export interface BatchReportExtras {
   uniqueNumbers: number;
@@ -24,7 +24,7 @@ export interface BatchReportExtras {
   /** Why the batch ended on an error (--json's `error`), or null. */
   error: JsonError | null;
   /** Numbers answered within the last day that this run paid for again, or null. */
-  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+  paidAgain?: PaidAgain | null;
   /** The credit guard's estimate of this run's lookups, or null when none was weighed. */
   estimate?: { numbers: number; credits: number } | null;
 }
@@ -50,7 +50,11 @@ export async function showBatchSummary(ctx: Context, summary: RenderSummary, ext
               numbers: extras.paidAgain.numbers,
               credits: extras.paidAgain.credits,
               chosen: extras.paidAgain.decision === 'pay_again',
-              hint: extras.paidAgain.decision === 'default' ? '--reuse-within 1d would have reused them' : null,
+              hint:
+                extras.paidAgain.decision === 'default' && extras.paidAgain.numbers > 0
+                  ? '--reuse-within 1d would have reused them'
+                  : null,
+              charged_without_verdict: extras.paidAgain.chargedWithoutVerdict,
             }
           : null,
         credit_estimate: extras.estimate

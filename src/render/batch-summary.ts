@@ -6,7 +6,7 @@ import type { DryRunReport as DryRunFindings } from '../batch/job.js';
 import { describeRecordAt } from '../tables/record-location.js';
 import { formatInteger, paint, renderTable, type Terminal } from './table.js';
 import { UNKNOWN_COST_FLOOR } from '../batch/credit-guard.js';
-import type { ReuseDecision } from '../batch/recent-answers.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 import { paidAgainLine } from './reuse-question.js';
 
 export interface BatchSummaryExtras {
@@ -21,7 +21,7 @@ export interface BatchSummaryExtras {
   /** Sends of the batch that got no answer (a killed run's): maybe charged, not in creditsTotal. */
   unansweredSends?: number;
   /** Numbers answered within the last day that this run paid for again (src/batch/repay.ts). */
-  paidAgain?: { numbers: number; credits: number; decision: ReuseDecision } | null;
+  paidAgain?: PaidAgain | null;
 }
 
 const RESULT_ORDER: DncResult[] = [
@@ -115,7 +115,8 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   }
   if (notes.length > 0) out.push(`${notes.join('\n')}\n`);
   const files = [`output: ${summary.output}`];
-  if (summary.callableOut) files.push(`callable rows: ${summary.callableOut}`);
+  if (summary.callableOut)
+    files.push(`rows with a callable number (only callable numbers kept): ${summary.callableOut}`);
   if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
   if (summary.reviewOut) files.push(`rows to review: ${summary.reviewOut}`);
   if (summary.dialOut) files.push(`dial list: ${summary.dialOut}`);

@@ -1,5 +1,6 @@
 // What `dnc check` and `dnc window --number` show of a number's calling answer: local time, today's window, whether
 // it may be called now (never for a number on a register or the internal list, whatever the hour), and why not.
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import type { CallingAnswer, NotNowReason } from '../calling/index.js';
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -29,7 +30,11 @@ function verdictReason(reason: NotNowReason, country: string | undefined): strin
     case 'no_verdict':
       return 'no verdict (check it again)';
     case 'not_checked':
-      return 'not looked up, so no verdict (`dnc check` looks it up: 1 credit)';
+      // Without a figure: a lookup costs what the service charges for the country (AU 3 in the sandbox).
+      return country && WEBHOOK_ONLY_COUNTRIES.includes(country)
+        ? "not looked up, so no verdict (`dnc check --webhook-url URL` looks it up, at its country's cost, " +
+            'with `dnc listen` receiving the answer)'
+        : "not looked up, so no verdict (`dnc check` looks it up, at its country's cost)";
     case 'outside_window':
     case 'never_callable':
       return null;

@@ -1,7 +1,7 @@
 // What a batch says of the numbers this service answered within the last day: the question on a terminal, and the
 // summary's line when they were paid for again.
 import type { ReuseQuestion } from '../batch/job.js';
-import type { ReuseDecision } from '../batch/recent-answers.js';
+import type { PaidAgain } from '../batch/recent-answers.js';
 import { formatInteger } from '../text/numbers.js';
 import { formatDuration } from '../time.js';
 
@@ -19,11 +19,19 @@ export function reuseQuestion(q: ReuseQuestion): string {
 }
 
 /** The summary's line for the numbers of the last day paid for again. */
-export function paidAgainLine(p: { numbers: number; credits: number; decision: ReuseDecision }): string {
+export function paidAgainLine(p: PaidAgain): string {
   const n = formatInteger;
   const what = `${n(p.numbers)} number(s) answered within the last day were paid again (${n(p.credits)} credit(s))`;
-  if (p.decision === 'pay_again') return `${what}, as asked`;
-  return `${what}; --reuse-within 1d would have reused them`;
+  const said = p.numbers === 0 ? [] : [p.decision === 'pay_again' ? `${what}, as asked` : what];
+  if (p.numbers > 0 && p.decision !== 'pay_again') said.push('--reuse-within 1d would have reused them');
+  const other = p.chargedWithoutVerdict;
+  if (other.numbers > 0)
+    said.push(
+      `${p.numbers > 0 ? 'another ' : ''}${n(other.credits)} credit(s) went on ${n(other.numbers)} charged ` +
+        'answer(s) without a verdict (billing_error, invalid_phone_number): no cache keeps them, so every run ' +
+        'pays for them again',
+    );
+  return said.join('; ');
 }
 
 /** "40s", "3m", "5h": how old an answer is. */

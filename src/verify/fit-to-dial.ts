@@ -15,6 +15,7 @@ import type { Manifest } from '../evidence/manifest.js';
 import { BatchJournal } from '../journal/journal.js';
 import { shownPath } from '../paths.js';
 import { shellWord } from '../text/shell.js';
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import { fitnessOf, fitnessRefused, type Fitness, type RerunFacts } from './fitness.js';
 
 export interface FitToDialOptions extends Pick<
@@ -125,7 +126,18 @@ async function rerunFacts(cwd: string, output: string, manifest: Manifest): Prom
     const command =
       `dnc batch ${word(manifest.input.path)} -o ${word(output)}` +
       (besideOutput ? '' : ` --journal ${word(manifest.journal)}`);
-    return { command, lookUp: journal.toLookUpOnRerun(), resend: journal.failedToResend() };
+    // A bare rerun sends no number of a webhook-only country (without --webhook-url) nor of one the service said
+    // it does not cover: those are not among what it looks up.
+    const unsupported = new Set(journal.unsupportedCountries());
+    let lookUp = 0;
+    const needWebhook = { numbers: 0, countries: [] as string[] };
+    for (const [country, n] of [...journal.sends.toLookUpOnRerunByCountry()].sort(([a], [b]) => a.localeCompare(b))) {
+      if (WEBHOOK_ONLY_COUNTRIES.includes(country)) {
+        needWebhook.numbers += n;
+        needWebhook.countries.push(country);
+      } else if (!unsupported.has(country)) lookUp += n;
+    }
+    return { command, lookUp, needWebhook, resend: journal.failedToResend() };
   } finally {
     journal.close();
   }

@@ -13,6 +13,11 @@ export interface RerunFacts {
   command: string;
   /** Numbers a bare rerun looks up (nothing was charged for them). */
   lookUp: number;
+  /**
+   * Numbers without a verdict that only a rerun with --webhook-url looks up (their countries answer by webhook
+   * only), by country: a bare rerun leaves them not_checked.
+   */
+  needWebhook: { numbers: number; countries: string[] };
   /** Failed numbers a bare rerun leaves (charged, or sent without an answer): --resend-failed sends them. */
   resend: { numbers: number; credits: number };
 }
@@ -41,14 +46,41 @@ export function fitnessOf(r: VerifyReport, rerun: RerunFacts | null): Fitness {
       because: 'its batch journal is gone, so its rows cannot be proven',
       wayOut: ['`--without-journal` asks for the weaker check (the rest of it), which then says what it did not check'],
     };
-  const reasons = Object.entries(r.recheckByReason)
-    .map(([k, n]) => `${formatInteger(n)} ${k}`)
-    .join(', ');
+  const settled = settledNote(r);
   return {
     state: 'not_fit',
-    because: `${formatInteger(r.recheckCount)} row(s) to re-check (${reasons})`,
+    because: recheckWords(r) + (settled ? `; ${settled}` : ''),
     wayOut: recheckWayOut(r, rerun, again),
   };
+}
+
+/**
+ * What is to re-check, by reason: "N row(s)" when each finding is a row's, else "N number(s) on M row(s)" (a row of
+ * several phone numbers has a finding for each of its numbers).
+ */
+export function recheckWords(r: Pick<VerifyReport, 'recheckCount' | 'recheckRows' | 'recheckByReason'>): string {
+  const what =
+    r.recheckCount === r.recheckRows
+      ? `${formatInteger(r.recheckRows)} row(s)`
+      : `${formatInteger(r.recheckCount)} number(s) on ${formatInteger(r.recheckRows)} row(s)`;
+  return `${what} to re-check (${reasonWords(r.recheckByReason)})`;
+}
+
+/** The numbers without a verdict on do_not_call rows, which no re-check makes callable; null when there are none. */
+export function settledNote(r: Pick<VerifyReport, 'settledUnfinished'>): string | null {
+  const { rows, numbers, byReason } = r.settledUnfinished;
+  if (numbers === 0) return null;
+  return (
+    `${formatInteger(numbers)} number(s) without a verdict (${reasonWords(byReason)}) on ${formatInteger(rows)} ` +
+    'do_not_call row(s) left aside: no verdict of theirs can make such a row callable, and a dialler never gets ' +
+    'them (only dnc_callable_numbers)'
+  );
+}
+
+function reasonWords(byReason: Partial<Record<RecheckReason, number>>): string {
+  return Object.entries(byReason)
+    .map(([k, n]) => `${formatInteger(n)} ${k}`)
+    .join(', ');
 }
 
 /** A file that could not be judged (its list altered or held, say): not fit, and the error's hint is the way out. */
@@ -75,6 +107,13 @@ function recheckWayOut(r: VerifyReport, rerun: RerunFacts | null, again: string)
         out.push(
           `not_checked and failed rows: ${again} looks up the ${formatInteger(rerun.lookUp)} number(s) without a ` +
             'verdict that nothing was charged for (answered ones are not sent again)',
+        );
+      if (rerun.needWebhook.numbers > 0)
+        out.push(
+          `not_checked rows: ${formatInteger(rerun.needWebhook.numbers)} number(s) of ` +
+            `${rerun.needWebhook.countries.join(', ')} are looked up only with a webhook: ` +
+            `\`${rerun.command} --webhook-url URL\` sends them, with \`dnc listen\` receiving the answers at URL ` +
+            '(a rerun without it leaves them not_checked)',
         );
       const { numbers, credits } = rerun.resend;
       if (numbers > 0)

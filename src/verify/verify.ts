@@ -40,6 +40,7 @@ import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
 import type { NumberVerdict } from '../journal/types.js';
 import { callingCheckOf } from './calling.js';
+import { type RecheckReason, RecheckTally, type SettledUnfinished } from './recheck-tally.js';
 import { FitRows } from './fit-rows.js';
 
 /**
@@ -49,20 +50,7 @@ import { FitRows } from './fit-rows.js';
 export const DEFAULT_MAX_AGE_DAYS: Readonly<Record<string, number>> = VALIDITY_DAYS;
 export const DEFAULT_MAX_AGE_OTHER_DAYS = DEFAULT_VALIDITY_DAYS;
 
-/** Why a row must be looked up again (or the file regenerated) before it is dialled. */
-export type RecheckReason =
-  | 'edited'
-  | 'out_of_step'
-  | 'pending'
-  | 'not_checked'
-  | 'failed'
-  | 'stale'
-  | 'no_correlation_id'
-  | 'no_source'
-  | 'no_checked_at'
-  | 'suppressed'
-  /** A row of several numbers written before the row rule, whose verdict the rule changes (a rerun renders it). */
-  | 'row_rule';
+export type { RecheckReason } from './recheck-tally.js';
 
 export const TAMPER_REASONS: ReadonlySet<RecheckReason> = new Set(['edited', 'out_of_step']);
 
@@ -129,8 +117,11 @@ export interface VerifyReport {
     Manifest,
     'dnc_version' | 'interface_version' | 'service_base_url' | 'started_at' | 'finished_at' | 'updated_at' | 'journal'
   >;
+  /** Findings to re-check (a row's, or a number's of a row of several), the rows they are on: recheck-tally.ts. */
   recheckCount: number;
+  recheckRows: number;
   recheckByReason: Partial<Record<RecheckReason, number>>;
+  settledUnfinished: SettledUnfinished;
   recheck: RecheckRow[];
   maxAge: { days: number | null; byCountry: Record<string, number>; otherDays: number };
   asOf: string;
@@ -238,12 +229,10 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   };
 
   const found: Array<Omit<RecheckRow, 'line' | 'record'> & { index: number }> = [];
-  const byReason: Partial<Record<RecheckReason, number>> = {};
-  let count = 0;
+  const tally = new RecheckTally();
   const flag = (index: number, cells: string[], reason: RecheckReason, text: string, column: number | null = null) => {
     const detail = column === null ? text : `phone column ${column}: ${text}`;
-    count++;
-    byReason[reason] = (byReason[reason] ?? 0) + 1;
+    if (!tally.add(index, reason)) return;
     o.onFlag?.(index, reason, column);
     if (found.length < limit)
       found.push({
@@ -435,9 +424,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const judgeOnce = (index: number, cells: string[], column: number | null): void => {
     const e164 = cells[C.e164] ?? '';
     if (e164 !== '' && fitRows.has(e164, cells, column)) return;
-    const flagged = count;
+    const flagged = tally.findings;
     judge(index, cells, column);
-    if (e164 !== '' && count === flagged) fitRows.add(e164, cells, column);
+    if (e164 !== '' && tally.findings === flagged) fitRows.add(e164, cells, column);
   };
   /** Tells the row (see onRow) and judges it; a row of one phone column with the cells of one judged fit is neither. */
   const judgeRow = (index: number, fields: string[], cells: string[]): RowAnswer => {
@@ -462,7 +451,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     // while one of them is do_not_call misleads a dialler that reads rows.
     const rule = rowRuleFinding(cells, several, layout);
     if (rule) flag(index, cells, rule.kind === 'edited' ? 'edited' : 'row_rule', rule.text);
+    tally.settledRow = result === 'do_not_call' && !rule;
     for (let k = 0; k < several; k++) judgeOnce(index, numberCellsAsRow(cells, k, calling), k + 1);
+    tally.settledRow = false;
   };
   /** Whether the output row's input cells are the input row's, as the writer wrote them. */
   const sameInputCells = (inputRow: readonly string[], fields: readonly string[]): boolean => {
@@ -559,11 +550,11 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be ` +
         `proven (a file and its manifest can be rewritten together)`
       : null;
-  const tampered = !shaMatches || differences.length > 0 || [...TAMPER_REASONS].some((r) => (byReason[r] ?? 0) > 0);
+  const tampered = !shaMatches || differences.length > 0 || tally.anyOf(TAMPER_REASONS);
   return {
     output: outputPath,
     manifest: manifestPathFor(outputPath),
-    fit: !tampered && unproven === null && count === 0,
+    fit: !tampered && unproven === null && tally.count === 0,
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
     differences,
@@ -581,8 +572,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       updated_at: manifest.updated_at,
       journal: manifest.journal,
     },
-    recheckCount: count,
-    recheckByReason: byReason,
+    ...tally.counts(),
     recheck,
     maxAge: {
       days: o.maxAgeMs === null ? null : o.maxAgeMs / DAY_MS,

@@ -94,7 +94,13 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
     );
     const summary = json(again.stdout);
     expect(summary).toMatchObject({ credits_used: CRM_CREDITS, stopped_reason: null, unique_numbers: 27 });
-    expect(summary.paid_again).toEqual({ numbers: 27, credits: CRM_CREDITS, chosen: false, hint: '--reuse-within 1d would have reused them' });
+    expect(summary.paid_again).toEqual({
+      numbers: 27,
+      credits: CRM_CREDITS,
+      chosen: false,
+      hint: '--reuse-within 1d would have reused them',
+      charged_without_verdict: { numbers: 0, credits: 0 },
+    });
     expect(summary.credit_estimate).toEqual({ numbers_to_look_up: 27, estimated_credits: CRM_CREDITS });
 
     const text = await spawnDnc(['batch', xlsx, '-o', path.join(dir, 'third.csv')], { env, ...T });
@@ -108,7 +114,13 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
 
     // --no-reuse: paid again, as said, without the hint.
     const fresh = await spawnDnc(['--json', 'batch', xlsx, '-o', path.join(dir, 'fresh.csv'), '--no-reuse'], { env, ...T });
-    expect(json(fresh.stdout).paid_again).toEqual({ numbers: 27, credits: CRM_CREDITS, chosen: true, hint: null });
+    expect(json(fresh.stdout).paid_again).toEqual({
+      numbers: 27,
+      credits: CRM_CREDITS,
+      chosen: true,
+      hint: null,
+      charged_without_verdict: { numbers: 0, credits: 0 },
+    });
     expect(fresh.stderr).not.toContain('paid for again');
     expect(credits()).toBe(4 * CRM_CREDITS);
     const both = await spawnDnc(['batch', xlsx, '-o', path.join(dir, 'both.csv'), '--no-reuse', '--reuse-within', '1d'], { env, ...T });

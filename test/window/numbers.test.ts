@@ -85,7 +85,17 @@ describe('dnc window --number: no lookup, no credit', () => {
     expect(r.stdout).toContain('+1 202 555 0101  calling rules only: not a do-not-call verdict\n');
     expect(r.stdout).toContain('  rules allow     a call now, until 2026-12-02T02:00:00Z\n');
     expect(r.stdout).toContain(
-      '  may call now    no — not looked up, so no verdict (`dnc check` looks it up: 1 credit)\n',
+      "  may call now    no — not looked up, so no verdict (`dnc check` looks it up, at its country's cost)\n",
+    );
+    // An AU number is looked up only with a webhook, at AU's cost (3 in the sandbox): no figure, the flag named.
+    const au = await spawnDnc(['window', '--number', '+61412345001', '--at', '2026-12-01T01:00:00Z'], {
+      env: { ...scratchFolders(dir), DNC_API_KEY: undefined, DNC_BASE_URL: undefined },
+      cwd: dir,
+    });
+    expect(au.code, au.stderr).toBe(0);
+    expect(au.stdout).toContain(
+      '  may call now    no — not looked up, so no verdict (`dnc check --webhook-url URL` looks it up, at its ' +
+        "country's cost, with `dnc listen` receiving the answer)\n",
     );
     expect(file.sb.requests().length).toBe(requests);
   });
