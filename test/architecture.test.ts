@@ -115,8 +115,11 @@ describe('the layers of docs/architecture.md', () => {
   it('are never imported upwards', () => {
     const upward = relative
       .filter((i) => layerOf(targetOf(i), table)! > layerOf(i.from, table)!)
-      .map((i) => `src/${i.from}:${i.line} (layer ${layerOf(i.from, table)}) imports ${i.specifier} (layer ` +
-        `${layerOf(targetOf(i), table)})`);
+      .map(
+        (i) =>
+          `src/${i.from}:${i.line} (layer ${layerOf(i.from, table)}) imports ${i.specifier} (layer ` +
+          `${layerOf(targetOf(i), table)})`,
+      );
     expect(upward).toEqual([]);
   });
 

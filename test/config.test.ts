@@ -47,7 +47,6 @@ async function writeJson(file: string, value: unknown): Promise<string> {
   return file;
 }
 
-
 describe('resolveServiceConfig', () => {
   it('flag beats environment beats config file, and each value keeps its source', async () => {
     const file = await writeJson(path.join(dir, 'prec', 'config.json'), {
@@ -72,31 +71,52 @@ describe('resolveServiceConfig', () => {
   });
 
   it('an empty environment variable does not hide the config file', async () => {
-    const file = await writeJson(path.join(dir, 'empty-env', 'config.json'), { base_url: 'https://file.example', api_key: 'file-key-000000' });
+    const file = await writeJson(path.join(dir, 'empty-env', 'config.json'), {
+      base_url: 'https://file.example',
+      api_key: 'file-key-000000',
+    });
     const c = await resolveServiceConfig({ config: file }, { DNC_BASE_URL: '', DNC_API_KEY: '' }, dir);
     expect(c.baseUrl.source).toBe('config');
   });
 
-  it('an empty forwarded host is refused where it applies (it would send a reseller\'s requests unattributed)', async () => {
-    const file = await writeJson(path.join(dir, 'empty-forwarded', 'config.json'), { base_url: 'https://file.example', api_key: 'file-key-000000', forwarded_host: '' });
+  it("an empty forwarded host is refused where it applies (it would send a reseller's requests unattributed)", async () => {
+    const file = await writeJson(path.join(dir, 'empty-forwarded', 'config.json'), {
+      base_url: 'https://file.example',
+      api_key: 'file-key-000000',
+      forwarded_host: '',
+    });
     await expect(resolveServiceConfig({ config: file }, {}, dir)).rejects.toThrow(/"forwarded_host" is empty/);
-    await expect(resolveServiceConfig({ config: file }, { DNC_FORWARDED_HOST: ' ' }, dir)).rejects.toThrow(/DNC_FORWARDED_HOST is set but empty/);
+    await expect(resolveServiceConfig({ config: file }, { DNC_FORWARDED_HOST: ' ' }, dir)).rejects.toThrow(
+      /DNC_FORWARDED_HOST is set but empty/,
+    );
     const env = await resolveServiceConfig({ config: file }, { DNC_FORWARDED_HOST: 'env.reseller' }, dir);
     expect(env.forwardedHost).toEqual({ value: 'env.reseller', source: 'env' });
-    const flag = await resolveServiceConfig({ config: file, forwardedHost: 'flag.reseller' }, { DNC_FORWARDED_HOST: '' }, dir);
+    const flag = await resolveServiceConfig(
+      { config: file, forwardedHost: 'flag.reseller' },
+      { DNC_FORWARDED_HOST: '' },
+      dir,
+    );
     expect(flag.forwardedHost).toEqual({ value: 'flag.reseller', source: 'flag' });
   });
 
   it('default file: $XDG_CONFIG_HOME/dnc/config.json, else ~/.config/dnc/config.json', async () => {
     const xdg = path.join(dir, 'xdg');
     const home = path.join(dir, 'home');
-    await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: 'https://xdg.example', api_key: 'xdg-key-000000' });
-    await writeJson(path.join(home, '.config', 'dnc', 'config.json'), { base_url: 'https://home.example', api_key: 'home-key-000000' });
+    await writeJson(path.join(xdg, 'dnc', 'config.json'), {
+      base_url: 'https://xdg.example',
+      api_key: 'xdg-key-000000',
+    });
+    await writeJson(path.join(home, '.config', 'dnc', 'config.json'), {
+      base_url: 'https://home.example',
+      api_key: 'home-key-000000',
+    });
     expect(defaultConfigPath({ XDG_CONFIG_HOME: xdg }, home)).toBe(path.join(xdg, 'dnc', 'config.json'));
     expect((await resolveServiceConfig({}, { XDG_CONFIG_HOME: xdg }, home)).baseUrl.value).toBe('https://xdg.example');
     expect((await resolveServiceConfig({}, {}, home)).baseUrl.value).toBe('https://home.example');
     // A relative XDG_CONFIG_HOME is invalid per the XDG spec and ignored.
-    expect((await resolveServiceConfig({}, { XDG_CONFIG_HOME: 'relative' }, home)).baseUrl.value).toBe('https://home.example');
+    expect((await resolveServiceConfig({}, { XDG_CONFIG_HOME: 'relative' }, home)).baseUrl.value).toBe(
+      'https://home.example',
+    );
   });
 
   it('--config beats DNC_CONFIG; an explicit file that is missing is an error, the default one is not', async () => {
@@ -107,17 +127,27 @@ describe('resolveServiceConfig', () => {
     const missing = await dncErrorOf(resolveServiceConfig({ config: path.join(dir, 'nope.json') }, {}, dir));
     expect([missing.code, missing.exitCode]).toEqual(['E_CONFIG_UNREADABLE', 2]);
     expect(missing.message).toContain('nope.json');
-    const c = await resolveServiceConfig({}, { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'k-000000' }, path.join(dir, 'no-home'));
+    const c = await resolveServiceConfig(
+      {},
+      { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'k-000000' },
+      path.join(dir, 'no-home'),
+    );
     expect(c.baseUrl.source).toBe('env');
   });
 
   it('--api-key-file is read and trimmed, and beats DNC_API_KEY', async () => {
     const keyFile = path.join(dir, 'key.txt');
     await writeFile(keyFile, '  file-held-key-123456\n');
-    const c = await resolveServiceConfig({ apiKeyFile: keyFile }, { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'env-key-000000' }, dir);
+    const c = await resolveServiceConfig(
+      { apiKeyFile: keyFile },
+      { DNC_BASE_URL: 'https://x.example', DNC_API_KEY: 'env-key-000000' },
+      dir,
+    );
     expect(c.apiKey).toEqual({ value: 'file-held-key-123456', source: 'flag' });
     await writeFile(path.join(dir, 'empty.txt'), '\n');
-    const empty = await dncErrorOf(resolveServiceConfig({ apiKeyFile: path.join(dir, 'empty.txt') }, { DNC_BASE_URL: 'https://x.example' }, dir));
+    const empty = await dncErrorOf(
+      resolveServiceConfig({ apiKeyFile: path.join(dir, 'empty.txt') }, { DNC_BASE_URL: 'https://x.example' }, dir),
+    );
     expect([empty.code, empty.exitCode]).toEqual(['E_CONFIG_INVALID', 2]);
   });
 
@@ -133,7 +163,9 @@ describe('resolveServiceConfig', () => {
   it('a base URL that is not http(s), or carries credentials, is refused', async () => {
     const ftp = await dncErrorOf(resolveServiceConfig({ baseUrl: 'ftp://x.example', apiKey: 'k-000000' }, {}, dir));
     expect(ftp.exitCode).toBe(2);
-    const creds = await dncErrorOf(resolveServiceConfig({ baseUrl: 'https://user:pw@x.example', apiKey: 'k-000000' }, {}, dir));
+    const creds = await dncErrorOf(
+      resolveServiceConfig({ baseUrl: 'https://user:pw@x.example', apiKey: 'k-000000' }, {}, dir),
+    );
     expect(creds.message).toContain('must not carry credentials');
   });
 });
@@ -170,9 +202,24 @@ describe('through the command line', () => {
     await writeFile(keyFile, 'key-file-key-0004\n');
     const runs: Array<[string[], Record<string, string>, string, string]> = [
       [['--config', file], {}, 'config-file-key-0001', 'config.reseller.example'],
-      [[], { DNC_CONFIG: file, DNC_API_KEY: 'env-key-0002', DNC_FORWARDED_HOST: 'env.reseller.example' }, 'env-key-0002', 'env.reseller.example'],
-      [['--config', file, '--api-key', 'flag-key-0003', '--forwarded-host', 'flag.reseller.example'], { DNC_API_KEY: 'env-key-0002' }, 'flag-key-0003', 'flag.reseller.example'],
-      [['--config', file, '--api-key-file', keyFile], { DNC_API_KEY: 'env-key-0002' }, 'key-file-key-0004', 'config.reseller.example'],
+      [
+        [],
+        { DNC_CONFIG: file, DNC_API_KEY: 'env-key-0002', DNC_FORWARDED_HOST: 'env.reseller.example' },
+        'env-key-0002',
+        'env.reseller.example',
+      ],
+      [
+        ['--config', file, '--api-key', 'flag-key-0003', '--forwarded-host', 'flag.reseller.example'],
+        { DNC_API_KEY: 'env-key-0002' },
+        'flag-key-0003',
+        'flag.reseller.example',
+      ],
+      [
+        ['--config', file, '--api-key-file', keyFile],
+        { DNC_API_KEY: 'env-key-0002' },
+        'key-file-key-0004',
+        'config.reseller.example',
+      ],
     ];
     for (const [flags, env, key, host] of runs) {
       const r = await runDnc([...flags, '--json', 'check', '+12025550100'], { env });
@@ -186,10 +233,17 @@ describe('through the command line', () => {
   });
 
   it('--verbose says where each value came from, with the key as ***', async () => {
-    const file = await writeJson(path.join(dir, 'verbose', 'config.json'), { api_key: 'verbose-config-key-0006', forwarded_host: 'v.reseller.example' });
-    const r = await runDnc(['--verbose', '--config', file, 'check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl } });
+    const file = await writeJson(path.join(dir, 'verbose', 'config.json'), {
+      api_key: 'verbose-config-key-0006',
+      forwarded_host: 'v.reseller.example',
+    });
+    const r = await runDnc(['--verbose', '--config', file, 'check', '+12025550100'], {
+      env: { DNC_BASE_URL: stub.baseUrl },
+    });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`config: base URL ${stub.baseUrl} (env); API key *** (config file ${file}); forwarded host v.reseller.example (config file ${file})`);
+    expect(r.stderr).toContain(
+      `config: base URL ${stub.baseUrl} (env); API key *** (config file ${file}); forwarded host v.reseller.example (config file ${file})`,
+    );
     expect(r.stdout + r.stderr).not.toContain('verbose-config-key-0006');
   });
 
@@ -204,7 +258,12 @@ describe('through the command line', () => {
 
 describe('who else may read or write the config and key files (as ssh)', () => {
   /** A config file holding a key, with the given mode, in a folder of the given mode. */
-  async function configWith(name: string, mode: number, dirMode = 0o700, value: Record<string, unknown> = { base_url: stub.baseUrl, api_key: 'mode-key-00000001' }) {
+  async function configWith(
+    name: string,
+    mode: number,
+    dirMode = 0o700,
+    value: Record<string, unknown> = { base_url: stub.baseUrl, api_key: 'mode-key-00000001' },
+  ) {
     const file = await writeJson(path.join(dir, 'modes', name, 'config.json'), value);
     await chmod(file, mode);
     await chmod(path.dirname(file), dirMode);
@@ -216,7 +275,9 @@ describe('who else may read or write the config and key files (as ssh)', () => {
       const file = await configWith(`w${mode.toString(8)}`, mode);
       const r = await runDnc(['--config', file, 'check', '+12025550100']);
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain(`dnc: error [E_CONFIG_INSECURE]: the config file ${file} is writable by others (mode 0${mode.toString(8)}): dnc will not use it`);
+      expect(r.stderr).toContain(
+        `dnc: error [E_CONFIG_INSECURE]: the config file ${file} is writable by others (mode 0${mode.toString(8)}): dnc will not use it`,
+      );
       expect(r.stderr).toContain(`chmod go-w ${file}`);
       expect(r.stderr).not.toContain('mode-key-00000001');
     }
@@ -236,7 +297,10 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     expect((await runDnc(['--config', sticky, 'check', '+12025550100'])).code).toBe(0);
     // The default location is checked as an explicit one is.
     const xdg = path.join(dir, 'modes', 'xdg');
-    const dflt = await writeJson(path.join(xdg, 'dnc', 'config.json'), { base_url: stub.baseUrl, api_key: 'mode-key-00000001' });
+    const dflt = await writeJson(path.join(xdg, 'dnc', 'config.json'), {
+      base_url: stub.baseUrl,
+      api_key: 'mode-key-00000001',
+    });
     await chmod(path.dirname(dflt), 0o770);
     expect((await runDnc(['check', '+12025550100'], { env: { XDG_CONFIG_HOME: xdg } })).code).toBe(2);
   });
@@ -246,11 +310,19 @@ describe('who else may read or write the config and key files (as ssh)', () => {
       const file = await configWith(`r${mode.toString(8)}`, mode);
       const r = await runDnc(['--config', file, 'check', '+12025550100']);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain(`dnc: warning: the config file ${file} holds the API key and others can read it (mode 0${mode.toString(8)}); run: chmod 600 ${file}`);
+      expect(r.stderr).toContain(
+        `dnc: warning: the config file ${file} holds the API key and others can read it (mode 0${mode.toString(8)}); run: chmod 600 ${file}`,
+      );
     }
     for (const mode of [0o600, 0o400]) {
       // (--quiet: warnings only; the note about a home folder the tests give none of is informational.)
-      const r = await runDnc(['--quiet', '--config', await configWith(`ok${mode.toString(8)}`, mode), 'check', '+12025550100']);
+      const r = await runDnc([
+        '--quiet',
+        '--config',
+        await configWith(`ok${mode.toString(8)}`, mode),
+        'check',
+        '+12025550100',
+      ]);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
     }
@@ -260,7 +332,7 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     expect(r.stderr).toBe('');
   });
 
-  it('--api-key-file and a profile\'s api_key_file: refused when others may write them, a warning when they may read them', async () => {
+  it("--api-key-file and a profile's api_key_file: refused when others may write them, a warning when they may read them", async () => {
     const keys = path.join(dir, 'modes', 'keys');
     await mkdir(keys, { recursive: true, mode: 0o700 });
     await chmod(keys, 0o700);
@@ -270,20 +342,31 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     const env = { DNC_BASE_URL: stub.baseUrl };
     const written = await runDnc(['--api-key-file', keyFile, 'check', '+12025550100'], { env });
     expect(written.code).toBe(2);
-    expect(written.stderr).toContain(`[E_CONFIG_INSECURE]: the API key file ${keyFile} is writable by others (mode 0646)`);
+    expect(written.stderr).toContain(
+      `[E_CONFIG_INSECURE]: the API key file ${keyFile} is writable by others (mode 0646)`,
+    );
     await chmod(keyFile, 0o644);
     const read = await runDnc(['--api-key-file', keyFile, 'check', '+12025550100'], { env });
     expect(read.code).toBe(0);
-    expect(read.stderr).toContain(`dnc: warning: the API key file ${keyFile} holds the API key and others can read it (mode 0644); run: chmod 600 ${keyFile}`);
+    expect(read.stderr).toContain(
+      `dnc: warning: the API key file ${keyFile} holds the API key and others can read it (mode 0644); run: chmod 600 ${keyFile}`,
+    );
     expect(read.stderr).not.toContain('key-file-key-00000004');
-    const profiled = await configWith('profile', 0o600, 0o700, { base_url: stub.baseUrl, profiles: { acme: { api_key_file: keyFile } } });
+    const profiled = await configWith('profile', 0o600, 0o700, {
+      base_url: stub.baseUrl,
+      profiles: { acme: { api_key_file: keyFile } },
+    });
     await chmod(keyFile, 0o664);
     expect((await runDnc(['--config', profiled, '--profile', 'acme', 'check', '+12025550100'])).code).toBe(2);
     // A pipe is no file anyone could replace: `--api-key-file <(pass show dnc)` works.
     // (Spawned without blocking: the stub answers from this process.)
-    const child = spawn('bash', ['-c', `"${process.execPath}" "${BIN}" --quiet --api-key-file <(printf 'pipe-key-00000005') check +12025550100`], {
-      env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
-    });
+    const child = spawn(
+      'bash',
+      ['-c', `"${process.execPath}" "${BIN}" --quiet --api-key-file <(printf 'pipe-key-00000005') check +12025550100`],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...env },
+      },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const status = await new Promise((resolve) => child.on('close', resolve));

@@ -42,7 +42,8 @@ describe('a service answer that is not a verdict fails closed', () => {
   };
   beforeAll(async () => {
     stub = await startStub((req) => {
-      if (!req.url.startsWith('/check_phone_number')) return { status: 500, body: { error: 'unable to process request' } };
+      if (!req.url.startsWith('/check_phone_number'))
+        return { status: 500, body: { error: 'unable to process request' } };
       const phone = decodeURIComponent(/phone_number=([^&]+)/.exec(req.url)![1]!);
       const body: Record<string, unknown> = {
         status: 'succeeded',
@@ -65,20 +66,38 @@ describe('a service answer that is not a verdict fails closed', () => {
 
   it('"true" as a string, "yes", null, a missing field, 0, or an answer about another number: failed/bad_response, never callable', async () => {
     const d = folder();
-    writeFileSync(path.join(d, 'in.csv'), `phone\n${Object.keys(broken).map((k) => `+1202555010${k}`).join('\n')}\n`);
-    const r = await runDnc(['batch', 'in.csv', '-o', 'out.csv'], { cwd: d, env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } });
+    writeFileSync(
+      path.join(d, 'in.csv'),
+      `phone\n${Object.keys(broken)
+        .map((k) => `+1202555010${k}`)
+        .join('\n')}\n`,
+    );
+    const r = await runDnc(['batch', 'in.csv', '-o', 'out.csv'], {
+      cwd: d,
+      env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' },
+    });
     // Charged failures: no verdict, and a rerun does not pay for them again.
     expect(r.code, r.stderr).toBe(7);
     expect(r.stderr).toContain('6 row(s) failed after a charge: a rerun does not send them again');
     const [head, ...rows] = readCsvIndependently(path.join(d, 'out.csv'));
     const at = (c: string) => head!.indexOf(c);
-    for (const row of rows) expect([row[0], row[at('dnc_result')], row[at('dnc_error_code')]]).toEqual([row[0], 'failed', 'bad_response']);
-    expect(rows.find((x) => x[0] === '+12025550106')![at('dnc_error')]).toContain('the answer is about "+12025550199", not the number sent (+12025550106)');
+    for (const row of rows)
+      expect([row[0], row[at('dnc_result')], row[at('dnc_error_code')]]).toEqual([row[0], 'failed', 'bad_response']);
+    expect(rows.find((x) => x[0] === '+12025550106')![at('dnc_error')]).toContain(
+      'the answer is about "+12025550199", not the number sent (+12025550106)',
+    );
     const v = JSON.parse((await runDnc(['--json', 'verify', 'out.csv'], { cwd: d })).stdout) as { fit: boolean };
     expect(v.fit).toBe(false);
     // A rerun sends none of them again (each may have been charged).
     const before = stub.requests.length;
-    expect((await runDnc(['batch', 'in.csv', '-o', 'out.csv'], { cwd: d, env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' } })).code).toBe(7);
+    expect(
+      (
+        await runDnc(['batch', 'in.csv', '-o', 'out.csv'], {
+          cwd: d,
+          env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k' },
+        })
+      ).code,
+    ).toBe(7);
     expect(stub.requests.slice(before).filter((q) => q.url.startsWith('/check_phone_number'))).toEqual([]);
   });
 });
@@ -90,7 +109,10 @@ describe('files that are not dnc’s are never written over or deleted', () => {
     writeFileSync(path.join(d, 'precious.csv'), 'precious,data\n1,2\n');
     const before = sha256(path.join(d, 'precious.csv'));
     for (const extra of [['--restart'], []]) {
-      const r = await runDnc(['batch', 'in.csv', '-o', 'n.csv', '--journal', 'precious.csv', ...extra], { cwd: d, env });
+      const r = await runDnc(['batch', 'in.csv', '-o', 'n.csv', '--journal', 'precious.csv', ...extra], {
+        cwd: d,
+        env,
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('is not a dnc batch journal');
       expect(sha256(path.join(d, 'precious.csv'))).toBe(before);
@@ -105,7 +127,9 @@ describe('files that are not dnc’s are never written over or deleted', () => {
     const r = await runDnc(['batch', 'in.csv', '-o', 'x.tsv'], { cwd: d, env });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(path.join(d, 'x.manifest.json'), 'utf8')).toBe(manifest);
-    expect(JSON.parse(readFileSync(path.join(d, 'x.tsv.manifest.json'), 'utf8')).output.path).toBe(path.join(d, 'x.tsv'));
+    expect(JSON.parse(readFileSync(path.join(d, 'x.tsv.manifest.json'), 'utf8')).output.path).toBe(
+      path.join(d, 'x.tsv'),
+    );
     // A manifest at the whole name that is another output's (made by hand) is still refused, not replaced.
     writeFileSync(path.join(d, 'y.manifest.json'), JSON.stringify({ output: { path: path.join(d, 'y.csv') } }));
     writeFileSync(path.join(d, 'y.tsv.manifest.json'), JSON.stringify({ output: { path: path.join(d, 'z.csv') } }));
@@ -160,9 +184,31 @@ describe('paid webhook results are never stranded', () => {
     const d = folder();
     writeFileSync(path.join(d, 'au.csv'), 'phone\n+61 2 9876 5432\n');
     const hook = (p: string) => `${sb.baseUrl}/hooks/${p}`;
-    const first = await runDnc(['batch', 'au.csv', '-o', 'au.out.csv', '--webhook-url', hook('Qx7pL2mN9vR4tY8wK3zB6c'), '--allow-insecure-webhook-url'], { cwd: d, env });
+    const first = await runDnc(
+      [
+        'batch',
+        'au.csv',
+        '-o',
+        'au.out.csv',
+        '--webhook-url',
+        hook('Qx7pL2mN9vR4tY8wK3zB6c'),
+        '--allow-insecure-webhook-url',
+      ],
+      { cwd: d, env },
+    );
     expect(first.code, first.stderr).toBe(8);
-    const second = await runDnc(['batch', 'au.csv', '-o', 'au.out.csv', '--webhook-url', hook('Hj5sD1fG8kL0pZ2xC4vN7m'), '--allow-insecure-webhook-url'], { cwd: d, env });
+    const second = await runDnc(
+      [
+        'batch',
+        'au.csv',
+        '-o',
+        'au.out.csv',
+        '--webhook-url',
+        hook('Hj5sD1fG8kL0pZ2xC4vN7m'),
+        '--allow-insecure-webhook-url',
+      ],
+      { cwd: d, env },
+    );
     expect(second.code).toBe(2);
     expect(second.stderr).toContain('1 webhook lookup(s) of this batch are pending');
     // Left out, the URL is the remembered one: the rerun goes on.
@@ -177,7 +223,9 @@ describe('verify knows the internal list as it is now', () => {
     const e = { ...env, XDG_STATE_HOME: path.join(d, 'state') };
     expect((await runDnc(['batch', 'in.csv', '-o', 'out.csv'], { cwd: d, env: e })).code).toBe(0);
     expect((await runDnc(['verify', 'out.csv'], { cwd: d, env: e })).code).toBe(0);
-    expect((await runDnc(['suppress', 'add', '+12025550102', '--reason', 'complaint'], { cwd: d, env: e })).code).toBe(0);
+    expect((await runDnc(['suppress', 'add', '+12025550102', '--reason', 'complaint'], { cwd: d, env: e })).code).toBe(
+      0,
+    );
     const v = await runDnc(['--json', 'verify', 'out.csv'], { cwd: d, env: e });
     expect(v.code).toBe(3);
     const report = JSON.parse(v.stdout) as { fit: boolean; recheck: Array<{ number: string; reason: string }> };
@@ -215,7 +263,11 @@ describe('small things a dialler trips on', () => {
   it('an unwritable state folder is exit 3 naming it, not an internal error', async () => {
     const d = folder();
     writeFileSync(path.join(d, 'in.csv'), 'phone\n+12025550100\n');
-    const r = await runDnc(['batch', '-', '-o', '-'], { cwd: d, env: { ...env, XDG_STATE_HOME: path.join(d, 'in.csv') }, stdin: 'phone\n+12025550100\n' });
+    const r = await runDnc(['batch', '-', '-o', '-'], {
+      cwd: d,
+      env: { ...env, XDG_STATE_HOME: path.join(d, 'in.csv') },
+      stdin: 'phone\n+12025550100\n',
+    });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('[E_OUTPUT_UNWRITABLE]');
   });

@@ -31,13 +31,24 @@ function expectTerminalSafe(text: string): void {
 describe('terminal-safe text', () => {
   it('escapes every control character of a value, and keeps only line breaks and colour in a line dnc composed', () => {
     expect(terminalSafe(HOSTILE)).toBe('\\e]0;pwned\\x07\\e[2J\\r✓ callable  +15555550100\\x9b31m\\u202e');
-    expect(terminalSafeLines(`\u001b[1mbold\u001b[0m\nnext\t${HOSTILE}`)).toBe(`\u001b[1mbold\u001b[0m\nnext\t${terminalSafe(HOSTILE)}`);
+    expect(terminalSafeLines(`\u001b[1mbold\u001b[0m\nnext\t${HOSTILE}`)).toBe(
+      `\u001b[1mbold\u001b[0m\nnext\t${terminalSafe(HOSTILE)}`,
+    );
   });
 
   it('a table cell, boxed on a terminal and tab-separated when piped; dnc own colour kept', async () => {
     const { renderTable, paint } = await import('../../src/render/table.js');
     for (const tty of [true, false]) {
-      const out = renderTable({ head: ['country', 'name'], rows: [['AU', HOSTILE], [paint(true, 'bold', 'GB'), 'plain']] }, { tty, color: true, columns: 200 });
+      const out = renderTable(
+        {
+          head: ['country', 'name'],
+          rows: [
+            ['AU', HOSTILE],
+            [paint(true, 'bold', 'GB'), 'plain'],
+          ],
+        },
+        { tty, color: true, columns: 200 },
+      );
       expectTerminalSafe(out);
       expect(out).toContain('\\e]0;pwned');
       if (tty) expect(out).toContain('\u001b[1mGB');
@@ -62,7 +73,10 @@ describe('terminal-safe text', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-escape-'));
     try {
       writeFileSync(path.join(dir, 'calls.csv'), `name,phone\na,"+1 202 ${HOSTILE}"\n`);
-      const r = await runDnc(['batch', 'calls.csv', '-o', 'out.csv', '--dry-run'], { cwd: dir, env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' } });
+      const r = await runDnc(['batch', 'calls.csv', '-o', 'out.csv', '--dry-run'], {
+        cwd: dir,
+        env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' },
+      });
       expectTerminalSafe(r.stderr);
       expectTerminalSafe(r.stdout);
     } finally {
@@ -74,7 +88,10 @@ describe('terminal-safe text', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-escape-'));
     try {
       writeFileSync(path.join(dir, 'calls.csv'), 'na\u001b[31mme,ph\u001b[8mone\nAnn,+12025550100\n');
-      const r = await runDnc(['batch', 'calls.csv', '--column', 'mobile', '--dry-run'], { cwd: dir, env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' } });
+      const r = await runDnc(['batch', 'calls.csv', '--column', 'mobile', '--dry-run'], {
+        cwd: dir,
+        env: { DNC_BASE_URL: 'http://127.0.0.1:9', DNC_API_KEY: 'k-123456' },
+      });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('columns are 1:na\\e[31mme, 2:ph\\e[8mone');
       expect(r.stderr).not.toContain('\u001b');
@@ -91,7 +108,13 @@ describe('terminal-safe text', () => {
     const url = await l.url;
     // Control characters cannot be sent raw in a header or a path; in a body (and so in a refusal reason) they can.
     expect((await post(url, succeededPush(row, { phone_number: `+61412345093${HOSTILE}` }))).status).toBe(422);
-    expect((await post(url, succeededPush(row, { correlation_id: `${row.dnc_correlation_id}${HOSTILE}` }), { 'x-service-correlation-id': row.dnc_correlation_id })).status).toBe(400);
+    expect(
+      (
+        await post(url, succeededPush(row, { correlation_id: `${row.dnc_correlation_id}${HOSTILE}` }), {
+          'x-service-correlation-id': row.dnc_correlation_id,
+        })
+      ).status,
+    ).toBe(400);
     expect((await post(url, succeededPush(row, { dnc_list_source: `https://x.example/${HOSTILE}` }))).status).toBe(422);
     l.interrupts.fire();
     await l.exit;

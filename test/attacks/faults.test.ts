@@ -24,7 +24,8 @@ const env = () => ({ DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: sb.apiKey });
 function callList(dir: string, n: number): void {
   const rows = ['name,phone'];
   // Last three digits never 990–999 (the sandbox's invalid and failing numbers): every row gets a verdict.
-  for (let i = 0; i < n; i++) rows.push(`n${i},+1202555${String(Math.floor(i / 990) * 1000 + (i % 990)).padStart(4, '0')}`);
+  for (let i = 0; i < n; i++)
+    rows.push(`n${i},+1202555${String(Math.floor(i / 990) * 1000 + (i % 990)).padStart(4, '0')}`);
   writeFileSync(path.join(dir, 'calls.csv'), `${rows.join('\n')}\n`);
 }
 
@@ -65,19 +66,33 @@ describe('a full disk during lookups', () => {
         callList(disk, 1500);
         writeFileSync(path.join(disk, 'ballast'), Buffer.alloc(6_700_000));
         const journal = path.join(disk, 'out.csv.journal.sqlite');
-        const full = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv'], { cwd: disk, env: env(), timeoutMs: 60_000 });
+        const full = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv'], {
+          cwd: disk,
+          env: env(),
+          timeoutMs: 60_000,
+        });
         expectDiskFullReport(full, journal);
         expect(integrity(journal)).toBe('ok');
         // Space is given back (the write-ahead log needs room to grow: a journal is not compacted until it is checkpointed).
         rmSync(path.join(disk, 'ballast'));
         execFileSync('mount', ['-o', 'remount,size=96m', disk]);
-        const resumed = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv'], { cwd: disk, env: env(), timeoutMs: 60_000 });
+        const resumed = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv'], {
+          cwd: disk,
+          env: env(),
+          timeoutMs: 60_000,
+        });
         // The answers that could not be stored may have been charged: not sent again unless asked (exit 7 until then).
         expect(resumed.code, resumed.stderr).toBe(7);
-        expect(resumed.stderr).toMatch(/\d+ number\(s\) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again/);
+        expect(resumed.stderr).toMatch(
+          /\d+ number\(s\) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again/,
+        );
         expect(integrity(journal)).toBe('ok');
         // Finished with a verdict on every row (the list holds none of the sandbox's failing numbers).
-        const resent = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv', '--resend-unanswered'], { cwd: disk, env: env(), timeoutMs: 60_000 });
+        const resent = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv', '--resend-unanswered'], {
+          cwd: disk,
+          env: env(),
+          timeoutMs: 60_000,
+        });
         expect(resent.code, resent.stderr).toBe(0);
         expect(integrity(journal)).toBe('ok');
       } finally {
@@ -104,7 +119,10 @@ describe('a full disk during lookups', () => {
       const resumed = await runDnc(['batch', 'calls.csv', '-o', 'out.csv'], { cwd: dir, env: env() });
       expect(resumed.code, resumed.stderr).toBe(7);
       expect(resumed.stderr).toContain('add --resend-unanswered to send them again');
-      const resent = await runDnc(['batch', 'calls.csv', '-o', 'out.csv', '--resend-unanswered'], { cwd: dir, env: env() });
+      const resent = await runDnc(['batch', 'calls.csv', '-o', 'out.csv', '--resend-unanswered'], {
+        cwd: dir,
+        env: env(),
+      });
       expect(resent.code, resent.stderr).toBe(0);
     } finally {
       BatchJournal.prototype.atomically = original;
@@ -165,7 +183,13 @@ describe('timeouts of any size', () => {
     const slow = await startSandbox({ port: 0, latencyMs: 3_000 });
     try {
       const errors: Array<string | undefined> = [];
-      const client = createServiceClient({ baseUrl: slow.baseUrl, apiKey: slow.apiKey, timeoutMs: 20, retries: 0, onExchange: (e) => errors.push(e.error) });
+      const client = createServiceClient({
+        baseUrl: slow.baseUrl,
+        apiKey: slow.apiKey,
+        timeoutMs: 20,
+        retries: 0,
+        onExchange: (e) => errors.push(e.error),
+      });
       const started = performance.now();
       await expect(client.usage()).rejects.toMatchObject({ code: 'E_TIMEOUT' });
       // A correctness bound, not a speed target: 20 ms used to wait a full second or more.
@@ -184,7 +208,10 @@ describe('a reader that has gone', () => {
     // stdout is written straight to its descriptor until a command needs the stream (src/io.ts processIO): a write
     // that fails there (EPIPE) goes on through the stream, whose EPIPE listener ends dnc quietly.
     for (const argv of [['--help'], ['check', '--help'], ['completion', 'bash'], ['help', 'exit-codes']]) {
-      const child = spawn(process.execPath, [BIN, ...argv], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: NO_HOME } });
+      const child = spawn(process.execPath, [BIN, ...argv], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', HOME: NO_HOME },
+      });
       child.stdout.destroy(); // before dnc has written anything: its first write meets a closed pipe
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));

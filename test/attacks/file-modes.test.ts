@@ -41,7 +41,15 @@ describe('file modes', () => {
   it('creates journals, state and caches 0600 in 0700 folders, whatever the umask allows', async () => {
     writeFileSync(path.join(dir, 'calls.csv'), 'name,phone\na,+61412345093\nb,+12025550122\nc,+12025550123\n');
     const batch = await spawnDnc(
-      ['batch', 'calls.csv', '-o', 'out.csv', '--webhook-url', 'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA', '--allow-insecure-webhook-url'],
+      [
+        'batch',
+        'calls.csv',
+        '-o',
+        'out.csv',
+        '--webhook-url',
+        'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA',
+        '--allow-insecure-webhook-url',
+      ],
       { cwd: dir, env: env() },
     );
     expect(batch.code, batch.stderr).toBe(8);
@@ -79,10 +87,21 @@ describe('file modes', () => {
     mkdirSync(path.join(dir, 'xdg-state', 'dnc'), { recursive: true });
     chmodSync(path.join(dir, 'xdg-state', 'dnc'), 0o755);
     chmodSync(path.join(dir, 'xdg-state', 'dnc', 'checks.sqlite'), 0o644);
-    const resume = await spawnDnc(['batch', 'calls.csv', '-o', 'out.csv', '--webhook-url', 'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA', '--allow-insecure-webhook-url'], {
-      cwd: dir,
-      env: env(),
-    });
+    const resume = await spawnDnc(
+      [
+        'batch',
+        'calls.csv',
+        '-o',
+        'out.csv',
+        '--webhook-url',
+        'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA',
+        '--allow-insecure-webhook-url',
+      ],
+      {
+        cwd: dir,
+        env: env(),
+      },
+    );
     expect(resume.code, resume.stderr).toBe(8);
     expect(mode(journal)).toBe(0o600);
     const check = await spawnDnc(['check', '+12025550124'], { cwd: dir, env: env() });
@@ -99,11 +118,15 @@ describe('file modes', () => {
       chmodSync(path.dirname(p), 0o755);
     }
     // trace reads the registry (it writes nothing); a dry run reads the cost cache (and sends nothing).
-    const cid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(readFileSync(path.join(dir, 'out.csv'), 'utf8'))![0];
+    const cid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(
+      readFileSync(path.join(dir, 'out.csv'), 'utf8'),
+    )![0];
     const trace = await spawnDnc(['trace', cid], { cwd: dir, env: env() });
     expect(trace.code, trace.stderr).toBe(0);
     const dry = await spawnDnc(['batch', 'calls.csv', '-o', 'dry.csv', '--dry-run'], { cwd: dir, env: env() });
     expect(dry.code, dry.stderr).toBe(0);
-    expect([mode(registry), mode(path.dirname(registry)), mode(costs), mode(path.dirname(costs))]).toEqual([0o600, 0o700, 0o600, 0o700]);
+    expect([mode(registry), mode(path.dirname(registry)), mode(costs), mode(path.dirname(costs))]).toEqual([
+      0o600, 0o700, 0o600, 0o700,
+    ]);
   });
 });

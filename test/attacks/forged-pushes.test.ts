@@ -8,7 +8,18 @@ import { REFUSALS_SHOWN_PER_MINUTE } from '../../src/commands/listen.js';
 import { isLoopbackHost } from '../../src/listen/loopback.js';
 import { defaultPushPath, isUnguessablePath } from '../../src/listen/run.js';
 import { runDnc } from '../helpers/cli.js';
-import { listen, post, PUSH_PATH, readCsv, readJournal, scratchHome, succeededPush, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
+import {
+  listen,
+  post,
+  PUSH_PATH,
+  readCsv,
+  readJournal,
+  scratchHome,
+  succeededPush,
+  waitFor,
+  webhookBatch,
+  type WebhookBatch,
+} from './helpers.js';
 
 let current: WebhookBatch | undefined;
 let home: string | undefined;
@@ -31,10 +42,17 @@ async function batchOf(phone: string): Promise<WebhookBatch> {
   return current;
 }
 
-function pushRows(journal: string): Array<{ outcome: string; reason: string | null; peer: string | null; headers: string | null }> {
+function pushRows(
+  journal: string,
+): Array<{ outcome: string; reason: string | null; peer: string | null; headers: string | null }> {
   const db = new Database(journal, { readonly: true });
   try {
-    return db.prepare('SELECT outcome, reason, peer, headers FROM pushes ORDER BY id').all() as Array<{ outcome: string; reason: string | null; peer: string | null; headers: string | null }>;
+    return db.prepare('SELECT outcome, reason, peer, headers FROM pushes ORDER BY id').all() as Array<{
+      outcome: string;
+      reason: string | null;
+      peer: string | null;
+      headers: string | null;
+    }>;
   } finally {
     db.close();
   }
@@ -66,7 +84,9 @@ describe('a forged push before the genuine one', () => {
     expect(trace.code, trace.stderr).toBe(0);
     const traced = JSON.parse(trace.stdout).found[0];
     expect(traced.error_code).toBe('conflicting_pushes');
-    expect(traced.pushes.map((p: { outcome: string; body: { do_not_call: boolean } }) => [p.outcome, p.body.do_not_call])).toEqual([
+    expect(
+      traced.pushes.map((p: { outcome: string; body: { do_not_call: boolean } }) => [p.outcome, p.body.do_not_call]),
+    ).toEqual([
       ['applied', false],
       ['conflict', true],
     ]);
@@ -117,7 +137,13 @@ describe('a forged push before the genuine one', () => {
 describe('a row answered synchronously (issue 38)', () => {
   it('two forged pushes under its correlation id are kept as evidence and change nothing', async () => {
     // The US row is answered in the response (no --webhook-all); the AU row keeps the batch pending.
-    current = await webhookBatch([['us', '+1 202 555 0122'], ['au', NEVER]], { webhookAll: false });
+    current = await webhookBatch(
+      [
+        ['us', '+1 202 555 0122'],
+        ['au', NEVER],
+      ],
+      { webhookAll: false },
+    );
     expect(current.batch.code, current.batch.stderr).toBe(8);
     home = scratchHome();
     const b = current;
@@ -176,22 +202,67 @@ describe('repeats and mismatches', () => {
       country: 'AU',
     });
     const attacks: Array<[string, unknown, Record<string, string>, RegExp]> = [
-      ['another number', succeededPush(row, { phone_number: '+61412345099' }), {}, /phone_number \+61412345099 is not the number sent/],
+      [
+        'another number',
+        succeededPush(row, { phone_number: '+61412345099' }),
+        {},
+        /phone_number \+61412345099 is not the number sent/,
+      ],
       ['another country', succeededPush(row, { country: 'NZ' }), {}, /country NZ is not the country/],
-      ['a timestamp in 2099', succeededPush(row, { timestamp: '2099-01-01T00:00:00.000000+00:00' }), {}, /later than the push's arrival/],
+      [
+        'a timestamp in 2099',
+        succeededPush(row, { timestamp: '2099-01-01T00:00:00.000000+00:00' }),
+        {},
+        /later than the push's arrival/,
+      ],
       ['a timestamp before the request', succeededPush(row, { timestamp: hourAgo }), {}, /earlier than the request/],
-      ['a timestamp without an offset', succeededPush(row, { timestamp: '2026-11-22T10:00:00' }), {}, /not an ISO 8601 date-time with microseconds and a UTC offset/],
-      ['negative credits', succeededPush(row, { cost: { credits_used_for_query: -5, total_credits_used: 3, credit_limit: 10 } }), {}, /cost.credits_used_for_query must be a whole number of credits from 0, got -5/],
-      ['an http register', succeededPush(row, { dnc_list_source: 'http://evil.example/list' }), {}, /dnc_list_source .* is not an https URL/],
-      ['a javascript: register', succeededPush(row, { dnc_list_source: 'javascript:alert(1)' }), {}, /is not an https URL/],
-      ['a success with status 400', succeededPush(row), { 'x-service-status': '400' }, /X-Service-Status 400 does not fit a succeeded lookup/],
+      [
+        'a timestamp without an offset',
+        succeededPush(row, { timestamp: '2026-11-22T10:00:00' }),
+        {},
+        /not an ISO 8601 date-time with microseconds and a UTC offset/,
+      ],
+      [
+        'negative credits',
+        succeededPush(row, { cost: { credits_used_for_query: -5, total_credits_used: 3, credit_limit: 10 } }),
+        {},
+        /cost.credits_used_for_query must be a whole number of credits from 0, got -5/,
+      ],
+      [
+        'an http register',
+        succeededPush(row, { dnc_list_source: 'http://evil.example/list' }),
+        {},
+        /dnc_list_source .* is not an https URL/,
+      ],
+      [
+        'a javascript: register',
+        succeededPush(row, { dnc_list_source: 'javascript:alert(1)' }),
+        {},
+        /is not an https URL/,
+      ],
+      [
+        'a success with status 400',
+        succeededPush(row),
+        { 'x-service-status': '400' },
+        /X-Service-Status 400 does not fit a succeeded lookup/,
+      ],
       ['a success not charged', succeededPush(row, { charged: false }), {}, /charged is not true/],
-      ['an uncharged invalid_phone_number', failed('invalid_phone_number', false), {}, /invalid_phone_number is always charged/],
+      [
+        'an uncharged invalid_phone_number',
+        failed('invalid_phone_number', false),
+        {},
+        /invalid_phone_number is always charged/,
+      ],
       ['a charged lookup_expired', failed('lookup_expired', true), {}, /lookup_expired is always refunded/],
       ['a pushed upstream_timeout', failed('upstream_timeout', false), {}, /never pushed/],
       ['an error code carrying escape sequences', failed('\u001b[2Jinvalid', true), {}, /is not an error code/],
       ['an error code with spaces and capitals', failed('Invalid Phone', true), {}, /is not an error code/],
-      ['a phone header that differs', succeededPush(row), { 'x-service-phone-number': '+61412345099' }, /X-Service-Phone-Number/],
+      [
+        'a phone header that differs',
+        succeededPush(row),
+        { 'x-service-phone-number': '+61412345099' },
+        /X-Service-Phone-Number/,
+      ],
       ['a country header that differs', succeededPush(row), { 'x-service-country': 'NZ' }, /X-Service-Country/],
     ];
     for (const [what, body, headers, reason] of attacks) {
@@ -206,10 +277,15 @@ describe('repeats and mismatches', () => {
     for (const p of kept) {
       expect(p.outcome).toBe('refused');
       expect(p.peer).toMatch(/127\.0\.0\.1/);
-      expect(JSON.parse(p.headers!)).toMatchObject({ 'user-agent': 'Service-Webhooks/1.0', 'content-type': 'application/json' });
+      expect(JSON.parse(p.headers!)).toMatchObject({
+        'user-agent': 'Service-Webhooks/1.0',
+        'content-type': 'application/json',
+      });
     }
     // The refusals are reported as they happen.
-    expect(l.io.err()).toMatch(/refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/);
+    expect(l.io.err()).toMatch(
+      /refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/,
+    );
     // A push that keeps every rule still gets through.
     expect((await post(url, succeededPush(row, { do_not_call: true }))).status).toBe(200);
     await waitFor('OUTPUT.csv rewritten', () => readCsv(b.output)[0]!.dnc_result === 'do_not_call');
@@ -244,7 +320,15 @@ describe('the secret path', () => {
     const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
     const url = new URL(await l.url);
     expect(url.pathname).toBe(PUSH_PATH);
-    for (const p of ['/', '/hooks', `${PUSH_PATH}x`, PUSH_PATH.toUpperCase(), `${PUSH_PATH}/`, '/hooks/../hooks', '/%2Fhooks']) {
+    for (const p of [
+      '/',
+      '/hooks',
+      `${PUSH_PATH}x`,
+      PUSH_PATH.toUpperCase(),
+      `${PUSH_PATH}/`,
+      '/hooks/../hooks',
+      '/%2Fhooks',
+    ]) {
       const res = await post(new URL(p, url).toString(), succeededPush(row));
       expect(res.status, p).toBe(404);
     }
@@ -265,11 +349,14 @@ describe('the secret path', () => {
     const row = readCsv(b.output)[0]!;
     const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
     const url = new URL(await l.url);
-    for (let i = 0; i < 35; i++) expect((await post(new URL(`/guess/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
+    for (let i = 0; i < 35; i++)
+      expect((await post(new URL(`/guess/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
     l.interrupts.fire();
     expect(await l.exit).toBe(130);
     const lines = l.io.err().split('\n');
-    expect(lines.filter((line) => /^refused POST \/guess\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(REFUSALS_SHOWN_PER_MINUTE);
+    expect(lines.filter((line) => /^refused POST \/guess\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(
+      REFUSALS_SHOWN_PER_MINUTE,
+    );
     // Requests elsewhere are kept nowhere: the count says no more than that.
     expect(lines).toContain(`… and ${35 - REFUSALS_SHOWN_PER_MINUTE} more refused request(s) elsewhere not shown`);
   });
@@ -279,34 +366,76 @@ describe('the secret path', () => {
     const row = readCsv(b.output)[0]!;
     const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home: home! });
     const url = new URL(await l.url);
-    for (let i = 0; i < 30; i++) expect((await post(new URL(`/wrong/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
-    for (let i = 0; i < 3; i++) expect((await post(url.toString(), succeededPush(row, { phone_number: '+61412345099' }))).status).toBe(422);
+    for (let i = 0; i < 30; i++)
+      expect((await post(new URL(`/wrong/${i}`, url).toString(), succeededPush(row))).status).toBe(404);
+    for (let i = 0; i < 3; i++)
+      expect((await post(url.toString(), succeededPush(row, { phone_number: '+61412345099' }))).status).toBe(422);
     l.interrupts.fire();
     expect(await l.exit).toBe(130);
     const lines = l.io.err().split('\n');
-    expect(lines.filter((line) => /^refused POST \/wrong\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(REFUSALS_SHOWN_PER_MINUTE);
-    expect(lines.filter((line) => /^refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/.test(line))).toHaveLength(3);
+    expect(lines.filter((line) => /^refused POST \/wrong\/\d+ from 127\.0\.0\.1: 404/.test(line))).toHaveLength(
+      REFUSALS_SHOWN_PER_MINUTE,
+    );
+    expect(
+      lines.filter((line) =>
+        /^refused POST the push path from 127\.0\.0\.1: 422 phone_number \+61412345099 is not the number sent/.test(
+          line,
+        ),
+      ),
+    ).toHaveLength(3);
     // The secret path is printed at start only (where it listens, and the webhook URL the batch sent).
-    expect(lines.filter((line) => line.includes(PUSH_PATH) && !line.includes('listening on') && !line.startsWith('  the batch sent webhook_url'))).toEqual([]);
+    expect(
+      lines.filter(
+        (line) =>
+          line.includes(PUSH_PATH) &&
+          !line.includes('listening on') &&
+          !line.startsWith('  the batch sent webhook_url'),
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a non-loopback --host without --path (exit 2), before listening', async () => {
     const b = await batchOf(NEVER);
-    const r = await runDnc(['listen', '--results', b.output, '--host', '0.0.0.0', '--port', '0'], { cwd: b.dir, homedir: home! });
+    const r = await runDnc(['listen', '--results', b.output, '--host', '0.0.0.0', '--port', '0'], {
+      cwd: b.dir,
+      homedir: home!,
+    });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--host 0.0.0.0 is reachable from other machines: give the secret push path with --path');
+    expect(r.stderr).toContain(
+      '--host 0.0.0.0 is reachable from other machines: give the secret push path with --path',
+    );
     expect(r.stderr).not.toContain('listening on');
   });
 
   it('takes the batch path only when unguessable, generates one when the batch sent none', () => {
-    expect(defaultPushPath('https://h.example/hooks/Jr6tQm2yVb0sXw9LkPz3dA', () => '/x')).toEqual({ path: '/hooks/Jr6tQm2yVb0sXw9LkPz3dA', from: 'batch' });
-    expect(() => defaultPushPath('https://h.example/hook', () => '/hooks/AAAAAAAAAAAAAAAAAAAAAA')).toThrow(/webhook path \/hook is guessable/);
-    expect(defaultPushPath(null, () => '/hooks/AAAAAAAAAAAAAAAAAAAAAA')).toEqual({ path: '/hooks/AAAAAAAAAAAAAAAAAAAAAA', from: 'random' });
+    expect(defaultPushPath('https://h.example/hooks/Jr6tQm2yVb0sXw9LkPz3dA', () => '/x')).toEqual({
+      path: '/hooks/Jr6tQm2yVb0sXw9LkPz3dA',
+      from: 'batch',
+    });
+    expect(() => defaultPushPath('https://h.example/hook', () => '/hooks/AAAAAAAAAAAAAAAAAAAAAA')).toThrow(
+      /webhook path \/hook is guessable/,
+    );
+    expect(defaultPushPath(null, () => '/hooks/AAAAAAAAAAAAAAAAAAAAAA')).toEqual({
+      path: '/hooks/AAAAAAAAAAAAAAAAAAAAAA',
+      from: 'random',
+    });
     expect(isUnguessablePath('/webhooks/dnc')).toBe(false);
     expect(isUnguessablePath('/hooks/Jr6tQm2yVb0sXw9LkPz3dA')).toBe(true);
     expect(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost'].every(isLoopbackHost)).toBe(true);
     expect(['::ffff:127.0.0.1', '0:0:0:0:0:0:0:1', '127.255.255.254'].every(isLoopbackHost)).toBe(true);
     // Names other than localhost may resolve anywhere; 128.0.0.1 and 126.255.255.255 sit just outside 127/8.
-    expect(['0.0.0.0', '::', '192.168.1.2', 'example.com', '127.0.0.1.example.com', '128.0.0.1', '126.255.255.255', '::2', '::ffff:10.0.0.1'].some(isLoopbackHost)).toBe(false);
+    expect(
+      [
+        '0.0.0.0',
+        '::',
+        '192.168.1.2',
+        'example.com',
+        '127.0.0.1.example.com',
+        '128.0.0.1',
+        '126.255.255.255',
+        '::2',
+        '::ffff:10.0.0.1',
+      ].some(isLoopbackHost),
+    ).toBe(false);
   });
 });

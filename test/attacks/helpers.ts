@@ -31,10 +31,19 @@ export interface Listening {
 }
 
 /** `dnc listen ...argv` in this process, with its own home. */
-export function listen(argv: string[], options: { cwd: string; home: string; env?: Record<string, string> }): Listening {
+export function listen(
+  argv: string[],
+  options: { cwd: string; home: string; env?: Record<string, string> },
+): Listening {
   const io = createTestIO();
   const interrupts = testInterrupts();
-  const exit = main(['listen', ...argv], { io, env: options.env ?? {}, homedir: options.home, cwd: options.cwd, interrupts });
+  const exit = main(['listen', ...argv], {
+    io,
+    env: options.env ?? {},
+    homedir: options.home,
+    cwd: options.cwd,
+    interrupts,
+  });
   const url = (async () => {
     for (let i = 0; i < 1000; i++) {
       const m = /listening on (\S+)/.exec(io.err());

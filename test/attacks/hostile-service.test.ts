@@ -13,7 +13,12 @@ import { readCsvIndependently } from '../helpers/csv-oracle.js';
 interface Hostile {
   baseUrl: string;
   apiKey: string;
-  requests: Array<{ path: string; query: Record<string, string>; headers: Record<string, string | undefined>; e164?: string }>;
+  requests: Array<{
+    path: string;
+    query: Record<string, string>;
+    headers: Record<string, string | undefined>;
+    e164?: string;
+  }>;
   lookups(): string[];
   setBehaviour(b: string): void;
   close(): Promise<void>;
@@ -51,26 +56,40 @@ const rowsOf = (file: string) => {
 };
 
 describe('a verdict needs a boolean do_not_call about the very number sent, with a believable id, time and cost', () => {
-  const cases = ['no-verdict', 'null-verdict', 'string-verdict', 'other-number', 'correlation-mismatch', 'timestamp-future', 'timestamp-shape', 'negative-cost', 'absurd-cost', 'cost-mismatch'];
+  const cases = [
+    'no-verdict',
+    'null-verdict',
+    'string-verdict',
+    'other-number',
+    'correlation-mismatch',
+    'timestamp-future',
+    'timestamp-shape',
+    'negative-cost',
+    'absurd-cost',
+    'cost-mismatch',
+  ];
 
-  it.each(cases)('%s: check says no verdict (exit 6, even with --fail-on-dnc), caches nothing; an honest rerun looks it up', async (behaviour) => {
-    const m = machine();
-    // An odd last digit: honestly callable, so a wrong "callable" would pass unseen.
-    const number = '+12025550107';
-    svc.setBehaviour(behaviour);
-    const bad = await runDnc(['check', number, '--json', '--fail-on-dnc'], { env: m.env });
-    expect(bad.code, bad.stderr).toBe(6);
-    const line = JSON.parse(bad.stdout) as Record<string, unknown> & { error: { code: string; exit_status: number } };
-    expect(line.error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
-    expect(bad.stderr).toContain('no verdict');
-    // Nothing was cached: the same machine asks again rather than reuse the refused answer.
-    svc.setBehaviour('honest');
-    const before = svc.lookups().length;
-    const good = await runDnc(['check', number, '--json', '--reuse-within', '30d'], { env: m.env });
-    expect(good.code, good.stderr).toBe(0);
-    expect(svc.lookups().length).toBe(before + 1);
-    expect(JSON.parse(good.stdout)).toMatchObject({ do_not_call: false, phone_number: number });
-  });
+  it.each(cases)(
+    '%s: check says no verdict (exit 6, even with --fail-on-dnc), caches nothing; an honest rerun looks it up',
+    async (behaviour) => {
+      const m = machine();
+      // An odd last digit: honestly callable, so a wrong "callable" would pass unseen.
+      const number = '+12025550107';
+      svc.setBehaviour(behaviour);
+      const bad = await runDnc(['check', number, '--json', '--fail-on-dnc'], { env: m.env });
+      expect(bad.code, bad.stderr).toBe(6);
+      const line = JSON.parse(bad.stdout) as Record<string, unknown> & { error: { code: string; exit_status: number } };
+      expect(line.error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
+      expect(bad.stderr).toContain('no verdict');
+      // Nothing was cached: the same machine asks again rather than reuse the refused answer.
+      svc.setBehaviour('honest');
+      const before = svc.lookups().length;
+      const good = await runDnc(['check', number, '--json', '--reuse-within', '30d'], { env: m.env });
+      expect(good.code, good.stderr).toBe(0);
+      expect(svc.lookups().length).toBe(before + 1);
+      expect(JSON.parse(good.stdout)).toMatchObject({ do_not_call: false, phone_number: number });
+    },
+  );
 
   it('a batch writes such answers failed/bad_response, never callable; --reuse-within later reuses none of them', async () => {
     const m = machine();
@@ -80,10 +99,14 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
     const out = path.join(m.dir, 'out.csv');
     const r = await runDnc(['batch', input, '-o', out], { env: m.env });
     expect(r.code, r.stderr).toBe(7);
-    expect(rowsOf(out).map((x) => [x.dnc_result, x.dnc_error_code])).toEqual(numbers.map(() => ['failed', 'bad_response']));
+    expect(rowsOf(out).map((x) => [x.dnc_result, x.dnc_error_code])).toEqual(
+      numbers.map(() => ['failed', 'bad_response']),
+    );
     svc.setBehaviour('honest');
     const before = svc.lookups().length;
-    const again = await runDnc(['batch', input, '-o', path.join(m.dir, 'again.csv'), '--reuse-within', '30d'], { env: m.env });
+    const again = await runDnc(['batch', input, '-o', path.join(m.dir, 'again.csv'), '--reuse-within', '30d'], {
+      env: m.env,
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(svc.lookups().length - before).toBe(numbers.length);
     expect(rowsOf(path.join(m.dir, 'again.csv')).map((x) => x.dnc_result)).toEqual(numbers.map(() => 'callable'));
@@ -91,17 +114,27 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
 });
 
 describe('a negative or absurd cost is never learned; --max-credits counts the highest cost known', () => {
-  it.each(['negative-cost', 'absurd-cost'])('%s: --max-credits 5 sends 5 lookups of 50, and the credits used are 5', async (behaviour) => {
-    const m = machine();
-    const numbers = Array.from({ length: 50 }, (_, i) => `+1202555${String(2000 + i)}`);
-    const input = list(m.dir, numbers);
-    svc.setBehaviour(behaviour);
-    const before = svc.lookups().length;
-    const r = await runDnc(['batch', input, '-o', path.join(m.dir, 'out.csv'), '--max-credits', '5', '--json'], { env: m.env });
-    expect(r.code, r.stderr).toBe(5);
-    expect(svc.lookups().length - before).toBe(5);
-    expect(JSON.parse(r.stdout)).toMatchObject({ credits_used: 5, stopped_reason: 'budget_reached', failed: 5, not_checked: 45 });
-  });
+  it.each(['negative-cost', 'absurd-cost'])(
+    '%s: --max-credits 5 sends 5 lookups of 50, and the credits used are 5',
+    async (behaviour) => {
+      const m = machine();
+      const numbers = Array.from({ length: 50 }, (_, i) => `+1202555${String(2000 + i)}`);
+      const input = list(m.dir, numbers);
+      svc.setBehaviour(behaviour);
+      const before = svc.lookups().length;
+      const r = await runDnc(['batch', input, '-o', path.join(m.dir, 'out.csv'), '--max-credits', '5', '--json'], {
+        env: m.env,
+      });
+      expect(r.code, r.stderr).toBe(5);
+      expect(svc.lookups().length - before).toBe(5);
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        credits_used: 5,
+        stopped_reason: 'budget_reached',
+        failed: 5,
+        not_checked: 45,
+      });
+    },
+  );
 });
 
 describe('an answer about the request is not a verdict about a number', () => {
@@ -119,15 +152,23 @@ describe('an answer about the request is not a verdict about a number', () => {
       expect(r.stderr).toContain('E_RESELLER_HEADER');
       expect(r.stderr).toMatch(/--forwarded-host HOST, DNC_FORWARDED_HOST/);
     }
-    expect(JSON.parse(batch.stdout)).toMatchObject({ stopped_reason: 'auth_failed', error: { code: 'E_RESELLER_HEADER', exit_status: 4 }, not_checked: 3 });
+    expect(JSON.parse(batch.stdout)).toMatchObject({
+      stopped_reason: 'auth_failed',
+      error: { code: 'E_RESELLER_HEADER', exit_status: 4 },
+      not_checked: 3,
+    });
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(['not_checked', 'not_checked', 'not_checked']);
     const unfit = await runDnc(['verify', out], { env: m.env });
     expect(unfit.code).toBe(3);
     const before = svc.lookups().length;
-    const fixed = await runDnc(['batch', input, '-o', out], { env: { ...m.env, DNC_FORWARDED_HOST: 'client.example' } });
+    const fixed = await runDnc(['batch', input, '-o', out], {
+      env: { ...m.env, DNC_FORWARDED_HOST: 'client.example' },
+    });
     expect(fixed.code, fixed.stderr).toBe(0);
     expect(svc.lookups().slice(before)).toEqual(numbers);
-    expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(numbers.map((p) => (honestDoNotCall(p) ? 'do_not_call' : 'callable')));
+    expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(
+      numbers.map((p) => (honestDoNotCall(p) ? 'do_not_call' : 'callable')),
+    );
     expect((await runDnc(['verify', out], { env: m.env })).code).toBe(0);
   });
 
@@ -138,7 +179,12 @@ describe('an answer about the request is not a verdict about a number', () => {
     const out = path.join(m.dir, 'out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--json', '--concurrency', '1'], { env: m.env });
     expect(r.code, r.stderr).toBe(2);
-    expect(JSON.parse(r.stdout)).toMatchObject({ stopped_reason: 'configuration', invalid: 0, not_checked: 2, error: { code: 'E_BAD_REQUEST' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      stopped_reason: 'configuration',
+      invalid: 0,
+      not_checked: 2,
+      error: { code: 'E_BAD_REQUEST' },
+    });
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(['not_checked', 'not_checked']);
   });
 
@@ -153,7 +199,11 @@ describe('an answer about the request is not a verdict about a number', () => {
     const off = await runDnc(['check', '+61412345001', ...hook, '--json'], { env: m.env });
     expect(off.code, off.stderr).toBe(4);
     expect(off.stderr).toContain('webhook lookups are disabled for this account');
-    expect(JSON.parse(off.stdout).error).toMatchObject({ code: 'E_WEBHOOKS_DISABLED', exit_status: 4, service: { status: 403 } });
+    expect(JSON.parse(off.stdout).error).toMatchObject({
+      code: 'E_WEBHOOKS_DISABLED',
+      exit_status: 4,
+      service: { status: 403 },
+    });
   });
 });
 
@@ -168,10 +218,23 @@ describe('--json on every exit', () => {
       [[], { DNC_BASE_URL: 'http://127.0.0.1:9' }, 6, 'E_NETWORK'],
     ];
     for (const [flags, env, code, errorCode] of cases) {
-      const r = await runDnc(['batch', input, '-o', path.join(m.dir, `out-${code}.csv`), '--json', ...flags], { env: { ...m.env, ...env } });
+      const r = await runDnc(['batch', input, '-o', path.join(m.dir, `out-${code}.csv`), '--json', ...flags], {
+        env: { ...m.env, ...env },
+      });
       expect(r.code, `${flags.join(' ')} ${r.stderr}`).toBe(code);
       const summary = JSON.parse(r.stdout) as Record<string, unknown> & { error: Record<string, unknown> };
-      expect(Object.keys(summary)).toEqual(expect.arrayContaining(['input', 'output', 'rows', 'callable', 'not_checked', 'credits_used', 'stopped_reason', 'error']));
+      expect(Object.keys(summary)).toEqual(
+        expect.arrayContaining([
+          'input',
+          'output',
+          'rows',
+          'callable',
+          'not_checked',
+          'credits_used',
+          'stopped_reason',
+          'error',
+        ]),
+      );
       expect(summary.error).toMatchObject({ code: errorCode, exit_status: code });
       expect(typeof summary.error.message).toBe('string');
     }
@@ -179,7 +242,10 @@ describe('--json on every exit', () => {
     writeFileSync(empty, '');
     const r3 = await runDnc(['batch', empty, '--json'], { env: m.env });
     expect(r3.code).toBe(3);
-    expect(JSON.parse(r3.stdout)).toMatchObject({ stopped_reason: 'configuration', error: { code: 'E_INPUT_EMPTY', exit_status: 3 } });
+    expect(JSON.parse(r3.stdout)).toMatchObject({
+      stopped_reason: 'configuration',
+      error: { code: 'E_INPUT_EMPTY', exit_status: 3 },
+    });
   });
 
   it('other commands print {"error": …} on stdout when they would print nothing there', async () => {
@@ -192,7 +258,9 @@ describe('--json on every exit', () => {
     for (const [argv, code, errorCode] of cases) {
       const r = await runDnc(argv, { env: m.env });
       expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(code);
-      expect(JSON.parse(r.stdout), argv.join(' ')).toEqual({ error: expect.objectContaining({ code: errorCode, exit_status: code }) });
+      expect(JSON.parse(r.stdout), argv.join(' ')).toEqual({
+        error: expect.objectContaining({ code: errorCode, exit_status: code }),
+      });
     }
     const usage = await runDnc(['usage', '--json'], { env: { ...m.env, DNC_API_KEY: 'wrong-key-123456' } });
     expect(usage.code).toBe(4);
@@ -215,7 +283,11 @@ describe('supported countries as the service names them', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(svc.lookups().slice(before)).toEqual(numbers.slice(0, -1));
     const rows = rowsOf(out);
-    expect(rows.map((x) => x.dnc_result)).toEqual(['unsupported_country', ...others.map((p) => (honestDoNotCall(p) ? 'do_not_call' : 'callable')), 'unsupported_country']);
+    expect(rows.map((x) => x.dnc_result)).toEqual([
+      'unsupported_country',
+      ...others.map((p) => (honestDoNotCall(p) ? 'do_not_call' : 'callable')),
+      'unsupported_country',
+    ]);
     // One wording for both: the 422's and the local refusal's.
     expect(rows[0]!.dnc_error).toBe('the service does not cover FR (422; supported: US, GB, DE, AU)');
     expect(rows.at(-1)!.dnc_error).toBe(rows[0]!.dnc_error);
@@ -244,7 +316,12 @@ describe('the rest of the request', () => {
     const out = path.join(m.dir, 'out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--timeout', '200', '--json'], { env: m.env });
     expect(r.code, r.stderr).toBe(6);
-    expect(JSON.parse(r.stdout)).toMatchObject({ failed: 1, not_checked: 0, stopped_reason: 'service_failure', unanswered_sends: 1 });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      failed: 1,
+      not_checked: 0,
+      stopped_reason: 'service_failure',
+      unanswered_sends: 1,
+    });
     expect(rowsOf(out)[0]).toMatchObject({ dnc_result: 'failed', dnc_error_code: 'unanswered_send' });
     svc.setBehaviour('honest');
     const before = svc.lookups().length;

@@ -31,7 +31,6 @@ afterAll(async () => {
   tmp.remove();
 });
 
-
 /** Each echo form of each secret, as written and as a JSON string holds it (the journal keeps JSON). */
 function needles(secrets: string[]): Array<[string, Buffer]> {
   const out: Array<[string, Buffer]> = [];
@@ -39,7 +38,8 @@ function needles(secrets: string[]): Array<[string, Buffer]> {
     for (const [name, form] of Object.entries(echoForms(s) as Record<string, string>)) {
       // A base64 echo is longer than the secret (bytes around it): its middle is what only the secret decides.
       const core = name.startsWith('base64') ? form.slice(4, -4) : form;
-      for (const f of new Set([core, JSON.stringify(core).slice(1, -1)])) out.push([`${s.slice(0, 4)}… ${name}`, Buffer.from(f)]);
+      for (const f of new Set([core, JSON.stringify(core).slice(1, -1)]))
+        out.push([`${s.slice(0, 4)}… ${name}`, Buffer.from(f)]);
     }
   return out;
 }
@@ -72,7 +72,10 @@ describe('a secret echoed in any encoding is in no file and no output stream', (
       XDG_CACHE_HOME: path.join(tmp.dir, 'cache'),
       TMPDIR: temp,
     };
-    writeFileSync(path.join(work, 'calls.csv'), 'name,phone\na,+12025550160\nb,+12025550161\nc,+12025550162\nd,+12025550163\n');
+    writeFileSync(
+      path.join(work, 'calls.csv'),
+      'name,phone\na,+12025550160\nb,+12025550161\nc,+12025550162\nd,+12025550163\n',
+    );
     const streams: Record<string, string> = {};
     const run = async (name: string, argv: string[]) => {
       const r = await spawnDnc(argv, { env, cwd: work, timeoutMs: 60_000 });
@@ -80,7 +83,16 @@ describe('a secret echoed in any encoding is in no file and no output stream', (
       streams[`${name} stderr`] = r.stderr;
       return r;
     };
-    const lists = ['--callable-out', 'call.csv', '--review-out', 'review.csv', '--dial-out', 'dial.txt', '--suppressed-out', 'sup.csv'];
+    const lists = [
+      '--callable-out',
+      'call.csv',
+      '--review-out',
+      'review.csv',
+      '--dial-out',
+      'dial.txt',
+      '--suppressed-out',
+      'sup.csv',
+    ];
     const batch = await run('batch', ['batch', 'calls.csv', '-o', 'out.csv', ...lists, '--json']);
     expect([0, 7], batch.stderr).toContain(batch.code);
     await run('batch -o -', ['batch', 'calls.csv', '-o', '-', '--verbose']);
@@ -103,7 +115,11 @@ describe('a secret echoed in any encoding is in no file and no output stream', (
       const key = String(b.env.DNC_API_KEY);
       const home = path.join(b.dir, 'home');
       mkdirSync(home);
-      const l = listen(['--results', b.output, '--port', '0'], { cwd: b.dir, home, env: b.env as Record<string, string> });
+      const l = listen(['--results', b.output, '--port', '0'], {
+        cwd: b.dir,
+        home,
+        env: b.env as Record<string, string>,
+      });
       const url = await l.url;
       const row = readCsv(b.output)[0]!;
       const forms = Object.values(echoForms(key) as Record<string, string>).join(' ');
@@ -112,7 +128,9 @@ describe('a secret echoed in any encoding is in no file and no output stream', (
       await post(url, succeededPush(row), { 'x-service-correlation-id': encodeURIComponent(key).replace(/%2F/g, '/') });
       // Not JSON, carrying the key JSON-escaped: kept as received, masked.
       await post(url, `{"error": "${(echoForms(key) as Record<string, string>).jsonUnicodeLower}", oops`);
-      await post(url, succeededPush(row, { dnc_list_source: `https://registers.example/?${forms}` }), { 'x-echo': encodeURIComponent(forms) });
+      await post(url, succeededPush(row, { dnc_list_source: `https://registers.example/?${forms}` }), {
+        'x-echo': encodeURIComponent(forms),
+      });
       l.interrupts.fire();
       await l.exit;
       expect(found(b.dir, { 'listen stderr': l.io.err(), 'listen stdout': l.io.out() }, [key])).toEqual([]);

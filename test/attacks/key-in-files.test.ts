@@ -28,7 +28,6 @@ afterAll(async () => {
   tmp.remove();
 });
 
-
 /** The files under `dir` holding `key` in any case, or percent-encoded. */
 function holding(dir: string, key: string): string[] {
   const forms = [key, key.toUpperCase(), encodeURIComponent(key)].map((f) => Buffer.from(f));
@@ -50,15 +49,30 @@ describe('a key the service echoes is in no file dnc writes', () => {
     for (const behaviour of ['echo-key', 'echo-key-error']) {
       svc.setBehaviour(behaviour);
       const out = path.join(work, `${behaviour}.results.csv`);
-      const lists = ['--callable-out', `${behaviour}.callable.csv`, '--review-out', `${behaviour}.review.csv`, '--dial-out', `${behaviour}.dial.txt`];
+      const lists = [
+        '--callable-out',
+        `${behaviour}.callable.csv`,
+        '--review-out',
+        `${behaviour}.review.csv`,
+        '--dial-out',
+        `${behaviour}.dial.txt`,
+      ];
       const r = await runDnc(['batch', input, '-o', out, ...lists], { env, homedir: home, cwd: work });
       expect([0, 7], r.stderr).toContain(r.code);
-      const book = await runDnc(['batch', input, '-o', path.join(work, `${behaviour}.book.xlsx`)], { env, homedir: home, cwd: work });
+      const book = await runDnc(['batch', input, '-o', path.join(work, `${behaviour}.book.xlsx`)], {
+        env,
+        homedir: home,
+        cwd: work,
+      });
       expect([0, 7], book.stderr).toContain(book.code);
       const check = await runDnc(['check', '+12025550164', '--json'], { env, homedir: home, cwd: work });
       expect(check.stdout).not.toContain(svc.apiKey);
       await runDnc(['verify', out], { env, homedir: home, cwd: work });
-      await runDnc(['report', out, '-o', path.join(work, `${behaviour}.report.html`)], { env, homedir: home, cwd: work });
+      await runDnc(['report', out, '-o', path.join(work, `${behaviour}.report.html`)], {
+        env,
+        homedir: home,
+        cwd: work,
+      });
     }
     // It was there to find: the service did echo it, and dnc kept the answer, masked.
     const journal = readFileSync(path.join(work, 'echo-key.results.csv.journal.sqlite'));
@@ -74,7 +88,11 @@ describe('a key the service echoes is in no file dnc writes', () => {
       const key = String(b.env.DNC_API_KEY);
       const home = path.join(b.dir, 'home');
       mkdirSync(home);
-      const l = listen(['--results', b.output, '--port', String(b.port)], { cwd: b.dir, home, env: b.env as Record<string, string> });
+      const l = listen(['--results', b.output, '--port', String(b.port)], {
+        cwd: b.dir,
+        home,
+        env: b.env as Record<string, string>,
+      });
       const url = await l.url;
       const row = readCsv(b.output)[0]!;
       const push = succeededPush(row, { dnc_list_source: `https://registers.example/${key}`, do_not_call: true });

@@ -31,16 +31,35 @@ function filesUnder(root: string): Array<[string, Buffer]> {
 }
 
 /** Runs dnc in a scratch folder that is also its HOME and XDG folders, then asserts the key is nowhere. */
-async function run(argv: string[], env: Record<string, string | undefined> = {}, setup?: (dir: string) => void): Promise<SpawnResult> {
+async function run(
+  argv: string[],
+  env: Record<string, string | undefined> = {},
+  setup?: (dir: string) => void,
+): Promise<SpawnResult> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-redact-'));
   try {
     setup?.(dir);
-    const before = new Set(filesUnder(dir).filter(([, b]) => b.includes(KEY)).map(([p]) => p));
-    const r = await spawnDnc(argv, { cwd: dir, env: { HOME: dir, XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config'), ...env } });
+    const before = new Set(
+      filesUnder(dir)
+        .filter(([, b]) => b.includes(KEY))
+        .map(([p]) => p),
+    );
+    const r = await spawnDnc(argv, {
+      cwd: dir,
+      env: {
+        HOME: dir,
+        XDG_STATE_HOME: path.join(dir, 'state'),
+        XDG_CACHE_HOME: path.join(dir, 'cache'),
+        XDG_CONFIG_HOME: path.join(dir, 'config'),
+        ...env,
+      },
+    });
     expect(r.stdout, 'stdout').not.toContain(KEY);
     expect(r.stderr, 'stderr').not.toContain(KEY);
     // Files the test itself put the key in (a config file, a key file) are the user's; nothing else may hold it.
-    const leaked = filesUnder(dir).filter(([p, b]) => !before.has(p) && b.includes(KEY)).map(([p]) => p);
+    const leaked = filesUnder(dir)
+      .filter(([p, b]) => !before.has(p) && b.includes(KEY))
+      .map(([p]) => p);
     expect(leaked, 'files written').toEqual([]);
     return r;
   } finally {
@@ -56,7 +75,9 @@ describe('configuration errors name the variable, not its value', () => {
   });
 
   it('the key pasted as the base URL only (not otherwise known as the key)', async () => {
-    const r = await run(['usage', '--base-url', KEY, '--api-key-file', 'key.txt'], {}, (d) => writeFileSync(path.join(d, 'key.txt'), `${KEY}\n`));
+    const r = await run(['usage', '--base-url', KEY, '--api-key-file', 'key.txt'], {}, (d) =>
+      writeFileSync(path.join(d, 'key.txt'), `${KEY}\n`),
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('the base URL given by --base-url is not a URL');
   });
@@ -70,7 +91,10 @@ describe('configuration errors name the variable, not its value', () => {
   it('a config file whose base_url is the key', async () => {
     const r = await run(['check', '+12025550122'], {}, (d) => {
       mkdirSync(path.join(d, 'config', 'dnc'), { recursive: true });
-      writeFileSync(path.join(d, 'config', 'dnc', 'config.json'), JSON.stringify({ base_url: `ftp://${KEY}`, api_key: KEY }));
+      writeFileSync(
+        path.join(d, 'config', 'dnc', 'config.json'),
+        JSON.stringify({ base_url: `ftp://${KEY}`, api_key: KEY }),
+      );
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/"base_url" in .*config\.json must use https/);
@@ -78,22 +102,33 @@ describe('configuration errors name the variable, not its value', () => {
 
   it('--webhook-url with the key as its password, the key known or not', async () => {
     for (const env of [{ DNC_API_KEY: KEY }, { DNC_API_KEY: 'sbx-other-key' }]) {
-      const r = await run(['check', '+61412345101', '--webhook-url', `https://u:${KEY}@hooks.example.com/x`], { DNC_BASE_URL: sb.baseUrl, ...env });
+      const r = await run(['check', '+61412345101', '--webhook-url', `https://u:${KEY}@hooks.example.com/x`], {
+        DNC_BASE_URL: sb.baseUrl,
+        ...env,
+      });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("--webhook-url 'https://***@hooks.example.com/x' cannot be used: it carries credentials");
+      expect(r.stderr).toContain(
+        "--webhook-url 'https://***@hooks.example.com/x' cannot be used: it carries credentials",
+      );
     }
   });
 
   it('--webhook-url with the key in its query or path (raw, percent-encoded once or twice): refused before anything is sent or journaled', async () => {
     const encoded = [...KEY].map((c) => '%' + c.charCodeAt(0).toString(16)).join('');
-    for (const url of [`http://127.0.0.1:9/hooks?token=${KEY}`, `http://127.0.0.1:9/hooks/${encoded}`, `http://127.0.0.1:9/hooks/${encoded.replaceAll('%', '%25')}`]) {
+    for (const url of [
+      `http://127.0.0.1:9/hooks?token=${KEY}`,
+      `http://127.0.0.1:9/hooks/${encoded}`,
+      `http://127.0.0.1:9/hooks/${encoded.replaceAll('%', '%25')}`,
+    ]) {
       const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: KEY };
       const before = sb.requests().length;
       const check = await run(['check', '+61412345101', '--webhook-url', url, '--allow-insecure-webhook-url'], env);
       expect(check.code, check.stderr).toBe(2);
       expect(check.stderr).toContain('--webhook-url carries the API key');
-      const batch = await run(['batch', 'calls.csv', '-o', 'out.csv', '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'], env, (d) =>
-        writeFileSync(path.join(d, 'calls.csv'), 'phone\n+61412345093\n'),
+      const batch = await run(
+        ['batch', 'calls.csv', '-o', 'out.csv', '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'],
+        env,
+        (d) => writeFileSync(path.join(d, 'calls.csv'), 'phone\n+61412345093\n'),
       );
       expect(batch.code, batch.stderr).toBe(2);
       expect(batch.stderr).toContain('[E_WEBHOOK_URL]: --webhook-url carries the API key');
@@ -139,7 +174,16 @@ describe('successful runs', () => {
     expect(check.code).toBe(0);
     expect(check.stderr).toMatch(/authorization: Bearer \*\*\*/i);
     const batch = await run(
-      ['batch', 'calls.csv', '-o', 'out.csv', '--verbose', '--webhook-url', 'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA', '--allow-insecure-webhook-url'],
+      [
+        'batch',
+        'calls.csv',
+        '-o',
+        'out.csv',
+        '--verbose',
+        '--webhook-url',
+        'http://127.0.0.1:9/hooks/Jr6tQm2yVb0sXw9LkPz3dA',
+        '--allow-insecure-webhook-url',
+      ],
       env,
       (d) => writeFileSync(path.join(d, 'calls.csv'), 'name,phone\na,+61412345093\nb,+12025550122\n'),
     );

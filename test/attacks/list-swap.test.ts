@@ -32,8 +32,13 @@ describe('a list this machine also knows, swapped in', () => {
     copyFileSync(O, L);
     const check = await dnc(['check', '+12025550100', '--suppression-list', L], w.env);
     expect(check.code, check.stdout).toBe(3);
-    expect(check.stderr).toMatch(/\[E_LIST_ALTERED\].*another list \(id [0-9a-f-]+, last seen here at .*O\.sqlite\) stands where list/);
-    const batch = await dnc(['batch', path.join(w.dir, 'calls.csv'), '-o', path.join(w.dir, 'again.csv'), '--suppression-list', L], w.env);
+    expect(check.stderr).toMatch(
+      /\[E_LIST_ALTERED\].*another list \(id [0-9a-f-]+, last seen here at .*O\.sqlite\) stands where list/,
+    );
+    const batch = await dnc(
+      ['batch', path.join(w.dir, 'calls.csv'), '-o', path.join(w.dir, 'again.csv'), '--suppression-list', L],
+      w.env,
+    );
     expect(batch.code).toBe(3);
     expect(batch.stderr).toContain('[E_LIST_ALTERED]');
     const verify = await dnc(['verify', out], w.env);
@@ -53,7 +58,10 @@ describe('a list this machine also knows, swapped in', () => {
     const { L, O } = await twoLists(w);
     const backup = path.join(w.dir, 'backup.sqlite');
     copyFileSync(O, backup);
-    const restored = await dnc(['suppress', 'restore', backup, '--reason', 'use the O list here', '--suppression-list', L], w.env);
+    const restored = await dnc(
+      ['suppress', 'restore', backup, '--reason', 'use the O list here', '--suppression-list', L],
+      w.env,
+    );
     expect(restored.code, restored.stderr).toBe(0);
     expect((await dnc(['check', '+12025550102', '--suppression-list', L], w.env)).code).toBe(0);
   });

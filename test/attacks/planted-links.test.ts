@@ -1,7 +1,16 @@
 // Issue 38: an attacker who can write the results folder (not the state folder) plants links where dnc writes.
 // Every output path that exists as a symbolic link is refused (exit 2, E_OUTPUT_LINK) before anything is sent, and the
 // file it names is left as it was; results replacing a readable file are private (0600) all the same.
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -12,7 +21,7 @@ let sb: Sandbox;
 let env: Record<string, string>;
 const tmp = scratch();
 const LIST = 'name,phone\nAnn,+12025550100\nBob,+12025550101\n';
-const VICTIM_TEXT = 'the user\'s own file\n';
+const VICTIM_TEXT = "the user's own file\n";
 const mode = (p: string) => statSync(p).mode & 0o777;
 
 beforeAll(async () => {
@@ -46,7 +55,11 @@ describe('planted links: refused, the file they name untouched, nothing sent', (
   const cases: Array<{ name: string; link: string; argv: string[] }> = [
     { name: 'the default results path', link: 'in.results.csv', argv: ['batch', 'in.csv'] },
     { name: '-o', link: 'o.csv', argv: ['batch', 'in.csv', '-o', 'o.csv'] },
-    { name: '--callable-out', link: 'call.csv', argv: ['batch', 'in.csv', '-o', 'o.csv', '--callable-out', 'call.csv'] },
+    {
+      name: '--callable-out',
+      link: 'call.csv',
+      argv: ['batch', 'in.csv', '-o', 'o.csv', '--callable-out', 'call.csv'],
+    },
     { name: '--suppressed-out', link: 's.csv', argv: ['batch', 'in.csv', '-o', 'o.csv', '--suppressed-out', 's.csv'] },
     { name: '--review-out', link: 'r.csv', argv: ['batch', 'in.csv', '-o', 'o.csv', '--review-out', 'r.csv'] },
     { name: '--dial-out', link: 'dial.txt', argv: ['batch', 'in.csv', '-o', 'o.csv', '--dial-out', 'dial.txt'] },

@@ -20,7 +20,8 @@ afterEach(async () => {
 /** A callable and a registered number, each on three rows, scrubbed against the sandbox. */
 async function scrub(world: World): Promise<string> {
   const rows = ['name,phone'];
-  for (let i = 0; i < 3; i++) rows.push(`free ${i},+12125550100`, `listed ${i},+12125550101`, `other ${i},+16025550102`);
+  for (let i = 0; i < 3; i++)
+    rows.push(`free ${i},+12125550100`, `listed ${i},+12125550101`, `other ${i},+16025550102`);
   const input = world.file('calls.csv', rows);
   const out = path.join(world.dir, 'calls.results.csv');
   const r = await dnc(['batch', input, '-o', out], world.env);
@@ -32,7 +33,14 @@ async function scrub(world: World): Promise<string> {
  * The results with one cell of the `nth` row of `e164` (0-based, by Python's reading) set to `value`; the file, its
  * manifest and the anchor rewritten to agree, the manifest's counts moved as the edit moves them.
  */
-function forgeRow(world: World, out: string, e164: string, nth: number, column: string, value: string | { as: string }): number {
+function forgeRow(
+  world: World,
+  out: string,
+  e164: string,
+  nth: number,
+  column: string,
+  value: string | { as: string },
+): number {
   const [header, ...rows] = readCsvIndependently(out);
   const at = header!.indexOf(column);
   const phone = header!.indexOf('dnc_phone_e164');
@@ -62,7 +70,16 @@ function forgeRow(world: World, out: string, e164: string, nth: number, column: 
 
 async function verifyJson(world: World, out: string) {
   const r = await dnc(['--json', 'verify', out], world.env);
-  return { code: r.code, report: JSON.parse(r.stdout) as { fit: boolean; tampered: boolean; anchored: string; differences: string[]; recheck: Array<{ line: number; number: string; reason: string; detail: string }> } };
+  return {
+    code: r.code,
+    report: JSON.parse(r.stdout) as {
+      fit: boolean;
+      tampered: boolean;
+      anchored: string;
+      differences: string[];
+      recheck: Array<{ line: number; number: string; reason: string; detail: string }>;
+    },
+  };
 }
 
 describe("a number's later rows, judged by its first", () => {
@@ -76,33 +93,82 @@ describe("a number's later rows, judged by its first", () => {
 
   it.each([
     ['the third row of a registered number made callable', '+12125550101', 2, 'dnc_result', 'callable'],
-    ["the second row of a callable number given another correlation id", '+12125550100', 1, 'dnc_correlation_id', '00000000-0000-4000-8000-000000000000'],
-    ['the third row of a callable number checked at another time', '+12125550100', 2, 'dnc_checked_at', { as: '+16025550102' }],
-    ['the second row of a callable number given a later valid-until', '+16025550102', 1, 'dnc_valid_until', '2099-01-01T00:00:00.000Z'],
-    ['the third row of a callable number given another calling window', '+16025550102', 2, 'dnc_calling_window', 'Mon-Sun 00:00-24:00'],
+    [
+      'the second row of a callable number given another correlation id',
+      '+12125550100',
+      1,
+      'dnc_correlation_id',
+      '00000000-0000-4000-8000-000000000000',
+    ],
+    [
+      'the third row of a callable number checked at another time',
+      '+12125550100',
+      2,
+      'dnc_checked_at',
+      { as: '+16025550102' },
+    ],
+    [
+      'the second row of a callable number given a later valid-until',
+      '+16025550102',
+      1,
+      'dnc_valid_until',
+      '2099-01-01T00:00:00.000Z',
+    ],
+    [
+      'the third row of a callable number given another calling window',
+      '+16025550102',
+      2,
+      'dnc_calling_window',
+      'Mon-Sun 00:00-24:00',
+    ],
     // Cells verify did not compare with the journal before: a dialler that reads dnc_do_not_call would dial it.
-    ['the first row of a registered number saying dnc_do_not_call false', '+12125550101', 0, 'dnc_do_not_call', 'false'],
-    ['the second row of a registered number saying dnc_do_not_call false', '+12125550101', 1, 'dnc_do_not_call', 'false'],
+    [
+      'the first row of a registered number saying dnc_do_not_call false',
+      '+12125550101',
+      0,
+      'dnc_do_not_call',
+      'false',
+    ],
+    [
+      'the second row of a registered number saying dnc_do_not_call false',
+      '+12125550101',
+      1,
+      'dnc_do_not_call',
+      'false',
+    ],
     ['the first row of a callable number given an error text', '+12125550100', 0, 'dnc_error', 'looked up by hand'],
     ['the third row of a callable number given an error code', '+16025550102', 2, 'dnc_error_code', 'billing_error'],
-    ['the second row of a callable number given an exemption', '+12125550100', 1, 'dnc_exemption', 'consent until 2099-01-01T00:00:00.000Z'],
-  ] as Array<[string, string, number, string, string | { as: string }]>)('%s: found at its own line, by verify and by window', async (_what, e164, nth, column, value) => {
-    w = await world();
-    const out = await scrub(w);
-    const index = forgeRow(w, out, e164, nth, column, value);
-    const { code, report } = await verifyJson(w, out);
-    // Only the rows tell: the anchor and the manifest agree with the forged file.
-    expect(report.anchored).toBe('matches');
-    expect(report.differences).toEqual([]);
-    expect(code).toBe(3);
-    expect(report).toMatchObject({ fit: false, tampered: true });
-    // Line = the record's (the header is line 1, no cell spans lines).
-    expect(report.recheck.map((r) => [r.line, r.number, r.reason])).toEqual([[index + 2, e164, 'edited']]);
-    const list = path.join(w.dir, 'slot.txt');
-    const win = await dnc(['window', out, '--from', '2026-07-01T16:00:00Z', '--until', '2026-07-01T17:00:00Z', '--dial-out', list], w.env, { now: () => new Date('2026-06-30T12:00:00Z') });
-    expect(win.code).toBe(3);
-    expect(win.stderr).toContain('[E_NOT_FIT_TO_DIAL]');
-  });
+    [
+      'the second row of a callable number given an exemption',
+      '+12125550100',
+      1,
+      'dnc_exemption',
+      'consent until 2099-01-01T00:00:00.000Z',
+    ],
+  ] as Array<[string, string, number, string, string | { as: string }]>)(
+    '%s: found at its own line, by verify and by window',
+    async (_what, e164, nth, column, value) => {
+      w = await world();
+      const out = await scrub(w);
+      const index = forgeRow(w, out, e164, nth, column, value);
+      const { code, report } = await verifyJson(w, out);
+      // Only the rows tell: the anchor and the manifest agree with the forged file.
+      expect(report.anchored).toBe('matches');
+      expect(report.differences).toEqual([]);
+      expect(code).toBe(3);
+      expect(report).toMatchObject({ fit: false, tampered: true });
+      // Line = the record's (the header is line 1, no cell spans lines).
+      expect(report.recheck.map((r) => [r.line, r.number, r.reason])).toEqual([[index + 2, e164, 'edited']]);
+      const list = path.join(w.dir, 'slot.txt');
+      const win = await dnc(
+        ['window', out, '--from', '2026-07-01T16:00:00Z', '--until', '2026-07-01T17:00:00Z', '--dial-out', list],
+        w.env,
+        { now: () => new Date('2026-06-30T12:00:00Z') },
+      );
+      expect(win.code).toBe(3);
+      expect(win.stderr).toContain('[E_NOT_FIT_TO_DIAL]');
+    },
+  );
 
   it("a later row's dnc_credits is not judged: the manifest's credits, from all rows, are", async () => {
     w = await world();
@@ -113,7 +179,11 @@ describe("a number's later rows, judged by its first", () => {
     expect(report.recheck).toEqual([]);
     expect(report.differences.join('\n')).toMatch(/credits: 8 in the file, 3 in the manifest/);
     // Read back independently: only that cell changed.
-    expect(readFileSync(out, 'utf8').split('\n').filter((l) => l.includes(',5,')).length).toBe(1);
+    expect(
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(',5,')).length,
+    ).toBe(1);
   });
 });
 

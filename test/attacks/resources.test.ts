@@ -18,7 +18,10 @@ afterEach(async () => {
   current = receiver = store = undefined;
 });
 
-async function receiverFor(options: Partial<Parameters<typeof openListenJournal>[1]> = {}, receiverOptions: Partial<Parameters<typeof createReceiver>[0]> = {}) {
+async function receiverFor(
+  options: Partial<Parameters<typeof openListenJournal>[1]> = {},
+  receiverOptions: Partial<Parameters<typeof createReceiver>[0]> = {},
+) {
   current ??= await webhookBatch([['au', '+61 4 1234 5093']]);
   store = await openListenJournal(current.output, { renderInWorker: false, tzdataVersion: 'test', ...options });
   receiver = createReceiver({ store, path: PUSH_PATH, ...receiverOptions });
@@ -46,7 +49,11 @@ function orphan(size = 0): Record<string, unknown> {
  * A raw connection that sends `text` and then nothing, never closing its side (allowHalfOpen). `closed` resolves
  * with what it received once the listener has closed its side (end) or cut it (reset).
  */
-function stall(port: number, text: string, localAddress?: string): Promise<{ socket: net.Socket; closed: Promise<string> }> {
+function stall(
+  port: number,
+  text: string,
+  localAddress?: string,
+): Promise<{ socket: net.Socket; closed: Promise<string> }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true, localAddress });
     let received = '';
@@ -67,7 +74,13 @@ function stall(port: number, text: string, localAddress?: string): Promise<{ soc
 /** The genuine push for the batch's first row (its correlation id and number). */
 function genuinePushFor(batch: { output: string }): Record<string, unknown> {
   const row = readCsv(batch.output)[0]!;
-  return { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, do_not_call: true, padding: undefined };
+  return {
+    ...orphan(),
+    correlation_id: row.dnc_correlation_id,
+    phone_number: row.dnc_phone_e164,
+    do_not_call: true,
+    padding: undefined,
+  };
 }
 
 /** The listener's descriptors: the connections it still holds. */
@@ -94,7 +107,12 @@ describe('an orphan flood', () => {
     expect(readJournal(batch.journal).pushes.filter((p) => p.outcome === 'orphan')).toHaveLength(5);
     // A push for a lookup that was sent is still taken.
     const row = readCsv(batch.output)[0]!;
-    const genuine = { ...orphan(), correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, padding: undefined };
+    const genuine = {
+      ...orphan(),
+      correlation_id: row.dnc_correlation_id,
+      phone_number: row.dnc_phone_e164,
+      padding: undefined,
+    };
     expect((await post(url, genuine)).status).toBe(200);
   });
 
@@ -113,7 +131,9 @@ describe('slow and half-open connections', () => {
   it('caps connections, times out a request that trickles (408), closes it fully, and serves again', async () => {
     const { base } = await receiverFor({}, { maxConnections: 10, headersTimeoutMs: 300, requestTimeoutMs: 600 });
     const port = Number(base.port);
-    const stalled = await Promise.all(Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)));
+    const stalled = await Promise.all(
+      Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)),
+    );
     // Beyond the cap, connections are shut at once.
     await new Promise((r) => setTimeout(r, 100));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
@@ -130,11 +150,21 @@ describe('slow and half-open connections', () => {
 
   it('at the cap, a push on a new connection takes the place of one stalled mid-request: half-sent requests cannot keep pushes and /healthz out', async () => {
     // The header timeout is far away: only the replacement of stalled connections can let the push in.
-    const { url, base, batch } = await receiverFor({}, { maxConnections: 10, stalledMs: 200, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 });
+    const { url, base, batch } = await receiverFor(
+      {},
+      { maxConnections: 10, stalledMs: 200, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 },
+    );
     const port = Number(base.port);
-    const stalled = await Promise.all(Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)));
+    const stalled = await Promise.all(
+      Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)),
+    );
     // A body that trickles (its headers complete) stalls as well.
-    stalled.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":`));
+    stalled.push(
+      await stall(
+        port,
+        `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":`,
+      ),
+    );
     await new Promise((r) => setTimeout(r, 400));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
     const pushed = await post(url, genuinePushFor(batch));
@@ -149,11 +179,15 @@ describe('slow and half-open connections', () => {
 
   it('at the cap, one address opening fresh connections (none stalled yet) cannot shut another address out', async () => {
     // Nothing counts as stalled for 10 s: only the fair share per address can let the push in.
-    const { url, base, batch } = await receiverFor({}, { maxConnections: 10, stalledMs: 10_000, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 });
+    const { url, base, batch } = await receiverFor(
+      {},
+      { maxConnections: 10, stalledMs: 10_000, headersTimeoutMs: 10_000, requestTimeoutMs: 15_000 },
+    );
     const port = Number(base.port);
     const flood = [];
     // From 127.0.0.2 (all of 127/8 is this machine): another address than the push's; one after another, as a flood comes.
-    for (let i = 0; i < 25; i++) flood.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`, '127.0.0.2'));
+    for (let i = 0; i < 25; i++)
+      flood.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`, '127.0.0.2'));
     await new Promise((r) => setTimeout(r, 100));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
     const pushed = await post(url, genuinePushFor(batch));
@@ -166,7 +200,9 @@ describe('slow and half-open connections', () => {
     const { base } = await receiverFor();
     const port = Number(base.port);
     // From the address /healthz comes from, all at once: none is stalled yet (1 s) and the fair share cannot help.
-    const burst = await Promise.all(Array.from({ length: 400 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)));
+    const burst = await Promise.all(
+      Array.from({ length: 400 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)),
+    );
     const started = performance.now();
     const health = await request(new URL('/healthz', base), { reset: true, headersTimeout: 1_000, bodyTimeout: 1_000 });
     expect(health.statusCode).toBe(200);

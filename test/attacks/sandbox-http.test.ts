@@ -57,7 +57,12 @@ describe('webhook URLs', () => {
   it('refuses port 0 and a raw space with 400, uncharged', async () => {
     sb = await startSandbox({ port: 0, seed: 3 });
     const before = sb.account().creditsUsed;
-    for (const url of ['https://hooks.example.com:0/dnc', 'https://hooks.example.com/a b', 'https://hooks.example.com/dnc?x=a b', 'https://hooks.example.com/a\tb']) {
+    for (const url of [
+      'https://hooks.example.com:0/dnc',
+      'https://hooks.example.com/a b',
+      'https://hooks.example.com/dnc?x=a b',
+      'https://hooks.example.com/a\tb',
+    ]) {
       const reply = await lookup(sb, '+61412345101', url);
       expect(reply.status, url).toBe(400);
     }
@@ -69,7 +74,15 @@ describe('webhook URLs', () => {
 describe('usage', () => {
   it('validates the query before an injected failure: a malformed request is 400, a valid one 500', async () => {
     sb = await startSandbox({ port: 0, seed: 3, usageFailure: true });
-    for (const q of ['?num_billing_periods=0', '?num_billing_periods=101', '?id=0', '?id=1&cursor=x', '?year=2026', '?id=1&id=2', '?id=abc']) {
+    for (const q of [
+      '?num_billing_periods=0',
+      '?num_billing_periods=101',
+      '?id=0',
+      '?id=1&cursor=x',
+      '?year=2026',
+      '?id=1&id=2',
+      '?id=abc',
+    ]) {
       const reply = await get(sb, `/v2/usage_stats${q}`);
       expect(reply.status, q).toBe(400);
     }

@@ -14,7 +14,12 @@ const tmp = scratch();
 beforeAll(async () => {
   assertBuilt();
   ({ sb, env } = await sandbox());
-  env = { ...env, PATH: process.env.PATH ?? '', HOME: path.join(tmp.dir, 'home'), XDG_STATE_HOME: path.join(tmp.dir, 'state') };
+  env = {
+    ...env,
+    PATH: process.env.PATH ?? '',
+    HOME: path.join(tmp.dir, 'home'),
+    XDG_STATE_HOME: path.join(tmp.dir, 'state'),
+  };
 });
 afterAll(async () => {
   await sb.close();
@@ -41,9 +46,18 @@ interface Fed {
  * `dnc batch - -o o.csv` in `cwd`, fed `total` bytes made by `chunk(i)`, as fast as it reads them; `onFed(bytes, child)`
  * hears of each chunk written.
  */
-function feed(cwd: string, total: number, chunk: (i: number) => Buffer, onFed?: (bytes: number, kill: () => void) => void): Promise<Fed> {
+function feed(
+  cwd: string,
+  total: number,
+  chunk: (i: number) => Buffer,
+  onFed?: (bytes: number, kill: () => void) => void,
+): Promise<Fed> {
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, 'batch', '-', '-o', 'o.csv', '--quiet'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'batch', '-', '-o', 'o.csv', '--quiet'], {
+    cwd,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout.resume();
@@ -87,7 +101,10 @@ describe('dnc batch -: standard input within bounds', () => {
 
   it('a list refused after it was kept (a record past the limit, late): the copy is removed', async () => {
     const d = folder();
-    const rows = ['name,phone', ...Array.from({ length: 3000 }, (_, i) => `a${i},+1202555${String(i % 10000).padStart(4, '0')}`)];
+    const rows = [
+      'name,phone',
+      ...Array.from({ length: 3000 }, (_, i) => `a${i},+1202555${String(i % 10000).padStart(4, '0')}`),
+    ];
     const body = Buffer.from(rows.join('\n') + '\nbad,"' + 'a\n'.repeat(600_000) + '"\n');
     const r = await feed(d, body.length, (i) => (i === 0 ? body : Buffer.alloc(0)));
     expect(r.code, r.stderr).toBe(3);
@@ -99,12 +116,17 @@ describe('dnc batch -: standard input within bounds', () => {
     const d = folder();
     const line = Buffer.from('a0,+12025550100\n'.repeat(4096));
     let killed = false;
-    const r = await feed(d, 400 << 20, (i) => (i === 0 ? Buffer.concat([Buffer.from('name,phone\n'), line]) : line), (bytes, kill) => {
-      if (!killed && bytes > 20 << 20) {
-        killed = true;
-        kill();
-      }
-    });
+    const r = await feed(
+      d,
+      400 << 20,
+      (i) => (i === 0 ? Buffer.concat([Buffer.from('name,phone\n'), line]) : line),
+      (bytes, kill) => {
+        if (!killed && bytes > 20 << 20) {
+          killed = true;
+          kill();
+        }
+      },
+    );
     expect(killed).toBe(true);
     expect(r.code, r.stderr).toBe(130);
     expect(r.taken).toBeLessThan(400 << 20);

@@ -44,11 +44,20 @@ describe('verify without the journal, and the anchor of what dnc wrote', () => {
     const r = await dnc(['verify', out], w.env);
     expect(r.code).toBe(3);
     expect(r.stdout).toContain('NOT FIT TO DIAL');
-    expect(r.stdout).toMatch(/unproven +the batch journal .* is not where the manifest says: without it the rows cannot be proven/);
+    expect(r.stdout).toMatch(
+      /unproven +the batch journal .* is not where the manifest says: without it the rows cannot be proven/,
+    );
     const weaker = await dnc(['--json', 'verify', out, '--without-journal'], w.env);
     expect(weaker.code, weaker.stdout).toBe(0);
-    expect(JSON.parse(weaker.stdout)).toMatchObject({ fit: true, compared_with_journal: false, unproven: null, anchored: 'matches' });
-    expect((await dnc(['verify', out, '--without-journal'], w.env)).stdout).toContain('without the journal: no row was compared with what the service answered');
+    expect(JSON.parse(weaker.stdout)).toMatchObject({
+      fit: true,
+      compared_with_journal: false,
+      unproven: null,
+      anchored: 'matches',
+    });
+    expect((await dnc(['verify', out, '--without-journal'], w.env)).stdout).toContain(
+      'without the journal: no row was compared with what the service answered',
+    );
   });
 
   it('an edited row with its manifest rewritten and the journal moved away: found by the state folder anchor, even with --without-journal', async () => {
@@ -60,7 +69,9 @@ describe('verify without the journal, and the anchor of what dnc wrote', () => {
     expect(r.code).toBe(3);
     const v = JSON.parse(r.stdout);
     expect(v).toMatchObject({ fit: false, tampered: true, anchored: 'differs' });
-    expect(v.differences.join('\n')).toMatch(/the state folder records that dnc last wrote this file at .* it changed since, with its manifest/);
+    expect(v.differences.join('\n')).toMatch(
+      /the state folder records that dnc last wrote this file at .* it changed since, with its manifest/,
+    );
   });
 
   it('results, manifest and journal rewritten to agree: the anchor still differs', async () => {
@@ -104,10 +115,19 @@ describe("the list's audit head, anchored in the state folder", () => {
     cutLastEntry(list);
     // The log still chains and agrees with the entries: only the anchor shows the cut.
     const before = w.sb.lookups().length;
-    for (const argv of [['suppress', 'list'], ['suppress', 'count'], ['suppress', 'export'], ['check', '+12025550100'], ['batch', path.join(w.dir, 'calls.csv'), '-o', path.join(w.dir, 'again.csv')], ['verify', out]]) {
+    for (const argv of [
+      ['suppress', 'list'],
+      ['suppress', 'count'],
+      ['suppress', 'export'],
+      ['check', '+12025550100'],
+      ['batch', path.join(w.dir, 'calls.csv'), '-o', path.join(w.dir, 'again.csv')],
+      ['verify', out],
+    ]) {
       const r = await dnc(argv, w.env);
       expect(r.code, `${argv.join(' ')}: ${r.stderr}`).toBe(3);
-      expect(r.stderr, argv.join(' ')).toMatch(/E_LIST_ALTERED.*its audit log no longer holds the entry this machine last saw/);
+      expect(r.stderr, argv.join(' ')).toMatch(
+        /E_LIST_ALTERED.*its audit log no longer holds the entry this machine last saw/,
+      );
       expect(r.stderr).toContain('dnc suppress restore FILE --reason TEXT');
     }
     expect(w.sb.lookups().length).toBe(before);
@@ -119,12 +139,22 @@ describe("the list's audit head, anchored in the state folder", () => {
     // Accepting the list as it stands is a command of its own, recorded in the audit log.
     const restored = await dnc(['suppress', 'restore', list, '--reason', 'the opt-out was entered by mistake'], w.env);
     expect(restored.code, restored.stderr).toBe(0);
-    const entries = (await dnc(['--json', 'suppress', 'log'], w.env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(entries.at(-1)).toMatchObject({ action: 'restore', e164: '', reason: 'the opt-out was entered by mistake', evidence: expect.stringMatching(/^replaced list .* at head [0-9a-f]{64} \(2 entries/) });
+    const entries = (await dnc(['--json', 'suppress', 'log'], w.env)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(entries.at(-1)).toMatchObject({
+      action: 'restore',
+      e164: '',
+      reason: 'the opt-out was entered by mistake',
+      evidence: expect.stringMatching(/^replaced list .* at head [0-9a-f]{64} \(2 entries/),
+    });
     expect((await dnc(['suppress', 'count'], w.env)).code).toBe(0);
     expect((await dnc(['check', '+12025550100'], w.env)).code).toBe(0);
     // Independent reader: the audit table, as sqlite3 sees it.
-    expect(execFileSync('sqlite3', [list, 'SELECT action FROM audit ORDER BY id'], { encoding: 'utf8' }).trim().split('\n')).toEqual(['suppress', 'restore']);
+    expect(
+      execFileSync('sqlite3', [list, 'SELECT action FROM audit ORDER BY id'], { encoding: 'utf8' }).trim().split('\n'),
+    ).toEqual(['suppress', 'restore']);
   });
 
   it('restore from a backup puts it in place, keeps the replaced list beside it, and re-anchors', async () => {
@@ -153,7 +183,9 @@ describe("the list's audit head, anchored in the state folder", () => {
     expect(gone.stderr).toMatch(/E_LIST_ALTERED.*it is gone/);
     // A new, empty list made by another tool at the same path: another id.
     const other = new Database(list);
-    other.exec("CREATE TABLE list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO list_meta VALUES ('id', 'someone-elses-list')");
+    other.exec(
+      "CREATE TABLE list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO list_meta VALUES ('id', 'someone-elses-list')",
+    );
     other.close();
     const replaced = await dnc(['check', '+12025550100'], w.env);
     expect(replaced.code).toBe(3);
@@ -167,7 +199,14 @@ describe('report and status judge as verify does', () => {
     const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550997']);
     const out = path.join(w.dir, 'calls.results.csv');
     // 997: the sandbox answers lookup_expired (failed, no verdict): verify says not fit.
-    const lists = ['--review-out', path.join(w.dir, 'review.csv'), '--dial-out', path.join(w.dir, 'dial.txt'), '--callable-out', path.join(w.dir, 'callable.csv')];
+    const lists = [
+      '--review-out',
+      path.join(w.dir, 'review.csv'),
+      '--dial-out',
+      path.join(w.dir, 'dial.txt'),
+      '--callable-out',
+      path.join(w.dir, 'callable.csv'),
+    ];
     expect((await dnc(['batch', input, '-o', out, ...lists], w.env)).code).toBe(7);
     expect((await dnc(['verify', out], w.env)).code).toBe(3);
     const report = path.join(w.dir, 'r.html');
@@ -180,9 +219,17 @@ describe('report and status judge as verify does', () => {
     for (const label of ['Callable list', 'Review list', 'Dial list']) expect(html).toContain(`<td>${label}</td>`);
     const st = await dnc(['--json', 'status', out], w.env);
     expect(st.code).toBe(3);
-    expect(JSON.parse(st.stdout).files[0]).toMatchObject({ state: 'not_fit', fit: false, not_fit_because: '1 row(s) to re-check (1 failed)' });
+    expect(JSON.parse(st.stdout).files[0]).toMatchObject({
+      state: 'not_fit',
+      fit: false,
+      not_fit_because: '1 row(s) to re-check (1 failed)',
+    });
     // The independent reader agrees the file says failed for that row.
-    expect(readCsvIndependently(out).slice(1).map((x) => x[4])).toEqual(['callable', 'failed']);
+    expect(
+      readCsvIndependently(out)
+        .slice(1)
+        .map((x) => x[4]),
+    ).toEqual(['callable', 'failed']);
   });
 });
 
@@ -213,4 +260,3 @@ describe('a journal whose batch record was damaged', () => {
     expect((await dnc(['verify', out], w.env)).code).toBe(0);
   });
 });
-

@@ -46,13 +46,23 @@ describe('bad-input corpus', () => {
       expect(sha256(input)).toBe(before);
       if (c.exit === 0) {
         const rows = readCsvObjects(output);
-        const invalid = rows.filter((x) => x.dnc_result === 'invalid' && ['unparseable_number', 'missing_number', 'excel_damaged_number'].includes(x.dnc_error_code!));
+        const invalid = rows.filter(
+          (x) =>
+            x.dnc_result === 'invalid' &&
+            ['unparseable_number', 'missing_number', 'excel_damaged_number'].includes(x.dnc_error_code!),
+        );
         expect(invalid).toHaveLength(c.invalidRows!);
         // Only a cell with nothing in it is missing_number; anything written there is unparseable_number.
         // A number in scientific notation is one Excel damaged (its last digits are gone): said so apart.
         for (const row of invalid) {
           const phone = row.phone!.trim();
-          expect(row.dnc_error_code).toBe(phone === '' ? 'missing_number' : /^\d(\.\d+)?E\+\d+$/i.test(phone) ? 'excel_damaged_number' : 'unparseable_number');
+          expect(row.dnc_error_code).toBe(
+            phone === ''
+              ? 'missing_number'
+              : /^\d(\.\d+)?E\+\d+$/i.test(phone)
+                ? 'excel_damaged_number'
+                : 'unparseable_number',
+          );
         }
         expect(rows).toHaveLength(c.invalidRows!);
         for (const row of rows) expect(row.dnc_error).not.toBe('');

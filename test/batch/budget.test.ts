@@ -2,8 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { CreditBudget } from '../../src/batch/budget.js';
 
-const budget = (max: number | null, spent = 0, costs: Record<string, number> = {}, hints: Record<string, number> = {}, unseen: Record<string, number> = {}) =>
-  new CreditBudget(max, spent, new Map(Object.entries(costs)), new Map(Object.entries(hints)), new Map(Object.entries(unseen)));
+const budget = (
+  max: number | null,
+  spent = 0,
+  costs: Record<string, number> = {},
+  hints: Record<string, number> = {},
+  unseen: Record<string, number> = {},
+) =>
+  new CreditBudget(
+    max,
+    spent,
+    new Map(Object.entries(costs)),
+    new Map(Object.entries(hints)),
+    new Map(Object.entries(unseen)),
+  );
 
 describe('CreditBudget', () => {
   it('with no budget, every lookup starts and holds nothing', () => {

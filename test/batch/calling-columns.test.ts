@@ -99,7 +99,8 @@ describe('the calling columns of dnc batch', () => {
       expect([rows[i]!.dnc_time_zones, rows[i]!.dnc_calling_window], n).toEqual(TABLE[n]);
     });
     // No number read: nothing to place.
-    for (const row of rows.slice(-2)) expect([row.dnc_result, row.dnc_time_zones, row.dnc_calling_window]).toEqual(['invalid', '', '']);
+    for (const row of rows.slice(-2))
+      expect([row.dnc_result, row.dnc_time_zones, row.dnc_calling_window]).toEqual(['invalid', '', '']);
     const m = manifestOf(out);
     expect(m.format.dnc_columns).toBe(14);
     expect(m.calling_rules_version).toMatch(/^dnc-rules\/\S+ tzdata\/\S+ date-holidays\/\S+ libphonenumber\/\S+$/);
@@ -122,8 +123,25 @@ describe('the calling columns of dnc batch', () => {
     // The AU number left not_checked leaves its row not_checked (the row rule): the batch is unfinished.
     expect(r.code, r.stderr).toBe(UNFINISHED);
     const [header] = readCsvIndependently(out);
-    const per = (n: number) => ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until', 'time_zones', 'calling_window'].map((c) => `dnc_${n}_${c}`);
-    expect(header!.slice(4 + 12)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...per(1), ...per(2), ...per(3), 'dnc_callable_numbers']);
+    const per = (n: number) =>
+      [
+        'e164',
+        'result',
+        'error_code',
+        'correlation_id',
+        'checked_at',
+        'valid_until',
+        'time_zones',
+        'calling_window',
+      ].map((c) => `dnc_${n}_${c}`);
+    expect(header!.slice(4 + 12)).toEqual([
+      'dnc_time_zones',
+      'dnc_calling_window',
+      ...per(1),
+      ...per(2),
+      ...per(3),
+      'dnc_callable_numbers',
+    ]);
     const got = rowsOf(out);
     rows.forEach((cells, i) => {
       const row = got[i]!;
@@ -171,7 +189,15 @@ describe('the calling columns of dnc batch', () => {
     const input = write('resume.csv', ['name,phone', ...Object.keys(UNDER_POLICY).map((n, i) => `q${i},${n}`)]);
     const out = path.join(file.dir, 'resume.results.csv');
     // Stopped by its budget: a rerun finishes it.
-    const first = await batch([input, '-o', out, '--max-credits', '2', '--calling-settings', settingsFile('acme2.json', POLICY)]);
+    const first = await batch([
+      input,
+      '-o',
+      out,
+      '--max-credits',
+      '2',
+      '--calling-settings',
+      settingsFile('acme2.json', POLICY),
+    ]);
     expect(first.code, first.stderr).not.toBe(0);
     expect(rowsOf(out).map((row) => row.dnc_result)).toContain('not_checked');
     const other = settingsFile('other.json', { policy: { name: 'Other', hours: { 'mon-sun': '10:00-17:00' } } });
@@ -179,7 +205,9 @@ describe('the calling columns of dnc batch', () => {
     expect(again.code, again.stderr).toBe(UNFINISHED);
     expect(again.stderr).toContain('this batch keeps the calling settings it was started with');
     const rows = rowsOf(out);
-    expect(rows.filter((row) => row.dnc_result === 'not_checked').map((row) => row.dnc_phone_e164)).toEqual(['+61291234568']);
+    expect(rows.filter((row) => row.dnc_result === 'not_checked').map((row) => row.dnc_phone_e164)).toEqual([
+      '+61291234568',
+    ]);
     for (const row of rows) expect(row.dnc_calling_window, row.dnc_phone_e164).toBe(UNDER_POLICY[row.dnc_phone_e164!]);
     // The same settings again: nothing to say.
     const same = await batch([input, '-o', out, '--calling-settings', path.join(file.dir, 'acme2.json')]);
@@ -200,26 +228,54 @@ describe('the calling columns of dnc batch', () => {
     const report = JSON.parse((await verify()).stdout);
     expect(report).toMatchObject({ fit: false, tampered: true, recheck_by_reason: { edited: 1 } });
     expect(report.recheck[0]).toMatchObject({ number: '+13055550108', reason: 'edited' });
-    expect(report.recheck[0].detail).toContain('dnc_calling_window "Mon-Sun 08:00-21:00" is not what the calling rules give ("Mon-Sun 08:00-20:00")');
+    expect(report.recheck[0].detail).toContain(
+      'dnc_calling_window "Mon-Sun 08:00-21:00" is not what the calling rules give ("Mon-Sun 08:00-20:00")',
+    );
   });
 
   it('files written before the calling columns still verify, one phone column or three', async () => {
-    const input = write('old.csv', ['Name,Phone,Mobile,Work', 'a,+12125550100,+13055550108,', 'b,+442079460102,+12125550101,+12125550100']);
+    const input = write('old.csv', [
+      'Name,Phone,Mobile,Work',
+      'a,+12125550100,+13055550108,',
+      'b,+442079460102,+12125550101,+12125550100',
+    ]);
     const q = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
     for (const columns of [['Phone'], ['Phone', 'Mobile', 'Work']]) {
       const out = path.join(file.dir, `old-${columns.length}.results.csv`);
       expect((await batch([input, '-o', out, '--column', columns.join(',')])).code).toBe(0);
       // As an earlier dnc wrote it: no calling cells (the row's two, and each phone column's last two), no rules version.
       const [header, ...rows] = readCsvIndependently(out);
-      const calling = new Set(header!.flatMap((h, i) => (/^dnc_((\d+_)?(time_zones|calling_window)|callable_numbers)$/.test(h) ? [i] : [])));
+      const calling = new Set(
+        header!.flatMap((h, i) => (/^dnc_((\d+_)?(time_zones|calling_window)|callable_numbers)$/.test(h) ? [i] : [])),
+      );
       expect(calling.size).toBe(columns.length > 1 ? 9 : 2);
-      const text = [header!, ...rows].map((r) => r.filter((_, i) => !calling.has(i)).map(q).join(',')).join('\n') + '\n';
-      rewriteOutputAndManifest(out, text, (m) => {
-        m.format.dnc_columns = 12 + (columns.length > 1 ? 6 * columns.length : 0);
-        delete m.calling_rules_version;
-      }, path.join(file.dir, 'state', 'dnc'));
-      const report = JSON.parse((await runDnc(['verify', out, '--json'], { env, homedir: file.dir, cwd: file.dir })).stdout);
-      expect(report, JSON.stringify(report.differences)).toMatchObject({ fit: true, tampered: false, differences: [], calling_rules_version: null });
+      const text =
+        [header!, ...rows]
+          .map((r) =>
+            r
+              .filter((_, i) => !calling.has(i))
+              .map(q)
+              .join(','),
+          )
+          .join('\n') + '\n';
+      rewriteOutputAndManifest(
+        out,
+        text,
+        (m) => {
+          m.format.dnc_columns = 12 + (columns.length > 1 ? 6 * columns.length : 0);
+          delete m.calling_rules_version;
+        },
+        path.join(file.dir, 'state', 'dnc'),
+      );
+      const report = JSON.parse(
+        (await runDnc(['verify', out, '--json'], { env, homedir: file.dir, cwd: file.dir })).stdout,
+      );
+      expect(report, JSON.stringify(report.differences)).toMatchObject({
+        fit: true,
+        tampered: false,
+        differences: [],
+        calling_rules_version: null,
+      });
     }
   });
 
@@ -227,9 +283,14 @@ describe('the calling columns of dnc batch', () => {
     const input = write('rules.csv', ['name,phone', 'a,+12125550100']);
     const out = path.join(file.dir, 'rules.results.csv');
     expect((await batch([input, '-o', out])).code).toBe(0);
-    rewriteOutputAndManifest(out, readFileSync(out, 'utf8'), (m) => {
-      m.calling_rules_version = m.calling_rules_version.replace(/^dnc-rules\/\S+/, 'dnc-rules/2099.1.1');
-    }, path.join(file.dir, 'state', 'dnc'));
+    rewriteOutputAndManifest(
+      out,
+      readFileSync(out, 'utf8'),
+      (m) => {
+        m.calling_rules_version = m.calling_rules_version.replace(/^dnc-rules\/\S+/, 'dnc-rules/2099.1.1');
+      },
+      path.join(file.dir, 'state', 'dnc'),
+    );
     const v = await runDnc(['verify', out], { env, homedir: file.dir, cwd: file.dir });
     expect(v.code, v.stdout).toBe(0);
     expect(v.stdout).toContain('the calling columns were written under calling rules dnc-rules/2099.1.1');
@@ -253,7 +314,6 @@ describe('the calling columns of dnc batch', () => {
     const v = await runDnc(['verify', out, '--json'], { env, homedir: file.dir, cwd: file.dir });
     expect(JSON.parse(v.stdout)).toMatchObject({ tampered: false, calling_unchecked: null });
   });
-
 });
 
 describe('the calling columns of a webhook batch', () => {
@@ -275,7 +335,21 @@ async function listenedBatch(env: Record<string, string>): Promise<void> {
     const input = write('hooks.csv', ['name,phone', ...numbers.map((n, i) => `h${i},${n}`)]);
     const out = path.join(file.dir, 'hooks.results.csv');
     const settings = settingsFile('acme3.json', POLICY);
-    const b = await runDnc(['batch', input, '-o', out, '--webhook-url', url, '--allow-insecure-webhook-url', '--webhook-all', '--calling-settings', settings], { env, homedir: file.dir, cwd: file.dir });
+    const b = await runDnc(
+      [
+        'batch',
+        input,
+        '-o',
+        out,
+        '--webhook-url',
+        url,
+        '--allow-insecure-webhook-url',
+        '--webhook-all',
+        '--calling-settings',
+        settings,
+      ],
+      { env, homedir: file.dir, cwd: file.dir },
+    );
     expect(b.code, b.stderr).toBe(8);
     expect(rowsOf(out).map((row) => row.dnc_result)).toEqual(['pending', 'pending', 'pending']);
     const events: string[] = [];
@@ -300,7 +374,10 @@ async function listenedBatch(env: Record<string, string>): Promise<void> {
     const rows = rowsOf(out);
     expect(rows.map((row) => row.dnc_result)).toEqual(['callable', 'callable', 'callable']);
     for (const row of rows) {
-      expect([row.dnc_time_zones, row.dnc_calling_window], row.dnc_phone_e164).toEqual([TABLE[row.dnc_phone_e164!]![0], UNDER_POLICY[row.dnc_phone_e164!]]);
+      expect([row.dnc_time_zones, row.dnc_calling_window], row.dnc_phone_e164).toEqual([
+        TABLE[row.dnc_phone_e164!]![0],
+        UNDER_POLICY[row.dnc_phone_e164!],
+      ]);
     }
     // listen's manifest names the rules the batch recorded (the policy's fingerprint), and verify agrees.
     expect(manifestOf(out).calling_rules_version).toMatch(/ settings\/[0-9a-f]{12}$/);

@@ -10,7 +10,9 @@ const tmp = scratch();
 afterAll(() => tmp.remove());
 
 async function journalWith(n: number): Promise<BatchJournal> {
-  const j = await BatchJournal.open(path.join(tmp.dir, `j-${Math.random().toString(36).slice(2)}.sqlite`), { create: true });
+  const j = await BatchJournal.open(path.join(tmp.dir, `j-${Math.random().toString(36).slice(2)}.sqlite`), {
+    create: true,
+  });
   j.insertNumbers(Array.from({ length: n }, (_, i) => [`+1202555${String(100 + i).padStart(4, '0')}`, 'US'] as const));
   return j;
 }

@@ -10,7 +10,11 @@ import { openXlsxLayout, readSheetRows, readXlsxRows } from '../../src/tables/xl
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { readCellValuesIndependently, readWorkbookIndependently, type IndependentSheet } from '../helpers/xlsx-oracle.js';
+import {
+  readCellValuesIndependently,
+  readWorkbookIndependently,
+  type IndependentSheet,
+} from '../helpers/xlsx-oracle.js';
 import { FIXTURES, sandboxForFile } from './helpers.js';
 import { readRows } from '../../src/tables/input.js';
 
@@ -42,13 +46,16 @@ function readAllWithOpenpyxl(): Record<string, IndependentSheet[] | null> {
   return Object.fromEntries(workbooks.map((w) => [w, byPath[path.join(CORPUS, w)]!]));
 }
 
-const columnName = (n: number): string => (n > 26 ? columnName(Math.floor((n - 1) / 26)) : '') + String.fromCharCode(65 + ((n - 1) % 26));
+const columnName = (n: number): string =>
+  (n > 26 ? columnName(Math.floor((n - 1) / 26)) : '') + String.fromCharCode(65 + ((n - 1) % 26));
 
 /** Whether dnc's value is openpyxl's: dates to the millisecond, numbers to a part in a million (openpyxl's times are rounded to microseconds). */
 function same(ours: CellValue, kind: string, theirs: string | number | boolean): boolean {
   if (kind === 'd') return ours instanceof Date && Math.abs(ours.getTime() - Date.parse(String(theirs))) <= 1;
-  if (kind === 'n') return typeof ours === 'number' && Math.abs(ours - Number(theirs)) <= 1e-6 * Math.max(1, Math.abs(Number(theirs)));
-  if (kind === 'e') return typeof ours === 'object' && ours !== null && !(ours instanceof Date) && ours.error === theirs;
+  if (kind === 'n')
+    return typeof ours === 'number' && Math.abs(ours - Number(theirs)) <= 1e-6 * Math.max(1, Math.abs(Number(theirs)));
+  if (kind === 'e')
+    return typeof ours === 'object' && ours !== null && !(ours instanceof Date) && ours.error === theirs;
   return ours === theirs;
 }
 
@@ -69,7 +76,12 @@ function trimmed(row: readonly string[]): string[] {
 describe('the real-world corpus (fixtures/corpus)', () => {
   it('has a few dozen workbooks and CSV files, each with its licence beside it', () => {
     expect(workbooks.length).toBeGreaterThanOrEqual(40);
-    for (const [dir, licence] of [['xlsx2csv', 'LICENSE.txt'], ['calamine', 'LICENSE-MIT.md'], ['exceljs', 'LICENSE'], ['csv-spectrum', 'LICENSE']]) {
+    for (const [dir, licence] of [
+      ['xlsx2csv', 'LICENSE.txt'],
+      ['calamine', 'LICENSE-MIT.md'],
+      ['exceljs', 'LICENSE'],
+      ['csv-spectrum', 'LICENSE'],
+    ]) {
       expect(readFileSync(path.join(CORPUS, dir!, licence!), 'utf8')).toMatch(/MIT|BSD/);
     }
   });
@@ -81,22 +93,39 @@ describe('the real-world corpus (fixtures/corpus)', () => {
       const file = path.join(CORPUS, book);
       const sheets = oracle[book];
       if (sheets === null) {
-        expect(expected.openpyxlCannotRead[book], `${book}: openpyxl cannot read it, and expected.json does not say why`).toBeTruthy();
+        expect(
+          expected.openpyxlCannotRead[book],
+          `${book}: openpyxl cannot read it, and expected.json does not say why`,
+        ).toBeTruthy();
         continue;
       }
       const exceptions = expected.rawExceptions[book] ?? {};
       for (const [i, sheet] of sheets!.entries()) {
         const ours = new Map<string, CellValue>();
         for await (const row of readSheetRows(file, String(i + 1))) {
-          row.cells.forEach((c, col) => c && c.value !== null && c.value !== '' && ours.set(`${columnName(col + 1)}${row.number}`, c.value));
+          row.cells.forEach(
+            (c, col) =>
+              c && c.value !== null && c.value !== '' && ours.set(`${columnName(col + 1)}${row.number}`, c.value),
+          );
         }
-        const theirs = new Map(sheet.cells.filter(([, , k, v]) => !(k === 's' && v === '')).map(([row, col, k, v]) => [`${columnName(col)}${row}`, [k, v] as const]));
+        const theirs = new Map(
+          sheet.cells
+            .filter(([, , k, v]) => !(k === 's' && v === ''))
+            .map(([row, col, k, v]) => [`${columnName(col)}${row}`, [k, v] as const]),
+        );
         for (const [ref, [kind, value]] of theirs) {
           if (exceptions[ref]) continue;
           compared++;
-          expect(same(ours.get(ref) ?? null, kind, value), `${book} ${sheet.title}!${ref}: dnc ${JSON.stringify(ours.get(ref))}, openpyxl ${kind} ${JSON.stringify(value)}`).toBe(true);
+          expect(
+            same(ours.get(ref) ?? null, kind, value),
+            `${book} ${sheet.title}!${ref}: dnc ${JSON.stringify(ours.get(ref))}, openpyxl ${kind} ${JSON.stringify(value)}`,
+          ).toBe(true);
         }
-        for (const ref of ours.keys()) expect(theirs.has(ref) || exceptions[ref] !== undefined, `${book} ${sheet.title}!${ref}: read by dnc only`).toBe(true);
+        for (const ref of ours.keys())
+          expect(
+            theirs.has(ref) || exceptions[ref] !== undefined,
+            `${book} ${sheet.title}!${ref}: read by dnc only`,
+          ).toBe(true);
       }
     }
     expect(compared).toBeGreaterThan(1000);
@@ -106,7 +135,9 @@ describe('the real-world corpus (fixtures/corpus)', () => {
     const files = workbooks.filter((w) => w.startsWith('xlsx2csv/'));
     for (const book of files) {
       const name = path.basename(book, '.xlsx');
-      const suite = readCsvIndependently(path.join(CORPUS, 'xlsx2csv', `${name}.csv`)).map(trimmed).filter((r) => r.length > 0);
+      const suite = readCsvIndependently(path.join(CORPUS, 'xlsx2csv', `${name}.csv`))
+        .map(trimmed)
+        .filter((r) => r.length > 0);
       for (const s of expected.xlsx2csv.substitutions[name] ?? []) {
         // A substitution names what the suite says: it must still say it (the file is the one described).
         expect(suite[s.row - 1]![s.col - 1], `${book} row ${s.row} column ${s.col}`).toBe(s.suite);
@@ -134,9 +165,14 @@ describe('the real-world corpus (fixtures/corpus)', () => {
     const written = readCsvIndependently(out).map((row) => trimmed(row.slice(0, first!.rows[0]!.length)));
     expect(written).toEqual(first!.rows.map((row) => trimmed(row.map((c) => (c.v === null ? '' : String(c.v))))));
     const percent = path.join(ctx.dir, 'percentage.results.csv');
-    const p = await runDnc(['batch', path.join(CORPUS, 'xlsx2csv', 'percentage.xlsx'), '-o', percent, '--no-header', '--column', '1'], { env: ctx.env, cwd: ctx.dir });
+    const p = await runDnc(
+      ['batch', path.join(CORPUS, 'xlsx2csv', 'percentage.xlsx'), '-o', percent, '--no-header', '--column', '1'],
+      { env: ctx.env, cwd: ctx.dir },
+    );
     expect(p.code, p.stderr).toBe(0);
-    expect(readCsvIndependently(percent).map((row) => row[0])).toEqual(readCsvIndependently(path.join(CORPUS, 'xlsx2csv', 'percentage.csv')).map((row) => row[0]));
+    expect(readCsvIndependently(percent).map((row) => row[0])).toEqual(
+      readCsvIndependently(path.join(CORPUS, 'xlsx2csv', 'percentage.csv')).map((row) => row[0]),
+    );
   });
 
   describe("csv-spectrum's CSV files", () => {
@@ -148,7 +184,8 @@ describe('the real-world corpus (fixtures/corpus)', () => {
         const file = path.join(dir, 'csvs', `${name}.csv`);
         const layout = await openCsvLayout(file, { header: true, columns: ['1'] });
         const records: Array<Record<string, string>> = [];
-        for await (const batch of readRows(layout)) for (const row of batch) records.push(Object.fromEntries(layout.header!.map((h, i) => [h, row[i]!])));
+        for await (const batch of readRows(layout))
+          for (const row of batch) records.push(Object.fromEntries(layout.header!.map((h, i) => [h, row[i]!])));
         expect(records).toEqual(JSON.parse(readFileSync(path.join(dir, 'json', `${name}.json`), 'utf8')));
       });
     }

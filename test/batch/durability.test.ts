@@ -59,18 +59,30 @@ describe('outputs survive a power loss', () => {
     writeFileSync(input, 'name,phone\nAnn,+12025550100\nBob,+12025550101\n');
     const files = ['out.csv', 'call.csv', 'dnc.csv', 'out.manifest.json'].map((f) => path.join(dir, f));
     const seen = watchFsyncs(files);
-    const r = await runDnc(['batch', input, '-o', files[0]!, '--callable-out', files[1]!, '--suppressed-out', files[2]!, '--quiet'], { env });
+    const r = await runDnc(
+      ['batch', input, '-o', files[0]!, '--callable-out', files[1]!, '--suppressed-out', files[2]!, '--quiet'],
+      { env },
+    );
     expect(r.code, r.stderr).toBe(0);
     vi.restoreAllMocks();
     const folder = statSync(dir).ino;
     for (const file of files) {
       const ino = statSync(file).ino;
       const own = seen.findIndex((s) => s.ino === ino);
-      expect(own, `${path.basename(file)} was not synced (its fsync had not returned when the batch ended)`).toBeGreaterThanOrEqual(0);
+      expect(
+        own,
+        `${path.basename(file)} was not synced (its fsync had not returned when the batch ended)`,
+      ).toBeGreaterThanOrEqual(0);
       // Its data was on the disk before its name pointed at it …
-      expect(seen[own]!.present.has(file), `${path.basename(file)} was renamed into place before its fsync returned`).toBe(false);
+      expect(
+        seen[own]!.present.has(file),
+        `${path.basename(file)} was renamed into place before its fsync returned`,
+      ).toBe(false);
       // … and the folder was synced once the name was there.
-      expect(seen.some((s, i) => i > own && s.dir && s.ino === folder && s.present.has(file)), `the folder was not synced after ${path.basename(file)}'s rename`).toBe(true);
+      expect(
+        seen.some((s, i) => i > own && s.dir && s.ino === folder && s.present.has(file)),
+        `the folder was not synced after ${path.basename(file)}'s rename`,
+      ).toBe(true);
     }
   });
 
@@ -81,7 +93,13 @@ describe('outputs survive a power loss', () => {
     writeFileSync(input, 'name,phone\nAnn,+12025550102\n');
     const out = path.join(dir, 'out.csv');
     // Only regular files in this folder fail (not the journal's, which SQLite syncs itself): the results' temporary file.
-    const folderFiles = () => new Set(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')).map((f) => statSync(path.join(dir, f)).ino));
+    const folderFiles = () =>
+      new Set(
+        fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith('.tmp'))
+          .map((f) => statSync(path.join(dir, f)).ino),
+      );
     watchFsyncs([], (ino) => folderFiles().has(ino));
     const r = await runDnc(['batch', input, '-o', out, '--quiet'], { env });
     vi.restoreAllMocks();

@@ -43,7 +43,14 @@ function byteLines(file: string, newline: Buffer, bomLength: number): Buffer[] {
 }
 
 const CASES = [
-  { file: 'windows-1252-crlf.csv', args: ['--encoding', 'windows-1252'], python: 'cp1252', newline: '\r\n', bytes: 'latin1', bom: 0 },
+  {
+    file: 'windows-1252-crlf.csv',
+    args: ['--encoding', 'windows-1252'],
+    python: 'cp1252',
+    newline: '\r\n',
+    bytes: 'latin1',
+    bom: 0,
+  },
   { file: 'latin1-lf.csv', args: ['--encoding', 'latin1'], python: 'latin-1', newline: '\n', bytes: 'latin1', bom: 0 },
   { file: 'utf16le-bom.csv', args: [], python: 'utf-16', newline: '\r\n', bytes: 'utf16le', bom: 2 },
   { file: 'utf16be-bom.csv', args: [], python: 'utf-16', newline: '\n', bytes: 'utf-16be', bom: 2 },
@@ -62,7 +69,8 @@ describe('a CSV list in another encoding than UTF-8', () => {
       const results = readCsvIndependently(out, ',', c.python);
       expect(results).toHaveLength(original.length);
       const width = original[0]!.length;
-      for (let i = 0; i < original.length; i++) expect(results[i]!.slice(0, width), `record ${i + 1}`).toEqual(original[i]);
+      for (let i = 0; i < original.length; i++)
+        expect(results[i]!.slice(0, width), `record ${i + 1}`).toEqual(original[i]);
       // Accented names came through as text, not as mojibake.
       expect(results.map((row) => row[0])).toContain('Zoë Brontë');
       // Byte for byte: each output line starts with the input line's bytes, then the delimiter.
@@ -76,7 +84,10 @@ describe('a CSV list in another encoding than UTF-8', () => {
         expect(outLines[i]!.subarray(inLines[i]!.length, inLines[i]!.length + comma.length).equals(comma)).toBe(true);
       }
       expect(readFileSync(out).subarray(0, c.bom)).toEqual(readFileSync(input).subarray(0, c.bom));
-      const phones = results.slice(1).map((row) => row[width]).filter((p) => p);
+      const phones = results
+        .slice(1)
+        .map((row) => row[width])
+        .filter((p) => p);
       expect(new Set(lookedUp(ctx.sb))).toEqual(new Set(phones));
       const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
       expect(v.stdout).toContain('rows compared with the journal and the input');
@@ -93,7 +104,10 @@ describe('a CSV list in another encoding than UTF-8', () => {
   });
 
   it('names --encoding for a UTF-16 file without a byte-order mark (not "binary"), and reads it when given', async () => {
-    for (const [encoding, swap] of [['utf-16le', false], ['utf-16be', true]] as const) {
+    for (const [encoding, swap] of [
+      ['utf-16le', false],
+      ['utf-16be', true],
+    ] as const) {
       const file = path.join(tmp.dir, `${++n}-${encoding}-no-bom.csv`);
       const le = Buffer.from('name,phone\r\nAnn,+12025550100\r\nBob,+12025550101\r\n', 'utf16le');
       writeFileSync(file, swap ? Buffer.from(le).swap16() : le);
@@ -119,7 +133,10 @@ describe('a CSV list in another encoding than UTF-8', () => {
     expect([...head.subarray(4_094, 4_097)]).toEqual([0xe2, 0x82, 0xac]);
     const more = Array.from({ length: 100 }, (_, i) => `m${i},+12025551${String(100 + i)}`);
     const bad = Buffer.concat([head, Buffer.from(`${more.join('\n')}\n`), Buffer.from([0x6e, 0x2c, 0xff, 0x0a])]);
-    const badLine = bad.subarray(0, bad.length - 2).toString('latin1').split('\n').length;
+    const badLine = bad
+      .subarray(0, bad.length - 2)
+      .toString('latin1')
+      .split('\n').length;
     const file = path.join(tmp.dir, `${n}-split-char.csv`);
     writeFileSync(file, bad);
     const r = await runDnc(['batch', file, '--dry-run'], { env: ctx.env, cwd: tmp.dir });
@@ -130,7 +147,10 @@ describe('a CSV list in another encoding than UTF-8', () => {
   it('writes --output-encoding utf-8 from a Windows-1252 list: the same text, as UTF-8', async () => {
     const input = fixture('windows-1252-crlf.csv');
     const out = path.join(tmp.dir, `${n}-utf8.csv`);
-    const r = await runDnc(['batch', input, '-o', out, '--encoding', 'cp1252', '--output-encoding', 'utf-8'], { env: ctx.env, cwd: tmp.dir });
+    const r = await runDnc(['batch', input, '-o', out, '--encoding', 'cp1252', '--output-encoding', 'utf-8'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     const bytes = readFileSync(out);
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(bytes)).not.toThrow();
@@ -141,10 +161,16 @@ describe('a CSV list in another encoding than UTF-8', () => {
   });
 
   it('refuses an --encoding a UTF-16 byte-order mark contradicts, and an encoding it does not know', async () => {
-    const bom = await runDnc(['batch', fixture('utf16le-bom.csv'), '--dry-run', '--encoding', 'windows-1252'], { env: ctx.env, cwd: tmp.dir });
+    const bom = await runDnc(['batch', fixture('utf16le-bom.csv'), '--dry-run', '--encoding', 'windows-1252'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(bom.code).toBe(3);
     expect(bom.stderr).toContain('the file is UTF-16LE');
-    const bad = await runDnc(['batch', fixture('latin1-lf.csv'), '--dry-run', '--encoding', 'ebcdic'], { env: ctx.env, cwd: tmp.dir });
+    const bad = await runDnc(['batch', fixture('latin1-lf.csv'), '--dry-run', '--encoding', 'ebcdic'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--encoding must be one of utf-8, windows-1252, latin1, utf-16le, utf-16be');
     expect(lookedUp(ctx.sb)).toEqual([]);

@@ -33,7 +33,12 @@ async function scrub(name: string, extra: string[] = []) {
   const r = await runDnc(['batch', input, '-o', out, '--callable-out', callable, ...extra], { env });
   expect(sha256(input)).toBe(before);
   const written = r.code === 0 || r.code === 7;
-  return { r, out, rows: written ? readCsvIndependently(out) : [], callable: written ? readCsvIndependently(callable) : [] };
+  return {
+    r,
+    out,
+    rows: written ? readCsvIndependently(out) : [],
+    callable: written ? readCsvIndependently(callable) : [],
+  };
 }
 
 describe('results file fidelity: fixtures', () => {
@@ -46,7 +51,9 @@ describe('results file fidelity: fixtures', () => {
       ['Bob', '+12025550122', 'x'],
     ]);
     expect(callable.map((x) => x[0])).toEqual(['name', 'Ann\nLee', 'Bob']);
-    expect(readFileSync(out, 'utf8')).toMatch(/^name,phone,notes,dnc_phone_e164.*\r\n"Ann\nLee",\+12025550120,"l1\nl2",/s);
+    expect(readFileSync(out, 'utf8')).toMatch(
+      /^name,phone,notes,dnc_phone_e164.*\r\n"Ann\nLee",\+12025550120,"l1\nl2",/s,
+    );
   });
 
   it('a bare CR inside an LF file is quoted too', async () => {
@@ -108,11 +115,17 @@ describe('results file fidelity: fixtures', () => {
     expect(r.stderr).toContain('line 1187:');
     expect(() => readFileSync(out)).toThrow();
     // Lookups start while the list is read: numbers read before the bad byte may have been sent, and only those.
-    const goodNumbers = new Set(readFileSync(input).subarray(0, readFileSync(input).indexOf(0)).toString('utf8').match(/\+\d{11}/g) ?? []);
+    const goodNumbers = new Set(
+      readFileSync(input)
+        .subarray(0, readFileSync(input).indexOf(0))
+        .toString('utf8')
+        .match(/\+\d{11}/g) ?? [],
+    );
     const sentFirst = lookedUp(sb);
     for (const n of sentFirst) expect(goodNumbers.has(n), n).toBe(true);
     expect(new Set(sentFirst).size).toBe(sentFirst.length);
-    if (sentFirst.length > 0) expect(r.stderr).toMatch(/kept in the journal: run the same command once the list is fixed/);
+    if (sentFirst.length > 0)
+      expect(r.stderr).toMatch(/kept in the journal: run the same command once the list is fixed/);
     // The list fixed (the NUL byte made a space): the run finishes it and sends none of those again.
     const fixed = path.join(tmp.dir, 'nul-fixed.csv');
     writeFileSync(fixed, Buffer.from(readFileSync(input).map((b) => (b === 0 ? 0x20 : b))));
@@ -141,15 +154,71 @@ describe('results file fidelity: fixtures', () => {
 
 describe('faults found in the bytes name the line and the record, where they differ', () => {
   // Each data record takes two physical lines (a cell holds a line break): record R starts on line 2R - 2.
-  const records = (n: number) => Array.from({ length: n }, (_, i) => `"multi\nline ${i}",+1202555${String(1000 + i).padStart(4, '0')}`);
-  const cases: Array<{ name: string; bytes: (rows: string[]) => Buffer; rows: number; says: string; line: number; record: number }> = [
+  const records = (n: number) =>
+    Array.from({ length: n }, (_, i) => `"multi\nline ${i}",+1202555${String(1000 + i).padStart(4, '0')}`);
+  const cases: Array<{
+    name: string;
+    bytes: (rows: string[]) => Buffer;
+    rows: number;
+    says: string;
+    line: number;
+    record: number;
+  }> = [
     // Within the first read (the header's), and far past it (read while lookups would run).
-    { name: 'a NUL byte near the start', rows: 3, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`), says: 'the file holds a NUL byte', line: 8, record: 5 },
-    { name: 'a NUL byte past 64 KiB', rows: 3000, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`), says: 'the file holds a NUL byte', line: 6002, record: 3002 },
-    { name: 'a NUL byte inside a multi-line cell', rows: 3000, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x\n\0y",+12025550100\n`), says: 'the file holds a NUL byte', line: 6003, record: 3002 },
-    { name: 'a byte that is not UTF-8', rows: 3000, bytes: (r) => Buffer.concat([Buffer.from(`name,phone\n${r.join('\n')}\nx`), Buffer.from([0xff]), Buffer.from('y,+12025550100\n')]), says: 'the text is not valid UTF-8', line: 6002, record: 3002 },
-    { name: 'a file ending inside a UTF-8 character', rows: 3000, bytes: (r) => Buffer.concat([Buffer.from(`name,phone\n${r.join('\n')}\nx,+12025550100\n`), Buffer.from([0xe2, 0x82])]), says: 'the file ends in the middle of a UTF-8 character', line: 6003, record: 3003 },
-    { name: 'a quote never closed', rows: 3, bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x,+12025550100\nCy,+12025550101\n`), says: 'a quoted field is never closed', line: 8, record: 5 },
+    {
+      name: 'a NUL byte near the start',
+      rows: 3,
+      bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`),
+      says: 'the file holds a NUL byte',
+      line: 8,
+      record: 5,
+    },
+    {
+      name: 'a NUL byte past 64 KiB',
+      rows: 3000,
+      bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\nx\0y,+12025550100\n`),
+      says: 'the file holds a NUL byte',
+      line: 6002,
+      record: 3002,
+    },
+    {
+      name: 'a NUL byte inside a multi-line cell',
+      rows: 3000,
+      bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x\n\0y",+12025550100\n`),
+      says: 'the file holds a NUL byte',
+      line: 6003,
+      record: 3002,
+    },
+    {
+      name: 'a byte that is not UTF-8',
+      rows: 3000,
+      bytes: (r) =>
+        Buffer.concat([
+          Buffer.from(`name,phone\n${r.join('\n')}\nx`),
+          Buffer.from([0xff]),
+          Buffer.from('y,+12025550100\n'),
+        ]),
+      says: 'the text is not valid UTF-8',
+      line: 6002,
+      record: 3002,
+    },
+    {
+      name: 'a file ending inside a UTF-8 character',
+      rows: 3000,
+      bytes: (r) =>
+        Buffer.concat([Buffer.from(`name,phone\n${r.join('\n')}\nx,+12025550100\n`), Buffer.from([0xe2, 0x82])]),
+      says: 'the file ends in the middle of a UTF-8 character',
+      line: 6003,
+      record: 3003,
+    },
+    {
+      name: 'a quote never closed',
+      rows: 3,
+      bytes: (r) => Buffer.from(`name,phone\n${r.join('\n')}\n"x,+12025550100\nCy,+12025550101\n`),
+      says: 'a quoted field is never closed',
+      line: 8,
+      record: 5,
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: exit 3, "line ${c.line} (record ${c.record})"`, async () => {
@@ -157,7 +226,13 @@ describe('faults found in the bytes name the line and the record, where they dif
       const bytes = c.bytes(records(c.rows));
       writeFileSync(input, bytes);
       // The oracle: the line counted in the bytes up to the fault, the record as Python's csv counts them.
-      const fault = c.name.includes('quote') ? bytes.indexOf('"x,') : c.name.includes('ending') ? bytes.length - 2 : c.name.includes('UTF-8') ? bytes.indexOf(0xff) : bytes.indexOf(0);
+      const fault = c.name.includes('quote')
+        ? bytes.indexOf('"x,')
+        : c.name.includes('ending')
+          ? bytes.length - 2
+          : c.name.includes('UTF-8')
+            ? bytes.indexOf(0xff)
+            : bytes.indexOf(0);
       expect(bytes.subarray(0, fault).toString('latin1').split('\n').length).toBe(c.line);
       // (The bytes before the fault, ended so that the record at fault is a whole one: its quote closed, or a character added.)
       const prefix = bytes.subarray(0, fault).toString('latin1');
@@ -178,7 +253,12 @@ describe('dnc verify re-reads the file as a dialler would', () => {
     // What the old writer produced: the cell with a bare LF left unquoted, and a manifest describing that file.
     rewriteOutputAndManifest(out, readFileSync(out, 'utf8').replace('"Ann\nLee"', 'Ann\nLee'));
     const v = await runDnc(['verify', out, '--json'], { env });
-    const report = JSON.parse(v.stdout) as { fit: boolean; tampered: boolean; sha256_matches: boolean; differences: string[] };
+    const report = JSON.parse(v.stdout) as {
+      fit: boolean;
+      tampered: boolean;
+      sha256_matches: boolean;
+      differences: string[];
+    };
     expect(report.sha256_matches).toBe(true);
     expect(report.fit).toBe(false);
     expect(report.tampered).toBe(true);
@@ -194,6 +274,8 @@ describe('dnc verify re-reads the file as a dialler would', () => {
     const v = await runDnc(['verify', out, '--json'], { env });
     const report = JSON.parse(v.stdout) as { fit: boolean; differences: string[] };
     expect(report.fit).toBe(false);
-    expect(report.differences).toContain(`the header's last columns are not ${[...DNC_COLUMNS, ...CALLING_COLUMNS].join(', ')}`);
+    expect(report.differences).toContain(
+      `the header's last columns are not ${[...DNC_COLUMNS, ...CALLING_COLUMNS].join(', ')}`,
+    );
   });
 });

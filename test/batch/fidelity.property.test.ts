@@ -52,7 +52,32 @@ const ENDINGS: Ending[] = ['\n', '\r\n', '\r'];
 
 // Fragments that break naive writers and readers: every delimiter, quotes, each line break, spaces at the
 // edges, non-ASCII text (two- to four-byte UTF-8), and what spreadsheets take for a formula.
-const fragment = fc.constantFrom('a', 'Z', '7', ' ', '  ', 'é', '中', '😀', ',', ';', '\t', '|', '"', '""', '\r', '\n', '\r\n', '=', '+', '-', '@', "'", '=1+2', '@SUM(A1)');
+const fragment = fc.constantFrom(
+  'a',
+  'Z',
+  '7',
+  ' ',
+  '  ',
+  'é',
+  '中',
+  '😀',
+  ',',
+  ';',
+  '\t',
+  '|',
+  '"',
+  '""',
+  '\r',
+  '\n',
+  '\r\n',
+  '=',
+  '+',
+  '-',
+  '@',
+  "'",
+  '=1+2',
+  '@SUM(A1)',
+);
 const cell = fc.array(fragment, { maxLength: 5 }).map((parts) => parts.join(''));
 const validNumber = fc.integer({ min: 100, max: 199 }).map((n) => `+12025550${n}`);
 const phoneCell = fc.oneof(
@@ -87,14 +112,29 @@ const table: fc.Arbitrary<Table> = fc
     trailingBreak: fc.boolean(),
     quoteAll: fc.boolean(),
     escapeFormulas: fc.boolean(),
-    seed: fc.array(fc.tuple(phoneCell, fc.array(cell, { minLength: 4, maxLength: 4 }), fc.constantFrom(...ENDINGS)), { minLength: 8, maxLength: 8 }),
+    seed: fc.array(fc.tuple(phoneCell, fc.array(cell, { minLength: 4, maxLength: 4 }), fc.constantFrom(...ENDINGS)), {
+      minLength: 8,
+      maxLength: 8,
+    }),
   })
   .map((r) => {
     const phoneIndex = r.phoneAt % r.columns;
     const header = Array.from({ length: r.columns }, (_, i) => (i === phoneIndex ? 'phone' : `c${i + 1}`));
-    const rows = r.seed.slice(0, r.rowCount).map(([phone, others]) => header.map((_, i) => (i === phoneIndex ? phone : others[i]!)));
+    const rows = r.seed
+      .slice(0, r.rowCount)
+      .map(([phone, others]) => header.map((_, i) => (i === phoneIndex ? phone : others[i]!)));
     const endings = r.seed.map(([, , e]) => (r.mixed ? e : r.ending));
-    return { header, phoneIndex, rows, delimiter: r.delimiter, endings: [r.ending, ...endings], bom: r.bom, trailingBreak: r.trailingBreak, quoteAll: r.quoteAll, escapeFormulas: r.escapeFormulas };
+    return {
+      header,
+      phoneIndex,
+      rows,
+      delimiter: r.delimiter,
+      endings: [r.ending, ...endings],
+      bom: r.bom,
+      trailingBreak: r.trailingBreak,
+      quoteAll: r.quoteAll,
+      escapeFormulas: r.escapeFormulas,
+    };
   });
 
 /** The test's own CSV writer (RFC 4180): the input side, independent of dnc's writer. */
@@ -133,7 +173,21 @@ describe('results file fidelity (property, independent reader)', () => {
         writeFileSync(input, serialise(t));
         const before = sha256(input);
         const out = path.join(dir, 'out.csv');
-        const args = ['batch', input, '-o', out, '--delimiter', t.delimiter === '\t' ? 'tab' : t.delimiter, '--callable-out', path.join(dir, 'call.csv'), '--suppressed-out', path.join(dir, 'dnc.csv'), '--quiet', '--concurrency', '4'];
+        const args = [
+          'batch',
+          input,
+          '-o',
+          out,
+          '--delimiter',
+          t.delimiter === '\t' ? 'tab' : t.delimiter,
+          '--callable-out',
+          path.join(dir, 'call.csv'),
+          '--suppressed-out',
+          path.join(dir, 'dnc.csv'),
+          '--quiet',
+          '--concurrency',
+          '4',
+        ];
         if (t.escapeFormulas) args.push('--escape-formulas');
         const r = await runDnc(args, { env });
         expect(r.code, r.stderr).toBe(0);
@@ -150,8 +204,10 @@ describe('results file fidelity (property, independent reader)', () => {
           expect(got.length).toBe(t.header.length + DNC_COLUMNS.length);
           expect(got.slice(0, t.header.length)).toEqual(asWritten(row));
           const dnc = Object.fromEntries(DNC_COLUMNS.map((c, j) => [c, got[t.header.length + j]!]));
-          if (row[t.phoneIndex]!.trim() === '') expect([dnc.dnc_result, dnc.dnc_error_code]).toEqual(['invalid', 'missing_number']);
-          for (const c of ['dnc_list_source', 'dnc_error', 'dnc_error_code', 'dnc_correlation_id']) expect(dnc[c]).not.toMatch(/^[=@\-\t\r]/);
+          if (row[t.phoneIndex]!.trim() === '')
+            expect([dnc.dnc_result, dnc.dnc_error_code]).toEqual(['invalid', 'missing_number']);
+          for (const c of ['dnc_list_source', 'dnc_error', 'dnc_error_code', 'dnc_correlation_id'])
+            expect(dnc[c]).not.toMatch(/^[=@\-\t\r]/);
           if (dnc.dnc_result === 'callable') callable.push(asWritten(row));
           if (dnc.dnc_result === 'do_not_call') suppressed.push(asWritten(row));
         });
@@ -161,14 +217,20 @@ describe('results file fidelity (property, independent reader)', () => {
         const text = readFileSync(out, 'utf8');
         expect(text.startsWith('\uFEFF')).toBe(t.bom);
         expect(text.slice(t.bom ? 1 : 0).split(t.endings[0]!)[0]).toBe(
-          [...asWritten(t.header), ...DNC_COLUMNS].map((v) => (/[",;\t|\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(t.delimiter),
+          [...asWritten(t.header), ...DNC_COLUMNS]
+            .map((v) => (/[",;\t|\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v))
+            .join(t.delimiter),
         );
         const v = await runDnc(['verify', out, '--json'], { env });
         const report = JSON.parse(v.stdout) as { tampered: boolean; differences: string[] };
         expect(report.tampered, JSON.stringify(report.differences)).toBe(false);
       }),
       // A failure prints its seed; DNC_PROPERTY_SEED=<seed> runs the same cases again.
-      { numRuns: RUNS, verbose: 1, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) },
+      {
+        numRuns: RUNS,
+        verbose: 1,
+        ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}),
+      },
     );
   }, 900_000);
 });

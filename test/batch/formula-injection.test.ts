@@ -22,14 +22,28 @@ beforeAll(async () => {
   // A service that puts hostile text in each field it controls, by the number's last digit: what the judge lets
   // through (a failure's error text), and what it refuses but quotes (a correlation id, a register URL).
   stub = await startStub((req) => {
-    if (!req.url.startsWith('/check_phone_number')) return { status: 500, body: { error: 'unable to process request' } };
+    if (!req.url.startsWith('/check_phone_number'))
+      return { status: 500, body: { error: 'unable to process request' } };
     const phone = decodeURIComponent(/phone_number=([^&]+)/.exec(req.url)![1]!);
     const last = phone.slice(-1);
     const id = `00000000-0000-4000-8000-00000000000${last}`;
     const cost = { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 };
     const headers = { 'x-credit-cost': '1' };
     if (last === '2') {
-      return { status: 500, headers, body: { status: 'failed', error_code: 'billing_error', error: HOSTILE, charged: true, correlation_id: id, phone_number: phone, country: 'US', cost } };
+      return {
+        status: 500,
+        headers,
+        body: {
+          status: 'failed',
+          error_code: 'billing_error',
+          error: HOSTILE,
+          charged: true,
+          correlation_id: id,
+          phone_number: phone,
+          country: 'US',
+          cost,
+        },
+      };
     }
     const body = {
       status: 'succeeded',
@@ -51,18 +65,27 @@ afterAll(async () => {
 });
 
 /** Writes `list` as NAME.csv, scrubs it against the stub into `output` (in the scratch folder) with `flags`: exit `code`. */
-async function scrub(name: string, list: string, output: string, flags: string[] = [], code = 0): Promise<{ input: string; out: string; stderr: string }> {
+async function scrub(
+  name: string,
+  list: string,
+  output: string,
+  flags: string[] = [],
+  code = 0,
+): Promise<{ input: string; out: string; stderr: string }> {
   const input = path.join(tmp.dir, `${name}.csv`);
   writeFileSync(input, list);
   const out = path.join(tmp.dir, output);
-  const r = await runDnc(['batch', input, '-o', out, ...flags], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k', ...STATE() } });
+  const r = await runDnc(['batch', input, '-o', out, ...flags], {
+    env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: 'k', ...STATE() },
+  });
   expect(r.code, r.stderr).toBe(code);
   return { input, out, stderr: r.stderr };
 }
 
 describe('formula injection', () => {
   it('neutralises service text and strips control characters, also quoted in the reason of a refused answer', async () => {
-    const list = 'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\nx,+12025550102\ny,+12025550103\nz,+12025550105\n';
+    const list =
+      'name,phone\n"=HYPERLINK(""http://x"")",+12025550100\n@bob,+12025550101\nx,+12025550102\ny,+12025550103\nz,+12025550105\n';
     const { out } = await scrub('in', list, 'out.csv', [], 7);
     const rows = readCsvIndependently(out);
     const col = (name: string) => rows[0]!.indexOf(name);
@@ -75,17 +98,32 @@ describe('formula injection', () => {
         expect(row[col(name)]).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
       }
     }
-    expect(rows.slice(1).map((x) => x[col('dnc_result')])).toEqual(['callable', 'do_not_call', 'failed', 'failed', 'failed']);
+    expect(rows.slice(1).map((x) => x[col('dnc_result')])).toEqual([
+      'callable',
+      'do_not_call',
+      'failed',
+      'failed',
+      'failed',
+    ]);
     expect(rows[3]![col('dnc_error')]).toBe("'-2+3 ]0;owned [2J");
-    expect(rows[4]![col('dnc_error')]).toMatch(/^the service's answer was refused: correlation_id must be a UUID, got "=cmd/);
-    expect(rows[5]![col('dnc_error')]).toMatch(/^the service's answer was refused: dnc_list_source "@SUM\(1\+1\)\*cmd.* is not an https URL/);
+    expect(rows[4]![col('dnc_error')]).toMatch(
+      /^the service's answer was refused: correlation_id must be a UUID, got "=cmd/,
+    );
+    expect(rows[5]![col('dnc_error')]).toMatch(
+      /^the service's answer was refused: dnc_list_source "@SUM\(1\+1\)\*cmd.* is not an https URL/,
+    );
     // verify does not take the neutralised cells for edits.
     const v = await runDnc(['verify', out, '--json'], { env: STATE() });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
   });
 
   it('--escape-formulas neutralises formula-leading input cells (a + number too) and verify still matches the input', async () => {
-    const { input, out } = await scrub('esc', 'name,phone\n=1+2,+12025550100\n-minus,+12025550106\n"  @SUM(A1)",+12025550104\n', 'esc.out.csv', ['--escape-formulas']);
+    const { input, out } = await scrub(
+      'esc',
+      'name,phone\n=1+2,+12025550100\n-minus,+12025550106\n"  @SUM(A1)",+12025550104\n',
+      'esc.out.csv',
+      ['--escape-formulas'],
+    );
     const rows = readCsvIndependently(out);
     expect(rows.slice(1).map((x) => x.slice(0, 3))).toEqual([
       ["'=1+2", "'+12025550100", '+12025550100'],
@@ -98,7 +136,9 @@ describe('formula injection', () => {
   });
 
   it('verify reads a file escaped before cells with spaces before a formula were escaped, as it was written', async () => {
-    const { out } = await scrub('esc-old', 'name,phone\n" =1+1",+12025550100\n', 'esc-old.out.csv', ['--escape-formulas']);
+    const { out } = await scrub('esc-old', 'name,phone\n" =1+1",+12025550100\n', 'esc-old.out.csv', [
+      '--escape-formulas',
+    ]);
     const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
     expect(m.format).toMatchObject({ escape_formulas: true, escape_formulas_behind_spaces: true });
     // As the earlier writer had it: the cell unescaped, and the manifest without the new rule's flag.
@@ -108,13 +148,22 @@ describe('formula injection', () => {
       (manifest) => delete manifest.format.escape_formulas_behind_spaces,
       path.join(STATE().XDG_STATE_HOME, 'dnc'),
     );
-    const v = JSON.parse((await runDnc(['verify', out, '--json'], { env: STATE() })).stdout) as { tampered: boolean; recheck_by_reason: Record<string, number> };
+    const v = JSON.parse((await runDnc(['verify', out, '--json'], { env: STATE() })).stdout) as {
+      tampered: boolean;
+      recheck_by_reason: Record<string, number>;
+    };
     expect([v.tampered, v.recheck_by_reason]).toEqual([false, {}]);
   });
 
-  it('a workbook output holds a hostile service\'s text and formula-looking input as text cells, never a formula', async () => {
+  it("a workbook output holds a hostile service's text and formula-looking input as text cells, never a formula", async () => {
     // Its own name: out.csv's manifest (out.manifest.json) is another output's.
-    const { out } = await scrub('in-book', 'name,phone\n"=HYPERLINK(""http://x"")",+12025550102\n@SUM(A1),+12025550103\n', 'workbook-out.xlsx', [], 7);
+    const { out } = await scrub(
+      'in-book',
+      'name,phone\n"=HYPERLINK(""http://x"")",+12025550102\n@SUM(A1),+12025550103\n',
+      'workbook-out.xlsx',
+      [],
+      7,
+    );
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => c.v);
     const col = (name: string) => header.indexOf(name);

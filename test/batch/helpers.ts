@@ -80,7 +80,11 @@ export function sandboxForFile(): { dir: string; readonly sb: Sandbox; readonly 
 
 /** XDG state, cache and config folders inside a test's scratch folder: nothing is written to the user's home. */
 export function scratchFolders(dir: string): Record<string, string> {
-  return { XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache'), XDG_CONFIG_HOME: path.join(dir, 'config') };
+  return {
+    XDG_STATE_HOME: path.join(dir, 'state'),
+    XDG_CACHE_HOME: path.join(dir, 'cache'),
+    XDG_CONFIG_HOME: path.join(dir, 'config'),
+  };
 }
 
 /**

@@ -26,12 +26,15 @@ describe('a journal of the previous release', () => {
   it('is migrated (user_version 0 → every step), resumed without resending answered numbers, and finished', async () => {
     const dir = path.join(tmp.dir, 'old');
     mkdirSync(dir);
-    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite']) copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
+    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
+      copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
     const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
     // Its answers came from that run's sandbox: the same service as far as this test goes.
     const raw = new Database(journal);
     expect(raw.pragma('user_version', { simple: true })).toBe(0);
-    raw.prepare("UPDATE meta SET value = json_set(value, '$.serviceOrigin', ?) WHERE key = 'batch'").run(new URL(sb.baseUrl).origin);
+    raw
+      .prepare("UPDATE meta SET value = json_set(value, '$.serviceOrigin', ?) WHERE key = 'batch'")
+      .run(new URL(sb.baseUrl).origin);
     raw.close();
 
     const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
@@ -44,7 +47,10 @@ describe('a journal of the previous release', () => {
     try {
       // Every step: the fifth keeps what a failed number cost before --resend-failed sent it again.
       expect(db.pragma('user_version', { simple: true })).toBe(5);
-      const columns = db.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().map((c) => c.name);
+      const columns = db
+        .prepare<[], { name: string }>('PRAGMA table_info(numbers)')
+        .all()
+        .map((c) => c.name);
       expect(columns).toEqual(expect.arrayContaining(['requested_at', 'reused_at', 'credits_before']));
     } finally {
       db.close();

@@ -6,7 +6,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { acquireJournalLock, BatchJournal, deleteJournalFiles, finalAnswerOf, journalPathFor, lockHolder } from '../../src/journal/journal.js';
+import {
+  acquireJournalLock,
+  BatchJournal,
+  deleteJournalFiles,
+  finalAnswerOf,
+  journalPathFor,
+  lockHolder,
+} from '../../src/journal/journal.js';
 import { DncError } from '../../src/errors.js';
 import { scratch } from './helpers.js';
 
@@ -16,7 +23,9 @@ afterAll(() => tmp.remove());
 /** Runs an ES module script in a node process of its own: its exit code and what it printed. */
 function runNodeScript(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.on('error', reject);
@@ -25,7 +34,9 @@ function runNodeScript(script: string): Promise<{ code: number | null; out: stri
 }
 
 async function journalWith(numbers: Array<[string, string]>): Promise<BatchJournal> {
-  const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `${numbers.length}-${Math.random()}.csv`)), { create: true });
+  const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `${numbers.length}-${Math.random()}.csv`)), {
+    create: true,
+  });
   j.insertNumbers(numbers);
   return j;
 }
@@ -46,21 +57,35 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
   const at = (ms: number) => new Date(ms).toISOString().replace('Z', '123+00:00');
   async function unanswered(): Promise<{ j: BatchJournal; sentAt: number }> {
     const sentAt = Date.now() - 60_000;
-    const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `adopt-${Math.random()}.csv`)), { create: true }, () => new Date(sentAt));
-    j.insertNumbers([['+61412345001', 'AU'], ['+61412345002', 'AU']]);
+    const j = await BatchJournal.open(
+      journalPathFor(path.join(tmp.dir, `adopt-${Math.random()}.csv`)),
+      { create: true },
+      () => new Date(sentAt),
+    );
+    j.insertNumbers([
+      ['+61412345001', 'AU'],
+      ['+61412345002', 'AU'],
+    ]);
     j.claim(j.nextQueued(0, 10).map((q) => q.id));
     expect(j.settleUnanswered()).toBe(2);
     return { j, sentAt };
   }
   // Each lookup has its own correlation id (the receipt that would have told it was never stored).
-  const push = (phone: string, dnc: boolean, ts: string) => JSON.stringify({ ...succeeded(`5b0e1f4c-2a3d-4e5f-8a9b-0c1d2e3f4a${phone.slice(-2)}`, phone, dnc), timestamp: ts });
+  const push = (phone: string, dnc: boolean, ts: string) =>
+    JSON.stringify({ ...succeeded(`5b0e1f4c-2a3d-4e5f-8a9b-0c1d2e3f4a${phone.slice(-2)}`, phone, dnc), timestamp: ts });
 
   it('a do_not_call verdict about it, after its send, is adopted; a callable one is kept and the row stays unanswered', async () => {
     const { j, sentAt } = await unanswered();
     expect(j.pushes.record(push('+61412345001', false, at(sentAt + 5_000)), new Date().toISOString())).toBe('orphan');
     expect(j.get('+61412345001')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
     expect(j.pushes.record(push('+61412345002', true, at(sentAt + 5_000)), new Date().toISOString())).toBe('adopted');
-    expect(j.get('+61412345002')).toMatchObject({ state: 'done', result: 'do_not_call', do_not_call: 1, error_code: null, credits: 3 });
+    expect(j.get('+61412345002')).toMatchObject({
+      state: 'done',
+      result: 'do_not_call',
+      do_not_call: 1,
+      error_code: null,
+      credits: 3,
+    });
     // Its send is answered now: only the other one still counts as a send without an answer.
     expect(j.unansweredSends()).toBe(1);
     j.close();
@@ -68,14 +93,20 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
 
   it('a do_not_call verdict dated before the send is not its answer: kept as an orphan', async () => {
     const { j, sentAt } = await unanswered();
-    expect(j.pushes.record(push('+61412345002', true, at(sentAt - 3_600_000)), new Date().toISOString())).toBe('orphan');
+    expect(j.pushes.record(push('+61412345002', true, at(sentAt - 3_600_000)), new Date().toISOString())).toBe(
+      'orphan',
+    );
     expect(j.get('+61412345002')).toMatchObject({ result: 'failed', error_code: 'unanswered_send' });
     j.close();
   });
 
   it('an orphan kept while the number was still in flight is adopted once a rerun settles it', async () => {
     const sentAt = Date.now() - 60_000;
-    const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `adopt-late-${Math.random()}.csv`)), { create: true }, () => new Date(sentAt));
+    const j = await BatchJournal.open(
+      journalPathFor(path.join(tmp.dir, `adopt-late-${Math.random()}.csv`)),
+      { create: true },
+      () => new Date(sentAt),
+    );
     j.insertNumbers([['+61412345002', 'AU']]);
     j.claim(j.nextQueued(0, 10).map((q) => q.id));
     expect(j.pushes.record(push('+61412345002', true, at(sentAt + 1_000)), new Date().toISOString())).toBe('orphan');
@@ -88,7 +119,7 @@ describe('a push for a webhook lookup whose receipt a killed run never stored (u
 });
 
 describe('journal', () => {
-  it('a TRUNCATE checkpoint (the render thread\'s, at the end of a run) never waits for another connection reading the log', async () => {
+  it("a TRUNCATE checkpoint (the render thread's, at the end of a run) never waits for another connection reading the log", async () => {
     const j = await journalWith([
       ['+61412345001', 'AU'],
       ['+61412345002', 'AU'],
@@ -140,11 +171,27 @@ describe('journal', () => {
     expect(j.pushes.record(JSON.stringify(succeeded('corr-a', '+61412345001', true)), at)).toBe('duplicate');
     expect(j.pushes.record(JSON.stringify(succeeded('corr-zzz', '+61412345009', false)), at)).toBe('orphan');
     expect(j.pushes.record('not json', at, null)).toBe('orphan');
-    const expired: PushBody = { status: 'failed', error_code: 'lookup_expired', error: 'no answer', charged: false, correlation_id: 'corr-b', phone_number: '+61412345002', country: 'AU' };
-    expect(j.pushes.store([{ raw: JSON.stringify(expired), result: expired, receivedAt: at }]).map((v) => v.outcome)).toEqual(['applied']);
+    const expired: PushBody = {
+      status: 'failed',
+      error_code: 'lookup_expired',
+      error: 'no answer',
+      charged: false,
+      correlation_id: 'corr-b',
+      phone_number: '+61412345002',
+      country: 'AU',
+    };
+    expect(
+      j.pushes.store([{ raw: JSON.stringify(expired), result: expired, receivedAt: at }]).map((v) => v.outcome),
+    ).toEqual(['applied']);
 
     const rowA = j.get('+61412345001')!;
-    expect([rowA.state, rowA.result, rowA.do_not_call, rowA.credits, rowA.correlation_id]).toEqual(['done', 'do_not_call', 1, 3, 'corr-a']);
+    expect([rowA.state, rowA.result, rowA.do_not_call, rowA.credits, rowA.correlation_id]).toEqual([
+      'done',
+      'do_not_call',
+      1,
+      3,
+      'corr-a',
+    ]);
     expect(JSON.parse(rowA.answer!).status).toBe('succeeded');
     const rowB = j.get('+61412345002')!;
     expect([rowB.state, rowB.result, rowB.error_code, rowB.credits]).toEqual(['done', 'failed', 'lookup_expired', 0]);
@@ -170,7 +217,17 @@ describe('journal', () => {
 
   it('stores judged answers: charged failures keep their credits, uncharged ones cost nothing, unknown costs count as told', () => {
     const judged = (credits: number | null, charged: boolean | null) =>
-      ({ result: 'failed', doNotCall: null, listSource: null, checkedAt: null, correlationId: null, errorCode: 'billing_error', error: 'x', charged, credits }) as const;
+      ({
+        result: 'failed',
+        doNotCall: null,
+        listSource: null,
+        checkedAt: null,
+        correlationId: null,
+        errorCode: 'billing_error',
+        error: 'x',
+        charged,
+        credits,
+      }) as const;
     expect(finalAnswerOf(judged(2, true), 500, null, 9)).toMatchObject({ result: 'failed', credits: 2 });
     expect(finalAnswerOf(judged(2, false), 500, null, 9)).toMatchObject({ result: 'failed', credits: 0 });
     expect(finalAnswerOf(judged(null, true), 500, null, 9)).toMatchObject({ credits: 9 });
@@ -225,9 +282,18 @@ describe('journal', () => {
       const script = `const { BatchJournal } = await import(${JSON.stringify(compiled)}); while (Date.now() < ${at}) {}
         try { (await BatchJournal.open(${JSON.stringify(file)}, { create: false })).close(); } catch (e) { process.stdout.write(e.message); process.exit(1); }`;
       const opens = await Promise.all([0, 1, 2].map(() => runNodeScript(script)));
-      expect(opens, `round ${round}`).toEqual([{ code: 0, out: '' }, { code: 0, out: '' }, { code: 0, out: '' }]);
+      expect(opens, `round ${round}`).toEqual([
+        { code: 0, out: '' },
+        { code: 0, out: '' },
+        { code: 0, out: '' },
+      ]);
       const check = new Database(file, { readonly: true });
-      expect(check.prepare<[], { name: string }>('PRAGMA table_info(numbers)').all().filter((c) => c.name === 'requested_at')).toHaveLength(1);
+      expect(
+        check
+          .prepare<[], { name: string }>('PRAGMA table_info(numbers)')
+          .all()
+          .filter((c) => c.name === 'requested_at'),
+      ).toHaveLength(1);
       check.close();
     }
   });
@@ -235,16 +301,26 @@ describe('journal', () => {
   it('a journal from before a release took its attempt back keeps, of its attempts, only what a crash can have left', async () => {
     const file = journalPathFor(path.join(tmp.dir, `sends-${Math.random()}.csv`));
     let j = await BatchJournal.open(file, { create: true });
-    j.insertNumbers([['+12025550100', 'US'], ['+12025550101', 'US'], ['+12025550102', 'US'], ['+12025550103', 'US']]);
+    j.insertNumbers([
+      ['+12025550100', 'US'],
+      ['+12025550101', 'US'],
+      ['+12025550102', 'US'],
+      ['+12025550103', 'US'],
+    ]);
     j.close();
     // As an older dnc left it: 1 answered, 2 refused by 429s (queued again, attempts left behind), 3 and 4 in flight at a crash.
     const raw = new Database(file);
     raw.exec("DELETE FROM meta WHERE key = 'sends_counted'");
     raw.pragma('user_version = 0');
-    raw.exec("UPDATE numbers SET attempts = 5, state = CASE id WHEN 1 THEN 'done' WHEN 2 THEN 'queued' ELSE 'in_flight' END");
+    raw.exec(
+      "UPDATE numbers SET attempts = 5, state = CASE id WHEN 1 THEN 'done' WHEN 2 THEN 'queued' ELSE 'in_flight' END",
+    );
     raw.close();
     j = await BatchJournal.open(file, { create: true });
-    const attempts = () => [1, 2, 3, 4].map((i) => j.get(['+12025550100', '+12025550101', '+12025550102', '+12025550103'][i - 1]!)!.attempts);
+    const attempts = () =>
+      [1, 2, 3, 4].map(
+        (i) => j.get(['+12025550100', '+12025550101', '+12025550102', '+12025550103'][i - 1]!)!.attempts,
+      );
     expect(attempts()).toEqual([1, 0, 1, 1]);
     expect(j.requeueInFlight()).toBe(2);
     expect(j.unseenSends()).toEqual(new Map([['US', 2]]));
@@ -264,12 +340,28 @@ describe('journal', () => {
     j.claim([a!.id, b!.id]);
     const body = { ...succeeded('corr-1', '+12025550101', true), country: 'US' };
     const text = JSON.stringify(body, null, 1);
-    const verdict = { result: 'do_not_call', doNotCall: true, listSource: null, checkedAt: body.timestamp, correlationId: 'corr-1', errorCode: null, error: null, charged: true, credits: 1 } as const;
+    const verdict = {
+      result: 'do_not_call',
+      doNotCall: true,
+      listSource: null,
+      checkedAt: body.timestamp,
+      correlationId: 'corr-1',
+      errorCode: null,
+      error: null,
+      charged: true,
+      credits: 1,
+    } as const;
     j.recordFinal(a!.id, finalAnswerOf(verdict, 200, text, 0));
     j.recordFinal(b!.id, finalAnswerOf(verdict, 200, JSON.stringify(body), 0));
     expect(j.get('+12025550101')!.answer).toBe(text);
     expect(j.get('+12025550102')!.answer).toBe(JSON.stringify(body));
-    expect(j.get('+12025550101')!).toMatchObject({ state: 'done', result: 'do_not_call', credits: 1, http_status: 200, correlation_id: 'corr-1' });
+    expect(j.get('+12025550101')!).toMatchObject({
+      state: 'done',
+      result: 'do_not_call',
+      credits: 1,
+      http_status: 200,
+      correlation_id: 'corr-1',
+    });
     j.close();
   });
 

@@ -39,7 +39,10 @@ async function collect(rows: AsyncGenerator<string[][]>): Promise<{ rows: string
   }
 }
 
-const options = { numRuns: 25, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) };
+const options = {
+  numRuns: 25,
+  ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}),
+};
 const cell = fc.stringMatching(/^[a-zé😀 "\n,+0-9]{0,6}$/);
 const quote = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
@@ -47,17 +50,23 @@ describe('readRowsInThread', () => {
   it('gives the rows readRows gives, in the same order, over generated files of thousands of rows', async () => {
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.array(cell, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 200 }), async (seed, times) => {
-        // Repeated to cross the reader's batches (1,024 rows) and its reads (64 KiB).
-        const lines = Array.from({ length: times * seed.length }, (_, i) => seed[i % seed.length]!.map(quote).join(','));
-        const file = path.join(dir, `list-${run++}.csv`);
-        writeFileSync(file, `${lines.join('\r\n')}\r\n`);
-        const here = await collect(readRows(layoutOf(file, 3)));
-        const there = await collect(readRowsInThread(layoutOf(file, 3), WORKER));
-        expect(here.error).toBeNull();
-        expect(there.error).toBeNull();
-        expect(there.rows).toEqual(here.rows);
-      }),
+      fc.asyncProperty(
+        fc.array(fc.array(cell, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 1, max: 200 }),
+        async (seed, times) => {
+          // Repeated to cross the reader's batches (1,024 rows) and its reads (64 KiB).
+          const lines = Array.from({ length: times * seed.length }, (_, i) =>
+            seed[i % seed.length]!.map(quote).join(','),
+          );
+          const file = path.join(dir, `list-${run++}.csv`);
+          writeFileSync(file, `${lines.join('\r\n')}\r\n`);
+          const here = await collect(readRows(layoutOf(file, 3)));
+          const there = await collect(readRowsInThread(layoutOf(file, 3), WORKER));
+          expect(here.error).toBeNull();
+          expect(there.error).toBeNull();
+          expect(there.rows).toEqual(here.rows);
+        },
+      ),
       options,
     );
   }, 120_000);
@@ -74,13 +83,21 @@ describe('readRowsInThread', () => {
     const there = await collect(readRowsInThread(layoutOf(file, 3), WORKER));
     expect(here.error).toBeInstanceOf(DncError);
     expect(there.error).toBeInstanceOf(DncError);
-    const e = (x: unknown) => ({ code: (x as DncError).code, message: (x as DncError).message, hint: (x as DncError).hint, details: (x as DncError).details });
+    const e = (x: unknown) => ({
+      code: (x as DncError).code,
+      message: (x as DncError).message,
+      hint: (x as DncError).hint,
+      details: (x as DncError).details,
+    });
     expect(e(there.error)).toEqual(e(here.error));
   });
 
   it('a caller that stops early stops the thread (the generator returns, nothing left waiting)', async () => {
     const file = path.join(dir, 'long.csv');
-    writeFileSync(file, Array.from({ length: 50_000 }, (_, i) => `n${i},+1202555${String(i % 10_000).padStart(4, '0')},x`).join('\n'));
+    writeFileSync(
+      file,
+      Array.from({ length: 50_000 }, (_, i) => `n${i},+1202555${String(i % 10_000).padStart(4, '0')},x`).join('\n'),
+    );
     const rows = readRowsInThread(layoutOf(file, 3), WORKER);
     const first = await rows.next();
     expect(first.done).toBe(false);
@@ -93,32 +110,47 @@ describe('readRowsInThread', () => {
   // that awaits its rows, with nothing else to wait for, must still get them all.
   it.each([
     ['a caller that takes one batch and forgets the reader', 'await rows.next(); console.log("took 1");', 'took 1'],
-    ['a caller that awaits every batch, nothing else alive', 'let n = 0; for await (const b of rows) n += b.length; console.log(`took ${n}`);', 'took 50000'],
-  ])('%s: the process ends by itself', async (_what, take, said) => {
-    const file = path.join(dir, 'forgotten.csv');
-    writeFileSync(file, Array.from({ length: 50_000 }, (_, i) => `n${i},+1202555${String(i % 10_000).padStart(4, '0')},x`).join('\n'));
-    const thread = pathToFileURL(fileURLToPath(new URL('../../dist/tables/rows-thread.js', import.meta.url))).href;
-    const script = `import { readRowsInThread } from ${JSON.stringify(thread)};
+    [
+      'a caller that awaits every batch, nothing else alive',
+      'let n = 0; for await (const b of rows) n += b.length; console.log(`took ${n}`);',
+      'took 50000',
+    ],
+  ])(
+    '%s: the process ends by itself',
+    async (_what, take, said) => {
+      const file = path.join(dir, 'forgotten.csv');
+      writeFileSync(
+        file,
+        Array.from({ length: 50_000 }, (_, i) => `n${i},+1202555${String(i % 10_000).padStart(4, '0')},x`).join('\n'),
+      );
+      const thread = pathToFileURL(fileURLToPath(new URL('../../dist/tables/rows-thread.js', import.meta.url))).href;
+      const script = `import { readRowsInThread } from ${JSON.stringify(thread)};
       const rows = readRowsInThread(${JSON.stringify(layoutOf(file, 3))}, ${JSON.stringify(WORKER)});
       ${take}`;
-    // (A file, not --eval: a thread inherits the process's flags, and --input-type stops it from starting.)
-    const main = path.join(dir, 'caller.mjs');
-    writeFileSync(main, script);
-    const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
-    clearTimeout(killer);
-    expect({ code, signal, out: out.trim() }).toEqual({ code: 0, signal: null, out: said });
-  }, 20_000);
+      // (A file, not --eval: a thread inherits the process's flags, and --input-type stops it from starting.)
+      const main = path.join(dir, 'caller.mjs');
+      writeFileSync(main, script);
+      const child = spawn(process.execPath, [main], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+        child.on('close', (c, s) => resolve([c, s])),
+      );
+      clearTimeout(killer);
+      expect({ code, signal, out: out.trim() }).toEqual({ code: 0, signal: null, out: said });
+    },
+    20_000,
+  );
 
   it('readRowsAside reads a small file here and a big one in the thread', async () => {
     const small = path.join(dir, 'small.csv');
     writeFileSync(small, 'a,b,c\n');
     // A thread module that is not there is never started for a small file...
-    expect((await collect(readRowsAside(layoutOf(small, 3), path.join(dir, 'no-such-worker.js')))).rows).toEqual([['a', 'b', 'c']]);
+    expect((await collect(readRowsAside(layoutOf(small, 3), path.join(dir, 'no-such-worker.js')))).rows).toEqual([
+      ['a', 'b', 'c'],
+    ]);
     // ... and is, for a big one (its failure to start says so).
     const big = path.join(dir, 'big.csv');
     writeFileSync(big, 'a,b,c\n'.repeat(Math.ceil(ROWS_THREAD_MIN_BYTES / 6)));
@@ -126,7 +158,9 @@ describe('readRowsInThread', () => {
     expect(String(failed.error)).toMatch(/no-such-worker|Cannot find module/);
     // A workbook is never read in the thread.
     const sheet = { ...layoutOf(big, 3), workbook: { sheet: 'Sheet1', headerRow: 1 } } as unknown as TableLayout;
-    expect(String((await collect(readRowsAside(sheet, path.join(dir, 'no-such-worker.js')))).error)).not.toMatch(/no-such-worker/);
+    expect(String((await collect(readRowsAside(sheet, path.join(dir, 'no-such-worker.js')))).error)).not.toMatch(
+      /no-such-worker/,
+    );
     const read = await collect(readRowsAside(layoutOf(big, 3), WORKER));
     expect(read.error).toBeNull();
     expect(read.rows.length).toBe(Math.ceil(ROWS_THREAD_MIN_BYTES / 6));

@@ -49,7 +49,15 @@ let renderThreadFile: string | null = null;
 /** The thread's module as tsc built it (npm test builds first): the sources run here have no bundle beside them. */
 const BUILT_RENDER_WORKER = path.join(REPO_ROOT, 'dist', 'batch', 'early-render-worker.js');
 
-const OPTIONS: BatchOptions = { concurrency: 4, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true };
+const OPTIONS: BatchOptions = {
+  concurrency: 4,
+  webhookAll: false,
+  allowInsecureWebhookUrl: false,
+  maxCredits: null,
+  dryRun: false,
+  restart: false,
+  header: true,
+};
 
 /** Runs the use case as a command would, recording its events; `interrupts` lets a test press Ctrl-C. */
 async function run(
@@ -84,7 +92,15 @@ async function run(
       stdout,
     }),
   );
-  return { result, events, out: () => out, text: events.filter((e) => 'text' in e).map((e) => (e as { text: string }).text).join('\n') };
+  return {
+    result,
+    events,
+    out: () => out,
+    text: events
+      .filter((e) => 'text' in e)
+      .map((e) => (e as { text: string }).text)
+      .join('\n'),
+  };
 }
 
 const finished = (r: BatchRunResult) => {
@@ -94,12 +110,19 @@ const finished = (r: BatchRunResult) => {
 
 function list(count: number): { input: string; output: string } {
   const base = path.join(tmp.dir, `list-${++n}`);
-  const rows = ['name,phone', ...Array.from({ length: count }, (_, i) => `c${i},+1202555${String(100 + i).padStart(4, '0')}`)];
+  const rows = [
+    'name,phone',
+    ...Array.from({ length: count }, (_, i) => `c${i},+1202555${String(100 + i).padStart(4, '0')}`),
+  ];
   writeFileSync(`${base}.csv`, `${rows.join('\n')}\n`);
   return { input: `${base}.csv`, output: `${base}.out.csv` };
 }
 
-const charged = () => sb.lookups().filter((l) => l.charged).map((l) => l.phoneNumber);
+const charged = () =>
+  sb
+    .lookups()
+    .filter((l) => l.charged)
+    .map((l) => l.phoneNumber);
 
 describe('runBatchJob', () => {
   it('emits typed events (lines, lookups started, progress, ended) and returns the summary; it prints nothing itself', async () => {
@@ -112,7 +135,9 @@ describe('runBatchJob', () => {
     const types = events.map((e) => e.type);
     expect(types).toContain('lookups-started');
     // A progress event after each commit of answers (and one more when reading ends after the first lookups went out).
-    const progress = events.filter((e) => e.type === 'progress').map((e) => (e as { progress: { answered: number } }).progress.answered);
+    const progress = events
+      .filter((e) => e.type === 'progress')
+      .map((e) => (e as { progress: { answered: number } }).progress.answered);
     expect(progress.length).toBeGreaterThanOrEqual(6);
     expect(progress.at(-1)).toBe(6);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
@@ -134,14 +159,19 @@ describe('runBatchJob', () => {
   });
 
   it('the credit guard weighs the list read so far, at least its first thousand numbers, though lookups begin after a few rows', async () => {
-    const numbers = (count: number, from = 0) => Array.from({ length: count }, (_, i) => `c${i},+1202${String(5550000 + from + i)}`);
+    const numbers = (count: number, from = 0) =>
+      Array.from({ length: count }, (_, i) => `c${i},+1202${String(5550000 + from + i)}`);
     // Short: the whole list is read before the guard weighs it (no "so far").
     let base = path.join(tmp.dir, `guard-${++n}`);
     writeFileSync(`${base}.csv`, `${['name,phone', ...numbers(60)].join('\n')}\n`);
     sb.setCreditLimit(25);
-    let warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, concurrency: 1 })).events.filter((e) => e.type === 'warning').map((e) => (e as { text: string }).text);
+    let warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, concurrency: 1 })).events
+      .filter((e) => e.type === 'warning')
+      .map((e) => (e as { text: string }).text);
     // ("about" once a run has learned what a US lookup costs, "at least" before.)
-    expect(warnings.join('\n')).toMatch(/credits are short: 60 number\(s\) to look up need (at least|about) 60 credit\(s\)/);
+    expect(warnings.join('\n')).toMatch(
+      /credits are short: 60 number\(s\) to look up need (at least|about) 60 credit\(s\)/,
+    );
     expect(warnings.join('\n')).not.toContain('read so far');
     // Long: weighed once a thousand numbers or more are read, and said to be so far. (With no answer of the last day in
     // the results cache: one would have the list read whole first, to decide on paying again over all of it.)
@@ -150,13 +180,19 @@ describe('runBatchJob', () => {
     sb.setCreditLimit(500);
     base = path.join(tmp.dir, `guard-${++n}`);
     writeFileSync(`${base}.csv`, `${['name,phone', ...numbers(60_000, 100_000)].join('\n')}\n`);
-    warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, maxCredits: 10 })).events.filter((e) => e.type === 'warning').map((e) => (e as { text: string }).text);
+    warnings = (await run(`${base}.csv`, { output: `${base}.out.csv`, maxCredits: 10 })).events
+      .filter((e) => e.type === 'warning')
+      .map((e) => (e as { text: string }).text);
     const weighed = Number(/credits are short: ([\d,]+) number\(s\)/.exec(warnings.join('\n'))?.[1]?.replace(/,/g, ''));
     expect(weighed).toBeGreaterThanOrEqual(1024);
     expect(warnings).toContain('dnc: (an estimate over the numbers read so far: the list is still being read)');
   });
 
-  const stops: Array<{ name: string; stop: (input: string, output: string) => Promise<BatchRunResult | null>; reason: string }> = [
+  const stops: Array<{
+    name: string;
+    stop: (input: string, output: string) => Promise<BatchRunResult | null>;
+    reason: string;
+  }> = [
     {
       name: '429',
       reason: 'credit_limit',
@@ -167,14 +203,25 @@ describe('runBatchJob', () => {
         return r;
       },
     },
-    { name: 'budget', reason: 'budget_reached', stop: async (input, output) => (await run(input, { output, maxCredits: 5 })).result },
+    {
+      name: 'budget',
+      reason: 'budget_reached',
+      stop: async (input, output) => (await run(input, { output, maxCredits: 5 })).result,
+    },
     {
       name: 'interrupt',
       reason: 'interrupted',
       stop: async (input, output) => {
         const interrupts = testInterrupts();
         let answered = 0;
-        return (await run(input, { output, concurrency: 1 }, interrupts, (e) => e.type === 'progress' && ++answered === 5 && interrupts.fire())).result;
+        return (
+          await run(
+            input,
+            { output, concurrency: 1 },
+            interrupts,
+            (e) => e.type === 'progress' && ++answered === 5 && interrupts.fire(),
+          )
+        ).result;
       },
     },
     {
@@ -191,7 +238,11 @@ describe('runBatchJob', () => {
         expect(err.code).toBe('E_NETWORK');
         expect(err.hint).toMatch(/to resume \(answered numbers are not sent again\)/);
         expect(proxy.isDown()).toBe(true);
-        expect(readCsvIndependently(output).slice(1).filter((x) => x[4] === 'not_checked').length).toBeGreaterThan(0);
+        expect(
+          readCsvIndependently(output)
+            .slice(1)
+            .filter((x) => x[4] === 'not_checked').length,
+        ).toBeGreaterThan(0);
         await proxy.up();
         return null;
       },
@@ -199,7 +250,11 @@ describe('runBatchJob', () => {
   ];
   const reruns: Array<{ name: string; options: Partial<BatchOptions>; paysAgain: boolean }> = [
     { name: 'bare rerun', options: {}, paysAgain: false },
-    { name: 'rerun with other non-answer options', options: { concurrency: 2, maxCredits: null, callableOut: 'CALLABLE' }, paysAgain: false },
+    {
+      name: 'rerun with other non-answer options',
+      options: { concurrency: 2, maxCredits: null, callableOut: 'CALLABLE' },
+      paysAgain: false,
+    },
     { name: '--restart', options: { restart: true, maxCredits: null }, paysAgain: true },
   ];
   for (const s of stops) {
@@ -229,7 +284,10 @@ describe('runBatchJob', () => {
         }
         const rows = readCsvIndependently(output);
         expect(rows.slice(1).every((x) => x[4] === 'callable' || x[4] === 'do_not_call')).toBe(true);
-        if (options.callableOut) expect(readCsvIndependently(options.callableOut).length).toBe(1 + rows.filter((x) => x[4] === 'callable').length);
+        if (options.callableOut)
+          expect(readCsvIndependently(options.callableOut).length).toBe(
+            1 + rows.filter((x) => x[4] === 'callable').length,
+          );
       });
     }
   }
@@ -244,7 +302,10 @@ describe('runBatchJob', () => {
       const paid = new Set(charged());
       const lookupsBefore = sb.lookups().length;
       const journal = `${output}.journal.sqlite`;
-      const folder = () => readdirSync(tmp.dir).filter((f) => f.startsWith(path.basename(output)) || f.includes(path.basename(output, '.csv'))).sort();
+      const folder = () =>
+        readdirSync(tmp.dir)
+          .filter((f) => f.startsWith(path.basename(output)) || f.includes(path.basename(output, '.csv')))
+          .sort();
       const filesBefore = folder();
       const journalBefore = sha256(journal);
 
@@ -252,11 +313,27 @@ describe('runBatchJob', () => {
       if (dry.result.kind !== 'dry-run') throw new Error(`expected a dry run, got ${dry.result.kind}`);
       const { result } = dry.result.report;
       const toLookUp = 12 - paid.size;
-      expect(result.resuming).toMatchObject({ journal, numbers: 12, with_verdict: paid.size, pending: 0, to_look_up: toLookUp, not_sent: 0, unanswered: 0, credits_spent: paid.size });
+      expect(result.resuming).toMatchObject({
+        journal,
+        numbers: 12,
+        with_verdict: paid.size,
+        pending: 0,
+        to_look_up: toLookUp,
+        not_sent: 0,
+        unanswered: 0,
+        credits_spent: paid.size,
+      });
       // US costs 1 credit (learned by the stopped run): the estimate is exact.
-      expect(result).toMatchObject({ unique_numbers: 12, by_country: { US: toLookUp }, estimated_credits: toLookUp, estimate_complete: true });
+      expect(result).toMatchObject({
+        unique_numbers: 12,
+        by_country: { US: toLookUp },
+        estimated_credits: toLookUp,
+        estimate_complete: true,
+      });
       if (s.name === 'budget') {
-        expect(dry.text).toContain('Resuming with the options this batch was started with: --concurrency 4 --max-credits 5');
+        expect(dry.text).toContain(
+          'Resuming with the options this batch was started with: --concurrency 4 --max-credits 5',
+        );
         expect(dry.result.report.maxCredits).toBe(5);
       }
       expect(sb.lookups()).toHaveLength(lookupsBefore);
@@ -266,7 +343,12 @@ describe('runBatchJob', () => {
       // The rerun sends exactly what the dry run counted, and spends what it estimated.
       const again = finished((await run(input, { output, maxCredits: null })).result);
       expect(again.stopped).toBeNull();
-      expect(sb.lookups().slice(lookupsBefore).filter((l) => l.charged)).toHaveLength(toLookUp);
+      expect(
+        sb
+          .lookups()
+          .slice(lookupsBefore)
+          .filter((l) => l.charged),
+      ).toHaveLength(toLookUp);
       expect(again.creditsThisRun).toBe(result.estimated_credits);
       expect(again.unansweredSends).toBe(0);
     });
@@ -278,7 +360,7 @@ describe('runBatchJob', () => {
 // dnc does). The oracle is the render after the lookups, which the journal can always be given again: the files
 // must be the same, byte for byte.
 describe.each([
-  ['on the batch\'s thread', null],
+  ["on the batch's thread", null],
   ['in a worker thread', BUILT_RENDER_WORKER],
 ])('the render while the lookups run, %s', (_, threadFile) => {
   beforeEach(() => {
@@ -291,8 +373,10 @@ describe.each([
     renderThreadFile = null;
     proxy.delay(0);
   });
-  const debugLines = (events: BatchEvent[]) => events.filter((e) => e.type === 'debug').map((e) => (e as { text: string }).text);
-  const rendered = (output: string) => [output, `${output}.callable.csv`, `${output}.suppressed.csv`].map((f) => readFileSync(f).toString('base64'));
+  const debugLines = (events: BatchEvent[]) =>
+    events.filter((e) => e.type === 'debug').map((e) => (e as { text: string }).text);
+  const rendered = (output: string) =>
+    [output, `${output}.callable.csv`, `${output}.suppressed.csv`].map((f) => readFileSync(f).toString('base64'));
   async function renderAgain(output: string): Promise<void> {
     const journal = await BatchJournal.open(`${output}.journal.sqlite`, { create: false });
     try {
@@ -313,14 +397,23 @@ describe.each([
     writeFileSync(`${base}.csv`, `${lines.join('\r\n')}\r\n`);
     return { input: `${base}.csv`, output: `${base}.out.csv` };
   }
-  const temps = (output: string) => readdirSync(path.dirname(output)).filter((f) => f.startsWith(`.${path.basename(output)}`) && f.endsWith('.tmp'));
+  const temps = (output: string) =>
+    readdirSync(path.dirname(output)).filter((f) => f.startsWith(`.${path.basename(output)}`) && f.endsWith('.tmp'));
 
   it('writes the same files as a render after the lookups, byte for byte (repeats, invalid rows, a blank line)', async () => {
     const { input, output } = mixedList(300);
-    const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
+    const { result, events } = await run(
+      input,
+      { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` },
+      testInterrupts(),
+      undefined,
+      { verbose: true },
+    );
     finished(result);
     expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
-    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(threadFile !== null);
+    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(
+      threadFile !== null,
+    );
     const early = rendered(output);
     await renderAgain(output);
     expect(rendered(output)).toEqual(early);
@@ -331,10 +424,18 @@ describe.each([
   it('stopped by a 429: the rows not checked come out as a render after the lookups writes them', async () => {
     const { input, output } = mixedList(400);
     sb.setCreditLimit(120);
-    const { result, events } = await run(input, { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` }, testInterrupts(), undefined, { verbose: true });
+    const { result, events } = await run(
+      input,
+      { output, callableOut: `${output}.callable.csv`, suppressedOut: `${output}.suppressed.csv` },
+      testInterrupts(),
+      undefined,
+      { verbose: true },
+    );
     expect(finished(result).stopped).toBe('credit_limit');
     expect(debugLines(events)).toContain('the outputs were rendered while the lookups ran');
-    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(threadFile !== null);
+    expect(debugLines(events).includes('the outputs are rendered in a thread of their own while the lookups run')).toBe(
+      threadFile !== null,
+    );
     const early = rendered(output);
     expect(readCsvIndependently(output).filter((r) => r[4] === 'not_checked').length).toBeGreaterThan(0);
     await renderAgain(output);
@@ -348,7 +449,10 @@ describe.each([
     try {
       const { renderEarly } = await import('../../src/results/render.js');
       const { renderEarlyInThread } = await import('../../src/batch/early-render-thread.js');
-      const begin = () => (threadFile ? renderEarlyInThread(journal, threadFile, 'test') : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf, tzdataVersion: 'test' }));
+      const begin = () =>
+        threadFile
+          ? renderEarlyInThread(journal, threadFile, 'test')
+          : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       /** Until the render has begun (its temporary file is there): the journal is changed after that. */
       const begun = async () => {
         for (let i = 0; temps(output).length === 0; i++) {
@@ -370,7 +474,9 @@ describe.each([
       const other = new Database(`${output}.journal.sqlite`);
       const was = (other.prepare('SELECT result FROM numbers WHERE id = 1').get() as { result: string }).result;
       const flippedTo = was === 'callable' ? 'do_not_call' : 'callable';
-      other.prepare('UPDATE numbers SET result = ?, do_not_call = ? WHERE id = 1').run(flippedTo, flippedTo === 'do_not_call' ? 1 : 0);
+      other
+        .prepare('UPDATE numbers SET result = ?, do_not_call = ? WHERE id = 1')
+        .run(flippedTo, flippedTo === 'do_not_call' ? 1 : 0);
       other.close();
       expect(await early.finish()).toBeNull();
       expect(early.droppedBecause).toBe('another process wrote to the journal meanwhile');
@@ -420,7 +526,10 @@ describe.each([
       const { result, events } = await run(input, { output: xlsx }, testInterrupts(), undefined, { verbose: true });
       expect(finished(result).summary.rows).toBe(rows);
       const lines = debugLines(events);
-      expect(lines.includes('the outputs were rendered while the lookups ran') || lines.some((l) => /is a workbook: it is written after the lookups$/.test(l))).toBe(true);
+      expect(
+        lines.includes('the outputs were rendered while the lookups ran') ||
+          lines.some((l) => /is a workbook: it is written after the lookups$/.test(l)),
+      ).toBe(true);
       expect(temps(xlsx)).toEqual([]);
     }
   });
@@ -439,4 +548,3 @@ describe.each([
     expect(temps(output)).toEqual([]);
   });
 });
-

@@ -46,10 +46,13 @@ function scriptedClient(cost: number, answer: (req: LookupRequest, index: number
     },
   };
   // Answers everything sent so far, on a later turn of the event loop (as sockets do).
-  const answerAll = () => new Promise<void>((r) => setTimeout(() => {
-    for (const w of waiting.splice(0)) w();
-    r();
-  }, 1));
+  const answerAll = () =>
+    new Promise<void>((r) =>
+      setTimeout(() => {
+        for (const w of waiting.splice(0)) w();
+        r();
+      }, 1),
+    );
   return { client, stats, answerAll };
 }
 
@@ -142,7 +145,14 @@ describe('scheduler', () => {
   it('under a budget, a cost already known for the service (the cost cache) is used before any lookup', async () => {
     const journal = await journalOf(5);
     const { client, stats, answerAll } = scriptedClient(5);
-    const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: 3, knownCosts: new Map([['US', 5]]) });
+    const s = new BatchScheduler({
+      ...base,
+      journal,
+      client,
+      concurrency: 4,
+      maxCredits: 3,
+      knownCosts: new Map([['US', 5]]),
+    });
     const outcome = await drive(s.run(), answerAll);
     // Without it, one lookup would go out as a probe at 1 credit and spend 5 of a budget of 3.
     expect(stats.sent).toEqual([]);
@@ -152,7 +162,14 @@ describe('scheduler', () => {
   it('under a budget, a cached cost is a hint: the price may have risen, so one lookup goes alone first', async () => {
     const journal = await journalOf(10);
     const { client, stats, answerAll } = scriptedClient(5);
-    const s = new BatchScheduler({ ...base, journal, client, concurrency: 8, maxCredits: 12, knownCosts: new Map([['US', 1]]) });
+    const s = new BatchScheduler({
+      ...base,
+      journal,
+      client,
+      concurrency: 8,
+      maxCredits: 12,
+      knownCosts: new Map([['US', 1]]),
+    });
     let firstRound = 0;
     s.on('progress', () => {
       if (firstRound === 0) firstRound = stats.sent.length;
@@ -180,24 +197,50 @@ function webhookClient(plan: Array<'202' | '400' | '400w'>) {
         await new Promise((r) => setTimeout(r, 2 * i));
         if (plan[i] !== '202') {
           const error = plan[i] === '400w' ? 'webhook_url must be a public https URL' : 'bad request';
-          throw refusalOf({ status: 400, json: { error }, text: JSON.stringify({ error }), details: {} }, { what: 'lookup', webhook: true, forwardedHost: null });
+          throw refusalOf(
+            { status: 400, json: { error }, text: JSON.stringify({ error }), details: {} },
+            { what: 'lookup', webhook: true, forwardedHost: null },
+          );
         }
         const body = { status: 'started', correlation_id: `c${i}`, phone_number: req.phoneNumber, country: 'US' };
-        return { kind: 'started', body: body as never, raw: body, meta: { status: 202, creditCost: 1, rateLimitLimit: null, rateLimitRemaining: null, correlationId: `c${i}`, attempts: 1 } };
+        return {
+          kind: 'started',
+          body: body as never,
+          raw: body,
+          meta: {
+            status: 202,
+            creditCost: 1,
+            rateLimitLimit: null,
+            rateLimitRemaining: null,
+            correlationId: `c${i}`,
+            attempts: 1,
+          },
+        };
       },
     },
   };
 }
 
 describe('scheduler: a 400 in webhook mode is about the request, never a verdict', () => {
-  const webhook = { webhookUrl: 'https://hooks.example.com/dnc', webhookAll: true, webhookOnlyCountries: ['AU'], maxCredits: null };
+  const webhook = {
+    webhookUrl: 'https://hooks.example.com/dnc',
+    webhookAll: true,
+    webhookOnlyCountries: ['AU'],
+    maxCredits: null,
+  };
 
   it('the first 400 naming the URL stops the run (exit 2): its number back in the queue, nothing marked, nothing counted as sent', async () => {
     const journal = await journalOf(5);
     const { client, sent } = webhookClient(['400w', '202', '202', '202', '202']);
     const outcome = await new BatchScheduler({ ...webhook, journal, client, concurrency: 1 }).run();
-    expect([outcome.fatal?.code, outcome.fatal?.exitCode, outcome.stoppedReason]).toEqual(['E_WEBHOOK_URL', 2, 'configuration']);
-    expect(outcome.fatal?.message).toContain('the service refused --webhook-url (400): webhook_url must be a public https URL');
+    expect([outcome.fatal?.code, outcome.fatal?.exitCode, outcome.stoppedReason]).toEqual([
+      'E_WEBHOOK_URL',
+      2,
+      'configuration',
+    ]);
+    expect(outcome.fatal?.message).toContain(
+      'the service refused --webhook-url (400): webhook_url must be a public https URL',
+    );
     expect(sent).toHaveLength(1);
     expect(journal.summaryCounts()).toMatchObject({ queued: 5, done: 0, in_flight: 0 });
     expect(journal.unseenSends()).toEqual(new Map());
@@ -218,7 +261,9 @@ describe('scheduler: a 400 in webhook mode is about the request, never a verdict
     const listeners: Array<(added: number) => void> = [];
     const incoming = { reading: true, subscribe: (l: (added: number) => void) => void listeners.push(l) };
     const arrive = (from: number, count: number) => {
-      const added = journal.insertNumbers(Array.from({ length: count }, (_, i) => [`+1202555${2000 + from + i}`, 'US'] as const));
+      const added = journal.insertNumbers(
+        Array.from({ length: count }, (_, i) => [`+1202555${2000 + from + i}`, 'US'] as const),
+      );
       for (const l of listeners) l(added);
     };
     const s = new BatchScheduler({ ...base, journal, client, concurrency: 4, maxCredits: 25, incoming });
@@ -311,7 +356,7 @@ describe('scheduler with a team store', () => {
     }
   });
 
-  it("numbers a colleague is looking up hold no place in flight: the run goes on with the others", async () => {
+  it('numbers a colleague is looking up hold no place in flight: the run goes on with the others', async () => {
     const journal = await journalOf(40);
     const { client, stats, answerAll } = scriptedClient(1);
     const held = new Set(Array.from({ length: 20 }, (_, i) => `+1202555${1000 + i}`));

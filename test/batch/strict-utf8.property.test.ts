@@ -11,11 +11,16 @@ import { LineCounter, StrictUtf8 } from '../../src/tables/decode.js';
 const piece = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('a', 'Zoë', '日本', '😀', ',', '"', '\r', '\n', '\r\n', '+12025550100') },
   { weight: 1, arbitrary: fc.constantFrom('\uFEFF', '\0') },
-  { weight: 1, arbitrary: fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0x80], [0xed, 0xa0, 0x80]) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom([0xff], [0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0x80], [0xed, 0xa0, 0x80]),
+  },
 );
 
 function bytesOf(pieces: ReadonlyArray<string | readonly number[]>): Buffer {
-  return Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p as number[]))));
+  return Buffer.concat(
+    pieces.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p as number[]))),
+  );
 }
 
 /** The oracle's line of a byte offset: LF, CRLF and a lone CR each end a line. */
@@ -58,51 +63,58 @@ async function run(chunks: Buffer[]): Promise<{ out: Buffer; error: Error | null
   }
 }
 
-const options = { numRuns: 400, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) };
+const options = {
+  numRuns: 400,
+  ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}),
+};
 
 describe('StrictUtf8', () => {
   it('passes a UTF-8 file on byte for byte, and refuses any other at the line the oracle finds', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(piece, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 8 }), async (pieces, cuts) => {
-        const bytes = bytesOf(pieces);
-        const { out, error } = await run(chunksOf(bytes, cuts));
-        const nul = bytes.indexOf(0);
-        let text: string | null = null;
-        try {
-          text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-        } catch {
-          text = null;
-        }
-        if (nul < 0 && text !== null) {
-          expect(error).toBeNull();
-          expect(out.equals(bytes)).toBe(true);
-          return;
-        }
-        expect(error).not.toBeNull();
-        // What was passed on before the refusal is a prefix of the file.
-        expect(bytes.subarray(0, out.length).equals(out)).toBe(true);
-        const message = error!.message;
-        if (/NUL byte/.test(message)) {
-          expect(nul).toBeGreaterThanOrEqual(0);
-          expect(message).toContain(`list.csv: line ${lineAt(bytes, nul)}:`);
-        } else {
-          expect(message).toMatch(/not valid UTF-8|ends in the middle of a UTF-8 character/);
-          // The oracle: a streaming decoder fed a byte at a time fails at the first byte no UTF-8 text can have
-          // there, or at the end when the file ends inside a character.
-          const line = Number(/line (\d+):/.exec(message)![1]);
-          const decoder = new TextDecoder('utf-8', { fatal: true });
-          let bad = bytes.length;
-          for (let i = 0; i < bytes.length; i++) {
-            try {
-              decoder.decode(bytes.subarray(i, i + 1), { stream: true });
-            } catch {
-              bad = i;
-              break;
-            }
+      fc.asyncProperty(
+        fc.array(piece, { maxLength: 60 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        async (pieces, cuts) => {
+          const bytes = bytesOf(pieces);
+          const { out, error } = await run(chunksOf(bytes, cuts));
+          const nul = bytes.indexOf(0);
+          let text: string | null = null;
+          try {
+            text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+          } catch {
+            text = null;
           }
-          expect(line).toBe(lineAt(bytes, bad));
-        }
-      }),
+          if (nul < 0 && text !== null) {
+            expect(error).toBeNull();
+            expect(out.equals(bytes)).toBe(true);
+            return;
+          }
+          expect(error).not.toBeNull();
+          // What was passed on before the refusal is a prefix of the file.
+          expect(bytes.subarray(0, out.length).equals(out)).toBe(true);
+          const message = error!.message;
+          if (/NUL byte/.test(message)) {
+            expect(nul).toBeGreaterThanOrEqual(0);
+            expect(message).toContain(`list.csv: line ${lineAt(bytes, nul)}:`);
+          } else {
+            expect(message).toMatch(/not valid UTF-8|ends in the middle of a UTF-8 character/);
+            // The oracle: a streaming decoder fed a byte at a time fails at the first byte no UTF-8 text can have
+            // there, or at the end when the file ends inside a character.
+            const line = Number(/line (\d+):/.exec(message)![1]);
+            const decoder = new TextDecoder('utf-8', { fatal: true });
+            let bad = bytes.length;
+            for (let i = 0; i < bytes.length; i++) {
+              try {
+                decoder.decode(bytes.subarray(i, i + 1), { stream: true });
+              } catch {
+                bad = i;
+                break;
+              }
+            }
+            expect(line).toBe(lineAt(bytes, bad));
+          }
+        },
+      ),
       options,
     );
   }, 120_000);
@@ -137,15 +149,19 @@ describe('StrictUtf8', () => {
 
   it("counts a chunk's lines as the byte-by-byte count does, a CRLF cut between chunks included", () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('a', '\r', '\n', '\r\n', 'é'), { maxLength: 80 }), fc.array(fc.nat(), { maxLength: 6 }), (parts, cuts) => {
-        const bytes = Buffer.from(parts.join(''), 'utf8');
-        const fast = new LineCounter();
-        for (const c of chunksOf(bytes, cuts)) fast.advanceBytes(c);
-        const slow = new LineCounter();
-        slow.advance(bytes);
-        expect(fast.line).toBe(slow.line);
-        expect(fast.line).toBe(lineAt(bytes, bytes.length));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('a', '\r', '\n', '\r\n', 'é'), { maxLength: 80 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (parts, cuts) => {
+          const bytes = Buffer.from(parts.join(''), 'utf8');
+          const fast = new LineCounter();
+          for (const c of chunksOf(bytes, cuts)) fast.advanceBytes(c);
+          const slow = new LineCounter();
+          slow.advance(bytes);
+          expect(fast.line).toBe(slow.line);
+          expect(fast.line).toBe(lineAt(bytes, bytes.length));
+        },
+      ),
       options,
     );
   });

@@ -30,8 +30,14 @@ describe('a number cell as Excel shows it', () => {
 
   it('refuses the scientific text of a damaged number as excel_damaged_number, and looks up the padded one', () => {
     const phones = new PhoneCache('GB');
-    expect(phones.normalise(numberText(447912345603, '0.00E+00'))).toMatchObject({ ok: false, code: 'excel_damaged_number' });
-    expect(phones.normalise(numberText(4479123456031234, '0'))).toMatchObject({ ok: false, code: 'excel_damaged_number' });
+    expect(phones.normalise(numberText(447912345603, '0.00E+00'))).toMatchObject({
+      ok: false,
+      code: 'excel_damaged_number',
+    });
+    expect(phones.normalise(numberText(4479123456031234, '0'))).toMatchObject({
+      ok: false,
+      code: 'excel_damaged_number',
+    });
     expect(phones.normalise(numberText(7912345602, '00000000000'))).toMatchObject({ ok: true, e164: '+447912345602' });
   });
 
@@ -41,11 +47,17 @@ describe('a number cell as Excel shows it', () => {
     expect(isDateFormat('0000')).toBe(false);
     expect(isDateFormat('[Red]0.00')).toBe(false);
     expect(cellText({ value: plainValue(45352, 'yyyy-mm-dd'), numFmt: 'yyyy-mm-dd' })).toBe('2024-03-01');
-    expect(cellText({ value: plainValue(45352.5, 'yyyy-mm-dd hh:mm'), numFmt: 'yyyy-mm-dd hh:mm' })).toBe('2024-03-01T12:00:00Z');
+    expect(cellText({ value: plainValue(45352.5, 'yyyy-mm-dd hh:mm'), numFmt: 'yyyy-mm-dd hh:mm' })).toBe(
+      '2024-03-01T12:00:00Z',
+    );
     expect(cellText({ value: true })).toBe('TRUE');
     expect(cellText({ value: plainValue({ error: '#N/A' }, undefined) })).toBe('#N/A');
-    expect(cellText({ value: plainValue({ richText: [{ text: '+44 ' }, { text: '7912' }] }, undefined) })).toBe('+44 7912');
-    expect(cellText({ value: plainValue({ formula: 'A1&"x"', result: '+447912345604' }, undefined) })).toBe('+447912345604');
+    expect(cellText({ value: plainValue({ richText: [{ text: '+44 ' }, { text: '7912' }] }, undefined) })).toBe(
+      '+44 7912',
+    );
+    expect(cellText({ value: plainValue({ formula: 'A1&"x"', result: '+447912345604' }, undefined) })).toBe(
+      '+447912345604',
+    );
     expect(cellText({ value: plainValue({ formula: '1/0', result: Number.NaN }, undefined) })).toBe('#VALUE!');
     expect(cellText({ value: plainValue({ formula: 'NOW()' }, undefined) })).toBe('');
   });

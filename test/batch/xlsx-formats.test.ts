@@ -57,16 +57,28 @@ describe('a number as its format shows it', () => {
     // A scientific format shows what Excel shows; the text is refused as a damaged number, never looked up.
     expect(numberText(447912345603, '0.00E+00')).toBe('4.48E+11');
     expect(numberText(447912345603, '##0.0E+0')).toBe('447.9E+9');
-    expect(phones.normalise(numberText(447912345603, '##0.0E+0'))).toMatchObject({ ok: false, code: 'excel_damaged_number' });
+    expect(phones.normalise(numberText(447912345603, '##0.0E+0'))).toMatchObject({
+      ok: false,
+      code: 'excel_damaged_number',
+    });
     // Past 15 digits the number is another one whatever the format: shown scientific, refused.
     expect(numberText(4479123456031234, '00000000000000000')).toBe('4.47912E+15');
   });
 
   it('shows dates by their ISO date, and a serial no date can be as the number it is', () => {
-    for (const fmt of ['yyyy-mm-dd', 'mm-dd-yy', '[$-F800]dddd\\,\\ mmmm\\ dd\\,\\ yyyy', 'd-mmm', 'mmm-yy', '[$-409]mmmm d, yyyy;@']) {
+    for (const fmt of [
+      'yyyy-mm-dd',
+      'mm-dd-yy',
+      '[$-F800]dddd\\,\\ mmmm\\ dd\\,\\ yyyy',
+      'd-mmm',
+      'mmm-yy',
+      '[$-409]mmmm d, yyyy;@',
+    ]) {
       expect(cellText({ value: plainValue(45352, fmt), numFmt: fmt }), fmt).toBe('2024-03-01');
     }
-    expect(cellText({ value: plainValue(45352.75, 'm/d/yy h:mm'), numFmt: 'm/d/yy h:mm' })).toBe('2024-03-01T18:00:00Z');
+    expect(cellText({ value: plainValue(45352.75, 'm/d/yy h:mm'), numFmt: 'm/d/yy h:mm' })).toBe(
+      '2024-03-01T18:00:00Z',
+    );
     // A time of day or a duration is not a date: it stays a number, shown as Excel shows it.
     expect(plainValue(0.5, 'hh:mm')).toBe(0.5);
     expect(cellText({ value: plainValue(0.5, 'hh:mm'), numFmt: 'hh:mm' })).toBe('12:00');
@@ -158,8 +170,16 @@ describe('a workbook with number formats of its own, read by dnc batch', () => {
         {
           name: 'Calls',
           rows:
-            row(1, text('A1', 'phone'), text('B1', 'share') + text('C1', 'at') + text('D1', 'took') + text('E1', 'on')) +
-            row(2, '<c r="A2" s="1"><v>7912345601</v></c>', '<c r="B2" s="2"><v>0.01234</v></c><c r="C2" s="3"><v>0.6114583333333333</v></c><c r="D2" s="4"><v>10.423726851851852</v></c><c r="E2" s="5"><v>45352</v></c>') +
+            row(
+              1,
+              text('A1', 'phone'),
+              text('B1', 'share') + text('C1', 'at') + text('D1', 'took') + text('E1', 'on'),
+            ) +
+            row(
+              2,
+              '<c r="A2" s="1"><v>7912345601</v></c>',
+              '<c r="B2" s="2"><v>0.01234</v></c><c r="C2" s="3"><v>0.6114583333333333</v></c><c r="D2" s="4"><v>10.423726851851852</v></c><c r="E2" s="5"><v>45352</v></c>',
+            ) +
             row(3, '<c r="A3"><v>447912345602</v></c>', '<c r="B3" s="2"><v>0.00005</v></c>'),
         },
       ],

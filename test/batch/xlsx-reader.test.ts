@@ -96,17 +96,36 @@ function randomCell(r: () => number): { value: ExcelJS.CellValue; numFmt?: strin
     case 2:
       return { value: randomText(r) };
     case 3:
-      return { value: Math.floor(r() * 1e10) * (r() < 0.2 ? -1 : 1), numFmt: FORMATS[Math.floor(r() * FORMATS.length)]! };
+      return {
+        value: Math.floor(r() * 1e10) * (r() < 0.2 ? -1 : 1),
+        numFmt: FORMATS[Math.floor(r() * FORMATS.length)]!,
+      };
     case 4:
       return { value: Math.round(r() * 1e6) / 1000 };
     case 5:
       return { value: 447912345600 + Math.floor(r() * 1e4) * 1e5 + Math.floor(r() * 1e5) * 10_000 };
     case 6:
-      return { value: new Date(Date.UTC(1990 + Math.floor(r() * 40), Math.floor(r() * 12), 1 + Math.floor(r() * 28), r() < 0.5 ? 0 : Math.floor(r() * 24), r() < 0.5 ? 0 : Math.floor(r() * 60))), numFmt: DATE_FORMATS[Math.floor(r() * DATE_FORMATS.length)]! };
+      return {
+        value: new Date(
+          Date.UTC(
+            1990 + Math.floor(r() * 40),
+            Math.floor(r() * 12),
+            1 + Math.floor(r() * 28),
+            r() < 0.5 ? 0 : Math.floor(r() * 24),
+            r() < 0.5 ? 0 : Math.floor(r() * 60),
+          ),
+        ),
+        numFmt: DATE_FORMATS[Math.floor(r() * DATE_FORMATS.length)]!,
+      };
     case 7:
       return { value: r() < 0.5 };
     case 8:
-      return { value: r() < 0.5 ? { formula: 'A1*2', result: Math.floor(r() * 1000) } : { formula: 'A1&"x"', result: randomText(r) } };
+      return {
+        value:
+          r() < 0.5
+            ? { formula: 'A1*2', result: Math.floor(r() * 1000) }
+            : { formula: 'A1&"x"', result: randomText(r) },
+      };
     case 9:
       return { value: { richText: [{ text: randomText(r), font: { bold: true } }, { text: randomText(r) }] } };
     default:
@@ -180,7 +199,8 @@ function writeWithOpenpyxl(sheet: Sheet, file: string): void {
       const v = c.value as unknown;
       let value: unknown = v;
       if (v instanceof Date) value = { date: v.toISOString() };
-      else if (v && typeof v === 'object' && 'richText' in v) value = (v as ExcelJS.CellRichTextValue).richText.map((t) => t.text).join('');
+      else if (v && typeof v === 'object' && 'richText' in v)
+        value = (v as ExcelJS.CellRichTextValue).richText.map((t) => t.text).join('');
       else if (v && typeof v === 'object' && 'formula' in v) value = (v as ExcelJS.CellFormulaValue).result;
       else if (v && typeof v === 'object' && 'error' in v) value = null;
       return [row.row, c.col, value, c.numFmt ?? null];
@@ -207,7 +227,13 @@ describe('the workbook reader, against exceljs and openpyxl (seed printed above)
     for (let round = 0; round < 3; round++) {
       const sheet = randomSheet(r);
       // exceljs reads only the last run of an inline rich text (dnc and openpyxl read them all): compared with openpyxl alone.
-      const rich = new Set(sheet.rows.flatMap((row) => row.cells.filter((c) => c.value && typeof c.value === 'object' && 'richText' in c.value).map((c) => `${row.row}:${c.col}`)));
+      const rich = new Set(
+        sheet.rows.flatMap((row) =>
+          row.cells
+            .filter((c) => c.value && typeof c.value === 'object' && 'richText' in c.value)
+            .map((c) => `${row.row}:${c.col}`),
+        ),
+      );
       const files: Array<[string, 'all' | 'not rich' | 'none']> = [];
       const a = path.join(dir, `${SEED}-${round}-exceljs.xlsx`);
       await writeWithExceljs(sheet, a);
@@ -285,7 +311,9 @@ describe('the workbook reader, against exceljs and openpyxl (seed printed above)
       [5, 5, ['e', '#N/A']],
     ]);
     // openpyxl reads the same values (a formula with no cached value is no value to either).
-    expect(readWithOpenpyxl(odd).map(([row, col, k, v]) => [row, col, [k, v]])).toEqual(ours.map((c) => [c.row, c.col, c.value]));
+    expect(readWithOpenpyxl(odd).map(([row, col, k, v]) => [row, col, [k, v]])).toEqual(
+      ours.map((c) => [c.row, c.col, c.value]),
+    );
   });
 });
 
@@ -304,7 +332,13 @@ describe('the XML scanner', () => {
     for (const c of chunks) scanner.write(c);
     scanner.end();
     // Adjacent texts are one text however the chunks fell.
-    return out.reduce<string[]>((acc, e) => (e.startsWith('text:') && acc.at(-1)?.startsWith('text:') ? [...acc.slice(0, -1), acc.at(-1)! + e.slice(5)] : [...acc, e]), []);
+    return out.reduce<string[]>(
+      (acc, e) =>
+        e.startsWith('text:') && acc.at(-1)?.startsWith('text:')
+          ? [...acc.slice(0, -1), acc.at(-1)! + e.slice(5)]
+          : [...acc, e],
+      [],
+    );
   }
 
   it('gives the same tags and text however the XML is cut into chunks (inside tags, entities, CDATA)', () => {

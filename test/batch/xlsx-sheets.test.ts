@@ -20,7 +20,10 @@ describe('the sheet a batch reads', () => {
       sheets: [
         { name: 'Chart1', chart: true },
         { name: 'Calls', rows: row(1, text('A1', 'phone')) + row(2, text('A2', '+447912345601')) },
-        { name: 'Archive', rows: row(1, text('A1', 'phone')) + row(2, text('A2', '+447912345609')) + row(3, text('A3', '+447912345608')) },
+        {
+          name: 'Archive',
+          rows: row(1, text('A1', 'phone')) + row(2, text('A2', '+447912345609')) + row(3, text('A3', '+447912345608')),
+        },
       ],
     });
     return book;
@@ -32,7 +35,11 @@ describe('the sheet a batch reads', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ rows: 1 });
     expect(first.stderr).toContain("sheet 'Calls'");
-    for (const [sheet, rows] of [['1', 1], ['2', 2], ['Archive', 2]] as const) {
+    for (const [sheet, rows] of [
+      ['1', 1],
+      ['2', 2],
+      ['Archive', 2],
+    ] as const) {
       const r = await runDnc(['batch', book, '--dry-run', '--json', '--sheet', sheet], { env: ctx.env, cwd: ctx.dir });
       expect(r.code, `--sheet ${sheet}: ${r.stderr}`).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ rows });
@@ -79,14 +86,19 @@ describe('title rows above the list', () => {
     expect(none.stderr).toContain("if row 1 ('Quarterly call list') is a title above the header, give --skip-rows 1");
     const r = await runDnc(['batch', book, '--dry-run', '--column', '1'], { env: ctx.env, cwd: ctx.dir });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain("sheet 'Calls' row 3: cell B3 is right of the header's last column (A); the header is row 1");
+    expect(r.stderr).toContain(
+      "sheet 'Calls' row 3: cell B3 is right of the header's last column (A); the header is row 1",
+    );
     expect(r.stderr).toContain("if row 1 ('Quarterly call list') is a title above the header, give --skip-rows 1");
   });
 
   it('are skipped with --skip-rows N: the header is the first row below them, and verify reads the same rows', async () => {
     const book = await titled();
     const out = file('titled.results.csv');
-    const r = await runDnc(['batch', book, '-o', out, '--skip-rows', '1', '--country', 'GB'], { env: ctx.env, cwd: ctx.dir });
+    const r = await runDnc(['batch', book, '-o', out, '--skip-rows', '1', '--country', 'GB'], {
+      env: ctx.env,
+      cwd: ctx.dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(lookedUp(ctx.sb).sort()).toEqual(['+447912345601', '+447912345602']);
     const rows = readCsvIndependently(out);
@@ -112,7 +124,10 @@ describe('title rows above the list', () => {
 
   it('with --no-header, take the width from the widest of the first rows, not from a one-cell title', async () => {
     const out = file('noheader.results.csv');
-    const r = await runDnc(['batch', await titled(), '-o', out, '--no-header', '--column', '2', '--country', 'GB'], { env: ctx.env, cwd: ctx.dir });
+    const r = await runDnc(['batch', await titled(), '-o', out, '--no-header', '--column', '2', '--country', 'GB'], {
+      env: ctx.env,
+      cwd: ctx.dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('header');
     const rows = readCsvIndependently(out);
@@ -128,11 +143,16 @@ describe('title rows above the list', () => {
 
   it('with --no-header, name the widest of the first 1,000 rows when a later row is wider (never a header)', async () => {
     const book = file('wide-late.xlsx');
-    const rows = Array.from({ length: 1001 }, (_, i) => row(i + 1, text(`A${i + 1}`, `+4479123${String(i).padStart(5, '0')}`))).join('') + row(1002, text('A1002', '+447912345601'), text('C1002', 'late'));
+    const rows =
+      Array.from({ length: 1001 }, (_, i) =>
+        row(i + 1, text(`A${i + 1}`, `+4479123${String(i).padStart(5, '0')}`)),
+      ).join('') + row(1002, text('A1002', '+447912345601'), text('C1002', 'late'));
     await writeHandMadeWorkbook(book, { sheets: [{ name: 'Calls', rows }] });
     const r = await runDnc(['batch', book, '--dry-run', '--no-header'], { env: ctx.env, cwd: ctx.dir });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain("sheet 'Calls' row 1002: cell C1002 is right of the list's last column (A): with --no-header the list is as wide as the widest of its first 1,000 rows");
+    expect(r.stderr).toContain(
+      "sheet 'Calls' row 1002: cell C1002 is right of the list's last column (A): with --no-header the list is as wide as the widest of its first 1,000 rows",
+    );
     expect(r.stderr).not.toContain("header's");
   });
 
@@ -148,7 +168,9 @@ describe('title rows above the list', () => {
 describe('row numbers a workbook claims', () => {
   const bomb = async (name: string, rows: string) => {
     const book = file(name);
-    await writeHandMadeWorkbook(book, { sheets: [{ name: 'Calls', rows: row(1, text('A1', 'phone')) + row(2, text('A2', '+447912345601')) + rows }] });
+    await writeHandMadeWorkbook(book, {
+      sheets: [{ name: 'Calls', rows: row(1, text('A1', 'phone')) + row(2, text('A2', '+447912345601')) + rows }],
+    });
     return book;
   };
 
@@ -158,7 +180,9 @@ describe('row numbers a workbook claims', () => {
     const started = Date.now();
     const r = await runDnc(['batch', book, '-o', file('bomb.results.csv')], { env: ctx.env, cwd: ctx.dir });
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain(`[E_INPUT_LIMITS]: ${book}: sheet 'Calls': row 20000000 is past Excel's last row (1,048,576)`);
+    expect(r.stderr).toContain(
+      `[E_INPUT_LIMITS]: ${book}: sheet 'Calls': row 20000000 is past Excel's last row (1,048,576)`,
+    );
     // Before this was refused, the gap was made into 20 million empty rows: 4.7 GB and 2 minutes.
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(lookedUp(ctx.sb)).toEqual([]);
@@ -186,7 +210,11 @@ describe('row numbers a workbook claims', () => {
       ['far.xlsx', row(3, text('ZZZZZZZZZZ3', 'x')), "cell ZZZZZZZZZZ3 of row 3 is past Excel's last column"],
       ['back.xlsx', row(5, text('A5', 'x')) + row(3, text('A3', 'y')), 'row 3 comes after row 5 (rows out of order)'],
       ['twice.xlsx', row(2, text('A2', 'again')), 'row 2 comes after row 2 (rows out of order)'],
-      ['nan.xlsx', '<row r="x1"><c t="inlineStr"><is><t>y</t></is></c></row>', "the row after row 2 has no row number ('x1')"],
+      [
+        'nan.xlsx',
+        '<row r="x1"><c t="inlineStr"><is><t>y</t></is></c></row>',
+        "the row after row 2 has no row number ('x1')",
+      ],
     ];
     for (const [name, rows, says] of cases) {
       const r = await runDnc(['batch', await bomb(name, rows), '--dry-run'], { env: ctx.env, cwd: ctx.dir });

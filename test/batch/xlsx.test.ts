@@ -7,14 +7,34 @@ import ExcelJS from 'exceljs';
 import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { editWorkbookCell, readWorkbookIndependently, type OracleCell, type OracleSheet } from '../helpers/xlsx-oracle.js';
+import {
+  editWorkbookCell,
+  readWorkbookIndependently,
+  type OracleCell,
+  type OracleSheet,
+} from '../helpers/xlsx-oracle.js';
 import { FIXTURES, lookedUp, sandboxForFile, sha256 } from './helpers.js';
 
 const ctx = sandboxForFile();
 const tmp = { dir: ctx.dir };
 
 // Written out here (not imported): the test states the contract the output must meet.
-const DNC_COLUMNS = ['dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source', 'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until', 'dnc_time_zones', 'dnc_calling_window'];
+const DNC_COLUMNS = [
+  'dnc_phone_e164',
+  'dnc_country',
+  'dnc_result',
+  'dnc_do_not_call',
+  'dnc_list_source',
+  'dnc_checked_at',
+  'dnc_correlation_id',
+  'dnc_error_code',
+  'dnc_error',
+  'dnc_credits',
+  'dnc_exemption',
+  'dnc_valid_until',
+  'dnc_time_zones',
+  'dnc_calling_window',
+];
 const FILL: Record<string, string> = { callable: 'FFC6EFCE', do_not_call: 'FFFFC7CE' };
 const AMBER = 'FFFFEB9C';
 
@@ -90,9 +110,13 @@ describe('an .xlsx call list', () => {
       const inRow = inSheet!.rows[stored[r - 1]! - 1] ?? [];
       for (let c = 0; c < 5; c++) {
         // An empty text cell is no cell; a formula is its cached value.
-        const want: Partial<OracleCell> = inRow[c] && inRow[c]!.v !== '' && inRow[c]!.v !== null ? { v: inRow[c]!.v, t: inRow[c]!.t } : { v: null };
+        const want: Partial<OracleCell> =
+          inRow[c] && inRow[c]!.v !== '' && inRow[c]!.v !== null ? { v: inRow[c]!.v, t: inRow[c]!.t } : { v: null };
         const got = results.rows[r]![c]!;
-        expect({ v: got.v, t: want.t === undefined ? undefined : got.t }, `row ${r + 1} column ${c + 1}`).toEqual({ v: want.v, t: want.t });
+        expect({ v: got.v, t: want.t === undefined ? undefined : got.t }, `row ${r + 1} column ${c + 1}`).toEqual({
+          v: want.v,
+          t: want.t,
+        });
         if (inRow[c]?.t === 'n') expect(got.fmt).toBe(inRow[c]!.fmt);
       }
       const dncCells = results.rows[r]!.slice(5);
@@ -107,9 +131,15 @@ describe('an .xlsx call list', () => {
 
     expect(dnc(results, 1, 'dnc_phone_e164')).toBe('+447912345601');
     expect(dnc(results, 2, 'dnc_phone_e164')).toBe('+447912345602');
-    expect([dnc(results, 3, 'dnc_result'), dnc(results, 3, 'dnc_error_code')]).toEqual(['invalid', 'excel_damaged_number']);
+    expect([dnc(results, 3, 'dnc_result'), dnc(results, 3, 'dnc_error_code')]).toEqual([
+      'invalid',
+      'excel_damaged_number',
+    ]);
     expect(dnc(results, 3, 'dnc_error')).toContain('scientific notation');
-    expect([dnc(results, 4, 'dnc_result'), dnc(results, 4, 'dnc_error_code')]).toEqual(['invalid', 'excel_damaged_number']);
+    expect([dnc(results, 4, 'dnc_result'), dnc(results, 4, 'dnc_error_code')]).toEqual([
+      'invalid',
+      'excel_damaged_number',
+    ]);
     expect(dnc(results, 5, 'dnc_phone_e164')).toBe('+447912345604');
     expect(dnc(results, 6, 'dnc_phone_e164')).toBe('+447912345601');
 
@@ -117,11 +147,15 @@ describe('an .xlsx call list', () => {
     const value = (label: string) => summary.rows.find((row) => row[0]?.v === label)?.[1]?.v;
     expect(value('rows')).toBe(6);
     const counted = new Map<string, number>();
-    for (let r = 1; r < 7; r++) counted.set(String(dnc(results, r, 'dnc_result')), (counted.get(String(dnc(results, r, 'dnc_result'))) ?? 0) + 1);
-    for (const result of ['callable', 'do_not_call', 'invalid']) expect(value(result), result).toBe(counted.get(result) ?? 0);
+    for (let r = 1; r < 7; r++)
+      counted.set(String(dnc(results, r, 'dnc_result')), (counted.get(String(dnc(results, r, 'dnc_result'))) ?? 0) + 1);
+    for (const result of ['callable', 'do_not_call', 'invalid'])
+      expect(value(result), result).toBe(counted.get(result) ?? 0);
     expect(value('credits used')).toBe(results.rows.slice(1).reduce((sum, row) => sum + Number(row[14]!.v ?? 0), 0));
     expect(value('input SHA-256')).toBe(before);
-    expect(String(value('callable rows valid until') ?? '')).toMatch(counted.get('callable') ? /^\d{4}-\d\d-\d\dT/ : /^$/);
+    expect(String(value('callable rows valid until') ?? '')).toMatch(
+      counted.get('callable') ? /^\d{4}-\d\d-\d\dT/ : /^$/,
+    );
 
     const v = await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir });
     expect(v.stdout).toContain('rows compared with the journal and the input');
@@ -186,7 +220,25 @@ describe('an .xlsx call list', () => {
     const out = file('stopped.xlsx');
     const callable = file('callable.xlsx');
     const suppressed = file('suppressed.csv');
-    const first = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--max-credits', '1', '--concurrency', '1', '--callable-out', callable, '--suppressed-out', suppressed], { env: ctx.env, cwd: tmp.dir });
+    const first = await runDnc(
+      [
+        'batch',
+        input,
+        '-o',
+        out,
+        '--country',
+        'GB',
+        '--max-credits',
+        '1',
+        '--concurrency',
+        '1',
+        '--callable-out',
+        callable,
+        '--suppressed-out',
+        suppressed,
+      ],
+      { env: ctx.env, cwd: tmp.dir },
+    );
     expect(first.code).toBe(5);
     // At most one lookup fits the budget (none when a GB lookup is known to cost more than 1 credit).
     expect(lookedUp(ctx.sb).length).toBeLessThanOrEqual(1);
@@ -198,7 +250,10 @@ describe('an .xlsx call list', () => {
     expect(new Set(lookedUp(ctx.sb)).size).toBe(lookedUp(ctx.sb).length);
     expect(lookedUp(ctx.sb)).toHaveLength(3);
     const [results] = readWorkbookIndependently(out) as [OracleSheet];
-    const callableRows = results.rows.slice(1).filter((row) => row[7]!.v === 'callable').map((row) => row.slice(0, 5).map((c) => c.v));
+    const callableRows = results.rows
+      .slice(1)
+      .filter((row) => row[7]!.v === 'callable')
+      .map((row) => row.slice(0, 5).map((c) => c.v));
     const list = readWorkbookIndependently(callable);
     expect(list.map((s) => s.title)).toEqual(['Results']);
     expect(list[0]!.rows[0]!.map((c) => c.v)).toEqual(['Contact', null, 'Phone', 'Signed up', 'Check']);
@@ -211,7 +266,10 @@ describe('an .xlsx call list', () => {
   it('--format decides over the extension, and the journal remembers it', async () => {
     const input = await callsWorkbook();
     const out = file('results.dat');
-    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--format', 'xlsx'], { env: ctx.env, cwd: tmp.dir });
+    const r = await runDnc(['batch', input, '-o', out, '--country', 'GB', '--format', 'xlsx'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(out).subarray(0, 4)).toEqual(Buffer.from('PK\x03\x04', 'latin1'));
     expect(readWorkbookIndependently(out).map((s) => s.title)).toEqual(['Results', 'Summary']);
@@ -220,11 +278,16 @@ describe('an .xlsx call list', () => {
     expect(readWorkbookIndependently(out)[0]!.rows).toHaveLength(7);
     expect((await runDnc(['verify', out], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
     const csv = file('results.xlsx');
-    expect((await runDnc(['batch', input, '-o', csv, '--country', 'GB', '--format', 'csv'], { env: ctx.env, cwd: tmp.dir })).code).toBe(0);
+    expect(
+      (await runDnc(['batch', input, '-o', csv, '--country', 'GB', '--format', 'csv'], { env: ctx.env, cwd: tmp.dir }))
+        .code,
+    ).toBe(0);
     expect(readCsvIndependently(csv)).toHaveLength(7);
     const bad = await runDnc(['batch', input, '--format', 'ods', '--dry-run'], { env: ctx.env, cwd: tmp.dir });
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("option '--format <format>' argument 'ods' is invalid. Allowed choices are csv, xlsx.");
+    expect(bad.stderr).toContain(
+      "option '--format <format>' argument 'ods' is invalid. Allowed choices are csv, xlsx.",
+    );
   });
 
   it('is not fit once a cell of the results workbook is edited', async () => {
@@ -266,10 +329,16 @@ describe('an .xlsx call list', () => {
     const input = await callsWorkbook();
     const reordered = file('reordered.xlsx');
     rezip(input, reordered, { last: ['xl/workbook.xml'] });
-    const r = await runDnc(['batch', reordered, '--dry-run', '--country', 'GB', '--json'], { env: ctx.env, cwd: tmp.dir });
+    const r = await runDnc(['batch', reordered, '--dry-run', '--country', 'GB', '--json'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rows: 6, unique_numbers: 3, invalid_rows: 2 });
-    const second = await runDnc(['batch', reordered, '--dry-run', '--sheet', '2', '--json'], { env: ctx.env, cwd: tmp.dir });
+    const second = await runDnc(['batch', reordered, '--dry-run', '--sheet', '2', '--json'], {
+      env: ctx.env,
+      cwd: tmp.dir,
+    });
     expect(JSON.parse(second.stdout)).toMatchObject({ rows: 1, unique_numbers: 1 });
   });
 
@@ -281,7 +350,10 @@ describe('an .xlsx call list', () => {
     expect(r.stderr).toContain('is not an .xlsx workbook');
     const wb = new ExcelJS.Workbook();
     const ws = wb.addWorksheet('Calls');
-    ws.addRows([['name', 'phone'], ['a', '+447912345601']]);
+    ws.addRows([
+      ['name', 'phone'],
+      ['a', '+447912345601'],
+    ]);
     ws.getCell('D3').value = 'note';
     const wide = file('wide.xlsx');
     await wb.xlsx.writeFile(wide);

@@ -38,7 +38,14 @@ describe('a synchronous verdict', () => {
     const r = await dnc(['check', '+12025550100']);
     expect(r.code, r.stderr).toBe(0);
     const [lookup] = sb.lookups();
-    expect(lookup).toMatchObject({ phoneNumber: '+12025550100', country: 'US', mode: 'sync', state: 'succeeded', charged: true, credits: 1 });
+    expect(lookup).toMatchObject({
+      phoneNumber: '+12025550100',
+      country: 'US',
+      mode: 'sync',
+      state: 'succeeded',
+      charged: true,
+      credits: 1,
+    });
     expect(r.stdout).toContain('callable');
     expect(r.stdout).toContain('+1 202 555 0100');
     expect(r.stdout).toContain('not on the US do-not-call register');
@@ -110,7 +117,10 @@ describe('--json', () => {
   it('several numbers: NDJSON in input order, failures and 422 included with their bodies and an error object', async () => {
     const r = await dnc(['--json', 'check', '+12025550100', '+12025550990', '+33612345678', '+442079460123']);
     expect(r.code).toBe(3);
-    const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const objs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(objs.map((o) => [o.phone_number, o.http_status, o.credit_cost])).toEqual([
       ['+12025550100', 200, 1],
       ['+12025550990', 400, 1],
@@ -118,14 +128,25 @@ describe('--json', () => {
       ['+442079460123', 200, 1],
     ]);
     // A verdict has no error member; a failure's `error` is dnc's error object, the service's text under service.
-    expect(objs.map((o) => (o.error as { code?: string } | undefined)?.code ?? null)).toEqual([null, 'E_NUMBER_REJECTED', 'E_UNSUPPORTED_COUNTRY', null]);
+    expect(objs.map((o) => (o.error as { code?: string } | undefined)?.code ?? null)).toEqual([
+      null,
+      'E_NUMBER_REJECTED',
+      'E_UNSUPPORTED_COUNTRY',
+      null,
+    ]);
     expect(objs[1]).toMatchObject({
       status: 'failed',
       error_code: 'invalid_phone_number',
       charged: true,
-      error: { exit_status: 3, service: { status: 400, error: 'the register rejected the number', error_code: 'invalid_phone_number' } },
+      error: {
+        exit_status: 3,
+        service: { status: 400, error: 'the register rejected the number', error_code: 'invalid_phone_number' },
+      },
     });
-    expect(objs[2]).toMatchObject({ country: 'FR', error: { exit_status: 3, service: { status: 422, error: 'country FR is not supported' } } });
+    expect(objs[2]).toMatchObject({
+      country: 'FR',
+      error: { exit_status: 3, service: { status: 422, error: 'country FR is not supported' } },
+    });
     expect(objs[2]!.supported_countries).toEqual(expect.arrayContaining(['US', 'GB', 'AU']));
     expect(r.stderr).toContain('invalid_phone_number');
   });
@@ -221,9 +242,12 @@ describe('failures answered by the service', () => {
   it('400 from the service (webhook URL the sandbox refuses): about the request, exit 2 as the local check, nothing charged', async () => {
     const strict = await startSandbox({ port: 0, key: KEY });
     try {
-      const r = await runDnc(['check', '+12025550100', '--webhook-url', 'http://127.0.0.1:9/hook', '--allow-insecure-webhook-url'], {
-        env: { DNC_BASE_URL: strict.baseUrl, DNC_API_KEY: KEY },
-      });
+      const r = await runDnc(
+        ['check', '+12025550100', '--webhook-url', 'http://127.0.0.1:9/hook', '--allow-insecure-webhook-url'],
+        {
+          env: { DNC_BASE_URL: strict.baseUrl, DNC_API_KEY: KEY },
+        },
+      );
       outputs.push(r.stdout, r.stderr);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain('E_WEBHOOK_URL');
@@ -238,7 +262,9 @@ describe('failures answered by the service', () => {
   it('a proxy answering an HTML page: exit 6 with the status and a snippet, not a JSON crash', async () => {
     const stub = await startStub(() => ({ status: 502, text: '<html><body><h1>502 Bad Gateway</h1></body></html>' }));
     try {
-      const r = await runDnc(['--json', 'check', '+12025550100'], { env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: KEY } });
+      const r = await runDnc(['--json', 'check', '+12025550100'], {
+        env: { DNC_BASE_URL: stub.baseUrl, DNC_API_KEY: KEY },
+      });
       outputs.push(r.stdout, r.stderr);
       expect(r.code).toBe(6);
       // --json speaks on every exit: the number, why it has no verdict, and its calling window all the same.
@@ -277,9 +303,21 @@ describe('webhook mode', () => {
   });
 
   it('--json gives the receipt with http_status 202 and credit_cost (credits held)', async () => {
-    const r = await dnc(['--json', 'check', '+12025550100', '--webhook-url', 'http://localhost:9/h', '--allow-insecure-webhook-url']);
+    const r = await dnc([
+      '--json',
+      'check',
+      '+12025550100',
+      '--webhook-url',
+      'http://localhost:9/h',
+      '--allow-insecure-webhook-url',
+    ]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'started', phone_number: '+12025550100', http_status: 202, credit_cost: 1 });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'started',
+      phone_number: '+12025550100',
+      http_status: 202,
+      credit_cost: 1,
+    });
   });
 });
 
@@ -289,13 +327,33 @@ describe('refused locally: nothing is sent', () => {
     ['not a number', ['check', 'call me'], 3, /'call me' is not a phone number/],
     ['national without --country', ['check', '2025550100'], 3, /national format: give --country/],
     ['AU without --webhook-url', ['check', '+61412345000'], 2, /AU lookups are webhook-only/],
-    ['http webhook URL', ['check', '+12025550100', '--webhook-url', 'http://hooks.example.com/x'], 2, /only pushes to https/],
+    [
+      'http webhook URL',
+      ['check', '+12025550100', '--webhook-url', 'http://hooks.example.com/x'],
+      2,
+      /only pushes to https/,
+    ],
     ['private webhook host', ['check', '+12025550100', '--webhook-url', 'https://10.1.2.3/x'], 2, /private address/],
-    ['loopback webhook host', ['check', '+12025550100', '--webhook-url', 'https://127.0.0.1/x'], 2, /add --allow-insecure-webhook-url/],
-    ['credentials in webhook URL', ['check', '+12025550100', '--webhook-url', 'https://u:p@hooks.example.com/x'], 2, /credentials/],
+    [
+      'loopback webhook host',
+      ['check', '+12025550100', '--webhook-url', 'https://127.0.0.1/x'],
+      2,
+      /add --allow-insecure-webhook-url/,
+    ],
+    [
+      'credentials in webhook URL',
+      ['check', '+12025550100', '--webhook-url', 'https://u:p@hooks.example.com/x'],
+      2,
+      /credentials/,
+    ],
     ['unknown --country', ['check', '2025550100', '--country', 'XX'], 2, /--country 'XX' is not a region code/],
     ['UK for GB', ['check', '2079460123', '--country', 'UK'], 2, /United Kingdom is GB/],
-    ['one bad number among good ones', ['check', '+12025550100', '+1202555', '+442079460123'], 3, /1 of 3|too short for US/],
+    [
+      'one bad number among good ones',
+      ['check', '+12025550100', '+1202555', '+442079460123'],
+      3,
+      /1 of 3|too short for US/,
+    ],
     ['unknown flag', ['check', '+12025550100', '--colour'], 2, /unknown option/],
   ];
   for (const [name, argv, code, message] of cases) {
@@ -309,7 +367,9 @@ describe('refused locally: nothing is sent', () => {
   }
 
   it('several refusals are all listed before anything is sent', async () => {
-    const r = await dnc(['check', '+1202555', '+61412345000', '+12025550100', '-'], { stdin: '# list\n\n+12025550102\n12\n' });
+    const r = await dnc(['check', '+1202555', '+61412345000', '+12025550100', '-'], {
+      stdin: '# list\n\n+12025550102\n12\n',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("'+1202555' is too short for US");
     expect(r.stderr).toContain('+61 412 345 000 is an AU number');
@@ -330,7 +390,11 @@ describe('several numbers', () => {
     const stdin = '# call list\n+12025550100\n\n  +12025550101  \n# done\n+12025550100\n';
     const r = await dnc(['--json', 'check', '-', '+442079460124'], { stdin });
     expect(r.code, r.stderr).toBe(0);
-    expect(lookupRequests().map((q) => q.query.phone_number)).toEqual(['+12025550100', '+12025550101', '+442079460124']);
+    expect(lookupRequests().map((q) => q.query.phone_number)).toEqual([
+      '+12025550100',
+      '+12025550101',
+      '+442079460124',
+    ]);
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
     expect(r.stderr).toContain('looked up once');
   });

@@ -61,25 +61,65 @@ const CASES: Record<string, Case[]> = {
     { argv: ['check', '--json', 'not-a-number'], env: service, exit: 3, code: 'E_INVALID_NUMBER' },
     { argv: ['check', '--json', '--at', 'tomorrow', '+12025550100'], env: service, exit: 2, code: 'E_USAGE' },
     { argv: ['check', '--json', '+61412345000'], env: service, exit: 2, code: 'E_WEBHOOK_REQUIRED' },
-    { argv: ['check', '--json', '+12025550100'], env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }), exit: 4, code: 'E_AUTH_FORBIDDEN' },
-    { argv: ['check', '--json', '+12025550102'], env: () => ({ DNC_BASE_URL: tight.baseUrl, DNC_API_KEY: KEY }), exit: 5, code: 'E_CREDIT_LIMIT' },
+    {
+      argv: ['check', '--json', '+12025550100'],
+      env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }),
+      exit: 4,
+      code: 'E_AUTH_FORBIDDEN',
+    },
+    {
+      argv: ['check', '--json', '+12025550102'],
+      env: () => ({ DNC_BASE_URL: tight.baseUrl, DNC_API_KEY: KEY }),
+      exit: 5,
+      code: 'E_CREDIT_LIMIT',
+    },
     { argv: ['check', '--json', '+12025550995'], env: service, exit: 6, code: 'E_LOOKUP_FAILED' },
     { argv: ['check', '--json', '+12025550990'], env: service, exit: 3, code: 'E_NUMBER_REJECTED' },
     { argv: ['check', '--json', '+33612345678'], env: service, exit: 3, code: 'E_UNSUPPORTED_COUNTRY' },
-    { argv: ['check', '--json', '--retries', '0', '+12025550100'], env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }), exit: 6, code: 'E_NETWORK' },
+    {
+      argv: ['check', '--json', '--retries', '0', '+12025550100'],
+      env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }),
+      exit: 6,
+      code: 'E_NETWORK',
+    },
   ],
   batch: [
     { argv: ['batch', '--json', at('calls.csv'), '--concurrency', 'x'], env: service, exit: 2, code: 'E_USAGE' },
     { argv: ['batch', '--json', at('missing.csv')], env: service, exit: 3, code: 'E_INPUT_UNREADABLE' },
-    { argv: ['batch', '--json', at('calls.csv'), '--suppression-list', at('no-list.sqlite')], env: service, exit: 2, code: 'E_LIST_MISSING' },
-    { argv: ['batch', '--json', at('calls.csv'), '-o', at('b-auth.csv')], env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }), exit: 4, code: 'E_AUTH_FORBIDDEN' },
-    { argv: ['batch', '--json', at('calls.csv'), '-o', at('b-net.csv')], env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }), exit: 6, code: 'E_NETWORK' },
+    {
+      argv: ['batch', '--json', at('calls.csv'), '--suppression-list', at('no-list.sqlite')],
+      env: service,
+      exit: 2,
+      code: 'E_LIST_MISSING',
+    },
+    {
+      argv: ['batch', '--json', at('calls.csv'), '-o', at('b-auth.csv')],
+      env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }),
+      exit: 4,
+      code: 'E_AUTH_FORBIDDEN',
+    },
+    {
+      argv: ['batch', '--json', at('calls.csv'), '-o', at('b-net.csv')],
+      env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }),
+      exit: 6,
+      code: 'E_NETWORK',
+    },
   ],
   usage: [
     { argv: ['usage', '--json', '--periods', '0'], env: service, exit: 2, code: 'E_USAGE' },
     { argv: ['--json', '--timeout', 'abc', 'usage'], env: service, exit: 2, code: 'E_USAGE' },
-    { argv: ['usage', '--json'], env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }), exit: 4, code: 'E_AUTH_FORBIDDEN' },
-    { argv: ['usage', '--json', '--retries', '0'], env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }), exit: 6, code: 'E_NETWORK' },
+    {
+      argv: ['usage', '--json'],
+      env: () => ({ ...service(), DNC_API_KEY: 'wrong-key-4242' }),
+      exit: 4,
+      code: 'E_AUTH_FORBIDDEN',
+    },
+    {
+      argv: ['usage', '--json', '--retries', '0'],
+      env: () => ({ ...service(), DNC_BASE_URL: 'http://127.0.0.1:9' }),
+      exit: 6,
+      code: 'E_NETWORK',
+    },
   ],
   listen: [
     { argv: ['listen', '--json'], exit: 2, code: 'E_USAGE' },
@@ -94,7 +134,17 @@ const CASES: Record<string, Case[]> = {
   window: [
     { argv: ['window', '--json', at('plain.csv')], exit: 2, code: 'E_USAGE' },
     {
-      argv: ['window', '--json', at('missing.csv'), '--from', '2026-12-01T14:00:00Z', '--until', '2026-12-01T16:00:00Z', '--dial-out', at('slot.txt')],
+      argv: [
+        'window',
+        '--json',
+        at('missing.csv'),
+        '--from',
+        '2026-12-01T14:00:00Z',
+        '--until',
+        '2026-12-01T16:00:00Z',
+        '--dial-out',
+        at('slot.txt'),
+      ],
       exit: 3,
       code: 'E_INPUT_MISSING',
     },
@@ -118,13 +168,26 @@ const CASES: Record<string, Case[]> = {
   ],
   exempt: [
     { argv: ['exempt', 'add', '--json', '+12025550100', '--basis', 'consent'], exit: 2, code: 'E_USAGE' },
-    { argv: ['exempt', 'add', '--json', 'not-a-number', '--basis', 'consent', '--until', '2027-01-01'], exit: 3, code: 'E_INVALID_NUMBER' },
-    { argv: ['exempt', 'add', '--json', '+12025550100', '--basis', 'consent', '--until', 'someday'], exit: 2, code: 'E_USAGE' },
+    {
+      argv: ['exempt', 'add', '--json', 'not-a-number', '--basis', 'consent', '--until', '2027-01-01'],
+      exit: 3,
+      code: 'E_INVALID_NUMBER',
+    },
+    {
+      argv: ['exempt', 'add', '--json', '+12025550100', '--basis', 'consent', '--until', 'someday'],
+      exit: 2,
+      code: 'E_USAGE',
+    },
   ],
   store: [
     { argv: ['store', 'migrate', '--json'], exit: 2, code: 'E_STORE_INVALID' },
     { argv: ['--store', 'mysql://db/dnc', 'store', 'status', '--json'], exit: 2, code: 'E_STORE_INVALID' },
-    { argv: ['store', 'status', '--json'], env: () => ({ DNC_STORE: 'postgresql://dnc:pw-1234@127.0.0.1:1/dnc?connect_timeout=2' }), exit: 6, code: 'E_STORE_UNAVAILABLE' },
+    {
+      argv: ['store', 'status', '--json'],
+      env: () => ({ DNC_STORE: 'postgresql://dnc:pw-1234@127.0.0.1:1/dnc?connect_timeout=2' }),
+      exit: 6,
+      code: 'E_STORE_UNAVAILABLE',
+    },
   ],
   sandbox: [
     { argv: ['sandbox', '--json', '--port', 'abc'], exit: 2, code: 'E_USAGE' },
@@ -165,7 +228,21 @@ describe.each(Object.entries(CASES))('dnc %s --json, each way it fails', (_name,
 describe('the cases above, all of them', () => {
   it('name every command that can fail', () => {
     const named = new Set(Object.values(CASES).flatMap((cs) => cs.map((c) => c.argv.find((a) => !a.startsWith('-'))!)));
-    for (const command of ['check', 'batch', 'usage', 'listen', 'verify', 'window', 'trace', 'status', 'report', 'suppress', 'exempt', 'store', 'sandbox'])
+    for (const command of [
+      'check',
+      'batch',
+      'usage',
+      'listen',
+      'verify',
+      'window',
+      'trace',
+      'status',
+      'report',
+      'suppress',
+      'exempt',
+      'store',
+      'sandbox',
+    ])
       expect([...named]).toContain(command);
   });
 });
@@ -188,8 +265,10 @@ describe('a failure the code did not foresee (exit 1)', () => {
 });
 
 describe('the built dnc, as a script runs it', () => {
-  it('a refused key: `jq .error.code` reads E_AUTH_FORBIDDEN, the service\'s own text under error.service', async () => {
-    const r = await spawnDnc(['check', '--json', '+12025550100'], { env: { ...service(), DNC_API_KEY: 'wrong-key-4242' } });
+  it("a refused key: `jq .error.code` reads E_AUTH_FORBIDDEN, the service's own text under error.service", async () => {
+    const r = await spawnDnc(['check', '--json', '+12025550100'], {
+      env: { ...service(), DNC_API_KEY: 'wrong-key-4242' },
+    });
     expectOneError(r, 4, 'E_AUTH_FORBIDDEN');
     expect(errorOf(r.stdout).service).toEqual({ status: 403, error: 'invalid API key' });
   });
@@ -203,7 +282,7 @@ describe('the built dnc, as a script runs it', () => {
     });
   });
 
-  it('an option value refused by its parser has a hint pointing to the command\'s usage', async () => {
+  it("an option value refused by its parser has a hint pointing to the command's usage", async () => {
     const r = await spawnDnc(['--json', 'usage', '--timeout', 'abc']);
     expectOneError(r, 2, 'E_USAGE');
     expect(errorOf(r.stdout).hint).toBe("see 'dnc usage --help' for the usage");

@@ -38,20 +38,29 @@ describe('batch --reuse-within', () => {
     expect(b.map((x) => [x.dnc_result, x.dnc_correlation_id, x.dnc_checked_at, x.dnc_list_source])).toEqual(
       a.map((x) => [x.dnc_result, x.dnc_correlation_id, x.dnc_checked_at, x.dnc_list_source]),
     );
-    for (const x of b) expect([x.dnc_credits, x.dnc_error_code, x.dnc_error]).toEqual(['0', '', expect.stringMatching(/^reused: checked \S+ by an earlier lookup \(--reuse-within 7d\)/)]);
+    for (const x of b)
+      expect([x.dnc_credits, x.dnc_error_code, x.dnc_error]).toEqual([
+        '0',
+        '',
+        expect.stringMatching(/^reused: checked \S+ by an earlier lookup \(--reuse-within 7d\)/),
+      ]);
     // The reused output is evidence too: its manifest counts the reused rows, and it verifies.
     expect(JSON.parse(readFileSync(path.join(w.dir, 'second.manifest.json'), 'utf8')).reused_rows).toBe(5);
     expect((await dnc(['verify', second], {}, { now: later(2) })).code).toBe(0);
     // dnc trace tells the whole story: the reused row says it was reused, when, and whose verdict; the original lookup is beside it.
     const cid = b[0]!.dnc_correlation_id!;
     const t = await dnc(['--json', 'trace', cid], w.env, { now: later(2) });
-    const { found } = JSON.parse(t.stdout) as { found: Array<{ where: string; reused_at: string | null; requested_at: string | null; credits: number }> };
+    const { found } = JSON.parse(t.stdout) as {
+      found: Array<{ where: string; reused_at: string | null; requested_at: string | null; credits: number }>;
+    };
     const reusedRow = found.find((x) => x.where.includes('second.csv'))!;
     const original = found.find((x) => x.where.includes('first.csv'))!;
     expect(reusedRow).toMatchObject({ reused_at: expect.stringMatching(/^\d{4}-/), requested_at: null, credits: 0 });
     expect(original).toMatchObject({ reused_at: null, requested_at: expect.stringMatching(/^\d{4}-/), credits: 1 });
     const human = await dnc(['trace', cid], w.env, { now: later(2) });
-    expect(human.stdout).toMatch(/reused +\S+: the verdict of the earlier lookup .* taken from the results cache \(--reuse-within\); no request sent, no credits/);
+    expect(human.stdout).toMatch(
+      /reused +\S+: the verdict of the earlier lookup .* taken from the results cache \(--reuse-within\); no request sent, no credits/,
+    );
     expect(human.stdout).not.toContain('journal made by an older dnc');
 
     const third = path.join(w.dir, 'third.csv');
@@ -104,7 +113,11 @@ describe('scrubbing a list again without --reuse-within: said before anything is
   }
 
   /** 40 US numbers and 5 GB ones: windows of 31 and 28 days. */
-  const list = ['name,phone', ...Array.from({ length: 40 }, (_, i) => `us${i},+1202555${1000 + i}`), ...Array.from({ length: 5 }, (_, i) => `gb${i},+4420794600${10 + i}`)];
+  const list = [
+    'name,phone',
+    ...Array.from({ length: 40 }, (_, i) => `us${i},+1202555${1000 + i}`),
+    ...Array.from({ length: 5 }, (_, i) => `gb${i},+4420794600${10 + i}`),
+  ];
 
   it('the dry run and the credit guard of the real run name --reuse-within and what it would save; the suggested window reuses them all', async () => {
     w = await world();
@@ -113,19 +126,26 @@ describe('scrubbing a list again without --reuse-within: said before anything is
     const spent = lookedUp(w.sb).length;
     expect(spent).toBe(45);
     const xlsx = path.join(w.dir, 'calls.results.xlsx');
-    const line = 'of the 45 number(s) to look up were checked by this service within the last 10m and their verdicts are still valid (the results cache): --reuse-within 10m would reuse them and save about 45 credit(s)';
+    const line =
+      'of the 45 number(s) to look up were checked by this service within the last 10m and their verdicts are still valid (the results cache): --reuse-within 10m would reuse them and save about 45 credit(s)';
 
     const dry = await dnc(['batch', input, '-o', xlsx, '--dry-run'], w.env);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`note: 45 ${line}`);
-    expect(json((await dnc(['--json', 'batch', input, '-o', xlsx, '--dry-run'], w.env)).stdout).reusable).toEqual({ numbers: 45, credits: 45, window: '10m' });
+    expect(json((await dnc(['--json', 'batch', input, '-o', xlsx, '--dry-run'], w.env)).stdout).reusable).toEqual({
+      numbers: 45,
+      credits: 45,
+      window: '10m',
+    });
     expect(lookedUp(w.sb)).toHaveLength(spent);
 
     // The real run (no terminal, no flag) says it pays them again before its first lookup (the sandbox's log is read
     // as the line is written): answered within the last day, they are what the question on a terminal is about.
     const run = await dncWatching(['batch', input, '-o', xlsx], 'within the last day');
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain('dnc: 45 of the 45 number(s) to look up were answered by this service within the last day: they are paid for again (about 45 credit(s)); --reuse-within 1d reuses them');
+    expect(run.stderr).toContain(
+      'dnc: 45 of the 45 number(s) to look up were answered by this service within the last day: they are paid for again (about 45 credit(s)); --reuse-within 1d reuses them',
+    );
     expect(run.stderr).not.toContain('credit guard:');
     expect(run.sentWhenSaid).toBe(spent);
     expect(lookedUp(w.sb)).toHaveLength(spent + 45);
@@ -141,14 +161,19 @@ describe('scrubbing a list again without --reuse-within: said before anything is
   it('a long list answered within the last day: read whole before the first lookup, and all of it counted', async () => {
     w = await world();
     // (Last three digits below 900: the sandbox's failing numbers end in 990 to 997.)
-    const long = ['name,phone', ...Array.from({ length: 3_000 }, (_, i) => `n${i},+1202${5_600_000 + Math.floor(i / 900) * 1000 + (i % 900)}`)];
+    const long = [
+      'name,phone',
+      ...Array.from({ length: 3_000 }, (_, i) => `n${i},+1202${5_600_000 + Math.floor(i / 900) * 1000 + (i % 900)}`),
+    ];
     const input = w.file('long.csv', long);
     expect((await dnc(['batch', input], w.env)).code).toBe(0);
     const spent = lookedUp(w.sb).length;
     // Answered within the last day: the whole list is read before the first lookup, and all of it is counted.
     const run = await dncWatching(['batch', input, '-o', path.join(w.dir, 'long.results.xlsx')], 'within the last day');
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain('dnc: 3,000 of the 3,000 number(s) to look up were answered by this service within the last day');
+    expect(run.stderr).toContain(
+      'dnc: 3,000 of the 3,000 number(s) to look up were answered by this service within the last day',
+    );
     expect(run.stderr).not.toContain('still being read');
     expect(run.sentWhenSaid).toBe(spent);
   });
@@ -158,11 +183,17 @@ describe('scrubbing a list again without --reuse-within: said before anything is
     const input = w.file('calls.csv', list);
     expect((await dnc(['batch', input], w.env)).code).toBe(0);
     // 29 days later: GB verdicts (28 days) are stale, US ones (31 days) are not.
-    const dry = await dnc(['batch', input, '-o', path.join(w.dir, 'later.csv'), '--dry-run'], w.env, { now: later(29) });
-    expect(dry.stdout).toContain('note: 40 of the 45 number(s) to look up were checked by this service within the last 31d');
+    const dry = await dnc(['batch', input, '-o', path.join(w.dir, 'later.csv'), '--dry-run'], w.env, {
+      now: later(29),
+    });
+    expect(dry.stdout).toContain(
+      'note: 40 of the 45 number(s) to look up were checked by this service within the last 31d',
+    );
     expect(dry.stdout).toContain('--reuse-within 31d would reuse them and save about 40 credit(s)');
     // 32 days later none is valid: nothing to say.
-    const stale = await dnc(['batch', input, '-o', path.join(w.dir, 'stale.csv'), '--dry-run'], w.env, { now: later(32) });
+    const stale = await dnc(['batch', input, '-o', path.join(w.dir, 'stale.csv'), '--dry-run'], w.env, {
+      now: later(32),
+    });
     expect(stale.stdout).not.toContain('--reuse-within');
   });
 
@@ -181,7 +212,9 @@ describe('scrubbing a list again without --reuse-within: said before anything is
     const other = await startSandbox({ port: 0, seed: 7 });
     try {
       const env = { ...w.env, DNC_BASE_URL: other.baseUrl, DNC_API_KEY: other.apiKey };
-      expect((await dnc(['batch', input, '-o', path.join(w.dir, 'other.csv'), '--dry-run'], env)).stdout).not.toContain('--reuse-within');
+      expect((await dnc(['batch', input, '-o', path.join(w.dir, 'other.csv'), '--dry-run'], env)).stdout).not.toContain(
+        '--reuse-within',
+      );
     } finally {
       await other.close();
     }
@@ -194,10 +227,19 @@ describe('check --reuse-within', () => {
     const first = await dnc(['--json', 'check', '+12025550107'], w.env);
     expect(first.code).toBe(0);
     const original = json(first.stdout);
-    const again = await dnc(['--json', 'check', '+12025550107', '--reuse-within', '12h', '--fail-on-dnc'], w.env, { now: later(0.25) });
+    const again = await dnc(['--json', 'check', '+12025550107', '--reuse-within', '12h', '--fail-on-dnc'], w.env, {
+      now: later(0.25),
+    });
     expect(again.code).toBe(10);
     expect(lookedUp(w.sb)).toEqual(['+12025550107']);
-    expect(json(again.stdout)).toMatchObject({ correlation_id: original.correlation_id, timestamp: original.timestamp, do_not_call: true, reused: true, credit_cost: 0, http_status: null });
+    expect(json(again.stdout)).toMatchObject({
+      correlation_id: original.correlation_id,
+      timestamp: original.timestamp,
+      do_not_call: true,
+      reused: true,
+      credit_cost: 0,
+      http_status: null,
+    });
     const human = await dnc(['check', '+12025550107', '--reuse-within', '12h'], w.env, { now: later(0.25) });
     expect(human.stdout).toMatch(/DO NOT CALL +\+1 202 555 0107 +on the US do-not-call register \(reused\)/);
     expect(human.stdout).toContain(`${original.correlation_id} (the original lookup)`);

@@ -38,7 +38,11 @@ describe('dnc trace', () => {
       service: w.sb.baseUrl,
       pushes: [],
     });
-    expect(found.answer).toMatchObject({ status: 'succeeded', correlation_id: lookup.correlationId, do_not_call: true });
+    expect(found.answer).toMatchObject({
+      status: 'succeeded',
+      correlation_id: lookup.correlationId,
+      do_not_call: true,
+    });
     // The request time was committed with the claim, before the request: it precedes the answer.
     expect(Date.parse(found.requested_at)).toBeLessThanOrEqual(Date.parse(found.answered_at));
     const receivedBySandbox = w.sb.requests().find((q) => q.query.phone_number === lookup.phoneNumber)!;
@@ -53,9 +57,20 @@ describe('dnc trace', () => {
     w = await world();
     const c = await dnc(['--json', 'check', '+12025550106', '+12025550995'], w.env);
     expect(c.code).toBe(6);
-    const [ok, failed] = c.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const [ok, failed] = c.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const t = json((await dnc(['--json', 'trace', ok.correlation_id], w.env)).stdout).found[0];
-    expect(t).toMatchObject({ source: 'check', phone_number: '+12025550106', result: 'callable', credits: 1, http_status: 200, mode: 'sync', checked_at: ok.timestamp });
+    expect(t).toMatchObject({
+      source: 'check',
+      phone_number: '+12025550106',
+      result: 'callable',
+      credits: 1,
+      http_status: 200,
+      mode: 'sync',
+      checked_at: ok.timestamp,
+    });
     expect(Date.parse(t.requested_at)).toBeLessThanOrEqual(Date.parse(t.answered_at));
     const f = json((await dnc(['--json', 'trace', failed.correlation_id], w.env)).stdout).found[0];
     expect(f).toMatchObject({ result: 'failed', error_code: 'billing_error', credits: 1, http_status: 500 });
@@ -70,7 +85,9 @@ describe('dnc trace', () => {
     const elsewhere = { XDG_STATE_HOME: path.join(w.dir, 'other-state') };
     const missing = await dnc(['trace', id], elsewhere);
     expect(missing.code).toBe(3);
-    expect(missing.stderr).toMatch(/E_TRACE_NOT_FOUND.*no record of correlation id .* \(searched the check history and 0 journal\(s\)\)/);
+    expect(missing.stderr).toMatch(
+      /E_TRACE_NOT_FOUND.*no record of correlation id .* \(searched the check history and 0 journal\(s\)\)/,
+    );
     const given = await dnc(['--json', 'trace', id, '--journal', output], elsewhere);
     expect(given.code, given.stderr).toBe(0);
     expect(json(given.stdout).found[0].phone_number).toBe(w.sb.lookups()[0]!.phoneNumber);
@@ -106,7 +123,12 @@ describe('dnc trace', () => {
 
   it('an argument that is not a correlation id is a usage error (exit 2), not a search that finds nothing', async () => {
     w = await world();
-    for (const bad of ['not-a-uuid', '12345', `${'0'.repeat(8)}-0000-4000-8000-00000000000`, "x'; DROP TABLE numbers; --"]) {
+    for (const bad of [
+      'not-a-uuid',
+      '12345',
+      `${'0'.repeat(8)}-0000-4000-8000-00000000000`,
+      "x'; DROP TABLE numbers; --",
+    ]) {
       const r = await dnc(['trace', bad], w.env);
       expect(r.code, bad).toBe(2);
       expect(r.stderr).toContain('[E_USAGE]');

@@ -14,7 +14,12 @@ beforeAll(async () => {
   sandbox = await startSandbox({ port: 0 });
   dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-typed-options-'));
   writeFileSync(path.join(dir, 'calls.csv'), 'phone\n+12025550100\n');
-  env = { DNC_BASE_URL: sandbox.baseUrl, DNC_API_KEY: sandbox.apiKey, XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache') };
+  env = {
+    DNC_BASE_URL: sandbox.baseUrl,
+    DNC_API_KEY: sandbox.apiKey,
+    XDG_STATE_HOME: path.join(dir, 'state'),
+    XDG_CACHE_HOME: path.join(dir, 'cache'),
+  };
 });
 afterAll(async () => {
   await sandbox.close();
@@ -29,11 +34,23 @@ const refused: Array<[string[], RegExp]> = [
   [['batch', 'calls.csv', '--concurrency', '65'], /--concurrency must be from 1 to 64, got 65/],
   [['batch', 'calls.csv', '--concurrency', '8x'], /--concurrency must be a whole number, got '8x'/],
   [['batch', 'calls.csv', '--max-credits', '-1'], /--max-credits must be at least 0, got -1/],
-  [['batch', 'calls.csv', '--max-credits', 'None'], /--max-credits must be a whole number of credits or none, got 'None'/],
+  [
+    ['batch', 'calls.csv', '--max-credits', 'None'],
+    /--max-credits must be a whole number of credits or none, got 'None'/,
+  ],
   [['batch', 'calls.csv', '--max-credits', 'x'], /--max-credits must be a whole number of credits or none, got 'x'/],
-  [['batch', 'calls.csv', '--max-credits', '99999999999999999999'], /--max-credits is too large: it must be from 0 to 9007199254740991, got 99999999999999999999/],
-  [['--timeout', '99999999999999999999', 'usage'], /--timeout is too large: it must be from 1 to 9007199254740991, got 99999999999999999999/],
-  [['batch', 'calls.csv', '--reuse-within', '99999999999d'], /--reuse-within "99999999999d" is too long: at most 3660d/],
+  [
+    ['batch', 'calls.csv', '--max-credits', '99999999999999999999'],
+    /--max-credits is too large: it must be from 0 to 9007199254740991, got 99999999999999999999/,
+  ],
+  [
+    ['--timeout', '99999999999999999999', 'usage'],
+    /--timeout is too large: it must be from 1 to 9007199254740991, got 99999999999999999999/,
+  ],
+  [
+    ['batch', 'calls.csv', '--reuse-within', '99999999999d'],
+    /--reuse-within "99999999999d" is too long: at most 3660d/,
+  ],
   [['batch', 'calls.csv', '--reuse-within', '3661d'], /--reuse-within "3661d" is too long: at most 3660d/],
   [['batch', 'calls.csv', '--allow-insecure-webhook-url'], /--allow-insecure-webhook-url needs --webhook-url/],
   [['check', '+12025550100', '--allow-insecure-webhook-url'], /--allow-insecure-webhook-url needs --webhook-url/],
@@ -41,7 +58,10 @@ const refused: Array<[string[], RegExp]> = [
   [['--base-url', ' ', 'check', '+12025550100'], /--base-url must not be empty/],
   [['--forwarded-host', '', 'usage'], /--forwarded-host must not be empty/],
   [['--forwarded-host', '', 'check', '+12025550100'], /--forwarded-host must not be empty/],
-  [['batch', 'calls.csv', '--format', 'ods'], /option '--format <format>' argument 'ods' is invalid\. Allowed choices are csv, xlsx\./],
+  [
+    ['batch', 'calls.csv', '--format', 'ods'],
+    /option '--format <format>' argument 'ods' is invalid\. Allowed choices are csv, xlsx\./,
+  ],
   [['batch', 'calls.csv', '--encoding', 'ebcdic'], /--encoding must be one of utf-8, .*; got 'ebcdic'/],
   [['batch', 'calls.csv', '--reuse-within', '7 days'], /--reuse-within/],
   [['usage', '--periods', '101'], /--periods must be from 1 to 100, got 101/],
@@ -55,14 +75,29 @@ const refused: Array<[string[], RegExp]> = [
   [['verify', 'r.csv', '--as-of', '1'], /--as-of "1" is not a date-time/],
   [['verify', 'r.csv', '--as-of', '2026'], /--as-of "2026" is not a date-time/],
   [['verify', 'r.csv', '--as-of', 'March 7'], /--as-of "March 7" is not a date-time/],
-  [['verify', 'r.csv', '--as-of', 'Sun, 22 Nov 2026 10:00:00 GMT'], /--as-of "Sun, 22 Nov 2026 10:00:00 GMT" is not a date-time/],
+  [
+    ['verify', 'r.csv', '--as-of', 'Sun, 22 Nov 2026 10:00:00 GMT'],
+    /--as-of "Sun, 22 Nov 2026 10:00:00 GMT" is not a date-time/,
+  ],
   [['verify', 'r.csv', '--as-of', '2026-11-22 10:00'], /--as-of "2026-11-22 10:00" is not a date-time/],
   [['verify', 'r.csv', '--as-of', '2026-11-22T10:00:00'], /--as-of "2026-11-22T10:00:00" is not a date-time/],
-  [['verify', 'r.csv', '--as-of', '2026-11-22'], /--as-of "2026-11-22" is not a date-time: give the time and its offset too/],
+  [
+    ['verify', 'r.csv', '--as-of', '2026-11-22'],
+    /--as-of "2026-11-22" is not a date-time: give the time and its offset too/,
+  ],
   [['verify', 'r.csv', '--as-of', '-000001-01-01T00:00:00Z'], /--as-of "-000001-01-01T00:00:00Z" is not a date-time/],
-  [['verify', 'r.csv', '--as-of', '1999-12-31T23:59:59Z'], /--as-of "1999-12-31T23:59:59Z" is not a date-time: the year must be from 2000 to 9999/],
-  [['verify', 'r.csv', '--as-of', '2026-02-30T00:00:00Z'], /--as-of "2026-02-30T00:00:00Z" is not a date-time: no such date or time/],
-  [['verify', 'r.csv', '--as-of', '2026-11-22T24:00:00Z'], /--as-of "2026-11-22T24:00:00Z" is not a date-time: no such date or time/],
+  [
+    ['verify', 'r.csv', '--as-of', '1999-12-31T23:59:59Z'],
+    /--as-of "1999-12-31T23:59:59Z" is not a date-time: the year must be from 2000 to 9999/,
+  ],
+  [
+    ['verify', 'r.csv', '--as-of', '2026-02-30T00:00:00Z'],
+    /--as-of "2026-02-30T00:00:00Z" is not a date-time: no such date or time/,
+  ],
+  [
+    ['verify', 'r.csv', '--as-of', '2026-11-22T24:00:00Z'],
+    /--as-of "2026-11-22T24:00:00Z" is not a date-time: no such date or time/,
+  ],
   [['verify', 'r.csv', '--as-of', '2026-11-22T10:00:00+25:00'], /no such offset/],
   [['status', '--as-of', '2026'], /--as-of "2026" is not a date-time/],
   [['verify', 'r.csv', '--max-age', '99999999999d'], /--max-age "99999999999d" is too long: at most 3660d/],
@@ -71,7 +106,10 @@ const refused: Array<[string[], RegExp]> = [
   [['listen', '--results', ' ', '--exit-when-done'], /--results must not be empty/],
   [['verify', 'r.csv', '--list', '-3'], /--list must be at least 0, got -3/],
   [['status', '--expiring', 'soon'], /--expiring/],
-  [['sandbox', '--plan', 'weekly'], /option '--plan <plan>' argument 'weekly' is invalid\. Allowed choices are monthly, annual\./],
+  [
+    ['sandbox', '--plan', 'weekly'],
+    /option '--plan <plan>' argument 'weekly' is invalid\. Allowed choices are monthly, annual\./,
+  ],
   [['sandbox', '--duplicate-push-rate', '1.5'], /--duplicate-push-rate must be a number from 0 to 1, got '1\.5'/],
   [['sandbox', '--time-scale', '0'], /--time-scale must be a number above 0, got '0'/],
   [['sandbox', '--costs', 'US:1'], /--costs: 'US:1' is not CC=N/],
@@ -86,7 +124,10 @@ const refused: Array<[string[], RegExp]> = [
   [['sandbox', '--countries', 'US,'], /--countries: 'US,' has an empty item/],
   [['sandbox', '--costs', ''], /--costs must not be empty/],
   [['sandbox', '--costs', 'US=1,,GB=2'], /--costs: 'US=1,,GB=2' has an empty item/],
-  [['sandbox', '--costs', 'US=99999999999999999999'], /--costs: the cost of US must be from 1 to 1000 credits, got 99999999999999999999/],
+  [
+    ['sandbox', '--costs', 'US=99999999999999999999'],
+    /--costs: the cost of US must be from 1 to 1000 credits, got 99999999999999999999/,
+  ],
   [['sandbox', '--costs', 'US=0'], /--costs: the cost of US must be from 1 to 1000 credits, got 0/],
   [['sandbox', '--costs', 'US=1001'], /--costs: the cost of US must be from 1 to 1000 credits, got 1001/],
   [['sandbox', '--costs', 'US=1,us=2'], /--costs: US is given twice/],
@@ -126,7 +167,10 @@ describe('typed options', () => {
     expect(r.stderr).toMatch(/^dnc: error \[E_CONFIG_INVALID\]: DNC_FORWARDED_HOST is set but empty/);
     expect(sandbox.requests().length).toBe(before);
     expect(readdirSync(dir).sort()).toEqual(['calls.csv']);
-    const flag = await runDnc(['--forwarded-host', 'calls.example.org', 'usage'], { env: { ...env, DNC_FORWARDED_HOST: '' }, cwd: dir });
+    const flag = await runDnc(['--forwarded-host', 'calls.example.org', 'usage'], {
+      env: { ...env, DNC_FORWARDED_HOST: '' },
+      cwd: dir,
+    });
     expect(flag.code, flag.stderr).toBe(0);
     expect(sandbox.requests().at(-1)?.headers['x-forwarded-host']).toBe('calls.example.org');
     rmSync(path.join(dir, 'state'), { recursive: true, force: true });
@@ -136,7 +180,9 @@ describe('typed options', () => {
   it('--as-of takes ISO 8601 with Z or an offset, and the moment it names', async () => {
     const { parseDateTimeOption } = await import('../../src/cli-options.js');
     expect(parseDateTimeOption('--as-of', '2026-12-20T09:00:00Z').toISOString()).toBe('2026-12-20T09:00:00.000Z');
-    expect(parseDateTimeOption('--as-of', '2026-12-20T09:00:00.123456+01:00').toISOString()).toBe('2026-12-20T08:00:00.123Z');
+    expect(parseDateTimeOption('--as-of', '2026-12-20T09:00:00.123456+01:00').toISOString()).toBe(
+      '2026-12-20T08:00:00.123Z',
+    );
     expect(parseDateTimeOption('--as-of', '2026-12-20T09:00-05:30').toISOString()).toBe('2026-12-20T14:30:00.000Z');
     expect(parseDateTimeOption('--as-of', '2028-02-29T00:00:00Z').toISOString()).toBe('2028-02-29T00:00:00.000Z');
     expect(parseDateTimeOption('--as-of', '9999-12-31T23:59:59Z').toISOString()).toBe('9999-12-31T23:59:59.000Z');

@@ -16,7 +16,13 @@ const MANY_HISTORY = 30;
 function monthlyHistory(count: number): HistoryPeriodSpec[] {
   return Array.from({ length: count }, (_, i) => {
     const start = new Date(Date.UTC(2026, 10 - (i + 1), 1)).toISOString();
-    return { startDate: start, creditLimit: 2000, creditsUsed: 100 + i, totalRequests: 90 + i, byCountry: { US: 60 + i, GB: 30 } };
+    return {
+      startDate: start,
+      creditLimit: 2000,
+      creditsUsed: 100 + i,
+      totalRequests: 90 + i,
+      byCountry: { US: 60 + i, GB: 30 },
+    };
   });
 }
 
@@ -48,7 +54,14 @@ const accounts: AccountSpec[] = [
       },
     ],
   },
-  { key: MANY, customerName: 'Initech Telesales', plan: 'monthly', creditLimit: 2000, billingDate: '2026-11-01T00:00:00Z', history: monthlyHistory(MANY_HISTORY) },
+  {
+    key: MANY,
+    customerName: 'Initech Telesales',
+    plan: 'monthly',
+    creditLimit: 2000,
+    billingDate: '2026-11-01T00:00:00Z',
+    history: monthlyHistory(MANY_HISTORY),
+  },
   { key: RESELLER, customerName: 'Globex Reseller', reseller: true },
   {
     // Periods with no usage between them: the legacy endpoint leaves those months out.
@@ -57,8 +70,20 @@ const accounts: AccountSpec[] = [
     plan: 'monthly',
     billingDate: '2026-11-01T00:00:00Z',
     history: [
-      { startDate: '2026-05-01T00:00:00Z', creditLimit: 1000, creditsUsed: 40, totalRequests: 30, byCountry: { US: 20, GB: 10 } },
-      { startDate: '2026-09-01T00:00:00Z', creditLimit: 1000, creditsUsed: 90, totalRequests: 60, byCountry: { GB: 40, DE: 20 } },
+      {
+        startDate: '2026-05-01T00:00:00Z',
+        creditLimit: 1000,
+        creditsUsed: 40,
+        totalRequests: 30,
+        byCountry: { US: 20, GB: 10 },
+      },
+      {
+        startDate: '2026-09-01T00:00:00Z',
+        creditLimit: 1000,
+        creditsUsed: 90,
+        totalRequests: 60,
+        byCountry: { GB: 40, DE: 20 },
+      },
     ],
   },
   { key: JWT, customerName: 'Portal User Org' },
@@ -76,7 +101,9 @@ afterEach(() => {
 });
 
 function dnc(key: string, args: string[], options: { tty?: boolean; global?: string[] } = {}) {
-  return runDnc(['--base-url', sb.baseUrl, '--api-key', key, ...(options.global ?? []), 'usage', ...args], { tty: options.tty });
+  return runDnc(['--base-url', sb.baseUrl, '--api-key', key, ...(options.global ?? []), 'usage', ...args], {
+    tty: options.tty,
+  });
 }
 const usageRequests = () => sb.requests().filter((r) => r.path === '/v2/usage_stats' || r.path === '/usage_stats');
 
@@ -86,11 +113,30 @@ describe('monthly account', () => {
     const r = await dnc(MONTHLY, []);
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[1]).toBe(
-      ['period', before.billingPeriodId, 'monthly', '2026-11-01T00:00:00Z', '2026-12-01T00:00:00Z', '2026-11-30', 10000, 8123, 1877, 6544, 0, 0].join('\t'),
+      [
+        'period',
+        before.billingPeriodId,
+        'monthly',
+        '2026-11-01T00:00:00Z',
+        '2026-12-01T00:00:00Z',
+        '2026-11-30',
+        10000,
+        8123,
+        1877,
+        6544,
+        0,
+        0,
+      ].join('\t'),
     );
     const log = usageRequests();
     expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ method: 'GET', path: '/v2/usage_stats', query: {}, status: 200, account: 'Acme Dialers Ltd' });
+    expect(log[0]).toMatchObject({
+      method: 'GET',
+      path: '/v2/usage_stats',
+      query: {},
+      status: 200,
+      account: 'Acme Dialers Ltd',
+    });
     expect(log[0]!.headers.authorization).toBe('Bearer ***');
     // Free: no lookup, no credit moved.
     expect(sb.lookups()).toEqual([]);
@@ -122,7 +168,11 @@ describe('monthly account', () => {
     expect(usageRequests()[0]!.query).toEqual({ num_billing_periods: '3' });
     const page = JSON.parse(r.stdout) as UsagePage;
     expect(page.customer_name).toBe('Acme Dialers Ltd');
-    expect(page.data.map((p) => p.start_date)).toEqual(['2026-11-01T00:00:00Z', '2026-10-01T00:00:00Z', '2026-09-01T00:00:00Z']);
+    expect(page.data.map((p) => p.start_date)).toEqual([
+      '2026-11-01T00:00:00Z',
+      '2026-10-01T00:00:00Z',
+      '2026-09-01T00:00:00Z',
+    ]);
     expect(page.next_cursor).toBeNull();
   });
 });
@@ -137,7 +187,11 @@ describe('annual account', () => {
     const charts = r.stdout.split('Months of the annual plan (credits used)\n').slice(1);
     expect(charts).toHaveLength(2);
     const past = charts[1]!.split('\n').slice(0, 12);
-    past.forEach((line, i) => expect(line).toContain(`${(150 * (i + 1)).toLocaleString('en-US')} credits · ${(100 * (i + 1)).toLocaleString('en-US')} requests`));
+    past.forEach((line, i) =>
+      expect(line).toContain(
+        `${(150 * (i + 1)).toLocaleString('en-US')} credits · ${(100 * (i + 1)).toLocaleString('en-US')} requests`,
+      ),
+    );
     expect(past[11]).toContain('█'.repeat(40));
     expect(r.stdout).toContain('│ Unallocated usage │ 40 requests · 60 credits');
   });
@@ -148,7 +202,9 @@ describe('annual account', () => {
     const months = piped.stdout.split('\n').filter((l) => l.startsWith('month\t'));
     expect(months).toHaveLength(24);
     const expected = json.data.flatMap((p) =>
-      p.monthly!.map((m) => ['month', p.id, m.year, m.month, m.start_date, m.end_date, m.request_count, m.credits_used].join('\t')),
+      p.monthly!.map((m) =>
+        ['month', p.id, m.year, m.month, m.start_date, m.end_date, m.request_count, m.credits_used].join('\t'),
+      ),
     );
     expect(months).toEqual(expected);
   });
@@ -189,9 +245,16 @@ describe('many periods and paging', () => {
     const first = await dnc(MANY, ['--periods', '10']);
     const cursorLine = first.stdout.trimEnd().split('\n').at(-1)!.split('\t');
     expect(cursorLine[0]).toBe('next_cursor');
-    const second = JSON.parse((await dnc(MANY, ['--periods', '10', '--cursor', cursorLine[1]!], { global: ['--json'] })).stdout) as UsagePage;
-    const firstIds = first.stdout.split('\n').filter((l) => l.startsWith('period\t')).map((l) => Number(l.split('\t')[1]));
-    const all = (JSON.parse((await dnc(MANY, ['--periods', '20'], { global: ['--json'] })).stdout) as UsagePage).data.map((p) => p.id);
+    const second = JSON.parse(
+      (await dnc(MANY, ['--periods', '10', '--cursor', cursorLine[1]!], { global: ['--json'] })).stdout,
+    ) as UsagePage;
+    const firstIds = first.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('period\t'))
+      .map((l) => Number(l.split('\t')[1]));
+    const all = (
+      JSON.parse((await dnc(MANY, ['--periods', '20'], { global: ['--json'] })).stdout) as UsagePage
+    ).data.map((p) => p.id);
     expect([...firstIds, ...second.data.map((p) => p.id)]).toEqual(all);
   });
 
@@ -237,7 +300,7 @@ describe('errors from the sandbox', () => {
     expect(usageRequests().at(-1)!.headers['x-forwarded-host']).toBe('calls.globex.example');
   });
 
-  it('404: an unknown id and another account\'s id → exit 2 with a hint', async () => {
+  it("404: an unknown id and another account's id → exit 2 with a hint", async () => {
     const other = sb.account(MANY).billingPeriodId;
     for (const id of [999_999, other]) {
       const r = await dnc(MONTHLY, ['--id', String(id)]);
@@ -268,7 +331,12 @@ describe('errors from the sandbox', () => {
   });
 
   it('invalid combinations are refused before any request', async () => {
-    for (const args of [['--id', '1', '--all'], ['--lifetime', '--periods', '2'], ['--periods', '0'], ['--id', '0']]) {
+    for (const args of [
+      ['--id', '1', '--all'],
+      ['--lifetime', '--periods', '2'],
+      ['--periods', '0'],
+      ['--id', '0'],
+    ]) {
       expect((await dnc(MONTHLY, args)).code).toBe(2);
     }
     expect(sb.requests()).toEqual([]);
@@ -286,11 +354,16 @@ describe('--lifetime', () => {
       ['/usage_stats', {}],
       ['/usage_stats', {}],
     ]);
-    const months = r.stdout.split('\n').filter((l) => l.startsWith('lifetime_month\t')).map((l) => l.split('\t'));
+    const months = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('lifetime_month\t'))
+      .map((l) => l.split('\t'));
     const first = json.monthly[0]!;
     const last = json.monthly.at(-1)!;
     expect(months.length).toBe((last.year - first.year) * 12 + last.month - first.month + 1);
-    const reported = new Map(json.monthly.map((m) => [`${m.year}-${String(m.month).padStart(2, '0')}`, m.request_count]));
+    const reported = new Map(
+      json.monthly.map((m) => [`${m.year}-${String(m.month).padStart(2, '0')}`, m.request_count]),
+    );
     for (const [, ym, n] of months) expect(Number(n)).toBe(reported.get(ym!) ?? 0);
     expect(months.map(([, ym]) => ym)).toEqual(['2026-05', '2026-06', '2026-07', '2026-08', '2026-09']);
     expect(months.filter(([, ym]) => !reported.has(ym!))).toHaveLength(3);

@@ -61,14 +61,18 @@ const manyPages: Handler = (req) => {
   const page = req.query.cursor === undefined ? 1 : Number(req.query.cursor.replace('cur-page-', ''));
   return { status: 200, body: json(`many-periods-page-${page}`) };
 };
-const serve = (name: string): Handler => () => ({ status: 200, body: json(name) });
+const serve =
+  (name: string): Handler =>
+  () => ({ status: 200, body: json(name) });
 
 describe('dnc usage: what it asks for', () => {
   it('asks for the latest billing period by default and prints the piped records', async () => {
     handler = serve('monthly-plan');
     const r = await dnc([]);
     expect(r.code).toBe(0);
-    expect(seen).toEqual([{ path: '/v2/usage_stats', query: {}, authorization: `Bearer ${KEY}`, forwardedHost: undefined }]);
+    expect(seen).toEqual([
+      { path: '/v2/usage_stats', query: {}, authorization: `Bearer ${KEY}`, forwardedHost: undefined },
+    ]);
     expect(r.stdout).toBe(fixture('expected-monthly-plan.tsv'));
   });
 
@@ -206,8 +210,12 @@ describe('dnc usage: refused locally, nothing sent', () => {
   it('names the conflicting options', async () => {
     const r = await dnc(['--id', '3', '--all', '--cursor', 'c']);
     // Commander refuses the first conflict it meets, in dnc's format, with where to read the usage.
-    expect(r.stderr).toMatch(/dnc: error \[E_USAGE\]: option '--id <id>' cannot be used with option '--(all|cursor <cursor>)'\n  hint: see 'dnc usage --help' for the usage/);
-    expect((await dnc(['--lifetime', '--periods', '2'])).stderr).toContain("option '--lifetime' cannot be used with option '--periods <n>'");
+    expect(r.stderr).toMatch(
+      /dnc: error \[E_USAGE\]: option '--id <id>' cannot be used with option '--(all|cursor <cursor>)'\n  hint: see 'dnc usage --help' for the usage/,
+    );
+    expect((await dnc(['--lifetime', '--periods', '2'])).stderr).toContain(
+      "option '--lifetime' cannot be used with option '--periods <n>'",
+    );
     expect((await dnc(['--reconcile', '--all'])).code).toBe(2);
     expect((await dnc(['--periods', '101'])).stderr).toContain('--periods must be from 1 to 100, got 101');
   });
@@ -222,7 +230,9 @@ describe('dnc usage: refused locally, nothing sent', () => {
 });
 
 describe('dnc usage: errors of the service', () => {
-  const error = (status: number, text: string): Handler => () => ({ status, body: { error: text } });
+  const error =
+    (status: number, text: string): Handler =>
+    () => ({ status, body: { error: text } });
 
   it('400 → exit 2 with the service text', async () => {
     handler = error(400, 'invalid cursor');
@@ -259,7 +269,9 @@ describe('dnc usage: errors of the service', () => {
     let r = await dnc([], { key: jwt });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('(403): no active organization membership');
-    expect(r.stderr).toContain('hint: this key looks like a portal JWT: its user needs an active organization membership');
+    expect(r.stderr).toContain(
+      'hint: this key looks like a portal JWT: its user needs an active organization membership',
+    );
     handler = error(403, 'invalid API key');
     r = await dnc(['--lifetime'], { key: jwt });
     expect(r.code).toBe(4);
@@ -286,7 +298,8 @@ describe('dnc usage: errors of the service', () => {
 
   it('a 500 that clears up on a retry is a success', async () => {
     let calls = 0;
-    handler = (req) => (++calls === 1 ? { status: 500, body: { error: 'unable to process request' } } : serve('monthly-plan')(req));
+    handler = (req) =>
+      ++calls === 1 ? { status: 500, body: { error: 'unable to process request' } } : serve('monthly-plan')(req);
     const r = await dnc([]);
     expect(r.code).toBe(0);
     expect(seen).toHaveLength(2);

@@ -39,11 +39,17 @@ describe('the manifest', () => {
       input: { path: input, sha256: sha256(input) },
       output: { path: output, sha256: sha256(output) },
       rows: { total: 5, by_result: { callable: 3, do_not_call: 2 } },
-      numbers: { distinct: 3, by_result: { callable: 2, do_not_call: 1 }, by_country: { US: { callable: 2, do_not_call: 1 } } },
+      numbers: {
+        distinct: 3,
+        by_result: { callable: 2, do_not_call: 1 },
+        by_country: { US: { callable: 2, do_not_call: 1 } },
+      },
       credits_used: w!.sb.account().creditsUsed,
       register_sources: ['https://sandbox.dnc.invalid/registers/US'],
     });
-    const checked = rows(output).map((r) => r.dnc_checked_at).sort();
+    const checked = rows(output)
+      .map((r) => r.dnc_checked_at)
+      .sort();
     expect(m.checked_at).toEqual({ oldest: checked[0], newest: checked.at(-1) });
     expect(Date.parse(m.started_at)).toBeLessThanOrEqual(Date.parse(m.finished_at));
   });
@@ -59,7 +65,14 @@ describe('dnc verify', () => {
     expect(human.stdout).toContain('rows compared with the journal and the input');
     const j = await dnc(['--json', 'verify', output], {});
     expect(j.code).toBe(0);
-    expect(json(j.stdout)).toMatchObject({ fit: true, tampered: false, sha256_matches: true, rows: 5, recheck_count: 0, compared_with_journal: true });
+    expect(json(j.stdout)).toMatchObject({
+      fit: true,
+      tampered: false,
+      sha256_matches: true,
+      rows: 5,
+      recheck_count: 0,
+      compared_with_journal: true,
+    });
   });
 
   it('an edited verdict fails (exit 3) and names the line', async () => {
@@ -74,7 +87,9 @@ describe('dnc verify', () => {
     const v = json(r.stdout);
     expect(v).toMatchObject({ fit: false, tampered: true, sha256_matches: false });
     expect(v.differences).toContain('callable rows: 4 in the file, 3 in the manifest');
-    expect(v.recheck).toEqual([expect.objectContaining({ line: 3, number: '+12025550101', result: 'callable', reason: 'edited' })]);
+    expect(v.recheck).toEqual([
+      expect.objectContaining({ line: 3, number: '+12025550101', result: 'callable', reason: 'edited' }),
+    ]);
     const human = await dnc(['verify', output], {});
     expect(human.stdout).toMatch(/NOT FIT TO DIAL/);
     expect(human.stdout).toMatch(/line 3 +\+12025550101 +US +callable +edited: says callable/);
@@ -103,14 +118,28 @@ describe('dnc verify', () => {
     expect((await dnc(['verify', output, '--max-age', '60d'], {}, { now: later(40) })).code).toBe(0);
     expect((await dnc(['verify', output, '--max-age', '12h'], {}, { now: later(1) })).code).toBe(3);
     // --as-of judges for a given day without a clock.
-    expect((await dnc(['verify', output, '--as-of', new Date(Date.now() + 32 * 86_400_000).toISOString()], {})).code).toBe(3);
+    expect(
+      (await dnc(['verify', output, '--as-of', new Date(Date.now() + 32 * 86_400_000).toISOString()], {})).code,
+    ).toBe(3);
   });
 
   it('a pending row is not fit to dial', async () => {
     w = await world({ allowInsecureWebhooks: true, timeScale: 1000 });
     const input = w.file('calls.csv', US_LIST);
     const output = path.join(w.dir, 'calls.results.csv');
-    const b = await dnc(['batch', input, '-o', output, '--webhook-url', 'http://127.0.0.1:9/h', '--webhook-all', '--allow-insecure-webhook-url'], w.env);
+    const b = await dnc(
+      [
+        'batch',
+        input,
+        '-o',
+        output,
+        '--webhook-url',
+        'http://127.0.0.1:9/h',
+        '--webhook-all',
+        '--allow-insecure-webhook-url',
+      ],
+      w.env,
+    );
     expect(b.code, b.stderr).toBe(8);
     const r = await dnc(['--json', 'verify', output], {});
     expect(r.code).toBe(3);
@@ -118,24 +147,40 @@ describe('dnc verify', () => {
     expect(v.tampered).toBe(false);
     expect(v.recheck_by_reason).toEqual({ pending: 5 });
     expect(v.recheck[0].detail).toMatch(/webhook result not received \(correlation id [0-9a-f-]{36}\)/);
-    expect((await dnc(['verify', output], {})).stdout).toContain('pending rows: `dnc listen --results FILE` receives their pushes');
+    expect((await dnc(['verify', output], {})).stdout).toContain(
+      'pending rows: `dnc listen --results FILE` receives their pushes',
+    );
   });
 
   it('failed rows must be re-checked; invalid rows need not (they are never dialled); an unknown result is an edit', async () => {
     // The charged billing failure has no verdict: the batch exits 7.
-    const { output } = await scrubbed(['name,phone', 'ok,+12025550100', 'invalid,+12025550990', 'billing,+12025550995', 'junk,12'], 7);
+    const { output } = await scrubbed(
+      ['name,phone', 'ok,+12025550100', 'invalid,+12025550990', 'billing,+12025550995', 'junk,12'],
+      7,
+    );
     const v = json((await dnc(['--json', 'verify', output], {})).stdout);
     expect(v).toMatchObject({ fit: false, tampered: false, recheck_by_reason: { failed: 1 } });
-    expect(v.recheck[0]).toMatchObject({ line: 4, number: '+12025550995', reason: 'failed', detail: expect.stringMatching(/^billing_error: /) });
+    expect(v.recheck[0]).toMatchObject({
+      line: 4,
+      number: '+12025550995',
+      reason: 'failed',
+      detail: expect.stringMatching(/^billing_error: /),
+    });
     // The advice finishes the row at the least cost: the same batch again, never --restart (which pays for every row).
     const human = (await dnc(['verify', output], {})).stdout;
     // (The billing_error was charged: a bare rerun would not send it again; the advice names the flag that does, and its
     // cost.)
-    expect(human).toMatch(/`dnc batch \S+ -o \S+ --resend-failed` sends them again, each charged again \(about 1 credit\(s\)\)/);
+    expect(human).toMatch(
+      /`dnc batch \S+ -o \S+ --resend-failed` sends them again, each charged again \(about 1 credit\(s\)\)/,
+    );
     expect(human).not.toContain('--restart');
     writeFileSync(output, readFileSync(output, 'utf8').replace(',invalid,', ',ok,'));
     const e = json((await dnc(['--json', 'verify', output], {})).stdout);
-    expect(e.recheck[0]).toMatchObject({ line: 3, reason: 'edited', detail: 'dnc_result "ok" is not a result dnc writes' });
+    expect(e.recheck[0]).toMatchObject({
+      line: 3,
+      reason: 'edited',
+      detail: 'dnc_result "ok" is not a result dnc writes',
+    });
   });
 
   it('the --callable-out list is covered too: a number added to it makes the output unfit', async () => {
@@ -150,7 +195,10 @@ describe('dnc verify', () => {
     writeFileSync(callable, readFileSync(callable, 'utf8') + 'b,+12025550101\n');
     const r = await dnc(['--json', 'verify', output], {});
     expect(r.code).toBe(3);
-    expect(json(r.stdout)).toMatchObject({ tampered: true, differences: [`the callable list ${callable} changed after dnc wrote it`] });
+    expect(json(r.stdout)).toMatchObject({
+      tampered: true,
+      differences: [`the callable list ${callable} changed after dnc wrote it`],
+    });
   });
 
   it('without a manifest: exit 3 and how to write one; a bad --max-age is a usage error', async () => {
@@ -169,7 +217,13 @@ describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.re
     const made = await world();
     w = made;
     const { dir, env } = made;
-    return { dir, env, input: made.file('calls.csv', US_LIST), csv: path.join(dir, 'calls.results.csv'), xlsx: path.join(dir, 'calls.results.xlsx') };
+    return {
+      dir,
+      env,
+      input: made.file('calls.csv', US_LIST),
+      csv: path.join(dir, 'calls.results.csv'),
+      xlsx: path.join(dir, 'calls.results.xlsx'),
+    };
   }
 
   it('the second output gets a manifest named after its whole name; batch, verify, status and report each find its own', async () => {
@@ -192,14 +246,19 @@ describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.re
       expect(v.code, v.stdout + v.stderr).toBe(0);
     }
     const named = json((await dnc(['--json', 'status', csv, xlsx], {})).stdout);
-    expect(named.files.map((f: { output: string; manifest: string }) => [f.output, path.basename(f.manifest)])).toEqual([
-      [csv, 'calls.results.manifest.json'],
-      [xlsx, 'calls.results.xlsx.manifest.json'],
-    ]);
+    expect(named.files.map((f: { output: string; manifest: string }) => [f.output, path.basename(f.manifest)])).toEqual(
+      [
+        [csv, 'calls.results.manifest.json'],
+        [xlsx, 'calls.results.xlsx.manifest.json'],
+      ],
+    );
     const folder = json((await dnc(['--json', 'status', dir], {})).stdout);
     expect(folder.files.map((f: { output: string }) => f.output).sort()).toEqual([csv, xlsx]);
     // Reports named as the manifests are, so the second does not replace the first.
-    for (const [output, report] of [[csv, 'calls.results.report.html'], [xlsx, 'calls.results.xlsx.report.html']] as const) {
+    for (const [output, report] of [
+      [csv, 'calls.results.report.html'],
+      [xlsx, 'calls.results.xlsx.report.html'],
+    ] as const) {
       const r = await dnc(['report', output], {});
       expect(r.code, r.stderr).toBe(0);
       expect(readFileSync(path.join(dir, report), 'utf8')).toContain(path.basename(output));
@@ -218,6 +277,8 @@ describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.re
     copyFileSync(xlsx, path.join(elsewhere, 'calls.results.xlsx'));
     copyFileSync(path.join(dir, 'calls.results.manifest.json'), path.join(elsewhere, 'calls.results.manifest.json'));
     const moved = json((await dnc(['--json', 'status', path.join(elsewhere, 'calls.results.xlsx')], {})).stdout);
-    expect(moved.files.map((f: { manifest: string }) => f.manifest)).toEqual([path.join(elsewhere, 'calls.results.manifest.json')]);
+    expect(moved.files.map((f: { manifest: string }) => f.manifest)).toEqual([
+      path.join(elsewhere, 'calls.results.manifest.json'),
+    ]);
   });
 });

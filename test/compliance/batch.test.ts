@@ -26,23 +26,58 @@ describe('dnc batch with the internal list and exemptions', () => {
     await dnc(['suppress', 'add', '+12025550101', '+12025550104', '+12025550105', '--reason', 'opt-out'], env);
     await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', iso(10), '--evidence', 'form 7'], env);
     await dnc(['exempt', 'add', '+12025550105', '--basis', 'ebr-purchase', '--until', iso(10)], env);
-    const input = w.file('calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550101', 'c,+12025550103', 'd,+12025550104', 'e,+12025550105', 'f,+1 202 555 0101']);
+    const input = w.file('calls.csv', [
+      'name,phone',
+      'a,+12025550100',
+      'b,+12025550101',
+      'c,+12025550103',
+      'd,+12025550104',
+      'e,+12025550105',
+      'f,+1 202 555 0101',
+    ]);
     const out = path.join(w.dir, 'calls.results.csv');
     const callable = path.join(w.dir, 'call-these.csv');
-    const r = await dnc(['--json', 'batch', input, '-o', out, '--callable-out', callable, '--seller', 'Acme <Solar>', '--san', 'SAN-123', '--campaign', 'Q4'], env);
+    const r = await dnc(
+      [
+        '--json',
+        'batch',
+        input,
+        '-o',
+        out,
+        '--callable-out',
+        callable,
+        '--seller',
+        'Acme <Solar>',
+        '--san',
+        'SAN-123',
+        '--campaign',
+        'Q4',
+      ],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(lookedUp(w.sb).sort()).toEqual(['+12025550100', '+12025550103']);
     expect(r.stderr).toContain('3 number(s) on the internal do-not-call list (do-not-call): do_not_call, not sent');
     expect(r.stderr).toContain('1 exempt number(s) are also on the internal list: the internal list wins');
 
     const got = rows(out);
-    expect(Object.keys(got[0]!).slice(-4)).toEqual(['dnc_exemption', 'dnc_valid_until', 'dnc_time_zones', 'dnc_calling_window']);
+    expect(Object.keys(got[0]!).slice(-4)).toEqual([
+      'dnc_exemption',
+      'dnc_valid_until',
+      'dnc_time_zones',
+      'dnc_calling_window',
+    ]);
     const by = Object.fromEntries(got.map((x) => [x.name, x]));
     expect([by.a!.dnc_result, by.a!.dnc_exemption]).toEqual(['callable', '']);
     for (const k of ['b', 'd', 'e', 'f']) {
-      expect([by[k]!.dnc_result, by[k]!.dnc_do_not_call, by[k]!.dnc_list_source, by[k]!.dnc_credits, by[k]!.dnc_correlation_id, by[k]!.dnc_exemption]).toEqual([
-        'do_not_call', 'true', 'internal:do-not-call', '0', '', '',
-      ]);
+      expect([
+        by[k]!.dnc_result,
+        by[k]!.dnc_do_not_call,
+        by[k]!.dnc_list_source,
+        by[k]!.dnc_credits,
+        by[k]!.dnc_correlation_id,
+        by[k]!.dnc_exemption,
+      ]).toEqual(['do_not_call', 'true', 'internal:do-not-call', '0', '', '']);
     }
     // The register verdict is kept; the exemption makes it callable.
     expect(by.c!.dnc_result).toBe('callable');
@@ -68,13 +103,33 @@ describe('dnc batch with the internal list and exemptions', () => {
       const { createHash } = await import('node:crypto');
       const db = new Database(path.join(w.stateDir, 'do-not-call.sqlite'), { readonly: true });
       const h = createHash('sha256');
-      for (const r of db.prepare('SELECT e164 FROM suppressions ORDER BY e164').all() as Array<{ e164: string }>) h.update(`S ${r.e164}\n`);
-      for (const r of db.prepare('SELECT e164, basis, until FROM exemptions ORDER BY e164').all() as Array<{ e164: string; basis: string; until: string }>) h.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
-      const head = db.prepare('SELECT hash, (SELECT COUNT(*) FROM audit) AS n FROM audit ORDER BY id DESC LIMIT 1').get() as { hash: string; n: number };
+      for (const r of db.prepare('SELECT e164 FROM suppressions ORDER BY e164').all() as Array<{ e164: string }>)
+        h.update(`S ${r.e164}\n`);
+      for (const r of db.prepare('SELECT e164, basis, until FROM exemptions ORDER BY e164').all() as Array<{
+        e164: string;
+        basis: string;
+        until: string;
+      }>)
+        h.update(`E ${r.e164} ${r.basis} ${r.until}\n`);
+      const head = db
+        .prepare('SELECT hash, (SELECT COUNT(*) FROM audit) AS n FROM audit ORDER BY id DESC LIMIT 1')
+        .get() as { hash: string; n: number };
       db.close();
-      expect(m.compliance.list).toMatchObject({ state_sha256: h.digest('hex'), audit_head: head.hash, audit_entries: 5, suppressions: 3, exemptions: 2, name: 'do-not-call' });
+      expect(m.compliance.list).toMatchObject({
+        state_sha256: h.digest('hex'),
+        audit_head: head.hash,
+        audit_entries: 5,
+        suppressions: 3,
+        exemptions: 2,
+        name: 'do-not-call',
+      });
     }
-    expect(m.compliance).toMatchObject({ suppressed_numbers: 3, exempt_numbers: 1, overridden_exemption_numbers: 1, parties: { seller: 'Acme <Solar>', san: 'SAN-123', campaign: 'Q4' } });
+    expect(m.compliance).toMatchObject({
+      suppressed_numbers: 3,
+      exempt_numbers: 1,
+      overridden_exemption_numbers: 1,
+      parties: { seller: 'Acme <Solar>', san: 'SAN-123', campaign: 'Q4' },
+    });
     expect(m.validity.window_days).toMatchObject({ US: 31, CA: 31, GB: 28, AU: 30 });
     // The exemption ends before the 31-day US window does: it bounds the file's validity.
     expect(m.validity.valid_until).toBe(`${iso(10)}T23:59:59.999Z`);
@@ -88,7 +143,12 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect((await dnc(['batch', input, '-o', book, '--reuse-within', '1d'], env)).code).toBe(0);
     const [sheet, summary] = readWorkbookIndependently(book) as [OracleSheet, OracleSheet];
     const col = sheet.rows[0]!.findIndex((c) => c.v === 'dnc_valid_until');
-    const earliest = Math.min(...sheet.rows.slice(1).filter((r) => r[sheet.rows[0]!.findIndex((c) => c.v === 'dnc_result')]!.v === 'callable').map((r) => Date.parse(String(r[col]!.v))));
+    const earliest = Math.min(
+      ...sheet.rows
+        .slice(1)
+        .filter((r) => r[sheet.rows[0]!.findIndex((c) => c.v === 'dnc_result')]!.v === 'callable')
+        .map((r) => Date.parse(String(r[col]!.v))),
+    );
     const said = (label: string) => summary.rows.find((r) => r[0]?.v === label)?.[1]?.v;
     expect(new Date(earliest).toISOString()).toBe(`${iso(10)}T23:59:59.999Z`);
     expect(said('callable rows valid until')).toBe(`${iso(10)}T23:59:59.999Z`);
@@ -138,7 +198,9 @@ describe('dnc batch with the internal list and exemptions', () => {
     expect(stopped.stderr).toMatch(/Resume .* with: dnc batch \S+ -o \S+ --max-credits <N\|none>\n/);
     const rerun = await dnc(['batch', input, '-o', out, '--max-credits', 'none'], w.env);
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rerun.stderr).toMatch(/Resuming with the options this batch was started with: --suppression-list \S+team\.sqlite/);
+    expect(rerun.stderr).toMatch(
+      /Resuming with the options this batch was started with: --suppression-list \S+team\.sqlite/,
+    );
     expect(lookedUp(w.sb)).toEqual(['+12025550100']);
     // Named on a rerun, another list is used, with a warning: the numbers only the old list held are looked up.
     const other = path.join(w.dir, 'other.sqlite');
@@ -177,7 +239,11 @@ describe('dnc batch with the internal list and exemptions', () => {
     const exemptions = inside.exemptionsNow.bind(store);
     inside.exemptionsNow = () => {
       try {
-        colleague.prepare("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550109', 'US', '2026-11-22T00:00:00.000Z', 'colleague@x')").run();
+        colleague
+          .prepare(
+            "INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550109', 'US', '2026-11-22T00:00:00.000Z', 'colleague@x')",
+          )
+          .run();
         wrote = true;
       } catch {
         wrote = false;
@@ -201,14 +267,30 @@ describe('an exemption that ended before the verdict came (a late webhook push)'
   it('does not make that verdict callable, in the render or in what verify expects', async () => {
     const { withExemption, effectiveResult } = await import('../../src/compliance/batch-compliance.js');
     const verdict = (checkedAt: string) => ({
-      id: 1, state: 'done' as const, result: 'do_not_call', do_not_call: 1, list_source: 'https://sandbox.dnc.invalid/registers/AU',
-      checked_at: checkedAt, correlation_id: 'c', error_code: null, error: null, credits: 1,
-      exemption_basis: 'consent', exemption_until: '2026-11-23T23:59:59.999Z',
+      id: 1,
+      state: 'done' as const,
+      result: 'do_not_call',
+      do_not_call: 1,
+      list_source: 'https://sandbox.dnc.invalid/registers/AU',
+      checked_at: checkedAt,
+      correlation_id: 'c',
+      error_code: null,
+      error: null,
+      credits: 1,
+      exemption_basis: 'consent',
+      exemption_until: '2026-11-23T23:59:59.999Z',
     });
-    const cells = (v: ReturnType<typeof verdict>) => withExemption(['+61412345001', 'AU', 'do_not_call', 'true', v.list_source, v.checked_at, 'c', '', '', '1'], v as never);
+    const cells = (v: ReturnType<typeof verdict>) =>
+      withExemption(
+        ['+61412345001', 'AU', 'do_not_call', 'true', v.list_source, v.checked_at, 'c', '', '', '1'],
+        v as never,
+      );
     // Made while the exemption held (to its last millisecond): callable, the exemption named.
     const held = verdict('2026-11-23T23:59:59.999000+00:00');
-    expect(cells(held).slice(2, 3).concat(cells(held).slice(10))).toEqual(['callable', 'consent until 2026-11-23T23:59:59.999Z']);
+    expect(cells(held).slice(2, 3).concat(cells(held).slice(10))).toEqual([
+      'callable',
+      'consent until 2026-11-23T23:59:59.999Z',
+    ]);
     expect(effectiveResult(held as never)).toBe('callable');
     // Made after it ended: the register's verdict stands.
     const late = verdict('2026-11-25T10:00:00.000000+00:00');

@@ -20,7 +20,22 @@ describe('dnc suppress', () => {
   it('adds, counts, lists and removes numbers (normalised to E.164); the file is 0600 in a 0700 folder', async () => {
     w = await world();
     const env = { ...w.env, USER: 'alice' };
-    const add = await dnc(['suppress', 'add', '+1 (202) 555-0143', '2025550144', '--country', 'US', '--reason', 'asked on a call', '--source', 'agent 17'], env, { now: () => T0 });
+    const add = await dnc(
+      [
+        'suppress',
+        'add',
+        '+1 (202) 555-0143',
+        '2025550144',
+        '--country',
+        'US',
+        '--reason',
+        'asked on a call',
+        '--source',
+        'agent 17',
+      ],
+      env,
+      { now: () => T0 },
+    );
     expect(add.code, add.stderr).toBe(0);
     expect(add.stderr).toContain('2 number(s) added');
     expect(statSync(listFile(w)).mode & 0o777).toBe(0o600);
@@ -33,14 +48,38 @@ describe('dnc suppress', () => {
     expect((await dnc(['suppress', 'count'], env)).stdout.trim()).toBe('2');
     const list = await dnc(['--json', 'suppress', 'list'], env);
     expect(lines(list.stdout).map((l) => JSON.parse(l))).toEqual([
-      { phone: '+12025550143', country: 'US', added_at: T0.toISOString(), who: expect.stringMatching(/^alice@/), reason: 'asked on a call', source: 'agent 17' },
-      { phone: '+12025550144', country: 'US', added_at: T0.toISOString(), who: expect.stringMatching(/^alice@/), reason: 'asked on a call', source: 'agent 17' },
+      {
+        phone: '+12025550143',
+        country: 'US',
+        added_at: T0.toISOString(),
+        who: expect.stringMatching(/^alice@/),
+        reason: 'asked on a call',
+        source: 'agent 17',
+      },
+      {
+        phone: '+12025550144',
+        country: 'US',
+        added_at: T0.toISOString(),
+        who: expect.stringMatching(/^alice@/),
+        reason: 'asked on a call',
+        source: 'agent 17',
+      },
     ]);
-    expect((await dnc(['suppress', 'remove', '+12025550144', '--reason', 'added by mistake'], env, { now: at('2026-11-23T00:00:00Z') })).code).toBe(0);
+    expect(
+      (
+        await dnc(['suppress', 'remove', '+12025550144', '--reason', 'added by mistake'], env, {
+          now: at('2026-11-23T00:00:00Z'),
+        })
+      ).code,
+    ).toBe(0);
     expect((await dnc(['suppress', 'count'], env)).stdout.trim()).toBe('1');
     const log = await dnc(['--json', 'suppress', 'log'], env);
     expect(log.code).toBe(0);
-    expect(lines(log.stdout).map((l) => JSON.parse(l)).map((e) => [e.action, e.e164, e.reason])).toEqual([
+    expect(
+      lines(log.stdout)
+        .map((l) => JSON.parse(l))
+        .map((e) => [e.action, e.e164, e.reason]),
+    ).toEqual([
       ['suppress', '+12025550143', 'asked on a call'],
       ['suppress', '+12025550144', 'asked on a call'],
       ['unsuppress', '+12025550144', 'added by mistake'],
@@ -61,7 +100,7 @@ describe('dnc suppress', () => {
     expect(log.stderr).toContain('entry 1 does not match the hash chain');
   });
 
-  it('entries changed behind dnc\'s back (the log untouched) are found: log exits 3, check, batch and verify refuse, nothing is sent', async () => {
+  it("entries changed behind dnc's back (the log untouched) are found: log exits 3, check, batch and verify refuse, nothing is sent", async () => {
     w = await world();
     await dnc(['suppress', 'add', '+12025550143', '+12025550145'], w.env);
     await dnc(['exempt', 'add', '+12025550147', '--basis', 'consent', '--until', '2099-01-01'], w.env);
@@ -76,7 +115,11 @@ describe('dnc suppress', () => {
     const log = await dnc(['suppress', 'log'], w.env);
     expect(log.code).toBe(3);
     expect(log.stderr).toContain('+12025550143 is not on the list, but no audit entry took it off');
-    for (const argv of [['check', '+12025550143'], ['batch', input, '-o', out], ['verify', out]]) {
+    for (const argv of [
+      ['check', '+12025550143'],
+      ['batch', input, '-o', out],
+      ['verify', out],
+    ]) {
       const r = await dnc(argv, w.env);
       expect(r.code, argv[0]).toBe(3);
       expect(r.stderr, argv[0]).toContain('E_LIST_ALTERED');
@@ -85,7 +128,13 @@ describe('dnc suppress', () => {
     // verify says what the alteration means for it (it sends nothing anyway).
     expect((await dnc(['verify', out], w.env)).stderr).toContain('no results file can be judged fit against it');
     // Its entries are not listed, counted or exported as if the log vouched for them; the log still reads.
-    for (const argv of [['suppress', 'list'], ['suppress', 'count'], ['suppress', 'export'], ['exempt', 'list'], ['exempt', 'export']]) {
+    for (const argv of [
+      ['suppress', 'list'],
+      ['suppress', 'count'],
+      ['suppress', 'export'],
+      ['exempt', 'list'],
+      ['exempt', 'export'],
+    ]) {
       const r = await dnc(argv, w.env);
       expect(r.code, argv.join(' ')).toBe(3);
       expect(r.stderr, argv.join(' ')).toContain('its entries are not shown or exported');
@@ -96,18 +145,26 @@ describe('dnc suppress', () => {
     expect((await dnc(['check', '+12025550100'], w.env)).code).toBe(3);
     // An exemption's end moved by hand is found too.
     db = new Database(listFile(w));
-    db.exec("INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550143', 'US', '2026-01-01T00:00:00.000Z', 'x'); UPDATE exemptions SET until = '2199-01-01T23:59:59.999Z'");
+    db.exec(
+      "INSERT INTO suppressions (e164, country, added_at, who) VALUES ('+12025550143', 'US', '2026-01-01T00:00:00.000Z', 'x'); UPDATE exemptions SET until = '2199-01-01T23:59:59.999Z'",
+    );
     db.close();
     const log2 = await dnc(['suppress', 'log'], w.env);
     expect(log2.code).toBe(3);
-    expect(log2.stderr).toContain('+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says consent until 2099-01-01T23:59:59.999Z');
+    expect(log2.stderr).toContain(
+      '+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says consent until 2099-01-01T23:59:59.999Z',
+    );
     const moved = await dnc(['check', '+12025550147'], w.env);
     expect(moved.code).toBe(3);
-    expect(moved.stderr).toContain('+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says');
+    expect(moved.stderr).toContain(
+      '+12025550147 is exempt as consent until 2199-01-01T23:59:59.999Z, but its audit entry says',
+    );
     // The report is written, says the list is ALTERED and quotes nothing from it; it exits 3: the file is not fit.
     const report = path.join(w.dir, 'r.html');
     expect((await dnc(['report', out, '-o', report, '--include-numbers'], w.env)).code).toBe(3);
-    expect(readFileSync(report, 'utf8')).toContain('its entries were altered outside dnc: +12025550147 is exempt as consent until 2199');
+    expect(readFileSync(report, 'utf8')).toContain(
+      'its entries were altered outside dnc: +12025550147 is exempt as consent until 2199',
+    );
   });
 
   it('import refuses a file with bad rows, naming file, line and value, and changes nothing; a good file is imported with its source', async () => {
@@ -142,7 +199,11 @@ describe('dnc suppress', () => {
       await book.xlsx.writeFile(file);
       return file;
     };
-    const bad = await make('bad.xlsx', [['name', 'phone'], ['a', '+12025550143'], ['b', 'not a number']]);
+    const bad = await make('bad.xlsx', [
+      ['name', 'phone'],
+      ['a', '+12025550143'],
+      ['b', 'not a number'],
+    ]);
     const r = await dnc(['suppress', 'import', bad], w.env);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('line 3: "not a number"');
@@ -181,7 +242,10 @@ describe('dnc suppress', () => {
     w = await world();
     // Excel's "Unicode text" is UTF-16LE with a byte-order mark; the shared reader knows it (the lists' own parser did not).
     const utf16 = path.join(w.dir, 'opt-outs.csv');
-    writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name;phone\r\nAnn;+12025550143\r\n', 'utf16le')]));
+    writeFileSync(
+      utf16,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('name;phone\r\nAnn;+12025550143\r\n', 'utf16le')]),
+    );
     const imported = await dnc(['suppress', 'import', utf16], w.env);
     expect(imported.code, imported.stderr).toBe(0);
     await dnc(['suppress', 'add', '+12025550144', '--reason', ' =1+1'], w.env);
@@ -210,19 +274,44 @@ describe('dnc exempt', () => {
   it('adds with basis and expiry, lists expired ones as such, refuses bad input, and shares the audit log', async () => {
     w = await world();
     const now = () => T0;
-    const add = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2026-12-31', '--evidence', 'form #4411'], w.env, { now });
+    const add = await dnc(
+      ['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2026-12-31', '--evidence', 'form #4411'],
+      w.env,
+      { now },
+    );
     expect(add.code, add.stderr).toBe(0);
-    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-purchase', '--until', '2026-11-30'], w.env, { now })).code).toBe(0);
-    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'friendship', '--until', '2026-12-01'], w.env, { now })).code).toBe(2);
-    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '31/12/2026'], w.env, { now })).code).toBe(2);
-    expect((await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '2026-11-01'], w.env, { now })).stderr).toContain('in the past');
+    expect(
+      (await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-purchase', '--until', '2026-11-30'], w.env, { now }))
+        .code,
+    ).toBe(0);
+    expect(
+      (await dnc(['exempt', 'add', '+12025550145', '--basis', 'friendship', '--until', '2026-12-01'], w.env, { now }))
+        .code,
+    ).toBe(2);
+    expect(
+      (await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '31/12/2026'], w.env, { now }))
+        .code,
+    ).toBe(2);
+    expect(
+      (await dnc(['exempt', 'add', '+12025550145', '--basis', 'consent', '--until', '2026-11-01'], w.env, { now }))
+        .stderr,
+    ).toContain('in the past');
     const later = await dnc(['--json', 'exempt', 'list'], w.env, { now: at('2026-12-01T00:00:00Z') });
-    expect(lines(later.stdout).map((l) => JSON.parse(l)).map((x) => [x.phone, x.basis, x.until, x.valid])).toEqual([
+    expect(
+      lines(later.stdout)
+        .map((l) => JSON.parse(l))
+        .map((x) => [x.phone, x.basis, x.until, x.valid]),
+    ).toEqual([
       ['+12025550143', 'consent', '2026-12-31T23:59:59.999Z', true],
       ['+12025550145', 'ebr-purchase', '2026-11-30T23:59:59.999Z', false],
     ]);
     expect(later.stderr).toContain('1 exemption(s) have expired and are ignored');
-    const imp = w.file('consents.csv', ['phone,basis,until,evidence', '+12025550147,consent,2027-01-01,crm 1', '+12025550149,ebr,2027-01-01,', '+12025550151,consent,tomorrow,']);
+    const imp = w.file('consents.csv', [
+      'phone,basis,until,evidence',
+      '+12025550147,consent,2027-01-01,crm 1',
+      '+12025550149,ebr,2027-01-01,',
+      '+12025550151,consent,tomorrow,',
+    ]);
     const bad = await dnc(['exempt', 'import', imp], w.env, { now });
     expect(bad.code).toBe(3);
     expect(bad.stderr).toMatch(/line 3: basis "ebr" is not a basis/);
@@ -242,17 +331,40 @@ describe('dnc check with the internal list and exemptions', () => {
     // 0143: on the register (odd), suppressed and exempt: the internal list wins, nothing sent.
     // 0145: on the register, exempt: looked up, then callable. 0147: on the register, exemption expired.
     await dnc(['suppress', 'add', '+12025550143'], w.env, { now });
-    const both = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2027-01-01'], w.env, { now });
+    const both = await dnc(['exempt', 'add', '+12025550143', '--basis', 'consent', '--until', '2027-01-01'], w.env, {
+      now,
+    });
     expect(both.stderr).toContain('is on the internal do-not-call list, which wins over any exemption');
-    await dnc(['exempt', 'add', '+12025550145', '--basis', 'ebr-inquiry', '--until', '2027-01-01', '--evidence', 'ticket 9'], w.env, { now });
+    await dnc(
+      ['exempt', 'add', '+12025550145', '--basis', 'ebr-inquiry', '--until', '2027-01-01', '--evidence', 'ticket 9'],
+      w.env,
+      { now },
+    );
     await dnc(['exempt', 'add', '+12025550147', '--basis', 'consent', '--until', '2026-11-25'], w.env, { now });
-    const r = await dnc(['--json', 'check', '+12025550143', '+12025550145', '+12025550147', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    const r = await dnc(['--json', 'check', '+12025550143', '+12025550145', '+12025550147', '--fail-on-dnc'], w.env, {
+      now: at('2026-12-01T00:00:00Z'),
+    });
     expect(lookedUp(w.sb)).toEqual(['+12025550145', '+12025550147']);
     const out = lines(r.stdout).map((l) => JSON.parse(l));
-    expect(out[0]).toMatchObject({ phone_number: '+12025550143', do_not_call: true, dnc_list_source: 'internal:do-not-call', credit_cost: 0, http_status: null });
-    expect(out[1]).toMatchObject({ phone_number: '+12025550145', do_not_call: true, callable: true, dnc_exemption: { basis: 'ebr-inquiry', until: '2027-01-01T23:59:59.999Z', evidence: 'ticket 9' } });
+    expect(out[0]).toMatchObject({
+      phone_number: '+12025550143',
+      do_not_call: true,
+      dnc_list_source: 'internal:do-not-call',
+      credit_cost: 0,
+      http_status: null,
+    });
+    expect(out[1]).toMatchObject({
+      phone_number: '+12025550145',
+      do_not_call: true,
+      callable: true,
+      dnc_exemption: { basis: 'ebr-inquiry', until: '2027-01-01T23:59:59.999Z', evidence: 'ticket 9' },
+    });
     expect(out[1].dnc_list_source).toMatch(/^https?:/);
-    expect(out[2]).toMatchObject({ phone_number: '+12025550147', do_not_call: true, dnc_exemption_expired: { basis: 'consent' } });
+    expect(out[2]).toMatchObject({
+      phone_number: '+12025550147',
+      do_not_call: true,
+      dnc_exemption_expired: { basis: 'consent' },
+    });
     expect(out[2].callable).toBeUndefined();
     expect(r.stderr).toContain('expired 2026-11-25T23:59:59.999Z and was ignored');
     expect(r.code).toBe(10);
@@ -260,7 +372,9 @@ describe('dnc check with the internal list and exemptions', () => {
     // Human output; an exempt number alone does not fail --fail-on-dnc.
     const human = await dnc(['check', '+12025550145', '--fail-on-dnc'], w.env, { now });
     expect(human.code).toBe(0);
-    expect(human.stdout).toContain('→ CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)');
+    expect(human.stdout).toContain(
+      '→ CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)',
+    );
     const sup = await dnc(['check', '+1 202 555 0143'], w.env, { now });
     expect(sup.code).toBe(0);
     expect(sup.stdout).toContain('on the internal do-not-call list');
@@ -268,18 +382,35 @@ describe('dnc check with the internal list and exemptions', () => {
 
     // A register verdict reused with --reuse-within is exempted as a fresh one is (and an ended exemption reported).
     const sent = lookedUp(w.sb).length;
-    const reused = await dnc(['check', '+12025550143', '+12025550145', '+12025550147', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    const reused = await dnc(
+      ['check', '+12025550143', '+12025550145', '+12025550147', '--reuse-within', '30d', '--fail-on-dnc'],
+      w.env,
+      { now: at('2026-12-01T00:00:00Z') },
+    );
     expect(lookedUp(w.sb).length).toBe(sent);
     expect(reused.stdout).toContain('on the US do-not-call register (reused)');
-    expect(reused.stdout).toContain('  → CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)');
-    expect(reused.stdout).toMatch(/\n {2}exemption {7}consent until 2026-11-25T23:59:59\.999Z has EXPIRED and was ignored/);
+    expect(reused.stdout).toContain(
+      '  → CALLABLE      exempt: ebr-inquiry until 2027-01-01T23:59:59.999Z (evidence: ticket 9)',
+    );
+    expect(reused.stdout).toMatch(
+      /\n {2}exemption {7}consent until 2026-11-25T23:59:59\.999Z has EXPIRED and was ignored/,
+    );
     expect(reused.stderr).toContain('expired 2026-11-25T23:59:59.999Z and was ignored');
     // The summary tells the user's own list from the register.
-    expect(reused.stderr).toContain('3 numbers: 1 callable, 1 on a register, 1 on the internal list; 0 credit(s) charged');
+    expect(reused.stderr).toContain(
+      '3 numbers: 1 callable, 1 on a register, 1 on the internal list; 0 credit(s) charged',
+    );
     expect(reused.code).toBe(10);
-    const reusedOne = await dnc(['--json', 'check', '+12025550145', '--reuse-within', '30d', '--fail-on-dnc'], w.env, { now: at('2026-12-01T00:00:00Z') });
+    const reusedOne = await dnc(['--json', 'check', '+12025550145', '--reuse-within', '30d', '--fail-on-dnc'], w.env, {
+      now: at('2026-12-01T00:00:00Z'),
+    });
     expect(reusedOne.code).toBe(0);
-    expect(JSON.parse(reusedOne.stdout)).toMatchObject({ reused: true, do_not_call: true, callable: true, dnc_exemption: { basis: 'ebr-inquiry' } });
+    expect(JSON.parse(reusedOne.stdout)).toMatchObject({
+      reused: true,
+      do_not_call: true,
+      callable: true,
+      dnc_exemption: { basis: 'ebr-inquiry' },
+    });
 
     // An AU number on the internal list needs no --webhook-url: it is never sent.
     await dnc(['suppress', 'add', '+61412345603'], w.env);

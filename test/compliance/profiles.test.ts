@@ -20,7 +20,15 @@ describe('profiles and parties', () => {
       JSON.stringify({
         seller: 'Agency Ltd',
         campaign: 'default campaign',
-        profiles: { 'client-a': { base_url: w.sb.baseUrl, api_key_file: 'client-a.key', forwarded_host: 'client-a.example', seller: 'Client A', san: 'SAN-A' } },
+        profiles: {
+          'client-a': {
+            base_url: w.sb.baseUrl,
+            api_key_file: 'client-a.key',
+            forwarded_host: 'client-a.example',
+            seller: 'Client A',
+            san: 'SAN-A',
+          },
+        },
       }),
     ]);
     const env = { XDG_STATE_HOME: w.env.XDG_STATE_HOME!, XDG_CACHE_HOME: w.env.XDG_CACHE_HOME!, DNC_CONFIG: cfg };
@@ -28,16 +36,29 @@ describe('profiles and parties', () => {
     const out = path.join(w.dir, 'out.csv');
     const r = await dnc(['--profile', 'client-a', 'batch', input, '-o', out], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(manifest(out).compliance.parties).toMatchObject({ seller: 'Client A', san: 'SAN-A', campaign: 'default campaign', profile: 'client-a' });
+    expect(manifest(out).compliance.parties).toMatchObject({
+      seller: 'Client A',
+      san: 'SAN-A',
+      campaign: 'default campaign',
+      profile: 'client-a',
+    });
     expect(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8')).not.toContain(w.sb.apiKey);
     // The profile's forwarded_host reached the service on every lookup.
     const lookups = w.sb.requests().filter((q) => q.path === '/check_phone_number');
     expect(lookups.length).toBeGreaterThan(0);
     expect(lookups.map((q) => q.headers['x-forwarded-host'])).toEqual(lookups.map(() => 'client-a.example'));
 
-    const r2 = await dnc(['batch', input, '-o', out, '--seller', 'Client B', '--campaign', 'Q1'], { ...env, DNC_PROFILE: 'client-a' });
+    const r2 = await dnc(['batch', input, '-o', out, '--seller', 'Client B', '--campaign', 'Q1'], {
+      ...env,
+      DNC_PROFILE: 'client-a',
+    });
     expect(r2.code, r2.stderr).toBe(0);
-    expect(manifest(out).compliance.parties).toMatchObject({ seller: 'Client B', san: 'SAN-A', campaign: 'Q1', profile: 'client-a' });
+    expect(manifest(out).compliance.parties).toMatchObject({
+      seller: 'Client B',
+      san: 'SAN-A',
+      campaign: 'Q1',
+      profile: 'client-a',
+    });
 
     // Without a profile, the top level applies (and there is no base URL there).
     const none = await dnc(['batch', input, '-o', out], env);

@@ -25,7 +25,21 @@ async function scrub(w: World): Promise<string> {
   // A list whose file name is markup: its name becomes a plain token, its path is escaped.
   const list = ['--suppression-list', path.join(w.dir, 'team<b onmouseover=alert(4)>.sqlite')];
   expect((await dnc(['suppress', 'add', '+12025550101', '--source', '<b>web</b>', ...list], w.env)).code).toBe(0);
-  await dnc(['exempt', 'add', '+12025550103', '--basis', 'consent', '--until', '2099-12-31', '--evidence', '<i>form</i>', ...list], w.env);
+  await dnc(
+    [
+      'exempt',
+      'add',
+      '+12025550103',
+      '--basis',
+      'consent',
+      '--until',
+      '2099-12-31',
+      '--evidence',
+      '<i>form</i>',
+      ...list,
+    ],
+    w.env,
+  );
   // 0101 is exempt too, after its opt-out (the list overrides that); 0105's exemption ended before the scrub.
   await dnc(['exempt', 'add', '+12025550101', '--basis', 'ebr-purchase', '--until', '2099-06-30', ...list], w.env);
   const ended = w.file('ended.csv', ['phone,basis,until,evidence', '+12025550105,consent,2020-01-31,old form']);
@@ -42,7 +56,10 @@ async function scrub(w: World): Promise<string> {
     'g,nope',
   ]);
   const out = path.join(w.dir, 'leads <img src=x>.results.csv');
-  const r = await dnc(['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'\u200F", ...list], { ...w.env, USER: 'Agency \u202Ed.tL' });
+  const r = await dnc(
+    ['batch', input, '-o', out, '--seller', HOSTILE_SELLER, '--san', 'SAN-1', '--campaign', "Q4 'x'\u200F", ...list],
+    { ...w.env, USER: 'Agency \u202Ed.tL' },
+  );
   expect(r.code, r.stderr).toBe(0);
   return out;
 }
@@ -85,12 +102,19 @@ describe('dnc report', () => {
     expect(full).toContain('<td>consent until 2099-12-31</td>');
     expect(full).toMatch(/intact<\/span>: the state recorded at scrub time is entry 4 of 4/);
     // A row's reason is the entry that decided it: 0101 is do_not_call for its opt-out, not for its later (overridden) exemption.
-    const row = (n: string) => full.match(new RegExp(`<tr><td class="n">\\d+</td><td class="num">\\${n}</td>.*?</tr>`))?.[0] ?? '';
-    expect(row('+12025550101')).toMatch(/<td>added \S+ \S+ UTC by [^<]+ \(&lt;b&gt;web&lt;\/b&gt;\); its exemption \(ebr-purchase until 2099-06-30\) is overridden: an opt-out revokes consent<\/td><\/tr>$/);
-    expect(row('+12025550103')).toMatch(/<td>exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]<\/td><\/tr>$/);
+    const row = (n: string) =>
+      full.match(new RegExp(`<tr><td class="n">\\d+</td><td class="num">\\${n}</td>.*?</tr>`))?.[0] ?? '';
+    expect(row('+12025550101')).toMatch(
+      /<td>added \S+ \S+ UTC by [^<]+ \(&lt;b&gt;web&lt;\/b&gt;\); its exemption \(ebr-purchase until 2099-06-30\) is overridden: an opt-out revokes consent<\/td><\/tr>$/,
+    );
+    expect(row('+12025550103')).toMatch(
+      /<td>exempted \S+ \S+ UTC by [^<]+ \[evidence: &lt;i&gt;form&lt;\/i&gt;\]<\/td><\/tr>$/,
+    );
     // An exemption that had ended is reported on its row, and did not make it callable.
     expect(row('+12025550105')).toContain('Do not call');
-    expect(row('+12025550105')).toMatch(/<td>exemption consent until 2020-01-31 had expired: ignored \(exempted \S+ \S+ UTC by [^<]+ \(import ended\.csv\) \[evidence: old form\]\)<\/td><\/tr>$/);
+    expect(row('+12025550105')).toMatch(
+      /<td>exemption consent until 2020-01-31 had expired: ignored \(exempted \S+ \S+ UTC by [^<]+ \(import ended\.csv\) \[evidence: old form\]\)<\/td><\/tr>$/,
+    );
 
     // The list's history altered after the scrub: the report says so, and no longer quotes it.
     const Database = (await import('better-sqlite3')).default;
@@ -135,7 +159,10 @@ describe('dnc report', () => {
     expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
     // Rewrite the output and manifest as an earlier dnc wrote them: no dnc_exemption, dnc_valid_until or calling column,
     // no compliance, no validity, no calling rules.
-    const text = readFileSync(out, 'utf8').split('\n').map((l) => l.replace(/(,[^,]*){4}$/, '')).join('\n');
+    const text = readFileSync(out, 'utf8')
+      .split('\n')
+      .map((l) => l.replace(/(,[^,]*){4}$/, ''))
+      .join('\n');
     let m: Record<string, any> = {};
     rewriteOutputAndManifest(
       out,
@@ -173,7 +200,14 @@ describe('dnc report', () => {
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1100, height: 900 },
     });
     try {
@@ -208,8 +242,15 @@ describe('dnc report', () => {
       // the narrow-screen layout would stack every pair and leave half of each page blank.
       await page.setViewportSize({ width: 688, height: 1040 });
       await page.emulateMedia({ media: 'print' });
-      expect(await page.locator('.cols').first().evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(2);
-      expect(await page.locator('.cards').evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length)).toBe(6);
+      expect(
+        await page
+          .locator('.cols')
+          .first()
+          .evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length),
+      ).toBe(2);
+      expect(
+        await page.locator('.cards').evaluate((e) => getComputedStyle(e).gridTemplateColumns.split(' ').length),
+      ).toBe(6);
     } finally {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
@@ -224,8 +265,8 @@ const pngSize = (file: string) => {
   return [b.readUInt32BE(16), b.readUInt32BE(20)];
 };
 
-describe('the README\'s screenshot', () => {
-  it('is this test\'s rendering of a realistic scrub (DOCS_UPDATE=1 writes it to docs/report-screenshot.png)', async () => {
+describe("the README's screenshot", () => {
+  it("is this test's rendering of a realistic scrub (DOCS_UPDATE=1 writes it to docs/report-screenshot.png)", async () => {
     w = await world();
     const env = { ...w.env, USER: 'alice' };
     const day = 86_400_000;
@@ -237,15 +278,46 @@ describe('the README\'s screenshot', () => {
     const fr = Array.from({ length: 5 }, (_, i) => `+3361234567${i}`);
     const phones = [...us, ...gb, ...de, ...fr, 'n/a', '12', us[0]!, us[1]!, gb[0]!, ...us.slice(60, 68), gb[1]!];
     const input = w.file('leads-november.csv', ['name,phone', ...phones.map((p, i) => `lead ${i + 1},${p}`)]);
-    await dnc(['suppress', 'add', us[3]!, us[5]!, us[7]!, gb[3]!, '--reason', 'asked not to be called', '--source', 'call centre'], env);
-    await dnc(['exempt', 'add', us[9]!, '--basis', 'consent', '--until', date(90), '--evidence', 'signed form #4411'], env);
+    await dnc(
+      [
+        'suppress',
+        'add',
+        us[3]!,
+        us[5]!,
+        us[7]!,
+        gb[3]!,
+        '--reason',
+        'asked not to be called',
+        '--source',
+        'call centre',
+      ],
+      env,
+    );
+    await dnc(
+      ['exempt', 'add', us[9]!, '--basis', 'consent', '--until', date(90), '--evidence', 'signed form #4411'],
+      env,
+    );
     await dnc(['exempt', 'add', us[11]!, '--basis', 'ebr-purchase', '--until', date(200)], env);
     // One exemption the list overrides (an opt-out revokes consent), one that has ended.
     await dnc(['exempt', 'add', us[3]!, '--basis', 'ebr-inquiry', '--until', date(30)], env);
     const ended = w.file('ended.csv', ['phone,basis,until', `${us[13]!},consent,${date(-3)}`]);
     expect((await dnc(['exempt', 'import', ended], env)).code).toBe(0);
     const out = path.join(w.dir, 'leads-november.results.csv');
-    const r = await dnc(['batch', input, '-o', out, '--seller', 'Acme Solar Ltd', '--san', 'SAN-0042-7781', '--campaign', 'Winter 2026 outbound'], env);
+    const r = await dnc(
+      [
+        'batch',
+        input,
+        '-o',
+        out,
+        '--seller',
+        'Acme Solar Ltd',
+        '--san',
+        'SAN-0042-7781',
+        '--campaign',
+        'Winter 2026 outbound',
+      ],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
     const report = path.join(w.dir, 'leads-november.results.report.html');
     expect((await dnc(['report', out], env)).code).toBe(0);
@@ -253,7 +325,14 @@ describe('the README\'s screenshot', () => {
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1100, height: 1500 },
     });
     try {

@@ -44,11 +44,19 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect((await dnc(['batch', input, '-o', out], w.env)).code).toBe(0);
     const at = Object.fromEntries(rows(out).map((x) => [x.name, parseServiceTime(x.dnc_checked_at)]));
     const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
-    expect(m.validity.valid_until_by_country).toEqual({ DE: iso(at.de! + 30 * DAY), GB: iso(at.gb! + 28 * DAY), US: iso(at.us! + 31 * DAY) });
+    expect(m.validity.valid_until_by_country).toEqual({
+      DE: iso(at.de! + 30 * DAY),
+      GB: iso(at.gb! + 28 * DAY),
+      US: iso(at.us! + 31 * DAY),
+    });
     const gbEnd = at.gb! + 28 * DAY;
     expect(m.validity.valid_until).toBe(iso(Math.min(gbEnd, at.de! + 30 * DAY, at.us! + 31 * DAY)));
     // Each row's own valid-until is in the output (dnc_valid_until), which the manifest names and its hash pins.
-    expect(Object.fromEntries(rows(out).map((x) => [x.name, x.dnc_valid_until]))).toEqual({ us: iso(at.us! + 31 * DAY), gb: iso(gbEnd), de: iso(at.de! + 30 * DAY) });
+    expect(Object.fromEntries(rows(out).map((x) => [x.name, x.dnc_valid_until]))).toEqual({
+      us: iso(at.us! + 31 * DAY),
+      gb: iso(gbEnd),
+      de: iso(at.de! + 30 * DAY),
+    });
     expect(m.validity.row_column).toBe('dnc_valid_until');
 
     // verify: the GB row is fit through its 28th day, and stale one millisecond later; the US row is then still fine.
@@ -60,18 +68,31 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(recheck.map((r: { country: string; reason: string }) => [r.country, r.reason])).toEqual([['GB', 'stale']]);
 
     // Every country at its own edge: fit through checked_at + its window, stale one millisecond later.
-    const ends = (['gb', 'de', 'us'] as const).map((k) => [k.toUpperCase(), at[k]! + { gb: 28, de: 30, us: 31 }[k] * DAY] as const);
+    const ends = (['gb', 'de', 'us'] as const).map(
+      (k) => [k.toUpperCase(), at[k]! + { gb: 28, de: 30, us: 31 }[k] * DAY] as const,
+    );
     for (const [country, end] of ends) {
-      const recheckAt = async (ms: number) => ((JSON.parse((await dnc(['--json', 'verify', out], {}, { now: () => new Date(ms) })).stdout).recheck ?? []) as Array<{ country: string }>).map((r) => r.country);
+      const recheckAt = async (ms: number) =>
+        (
+          (JSON.parse((await dnc(['--json', 'verify', out], {}, { now: () => new Date(ms) })).stdout).recheck ??
+            []) as Array<{ country: string }>
+        ).map((r) => r.country);
       expect(await recheckAt(end), `${country} at its edge`).not.toContain(country);
       expect(await recheckAt(end + 1), `${country} past its edge`).toContain(country);
     }
 
     // status: the same edge, with the injected clock.
-    const status = async (nowMs: number, ...args: string[]) => dnc(['--json', 'status', out, ...args], {}, { now: () => new Date(nowMs) });
+    const status = async (nowMs: number, ...args: string[]) =>
+      dnc(['--json', 'status', out, ...args], {}, { now: () => new Date(nowMs) });
     const atEdge = await status(gbEnd);
     expect(atEdge.code).toBe(0);
-    expect(JSON.parse(atEdge.stdout).files[0]).toMatchObject({ state: 'valid', valid_until: iso(gbEnd), days_left: 0, rows: 3, callable: 3 });
+    expect(JSON.parse(atEdge.stdout).files[0]).toMatchObject({
+      state: 'valid',
+      valid_until: iso(gbEnd),
+      days_left: 0,
+      rows: 3,
+      callable: 3,
+    });
     const past = await status(gbEnd + 1);
     expect(past.code).toBe(3);
     expect(JSON.parse(past.stdout).files[0].state).toBe('expired');
@@ -129,7 +150,9 @@ describe('validity of a scrub: manifest, verify, status', () => {
     rewriteOutputAndManifest(out, longer);
     const r = await dnc(['--json', 'verify', out], {}, { now: () => new Date(checked + DAY) });
     expect(r.code).toBe(3);
-    expect(JSON.parse(r.stdout).recheck).toMatchObject([{ country: 'GB', reason: 'edited', detail: expect.stringContaining(`(${iso(checked + 28 * DAY)})`) }]);
+    expect(JSON.parse(r.stdout).recheck).toMatchObject([
+      { country: 'GB', reason: 'edited', detail: expect.stringContaining(`(${iso(checked + 28 * DAY)})`) },
+    ]);
   });
 
   it('status refuses a results file without a manifest, and a hand-edited manifest', async () => {

@@ -85,7 +85,10 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
     const dead = await machine('dead');
     const other = await machine('other');
     const [reserved, sent] = ['+12025555000', '+12025555001'];
-    expect([...(await dead.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual(['claimed', 'claimed']);
+    expect([...(await dead.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual([
+      'claimed',
+      'claimed',
+    ]);
     expect(await dead.sending([sent])).toEqual(new Set([sent]));
     // A live colleague's claims, reserved or sending, are held.
     expect([...(await other.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual(['held', 'held']);
@@ -123,9 +126,14 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
   it('migrations: ten processes at once apply each version once; a newer store is refused', async () => {
     const fresh = await freshDatabase();
     try {
-      const all = await Promise.all(Array.from({ length: 10 }, () => openStores({ url: fresh.url, from: '--store' }, {}, home)));
+      const all = await Promise.all(
+        Array.from({ length: 10 }, () => openStores({ url: fresh.url, from: '--store' }, {}, home)),
+      );
       await Promise.all(all.map((s) => s.ready()));
-      const rows = await sqlOn(fresh.url, 'SELECT version, count(*)::int AS n FROM dnc.schema_migrations GROUP BY version ORDER BY version');
+      const rows = await sqlOn(
+        fresh.url,
+        'SELECT version, count(*)::int AS n FROM dnc.schema_migrations GROUP BY version ORDER BY version',
+      );
       expect(rows).toEqual([
         { version: 1, n: 1 },
         { version: 2, n: 1 },

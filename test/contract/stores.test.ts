@@ -7,7 +7,14 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CheckHistory } from '../../src/stores/history.js';
-import type { CheckRecord, History, JournalVerdictSource, ResultsCache, StoreScope, SuppressionList } from '../../src/stores/interfaces.js';
+import type {
+  CheckRecord,
+  History,
+  JournalVerdictSource,
+  ResultsCache,
+  StoreScope,
+  SuppressionList,
+} from '../../src/stores/interfaces.js';
 import { openStores, type Stores } from '../../src/stores/owner.js';
 import { SqliteResultsCache } from '../../src/stores/results-cache.js';
 import { SuppressionStore } from '../../src/stores/suppression-store.js';
@@ -50,7 +57,10 @@ async function postgresBackend(): Promise<Backend> {
     history: async () => (await stores.history({ create: true }))!,
     async tamper(sql) {
       // The superuser can do anything: even switch the append-only triggers off. The hash chain still tells.
-      await sqlOn(db.url, `ALTER TABLE dnc.audit DISABLE TRIGGER USER; ${sql.replaceAll(' audit', ' dnc.audit').replaceAll(' suppressions', ' dnc.suppressions')}; ALTER TABLE dnc.audit ENABLE TRIGGER USER`);
+      await sqlOn(
+        db.url,
+        `ALTER TABLE dnc.audit DISABLE TRIGGER USER; ${sql.replaceAll(' audit', ' dnc.audit').replaceAll(' suppressions', ' dnc.suppressions')}; ALTER TABLE dnc.audit ENABLE TRIGGER USER`,
+      );
     },
     async close() {
       await stores.close();
@@ -142,7 +152,12 @@ for (const [name, open, available] of BACKENDS) {
         body: '{"phone_number":"+12025550100"}',
       });
       // A verdict without a readable time or a correlation id is not taken.
-      expect(await a.put([verdict('+12025550199', 'yesterday', 'callable', 'x'), verdict('+12025550198', '2026-11-20T00:00:00Z', 'callable', '')])).toBe(0);
+      expect(
+        await a.put([
+          verdict('+12025550199', 'yesterday', 'callable', 'x'),
+          verdict('+12025550198', '2026-11-20T00:00:00Z', 'callable', ''),
+        ]),
+      ).toBe(0);
       expect(await a.hasVerdictsSince(new Date('2026-11-20T12:00:00Z'))).toBe(true);
       expect(await a.hasVerdictsSince(new Date('2026-11-22T00:00:00Z'))).toBe(false);
       expect(await otherKey.hasVerdictsSince(new Date('2026-01-01T00:00:00Z'))).toBe(false);
@@ -177,12 +192,24 @@ for (const [name, open, available] of BACKENDS) {
         T0,
       );
       expect(add).toEqual({ changed: 2, unchanged: 1 });
-      expect(await list.suppress([{ e164: '+12025550144', country: 'US' }], actor, T0)).toEqual({ changed: 0, unchanged: 1 });
+      expect(await list.suppress([{ e164: '+12025550144', country: 'US' }], actor, T0)).toEqual({
+        changed: 0,
+        unchanged: 1,
+      });
       expect(await list.unsuppress(['+12025550144', '+12025550199'], actor, T0)).toEqual({ changed: 1, unchanged: 1 });
-      const x = { e164: '+12025550150', country: 'US', basis: 'consent' as const, until: '2027-01-31T23:59:59.999Z', evidence: 'form 7' };
+      const x = {
+        e164: '+12025550150',
+        country: 'US',
+        basis: 'consent' as const,
+        until: '2027-01-31T23:59:59.999Z',
+        evidence: 'form 7',
+      };
       expect(await list.exempt([x], actor, T0)).toEqual({ changed: 1, unchanged: 0 });
       expect(await list.exempt([x], actor, T0)).toEqual({ changed: 0, unchanged: 1 });
-      expect(await list.exempt([{ ...x, until: '2027-02-28T23:59:59.999Z' }], actor, T0)).toEqual({ changed: 1, unchanged: 0 });
+      expect(await list.exempt([{ ...x, until: '2027-02-28T23:59:59.999Z' }], actor, T0)).toEqual({
+        changed: 1,
+        unchanged: 0,
+      });
       expect((await list.suppression('+12025550143'))?.who).toBe('alice@laptop');
       expect(await list.suppression('+12025550144')).toBeNull();
       expect((await list.exemption('+12025550150'))?.until).toBe('2027-02-28T23:59:59.999Z');
@@ -202,8 +229,17 @@ for (const [name, open, available] of BACKENDS) {
       }
       expect(await list.integrityProblem()).toBeNull();
       const id = await list.identity();
-      const oracle = createHash('sha256').update('S +12025550143\n').update('E +12025550150 consent 2027-02-28T23:59:59.999Z\n').digest('hex');
-      expect(id).toMatchObject({ suppressions: 1, exemptions: 1, audit_entries: 5, audit_head: previous, state_sha256: oracle });
+      const oracle = createHash('sha256')
+        .update('S +12025550143\n')
+        .update('E +12025550150 consent 2027-02-28T23:59:59.999Z\n')
+        .digest('hex');
+      expect(id).toMatchObject({
+        suppressions: 1,
+        exemptions: 1,
+        audit_entries: 5,
+        audit_head: previous,
+        state_sha256: oracle,
+      });
       const snap = await list.snapshot();
       expect(snap.identity).toEqual(id);
       expect(snap.suppressions.map((s) => s.e164)).toEqual(['+12025550143']);
@@ -220,7 +256,9 @@ for (const [name, open, available] of BACKENDS) {
       await list.suppress([{ e164: '+12025550160', country: 'US' }], actor, T0);
       expect(await list.integrityProblem()).toBeNull();
       await b.tamper("DELETE FROM suppressions WHERE e164 = '+12025550160'");
-      expect(await list.integrityProblem()).toContain('+12025550160 is not on the list, but no audit entry took it off');
+      expect(await list.integrityProblem()).toContain(
+        '+12025550160 is not on the list, but no audit entry took it off',
+      );
       expect(await list.integrityProblem(['+12025550160'])).toContain('no audit entry took it off');
       await b.tamper("UPDATE audit SET who = 'mallory' WHERE e164 = '+12025550160'");
       const broken = await list.brokenAuditEntry();
@@ -233,8 +271,15 @@ for (const [name, open, available] of BACKENDS) {
       const fresh = await open();
       try {
         const [one, two] = [await fresh.list(), await fresh.list()];
-        const numbers = (base: number) => Array.from({ length: 50 }, (_, i) => ({ e164: `+1202555${String(base + i).padStart(4, '0')}`, country: 'US' }));
-        await Promise.all([one.suppress(numbers(1000), actor, T0), two.suppress(numbers(2000), { ...actor, who: 'bob@desk' }, T0)]);
+        const numbers = (base: number) =>
+          Array.from({ length: 50 }, (_, i) => ({
+            e164: `+1202555${String(base + i).padStart(4, '0')}`,
+            country: 'US',
+          }));
+        await Promise.all([
+          one.suppress(numbers(1000), actor, T0),
+          two.suppress(numbers(2000), { ...actor, who: 'bob@desk' }, T0),
+        ]);
         expect(await one.brokenAuditEntry()).toBeNull();
         expect((await one.counts()).audit).toBe(100);
         await Promise.all([one.close(), two.close()]);
@@ -264,10 +309,25 @@ for (const [name, open, available] of BACKENDS) {
       expect(await h.find('a')).toEqual([rec('a', '2026-11-19T00:00:00.000Z')]);
       expect((await h.findNumber('+12025550100')).map((r) => r.correlationId)).toEqual(['a', 'b']);
       expect(await h.findNumber('+12025550199')).toEqual([]);
-      expect((await h.between('https://svc.example', '2026-11-19T12:00:00.000Z', '2026-11-21T00:00:00.000Z')).map((r) => r.correlationId)).toEqual(['b']);
+      expect(
+        (await h.between('https://svc.example', '2026-11-19T12:00:00.000Z', '2026-11-21T00:00:00.000Z')).map(
+          (r) => r.correlationId,
+        ),
+      ).toEqual(['b']);
       const scrub = (output: string) => ({
-        finishedAt: '2026-11-20T10:00:00.000Z', operator: 'alice@laptop', seller: 'ACME', san: null, campaign: 'winter',
-        output, host: 'laptop', rows: 10, callable: 7, credits: 9, service: 'https://svc.example', listId: null, listHead: null,
+        finishedAt: '2026-11-20T10:00:00.000Z',
+        operator: 'alice@laptop',
+        seller: 'ACME',
+        san: null,
+        campaign: 'winter',
+        output,
+        host: 'laptop',
+        rows: 10,
+        callable: 7,
+        credits: 9,
+        service: 'https://svc.example',
+        listId: null,
+        listHead: null,
       });
       await h.recordScrub(scrub('/a.csv'));
       await h.recordScrub(scrub('/b.csv'));

@@ -7,14 +7,29 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { createWorkspace, docPages, fixedPorts, matches, normalise, parseBlocks, runBlock, stopSandbox, takePorts, updateBlock, type Block, type CommandResult, type Workspace } from './examples.js';
+import {
+  createWorkspace,
+  docPages,
+  fixedPorts,
+  matches,
+  normalise,
+  parseBlocks,
+  runBlock,
+  stopSandbox,
+  takePorts,
+  updateBlock,
+  type Block,
+  type CommandResult,
+  type Workspace,
+} from './examples.js';
 
 const pages = docPages().map((file) => ({ file, blocks: parseBlocks(file, readFileSync(file, 'utf8')) }));
 const updates: Array<{ block: Block; results: CommandResult[]; dir: string }> = [];
 
 afterAll(() => {
   // From the bottom of each page up, so earlier blocks keep their line numbers.
-  for (const u of updates.sort((a, b) => (a.block.file === b.block.file ? b.block.line - a.block.line : 0))) updateBlock(u.block, u.results, u.dir);
+  for (const u of updates.sort((a, b) => (a.block.file === b.block.file ? b.block.line - a.block.line : 0)))
+    updateBlock(u.block, u.results, u.dir);
 });
 
 describe('the normaliser and matcher (so the runner below can be trusted)', () => {
@@ -24,7 +39,9 @@ describe('the normaliser and matcher (so the runner below can be trusted)', () =
     );
     expect(normalise('output: /tmp/dnc-docs-Ab12/calls.results.csv')).toBe('output: calls.results.csv');
     expect(normalise('export DNC_BASE_URL=http://127.0.0.1:41234')).toBe('export DNC_BASE_URL=http://127.0.0.1:<port>');
-    expect(normalise('credits used: 31 in this run in 0.1s (446/s)')).toBe('credits used: 31 in this run in <duration> (<rate>)');
+    expect(normalise('credits used: 31 in this run in 0.1s (446/s)')).toBe(
+      'credits used: 31 in this run in <duration> (<rate>)',
+    );
     // Counts and verdicts are compared as they are.
     expect(normalise('balance 999 / 1,000')).toBe('balance 999 / 1,000');
     // The age of a verdict depends on the hour the example runs: a tenth of a day or none.
@@ -44,7 +61,15 @@ describe('the normaliser and matcher (so the runner below can be trusted)', () =
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(file, 'utf8');
-  return new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-')));
+  return new Set(
+    [...text.matchAll(/^#+ (.+)$/gm)].map((m) =>
+      m[1]!
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 describe('links between the pages', () => {
@@ -55,7 +80,8 @@ describe('links between the pages', () => {
         if (/^[a-z]+:/.test(m[1]!)) continue;
         const target = path.resolve(path.dirname(file), m[1]!);
         if (!existsSync(target)) broken.push(`${path.relative(REPO_ROOT, file)}: ${m[0]}`);
-        else if (m[2] && target.endsWith('.md') && !anchorsOf(target).has(m[2])) broken.push(`${path.relative(REPO_ROOT, file)}: ${m[0]}`);
+        else if (m[2] && target.endsWith('.md') && !anchorsOf(target).has(m[2]))
+          broken.push(`${path.relative(REPO_ROOT, file)}: ${m[0]}`);
       }
     }
     expect(broken).toEqual([]);
@@ -71,7 +97,8 @@ describe('links between the pages', () => {
         if (!fence) continue;
         const start = i;
         for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) {
-          if (fence[1] !== 'console' && lines[i]!.startsWith('$ ')) hidden.push(`${path.relative(REPO_ROOT, file)}:${start + 1}`);
+          if (fence[1] !== 'console' && lines[i]!.startsWith('$ '))
+            hidden.push(`${path.relative(REPO_ROOT, file)}:${start + 1}`);
         }
       }
     }
@@ -123,15 +150,24 @@ for (const page of pages) {
         });
         continue;
       }
-      it(`line ${block.line}: ${block.commands.map((c) => c.text.split('\n')[0]).join(' ; ').slice(0, 100)}`, { timeout: 180_000 }, () => {
-        expect(block.commands.length, 'a console block shows at least one $ command').toBeGreaterThan(0);
-        const results = runBlock(ws, block);
-        const failed = results.filter((r) => !r.ok);
-        if (failed.length > 0 && process.env.DOCS_UPDATE === '1') updates.push({ block, results, dir });
-        for (const r of failed) {
-          expect(r.actual.join('\n'), `${name}:${block.line}: $ ${r.command.text}`).toBe(r.command.expected.join('\n'));
-        }
-      });
+      it(
+        `line ${block.line}: ${block.commands
+          .map((c) => c.text.split('\n')[0])
+          .join(' ; ')
+          .slice(0, 100)}`,
+        { timeout: 180_000 },
+        () => {
+          expect(block.commands.length, 'a console block shows at least one $ command').toBeGreaterThan(0);
+          const results = runBlock(ws, block);
+          const failed = results.filter((r) => !r.ok);
+          if (failed.length > 0 && process.env.DOCS_UPDATE === '1') updates.push({ block, results, dir });
+          for (const r of failed) {
+            expect(r.actual.join('\n'), `${name}:${block.line}: $ ${r.command.text}`).toBe(
+              r.command.expected.join('\n'),
+            );
+          }
+        },
+      );
     }
   });
 }
@@ -141,7 +177,9 @@ describe('the ports the pages name', () => {
     // Both taken already (another run of this suite on the machine, a user's own listeners): nothing to count here,
     // and said as a skip rather than a failure of the pages.
     if (squatters.length === 0) ctx.skip();
-    expect(squatters.map((s) => `${s.port}: ${s.requests} request(s)`)).toEqual(squatters.map((s) => `${s.port}: 0 request(s)`));
+    expect(squatters.map((s) => `${s.port}: ${s.requests} request(s)`)).toEqual(
+      squatters.map((s) => `${s.port}: 0 request(s)`),
+    );
   });
 });
 

@@ -100,23 +100,25 @@ export function parseBlocks(file: string, text: string): Block[] {
  * process ids, folders of a path, durations and rates, hashes. Both sides are normalised the same way.
  */
 export function normalise(text: string): string {
-  return text
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
-    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?/g, '<time>')
-    .replace(/\d{4}-\d{2}-\d{2}/g, '<date>')
-    .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
-    .replace(/\bpid \d+|DNC_SANDBOX_PID=\d+/g, (m) => m.replace(/\d+/, '<pid>'))
-    .replace(/(?:\/[\w.@-]+)+\/(?=[\w.@-]+)/g, '')
-    .replace(/\b\d+(\.\d+)?\s?(ms|s)\b/g, '<duration>')
-    .replace(/\bin \d+h\d+m\b/g, 'in <duration>')
-    // An age in days has a tenth when it is not whole: `26337.3 days ago` at one hour, `26337 days ago` at another.
-    .replace(/\b[\d,]+(\.\d+)? days ago\b/g, '<n> days ago')
-    .replace(/\b[\d,]+\/s\b/g, '<rate>')
-    .replace(/\b[0-9a-f]{16,64}\b/g, '<hash>')
-    // How many deliveries a listener saw depends on when it started and how fast it answered (the
-    // service retries and may deliver twice); the verdicts after them do not.
-    .replace(/received [\d,]+ · duplicates [\d,]+/g, 'received <n> · duplicates <n>')
-    .replace(/[ \t]+$/gm, '');
+  return (
+    text
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+      .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?/g, '<time>')
+      .replace(/\d{4}-\d{2}-\d{2}/g, '<date>')
+      .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
+      .replace(/\bpid \d+|DNC_SANDBOX_PID=\d+/g, (m) => m.replace(/\d+/, '<pid>'))
+      .replace(/(?:\/[\w.@-]+)+\/(?=[\w.@-]+)/g, '')
+      .replace(/\b\d+(\.\d+)?\s?(ms|s)\b/g, '<duration>')
+      .replace(/\bin \d+h\d+m\b/g, 'in <duration>')
+      // An age in days has a tenth when it is not whole: `26337.3 days ago` at one hour, `26337 days ago` at another.
+      .replace(/\b[\d,]+(\.\d+)? days ago\b/g, '<n> days ago')
+      .replace(/\b[\d,]+\/s\b/g, '<rate>')
+      .replace(/\b[0-9a-f]{16,64}\b/g, '<hash>')
+      // How many deliveries a listener saw depends on when it started and how fast it answered (the
+      // service retries and may deliver twice); the verdicts after them do not.
+      .replace(/received [\d,]+ · duplicates [\d,]+/g, 'received <n> · duplicates <n>')
+      .replace(/[ \t]+$/gm, '')
+  );
 }
 
 /** Expected lines against actual ones; a line that is just `…` stands for any number of lines. */
@@ -190,13 +192,16 @@ export function createWorkspace(dir: string): Workspace {
 /** The ports a page's commands listen on (`--port N`, 0 aside): each is replaced by a free one when run. */
 export function fixedPorts(blocks: readonly Block[]): Set<number> {
   const ports = new Set<number>();
-  for (const b of blocks) for (const c of b.commands) for (const m of c.text.matchAll(/--port[ =](\d+)\b/g)) if (Number(m[1]) !== 0) ports.add(Number(m[1]));
+  for (const b of blocks)
+    for (const c of b.commands)
+      for (const m of c.text.matchAll(/--port[ =](\d+)\b/g)) if (Number(m[1]) !== 0) ports.add(Number(m[1]));
   return ports;
 }
 
 /** A port nothing listens on now (the kernel's pick for port 0), found from a child so the runner stays synchronous. */
 function freePort(): number {
-  const script = "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })";
+  const script =
+    "const s = require('net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close(); })";
   return Number(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim());
 }
 
@@ -238,7 +243,11 @@ export function stopSandbox(ws: Workspace): void {
 export function ensureSandbox(ws: Workspace, args: string | undefined): void {
   if (args === undefined || (ws.sandbox && ws.sandbox.args === args)) return;
   stopSandbox(ws);
-  const out = execFileSync('bash', ['-c', `dnc sandbox --detach --seed 1 ${args}`], { cwd: ws.dir, env: ws.env, encoding: 'utf8' });
+  const out = execFileSync('bash', ['-c', `dnc sandbox --detach --seed 1 ${args}`], {
+    cwd: ws.dir,
+    env: ws.env,
+    encoding: 'utf8',
+  });
   for (const m of out.matchAll(/^export (\w+)=(.*)$/gm)) ws.env[m[1]!] = m[2]!.replace(/^'(.*)'$/, '$1');
   ws.sandbox = { args, pid: Number(ws.env.DNC_SANDBOX_PID) };
 }
@@ -262,7 +271,9 @@ export function runBlock(ws: Workspace, block: Block): CommandResult[] {
   ensureSandbox(ws, block.sandbox);
   const cwd = block.cwd ? path.join(ws.dir, block.cwd) : ws.dir;
   // The marker between commands keeps the last command's status, so `echo $?` shows the command's.
-  const script = block.commands.map((c) => `__dnc_status=$?; printf '%s\\n' '${MARK}'; (exit $__dnc_status)\n${swapPorts(c.text, ws.ports)}`).join('\n');
+  const script = block.commands
+    .map((c) => `__dnc_status=$?; printf '%s\\n' '${MARK}'; (exit $__dnc_status)\n${swapPorts(c.text, ws.ports)}`)
+    .join('\n');
   const carry = CARRIED.map((v) => `printf '${v}=%s\\n' "\${${v}:-}"`).join('\n');
   const wrapped = `exec 2>&1\n${script}\nprintf '%s\\n' '${MARK}'\n${carry}\n`;
   const r = spawnSync('bash', ['-c', wrapped], { cwd, env: ws.env, encoding: 'utf8', timeout: 120_000 });
@@ -289,7 +300,9 @@ export function updateBlock(block: Block, results: CommandResult[], workspaceDir
   const body: string[] = [];
   for (const r of results) {
     body.push(...`$ ${r.command.text}`.split('\n'));
-    const output = r.ok ? trimTrailingBlank(r.command.expected) : r.actual.map((l) => l.split(workspaceDir).join('/home/me/dnc'));
+    const output = r.ok
+      ? trimTrailingBlank(r.command.expected)
+      : r.actual.map((l) => l.split(workspaceDir).join('/home/me/dnc'));
     body.push(...output);
     // A blank line after output, before the next command; none after a command that printed nothing.
     if (output.length > 0) body.push('');

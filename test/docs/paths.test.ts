@@ -18,7 +18,12 @@ export function namedPaths(text: string): Array<{ path: string; line: number }> 
 
 describe('paths named in the docs', () => {
   it('exist: every src/ and test/ path of README.md and docs/*.md', () => {
-    const docs = ['README.md', ...readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const docs = [
+      'README.md',
+      ...readdirSync(path.join(REPO_ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const missing = docs.flatMap((doc) =>
       namedPaths(readFileSync(path.join(REPO_ROOT, doc), 'utf8'))
         .filter((p) => !existsSync(path.join(REPO_ROOT, p.path)))

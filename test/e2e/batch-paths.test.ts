@@ -1,6 +1,18 @@
 // Pipes, special paths and collisions, as a shell uses them: the built binary, spawned, with real FIFOs and files.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, symlinkSync, linkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  linkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALLING_COLUMNS, DNC_COLUMNS } from '../../src/results/columns.js';
@@ -18,7 +30,12 @@ beforeAll(async () => {
   assertBuilt();
   ({ sb, env } = await sandbox());
   // A scratch home: journals of `-o -` go to the state folder.
-  env = { ...env, HOME: path.join(tmp.dir, 'home'), XDG_STATE_HOME: path.join(tmp.dir, 'state'), XDG_CACHE_HOME: path.join(tmp.dir, 'cache') };
+  env = {
+    ...env,
+    HOME: path.join(tmp.dir, 'home'),
+    XDG_STATE_HOME: path.join(tmp.dir, 'state'),
+    XDG_CACHE_HOME: path.join(tmp.dir, 'cache'),
+  };
 });
 afterAll(async () => {
   await sb.close();
@@ -28,9 +45,14 @@ afterAll(async () => {
 /** A shell command line (for redirections spawnDnc cannot make: `>>`, `< /dev/null`), with the tests' environment. */
 function shell(command: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('sh', ['-c', command], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
-    });
+    execFile(
+      'sh',
+      ['-c', command],
+      { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -38,7 +60,9 @@ function shell(command: string, cwd: string): Promise<{ code: number; stdout: st
 function fifoRead(d: string, name: string): { fifo: string; reader: Promise<string> } {
   const fifo = path.join(d, name);
   execFileSync('mkfifo', [fifo]);
-  const reader = new Promise<string>((resolve, reject) => execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))));
+  const reader = new Promise<string>((resolve, reject) =>
+    execFile('cat', [fifo], (err, out) => (err ? reject(err) : resolve(out))),
+  );
   return { fifo, reader };
 }
 
@@ -164,17 +188,29 @@ describe('dnc batch: outputs that are not plain files', () => {
     }
     expect(readdirSync(d).sort()).toEqual(['err.log', 'in.csv']);
     // Cron's shape, everything to /dev/null but the lists: /dev/null as -o and as stderr is the same device, and is fine.
-    const cron = await shell(`"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv > /dev/null 2>&1`, d);
+    const cron = await shell(
+      `"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv > /dev/null 2>&1`,
+      d,
+    );
     expect(cron.code).toBe(0);
-    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([['name', 'phone'], ['Ann', '+12025550100']]);
+    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([
+      ['name', 'phone'],
+      ['Ann', '+12025550100'],
+    ]);
   });
 
   it('a named list with standard input on /dev/null (as in cron) may write -o /dev/null: only a list read from stdin is guarded', async () => {
     const d = dir('devnull');
     writeFileSync(path.join(d, 'in.csv'), LIST);
-    const r = await shell(`"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv --quiet < /dev/null`, d);
+    const r = await shell(
+      `"${process.execPath}" "${BIN}" batch in.csv -o /dev/null --callable-out callable.csv --quiet < /dev/null`,
+      d,
+    );
     expect(r.code, r.stderr).toBe(0);
-    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([['name', 'phone'], ['Ann', '+12025550100']]);
+    expect(readCsvIndependently(path.join(d, 'callable.csv'))).toEqual([
+      ['name', 'phone'],
+      ['Ann', '+12025550100'],
+    ]);
     expect(lstatSync('/dev/null').isCharacterDevice()).toBe(true);
     // Read from standard input, the list is guarded: -o may not be the file standard input comes from.
     const guarded = await shell(`"${process.execPath}" "${BIN}" batch - -o in.csv < in.csv`, d);
@@ -209,13 +245,43 @@ describe('dnc batch: outputs that are not plain files', () => {
 
 describe('dnc batch: collisions and unwritable folders are refused before anything is read or sent', () => {
   const cases: Array<{ name: string; files: Record<string, string>; argv: string[]; says: string }> = [
-    { name: 'the input named as the manifest of -o', files: { 'calls.manifest.json': LIST }, argv: ['calls.manifest.json', '-o', 'calls.csv'], says: 'the input and the manifest' },
-    { name: 'the input named as the journal of -o (with --restart)', files: { 'o.csv.journal.sqlite': LIST }, argv: ['o.csv.journal.sqlite', '-o', 'o.csv', '--restart'], says: 'the input and the journal' },
-    { name: 'a list named as the manifest', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'r.csv', '--callable-out', 'r.manifest.json'], says: '--callable-out and the manifest' },
-    { name: 'the output as a hard link of the input', files: { 'in.csv': LIST }, argv: ['in.csv', '-o', 'hard.csv'], says: 'the input and -o' },
-    { name: 'both lists on one file', files: { 'in.csv': LIST }, argv: ['in.csv', '--callable-out', 'l.csv', '--suppressed-out', './l.csv'], says: '--callable-out and --suppressed-out' },
+    {
+      name: 'the input named as the manifest of -o',
+      files: { 'calls.manifest.json': LIST },
+      argv: ['calls.manifest.json', '-o', 'calls.csv'],
+      says: 'the input and the manifest',
+    },
+    {
+      name: 'the input named as the journal of -o (with --restart)',
+      files: { 'o.csv.journal.sqlite': LIST },
+      argv: ['o.csv.journal.sqlite', '-o', 'o.csv', '--restart'],
+      says: 'the input and the journal',
+    },
+    {
+      name: 'a list named as the manifest',
+      files: { 'in.csv': LIST },
+      argv: ['in.csv', '-o', 'r.csv', '--callable-out', 'r.manifest.json'],
+      says: '--callable-out and the manifest',
+    },
+    {
+      name: 'the output as a hard link of the input',
+      files: { 'in.csv': LIST },
+      argv: ['in.csv', '-o', 'hard.csv'],
+      says: 'the input and -o',
+    },
+    {
+      name: 'both lists on one file',
+      files: { 'in.csv': LIST },
+      argv: ['in.csv', '--callable-out', 'l.csv', '--suppressed-out', './l.csv'],
+      says: '--callable-out and --suppressed-out',
+    },
     // Results to stdout (journal not yet known): the files named are still checked before the list is read (read, its NUL would be exit 3).
-    { name: 'a list named as the input, results to stdout', files: { 'in.csv': 'name,phone\nAnn,\0\n' }, argv: ['in.csv', '-o', '-', '--callable-out', 'in.csv'], says: 'the input and --callable-out' },
+    {
+      name: 'a list named as the input, results to stdout',
+      files: { 'in.csv': 'name,phone\nAnn,\0\n' },
+      argv: ['in.csv', '-o', '-', '--callable-out', 'in.csv'],
+      says: 'the input and --callable-out',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: exit 2, the file untouched, nothing sent`, async () => {

@@ -37,7 +37,10 @@ function callList(name: string): { file: string; phones: string[]; distinct: num
   return { file, phones: rows, distinct: 300 };
 }
 
-function start(argv: string[], childEnv: Record<string, string> = env): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
+function start(
+  argv: string[],
+  childEnv: Record<string, string> = env,
+): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
   const child = spawn(process.execPath, [BIN, ...argv], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...childEnv },
@@ -81,10 +84,19 @@ describe('dnc batch as a process', () => {
     const sentBefore = sb.lookups().length;
     const bare = await spawnDnc(['--json', ...argv], { env, timeoutMs: 30_000 });
     expect([0, 7], bare.stderr).toContain(bare.code);
-    const unanswered = new Set(readCsvObjects(output).filter((x) => x.dnc_error_code === 'unanswered_send').map((x) => x.dnc_phone_e164));
+    const unanswered = new Set(
+      readCsvObjects(output)
+        .filter((x) => x.dnc_error_code === 'unanswered_send')
+        .map((x) => x.dnc_phone_e164),
+    );
     expect(bare.code === 7, bare.stderr).toBe(unanswered.size > 0);
     expect(JSON.parse(bare.stdout).unanswered_sends).toBeGreaterThanOrEqual(unanswered.size);
-    expect(sb.lookups().slice(sentBefore).filter((l) => unanswered.has(l.phoneNumber))).toEqual([]);
+    expect(
+      sb
+        .lookups()
+        .slice(sentBefore)
+        .filter((l) => unanswered.has(l.phoneNumber)),
+    ).toEqual([]);
     const last = await spawnDnc(['--json', ...argv, '--resend-unanswered'], { env, timeoutMs: 30_000 });
     expect(last.code, last.stderr).toBe(0);
     expect(sha256(file)).toBe(before);
@@ -109,10 +121,14 @@ describe('dnc batch as a process', () => {
     sb.reset();
     // A long list and a small budget: a few lookups, then a render of 100,000 rows to catch in the act.
     const file = path.join(tmp.dir, 'render-kill.csv');
-    writeFileSync(file, `id,phone\n${Array.from({ length: 100_000 }, (_, i) => `${i},+1202${String(5_550_000 + i).padStart(7, '0')}`).join('\n')}\n`);
+    writeFileSync(
+      file,
+      `id,phone\n${Array.from({ length: 100_000 }, (_, i) => `${i},+1202${String(5_550_000 + i).padStart(7, '0')}`).join('\n')}\n`,
+    );
     const output = path.join(tmp.dir, 'render-kill.results.csv');
     const argv = ['batch', file, '-o', output, '--max-credits', '5'];
-    const temps = () => readdirSync(tmp.dir).filter((f) => f.startsWith('.render-kill.results.csv.') && f.endsWith('.tmp'));
+    const temps = () =>
+      readdirSync(tmp.dir).filter((f) => f.startsWith('.render-kill.results.csv.') && f.endsWith('.tmp'));
     const run = start(argv);
     await until(() => temps().length > 0, 30_000);
     run.child.kill('SIGKILL');
@@ -126,55 +142,66 @@ describe('dnc batch as a process', () => {
     expect(temps()).toEqual([]);
   }, 120_000);
 
-  for (const signal of ['SIGINT', 'SIGHUP'] as const) it(`${signal} stops starting lookups, writes the output and exits 130; the rerun finishes`, async () => {
-    sb.reset();
-    const { file, phones } = callList(`int-${signal}.csv`);
-    const output = path.join(tmp.dir, `int-${signal}.results.csv`);
-    const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
-    const run = start(argv);
-    await until(() => sb.lookups().length >= 40);
-    // SIGHUP is a closed terminal or SSH session: it must not lose the lookups in flight either.
-    run.child.kill(signal);
-    const end = await run.exited;
-    expect(end.code, end.stderr).toBe(130);
-    expect(end.stderr).toContain('Resume with: dnc batch');
-    const partial = readCsvObjects(output);
-    expect(partial.map((x) => x.phone)).toEqual(phones);
-    const answered = new Set(partial.filter((x) => x.dnc_result !== 'not_checked').map((x) => x.dnc_phone_e164));
-    expect(answered.size).toBe(sb.lookups().length);
-    expect(partial.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted')).toBe(true);
+  for (const signal of ['SIGINT', 'SIGHUP'] as const)
+    it(`${signal} stops starting lookups, writes the output and exits 130; the rerun finishes`, async () => {
+      sb.reset();
+      const { file, phones } = callList(`int-${signal}.csv`);
+      const output = path.join(tmp.dir, `int-${signal}.results.csv`);
+      const argv = ['batch', file, '-o', output, '--country', 'US', '--concurrency', '4'];
+      const run = start(argv);
+      await until(() => sb.lookups().length >= 40);
+      // SIGHUP is a closed terminal or SSH session: it must not lose the lookups in flight either.
+      run.child.kill(signal);
+      const end = await run.exited;
+      expect(end.code, end.stderr).toBe(130);
+      expect(end.stderr).toContain('Resume with: dnc batch');
+      const partial = readCsvObjects(output);
+      expect(partial.map((x) => x.phone)).toEqual(phones);
+      const answered = new Set(partial.filter((x) => x.dnc_result !== 'not_checked').map((x) => x.dnc_phone_e164));
+      expect(answered.size).toBe(sb.lookups().length);
+      expect(
+        partial.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted'),
+      ).toBe(true);
 
-    const rest = await spawnDnc(argv, { env, timeoutMs: 30_000 });
-    expect(rest.code, rest.stderr).toBe(0);
-    expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
-    expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
-  });
-
-  it.runIf(existsSync('/usr/bin/script'))('on a terminal that reports no size (`script -qfc`), the summary tables are 80 columns wide, not one-character columns', async () => {
-    sb.reset();
-    const file = path.join(tmp.dir, 'nosize.csv');
-    writeFileSync(file, 'id,phone\n1,+12025550101\n2,+12025550102\n');
-    const output = path.join(tmp.dir, 'nosize.results.csv');
-    // script(1) runs the command on a new pseudo-terminal whose size is 0×0 (as `docker -t` without a size).
-    const command = [process.execPath, BIN, 'batch', file, '-o', output].map((a) => `'${a}'`).join(' ');
-    // Spawned, not spawnSync: the sandbox answers from this process.
-    const child = spawn('script', ['-qfc', command, '/dev/null'], {
-      cwd: tmp.dir,
-      env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, TERM: 'xterm', NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      const rest = await spawnDnc(argv, { env, timeoutMs: 30_000 });
+      expect(rest.code, rest.stderr).toBe(0);
+      expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(
+        true,
+      );
+      expect(sb.lookups().filter((l) => l.charged)).toHaveLength(300);
     });
-    let stdout = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    const run = { status, stdout };
-    expect(run.status, run.stdout).toBe(0);
-    const lines = run.stdout.replace(/\r/g, '').split('\n');
-    const row = (first: string) => lines.find((l) => l.startsWith(`│ ${first} `));
-    // Every cell shown whole: the columns' natural widths fit in 80.
-    expect(row('callable'), run.stdout).toMatch(/^│ callable +│ +1 │ +50\.0% │$/);
-    expect(row('do_not_call'), run.stdout).toMatch(/^│ do_not_call +│ +1 │ +50\.0% │$/);
-    expect(lines.some((l) => l.includes('…')), run.stdout).toBe(false);
-  });
+
+  it.runIf(existsSync('/usr/bin/script'))(
+    'on a terminal that reports no size (`script -qfc`), the summary tables are 80 columns wide, not one-character columns',
+    async () => {
+      sb.reset();
+      const file = path.join(tmp.dir, 'nosize.csv');
+      writeFileSync(file, 'id,phone\n1,+12025550101\n2,+12025550102\n');
+      const output = path.join(tmp.dir, 'nosize.results.csv');
+      // script(1) runs the command on a new pseudo-terminal whose size is 0×0 (as `docker -t` without a size).
+      const command = [process.execPath, BIN, 'batch', file, '-o', output].map((a) => `'${a}'`).join(' ');
+      // Spawned, not spawnSync: the sandbox answers from this process.
+      const child = spawn('script', ['-qfc', command, '/dev/null'], {
+        cwd: tmp.dir,
+        env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, TERM: 'xterm', NO_COLOR: '1', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const run = { status, stdout };
+      expect(run.status, run.stdout).toBe(0);
+      const lines = run.stdout.replace(/\r/g, '').split('\n');
+      const row = (first: string) => lines.find((l) => l.startsWith(`│ ${first} `));
+      // Every cell shown whole: the columns' natural widths fit in 80.
+      expect(row('callable'), run.stdout).toMatch(/^│ callable +│ +1 │ +50\.0% │$/);
+      expect(row('do_not_call'), run.stdout).toMatch(/^│ do_not_call +│ +1 │ +50\.0% │$/);
+      expect(
+        lines.some((l) => l.includes('…')),
+        run.stdout,
+      ).toBe(false);
+    },
+  );
 
   it('a second SIGINT exits at once (130) without waiting for slow lookups, leaving them in flight in the journal', async () => {
     // Answers take 10 s: "at once" is well before any of them, however loaded the machine.

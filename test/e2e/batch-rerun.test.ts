@@ -43,21 +43,36 @@ const US = Array.from({ length: 12 }, (_, i) => `+1202555${String(100 + i).padSt
 
 describe('dnc batch: a rerun resumes with the options it was started with', () => {
   it('after a 429 the short resume command keeps --callable-out and --max-credits: lists complete, the budget holds', async () => {
-    const { input, output } = list(['name,phone', ...US.map((p, i) => `c${i},${p}`), 'au,+61 2 9876 5432', 'fr,+33 6 12 34 56 01']);
+    const { input, output } = list([
+      'name,phone',
+      ...US.map((p, i) => `c${i},${p}`),
+      'au,+61 2 9876 5432',
+      'fr,+33 6 12 34 56 01',
+    ]);
     const callable = `${output}.callable.csv`;
     sb.setCreditLimit(5);
-    const first = await runDnc(['--json', 'batch', input, '-o', output, '--callable-out', callable, '--max-credits', '9'], { env });
+    const first = await runDnc(
+      ['--json', 'batch', input, '-o', output, '--callable-out', callable, '--max-credits', '9'],
+      { env },
+    );
     expect(first.code, first.stderr).toBe(5);
     // The printed command is the short one.
-    expect(first.stderr).toContain(`Resume after a credit top-up or in the next billing period (\`dnc usage\` shows the balance) with: dnc batch ${input} -o ${output}\n`);
+    expect(first.stderr).toContain(
+      `Resume after a credit top-up or in the next billing period (\`dnc usage\` shows the balance) with: dnc batch ${input} -o ${output}\n`,
+    );
     // Reason codes stay true after the stop: AU would never be sent without a webhook URL.
     const stopped = objects(output);
-    expect(stopped.find((x) => x.name === 'au')).toMatchObject({ dnc_result: 'not_checked', dnc_error_code: 'webhook_required' });
+    expect(stopped.find((x) => x.name === 'au')).toMatchObject({
+      dnc_result: 'not_checked',
+      dnc_error_code: 'webhook_required',
+    });
     expect(stopped.filter((x) => x.dnc_error_code === 'credit_limit').length).toBeGreaterThan(0);
 
     sb.setCreditLimit(1000);
     const second = await runDnc(['--json', 'batch', input, '-o', output], { env });
-    expect(second.stderr).toContain('Resuming with the options this batch was started with: --max-credits 9 --callable-out');
+    expect(second.stderr).toContain(
+      'Resuming with the options this batch was started with: --max-credits 9 --callable-out',
+    );
     // The remembered budget of 9 stops it again, counting what the first run spent.
     expect(second.code, second.stderr).toBe(5);
     expect(sb.account().creditsUsed).toBeLessThanOrEqual(9);
@@ -69,10 +84,15 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
     const callableRows = rows.filter((x) => x.dnc_result === 'callable').map((x) => [x.name, x.phone]);
     expect(readCsvIndependently(callable)).toEqual([['name', 'phone'], ...callableRows]);
     expect(callableRows.length).toBeGreaterThan(0);
-    const manifest = JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')) as { lists: Array<{ kind: string }> };
+    const manifest = JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')) as {
+      lists: Array<{ kind: string }>;
+    };
     expect(manifest.lists.map((l) => l.kind)).toEqual(['callable']);
     // Across the three runs no number was charged twice (a 429 is not a charge, so its number is sent again).
-    const charged = sb.lookups().filter((l) => l.charged).map((l) => l.phoneNumber);
+    const charged = sb
+      .lookups()
+      .filter((l) => l.charged)
+      .map((l) => l.phoneNumber);
     expect(charged.length).toBe(new Set(charged).size);
     expect(charged).toHaveLength(12);
   });
@@ -84,8 +104,12 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
     expect(objects(output)[1]).toMatchObject({ dnc_result: 'not_checked', dnc_error_code: 'webhook_required' });
     sb.reset();
     const hook = `${sb.baseUrl}/webhook-sink`;
-    const second = await runDnc(['batch', input, '-o', output, '--webhook-url', hook, '--allow-insecure-webhook-url'], { env });
-    expect(second.stderr).toContain('1 number(s) without a verdict are looked up again (1 not checked, 0 failed without a charge)');
+    const second = await runDnc(['batch', input, '-o', output, '--webhook-url', hook, '--allow-insecure-webhook-url'], {
+      env,
+    });
+    expect(second.stderr).toContain(
+      '1 number(s) without a verdict are looked up again (1 not checked, 0 failed without a charge)',
+    );
     expect(lookedUp(sb)).toEqual(['+61298765432']);
     expect(second.code, second.stderr).toBe(8);
     expect(objects(output)[1]).toMatchObject({ dnc_result: 'pending' });
@@ -104,7 +128,16 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
   });
 
   it('--review-out lists the rows that need a person with their reasons; --dial-out the distinct callable numbers', async () => {
-    const { input, output } = list(['name,phone', 'a,+12025550100', 'a-again,+1 202 555 0100', 'junk,call me', 'empty,', 'billing,+12025550995', 'dnc,+12025550101', 'au,+61 2 9876 5432']);
+    const { input, output } = list([
+      'name,phone',
+      'a,+12025550100',
+      'a-again,+1 202 555 0100',
+      'junk,call me',
+      'empty,',
+      'billing,+12025550995',
+      'dnc,+12025550101',
+      'au,+61 2 9876 5432',
+    ]);
     const review = `${output}.review.csv`;
     const dial = `${output}.dial.txt`;
     const r = await runDnc(['batch', input, '-o', output, '--review-out', review, '--dial-out', dial], { env });
@@ -121,7 +154,9 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
     const again = await runDnc(['batch', input, '-o', output], { env });
     expect(again.code).toBe(7);
     expect(again.stderr).toContain('--review-out');
-    const manifest = JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')) as { lists: Array<{ kind: string }> };
+    const manifest = JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')) as {
+      lists: Array<{ kind: string }>;
+    };
     expect(manifest.lists.map((l) => l.kind)).toEqual(['review', 'dial']);
     expect(json((await runDnc(['--json', 'verify', output], {})).stdout)).toMatchObject({ tampered: false });
   });

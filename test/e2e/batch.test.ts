@@ -24,7 +24,8 @@ beforeAll(async () => {
 const inputs = new Map<string, string>();
 afterEach(() => {
   sb.reset();
-  for (const [file, hash] of inputs) if (existsSync(file) && !file.includes('changed')) expect(sha256(file), file).toBe(hash);
+  for (const [file, hash] of inputs)
+    if (existsSync(file) && !file.includes('changed')) expect(sha256(file), file).toBe(hash);
 });
 afterAll(async () => {
   await sb.close();
@@ -49,9 +50,12 @@ function usList(count: number, name = `list-${++n}.csv`): { file: string; number
   return { file, numbers };
 }
 
-
 /** Fires `counts` interrupts (in one go) once `ready()` holds; returns when they were fired (0: never). */
-function fireWhen(ready: () => boolean, fire: (count: number) => void, counts: number[]): { firedAt(): number; cancel(): void } {
+function fireWhen(
+  ready: () => boolean,
+  fire: (count: number) => void,
+  counts: number[],
+): { firedAt(): number; cancel(): void } {
   let at = 0;
   const poll = setInterval(() => {
     if (!ready()) return;
@@ -82,7 +86,9 @@ describe('dnc batch: verdicts', () => {
     const r = await runDnc(['--json', 'batch', input, '-o', output, '--country', 'US'], { env });
     // Its AU row is webhook-only and stays not_checked without --webhook-url: exit 7 says a row has no verdict.
     expect(r.code, r.stderr).toBe(7);
-    expect(r.stderr).toMatch(/1 row\(s\) of webhook-only countries need --webhook-url .*: dnc batch \S+ -o \S+ --webhook-url URL/);
+    expect(r.stderr).toMatch(
+      /1 row\(s\) of webhook-only countries need --webhook-url .*: dnc batch \S+ -o \S+ --webhook-url URL/,
+    );
     expect(sha256(input)).toBe(before);
 
     const inRows = readCsv(input);
@@ -91,13 +97,26 @@ describe('dnc batch: verdicts', () => {
     // Input columns unchanged and in order; the dnc_* columns after them.
     outRows.forEach((row, i) => expect(row.slice(0, inRows[0]!.length)).toEqual(inRows[i]));
     expect(outRows[0]!.slice(inRows[0]!.length)).toEqual([
-      'dnc_phone_e164', 'dnc_country', 'dnc_result', 'dnc_do_not_call', 'dnc_list_source',
-      'dnc_checked_at', 'dnc_correlation_id', 'dnc_error_code', 'dnc_error', 'dnc_credits', 'dnc_exemption', 'dnc_valid_until',
-      'dnc_time_zones', 'dnc_calling_window',
+      'dnc_phone_e164',
+      'dnc_country',
+      'dnc_result',
+      'dnc_do_not_call',
+      'dnc_list_source',
+      'dnc_checked_at',
+      'dnc_correlation_id',
+      'dnc_error_code',
+      'dnc_error',
+      'dnc_credits',
+      'dnc_exemption',
+      'dnc_valid_until',
+      'dnc_time_zones',
+      'dnc_calling_window',
     ]);
     const rows = readCsvObjects(output);
     const sent = lookedUp(sb);
-    const distinctSendable = new Set(rows.filter((x) => x.dnc_phone_e164 && x.dnc_country !== 'AU').map((x) => x.dnc_phone_e164));
+    const distinctSendable = new Set(
+      rows.filter((x) => x.dnc_phone_e164 && x.dnc_country !== 'AU').map((x) => x.dnc_phone_e164),
+    );
     expect(new Set(sent).size).toBe(sent.length);
     expect(new Set(sent)).toEqual(distinctSendable);
 
@@ -119,14 +138,22 @@ describe('dnc batch: verdicts', () => {
     const au = rows.find((x) => x.dnc_country === 'AU')!;
     expect([au.dnc_result, au.dnc_error_code]).toEqual(['not_checked', 'webhook_required']);
     const fr = rows.find((x) => x.dnc_country === 'FR')!;
-    expect([fr.dnc_result, fr.dnc_error_code, fr.dnc_credits]).toEqual(['unsupported_country', 'unsupported_country', '0']);
+    expect([fr.dnc_result, fr.dnc_error_code, fr.dnc_credits]).toEqual([
+      'unsupported_country',
+      'unsupported_country',
+      '0',
+    ]);
     const unreadable = rows.filter((x) => x.dnc_error_code === 'unparseable_number');
     expect(unreadable.map((x) => x.phone)).toEqual(['n/a', '555-12', 'ask reception']);
     // An empty cell is said apart from a bad number: there is nothing to fix but a missing value.
     const missing = rows.filter((x) => x.dnc_error_code === 'missing_number');
     expect(missing.map((x) => [x.phone, x.dnc_result])).toEqual([['', 'invalid']]);
     const registerInvalid = rows.find((x) => x.phone === '(202) 555-0990')!;
-    expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual(['invalid', 'invalid_phone_number', '1']);
+    expect([registerInvalid.dnc_result, registerInvalid.dnc_error_code, registerInvalid.dnc_credits]).toEqual([
+      'invalid',
+      'invalid_phone_number',
+      '1',
+    ]);
   });
 
   it('on a terminal: boxed summary tables and a spinner on stderr', async () => {
@@ -144,14 +171,19 @@ describe('dnc batch: verdicts', () => {
     const { file } = usList(40_000);
     // A cache of its own: recent verdicts of these numbers (another test's, on a port reused) would have the
     // lookups wait for the first thousand numbers, to say so first.
-    const own = { ...env, XDG_CACHE_HOME: path.join(tmp.dir, 'progress-cache'), XDG_STATE_HOME: path.join(tmp.dir, 'progress-state') };
+    const own = {
+      ...env,
+      XDG_CACHE_HOME: path.join(tmp.dir, 'progress-cache'),
+      XDG_STATE_HOME: path.join(tmp.dir, 'progress-state'),
+    };
     const r = await runDnc(['batch', file, '-o', `${file}.out`, '--max-credits', '20'], { env: own });
     expect(r.code, r.stderr).toBe(5);
     const progress = r.stderr.split('\n').filter((l) => /numbers/.test(l) && /credits used$/.test(l));
     expect(progress.length, r.stderr).toBeGreaterThan(0);
     expect(progress[0]).toMatch(/^\d+ answered · [\d,]+ numbers read so far \(reading the list\) · /);
     // "N/M numbers" only once M is the whole list's count.
-    for (const line of progress) if (/^[\d,]+\/[\d,]+ numbers/.test(line)) expect(line).toMatch(/^[\d,]+\/40,000 numbers/);
+    for (const line of progress)
+      if (/^[\d,]+\/[\d,]+ numbers/.test(line)) expect(line).toMatch(/^[\d,]+\/40,000 numbers/);
   }, 60_000);
 
   it('--quiet prints nothing on stderr; the summary stays on stdout', async () => {
@@ -175,7 +207,10 @@ describe('dnc batch: verdicts', () => {
     expect(a.every((x) => x.dnc_result === 'do_not_call')).toBe(true);
     // The lookup's credits stand on its first row only, so the column sums to what the service charged.
     expect(a.map((x) => x.dnc_credits)).toEqual(['1', '0', '0', '0']);
-    const charged = sb.lookups().filter((l) => l.charged).reduce((sum, l) => sum + l.credits, 0);
+    const charged = sb
+      .lookups()
+      .filter((l) => l.charged)
+      .reduce((sum, l) => sum + l.credits, 0);
     expect(rows.reduce((sum, x) => sum + Number(x.dnc_credits), 0)).toBe(charged);
   });
 
@@ -195,7 +230,7 @@ describe('dnc batch: verdicts', () => {
     expect(readCsvObjects(output)).toHaveLength(7);
   });
 
-  it("removes at once the temporary files of a writer that no longer runs, and never those of a live writer, however old", async () => {
+  it('removes at once the temporary files of a writer that no longer runs, and never those of a live writer, however old', async () => {
     const input = fixture('batch/duplicates.csv');
     const output = path.join(tmp.dir, 'named.csv');
     // A writer that has exited (its pid dead), one alive (a sleeping process, with its real start time), and one
@@ -247,7 +282,12 @@ describe('dnc batch: verdicts', () => {
     let r = await runDnc(['batch', q, '-o', `${q}.out`], { env });
     expect(r.code, r.stderr).toBe(0);
     const qRows = readCsv(`${q}.out`);
-    expect(qRows.map((x) => x[1])).toEqual(['address', '1 Main St\nApt 2\nSpringfield', 'Line, with comma\nand "quotes"', '']);
+    expect(qRows.map((x) => x[1])).toEqual([
+      'address',
+      '1 Main St\nApt 2\nSpringfield',
+      'Line, with comma\nand "quotes"',
+      '',
+    ]);
     expect(qRows.slice(1).map((x) => x[3])).toEqual(['+12025550104', '+12025550105', '+12025550106']);
 
     const crlf = fixture('batch/crlf.csv');
@@ -275,17 +315,25 @@ describe('dnc batch: verdicts', () => {
     const cr = fixture('batch/cr-only-line-endings.csv');
     r = await runDnc(['batch', cr, '-o', path.join(tmp.dir, 'cr.out.csv')], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(readCsvObjects(path.join(tmp.dir, 'cr.out.csv')).map((x) => x.dnc_phone_e164)).toEqual(['+12025550100', '+12025550102']);
+    expect(readCsvObjects(path.join(tmp.dir, 'cr.out.csv')).map((x) => x.dnc_phone_e164)).toEqual([
+      '+12025550100',
+      '+12025550102',
+    ]);
   });
 
   it('normalises national numbers with --country', async () => {
     const input = fixture('batch/national-format.csv');
     const r = await runDnc(['batch', input, '-o', `${input}.out`, '--country', 'GB'], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(readCsvObjects(`${input}.out`).map((x) => x.dnc_phone_e164)).toEqual(['+442079460103', '+442079460104', '+442079460105', '+442079460106']);
+    expect(readCsvObjects(`${input}.out`).map((x) => x.dnc_phone_e164)).toEqual([
+      '+442079460103',
+      '+442079460104',
+      '+442079460105',
+      '+442079460106',
+    ]);
   });
 
-  it('refuses invalid numbers locally; the register\'s invalid_phone_number is charged and recorded', async () => {
+  it("refuses invalid numbers locally; the register's invalid_phone_number is charged and recorded", async () => {
     const input = fixture('batch/invalid-numbers.csv');
     const r = await runDnc(['batch', input, '-o', `${input}.out`], { env });
     expect(r.code, r.stderr).toBe(0);
@@ -320,7 +368,7 @@ describe('dnc batch: verdicts', () => {
     ]);
   });
 
-  it('retries uncharged upstream failures; what still fails is failed with the service\'s error_code', async () => {
+  it("retries uncharged upstream failures; what still fails is failed with the service's error_code", async () => {
     const input = fixture('batch/failures.csv');
     const r = await runDnc(['--retries', '2', 'batch', input, '-o', `${input}.out`], { env });
     // Rows without a verdict: finished, exit 7, with what would finish them.
@@ -329,10 +377,22 @@ describe('dnc batch: verdicts', () => {
     const rows = Object.fromEntries(readCsvObjects(`${input}.out`).map((x) => [x.name, x]));
     expect(rows['transient-timeout']!.dnc_result).toBe('do_not_call');
     expect(rows['transient-error']!.dnc_result).toBe('callable');
-    expect([rows['always-timeout']!.dnc_result, rows['always-timeout']!.dnc_error_code]).toEqual(['failed', 'upstream_timeout']);
-    expect([rows['always-error']!.dnc_result, rows['always-error']!.dnc_error_code]).toEqual(['failed', 'upstream_error']);
-    expect([rows['billing-charged']!.dnc_error_code, rows['billing-charged']!.dnc_credits]).toEqual(['billing_error', '1']);
-    expect([rows['billing-uncharged']!.dnc_error_code, rows['billing-uncharged']!.dnc_credits]).toEqual(['billing_error', '0']);
+    expect([rows['always-timeout']!.dnc_result, rows['always-timeout']!.dnc_error_code]).toEqual([
+      'failed',
+      'upstream_timeout',
+    ]);
+    expect([rows['always-error']!.dnc_result, rows['always-error']!.dnc_error_code]).toEqual([
+      'failed',
+      'upstream_error',
+    ]);
+    expect([rows['billing-charged']!.dnc_error_code, rows['billing-charged']!.dnc_credits]).toEqual([
+      'billing_error',
+      '1',
+    ]);
+    expect([rows['billing-uncharged']!.dnc_error_code, rows['billing-uncharged']!.dnc_credits]).toEqual([
+      'billing_error',
+      '0',
+    ]);
     expect([rows.expired!.dnc_result, rows.expired!.dnc_error_code]).toEqual(['failed', 'lookup_expired']);
     expect(rows.fine!.dnc_result).toBe('callable');
     // 993 and 994: three attempts each (one try, two retries); charged lookups never repeated.
@@ -342,7 +402,9 @@ describe('dnc batch: verdicts', () => {
     // A bare rerun finishes the job: only the failures the service did not charge are sent again.
     sb.reset();
     const again = await runDnc(['--retries', '0', 'batch', input, '-o', `${input}.out`], { env });
-    expect(again.stderr).toContain('4 number(s) without a verdict are looked up again (0 not checked, 4 failed without a charge)');
+    expect(again.stderr).toContain(
+      '4 number(s) without a verdict are looked up again (0 not checked, 4 failed without a charge)',
+    );
     expect(lookedUp(sb).sort()).toEqual(['+12025550993', '+12025550994', '+12025550996', '+12025550997']);
     expect(again.code).toBe(7);
   });
@@ -351,11 +413,33 @@ describe('dnc batch: verdicts', () => {
     const input = fixture('batch/duplicates.csv');
     const callable = path.join(tmp.dir, 'call.csv');
     const suppressed = path.join(tmp.dir, 'dnc.csv');
-    const r = await runDnc(['batch', input, '-o', `${input}.out`, '--country', 'US', '--callable-out', callable, '--suppressed-out', suppressed], { env });
+    const r = await runDnc(
+      [
+        'batch',
+        input,
+        '-o',
+        `${input}.out`,
+        '--country',
+        'US',
+        '--callable-out',
+        callable,
+        '--suppressed-out',
+        suppressed,
+      ],
+      { env },
+    );
     expect(r.code, r.stderr).toBe(0);
-    expect(readCsv(callable)).toEqual([['name', 'phone'], ['B1', '+12025550108'], ['B2', '202.555.0108']]);
+    expect(readCsv(callable)).toEqual([
+      ['name', 'phone'],
+      ['B1', '+12025550108'],
+      ['B2', '202.555.0108'],
+    ]);
     expect(readCsv(suppressed)[0]).toEqual(['name', 'phone']);
-    expect(readCsv(suppressed).slice(1).map((x) => x[0])).toEqual(['A1', 'A2', 'A3', 'C1', 'A4']);
+    expect(
+      readCsv(suppressed)
+        .slice(1)
+        .map((x) => x[0]),
+    ).toEqual(['A1', 'A2', 'A3', 'C1', 'A4']);
     expect(r.stdout).toContain(callable);
   });
 });
@@ -383,7 +467,9 @@ describe('dnc batch: refusals before anything is sent', () => {
   it('exit 4 on a refused key, with nothing marked done; a rerun with the right key completes', async () => {
     const input = fixture('batch/duplicates.csv');
     const output = `${input}.out`;
-    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' } });
+    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], {
+      env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' },
+    });
     expect(bad.code).toBe(4);
     expect(bad.stderr).not.toContain(sb.apiKey);
     // A stop like any other: the output is written, nothing in it claims a verdict.
@@ -392,7 +478,9 @@ describe('dnc batch: refusals before anything is sent', () => {
     expect(stopped.every((x) => x.dnc_result === 'not_checked' && x.dnc_error_code === 'auth_failed')).toBe(true);
     const good = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env });
     expect(good.code, good.stderr).toBe(0);
-    expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+    expect(readCsvObjects(output).every((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(
+      true,
+    );
   });
 
   it('renders every row from one state of the journal: a commit from another connection mid-render waits for the next render', async () => {
@@ -433,9 +521,13 @@ describe('dnc batch: refusals before anything is sent', () => {
     const output = `${input}.out.csv`;
     // A folder where the manifest goes: the rename onto it fails.
     mkdirSync(path.join(`${input}.out.manifest.json`, 'in-the-way'), { recursive: true });
-    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], { env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' } });
+    const bad = await runDnc(['batch', input, '-o', output, '--country', 'US'], {
+      env: { ...env, DNC_API_KEY: 'sbx_wrong_key_123456' },
+    });
     expect(bad.code).toBe(4);
-    expect(bad.stderr).toContain(`${output} holds the answers so far (the rest not_checked), but its evidence manifest could not be written`);
+    expect(bad.stderr).toContain(
+      `${output} holds the answers so far (the rest not_checked), but its evidence manifest could not be written`,
+    );
     expect(bad.stderr).not.toContain('the output could not be written');
     expect(readCsvObjects(output)).toHaveLength(7);
   });
@@ -455,7 +547,9 @@ describe('dnc batch: stop and resume', () => {
     expect(rows).toHaveLength(40);
     const done = rows.filter((x) => x.dnc_result === 'callable' || x.dnc_result === 'do_not_call');
     expect(done).toHaveLength(12);
-    expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'credit_limit')).toBe(true);
+    expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'credit_limit')).toBe(
+      true,
+    );
     expect(s1.not_checked).toBe(28);
 
     sb.setCreditLimit(1000);
@@ -473,7 +567,9 @@ describe('dnc batch: stop and resume', () => {
   it('--max-credits never starts a lookup that could pass the budget; spend counts across resumes', async () => {
     const { file } = usList(20);
     const output = `${file}.out`;
-    const first = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '7', '--concurrency', '8'], { env });
+    const first = await runDnc(['--json', 'batch', file, '-o', output, '--max-credits', '7', '--concurrency', '8'], {
+      env,
+    });
     expect(first.code, first.stderr).toBe(5);
     expect(json(first.stdout).stopped_reason).toBe('budget_reached');
     expect(sb.account().creditsUsed).toBe(7);
@@ -525,7 +621,10 @@ describe('dnc batch: stop and resume', () => {
       const interrupts = testInterrupts();
       const fire = () => interrupts.fire();
       const trigger = fireWhen(() => lookedUp(slow.sb).length >= 6, fire, [1]);
-      const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '2'], { env: slow.env, interrupts });
+      const first = await runDnc(['--json', 'batch', file, '-o', output, '--concurrency', '2'], {
+        env: slow.env,
+        interrupts,
+      });
       trigger.cancel();
       expect(first.code, first.stderr).toBe(130);
       expect(json(first.stdout).stopped_reason).toBe('interrupted');
@@ -533,7 +632,9 @@ describe('dnc batch: stop and resume', () => {
       const answered = rows.filter((x) => x.dnc_result !== 'not_checked').length;
       expect(answered).toBeGreaterThan(0);
       expect(answered).toBe(slow.sb.lookups().length);
-      expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted')).toBe(true);
+      expect(rows.filter((x) => x.dnc_result === 'not_checked').every((x) => x.dnc_error_code === 'interrupted')).toBe(
+        true,
+      );
 
       const second = await runDnc(['batch', file, '-o', output], { env: slow.env });
       expect(second.code, second.stderr).toBe(0);
@@ -557,7 +658,9 @@ describe('dnc batch: stop and resume', () => {
       const first = await runDnc(['batch', file, '-o', output, '--concurrency', '4'], { env: slow.env, interrupts });
       trigger.cancel();
       expect(first.code).toBe(130);
-      expect(first.stderr).toContain('the lookups still in flight may have been charged (a rerun does not send them again unless --resend-unanswered)');
+      expect(first.stderr).toContain(
+        'the lookups still in flight may have been charged (a rerun does not send them again unless --resend-unanswered)',
+      );
       expect(trigger.firedAt()).toBeGreaterThan(0);
       expect(Date.now() - trigger.firedAt()).toBeLessThan(1_500);
       expect(existsSync(output)).toBe(false);
@@ -568,7 +671,9 @@ describe('dnc batch: stop and resume', () => {
       const second = await runDnc(['--quiet', 'batch', file, '-o', output, '--concurrency', '8'], { env: slow.env });
       // The four sends without an answer may have been charged: not sent again, unless asked; a warning --quiet does not hide.
       expect(second.code, second.stderr).toBe(7);
-      expect(second.stderr).toContain('warning: 4 number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again');
+      expect(second.stderr).toContain(
+        'warning: 4 number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again',
+      );
       expect(second.stderr).toContain(`--resend-unanswered`);
       const rows = readCsvObjects(output);
       expect(rows.map((x) => x.phone)).toEqual(numbers);
@@ -577,7 +682,9 @@ describe('dnc batch: stop and resume', () => {
       expect(new Set(sent).size).toBe(sent.length);
       const third = await runDnc(['--quiet', 'batch', file, '-o', output, '--resend-unanswered'], { env: slow.env });
       expect(third.code, third.stderr).toBe(0);
-      expect(third.stderr).toContain('--resend-unanswered: 4 number(s) whose earlier send got no answer are sent again');
+      expect(third.stderr).toContain(
+        '--resend-unanswered: 4 number(s) whose earlier send got no answer are sent again',
+      );
       expect(lookedUp(slow.sb)).toHaveLength(sent.length + 4);
     } finally {
       await slow.sb.close();
@@ -612,7 +719,14 @@ describe('dnc batch: dry run', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(sb.requests().map((x) => x.path)).toEqual(['/v2/usage_stats']);
     const d1 = json(first.stdout);
-    expect(d1).toMatchObject({ dry_run: true, rows: 40, unique_numbers: 33, invalid_rows: 3, empty_rows: 1, by_country: { US: 28, GB: 3, FR: 1, AU: 1 } });
+    expect(d1).toMatchObject({
+      dry_run: true,
+      rows: 40,
+      unique_numbers: 33,
+      invalid_rows: 3,
+      empty_rows: 1,
+      by_country: { US: 28, GB: 3, FR: 1, AU: 1 },
+    });
     expect(d1.balance).toMatchObject({ credit_limit: sb.account().creditLimit });
     expect(d1.unknown_cost_countries).toEqual(['US', 'GB', 'FR']);
     // No cost learned yet: a lower bound at 1 credit a number (AU, webhook-only, would not be sent), never 0.
@@ -624,16 +738,27 @@ describe('dnc batch: dry run', () => {
     expect((await runDnc(['batch', input, '--country', 'US'], { env: dryEnv })).code).toBe(7);
     sb.reset();
     // A rerun would send nothing (the AU row still needs --webhook-url; FR's 422 is a verdict): the dry run says so.
-    const resumed = json((await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv })).stdout);
-    expect(resumed).toMatchObject({ estimated_credits: 0, by_country: { AU: 1 }, resuming: { numbers: 33, with_verdict: 32, to_look_up: 0, not_sent: 1, unanswered: 0 } });
+    const resumed = json(
+      (await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US'], { env: dryEnv })).stdout,
+    );
+    expect(resumed).toMatchObject({
+      estimated_credits: 0,
+      by_country: { AU: 1 },
+      resuming: { numbers: 33, with_verdict: 32, to_look_up: 0, not_sent: 1, unanswered: 0 },
+    });
     // --restart would pay for the whole list again: estimated as such.
-    const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US', '--restart'], { env: dryEnv });
+    const second = await runDnc(['--json', 'batch', input, '--dry-run', '--country', 'US', '--restart'], {
+      env: dryEnv,
+    });
     const d2 = json(second.stdout);
     expect(d2.resuming).toBeNull();
     expect(d2.unknown_cost_countries).toEqual(['FR']);
     expect(d2.estimated_credits).toBe(28 + 3 + 1);
     // The file is named as the user gave it, as a real run names it.
-    const humanSecond = await runDnc(['batch', path.basename(input), '--dry-run', '--country', 'US', '--restart'], { env: dryEnv, cwd: path.dirname(input) });
+    const humanSecond = await runDnc(['batch', path.basename(input), '--dry-run', '--country', 'US', '--restart'], {
+      env: dryEnv,
+      cwd: path.dirname(input),
+    });
     expect(humanSecond.stderr).toContain(`Reading ${path.basename(input)} (phone column: phone, delimiter: ,)`);
     expect(humanSecond.stdout).toMatch(/^FR\s+1\s+unknown\s+≥ 1$/m);
     expect(humanSecond.stdout).toContain('estimated cost: at least 32 credits (FR counted at 1 credit a number');
@@ -655,12 +780,20 @@ describe('dnc batch: webhook mode (sending side)', () => {
       const input = fixture('batch/fr-and-au.csv');
       const output = `${input}.out`;
       const url = 'http://127.0.0.1:9/hooks/abc';
-      const r = await runDnc(['--json', 'batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'], { env: hooks.env });
+      const r = await runDnc(
+        ['--json', 'batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'],
+        { env: hooks.env },
+      );
       expect(r.code, r.stderr).toBe(8);
       expect(r.stderr).toContain(`dnc listen --results`);
       const au = hooks.sb.requests().filter((x) => x.query.phone_number?.startsWith('+61'));
       expect(au.map((x) => x.query.webhook_url)).toEqual([url, url]);
-      expect(hooks.sb.requests().filter((x) => x.query.phone_number?.startsWith('+1')).every((x) => x.query.webhook_url === undefined)).toBe(true);
+      expect(
+        hooks.sb
+          .requests()
+          .filter((x) => x.query.phone_number?.startsWith('+1'))
+          .every((x) => x.query.webhook_url === undefined),
+      ).toBe(true);
       const rows = readCsvObjects(output).filter((x) => x.dnc_country === 'AU');
       expect(rows.map((x) => x.dnc_result)).toEqual(['pending', 'pending']);
       expect(rows.map((x) => x.dnc_credits)).toEqual(['3', '3']);
@@ -670,7 +803,9 @@ describe('dnc batch: webhook mode (sending side)', () => {
 
       // Resuming does not send pending lookups again.
       hooks.sb.reset();
-      const again = await runDnc(['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'], { env: hooks.env });
+      const again = await runDnc(['batch', input, '-o', output, '--webhook-url', url, '--allow-insecure-webhook-url'], {
+        env: hooks.env,
+      });
       expect(again.code).toBe(8);
       expect(lookedUp(hooks.sb)).toEqual([]);
     } finally {
@@ -683,12 +818,29 @@ describe('dnc batch: webhook mode (sending side)', () => {
     try {
       const input = fixture('batch/duplicates.csv');
       const r = await runDnc(
-        ['--json', 'batch', input, '-o', `${input}.out`, '--country', 'US', '--webhook-url', 'http://127.0.0.1:9/h', '--webhook-all', '--allow-insecure-webhook-url'],
+        [
+          '--json',
+          'batch',
+          input,
+          '-o',
+          `${input}.out`,
+          '--country',
+          'US',
+          '--webhook-url',
+          'http://127.0.0.1:9/h',
+          '--webhook-all',
+          '--allow-insecure-webhook-url',
+        ],
         { env: hooks.env },
       );
       expect(r.code, r.stderr).toBe(8);
       expect(lookedUp(hooks.sb)).toHaveLength(3);
-      expect(hooks.sb.requests().filter((x) => x.path === '/check_phone_number').every((x) => x.query.webhook_url === 'http://127.0.0.1:9/h')).toBe(true);
+      expect(
+        hooks.sb
+          .requests()
+          .filter((x) => x.path === '/check_phone_number')
+          .every((x) => x.query.webhook_url === 'http://127.0.0.1:9/h'),
+      ).toBe(true);
       expect(readCsvObjects(`${input}.out`).every((x) => x.dnc_result === 'pending')).toBe(true);
     } finally {
       await hooks.sb.close();

@@ -66,7 +66,9 @@ describe('exit codes of the process', () => {
 
   it('6 when the service cannot be reached (connection refused, retried first)', async () => {
     const port = await closedPort();
-    const r = await dnc(['--retries', '1', 'check', '+12025550100'], { env: { DNC_BASE_URL: `http://127.0.0.1:${port}` } });
+    const r = await dnc(['--retries', '1', 'check', '+12025550100'], {
+      env: { DNC_BASE_URL: `http://127.0.0.1:${port}` },
+    });
     expect(r.code).toBe(6);
     expect(r.stderr).toContain('ECONNREFUSED');
     expect(r.stderr).toContain('hint:');
@@ -75,9 +77,14 @@ describe('exit codes of the process', () => {
 
 describe('streams', () => {
   it('numbers piped on stdin with "-", NDJSON on stdout, the summary on stderr', async () => {
-    const r = await dnc(['--json', 'check', '-'], { stdin: '+12025550100\n# skip me\n\n+12025550101\n+442079460124\n' });
+    const r = await dnc(['--json', 'check', '-'], {
+      stdin: '+12025550100\n# skip me\n\n+12025550101\n+442079460124\n',
+    });
     expect(r.code, r.stderr).toBe(0);
-    const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { phone_number: string; do_not_call: boolean; http_status: number });
+    const objs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { phone_number: string; do_not_call: boolean; http_status: number });
     expect(objs.map((o) => [o.phone_number, o.do_not_call, o.http_status])).toEqual([
       ['+12025550100', false, 200],
       ['+12025550101', true, 200],

@@ -19,7 +19,12 @@ describe('dnc suppress / check / batch / status / report (built binary)', () => 
   it('a suppressed number exits 10 with --fail-on-dnc and is never sent; status and report work from the shell', async () => {
     sb = await startSandbox({ port: 0 });
     dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-compliance-e2e-'));
-    const env = { DNC_BASE_URL: sb.baseUrl, DNC_API_KEY: sb.apiKey, XDG_STATE_HOME: path.join(dir, 'state'), USER: 'carol' };
+    const env = {
+      DNC_BASE_URL: sb.baseUrl,
+      DNC_API_KEY: sb.apiKey,
+      XDG_STATE_HOME: path.join(dir, 'state'),
+      USER: 'carol',
+    };
     const add = await spawnDnc(['suppress', 'add', '+12025550100', '--reason', 'opt-out'], { env, cwd: dir });
     expect(add.code, add.stderr).toBe(0);
     expect(statSync(path.join(dir, 'state', 'dnc', 'do-not-call.sqlite')).mode & 0o777).toBe(0o600);
@@ -32,7 +37,12 @@ describe('dnc suppress / check / batch / status / report (built binary)', () => 
     writeFileSync(path.join(dir, 'calls.csv'), 'name,phone\na,+12025550100\nb,+12025550102\n');
     const batch = await spawnDnc(['batch', 'calls.csv', '--seller', 'Acme'], { env, cwd: dir });
     expect(batch.code, batch.stderr).toBe(0);
-    expect(sb.requests().filter((r) => r.path === '/check_phone_number').map((r) => r.query.phone_number)).toEqual(['+12025550102']);
+    expect(
+      sb
+        .requests()
+        .filter((r) => r.path === '/check_phone_number')
+        .map((r) => r.query.phone_number),
+    ).toEqual(['+12025550102']);
     const status = await spawnDnc(['status', '--expiring', '40d'], { env, cwd: dir });
     expect(status.code).toBe(3);
     expect(status.stdout).toContain('calls.results.csv\tEXPIRING');
@@ -46,16 +56,35 @@ describe('dnc suppress / check / batch / status / report (built binary)', () => 
     dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-compliance-e2e-'));
     const list = path.join(dir, 'team.sqlite');
     const env = { XDG_STATE_HOME: path.join(dir, 'state'), USER: 'agent' };
-    expect((await spawnDnc(['suppress', 'add', '+12025550100', '--suppression-list', list], { env, cwd: dir })).code).toBe(0);
+    expect(
+      (await spawnDnc(['suppress', 'add', '+12025550100', '--suppression-list', list], { env, cwd: dir })).code,
+    ).toBe(0);
     // Separate processes, as separate agents' machines are: SQLite's locks are all they share.
     const n = 12;
     const runs = await Promise.all(
       Array.from({ length: n }, (_, i) =>
-        spawnDnc(i % 3 === 2 ? ['exempt', 'add', `+1202555${String(300 + i).padStart(4, '0')}`, '--basis', 'consent', '--until', '2099-01-01', '--suppression-list', list] : ['suppress', 'add', `+1202555${String(200 + i).padStart(4, '0')}`, '--suppression-list', list], { env, cwd: dir }),
+        spawnDnc(
+          i % 3 === 2
+            ? [
+                'exempt',
+                'add',
+                `+1202555${String(300 + i).padStart(4, '0')}`,
+                '--basis',
+                'consent',
+                '--until',
+                '2099-01-01',
+                '--suppression-list',
+                list,
+              ]
+            : ['suppress', 'add', `+1202555${String(200 + i).padStart(4, '0')}`, '--suppression-list', list],
+          { env, cwd: dir },
+        ),
       ),
     );
     expect(runs.map((r) => [r.code, r.code === 0 ? '' : r.stderr])).toEqual(runs.map(() => [0, '']));
-    expect((await spawnDnc(['suppress', 'count', '--suppression-list', list], { env, cwd: dir })).stdout.trim()).toBe(String(1 + (n - n / 3)));
+    expect((await spawnDnc(['suppress', 'count', '--suppression-list', list], { env, cwd: dir })).stdout.trim()).toBe(
+      String(1 + (n - n / 3)),
+    );
     const log = await spawnDnc(['--json', 'suppress', 'log', '--suppression-list', list], { env, cwd: dir });
     expect(log.code, log.stderr).toBe(0);
     expect(log.stdout.trim().split('\n')).toHaveLength(n + 1);

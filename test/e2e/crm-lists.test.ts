@@ -53,7 +53,9 @@ const de = (n: number, trunk: boolean): Written => {
 };
 const us = (n: number): Written => {
   const last = String(n).padStart(2, '0');
-  return n % 3 === 0 ? { text: `(202) 555-01${last}`, e164: `+120255501${last}` } : { text: `+1 202 555 01${last}`, e164: `+120255501${last}` };
+  return n % 3 === 0
+    ? { text: `(202) 555-01${last}`, e164: `+120255501${last}` }
+    : { text: `+1 202 555 01${last}`, e164: `+120255501${last}` };
 };
 
 interface Contact {
@@ -72,7 +74,11 @@ const CONTACTS: Contact[] = [
   { name: 'Gus', country: 'Deutschland', phones: [de(104, true), de(100, true), null] },
   { name: 'Hal', country: '', phones: [us(14), null, null] },
   { name: 'Ivy', country: 'uk', phones: [gb(103), gb(105), gb(107)] },
-  { name: 'Jo', country: 'Atlantis', phones: [{ text: '+12025550116', e164: '+12025550116' }, { text: '020 7946 0999', e164: '' }, null] },
+  {
+    name: 'Jo',
+    country: 'Atlantis',
+    phones: [{ text: '+12025550116', e164: '+12025550116' }, { text: '020 7946 0999', e164: '' }, null],
+  },
 ];
 
 function writeList(contacts: readonly Contact[], name: string): string {
@@ -94,8 +100,22 @@ describe('a CRM export: three phone columns and a country column', () => {
     const callable = path.join(file.dir, 'crm.callable.csv');
     const dial = path.join(file.dir, 'crm.dial.txt');
     const r = await runDnc(
-      ['batch', input, '-o', out, '--column', 'Phone,Mobile,Work Phone', '--country-column', 'Country', '--country', 'US',
-        '--callable-out', callable, '--dial-out', dial],
+      [
+        'batch',
+        input,
+        '-o',
+        out,
+        '--column',
+        'Phone,Mobile,Work Phone',
+        '--country-column',
+        'Country',
+        '--country',
+        'US',
+        '--callable-out',
+        callable,
+        '--dial-out',
+        dial,
+      ],
       { env, homedir: file.dir, cwd: file.dir },
     );
     expect(r.code, r.stderr).toBe(0);
@@ -109,7 +129,9 @@ describe('a CRM export: three phone columns and a country column', () => {
     const rows = readCsvIndependently(out);
     const header = rows[0]!;
     const at = (name: string) => header.indexOf(name);
-    for (const n of [1, 2, 3]) for (const c of ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until']) expect(at(`dnc_${n}_${c}`)).toBeGreaterThan(0);
+    for (const n of [1, 2, 3])
+      for (const c of ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until'])
+        expect(at(`dnc_${n}_${c}`)).toBeGreaterThan(0);
     CONTACTS.forEach((contact, r) => {
       const row = rows[r + 1]!;
       const results: string[] = [];
@@ -134,9 +156,13 @@ describe('a CRM export: three phone columns and a country column', () => {
       });
       const firstCallable = contact.phones.find((p) => p && p.e164 && expected(p.e164) === 'callable');
       // The row rule: a registered number makes the row do_not_call, even beside a callable one.
-      expect(row[at('dnc_result')], contact.name).toBe(results.includes('do_not_call') ? 'do_not_call' : firstCallable ? 'callable' : 'invalid');
+      expect(row[at('dnc_result')], contact.name).toBe(
+        results.includes('do_not_call') ? 'do_not_call' : firstCallable ? 'callable' : 'invalid',
+      );
       if (firstCallable) expect(row[at('dnc_phone_e164')]).toBe(firstCallable.e164);
-      const callableNumbers = contact.phones.flatMap((p) => (p && p.e164 && expected(p.e164) === 'callable' ? [p.e164] : []));
+      const callableNumbers = contact.phones.flatMap((p) =>
+        p && p.e164 && expected(p.e164) === 'callable' ? [p.e164] : [],
+      );
       expect(row[at('dnc_callable_numbers')], contact.name).toBe([...new Set(callableNumbers)].join(' '));
     });
     // Eve's row is in the US, her work number is British: read as British, and said.
@@ -166,7 +192,6 @@ describe('a CRM export: three phone columns and a country column', () => {
     const again = await dncHere(['batch', input, '-o', out]);
     expect(again.code, again.stderr).toBe(0);
     expect(sb.lookups().length).toBe(before);
- 
   });
 
   it('adding a phone column on a rerun keeps every answer and pays only for the new numbers', async () => {
@@ -194,8 +219,22 @@ describe('a CRM export: three phone columns and a country column', () => {
     expect(r.code, r.stderr).toBe(0);
     const [results] = readWorkbookIndependently(out);
     const header = results!.rows[0]!.map((c) => String(c.v ?? ''));
-    const own = ['e164', 'result', 'error_code', 'correlation_id', 'checked_at', 'valid_until', 'time_zones', 'calling_window'];
-    expect(header.slice(-27)).toEqual(['dnc_time_zones', 'dnc_calling_window', ...[1, 2, 3].flatMap((n) => own.map((c) => `dnc_${n}_${c}`)), 'dnc_callable_numbers']);
+    const own = [
+      'e164',
+      'result',
+      'error_code',
+      'correlation_id',
+      'checked_at',
+      'valid_until',
+      'time_zones',
+      'calling_window',
+    ];
+    expect(header.slice(-27)).toEqual([
+      'dnc_time_zones',
+      'dnc_calling_window',
+      ...[1, 2, 3].flatMap((n) => own.map((c) => `dnc_${n}_${c}`)),
+      'dnc_callable_numbers',
+    ]);
     const at = (name: string) => header.indexOf(name);
     // The country column was found by its name: Bob's German number without its trunk zero is read in Germany.
     expect(r.stderr).toContain('country column: Country (found by its name)');
@@ -225,7 +264,9 @@ describe('generated lists (fast-check; the seed is printed on failure)', () => {
         // National numbers are written for their own country: the row names the first phone's.
         const first = phones.find((p) => p !== null) ?? null;
         const sameCountry = phones.map((p) =>
-          p && first && p.e164.slice(0, 3) !== first.e164.slice(0, 3) ? { text: `+${p.e164.slice(1)}`, e164: p.e164 } : p,
+          p && first && p.e164.slice(0, 3) !== first.e164.slice(0, 3)
+            ? { text: `+${p.e164.slice(1)}`, e164: p.e164 }
+            : p,
         );
         return country(first).map((c) => ({ name: 'x', country: c, phones: sameCountry }));
       });
@@ -240,8 +281,20 @@ describe('generated lists (fast-check; the seed is printed on failure)', () => {
         const out = path.join(file.dir, `gen-${run}.results.csv`);
         const callable = path.join(file.dir, `gen-${run}.callable.csv`);
         const r = await runDnc(
-          ['batch', input, '-o', out, '--column', 'Phone,Mobile,Work Phone', '--country-column', 'Country',
-            '--country', 'US', '--callable-out', callable],
+          [
+            'batch',
+            input,
+            '-o',
+            out,
+            '--column',
+            'Phone,Mobile,Work Phone',
+            '--country-column',
+            'Country',
+            '--country',
+            'US',
+            '--callable-out',
+            callable,
+          ],
           { env, homedir: file.dir, cwd: file.dir },
         );
         if (named.every((c) => c.phones.every((p) => p === null))) return; // (a list with no number is refused)
@@ -287,11 +340,22 @@ describe('columns dnc is not sure of', () => {
     const input = path.join(file.dir, 'unsure-asked.csv');
     writeFileSync(input, UNSURE);
     sb.reset();
-    const ctx = createContext({ io: createTestIO(), env, cwd: file.dir, homedir: file.dir, interrupts: testInterrupts() }, {});
+    const ctx = createContext(
+      { io: createTestIO(), env, cwd: file.dir, homedir: file.dir, interrupts: testInterrupts() },
+      {},
+    );
     const asked: string[][] = [];
     const result = await runBatchJob(
       input,
-      { concurrency: 2, webhookAll: false, allowInsecureWebhookUrl: false, maxCredits: null, dryRun: false, restart: false, header: true },
+      {
+        concurrency: 2,
+        webhookAll: false,
+        allowInsecureWebhookUrl: false,
+        maxCredits: null,
+        dryRun: false,
+        restart: false,
+        header: true,
+      },
       batchDeps(file.dir, env, ctx, {
         interrupts: testInterrupts(),
         onEvent: () => {},

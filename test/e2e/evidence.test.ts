@@ -71,42 +71,59 @@ describe('dnc verify of a big list (spawned): its input read in a thread', () =>
     // would read the input on its own thread, as the in-process tests do).
     expect(existsSync(path.join(REPO_ROOT, 'dist', 'bundle', 'rows-worker.js'))).toBe(true);
     const output = path.join(w.dir, `${name}.results.csv`);
-    const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
+    const b = await spawnDnc(['batch', input, '-o', output, '--quiet'], {
+      env: w.env,
+      cwd: w.dir,
+      timeoutMs: BIG_RUN_MS,
+    });
     expect(b.code, b.stderr).toBe(0);
     return { input, output };
   }
 
-  it('an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line', async () => {
-    const { output } = await bigBatch('big');
-    const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
-    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ fit: true, compared_with_input: true, recheck: [] });
-    // A city edited on row 200,000 of the output, with the manifest and the anchor rewritten: only the input tells.
-    const text = readFileSync(output, 'utf8');
-    const lines = text.split('\n');
-    lines[200_000] = lines[200_000]!.replace(',Springfield,', ',Shelbyville,');
-    rewriteOutputAndManifest(output, lines.join('\n'), () => {}, w.stateDir);
-    const bad = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
-    expect(bad.code).toBe(3);
-    const report = JSON.parse(bad.stdout) as { anchored: string; recheck: Array<{ line: number; reason: string }> };
-    expect(report.anchored).toBe('matches');
-    expect(report.recheck.map((r) => [r.line, r.reason])).toEqual([[200_001, 'out_of_step']]);
-  }, 3 * BIG_RUN_MS);
+  it(
+    'an input over the thread threshold: fit as written; a row edited in its input cells is out of step, at its line',
+    async () => {
+      const { output } = await bigBatch('big');
+      const ok = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
+      expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ fit: true, compared_with_input: true, recheck: [] });
+      // A city edited on row 200,000 of the output, with the manifest and the anchor rewritten: only the input tells.
+      const text = readFileSync(output, 'utf8');
+      const lines = text.split('\n');
+      lines[200_000] = lines[200_000]!.replace(',Springfield,', ',Shelbyville,');
+      rewriteOutputAndManifest(output, lines.join('\n'), () => {}, w.stateDir);
+      const bad = await spawnDnc(['--json', 'verify', output], { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
+      expect(bad.code).toBe(3);
+      const report = JSON.parse(bad.stdout) as { anchored: string; recheck: Array<{ line: number; reason: string }> };
+      expect(report.anchored).toBe('matches');
+      expect(report.recheck.map((r) => [r.line, r.reason])).toEqual([[200_001, 'out_of_step']]);
+    },
+    3 * BIG_RUN_MS,
+  );
 
-  it('an error after the thread began reading (the journal\'s calling settings refused) ends verify and status', async () => {
-    const { output } = await bigBatch('refused');
-    // Settings a newer dnc wrote into the journal, with a key this one does not know: refused (exit 2) after the
-    // input's header was read, its thread started.
-    const db = new Database(`${output}.journal.sqlite`);
-    const meta = JSON.parse((db.prepare("SELECT value FROM meta WHERE key = 'batch'").get() as { value: string }).value);
-    meta.calling = { name: 'team', settings: { no_such_setting: 1 } };
-    db.prepare("UPDATE meta SET value = ? WHERE key = 'batch'").run(JSON.stringify(meta));
-    db.close();
-    for (const argv of [['verify', output], ['status', output]]) {
-      const r = await spawnDnc(argv, { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
-      // (Killed at the time-out, it would have code -1 and signal SIGKILL.)
-      expect({ code: r.code, signal: r.signal }, `${argv[0]}: ${r.stderr}`).toEqual({ code: 2, signal: null });
-      expect(r.stderr).toMatch(/E_CONFIG_INVALID.*no_such_setting/);
-    }
-  }, 3 * BIG_RUN_MS);
+  it(
+    "an error after the thread began reading (the journal's calling settings refused) ends verify and status",
+    async () => {
+      const { output } = await bigBatch('refused');
+      // Settings a newer dnc wrote into the journal, with a key this one does not know: refused (exit 2) after the
+      // input's header was read, its thread started.
+      const db = new Database(`${output}.journal.sqlite`);
+      const meta = JSON.parse(
+        (db.prepare("SELECT value FROM meta WHERE key = 'batch'").get() as { value: string }).value,
+      );
+      meta.calling = { name: 'team', settings: { no_such_setting: 1 } };
+      db.prepare("UPDATE meta SET value = ? WHERE key = 'batch'").run(JSON.stringify(meta));
+      db.close();
+      for (const argv of [
+        ['verify', output],
+        ['status', output],
+      ]) {
+        const r = await spawnDnc(argv, { env: w.env, cwd: w.dir, timeoutMs: BIG_RUN_MS });
+        // (Killed at the time-out, it would have code -1 and signal SIGKILL.)
+        expect({ code: r.code, signal: r.signal }, `${argv[0]}: ${r.stderr}`).toEqual({ code: 2, signal: null });
+        expect(r.stderr).toMatch(/E_CONFIG_INVALID.*no_such_setting/);
+      }
+    },
+    3 * BIG_RUN_MS,
+  );
 });

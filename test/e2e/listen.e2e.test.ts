@@ -3,7 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, NO_HOME, runDnc } from '../helpers/cli.js';
-import { expectedResult, PUSH_PATH, readCsv, readJournal, waitFor, webhookBatch, type WebhookBatch } from '../listen/helpers.js';
+import {
+  expectedResult,
+  PUSH_PATH,
+  readCsv,
+  readJournal,
+  waitFor,
+  webhookBatch,
+  type WebhookBatch,
+} from '../listen/helpers.js';
 
 interface Listener {
   child: ChildProcess;
@@ -13,12 +21,18 @@ interface Listener {
 }
 
 function spawnListen(argv: string[], cwd: string): Listener {
-  const child = spawn(process.execPath, [BIN, 'listen', ...argv], { cwd, env: { PATH: process.env.PATH ?? '', HOME: NO_HOME }, stdio: 'pipe' });
+  const child = spawn(process.execPath, [BIN, 'listen', ...argv], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: NO_HOME },
+    stdio: 'pipe',
+  });
   let stderr = '';
   let stdout = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stderr: () => stderr, stdout: () => stdout, exit };
 }
 
@@ -50,10 +64,22 @@ describe('dnc listen holds its journal', () => {
     const args = ['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH];
     const first = listen(args, b.dir);
     await started(first);
-    const restartArgv = ['batch', b.input, '-o', b.output, '--webhook-url', b.url, '--allow-insecure-webhook-url', '--webhook-all', '--restart'];
+    const restartArgv = [
+      'batch',
+      b.input,
+      '-o',
+      b.output,
+      '--webhook-url',
+      b.url,
+      '--allow-insecure-webhook-url',
+      '--webhook-all',
+      '--restart',
+    ];
     const refused = await runDnc(restartArgv, { env: b.env, cwd: b.dir });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`cannot restart: dnc listen (pid ${first.child.pid}) is storing pushes in ${b.journal}`);
+    expect(refused.stderr).toContain(
+      `cannot restart: dnc listen (pid ${first.child.pid}) is storing pushes in ${b.journal}`,
+    );
     expect(readJournal(b.journal).states.pending).toBe(1);
     const second = listen(['--results', b.output, '--port', '0', '--path', PUSH_PATH], b.dir);
     expect((await second.exit).code).toBe(2);
@@ -71,7 +97,8 @@ describe('dnc listen killed and restarted', () => {
     const rows: Array<[string, string]> = [];
     for (let i = 0; i < 10; i++) rows.push([`us${i}`, `+1 202 555 01${20 + i}`]);
     for (let i = 0; i < 10; i++) rows.push([`gb${i}`, `+44 20 7946 0${140 + i}`]);
-    for (const tens of [0, 1, 2, 3, 4]) for (let i = 0; i < 6; i++) rows.push([`au${tens}${i}`, `+61 4 1234 51${tens}${i}`]);
+    for (const tens of [0, 1, 2, 3, 4])
+      for (let i = 0; i < 6; i++) rows.push([`au${tens}${i}`, `+61 4 1234 51${tens}${i}`]);
     current = await webhookBatch(rows, { sandbox: { duplicatePushRate: 0.3 } });
     const b = current;
     expect(b.batch.code, b.batch.stderr).toBe(8);
@@ -86,7 +113,11 @@ describe('dnc listen killed and restarted', () => {
     const atKill = readJournal(b.journal);
     expect(atKill.states.pending ?? 0, 'the kill came too late to be mid-stream').toBeGreaterThan(0);
     // While it is down the sandbox's attempts fail and are retried with backoff.
-    await waitFor('a failed attempt', () => b.sandbox.pushes().some((p) => p.error !== undefined && p.outcome === 'retry' && p.at >= killedAt), 10_000);
+    await waitFor(
+      'a failed attempt',
+      () => b.sandbox.pushes().some((p) => p.error !== undefined && p.outcome === 'retry' && p.at >= killedAt),
+      10_000,
+    );
 
     const second = listen([...args, '--exit-when-done', '--json'], b.dir);
     await started(second);
@@ -114,7 +145,10 @@ describe('dnc listen killed and restarted', () => {
 
   it('every push answered 2xx is in the journal after SIGKILL right after the answer', async () => {
     // …9x AU numbers answer 30 s × 512 × 0.01 ≈ 2.5 min after the receipt: the sandbox stays out of the way.
-    const rows = Array.from({ length: 40 }, (_, i): [string, string] => [`au${i}`, `+61 4 1234 5${Math.floor(i / 10)}9${i % 10}`]);
+    const rows = Array.from({ length: 40 }, (_, i): [string, string] => [
+      `au${i}`,
+      `+61 4 1234 5${Math.floor(i / 10)}9${i % 10}`,
+    ]);
     current = await webhookBatch(rows);
     const b = current;
     expect(b.batch.code, b.batch.stderr).toBe(8);

@@ -22,13 +22,17 @@ function npm(args: string[], env: Record<string, string> = {}): Promise<{ code: 
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
 }
 
-describe('npm install -g . (the README\'s install, from a built clone)', () => {
+describe("npm install -g . (the README's install, from a built clone)", () => {
   it('is quiet: no install-scripts warning (dnc runs no script at install), and installs a dnc that runs with its man page', async () => {
     assertBuilt();
     // npm 11 warns of every install script (preinstall, install, postinstall, and prepare of a folder) that no
     // allowScripts covers, and a package's own allowScripts does not count in a global install.
-    const scripts = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    expect(Object.keys(scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s))).toEqual([]);
+    const scripts = (
+      JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts;
+    expect(Object.keys(scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare'].includes(s))).toEqual(
+      [],
+    );
     const prefix = path.join(scratch, 'prefix');
     const r = await npm(['install', '-g', '--prefix', prefix, '.', '--no-audit', '--no-fund']);
     expect(r.code, r.out).toBe(0);
@@ -47,13 +51,20 @@ describe('npm test', () => {
     // A suite of its own (one test passing, one failing), so the run is short and the clone's report untouched.
     const suite = path.join(scratch, 'suite');
     mkdirSync(suite);
-    writeFileSync(path.join(suite, 'a.test.mjs'), "test('passes', () => {});\ntest('fails', () => { throw new Error('on purpose'); });\n");
+    writeFileSync(
+      path.join(suite, 'a.test.mjs'),
+      "test('passes', () => {});\ntest('fails', () => { throw new Error('on purpose'); });\n",
+    );
     // --ignore-scripts: not pretest's build, which other test files' spawned dnc reads meanwhile.
-    const failing = await npm(['test', '--ignore-scripts', '--', '--root', suite, '--globals'], { DNC_TEST_REPORT: path.join(scratch, 'report.json') });
+    const failing = await npm(['test', '--ignore-scripts', '--', '--root', suite, '--globals'], {
+      DNC_TEST_REPORT: path.join(scratch, 'report.json'),
+    });
     expect(failing.out).toMatch(/^vitest: 1 passed, 1 failed, 0 skipped$/m);
     expect(failing.code, failing.out).toBe(1);
     writeFileSync(path.join(suite, 'a.test.mjs'), "test('passes', () => {});\n");
-    const passing = await npm(['test', '--ignore-scripts', '--', '--root', suite, '--globals'], { DNC_TEST_REPORT: path.join(scratch, 'report.json') });
+    const passing = await npm(['test', '--ignore-scripts', '--', '--root', suite, '--globals'], {
+      DNC_TEST_REPORT: path.join(scratch, 'report.json'),
+    });
     expect(passing.out).toMatch(/^vitest: 1 passed, 0 failed, 0 skipped$/m);
     expect(passing.code, passing.out).toBe(0);
   }, 120_000);
@@ -62,11 +73,16 @@ describe('npm test', () => {
     const suite = path.join(scratch, 'pg-suite');
     mkdirSync(suite);
     // What test/helpers/postgres.ts leaves without a server: a skipped "[postgres] …" test.
-    writeFileSync(path.join(suite, 'a.test.mjs'), "test('passes', () => {});\ntest.skip('[postgres] the contract: skipped', () => {});\n");
+    writeFileSync(
+      path.join(suite, 'a.test.mjs'),
+      "test('passes', () => {});\ntest.skip('[postgres] the contract: skipped', () => {});\n",
+    );
     const args = ['test', '--ignore-scripts', '--', '--root', suite, '--globals'];
     const report = { DNC_TEST_REPORT: path.join(scratch, 'pg-report.json') };
     const here = await npm(args, report);
-    expect(here.out).toMatch(/^vitest: 1 passed, 0 failed, 1 skipped\nvitest: the PostgreSQL half was SKIPPED \(1 file\(s\)\): no server;/m);
+    expect(here.out).toMatch(
+      /^vitest: 1 passed, 0 failed, 1 skipped\nvitest: the PostgreSQL half was SKIPPED \(1 file\(s\)\): no server;/m,
+    );
     expect(here.code, here.out).toBe(0);
     const ci = await npm(args, { ...report, CI: 'true' });
     expect(ci.out).toContain('the PostgreSQL half was SKIPPED');

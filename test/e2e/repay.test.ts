@@ -35,7 +35,11 @@ const CRM = [
   ...Array.from({ length: 9 }, (_, i) => {
     const c = ['US', 'GB', 'DE'][i % 3]!;
     const n = (k: number) =>
-      c === 'US' ? `+1 202 555 ${1000 + i * 3 + k}` : c === 'GB' ? `+44 20 7946 ${1000 + i * 3 + k}` : `+49 30 ${1234000 + i * 3 + k}`;
+      c === 'US'
+        ? `+1 202 555 ${1000 + i * 3 + k}`
+        : c === 'GB'
+          ? `+44 20 7946 ${1000 + i * 3 + k}`
+          : `+49 30 ${1234000 + i * 3 + k}`;
     return [`P${i}`, n(0), n(1), n(2), c];
   }),
 ];
@@ -46,7 +50,8 @@ function lists(rows: string[][] = CRM): { csv: string; xlsx: string } {
   const csv = path.join(dir, 'list.csv');
   writeFileSync(csv, rows.map((r) => r.join(',')).join('\n') + '\n');
   const xlsx = path.join(dir, 'list.xlsx');
-  const py = 'import csv,sys,openpyxl\nwb=openpyxl.Workbook();ws=wb.active\n[ws.append(r) for r in csv.reader(open(sys.argv[1]))]\nwb.save(sys.argv[2])';
+  const py =
+    'import csv,sys,openpyxl\nwb=openpyxl.Workbook();ws=wb.active\n[ws.append(r) for r in csv.reader(open(sys.argv[1]))]\nwb.save(sys.argv[2])';
   execFileSync('python3', ['-c', py, csv, xlsx]);
   return { csv, xlsx };
 }
@@ -86,7 +91,10 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
     expect((await spawnDnc(['batch', csv], { env, ...T })).code).toBe(0);
     expect(credits()).toBe(CRM_CREDITS);
 
-    const again = await spawnDnc(['--json', '--verbose', 'batch', xlsx, '-o', path.join(dir, 'again.xlsx')], { env, ...T });
+    const again = await spawnDnc(['--json', '--verbose', 'batch', xlsx, '-o', path.join(dir, 'again.xlsx')], {
+      env,
+      ...T,
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(credits()).toBe(2 * CRM_CREDITS);
     expect(again.stderr).toContain(
@@ -104,16 +112,28 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
     expect(summary.credit_estimate).toEqual({ numbers_to_look_up: 27, estimated_credits: CRM_CREDITS });
 
     const text = await spawnDnc(['batch', xlsx, '-o', path.join(dir, 'third.csv')], { env, ...T });
-    expect(text.stdout).toContain(`27 number(s) answered within the last day were paid again (${CRM_CREDITS} credit(s)); --reuse-within 1d would have reused them`);
+    expect(text.stdout).toContain(
+      `27 number(s) answered within the last day were paid again (${CRM_CREDITS} credit(s)); --reuse-within 1d would have reused them`,
+    );
     expect(credits()).toBe(3 * CRM_CREDITS);
 
-    const reused = await spawnDnc(['--json', 'batch', xlsx, '-o', path.join(dir, 'reused.xlsx'), '--reuse-within', '1d'], { env, ...T });
+    const reused = await spawnDnc(
+      ['--json', 'batch', xlsx, '-o', path.join(dir, 'reused.xlsx'), '--reuse-within', '1d'],
+      { env, ...T },
+    );
     expect(reused.code, reused.stderr).toBe(0);
     expect(credits()).toBe(3 * CRM_CREDITS);
-    expect(json(reused.stdout)).toMatchObject({ credits_used: 0, paid_again: null, credit_estimate: { numbers_to_look_up: 0, estimated_credits: 0 } });
+    expect(json(reused.stdout)).toMatchObject({
+      credits_used: 0,
+      paid_again: null,
+      credit_estimate: { numbers_to_look_up: 0, estimated_credits: 0 },
+    });
 
     // --no-reuse: paid again, as said, without the hint.
-    const fresh = await spawnDnc(['--json', 'batch', xlsx, '-o', path.join(dir, 'fresh.csv'), '--no-reuse'], { env, ...T });
+    const fresh = await spawnDnc(['--json', 'batch', xlsx, '-o', path.join(dir, 'fresh.csv'), '--no-reuse'], {
+      env,
+      ...T,
+    });
     expect(json(fresh.stdout).paid_again).toEqual({
       numbers: 27,
       credits: CRM_CREDITS,
@@ -123,46 +143,62 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
     });
     expect(fresh.stderr).not.toContain('paid for again');
     expect(credits()).toBe(4 * CRM_CREDITS);
-    const both = await spawnDnc(['batch', xlsx, '-o', path.join(dir, 'both.csv'), '--no-reuse', '--reuse-within', '1d'], { env, ...T });
+    const both = await spawnDnc(
+      ['batch', xlsx, '-o', path.join(dir, 'both.csv'), '--no-reuse', '--reuse-within', '1d'],
+      { env, ...T },
+    );
     expect(both.code).toBe(2);
   });
 
-  it.runIf(existsSync('/usr/bin/script'))('on a terminal it asks; each answer costs what it says, and a resume does not ask again', async () => {
-    const { csv, xlsx } = lists();
-    expect((await spawnDnc(['batch', csv], { env, ...T })).code).toBe(0);
-    const base = credits();
+  it.runIf(existsSync('/usr/bin/script'))(
+    'on a terminal it asks; each answer costs what it says, and a resume does not ask again',
+    async () => {
+      const { csv, xlsx } = lists();
+      expect((await spawnDnc(['batch', csv], { env, ...T })).code).toBe(0);
+      const base = credits();
 
-    const stop = await onTerminal(['batch', xlsx, '-o', path.join(dir, 'stop.xlsx')], 's');
-    expect(stop.output).toContain(`  p  pay again for fresh answers: about ${CRM_CREDITS} credit(s) (as --no-reuse)`);
-    expect(stop.output).toContain('dnc: 27 of the 27 number(s) to look up were answered by this service within the last day');
-    expect(stop.code).toBe(130);
-    expect(stop.output).toContain('nothing was sent');
-    expect(credits()).toBe(base);
-    expect(existsSync(path.join(dir, 'stop.xlsx'))).toBe(false);
+      const stop = await onTerminal(['batch', xlsx, '-o', path.join(dir, 'stop.xlsx')], 's');
+      expect(stop.output).toContain(`  p  pay again for fresh answers: about ${CRM_CREDITS} credit(s) (as --no-reuse)`);
+      expect(stop.output).toContain(
+        'dnc: 27 of the 27 number(s) to look up were answered by this service within the last day',
+      );
+      expect(stop.code).toBe(130);
+      expect(stop.output).toContain('nothing was sent');
+      expect(credits()).toBe(base);
+      expect(existsSync(path.join(dir, 'stop.xlsx'))).toBe(false);
 
-    const reuse = await onTerminal(['batch', xlsx, '-o', path.join(dir, 'reuse.xlsx')], 'r');
-    expect(reuse.code, reuse.output).toBe(0);
-    expect(reuse.output).toContain('27 number(s) answered within the last day reused, as answered');
-    expect(credits()).toBe(base);
+      const reuse = await onTerminal(['batch', xlsx, '-o', path.join(dir, 'reuse.xlsx')], 'r');
+      expect(reuse.code, reuse.output).toBe(0);
+      expect(reuse.output).toContain('27 number(s) answered within the last day reused, as answered');
+      expect(credits()).toBe(base);
 
-    // Pay again, with a budget that stops the batch: the rerun on a terminal follows the answer without asking.
-    const out = path.join(dir, 'pay.xlsx');
-    const pay = await onTerminal(['batch', xlsx, '-o', out, '--max-credits', '10', '--concurrency', '1'], 'p');
-    expect(pay.code, pay.output).toBe(5);
-    const paid = credits() - base;
-    expect(paid).toBeGreaterThan(0);
-    expect(paid).toBeLessThanOrEqual(10);
-    const meta = JSON.parse(
-      execFileSync('python3', ['-c', "import sqlite3,sys;print(sqlite3.connect(sys.argv[1]).execute(\"select value from meta where key='batch'\").fetchone()[0])", `${out}.journal.sqlite`], { encoding: 'utf8' }),
-    );
-    expect(meta.reuseAnswer).toMatchObject({ answer: 'pay_again', numbers: 27, credits: CRM_CREDITS });
-    expect(meta.run.noReuse).toBe(true);
-    const resume = await onTerminal(['batch', xlsx, '-o', out, '--max-credits', 'none'], null);
-    expect(resume.code, resume.output).toBe(0);
-    expect(resume.output).not.toContain('Reuse, pay again or stop?');
-    expect(resume.output).toContain('--no-reuse');
-    expect(credits() - base).toBe(CRM_CREDITS);
-  });
+      // Pay again, with a budget that stops the batch: the rerun on a terminal follows the answer without asking.
+      const out = path.join(dir, 'pay.xlsx');
+      const pay = await onTerminal(['batch', xlsx, '-o', out, '--max-credits', '10', '--concurrency', '1'], 'p');
+      expect(pay.code, pay.output).toBe(5);
+      const paid = credits() - base;
+      expect(paid).toBeGreaterThan(0);
+      expect(paid).toBeLessThanOrEqual(10);
+      const meta = JSON.parse(
+        execFileSync(
+          'python3',
+          [
+            '-c',
+            'import sqlite3,sys;print(sqlite3.connect(sys.argv[1]).execute("select value from meta where key=\'batch\'").fetchone()[0])',
+            `${out}.journal.sqlite`,
+          ],
+          { encoding: 'utf8' },
+        ),
+      );
+      expect(meta.reuseAnswer).toMatchObject({ answer: 'pay_again', numbers: 27, credits: CRM_CREDITS });
+      expect(meta.run.noReuse).toBe(true);
+      const resume = await onTerminal(['batch', xlsx, '-o', out, '--max-credits', 'none'], null);
+      expect(resume.code, resume.output).toBe(0);
+      expect(resume.output).not.toContain('Reuse, pay again or stop?');
+      expect(resume.output).toContain('--no-reuse');
+      expect(credits() - base).toBe(CRM_CREDITS);
+    },
+  );
 });
 
 describe('the credit guard says what the run charges', () => {
@@ -182,7 +218,10 @@ describe('the credit guard says what the run charges', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.subarray(pool),
-        fc.array(fc.oneof(fc.constantFrom(...pool), fc.constant('n/a'), fc.constant('+1 555')), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.oneof(fc.constantFrom(...pool), fc.constant('n/a'), fc.constant('+1 555')), {
+          minLength: 1,
+          maxLength: 20,
+        }),
         fc.constantFrom([], ['--reuse-within', '1d'], ['--no-reuse']),
         async (first, second, flags) => {
           run++;

@@ -53,10 +53,17 @@ describe('npm run soak -- --ci', () => {
     expect(summary, `no invariants line:\n${r.stdout}\n${r.stderr}`).not.toBeNull();
     const [, kinds, checks, failed] = summary!.map(Number);
     // Failures are listed as `failed: …` lines; show them when the test fails.
-    expect(failed, r.stdout.split('\n').filter((l) => /^(failed|error):/.test(l)).join('\n')).toBe(0);
+    expect(
+      failed,
+      r.stdout
+        .split('\n')
+        .filter((l) => /^(failed|error):/.test(l))
+        .join('\n'),
+    ).toBe(0);
     expect(r.code).toBe(0);
     // Every step ran: each contributes its own invariants (storm, listen, credits, corpus, leak).
-    for (const step of ['storm:', 'listen:', 'attacks:', 'credits:', 'corpus:', 'leak:']) expect(r.stdout).toContain(step);
+    for (const step of ['storm:', 'listen:', 'attacks:', 'credits:', 'corpus:', 'leak:'])
+      expect(r.stdout).toContain(step);
     expect(kinds).toBeGreaterThanOrEqual(40);
     expect(checks).toBeGreaterThan(10_000);
   });

@@ -21,7 +21,15 @@ beforeAll(async () => {
         creditsUsed: 8_123,
         requestsUsed: 6_544,
         billingDate: '2026-11-01T00:00:00Z',
-        history: [{ startDate: '2026-10-01T00:00:00Z', creditLimit: 10_000, creditsUsed: 700, totalRequests: 650, byCountry: { US: 600, GB: 50 } }],
+        history: [
+          {
+            startDate: '2026-10-01T00:00:00Z',
+            creditLimit: 10_000,
+            creditsUsed: 700,
+            totalRequests: 650,
+            byCountry: { US: 600, GB: 50 },
+          },
+        ],
       },
     ],
   });
@@ -70,7 +78,9 @@ describe('dnc usage (spawned)', () => {
     expect(r.stdout.split('\n').filter((l) => /^(customer|period)\t/.test(l))).toEqual([
       'customer\tAcme Dialers Ltd',
       `period\t${current}\tmonthly\t2026-11-01T00:00:00Z\t2026-12-01T00:00:00Z\t2026-11-30\t10000\t8123\t1877\t6544\t0\t0`,
-      expect.stringMatching(/^period\t\d+\tmonthly\t2026-10-01T00:00:00Z\t2026-11-01T00:00:00Z\t2026-10-31\t10000\t700\t9300\t650\t0\t0$/),
+      expect.stringMatching(
+        /^period\t\d+\tmonthly\t2026-10-01T00:00:00Z\t2026-11-01T00:00:00Z\t2026-10-31\t10000\t700\t9300\t650\t0\t0$/,
+      ),
     ]);
   });
 

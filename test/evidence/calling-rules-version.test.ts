@@ -41,7 +41,9 @@ async function said() {
 
 describe('the calling rules a results file was written with', () => {
   it('named as the batch that wrote the calling columns recorded them', async () => {
-    expect(JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')).calling_rules_version).toBe(VERSION);
+    expect(JSON.parse(readFileSync(output.replace(/\.csv$/, '.manifest.json'), 'utf8')).calling_rules_version).toBe(
+      VERSION,
+    );
     expect(await said()).toEqual({
       line: `  calling    rules ${VERSION}`,
       json: [VERSION, VERSION, VERSION],
@@ -61,7 +63,12 @@ describe('the calling rules a results file was written with', () => {
 
   it('named when the manifest records them', async () => {
     // As the batch that writes the calling columns leaves it: the manifest (and the state folder's anchor of it).
-    rewriteOutputAndManifest(output, readFileSync(output, 'utf8'), (m) => (m.calling_rules_version = VERSION), w.stateDir);
+    rewriteOutputAndManifest(
+      output,
+      readFileSync(output, 'utf8'),
+      (m) => (m.calling_rules_version = VERSION),
+      w.stateDir,
+    );
     expect(await said()).toEqual({
       line: `  calling    rules ${VERSION}`,
       json: [VERSION, VERSION, VERSION],

@@ -14,22 +14,38 @@ afterEach(async () => {
   w = undefined;
 });
 
-
 describe('forecast', () => {
   it('stops where the running cost passes the balance, in sending order', () => {
     const costs = new Map([
       ['US', 1],
       ['DE', 2],
     ]);
-    expect(forecastInOrder(['US', 'DE', 'DE', 'US'], costs, 4)).toMatchObject({ numbers: 4, estimate: 6, short: true, stopsAfter: 2 });
+    expect(forecastInOrder(['US', 'DE', 'DE', 'US'], costs, 4)).toMatchObject({
+      numbers: 4,
+      estimate: 6,
+      short: true,
+      stopsAfter: 2,
+    });
     expect(forecastInOrder(['US', 'US'], costs, 4)).toMatchObject({ estimate: 2, short: false, stopsAfter: null });
     // A country whose cost is not learned yet counts at 1 credit (the floor): an estimate is never a reassuring 0.
-    expect(forecastInOrder(['FR', 'US'], costs, 4)).toMatchObject({ estimate: 2, unknownCostCountries: ['FR'], short: false });
-    expect(forecastInOrder(['FR', 'FR', 'FR', 'FR', 'FR'], new Map(), 4)).toMatchObject({ estimate: 5, short: true, stopsAfter: 4 });
+    expect(forecastInOrder(['FR', 'US'], costs, 4)).toMatchObject({
+      estimate: 2,
+      unknownCostCountries: ['FR'],
+      short: false,
+    });
+    expect(forecastInOrder(['FR', 'FR', 'FR', 'FR', 'FR'], new Map(), 4)).toMatchObject({
+      estimate: 5,
+      short: true,
+      stopsAfter: 4,
+    });
     expect(forecastLines(forecastInOrder(['FR', 'FR'], new Map(), 1), 'batch')[0]).toBe(
       'warning: credits are short: 2 number(s) to look up need at least 2 credit(s) (FR counted at 1 credit each: cost not learned yet), but only 1 remain in this billing period',
     );
-    expect(forecastByCountry(new Map([['DE', 10]]), costs, 7)).toMatchObject({ estimate: 20, short: true, stopsAfter: 3 });
+    expect(forecastByCountry(new Map([['DE', 10]]), costs, 7)).toMatchObject({
+      estimate: 20,
+      short: true,
+      stopsAfter: 3,
+    });
   });
 });
 
@@ -43,15 +59,25 @@ describe('credit guard', () => {
     const input = w.file('calls.csv', ['phone', ...usNumbers(200, 10)]);
     const dry = await dnc(['--json', 'batch', input, '--dry-run'], w.env);
     expect(dry.code).toBe(0);
-    expect(json(dry.stdout).credit_guard).toEqual({ estimated_credits: 10, credits_remaining: 4, short: true, stops_after_numbers: 4, numbers_to_look_up: 10 });
+    expect(json(dry.stdout).credit_guard).toEqual({
+      estimated_credits: 10,
+      credits_remaining: 4,
+      short: true,
+      stops_after_numbers: 4,
+      numbers_to_look_up: 10,
+    });
     const dryHuman = await dnc(['batch', input, '--dry-run'], w.env);
-    expect(dryHuman.stdout).toContain('warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period');
+    expect(dryHuman.stdout).toContain(
+      'warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period',
+    );
     expect(dryHuman.stdout).toContain('the batch would stop at the credit limit (429) after about 4 of 10 number(s)');
 
     const r = await dnc(['batch', input, '--concurrency', '1'], w.env);
     expect(r.code).toBe(5);
     // The balance is read (free) before the first lookup: all 10 numbers are still queued then.
-    expect(r.stderr).toContain('dnc: warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period');
+    expect(r.stderr).toContain(
+      'dnc: warning: credits are short: 10 number(s) to look up need about 10 credit(s), but only 4 remain in this billing period',
+    );
     expect(r.stderr).toContain('after about 4 of 10 number(s); the other 6 would be not_checked');
     const paths = w.sb.requests().map((q) => q.path);
     expect(paths.lastIndexOf('/v2/usage_stats')).toBeLessThan(paths.lastIndexOf('/check_phone_number'));
@@ -65,18 +91,26 @@ describe('credit guard', () => {
     w.sb.setCreditLimit(10);
     const input = w.file('calls.csv', ['phone', ...usNumbers(200, 30)]);
     const dry = await dnc(['batch', input, '--dry-run'], w.env);
-    expect(dry.stdout).toContain('warning: the account is over its credit limit by 50 credit(s) in this billing period: 30 number(s) to look up need about 30 credit(s)');
-    expect(dry.stdout).toContain('the batch would be refused at its first lookup (429): all 30 number(s) would be not_checked');
+    expect(dry.stdout).toContain(
+      'warning: the account is over its credit limit by 50 credit(s) in this billing period: 30 number(s) to look up need about 30 credit(s)',
+    );
+    expect(dry.stdout).toContain(
+      'the batch would be refused at its first lookup (429): all 30 number(s) would be not_checked',
+    );
     const r = await dnc(['batch', input], w.env);
     expect(r.code).toBe(5);
-    expect(r.stderr).toContain('dnc: warning: the account is over its credit limit by 50 credit(s) in this billing period');
+    expect(r.stderr).toContain(
+      'dnc: warning: the account is over its credit limit by 50 credit(s) in this billing period',
+    );
     expect(r.stderr).toContain('the batch will be refused at its first lookup (429)');
     for (const text of [dry.stdout, r.stderr]) {
       expect(text).not.toMatch(/-50 remain|after about 0 of/);
     }
     // None left at all reads so too.
     const none = forecastLines(forecastInOrder(['US', 'US'], new Map([['US', 1]]), 0), 'dry-run');
-    expect(none[0]).toBe('warning: no credits remain in this billing period: 2 number(s) to look up need about 2 credit(s)');
+    expect(none[0]).toBe(
+      'warning: no credits remain in this billing period: 2 number(s) to look up need about 2 credit(s)',
+    );
   });
 
   it('no warning when the credits suffice', async () => {
@@ -107,7 +141,9 @@ describe('credit guard: what will not be sent', () => {
 describe('usage --reconcile', () => {
   it('the credits of registered journals and checks match the service; spending elsewhere shows as a difference with a note', async () => {
     w = await world();
-    expect((await dnc(['batch', w.file('calls.csv', ['phone', ...usNumbers(300, 3), '+44 20 7946 0001'])], w.env)).code).toBe(0);
+    expect(
+      (await dnc(['batch', w.file('calls.csv', ['phone', ...usNumbers(300, 3), '+44 20 7946 0001'])], w.env)).code,
+    ).toBe(0);
     expect((await dnc(['check', '+12025550400', '+12025550995'], w.env)).code).toBe(6);
     const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
     expect(r.code, r.stderr).toBe(0);
@@ -116,11 +152,19 @@ describe('usage --reconcile', () => {
     const v = json(r.stdout);
     expect(v).toMatchObject({ service_credits_used: used, local_credits: used, difference: 0 });
     expect(v.local).toEqual([
-      { kind: 'batch', path: path.join(w.dir, 'calls.results.csv.journal.sqlite'), lookups: 4, credits: 4, unanswered_sends: 0 },
+      {
+        kind: 'batch',
+        path: path.join(w.dir, 'calls.results.csv.journal.sqlite'),
+        lookups: 4,
+        credits: 4,
+        unanswered_sends: 0,
+      },
       { kind: 'checks', path: path.join(w.stateDir, 'checks.sqlite'), lookups: 2, credits: 2, unanswered_sends: 0 },
     ]);
     // Another machine (its own state folder) spends on the same account.
-    expect((await dnc(['check', '+12025550402'], { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'other') })).code).toBe(0);
+    expect((await dnc(['check', '+12025550402'], { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'other') })).code).toBe(
+      0,
+    );
     const human = await dnc(['usage', '--reconcile'], w.env);
     expect(human.stdout).toMatch(/the service counts +7 credit\(s\) used/);
     expect(human.stdout).toMatch(/this machine recorded +6 credit\(s\)/);
@@ -150,7 +194,8 @@ describe('usage --reconcile', () => {
     await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
     const journalFile = path.join(w.dir, 'calls.results.csv.journal.sqlite');
     type Local = { lookups: number; credits: number; unanswered_sends: number };
-    const reconcile = async () => json((await dnc(['--json', 'usage', '--reconcile'], w!.env)).stdout) as { local: Local[] };
+    const reconcile = async () =>
+      json((await dnc(['--json', 'usage', '--reconcile'], w!.env)).stdout) as { local: Local[] };
     const afterStop = (await reconcile()).local[0] ?? { lookups: 0, credits: 0, unanswered_sends: 0 };
     const answered = afterStop.credits;
     const unansweredSends = afterStop.unanswered_sends;
@@ -175,19 +220,37 @@ describe('usage --reconcile', () => {
     // A rerun does not send the unanswered numbers again (they may have been charged) until asked to.
     const bare = await dnc(['batch', calls, '--concurrency', '4'], w.env);
     expect(bare.code, bare.stderr).toBe(7);
-    expect(bare.stdout).toContain(`${unansweredSends} send(s) of an interrupted run got no answer and may have been charged`);
+    expect(bare.stdout).toContain(
+      `${unansweredSends} send(s) of an interrupted run got no answer and may have been charged`,
+    );
     expect(w.sb.account().creditsUsed).toBe(chargedByTheStoppedRun + 12 - answered - unansweredSends);
     expect(json((await dnc(['--json', 'usage', '--reconcile'], w.env)).stdout).local).toEqual([
-      { kind: 'batch', path: journalFile, lookups: 12 - unansweredSends, credits: 12 - unansweredSends, unanswered_sends: unansweredSends },
+      {
+        kind: 'batch',
+        path: journalFile,
+        lookups: 12 - unansweredSends,
+        credits: 12 - unansweredSends,
+        unanswered_sends: unansweredSends,
+      },
     ]);
     expect((await dnc(['batch', calls, '--resend-unanswered'], w.env)).code).toBe(0);
     const r = await dnc(['--json', 'usage', '--reconcile'], w.env);
     const v = json(r.stdout);
     expect(w.sb.account().creditsUsed).toBe(chargedByTheStoppedRun + 12 - answered);
-    expect(v).toMatchObject({ service_credits_used: chargedByTheStoppedRun + 12 - answered, local_credits: 12, difference: chargedByTheStoppedRun - answered });
-    expect(v.local).toEqual([{ kind: 'batch', path: journalFile, lookups: 12, credits: 12, unanswered_sends: unansweredSends }]);
+    expect(v).toMatchObject({
+      service_credits_used: chargedByTheStoppedRun + 12 - answered,
+      local_credits: 12,
+      difference: chargedByTheStoppedRun - answered,
+    });
+    expect(v.local).toEqual([
+      { kind: 'batch', path: journalFile, lookups: 12, credits: 12, unanswered_sends: unansweredSends },
+    ]);
     const human = await dnc(['usage', '--reconcile'], w.env);
-    expect(human.stdout).toContain(`(12 lookup(s); and ${unansweredSends} send(s) an interrupted run left without an answer, which may have been charged)`);
-    expect(human.stdout).toContain(`note: the ${unansweredSends} send(s) without an answer above may account for up to that many lookups' credits`);
+    expect(human.stdout).toContain(
+      `(12 lookup(s); and ${unansweredSends} send(s) an interrupted run left without an answer, which may have been charged)`,
+    );
+    expect(human.stdout).toContain(
+      `note: the ${unansweredSends} send(s) without an answer above may account for up to that many lookups' credits`,
+    );
   });
 });

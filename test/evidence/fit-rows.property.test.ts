@@ -6,10 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { FitRows } from '../../src/verify/fit-rows.js';
 import { C } from '../../src/results/columns.js';
 
-const options = { numRuns: 300, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) };
+const options = {
+  numRuns: 300,
+  ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}),
+};
 
 /** Cells of 14 columns from a few values each, so that rows often agree and often differ by one cell. */
-const cellsArb = fc.array(fc.constantFrom('', 'a', 'b', 'US', 'callable', '\0', 'a\0', '1'), { minLength: 14, maxLength: 14 });
+const cellsArb = fc.array(fc.constantFrom('', 'a', 'b', 'US', 'callable', '\0', 'a\0', '1'), {
+  minLength: 14,
+  maxLength: 14,
+});
 const numberArb = fc.constantFrom('+12125550100', '+12125550101', '+442079460100');
 const columnArb = fc.constantFrom(null, 1, 2);
 
@@ -19,21 +25,18 @@ const oracleText = (cells: readonly string[], column: number | null) =>
 describe('FitRows', () => {
   it('knows a row only by all its cells but the credits, in its column; the last row added for a number counts', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(fc.boolean(), numberArb, cellsArb, columnArb), { maxLength: 40 }),
-        (steps) => {
-          const fit = new FitRows();
-          const oracle = new Map<string, string>();
-          for (const [add, e164, cells, column] of steps) {
-            if (add) {
-              fit.add(e164, cells, column);
-              oracle.set(e164, oracleText(cells, column));
-            } else {
-              expect(fit.has(e164, cells, column)).toBe(oracle.get(e164) === oracleText(cells, column));
-            }
+      fc.property(fc.array(fc.tuple(fc.boolean(), numberArb, cellsArb, columnArb), { maxLength: 40 }), (steps) => {
+        const fit = new FitRows();
+        const oracle = new Map<string, string>();
+        for (const [add, e164, cells, column] of steps) {
+          if (add) {
+            fit.add(e164, cells, column);
+            oracle.set(e164, oracleText(cells, column));
+          } else {
+            expect(fit.has(e164, cells, column)).toBe(oracle.get(e164) === oracleText(cells, column));
           }
-        },
-      ),
+        }
+      }),
       options,
     );
   });
@@ -52,7 +55,13 @@ describe('FitRows', () => {
     expect(fit.has('+12125550100', row('callable'), null)).toBe(false);
     expect(fit.has('+12125550100', row('failed'), null)).toBe(true);
     // Credits are not compared; the column is.
-    expect(fit.has('+12125550100', row('failed').map((c, i) => (i === C.credits ? '0' : c)), null)).toBe(true);
+    expect(
+      fit.has(
+        '+12125550100',
+        row('failed').map((c, i) => (i === C.credits ? '0' : c)),
+        null,
+      ),
+    ).toBe(true);
     expect(fit.has('+12125550100', row('failed'), 1)).toBe(false);
   });
 

@@ -53,10 +53,21 @@ export interface Run {
 }
 
 /** `dnc ...argv` in this process with `env` only, and an injected clock when given. */
-export async function dnc(argv: string[], env: Record<string, string>, options: { now?: () => Date; cwd?: string } = {}): Promise<Run> {
+export async function dnc(
+  argv: string[],
+  env: Record<string, string>,
+  options: { now?: () => Date; cwd?: string } = {},
+): Promise<Run> {
   const io = createTestIO();
   // Interrupts that never fire (`dnc listen --exit-when-done` subscribes to them).
-  const code = await main(argv, { io, env, homedir: NO_HOME, now: options.now, cwd: options.cwd, interrupts: testInterrupts() });
+  const code = await main(argv, {
+    io,
+    env,
+    homedir: NO_HOME,
+    now: options.now,
+    cwd: options.cwd,
+    interrupts: testInterrupts(),
+  });
   return { code, stdout: io.out(), stderr: io.err() };
 }
 
@@ -77,10 +88,18 @@ export function lookedUp(sb: Sandbox): string[] {
 }
 
 /** A small US call list: 3 distinct callable/do_not_call numbers over 5 rows. */
-export const US_LIST = ['name,phone', 'a,+12025550100', 'b,+12025550101', 'c,+1 202 555 0100', 'd,+12025550102', 'e,+12025550101'];
+export const US_LIST = [
+  'name,phone',
+  'a,+12025550100',
+  'b,+12025550101',
+  'c,+1 202 555 0100',
+  'd,+12025550102',
+  'e,+12025550101',
+];
 
 /** The last line of a command's stdout as JSON (the summary line of --json output). */
 export const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as Record<string, any>;
 
 /** `n` distinct US numbers in E.164 from +1202555FROM on. */
-export const usNumbers = (from: number, n: number) => Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
+export const usNumbers = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);

@@ -22,13 +22,28 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   const output = path.join(w.dir, 'calls.results.csv');
   const manifest = path.join(w.dir, 'calls.results.manifest.json');
   const port = await freePort();
-  const b = await dnc(['batch', input, '-o', output, '--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'], w.env);
+  const b = await dnc(
+    [
+      'batch',
+      input,
+      '-o',
+      output,
+      '--webhook-url',
+      `http://127.0.0.1:${port}${PUSH_PATH}`,
+      '--allow-insecure-webhook-url',
+    ],
+    w.env,
+  );
   expect(b.code, b.stderr).toBe(8);
   const before = JSON.parse(readFileSync(manifest, 'utf8'));
   expect(before.rows.by_result).toMatchObject({ callable: 1, pending: 2 });
   expect(json((await dnc(['--json', 'verify', output], {})).stdout).recheck_by_reason).toEqual({ pending: 2 });
 
-  const run = await dnc(['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], w.env, { cwd: w.dir });
+  const run = await dnc(
+    ['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'],
+    w.env,
+    { cwd: w.dir },
+  );
   expect(run.code, run.stderr).toBe(0);
   const after = JSON.parse(readFileSync(manifest, 'utf8'));
   expect(after.output.sha256).toBe(sha256(output));
@@ -50,7 +65,10 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   const auRow = rows.find((r) => r.dnc_country === 'AU' && r.dnc_result === 'callable')!;
   const auEnd = Date.parse(auRow.dnc_valid_until!);
   expect(auEnd).toBe(parseServiceTime(auRow.dnc_checked_at) + 30 * DAY);
-  const recheckAt = async (ms: number) => (json((await dnc(['--json', 'verify', output, '--as-of', new Date(ms).toISOString()], {})).stdout).recheck ?? []).map((r: { country: string }) => r.country);
+  const recheckAt = async (ms: number) =>
+    (
+      json((await dnc(['--json', 'verify', output, '--as-of', new Date(ms).toISOString()], {})).stdout).recheck ?? []
+    ).map((r: { country: string }) => r.country);
   expect(await recheckAt(auEnd)).not.toContain('AU');
   expect(await recheckAt(auEnd + 1)).toContain('AU');
 
@@ -69,13 +87,30 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
     result: 'do_not_call',
     credits: w.sb.lookups().find((l) => l.correlationId === au.dnc_correlation_id)!.credits,
   });
-  expect(found[0].pushes).toEqual([expect.objectContaining({ outcome: 'applied', body: expect.objectContaining({ status: 'succeeded', correlation_id: au.dnc_correlation_id }) })]);
+  expect(found[0].pushes).toEqual([
+    expect.objectContaining({
+      outcome: 'applied',
+      body: expect.objectContaining({ status: 'succeeded', correlation_id: au.dnc_correlation_id }),
+    }),
+  ]);
   const human = await dnc(['trace', au.dnc_correlation_id!], w.env);
   expect(human.stdout).toMatch(/push +\S+ succeeded do_not_call=(true|false) from \S+, applied/);
 
   // The pushed verdicts went into the results cache: a check of the AU number reuses it (nothing sent).
   const sent = w.sb.lookups().length;
-  const again = await dnc(['--json', 'check', '+61412345001', '--reuse-within', '1d', '--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'], w.env);
+  const again = await dnc(
+    [
+      '--json',
+      'check',
+      '+61412345001',
+      '--reuse-within',
+      '1d',
+      '--webhook-url',
+      `http://127.0.0.1:${port}${PUSH_PATH}`,
+      '--allow-insecure-webhook-url',
+    ],
+    w.env,
+  );
   expect(again.code, again.stderr).toBe(0);
   expect(w.sb.lookups()).toHaveLength(sent);
   expect(json(again.stdout)).toMatchObject({ correlation_id: au.dnc_correlation_id, reused: true, do_not_call: true });
@@ -90,7 +125,11 @@ it('listen given no key fills the results cache under the account the batch reco
   expect((await dnc(['batch', input, '-o', output, ...hook], w.env)).code).toBe(8);
   // The listener is not given the key (it needs none): only the folders.
   const { DNC_API_KEY: _key, DNC_BASE_URL: _url, ...keyless } = w.env;
-  const run = await dnc(['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], keyless, { cwd: w.dir });
+  const run = await dnc(
+    ['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'],
+    keyless,
+    { cwd: w.dir },
+  );
   expect(run.code, run.stderr).toBe(0);
   const sent = w.sb.lookups().length;
   const again = await dnc(['--json', 'check', '+61412345001', '--reuse-within', '1d', ...hook], w.env);

@@ -11,7 +11,11 @@ const seed = process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROP
 /** The service's shape with every field allowed a little out of range (month 13, day 31 of April, hour 24 …). */
 const nearCanonical = fc
   .record({
-    year: fc.oneof(fc.integer({ min: 1000, max: 9999 }), fc.integer({ min: 0, max: 999 }), fc.constantFrom(1970, 2000, 2024, 2026, 2100)),
+    year: fc.oneof(
+      fc.integer({ min: 1000, max: 9999 }),
+      fc.integer({ min: 0, max: 999 }),
+      fc.constantFrom(1970, 2000, 2024, 2026, 2100),
+    ),
     month: fc.integer({ min: 0, max: 13 }),
     day: fc.integer({ min: 0, max: 32 }),
     hour: fc.integer({ min: 0, max: 25 }),
@@ -20,19 +24,31 @@ const nearCanonical = fc
     fraction: fc.oneof(fc.constant(''), fc.stringMatching(/^\.[0-9]{1,9}$/)),
     zone: fc.oneof(
       fc.constantFrom('Z', 'z', '+00:00', '-00:00', '', '+0000', '+00', ' UTC'),
-      fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 })).map(([s, h, m]) => `${s}${pad(h, 2)}:${pad(m, 2)}`),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 61 }))
+        .map(([s, h, m]) => `${s}${pad(h, 2)}:${pad(m, 2)}`),
     ),
     separator: fc.constantFrom('T', 'T', 'T', 't', ' '),
   })
-  .map((f) => `${pad(f.year, 4)}-${pad(f.month, 2)}-${pad(f.day, 2)}${f.separator}${pad(f.hour, 2)}:${pad(f.minute, 2)}:${pad(f.second, 2)}${f.fraction}${f.zone}`);
+  .map(
+    (f) =>
+      `${pad(f.year, 4)}-${pad(f.month, 2)}-${pad(f.day, 2)}${f.separator}${pad(f.hour, 2)}:${pad(f.minute, 2)}:${pad(f.second, 2)}${f.fraction}${f.zone}`,
+  );
 
 /** One character of such a string replaced, dropped or doubled. */
-const mutated = fc.tuple(nearCanonical, fc.nat(), fc.constantFrom('replace', 'drop', 'double'), fc.constantFrom('0', '9', '-', ':', '.', 'T', 'Z', '+', ' ', 'x', '٣')).map(([t, at, how, c]) => {
-  const i = at % t.length;
-  if (how === 'drop') return t.slice(0, i) + t.slice(i + 1);
-  if (how === 'double') return t.slice(0, i) + t[i] + t.slice(i);
-  return t.slice(0, i) + c + t.slice(i + 1);
-});
+const mutated = fc
+  .tuple(
+    nearCanonical,
+    fc.nat(),
+    fc.constantFrom('replace', 'drop', 'double'),
+    fc.constantFrom('0', '9', '-', ':', '.', 'T', 'Z', '+', ' ', 'x', '٣'),
+  )
+  .map(([t, at, how, c]) => {
+    const i = at % t.length;
+    if (how === 'drop') return t.slice(0, i) + t.slice(i + 1);
+    if (how === 'double') return t.slice(0, i) + t[i] + t.slice(i);
+    return t.slice(0, i) + c + t.slice(i + 1);
+  });
 
 describe('parseServiceTime', () => {
   it('reads the service shape as Date.parse does, microseconds cut to milliseconds', () => {
@@ -47,7 +63,10 @@ describe('parseServiceTime', () => {
   it('agrees with the general reading on generated timestamps and near misses', () => {
     fc.assert(
       fc.property(fc.oneof(nearCanonical, mutated, fc.string()), (text) => {
-        expect(Object.is(parseServiceTime(text), parseAnyTime(text)), `${JSON.stringify(text)}: ${parseServiceTime(text)} vs ${parseAnyTime(text)}`).toBe(true);
+        expect(
+          Object.is(parseServiceTime(text), parseAnyTime(text)),
+          `${JSON.stringify(text)}: ${parseServiceTime(text)} vs ${parseAnyTime(text)}`,
+        ).toBe(true);
       }),
       { numRuns: 20_000, verbose: 1, ...seed },
     );

@@ -72,7 +72,9 @@ describe('check history', () => {
       for (let i = 0; i < HISTORY_MAX_ROWS; i++) await h.record(rec(`n${i}`, now), now);
       expect(await h.find('recent')).toHaveLength(0);
       expect(await h.find('n0')).toHaveLength(1);
-      expect(await h.between('http://s', '2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z')).toHaveLength(HISTORY_MAX_ROWS);
+      expect(await h.between('http://s', '2026-01-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z')).toHaveLength(
+        HISTORY_MAX_ROWS,
+      );
     } finally {
       await h.close();
     }
@@ -101,7 +103,10 @@ describe('results cache', () => {
       expect(await otherService.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toBeNull();
       expect(await otherAccount.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toBeNull();
       await c.put([v('2026-11-21T00:00:00.000001+00:00', 'do_not_call', 'two')]);
-      expect(await c.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toMatchObject({ correlationId: 'two', result: 'do_not_call' });
+      expect(await c.get('+12025550100', new Date('2026-11-01T00:00:00Z'))).toMatchObject({
+        correlationId: 'two',
+        result: 'do_not_call',
+      });
       // The key itself is in no row: the account column holds its salted HMAC.
       const { default: Database } = await import('better-sqlite3');
       const db = new Database(path.join(dir, 'results.sqlite'), { readonly: true });
@@ -133,14 +138,21 @@ describe('a home folder that does not exist (HOME=/nonexistent, as system accoun
       expect(check.code, check.stderr).toBe(0);
       expect(check.stderr).toContain(note);
       // --reuse-within cannot be honoured: said as a warning, and every number is looked up.
-      const reuse = await runDnc(['batch', input, '-o', path.join(w.dir, 'again.csv'), '--reuse-within', '1d'], { env, homedir: home });
+      const reuse = await runDnc(['batch', input, '-o', path.join(w.dir, 'again.csv'), '--reuse-within', '1d'], {
+        env,
+        homedir: home,
+      });
       expect(reuse.code).toBe(0);
-      expect(reuse.stderr).toContain(`--reuse-within: the results cache cannot be read (the home folder ${home} does not exist (dnc does not create it)); every number is looked up`);
+      expect(reuse.stderr).toContain(
+        `--reuse-within: the results cache cannot be read (the home folder ${home} does not exist (dnc does not create it)); every number is looked up`,
+      );
       // What needs the state folder says so and sends nothing: a journal for -o -, a default internal list.
       const before = lookedUp(w.sb).length;
       const stream = await runDnc(['batch', '-', '-o', '-'], { env, homedir: home, stdin: US_LIST.join('\n') });
       expect(stream.code).toBe(3);
-      expect(stream.stderr).toContain(`[E_OUTPUT_UNWRITABLE]: cannot keep the list read from standard input in the state folder: the home folder ${home} does not exist`);
+      expect(stream.stderr).toContain(
+        `[E_OUTPUT_UNWRITABLE]: cannot keep the list read from standard input in the state folder: the home folder ${home} does not exist`,
+      );
       const suppress = await runDnc(['suppress', 'add', '+12025550100'], { env, homedir: home });
       expect(suppress.code).toBe(3);
       expect(suppress.stderr).toContain('give --suppression-list PATH');

@@ -27,7 +27,11 @@ async function killedBatch(from: number, count: number) {
   w = await world({ latencyMs: 1000 });
   const env = { ...w.env, HOME: NO_HOME, PATH: process.env.PATH ?? '' };
   const calls = w.file('calls.csv', ['phone', ...usNumbers(from, count)]);
-  const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], { cwd: w.dir, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [BIN, 'batch', calls, '--concurrency', '4'], {
+    cwd: w.dir,
+    env,
+    stdio: 'ignore',
+  });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const deadline = Date.now() + 20_000;
   while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
@@ -35,7 +39,7 @@ async function killedBatch(from: number, count: number) {
   expect(await exited).toBe('SIGKILL');
   // A request the killed process wrote just before it died may reach the sandbox a moment later: counted only once
   // the sandbox's log has stopped growing.
-  for (let seen = -1; seen !== lookedUp(w.sb).length; ) {
+  for (let seen = -1; seen !== lookedUp(w.sb).length;) {
     seen = lookedUp(w.sb).length;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -54,7 +58,13 @@ describe('a batch killed with lookups in flight', () => {
 
     // The dry run: what a rerun would send, the unanswered ones left out; the journal and its folder unchanged.
     const files = () => readdirSync(dir).sort();
-    const snapshot = () => ({ files: files(), journal: sha(journal), wal: sha(`${journal}-wal`), shm: sha(`${journal}-shm`), lock: sha(`${journal}.lock`) });
+    const snapshot = () => ({
+      files: files(),
+      journal: sha(journal),
+      wal: sha(`${journal}-wal`),
+      shm: sha(`${journal}-shm`),
+      lock: sha(`${journal}.lock`),
+    });
     const before = snapshot();
     // (The killed run left its log and index: the dry run reads a private copy, so not even the index is rebuilt.)
     expect(before.wal).not.toBeNull();
@@ -64,14 +74,22 @@ describe('a batch killed with lookups in flight', () => {
     const unanswered: number = plan.resuming.unanswered;
     expect(unanswered).toBeGreaterThanOrEqual(1);
     expect(unanswered).toBeLessThanOrEqual(4);
-    expect(plan.resuming).toMatchObject({ journal, numbers: 12, pending: 0, unanswered_sends: unanswered, resend_unanswered: false });
+    expect(plan.resuming).toMatchObject({
+      journal,
+      numbers: 12,
+      pending: 0,
+      unanswered_sends: unanswered,
+      resend_unanswered: false,
+    });
     expect(plan.resuming.with_verdict + plan.resuming.to_look_up + unanswered).toBe(12);
     expect(plan.estimated_credits).toBe(plan.resuming.to_look_up);
     expect(snapshot()).toEqual(before);
     expect(lookedUp(sb)).toHaveLength(sentByKilledRun.size);
     const human = await spawnDnc(['batch', calls, '--dry-run'], { env, cwd: dir });
     // (At least, when the killed run had no answer to learn the US cost from: a country's cost is learned from answers.)
-    expect(human.stdout).toContain(`resuming ${journal}: ${plan.resuming.with_verdict} of 12 numbers already have a verdict; ${plan.resuming.to_look_up} to look up, at `);
+    expect(human.stdout).toContain(
+      `resuming ${journal}: ${plan.resuming.with_verdict} of 12 numbers already have a verdict; ${plan.resuming.to_look_up} to look up, at `,
+    );
     expect(human.stdout).toContain(
       ` ${plan.resuming.to_look_up} credits; ${unanswered} number(s) an interrupted run sent without an answer may have been charged and are not sent again (--resend-unanswered sends them)`,
     );
@@ -79,25 +97,46 @@ describe('a batch killed with lookups in flight', () => {
     // A bare rerun: the unanswered numbers are not sent again; they end failed / unanswered_send, exit 7.
     const bare = await spawnDnc(['batch', calls], { env, cwd: dir });
     expect(bare.code, bare.stderr).toBe(7);
-    expect(bare.stderr).toContain(`dnc: warning: ${unanswered} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again`);
-    expect(bare.stderr).toContain(`${unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again`);
+    expect(bare.stderr).toContain(
+      `dnc: warning: ${unanswered} number(s) were sent by the last run, which stopped before their answers came: they may have been charged and are not sent again`,
+    );
+    expect(bare.stderr).toContain(
+      `${unanswered} row(s) were sent by a run that stopped before their answers came and may have been charged: a rerun does not send them again`,
+    );
     expect(bare.stderr).toContain(`dnc batch ${calls} -o calls.results.csv --resend-unanswered`);
-    expect(bare.stdout).toContain(`${unanswered} send(s) of an interrupted run got no answer and may have been charged`);
+    expect(bare.stdout).toContain(
+      `${unanswered} send(s) of an interrupted run got no answer and may have been charged`,
+    );
     const rows = readCsvObjects(output);
     const unansweredNumbers = rows.filter((r) => r.dnc_error_code === 'unanswered_send').map((r) => r.dnc_phone_e164);
     expect(unansweredNumbers).toHaveLength(unanswered);
-    expect(rows.filter((r) => r.dnc_error_code === 'unanswered_send').every((r) => r.dnc_result === 'failed' && r.dnc_credits === '0')).toBe(true);
+    expect(
+      rows
+        .filter((r) => r.dnc_error_code === 'unanswered_send')
+        .every((r) => r.dnc_result === 'failed' && r.dnc_credits === '0'),
+    ).toBe(true);
     const sentByBare = lookedUp(sb).slice(sentByKilledRun.size);
     expect(sentByBare.filter((n) => unansweredNumbers.includes(n))).toEqual([]);
     expect(sentByBare).toHaveLength(plan.resuming.to_look_up);
     // Every lookup so far was sent once.
     expect(new Set(lookedUp(sb)).size).toBe(lookedUp(sb).length);
-    const manifest = JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')) as Record<string, any>;
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')) as Record<
+      string,
+      any
+    >;
     expect(manifest.unanswered_sends).toBe(unanswered);
     expect(manifest.credits_used).toBe(12 - unanswered);
     // Reconcile counts the same sends, apart from the credits; the difference is what the service charged for them.
     const reconcile = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: dir })).stdout);
-    expect(reconcile.local).toEqual([{ kind: 'batch', path: journal, lookups: 12 - unanswered, credits: 12 - unanswered, unanswered_sends: unanswered }]);
+    expect(reconcile.local).toEqual([
+      {
+        kind: 'batch',
+        path: journal,
+        lookups: 12 - unanswered,
+        credits: 12 - unanswered,
+        unanswered_sends: unanswered,
+      },
+    ]);
     expect(reconcile.difference).toBe(sb.account().creditsUsed - (12 - unanswered));
     expect(reconcile.difference).toBeGreaterThanOrEqual(0);
     expect(reconcile.difference).toBeLessThanOrEqual(unanswered);
@@ -105,12 +144,27 @@ describe('a batch killed with lookups in flight', () => {
     // Asked for: they are sent again, once each; their first sends stay counted (each may have been charged).
     const resend = await spawnDnc(['--json', 'batch', calls, '--resend-unanswered'], { env, cwd: dir });
     expect(resend.code, resend.stderr).toBe(0);
-    expect(resend.stderr).toContain(`--resend-unanswered: ${unanswered} number(s) whose earlier send got no answer are sent again`);
-    expect(lookedUp(sb).slice(sentByKilledRun.size + sentByBare.length).sort()).toEqual([...unansweredNumbers].sort());
-    expect(json(resend.stdout)).toMatchObject({ credits_used: 12, unanswered_sends: unanswered, failed: 0, not_checked: 0 });
-    expect(JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')).unanswered_sends).toBe(unanswered);
+    expect(resend.stderr).toContain(
+      `--resend-unanswered: ${unanswered} number(s) whose earlier send got no answer are sent again`,
+    );
+    expect(
+      lookedUp(sb)
+        .slice(sentByKilledRun.size + sentByBare.length)
+        .sort(),
+    ).toEqual([...unansweredNumbers].sort());
+    expect(json(resend.stdout)).toMatchObject({
+      credits_used: 12,
+      unanswered_sends: unanswered,
+      failed: 0,
+      not_checked: 0,
+    });
+    expect(JSON.parse(readFileSync(path.join(dir, 'calls.results.manifest.json'), 'utf8')).unanswered_sends).toBe(
+      unanswered,
+    );
     const after = json((await spawnDnc(['--json', 'usage', '--reconcile'], { env, cwd: dir })).stdout);
-    expect(after.local).toEqual([{ kind: 'batch', path: journal, lookups: 12, credits: 12, unanswered_sends: unanswered }]);
+    expect(after.local).toEqual([
+      { kind: 'batch', path: journal, lookups: 12, credits: 12, unanswered_sends: unanswered },
+    ]);
     expect(sb.account().creditsUsed).toBe(chargedByKilledRun + plan.resuming.to_look_up + unanswered);
     expect(after.difference).toBe(sb.account().creditsUsed - 12);
     expect(after.difference).toBeLessThanOrEqual(unanswered);
@@ -119,7 +173,12 @@ describe('a batch killed with lookups in flight', () => {
   // The rest of the stop/resume matrix for kill -9: a rerun with other non-answer options behaves as a bare one
   // (nothing charged or maybe charged is sent again); --restart sends everything again, as asked.
   for (const again of [
-    { name: 'a rerun with other non-answer options', args: ['--concurrency', '2', '--callable-out', 'callable.csv'], code: 7, paysAgain: false },
+    {
+      name: 'a rerun with other non-answer options',
+      args: ['--concurrency', '2', '--callable-out', 'callable.csv'],
+      code: 7,
+      paysAgain: false,
+    },
     { name: '--restart', args: ['--restart'], code: 0, paysAgain: true },
   ]) {
     it(`kill -9, then ${again.name}: ${again.paysAgain ? 'every number is sent again, as asked' : 'no number is sent twice'}`, async () => {
@@ -139,9 +198,16 @@ describe('a batch killed with lookups in flight', () => {
         expect(unanswered).toBeGreaterThanOrEqual(1);
         // The killed run records each send before writing it: one recorded but not yet on the wire at the kill is an
         // unanswered send all the same (it may have left), so the sandbox may have seen fewer than were recorded.
-        const unansweredNumbers = rows.filter((x) => x.dnc_error_code === 'unanswered_send').map((x) => x.dnc_phone_e164);
+        const unansweredNumbers = rows
+          .filter((x) => x.dnc_error_code === 'unanswered_send')
+          .map((x) => x.dnc_phone_e164);
         expect(sentByRerun.filter((n) => unansweredNumbers.includes(n))).toEqual([]);
-        expect(rows.every((x) => x.dnc_error_code === 'unanswered_send' || x.dnc_result === 'callable' || x.dnc_result === 'do_not_call')).toBe(true);
+        expect(
+          rows.every(
+            (x) =>
+              x.dnc_error_code === 'unanswered_send' || x.dnc_result === 'callable' || x.dnc_result === 'do_not_call',
+          ),
+        ).toBe(true);
         expect(sentByRerun.length).toBeLessThanOrEqual(8 - sentByKilledRun);
         expect(json(r.stdout)).toMatchObject({ unanswered_sends: unanswered });
         // The callable list named on the rerun is complete for the rows that have a verdict.

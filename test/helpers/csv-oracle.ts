@@ -27,7 +27,9 @@ else:
  * strictly as `encoding` (Python's names: utf-8-sig, cp1252, latin-1, utf-16 …).
  */
 export function readCsvIndependently(file: string, delimiter = ',', encoding = 'utf-8-sig'): string[][] {
-  return JSON.parse(execFileSync('python3', ['-c', READER, file, delimiter, encoding], { maxBuffer: 1 << 30, encoding: 'utf8' })) as string[][];
+  return JSON.parse(
+    execFileSync('python3', ['-c', READER, file, delimiter, encoding], { maxBuffer: 1 << 30, encoding: 'utf8' }),
+  ) as string[][];
 }
 
 /** One Python process reading many files (for property tests that read thousands). */

@@ -10,7 +10,12 @@ import Database from 'better-sqlite3';
  * the manifest. `asDncWroteIn` (a state folder): the anchor there is rewritten too, as the dnc that wrote such a file
  * would have left it; without it the anchor stays as it was, as a forger who cannot write the state folder leaves it.
  */
-export function rewriteOutputAndManifest(outputPath: string, text: string, edit: (manifest: Record<string, any>) => void = () => {}, asDncWroteIn?: string): void {
+export function rewriteOutputAndManifest(
+  outputPath: string,
+  text: string,
+  edit: (manifest: Record<string, any>) => void = () => {},
+  asDncWroteIn?: string,
+): void {
   writeFileSync(outputPath, text);
   const manifestPath = outputPath.replace(/\.(csv|xlsx)$/, '.manifest.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, any>;

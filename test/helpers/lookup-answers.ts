@@ -12,7 +12,11 @@ export function serviceTimestamp(at: Date = new Date()): string {
 }
 
 /** A synchronous 200 about `e164` (2.2), judged; `overrides` replace body fields (a hostile answer). */
-export function succeededOutcome(e164: string, i: number, o: { cost: number; doNotCall?: boolean; country?: string; overrides?: Record<string, unknown> }): LookupOutcome {
+export function succeededOutcome(
+  e164: string,
+  i: number,
+  o: { cost: number; doNotCall?: boolean; country?: string; overrides?: Record<string, unknown> },
+): LookupOutcome {
   const correlationId = testCorrelationId(i);
   const body = {
     status: 'succeeded',
@@ -32,7 +36,14 @@ export function succeededOutcome(e164: string, i: number, o: { cost: number; doN
       status: 200,
       json: body,
       text,
-      meta: { status: 200, creditCost: o.cost, rateLimitLimit: null, rateLimitRemaining: null, correlationId, attempts: 1 },
+      meta: {
+        status: 200,
+        creditCost: o.cost,
+        rateLimitLimit: null,
+        rateLimitRemaining: null,
+        correlationId,
+        attempts: 1,
+      },
       headers: { creditCost: String(o.cost), rateLimitLimit: null, correlationId },
     },
     { e164, webhook: false, forwardedHost: null },

@@ -26,7 +26,9 @@ export function postgresSkipped(what: string): void {
   if (HAVE_POSTGRES) return;
   if (process.env.CI === 'true')
     it(`[postgres] ${what}: a PostgreSQL server is required in CI`, () => {
-      throw new Error('no PostgreSQL server: set PGHOST/PGPORT/PGUSER/PGPASSWORD (pg_virtualenv does) or DNC_TEST_POSTGRES');
+      throw new Error(
+        'no PostgreSQL server: set PGHOST/PGPORT/PGUSER/PGPASSWORD (pg_virtualenv does) or DNC_TEST_POSTGRES',
+      );
     });
   else it.skip(`[postgres] ${what}: skipped, no PostgreSQL server (PGHOST or DNC_TEST_POSTGRES unset)`, () => {});
 }
@@ -94,10 +96,14 @@ export async function ownServer(): Promise<OwnServer | null> {
   // initdb refuses to run as root: the server runs as the postgres user then.
   const root = process.getuid?.() === 0;
   const run = (program: string, args: string[]) =>
-    execFileSync(root ? 'runuser' : `${bin}/${program}`, root ? ['-u', 'postgres', '--', `${bin}/${program}`, ...args] : args, {
-      stdio: 'pipe',
-      timeout: 60_000,
-    });
+    execFileSync(
+      root ? 'runuser' : `${bin}/${program}`,
+      root ? ['-u', 'postgres', '--', `${bin}/${program}`, ...args] : args,
+      {
+        stdio: 'pipe',
+        timeout: 60_000,
+      },
+    );
   const port = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const p = (s.address() as { port: number }).port;

@@ -21,7 +21,14 @@ export interface ServiceProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'content-encoding']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'host',
+  'content-encoding',
+]);
 
 export async function serviceProxy(target: string): Promise<ServiceProxy> {
   let answered = 0;
@@ -34,7 +41,8 @@ export async function serviceProxy(target: string): Promise<ServiceProxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
       fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body })
         .then(async (r) => {

@@ -51,7 +51,12 @@ export function pythonWithOpenpyxl(): string {
 
 /** Every sheet of a workbook as openpyxl reads it; `cachedValues` reads a formula's cached value instead of the formula. */
 export function readWorkbookIndependently(file: string, cachedValues = false): OracleSheet[] {
-  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', READER, file, ...(cachedValues ? ['cached'] : [])], { maxBuffer: 1 << 30, encoding: 'utf8' })) as OracleSheet[];
+  return JSON.parse(
+    execFileSync(pythonWithOpenpyxl(), ['-c', READER, file, ...(cachedValues ? ['cached'] : [])], {
+      maxBuffer: 1 << 30,
+      encoding: 'utf8',
+    }),
+  ) as OracleSheet[];
 }
 
 /** Changes one cell of a workbook with openpyxl and saves it (a user editing the results). */
@@ -102,5 +107,7 @@ export interface IndependentSheet {
 }
 
 export function readCellValuesIndependently(files: readonly string[]): Record<string, IndependentSheet[] | null> {
-  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', VALUES, ...files], { encoding: 'utf8', maxBuffer: 1 << 28 })) as Record<string, IndependentSheet[] | null>;
+  return JSON.parse(
+    execFileSync(pythonWithOpenpyxl(), ['-c', VALUES, ...files], { encoding: 'utf8', maxBuffer: 1 << 28 }),
+  ) as Record<string, IndependentSheet[] | null>;
 }

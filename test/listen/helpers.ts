@@ -45,7 +45,13 @@ export async function webhookBatch(
   const input = path.join(dir, 'calls.csv');
   const output = path.join(dir, options.output ?? 'calls.results.csv');
   writeFileSync(input, ['name,phone', ...rows.map(([n, p]) => `${n},${p}`)].join('\n') + '\n');
-  const sandbox = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.01, seed: 7, ...options.sandbox });
+  const sandbox = await startSandbox({
+    port: 0,
+    allowInsecureWebhooks: true,
+    timeScale: 0.01,
+    seed: 7,
+    ...options.sandbox,
+  });
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}${options.pushPath ?? PUSH_PATH}`;
   const env = { DNC_BASE_URL: sandbox.baseUrl, DNC_API_KEY: sandbox.apiKey };
@@ -80,10 +86,20 @@ export interface RunningListen {
 }
 
 /** `dnc listen ...argv` in this process, running until it exits or is interrupted. */
-export function listenInProcess(argv: string[], options: { cwd?: string; now?: () => Date; tty?: boolean } = {}): RunningListen {
+export function listenInProcess(
+  argv: string[],
+  options: { cwd?: string; now?: () => Date; tty?: boolean } = {},
+): RunningListen {
   const io = createTestIO({ tty: options.tty });
   const interrupts = testInterrupts();
-  const exit = main(['listen', ...argv], { io, env: {}, homedir: NO_HOME, cwd: options.cwd, interrupts, now: options.now });
+  const exit = main(['listen', ...argv], {
+    io,
+    env: {},
+    homedir: NO_HOME,
+    cwd: options.cwd,
+    interrupts,
+    now: options.now,
+  });
   const listening = (async () => {
     const url = () => /listening on (\S+)/.exec(io.err())?.[1];
     for (let i = 0; i < 500 && !url(); i++) {
@@ -125,9 +141,15 @@ export interface PushRow {
 export function readJournal(file: string): { pushes: PushRow[]; states: Record<string, number> } {
   const db = new Database(file, { readonly: true });
   try {
-    const pushes = db.prepare('SELECT correlation_id, outcome, duplicates, body FROM pushes ORDER BY id').all() as PushRow[];
+    const pushes = db
+      .prepare('SELECT correlation_id, outcome, duplicates, body FROM pushes ORDER BY id')
+      .all() as PushRow[];
     const states: Record<string, number> = {};
-    for (const r of db.prepare('SELECT state, COUNT(*) AS n FROM numbers GROUP BY state').all() as Array<{ state: string; n: number }>) states[r.state] = r.n;
+    for (const r of db.prepare('SELECT state, COUNT(*) AS n FROM numbers GROUP BY state').all() as Array<{
+      state: string;
+      n: number;
+    }>)
+      states[r.state] = r.n;
     return { pushes, states };
   } finally {
     db.close();

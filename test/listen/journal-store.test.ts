@@ -68,19 +68,25 @@ describe('journal push store', () => {
       if (calls === 1) throw busy();
       return original(records, options);
     };
-    expect(await s.store([pushFor(rows[0]!.dnc_correlation_id, rows[0]!.dnc_phone_e164)])).toEqual([{ duplicate: false, orphan: false }]);
+    expect(await s.store([pushFor(rows[0]!.dnc_correlation_id, rows[0]!.dnc_phone_e164)])).toEqual([
+      { duplicate: false, orphan: false },
+    ]);
     expect(calls).toBe(2);
     journal.pushes.store = () => {
       calls++;
       throw busy();
     };
     calls = 0;
-    await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(/database is locked/);
+    await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(
+      /database is locked/,
+    );
     expect(calls).toBe(5);
     journal.pushes.store = () => {
       throw new Error('disk I/O error');
     };
-    await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(/disk I\/O error/);
+    await expect(s.store([pushFor(rows[1]!.dnc_correlation_id, rows[1]!.dnc_phone_e164)])).rejects.toThrow(
+      /disk I\/O error/,
+    );
     expect(readJournal(b.journal).pushes).toHaveLength(1);
   });
 

@@ -6,7 +6,16 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
-import { expectedResult, listenInProcess, PUSH_PATH, readCsv, readJournal, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
+import {
+  expectedResult,
+  listenInProcess,
+  PUSH_PATH,
+  readCsv,
+  readJournal,
+  waitFor,
+  webhookBatch,
+  type WebhookBatch,
+} from './helpers.js';
 
 let current: WebhookBatch | undefined;
 afterEach(async () => {
@@ -38,7 +47,10 @@ describe('dnc listen: a webhook batch resolved', () => {
     ];
     const b = await batchOf(rows, { sandbox: { duplicatePushRate: 1 } });
     expect(pendingRows(b.output)).toHaveLength(rows.length);
-    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir });
+    const run = listenInProcess(
+      ['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'],
+      { cwd: b.dir },
+    );
     expect(await run.listening).toBe(b.url);
     expect(await run.exit, run.io.err()).toBe(0);
 
@@ -52,7 +64,9 @@ describe('dnc listen: a webhook batch resolved', () => {
     // The AU pushes were sent out of input order (first attempts; retries, if the listener was slow to start, may reorder further).
     const lookups = new Map(b.sandbox.lookups().map((l) => [l.correlationId, l]));
     const firstAttempts = b.sandbox.pushes().filter((p) => p.attempt === 1);
-    const auOrder = firstAttempts.map((p) => lookups.get(p.correlationId)!.phoneNumber).filter((n) => n.startsWith('+61'));
+    const auOrder = firstAttempts
+      .map((p) => lookups.get(p.correlationId)!.phoneNumber)
+      .filter((n) => n.startsWith('+61'));
     expect(auOrder).toEqual(['+61412345001', '+61412345012', '+61412345023']);
 
     // Exactly one stored push per lookup; every duplicate the listener acknowledged is counted, not applied.
@@ -70,7 +84,13 @@ describe('dnc listen: a webhook batch resolved', () => {
     expect(duplicates).toBeLessThanOrEqual(attempts.length - cids.length);
 
     const summary = JSON.parse(run.io.out());
-    expect(summary).toMatchObject({ received: cids.length + duplicates, duplicates, orphans: 0, pending: 0, stopped_reason: 'done' });
+    expect(summary).toMatchObject({
+      received: cids.length + duplicates,
+      duplicates,
+      orphans: 0,
+      pending: 0,
+      stopped_reason: 'done',
+    });
     const byKind: Record<string, number> = {};
     for (const r of out) byKind[expectedResult(r.dnc_phone_e164)] = (byKind[expectedResult(r.dnc_phone_e164)] ?? 0) + 1;
     expect(summary.results_by_kind).toMatchObject({ pending: 0, ...byKind });
@@ -92,7 +112,9 @@ describe('dnc listen: a webhook batch resolved', () => {
     expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['callable', 'do_not_call']);
     expect(readJournal(b.journal).pushes).toHaveLength(1);
     // Without --path, pushes are served only on the batch's (unguessable) webhook path.
-    expect(run.io.err()).toContain(`${PUSH_PATH} (pushes only on this path); it is the batch's webhook path; every other path gets 404`);
+    expect(run.io.err()).toContain(
+      `${PUSH_PATH} (pushes only on this path); it is the batch's webhook path; every other path gets 404`,
+    );
   });
 
   it('writes pushed results into an .xlsx results workbook, which verify reads back', async () => {
@@ -125,7 +147,9 @@ describe('dnc listen: a webhook batch resolved', () => {
 
   it('--exit-when-done exits 0 at once when nothing is pending', async () => {
     const b = await batchOf([['au', '+61 4 1234 5005']]);
-    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], { cwd: b.dir });
+    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--exit-when-done'], {
+      cwd: b.dir,
+    });
     expect(await first.exit).toBe(0);
     const again = listenInProcess(['--results', b.output, '--port', '0', '--exit-when-done'], { cwd: b.dir });
     expect(await again.exit).toBe(0);
@@ -136,11 +160,16 @@ describe('dnc listen: a webhook batch resolved', () => {
 describe('dnc listen: on a terminal', () => {
   it('keeps the status on a spinner line and still prints the address and the summary', async () => {
     const b = await batchOf([['au', '+61 4 1234 5011']]);
-    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir, tty: true });
+    const run = listenInProcess(
+      ['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'],
+      { cwd: b.dir, tty: true },
+    );
     await run.listening;
     expect(await run.exit).toBe(0);
     const err = run.io.err();
-    expect(err).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] received 0 · duplicates 0 · orphans 0 · pending 1 · oldest pending \+61412345011 since \S+, 24 h deadline \S+ \(in 2\dh\d\dm\)/);
+    expect(err).toMatch(
+      /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] received 0 · duplicates 0 · orphans 0 · pending 1 · oldest pending \+61412345011 since \S+, 24 h deadline \S+ \(in 2\dh\d\dm\)/,
+    );
     expect(err).toMatch(/done: received 1 · duplicates \d · orphans 0 · pending 0 · rows: do_not_call 1/);
   });
 });
@@ -148,7 +177,9 @@ describe('dnc listen: on a terminal', () => {
 describe('dnc listen: orphans, interrupts, lost lookups', () => {
   it('keeps a push with an unknown correlation id as an orphan; an interrupt with nothing pending exits 0', async () => {
     const b = await batchOf([['us', '+1 202 555 0126']]);
-    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], {
+      cwd: b.dir,
+    });
     await run.listening;
     await waitFor('the US result in OUTPUT.csv', () => pendingRows(b.output).length === 0);
     const before = readFileSync(b.output, 'utf8');
@@ -190,17 +221,26 @@ describe('dnc listen: orphans, interrupts, lost lookups', () => {
     );
     const cid = readCsv(b.output)[0]!.dnc_correlation_id;
     const later = () => new Date(Date.now() + 25 * 3600_000);
-    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir, now: later });
+    const run = listenInProcess(['--json', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], {
+      cwd: b.dir,
+      now: later,
+    });
     await run.listening;
     await waitFor('the lost line', () => run.io.err().includes('lost: '));
     run.interrupts.fire();
     expect(await run.exit).toBe(130);
     const err = run.io.err();
-    expect(err).toMatch(new RegExp(`lost: \\+61412345997 \\(AU\\) correlation id ${cid}: receipt at \\S+, no push by its 24 h deadline \\S+; quote the correlation id`));
+    expect(err).toMatch(
+      new RegExp(
+        `lost: \\+61412345997 \\(AU\\) correlation id ${cid}: receipt at \\S+, no push by its 24 h deadline \\S+; quote the correlation id`,
+      ),
+    );
     expect(err).toContain('1 lookup(s) still pending: run the same dnc listen again');
     const summary = JSON.parse(run.io.out());
     expect(summary).toMatchObject({ pending: 1, stopped_reason: 'interrupted' });
-    expect(summary.lost).toEqual([expect.objectContaining({ correlation_id: cid, phone_number: '+61412345997', country: 'AU' })]);
+    expect(summary.lost).toEqual([
+      expect.objectContaining({ correlation_id: cid, phone_number: '+61412345997', country: 'AU' }),
+    ]);
     expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['pending', 'callable']);
   });
 });
@@ -208,10 +248,15 @@ describe('dnc listen: orphans, interrupts, lost lookups', () => {
 describe('dnc listen --quiet', () => {
   it('prints no status, but still every refused request', async () => {
     const b = await batchOf([['au-slow', '+61 4 1234 5096']]);
-    const run = listenInProcess(['--quiet', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    const run = listenInProcess(['--quiet', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], {
+      cwd: b.dir,
+    });
     let health = 0;
     for (let i = 0; i < 200 && health !== 200; i++) {
-      health = await fetch(`http://127.0.0.1:${b.port}/healthz`).then((r) => r.status, () => 0);
+      health = await fetch(`http://127.0.0.1:${b.port}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (health !== 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(health).toBe(200);
@@ -233,7 +278,10 @@ describe('dnc listen: a push faster than its receipt', () => {
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(b.journal);
     db.prepare("UPDATE numbers SET correlation_id = NULL, state = 'in_flight' WHERE e164 = ?").run(row.dnc_phone_e164);
-    const run = listenInProcess(['--json', '--verbose', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    const run = listenInProcess(
+      ['--json', '--verbose', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH],
+      { cwd: b.dir },
+    );
     await run.listening;
     const body = {
       status: 'succeeded',
@@ -246,18 +294,31 @@ describe('dnc listen: a push faster than its receipt', () => {
       dnc_list_source: 'https://sandbox.dnc.invalid/registers/AU',
       cost: { credits_used_for_query: 3, total_credits_used: 3, credit_limit: 10000 },
     };
-    const answer = await fetch(b.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-correlation-id': row.dnc_correlation_id }, body: JSON.stringify(body) });
+    const answer = await fetch(b.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-correlation-id': row.dnc_correlation_id },
+      body: JSON.stringify(body),
+    });
     expect(answer.status).toBe(200);
-    expect(readJournal(b.journal).pushes).toEqual([expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'orphan' })]);
+    expect(readJournal(b.journal).pushes).toEqual([
+      expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'orphan' }),
+    ]);
     // The batch now records the receipt.
-    db.prepare("UPDATE numbers SET correlation_id = ?, state = 'pending' WHERE e164 = ?").run(row.dnc_correlation_id, row.dnc_phone_e164);
+    db.prepare("UPDATE numbers SET correlation_id = ?, state = 'pending' WHERE e164 = ?").run(
+      row.dnc_correlation_id,
+      row.dnc_phone_e164,
+    );
     db.close();
     await waitFor('the orphan applied', () => readJournal(b.journal).pushes[0]!.outcome === 'applied');
     await waitFor('OUTPUT.csv', () => pendingRows(b.output).length === 0);
     run.interrupts.fire();
     expect(await run.exit, run.io.err()).toBe(0);
-    expect(readJournal(b.journal).pushes).toEqual([expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'applied' })]);
-    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_list_source])).toEqual([['callable', 'https://sandbox.dnc.invalid/registers/AU']]);
+    expect(readJournal(b.journal).pushes).toEqual([
+      expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'applied' }),
+    ]);
+    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_list_source])).toEqual([
+      ['callable', 'https://sandbox.dnc.invalid/registers/AU'],
+    ]);
     expect(JSON.parse(run.io.out())).toMatchObject({ orphans: 1, reconciled: 1, pending: 0 });
     expect(run.io.err()).toContain('applied 1 push(es) that had arrived before the batch recorded their receipt');
   });
@@ -270,13 +331,25 @@ describe('dnc listen: an output behind its journal', () => {
     // What a listener SIGKILLed right after committing a push leaves: the journal done, the CSV pending.
     const { BatchJournal } = await import('../../src/journal/journal.js');
     const journal = await BatchJournal.open(b.journal, { create: false });
-    const push = { status: 'failed', error_code: 'billing_error', error: 'credits could not be settled', charged: false, correlation_id: row.dnc_correlation_id, phone_number: row.dnc_phone_e164, country: 'AU' };
-    expect(journal.pushes.record(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe('applied');
+    const push = {
+      status: 'failed',
+      error_code: 'billing_error',
+      error: 'credits could not be settled',
+      charged: false,
+      correlation_id: row.dnc_correlation_id,
+      phone_number: row.dnc_phone_e164,
+      country: 'AU',
+    };
+    expect(journal.pushes.record(JSON.stringify(push), new Date().toISOString(), row.dnc_correlation_id)).toBe(
+      'applied',
+    );
     journal.close();
     expect(pendingRows(b.output)).toHaveLength(1);
     const run = listenInProcess(['--results', b.output, '--port', '0', '--exit-when-done'], { cwd: b.dir });
     expect(await run.exit, run.io.err()).toBe(0);
-    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_error_code, r.dnc_credits])).toEqual([['failed', 'billing_error', '0']]);
+    expect(readCsv(b.output).map((r) => [r.dnc_result, r.dnc_error_code, r.dnc_credits])).toEqual([
+      ['failed', 'billing_error', '0'],
+    ]);
   });
 });
 
@@ -285,12 +358,17 @@ describe('dnc listen: when OUTPUT.csv cannot be written', () => {
     const b = await batchOf([['au', '+61 4 1234 5004']]);
     // The batch module refuses to render from an input that changed since the batch began.
     writeFileSync(b.input, 'name,phone\nau,+61 4 1234 5004\nnew,+1 202 555 0100\n');
-    const run = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'], { cwd: b.dir });
+    const run = listenInProcess(
+      ['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH, '--exit-when-done'],
+      { cwd: b.dir },
+    );
     await run.listening;
     expect(await run.exit).toBe(3);
     expect(readJournal(b.journal).states).toEqual({ done: 1 });
     expect(readJournal(b.journal).pushes).toHaveLength(1);
-    expect(run.io.err()).toMatch(/warning: could not write .*calls\.results\.csv: .*calls\.csv has changed since this batch began/);
+    expect(run.io.err()).toMatch(
+      /warning: could not write .*calls\.results\.csv: .*calls\.csv has changed since this batch began/,
+    );
     expect(run.io.err()).toMatch(/error \[E_OUTPUT_UNWRITABLE\]: could not write .*has changed/);
     expect(run.io.err()).toContain('every push received is safe in the journal');
     expect(readCsv(b.output).map((r) => r.dnc_result)).toEqual(['pending']);
@@ -330,7 +408,9 @@ describe('dnc listen: refusals', () => {
 
   it('refuses a port in use (exit 2)', async () => {
     const b = await batchOf([['au', '+61 4 1234 5007']]);
-    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], { cwd: b.dir });
+    const first = listenInProcess(['--results', b.output, '--port', String(b.port), '--path', PUSH_PATH], {
+      cwd: b.dir,
+    });
     await first.listening;
     const second = await runDnc(['listen', '--results', b.output, '--port', String(b.port)], { cwd: b.dir });
     expect(second.code).toBe(2);
@@ -343,11 +423,32 @@ describe('dnc listen: refusals', () => {
 describe('dnc listen: HTTPS', () => {
   it('serves pushes over TLS with --tls-cert/--tls-key', async () => {
     const b = await batchOf([['au', '+61 4 1234 5009']]);
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost'], {
-      cwd: b.dir,
-      stdio: 'ignore',
-    });
-    const run = listenInProcess(['--results', b.output, '--port', '0', '--path', PUSH_PATH, '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'], { cwd: b.dir });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'key.pem',
+        '-out',
+        'cert.pem',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ],
+      {
+        cwd: b.dir,
+        stdio: 'ignore',
+      },
+    );
+    const run = listenInProcess(
+      ['--results', b.output, '--port', '0', '--path', PUSH_PATH, '--tls-cert', 'cert.pem', '--tls-key', 'key.pem'],
+      { cwd: b.dir },
+    );
     const url = await run.listening;
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/hooks\//);
     const { Agent, request } = await import('undici');
@@ -355,7 +456,12 @@ describe('dnc listen: HTTPS', () => {
     const health = await request(new URL('/healthz', url), { dispatcher });
     expect(health.statusCode).toBe(200);
     await health.body.text();
-    const wrong = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const wrong = await request(url, {
+      method: 'POST',
+      dispatcher,
+      headers: { 'content-type': 'text/plain' },
+      body: 'x',
+    });
     expect(wrong.statusCode).toBe(415);
     await wrong.body.text();
     await dispatcher.close();
@@ -367,9 +473,18 @@ describe('dnc listen: HTTPS', () => {
   it('refuses an unreadable or invalid certificate (exit 2)', async () => {
     const b = await batchOf([['au', '+61 4 1234 5009']]);
     writeFileSync(path.join(b.dir, 'bad.pem'), 'not a pem\n');
-    const unreadable = await runDnc(['listen', '--results', b.output, '--port', '0', '--tls-cert', 'nope.pem', '--tls-key', 'bad.pem'], { cwd: b.dir });
-    expect([unreadable.code, unreadable.stderr]).toEqual([2, expect.stringMatching(/cannot read --tls-cert .*nope\.pem: ENOENT/)]);
-    const invalid = await runDnc(['listen', '--results', b.output, '--port', '0', '--tls-cert', 'bad.pem', '--tls-key', 'bad.pem'], { cwd: b.dir });
+    const unreadable = await runDnc(
+      ['listen', '--results', b.output, '--port', '0', '--tls-cert', 'nope.pem', '--tls-key', 'bad.pem'],
+      { cwd: b.dir },
+    );
+    expect([unreadable.code, unreadable.stderr]).toEqual([
+      2,
+      expect.stringMatching(/cannot read --tls-cert .*nope\.pem: ENOENT/),
+    ]);
+    const invalid = await runDnc(
+      ['listen', '--results', b.output, '--port', '0', '--tls-cert', 'bad.pem', '--tls-key', 'bad.pem'],
+      { cwd: b.dir },
+    );
     expect([invalid.code, invalid.stderr]).toEqual([2, expect.stringMatching(/cannot serve HTTPS/)]);
   });
 });

@@ -4,7 +4,13 @@ import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver, randomPushPath, type Receiver } from '../../src/listen/receiver.js';
-import type { IncomingPush, PushStore, ReceiverEvents, RefusedPush, StoreOutcome } from '../../src/listen/receiver-types.js';
+import type {
+  IncomingPush,
+  PushStore,
+  ReceiverEvents,
+  RefusedPush,
+  StoreOutcome,
+} from '../../src/listen/receiver-types.js';
 
 /** A store that keeps pushes in memory and knows a fixed set of correlation ids as its batch's lookups. */
 class MemoryStore implements PushStore {
@@ -62,13 +68,22 @@ interface Answer {
   body: string;
 }
 
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean } = {}): Promise<Answer> {
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunked?: boolean } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? 'POST', headers: options.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = http.request(
+      url,
+      { method: options.method ?? 'POST', headers: options.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
     // A server may close the connection after refusing a large body before it was all written.
     req.on('error', reject);
     if (options.body !== undefined) {
@@ -102,7 +117,15 @@ afterEach(async () => {
   receiver = undefined;
 });
 
-async function start(options: { path?: string; known?: string[]; store?: PushStore; requestTimeoutMs?: number; headersTimeoutMs?: number } = {}) {
+async function start(
+  options: {
+    path?: string;
+    known?: string[];
+    store?: PushStore;
+    requestTimeoutMs?: number;
+    headersTimeoutMs?: number;
+  } = {},
+) {
   const store = new MemoryStore(new Set(options.known ?? [CID, CID2]));
   receiver = createReceiver({
     store: options.store ?? store,
@@ -151,12 +174,21 @@ describe('receiver: accepted pushes', () => {
       const answer = await push(address.url, body, { 'x-service-correlation-id': body.correlation_id });
       expect(answer.status, body.correlation_id).toBe(200);
     }
-    expect([...store.pushes.keys()]).toEqual(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000004']);
+    expect([...store.pushes.keys()]).toEqual([
+      '00000000-0000-4000-8000-000000000001',
+      '00000000-0000-4000-8000-000000000002',
+      '00000000-0000-4000-8000-000000000003',
+      '00000000-0000-4000-8000-000000000004',
+    ]);
   });
 
   it('accepts application/json with a charset and extra fields', async () => {
     const { store, address } = await start({ path: '/p' });
-    const answer = await push(address.url, { ...succeeded(), future_field: 1 }, { 'content-type': 'Application/JSON; charset=utf-8' });
+    const answer = await push(
+      address.url,
+      { ...succeeded(), future_field: 1 },
+      { 'content-type': 'Application/JSON; charset=utf-8' },
+    );
     expect(answer.status).toBe(200);
     expect(store.pushes.size).toBe(1);
   });
@@ -218,8 +250,11 @@ describe('receiver: accepted pushes', () => {
     const ids = Array.from({ length: 40 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
     const { execFile } = await import('node:child_process');
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['-e', client], { env: { URL: address.url, BODIES: JSON.stringify(ids.map((id) => succeeded(id))) } }, (err, out) =>
-        err ? reject(err) : resolve(out),
+      execFile(
+        process.execPath,
+        ['-e', client],
+        { env: { URL: address.url, BODIES: JSON.stringify(ids.map((id) => succeeded(id))) } },
+        (err, out) => (err ? reject(err) : resolve(out)),
       ),
     );
     expect(JSON.parse(stdout)).toEqual(ids.map(() => 200));
@@ -258,7 +293,12 @@ describe('receiver: refused requests', () => {
 
   it('415 when the body is not declared JSON', async () => {
     const { events, address, store } = await start({ path: PATH });
-    await refused(push(address.url, succeeded(), { 'content-type': 'text/plain' }), 415, /application\/json, got "text\/plain"/, events);
+    await refused(
+      push(address.url, succeeded(), { 'content-type': 'text/plain' }),
+      415,
+      /application\/json, got "text\/plain"/,
+      events,
+    );
     await refused(
       send(address.url, { headers: { 'x-service-correlation-id': CID }, body: JSON.stringify(succeeded()) }),
       415,
@@ -305,8 +345,14 @@ describe('receiver: refused requests', () => {
       [{ ...succeeded(), timestamp: undefined }, /"timestamp" is missing/],
       [{ ...succeeded(), dnc_list_source: 42 }, /"dnc_list_source" must be a string, got a number/],
       [{ ...succeeded(), cost: [] }, /"cost" must be a object, got an array/],
-      [{ ...succeeded(), cost: { credits_used_for_query: 1.5, total_credits_used: 1, credit_limit: 2 } }, /"cost.credits_used_for_query" must be an integer/],
-      [{ ...succeeded(), cost: { credits_used_for_query: 1, total_credits_used: 1 } }, /"cost.credit_limit" is missing/],
+      [
+        { ...succeeded(), cost: { credits_used_for_query: 1.5, total_credits_used: 1, credit_limit: 2 } },
+        /"cost.credits_used_for_query" must be an integer/,
+      ],
+      [
+        { ...succeeded(), cost: { credits_used_for_query: 1, total_credits_used: 1 } },
+        /"cost.credit_limit" is missing/,
+      ],
       [{ ...failed(), error_code: null }, /"error_code" must be a non-empty string, got null/],
       [{ ...failed(), error: undefined }, /"error" is missing/],
       [{ ...failed(), error: 7 }, /"error" must be a string, got a number/],
@@ -326,7 +372,12 @@ describe('receiver: refused requests', () => {
       /X-Service-Correlation-Id is missing/,
       events,
     );
-    await refused(push(address.url, succeeded(), { 'x-service-correlation-id': CID2 }), 400, /differs from the body's correlation_id/, events);
+    await refused(
+      push(address.url, succeeded(), { 'x-service-correlation-id': CID2 }),
+      400,
+      /differs from the body's correlation_id/,
+      events,
+    );
     expect(events.rejected.at(-1)!.correlationId).toBe(CID);
     expect(store.pushes.size).toBe(0);
   });
@@ -385,7 +436,9 @@ describe('receiver: when the push cannot be stored', () => {
     expect(kept).toEqual([]);
     fail = null;
     expect((await push(address.url, forged)).status).toBe(422);
-    expect(kept.map((p) => [p.correlationId, p.refusedReason])).toEqual([[CID, 'phone_number "12025550123" is not E.164']]);
+    expect(kept.map((p) => [p.correlationId, p.refusedReason])).toEqual([
+      [CID, 'phone_number "12025550123" is not E.164'],
+    ]);
     expect(memory.pushes.size).toBe(0);
     expect(r.stats).toMatchObject({ received: 0, stored: 0, storeFailures: 1, rejected: 1 });
   });
@@ -410,10 +463,15 @@ describe('receiver: shutdown and addresses', () => {
     await once(socket, 'connect');
     socket.on('error', () => {});
     // Headers and part of a body, then nothing: close() waits for the rest.
-    socket.write('POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"');
+    socket.write(
+      'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"',
+    );
     await new Promise((r) => setTimeout(r, 50));
     const closing = receiver!.close();
-    const waited = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+    const waited = await Promise.race([
+      closing.then(() => 'closed'),
+      new Promise((r) => setTimeout(() => r('waiting'), 300)),
+    ]);
     expect(waited).toBe('waiting');
     const cutAt = Date.now();
     receiver!.cutConnections();
@@ -430,7 +488,9 @@ describe('receiver: shutdown and addresses', () => {
     await once(socket, 'connect');
     socket.on('error', () => {});
     const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write('POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"');
+    socket.write(
+      'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"',
+    );
     await new Promise((r) => setTimeout(r, 50));
     const closedAt = Date.now();
     await receiver!.close();

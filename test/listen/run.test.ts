@@ -9,7 +9,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { processLockDeps } from '../../src/context.js';
 import { DncError } from '../../src/errors.js';
 import { runListenJob, type ListenEvent, type ListenOptions, type ListenRunDeps } from '../../src/listen/run.js';
-import { expectedResult, PUSH_PATH, readCsv, testInterrupts, waitFor, webhookBatch, type WebhookBatch } from './helpers.js';
+import {
+  expectedResult,
+  PUSH_PATH,
+  readCsv,
+  testInterrupts,
+  waitFor,
+  webhookBatch,
+  type WebhookBatch,
+} from './helpers.js';
 
 let current: WebhookBatch | undefined;
 const scratch: string[] = [];
@@ -26,7 +34,16 @@ async function batchOf(rows: Array<[string, string]>, options: Parameters<typeof
 }
 
 function options(b: WebhookBatch, given: Partial<ListenOptions> = {}): ListenOptions {
-  return { results: b.output, port: b.port, host: '127.0.0.1', path: PUSH_PATH, exitWhenDone: true, tls: undefined, skewMs: 300_000, ...given };
+  return {
+    results: b.output,
+    port: b.port,
+    host: '127.0.0.1',
+    path: PUSH_PATH,
+    exitWhenDone: true,
+    tls: undefined,
+    skewMs: 300_000,
+    ...given,
+  };
 }
 
 /** Injected dependencies that record every event; a private home, so the results cache lands in a scratch folder. */
@@ -53,7 +70,13 @@ function deps(given: Partial<ListenRunDeps> = {}) {
     onEvent: (e) => events.push(e),
     ...given,
   };
-  return { deps: d, events, interrupts, of: <T extends ListenEvent['type']>(type: T) => events.filter((e): e is Extract<ListenEvent, { type: T }> => e.type === type) };
+  return {
+    deps: d,
+    events,
+    interrupts,
+    of: <T extends ListenEvent['type']>(type: T) =>
+      events.filter((e): e is Extract<ListenEvent, { type: T }> => e.type === type),
+  };
 }
 
 describe('runListenJob', () => {
@@ -67,7 +90,13 @@ describe('runListenJob', () => {
     const d = deps();
     const result = await runListenJob(options(b), d.deps);
 
-    expect(d.events[0]).toMatchObject({ type: 'listening', pushPath: PUSH_PATH, from: 'flag', suggestedPath: null, batchPath: null });
+    expect(d.events[0]).toMatchObject({
+      type: 'listening',
+      pushPath: PUSH_PATH,
+      from: 'flag',
+      suggestedPath: null,
+      batchPath: null,
+    });
     const listening = d.of('listening')[0]!;
     expect(listening.address.url).toBe(b.url);
     expect(listening.base).toBe(`http://127.0.0.1:${b.port}`);
@@ -104,7 +133,12 @@ describe('runListenJob', () => {
     const interrupts = d.interrupts;
     const run = runListenJob(options(b, { path: '/hooks', port: 0, exitWhenDone: false }), d.deps);
     await waitFor('listening', () => d.of('listening').length > 0);
-    expect(d.of('listening')[0]).toMatchObject({ pushPath: '/hooks', from: 'flag', suggestedPath: '/hooks/AAAAbbbbCCCCddddEEEEff', batchPath: PUSH_PATH });
+    expect(d.of('listening')[0]).toMatchObject({
+      pushPath: '/hooks',
+      from: 'flag',
+      suggestedPath: '/hooks/AAAAbbbbCCCCddddEEEEff',
+      batchPath: PUSH_PATH,
+    });
     interrupts.fire();
     const result = await run;
     // The service pushes to the batch's port; this listener (any free port) receives nothing, so the lookup stays pending.
@@ -144,9 +178,10 @@ describe('runListenJob', () => {
     } finally {
       await new Promise<void>((resolve) => holder.close(() => resolve()));
     }
-    const unreadable = await runListenJob(options(b, { tls: { certFile: path.join(b.dir, 'none.pem'), keyFile: path.join(b.dir, 'none.pem') } }), deps().deps).catch(
-      (e: unknown) => e,
-    );
+    const unreadable = await runListenJob(
+      options(b, { tls: { certFile: path.join(b.dir, 'none.pem'), keyFile: path.join(b.dir, 'none.pem') } }),
+      deps().deps,
+    ).catch((e: unknown) => e);
     expect((unreadable as DncError).code).toBe('E_TLS_UNREADABLE');
     // Unlocked after each failure: a run on the same journal starts, and receives the push the service retries.
     expect((await runListenJob(options(b), deps().deps)).kind).toBe('done');
@@ -162,7 +197,12 @@ describe('runListenJob', () => {
     // Chosen with --path, it is served (with the warning event) and the batch is resolved.
     const served = deps({ randomPushPath: () => '/hooks/AAAAbbbbCCCCddddEEEEff' });
     const result = await runListenJob(options(b, { path: '/hooks' }), served.deps);
-    expect(served.of('listening')[0]).toMatchObject({ pushPath: '/hooks', from: 'flag', suggestedPath: '/hooks/AAAAbbbbCCCCddddEEEEff', batchPath: null });
+    expect(served.of('listening')[0]).toMatchObject({
+      pushPath: '/hooks',
+      from: 'flag',
+      suggestedPath: '/hooks/AAAAbbbbCCCCddddEEEEff',
+      batchPath: null,
+    });
     expect(result.kind).toBe('done');
   });
 });

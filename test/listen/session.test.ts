@@ -1,6 +1,12 @@
 // The listen session over real HTTP with an in-memory journal: render throttling, the final render, --exit-when-done, lost lookups.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createListenSession, type ListenJournal, type ListenSession, type PendingLookup, type PendingSummary } from '../../src/listen/session.js';
+import {
+  createListenSession,
+  type ListenJournal,
+  type ListenSession,
+  type PendingLookup,
+  type PendingSummary,
+} from '../../src/listen/session.js';
 import type { IncomingPush, StoreOutcome } from '../../src/listen/receiver-types.js';
 
 class MemoryJournal implements ListenJournal {
@@ -26,7 +32,13 @@ class MemoryJournal implements ListenJournal {
   }
   pendingSummary(overdueBefore: Date): PendingSummary {
     const list = [...this.pending.values()].sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime());
-    return { pending: list.length, unsent: 0, oldest: list[0] ?? null, overdue: list.filter((l) => l.receivedAt < overdueBefore), batchRunning: this.batchRunning };
+    return {
+      pending: list.length,
+      unsent: 0,
+      oldest: list[0] ?? null,
+      overdue: list.filter((l) => l.receivedAt < overdueBefore),
+      batchRunning: this.batchRunning,
+    };
   }
   async render(): Promise<Record<string, number>> {
     this.renders.push(Date.now());
@@ -47,8 +59,20 @@ const lookup = (i: number, receivedAt = new Date()): PendingLookup => ({
 });
 
 async function push(url: string, l: PendingLookup): Promise<number> {
-  const body = { status: 'failed', error_code: 'lookup_expired', error: 'expired', charged: false, correlation_id: l.correlationId, phone_number: l.phoneNumber, country: 'AU' };
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-correlation-id': l.correlationId }, body: JSON.stringify(body) });
+  const body = {
+    status: 'failed',
+    error_code: 'lookup_expired',
+    error: 'expired',
+    charged: false,
+    correlation_id: l.correlationId,
+    phone_number: l.phoneNumber,
+    country: 'AU',
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-correlation-id': l.correlationId },
+    body: JSON.stringify(body),
+  });
   await res.text();
   return res.status;
 }
@@ -89,7 +113,8 @@ describe('listen session', () => {
     const duringPushes = journal.renders.length;
     expect(duringPushes).toBeGreaterThanOrEqual(2);
     expect(duringPushes).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
-    for (let i = 1; i < journal.renders.length; i++) expect(journal.renders[i]! - journal.renders[i - 1]!).toBeGreaterThanOrEqual(990);
+    for (let i = 1; i < journal.renders.length; i++)
+      expect(journal.renders[i]! - journal.renders[i - 1]!).toBeGreaterThanOrEqual(990);
     const final = await session.stop();
     expect(journal.renders.length).toBeGreaterThanOrEqual(duringPushes);
     expect(journal.closed).toBe(true);
@@ -120,7 +145,13 @@ describe('listen session', () => {
     const journal = new MemoryJournal(lookups);
     journal.renderFails = true;
     journal.renderMs = 150; // longer than the render interval: a render is in progress at almost every tick
-    session = createListenSession({ journal, receiver: {}, exitWhenDone: true, renderIntervalMs: 100, statusIntervalMs: 100 });
+    session = createListenSession({
+      journal,
+      receiver: {},
+      exitWhenDone: true,
+      renderIntervalMs: 100,
+      statusIntervalMs: 100,
+    });
     const failures: unknown[] = [];
     session.on('render-failed', (e) => failures.push(e));
     const { url } = await session.start();
@@ -144,6 +175,9 @@ describe('listen session', () => {
     expect(lost).toEqual([[old]]);
     const status = session.status();
     expect(status.lost).toBe(1);
-    expect(status.oldest).toMatchObject({ correlationId: old.correlationId, deadline: new Date('2026-11-22T10:00:00Z') });
+    expect(status.oldest).toMatchObject({
+      correlationId: old.correlationId,
+      deadline: new Date('2026-11-22T10:00:00Z'),
+    });
   });
 });

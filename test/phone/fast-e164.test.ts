@@ -1,5 +1,10 @@
 // The E.164 fast path must agree with libphonenumber's full parser on every number it answers for.
-import { getCountries, getCountryCallingCode, getExampleNumber, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import {
+  getCountries,
+  getCountryCallingCode,
+  getExampleNumber,
+  parsePhoneNumberFromString,
+} from 'libphonenumber-js/max';
 import examples from 'libphonenumber-js/mobile/examples';
 import { describe, expect, it } from 'vitest';
 import { DistinctNumbers } from '../../src/phone/distinct-numbers.js';
@@ -38,8 +43,24 @@ function corpus(): string[] {
     }
   }
   // Dense ranges of the countries the service covers, and NANP numbers of other countries.
-  for (const prefix of ['1202555', '1416555', '1268464', '1876555', '442079460', '447911123', '447700900', '44162412', '4930123', '6141234', '353851234', '3247123', '6421123', '3461234']) {
-    for (let i = 0; i < 300; i++) out.push(`+${prefix}${String(Math.floor(next() * 10 ** 4)).padStart(4, '0')}`.slice(0, 16));
+  for (const prefix of [
+    '1202555',
+    '1416555',
+    '1268464',
+    '1876555',
+    '442079460',
+    '447911123',
+    '447700900',
+    '44162412',
+    '4930123',
+    '6141234',
+    '353851234',
+    '3247123',
+    '6421123',
+    '3461234',
+  ]) {
+    for (let i = 0; i < 300; i++)
+      out.push(`+${prefix}${String(Math.floor(next() * 10 ** 4)).padStart(4, '0')}`.slice(0, 16));
   }
   return out;
 }
@@ -66,7 +87,16 @@ describe('fastValidE164', () => {
   });
 
   it('leaves anything not written exactly in E.164 to the full parser', () => {
-    for (const value of ['12025550123', '+1 202 555 0123', '(202) 555-0123', '+1202555', '+', '', '+0123456789', '+12025550123x12']) {
+    for (const value of [
+      '12025550123',
+      '+1 202 555 0123',
+      '(202) 555-0123',
+      '+1202555',
+      '+',
+      '',
+      '+0123456789',
+      '+12025550123x12',
+    ]) {
       expect(fastValidE164(value)).toBeUndefined();
     }
     expect(fastValidE164('+12025550123')).toEqual({ ok: true, e164: '+12025550123', country: 'US' });
@@ -146,7 +176,10 @@ describe('DistinctNumbers', () => {
     let wrong = 0;
     for (let i = 0; i < 200_000; i++) {
       // Many repeats, long shared prefixes, and the longest numbers E.164 allows.
-      const e164 = i % 3 === 0 ? `+999${String(Math.floor(next() * 1e12)).padStart(12, '0')}` : `+1202555${String(Math.floor(next() * 50_000)).padStart(5, '0')}`;
+      const e164 =
+        i % 3 === 0
+          ? `+999${String(Math.floor(next() * 1e12)).padStart(12, '0')}`
+          : `+1202555${String(Math.floor(next() * 50_000)).padStart(5, '0')}`;
       if (set.add(e164) !== !reference.has(e164)) wrong++;
       reference.add(e164);
     }

@@ -30,6 +30,7 @@ describe('barChart', () => {
     ]);
   });
   it('shrinks bars to fit a narrow terminal', () => {
-    for (const line of barChart(rows, { columns: 45, unit: 'credits' })) expect(visibleLength(line)).toBeLessThanOrEqual(45);
+    for (const line of barChart(rows, { columns: 45, unit: 'credits' }))
+      expect(visibleLength(line)).toBeLessThanOrEqual(45);
   });
 });

@@ -11,7 +11,14 @@ describe('formatInteger', () => {
       fc.property(fc.maxSafeInteger(), (n) => formatInteger(n) === n.toLocaleString('en-US')),
       { seed, numRuns: 2000 },
     );
-    expect([0, 999, 1000, 9560, 10_000, -1234567].map(formatInteger)).toEqual(['0', '999', '1,000', '9,560', '10,000', '-1,234,567']);
+    expect([0, 999, 1000, 9560, 10_000, -1234567].map(formatInteger)).toEqual([
+      '0',
+      '999',
+      '1,000',
+      '9,560',
+      '10,000',
+      '-1,234,567',
+    ]);
     expect([999.9, -999.9, 1234.5].map(formatInteger)).toEqual(['999', '-999', '1,234']);
   });
 });

@@ -6,7 +6,16 @@ const terminal = { tty: true, color: false, columns: 80 };
 
 describe('renderTable', () => {
   it('writes a head line and one tab-separated line per row when piped, plain numbers, no colour', () => {
-    const text = renderTable({ head: ['country', 'requests'], rows: [['US', 12345], ['GB', 0]] }, { ...piped, color: true });
+    const text = renderTable(
+      {
+        head: ['country', 'requests'],
+        rows: [
+          ['US', 12345],
+          ['GB', 0],
+        ],
+      },
+      { ...piped, color: true },
+    );
     expect(text).toBe('country\trequests\nUS\t12345\nGB\t0\n');
   });
 
@@ -19,7 +28,18 @@ describe('renderTable', () => {
   });
 
   it('draws a box on a terminal, numbers right-aligned with separators', () => {
-    const lines = renderTable({ head: ['Country', 'Requests'], rows: [['US', 12345], ['GB', 7]] }, terminal).trimEnd().split('\n');
+    const lines = renderTable(
+      {
+        head: ['Country', 'Requests'],
+        rows: [
+          ['US', 12345],
+          ['GB', 7],
+        ],
+      },
+      terminal,
+    )
+      .trimEnd()
+      .split('\n');
     expect(lines[0]!.startsWith('┌')).toBe(true);
     expect(lines.at(-1)!.startsWith('└')).toBe(true);
     expect(lines).toContain('│ US      │   12,345 │');
@@ -34,7 +54,13 @@ describe('renderTable', () => {
   });
 
   it('a terminal that reports no width (0) gets a table 80 columns wide, not one-character columns', () => {
-    const spec = { head: ['result', 'rows'], rows: [['do_not_call', 1], ['x'.repeat(120), 2]] };
+    const spec = {
+      head: ['result', 'rows'],
+      rows: [
+        ['do_not_call', 1],
+        ['x'.repeat(120), 2],
+      ],
+    };
     const text = renderTable(spec, { ...terminal, columns: 0 });
     expect(text).toBe(renderTable(spec, { ...terminal, columns: 80 }));
     expect(text).toContain('│ do_not_call');

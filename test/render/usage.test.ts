@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fillLifetimeMonths, formatPeriodRange, lifetimeMismatch, periodDays, renderLifetimeUsage, renderUsagePage } from '../../src/render/usage.js';
+import {
+  fillLifetimeMonths,
+  formatPeriodRange,
+  lifetimeMismatch,
+  periodDays,
+  renderLifetimeUsage,
+  renderUsagePage,
+} from '../../src/render/usage.js';
 import { visibleLength } from '../../src/render/table.js';
 import type { LegacyUsage, UsagePage } from '../../src/wire/types.js';
 
@@ -69,7 +76,9 @@ describe('what the terminal output says', () => {
     expect(text).toContain(p.credit_limit.toLocaleString('en-US'));
     expect(text).toContain(p.credits_remaining.toLocaleString('en-US'));
     const percent = Math.floor((p.credits_used / p.credit_limit) * 100);
-    expect(text).toContain(`${'█'.repeat(Math.floor(percent / 10))}${'░'.repeat(10 - Math.floor(percent / 10))} ${percent} %`);
+    expect(text).toContain(
+      `${'█'.repeat(Math.floor(percent / 10))}${'░'.repeat(10 - Math.floor(percent / 10))} ${percent} %`,
+    );
     // By country, in the service's order.
     const order = p.by_country.map((c) => text.indexOf(`│ ${c.country} `));
     expect(order.every((at, i) => at > 0 && (i === 0 || at > order[i - 1]!))).toBe(true);
@@ -101,7 +110,9 @@ describe('what the terminal output says', () => {
     expect(chart).toHaveLength(12);
     months.forEach((m, i) => {
       expect(chart[i]).toContain(m.start_date.slice(0, 10));
-      expect(chart[i]).toContain(`${m.credits_used.toLocaleString('en-US')} credits · ${m.request_count.toLocaleString('en-US')} requests`);
+      expect(chart[i]).toContain(
+        `${m.credits_used.toLocaleString('en-US')} credits · ${m.request_count.toLocaleString('en-US')} requests`,
+      );
       expect(chart[i]!.includes('█') || chart[i]!.includes('▏')).toBe(m.credits_used > 0);
     });
   });
@@ -129,14 +140,25 @@ describe('the piped records', () => {
 
 describe('dates', () => {
   it('end_date is exclusive: the last day is the day before a midnight end, in UTC', () => {
-    expect(periodDays('2026-11-01T00:00:00Z', '2026-12-01T00:00:00Z')).toEqual({ first: '2026-11-01', last: '2026-11-30' });
-    expect(periodDays('2026-02-01T00:00:00+00:00', '2026-03-01T00:00:00+00:00')).toEqual({ first: '2026-02-01', last: '2026-02-28' });
+    expect(periodDays('2026-11-01T00:00:00Z', '2026-12-01T00:00:00Z')).toEqual({
+      first: '2026-11-01',
+      last: '2026-11-30',
+    });
+    expect(periodDays('2026-02-01T00:00:00+00:00', '2026-03-01T00:00:00+00:00')).toEqual({
+      first: '2026-02-01',
+      last: '2026-02-28',
+    });
     expect(periodDays('2027-12-01T00:00:00Z', '2028-01-01T00:00:00Z')!.last).toBe('2027-12-31');
     // Other offsets are converted to UTC first.
-    expect(periodDays('2026-11-01T01:00:00+01:00', '2026-12-01T01:00:00+01:00')).toEqual({ first: '2026-11-01', last: '2026-11-30' });
+    expect(periodDays('2026-11-01T01:00:00+01:00', '2026-12-01T01:00:00+01:00')).toEqual({
+      first: '2026-11-01',
+      last: '2026-11-30',
+    });
   });
   it('shows the time when a period does not start or end at midnight', () => {
-    expect(formatPeriodRange('2026-11-05T14:00:00Z', '2026-12-05T14:00:00Z')).toBe('2026-11-05 14:00 until 2026-12-05 14:00 (end exclusive)');
+    expect(formatPeriodRange('2026-11-05T14:00:00Z', '2026-12-05T14:00:00Z')).toBe(
+      '2026-11-05 14:00 until 2026-12-05 14:00 (end exclusive)',
+    );
     expect(formatPeriodRange('2026-11-01T00:00:00Z', '2026-12-01T00:00:00Z')).toBe('2026-11-01 to 2026-11-30');
     expect(formatPeriodRange('garbage', 'x')).toBe('garbage to x (end exclusive)');
   });
@@ -162,7 +184,9 @@ describe('lifetime usage', () => {
   });
   it('keeps by-country in the service order', () => {
     const body = load<LegacyUsage>('legacy-missing-months');
-    const lines = renderLifetimeUsage(body, piped).split('\n').filter((l) => l.startsWith('lifetime_country'));
+    const lines = renderLifetimeUsage(body, piped)
+      .split('\n')
+      .filter((l) => l.startsWith('lifetime_country'));
     expect(lines).toEqual(body.by_country.map((c) => `lifetime_country\t${c.country}\t${c.request_count}`));
   });
 });

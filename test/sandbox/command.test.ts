@@ -8,7 +8,6 @@ import { main } from '../../src/main.js';
 import { BIN, NO_HOME, REPO_ROOT, runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
 
-
 async function waitForLines(read: () => string, n: number, ms = 10_000): Promise<string[]> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -23,19 +22,26 @@ describe('dnc sandbox (in-process)', () => {
   it('prints the base URL and key first, serves with the options given, and stops cleanly on an interrupt', async () => {
     const io = createTestIO();
     const interrupts = testInterrupts();
-    const running = main(['sandbox', '--port', '0', '--key', 'my-test-key', '--credit-limit', '3', '--costs', 'us=2', '--seed', '5'], {
-      io,
-      env: {},
-      homedir: NO_HOME,
-      interrupts,
-    });
+    const running = main(
+      ['sandbox', '--port', '0', '--key', 'my-test-key', '--credit-limit', '3', '--costs', 'us=2', '--seed', '5'],
+      {
+        io,
+        env: {},
+        homedir: NO_HOME,
+        interrupts,
+      },
+    );
     const [urlLine, keyLine] = await waitForLines(io.out, 2);
     expect(urlLine).toMatch(/^DNC_BASE_URL=http:\/\/127\.0\.0\.1:\d+$/);
     expect(keyLine).toBe('DNC_API_KEY=my-test-key');
     const base = urlLine!.slice('DNC_BASE_URL='.length);
-    const r1 = await fetch(`${base}/check_phone_number?phone_number=%2B12025550123`, { headers: { authorization: 'my-test-key' } });
+    const r1 = await fetch(`${base}/check_phone_number?phone_number=%2B12025550123`, {
+      headers: { authorization: 'my-test-key' },
+    });
     expect(r1.headers.get('x-credit-cost')).toBe('2');
-    const r2 = await fetch(`${base}/check_phone_number?phone_number=%2B12025550123`, { headers: { authorization: 'my-test-key' } });
+    const r2 = await fetch(`${base}/check_phone_number?phone_number=%2B12025550123`, {
+      headers: { authorization: 'my-test-key' },
+    });
     expect(r2.status).toBe(429);
     interrupts.fire();
     expect(await running).toBe(0);
@@ -47,10 +53,19 @@ describe('dnc sandbox (in-process)', () => {
   it('with --verbose, logs each request on stderr without the key', async () => {
     const io = createTestIO();
     const interrupts = testInterrupts();
-    const running = main(['--verbose', 'sandbox', '--key', 'verbose-key-9'], { io, env: {}, homedir: NO_HOME, interrupts });
+    const running = main(['--verbose', 'sandbox', '--key', 'verbose-key-9'], {
+      io,
+      env: {},
+      homedir: NO_HOME,
+      interrupts,
+    });
     const [urlLine] = await waitForLines(io.out, 2);
     const base = urlLine!.slice('DNC_BASE_URL='.length);
-    await (await fetch(`${base}/check_phone_number?phone_number=%2B33612345678`, { headers: { authorization: 'Bearer verbose-key-9' } })).text();
+    await (
+      await fetch(`${base}/check_phone_number?phone_number=%2B33612345678`, {
+        headers: { authorization: 'Bearer verbose-key-9' },
+      })
+    ).text();
     interrupts.fire();
     expect(await running).toBe(0);
     expect(io.err()).toContain('GET /check_phone_number?phone_number=%2B33612345678 → 422 (Sandbox Customer)');
@@ -60,7 +75,13 @@ describe('dnc sandbox (in-process)', () => {
   it('loads an accounts file and prints its first key', async () => {
     const io = createTestIO();
     const interrupts = testInterrupts();
-    const running = main(['sandbox', '--accounts', 'fixtures/sandbox/accounts.json', '--plan', 'annual'], { io, env: {}, homedir: NO_HOME, cwd: REPO_ROOT, interrupts });
+    const running = main(['sandbox', '--accounts', 'fixtures/sandbox/accounts.json', '--plan', 'annual'], {
+      io,
+      env: {},
+      homedir: NO_HOME,
+      cwd: REPO_ROOT,
+      interrupts,
+    });
     const [, keyLine] = await waitForLines(io.out, 2);
     expect(keyLine).toBe('DNC_API_KEY=sbx_acme_annual_0001');
     interrupts.fire();
@@ -117,7 +138,9 @@ describe('dnc sandbox (spawned binary)', () => {
       const env = Object.fromEntries([urlLine!, keyLine!].map((l) => l.split('=') as [string, string]));
       expect(Object.keys(env)).toEqual(['DNC_BASE_URL', 'DNC_API_KEY']);
       expect(env.DNC_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const res = await fetch(`${env.DNC_BASE_URL}/check_phone_number?phone_number=%2B12025550124`, { headers: { authorization: `Bearer ${env.DNC_API_KEY}` } });
+      const res = await fetch(`${env.DNC_BASE_URL}/check_phone_number?phone_number=%2B12025550124`, {
+        headers: { authorization: `Bearer ${env.DNC_API_KEY}` },
+      });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { do_not_call: boolean }).do_not_call).toBe(false);
     } finally {
@@ -128,4 +151,3 @@ describe('dnc sandbox (spawned binary)', () => {
     expect(err).toMatch(/stopped/);
   });
 });
-

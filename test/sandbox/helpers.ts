@@ -10,7 +10,12 @@ export interface Reply {
 }
 
 /** GET `path` on the sandbox; `auth` is the full Authorization value (default: Bearer <default key>), null for none. */
-export async function get(sb: Sandbox, path: string, auth: string | null = `Bearer ${sb.apiKey}`, extra: Record<string, string> = {}): Promise<Reply> {
+export async function get(
+  sb: Sandbox,
+  path: string,
+  auth: string | null = `Bearer ${sb.apiKey}`,
+  extra: Record<string, string> = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...extra };
   if (auth !== null) headers.authorization = auth;
   const res = await fetch(sb.baseUrl + path, { headers });
@@ -57,7 +62,12 @@ export async function startReceiver(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const push: ReceivedPush = { path: req.url ?? '/', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), at: Date.now() };
+      const push: ReceivedPush = {
+        path: req.url ?? '/',
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+        at: Date.now(),
+      };
       pushes.push(push);
       for (const w of waiters.splice(0)) w();
       const a = answer(pushes.length, push);

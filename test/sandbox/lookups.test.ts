@@ -43,7 +43,9 @@ describe('authentication', () => {
     const refused = await lookup(sb, US, undefined, 'Bearer reseller-key');
     expect(refused.status).toBe(403);
     expect(refused.body.error).toMatch(/X-Forwarded-Host/);
-    const ok = await get(sb, `/check_phone_number?phone_number=%2B12025550123`, 'Bearer reseller-key', { 'x-forwarded-host': 'shop.example' });
+    const ok = await get(sb, `/check_phone_number?phone_number=%2B12025550123`, 'Bearer reseller-key', {
+      'x-forwarded-host': 'shop.example',
+    });
     expect(ok.status).toBe(200);
     expect(sb.requests()[1]!.headers['x-forwarded-host']).toBe('shop.example');
     expect(sb.account('reseller-key').creditsUsed).toBe(1);
@@ -53,8 +55,13 @@ describe('authentication', () => {
 describe('client errors are not charged', () => {
   it('400 for a missing, malformed, unparseable or unencoded number', async () => {
     const sb = await sandbox();
-    const cases = ['/check_phone_number', '/check_phone_number?phone_number=', '/check_phone_number?phone_number=12345',
-      '/check_phone_number?phone_number=%2B1202', '/check_phone_number?phone_number=+12025550123'];
+    const cases = [
+      '/check_phone_number',
+      '/check_phone_number?phone_number=',
+      '/check_phone_number?phone_number=12345',
+      '/check_phone_number?phone_number=%2B1202',
+      '/check_phone_number?phone_number=+12025550123',
+    ];
     for (const path of cases) {
       const r = await get(sb, path);
       expect(r.status, path).toBe(400);
@@ -88,7 +95,11 @@ describe('client errors are not charged', () => {
     const sb = await sandbox();
     const r = await lookup(sb, FR);
     expect(r.status).toBe(422);
-    expect(r.body).toEqual({ error: expect.any(String), country: 'FR', supported_countries: ['US', 'GB', 'DE', 'IE', 'BE', 'NZ', 'ES', 'AU'] });
+    expect(r.body).toEqual({
+      error: expect.any(String),
+      country: 'FR',
+      supported_countries: ['US', 'GB', 'DE', 'IE', 'BE', 'NZ', 'ES', 'AU'],
+    });
     // +44 7911 … belongs to Guernsey, not GB.
     expect((await lookup(sb, '+447911123456')).body.country).toBe('GG');
     const narrow = await sandbox({ supportedCountries: ['GB'] });
@@ -98,8 +109,18 @@ describe('client errors are not charged', () => {
 
   it('400 for AU without webhook_url and for invalid webhook URLs', async () => {
     const sb = await sandbox();
-    expect(await lookup(sb, AU)).toMatchObject({ status: 400, body: { error: 'AU lookups are webhook-only: pass webhook_url' } });
-    for (const url of ['http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://user:pw@hooks.example.com/x', 'https://10.0.0.1/x', 'not a url', `https://hooks.example.com/${'a'.repeat(2100)}`]) {
+    expect(await lookup(sb, AU)).toMatchObject({
+      status: 400,
+      body: { error: 'AU lookups are webhook-only: pass webhook_url' },
+    });
+    for (const url of [
+      'http://hooks.example.com/x',
+      'https://127.0.0.1/x',
+      'https://user:pw@hooks.example.com/x',
+      'https://10.0.0.1/x',
+      'not a url',
+      `https://hooks.example.com/${'a'.repeat(2100)}`,
+    ]) {
       const r = await lookup(sb, US, url);
       expect(r.status, url).toBe(400);
       expect(r.body.error).toMatch(/^webhook_url is invalid/);
@@ -123,7 +144,10 @@ describe('client errors are not charged', () => {
     };
     const sb = await sandbox({ resolveHost });
     const refused: Array<[string, string]> = [
-      ['https://hooks.internal.acme-hooks.net/x', 'its host hooks.internal.acme-hooks.net resolves to a private address'],
+      [
+        'https://hooks.internal.acme-hooks.net/x',
+        'its host hooks.internal.acme-hooks.net resolves to a private address',
+      ],
       ['https://loop.acme-hooks.net/x', 'its host loop.acme-hooks.net resolves to a loopback address'],
       ['https://mixed.acme-hooks.net/x', 'its host mixed.acme-hooks.net resolves to a link-local address'],
     ];
@@ -136,7 +160,12 @@ describe('client errors are not charged', () => {
     expect((await lookup(sb, US, 'https://public.acme-hooks.net/x')).status).toBe(202);
     expect((await lookup(sb, US, 'https://public.acme-hooks.net/y')).status).toBe(202);
     // One resolution per name (kept a minute); addresses are judged by the rule alone.
-    expect(resolved).toEqual(['hooks.internal.acme-hooks.net', 'loop.acme-hooks.net', 'mixed.acme-hooks.net', 'public.acme-hooks.net']);
+    expect(resolved).toEqual([
+      'hooks.internal.acme-hooks.net',
+      'loop.acme-hooks.net',
+      'mixed.acme-hooks.net',
+      'public.acme-hooks.net',
+    ]);
     // --allow-insecure-webhooks: loopback names too, for local receivers.
     const insecure = await sandbox({ resolveHost, allowInsecureWebhooks: true });
     expect((await lookup(insecure, US, 'http://loop.acme-hooks.net:8080/x')).status).toBe(202);
@@ -160,7 +189,10 @@ describe('client errors are not charged', () => {
   it('404 for unknown paths and 405 for other methods, outside the lookup log', async () => {
     const sb = await sandbox();
     expect((await get(sb, '/nope')).status).toBe(404);
-    const res = await fetch(`${sb.baseUrl}/check_phone_number?phone_number=%2B12025550123`, { method: 'POST', headers: { authorization: sb.apiKey } });
+    const res = await fetch(`${sb.baseUrl}/check_phone_number?phone_number=%2B12025550123`, {
+      method: 'POST',
+      headers: { authorization: sb.apiKey },
+    });
     expect(res.status).toBe(405);
     expect(sb.lookups()).toHaveLength(0);
   });
@@ -190,7 +222,10 @@ describe('the number rules', () => {
       'x-service-correlation-id': r.body.correlation_id,
     });
     expect((await lookup(sb, US_EVEN)).body.do_not_call).toBe(false);
-    expect((await lookup(sb, GB)).body).toMatchObject({ country: 'GB', dnc_list_source: 'https://sandbox.dnc.invalid/registers/GB' });
+    expect((await lookup(sb, GB)).body).toMatchObject({
+      country: 'GB',
+      dnc_list_source: 'https://sandbox.dnc.invalid/registers/GB',
+    });
     expect(sb.lookups().map((l) => [l.mode, l.state, l.charged, l.credits])).toEqual([
       ['sync', 'succeeded', true, 1],
       ['sync', 'succeeded', true, 1],
@@ -304,7 +339,12 @@ describe('logs, latency and reset', () => {
     const sb = await sandbox({ creditLimit: 50 });
     await lookup(sb, US);
     const account = await (await fetch(`${sb.baseUrl}/_sandbox/account`)).json();
-    expect(account).toMatchObject({ customerName: 'Sandbox Customer', creditLimit: 50, creditsUsed: 1, creditsRemaining: 49 });
+    expect(account).toMatchObject({
+      customerName: 'Sandbox Customer',
+      creditLimit: 50,
+      creditsUsed: 1,
+      creditsRemaining: 49,
+    });
     expect(JSON.stringify(account)).not.toContain(sb.apiKey);
     const lookups = (await (await fetch(`${sb.baseUrl}/_sandbox/lookups`)).json()) as Array<{ phoneNumber: string }>;
     expect(lookups.map((l) => l.phoneNumber)).toEqual([US]);

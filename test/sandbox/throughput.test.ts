@@ -11,7 +11,10 @@ describe('throughput', () => {
     const sb = await startSandbox({ port: 0, creditLimit: 1e9, seed: 1 });
     const pool = new Pool(sb.baseUrl, { connections: CONCURRENCY });
     // 900 distinct ordinary numbers (…1000 … …1899: no special last three digits).
-    const paths = Array.from({ length: 900 }, (_, i) => `/check_phone_number?phone_number=${encodeURIComponent(`+1202555${1000 + i}`)}`);
+    const paths = Array.from(
+      { length: 900 },
+      (_, i) => `/check_phone_number?phone_number=${encodeURIComponent(`+1202555${1000 + i}`)}`,
+    );
     const headers = { authorization: `Bearer ${sb.apiKey}` };
     let done = 0;
     let failed = 0;
@@ -33,7 +36,9 @@ describe('throughput', () => {
       await sb.close();
     }
     const perSecond = Math.round(done / ((performance.now() - t0) / 1000));
-    console.log(`sandbox throughput: ${perSecond} synchronous lookups/s (${done} in ${SECONDS} s, client in the same process)`);
+    console.log(
+      `sandbox throughput: ${perSecond} synchronous lookups/s (${done} in ${SECONDS} s, client in the same process)`,
+    );
     expect(failed).toBe(0);
     expect(sb.lookups()).toHaveLength(done);
     // Speed is measured by `npm run bench` (item 7), side by side with a baseline: a floor here failed on a

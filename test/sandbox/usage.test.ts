@@ -54,7 +54,10 @@ describe('GET /v2/usage_stats', () => {
     expect(seen).toEqual([4, 3, 2, 1]);
     const all = await get(sb, '/v2/usage_stats?num_billing_periods=100');
     expect(all.body.data.map((p: { start_date: string }) => p.start_date)).toEqual([
-      '2026-11-01T00:00:00Z', '2026-10-01T00:00:00Z', '2026-09-01T00:00:00Z', '2026-08-01T00:00:00Z',
+      '2026-11-01T00:00:00Z',
+      '2026-10-01T00:00:00Z',
+      '2026-09-01T00:00:00Z',
+      '2026-08-01T00:00:00Z',
     ]);
     expect(all.body.next_cursor).toBeNull();
     for (const p of all.body.data) {
@@ -72,20 +75,45 @@ describe('GET /v2/usage_stats', () => {
     const r = await get(sb, '/v2/usage_stats?num_billing_periods=3', ACME);
     const [current, p102, p101] = r.body.data;
     expect(r.body.data.map((p: { id: number }) => p.id)).toEqual([current.id, 102, 101]);
-    expect(current).toMatchObject({ type: 'annual', start_date: '2026-03-15T00:00:00Z', end_date: '2027-03-15T00:00:00Z', credits_used: 120, total_requests: 100, unallocated_usage: { request_count: 100, credits_used: 120 } });
+    expect(current).toMatchObject({
+      type: 'annual',
+      start_date: '2026-03-15T00:00:00Z',
+      end_date: '2027-03-15T00:00:00Z',
+      credits_used: 120,
+      total_requests: 100,
+      unallocated_usage: { request_count: 100, credits_used: 120 },
+    });
     for (const p of r.body.data) {
       expect(p.monthly).toHaveLength(12);
       expect(p.monthly[0].start_date).toBe(p.start_date);
       expect(p.monthly[11].end_date).toBe(p.end_date);
-      p.monthly.slice(1).forEach((m: { start_date: string }, i: number) => expect(m.start_date).toBe(p.monthly[i].end_date));
-      const sum = (k: 'request_count' | 'credits_used') => p.monthly.reduce((s: number, m: Record<string, number>) => s + m[k]!, 0) + p.unallocated_usage[k];
+      p.monthly
+        .slice(1)
+        .forEach((m: { start_date: string }, i: number) => expect(m.start_date).toBe(p.monthly[i].end_date));
+      const sum = (k: 'request_count' | 'credits_used') =>
+        p.monthly.reduce((s: number, m: Record<string, number>) => s + m[k]!, 0) + p.unallocated_usage[k];
       expect(sum('request_count')).toBe(p.total_requests);
       expect(sum('credits_used')).toBe(p.credits_used);
     }
-    expect(p101.monthly[0]).toEqual({ year: 2024, month: 3, start_date: '2024-03-15T00:00:00Z', end_date: '2024-04-15T00:00:00Z', request_count: 100, credits_used: 110 });
+    expect(p101.monthly[0]).toEqual({
+      year: 2024,
+      month: 3,
+      start_date: '2024-03-15T00:00:00Z',
+      end_date: '2024-04-15T00:00:00Z',
+      request_count: 100,
+      credits_used: 110,
+    });
     expect(p101.monthly[10]).toMatchObject({ year: 2025, month: 1 });
-    expect(p101.by_country).toEqual([{ country: 'US', request_count: 500 }, { country: 'GB', request_count: 300 }, { country: 'DE', request_count: 80 }]);
-    expect(p102).toMatchObject({ total_requests: 450, credits_used: 500, unallocated_usage: { request_count: 450, credits_used: 500 } });
+    expect(p101.by_country).toEqual([
+      { country: 'US', request_count: 500 },
+      { country: 'GB', request_count: 300 },
+      { country: 'DE', request_count: 80 },
+    ]);
+    expect(p102).toMatchObject({
+      total_requests: 450,
+      credits_used: 500,
+      unallocated_usage: { request_count: 450, credits_used: 500 },
+    });
     // A lookup lands in the month bucket of today (the ninth month from 15 March).
     await lookup(sb, US, undefined, ACME);
     const after = (await get(sb, '/v2/usage_stats', ACME)).body.data[0];
@@ -97,18 +125,23 @@ describe('GET /v2/usage_stats', () => {
     const sb = await sandbox({ plan: 'annual' });
     const r = await get(sb, '/v2/usage_stats?num_billing_periods=10');
     expect(r.body.data.map((p: { start_date: string }) => p.start_date)).toEqual([
-      '2026-07-01T00:00:00Z', '2025-07-01T00:00:00Z', '2024-07-01T00:00:00Z', '2023-07-01T00:00:00Z',
+      '2026-07-01T00:00:00Z',
+      '2025-07-01T00:00:00Z',
+      '2024-07-01T00:00:00Z',
+      '2023-07-01T00:00:00Z',
     ]);
     for (const p of r.body.data) {
       expect(p.type).toBe('annual');
       expect(p.monthly).toHaveLength(12);
-      const requests = p.monthly.reduce((s: number, m: { request_count: number }) => s + m.request_count, 0) + p.unallocated_usage.request_count;
+      const requests =
+        p.monthly.reduce((s: number, m: { request_count: number }) => s + m.request_count, 0) +
+        p.unallocated_usage.request_count;
       expect(requests).toBe(p.total_requests);
     }
     expect(r.body.data[1].unallocated_usage.request_count).toBeGreaterThan(0);
   });
 
-  it('selects one period by id (still a data array), 404 for unknown ids and other accounts\' periods', async () => {
+  it("selects one period by id (still a data array), 404 for unknown ids and other accounts' periods", async () => {
     const sb = await sandbox({ accounts: fixture });
     const one = await get(sb, '/v2/usage_stats?id=101', ACME);
     expect(one.status).toBe(200);
@@ -126,7 +159,11 @@ describe('GET /v2/usage_stats', () => {
 
   it('reads id as an int64: 2^53 + 1 is not period 2^53 (a double would round it onto it)', async () => {
     const big = 2 ** 53;
-    const sb = await sandbox({ accounts: [{ key: 'sbx_big_ids_0001', history: [{ id: big, startDate: '2025-01-01T00:00:00Z', creditLimit: 100 }] }] });
+    const sb = await sandbox({
+      accounts: [
+        { key: 'sbx_big_ids_0001', history: [{ id: big, startDate: '2025-01-01T00:00:00Z', creditLimit: 100 }] },
+      ],
+    });
     const exact = await get(sb, `/v2/usage_stats?id=${big}`, 'sbx_big_ids_0001');
     expect(exact.status).toBe(200);
     expect((await get(sb, '/v2/usage_stats?id=9007199254740993', 'sbx_big_ids_0001')).status).toBe(404);
@@ -135,8 +172,21 @@ describe('GET /v2/usage_stats', () => {
   it('answers 400 for invalid values, a bad cursor, id with paging, and a year parameter', async () => {
     const sb = await sandbox({ accounts: fixture });
     const otherCursor = (await get(sb, '/v2/usage_stats', ACME)).body.next_cursor;
-    const bad = ['num_billing_periods=0', 'num_billing_periods=101', 'num_billing_periods=1.5', 'num_billing_periods=abc', 'id=0', 'id=-3', 'id=x',
-      'cursor=garbage!', 'cursor=Zm9v', 'id=101&num_billing_periods=1', 'id=101&cursor=' + otherCursor, 'year=2026', 'num_billing_periods=1&num_billing_periods=2'];
+    const bad = [
+      'num_billing_periods=0',
+      'num_billing_periods=101',
+      'num_billing_periods=1.5',
+      'num_billing_periods=abc',
+      'id=0',
+      'id=-3',
+      'id=x',
+      'cursor=garbage!',
+      'cursor=Zm9v',
+      'id=101&num_billing_periods=1',
+      'id=101&cursor=' + otherCursor,
+      'year=2026',
+      'num_billing_periods=1&num_billing_periods=2',
+    ];
     for (const q of bad) {
       const r = await get(sb, `/v2/usage_stats?${q}`, ACME);
       expect(r.status, q).toBe(400);
@@ -150,7 +200,10 @@ describe('GET /v2/usage_stats', () => {
   it('counts live lookups: pending holds in credits and requests, refunds excluded, by_country completed only', async () => {
     // Timers held by the test: results come when it says so.
     const due: Array<() => void> = [];
-    const sb = await sandbox({ allowInsecureWebhooks: true, timers: { setTimeout: (fn) => due.push(fn), clearTimeout: () => {} } });
+    const sb = await sandbox({
+      allowInsecureWebhooks: true,
+      timers: { setTimeout: (fn) => due.push(fn), clearTimeout: () => {} },
+    });
     const rx = await startReceiver();
     open.push(rx);
     await lookup(sb, US);
@@ -160,13 +213,20 @@ describe('GET /v2/usage_stats', () => {
     await lookup(sb, '+12025550997', rx.url); // held, then expires (refund)
     const live = (await get(sb, '/v2/usage_stats')).body.data[0];
     expect(live).toMatchObject({ credits_used: 5, total_requests: 4 });
-    expect(live.by_country).toEqual([{ country: 'DE', request_count: 1 }, { country: 'US', request_count: 1 }]);
+    expect(live.by_country).toEqual([
+      { country: 'DE', request_count: 1 },
+      { country: 'US', request_count: 1 },
+    ]);
     for (const fire of due.splice(0)) fire();
     await until(() => sb.pending() === 0);
     await rx.waitFor(2);
     const settled = (await get(sb, '/v2/usage_stats')).body.data[0];
     expect(settled).toMatchObject({ credits_used: 4, total_requests: 3, credits_remaining: 10_000 - 4 });
-    expect(settled.by_country).toEqual([{ country: 'DE', request_count: 1 }, { country: 'GB', request_count: 1 }, { country: 'US', request_count: 1 }]);
+    expect(settled.by_country).toEqual([
+      { country: 'DE', request_count: 1 },
+      { country: 'GB', request_count: 1 },
+      { country: 'US', request_count: 1 },
+    ]);
   });
 
   it('reports a negative balance after a limit reduction, and stays free and available at the limit', async () => {
@@ -199,7 +259,9 @@ describe('GET /v2/usage_stats', () => {
     await lookup(sb, US);
     now = new Date('2026-12-01T00:30:00Z');
     const r = await get(sb, '/v2/usage_stats?num_billing_periods=2');
-    expect(r.body.data.map((p: { start_date: string; credits_used: number }) => [p.start_date, p.credits_used])).toEqual([
+    expect(
+      r.body.data.map((p: { start_date: string; credits_used: number }) => [p.start_date, p.credits_used]),
+    ).toEqual([
       ['2026-12-01T00:00:00Z', 0],
       ['2026-11-01T00:00:00Z', 1],
     ]);
@@ -228,7 +290,9 @@ describe('GET /usage_stats (legacy)', () => {
     const keys = r.body.monthly.map((m: { year: number; month: number }) => m.year * 12 + m.month);
     expect(keys).toEqual([...keys].sort((a: number, b: number) => a - b));
     expect(new Set(keys).size).toBe(keys.length);
-    expect(r.body.total_requests).toBe(r.body.monthly.reduce((s: number, m: { request_count: number }) => s + m.request_count, 0));
+    expect(r.body.total_requests).toBe(
+      r.body.monthly.reduce((s: number, m: { request_count: number }) => s + m.request_count, 0),
+    );
     expect(r.body.total_requests).toBe(900 + 450 + 100 + 1);
     expect(r.body.by_country).toEqual([
       { country: 'US', request_count: 900 },
@@ -238,9 +302,20 @@ describe('GET /usage_stats (legacy)', () => {
   });
 
   it('breaks by_country ties by country code', async () => {
-    const sb = await sandbox({ accounts: [{ key: 'tie-key', history: [{ startDate: '2026-09-01T00:00:00Z', creditLimit: 10, byCountry: { NZ: 2, BE: 2, US: 3 } }] }] });
+    const sb = await sandbox({
+      accounts: [
+        {
+          key: 'tie-key',
+          history: [{ startDate: '2026-09-01T00:00:00Z', creditLimit: 10, byCountry: { NZ: 2, BE: 2, US: 3 } }],
+        },
+      ],
+    });
     const r = await get(sb, '/usage_stats', 'tie-key');
-    expect(r.body.by_country).toEqual([{ country: 'US', request_count: 3 }, { country: 'BE', request_count: 2 }, { country: 'NZ', request_count: 2 }]);
+    expect(r.body.by_country).toEqual([
+      { country: 'US', request_count: 3 },
+      { country: 'BE', request_count: 2 },
+      { country: 'NZ', request_count: 2 },
+    ]);
     expect(r.body.monthly).toEqual([{ year: 2026, month: 9, request_count: 7 }]);
   });
 });
@@ -257,12 +332,16 @@ describe('portal JWTs', () => {
     expect((await lookup(sb, US, undefined, `Bearer ${token}`)).status).toBe(403);
     const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA');
     expect((await get(sb, '/v2/usage_stats', `Bearer ${tampered}`)).status).toBe(401);
-    expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ expiresIn: -1 })}`)).body.error).toMatch(/expired/);
+    expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ expiresIn: -1 })}`)).body.error).toMatch(
+      /expired/,
+    );
     expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ verified: false })}`)).status).toBe(401);
     expect((await get(sb, '/v2/usage_stats', `Bearer ${sb.portalToken({ membership: false })}`)).status).toBe(403);
     const other = await sandbox({ accounts: fixture, portalAccess: false });
     expect((await get(other, '/v2/usage_stats', `Bearer ${other.portalToken()}`)).status).toBe(403);
-    const viaHttp = (await (await fetch(`${sb.baseUrl}/_sandbox/portal-token`, { method: 'POST' })).json()) as { token: string };
+    const viaHttp = (await (await fetch(`${sb.baseUrl}/_sandbox/portal-token`, { method: 'POST' })).json()) as {
+      token: string;
+    };
     expect((await get(sb, '/v2/usage_stats', `Bearer ${viaHttp.token}`)).body.customer_name).toBe('Acme Annual Ltd');
   });
 });
@@ -277,7 +356,10 @@ describe('accounts', () => {
       ['Monthly Co', 'monthly', 100, 90],
     ]);
     expect((await get(sb, '/usage_stats', 'Bearer sbx_reseller_0002')).status).toBe(403);
-    expect((await get(sb, '/usage_stats', 'Bearer sbx_reseller_0002', { 'x-forwarded-host': 'client.example' })).body.customer_name).toBe('Resale Partners');
+    expect(
+      (await get(sb, '/usage_stats', 'Bearer sbx_reseller_0002', { 'x-forwarded-host': 'client.example' })).body
+        .customer_name,
+    ).toBe('Resale Partners');
   });
 
   it('says what is wrong with a malformed accounts file', () => {
@@ -285,6 +367,8 @@ describe('accounts', () => {
     expect(() => validateAccountSpecs({ accounts: [{ key: 'k' }] })).toThrow(/accounts\[0\]\.key/);
     expect(() => validateAccountSpecs({ accounts: [{ key: 'abcd' }, { key: 'abcd' }] })).toThrow(/accounts\[1\]\.key/);
     expect(() => validateAccountSpecs({ accounts: [{ key: 'abcd', plan: 'weekly' }] })).toThrow(/plan/);
-    expect(() => validateAccountSpecs({ accounts: [{ key: 'abcd', history: [{ startDate: 'soon', creditLimit: 1 }] }] })).toThrow(/history\[0\]\.startDate/);
+    expect(() =>
+      validateAccountSpecs({ accounts: [{ key: 'abcd', history: [{ startDate: 'soon', creditLimit: 1 }] }] }),
+    ).toThrow(/history\[0\]\.startDate/);
   });
 });

@@ -62,10 +62,20 @@ describe('receipt and push', () => {
       cost: { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 20 },
     });
     await until(() => sb.pushes().length === 1);
-    expect(sb.pushes()[0]).toMatchObject({ correlationId: r.body.correlation_id, attempt: 1, status: 200, duplicate: false, outcome: 'delivered' });
+    expect(sb.pushes()[0]).toMatchObject({
+      correlationId: r.body.correlation_id,
+      attempt: 1,
+      status: 200,
+      duplicate: false,
+      outcome: 'delivered',
+    });
     expect(sb.lookups()[0]).toMatchObject({ state: 'succeeded', charged: true, credits: 1 });
     const done = (await get(sb, '/v2/usage_stats')).body.data[0];
-    expect(done).toMatchObject({ credits_used: 1, total_requests: 1, by_country: [{ country: 'US', request_count: 1 }] });
+    expect(done).toMatchObject({
+      credits_used: 1,
+      total_requests: 1,
+      by_country: [{ country: 'US', request_count: 1 }],
+    });
   });
 
   it('pushes failures with the status the synchronous call would give, charging or refunding', async () => {
@@ -78,7 +88,12 @@ describe('receipt and push', () => {
     const pushes = await rx.waitFor(3);
     const byNumber = Object.fromEntries(pushes.map((p) => [p.body.phone_number, p]));
     expect(byNumber['+12025550990']!.headers['x-service-status']).toBe('400');
-    expect(byNumber['+12025550990']!.body).toMatchObject({ status: 'failed', error_code: 'invalid_phone_number', charged: true, error: expect.any(String) });
+    expect(byNumber['+12025550990']!.body).toMatchObject({
+      status: 'failed',
+      error_code: 'invalid_phone_number',
+      charged: true,
+      error: expect.any(String),
+    });
     expect(byNumber['+12025550995']!.body).toMatchObject({ error_code: 'billing_error', charged: true });
     expect(byNumber['+12025550996']!.headers['x-service-status']).toBe('500');
     expect(byNumber['+12025550996']!.body).toMatchObject({ error_code: 'billing_error', charged: false });
@@ -99,7 +114,13 @@ describe('receipt and push', () => {
 
   it('refuses a webhook URL on a non-public name (400, uncharged) unless started with --allow-insecure-webhooks', async () => {
     const strict = await sandbox({ allowInsecureWebhooks: false });
-    for (const url of ['https://hooks.internal/x', 'https://printer.local/x', 'https://intranet/x', 'https:///x', 'https://r.home.arpa/x']) {
+    for (const url of [
+      'https://hooks.internal/x',
+      'https://printer.local/x',
+      'https://intranet/x',
+      'https:///x',
+      'https://r.home.arpa/x',
+    ]) {
       const r = await lookup(strict, US, url);
       expect(r.status, url).toBe(400);
       expect((r.body as { error: string }).error, url).toContain('not a public name');
@@ -129,7 +150,12 @@ describe('receiver answers', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
     await until(() => sb.pushes().length === 6);
     expect(sb.pushes().map((p) => [p.attempt, p.status, p.outcome])).toEqual([
-      [1, 500, 'retry'], [2, 503, 'retry'], [3, 408, 'retry'], [4, 425, 'retry'], [5, 429, 'retry'], [6, 200, 'delivered'],
+      [1, 500, 'retry'],
+      [2, 503, 'retry'],
+      [3, 408, 'retry'],
+      [4, 425, 'retry'],
+      [5, 429, 'retry'],
+      [6, 200, 'delivered'],
     ]);
     const gaps = rx.pushes.slice(1).map((p, i) => p.at - rx.pushes[i]!.at);
     expect(gaps[1]!).toBeGreaterThanOrEqual(55); // 60 s × 0.001
@@ -178,7 +204,15 @@ describe('receiver answers', () => {
     await new Promise((r) => setTimeout(r, 800)); // a retry would come after 600 ms
     expect(notFound.pushes).toHaveLength(1);
     expect(redirect.pushes).toHaveLength(1);
-    expect(sb.pushes().map((p) => [p.status, p.outcome]).sort()).toEqual([[302, 'permanent'], [404, 'permanent']]);
+    expect(
+      sb
+        .pushes()
+        .map((p) => [p.status, p.outcome])
+        .sort(),
+    ).toEqual([
+      [302, 'permanent'],
+      [404, 'permanent'],
+    ]);
   });
 
   it('sends deliberate duplicates at the configured rate, flagged in the log', async () => {
@@ -205,7 +239,10 @@ describe('receiver answers', () => {
     const r = await lookup(sb, US, 'https://hooks.no-such-host-for-dnc-tests.net/x');
     expect(r.status).toBe(202);
     await until(() => sb.pushes().length >= 1);
-    expect(sb.pushes()[0]).toMatchObject({ outcome: 'retry', error: expect.stringMatching(/hooks\.no-such-host-for-dnc-tests\.net/) });
+    expect(sb.pushes()[0]).toMatchObject({
+      outcome: 'retry',
+      error: expect.stringMatching(/hooks\.no-such-host-for-dnc-tests\.net/),
+    });
   });
 });
 
@@ -243,12 +280,18 @@ describe('time', () => {
     };
     const sb = await sandbox({ timeScale: 0.5, timers });
     const rx = await receiver();
-    for (const n of ['+61412345603', '+61412345614', '+61412345655', '+61412345690']) expect((await lookup(sb, n, rx.url)).status).toBe(202);
+    for (const n of ['+61412345603', '+61412345614', '+61412345655', '+61412345690'])
+      expect((await lookup(sb, n, rx.url)).status).toBe(202);
     expect(scheduled.map((t) => t.ms)).toEqual([30_000, 60_000, 960_000, 15_360_000].map((ms) => ms * 0.5));
     expect(rx.pushes).toHaveLength(0);
     scheduled[1]!.fn(); // the …14 number's time has come
     const [push] = await rx.waitFor(1);
-    expect(push!.body).toMatchObject({ phone_number: '+61412345614', country: 'AU', status: 'succeeded', cost: { credits_used_for_query: 3 } });
+    expect(push!.body).toMatchObject({
+      phone_number: '+61412345614',
+      country: 'AU',
+      status: 'succeeded',
+      cost: { credits_used_for_query: 3 },
+    });
     await sb.close();
     // close() cancels every timer that has not fired: the other three results, none pushed.
     expect(scheduled.filter((t) => t !== scheduled[1]).every((t) => t.cancelled)).toBe(true);

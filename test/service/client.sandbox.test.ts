@@ -9,7 +9,13 @@ let client: ServiceClient;
 
 beforeAll(async () => {
   sb = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3 });
-  client = createServiceClient({ baseUrl: sb.baseUrl, apiKey: KEY, retries: 3, forwardedHost: 'acme.reseller.example', sleep: async () => {} });
+  client = createServiceClient({
+    baseUrl: sb.baseUrl,
+    apiKey: KEY,
+    retries: 3,
+    forwardedHost: 'acme.reseller.example',
+    sleep: async () => {},
+  });
 });
 
 afterAll(async () => {
@@ -71,7 +77,12 @@ describe('retries, counted in the request log', () => {
   it('991 and 992: two uncharged failures, then the verdict on the 3rd attempt', async () => {
     const timeout = await client.lookup({ phoneNumber: '+12025550991' });
     const error = await client.lookup({ phoneNumber: '+12025550992' });
-    expect([timeout.kind, timeout.meta.attempts, error.kind, error.meta.attempts]).toEqual(['succeeded', 3, 'succeeded', 3]);
+    expect([timeout.kind, timeout.meta.attempts, error.kind, error.meta.attempts]).toEqual([
+      'succeeded',
+      3,
+      'succeeded',
+      3,
+    ]);
     expect(sent('+12025550991').map((r) => r.status)).toEqual([504, 504, 200]);
     expect(sent('+12025550992').map((r) => r.status)).toEqual([502, 502, 200]);
     expect(sb.account().creditsUsed).toBe(2);
@@ -94,7 +105,10 @@ describe('retries, counted in the request log', () => {
       expect(sent(n)).toHaveLength(1);
     }
     sb.setCreditLimit(sb.account().creditsUsed);
-    await expect(client.lookup({ phoneNumber: '+12025550100' })).rejects.toMatchObject({ code: 'E_CREDIT_LIMIT', exitCode: 5 });
+    await expect(client.lookup({ phoneNumber: '+12025550100' })).rejects.toMatchObject({
+      code: 'E_CREDIT_LIMIT',
+      exitCode: 5,
+    });
     expect(sent('+12025550100')).toHaveLength(1);
     await expect(client.lookup({ phoneNumber: '+1' })).rejects.toMatchObject({ code: 'E_BAD_REQUEST', exitCode: 2 });
     expect(sent('+1')).toHaveLength(1);

@@ -57,7 +57,6 @@ async function setup(reply: (n: number) => StubReply, extra: Partial<ServiceClie
   return { stub, client, events, sleeps };
 }
 
-
 describe('lookup answers', () => {
   it('200: a succeeded result with the headers parsed', async () => {
     const { client } = await setup(() => ({ status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) }));
@@ -76,8 +75,15 @@ describe('lookup answers', () => {
 
   it('202: a receipt, credits held in X-Credit-Cost; webhook_url sent encoded', async () => {
     const receipt = { status: 'started', correlation_id: ID, phone_number: '+61412345000', country: 'AU' };
-    const { client, stub } = await setup(() => ({ status: 202, body: receipt, headers: lookupHeaders(3, 97, 100, ID) }));
-    const out = await client.lookup({ phoneNumber: '+61412345000', webhookUrl: 'https://hooks.example.com/dnc?a=1&b=2' });
+    const { client, stub } = await setup(() => ({
+      status: 202,
+      body: receipt,
+      headers: lookupHeaders(3, 97, 100, ID),
+    }));
+    const out = await client.lookup({
+      phoneNumber: '+61412345000',
+      webhookUrl: 'https://hooks.example.com/dnc?a=1&b=2',
+    });
     expect(out.kind).toBe('started');
     expect(out.meta.creditCost).toBe(3);
     const url = new URL(stub.requests[0]!.url, 'http://x');
@@ -86,7 +92,11 @@ describe('lookup answers', () => {
   });
 
   it('400 invalid_phone_number is a result (charged), not an error, and is not retried', async () => {
-    const { client, stub } = await setup(() => ({ status: 400, body: failed('invalid_phone_number', true), headers: lookupHeaders(1, 88, 100, ID) }));
+    const { client, stub } = await setup(() => ({
+      status: 400,
+      body: failed('invalid_phone_number', true),
+      headers: lookupHeaders(1, 88, 100, ID),
+    }));
     const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     if (out.kind !== 'failed') return;
@@ -106,7 +116,9 @@ describe('lookup answers', () => {
 
   it('401 and 403: exit 4, not retried', async () => {
     const { client, stub } = await setup((n) =>
-      n === 1 ? { status: 401, body: { error: 'API key missing' } } : { status: 403, body: { error: 'invalid API key' } },
+      n === 1
+        ? { status: 401, body: { error: 'API key missing' } }
+        : { status: 403, body: { error: 'invalid API key' } },
     );
     const e401 = await dncErrorOf(client.lookup({ phoneNumber: '+12025550100' }));
     expect([e401.code, e401.exitCode]).toEqual(['E_AUTH_MISSING', 4]);
@@ -127,14 +139,21 @@ describe('lookup answers', () => {
   });
 
   it('429: exit 5, not retried', async () => {
-    const { client, stub } = await setup(() => ({ status: 429, body: { error: 'credit limit reached: 100 of 100 used' } }));
+    const { client, stub } = await setup(() => ({
+      status: 429,
+      body: { error: 'credit limit reached: 100 of 100 used' },
+    }));
     const err = await dncErrorOf(client.lookup({ phoneNumber: '+12025550100' }));
     expect([err.code, err.exitCode]).toEqual(['E_CREDIT_LIMIT', 5]);
     expect(stub.requests).toHaveLength(1);
   });
 
   it('500 billing_error is a failed result and never retried (it may have been charged)', async () => {
-    const { client, stub } = await setup(() => ({ status: 500, body: failed('billing_error', true), headers: lookupHeaders(1, 88, 100, ID) }));
+    const { client, stub } = await setup(() => ({
+      status: 500,
+      body: failed('billing_error', true),
+      headers: lookupHeaders(1, 88, 100, ID),
+    }));
     const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     expect(stub.requests).toHaveLength(1);
@@ -157,7 +176,11 @@ describe('lookup answers', () => {
   });
 
   it('502 upstream_error every time: retried, then the failure after 1 + retries attempts', async () => {
-    const { client, stub, sleeps } = await setup(() => ({ status: 502, body: failed('upstream_error', false), headers: lookupHeaders(0, 90, 100) }));
+    const { client, stub, sleeps } = await setup(() => ({
+      status: 502,
+      body: failed('upstream_error', false),
+      headers: lookupHeaders(0, 90, 100),
+    }));
     const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind === 'failed' && out.body.error_code).toBe('upstream_error');
     expect(out.meta.attempts).toBe(4);
@@ -181,7 +204,9 @@ describe('lookup answers', () => {
   });
 
   it('--retries 0: an upstream failure is answered at once', async () => {
-    const { client, stub } = await setup(() => ({ status: 504, body: failed('upstream_timeout', false) }), { retries: 0 });
+    const { client, stub } = await setup(() => ({ status: 504, body: failed('upstream_timeout', false) }), {
+      retries: 0,
+    });
     const out = await client.lookup({ phoneNumber: '+12025550100' });
     expect(out.kind).toBe('failed');
     expect(stub.requests).toHaveLength(1);
@@ -213,7 +238,10 @@ describe('requests as sent', () => {
   it('"+" is sent as %2B; Bearer key, User-Agent and X-Forwarded-Host on lookups and both usage endpoints', async () => {
     const page = { customer_name: 'Acme', data: [], next_cursor: null };
     const { client, stub } = await setup(
-      (n) => (n === 1 ? { status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) } : { status: 200, body: page }),
+      (n) =>
+        n === 1
+          ? { status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) }
+          : { status: 200, body: page },
       { forwardedHost: 'reseller.example.com' },
     );
     await client.lookup({ phoneNumber: '+12025550100' });
@@ -257,7 +285,9 @@ describe('requests as sent', () => {
 describe('usage endpoints (free) retry service failures', () => {
   it('500 twice, then the page', async () => {
     const page = { customer_name: 'Acme', data: [], next_cursor: null };
-    const { client, stub } = await setup((n) => (n <= 2 ? { status: 500, body: { error: 'unable to process request' } } : { status: 200, body: page }));
+    const { client, stub } = await setup((n) =>
+      n <= 2 ? { status: 500, body: { error: 'unable to process request' } } : { status: 200, body: page },
+    );
     const out = await client.usage();
     expect(out.body).toEqual(page);
     expect(out.meta.attempts).toBe(3);
@@ -284,7 +314,10 @@ describe('connection failures', () => {
       retries: 3,
       onExchange: (e) => events.push(e),
       sleep: async () => {
-        stub ??= await startStub(() => ({ status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) }), port);
+        stub ??= await startStub(
+          () => ({ status: 200, body: succeeded, headers: lookupHeaders(1, 89, 100, ID) }),
+          port,
+        );
       },
     });
     clients.push(client);
@@ -323,7 +356,13 @@ describe('connection failures', () => {
     const port = (slow.address() as { port: number }).port;
     let seen = 0;
     slow.on('request', () => seen++);
-    const client = createServiceClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, timeoutMs: 200, retries: 3, sleep: async () => {} });
+    const client = createServiceClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      timeoutMs: 200,
+      retries: 3,
+      sleep: async () => {},
+    });
     clients.push(client);
     const err = await dncErrorOf(client.lookup({ phoneNumber: '+12025550100' }));
     expect([err.code, err.exitCode]).toEqual(['E_TIMEOUT', 6]);
@@ -351,11 +390,22 @@ describe('connection failures', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
-    const client = createServiceClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, timeoutMs: 300, retries: 0, connections: 4 });
+    const client = createServiceClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      timeoutMs: 300,
+      retries: 0,
+      connections: 4,
+    });
     clients.push(client);
-    const settled = await Promise.allSettled(['+12025550100', '+12025550101', '+12025550102', '+12025550103'].map((phoneNumber) => client.lookup({ phoneNumber })));
+    const settled = await Promise.allSettled(
+      ['+12025550100', '+12025550101', '+12025550102', '+12025550103'].map((phoneNumber) =>
+        client.lookup({ phoneNumber }),
+      ),
+    );
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
-    for (const s of settled) if (s.status === 'rejected') expect((s.reason as { code?: string }).code).toBe('E_TIMEOUT');
+    for (const s of settled)
+      if (s.status === 'rejected') expect((s.reason as { code?: string }).code).toBe('E_TIMEOUT');
     // And a later lookup gets a deadline of its own again.
     const again = await client.lookup({ phoneNumber: '+12025550104' });
     expect(again.kind).toBe('succeeded');

@@ -61,7 +61,12 @@ export async function closedPort(): Promise<number> {
 }
 
 /** Lookup answer headers as section 4.1 describes them. */
-export function lookupHeaders(cost: number, remaining: number, limit: number, correlationId?: string): Record<string, string> {
+export function lookupHeaders(
+  cost: number,
+  remaining: number,
+  limit: number,
+  correlationId?: string,
+): Record<string, string> {
   const h: Record<string, string> = {
     'x-credit-cost': String(cost),
     'x-ratelimit-limit': String(limit),

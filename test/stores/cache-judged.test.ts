@@ -33,14 +33,20 @@ describe('the results cache, read back', () => {
   const registered = '+12025550101';
 
   it('an edited verdict is not reused by batch or check: the number is looked up again and is do_not_call', async () => {
-    const first = await dnc(['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')], w.env);
+    const first = await dnc(
+      ['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')],
+      w.env,
+    );
     expect(first.code, first.stderr).toBe(0);
     expect(readCsv(path.join(w.dir, 'a.out.csv'))[0]!.dnc_result).toBe('do_not_call');
     expect(makeCallable(w.cacheDir, registered)).toBe(1);
     w.sb.reset();
 
     const again = path.join(w.dir, 'b.out.csv');
-    const batch = await dnc(['batch', w.file('b.csv', ['name,phone', `b,${registered}`]), '-o', again, '--reuse-within', '1d'], w.env);
+    const batch = await dnc(
+      ['batch', w.file('b.csv', ['name,phone', `b,${registered}`]), '-o', again, '--reuse-within', '1d'],
+      w.env,
+    );
     expect(batch.code, batch.stderr).toBe(0);
     expect(readCsv(again)[0]!.dnc_result).toBe('do_not_call');
     expect(lookedUp(w.sb)).toEqual([registered]);
@@ -53,10 +59,16 @@ describe('the results cache, read back', () => {
   });
 
   it('a verdict as the service gave it is still reused (nothing sent)', async () => {
-    await dnc(['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')], w.env);
+    await dnc(
+      ['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')],
+      w.env,
+    );
     w.sb.reset();
     const again = path.join(w.dir, 'b.out.csv');
-    const batch = await dnc(['batch', w.file('b.csv', ['name,phone', `b,${registered}`]), '-o', again, '--reuse-within', '1d'], w.env);
+    const batch = await dnc(
+      ['batch', w.file('b.csv', ['name,phone', `b,${registered}`]), '-o', again, '--reuse-within', '1d'],
+      w.env,
+    );
     expect(batch.code, batch.stderr).toBe(0);
     expect(readCsv(again)[0]!.dnc_result).toBe('do_not_call');
     expect(lookedUp(w.sb)).toEqual([]);

@@ -23,7 +23,21 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     env = teamMachine(w, 'alice', db.url);
     const run = (argv: string[]) => spawnDnc(argv, { env, cwd: w.dir, timeoutMs: 60_000 });
     expect((await run(['suppress', 'add', '+12025550701', '--reason', 'asked on a call'])).code).toBe(0);
-    expect((await run(['exempt', 'add', '+12025550702', '--basis', 'consent', '--until', '2099-01-01', '--evidence', 'form 7'])).code).toBe(0);
+    expect(
+      (
+        await run([
+          'exempt',
+          'add',
+          '+12025550702',
+          '--basis',
+          'consent',
+          '--until',
+          '2099-01-01',
+          '--evidence',
+          'form 7',
+        ])
+      ).code,
+    ).toBe(0);
     const list = w.file('calls.csv', ['phone', '+12025550701', '+12025550702', '+12025550703']);
     expect((await run(['batch', list])).code).toBe(0);
     output = path.join(w.dir, 'calls.results.csv');
@@ -72,12 +86,12 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     }, 120_000);
   }
 
-  it("the repair docs/team.md gives puts the entries back as the log records them: accepted again", async () => {
+  it('the repair docs/team.md gives puts the entries back as the log records them: accepted again', async () => {
     const sql = /```sql\n(-- as dnc_owner: the entries and exemptions[\s\S]*?)```/.exec(
       readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'),
     )![1]!;
     await sqlOn(db.url, "UPDATE dnc.suppressions SET reason = 'tampered', who = 'mallory'");
-    await sqlOn(db.url, "DELETE FROM dnc.exemptions");
+    await sqlOn(db.url, 'DELETE FROM dnc.exemptions');
     expect((await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir })).code).toBe(3);
     await sqlOn(db.url, sql);
     const r = await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir });
@@ -90,8 +104,20 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
 
   it('a row deleted and an unsuppress entry forged at the end of the chain, hashed right: refused', async () => {
     const [last] = await sqlOn(db.url, 'SELECT hash FROM dnc.audit ORDER BY id DESC LIMIT 1');
-    const entry = ['2026-11-28T10:00:00.000Z', 'unsuppress', '+12025550701', 'mallory@elsewhere', null, null, null, null, null];
-    const hash = createHash('sha256').update(`${String(last!.hash)}\n${JSON.stringify(entry)}`).digest('hex');
+    const entry = [
+      '2026-11-28T10:00:00.000Z',
+      'unsuppress',
+      '+12025550701',
+      'mallory@elsewhere',
+      null,
+      null,
+      null,
+      null,
+      null,
+    ];
+    const hash = createHash('sha256')
+      .update(`${String(last!.hash)}\n${JSON.stringify(entry)}`)
+      .digest('hex');
     await sqlOn(db.url, "DELETE FROM dnc.suppressions WHERE e164 = '+12025550701'");
     await sqlOn(
       db.url,
@@ -99,6 +125,6 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
       [...entry, hash],
     );
-    await allRefuse("forged unsuppress");
+    await allRefuse('forged unsuppress');
   }, 120_000);
 });

@@ -65,7 +65,11 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     const lists = [0, 1, 2, 3].map((i) => w!.file(`list-${i}.csv`, ['phone', ...usNumbers(100 + i * 10, 40)]));
     const runs = await Promise.all(
       lists.map((list, i) =>
-        spawnDnc(['batch', list, '--concurrency', '8'], { env: machine(`m${i}`, db.url), cwd: w!.dir, timeoutMs: 60_000 }),
+        spawnDnc(['batch', list, '--concurrency', '8'], {
+          env: machine(`m${i}`, db.url),
+          cwd: w!.dir,
+          timeoutMs: 60_000,
+        }),
       ),
     );
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
@@ -95,7 +99,10 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     w = await world();
     const alice = machine('alice', db.url);
     const bob = machine('bob', db.url);
-    const add = await spawnDnc(['suppress', 'add', '+12025550777', '--reason', 'asked on a call'], { env: alice, cwd: w.dir });
+    const add = await spawnDnc(['suppress', 'add', '+12025550777', '--reason', 'asked on a call'], {
+      env: alice,
+      cwd: w.dir,
+    });
     expect(add.code, add.stderr).toBe(0);
     const check = await spawnDnc(['check', '+12025550777'], { env: bob, cwd: w.dir });
     expect(check.code, check.stderr).toBe(0);
@@ -111,19 +118,29 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     // The audit log is the team's: bob sees alice's entry.
     const log = await spawnDnc(['--json', 'suppress', 'log'], { env: bob, cwd: w.dir });
     expect(log.code, log.stderr).toBe(0);
-    expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({ e164: '+12025550777', action: 'suppress' });
+    expect(JSON.parse(log.stdout.trim().split('\n').at(-1)!)).toMatchObject({
+      e164: '+12025550777',
+      action: 'suppress',
+    });
   });
 
   it('an opt-out recorded on another machine while a batch runs is honoured before every later send', async () => {
     w = await world({ latencyMs: 100 });
     const numbers = usNumbers(1200, 120).filter((n) => !/99\d$/.test(n));
     const list = w.file('running.csv', ['phone', ...numbers]);
-    const batch = spawnDnc(['batch', list, '--concurrency', '4'], { env: machine('runner', db.url), cwd: w.dir, timeoutMs: 60_000 });
+    const batch = spawnDnc(['batch', list, '--concurrency', '4'], {
+      env: machine('runner', db.url),
+      cwd: w.dir,
+      timeoutMs: 60_000,
+    });
     const deadline = Date.now() + 20_000;
     while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     // The last ten of the list, recorded by a colleague a moment after the batch began.
     const late = numbers.slice(-10);
-    const add = await spawnDnc(['suppress', 'add', ...late, '--reason', 'asked on a call'], { env: machine('desk', db.url), cwd: w.dir });
+    const add = await spawnDnc(['suppress', 'add', ...late, '--reason', 'asked on a call'], {
+      env: machine('desk', db.url),
+      cwd: w.dir,
+    });
     expect(add.code, add.stderr).toBe(0);
     expect(lookedUp(w.sb).filter((n) => late.includes(n))).toEqual([]);
     const r = await batch;
@@ -131,7 +148,11 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     expect(lookedUp(w.sb).filter((n) => late.includes(n))).toEqual([]);
     const rows = readCsvObjects(path.join(w.dir, 'running.results.csv'));
     for (const n of late)
-      expect(rows.find((row) => row.phone === n)).toMatchObject({ dnc_result: 'do_not_call', dnc_list_source: 'internal:team', dnc_credits: '0' });
+      expect(rows.find((row) => row.phone === n)).toMatchObject({
+        dnc_result: 'do_not_call',
+        dnc_list_source: 'internal:team',
+        dnc_credits: '0',
+      });
   }, 60_000);
 
   it("the team's verdicts are reused within --reuse-within on another machine, as its own would be", async () => {
@@ -155,13 +176,17 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     }
   });
 
-  it("dnc check of a number another machine is looking up waits for that lookup and shows its answer, sending nothing", async () => {
+  it('dnc check of a number another machine is looking up waits for that lookup and shows its answer, sending nothing', async () => {
     w = await world({ latencyMs: 1500 });
     const list = w.file('one.csv', ['phone', '+12025550911']);
     const batch = spawnDnc(['batch', list], { env: machine('a', db.url), cwd: w.dir, timeoutMs: 30_000 });
     const deadline = Date.now() + 20_000;
     while (lookedUp(w.sb).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    const check = await spawnDnc(['--json', 'check', '+12025550911'], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 30_000 });
+    const check = await spawnDnc(['--json', 'check', '+12025550911'], {
+      env: machine('b', db.url),
+      cwd: w.dir,
+      timeoutMs: 30_000,
+    });
     expect(check.code, check.stderr).toBe(0);
     const shown = JSON.parse(check.stdout) as Record<string, unknown>;
     expect(shown).toMatchObject({ reused: true, credit_cost: 0, phone_number: '+12025550911' });
@@ -180,15 +205,21 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     const listC = w.file('c.csv', ['phone', ...numbers.slice(2)]);
     // The default --timeout and --retries: a lookup may take 159 s, which the others no longer wait for.
     const flags = ['--concurrency', '4'];
-    const a = spawn(process.execPath, [BIN, 'batch', listA, ...flags], { cwd: w.dir, env: { ...machine('a', db.url), PATH: process.env.PATH ?? '' }, stdio: 'ignore' });
+    const a = spawn(process.execPath, [BIN, 'batch', listA, ...flags], {
+      cwd: w.dir,
+      env: { ...machine('a', db.url), PATH: process.env.PATH ?? '' },
+      stdio: 'ignore',
+    });
     const killed = new Promise((resolve) => a.on('exit', (_c, signal) => resolve(signal)));
     const deadline = Date.now() + 20_000;
     while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     const inFlight = lookedUp(w.sb);
     expect(inFlight).toHaveLength(4);
     // The others start while a's claims stand; then a is killed before its answers come.
-    const others = [spawnDnc(['batch', listB, ...flags], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 }),
-      spawnDnc(['batch', listC, ...flags], { env: machine('c', db.url), cwd: w.dir, timeoutMs: 60_000 })];
+    const others = [
+      spawnDnc(['batch', listB, ...flags], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 }),
+      spawnDnc(['batch', listC, ...flags], { env: machine('c', db.url), cwd: w.dir, timeoutMs: 60_000 }),
+    ];
     await new Promise((r) => setTimeout(r, 300));
     a.kill('SIGKILL');
     expect(await killed).toBe('SIGKILL');
@@ -208,7 +239,11 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
       expect(row.dnc_error).toContain('another dnc of the team (a@');
     }
     // Asked to, b sends them again (and they may be charged a second time, as it warns).
-    const again = await spawnDnc(['batch', listB, ...flags, '--resend-unanswered'], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 });
+    const again = await spawnDnc(['batch', listB, ...flags, '--resend-unanswered'], {
+      env: machine('b', db.url),
+      cwd: w.dir,
+      timeoutMs: 60_000,
+    });
     expect(again.code, again.stderr).toBe(0);
     const after = sends(lookedUp(w.sb));
     for (const n of inFlight) expect(after.get(n)).toBe(2);
@@ -239,7 +274,10 @@ describe.skipIf(!HAVE_POSTGRES)('a webhook lookup of one machine, wanted by anot
       const [a, b] = [write('a'), write('b')];
       const port = await freePort();
       const url = `http://127.0.0.1:${port}${PUSH_PATH}`;
-      const sent = await runDnc(['batch', a, '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'], { env: env('a'), cwd: dir });
+      const sent = await runDnc(['batch', a, '--webhook-all', '--webhook-url', url, '--allow-insecure-webhook-url'], {
+        env: env('a'),
+        cwd: dir,
+      });
       expect(sent.code, sent.stderr).toBe(8);
       // b wants the same numbers meanwhile: nothing is sent, its rows are pending on a's lookups.
       const waiting = await runDnc(['batch', b], { env: env('b'), cwd: dir });
@@ -249,13 +287,27 @@ describe.skipIf(!HAVE_POSTGRES)('a webhook lookup of one machine, wanted by anot
       expect(pending.map((r) => r.dnc_result)).toEqual(numbers.map(() => 'pending'));
       expect(pending.map((r) => r.dnc_correlation_id)).toEqual(receipts);
       // a's listener receives the pushes and shares the verdicts; b's rerun takes them, still sending nothing.
-      const heard = await runDnc(['listen', '--results', path.join(dir, 'a.results.csv'), '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'], { env: env('a'), cwd: dir });
+      const heard = await runDnc(
+        [
+          'listen',
+          '--results',
+          path.join(dir, 'a.results.csv'),
+          '--port',
+          String(port),
+          '--path',
+          PUSH_PATH,
+          '--exit-when-done',
+        ],
+        { env: env('a'), cwd: dir },
+      );
       expect(heard.code, heard.stderr).toBe(0);
       const rerun = await runDnc(['batch', b], { env: env('b'), cwd: dir });
       expect(rerun.code, rerun.stderr).toBe(0);
       expect(rerun.stderr).toContain("5 pending number(s) answered by a colleague's webhook lookup");
       const answered = readCsvObjects(path.join(dir, 'b.results.csv'));
-      expect(answered.map((r) => r.dnc_result)).toEqual(readCsvObjects(path.join(dir, 'a.results.csv')).map((r) => r.dnc_result));
+      expect(answered.map((r) => r.dnc_result)).toEqual(
+        readCsvObjects(path.join(dir, 'a.results.csv')).map((r) => r.dnc_result),
+      );
       expect(answered.every((r) => r.dnc_credits === '0' && r.dnc_correlation_id !== '')).toBe(true);
       expect(lookedUp(sandbox)).toHaveLength(5);
     } finally {
@@ -274,7 +326,11 @@ describe.skipIf(!HAVE_POSTGRES)('the team store stopped mid-batch and started ag
       w = await world({ latencyMs: 300 });
       const list = w.file('calls.csv', ['phone', ...usNumbers(700, 40)]);
       const env = { ...machine('m', server.url), PATH: process.env.PATH ?? '' };
-      const child = spawn(process.execPath, [BIN, 'batch', list, '--concurrency', '4'], { cwd: w.dir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, 'batch', list, '--concurrency', '4'], {
+        cwd: w.dir,
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -303,12 +359,20 @@ describe.skipIf(!HAVE_POSTGRES)('the team store stopped mid-batch and started ag
          ON CONFLICT DO NOTHING`,
         [unsent.slice(0, 5)],
       );
-      const rerun = await spawnDnc(['batch', list, '--concurrency', '4'], { env: machine('m', server.url), cwd: w.dir, timeoutMs: 60_000 });
+      const rerun = await spawnDnc(['batch', list, '--concurrency', '4'], {
+        env: machine('m', server.url),
+        cwd: w.dir,
+        timeoutMs: 60_000,
+      });
       expect(rerun.code, rerun.stderr).toBe(0);
       const counts = sends(lookedUp(w.sb));
       expect(counts.size).toBe(40);
       expect([...counts.values()].every((n) => n === 1)).toBe(true);
-      expect(readCsvObjects(path.join(w.dir, 'calls.results.csv')).every((r) => ['callable', 'do_not_call'].includes(r.dnc_result!))).toBe(true);
+      expect(
+        readCsvObjects(path.join(w.dir, 'calls.results.csv')).every((r) =>
+          ['callable', 'do_not_call'].includes(r.dnc_result!),
+        ),
+      ).toBe(true);
     } finally {
       await server.close();
     }

@@ -30,9 +30,17 @@ describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', ()
   it('after that lookup finished: "its answer was in the team store", never "at the same time"', async () => {
     w = await world();
     const list = w.file('calls.csv', ['phone', '+12025550610', '+12025550611']);
-    const a = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'a.csv')], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
+    const a = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'a.csv')], {
+      env: machine('a'),
+      cwd: w.dir,
+      timeoutMs: 60_000,
+    });
     expect(a.code, a.stderr).toBe(0);
-    const b = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'b.csv')], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
+    const b = await spawnDnc(['batch', list, '-o', path.join(w.dir, 'b.csv')], {
+      env: machine('b'),
+      cwd: w.dir,
+      timeoutMs: 60_000,
+    });
     expect(b.code, b.stderr).toBe(0);
     expect(lookedUp(w.sb)).toEqual(['+12025550610', '+12025550611']);
     for (const row of readCsvObjects(path.join(w.dir, 'b.csv'))) {

@@ -43,19 +43,43 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store status: where the team store is, neve
   });
 
   const cases: Array<[string, () => Record<string, string>]> = [
-    ['a percent-encoded password in the URL', () => env({ DNC_STORE: `postgresql://${role}:${encoded}@${host}:${port}/${db.name}` })],
-    ['host, port, database, user and password from PG* variables (the URL names none)', () =>
-      env({ DNC_STORE: 'postgresql://', PGHOST: host, PGPORT: port, PGDATABASE: db.name, PGUSER: role, PGPASSWORD: password })],
-    ['the password in PGPASSWORD, the rest in the URL', () => env({ DNC_STORE: `postgresql://${role}@${host}:${port}/${db.name}`, PGPASSWORD: password })],
+    [
+      'a percent-encoded password in the URL',
+      () => env({ DNC_STORE: `postgresql://${role}:${encoded}@${host}:${port}/${db.name}` }),
+    ],
+    [
+      'host, port, database, user and password from PG* variables (the URL names none)',
+      () =>
+        env({
+          DNC_STORE: 'postgresql://',
+          PGHOST: host,
+          PGPORT: port,
+          PGDATABASE: db.name,
+          PGUSER: role,
+          PGPASSWORD: password,
+        }),
+    ],
+    [
+      'the password in PGPASSWORD, the rest in the URL',
+      () => env({ DNC_STORE: `postgresql://${role}@${host}:${port}/${db.name}`, PGPASSWORD: password }),
+    ],
   ];
 
   it.each(cases)('%s', async (_what, envOf) => {
     const human = await runDnc(['store', 'status'], { env: envOf() });
     expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toContain(`store: team (PostgreSQL): host ${host}, port ${port}, database ${db.name}, user ${role}\n`);
+    expect(human.stdout).toContain(
+      `store: team (PostgreSQL): host ${host}, port ${port}, database ${db.name}, user ${role}\n`,
+    );
     const json = await runDnc(['--json', 'store', 'status'], { env: envOf() });
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toMatchObject({ kind: 'postgres', host, port: Number(port), database: db.name, user: role });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      kind: 'postgres',
+      host,
+      port: Number(port),
+      database: db.name,
+      user: role,
+    });
     for (const out of [human.stdout, human.stderr, json.stdout, json.stderr]) {
       expect(out).not.toContain(password);
       expect(out).not.toContain(encoded);
@@ -67,7 +91,9 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store status: where the team store is, neve
     const plain = `Plain${randomBytes(6).toString('hex')}`;
     await sqlOn(db.url, `ALTER ROLE ${role} PASSWORD '${plain}'`);
     try {
-      const r = await runDnc(['store', 'status'], { env: env({ DNC_STORE: `postgres://${role}:${plain}@${host}:${port}/${db.name}` }) });
+      const r = await runDnc(['store', 'status'], {
+        env: env({ DNC_STORE: `postgres://${role}:${plain}@${host}:${port}/${db.name}` }),
+      });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(`host ${host}, port ${port}, database ${db.name}`);
       expect(r.stdout + r.stderr).not.toContain(plain);

@@ -11,7 +11,12 @@ import { lookedUp, world, type World } from '../evidence/helpers.js';
 
 postgresSkipped('dnc store and the team list');
 
-const lines = (out: string) => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = (out: string) =>
+  out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -23,7 +28,12 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     db = await freshDatabase();
     w = await world();
     home = mkdtempSync(path.join(os.tmpdir(), 'dnc-store-cmd-'));
-    local = { ...w.env, USER: 'carol', XDG_STATE_HOME: path.join(home, 'state'), XDG_CACHE_HOME: path.join(home, 'cache') };
+    local = {
+      ...w.env,
+      USER: 'carol',
+      XDG_STATE_HOME: path.join(home, 'state'),
+      XDG_CACHE_HOME: path.join(home, 'cache'),
+    };
     team = { ...local, DNC_STORE: db.url };
   });
   afterAll(async () => {
@@ -40,7 +50,12 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     expect(again.stderr).toContain('at schema version 2 already: nothing to do');
     const s = await runDnc(['--json', 'store', 'status'], { env: team });
     expect(s.code, s.stderr).toBe(0);
-    expect(JSON.parse(s.stdout)).toMatchObject({ kind: 'postgres', schema_version: 2, latest_version: 2, counts: { audit: 0 } });
+    expect(JSON.parse(s.stdout)).toMatchObject({
+      kind: 'postgres',
+      schema_version: 2,
+      latest_version: 2,
+      counts: { audit: 0 },
+    });
     const password = new URL(db.url).password;
     if (password) for (const out of [m, again, s]) expect(out.stdout + out.stderr).not.toContain(password);
     const none = await runDnc(['store', 'migrate'], { env: local });
@@ -59,7 +74,9 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     expect(file.code, file.stderr).toBe(0);
     expect(where(file.stdout)).toEqual(where(flag.stdout));
     // The flag over the environment: a bad DNC_STORE is not read when --store is given.
-    const over = await runDnc(['--json', '--store', db.url, 'store', 'status'], { env: { ...local, DNC_STORE: 'nope' } });
+    const over = await runDnc(['--json', '--store', db.url, 'store', 'status'], {
+      env: { ...local, DNC_STORE: 'nope' },
+    });
     expect(over.code, over.stderr).toBe(0);
     const bad = await runDnc(['store', 'status'], { env: { ...local, DNC_STORE: '/var/lib/dnc.sqlite' } });
     expect(bad.code).toBe(2);
@@ -67,9 +84,14 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   });
 
   it("import moves a machine's list in with its audit chain: the team's hashes are the file's", async () => {
-    expect((await runDnc(['suppress', 'add', '+12025550143', '+12025550144', '--reason', 'asked'], { env: local })).code).toBe(0);
+    expect(
+      (await runDnc(['suppress', 'add', '+12025550143', '+12025550144', '--reason', 'asked'], { env: local })).code,
+    ).toBe(0);
     expect((await runDnc(['suppress', 'remove', '+12025550144'], { env: local })).code).toBe(0);
-    expect((await runDnc(['exempt', 'add', '+12025550150', '--basis', 'consent', '--until', '2099-01-01'], { env: local })).code).toBe(0);
+    expect(
+      (await runDnc(['exempt', 'add', '+12025550150', '--basis', 'consent', '--until', '2099-01-01'], { env: local }))
+        .code,
+    ).toBe(0);
     const before = lines((await runDnc(['--json', 'suppress', 'log'], { env: local })).stdout);
     const imp = await runDnc(['store', 'import'], { env: team });
     expect(imp.code, imp.stderr).toBe(0);
@@ -80,7 +102,17 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     const rows = await sqlOn(db.url, 'SELECT * FROM dnc.audit ORDER BY id');
     let previous = '';
     for (const r of rows) {
-      const canonical = JSON.stringify([r.at, r.action, r.e164, r.who, r.reason, r.source, r.basis, r.until, r.evidence]);
+      const canonical = JSON.stringify([
+        r.at,
+        r.action,
+        r.e164,
+        r.who,
+        r.reason,
+        r.source,
+        r.basis,
+        r.until,
+        r.evidence,
+      ]);
       expect(r.hash).toBe(createHash('sha256').update(previous).update('\n').update(canonical).digest('hex'));
       previous = String(r.hash);
     }
@@ -95,7 +127,7 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
     expect((await runDnc(['suppress', 'count'], { env: team })).stdout.trim()).toBe('2');
   });
 
-  it("a member with exactly the grants docs/team.md gives can scrub, check and change the list, and no more", async () => {
+  it('a member with exactly the grants docs/team.md gives can scrub, check and change the list, and no more', async () => {
     const sql = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'))![1]!;
     const member = `dnc_member_${Math.random().toString(36).slice(2, 8)}`;
     const grants = sql
@@ -131,31 +163,55 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
 
   it('a list file named beside a team store is refused: the team list is the one list', async () => {
     const before = lookedUp(w.sb).length;
-    const r = await runDnc(['check', '+12025550143', '--suppression-list', path.join(home, 'other.sqlite')], { env: team });
+    const r = await runDnc(['check', '+12025550143', '--suppression-list', path.join(home, 'other.sqlite')], {
+      env: team,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('[E_STORE_INVALID]');
     expect(lookedUp(w.sb).length).toBe(before);
   });
 
-  it('the team log altered or cut behind dnc\'s back is found: batch refuses and sends nothing', async () => {
+  it("the team log altered or cut behind dnc's back is found: batch refuses and sends nothing", async () => {
     const list = w.file('calls.csv', ['phone', '+12025550100', '+12025550143']);
-    const ok = await runDnc(['batch', list, '-o', path.join(w.dir, 'ok.csv'), '--seller', 'ACME', '--campaign', 'winter'], { env: team });
+    const ok = await runDnc(
+      ['batch', list, '-o', path.join(w.dir, 'ok.csv'), '--seller', 'ACME', '--campaign', 'winter'],
+      { env: team },
+    );
     expect(ok.code, ok.stderr).toBe(0);
     // The scrub is in the team's history: another machine (another home) reads who scrubbed what, for whom.
-    const elsewhere = { ...team, USER: 'dave', XDG_STATE_HOME: path.join(home, 'dave-state'), XDG_CACHE_HOME: path.join(home, 'dave-cache') };
+    const elsewhere = {
+      ...team,
+      USER: 'dave',
+      XDG_STATE_HOME: path.join(home, 'dave-state'),
+      XDG_CACHE_HOME: path.join(home, 'dave-cache'),
+    };
     const scrubs = lines((await runDnc(['--json', 'status', '--scrubs'], { env: elsewhere })).stdout);
-    expect(scrubs[0]).toMatchObject({ output: path.join(w.dir, 'ok.csv'), seller: 'ACME', campaign: 'winter', rows: 2 });
+    expect(scrubs[0]).toMatchObject({
+      output: path.join(w.dir, 'ok.csv'),
+      seller: 'ACME',
+      campaign: 'winter',
+      rows: 2,
+    });
     expect(String(scrubs[0]!.operator)).toMatch(/^carol@/);
     const sent = lookedUp(w.sb).length;
     // The superuser switches the append-only trigger off and edits an entry: the chain breaks.
-    await sqlOn(db.url, "ALTER TABLE dnc.audit DISABLE TRIGGER USER; UPDATE dnc.audit SET reason = 'nothing' WHERE id = 1; ALTER TABLE dnc.audit ENABLE TRIGGER USER");
+    await sqlOn(
+      db.url,
+      "ALTER TABLE dnc.audit DISABLE TRIGGER USER; UPDATE dnc.audit SET reason = 'nothing' WHERE id = 1; ALTER TABLE dnc.audit ENABLE TRIGGER USER",
+    );
     const altered = await runDnc(['batch', list, '-o', path.join(w.dir, 'altered.csv')], { env: team });
     expect(altered.code).toBe(3);
     expect(altered.stderr).toContain('[E_LIST_ALTERED]');
     expect(altered.stderr).toContain('audit entry 1 does not match the hash chain');
-    await sqlOn(db.url, "ALTER TABLE dnc.audit DISABLE TRIGGER USER; UPDATE dnc.audit SET reason = 'asked' WHERE id = 1; ALTER TABLE dnc.audit ENABLE TRIGGER USER");
+    await sqlOn(
+      db.url,
+      "ALTER TABLE dnc.audit DISABLE TRIGGER USER; UPDATE dnc.audit SET reason = 'asked' WHERE id = 1; ALTER TABLE dnc.audit ENABLE TRIGGER USER",
+    );
     // The last entry cut, with the row it recorded: the log still chains, but no longer holds the anchored head.
-    await sqlOn(db.url, "ALTER TABLE dnc.audit DISABLE TRIGGER USER; DELETE FROM dnc.suppressions WHERE e164 = (SELECT e164 FROM dnc.audit ORDER BY id DESC LIMIT 1); DELETE FROM dnc.audit WHERE id = (SELECT max(id) FROM dnc.audit); ALTER TABLE dnc.audit ENABLE TRIGGER USER");
+    await sqlOn(
+      db.url,
+      'ALTER TABLE dnc.audit DISABLE TRIGGER USER; DELETE FROM dnc.suppressions WHERE e164 = (SELECT e164 FROM dnc.audit ORDER BY id DESC LIMIT 1); DELETE FROM dnc.audit WHERE id = (SELECT max(id) FROM dnc.audit); ALTER TABLE dnc.audit ENABLE TRIGGER USER',
+    );
     const cut = await runDnc(['batch', list, '-o', path.join(w.dir, 'cut.csv')], { env: team });
     expect(cut.code).toBe(3);
     expect(cut.stderr).toContain('entries were cut');

@@ -19,7 +19,12 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
     db = await freshDatabase();
     w = await world();
     home = mkdtempSync(path.join(os.tmpdir(), 'dnc-store-errors-'));
-    env = { ...w.env, USER: 'dana', XDG_STATE_HOME: path.join(home, 'state'), XDG_CACHE_HOME: path.join(home, 'cache') };
+    env = {
+      ...w.env,
+      USER: 'dana',
+      XDG_STATE_HOME: path.join(home, 'state'),
+      XDG_CACHE_HOME: path.join(home, 'cache'),
+    };
   });
   afterAll(async () => {
     await db?.drop();
@@ -36,7 +41,7 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
     return u.toString();
   }
 
-  it('no password at all: E_STORE_REFUSED (exit 2), not the driver\'s words', async () => {
+  it("no password at all: E_STORE_REFUSED (exit 2), not the driver's words", async () => {
     const url = await role('dnc_nopw', 'GRANT CONNECT ON DATABASE ' + db.name + ' TO ROLE;');
     // A process of its own: the environment it is given holds no PGPASSWORD (this test's process does).
     const r = await spawnDnc(['store', 'status'], { env: { ...env, DNC_STORE: url } });
@@ -48,7 +53,10 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
 
   it('a password with an @ or / not percent-encoded: refused, and no part of it shown', async () => {
     const url = 'postgresql://dnc_sec:Pw9@9/Zz31@127.0.0.1:1/dnc';
-    for (const argv of [['store', 'status'], ['check', '+12025550100']]) {
+    for (const argv of [
+      ['store', 'status'],
+      ['check', '+12025550100'],
+    ]) {
       const r = await runDnc(argv, { env: { ...env, DNC_STORE: url } });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain('[E_STORE_INVALID]');

@@ -25,7 +25,11 @@ const NUMBERS: Array<{ e164: string; zones: string[]; hours: (day: string) => [n
     zones: ['Europe/London'],
     hours: (day) => (WEEKDAYS.includes(day) ? [8 * 60, 21 * 60] : [9 * 60, 21 * 60]),
   },
-  { e164: '+34912345670', zones: ['Europe/Madrid'], hours: (day) => (WEEKDAYS.includes(day) ? [9 * 60, 21 * 60] : null) },
+  {
+    e164: '+34912345670',
+    zones: ['Europe/Madrid'],
+    hours: (day) => (WEEKDAYS.includes(day) ? [9 * 60, 21 * 60] : null),
+  },
 ];
 
 const clocks = new Map<string, Intl.DateTimeFormat>();
@@ -33,7 +37,13 @@ const clocks = new Map<string, Intl.DateTimeFormat>();
 function localClock(zone: string, t: number): { day: string; minute: number } {
   let f = clocks.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     clocks.set(zone, f);
   }
   const parts = Object.fromEntries(f.formatToParts(t).map((p) => [p.type, p.value]));
@@ -60,13 +70,25 @@ describe('dnc window: generated slots against a second reading of the table', ()
     const { w, results } = scrubbed;
     const dial = path.join(w.dir, 'slot.txt');
     // Slots in June 2026 starting on a quarter hour, from 15 minutes to 10 hours long.
-    const slots = fc.record({ quarter: fc.integer({ min: 0, max: 27 * 96 }), quarters: fc.integer({ min: 1, max: 40 }) });
+    const slots = fc.record({
+      quarter: fc.integer({ min: 0, max: 27 * 96 }),
+      quarters: fc.integer({ min: 1, max: 40 }),
+    });
     await fc.assert(
       fc.asyncProperty(slots, async ({ quarter, quarters }) => {
         const from = Date.parse('2026-06-01T00:00:00Z') + quarter * 900_000;
         const until = from + quarters * 900_000;
         const r = await dnc(
-          ['window', results, '--from', new Date(from).toISOString(), '--until', new Date(until).toISOString(), '--dial-out', dial],
+          [
+            'window',
+            results,
+            '--from',
+            new Date(from).toISOString(),
+            '--until',
+            new Date(until).toISOString(),
+            '--dial-out',
+            dial,
+          ],
           w.env,
         );
         expect(r.code, r.stderr).toBe(0);

@@ -32,10 +32,14 @@ const NOW = () => new Date('2026-06-30T12:00:00Z');
 
 async function window(from: string, until: string, extra: string[] = [], env: Record<string, string> = {}) {
   const out = path.join(w.dir, 'slot.txt');
-  const r = await dnc(['window', results, '--from', from, '--until', until, '--dial-out', out, ...extra], {
-    ...w.env,
-    ...env,
-  }, { now: NOW, cwd: w.dir });
+  const r = await dnc(
+    ['window', results, '--from', from, '--until', until, '--dial-out', out, ...extra],
+    {
+      ...w.env,
+      ...env,
+    },
+    { now: NOW, cwd: w.dir },
+  );
   return { ...r, out, list: existsSync(out) ? readFileSync(out, 'utf8') : null };
 }
 
@@ -80,10 +84,12 @@ describe('dnc window: the numbers callable throughout a slot', () => {
     ]);
     expect(statSync(r.out).mode & 0o777).toBe(0o600);
     expect(w.sb.requests().length).toBe(sent);
-    expect(r.stdout).toContain('slot.txt: 6 number(s) callable throughout 2026-07-01T14:00:00Z to 2026-07-01T16:00:00Z');
+    expect(r.stdout).toContain(
+      'slot.txt: 6 number(s) callable throughout 2026-07-01T14:00:00Z to 2026-07-01T16:00:00Z',
+    );
     expect(r.stdout).toContain('  callable        7 distinct number(s) fit to dial\n');
     expect(r.stdout).toContain('  not in window   1 (outside their window for part or all of the slot)\n');
-    expect(r.stdout).toContain("  left out        1 row(s): 1 failed (`dnc verify` lists them)\n");
+    expect(r.stdout).toContain('  left out        1 row(s): 1 failed (`dnc verify` lists them)\n');
   });
 
   it('a slot across a window edge: in only when the slot starts at or after the opening and ends by the closing', async () => {
@@ -132,7 +138,14 @@ describe('dnc window: the numbers callable throughout a slot', () => {
       settings,
       JSON.stringify({
         policy: { name: 'Acme', hours: { 'mon-fri': '09:00-19:00' } },
-        overrides: [{ reason: 'customers with consent (LEG-42)', countries: ['US'], states: ['KY'], hours: { 'mon-sun': '09:00-21:00' } }],
+        overrides: [
+          {
+            reason: 'customers with consent (LEG-42)',
+            countries: ['US'],
+            states: ['KY'],
+            hours: { 'mon-sun': '09:00-21:00' },
+          },
+        ],
       }),
       { mode: 0o600 },
     );
@@ -143,19 +156,44 @@ describe('dnc window: the numbers callable throughout a slot', () => {
     expect(r.code, r.stderr).toBe(0);
     // 13:00Z is 09:00 EDT, when the policy opens; Phoenix (06:00 MST) and Sioux Falls (07:00 MDT) are still closed.
     expect(listed(r.list)).toEqual(['+12125550100', '+13055550106', '+15025550108', '+442079460100', '+34912345670']);
-    expect(r.stderr).toContain("dnc: a calling override set the law's hours aside for 1 number(s): customers with consent (LEG-42)");
+    expect(r.stderr).toContain(
+      "dnc: a calling override set the law's hours aside for 1 number(s): customers with consent (LEG-42)",
+    );
     expect(r.stdout).toContain('  override        1 number(s): customers with consent (LEG-42)\n');
     // 19:00-20:00 in London and Madrid is past the policy's 19:00.
     const evening = await window('2026-07-01T18:00:00Z', '2026-07-01T19:00:00Z', ['--calling-settings', settings]);
-    expect(listed(evening.list)).toEqual(['+12125550100', '+16025550102', '+16055550104', '+13055550106', '+15025550108']);
+    expect(listed(evening.list)).toEqual([
+      '+12125550100',
+      '+16025550102',
+      '+16055550104',
+      '+13055550106',
+      '+15025550108',
+    ]);
   });
 
   it('--dial-out - writes the list to standard output and the summary to stderr; with --json it is refused', async () => {
-    const r = await dnc(['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', '-'], w.env, { now: NOW });
+    const r = await dnc(
+      ['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', '-'],
+      w.env,
+      { now: NOW },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(6);
     expect(r.stderr).toContain('standard output: 6 number(s) callable throughout');
-    const both = await dnc(['--json', 'window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', '-'], w.env);
+    const both = await dnc(
+      [
+        '--json',
+        'window',
+        results,
+        '--from',
+        '2026-07-01T14:00:00Z',
+        '--until',
+        '2026-07-01T16:00:00Z',
+        '--dial-out',
+        '-',
+      ],
+      w.env,
+    );
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--json and --dial-out - would both write to standard output');
   });
@@ -179,8 +217,18 @@ describe('dnc window refuses what it cannot stand by', () => {
     const link = path.join(w.dir, 'link.txt');
     symlinkSync(results, link);
     const before = readFileSync(results);
-    for (const target of [results, results.replace('.csv', '.manifest.json'), `${results}.journal.sqlite`, input, link]) {
-      const r = await dnc(['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', target], w.env, { now: NOW });
+    for (const target of [
+      results,
+      results.replace('.csv', '.manifest.json'),
+      `${results}.journal.sqlite`,
+      input,
+      link,
+    ]) {
+      const r = await dnc(
+        ['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', target],
+        w.env,
+        { now: NOW },
+      );
       expect(r.code, target).toBe(2);
       expect(r.stderr).toContain('[E_PATH_COLLISION]');
     }
@@ -191,13 +239,41 @@ describe('dnc window refuses what it cannot stand by', () => {
     const out = path.join(w.dir, 'stale.txt');
     writeFileSync(out, 'what was there\n');
     const from = new Date(Date.now() + 40 * DAY);
-    const r = await dnc(['window', results, '--from', from.toISOString(), '--until', new Date(from.getTime() + 3_600_000).toISOString(), '--dial-out', out], w.env);
+    const r = await dnc(
+      [
+        'window',
+        results,
+        '--from',
+        from.toISOString(),
+        '--until',
+        new Date(from.getTime() + 3_600_000).toISOString(),
+        '--dial-out',
+        out,
+      ],
+      w.env,
+    );
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('[E_NOT_FIT_TO_DIAL]');
-    expect(r.stderr).toMatch(/is not fit to dial as of \S+ \(the end of the slot\): callable verdicts too old or not evidenced \(\d+ stale\); nothing was written/);
+    expect(r.stderr).toMatch(
+      /is not fit to dial as of \S+ \(the end of the slot\): callable verdicts too old or not evidenced \(\d+ stale\); nothing was written/,
+    );
     expect(readFileSync(out, 'utf8')).toBe('what was there\n');
     // --max-age, as verify takes it, says how old is old enough.
-    const lenient = await dnc(['window', results, '--from', from.toISOString(), '--until', new Date(from.getTime() + 3_600_000).toISOString(), '--dial-out', out, '--max-age', '60d'], w.env);
+    const lenient = await dnc(
+      [
+        'window',
+        results,
+        '--from',
+        from.toISOString(),
+        '--until',
+        new Date(from.getTime() + 3_600_000).toISOString(),
+        '--dial-out',
+        out,
+        '--max-age',
+        '60d',
+      ],
+      w.env,
+    );
     expect(lenient.code, lenient.stderr).toBe(0);
   });
 
@@ -222,14 +298,22 @@ describe('dnc window refuses what it cannot stand by', () => {
     try {
       // A listed number turned callable.
       writeFileSync(results, original.replace(/(\+12125550101,US,)do_not_call,true/, '$1callable,false'));
-      const r = await dnc(['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', out], w.env, { now: NOW });
+      const r = await dnc(
+        ['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', out],
+        w.env,
+        { now: NOW },
+      );
       expect(r.code).toBe(3);
       expect(r.stderr).toContain('[E_NOT_FIT_TO_DIAL]');
       expect(r.stderr).toContain('is not what dnc wrote');
       expect(existsSync(out)).toBe(false);
       // The same edit with the manifest rewritten to match: the state folder's anchor still knows what dnc wrote.
       rewriteOutputAndManifest(results, original.replace(/(\+12125550101,US,)do_not_call,true/, '$1callable,false'));
-      const forged = await dnc(['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', out], w.env, { now: NOW });
+      const forged = await dnc(
+        ['window', results, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', out],
+        w.env,
+        { now: NOW },
+      );
       expect(forged.code).toBe(3);
       expect(forged.stderr).toContain('[E_NOT_FIT_TO_DIAL]');
       expect(existsSync(out)).toBe(false);
@@ -249,10 +333,27 @@ describe('dnc window and webhook results', () => {
       const list = hooked.file('calls.csv', ['name,phone', 'a,+12125550100', 'b,+61412345600', 'c,+12125550102']);
       const out = path.join(hooked.dir, 'calls.results.csv');
       // AU is webhook-only; its push goes to a port where nothing listens, so its row stays pending.
-      const b = await dnc(['batch', list, '-o', out, '--webhook-url', 'http://127.0.0.1:9/h', '--allow-insecure-webhook-url'], hooked.env);
+      const b = await dnc(
+        ['batch', list, '-o', out, '--webhook-url', 'http://127.0.0.1:9/h', '--allow-insecure-webhook-url'],
+        hooked.env,
+      );
       expect(b.code, b.stderr).toBe(8);
       const dial = path.join(hooked.dir, 'slot.txt');
-      const r = await dnc(['--json', 'window', out, '--from', '2026-07-01T14:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', dial], hooked.env, { now: NOW });
+      const r = await dnc(
+        [
+          '--json',
+          'window',
+          out,
+          '--from',
+          '2026-07-01T14:00:00Z',
+          '--until',
+          '2026-07-01T16:00:00Z',
+          '--dial-out',
+          dial,
+        ],
+        hooked.env,
+        { now: NOW },
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ written: 2, left_out: { pending: 1 } });
       expect(readFileSync(dial, 'utf8')).toBe('+12125550100\n+12125550102\n');
@@ -281,7 +382,12 @@ describe('dnc window and a list of several phone columns', () => {
       const slot = ['--from', '2026-07-01T15:00:00Z', '--until', '2026-07-01T16:00:00Z', '--dial-out', dial];
       const r = await dnc(['--json', 'window', out, ...slot], multi.env, { now: NOW });
       expect(r.code, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout)).toMatchObject({ phone_columns: 2, fit_numbers: 4, written: 4, left_out: { failed: 1 } });
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        phone_columns: 2,
+        fit_numbers: 4,
+        written: 4,
+        left_out: { failed: 1 },
+      });
       expect(readFileSync(dial, 'utf8')).toBe('+12125550100\n+16025550102\n+442079460100\n+16055550104\n');
     } finally {
       await multi.cleanup();

@@ -1,7 +1,12 @@
 // The description's webhook_url rule (4.1, 6), shared by the client (checked before spending) and the sandbox.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MIN_SECRET_LENGTH, privateHostKind, webhookUrlCarries, webhookUrlProblem } from '../../src/wire/webhook-url.js';
+import {
+  MIN_SECRET_LENGTH,
+  privateHostKind,
+  webhookUrlCarries,
+  webhookUrlProblem,
+} from '../../src/wire/webhook-url.js';
 
 describe('webhook_url: public hosts only', () => {
   it.each([
@@ -42,16 +47,28 @@ describe('webhook_url: public hosts only', () => {
     expect(privateHostKind(new URL(url).hostname.replace(/^\[|\]$/g, ''))).toBe(kind);
     const problem = webhookUrlProblem(url);
     if (kind === null) expect(problem).toBeNull();
-    else expect(problem).toBe(`its host ${new URL(url).hostname} is a ${kind} address; the service pushes only to public hosts`);
+    else
+      expect(problem).toBe(
+        `its host ${new URL(url).hostname} is a ${kind} address; the service pushes only to public hosts`,
+      );
   });
 
-  it.each(['printer.local', 'hooks.internal', 'a.test', 'x.invalid', 'router.home.arpa', 'nas.lan', 'erp.corp', 'intranet', 'x'])(
-    'a name no public DNS answers for (%s) is refused, and allowed with allowInsecure',
-    (host) => {
-      expect(webhookUrlProblem(`https://${host}/hook`)).toBe(`its host ${host} is not a public name (a reserved suffix or a single label); the service pushes only to public hosts`);
-      expect(webhookUrlProblem(`https://${host}/hook`, { allowInsecure: true })).toBeNull();
-    },
-  );
+  it.each([
+    'printer.local',
+    'hooks.internal',
+    'a.test',
+    'x.invalid',
+    'router.home.arpa',
+    'nas.lan',
+    'erp.corp',
+    'intranet',
+    'x',
+  ])('a name no public DNS answers for (%s) is refused, and allowed with allowInsecure', (host) => {
+    expect(webhookUrlProblem(`https://${host}/hook`)).toBe(
+      `its host ${host} is not a public name (a reserved suffix or a single label); the service pushes only to public hosts`,
+    );
+    expect(webhookUrlProblem(`https://${host}/hook`, { allowInsecure: true })).toBeNull();
+  });
 
   it('https:///x has no host of its own: read as the single label "x", refused', () => {
     expect(webhookUrlProblem('https:///x')).toContain('its host x is not a public name');
@@ -59,17 +76,24 @@ describe('webhook_url: public hosts only', () => {
 
   it('loopback only, and http, with allowInsecure (dnc sandbox --allow-insecure-webhooks)', () => {
     expect(webhookUrlProblem('http://[::ffff:7f00:1]:8080/hook', { allowInsecure: true })).toBeNull();
-    expect(webhookUrlProblem('http://[::ffff:10.0.0.1]:8080/hook', { allowInsecure: true })).toContain('private address');
+    expect(webhookUrlProblem('http://[::ffff:10.0.0.1]:8080/hook', { allowInsecure: true })).toContain(
+      'private address',
+    );
   });
 });
 
 describe('webhook_url: the API key in any form is found (a property: a failure prints its seed)', () => {
-  const property = { numRuns: 400, verbose: 1, ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}) } as const;
+  const property = {
+    numRuns: 400,
+    verbose: 1,
+    ...(process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {}),
+  } as const;
   const keyChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.'.split(''));
   const key = fc.string({ unit: keyChar, minLength: MIN_SECRET_LENGTH, maxLength: 48 });
   // Text around the key inside an encoded value (other fields of a token, say): any bytes, any length.
   const around = fc.string({ maxLength: 12 });
-  const percentAll = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+  const percentAll = (s: string) =>
+    [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
   const encodings: Record<string, (before: string, k: string, after: string) => string> = {
     raw: (_b, k) => k,
     upper: (_b, k) => k.toUpperCase(),
@@ -78,7 +102,10 @@ describe('webhook_url: the API key in any form is found (a property: a failure p
     'percent, upper case': (_b, k) => percentAll(k).toUpperCase(),
     'percent twice': (_b, k) => percentAll(k).replaceAll('%', '%25'),
     hex: (b, k, a) => Buffer.from(b + k + a).toString('hex'),
-    HEX: (b, k, a) => Buffer.from(b + k + a).toString('hex').toUpperCase(),
+    HEX: (b, k, a) =>
+      Buffer.from(b + k + a)
+        .toString('hex')
+        .toUpperCase(),
     'hex of the upper-case key': (b, k, a) => Buffer.from(b + k.toUpperCase() + a).toString('hex'),
     base64: (b, k, a) => encodeURIComponent(Buffer.from(b + k + a).toString('base64')),
     'base64 unescaped': (b, k, a) => Buffer.from(b + k + a).toString('base64'),
@@ -94,10 +121,17 @@ describe('webhook_url: the API key in any form is found (a property: a failure p
 
   it('is refused in every encoding, at every alignment, in the query, path or fragment', () => {
     fc.assert(
-      fc.property(key, around, around, fc.constantFrom(...Object.keys(encodings)), fc.constantFrom(...Object.keys(places)), (k, before, after, encoding, place) => {
-        const url = places[place]!(encodings[encoding]!(before, k, after));
-        expect(webhookUrlCarries(url, k), `${encoding} in the ${place}: ${url}`).toBe(true);
-      }),
+      fc.property(
+        key,
+        around,
+        around,
+        fc.constantFrom(...Object.keys(encodings)),
+        fc.constantFrom(...Object.keys(places)),
+        (k, before, after, encoding, place) => {
+          const url = places[place]!(encodings[encoding]!(before, k, after));
+          expect(webhookUrlCarries(url, k), `${encoding} in the ${place}: ${url}`).toBe(true);
+        },
+      ),
       property,
     );
   });
