@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
-import { outputFormatOf } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/table-format.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
