@@ -185,7 +185,8 @@ function matcherOf(secrets: readonly string[]): Matcher | null {
   // By content, not by array: a command's list of secrets grows once the configuration is read.
   if (last !== null && last.secrets.length === secrets.length && last.secrets.every((s, i) => s === secrets[i]))
     return last.matcher;
-  const id = secrets.join('\u0000');
+  // (By the secrets looked for: the client's list names the key twice, the streams' once, and both share one.)
+  const id = secretsOf(secrets).join('\u0000');
   let matcher = matchers.get(id);
   if (matcher === undefined) {
     const forms = secretForms(secrets);
