@@ -210,6 +210,70 @@ describe('SQLite files', () => {
   });
 });
 
+describe('store interfaces', () => {
+  /** Where the stores' shared interfaces are declared: what callers, and both implementations, see. */
+  const INTERFACES = ['stores/interfaces.ts', 'stores/suppression-types.ts', 'stores/owner.ts'];
+  /** The drivers of the stores: SQLite's and PostgreSQL's. */
+  const DRIVERS = /^(better-sqlite3|node:sqlite|sqlite3?|pg|pg-.*|postgres)$/;
+
+  /** The exported interfaces and types of a file that name a driver's type (imported, or `import('driver').X`). */
+  function driverTypesIn(file: string, text = readFileSync(path.join(SRC, file), 'utf8')): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const fromDriver = new Set<string>();
+    for (const s of source.statements) {
+      if (!ts.isImportDeclaration(s) || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      if (!DRIVERS.test(s.moduleSpecifier.text) || !s.importClause) continue;
+      const c = s.importClause;
+      if (c.name) fromDriver.add(c.name.text);
+      if (c.namedBindings && ts.isNamespaceImport(c.namedBindings)) fromDriver.add(c.namedBindings.name.text);
+      if (c.namedBindings && ts.isNamedImports(c.namedBindings))
+        for (const e of c.namedBindings.elements) fromDriver.add(e.name.text);
+    }
+    const found: string[] = [];
+    const visit = (declaration: string) => (node: ts.Node) => {
+      const at = () => `src/${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${declaration})`;
+      if (ts.isImportTypeNode(node)) {
+        const arg = node.argument;
+        if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal) && DRIVERS.test(arg.literal.text))
+          found.push(at());
+      } else if (ts.isTypeReferenceNode(node)) {
+        const name = node.typeName;
+        const root = ts.isIdentifier(name) ? name : ts.isQualifiedName(name) ? leftmost(name) : undefined;
+        if (root && fromDriver.has(root.text)) found.push(at());
+      }
+      ts.forEachChild(node, visit(declaration));
+    };
+    for (const s of source.statements) {
+      const exported =
+        ts.canHaveModifiers(s) && ts.getModifiers(s)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+      if (exported && (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s))) visit(s.name.text)(s);
+    }
+    return found;
+  }
+
+  function leftmost(name: ts.QualifiedName): ts.Identifier {
+    let n: ts.EntityName = name;
+    while (ts.isQualifiedName(n)) n = n.left;
+    return n;
+  }
+
+  it('are found naming a driver however it is named', () => {
+    const probe =
+      "import type BetterSqlite3 from 'better-sqlite3';\nimport type { ClientBase } from 'pg';\n" +
+      'export interface A { f(db: BetterSqlite3.Database): void }\nexport interface B { c: ClientBase }\n' +
+      "export type C = (db: import('better-sqlite3').Database) => void;\ninterface D { c: ClientBase }\n";
+    expect(driverTypesIn('probe.ts', probe)).toEqual([
+      'src/probe.ts:3 (A)',
+      'src/probe.ts:4 (B)',
+      'src/probe.ts:5 (C)',
+    ]);
+  });
+
+  it('name no driver type (better-sqlite3, pg): a store is used the same whichever implements it', () => {
+    expect(INTERFACES.flatMap((f) => driverTypesIn(f))).toEqual([]);
+  });
+});
+
 describe('source files', () => {
   it(`stay within 600 lines (but ${[...LONG_FILES].join(', ')}) and 120 columns`, () => {
     const long: string[] = [];

@@ -44,11 +44,17 @@ export function scopeAccount(
  */
 export type CachedVerdict = JournalVerdict;
 
-/** A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. */
+/**
+ * A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. No driver's type
+ * crosses this interface: a cache that attaches the file says which columns a table of it has (`columnsOf`).
+ */
 export interface JournalVerdictSource {
   path: string;
-  /** The SQL of its verdicts and of its numbers whose pushes conflicted, over the journal attached as `schema`. */
-  sql(db: import('better-sqlite3').Database, schema: string): { verdicts: string; conflicting: string };
+  /**
+   * The SQL of its verdicts and of its numbers whose pushes conflicted, over the journal attached as `schema`;
+   * `columnsOf(table)`: the columns of one of its tables (a journal made by an older dnc lacks some).
+   */
+  sql(schema: string, columnsOf: (table: string) => readonly string[]): { verdicts: string; conflicting: string };
   /** The same, read as rows (a cache that cannot attach the file). */
   rows(): Promise<{ verdicts: CachedVerdict[]; conflicting: string[] }>;
 }

@@ -174,7 +174,12 @@ export class SqliteResultsCache implements ResultsCache {
         const ms = parseServiceTime(typeof text === 'string' ? text : null);
         return Number.isFinite(ms) ? ms : null;
       });
-      const { verdicts, conflicting } = source.sql(this.db, 'journal');
+      const columnsOf = (table: string) =>
+        this.db
+          .prepare<[], { name: string }>(`PRAGMA journal.table_info(${table})`)
+          .all()
+          .map((c) => c.name);
+      const { verdicts, conflicting } = source.sql('journal', columnsOf);
       this.db.transaction(() => {
         this.db
           .prepare(
