@@ -100,7 +100,10 @@ export const ERROR_CODES = {
     exit: ExitCode.USAGE,
     summary: "the team store refused dnc's role (password, grants, a schema it may not change)",
   },
-  E_STORE_TOO_NEW: { exit: ExitCode.USAGE, summary: 'the team store was migrated by a newer dnc; upgrade dnc' },
+  E_STORE_TOO_NEW: {
+    exit: ExitCode.USAGE,
+    summary: 'a store (the team store, or a local file: cache, history, anchors, list) was written by a newer dnc',
+  },
   E_INPUT_MISSING: { exit: ExitCode.INPUT, summary: 'the input file does not exist' },
   E_INPUT_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the input cannot be read' },
   E_INPUT_EMPTY: { exit: ExitCode.INPUT, summary: 'the input is empty' },
