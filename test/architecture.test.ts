@@ -272,6 +272,34 @@ describe('store interfaces', () => {
   it('name no driver type (better-sqlite3, pg): a store is used the same whichever implements it', () => {
     expect(INTERFACES.flatMap((f) => driverTypesIn(f))).toEqual([]);
   });
+
+  /**
+   * Members of the interface `name` in a file that say which implementation a caller holds: a `kind`, or a type
+   * naming one ('local', 'postgres', 'sqlite', 'team'), which a caller could only branch on.
+   */
+  function kindMembersOf(file: string, name: string, text = readFileSync(path.join(SRC, file), 'utf8')): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const declaration = source.statements.find((s) => ts.isInterfaceDeclaration(s) && s.name.text === name);
+    if (!declaration || !ts.isInterfaceDeclaration(declaration)) return [`src/${file}: no interface ${name}`];
+    const IMPLEMENTATIONS = /^['"](local|postgres|postgresql|sqlite|team)['"]$/;
+    return declaration.members.flatMap((m) => {
+      const member = m.name?.getText(source) ?? '';
+      const literal = (n: ts.Node): boolean =>
+        (ts.isLiteralTypeNode(n) && IMPLEMENTATIONS.test(n.literal.getText(source))) ||
+        ts.forEachChild(n, literal) === true;
+      return /^(kind|type|implementation)$/.test(member) || literal(m) ? [`${name}.${member}`] : [];
+    });
+  }
+
+  it('are found saying which implementation they are', () => {
+    const probe =
+      "export interface Stores { readonly kind: 'local' | 'postgres'; where: string; f(): 'team' | null }\n";
+    expect(kindMembersOf('probe.ts', 'Stores', probe)).toEqual(['Stores.kind', 'Stores.f']);
+  });
+
+  it('never say which implementation a caller holds: the difference is behind the interface, no use case asks', () => {
+    expect(kindMembersOf('stores/owner.ts', 'Stores')).toEqual([]);
+  });
 });
 
 describe('source files', () => {

@@ -202,16 +202,14 @@ export async function runCheck(
     new URL(config.baseUrl.value).origin,
     options.reuseWithinMs ?? null,
   );
-  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for).
+  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for); the
+  // local store keeps no claims (null).
   const stores = await deps.stores();
-  const claims =
-    stores.kind === 'local'
-      ? null
-      : await stores.claims(
-          { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
-          `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
-          claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
-        );
+  const claims = await stores.claims(
+    { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
+    `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
+    claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
+  );
   const tally: CheckTally = {
     callable: 0,
     listed: 0,
