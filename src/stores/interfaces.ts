@@ -1,6 +1,7 @@
 // The stores dnc keeps beyond one run, each one interface with a local (SQLite) and a team (PostgreSQL)
 // implementation: the results cache, the internal list with its exemptions and audit log, the check and scrub
 // history, and the team's claims on numbers being looked up. Callers see only these.
+import { usageError } from '../errors.js';
 import type { JournalVerdict } from '../journal/views.js';
 import type {
   Actor,
@@ -34,7 +35,12 @@ export function scopeAccount(
 ): string {
   if (scope.apiKey !== undefined) return hmac(salt, scope.apiKey);
   const recorded = scope.accounts?.[place];
-  if (recorded === undefined) throw new Error(`no API key to scope the results by, and none recorded for ${place}`);
+  if (recorded === undefined)
+    throw usageError(
+      'E_CONFIG_MISSING',
+      `no API key is configured, and the batch's journal records no account for ${place} to keep its verdicts under`,
+      { hint: 'configure the API key the batch was run with (DNC_API_KEY, --api-key-file or the config file)' },
+    );
   return recorded;
 }
 
