@@ -13,7 +13,7 @@ import { latestVersion, type LocalSchema } from '../../src/stores/local-store.js
 import { RESULTS_CACHE_SCHEMA, resultsCachePath, SqliteResultsCache } from '../../src/stores/results-cache.js';
 import { LIST_SCHEMA, SuppressionStore } from '../../src/stores/suppression-store.js';
 import { dncErrorOf } from '../helpers/cli.js';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 // The schemas as dnc wrote them before versions were kept (user_version 0), copied from the code of that time.
 const OLD_CACHE = `
