@@ -2,7 +2,7 @@
 // store has: a file made by an older dnc (no version recorded: the schema as it was written before versions were
 // kept, its SQL frozen below) opens and is migrated once, its rows kept; a file a newer dnc wrote is refused with
 // E_STORE_TOO_NEW and left as it is.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -289,5 +289,26 @@ describe('the local stores: a file a newer dnc wrote', () => {
     } finally {
       await w.cleanup();
     }
+  });
+});
+
+describe('the local JSON files (costs, journals registry): one a newer dnc wrote', () => {
+  it('is read as empty and never overwritten: this dnc does not know its shape', async () => {
+    const { costCachePath, readCosts, writeCosts } = await import('../../src/stores/cost-cache.js');
+    const { registerJournal, registeredJournals, registryPath } = await import('../../src/stores/registry.js');
+    const costs = costCachePath(dir);
+    const registry = registryPath(dir);
+    writeFileSync(costs, JSON.stringify({ version: 2, by: { 'https://s.example': [{ US: 1 }] } }));
+    writeFileSync(registry, JSON.stringify({ version: 2, journals: { j: 'x' } }));
+    const before = [readFileSync(costs, 'utf8'), readFileSync(registry, 'utf8')];
+    expect(await readCosts(dir, 'https://s.example')).toEqual(new Map());
+    expect(await writeCosts(dir, 'https://s.example', new Map([['US', 1]]), new Date())).toBe(false);
+    expect(await registeredJournals(dir)).toEqual([]);
+    expect(await registerJournal(dir, path.join(dir, 'a.journal.sqlite'), 'a.csv', new Date())).toBe(false);
+    expect([readFileSync(costs, 'utf8'), readFileSync(registry, 'utf8')]).toEqual(before);
+    // A file of this dnc's version is written as ever.
+    rmSync(costs);
+    expect(await writeCosts(dir, 'https://s.example', new Map([['US', 1]]), new Date())).toBe(true);
+    expect(await readCosts(dir, 'https://s.example')).toEqual(new Map([['US', 1]]));
   });
 });
