@@ -64,6 +64,10 @@ export const ERROR_CODES = {
     exit: ExitCode.USAGE,
     summary: 'the journal belongs to another input or other result-changing options (see --restart)',
   },
+  E_JOURNAL_TOO_NEW: {
+    exit: ExitCode.USAGE,
+    summary: 'the batch journal was written by a newer dnc: upgrade dnc to resume it',
+  },
   E_JOURNAL_MISSING: { exit: ExitCode.USAGE, summary: 'listen: the batch has no journal beside its output' },
   E_WEBHOOK_URL: { exit: ExitCode.USAGE, summary: 'a --webhook-url the service would refuse' },
   E_BAD_REQUEST: {

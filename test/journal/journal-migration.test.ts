@@ -1,6 +1,6 @@
 // A journal made by the previous release (fixtures/journals/release-a8b1e66): opened, migrated in order,
 // resumed and finished by this one, without sending an answered number again.
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,5 +73,28 @@ describe('a journal of the previous release', () => {
     ]);
     const v = await runDnc(['--json', 'verify', 'calls.results.csv'], { cwd: dir });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+  });
+});
+
+describe('a journal of a newer dnc', () => {
+  it('is refused before anything is sent or written (E_JOURNAL_TOO_NEW, exit 2), left as it is', async () => {
+    const dir = path.join(tmp.dir, 'newer');
+    mkdirSync(dir);
+    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
+      copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
+    const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
+    const raw = new Database(journal);
+    raw.pragma('user_version = 99');
+    raw.close();
+    const before = readFileSync(journal);
+    const sent = lookedUp(sb).length;
+
+    const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`dnc: error [E_JOURNAL_TOO_NEW]: the batch journal ${journal} is at schema version 99`);
+    expect(r.stderr).toContain('hint: upgrade dnc');
+    expect(lookedUp(sb)).toHaveLength(sent);
+    expect(readFileSync(journal).equals(before)).toBe(true);
+    expect(existsSync(path.join(dir, 'calls.results.csv'))).toBe(false);
   });
 });
