@@ -22,13 +22,18 @@ afterAll(async () => {
   tmp.remove();
 });
 
+/** The previous release's batch (its input and journal) copied into a folder of its own. */
+function releaseJournalIn(name: string): { dir: string; journal: string } {
+  const dir = path.join(tmp.dir, name);
+  mkdirSync(dir);
+  for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
+    copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
+  return { dir, journal: path.join(dir, 'calls.results.csv.journal.sqlite') };
+}
+
 describe('a journal of the previous release', () => {
   it('is migrated (user_version 0 → every step), resumed without resending answered numbers, and finished', async () => {
-    const dir = path.join(tmp.dir, 'old');
-    mkdirSync(dir);
-    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
-      copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
-    const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
+    const { dir, journal } = releaseJournalIn('old');
     // Its answers came from that run's sandbox: the same service as far as this test goes.
     const raw = new Database(journal);
     expect(raw.pragma('user_version', { simple: true })).toBe(0);
@@ -78,11 +83,7 @@ describe('a journal of the previous release', () => {
 
 describe('a journal of a newer dnc', () => {
   it('is refused before anything is sent or written (E_JOURNAL_TOO_NEW, exit 2), left as it is', async () => {
-    const dir = path.join(tmp.dir, 'newer');
-    mkdirSync(dir);
-    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
-      copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
-    const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
+    const { dir, journal } = releaseJournalIn('newer');
     const raw = new Database(journal);
     raw.pragma('user_version = 99');
     raw.close();
