@@ -289,6 +289,19 @@ describe('store interfaces', () => {
   it('never say which implementation a caller holds: the difference is behind the interface, no use case asks', () => {
     expect(kindMembersOf('stores/owner.ts', 'Stores')).toEqual([]);
   });
+
+  it("hide their implementations: only stores/ imports the team store's (stores/postgres/) or PostgreSQL's driver", () => {
+    const reached = files
+      .filter((f) => !f.startsWith('stores/'))
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((i) =>
+            i.specifier.startsWith('.') ? targetOf(i).startsWith('stores/postgres/') : /^pg(-|$)/.test(i.specifier),
+          )
+          .map((i) => `src/${f}:${i.line} imports ${i.specifier}`),
+      );
+    expect(reached).toEqual([]);
+  });
 });
 
 describe('source files', () => {

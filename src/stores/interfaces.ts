@@ -123,6 +123,25 @@ export interface SuppressionList {
   close(): Promise<void>;
 }
 
+/** The team's internal list (a team store's): a SuppressionList that also takes in a local list (dnc store import). */
+export interface TeamSuppressionList extends SuppressionList {
+  /** Copies a whole list into this empty one, its audit log hashes and all; returns the entries copied. */
+  importLog(
+    log: readonly AuditEntry[],
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    who: string,
+  ): Promise<number>;
+  /** Adds a list's entries to this one (none taken off), each audited here with where it came from (`from`). */
+  merge(
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    from: string,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult>;
+}
+
 /** One `dnc check` lookup, as `dnc trace` quotes it and `usage --reconcile` counts it. */
 export interface CheckRecord {
   correlationId: string;

@@ -10,7 +10,7 @@ import {
   type LookupClaims,
   type ResultsCache,
   type StoreScope,
-  type SuppressionList,
+  type TeamSuppressionList,
 } from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
 import { resultsCachePath, SqliteResultsCache } from './results-cache.js';
@@ -71,7 +71,7 @@ export interface Stores {
   /** The history of checks and scrubs; null when it cannot be kept or, unless `create`, does not exist yet. */
   history(options: { create: boolean }): Promise<History | null>;
   /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
-  teamList(): Promise<SuppressionList | null>;
+  teamList(): Promise<TeamSuppressionList | null>;
   /**
    * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
    * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
