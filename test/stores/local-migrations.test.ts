@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Anchors, anchorsPath, ANCHORS_SCHEMA } from '../../src/stores/anchors.js';
@@ -12,7 +13,8 @@ import { CheckHistory, HISTORY_SCHEMA, historyPath } from '../../src/stores/hist
 import { latestVersion, type LocalSchema } from '../../src/stores/local-store.js';
 import { RESULTS_CACHE_SCHEMA, resultsCachePath, SqliteResultsCache } from '../../src/stores/results-cache.js';
 import { LIST_SCHEMA, SuppressionStore } from '../../src/stores/suppression-store.js';
-import { dncErrorOf } from '../helpers/cli.js';
+import { dncErrorOf, REPO_ROOT } from '../helpers/cli.js';
+import { runNodeScript } from '../helpers/node-script.js';
 import { dnc, world, type World } from '../helpers/world.js';
 
 // The schemas as dnc wrote them before versions were kept (user_version 0), copied from the code of that time.
@@ -185,13 +187,7 @@ describe('the local stores: versioned migrations', () => {
     const entries = dumpAudit(file);
     rmSync(file);
     makeFile(file, oldList(BEFORE_RESTORE), 0, false);
-    const old = new Database(file);
-    const put = old.prepare(
-      'INSERT INTO audit VALUES (@id, @at, @action, @e164, @who, @reason, @source, @basis, ' +
-        '@until, @evidence, @hash)',
-    );
-    for (const e of entries) put.run(e);
-    old.close();
+    putAudit(file, entries);
     expect(() => insertRestore(file)).toThrow(/CHECK constraint/);
 
     const list = (await SuppressionStore.open(file, { create: false }))!;
@@ -218,14 +214,50 @@ describe('the local stores: versioned migrations', () => {
     expect(versionOf(file)).toBe(latestVersion(LIST_SCHEMA));
   });
 
-  it('two processes opening one old file at once apply each migration once', async () => {
-    const file = historyPath(dir);
-    makeFile(file, OLD_HISTORY);
-    const opened = await Promise.all([CheckHistory.open(dir), CheckHistory.open(dir), CheckHistory.open(dir)]);
-    for (const h of opened) await h.close();
-    expect(versionOf(file)).toBe(latestVersion(HISTORY_SCHEMA));
+  it('three processes opening one old list at the same moment apply each migration once', async () => {
+    // The list's version 2 rebuilds its audit table: done twice, it would fail or copy entries twice.
+    const compiled = pathToFileURL(path.join(REPO_ROOT, 'dist', 'stores', 'suppression-store.js')).href;
+    for (let round = 0; round < 4; round++) {
+      const file = path.join(dir, `race-${round}.sqlite`);
+      const made = (await SuppressionStore.open(file, { create: true }))!;
+      await made.suppress([{ e164: '+12025550143', country: 'US' }], { who: 'alice' }, new Date('2026-11-20T10:00Z'));
+      await made.close();
+      const entries = dumpAudit(file);
+      rmSync(file);
+      makeFile(file, oldList(BEFORE_RESTORE), 0, false);
+      putAudit(file, entries);
+      const at = Date.now() + 400;
+      const script =
+        `const { SuppressionStore } = await import(${JSON.stringify(compiled)}); while (Date.now() < ${at}) {}\n` +
+        `try { await (await SuppressionStore.open(${JSON.stringify(file)}, { create: false })).close(); }\n` +
+        'catch (e) { process.stdout.write(String(e.message)); process.exit(1); }';
+      const opens = await Promise.all([0, 1, 2].map(() => runNodeScript(script)));
+      expect(opens, `round ${round}`).toEqual([
+        { code: 0, out: '' },
+        { code: 0, out: '' },
+        { code: 0, out: '' },
+      ]);
+      expect(versionOf(file)).toBe(latestVersion(LIST_SCHEMA));
+      expect(dumpAudit(file)).toEqual(entries);
+      const list = (await SuppressionStore.open(file, { create: false }))!;
+      expect(await list.brokenAuditEntry()).toBeNull();
+      await list.close();
+    }
   });
 });
+
+/** Writes audit entries into a list file as they were (ids and hashes kept). */
+function putAudit(file: string, entries: ReadonlyArray<Record<string, unknown>>): void {
+  const db = new Database(file);
+  try {
+    const put = db.prepare(
+      'INSERT INTO audit VALUES (@id, @at, @action, @e164, @who, @reason, @source, @basis, @until, @evidence, @hash)',
+    );
+    for (const e of entries) put.run(e);
+  } finally {
+    db.close();
+  }
+}
 
 function dumpAudit(file: string): Array<Record<string, unknown>> {
   const db = new Database(file, { readonly: true });
