@@ -216,6 +216,17 @@ export class BatchJournal {
     })();
   }
 
+  /** Answered numbers put on the internal list meanwhile: do_not_call from it; the lookup's answer and cost kept. */
+  markOnInternalList(ids: readonly number[], listSource: string, error: (id: number) => string): void {
+    const st = this.db.prepare(
+      "UPDATE numbers SET result = 'do_not_call', do_not_call = 1, list_source = ?, error = ?, updated_at = ? " +
+        "WHERE id = ? AND state = 'done'",
+    );
+    this.db.transaction(() => {
+      for (const id of ids) st.run(listSource, error(id), this.stamp(), id);
+    })();
+  }
+
   /** Replaces the exemptions applied to this batch's numbers. */
   setExemptions(items: readonly AppliedExemption[]): void {
     const insert = this.db.prepare(
