@@ -51,10 +51,11 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
   async function allRefuse(what: string) {
     const sent = lookedUp(w.sb).length;
     const list = w.file(`again-${Math.random().toString(36).slice(2)}.csv`, ['phone', '+12025550704']);
+    const o = { env, cwd: w.dir, timeoutMs: 60_000 };
     const runs = {
-      check: await spawnDnc(['check', '+12025550705'], { env, cwd: w.dir }),
-      batch: await spawnDnc(['batch', list], { env, cwd: w.dir }),
-      verify: await spawnDnc(['verify', output], { env, cwd: w.dir }),
+      check: await spawnDnc(['check', '+12025550705'], o),
+      batch: await spawnDnc(['batch', list], o),
+      verify: await spawnDnc(['verify', output], o),
     };
     for (const [name, r] of Object.entries(runs)) {
       expect(r.code, `${what}: ${name}: ${r.stderr}`).toBe(3);
