@@ -308,9 +308,11 @@ export async function applyLateOptOuts(
     for (const s of snap.suppressions) {
       const v = journal.verdict(s.e164);
       if (v?.state !== 'done' || v.list_source?.startsWith('internal:') || effectiveResult(v) !== 'callable') continue;
+      const said = v.result === 'callable' ? 'said callable' : 'was made callable by an exemption';
       late.set(
         v.id,
-        `put on the internal do-not-call list at ${s.addedAt} (by ${s.who}), while this batch ran, after its lookup said ${v.result}`,
+        `put on the internal do-not-call list at ${s.addedAt} (by ${s.who}), while this batch ran, after its ` +
+          `lookup ${said}`,
       );
     }
     if (late.size === 0) return 0;
