@@ -17,6 +17,8 @@ export const LIST_FUNCTION_SIGNATURES = [
   `${S}.list_repair(text, text)`,
 ] as const;
 
+const APPEND_ENTRY = `${S}.append_entry(text, text, text, text, text, text, text, text, text, text)`;
+
 const TABLES = `${S}.suppressions, ${S}.exemptions, ${S}.audit, ${S}.list_heads`;
 
 /** The time format of every `at` (JavaScript's toISOString). */
@@ -53,7 +55,7 @@ BEGIN
     VALUES (p_at, p_action, p_e164, p_who, p_reason, p_source, p_basis, p_until, p_evidence, p_country, 2, v_hash);
   RETURN v_hash;
 END $$;
-REVOKE EXECUTE ON FUNCTION ${S}.append_entry(text, text, text, text, text, text, text, text, text, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION ${APPEND_ENTRY} FROM PUBLIC;
 
 -- Who made a change: what the machine says (user@host), then the role the server authenticated, which it cannot
 -- choose.
@@ -187,6 +189,17 @@ BEGIN
 END $$;
 
 REVOKE EXECUTE ON FUNCTION ${LIST_FUNCTION_SIGNATURES.join(', ')} FROM PUBLIC;
+
+-- The functions run with the rights of the role that owns the list's tables, whoever migrates (a superuser, say).
+DO $$
+DECLARE
+  f text;
+  owner text := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = '${S}.audit'::regclass);
+BEGIN
+  FOREACH f IN ARRAY ARRAY['${[...LIST_FUNCTION_SIGNATURES, APPEND_ENTRY].join("', '")}'] LOOP
+    EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f, owner);
+  END LOOP;
+END $$;
 
 -- The direct writes a member's role was granted (docs/team.md up to schema 2) are taken back from every role but
 -- the owner; the roles that could write the log may run the functions instead.
