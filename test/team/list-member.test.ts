@@ -190,6 +190,19 @@ describe.skipIf(!HAVE_POSTGRES)("a member's role and the team list (schema 4)", 
     expect((await run(['check', '+12025550801'])).code).toBe(0);
   }, 120_000);
 
+  it("a local list is copied in by the owner's role only; a member merges it", async () => {
+    const local = { ...env, DNC_STORE: undefined };
+    expect((await spawnDnc(['suppress', 'add', '+12025550807'], { env: local, cwd: w.dir })).code).toBe(0);
+    const copy = await run(['store', 'import']);
+    expect(copy.code).toBe(2);
+    expect(copy.stderr).toContain('[E_STORE_REFUSED]');
+    expect(copy.stderr).toContain('add --merge');
+    const merge = await run(['store', 'import', '--merge']);
+    expect(merge.code, merge.stderr).toBe(0);
+    const [entry] = await sqlOn(db.url, "SELECT who, format FROM dnc.audit WHERE e164 = '+12025550807'");
+    expect(entry).toMatchObject({ format: 2, who: expect.stringMatching(new RegExp(`\\[${member}\\]$`)) });
+  }, 120_000);
+
   it("the owner's repair is refused to the member, in SQL and through dnc", async () => {
     const r = await psql(memberUrl, "SELECT * FROM dnc.list_repair('erin@laptop', 'I would like to')");
     expect(r.code).not.toBe(0);

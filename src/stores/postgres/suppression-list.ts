@@ -123,6 +123,17 @@ export class PgSuppressionList implements SuppressionList {
     who: string,
   ): Promise<number> {
     return this.pool.transaction('importing a list', async (c) => {
+      // Since schema 4 only the owner's role writes the log directly (a member changes it through list_change).
+      const may = await c.query<{ ok: boolean }>(`SELECT has_table_privilege('${SCHEMA}.audit', 'INSERT') AS ok`);
+      if (!may.rows[0]?.ok)
+        throw usageError(
+          'E_STORE_REFUSED',
+          `the team store ${this.path} refused copying a log in: only the role that owns the store writes its log ` +
+            'as a file has it',
+          {
+            hint: "run `dnc store import` as the owner's role (the one that runs `dnc store migrate`), or add --merge",
+          },
+        );
       await c.query('SELECT pg_advisory_xact_lock($1)', [LIST_LOCK]);
       const n = Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${SCHEMA}.audit`)).rows[0]!.n);
       if (n > 0)
