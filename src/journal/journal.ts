@@ -227,14 +227,8 @@ export class BatchJournal {
   }
 
   /** Answered numbers put on the internal list meanwhile: do_not_call from it; the lookup's answer and cost kept. */
-  markOnInternalList(ids: readonly number[], listSource: string, error: (id: number) => string): void {
-    const st = this.db.prepare(
-      "UPDATE numbers SET result = 'do_not_call', do_not_call = 1, list_source = ?, error = ?, updated_at = ? " +
-        "WHERE id = ? AND state = 'done'",
-    );
-    this.db.transaction(() => {
-      for (const id of ids) st.run(listSource, error(id), this.stamp(), id);
-    })();
+  markOnInternalList(ids: readonly number[], source: string, error: (id: number) => string): void {
+    this.db.transaction(() => ids.forEach((id) => this.st.onInternalList.run(source, error(id), this.stamp(), id)))();
   }
 
   /** Replaces the exemptions applied to this batch's numbers. */

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { readCsvObjects } from '../batch/helpers.js';
 import { spawnDnc } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { HAVE_POSTGRES, ownServer, postgresSkipped } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
@@ -26,8 +27,7 @@ describe.skipIf(!HAVE_POSTGRES)('the team store restarted mid-batch', () => {
       const list = w.file('calls.csv', ['phone', ...numbers]);
       const env = teamMachine(w, 'm', server.url);
       const batch = spawnDnc(['batch', list, '--concurrency', '4'], { env, cwd: w.dir, timeoutMs: 120_000 });
-      const deadline = Date.now() + 30_000;
-      while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await waitFor(() => lookedUp(w!.sb).length >= 8, { ms: 30_000, what: 'eight lookups' });
       await server.stop();
       await server.start();
       const first = await batch;
