@@ -2,6 +2,7 @@
 // processes start at the same moment; a store migrated by a newer dnc is refused.
 import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
+import { LIST_FUNCTIONS } from './list-functions.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
 export const SCHEMA = 'dnc';
@@ -105,6 +106,12 @@ CREATE TABLE ${SCHEMA}.members (
   alive_until timestamptz NOT NULL
 );
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.members TO PUBLIC;`,
+  },
+  // Version 3 (the team's anchors) is another change's: merged beside this one.
+  {
+    version: 4,
+    name: "the internal list changed only through the owner's functions; the chain hashes every stored column",
+    sql: LIST_FUNCTIONS,
   },
 ];
 
