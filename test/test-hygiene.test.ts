@@ -141,6 +141,7 @@ const DELIBERATE_SLEEPS: Record<string, number> = {
   'test/listen/session.test.ts': 2, // a render that takes time; pushes spread over seconds for the throttle
   'test/attacks/resources.test.ts': 1, // a connection is stalled once it has been for stalledMs of real time
   'test/team/machines.test.ts': 1, // a colleague's start, shorter than the answers a killed member awaits
+  'test/team/store-restart.test.ts': 1, // how long the server is down: a restart, shorter than the bound
 };
 
 describe('fixed sleeps', () => {

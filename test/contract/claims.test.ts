@@ -4,26 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LookupClaims, SharedAnswer } from '../../src/stores/interfaces.js';
+import type { LookupClaims } from '../../src/stores/interfaces.js';
 import { openStores, type Stores } from '../../src/stores/owner.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
+import { sharedAnswer as answer } from '../helpers/lookup-answers.js';
 import { waitFor } from '../helpers/wait.js';
 
 postgresSkipped('claims and migrations');
 
 const scope = { service: 'https://svc.example', apiKey: 'team-key' };
-const answer = (result: string, id: string): SharedAnswer => ({
-  result,
-  doNotCall: result === 'do_not_call',
-  listSource: 'https://register.example/US',
-  checkedAt: '2026-11-20T10:00:00.000001+00:00',
-  correlationId: id,
-  errorCode: null,
-  error: null,
-  httpStatus: 200,
-  body: `{"correlation_id":"${id}"}`,
-});
 
 describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;

@@ -1,5 +1,6 @@
 // Lookup answers as the client hands them over: bodies of the service's shape, judged by src/service/answers.ts.
 import { judgeLookupAnswer, type LookupOutcome } from '../../src/service/answers.js';
+import type { SharedAnswer } from '../../src/stores/interfaces.js';
 
 /** The i-th correlation id of a test (UUID form, as 2.1 says). */
 export function testCorrelationId(i: number): string {
@@ -49,4 +50,19 @@ export function succeededOutcome(
     { e164, webhook: false, forwardedHost: null },
     new Date(),
   );
+}
+
+/** A lookup's answer as the team store keeps it (a claim's settlement): `result` for a number, correlation id `id`. */
+export function sharedAnswer(result: string, id: string): SharedAnswer {
+  return {
+    result,
+    doNotCall: result === 'do_not_call',
+    listSource: 'https://register.example/US',
+    checkedAt: '2026-11-20T10:00:00.000001+00:00',
+    correlationId: id,
+    errorCode: null,
+    error: null,
+    httpStatus: 200,
+    body: `{"correlation_id":"${id}"}`,
+  };
 }

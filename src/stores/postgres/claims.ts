@@ -70,11 +70,14 @@ SELECT c.e164, c.state, c.claimant, c.claimed_at, c.expires_at < now(), c.correl
  WHERE c.service = $1 AND c.account = $2 AND c.e164 NOT IN (SELECT e164 FROM taken)
    AND c.e164 NOT IN (SELECT e164 FROM opted)`;
 
-/** Reserved claims of this member whose request leaves now: `sending`, in key order. Returns those marked. */
+/**
+ * Reserved claims of this member whose request leaves now: `sending`, in key order. Returns those marked. Its own
+ * `sending` claims count as marked: the statement run again after the server went away before answering (idempotent).
+ */
 const SENDING = `
 WITH mine AS (
   SELECT e164 FROM ${SCHEMA}.claims
-   WHERE service = $1 AND account = $2 AND claimant = $3 AND state = 'reserved' AND e164 = ANY($4::text[])
+   WHERE service = $1 AND account = $2 AND claimant = $3 AND state IN ('reserved', 'sending') AND e164 = ANY($4::text[])
    ORDER BY e164 FOR UPDATE
 )
 UPDATE ${SCHEMA}.claims c SET state = 'sending', claimed_at = now(), expires_at = now() + $5 * interval '1 millisecond'
@@ -133,7 +136,9 @@ export class PgLookupClaims implements LookupClaims {
     leaseMs: number,
     origin: string | null = null,
   ): Promise<PgLookupClaims> {
-    const [{ now }] = (await pool.query<{ now: Date }>('reading the time', 'SELECT now()')) as [{ now: Date }];
+    const [{ now }] = (await pool.query<{ now: Date }>('reading the time', 'SELECT now()', [], {
+      idempotent: true,
+    })) as [{ now: Date }];
     return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now, origin);
   }
 
@@ -153,7 +158,9 @@ export class PgLookupClaims implements LookupClaims {
         ...[this.service, this.account, [...e164s], this.claimant, this.leaseMs, this.since, takeOverExpired],
         ...[this.origin, [...windows]],
       ],
-      { name: 'dnc-claim', relaxed: true },
+      // Run twice (the server went away before answering): the first one's claims read as held by this member,
+      // waited for until they expire, then claimed again. Nothing is sent twice.
+      { name: 'dnc-claim', relaxed: true, idempotent: true },
     );
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);
@@ -168,7 +175,7 @@ export class PgLookupClaims implements LookupClaims {
       'recording lookups sent',
       SENDING,
       [this.service, this.account, this.claimant, [...e164s], this.leaseMs],
-      { name: 'dnc-sending', relaxed: true },
+      { name: 'dnc-sending', relaxed: true, idempotent: true },
     );
     return new Set(rows.map((r) => r.e164));
   }
@@ -182,7 +189,7 @@ export class PgLookupClaims implements LookupClaims {
         'letting claims go',
         `DELETE FROM ${SCHEMA}.claims WHERE claimant = $1 AND state = 'reserved'`,
         [this.claimant],
-        { relaxed: true },
+        { relaxed: true, idempotent: true },
       )
       .catch(() => {});
     await member.leave();
@@ -255,6 +262,7 @@ export class PgLookupClaims implements LookupClaims {
           );
       },
       true,
+      true, // the same settlements again leave the same rows: run again when its COMMIT's answer was lost
     );
   }
 
@@ -264,7 +272,9 @@ export class PgLookupClaims implements LookupClaims {
       this.reapedAt = Date.now();
       await reapDeadMembers(this.pool);
     }
-    const rows = await this.pool.query<Row>('reading claims', ANSWERS, [this.service, this.account, [...e164s]]);
+    const rows = await this.pool.query<Row>('reading claims', ANSWERS, [this.service, this.account, [...e164s]], {
+      idempotent: true,
+    });
     const out = new Map<string, ClaimAnswer>();
     for (const r of rows) {
       const fate = fateOf(r);
@@ -279,6 +289,7 @@ export class PgLookupClaims implements LookupClaims {
       `SELECT correlation_id, answer FROM ${SCHEMA}.claims
         WHERE service = $1 AND account = $2 AND state = 'answered' AND correlation_id = ANY($3::text[])`,
       [this.service, this.account, [...correlationIds]],
+      { idempotent: true },
     );
     return new Map(rows.map((r) => [r.correlation_id, r.answer]));
   }
@@ -287,7 +298,7 @@ export class PgLookupClaims implements LookupClaims {
     pushes: ReadonlyArray<{ correlationId: string; e164: string; country: string; answer: SharedAnswer }>,
   ): Promise<void> {
     if (pushes.length === 0) return;
-    await this.pool.transaction('storing pushed verdicts', async (c) => {
+    await this.pool.idempotentTransaction('storing pushed verdicts', async (c) => {
       await c.query(
         `SELECT 1 FROM ${SCHEMA}.claims WHERE service = $1 AND account = $2 AND correlation_id = ANY($3::text[])
           ORDER BY e164 FOR UPDATE`,

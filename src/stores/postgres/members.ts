@@ -7,14 +7,19 @@ import { HEARTBEAT_MS, MEMBER_LEASE_MS } from '../lease.js';
 import { MEMBER_LOCK_CLASS, SCHEMA } from './migrations.js';
 import type { StorePool } from './pool.js';
 
-/** The members that are gone: their heartbeat ran out, or their session's advisory lock is no longer held. */
+/**
+ * The members that are gone: their heartbeat ran out, or their session's advisory lock is no longer held. A server
+ * restart ends every session and its locks: a member that has not beaten since the server started (its lease was
+ * renewed before then) is waiting to reconnect, and is gone only when its lease runs out.
+ */
 const DEAD = `
 SELECT m.claimant FROM ${SCHEMA}.members m
  WHERE m.alive_until < now()
-    OR NOT EXISTS (SELECT 1 FROM pg_locks l
-                    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                      AND l.classid = ${MEMBER_LOCK_CLASS}::oid AND l.objid = m.lock_key::oid)`;
+    OR (m.alive_until >= pg_postmaster_start_time() + ${MEMBER_LEASE_MS} * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM pg_locks l
+                         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                           AND l.classid = ${MEMBER_LOCK_CLASS}::oid AND l.objid = m.lock_key::oid))`;
 
 /**
  * Reaps the dead members' claims in one statement: taken in key order, those another statement holds skipped (the
@@ -61,6 +66,7 @@ export async function reapDeadMembers(pool: StorePool): Promise<Reaped> {
   const [row] = await pool.query<Reaped>('reaping the claims of members gone', REAP, [], {
     name: 'dnc-reap',
     relaxed: true,
+    idempotent: true,
   });
   return row ?? { freed: 0, lost: 0, gone: 0 };
 }
@@ -75,6 +81,9 @@ export class Membership {
   private session: Client | null = null;
   private beating: Promise<void> = Promise.resolve();
   private closed = false;
+  /** A beat brought forward: the session was lost (a server restart), the member enrols again as soon as it can. */
+  private soon: ReturnType<typeof setTimeout> | null = null;
+  private misses = 0;
 
   private constructor(
     private readonly pool: StorePool,
@@ -93,7 +102,9 @@ export class Membership {
   /** A session of its own holding a fresh advisory lock, and the member's row naming it. */
   private async enrol(): Promise<void> {
     const session = await this.pool.session('joining the team', () => {
-      if (this.session === session) this.session = null;
+      if (this.session !== session) return;
+      this.session = null;
+      this.beatSoon();
     });
     try {
       for (let tries = 0; ; tries++) {
@@ -142,19 +153,35 @@ export class Membership {
           await this.enrol();
         }
         await reapDeadMembers(this.pool);
+        this.misses = 0;
       } catch {
-        // The store went away: the next beat tries again; the run's own statements say what happened.
+        // The store went away: tried again soon (a restart), at the latest at the next beat; the run's own statements
+        // say what happened if it does not come back.
         if (this.session) await this.pool.endSession(this.session);
         this.session = null;
+        this.misses++;
+        this.beatSoon();
       }
     });
     return this.beating;
+  }
+
+  /** The next beat after a pause from 250 ms doubling to a heartbeat, jittered: back soon after the store is. */
+  private beatSoon(): void {
+    if (this.closed || this.soon) return;
+    const pause = Math.min(HEARTBEAT_MS, 250 * 2 ** Math.min(this.misses, 5)) * (0.5 + this.random() / 2);
+    this.soon = setTimeout(() => {
+      this.soon = null;
+      void this.beat();
+    }, pause);
+    this.soon.unref();
   }
 
   /** Leaves the team: the member's row and its lock go (its reserved claims were let go by the caller). */
   async leave(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.soon) clearTimeout(this.soon);
     this.timer = null;
     await this.beating;
     const session = this.session;

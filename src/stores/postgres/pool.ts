@@ -2,6 +2,7 @@
 // before anything is read or written.
 import type { Client, ClientConfig, Pool, PoolClient, QueryResultRow } from 'pg';
 import { DncError, usageError } from '../../errors.js';
+import { MEMBER_LEASE_MS } from '../lease.js';
 import type { StoreConnection } from './connection.js';
 import { LATEST_VERSION, migrate, schemaVersion, SCHEMA, tooNew } from './migrations.js';
 
@@ -16,6 +17,8 @@ const GONE_CODES = new Set([
   'EHOSTUNREACH',
 ]);
 const GONE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// The server shutting down, crashed or starting: the session is gone and its open transaction with it.
+const SHUTDOWN_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
 // The server is there but will not have dnc's role do this: a configuration matter for the team (exit 2).
 const REFUSED_SQLSTATES = new Set(['28P01', '28000', '42501', '3D000', '42P01', '3F000']);
 // Lost a race with another member's statement (deadlock detected, serialization failure, lock not available): the
@@ -50,6 +53,85 @@ export async function retryingRaces<T>(
   }
 }
 
+/**
+ * How long a run waits for a store that went away once reached (a server restarted: 57P01 admin shutdown, 57P03 still
+ * starting, connections refused or reset): a member's lease, the time within which its claims are still its own. Its
+ * statements are tried again meanwhile on fresh connections, after a pause from OUTAGE_PAUSE_MS doubling to
+ * OUTAGE_PAUSE_MAX_MS, jittered; then it stops with E_STORE_UNAVAILABLE.
+ */
+export const OUTAGE_MS = MEMBER_LEASE_MS;
+const OUTAGE_PAUSE_MS = 100;
+const OUTAGE_PAUSE_MAX_MS = 2_000;
+
+/**
+ * Where a try stood when it failed: connecting; an autocommit statement sent; inside a transaction not yet committed
+ * (whatever failed, it rolled back); its COMMIT sent.
+ */
+export type Stage = 'connecting' | 'sent' | 'open' | 'committing';
+
+/**
+ * Whether a failure is the connection's, and what is known of the statement: `not-run` when it surely did not take
+ * effect (no connection was made; or the server answered it with a shutdown or connection error, which aborts its
+ * transaction), `unknown` when the socket went without an answer (an autocommit statement, or a COMMIT, may have
+ * committed). Null for any other failure.
+ */
+export function connectionLoss(err: unknown, stage: Stage): 'not-run' | 'unknown' | null {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = String(e?.code ?? '');
+  const message = String(e?.message ?? '');
+  const shutdown = SHUTDOWN_SQLSTATES.has(code) || code.startsWith('08');
+  const socket = GONE_CODES.has(code) || /terminat|timeout|not queryable|closed/i.test(message);
+  if (!shutdown && !socket) return null;
+  if (stage === 'connecting' || stage === 'open') return 'not-run';
+  if (/not queryable/i.test(message) || code === 'ECONNREFUSED') return 'not-run';
+  if (stage === 'committing') return 'unknown';
+  return shutdown ? 'not-run' : 'unknown';
+}
+
+/** Since when the store has been away, as every statement of a process sees it (null: it answers). */
+export interface Outage {
+  since: number | null;
+}
+
+/**
+ * Runs `attempt` again while the store is away, for at most OUTAGE_MS since it went away (`outage`, shared by the
+ * process's statements: one run waits OUTAGE_MS in all, not as much for each statement): always when what failed
+ * surely did not run, and when it may have run only if `idempotent` (running it twice leaves what running it once
+ * does). `attempt` tells how far it got by calling `stage`. Any other failure is thrown, and one past the bound (with
+ * `outageMs` set).
+ */
+export async function ridingOutages<T>(
+  attempt: (stage: (s: Stage) => void) => Promise<T>,
+  idempotent: boolean,
+  outage: Outage = { since: null },
+  clock: { now: () => number; random: () => number; sleep: (ms: number) => Promise<void> } = defaultClock,
+): Promise<T> {
+  for (let i = 0; ; i++) {
+    let stage: Stage = 'connecting';
+    try {
+      const out = await attempt((s) => void (stage = s));
+      outage.since = null;
+      return out;
+    } catch (err) {
+      const loss = connectionLoss(err, stage);
+      if (loss === null || (loss === 'unknown' && !idempotent)) throw err;
+      const since = (outage.since ??= clock.now());
+      const pause = Math.min(OUTAGE_PAUSE_MAX_MS, OUTAGE_PAUSE_MS * 2 ** i) * (0.5 + clock.random());
+      if (clock.now() + pause - since > OUTAGE_MS) {
+        if (err && typeof err === 'object') (err as { outageMs?: number }).outageMs = clock.now() - since;
+        throw err;
+      }
+      await clock.sleep(pause);
+    }
+  }
+}
+
+const defaultClock = {
+  now: () => Date.now(),
+  random: Math.random,
+  sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+};
+
 /** A failure of the store as a DncError that says where, without the password. */
 export function storeError(err: unknown, where: string, doing: string): DncError {
   if (err instanceof DncError) return err;
@@ -70,19 +152,27 @@ export function storeError(err: unknown, where: string, doing: string): DncError
     GONE_SQLSTATES.has(code) ||
     code.startsWith('08') ||
     /terminat|timeout|closed/i.test(message);
-  return new DncError('E_STORE_UNAVAILABLE', `the team store ${where} cannot be reached (${doing}): ${message}`, {
-    hint: gone
-      ? 'check that the PostgreSQL server is up and reachable (--store / DNC_STORE); nothing more is sent until it is'
-      : 'see docs/team.md; report this if the server is up',
-    cause: err,
-    details: { sqlstate: code || null },
-  });
+  const waited = (err as { outageMs?: number })?.outageMs;
+  const tried = waited === undefined ? '' : `; tried again for ${Math.round(waited / 1000)} s`;
+  return new DncError(
+    'E_STORE_UNAVAILABLE',
+    `the team store ${where} cannot be reached (${doing}): ${message}${tried}`,
+    {
+      hint: gone
+        ? 'check that the PostgreSQL server is up and reachable (--store / DNC_STORE); nothing more is sent until it is'
+        : 'see docs/team.md; report this if the server is up',
+      cause: err,
+      details: { sqlstate: code || null },
+    },
+  );
 }
 
 export class StorePool {
   private readyOnce: Promise<void> | null = null;
   /** Connections of their own (a member's heartbeat, which holds its advisory lock): ended with the pool. */
   private readonly sessions = new Set<Client>();
+  /** Since when the server has been away (see ridingOutages). */
+  private readonly outage: Outage = { since: null };
 
   private constructor(
     private readonly pool: Pool,
@@ -151,30 +241,38 @@ export class StorePool {
     return this.withClient('reading the schema version', (c) => schemaVersion(c));
   }
 
-  /** `name`: a statement prepared once per connection (those of every lookup); `relaxed`: see relaxedPool. */
+  /**
+   * `name`: a statement prepared once per connection (those of every lookup); `relaxed`: see relaxedPool;
+   * `idempotent`: running it twice leaves what running it once does, so that it is tried again on a fresh connection
+   * even when the server went away before saying whether it ran (otherwise only when it surely did not).
+   */
   async query<R extends QueryResultRow>(
     doing: string,
     sql: string,
     params: unknown[] = [],
-    options: { name?: string; relaxed?: boolean } = {},
+    options: { name?: string; relaxed?: boolean; idempotent?: boolean } = {},
   ): Promise<R[]> {
+    const pool = options.relaxed ? this.relaxedPool : this.pool;
     try {
-      const pool = options.relaxed ? this.relaxedPool : this.pool;
-      return await retryingRaces(
-        async () => (await pool.query<R>({ text: sql, values: params, name: options.name })).rows,
+      return await ridingOutages(
+        (stage) =>
+          retryingRaces(() =>
+            this.using(pool, async (c) => {
+              stage('sent');
+              return (await c.query<R>({ text: sql, values: params, name: options.name })).rows;
+            }),
+          ),
+        options.idempotent ?? false,
+        this.outage,
       );
     } catch (err) {
       throw this.failure(err, doing);
     }
   }
 
-  async withClient<T>(doing: string, use: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await (relaxed ? this.relaxedPool : this.pool).connect();
-    } catch (err) {
-      throw this.failure(err, doing);
-    }
+  /** A client of `pool` for `use`; a client that failed (its connection maybe gone) is not given back to the pool. */
+  private async using<T>(pool: Pool, use: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
     let broken = false;
     // The server may end the session between two statements (stopped, restarted): the client says so with an 'error'
     // event, which with no listener would end the process. The next statement fails instead, and says where.
@@ -184,31 +282,72 @@ export class StorePool {
       return await use(client);
     } catch (err) {
       broken = true;
-      throw this.failure(err, doing);
+      throw err;
     } finally {
       client.off('error', dropped);
       client.release(broken);
     }
   }
 
-  /** One transaction; rolled back when `work` throws, and run again (whole) when it lost a race. */
-  async transaction<T>(doing: string, work: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
-    return this.withClient(
-      doing,
-      (c) =>
-        retryingRaces(async () => {
-          await c.query('BEGIN');
-          try {
-            const out = await work(c);
-            await c.query('COMMIT');
-            return out;
-          } catch (err) {
-            await c.query('ROLLBACK').catch(() => {});
-            throw err;
-          }
-        }),
-      relaxed,
-    );
+  /** Statements on one client, not tried again but when no connection could be made. */
+  async withClient<T>(doing: string, use: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
+    try {
+      return await ridingOutages(
+        (stage) =>
+          this.using(relaxed ? this.relaxedPool : this.pool, (c) => {
+            stage('sent');
+            return use(c);
+          }),
+        false,
+        this.outage,
+      );
+    } catch (err) {
+      throw this.failure(err, doing);
+    }
+  }
+
+  /**
+   * One transaction; rolled back when `work` throws, and run again (whole) when it lost a race, or when the server
+   * went away before its COMMIT (it rolled back), on a fresh connection. A COMMIT whose answer was lost is run again
+   * only when the transaction is `idempotent`; otherwise the run stops (E_STORE_UNAVAILABLE), as it may have committed.
+   */
+  async transaction<T>(
+    doing: string,
+    work: (client: PoolClient) => Promise<T>,
+    relaxed = false,
+    idempotent = false,
+  ): Promise<T> {
+    const pool = relaxed ? this.relaxedPool : this.pool;
+    try {
+      return await ridingOutages(
+        (stage) =>
+          this.using(pool, (c) =>
+            retryingRaces(async () => {
+              stage('open');
+              await c.query('BEGIN');
+              let out: T;
+              try {
+                out = await work(c);
+              } catch (err) {
+                await c.query('ROLLBACK').catch(() => {});
+                throw err;
+              }
+              stage('committing');
+              await c.query('COMMIT');
+              return out;
+            }),
+          ),
+        idempotent,
+        this.outage,
+      );
+    } catch (err) {
+      throw this.failure(err, doing);
+    }
+  }
+
+  /** A transaction that leaves the same rows when run twice: run again when its COMMIT's answer was lost. */
+  idempotentTransaction<T>(doing: string, work: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
+    return this.transaction(doing, work, relaxed, true);
   }
 
   /** A value of the store's meta table (the salt, the list's id and name). */
