@@ -282,8 +282,6 @@ const FUNCTION_LINES = 120;
  */
 const LONG_FUNCTIONS_ALLOWED = new Set([
   'check/run.ts runCheck',
-  'commands/suppress.ts registerSuppress',
-  'render/listen.ts showListenEvents',
   'render/report-html.ts renderReportHtml',
   'results/snapshot.ts renderSnapshot',
   'service/client.ts createServiceClient',
