@@ -97,6 +97,7 @@ export class TeamGate {
 
   private watch(): void {
     if (this.waiting.size > 0 && this.polling === null)
+      // poll() never rejects: a failure of the store stops the run (stopForStore).
       this.polling = setInterval(() => void this.poll(), WAIT_POLL_MS);
     if (this.waiting.size === 0 && this.polling !== null) {
       clearInterval(this.polling);

@@ -59,7 +59,7 @@ export async function lookUpStage(run: OpenRun, plan: Plan): Promise<LookedUp> {
   const estimate = await guarding;
   // Nothing more is asked of the service (the guard had its balance).
   run.clientClosed = client.close();
-  // Awaited by the settle stage, which reports its failure.
+  // Awaited by the settle stage (where a failure to close fails the run, as before).
   run.clientClosed.catch(() => {});
   if (outcome.fatal) {
     await run.early?.abort();
