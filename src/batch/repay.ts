@@ -138,7 +138,7 @@ export async function sendingOf(
 
 /** How long the team store's claims take an answer for "the same moment" (null with the local store: no claims). */
 async function teamLeaseOf(ctx: RunContext): Promise<number | null> {
-  if ((await ctx.stores()).kind === 'local') return null;
+  if (!(await ctx.stores()).claimsLookups) return null;
   return claimLeaseMs(ctx.flags.timeout ?? DEFAULT_TIMEOUT_MS, ctx.flags.retries ?? DEFAULT_RETRIES);
 }
 

@@ -96,7 +96,7 @@ function journalSource(dir: string): JournalVerdictSource {
   db.close();
   return {
     path: file,
-    sql: (_db, schema) => ({ verdicts: `SELECT * FROM ${schema}.v`, conflicting: `SELECT e164 FROM ${schema}.c` }),
+    sql: (schema) => ({ verdicts: `SELECT * FROM ${schema}.v`, conflicting: `SELECT e164 FROM ${schema}.c` }),
     async rows() {
       const r = new Database(file, { readonly: true });
       const verdicts = (r.prepare('SELECT * FROM v').all() as Array<Record<string, string | null>>).map((x) => ({
