@@ -156,10 +156,13 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
   );
   const by = r.anchoredBy;
   if (by?.where === 'state folder')
-    lines.push("  anchored   this machine's state folder records this file and manifest as what dnc last wrote");
+    lines.push(
+      '             the state folder records this file and manifest as what dnc last wrote' +
+        (by.output === r.output ? '' : ` (at ${rel(by.output)})`),
+    );
   else if (by)
     lines.push(
-      `  anchored   the team store records this file and manifest as written by ${by.who} (as ${by.operator} on ` +
+      `             the team store records this file and manifest as written by ${by.who} (as ${by.operator} on ` +
         `${by.host}) at ${by.at}`,
     );
   if (r.anchorUnchecked) lines.push(`  unanchored ${r.anchorUnchecked}`);

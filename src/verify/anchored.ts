@@ -21,6 +21,8 @@ export interface AnchorsSeen {
 export interface AnchoredBy {
   where: 'state folder' | 'team store';
   at: string;
+  /** Where dnc wrote it (the file may have been moved or copied since). */
+  output: string;
   /** The team store's database role that wrote the anchor (the server's session_user: not a claim). */
   who?: string;
   /** Who that dnc said it ran as (USER@host) and on which host: claims, recorded for the auditor. */
@@ -48,7 +50,7 @@ export function judgeAnchors(seen: AnchorsSeen, fileSha: string, manifestSha: st
   const a = seen.local;
   if (a) {
     if (a.sha256 === fileSha && (a.manifestSha256 === null || a.manifestSha256 === manifestSha))
-      by = { where: 'state folder', at: a.writtenAt };
+      by = { where: 'state folder', at: a.writtenAt, output: a.output };
     else
       differences.push(
         a.sha256 !== fileSha
@@ -63,7 +65,14 @@ export function judgeAnchors(seen: AnchorsSeen, fileSha: string, manifestSha: st
     const same = (t: TeamOutputAnchor) => t.outputSha256 === fileSha && t.manifestSha256 === manifestSha;
     const who = (t: TeamOutputAnchor) => `${t.who} (as ${t.operator} on ${t.host})`;
     if (same(newest))
-      by = { where: 'team store', at: newest.at, who: newest.who, operator: newest.operator, host: newest.host };
+      by = {
+        where: 'team store',
+        at: newest.at,
+        output: newest.outputPath,
+        who: newest.who,
+        operator: newest.operator,
+        host: newest.host,
+      };
     else if (team.some(same))
       differences.push(
         `the team store records a later write of this run's output, at ${newest.at} by ${who(newest)}: this file ` +

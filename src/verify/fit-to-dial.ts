@@ -11,7 +11,8 @@ import {
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
-import { RUN_ID, type Manifest } from '../evidence/manifest.js';
+import { manifestPathFor, RUN_ID, type Manifest } from '../evidence/manifest.js';
+import { hashFile } from '../file-hash.js';
 import type { AnchorsSeen } from './anchored.js';
 import { BatchJournal } from '../journal/journal.js';
 import { shownPath } from '../paths.js';
@@ -147,7 +148,7 @@ async function rerunFacts(cwd: string, output: string, manifest: Manifest): Prom
 /** The anchors this machine can see of an output: its state folder's, and the team store's of the manifest's run. */
 async function anchorsOf(ctx: ComplianceContext, output: string, manifest: Manifest): Promise<AnchorsSeen> {
   const runId = manifest.run_id !== undefined && RUN_ID.test(manifest.run_id) ? manifest.run_id : null;
-  const local = await readLocalAnchor(stateDir(ctx.env, ctx.homedir), output);
+  const local = await readLocalAnchor(stateDir(ctx.env, ctx.homedir), output, manifestPathFor(output));
   const stores = await ctx.stores();
   if (stores.kind === 'local') return { local, team: null, teamUnread: null, runId };
   try {
@@ -158,12 +159,13 @@ async function anchorsOf(ctx: ComplianceContext, output: string, manifest: Manif
   }
 }
 
-async function readLocalAnchor(dir: string, output: string) {
+/** The state folder's anchor of this output's path, else of its manifest wherever it was written (moved since). */
+async function readLocalAnchor(dir: string, output: string, manifest: string) {
   if (!existsSync(dir)) return null;
   try {
     const anchors = await Anchors.open(dir);
     try {
-      return anchors.output(output);
+      return anchors.output(output) ?? anchors.outputWithManifest(await hashFile(manifest));
     } finally {
       anchors.close();
     }
