@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

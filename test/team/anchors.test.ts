@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { freshDatabase, HAVE_POSTGRES, POSTGRES_URL, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { world, type World } from '../evidence/helpers.js';
+import { world, type World } from '../helpers/world.js';
 import { docsGrants, teamMachine } from './helpers.js';
 
 postgresSkipped("anchors in the team store, verified on a colleague's machine");

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, world, type World } from '../evidence/helpers.js';
+import { lookedUp, world, type World } from '../helpers/world.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 import { docsGrants } from './helpers.js';
 
