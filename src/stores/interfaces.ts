@@ -240,7 +240,7 @@ export interface LookupClaims {
   readonly leaseMs: number;
 }
 
-/** What a member's dnc anchors in the team store for one version of an output it wrote (docs/compliance-evidence.md). */
+/** What a member's dnc anchors in the team store for one version of an output it wrote (compliance-evidence.md). */
 export interface TeamOutputAnchorInput {
   /** The run id the manifest carries: how a verifier on another machine finds the anchors of the file it holds. */
   runId: string;

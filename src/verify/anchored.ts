@@ -39,12 +39,19 @@ export interface AnchorJudgement {
   lookedIn: string[];
   /** Why a place it should have looked could not be read. */
   unread: string | null;
+  /** Why the file is anchored nowhere the verifier can see (it is then unproven), or null. */
+  unanchored: string | null;
+  /** --unanchored judged such a file: what that did not check; null otherwise. */
+  anchorUnchecked: string | null;
 }
 
 const short = (sha: string) => `${sha.slice(0, 16)}…`;
 
-/** The judgement of the anchors seen, for a file of SHA-256 `fileSha` beside a manifest of SHA-256 `manifestSha`. */
-export function judgeAnchors(seen: AnchorsSeen, fileSha: string, manifestSha: string): AnchorJudgement {
+/**
+ * The judgement of the anchors seen, for a file of SHA-256 `fileSha` beside a manifest of SHA-256 `manifestSha`;
+ * `waived`: --unanchored (a file anchored nowhere is then judged by the rest, and that is said).
+ */
+export function judgeAnchors(seen: AnchorsSeen, fileSha: string, manifestSha: string, waived = false): AnchorJudgement {
   const differences: string[] = [];
   let by: AnchoredBy | null = null;
   const a = seen.local;
@@ -91,21 +98,29 @@ export function judgeAnchors(seen: AnchorsSeen, fileSha: string, manifestSha: st
     "this machine's state folder",
     ...(seen.team !== null || seen.teamUnread ? ['the team store'] : []),
   ];
+  const anchored = differences.length > 0 ? 'differs' : by ? 'matches' : 'not_here';
+  const unanchored = anchored === 'not_here' ? unanchoredWords(lookedIn, seen.teamUnread, seen.runId) : null;
   return {
-    anchored: differences.length > 0 ? 'differs' : by ? 'matches' : 'not_here',
+    anchored,
     by: differences.length > 0 ? null : by,
     differences,
     lookedIn,
     unread: seen.teamUnread,
+    unanchored,
+    anchorUnchecked:
+      unanchored && waived
+        ? 'not checked (--unanchored): that this file and its manifest are what dnc wrote; ' +
+          `${unanchored}, and they would pass every other check`
+        : null,
   };
 }
 
 /** Why a file anchored nowhere the verifier can see is not proven, in one sentence. */
-export function unanchoredWords(j: AnchorJudgement, runId: string | null): string {
-  const where = j.lookedIn.length > 1 ? `neither ${j.lookedIn.join(' nor ')} holds an` : `${j.lookedIn[0]} holds no`;
+function unanchoredWords(lookedIn: string[], unread: string | null, runId: string | null): string {
+  const where = lookedIn.length > 1 ? `neither ${lookedIn.join(' nor ')} holds an` : `${lookedIn[0]} holds no`;
   return (
     `${where} anchor of this file${runId ? ` (run ${runId})` : ' (its manifest has no run id)'}: ` +
     'its rows, manifest and journal could have been rewritten together' +
-    (j.unread ? ` (the team store could not be read: ${j.unread})` : '')
+    (unread ? ` (the team store could not be read: ${unread})` : '')
   );
 }

@@ -32,7 +32,7 @@ import { numberCellsAsRow, resultColumns, rowRuleFinding } from '../results/row-
 import { doNotCallCell } from '../results/cells.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
-import { judgeAnchors, unanchoredWords, type AnchoredBy, type AnchorsSeen } from './anchored.js';
+import { judgeAnchors, type AnchoredBy, type AnchorsSeen } from './anchored.js';
 import { dataRecordLines } from '../tables/input.js';
 import { readRowsAside } from '../tables/rows-thread.js';
 import { RowCursor } from '../tables/row-cursor.js';
@@ -546,18 +546,13 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   // The anchors stand outside the results folder: a file, manifest and journal rewritten to agree still differ from
   // them, and a file none vouches for is not proven.
   const anchors = judgeAnchors(
-    o.anchors ?? { local: null, team: null, teamUnread: null, runId: null },
+    o.anchors ?? { local: null, team: null, teamUnread: null, runId: manifest.run_id ?? null },
     walk.sha256,
     await hashFile(manifestPathFor(outputPath)),
+    o.unanchored === true,
   );
   differences.push(...anchors.differences);
-  const unanchored =
-    anchors.anchored === 'not_here' ? unanchoredWords(anchors, o.anchors?.runId ?? manifest.run_id ?? null) : null;
-  const anchorUnchecked =
-    unanchored && o.unanchored
-      ? 'not checked (--unanchored): that this file and its manifest are what dnc wrote; ' +
-        `${unanchored}, and they would pass every other check`
-      : null;
+  const { unanchored, anchorUnchecked } = anchors;
   const unproven =
     journal === null && !o.withoutJournal
       ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be ` +
