@@ -11,6 +11,7 @@ import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { freshDatabase, HAVE_POSTGRES, POSTGRES_URL, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { world, type World } from '../helpers/world.js';
 import { docsGrants, teamMachine } from './helpers.js';
+import { freePort, PUSH_PATH } from '../listen/helpers.js';
 
 postgresSkipped("anchors in the team store, verified on a colleague's machine");
 
@@ -36,6 +37,7 @@ describe.skipIf(!HAVE_POSTGRES)("anchors in the team store: a colleague's file p
   let aliceEnv: Record<string, string>;
   let bobEnv: Record<string, string>;
   let aliceUrl: string;
+  let bobUrl: string;
   let genuine: string;
   const run = (argv: string[], env: Record<string, string>) => spawnDnc(argv, { env, cwd: w.dir, timeoutMs: 120_000 });
 
@@ -58,7 +60,8 @@ describe.skipIf(!HAVE_POSTGRES)("anchors in the team store: a colleague's file p
     expect(migrated.code, migrated.stderr).toBe(0);
     aliceUrl = await member(alice);
     aliceEnv = teamMachine(w, 'alice', aliceUrl);
-    bobEnv = teamMachine(w, 'bob', await member(bob));
+    bobUrl = await member(bob);
+    bobEnv = teamMachine(w, 'bob', bobUrl);
     mkdirSync(path.join(w.dir, 'shared'));
     const input = w.file('shared/calls.csv', ['name,phone', 'a,+12025550100', 'b,+12025550101', 'c,+12025550102']);
     genuine = path.join(w.dir, 'shared', 'calls.results.csv');
@@ -178,6 +181,44 @@ describe.skipIf(!HAVE_POSTGRES)("anchors in the team store: a colleague's file p
     expect(JSON.parse(weaker.stdout).anchor_unchecked).toMatch(/^not checked \(--unanchored\): that this file/);
     const text = await run(['verify', out, '--unanchored'], bobEnv);
     expect(text.stdout).toMatch(/unanchored +not checked \(--unanchored\): that this file and its manifest are/);
+  }, 180_000);
+
+  it("each rewrite by alice's `dnc listen` is anchored: bob proves the resolved file, and refuses the earlier one", async () => {
+    const w2 = await world({ allowInsecureWebhooks: true, timeScale: 0.01 });
+    try {
+      const [a2, b2] = [teamMachine(w2, 'alice', aliceUrl), teamMachine(w2, 'bob', bobUrl)];
+      const on = (argv: string[], env: Record<string, string>) =>
+        spawnDnc(argv, { env, cwd: w2.dir, timeoutMs: 120_000 });
+      const input = w2.file('au.csv', ['name,phone', 'us,+12025550104', 'au,+61 4 1234 5002']);
+      const out = path.join(w2.dir, 'au.results.csv');
+      const port = await freePort();
+      const hook = ['--webhook-url', `http://127.0.0.1:${port}${PUSH_PATH}`, '--allow-insecure-webhook-url'];
+      const batch = await on(['batch', input, '-o', out, ...hook], a2);
+      expect(batch.code, batch.stderr).toBe(8);
+      const earlier = path.join(w2.dir, 'earlier');
+      mkdirSync(earlier);
+      for (const f of ['au.results.csv', 'au.results.manifest.json', 'au.results.csv.journal.sqlite'])
+        copyFileSync(path.join(w2.dir, f), path.join(earlier, f));
+      const listen = await on(
+        ['listen', '--results', out, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'],
+        a2,
+      );
+      expect(listen.code, listen.stderr).toBe(0);
+      const v = await on(['--json', 'verify', out], b2);
+      expect(v.code, v.stdout).toBe(0);
+      expect(JSON.parse(v.stdout)).toMatchObject({ fit: true, anchored_by: { where: 'team store', who: alice } });
+      const runId = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8')).run_id;
+      const rows = await sqlOn(db.url, 'SELECT who FROM dnc.output_anchors WHERE run_id = $1', [runId]);
+      expect(rows.length).toBeGreaterThanOrEqual(2);
+      // The version before listen's rewrite, with its own (then genuine) manifest: not what dnc last wrote.
+      const old = await on(['--json', 'verify', path.join(earlier, 'au.results.csv'), '--without-journal'], b2);
+      expect(old.code, old.stdout).toBe(3);
+      expect(JSON.parse(old.stdout).differences.join('\n')).toContain(
+        `the team store records a later write of this run's output`,
+      );
+    } finally {
+      await w2.cleanup();
+    }
   }, 180_000);
 
   it("a member's role cannot change, delete or truncate an anchor, nor sign one as someone else (psql)", async () => {
