@@ -68,11 +68,12 @@ export async function complianceSettings(
   const stores = await ctx.stores();
   // With a team store the list is the team's: a list file named as well would be a second list, silently ignored.
   const named = flags.suppressionList ?? (ctx.env.DNC_SUPPRESSION_LIST || undefined) ?? file.suppression_list;
-  if (stores.kind === 'postgres' && named !== undefined) {
+  const teamList = stores.teamListWhere;
+  if (teamList !== null && named !== undefined) {
     throw usageError(
       'E_STORE_INVALID',
       'a suppression list file is named (--suppression-list, DNC_SUPPRESSION_LIST or "suppression_list"), but the ' +
-        `store is the team's (${stores.where}), whose internal list is the one every member uses`,
+        `store is the team's (${teamList}), whose internal list is the one every member uses`,
       {
         hint: 'leave the list file out; to move its numbers and exemptions into the team store: dnc store import FILE',
       },
@@ -87,9 +88,9 @@ export async function complianceSettings(
   );
   const text = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
   return {
-    listPath: stores.kind === 'postgres' ? stores.where : list.path,
-    listExplicit: stores.kind === 'postgres' || list.explicit,
-    teamList: stores.kind === 'postgres',
+    listPath: teamList ?? list.path,
+    listExplicit: teamList !== null || list.explicit,
+    teamList: teamList !== null,
     parties: {
       seller: text(flags.seller) ?? text(file.seller),
       san: text(flags.san) ?? text(file.san),

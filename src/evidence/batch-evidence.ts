@@ -13,7 +13,7 @@ import type { ServiceConfig } from '../config.js';
 import type { JournalVerdictSource, ResultsCache, StoreScope } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 import { verdictFromRow } from '../stores/results-cache.js';
-import { conflictingNumbersSql, hasReusedAt, journalVerdictsOf, lookupVerdictsSql } from '../journal/views.js';
+import { conflictingNumbersSql, journalVerdictsOf, lookupVerdictsSql } from '../journal/views.js';
 import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
 /** How the hooks report (the command's context satisfies it). */
@@ -192,8 +192,8 @@ export async function openResultsCache(
 export function journalVerdictSource(journalPath: string): JournalVerdictSource {
   return {
     path: journalPath,
-    sql: (db, schema) => ({
-      verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)),
+    sql: (schema, columnsOf) => ({
+      verdicts: lookupVerdictsSql(schema, columnsOf('numbers').includes('reused_at')),
       conflicting: conflictingNumbersSql(schema),
     }),
     async rows() {

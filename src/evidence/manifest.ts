@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
-import { outputFormatOf } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/table-format.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
@@ -52,6 +52,11 @@ export interface OutputFormat {
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
   workbook?: boolean;
+  /**
+   * The workbook's service text (dnc_list_source to dnc_error) is written as received, controls made spaces, without
+   * the `'` a CSV file puts before text that starts like a formula (absent: written by a release that put it).
+   */
+  service_text_unquoted?: boolean;
   /** The input was a sheet of an .xlsx workbook: which, and its header's row. */
   input_workbook?: WorkbookLayout;
   /** The CSV output's text encoding, when not UTF-8. */
@@ -110,7 +115,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
       : {}),
     // A workbook's cells are typed: nothing is escaped in it.
     ...(meta.escapeFormulas && !workbook ? { escape_formulas: true, escape_formulas_behind_spaces: true } : {}),
-    ...(workbook ? { workbook: true } : {}),
+    ...(workbook ? { workbook: true, service_text_unquoted: true } : {}),
     ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
     ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8'
       ? { encoding: meta.outputEncoding ?? meta.layout.encoding }

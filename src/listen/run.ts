@@ -316,7 +316,7 @@ async function teamSharing(
   refresh: () => void,
   s: ReturnType<typeof say>,
 ) {
-  if (!service || (await deps.stores()).kind === 'local') return null;
+  if (!service || !(await deps.stores()).claimsLookups) return null;
   let claims;
   try {
     const scope = await scopeOf(deps, service, journal.meta()?.accounts);

@@ -270,6 +270,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const asWritten = manifest.format.escape_formulas
     ? (v: string) => escapeFormulaCell(v, behindSpaces)
     : (v: string) => v;
+  // Service text as that file's writer wrote it: a workbook's without the `'` before a formula since that flag.
+  const serviceFormat = manifest.format.workbook && manifest.format.service_text_unquoted ? 'xlsx' : 'csv';
+  const serviceText = (v: string | null | undefined) => serviceTextCell(v, serviceFormat);
   const structure: string[] = [];
   /** What the pass holds open: let go after the walk, or at once when what comes before it fails. */
   const release = async () => {
@@ -318,9 +321,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const v = verdictOf(j, e164);
     const verdictDiffers =
       result === 'callable' || result === 'do_not_call'
-        ? serviceTextCell(v?.correlation_id) !== cid ||
-          serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
-          (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
+        ? serviceText(v?.correlation_id) !== cid ||
+          serviceText(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+          (column === null && serviceText(v?.list_source) !== (cells[C.source] ?? ''))
         : false;
     if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers)
       return otherCellsDiffer(v, cells, column);
@@ -338,12 +341,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
    * a do_not_call row edited to say dnc_do_not_call false misleads a dialler that reads that column.
    */
   const otherCellsDiffer = (v: NumberVerdict, cells: string[], column: number | null): string | null => {
-    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceTextCell(v.error_code)]];
+    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceText(v.error_code)]];
     if (column === null) {
-      expected.push(
-        ['dnc_do_not_call', C.doNotCall, doNotCallCell(v)],
-        ['dnc_error', C.error, serviceTextCell(v.error)],
-      );
+      expected.push(['dnc_do_not_call', C.doNotCall, doNotCallCell(v)], ['dnc_error', C.error, serviceText(v.error)]);
       if (hasExemption) expected.push(['dnc_exemption', C.exemption, exemptionCellOf(v)]);
     }
     for (const [name, at, want] of expected) {

@@ -7,7 +7,9 @@ import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LookupClaims, SharedAnswer } from '../../src/stores/interfaces.js';
 import { openStores, type Stores } from '../../src/stores/owner.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
 
 postgresSkipped('claims and migrations');
 
@@ -94,12 +96,13 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
     // A live colleague's claims, reserved or sending, are held.
     expect([...(await other.claim([reserved, sent], false)).values()].map((f) => f.kind)).toEqual(['held', 'held']);
     // Killed: the server ends its session, and the advisory lock its membership held goes with it.
-    await sqlOn(
-      db.url,
-      `SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN dnc.members m ON l.objid = m.lock_key::oid
-        WHERE l.locktype = 'advisory' AND l.classid = ${0x646e636d}::oid AND m.claimant = 'dead'`,
-    );
-    await new Promise((r) => setTimeout(r, 200));
+    const deadLock = `FROM pg_locks l JOIN dnc.members m ON l.objid = m.lock_key::oid
+        WHERE l.locktype = 'advisory' AND l.classid = ${0x646e636d}::oid AND m.claimant = 'dead'`;
+    await sqlOn(db.url, `SELECT pg_terminate_backend(l.pid) ${deadLock}`);
+    // The session ends a moment after it is told to: once its lock is gone.
+    await waitFor(async () => (await sqlOn(db.url, `SELECT l.pid ${deadLock}`)).length === 0, {
+      what: "the killed member's lock to go",
+    });
     const found = await other.answers([reserved, sent]);
     expect(found.get(reserved)).toEqual({ kind: 'released' });
     expect(found.get(sent)).toMatchObject({ kind: 'unanswered', claimant: 'dead' });

@@ -8,6 +8,7 @@ import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { NO_HOME } from './cli.js';
 import { testInterrupts } from './interrupts.js';
+import { waitFor } from './wait.js';
 
 export interface World {
   dir: string;
@@ -86,6 +87,23 @@ export function lookedUp(sb: Sandbox): string[] {
     .requests()
     .filter((r) => r.path === '/check_phone_number')
     .map((r) => r.query.phone_number!);
+}
+
+/** Once the sandbox has been sent at least `n` lookups; fails after `ms`. */
+export function lookedUpAtLeast(sb: Sandbox, n: number, ms = 20_000): Promise<void> {
+  return waitFor(() => lookedUp(sb).length >= n, { ms, what: `${n} lookups sent to the sandbox` });
+}
+
+/**
+ * Once the sandbox has taken in, and charged, every lookup a run that has ended (stopped, or killed) wrote. On
+ * loopback what it wrote is at the sandbox's sockets once it has ended, but a request written just before the end may
+ * not be read yet: requests of our own, answered, show the sandbox has read what was there before them (it runs in
+ * this process). Then each request logged is routed (the sandbox charges a lookup as it routes it; --latency-ms
+ * delays only the answer).
+ */
+export async function sandboxSettled(sb: Sandbox): Promise<void> {
+  for (let i = 0; i < 2; i++) await (await fetch(`${sb.baseUrl}/_sandbox/accounts`)).text();
+  await waitFor(() => sb.requests().every((r) => r.status !== 0), { what: 'every request routed' });
 }
 
 /** A small US call list: 3 distinct callable/do_not_call numbers over 5 rows. */

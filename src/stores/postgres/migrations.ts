@@ -2,6 +2,7 @@
 // processes start at the same moment; a store migrated by a newer dnc is refused.
 import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
+import { LIST_FUNCTIONS } from './list-functions.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
 export const SCHEMA = 'dnc';
@@ -131,6 +132,11 @@ BEGIN NEW.who := session_user; NEW.at := clock_timestamp(); RETURN NEW; END $$;
 CREATE TRIGGER output_anchors_stamp BEFORE INSERT ON ${SCHEMA}.output_anchors
   FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.stamp_anchor();
 ${APPEND_ONLY('output_anchors')}`,
+  },
+  {
+    version: 4,
+    name: "the internal list changed only through the owner's functions; the chain hashes every stored column",
+    sql: LIST_FUNCTIONS,
   },
 ];
 
