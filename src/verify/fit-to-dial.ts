@@ -149,11 +149,11 @@ async function rerunFacts(cwd: string, output: string, manifest: Manifest): Prom
 async function anchorsOf(ctx: ComplianceContext, output: string, manifest: Manifest): Promise<AnchorsSeen> {
   const runId = manifest.run_id !== undefined && RUN_ID.test(manifest.run_id) ? manifest.run_id : null;
   const local = await readLocalAnchor(stateDir(ctx.env, ctx.homedir), output, manifestPathFor(output));
-  const stores = await ctx.stores();
-  if (stores.kind === 'local') return { local, team: null, teamUnread: null, runId };
   try {
-    const team = await stores.teamAnchors();
-    return { local, team: team && runId ? await team.ofRun(runId) : [], teamUnread: null, runId };
+    // Null for one person's files: their anchors are the state folder's only.
+    const team = await (await ctx.stores()).teamAnchors();
+    if (!team) return { local, team: null, teamUnread: null, runId };
+    return { local, team: runId ? await team.ofRun(runId) : [], teamUnread: null, runId };
   } catch (err) {
     return { local, team: null, teamUnread: (err as Error).message, runId };
   }

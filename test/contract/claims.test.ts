@@ -3,7 +3,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LookupClaims, SharedAnswer } from '../../src/stores/interfaces.js';
 import { openStores, type Stores } from '../../src/stores/owner.js';
