@@ -226,6 +226,11 @@ export class BatchJournal {
     })();
   }
 
+  /** Answered numbers put on the internal list meanwhile: do_not_call from it; the lookup's answer and cost kept. */
+  markOnInternalList(ids: readonly number[], source: string, error: (id: number) => string): void {
+    this.db.transaction(() => ids.forEach((id) => this.st.onInternalList.run(source, error(id), this.stamp(), id)))();
+  }
+
   /** Replaces the exemptions applied to this batch's numbers. */
   setExemptions(items: readonly AppliedExemption[]): void {
     const insert = this.db.prepare(

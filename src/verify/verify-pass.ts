@@ -22,7 +22,7 @@ import {
 import { C, CALLING, DNC_RESULTS } from '../results/columns.js';
 import { numberCellsAsRow, resultColumns, rowRuleFinding } from '../results/row-cells.js';
 import { doNotCallCell } from '../results/cells.js';
-import type { OutputAnchor } from '../stores/anchors.js';
+import type { AnchorsSeen } from './anchored.js';
 import type { RowCursor } from '../tables/row-cursor.js';
 import type { BatchJournal } from '../journal/journal.js';
 import type { NumberVerdict } from '../journal/types.js';
@@ -58,8 +58,13 @@ export interface VerifyOptions {
    * such a file cannot be proven and is not fit (the manifest and the file could have been rewritten together).
    */
   withoutJournal?: boolean;
-  /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
-  anchor?: OutputAnchor | null;
+  /** The anchors the verifier can see of this output (the state folder's, the team store's); none when absent. */
+  anchors?: AnchorsSeen | null;
+  /**
+   * --unanchored: a file anchored nowhere the verifier can see may still be judged fit (the report then says what
+   * was not checked). Without it such a file is unproven, never fit.
+   */
+  unanchored?: boolean;
   /**
    * Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. A row of one
    * phone column with exactly the cells of a row told before and judged fit is not told (a repeated number's).
@@ -107,6 +112,8 @@ export class VerifyPass {
   private readonly asOf: number;
   /** As the writer of that file escaped (before escape_formulas_behind_spaces, only a leading character counted). */
   private readonly asWritten: (v: string) => string;
+  /** Service text as that file's writer wrote it: a workbook's without the `'` before a formula since that flag. */
+  private readonly serviceText: (v: string | null | undefined) => string;
   /** Outputs since the calling columns: each number's zones and window, recomputed under the journal's settings. */
   private readonly calling: boolean;
   /** Outputs since dnc_callable_numbers: rows of several numbers under the row rule (row-cells.ts's rowResult). */
@@ -132,6 +139,8 @@ export class VerifyPass {
     this.asWritten = manifest.format.escape_formulas
       ? (v: string) => escapeFormulaCell(v, behindSpaces)
       : (v: string) => v;
+    const serviceFormat = manifest.format.workbook && manifest.format.service_text_unquoted ? 'xlsx' : 'csv';
+    this.serviceText = (v: string | null | undefined) => serviceTextCell(v, serviceFormat);
     this.calling = hasCallingColumns(manifest.format);
     this.layout = { calling: this.calling, callableNumbers: hasCallableNumbers(manifest.format) };
     this.several = (manifest.format.phone_columns?.length ?? 1) > 1 ? manifest.format.phone_columns!.length : 0;
@@ -199,9 +208,9 @@ export class VerifyPass {
     const v = this.verdictOf(j, e164);
     const verdictDiffers =
       result === 'callable' || result === 'do_not_call'
-        ? serviceTextCell(v?.correlation_id) !== cid ||
-          serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
-          (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
+        ? this.serviceText(v?.correlation_id) !== cid ||
+          this.serviceText(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+          (column === null && this.serviceText(v?.list_source) !== (cells[C.source] ?? ''))
         : false;
     if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers)
       return this.otherCellsDiffer(v, cells, column);
@@ -220,11 +229,11 @@ export class VerifyPass {
    * a do_not_call row edited to say dnc_do_not_call false misleads a dialler that reads that column.
    */
   private otherCellsDiffer(v: NumberVerdict, cells: string[], column: number | null): string | null {
-    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceTextCell(v.error_code)]];
+    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, this.serviceText(v.error_code)]];
     if (column === null) {
       expected.push(
         ['dnc_do_not_call', C.doNotCall, doNotCallCell(v)],
-        ['dnc_error', C.error, serviceTextCell(v.error)],
+        ['dnc_error', C.error, this.serviceText(v.error)],
       );
       if (this.hasExemption) expected.push(['dnc_exemption', C.exemption, exemptionCellOf(v)]);
     }

@@ -23,6 +23,7 @@ import { hashFile } from '../file-hash.js';
 import { BatchJournal } from '../journal/journal.js';
 import { callingCheckOf } from './calling.js';
 import type { RecheckReason, SettledUnfinished } from './recheck-tally.js';
+import { judgeAnchors, type AnchoredBy } from './anchored.js';
 import { VerifyPass, type PassSources, type RecheckRow, type VerifyOptions } from './verify-pass.js';
 
 /**
@@ -51,10 +52,21 @@ export interface VerifyReport {
   /** Why the rows cannot be proven (the journal is gone), or null. Such a file is never fit. */
   unproven: string | null;
   /**
-   * What the state folder's anchor says: the file and manifest are what dnc last wrote here, differ, or were not
-   * anchored here.
+   * What the anchors the verifier can see say (the state folder's, the team store's): the file and manifest are what
+   * dnc wrote, differ, or are anchored nowhere it can see ("not_here").
    */
   anchored: 'matches' | 'differs' | 'not_here';
+  /** Who anchored what the file is, and where. */
+  anchoredBy: AnchoredBy | null;
+  /** Where the verifier looked for anchors. */
+  anchorsLookedIn: string[];
+  /**
+   * Why the file is anchored nowhere the verifier can see, or null. Such a file is unproven (never fit), unless
+   * --unanchored: then `anchorUnchecked` says so.
+   */
+  unanchored: string | null;
+  /** --unanchored judged a file anchored nowhere: what that did not check; null otherwise. */
+  anchorUnchecked: string | null;
   tally: OutputTally;
   manifestInfo: Pick<
     Manifest,
@@ -228,24 +240,16 @@ async function reportOf(
       differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
   }
   const shaMatches = walk.sha256 === manifest.output.sha256;
-  // The anchor stands outside the results folder: a file and manifest rewritten to agree still differ from it.
-  let anchored: VerifyReport['anchored'] = 'not_here';
-  if (o.anchor) {
-    const manifestSha = await hashFile(manifestPathFor(outputPath));
-    anchored =
-      o.anchor.sha256 === walk.sha256 && (o.anchor.manifestSha256 === null || o.anchor.manifestSha256 === manifestSha)
-        ? 'matches'
-        : 'differs';
-    if (anchored === 'differs') {
-      differences.push(
-        o.anchor.sha256 !== walk.sha256
-          ? `the state folder records that dnc last wrote this file at ${o.anchor.writtenAt} with SHA-256 ` +
-              `${o.anchor.sha256.slice(0, 16)}…: it changed since, with its manifest`
-          : `the state folder records that dnc last wrote the manifest at ${o.anchor.writtenAt}: it was ` +
-              `rewritten since`,
-      );
-    }
-  }
+  // The anchors stand outside the results folder: a file, manifest and journal rewritten to agree still differ from
+  // them, and a file none vouches for is not proven.
+  const anchors = judgeAnchors(
+    o.anchors ?? { local: null, team: null, teamUnread: null, runId: manifest.run_id ?? null },
+    walk.sha256,
+    await hashFile(manifestPathFor(outputPath)),
+    o.unanchored === true,
+  );
+  differences.push(...anchors.differences);
+  const { unanchored, anchorUnchecked } = anchors;
   const unproven =
     journal === null && !o.withoutJournal
       ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be ` +
@@ -255,14 +259,18 @@ async function reportOf(
   return {
     output: outputPath,
     manifest: manifestPathFor(outputPath),
-    fit: !tampered && unproven === null && tally.count === 0,
+    fit: !tampered && unproven === null && tally.count === 0 && (unanchored === null || o.unanchored === true),
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
     differences,
     comparedWithJournal: journal !== null,
     comparedWithInput: input !== null,
     unproven,
-    anchored,
+    anchored: anchors.anchored,
+    anchoredBy: anchors.by,
+    anchorsLookedIn: anchors.lookedIn,
+    unanchored,
+    anchorUnchecked,
     tally: walk.tally,
     manifestInfo: {
       dnc_version: manifest.dnc_version,

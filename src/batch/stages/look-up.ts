@@ -3,6 +3,7 @@
 import type { DncError } from '../../errors.js';
 import type { BatchJournal } from '../../journal/journal.js';
 import { renderEarly } from '../../results/render.js';
+import * as compliance from '../../compliance/batch-compliance.js';
 import * as evidence from '../../evidence/batch-evidence.js';
 import * as beforeSending from '../before-lookups.js';
 import { numbersOfThisRun, rememberCosts, runLookups } from '../lookups.js';
@@ -67,6 +68,11 @@ export async function lookUpStage(run: OpenRun, plan: Plan): Promise<LookedUp> {
   }
   journal.setStoppedReason(outcome.stoppedReason);
   run.background.add('remembering the costs', rememberCosts(ctx, journal));
+  // An opt-out recorded while the lookups ran is never written callable: its rows are rendered afresh.
+  if ((await compliance.applyLateOptOuts(ctx, journal, run.options.compliance ?? {})) > 0) {
+    await run.early?.abort();
+    run.early = run.renderThread = null;
+  }
   return { kind: 'done', outcome, estimate };
 }
 
