@@ -131,7 +131,22 @@ CREATE FUNCTION ${SCHEMA}.stamp_anchor() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN NEW.who := session_user; NEW.at := clock_timestamp(); RETURN NEW; END $$;
 CREATE TRIGGER output_anchors_stamp BEFORE INSERT ON ${SCHEMA}.output_anchors
   FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.stamp_anchor();
-${APPEND_ONLY('output_anchors')}`,
+${APPEND_ONLY('output_anchors')}
+-- The roles that could append to the list's log (the members of docs/team.md up to schema 2) may anchor and read
+-- anchors: an existing team needs no DBA step before its members' files are proven.
+DO $$
+DECLARE
+  g record;
+BEGIN
+  FOR g IN
+    SELECT DISTINCT a.grantee
+      FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+     WHERE c.oid = '${SCHEMA}.audit'::regclass AND a.grantee <> c.relowner AND a.privilege_type = 'INSERT'
+  LOOP
+    EXECUTE format('GRANT SELECT, INSERT ON ${SCHEMA}.output_anchors TO %s',
+      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END $$;`,
   },
   {
     version: 4,
