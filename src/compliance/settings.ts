@@ -6,7 +6,7 @@ import { inputError, usageError } from '../errors.js';
 import { Anchors } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
-import { missingHome, stateDir } from '../paths.js';
+import { keptFolder, missingHome, stateDir } from '../paths.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 import { resolveListPath } from '../stores/suppression-types.js';
 import { validityRules, type ValidityRules } from './validity.js';
@@ -243,9 +243,10 @@ export async function openListForChange(
 export type AnchorContext = Pick<ComplianceContext, 'env' | 'homedir'>;
 
 async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
-  const dir = stateDir(ctx.env, ctx.homedir);
-  // Anchors are kept where the user's state is; a machine without a state folder has none to compare with.
-  if (!existsSync(dir)) return null;
+  // Anchors are kept where the user's state is, made at a list's first use (a list used before the folder existed
+  // would otherwise go unanchored until something else made it); none when it would lie in a missing home folder.
+  const dir = keptFolder(ctx.env, ctx.homedir, 'state');
+  if (dir === null) return null;
   try {
     return await Anchors.open(dir);
   } catch {

@@ -67,6 +67,11 @@ export interface OutputFormat {
 
 export interface Manifest extends OutputTally {
   manifest_version: number;
+  /**
+   * The run's id (32 hex digits), the same in every rewrite of its manifest: how a verifier on another machine finds
+   * the run's anchors in the team store. Absent in manifests of older releases.
+   */
+  run_id?: string;
   dnc_version: string;
   interface_version: string;
   service_base_url: string | null;
@@ -291,6 +296,7 @@ export async function writeManifest(
   }
   const manifest: Manifest = {
     manifest_version: MANIFEST_VERSION,
+    run_id: RUN_ID.test(previous?.run_id ?? '') ? previous!.run_id : runIdOf(meta, journalPath),
     dnc_version: VERSION,
     interface_version: SERVICE_INTERFACE_VERSION,
     service_base_url: times.baseUrl ?? previous?.service_base_url ?? meta.serviceOrigin,
@@ -324,6 +330,19 @@ export async function writeManifest(
     );
   }
   return { path: file, manifest, sha256: createHash('sha256').update(text).digest('hex') };
+}
+
+/**
+ * A run's id: from what its journal recorded when the run began (when, where its journal is, which input), so a rerun
+ * of the same journal keeps it even when the manifest was removed; not a secret, a key to find the run's anchors.
+ */
+export const RUN_ID = /^[0-9a-f]{32}$/;
+
+export function runIdOf(meta: Pick<BatchMeta, 'createdAt' | 'inputSha256'>, journalPath: string): string {
+  return createHash('sha256')
+    .update(`dnc run\n${meta.createdAt}\n${journalPath}\n${meta.inputSha256}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** A manifest as written: where, what it says, and the SHA-256 of its bytes (anchored in the state folder). */

@@ -8,14 +8,20 @@ import { type DncError, inputError, usageError } from '../errors.js';
 import { acquireJournalLock, lockHolder, type BatchJournal, type LockDeps } from '../journal/journal.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
-import { createListenSession, LOOKUP_EXPIRY_MS, type ListenStatus, type PendingLookup } from './session.js';
+import {
+  createListenSession,
+  LOOKUP_EXPIRY_MS,
+  type ListenSession,
+  type ListenStatus,
+  type PendingLookup,
+} from './session.js';
 import { JournalPushStore as Store, openListenJournal } from './journal-store.js';
 import { isLoopbackHost } from './loopback.js';
 import { randomPushPath } from './receiver.js';
-import { keptFolder } from '../paths.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
 import { rememberVerdicts, scopeOf } from '../evidence/batch-evidence.js';
-import { anchorWritten, manifestRewriter } from '../evidence/manifest.js';
+import { manifestRewriter } from '../evidence/manifest.js';
+import { anchorEverywhere } from '../evidence/anchor.js';
 import { callingWindowsOf } from '../results/calling-cells.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
@@ -70,6 +76,8 @@ export type ListenEvent =
   | { type: 'rendered'; durationMs: number; byResult: Record<string, number> }
   | { type: 'render-failed'; error: Error; final: boolean }
   | { type: 'manifest-failed'; error: Error }
+  /** The manifest could not be anchored in the team store (why): verify on another machine calls the file unproven. */
+  | { type: 'unanchored'; reason: string }
   /** An interrupt: the first stops taking connections and waits for pushes in progress; a second cuts them off. */
   | { type: 'stopping'; force: boolean };
 
@@ -217,15 +225,20 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     }
   });
   session.on('reconciled', (correlationIds) => emit({ type: 'reconciled', correlationIds }));
+  let saidUnanchored = false;
   const manifest = manifestRewriter(
     journal.meta,
     journal.journal.path,
     () => deps.now(),
     (error) => emit({ type: 'manifest-failed', error }),
-    (written) => {
-      const state = keptFolder(deps.env, deps.homedir, 'state');
-      return state ? anchorWritten(state, written, deps.now()) : Promise.resolve(false);
-    },
+    (written) =>
+      anchorEverywhere(deps, written).then((anchored) => {
+        // Said once: every rewrite would say it again.
+        if (typeof anchored.team === 'string' && !saidUnanchored) {
+          saidUnanchored = true;
+          emit({ type: 'unanchored', reason: anchored.team });
+        }
+      }),
     // What every render of this journal computes its calling columns under.
     { callingRulesVersion: callingWindowsOf(journal.meta, deps.tzdataVersion).rulesVersion },
   );
@@ -262,22 +275,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     batchPath: flagPathDiffers ? new URL(batchWebhookUrl!).pathname : null,
   });
 
-  let interrupted = false;
-  await new Promise<void>((resolve) => {
-    const off = deps.interrupts.on((count) => {
-      interrupted = true;
-      emit({ type: 'stopping', force: count > 1 });
-      resolve();
-      if (count > 1) {
-        off();
-        void session.stop({ force: true });
-      }
-    });
-    void session.done.then(() => {
-      off();
-      resolve();
-    });
-  });
+  const interrupted = await untilDoneOrInterrupted(deps, session);
   // Shared while the journal is open (a push in the very last moment before a Ctrl-C may be left unshared).
   await team?.stop();
   const final = await session.stop();
@@ -292,6 +290,24 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   }
   const done = final.pending === 0 && final.unsent === 0;
   return { kind: done ? 'done' : 'interrupted', interrupted, address, final, lost: [...lost.values()], byResult };
+}
+
+/** Listens until the session is done (--exit-when-done) or interrupted (true); a second Ctrl-C stops it at once. */
+function untilDoneOrInterrupted(deps: ListenRunDeps, session: Pick<ListenSession, 'stop' | 'done'>): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const off = deps.interrupts.on((count) => {
+      deps.onEvent({ type: 'stopping', force: count > 1 });
+      resolve(true);
+      if (count > 1) {
+        off();
+        void session.stop({ force: true });
+      }
+    });
+    void session.done.then(() => {
+      off();
+      resolve(false);
+    });
+  });
 }
 
 /** How often a listener with a team store shares the pushes it stored, and asks for its colleagues' verdicts. */

@@ -72,6 +72,15 @@ export class Anchors {
   }
 
   output(file: string): OutputAnchor | null {
+    return this.outputWhere('output = ?', path.resolve(file));
+  }
+
+  /** The last output anchored with this manifest (a file and manifest moved or copied since: another path). */
+  outputWithManifest(manifestSha256: string): OutputAnchor | null {
+    return this.outputWhere('manifest_sha256 = ? ORDER BY written_at DESC LIMIT 1', manifestSha256);
+  }
+
+  private outputWhere(where: string, value: string): OutputAnchor | null {
     const r = this.db
       .prepare<
         [string],
@@ -83,8 +92,8 @@ export class Anchors {
           journal: string;
           written_at: string;
         }
-      >('SELECT * FROM outputs WHERE output = ?')
-      .get(path.resolve(file));
+      >(`SELECT * FROM outputs WHERE ${where}`)
+      .get(value);
     return r
       ? {
           output: r.output,

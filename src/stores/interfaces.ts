@@ -270,3 +270,35 @@ export interface LookupClaims {
   /** How long a claim holds without an answer (ms). */
   readonly leaseMs: number;
 }
+
+/** What a member's dnc anchors in the team store for one version of an output it wrote (compliance-evidence.md). */
+export interface TeamOutputAnchorInput {
+  /** The run id the manifest carries: how a verifier on another machine finds the anchors of the file it holds. */
+  runId: string;
+  outputSha256: string;
+  outputBytes: number;
+  manifestSha256: string;
+  outputPath: string;
+  journal: string;
+  host: string;
+  /** Who the writer says it is (USER@host): a claim, not a proof; `who` is the store's. */
+  operator: string;
+  /** The internal list the scrub used, and its audit head then. */
+  listId: string | null;
+  listHead: string | null;
+  listEntries: number | null;
+}
+
+/** An anchor as the team store keeps it: who is the database role that wrote it, at the server's time. */
+export interface TeamOutputAnchor extends TeamOutputAnchorInput {
+  who: string;
+  at: string;
+}
+
+/** The team store's anchors of outputs: add-only (a member can insert and read, never change or delete). */
+export interface TeamAnchors {
+  /** Anchors one version of an output; the same content anchored again keeps its first anchor. */
+  record(a: TeamOutputAnchorInput): Promise<void>;
+  /** Every anchor of a run, oldest first. */
+  ofRun(runId: string): Promise<TeamOutputAnchor[]>;
+}

@@ -10,6 +10,7 @@ import {
   type LookupClaims,
   type ResultsCache,
   type StoreScope,
+  type TeamAnchors,
   type TeamSuppressionList,
 } from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
@@ -72,6 +73,8 @@ export interface Stores {
   history(options: { create: boolean }): Promise<History | null>;
   /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
   teamList(): Promise<TeamSuppressionList | null>;
+  /** The team's anchors of outputs; null for the local store, whose anchors are the state folder's only. */
+  teamAnchors(): Promise<TeamAnchors | null>;
   /**
    * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
    * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
@@ -117,6 +120,7 @@ function localStores(env: Env, homedir: string): Stores {
       return CheckHistory.open(dir);
     },
     teamList: async () => null,
+    teamAnchors: async () => null,
     claims: async () => null,
     async status() {
       return {
@@ -166,6 +170,10 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       const { PgSuppressionList } = await import('./postgres/suppression-list.js');
       return PgSuppressionList.open(await pool());
     },
+    async teamAnchors() {
+      const { PgTeamAnchors } = await import('./postgres/anchors.js');
+      return new PgTeamAnchors(await pool());
+    },
     async claims(scope, claimant, leaseMs, origin) {
       const { PgLookupClaims } = await import('./postgres/claims.js');
       return PgLookupClaims.open(
@@ -179,7 +187,16 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     async status() {
       const { LATEST_VERSION, SCHEMA } = await import('./postgres/migrations.js');
       const p = await pool();
-      const tables = ['verdicts', 'claims', 'suppressions', 'exemptions', 'audit', 'checks', 'scrubs'];
+      const tables = [
+        'verdicts',
+        'claims',
+        'suppressions',
+        'exemptions',
+        'audit',
+        'checks',
+        'scrubs',
+        'output_anchors',
+      ];
       const row = (
         await p.query<Record<string, string>>(
           'counting rows',

@@ -26,6 +26,8 @@ export interface WindowOptions {
   /** --max-age, as verify takes it; null: each country's validity window. */
   maxAgeMs: number | null;
   withoutJournal: boolean;
+  /** --unanchored: a file anchored nowhere this machine can see is judged by the rest (a warning says so). */
+  unanchored?: boolean;
   /** --calling-settings: the team's calling policy and overrides (else DNC_CALLING_SETTINGS, the config). */
   callingSettings?: string | undefined;
 }
@@ -81,18 +83,7 @@ const NEVER = 2;
 export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<WindowResult> {
   const results = path.resolve(deps.cwd, o.results);
   const dialOut = o.dialOut === '-' ? '-' : path.resolve(deps.cwd, o.dialOut);
-  const from = o.from.getTime();
-  const until = o.until.getTime();
-  if (until <= from) {
-    throw usageError('E_USAGE', `--until ${o.until.toISOString()} is not after --from ${o.from.toISOString()}`, {
-      hint: 'the slot is [--from, --until): give an end after its start',
-    });
-  }
-  if (until - from > HORIZON_DAYS * 86_400_000) {
-    throw usageError('E_USAGE', `the slot is longer than ${HORIZON_DAYS} days`, {
-      hint: 'a list is made for a slot of hours or days: make one per slot',
-    });
-  }
+  const { from, until } = slotOf(o);
   const manifest = await manifestToVerify(results);
   refuseCollision(dialOut, [
     [results, 'the results file'],
@@ -146,11 +137,13 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     asOf,
     listLimit: 0,
     withoutJournal: o.withoutJournal,
+    unanchored: o.unanchored === true,
     warn: (line) => deps.onEvent({ type: 'warning', text: line }),
     onRow,
     onFlag,
   });
   refuseUnfit(report, results, asOf);
+  if (report.anchorUnchecked) deps.onEvent({ type: 'warning', text: `dnc: ${results}: ${report.anchorUnchecked}` });
 
   const leftOut: Partial<Record<RecheckReason, number>> = {};
   for (const [reason, count] of Object.entries(report.recheckByReason) as Array<[RecheckReason, number]>) {
@@ -198,6 +191,23 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     rulesVersion: windows.rulesVersion,
     fileRulesVersion: report.callingRulesVersion,
   };
+}
+
+/** The slot [--from, --until) in milliseconds: exit 2 when it ends before it starts or spans more than the horizon. */
+function slotOf(o: Pick<WindowOptions, 'from' | 'until'>): { from: number; until: number } {
+  const from = o.from.getTime();
+  const until = o.until.getTime();
+  if (until <= from) {
+    throw usageError('E_USAGE', `--until ${o.until.toISOString()} is not after --from ${o.from.toISOString()}`, {
+      hint: 'the slot is [--from, --until): give an end after its start',
+    });
+  }
+  if (until - from > HORIZON_DAYS * 86_400_000) {
+    throw usageError('E_USAGE', `the slot is longer than ${HORIZON_DAYS} days`, {
+      hint: 'a list is made for a slot of hours or days: make one per slot',
+    });
+  }
+  return { from, until };
 }
 
 function iso(t: number): string {
@@ -248,6 +258,11 @@ function refuseUnfit(r: VerifyReport, results: string, asOf: Date): void {
   if (r.unproven !== null) {
     throw inputError('E_NOT_FIT_TO_DIAL', `${results} cannot be proven: ${r.unproven}; ${nothing}`, {
       hint: '--without-journal judges the rest (the weaker check, as `dnc verify --without-journal` does)',
+    });
+  }
+  if (r.unanchored !== null && r.anchorUnchecked === null) {
+    throw inputError('E_NOT_FIT_TO_DIAL', `${results} cannot be proven: ${r.unanchored}; ${nothing}`, {
+      hint: '--unanchored judges the rest (the weaker check, as `dnc verify --unanchored` does)',
     });
   }
   const blocking = Object.entries(r.recheckByReason).filter(([reason]) => BLOCKING.has(reason as RecheckReason));

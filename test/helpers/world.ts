@@ -122,3 +122,11 @@ export const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as R
 /** `n` distinct US numbers in E.164 from +1202555FROM on. */
 export const usNumbers = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
+
+/**
+ * This machine without the service's configuration (verify, status and report need none): its state folder, where dnc
+ * anchored what it wrote, and nothing else.
+ */
+export function sameMachine(w: World): Record<string, string> {
+  return { XDG_STATE_HOME: w.env.XDG_STATE_HOME! };
+}

@@ -110,6 +110,10 @@ describe.skipIf(!HAVE_POSTGRES)("a member's role and the team list (schema 4)", 
     const batch = await run(['batch', list]);
     expect(batch.code, batch.stderr).toBe(0);
     expect((await run(['verify', path.join(w.dir, 'calls.results.csv')])).code).toBe(0);
+    // Migration 3 gave the role that could append to the log its grants on the anchors: no DBA step, and the
+    // member's scrub is anchored in the store under the role the server authenticated.
+    const anchors = await sqlOn(db.url, 'SELECT who FROM dnc.output_anchors');
+    expect(anchors.map((r) => r.who)).toEqual([member]);
     // The server hashes what JavaScript hashes, whatever the text: quotes, backslashes, controls, any script.
     const reason = 'asked by "mail" \\ then\tagain\n, é 日本 \u0001 \u007f 😀';
     const add = await run(['suppress', 'add', '+12025550804', '--reason', reason]);

@@ -1,14 +1,15 @@
 // `dnc store` and the team's list, in-process against a real PostgreSQL server: status and migrate, a local list
 // moved in with its audit chain, conflicting settings refused, and a team log altered or cut behind dnc's back found.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runDnc } from '../helpers/cli.js';
+import { runDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
 import { MIGRATIONS } from '../../src/stores/postgres/migrations.js';
+import { docsGrants } from './helpers.js';
 
 postgresSkipped('dnc store and the team list');
 
@@ -133,13 +134,8 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   });
 
   it('a member with exactly the grants docs/team.md gives can scrub, check and change the list, and no more', async () => {
-    const sql = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'))![1]!;
     const member = `dnc_member_${Math.random().toString(36).slice(2, 8)}`;
-    const grants = sql
-      .split('\n')
-      .filter((l) => /^(GRANT|REVOKE) /.test(l))
-      .map((l) => l.replaceAll('dnc_member', member).replace('DATABASE dnc ', `DATABASE ${db.name} `))
-      .join('\n');
+    const grants = docsGrants(member, db.name);
     await sqlOn(db.url, `CREATE ROLE ${member} LOGIN PASSWORD 'member-pw'; ${grants}`);
     try {
       const u = new URL(db.url);
