@@ -93,7 +93,7 @@ export class Membership {
 
   static async join(pool: StorePool, claimant: string, random: () => number = Math.random): Promise<Membership> {
     const m = new Membership(pool, claimant, random);
-    await m.enrol();
+    await pool.riding(() => m.enrol()); // a restart under way when the run first claims: joined once it is back
     m.timer = setInterval(() => void m.beat(), HEARTBEAT_MS);
     m.timer.unref();
     return m;

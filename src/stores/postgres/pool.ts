@@ -76,7 +76,11 @@ export type Stage = 'connecting' | 'sent' | 'open' | 'committing';
  * committed). Null for any other failure.
  */
 export function connectionLoss(err: unknown, stage: Stage): 'not-run' | 'unknown' | null {
-  const e = err as { code?: unknown; message?: unknown };
+  // The driver's error, also when this store has already put it in dnc's words (a session it opened).
+  const e = (err instanceof DncError && err.code === 'E_STORE_UNAVAILABLE' ? err.cause : err) as {
+    code?: unknown;
+    message?: unknown;
+  };
   const code = String(e?.code ?? '');
   const message = String(e?.message ?? '');
   const shutdown = SHUTDOWN_SQLSTATES.has(code) || code.startsWith('08');
@@ -289,7 +293,12 @@ export class StorePool {
     }
   }
 
-  /** Statements on one client, not tried again but when no connection could be made. */
+  /**
+   * Statements on one client: `use` run again, whole, on a fresh connection when no connection could be made, or when
+   * the server answered one of its statements with a shutdown error; not when a socket went unanswered. For work that
+   * is one transaction or only reads (its callers: read-only snapshots, migrations each applied once whoever runs
+   * them), never several autocommit writes, which running again would repeat.
+   */
   async withClient<T>(doing: string, use: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
     try {
       return await ridingOutages(
@@ -348,6 +357,11 @@ export class StorePool {
   /** A transaction that leaves the same rows when run twice: run again when its COMMIT's answer was lost. */
   idempotentTransaction<T>(doing: string, work: (client: PoolClient) => Promise<T>, relaxed = false): Promise<T> {
     return this.transaction(doing, work, relaxed, true);
+  }
+
+  /** `attempt` (idempotent: a connection of its own made and used) tried again while the store is away. */
+  riding<T>(attempt: () => Promise<T>): Promise<T> {
+    return ridingOutages(attempt, true, this.outage);
   }
 
   /** A value of the store's meta table (the salt, the list's id and name). */
