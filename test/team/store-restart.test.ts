@@ -30,15 +30,17 @@ async function outage(server: OwnServer, ms = 2_000): Promise<void> {
 }
 
 /** Each number the sandbox was sent once, all of them; each row of the output answered. */
-async function chargedOnceAndComplete(w: World): Promise<void> {
+async function chargedOnceAndComplete(w: World, outputs = ['calls.results.csv']): Promise<void> {
   await sandboxSettled(w.sb);
   const counts = new Map<string, number>();
   for (const n of lookedUp(w.sb)) counts.set(n, (counts.get(n) ?? 0) + 1);
   expect([...counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
   expect(counts.size).toBe(NUMBERS.length);
-  const rows = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
-  expect(rows.map((r) => r.phone).sort()).toEqual([...NUMBERS].sort());
-  expect(rows.map((r) => r.dnc_result).filter((r) => r !== 'callable' && r !== 'do_not_call')).toEqual([]);
+  for (const output of outputs) {
+    const rows = readCsvObjects(path.join(w.dir, output));
+    expect(rows.map((r) => r.phone).sort()).toEqual([...NUMBERS].sort());
+    expect(rows.map((r) => r.dnc_result).filter((r) => r !== 'callable' && r !== 'do_not_call')).toEqual([]);
+  }
 }
 
 describe.skipIf(!HAVE_POSTGRES)('the team store restarted mid-batch', () => {
@@ -72,6 +74,28 @@ describe.skipIf(!HAVE_POSTGRES)('the team store restarted mid-batch', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).not.toMatch(/E_STORE|report this|TypeError/);
     await chargedOnceAndComplete(under.w);
+  }, 300_000);
+
+  it('two machines on one list ride through it together: both complete, every number charged once', async () => {
+    server = await ownServer();
+    if (!server) return;
+    w = await world({ latencyMs: 300 });
+    const list = w.file('calls.csv', ['phone', ...NUMBERS]);
+    const runs = ['m1', 'm2'].map((m) =>
+      spawnDnc(['batch', list, '--concurrency', '4', '-o', `${m}.csv`], {
+        env: teamMachine(w!, m, server!.url),
+        cwd: w!.dir,
+        timeoutMs: 120_000,
+      }),
+    );
+    await waitFor(() => lookedUp(w!.sb).length >= 8, { ms: 30_000, what: 'eight lookups' });
+    // Whichever member reconnects first reaps: the other's lock is gone, its lease is not.
+    await outage(server);
+    for (const r of await Promise.all(runs)) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/E_STORE|report this|TypeError/);
+    }
+    await chargedOnceAndComplete(w, ['m1.csv', 'm2.csv']);
   }, 300_000);
 
   it('down beyond the bound: the batch stops with E_STORE_UNAVAILABLE; the rerun pays nothing twice', async () => {
