@@ -158,9 +158,9 @@ export class PgLookupClaims implements LookupClaims {
         ...[this.service, this.account, [...e164s], this.claimant, this.leaseMs, this.since, takeOverExpired],
         ...[this.origin, [...windows]],
       ],
-      // Run twice (the server went away before answering): the first one's claims read as held by this member,
-      // waited for until they expire, then claimed again. Nothing is sent twice.
-      { name: 'dnc-claim', relaxed: true, idempotent: true },
+      // Run again when the server went away before answering: a batch's claims carry its origin, and the first
+      // try's are taken again at once. Without one (`dnc check`) they would read as held by itself: it stops instead.
+      { name: 'dnc-claim', relaxed: true, idempotent: this.origin !== null },
     );
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);
