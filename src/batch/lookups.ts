@@ -16,6 +16,7 @@ import { DAY_MS } from '../time.js';
 import { operatorOf } from '../compliance/settings.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims } from '../stores/team-claims.js';
+import { adoptPushedVerdicts } from './team-adoption.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
   const origin = journal.meta()?.serviceOrigin;
@@ -207,7 +208,7 @@ export async function adoptTeamVerdicts(
   const team = await teamClaimsFor(ctx, journal, service, options);
   if (!team) return 0;
   try {
-    return await team.adoptPending(journal);
+    return await adoptPushedVerdicts(journal, team);
   } finally {
     await team.close().catch(() => {});
   }

@@ -16,7 +16,8 @@ import {
 } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
 import { unsupportedCountryText } from '../service/refusals.js';
-import { sharedAnswerOf, type GateSorting, type TeamClaims } from '../stores/team-claims.js';
+import { sharedAnswerOf, type Adoption, type GateSorting, type TeamClaims } from '../stores/team-claims.js';
+import { recordAdoption } from './team-adoption.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
 
 export type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
@@ -409,68 +410,38 @@ export class BatchScheduler extends EventEmitter {
         this.stopping ??= 'service_failure';
         schedulePump();
       };
-      const adopt = (write: (j: BatchJournal) => void) => {
-        queue.push(() => write(journal));
+      const adopt = (item: QueueItem, adoption: Adoption) => {
+        queue.push(() => recordAdoption(journal, item.id, adoption));
         queue.countAnswer();
       };
       /** Back to the journal's queue and this run's buffer: committed in flight, but not sent. */
       const unsend = (item: QueueItem, estimate: number) => {
-        inFlight--;
         budget.cancel(item.country, estimate);
         queue.push(() => journal.release(item.id));
       };
-      /** Claimed: committed in flight in the journal, recorded `sending` in the store, then sent. */
+      /** Claimed `sending` in the store (and committed in flight in the journal before): sent. */
       const sendClaimed = (ours: ReadonlyArray<[QueueItem, number, boolean]>) => {
-        if (ours.length === 0) return;
-        const committed = new Set(commit(ours.map(([i]) => i.id)));
-        const going: Array<[QueueItem, number, boolean]> = [];
-        for (const entry of ours) {
-          if (committed.has(entry[0].id)) going.push(entry);
-          else {
-            budget.cancel(entry[0].country, entry[1]);
-            team!.settle(entry[0].e164, { kind: 'released' });
-          }
-        }
-        inFlight += going.length;
-        team!.sending(going.map(([i]) => i)).then(
-          (mine) => {
-            if (this.abandoned) return;
-            for (const [item, estimate, webhook] of going) {
-              if (mine.has(item.id)) send(item, estimate, webhook);
-              else {
-                // Reaped while this run was cut off from the store (its heartbeat late): claimed again later.
-                unsend(item, estimate);
-                buffer.unshift(item);
-              }
-            }
-            schedulePump();
-          },
-          (err: unknown) => {
-            for (const [item, estimate] of going) {
-              unsend(item, estimate);
-              team!.settle(item.e164, { kind: 'released' });
-            }
-            stopForStore(err);
-          },
-        );
+        inFlight += ours.length;
+        for (const [item, estimate, webhook] of ours) send(item, estimate, webhook);
       };
       const applyClaim = (r: GateSorting) => {
-        for (const [item, write] of r.answered) {
+        for (const [item, adoption] of r.answered) {
           const g = ungate(item);
           if (!g) continue;
           budget.settle(item.country, g.estimate, 0);
-          adopt(write);
+          adopt(item, adoption);
         }
+        // Committed in flight before the claim, and not sent: back in the journal's queue.
         for (const item of r.retry) {
           const g = ungate(item);
           if (!g) continue;
-          budget.cancel(item.country, g.estimate);
+          unsend(item, g.estimate);
           buffer.unshift(item);
         }
         for (const item of r.waiting) {
           const g = ungate(item);
           if (!g) continue;
-          budget.cancel(item.country, g.estimate);
+          unsend(item, g.estimate);
           waiting.set(item.id, item);
         }
         const ours = r.send.flatMap((item): Array<[QueueItem, number, boolean]> => {
@@ -480,7 +451,7 @@ export class BatchScheduler extends EventEmitter {
         if (this.stopping !== null) {
           // Stopped while the claim was made: claimed, but not sent after all.
           for (const [item, estimate] of ours) {
-            budget.cancel(item.country, estimate);
+            unsend(item, estimate);
             team!.settle(item.e164, { kind: 'released' });
           }
           releaseWaiting();
@@ -489,7 +460,7 @@ export class BatchScheduler extends EventEmitter {
         schedulePump();
       };
       const applyPoll = (r: GateSorting) => {
-        for (const [item, write] of r.answered) if (waiting.delete(item.id)) adopt(write);
+        for (const [item, adoption] of r.answered) if (waiting.delete(item.id)) adopt(item, adoption);
         for (const item of r.retry) if (waiting.delete(item.id)) buffer.unshift(item);
         watch();
         schedulePump();
@@ -508,19 +479,36 @@ export class BatchScheduler extends EventEmitter {
           pollBusy = false;
         }
       };
+      // Committed in flight in the journal first, then claimed `sending` in the store (one statement), then sent: a
+      // crash at any point leaves the journal saying at least what the store says.
       const claimFirst = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
-        for (const [item, estimate, webhook] of starting) gated.set(item.id, { estimate, webhook });
-        inFlight += starting.length;
-        team!.claim(starting.map(([item]) => item)).then(
-          (sorted) => {
-            if (!this.abandoned) applyClaim(sorted);
-          },
-          (err: unknown) => {
-            // Not claimed, not sent: they stay queued in the journal for the rerun.
-            for (const [item, estimate] of starting) if (ungate(item)) budget.cancel(item.country, estimate);
-            stopForStore(err);
-          },
-        );
+        const committed = new Set(commit(starting.map(([i]) => i.id)));
+        const claiming = starting.filter(([item, estimate]) => {
+          if (committed.has(item.id)) return true;
+          budget.cancel(item.country, estimate);
+          return false;
+        });
+        if (claiming.length === 0) return;
+        for (const [item, estimate, webhook] of claiming) gated.set(item.id, { estimate, webhook });
+        inFlight += claiming.length;
+        team!
+          .claim(
+            claiming.map(([item]) => item),
+            true,
+          )
+          .then(
+            (sorted) => {
+              if (!this.abandoned) applyClaim(sorted);
+            },
+            (err: unknown) => {
+              // Not claimed, not sent: back to the journal's queue for the rerun.
+              for (const [item] of claiming) {
+                const g = ungate(item);
+                if (g) unsend(item, g.estimate);
+              }
+              stopForStore(err);
+            },
+          );
       };
       this.pump = () => {
         // Stopping: another machine's lookups are no longer waited for (those numbers stay queued for the rerun).
@@ -562,10 +550,8 @@ export class BatchScheduler extends EventEmitter {
           buffer.shift();
           starting.push([item, estimate, webhook]);
         }
-        if (team && starting.length > 0) {
-          commit([]);
-          claimFirst(starting);
-        } else sendNow(starting);
+        if (team && starting.length > 0) claimFirst(starting);
+        else sendNow(starting);
         progress();
         team?.flushSoon(stopForStore);
         const over = this.stopping !== null || (buffer.length === 0 && exhausted && waiting.size === 0);
