@@ -17,6 +17,7 @@ import { operatorOf } from '../compliance/settings.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims } from '../stores/team-claims.js';
 import { adoptPushedVerdicts } from './team-adoption.js';
+import { shareScrub } from './share-scrub.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
   const origin = journal.meta()?.serviceOrigin;
@@ -64,6 +65,10 @@ export async function runLookups(
 ): Promise<SchedulerOutcome> {
   const service = journal.meta()?.serviceOrigin;
   const team = service ? await teamClaimsFor(ctx, journal, service, options) : null;
+  // With a team store, other runners may help (`dnc batch --join`): not with numbers sent in webhook mode.
+  const joinable = (country: string) => !options.webhookAll && !WEBHOOK_ONLY_COUNTRIES.includes(country);
+  const apiKey = team ? (await ctx.serviceConfig()).apiKey.value : '';
+  const shared = team && service ? await shareScrub(ctx, journal, team, { service, apiKey }, reading, joinable) : null;
   const scheduler = new BatchScheduler({
     team,
     journal,
@@ -83,6 +88,7 @@ export async function runLookups(
   });
   scheduler.on('drained', on.drained);
   let quit = false;
+  let ended = false;
   const off = ctx.interrupts.on((count) => {
     if (count === 1) {
       ctx.emit({ type: 'stopping' });
@@ -114,6 +120,7 @@ export async function runLookups(
         );
     }
     const outcome = await running;
+    ended = outcome.stoppedReason === null && outcome.fatal === null && !outcome.abandoned;
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
     // included, which costs no credit); a second Ctrl-C stops it.
     if (reading) {
@@ -142,6 +149,8 @@ export async function runLookups(
     return outcome;
   } finally {
     off();
+    // Joiners stop: with every number answered, or because this run stopped.
+    await shared?.end(ended ? 'done' : 'stopped');
     // What this run claimed and never sent is free for the others at once; its heartbeat stops.
     await team?.close().catch(() => {});
     ctx.emit({ type: 'lookups-ended' });

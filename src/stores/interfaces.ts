@@ -219,7 +219,7 @@ export interface LookupClaims {
   claim(
     e164s: readonly string[],
     takeOverExpired: boolean,
-    windowsMs?: readonly number[],
+    windowsMs?: ReadonlyArray<number | null>,
     sendNow?: boolean,
   ): Promise<Map<string, ClaimFate>>;
   /** Claims of this member whose requests leave now (recorded `sending` first): those still its own. */

@@ -14,6 +14,7 @@ import {
 } from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
 import { resultsCachePath, SqliteResultsCache } from './results-cache.js';
+import type { SharedScrubs } from './shared-scrubs.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -60,7 +61,15 @@ export interface Stores {
    * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
    * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
    */
-  claims(scope: StoreScope, claimant: string, leaseMs: number, origin?: string): Promise<LookupClaims | null>;
+  claims(
+    scope: StoreScope,
+    claimant: string,
+    leaseMs: number,
+    origin?: string,
+    since?: Date,
+  ): Promise<LookupClaims | null>;
+  /** The scrubs other runners may help with (`dnc batch --join`); null for the local store. */
+  sharedScrubs(scope: StoreScope): Promise<SharedScrubs | null>;
   status(): Promise<StoreStatus>;
   /** `dnc store migrate`: the versions applied. */
   migrate(): Promise<number[]>;
@@ -97,6 +106,7 @@ function localStores(env: Env, homedir: string): Stores {
     },
     teamList: async () => null,
     claims: async () => null,
+    sharedScrubs: async () => null,
     async status() {
       return {
         kind: 'local',
@@ -143,7 +153,7 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       const { PgSuppressionList } = await import('./postgres/suppression-list.js');
       return PgSuppressionList.open(await pool());
     },
-    async claims(scope, claimant, leaseMs, origin) {
+    async claims(scope, claimant, leaseMs, origin, since) {
       const { PgLookupClaims } = await import('./postgres/claims.js');
       return PgLookupClaims.open(
         await pool(),
@@ -151,7 +161,12 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
         claimant,
         leaseMs,
         origin ?? null,
+        since,
       );
+    },
+    async sharedScrubs(scope) {
+      const { PgSharedScrubs } = await import('./postgres/shared-scrubs.js');
+      return new PgSharedScrubs(await pool(), scope.service, await account(scope));
     },
     async status() {
       const { LATEST_VERSION, SCHEMA } = await import('./postgres/migrations.js');

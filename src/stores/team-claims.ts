@@ -99,7 +99,7 @@ export class TeamClaims {
     private readonly takeOverExpired: boolean,
     private readonly now: () => Date,
     /** How long a colleague's verdict of a number of this country stands (its validity window), in ms. */
-    private readonly windowMs: ((country: string) => number) | null = null,
+    private readonly windowMs: ((country: string) => number | null) | null = null,
   ) {}
 
   /** Who this run is, as its claims name it. */

@@ -17,3 +17,10 @@ export function teamMachine(w: World, name: string, store: string): Record<strin
     DNC_API_KEY: w.sb.apiKey,
   };
 }
+
+/** How many times the sandbox was sent each number. */
+export const counted = (numbers: string[]) => {
+  const counts = new Map<string, number>();
+  for (const n of numbers) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+};

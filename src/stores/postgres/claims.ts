@@ -144,7 +144,7 @@ export class PgLookupClaims implements LookupClaims {
   async claim(
     e164s: readonly string[],
     takeOverExpired: boolean,
-    windowsMs?: readonly number[],
+    windowsMs?: ReadonlyArray<number | null>,
     sendNow = false,
   ): Promise<Map<string, ClaimFate>> {
     this.member ??= Membership.join(this.pool, this.claimant);
