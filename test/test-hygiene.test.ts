@@ -2,7 +2,17 @@
 // (another test, or an earlier run, may have left it, or may find what this one leaves). Each test makes its own
 // folder (mkdtemp) and removes it.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from './helpers/cli.js';
@@ -41,6 +51,67 @@ describe('the test suite', () => {
     expect(fixedTempPaths("const f = '/tmp/dnc-x.csv';")).toHaveLength(1);
     expect(fixedTempPaths("const d = mkdtempSync(path.join(os.tmpdir(), 'dnc-x-'));")).toEqual([]);
     expect(fixedTempPaths('const d = path.join(os.tmpdir(), `dnc-${process.pid}-${random}`);')).toEqual([]);
+  });
+});
+
+/**
+ * Folders of test/ that test no one src/ folder but the whole: attacks on the CLI, the contract every store keeps,
+ * the docs, end-to-end runs, shared helpers, the suite's global setup, and the team's shared store end to end.
+ */
+const CROSS_CUTTING = new Set(['attacks', 'contract', 'docs', 'e2e', 'helpers', 'setup', 'team']);
+/** Test files at the root of test/ about the suite or the code as a whole, not one src/ file. */
+const ROOT_TESTS = new Set(['architecture.test.ts', 'test-hygiene.test.ts']);
+/** Folders that hold data a test reads, not tests. */
+const DATA_FOLDERS = new Set(['fixtures']);
+
+/** Where the test tree leaves src/'s shape: folders (and root test files) that name nothing in src/. */
+export function strayTestPaths(testDir: string, srcDir: string): string[] {
+  const stray: string[] = [];
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(testDir, rel))) {
+      const relName = path.join(rel, name);
+      if (statSync(path.join(testDir, relName)).isDirectory()) {
+        if (DATA_FOLDERS.has(name) || (rel === '' && CROSS_CUTTING.has(name))) continue;
+        if (!existsSync(path.join(srcDir, relName))) stray.push(`test/${relName}/`);
+        walk(relName);
+      } else if (rel === '' && name.endsWith('.test.ts') && !ROOT_TESTS.has(name)) {
+        if (!existsSync(path.join(srcDir, name.replace(/\.test\.ts$/, '.ts')))) stray.push(`test/${name}`);
+      }
+    }
+  };
+  walk('');
+  return stray;
+}
+
+describe('the test tree', () => {
+  it('mirrors src/: each test folder names a src/ folder (but the cross-cutting ones), each root test a src/ file', () => {
+    expect(strayTestPaths(path.join(REPO_ROOT, 'test'), path.join(REPO_ROOT, 'src'))).toEqual([]);
+  });
+
+  it('finds a folder or root test that names nothing in src/', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'dnc-test-tree-'));
+    try {
+      for (const d of [
+        'src/batch',
+        'src/stores/postgres',
+        'test/batch',
+        'test/evidence',
+        'test/e2e',
+        'test/stores/pg',
+      ]) {
+        mkdirSync(path.join(root, d), { recursive: true });
+      }
+      for (const f of ['src/config.ts', 'test/config.test.ts', 'test/clock.test.ts', 'test/architecture.test.ts']) {
+        writeFileSync(path.join(root, f), '');
+      }
+      expect(strayTestPaths(path.join(root, 'test'), path.join(root, 'src')).sort()).toEqual([
+        'test/clock.test.ts',
+        'test/evidence/',
+        'test/stores/pg/',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -3,7 +3,7 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { verifyOutput } from '../../src/verify/verify.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

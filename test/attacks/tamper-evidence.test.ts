@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

@@ -8,7 +8,7 @@ import { main } from '../../src/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { NO_HOME } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
-import { dnc, later, lookedUp, US_LIST, world, type World } from '../evidence/helpers.js';
+import { dnc, later, lookedUp, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

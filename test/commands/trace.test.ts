@@ -3,7 +3,7 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnc, US_LIST, world, type World } from '../evidence/helpers.js';
+import { dnc, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

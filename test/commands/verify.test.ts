@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../batch/helpers.js';
-import { dnc, later, US_LIST, world, type World } from '../evidence/helpers.js';
+import { dnc, later, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

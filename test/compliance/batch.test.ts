@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SuppressionStore } from '../../src/stores/suppression-store.js';
-import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
+import { dnc, lookedUp, world, type World } from '../helpers/world.js';
 import { readWorkbookIndependently, type OracleSheet } from '../helpers/xlsx-oracle.js';
 
 let w: World | undefined;

@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { dnc, lookedUp, world, type World } from '../evidence/helpers.js';
+import { dnc, lookedUp, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

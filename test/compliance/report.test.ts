@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 // Runs in the browser page (Playwright's evaluate), where the DOM's getComputedStyle exists.

@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validityRules, ValidityBuilder, validUntilMs, windowDays } from '../../src/compliance/validity.js';
 import { parseServiceTime } from '../../src/time.js';
-import { DAY, dnc, world, type World } from '../evidence/helpers.js';
+import { DAY, dnc, world, type World } from '../helpers/world.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let w: World | undefined;

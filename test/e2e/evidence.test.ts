@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { ROWS_THREAD_MIN_BYTES } from '../../src/tables/rows-thread.js';
-import { US_LIST, world, type World } from '../evidence/helpers.js';
+import { US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World;
 beforeAll(async () => {

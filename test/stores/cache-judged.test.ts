@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { dnc, json, lookedUp, world, type World } from '../evidence/helpers.js';
+import { dnc, json, lookedUp, world, type World } from '../helpers/world.js';
 
 /** The output's rows by column name, read by Python's csv module. */
 function readCsv(file: string): Array<Record<string, string>> {

@@ -1,7 +1,7 @@
 // What the team tests share: one machine of a team, as a home folder of its own naming the team's store.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { World } from '../evidence/helpers.js';
+import type { World } from '../helpers/world.js';
 
 /** The environment of one machine: a home of its own (in the world's folder), the team's store, the service. */
 export function teamMachine(w: World, name: string, store: string): Record<string, string> {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
+import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 import { counted, teamMachine } from './helpers.js';
 
 postgresSkipped('runners joining a scrub');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { world, type World } from '../evidence/helpers.js';
+import { world, type World } from '../helpers/world.js';
 
 postgresSkipped('the team list under concurrent edits');
 

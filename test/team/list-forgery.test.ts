@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, world, type World } from '../evidence/helpers.js';
+import { lookedUp, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
 postgresSkipped('forged edits of the team list');

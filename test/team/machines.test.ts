@@ -10,7 +10,7 @@ import { assertBuilt, BIN, runDnc, spawnDnc } from '../helpers/cli.js';
 import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, usNumbers, world, type World } from '../evidence/helpers.js';
+import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
 postgresSkipped('several machines on one team store');

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
-import { lookedUp, world, type World } from '../evidence/helpers.js';
+import { lookedUp, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
 postgresSkipped('the note of a row reused from another machine');

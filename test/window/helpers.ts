@@ -1,7 +1,7 @@
 // Shared by the window tests: a scratch world whose call list is scrubbed against the sandbox once, for all tests.
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { dnc, world, type World } from '../evidence/helpers.js';
+import { dnc, world, type World } from '../helpers/world.js';
 
 export interface Scrubbed {
   w: World;

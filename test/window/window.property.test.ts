@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { dnc } from '../evidence/helpers.js';
+import { dnc } from '../helpers/world.js';
 import { scrubbedForFile } from './helpers.js';
 
 const seed = Number(process.env.DNC_PROPERTY_SEED ?? Math.floor(Math.random() * 2 ** 31));

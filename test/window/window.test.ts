@@ -5,7 +5,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
-import { dnc, DAY, world, type World } from '../evidence/helpers.js';
+import { dnc, DAY, world, type World } from '../helpers/world.js';
 import { scrubbedForFile } from './helpers.js';
 
 let w: World;

@@ -10,7 +10,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { runListenJob } from '../../src/listen/run.js';
 import { processLockDeps } from '../../src/context.js';
 import { openStores } from '../../src/stores/owner.js';
-import { sandbox, sandboxForFile, scratchFolders } from './helpers.js';
+import { sandbox, sandboxForFile, scratchFolders } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';

@@ -15,7 +15,7 @@ import {
   lockHolder,
 } from '../../src/journal/journal.js';
 import { DncError } from '../../src/errors.js';
-import { scratch } from './helpers.js';
+import { scratch } from '../batch/helpers.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());

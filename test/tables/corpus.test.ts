@@ -15,7 +15,7 @@ import {
   readWorkbookIndependently,
   type IndependentSheet,
 } from '../helpers/xlsx-oracle.js';
-import { FIXTURES, sandboxForFile } from './helpers.js';
+import { FIXTURES, sandboxForFile } from '../batch/helpers.js';
 import { readRows } from '../../src/tables/input.js';
 
 const CORPUS = path.join(FIXTURES, 'corpus');

@@ -8,7 +8,7 @@ import { readSheetRows } from '../../src/tables/xlsx-input.js';
 import { decodeEscapes } from '../../src/tables/xlsx-xml.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { sandboxForFile } from './helpers.js';
+import { sandboxForFile } from '../batch/helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
 
 // numfmt is loaded by the reader when a workbook formats numbers; these tests call the formatting directly.

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
-import { dnc, US_LIST, world, type World } from './helpers.js';
+import { dnc, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World;
 let output: string;

@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, NO_HOME, spawnDnc } from '../helpers/cli.js';
-import { readCsvObjects } from '../batch/helpers.js';
-import { json, lookedUp, usNumbers, world, type World } from './helpers.js';
+import { readCsvObjects } from './helpers.js';
+import { json, lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

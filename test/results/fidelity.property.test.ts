@@ -12,7 +12,7 @@ const DNC_COLUMNS = [...CONTRACT_COLUMNS, ...CALLING_COLUMNS];
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { CsvOracle } from '../helpers/csv-oracle.js';
-import { sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
+import { sandbox, scratch, scratchFolders, sha256 } from '../batch/helpers.js';
 
 /** Cases per run: thousands, in CI as anywhere (DNC_PROPERTY_RUNS to change it). */
 const RUNS = Number(process.env.DNC_PROPERTY_RUNS ?? 2000);
@@ -22,7 +22,7 @@ let env: Record<string, string>;
 let oracle: CsvOracle;
 // In memory where the system has it (/dev/shm): every case syncs its outputs, its manifest and its journal to disk,
 // which on a shared disk took most of a case's time (≈ 2.6× slower on /tmp, 150 cases side by side). What this
-// property checks is what the files hold; that they reach the disk is test/batch/durability.test.ts's.
+// property checks is what the files hold; that they reach the disk is test/results/durability.test.ts's.
 const tmp = inMemoryScratch() ?? scratch();
 
 function inMemoryScratch(): { dir: string; remove(): void } | null {

@@ -7,7 +7,7 @@ import { CALLING_COLUMNS, DNC_COLUMNS } from '../../src/results/columns.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { FIXTURES, lookedUp, sandbox, scratch, sha256 } from './helpers.js';
+import { FIXTURES, lookedUp, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let sb: Sandbox;

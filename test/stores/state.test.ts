@@ -10,7 +10,7 @@ import { registeredJournals, registerJournal } from '../../src/stores/registry.j
 import { SqliteResultsCache } from '../../src/stores/results-cache.js';
 import { DncError } from '../../src/errors.js';
 import { runDnc } from '../helpers/cli.js';
-import { lookedUp, US_LIST, world } from './helpers.js';
+import { lookedUp, US_LIST, world } from '../helpers/world.js';
 
 let dir: string;
 beforeEach(() => {

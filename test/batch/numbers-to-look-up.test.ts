@@ -2,7 +2,7 @@
 // credit_estimate agree, and none counts numbers of a webhook-only country (AU) the run does not send without
 // --webhook-url.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnc, json, lookedUp, world, type World } from './helpers.js';
+import { dnc, json, lookedUp, world, type World } from '../helpers/world.js';
 
 let w: World;
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
-import { FIXTURES, lookedUp, readCsvObjects, sandbox, scratch, sha256 } from './helpers.js';
+import { FIXTURES, lookedUp, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 
 interface Case {
   file: string;

@@ -3,7 +3,7 @@
 // theirs makes the row callable), and a way out for numbers of a webhook-only country that names --webhook-url.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnc, json, world, type World } from './helpers.js';
+import { dnc, json, world, type World } from '../helpers/world.js';
 
 let w: World;
 let results: string;

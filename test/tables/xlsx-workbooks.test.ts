@@ -8,7 +8,7 @@ import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { readSheetRows } from '../../src/tables/xlsx-input.js';
 import { loadNumberFormats, numberText } from '../../src/tables/xlsx-cells.js';
-import { sandboxForFile } from './helpers.js';
+import { sandboxForFile } from '../batch/helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
 
 const ctx = sandboxForFile();

@@ -5,8 +5,8 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, expect, it } from 'vitest';
 import { parseServiceTime } from '../../src/time.js';
 import { sha256 } from '../batch/helpers.js';
-import { freePort, PUSH_PATH } from '../listen/helpers.js';
-import { DAY, dnc, world, type World } from './helpers.js';
+import { freePort, PUSH_PATH } from './helpers.js';
+import { DAY, dnc, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

@@ -2,7 +2,7 @@
 // reuses) and the charged answers without a verdict (billing_error, invalid_phone_number), which no cache keeps, so
 // the note and --json paid_again add up to the credits the run used.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dnc, json, world, type World } from './helpers.js';
+import { dnc, json, world, type World } from '../helpers/world.js';
 
 let w: World;
 

@@ -8,7 +8,7 @@ import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { startStub, type StubServer } from '../service/stub-server.js';
-import { scratch } from './helpers.js';
+import { scratch } from '../batch/helpers.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 const tmp = scratch();

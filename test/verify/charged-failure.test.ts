@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { dnc, json, lookedUp, world, type World } from './helpers.js';
+import { dnc, json, lookedUp, world, type World } from '../helpers/world.js';
 
 let w: World;
 let results: string;

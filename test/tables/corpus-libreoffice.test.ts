@@ -16,7 +16,7 @@ import {
   libreOfficeVersion,
   type LibreOfficeBook,
 } from '../helpers/libreoffice.js';
-import { FIXTURES, scratch, sha256 } from './helpers.js';
+import { FIXTURES, scratch, sha256 } from '../batch/helpers.js';
 
 const CORPUS = path.join(FIXTURES, 'corpus');
 const DIRS = readdirSync(CORPUS, { withFileTypes: true })

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { lookedUp, sandbox, scratch } from './helpers.js';
+import { lookedUp, sandbox, scratch } from '../batch/helpers.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;

@@ -3,7 +3,7 @@
 // Generated strings; a failure prints its seed, and DNC_PROPERTY_SEED=<seed> runs the same cases again.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseAnyTime, parseServiceTime } from '../../src/time.js';
+import { parseAnyTime, parseServiceTime } from '../src/time.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 const seed = process.env.DNC_PROPERTY_SEED ? { seed: Number(process.env.DNC_PROPERTY_SEED) } : {};

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { FIXTURES, lookedUp, sandboxForFile, sha256 } from './helpers.js';
+import { FIXTURES, lookedUp, sandboxForFile, sha256 } from '../batch/helpers.js';
 
 const ctx = sandboxForFile();
 const tmp = { dir: ctx.dir };

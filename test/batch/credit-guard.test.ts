@@ -6,7 +6,7 @@ import { describe, expect, it, afterEach } from 'vitest';
 import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/batch/credit-guard.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
-import { dnc, json, lookedUp, usNumbers, world, type World } from './helpers.js';
+import { dnc, json, lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {

@@ -13,7 +13,7 @@ import {
   type OracleCell,
   type OracleSheet,
 } from '../helpers/xlsx-oracle.js';
-import { FIXTURES, lookedUp, sandboxForFile, sha256 } from './helpers.js';
+import { FIXTURES, lookedUp, sandboxForFile, sha256 } from '../batch/helpers.js';
 
 const ctx = sandboxForFile();
 const tmp = { dir: ctx.dir };

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
-import { FIXTURES, lookedUp, sandbox, scratch, scratchFolders } from './helpers.js';
+import { FIXTURES, lookedUp, sandbox, scratch, scratchFolders } from '../batch/helpers.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;

@@ -1,12 +1,13 @@
-// Shared by the evidence tests: a scratch folder with its own state and cache folders, a sandbox, dnc run in-process with a clock.
+// Shared by the tests that run dnc in-process (verify, batch, compliance, stores, listen): a scratch folder with its
+// own state and cache folders, a sandbox, dnc run in-process with a clock.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { NO_HOME } from '../helpers/cli.js';
-import { testInterrupts } from '../helpers/interrupts.js';
+import { NO_HOME } from './cli.js';
+import { testInterrupts } from './interrupts.js';
 
 export interface World {
   dir: string;

@@ -1,11 +1,11 @@
 // A list whose last bytes can begin no UTF-8 character (a Windows-1252 "ö" at the very end, 0xE0 0x80) is not
 // UTF-8 at that byte: `dnc batch` says so, with the --encoding hint, and says it before the parser reads the chunk
-// holding it (not as a character the file's end cut). The property itself: test/batch/strict-utf8.property.test.ts.
+// holding it (not as a character the file's end cut). The property itself: test/tables/strict-utf8.property.test.ts.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
-import { scratch } from './helpers.js';
+import { scratch } from '../batch/helpers.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());
