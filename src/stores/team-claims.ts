@@ -160,7 +160,9 @@ export class TeamClaims {
   /** `way`: found so when this run claimed the number (`finished`), or when it polled a claim it waited on. */
   private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting, way: 'finished' | 'in_flight'): void {
     const at = this.now().toISOString();
-    if (a.kind === 'released') out.retry.push(item);
+    // --resend-unanswered: a send no one answered (its claimant died while this run waited) is claimed again, and
+    // taken over by that claim; anything a colleague answered since comes back from the store instead.
+    if (a.kind === 'released' || (a.kind === 'unanswered' && this.takeOverExpired)) out.retry.push(item);
     else if (a.kind === 'suppressed') {
       // An opt-out recorded while this batch runs is honoured before the send, as the list applied at its start is.
       const answer: FinalAnswer = {
