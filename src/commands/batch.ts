@@ -52,6 +52,11 @@ each charged again.
 Options that change no answer (budget, lists, concurrency, webhook URL, --reuse-within) may
 change on a rerun; --restart starts over.
 
+With a team store (docs/team.md) a batch prints the id of its scrub: on another machine,
+\`dnc batch --join ID\` helps it, looking up some of its numbers (at its own --concurrency,
+within its own --max-credits) while this batch writes every row; it takes no other flag and
+exits 0 once the scrub is done, stopped, or has nothing left to take.
+
 Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 
 postgresSkipped('dnc store and the team list');
 
@@ -45,15 +46,16 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   it('migrate makes the schema once; status says where (no password), which version, and what it holds', async () => {
     const m = await runDnc(['--json', 'store', 'migrate'], { env: team });
     expect(m.code, m.stderr).toBe(0);
-    expect(JSON.parse(m.stdout)).toMatchObject({ applied: [1, 2], schema_version: 2 });
+    const versions = MIGRATIONS.map((v) => v.version);
+    expect(JSON.parse(m.stdout)).toMatchObject({ applied: versions, schema_version: LATEST_VERSION });
     const again = await runDnc(['store', 'migrate'], { env: team });
-    expect(again.stderr).toContain('at schema version 2 already: nothing to do');
+    expect(again.stderr).toContain(`at schema version ${LATEST_VERSION} already: nothing to do`);
     const s = await runDnc(['--json', 'store', 'status'], { env: team });
     expect(s.code, s.stderr).toBe(0);
     expect(JSON.parse(s.stdout)).toMatchObject({
       kind: 'postgres',
-      schema_version: 2,
-      latest_version: 2,
+      schema_version: LATEST_VERSION,
+      latest_version: LATEST_VERSION,
       counts: { audit: 0 },
     });
     const password = new URL(db.url).password;
