@@ -123,7 +123,7 @@ class Feed implements IncomingNumbers {
   private async step(): Promise<JoinEnd | null> {
     if (this.journal.summaryCounts().queued >= this.low) return null;
     const numbers = await this.shared.take(this.scrub, this.claimant, this.low * 2);
-    if (numbers.length > 0) {
+    if (numbers !== null) {
       for (const n of numbers) this.windows.set(n.country, n.windowMs);
       const added = this.journal.insertNumbers(numbers.map((n) => [n.e164, n.country] as const));
       this.taken += added;
@@ -201,7 +201,8 @@ export async function runJoin(deps: BatchRunDeps, options: JoinOptions): Promise
     incoming: feed,
   });
   scheduler.on('progress', (p: SchedulerProgress) => {
-    ctx.emit({ type: 'progress', progress: p });
+    // (No list is read here: the total is what this runner has taken so far.)
+    ctx.emit({ type: 'progress', progress: { ...p, reading: false } });
     void feed.poke();
   });
   const off = ctx.interrupts.on((count) => {

@@ -42,6 +42,7 @@ export interface SharedScrubs {
   /**
    * Takes up to `limit` numbers of the scrub for `claimant`, from the end of its list (its owner works from the
    * start): none another joiner took, none claimed or answered since the scrub began. They are still to be claimed.
+   * Null when none is left untaken.
    */
-  take(scrub: SharedScrubInfo, claimant: string, limit: number): Promise<SharedNumber[]>;
+  take(scrub: SharedScrubInfo, claimant: string, limit: number): Promise<SharedNumber[] | null>;
 }

@@ -125,6 +125,7 @@ CREATE TABLE ${SCHEMA}.shared_numbers (
   e164 text NOT NULL, country text NOT NULL, window_ms float8, taken_by text,
   PRIMARY KEY (scrub, seq)
 );
+CREATE INDEX shared_numbers_untaken ON ${SCHEMA}.shared_numbers (scrub, seq) WHERE taken_by IS NULL;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_scrubs TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_numbers TO PUBLIC;`,
   },

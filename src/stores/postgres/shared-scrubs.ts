@@ -10,18 +10,23 @@ const LIST_PAGE = 5_000;
 
 /**
  * Numbers for a joiner, from the end of the list: untaken by another joiner (SKIP LOCKED: two joiners asking at once
- * take different ones), not claimed by anyone now, not settled since the scrub began (answered during it).
+ * take different ones; the partial index finds the untaken at once). All are marked taken; those claimed by anyone
+ * now, or settled since the scrub began (answered during it), are in hand already and come back not `open`.
  */
 const TAKE = `
-UPDATE ${SCHEMA}.shared_numbers n SET taken_by = $3
- WHERE n.scrub = $1 AND n.seq IN (
-   SELECT s.seq FROM ${SCHEMA}.shared_numbers s
-    WHERE s.scrub = $1 AND s.taken_by IS NULL
-      AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.claims c
-                       WHERE c.service = $5 AND c.account = $6 AND c.e164 = s.e164
-                         AND (c.state IN ('reserved', 'sending', 'pending') OR c.settled_at >= $2))
-    ORDER BY s.seq DESC LIMIT $4 FOR UPDATE SKIP LOCKED)
-RETURNING n.e164, n.country, n.window_ms`;
+WITH next AS (
+  SELECT s.seq FROM ${SCHEMA}.shared_numbers s WHERE s.scrub = $1 AND s.taken_by IS NULL
+   ORDER BY s.seq DESC LIMIT $4 FOR UPDATE SKIP LOCKED
+),
+taken AS (
+  UPDATE ${SCHEMA}.shared_numbers n SET taken_by = $3 FROM next WHERE n.scrub = $1 AND n.seq = next.seq
+  RETURNING n.e164, n.country, n.window_ms
+)
+SELECT t.e164, t.country, t.window_ms,
+       NOT EXISTS (SELECT 1 FROM ${SCHEMA}.claims c
+                    WHERE c.service = $5 AND c.account = $6 AND c.e164 = t.e164
+                      AND (c.state IN ('reserved', 'sending', 'pending') OR c.settled_at >= $2)) AS open
+  FROM taken t`;
 
 export class PgSharedScrubs implements SharedScrubs {
   constructor(
@@ -115,13 +120,18 @@ export class PgSharedScrubs implements SharedScrubs {
     };
   }
 
-  async take(scrub: SharedScrubInfo, claimant: string, limit: number): Promise<SharedNumber[]> {
-    const rows = await this.pool.query<{ e164: string; country: string; window_ms: number | null }>(
-      'taking numbers of the shared scrub',
-      TAKE,
-      [scrub.id, scrub.startedAt, claimant, limit, this.service, this.account],
-      { relaxed: true },
-    );
-    return rows.map((r) => ({ e164: r.e164, country: r.country, windowMs: r.window_ms }));
+  async take(scrub: SharedScrubInfo, claimant: string, limit: number): Promise<SharedNumber[] | null> {
+    // Numbers in hand already are passed over (they are marked taken): the next ones are asked for at once.
+    for (;;) {
+      const rows = await this.pool.query<{ e164: string; country: string; window_ms: number | null; open: boolean }>(
+        'taking numbers of the shared scrub',
+        TAKE,
+        [scrub.id, scrub.startedAt, claimant, limit, this.service, this.account],
+        { name: 'dnc-take', relaxed: true },
+      );
+      if (rows.length === 0) return null;
+      const open = rows.filter((r) => r.open);
+      if (open.length > 0) return open.map((r) => ({ e164: r.e164, country: r.country, windowMs: r.window_ms }));
+    }
   }
 }
