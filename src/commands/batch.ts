@@ -73,7 +73,7 @@ export function registerBatch(program: Command, host: CommandHost): void {
       'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - ' +
         'for standard input',
     )
-    .usage('[options] <input>  |  dnc batch --join <scrub-id> [--concurrency N] [--max-credits N]');
+    .usage('[options] <input> | --join <scrub-id>');
   addFlags(command, BATCH_FLAGS)
     .option(
       '--join <scrub-id>',
