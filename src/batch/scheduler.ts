@@ -480,9 +480,7 @@ export class BatchScheduler extends EventEmitter {
         }
       };
       // Committed in flight in the journal first, then claimed `sending` in the store (one statement), then sent: a
-      // crash at any point leaves the journal saying at least what the store says. One claim at a time: the places
-      // freed while it runs are claimed together when it answers (a loaded store gets fewer, larger statements).
-      let claimsOut = 0;
+      // crash at any point leaves the journal saying at least what the store says.
       const claimFirst = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
         const committed = new Set(commit(starting.map(([i]) => i.id)));
         const claiming = starting.filter(([item, estimate]) => {
@@ -493,7 +491,6 @@ export class BatchScheduler extends EventEmitter {
         if (claiming.length === 0) return;
         for (const [item, estimate, webhook] of claiming) gated.set(item.id, { estimate, webhook });
         inFlight += claiming.length;
-        claimsOut++;
         team!
           .claim(
             claiming.map(([item]) => item),
@@ -501,11 +498,9 @@ export class BatchScheduler extends EventEmitter {
           )
           .then(
             (sorted) => {
-              claimsOut--;
               if (!this.abandoned) applyClaim(sorted);
             },
             (err: unknown) => {
-              claimsOut--;
               // Not claimed, not sent: back to the journal's queue for the rerun.
               for (const [item] of claiming) {
                 const g = ungate(item);
@@ -519,7 +514,7 @@ export class BatchScheduler extends EventEmitter {
         // Stopping: another machine's lookups are no longer waited for (those numbers stay queued for the rerun).
         if (this.stopping !== null && waiting.size > 0) releaseWaiting();
         const starting: Array<[QueueItem, number, boolean]> = [];
-        while (this.stopping === null && claimsOut === 0 && inFlight + starting.length < concurrency) {
+        while (this.stopping === null && inFlight + starting.length < concurrency) {
           const item = peek();
           if (!item) break;
           if (unsupported.has(item.country)) {
