@@ -125,7 +125,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
       stores ??= storeSetting(flags, env, ctx.homedir).then(async (setting) => {
         const { openStores } = await import('./stores/owner.js');
         const opened = await openStores(setting, env, ctx.homedir);
-        if (opened.kind === 'postgres') ctx.debug(`store: the team store ${opened.where} (${setting.from})`);
+        if (setting.url !== null) ctx.debug(`store: the team store ${opened.where} (${setting.from})`);
         return opened;
       });
       return stores;

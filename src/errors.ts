@@ -68,6 +68,10 @@ export const ERROR_CODES = {
     exit: ExitCode.USAGE,
     summary: 'the journal belongs to another input or other result-changing options (see --restart)',
   },
+  E_JOURNAL_TOO_NEW: {
+    exit: ExitCode.USAGE,
+    summary: 'the batch journal was written by a newer dnc: upgrade dnc to resume it',
+  },
   E_JOURNAL_MISSING: { exit: ExitCode.USAGE, summary: 'listen: the batch has no journal beside its output' },
   E_WEBHOOK_URL: { exit: ExitCode.USAGE, summary: 'a --webhook-url the service would refuse' },
   E_BAD_REQUEST: {
@@ -104,7 +108,10 @@ export const ERROR_CODES = {
     exit: ExitCode.USAGE,
     summary: "the team store refused dnc's role (password, grants, a schema it may not change)",
   },
-  E_STORE_TOO_NEW: { exit: ExitCode.USAGE, summary: 'the team store was migrated by a newer dnc; upgrade dnc' },
+  E_STORE_TOO_NEW: {
+    exit: ExitCode.USAGE,
+    summary: 'a store (the team store, or a local file: cache, history, anchors, list) was written by a newer dnc',
+  },
   E_INPUT_MISSING: { exit: ExitCode.INPUT, summary: 'the input file does not exist' },
   E_INPUT_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the input cannot be read' },
   E_INPUT_EMPTY: { exit: ExitCode.INPUT, summary: 'the input is empty' },
@@ -129,6 +136,10 @@ export const ERROR_CODES = {
     exit: ExitCode.INPUT,
     summary: 'an output file or folder cannot be written (found before any lookup)',
   },
+  E_OUTPUT_TOO_LARGE: {
+    exit: ExitCode.INPUT,
+    summary: 'a workbook output would pass 4 GiB, the limit of its ZIP format: write CSV results instead',
+  },
   E_DISK_FULL: { exit: ExitCode.INPUT, summary: 'the disk is full: the batch journal cannot be written' },
   E_JOURNAL_WRITE: { exit: ExitCode.INPUT, summary: 'the batch journal cannot be written' },
   E_LIST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the suppression list cannot be read' },
@@ -141,7 +152,10 @@ export const ERROR_CODES = {
     summary: 'the suppression list was changed outside dnc (its audit log does not account for it); nothing sent',
   },
   E_CSV_COLUMN: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no column of numbers' },
-  E_CSV_MALFORMED: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: malformed CSV' },
+  E_CSV_MALFORMED: {
+    exit: ExitCode.INPUT,
+    summary: 'suppress/exempt import: a malformed file (a stray quote, a ragged row; named with its line)',
+  },
   E_CSV_EMPTY: { exit: ExitCode.INPUT, summary: 'suppress/exempt import: the file has no rows' },
   E_INVALID_NUMBER: { exit: ExitCode.INPUT, summary: 'a number that cannot be a phone number (nothing sent)' },
   E_NUMBER_REJECTED: {
@@ -230,6 +244,18 @@ export function usageError(
   options?: DncErrorOptions,
 ): DncError {
   return new DncError(code, message, options);
+}
+
+/** What the user is told of an E_INTERNAL error: it is dnc's fault, not theirs. */
+export const INTERNAL_ERROR_HINT =
+  'this is a bug in dnc; please report it with the command you ran and the output of --verbose';
+
+/**
+ * Exit 1: an internal invariant broken (a module used before it was ready, a callee breaking its contract): a bug in
+ * dnc, never a state the user can cause or fix. Thrown where the code knows it cannot go on.
+ */
+export function internalError(message: string, options?: Omit<DncErrorOptions, 'hint'>): DncError {
+  return new DncError('E_INTERNAL', `internal error: ${message}`, { ...options, hint: INTERNAL_ERROR_HINT });
 }
 
 /** Exit 3: unreadable or malformed input, a number that cannot be a phone number, unsupported country. */

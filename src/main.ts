@@ -22,7 +22,7 @@ import { integerOption, nonEmptyOption } from './cli-options.js';
 import type { GlobalFlags } from './config.js';
 import { createContext, type Context, type ContextDeps } from './context.js';
 import type { Interrupts } from './io.js';
-import { DncError, errorLines, ExitCode, redactSecrets, usageError } from './errors.js';
+import { DncError, errorLines, ExitCode, INTERNAL_ERROR_HINT, redactSecrets, usageError } from './errors.js';
 import { jsonErrorOf, usageHint, withUsageHint } from './render/error.js';
 import { mayBeTerminal, processIO, writeLine, type IO } from './io.js';
 import { collectSecrets, maskOptionValues, redactingIO } from './redact.js';
@@ -266,7 +266,7 @@ function shownError(err: unknown, program: Command, argv: readonly string[]): Dn
   if (err instanceof DncError) return withUsageHint(err, command);
   const e = err instanceof Error ? err : new Error(String(err));
   return new DncError('E_INTERNAL', `internal error: ${e.message}`, {
-    hint: 'this is a bug in dnc; please report it with the command you ran and the output of --verbose',
+    hint: INTERNAL_ERROR_HINT,
     cause: e,
   });
 }

@@ -51,7 +51,12 @@ export function unkeptStateNote(env: Env, homedir: string): string | null {
   const cache = missingHome(env, homedir, 'cache') !== null;
   if (!state && !cache) return null;
   const lost = [
-    ...(state ? ['the check history and the journal registry (dnc trace, usage --reconcile)'] : []),
+    ...(state
+      ? [
+          'the check history and the journal registry (dnc trace, usage --reconcile), the anchors of what it ' +
+            'writes (dnc verify then calls those files unproven)',
+        ]
+      : []),
     ...(cache ? ['the results cache (--reuse-within) and learned costs (--dry-run estimates)'] : []),
   ];
   const set = [...(state ? ['XDG_STATE_HOME'] : []), ...(cache ? ['XDG_CACHE_HOME'] : [])].join(' and ');

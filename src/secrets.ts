@@ -117,80 +117,130 @@ function secretsOf(secrets: readonly string[]): string[] {
   return [...out];
 }
 
-/**
- * The patterns of the forms a secret may be written in by whoever echoes it (a service, a push, a proxy): the text
- * (any case, any percent-encoding, `+` for space, JSON, JavaScript and HTML escapes, character by character, so
- * mixed forms such as Python's `quote` are found too), reversed, in hex (either case), and in base64 and base64url
- * (of its UTF-8 and UTF-16 bytes, at every alignment; themselves percent-encoded or escaped). Longest first.
- */
-export function secretPatterns(secrets: readonly string[]): string[] {
-  const forms = new Set<string>();
-  for (const s of secretsOf(secrets)) {
-    forms.add(textPattern(s));
-    const reversed = [...s].reverse().join('');
-    if (reversed !== s) forms.add(textPattern(reversed));
-    for (const bytes of [Buffer.from(s, 'utf8'), Buffer.from(s, 'utf16le')]) {
-      const hex = bytes.toString('hex');
-      if (hex.length >= MIN_ENCODED_LENGTH) forms.add(caseless(hex));
-      // base64 is case-sensitive: each character exact, or encoded as any other (`%2B`, `\u002b`).
-      for (const fragment of base64Fragments(bytes))
-        forms.add([...fragment].map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : charPattern(ch))).join(''));
-    }
-  }
-  return [...forms].sort((a, b) => b.length - a.length);
+/** One form a secret may be written in: its pattern, and the fewest characters any text it matches has. */
+interface SecretForm {
+  pattern: string;
+  shortest: number;
 }
 
-/** The pattern of each set of secrets seen (a process has one or two: the key, a database password). */
-const patterns = new Map<string, RegExp | null>();
-
-function patternOf(secrets: readonly string[]): RegExp | null {
-  // By content, not by array: a command's list of secrets grows once the configuration is read.
-  const id = secrets.join('\u0000');
-  let re = patterns.get(id);
-  if (re === undefined) {
-    const forms = secretPatterns(secrets);
-    re = forms.length === 0 ? null : new RegExp(forms.join('|'), 'g');
-    if (patterns.size > 16) patterns.clear();
-    patterns.set(id, re);
+/**
+ * The forms a secret may be written in by whoever echoes it (a service, a push, a proxy): the text (any case, any
+ * percent-encoding, `+` for space, JSON, JavaScript and HTML escapes, character by character, so mixed forms such as
+ * Python's `quote` are found too), reversed, in hex (either case), and in base64 and base64url (of its UTF-8 and
+ * UTF-16 bytes, at every alignment; themselves percent-encoded or escaped). Every alternative of a character's
+ * pattern is at least one character, so a form matches no text shorter than the characters it is written from.
+ */
+function secretForms(secrets: readonly string[]): SecretForm[] {
+  const forms = new Map<string, number>();
+  for (const s of secretsOf(secrets)) {
+    const chars = [...s];
+    forms.set(textPattern(s), chars.length);
+    const reversed = chars.reverse().join('');
+    if (reversed !== s) forms.set(textPattern(reversed), chars.length);
+    for (const bytes of [Buffer.from(s, 'utf8'), Buffer.from(s, 'utf16le')]) {
+      const hex = bytes.toString('hex');
+      if (hex.length >= MIN_ENCODED_LENGTH) forms.set(caseless(hex), hex.length);
+      // base64 is case-sensitive: each character exact, or encoded as any other (`%2B`, `\u002b`).
+      for (const fragment of base64Fragments(bytes))
+        forms.set([...fragment].map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : charPattern(ch))).join(''), fragment.length);
+    }
   }
+  return [...forms].map(([pattern, shortest]) => ({ pattern, shortest }));
+}
+
+/** The patterns of the forms of `secrets` (see secretForms), longest first. */
+export function secretPatterns(secrets: readonly string[]): string[] {
+  return longestFirst(secretForms(secrets));
+}
+
+const longestFirst = (forms: readonly SecretForm[]) => forms.map((f) => f.pattern).sort((a, b) => b.length - a.length);
+
+/** The secrets' forms as one expression, and the shortest text it can match (shorter text carries no secret). */
+interface Matcher {
+  re: RegExp;
+  shortest: number;
+}
+
+/**
+ * The expression of a set of secrets, compiled to machine code before its first use. V8 first runs an expression in
+ * its bytecode interpreter and compiles it to machine code once it is used again, except on a subject of 1,000
+ * characters or more, which it compiles to machine code at once; for this one (a few thousand alternatives, one per
+ * way each character may be written) the interpreter's compile is the slow one: ≈ 30–100 ms of a batch's start
+ * against ≈ 5–10 ms (docs/BENCHMARKS.md, item 8). So its first test is on a blank subject that long. Nothing else
+ * depends on it: with another engine, or another rule in V8, only that time comes back.
+ */
+function compiled(source: string): RegExp {
+  const re = new RegExp(source, 'g');
+  re.test(' '.repeat(1000));
+  re.lastIndex = 0;
   return re;
 }
 
-/** Whether `text` carries a secret in any form secretPatterns knows. */
+/** The matcher of each set of secrets seen (a process has one or two: the key, a database password). */
+const matchers = new Map<string, Matcher | null>();
+/** The last set asked for, as given: a batch asks with the same one tens of thousands of times (each answer). */
+let last: { secrets: readonly string[]; matcher: Matcher | null } | null = null;
+
+function matcherOf(secrets: readonly string[]): Matcher | null {
+  // By content, not by array: a command's list of secrets grows once the configuration is read.
+  if (last !== null && last.secrets.length === secrets.length && last.secrets.every((s, i) => s === secrets[i]))
+    return last.matcher;
+  // (By the secrets looked for: the client's list names the key twice, the streams' once, and both share one.)
+  const id = secretsOf(secrets).join('\u0000');
+  let matcher = matchers.get(id);
+  if (matcher === undefined) {
+    const forms = secretForms(secrets);
+    matcher =
+      forms.length === 0
+        ? null
+        : { re: compiled(longestFirst(forms).join('|')), shortest: Math.min(...forms.map((f) => f.shortest)) };
+    if (matchers.size > 16) matchers.clear();
+    matchers.set(id, matcher);
+  }
+  last = { secrets: [...secrets], matcher };
+  return matcher;
+}
+
+/** Whether `text` carries a secret in any form secretForms knows. */
 export function carriesSecret(text: string, secrets: readonly string[]): boolean {
-  const re = patternOf(secrets);
-  if (re === null) return false;
-  re.lastIndex = 0;
-  return re.test(text);
+  const m = matcherOf(secrets);
+  if (m === null || text.length < m.shortest) return false;
+  m.re.lastIndex = 0;
+  return m.re.test(text);
 }
 
 /**
- * `text` with every form of every secret replaced by `***` (see secretPatterns): the one masking rule, applied where
+ * `text` with every form of every secret replaced by `***` (see secretForms): the one masking rule, applied where
  * outside text enters dnc (answers, pushes, their headers and refusal reasons, errors) and to the output streams.
  */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
-  const re = patternOf(secrets);
-  if (re === null) return text;
-  re.lastIndex = 0;
-  return re.test(text) ? text.replace(re, MASK) : text;
+  return carriesSecret(text, secrets) ? text.replace(matcherOf(secrets)!.re, MASK) : text;
 }
 
-/** Every string of a JSON value (keys included) with its secrets masked; `changed` tells whether any was. */
+/** Whether any string of a JSON value (keys included) carries a secret. */
+function jsonCarriesSecret(v: unknown, secrets: readonly string[]): boolean {
+  if (typeof v === 'string') return carriesSecret(v, secrets);
+  if (Array.isArray(v)) return v.some((x) => jsonCarriesSecret(x, secrets));
+  if (v !== null && typeof v === 'object')
+    for (const k of Object.keys(v))
+      if (carriesSecret(k, secrets) || jsonCarriesSecret((v as Record<string, unknown>)[k], secrets)) return true;
+  return false;
+}
+
+/**
+ * Every string of a JSON value (keys included) with its secrets masked; `changed` tells whether any was. A value that
+ * carries none is returned as it is, not copied (every answer of a batch goes through here).
+ */
 export function maskSecretsInJson(value: unknown, secrets: readonly string[]): { value: unknown; changed: boolean } {
-  let changed = false;
+  if (!jsonCarriesSecret(value, secrets)) return { value, changed: false };
   const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') {
-      const m = maskSecrets(v, secrets);
-      if (m !== v) changed = true;
-      return m;
-    }
+    if (typeof v === 'string') return maskSecrets(v, secrets);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object')
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
     return v;
   };
-  const out = walk(value);
-  return { value: changed ? out : value, changed };
+  return { value: walk(value), changed: true };
 }
 
 /**

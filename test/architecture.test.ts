@@ -15,17 +15,6 @@ const LONG_FILES = new Set(['sandbox/engine.ts']);
 const COMMAND_FILE_LINES = 250;
 /** `dnc check`'s command, whose blocks and JSON lines are built in one place (src/render/check.ts). */
 const CHECK_COMMAND_LINES = 200;
-/**
- * Files that still throw a plain Error, each one a failure that reaches the user as exit 1 "a bug in dnc" (or, caught,
- * as a message without a code). They belong to work under way elsewhere (issue 40: the workbooks, the team store,
- * the listener); each leaves this list when it throws a DncError with a code. Never add to it.
- */
-const PLAIN_ERROR_ALLOWED = new Set([
-  'tables/xlsx-writer.ts', // a workbook past 4 GiB
-  'tables/xlsx-cells.ts', // number formats used before they were loaded (a bug)
-  'stores/interfaces.ts', // no API key and no recorded account to scope the results cache by
-  'listen/receiver.ts', // the store answered a wrong number of outcomes (caught: counted as a store failure)
-]);
 
 function sourceFiles(dir = SRC): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -210,6 +199,111 @@ describe('SQLite files', () => {
   });
 });
 
+describe('store interfaces', () => {
+  /** Where the stores' shared interfaces are declared: what callers, and both implementations, see. */
+  const INTERFACES = ['stores/interfaces.ts', 'stores/suppression-types.ts', 'stores/owner.ts'];
+  /** The drivers of the stores: SQLite's and PostgreSQL's. */
+  const DRIVERS = /^(better-sqlite3|node:sqlite|sqlite3?|pg|pg-.*|postgres)$/;
+
+  /** The exported interfaces and types of a file that name a driver's type (imported, or `import('driver').X`). */
+  function driverTypesIn(file: string, text = readFileSync(path.join(SRC, file), 'utf8')): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const fromDriver = new Set<string>();
+    for (const s of source.statements) {
+      if (!ts.isImportDeclaration(s) || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+      if (!DRIVERS.test(s.moduleSpecifier.text) || !s.importClause) continue;
+      const c = s.importClause;
+      if (c.name) fromDriver.add(c.name.text);
+      if (c.namedBindings && ts.isNamespaceImport(c.namedBindings)) fromDriver.add(c.namedBindings.name.text);
+      if (c.namedBindings && ts.isNamedImports(c.namedBindings))
+        for (const e of c.namedBindings.elements) fromDriver.add(e.name.text);
+    }
+    const found: string[] = [];
+    const visit = (declaration: string) => (node: ts.Node) => {
+      const at = () => `src/${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1} (${declaration})`;
+      if (ts.isImportTypeNode(node)) {
+        const arg = node.argument;
+        if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal) && DRIVERS.test(arg.literal.text))
+          found.push(at());
+      } else if (ts.isTypeReferenceNode(node)) {
+        const name = node.typeName;
+        const root = ts.isIdentifier(name) ? name : ts.isQualifiedName(name) ? leftmost(name) : undefined;
+        if (root && fromDriver.has(root.text)) found.push(at());
+      }
+      ts.forEachChild(node, visit(declaration));
+    };
+    for (const s of source.statements) {
+      const exported =
+        ts.canHaveModifiers(s) && ts.getModifiers(s)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+      if (exported && (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s))) visit(s.name.text)(s);
+    }
+    return found;
+  }
+
+  function leftmost(name: ts.QualifiedName): ts.Identifier {
+    let n: ts.EntityName = name;
+    while (ts.isQualifiedName(n)) n = n.left;
+    return n;
+  }
+
+  it('are found naming a driver however it is named', () => {
+    const probe =
+      "import type BetterSqlite3 from 'better-sqlite3';\nimport type { ClientBase } from 'pg';\n" +
+      'export interface A { f(db: BetterSqlite3.Database): void }\nexport interface B { c: ClientBase }\n' +
+      "export type C = (db: import('better-sqlite3').Database) => void;\ninterface D { c: ClientBase }\n";
+    expect(driverTypesIn('probe.ts', probe)).toEqual([
+      'src/probe.ts:3 (A)',
+      'src/probe.ts:4 (B)',
+      'src/probe.ts:5 (C)',
+    ]);
+  });
+
+  it('name no driver type (better-sqlite3, pg): a store is used the same whichever implements it', () => {
+    expect(INTERFACES.flatMap((f) => driverTypesIn(f))).toEqual([]);
+  });
+
+  /**
+   * Members of the interface `name` in a file that say which implementation a caller holds: a `kind`, or a type
+   * naming one ('local', 'postgres', 'sqlite', 'team'), which a caller could only branch on.
+   */
+  function kindMembersOf(file: string, name: string, text = readFileSync(path.join(SRC, file), 'utf8')): string[] {
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const declaration = source.statements.find((s) => ts.isInterfaceDeclaration(s) && s.name.text === name);
+    if (!declaration || !ts.isInterfaceDeclaration(declaration)) return [`src/${file}: no interface ${name}`];
+    const IMPLEMENTATIONS = /^['"](local|postgres|postgresql|sqlite|team)['"]$/;
+    return declaration.members.flatMap((m) => {
+      const member = m.name?.getText(source) ?? '';
+      const literal = (n: ts.Node): boolean =>
+        (ts.isLiteralTypeNode(n) && IMPLEMENTATIONS.test(n.literal.getText(source))) ||
+        ts.forEachChild(n, literal) === true;
+      return /^(kind|type|implementation)$/.test(member) || literal(m) ? [`${name}.${member}`] : [];
+    });
+  }
+
+  it('are found saying which implementation they are', () => {
+    const probe =
+      "export interface Stores { readonly kind: 'local' | 'postgres'; where: string; f(): 'team' | null }\n";
+    expect(kindMembersOf('probe.ts', 'Stores', probe)).toEqual(['Stores.kind', 'Stores.f']);
+  });
+
+  it('never say which implementation a caller holds: the difference is behind the interface, no use case asks', () => {
+    expect(kindMembersOf('stores/owner.ts', 'Stores')).toEqual([]);
+  });
+
+  it("hide their implementations: only stores/ imports the team store's (stores/postgres/) or PostgreSQL's driver", () => {
+    const reached = files
+      .filter((f) => !f.startsWith('stores/'))
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((i) =>
+            i.specifier.startsWith('.') ? targetOf(i).startsWith('stores/postgres/') : /^pg(-|$)/.test(i.specifier),
+          )
+          .map((i) => `src/${f}:${i.line} imports ${i.specifier}`),
+      );
+    expect(reached).toEqual([]);
+  });
+});
+
 describe('source files', () => {
   it(`stay within 600 lines (but ${[...LONG_FILES].join(', ')}) and 120 columns`, () => {
     const long: string[] = [];
@@ -263,14 +357,10 @@ describe('errors', () => {
     expect(plainErrorThrows('probe.ts', probe)).toEqual(['src/probe.ts:2', 'src/probe.ts:3']);
   });
 
-  it('thrown in src/ are DncErrors with a code: no plain Error outside the sandbox (and the files listed)', () => {
-    const plain = files
-      .filter((f) => !f.startsWith('sandbox/') && !PLAIN_ERROR_ALLOWED.has(f))
-      .flatMap((f) => plainErrorThrows(f));
+  // A user-facing failure is a DncError with a code (src/errors.ts); a broken internal invariant, an internalError
+  // (E_INTERNAL: a bug in dnc, said so). The sandbox (the service's emulator) is not dnc's CLI and keeps its own.
+  it('thrown in src/ are DncErrors with a code: no plain Error outside the sandbox', () => {
+    const plain = files.filter((f) => !f.startsWith('sandbox/')).flatMap((f) => plainErrorThrows(f));
     expect(plain).toEqual([]);
-  });
-
-  it('are allowed plain only where one is still thrown: a file fixed leaves the list', () => {
-    expect([...PLAIN_ERROR_ALLOWED].filter((f) => plainErrorThrows(f).length === 0)).toEqual([]);
   });
 });

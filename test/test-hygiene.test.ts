@@ -84,7 +84,7 @@ export function strayTestPaths(testDir: string, srcDir: string): string[] {
 }
 
 describe('the test tree', () => {
-  it('mirrors src/: each test folder names a src/ folder (but the cross-cutting ones), each root test a src/ file', () => {
+  it('mirrors src/: each folder names a src/ folder (but the cross-cutting ones), each root test a src/ file', () => {
     expect(strayTestPaths(path.join(REPO_ROOT, 'test'), path.join(REPO_ROOT, 'src'))).toEqual([]);
   });
 
@@ -112,6 +112,56 @@ describe('the test tree', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+/**
+ * Fixed sleeps in a test: a promise a timer resolves after a set time (`new Promise((r) => setTimeout(r, ms))`,
+ * `setTimeout(resolve, ms)`), or node:timers/promises. Waiting for the event itself (test/helpers/wait.ts) is
+ * neither too short on a loaded machine nor too long on a quiet one; the injected clock (a sandbox's timers, a `now`)
+ * steps time.
+ */
+export function fixedSleeps(text: string): string[] {
+  const found: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (/^\s*(\/\/|\*)/.test(line)) return;
+    if (/setTimeout\(\s*(r|res|resolve|done|wake)\s*,/.test(line) || /['"]node:timers\/promises['"]/.test(line))
+      found.push(`${i + 1}: ${line.trim()}`);
+  });
+  return found;
+}
+
+/**
+ * The fixed sleeps left, each deliberate (time passing is what its test is about, or what it simulates), with its
+ * comment saying why. A new one is a test that waits for time instead of an event: wait for the event instead.
+ */
+const DELIBERATE_SLEEPS: Record<string, number> = {
+  'test/helpers/wait.ts': 1, // the suite's one poll, every few milliseconds until a deadline
+  'test/helpers/service-proxy.ts': 1, // a service slow to answer
+  'test/listen/session.test.ts': 2, // a render that takes time; pushes spread over seconds for the throttle
+  'test/attacks/resources.test.ts': 1, // a connection is stalled once it has been for stalledMs of real time
+  'test/team/machines.test.ts': 1, // a colleague's start, shorter than the answers a killed member awaits
+};
+
+describe('fixed sleeps', () => {
+  const deliberate = Object.values(DELIBERATE_SLEEPS).reduce((a, b) => a + b) - 1;
+  it(`are the ${deliberate} deliberate ones (and the one poll) at most`, () => {
+    const counts: Record<string, number> = {};
+    for (const f of files(path.join(REPO_ROOT, 'test'))) {
+      const rel = path.relative(REPO_ROOT, f).split(path.sep).join('/');
+      if (rel === 'test/test-hygiene.test.ts') continue;
+      const n = fixedSleeps(readFileSync(f, 'utf8')).length;
+      if (n > (DELIBERATE_SLEEPS[rel] ?? 0)) counts[rel] = n;
+    }
+    expect(counts, 'files with more fixed sleeps than allowed: wait for the event (test/helpers/wait.ts)').toEqual({});
+  });
+
+  it('are found in the forms tests write them', () => {
+    expect(fixedSleeps('    await new Promise((r) => setTimeout(r, 200));')).toHaveLength(1);
+    expect(fixedSleeps('await new Promise<void>((resolve) => setTimeout(resolve, 50));')).toHaveLength(1);
+    expect(fixedSleeps("import { setTimeout as sleep } from 'node:timers/promises';")).toHaveLength(1);
+    expect(fixedSleeps('const t = setTimeout(() => child.kill(), 20_000); // a deadline')).toEqual([]);
+    expect(fixedSleeps('// await new Promise((r) => setTimeout(r, 200));')).toEqual([]);
   });
 });
 

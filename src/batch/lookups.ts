@@ -36,7 +36,7 @@ export async function teamClaimsFor(
   options: BatchOptions,
 ): Promise<TeamClaims | null> {
   const stores = await ctx.stores();
-  if (stores.kind === 'local') return null;
+  if (!stores.claimsLookups) return null;
   const claimant = `${operatorOf(ctx.env)} pid ${ctx.lockDeps.pid} run ${randomUUID().slice(0, 8)}`;
   // This batch, whoever runs it next: the journal (its lock says one run at a time) where it is, made when.
   const origin = createHash('sha256')

@@ -4,6 +4,7 @@ import type { SchedulerProgress } from './scheduler.js';
 import type { TableLayout } from '../tables/layout.js';
 import type { BatchPaths } from './paths.js';
 import type { BatchOptions } from './job.js';
+import { outputFormatOf } from '../tables/table-format.js';
 
 /**
  * Decides, as the lookups go, whether a render thread is worth starting: asked at each progress, it says yes
@@ -39,7 +40,6 @@ const THREAD_WINDOW_MS = 250;
  */
 export async function renderableEarly(paths: BatchPaths, layout: TableLayout, options: BatchOptions): Promise<boolean> {
   if (paths.output.kind !== 'file' || layout.workbook) return false;
-  const { outputFormatOf } = await import('../tables/xlsx-input.js');
   if (outputFormatOf(paths.outputPath, options.format) !== 'csv') return false;
   const lists = [paths.callableOut, paths.suppressedOut, paths.reviewOut].filter((p) => p !== null);
   if (!lists.every((p) => outputFormatOf(p, undefined) === 'csv')) return false;

@@ -138,7 +138,7 @@ export async function sendingOf(
 
 /** How long the team store's claims take an answer for "the same moment" (null with the local store: no claims). */
 async function teamLeaseOf(ctx: RunContext): Promise<number | null> {
-  if ((await ctx.stores()).kind === 'local') return null;
+  if (!(await ctx.stores()).claimsLookups) return null;
   return claimLeaseMs(ctx.flags.timeout ?? DEFAULT_TIMEOUT_MS, ctx.flags.retries ?? DEFAULT_RETRIES);
 }
 
@@ -156,7 +156,7 @@ function teamMomentNote(v: { checkedAt: string }): string {
 
 /** What the summary says of them once the run is over: the numbers of the last day this run paid for again. */
 export function paidAgain(
-  journal: Pick<BatchJournal, 'get' | 'sends'>,
+  journal: Pick<BatchJournal, 'verdict' | 'sends'>,
   outcome: RecentOutcome | null,
 ): PaidAgain | null {
   // Verdicts reused by --reuse-within (no question asked): nothing of them was paid again.
@@ -165,7 +165,8 @@ export function paidAgain(
   let numbers = 0;
   let credits = 0;
   for (const a of outcome.decision === 'reuse' ? [] : outcome.answers) {
-    const row = journal.get(a.e164);
+    // Its verdict, not its row: the row brings the stored answer along, a body a number read for its credits alone.
+    const row = journal.verdict(a.e164);
     if (!row || row.credits <= 0) continue;
     numbers++;
     credits += row.credits;

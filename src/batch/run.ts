@@ -404,6 +404,11 @@ async function runBatchJournal(
         });
       journal.setStoppedReason(outcome.stoppedReason);
       background.add(rememberCosts(ctx, journal));
+      // An opt-out recorded while the lookups ran is never written callable: its rows are rendered afresh.
+      if ((await compliance.applyLateOptOuts(ctx, journal, options.compliance ?? {})) > 0) {
+        await early?.abort();
+        early = renderThread = null;
+      }
     } else {
       estimate = { numbers: 0, credits: 0 }; // (every number answered before a lookup was needed)
       journal.setStoppedReason(null);

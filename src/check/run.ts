@@ -1,14 +1,6 @@
 // The check use case: a few numbers judged locally, then looked up one after another, each told as a typed event.
 // It never prints and picks no exit code: `src/commands/check.ts` shows the events and decides.
-import {
-  checkCompliance,
-  exemptedOutcome,
-  exemptionJson,
-  exemptionLines,
-  registerSaysDnc,
-  suppressedJson,
-  suppressedLines,
-} from '../compliance/check-compliance.js';
+import { checkCompliance, exemptedOutcome, registerSaysDnc } from '../compliance/check-compliance.js';
 import { randomUUID } from 'node:crypto';
 import { complianceSettings, openListForScrub, operatorOf, type ComplianceContext } from '../compliance/settings.js';
 import { callingAnswer, type CallingAnswer, type Standing } from '../calling/index.js';
@@ -23,7 +15,7 @@ import {
 } from '../config.js';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { EvidenceEnv } from '../evidence/batch-evidence.js';
-import { openCheckEvidence, reusedJson, reusedLines } from '../evidence/check-evidence.js';
+import { openCheckEvidence } from '../evidence/check-evidence.js';
 import type { Interrupts } from '../io.js';
 import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
 import type { LookupOutcome, ServiceClient } from '../service/client.js';
@@ -33,20 +25,6 @@ import { formatInteger } from '../text/numbers.js';
 import { claimOrWait, settlementOf } from './team.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
-
-/**
- * What showing the events needs of the internal list's and the results cache's records (their lines and JSON), handed
- * to the command with the use case so that the command imports neither compliance/ nor evidence/.
- */
-export const checkRecords = {
-  suppressedLines,
-  suppressedJson,
-  exemptionLines,
-  exemptionJson,
-  registerSaysDnc,
-  reusedLines,
-  reusedJson,
-} as const;
 
 export interface CheckOptions {
   country?: string;
@@ -99,6 +77,8 @@ export type CheckEvent =
       number: CheckedNumber;
       outcome: Exclude<LookupOutcome, { kind: 'bad_response' }>;
       decision: ComplianceDecision;
+      /** The register said do not call (the only verdict an exemption turns). */
+      registerDnc: boolean;
       exempted: boolean;
       calling: CallingAnswer;
     }
@@ -202,16 +182,14 @@ export async function runCheck(
     new URL(config.baseUrl.value).origin,
     options.reuseWithinMs ?? null,
   );
-  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for).
+  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for); the
+  // local store keeps no claims (null).
   const stores = await deps.stores();
-  const claims =
-    stores.kind === 'local'
-      ? null
-      : await stores.claims(
-          { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
-          `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
-          claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
-        );
+  const claims = await stores.claims(
+    { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
+    `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
+    claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
+  );
   const tally: CheckTally = {
     callable: 0,
     listed: 0,
@@ -335,7 +313,8 @@ export async function runCheck(
         continue;
       }
       tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      const exempted = exemptedOutcome(decision, registerSaysDnc(outcome));
+      const registerDnc = registerSaysDnc(outcome);
+      const exempted = exemptedOutcome(decision, registerDnc);
       if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
       else tally[outcome.kind]++;
       if (outcome.kind === 'succeeded' && outcome.body.do_not_call) warnExpiredExemption(say, decision, label);
@@ -344,6 +323,7 @@ export async function runCheck(
         number,
         outcome,
         decision,
+        registerDnc,
         exempted,
         calling: windowOf(number, standingOf(outcome, exempted)),
       });

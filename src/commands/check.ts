@@ -93,8 +93,8 @@ export function registerCheck(program: Command, host: CommandHost): void {
 
 /** Runs the check use case, showing each event as it comes (src/render/check.ts); returns the exit code. */
 async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, failOnDnc: boolean): Promise<number> {
-  // The records' lines and JSON come with the use case: compliance/ and evidence/ are below it, not below the command.
-  const { runCheck, checkRecords: records } = await import('../check/run.js');
+  // Loaded with the use case, when the command runs: the use case, and the lines and JSON of the user's records.
+  const [{ runCheck }, records] = await Promise.all([import('../check/run.js'), import('../render/check-records.js')]);
   const view: CheckView = {
     json: ctx.json,
     render: { unicode: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, webhookUrl: options.webhookUrl },

@@ -31,13 +31,23 @@ export function registerReport(program: Command, host: CommandHost): void {
     .argument('<results>', 'the output CSV of `dnc batch`')
     .option('-o, --output <file>', 'where to write it (default: RESULTS.report.html beside the results)')
     .option('--include-numbers', `list the phone numbers (at most ${formatInteger(REPORT_MAX_ROWS)} rows)`)
+    .option(
+      '--unanchored',
+      'judge a file anchored nowhere this machine can see (the weaker check: it says what it did not check)',
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts() as { output?: string; includeNumbers?: boolean };
+    const o = cmd.opts() as { output?: string; includeNumbers?: boolean; unanchored?: boolean };
     const results = path.resolve(ctx.cwd, cmd.args[0]!);
     const { writeReport } = await import('../report/run.js');
     const report = await writeReport(
-      { results, output: o.output, includeNumbers: o.includeNumbers === true, maxRows: REPORT_MAX_ROWS },
+      {
+        results,
+        output: o.output,
+        includeNumbers: o.includeNumbers === true,
+        maxRows: REPORT_MAX_ROWS,
+        unanchored: o.unanchored === true,
+      },
       ctx.deps({
         onEvent: (e: { text: string }) => ctx.warn(e.text),
         // The renderer is the heavy part of a report: loaded when one is written.
@@ -55,6 +65,7 @@ export function registerReport(program: Command, host: CommandHost): void {
       ctx.warn(`dnc: ${results} is not fit to dial: ${fit.why}; the report says so (\`dnc verify\` lists the rows)`);
       for (const line of fit.fitness.wayOut) ctx.warn(`  ${line}`);
     }
+    if (fit.unchecked) ctx.warn(`dnc: ${fit.unchecked}`);
     if (ctx.json)
       writeLine(
         ctx.io.stdout,
@@ -65,6 +76,7 @@ export function registerReport(program: Command, host: CommandHost): void {
           fitness: fit.fitness.state,
           not_fit_because: fit.why,
           way_out: fit.fitness.wayOut,
+          anchor_unchecked: fit.unchecked,
           calling_rules_version: report.callingRulesVersion,
           numbers_included: o.includeNumbers === true,
         }),

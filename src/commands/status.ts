@@ -33,18 +33,22 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
     .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
     .option(
+      '--unanchored',
+      'judge files anchored nowhere this machine can see (the weaker check: a warning says what it did not check)',
+    )
+    .option(
       '--scrubs',
       "the latest scrubs recorded in the history (the team's, with a team store): who, for whom, when",
     )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts<{ expiring?: number; asOf?: Date; scrubs?: boolean }>();
+    const o = cmd.opts<{ expiring?: number; asOf?: Date; scrubs?: boolean; unanchored?: boolean }>();
     const withinMs = o.expiring ?? 0;
     const asOf = o.asOf ?? ctx.now();
     const paths = (cmd.args.length ? cmd.args : ['.']).map((p) => path.resolve(ctx.cwd, p));
     const { runStatus } = await import('../status/run.js');
     const result = await runStatus(
-      o.scrubs ? { scrubs: true } : { paths, asOf, withinMs },
+      o.scrubs ? { scrubs: true } : { paths, asOf, withinMs, unanchored: o.unanchored === true },
       ctx.deps({ onEvent: (e: { text: string }) => ctx.warn(e.text) }),
     );
     if (result.kind === 'scrubs') return showScrubs(ctx, result.scrubs, result.where);

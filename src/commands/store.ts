@@ -48,8 +48,9 @@ export function registerStore(program: Command, host: CommandHost): void {
   host.action(
     store.command('migrate').description("bring a team store's schema to this dnc's version"),
     async (ctx) => {
-      const stores = await teamStores(ctx, 'migrate');
+      const stores = await ctx.stores();
       const applied = await stores.migrate();
+      if (applied === null) throw noTeamStore('migrate');
       const s = await stores.status();
       if (ctx.json)
         writeLine(ctx.io.stdout, JSON.stringify({ where: s.where, applied, schema_version: s.schema_version }));
@@ -79,17 +80,16 @@ function teamAddress(s: StoreStatus): string {
   return `team (PostgreSQL): host ${s.host}, port ${s.port}, database ${s.database}, user ${s.user}`;
 }
 
-async function teamStores(ctx: Context, what: string) {
-  const stores = await ctx.stores();
-  if (stores.kind === 'local')
-    throw usageError('E_STORE_INVALID', `store ${what} needs a team store, and none is named`, {
-      hint: 'give --store postgresql://…, DNC_STORE, or "store" in the config file (docs/team.md)',
-    });
-  return stores;
+function noTeamStore(what: string) {
+  return usageError('E_STORE_INVALID', `store ${what} needs a team store, and none is named`, {
+    hint: 'give --store postgresql://…, DNC_STORE, or "store" in the config file (docs/team.md)',
+  });
 }
 
 async function importList(ctx: Context, flag: string | undefined, merge: boolean): Promise<number> {
-  const stores = await teamStores(ctx, 'import');
+  const stores = await ctx.stores();
+  // The list is moved into a store that holds one: the team's.
+  if (stores.teamListWhere === null) throw noTeamStore('import');
   const { importListIntoTeam } = await import('../compliance/team-import.js');
   const r = await importListIntoTeam(ctx, stores, flag, merge);
   if (ctx.json)

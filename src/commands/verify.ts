@@ -20,8 +20,11 @@ rewritten by \`dnc listen\`); needs no service configuration and sends nothing. 
     manifest says (an edited verdict, or a deleted, inserted or edited row, is found by line);
     a file whose journal is gone cannot be proven and is not fit, unless --without-journal
     asks for the weaker check (the rest of it), which then says what it did not check;
-  - the file and its manifest against what this machine's state folder records dnc last
-    wrote (a file and manifest rewritten together are found);
+  - the file and its manifest against their anchors: what this machine's state folder records
+    dnc last wrote, and, with a team store, what any member's dnc anchored there for the run
+    the manifest names (a file, manifest and journal rewritten together are found); a file
+    anchored nowhere this machine can see is unproven and not fit, unless --unanchored asks
+    for the weaker check, which then says what it did not check;
   - every callable row has a correlation id, a register source and a checked_at no older than
     --max-age (default: the validity window of the row's country: US 31d, CA 31d, GB 28d,
     AU 30d, others 30d, or those the scrub's config set); a row callable by an exemption
@@ -53,9 +56,19 @@ export function registerVerify(program: Command, host: CommandHost): void {
       '--without-journal',
       'judge a file whose batch journal is gone (the weaker check: its rows cannot be compared with what was answered)',
     )
+    .option(
+      '--unanchored',
+      'judge a file anchored nowhere this machine can see (the weaker check: it says what it did not check)',
+    )
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
-    const o = cmd.opts<{ maxAge?: number; asOf?: Date; list: number; withoutJournal?: boolean }>();
+    const o = cmd.opts<{
+      maxAge?: number;
+      asOf?: Date;
+      list: number;
+      withoutJournal?: boolean;
+      unanchored?: boolean;
+    }>();
     const maxAgeMs = o.maxAge ?? null;
     const asOf = o.asOf ?? ctx.now();
     const listLimit = o.list;
@@ -66,6 +79,7 @@ export function registerVerify(program: Command, host: CommandHost): void {
       asOf,
       listLimit,
       withoutJournal: o.withoutJournal === true,
+      unanchored: o.unanchored === true,
       warn: (line) => ctx.warn(line),
     });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
@@ -89,6 +103,10 @@ export function verifyJson(r: JudgedReport) {
     compared_with_input: r.comparedWithInput,
     unproven: r.unproven,
     anchored: r.anchored,
+    anchored_by: r.anchoredBy,
+    anchors_looked_in: r.anchorsLookedIn,
+    unanchored: r.unanchored,
+    anchor_unchecked: r.anchorUnchecked,
     rows: r.tally.rows.total,
     distinct_numbers: r.tally.numbers.distinct,
     rows_by_result: r.tally.rows.by_result,
@@ -136,12 +154,19 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
     `             rows compared with ` +
       (against.length ? against.join(' and ') : 'nothing else (journal and input not found where the manifest says)'),
   );
-  if (r.anchored === 'matches')
-    lines.push('             the state folder records this file and manifest as what dnc last wrote');
-  else if (r.anchored === 'not_here')
+  const by = r.anchoredBy;
+  if (by?.where === 'state folder')
     lines.push(
-      '             not anchored on this machine (the state folder has no record of writing it: written elsewhere)',
+      '             the state folder records this file and manifest as what dnc last wrote' +
+        (by.output === r.output ? '' : ` (at ${rel(by.output)})`),
     );
+  else if (by)
+    lines.push(
+      `             the team store records this file and manifest as written by ${by.who} (as ${by.operator} on ` +
+        `${by.host}) at ${by.at}`,
+    );
+  if (r.anchorUnchecked) lines.push(`  unanchored ${r.anchorUnchecked}`);
+  else if (r.unanchored) lines.push(`  unanchored ${r.unanchored}`);
   if (r.unproven)
     lines.push(
       `  unproven   ${r.unproven}`,

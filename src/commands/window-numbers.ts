@@ -10,7 +10,10 @@ import type { NumberWindow, NumberWindowEvent, NumberWindowOptions } from '../wi
 
 /** Runs the window-only question; exit 0, or 3 when a number given cannot be valid (every number is answered). */
 export async function runNumberWindowCommand(ctx: Context, options: NumberWindowOptions): Promise<number> {
-  const { runNumberWindows, numberWindowRecords: records } = await import('../window/numbers.js');
+  const [{ runNumberWindows }, records] = await Promise.all([
+    import('../window/numbers.js'),
+    import('../render/check-records.js'),
+  ]);
   let blocks = 0;
   const print = (lines: readonly string[]) => {
     if (!ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');
@@ -41,8 +44,8 @@ export async function runNumberWindowCommand(ctx: Context, options: NumberWindow
   return result.invalid > 0 ? ExitCode.INPUT : ExitCode.OK;
 }
 
-type SuppressedJson = (typeof import('../window/numbers.js'))['numberWindowRecords']['suppressedJson'];
-type SuppressedLines = (typeof import('../window/numbers.js'))['numberWindowRecords']['suppressedLines'];
+type SuppressedJson = (typeof import('../render/check-records.js'))['suppressedJson'];
+type SuppressedLines = (typeof import('../render/check-records.js'))['suppressedLines'];
 
 /** One object a number: what it is, that it was not looked up, and its `calling` answer. */
 export function numberJson(a: NumberWindow, suppressedJson: SuppressedJson): Record<string, unknown> {

@@ -58,6 +58,7 @@ export function registerWindow(program: Command, host: CommandHost): void {
       ),
     )
     .option('--without-journal', "judge a file whose batch journal is gone (verify's weaker check)")
+    .option('--unanchored', "judge a file anchored nowhere this machine can see (verify's weaker check)")
     .option(
       '--calling-settings <file>',
       "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; else the config's calling)",
@@ -81,6 +82,7 @@ export function registerWindow(program: Command, host: CommandHost): void {
       dialOut?: string;
       maxAge?: number;
       withoutJournal?: boolean;
+      unanchored?: boolean;
       callingSettings?: string;
       number?: string[];
       country?: string;
@@ -131,6 +133,7 @@ export function registerWindow(program: Command, host: CommandHost): void {
       dialOut: o.dialOut,
       maxAgeMs: o.maxAge ?? null,
       withoutJournal: o.withoutJournal === true,
+      unanchored: o.unanchored === true,
       callingSettings: o.callingSettings,
     });
   });
@@ -143,7 +146,7 @@ function flagsOf(keys: readonly string[]): string[] {
 
 /** --number asks about numbers, not a results file: the options of a list are refused beside it. */
 function refuseMixed(results: string | undefined, o: Record<string, unknown>): void {
-  const listOnly = (['from', 'until', 'dialOut', 'maxAge', 'withoutJournal'] as const).filter(
+  const listOnly = (['from', 'until', 'dialOut', 'maxAge', 'withoutJournal', 'unanchored'] as const).filter(
     (k) => o[k] !== undefined,
   );
   if (results !== undefined || listOnly.length > 0) {

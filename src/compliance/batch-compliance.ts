@@ -13,7 +13,7 @@ import {
 } from './validity.js';
 import { formatInteger } from '../text/numbers.js';
 import { parseServiceTime } from '../time.js';
-import { complianceSettings, openListForScrub } from './settings.js';
+import { complianceSettings, openList, openListForScrub } from './settings.js';
 
 /** What a scrub records about compliance (journal meta, then the manifest and the report). */
 export interface ScrubCompliance {
@@ -281,6 +281,53 @@ export async function applyListsBeforeLookups(
     return c;
   } finally {
     await store?.close();
+  }
+}
+
+/**
+ * `dnc batch`'s one call once its lookups are over, before its outputs are written: numbers put on the internal list
+ * while the lookups ran, whose lookup had answered callable (or do_not_call turned callable by an exemption: an
+ * opt-out revokes consent), are made do_not_call from the list; the lookup's answer, correlation id and credits are
+ * kept (it was paid for). One read of the list, whatever the batch's size; nothing when its head has not moved since
+ * the lists were applied. The compliance record then names the list as read now. Returns how many numbers changed.
+ */
+export async function applyLateOptOuts(
+  ctx: import('./settings.js').ComplianceContext & { info(line: string): void },
+  journal: BatchJournal,
+  flags: import('./settings.js').ComplianceFlags,
+): Promise<number> {
+  const record = complianceRecordOf(journal);
+  if (!record) return 0; // (a list made while the lookups ran counts: record.list is null then)
+  const store = await openList(ctx, await complianceSettings(ctx, flags), false);
+  if (!store) return 0;
+  try {
+    const snap = await store.snapshot();
+    if (snap.identity.audit_head === (record.list?.audit_head ?? null)) return 0;
+    // (Not verified again: a list altered since could only add do_not_call rows here, never a callable one.)
+    const late = new Map<number, string>();
+    for (const s of snap.suppressions) {
+      const v = journal.verdict(s.e164);
+      if (v?.state !== 'done' || v.list_source?.startsWith('internal:') || effectiveResult(v) !== 'callable') continue;
+      const said = v.result === 'callable' ? 'said callable' : 'was made callable by an exemption';
+      late.set(
+        v.id,
+        `put on the internal do-not-call list at ${s.addedAt} (by ${s.who}), while this batch ran, after its ` +
+          `lookup ${said}`,
+      );
+    }
+    if (late.size === 0) return 0;
+    const source = `internal:${store.name}`;
+    journal.markOnInternalList([...late.keys()], source, (id) => late.get(id)!);
+    journal.setComplianceRecord(
+      JSON.stringify({ ...record, list: snap.identity, suppressed_numbers: record.suppressed_numbers + late.size }),
+    );
+    ctx.info(
+      `${formatInteger(late.size)} number(s) put on the internal do-not-call list (${store.name}) while the lookups ` +
+        'ran: written do_not_call, whatever their lookup said',
+    );
+    return late.size;
+  } finally {
+    await store.close();
   }
 }
 

@@ -64,15 +64,30 @@ export interface ImportRow {
  * (--column, else detected; a lone column is the phone column), and whatever `check` asks of each row. Every row is
  * checked before anything is returned; bad rows are listed by line and value and nothing is imported.
  */
-export async function readImportFile(
-  file: string,
-  options: {
-    column?: string | undefined;
-    country?: string | undefined;
-    required?: readonly string[];
-    check?: (cells: Record<string, string>, where: string) => void;
-  },
-): Promise<ImportRow[]> {
+export async function readImportFile(file: string, options: ImportOptions): Promise<ImportRow[]> {
+  try {
+    return await readImportRows(file, options);
+  } catch (err) {
+    // A file the table reader finds malformed (a stray quote, a ragged row…) is refused as an import's: the same
+    // message, line and hint, under the import's own code (as an empty one is E_CSV_EMPTY).
+    if (err instanceof DncError && err.code === 'E_INPUT_MALFORMED')
+      throw inputError('E_CSV_MALFORMED', `${err.message}; nothing was changed`, {
+        hint: err.hint,
+        details: err.details,
+        cause: err,
+      });
+    throw err;
+  }
+}
+
+interface ImportOptions {
+  column?: string | undefined;
+  country?: string | undefined;
+  required?: readonly string[];
+  check?: (cells: Record<string, string>, where: string) => void;
+}
+
+async function readImportRows(file: string, options: ImportOptions): Promise<ImportRow[]> {
   const columns = options.column === undefined ? undefined : [options.column];
   const layout = await openInputLayout(file, { header: true, columns, loneColumnIsPhone: true }).catch(
     (err: unknown) => {

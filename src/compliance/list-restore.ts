@@ -33,7 +33,9 @@ export async function restoreList(
   const s = await complianceSettings(ctx, flags);
   if (s.teamList)
     throw usageError('E_STORE_INVALID', `restore puts back a list file; the store is the team's (${s.listPath})`, {
-      hint: 'a team store is restored by its DBA (pg_dump backups); its audit log records every change',
+      hint:
+        "its owner's role repairs it, audited: SELECT * FROM dnc.list_repair('user@host', 'why') (docs/team.md), " +
+        'or restores the store from a backup',
     });
   const source = path.resolve(ctx.cwd, from);
   const backup = await SuppressionStore.open(source, { create: false, explicit: true });

@@ -6,7 +6,7 @@ import { inputError, usageError } from '../errors.js';
 import { Anchors } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
-import { missingHome, stateDir } from '../paths.js';
+import { keptFolder, missingHome, stateDir } from '../paths.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 import { resolveListPath } from '../stores/suppression-types.js';
 import { validityRules, type ValidityRules } from './validity.js';
@@ -68,11 +68,12 @@ export async function complianceSettings(
   const stores = await ctx.stores();
   // With a team store the list is the team's: a list file named as well would be a second list, silently ignored.
   const named = flags.suppressionList ?? (ctx.env.DNC_SUPPRESSION_LIST || undefined) ?? file.suppression_list;
-  if (stores.kind === 'postgres' && named !== undefined) {
+  const teamList = stores.teamListWhere;
+  if (teamList !== null && named !== undefined) {
     throw usageError(
       'E_STORE_INVALID',
       'a suppression list file is named (--suppression-list, DNC_SUPPRESSION_LIST or "suppression_list"), but the ' +
-        `store is the team's (${stores.where}), whose internal list is the one every member uses`,
+        `store is the team's (${teamList}), whose internal list is the one every member uses`,
       {
         hint: 'leave the list file out; to move its numbers and exemptions into the team store: dnc store import FILE',
       },
@@ -87,9 +88,9 @@ export async function complianceSettings(
   );
   const text = (v: string | undefined) => (v === undefined || v.trim() === '' ? null : v.trim());
   return {
-    listPath: stores.kind === 'postgres' ? stores.where : list.path,
-    listExplicit: stores.kind === 'postgres' || list.explicit,
-    teamList: stores.kind === 'postgres',
+    listPath: teamList ?? list.path,
+    listExplicit: teamList !== null || list.explicit,
+    teamList: teamList !== null,
     parties: {
       seller: text(flags.seller) ?? text(file.seller),
       san: text(flags.san) ?? text(file.san),
@@ -242,9 +243,10 @@ export async function openListForChange(
 export type AnchorContext = Pick<ComplianceContext, 'env' | 'homedir'>;
 
 async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
-  const dir = stateDir(ctx.env, ctx.homedir);
-  // Anchors are kept where the user's state is; a machine without a state folder has none to compare with.
-  if (!existsSync(dir)) return null;
+  // Anchors are kept where the user's state is, made at a list's first use (a list used before the folder existed
+  // would otherwise go unanchored until something else made it); none when it would lie in a missing home folder.
+  const dir = keptFolder(ctx.env, ctx.homedir, 'state');
+  if (dir === null) return null;
   try {
     return await Anchors.open(dir);
   } catch {

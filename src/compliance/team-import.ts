@@ -1,7 +1,6 @@
 // `dnc store import`: this machine's internal list and exemptions moved into the team store, audit log and all.
 import { inputError, usageError } from '../errors.js';
 import type { Stores } from '../stores/owner.js';
-import { PgSuppressionList } from '../stores/postgres/suppression-list.js';
 import type { ListIdentity } from '../stores/suppression-types.js';
 import {
   anchorListHead,
@@ -51,7 +50,7 @@ export async function importListIntoTeam(
     if (problem) throw listAlteredError(listPath, problem, 'nothing was imported');
     await checkListAnchor(deps, local, listPath, 'nothing was imported');
     const list = await team.teamList();
-    if (!(list instanceof PgSuppressionList)) throw usageError('E_STORE_INVALID', 'the team store has no list');
+    if (list === null) throw usageError('E_STORE_INVALID', 'the team store has no list');
     const operator = operatorOf(deps.env);
     const [log, suppressions, exemptions] = [await local.audit(), await local.suppressions(), await local.exemptions()];
     const entries = merge

@@ -6,13 +6,14 @@ import { inputError } from '../errors.js';
 import type { BatchJournal } from '../journal/journal.js';
 import type { OutputTally } from '../results/tally.js';
 import { complianceRecordOf } from '../compliance/batch-compliance.js';
-import { anchorWritten, writeManifest, type RenderedOutputs } from './manifest.js';
-import { keptFolder, publicBaseUrl } from '../paths.js';
+import { writeManifest, type RenderedOutputs } from './manifest.js';
+import { anchorEverywhere } from './anchor.js';
+import { publicBaseUrl } from '../paths.js';
 import type { ServiceConfig } from '../config.js';
 import type { JournalVerdictSource, ResultsCache, StoreScope } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 import { verdictFromRow } from '../stores/results-cache.js';
-import { conflictingNumbersSql, hasReusedAt, journalVerdictsOf, lookupVerdictsSql } from '../journal/views.js';
+import { conflictingNumbersSql, journalVerdictsOf, lookupVerdictsSql } from '../journal/views.js';
 import { judgedResultsCache } from '../stores/judged-results-cache.js';
 
 /** How the hooks report (the command's context satisfies it). */
@@ -98,9 +99,13 @@ export async function afterRender(
     const written = await writing;
     say.debug(`wrote ${written.path}`);
     // Where someone who can rewrite the results folder cannot: what was written, for `dnc verify` to compare.
-    const state = keptFolder(e.env, e.homedir, 'state');
-    if (!state || !(await anchorWritten(state, written, e.now())))
-      say.debug('could not anchor the output in the state folder (verify will say so)');
+    const anchored = await anchorEverywhere(e, written);
+    if (!anchored.local) say.debug('could not anchor the output in the state folder (verify will say so)');
+    if (typeof anchored.team === 'string')
+      say.warn(
+        `dnc: warning: the output is not anchored in the team store (${anchored.team}): \`dnc verify\` on ` +
+          'another machine will call it unproven',
+      );
     await recordScrub(e, say, journal, meta.outputPath, meta.serviceOrigin ?? '', options.rendered?.tally ?? null);
   } finally {
     await remembering;
@@ -187,8 +192,8 @@ export async function openResultsCache(
 export function journalVerdictSource(journalPath: string): JournalVerdictSource {
   return {
     path: journalPath,
-    sql: (db, schema) => ({
-      verdicts: lookupVerdictsSql(schema, hasReusedAt(db, schema)),
+    sql: (schema, columnsOf) => ({
+      verdicts: lookupVerdictsSql(schema, columnsOf('numbers').includes('reused_at')),
       conflicting: conflictingNumbersSql(schema),
     }),
     async rows() {

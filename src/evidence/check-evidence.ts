@@ -2,7 +2,6 @@
 // --reuse-within.
 import type { LookupOutcome } from '../service/client.js';
 import { scopeOf, type EvidenceEnv, type Say } from './batch-evidence.js';
-import { formatDuration } from '../time.js';
 import { unkeptStateNote } from '../paths.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
 import { judgedResultsCache } from '../stores/judged-results-cache.js';
@@ -98,50 +97,4 @@ export async function openCheckEvidence(
       await cache?.close();
     },
   };
-}
-
-/** `check --json` for a reused verdict: the original answer as received, marked reused, with no cost. */
-export function reusedJson(v: CachedVerdict, windowMs: number | null, sharedBy?: string): string {
-  const original = v.body
-    ? (JSON.parse(v.body) as Record<string, unknown>)
-    : { correlation_id: v.correlationId, phone_number: v.e164, country: v.country, timestamp: v.checkedAt };
-  return JSON.stringify({
-    ...original,
-    http_status: null,
-    credit_cost: 0,
-    reused: true,
-    ...(sharedBy !== undefined ? { reused_from: sharedBy } : { reused_within: formatDuration(windowMs ?? 0) }),
-  });
-}
-
-/**
- * Human lines for a reused verdict (as `dnc check` shows a lookup): from the results cache (--reuse-within), or from
- * another machine of the team that looked the number up at the same moment (`sharedBy`).
- */
-export function reusedLines(
-  v: CachedVerdict,
-  label: string,
-  windowMs: number | null,
-  sharedBy?: string,
-  sharedInFlight = true,
-): string[] {
-  const field = (l: string, value: string) => `  ${l.padEnd(15)} ${value}`;
-  const verdict = v.result === 'do_not_call' ? 'DO NOT CALL' : 'callable   ';
-  return [
-    `${verdict}  ${label}  ${v.result === 'do_not_call' ? 'on' : 'not on'} the ${v.country} do-not-call ` +
-      `register (reused)`,
-    field('register', v.listSource ?? 'not reported'),
-    field('checked at', v.checkedAt),
-    field(
-      'credits',
-      sharedBy !== undefined
-        ? sharedInFlight
-          ? `0: looked up at the same moment by another dnc of the team (${sharedBy}): its answer waited for, ` +
-            'nothing sent'
-          : `0: answered just before by another dnc of the team (${sharedBy}), whose lookup had finished: its ` +
-            'answer was in the team store, nothing sent'
-        : `0: reused a lookup within --reuse-within ${formatDuration(windowMs ?? 0)}, nothing sent`,
-    ),
-    field('correlation id', `${v.correlationId} (the original lookup)`),
-  ];
 }

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../atomic-file.js';
 import { PRIVATE_FILE_MODE } from '../private-files.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
 import type { BatchMeta } from '../journal/journal.js';
-import { outputFormatOf } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/table-format.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import { inputError } from '../errors.js';
 import { isRegularFile } from '../file-kind.js';
@@ -52,6 +52,11 @@ export interface OutputFormat {
   dnc_columns?: number;
   /** The output is an .xlsx workbook (its first sheet holds the rows); delimiter and the like are then moot. */
   workbook?: boolean;
+  /**
+   * The workbook's service text (dnc_list_source to dnc_error) is written as received, controls made spaces, without
+   * the `'` a CSV file puts before text that starts like a formula (absent: written by a release that put it).
+   */
+  service_text_unquoted?: boolean;
   /** The input was a sheet of an .xlsx workbook: which, and its header's row. */
   input_workbook?: WorkbookLayout;
   /** The CSV output's text encoding, when not UTF-8. */
@@ -62,6 +67,11 @@ export interface OutputFormat {
 
 export interface Manifest extends OutputTally {
   manifest_version: number;
+  /**
+   * The run's id (32 hex digits), the same in every rewrite of its manifest: how a verifier on another machine finds
+   * the run's anchors in the team store. Absent in manifests of older releases.
+   */
+  run_id?: string;
   dnc_version: string;
   interface_version: string;
   service_base_url: string | null;
@@ -105,7 +115,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
       : {}),
     // A workbook's cells are typed: nothing is escaped in it.
     ...(meta.escapeFormulas && !workbook ? { escape_formulas: true, escape_formulas_behind_spaces: true } : {}),
-    ...(workbook ? { workbook: true } : {}),
+    ...(workbook ? { workbook: true, service_text_unquoted: true } : {}),
     ...(meta.layout.workbook ? { input_workbook: meta.layout.workbook } : {}),
     ...(!workbook && (meta.outputEncoding ?? meta.layout.encoding ?? 'utf-8') !== 'utf-8'
       ? { encoding: meta.outputEncoding ?? meta.layout.encoding }
@@ -286,6 +296,7 @@ export async function writeManifest(
   }
   const manifest: Manifest = {
     manifest_version: MANIFEST_VERSION,
+    run_id: RUN_ID.test(previous?.run_id ?? '') ? previous!.run_id : runIdOf(meta, journalPath),
     dnc_version: VERSION,
     interface_version: SERVICE_INTERFACE_VERSION,
     service_base_url: times.baseUrl ?? previous?.service_base_url ?? meta.serviceOrigin,
@@ -319,6 +330,19 @@ export async function writeManifest(
     );
   }
   return { path: file, manifest, sha256: createHash('sha256').update(text).digest('hex') };
+}
+
+/**
+ * A run's id: from what its journal recorded when the run began (when, where its journal is, which input), so a rerun
+ * of the same journal keeps it even when the manifest was removed; not a secret, a key to find the run's anchors.
+ */
+export const RUN_ID = /^[0-9a-f]{32}$/;
+
+export function runIdOf(meta: Pick<BatchMeta, 'createdAt' | 'inputSha256'>, journalPath: string): string {
+  return createHash('sha256')
+    .update(`dnc run\n${meta.createdAt}\n${journalPath}\n${meta.inputSha256}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** A manifest as written: where, what it says, and the SHA-256 of its bytes (anchored in the state folder). */

@@ -2,7 +2,7 @@
 import { failedToResend, requeueFailed, runCountsOf, type RunCounts } from './rerun.js';
 import { existsSync, statSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { inputError, usageError } from '../errors.js';
+import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile } from '../private-files.js';
 import { JournalLog } from './log.js';
 import { JournalPushes } from './pushes.js';
@@ -13,7 +13,14 @@ import {
   prepareJournalStatements,
 } from './statements.js';
 import { journalWriteError } from './records.js';
-import { migrate, REQUEUE_WHERE, SCHEMA, UNANSWERED_SENDS, WAL_WORTH_A_CHECKPOINT } from './schema.js';
+import {
+  migrate,
+  refuseNewerJournal,
+  REQUEUE_WHERE,
+  SCHEMA,
+  UNANSWERED_SENDS,
+  WAL_WORTH_A_CHECKPOINT,
+} from './schema.js';
 import {
   UNANSWERED_SEND,
   UNANSWERED_SEND_TEXT,
@@ -68,12 +75,13 @@ export class BatchJournal {
         hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv` first; its journal is OUTPUT.csv.journal.sqlite',
       });
     }
-    let db: BetterSqlite3.Database;
+    let db: BetterSqlite3.Database | undefined;
     try {
       // Numbers, verdicts and the webhook URL (whose path is the listener's secret): the user's alone.
       if (!options.readonly) ensurePrivateFile(path, options.create);
       db = new Database(path, { readonly: options.readonly === true, timeout: 5_000 });
       if (!options.readonly) {
+        refuseNewerJournal(db, path);
         db.pragma('journal_mode = WAL');
         // NORMAL in WAL mode survives a killed process (commits are in the OS's cache); only power loss can cost the
         // last commits.
@@ -90,12 +98,14 @@ export class BatchJournal {
         db.prepare('SELECT 1 FROM meta LIMIT 1').get();
       }
     } catch (err) {
+      if (db?.open) db.close();
+      if (err instanceof DncError) throw err;
       throw inputError('E_JOURNAL_UNREADABLE', `cannot open the batch journal ${path}: ${(err as Error).message}`, {
         hint: 'if it is damaged, --restart starts the batch over: every number is looked up, and charged, again',
         cause: err,
       });
     }
-    return new BatchJournal(path, db, now);
+    return new BatchJournal(path, db!, now);
   }
 
   /** The time of the transaction in progress (one clock read per commit, not per row). */
@@ -214,6 +224,11 @@ export class BatchJournal {
     this.db.transaction(() => {
       for (const id of ids) st.run(this.stamp(), id);
     })();
+  }
+
+  /** Answered numbers put on the internal list meanwhile: do_not_call from it; the lookup's answer and cost kept. */
+  markOnInternalList(ids: readonly number[], source: string, error: (id: number) => string): void {
+    this.db.transaction(() => ids.forEach((id) => this.st.onInternalList.run(source, error(id), this.stamp(), id)))();
   }
 
   /** Replaces the exemptions applied to this batch's numbers. */

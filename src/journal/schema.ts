@@ -1,5 +1,6 @@
 // A batch journal's schema and its migrations, applied once under the write lock; the SQL its queries share.
 import type BetterSqlite3 from 'better-sqlite3';
+import { usageError } from '../errors.js';
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -92,6 +93,22 @@ const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
 function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {
   const columns = db.prepare<[], { name: string }>(`PRAGMA table_info(${table})`).all();
   if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+}
+
+/**
+ * Refuses a journal a newer dnc wrote (its user_version past MIGRATIONS), before anything writes to it: this dnc
+ * does not know what its newer columns mean to a rerun, and must not resume it. As the local stores refuse their
+ * files (src/stores/local-store.ts).
+ */
+export function refuseNewerJournal(db: BetterSqlite3.Database, file: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length)
+    throw usageError(
+      'E_JOURNAL_TOO_NEW',
+      `the batch journal ${file} is at schema version ${version}, newer than this dnc knows ` +
+        `(${MIGRATIONS.length}): a newer dnc ran this batch`,
+      { hint: 'upgrade dnc on this machine to resume it (the journal is left as it is)', details: { version } },
+    );
 }
 
 /** Brings a journal to the current schema (see MIGRATIONS). */

@@ -26,6 +26,11 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
     ),
     setAnswer: db.prepare<[number, string]>('INSERT OR REPLACE INTO answers (number_id, body) VALUES (?, ?)'),
     clearAnswer: db.prepare<[number]>('DELETE FROM answers WHERE number_id = ?'),
+    // An answered number put on the internal list meanwhile (src/compliance's applyLateOptOuts): its lookup kept.
+    onInternalList: db.prepare<[string, string, string, number]>(
+      "UPDATE numbers SET result = 'do_not_call', do_not_call = 1, list_source = ?, error = ?, updated_at = ? " +
+        "WHERE id = ? AND state = 'done'",
+    ),
     verdict: db.prepare<[string], NumberVerdict>(
       `SELECT n.id, n.state, n.result, n.do_not_call, n.list_source, n.checked_at, n.correlation_id,
         n.error_code, n.error, n.credits, n.country,

@@ -87,7 +87,7 @@ export interface JournalVerdictRow {
 }
 
 /** Whether a journal's numbers table (attached as `schema`) has the reused_at column. */
-export function hasReusedAt(db: BetterSqlite3.Database, schema = 'main'): boolean {
+function hasReusedAt(db: BetterSqlite3.Database, schema = 'main'): boolean {
   return db
     .prepare<[], { name: string }>(`PRAGMA ${schema}.table_info(numbers)`)
     .all()

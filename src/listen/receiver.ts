@@ -1,4 +1,5 @@
 // The webhook receiver: an HTTP(S) server that checks each push, stores it durably, then acknowledges it.
+import { internalError } from '../errors.js';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
@@ -472,7 +473,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       const pending = this.store.store(batch.map((w) => w.push));
       outcomes = Array.isArray(pending) ? pending : await withTimeout(pending, this.storeTimeoutMs);
       if (outcomes.length !== batch.length)
-        throw new Error(`the store answered ${outcomes.length} outcomes for ${batch.length} pushes`);
+        throw internalError(`the store answered ${outcomes.length} outcomes for ${batch.length} pushes`);
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err));
       this.stats.storeFailures += batch.length;

@@ -13,10 +13,10 @@ import { createListenSession, LOOKUP_EXPIRY_MS, type ListenStatus, type PendingL
 import { JournalPushStore as Store, openListenJournal } from './journal-store.js';
 import { isLoopbackHost } from './loopback.js';
 import { randomPushPath } from './receiver.js';
-import { keptFolder } from '../paths.js';
 import type { ListeningAddress, PushEvent, RejectedEvent, StoreFailedEvent } from './receiver-types.js';
 import { rememberVerdicts, scopeOf } from '../evidence/batch-evidence.js';
-import { anchorWritten, manifestRewriter } from '../evidence/manifest.js';
+import { manifestRewriter } from '../evidence/manifest.js';
+import { anchorEverywhere } from '../evidence/anchor.js';
 import { callingWindowsOf } from '../results/calling-cells.js';
 
 /** What `dnc listen` was asked to do (the command has checked the flags). */
@@ -71,6 +71,8 @@ export type ListenEvent =
   | { type: 'rendered'; durationMs: number; byResult: Record<string, number> }
   | { type: 'render-failed'; error: Error; final: boolean }
   | { type: 'manifest-failed'; error: Error }
+  /** The manifest could not be anchored in the team store (why): verify on another machine calls the file unproven. */
+  | { type: 'unanchored'; reason: string }
   /** An interrupt: the first stops taking connections and waits for pushes in progress; a second cuts them off. */
   | { type: 'stopping'; force: boolean };
 
@@ -218,15 +220,20 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     }
   });
   session.on('reconciled', (correlationIds) => emit({ type: 'reconciled', correlationIds }));
+  let saidUnanchored = false;
   const manifest = manifestRewriter(
     journal.meta,
     journal.journal.path,
     () => deps.now(),
     (error) => emit({ type: 'manifest-failed', error }),
-    (written) => {
-      const state = keptFolder(deps.env, deps.homedir, 'state');
-      return state ? anchorWritten(state, written, deps.now()) : Promise.resolve(false);
-    },
+    (written) =>
+      anchorEverywhere(deps, written).then((anchored) => {
+        // Said once: every rewrite would say it again.
+        if (typeof anchored.team === 'string' && !saidUnanchored) {
+          saidUnanchored = true;
+          emit({ type: 'unanchored', reason: anchored.team });
+        }
+      }),
     // What every render of this journal computes its calling columns under.
     { callingRulesVersion: callingWindowsOf(journal.meta, deps.tzdataVersion).rulesVersion },
   );
@@ -310,7 +317,7 @@ async function teamSharing(
   refresh: () => void,
   s: ReturnType<typeof say>,
 ) {
-  if (!service || (await deps.stores()).kind === 'local') return null;
+  if (!service || !(await deps.stores()).claimsLookups) return null;
   let claims;
   try {
     const scope = await scopeOf(deps, service, journal.meta()?.accounts);

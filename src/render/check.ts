@@ -1,9 +1,11 @@
 // What `dnc check` shows: for each number a human block (verdict, register, credits, correlation id, calling window)
 // or a JSON line, and the errors on stderr; then the tally of several numbers.
-import type { CheckEvent, CheckResult, checkRecords } from '../check/run.js';
+import type { CheckEvent, CheckResult } from '../check/run.js';
+import type * as CheckRecords from './check-records.js';
 import type { SaidEvent } from '../context.js';
 import type { Judgement } from '../service/answers.js';
 import { callingLines } from './calling.js';
+import { field } from './field.js';
 import { failureLine } from './error.js';
 import { paint, type Style } from '../text/colour.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -36,10 +38,6 @@ export function balanceText(meta: ResponseMeta, cost?: Cost): string {
 /** Credits this answer charged (or held, for a receipt): X-Credit-Cost, else the body's cost. */
 export function creditCost(meta: ResponseMeta, cost?: Cost): number | null {
   return meta.creditCost ?? cost?.credits_used_for_query ?? null;
-}
-
-function field(label: string, value: string): string {
-  return `  ${label.padEnd(15)} ${value}`;
 }
 
 /** Lines for one lookup's outcome; `number` is the number as the user should read it (international format). */
@@ -166,8 +164,8 @@ export interface CheckView {
   json: boolean;
   render: CheckRenderOptions;
   reuseWithinMs: number | null;
-  /** The lines and JSON of compliance and reuse, which come with the use case (loaded when it runs). */
-  records: typeof checkRecords;
+  /** The lines and JSON of the internal list, exemptions and reuse (check-records.ts, loaded with the use case). */
+  records: typeof CheckRecords;
 }
 
 /** What is shown of one number: its block on stdout (lines, or one --json line), and an error for stderr. */
@@ -201,8 +199,7 @@ export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
       ]);
     }
     case 'answered': {
-      const { outcome } = e;
-      const registerDnc = records.registerSaysDnc(outcome);
+      const { outcome, registerDnc } = e;
       if (!json) {
         return block([
           ...renderOutcome(outcome, label, view.render),

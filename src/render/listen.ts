@@ -224,6 +224,11 @@ export function showListenEvents(ctx: Context, o: ListenOptions, progress: Progr
         return alert(`warning: could not write ${o.results}: ${e.error.message}${e.final ? '' : ' (retrying)'}`);
       case 'manifest-failed':
         return alert(`warning: could not rewrite the manifest: ${e.error.message}`);
+      case 'unanchored':
+        return alert(
+          `warning: the results are not anchored in the team store (${e.reason}): \`dnc verify\` on another ` +
+            'machine will call them unproven',
+        );
       case 'stopping':
         if (!e.force)
           note('stopping: no new connections; pushes in progress are being stored (Ctrl-C again to cut them off)');

@@ -25,6 +25,9 @@ export interface ReportOptions {
   /** --include-numbers: list the rows, at most `maxRows` of them. */
   includeNumbers: boolean;
   maxRows: number;
+  /** --unanchored: a file anchored nowhere this machine can see may be judged fit (the report says what was not
+   * checked). */
+  unanchored?: boolean;
 }
 
 export type ReportEvent = { type: 'warning'; text: string };
@@ -42,7 +45,12 @@ export interface ReportResult {
   /** The results file's SHA-256 is still the one the manifest recorded. */
   outputMatchesManifest: boolean;
   /** What `dnc verify` says of the file now (the report's badge), and what makes it fit. */
-  fit: { fit: boolean; why: string | null; fitness: Fitness };
+  fit: {
+    fit: boolean;
+    why: string | null;
+    fitness: Fitness;
+    /** What --unanchored left unchecked. */ unchecked: string | null;
+  };
   callingRulesVersion: string | null;
 }
 
@@ -126,7 +134,7 @@ export async function writeReport(options: ReportOptions, deps: ReportDeps): Pro
         rows.map((r) => r.index),
       )
     : new Map<number, { line: number }>();
-  const fit = await judgeFit(deps, results);
+  const fit = await judgeFit(deps, results, options.unanchored === true);
   const html = await deps.renderHtml({
     manifest,
     manifestPath,
@@ -191,14 +199,15 @@ function reasonOf(
 }
 
 /** The badge says what `dnc verify` says: one judgement of "fit to dial" for verify, window, status and the report. */
-async function judgeFit(deps: ReportDeps, results: string): Promise<ReportResult['fit']> {
-  const { fitness } = await judgeFitness(deps, results, {
+async function judgeFit(deps: ReportDeps, results: string, unanchored: boolean): Promise<ReportResult['fit']> {
+  const { report, fitness } = await judgeFitness(deps, results, {
+    unanchored,
     maxAgeMs: null,
     asOf: deps.now(),
     listLimit: 0,
     warn: (text) => deps.onEvent({ type: 'warning', text }),
   });
-  return { fit: fitness.state === 'fit', why: fitness.because, fitness };
+  return { fit: fitness.state === 'fit', why: fitness.because, fitness, unchecked: report?.anchorUnchecked ?? null };
 }
 
 /** The report written atomically and private (0600): a temporary file renamed, removed if the write fails. */

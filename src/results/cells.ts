@@ -1,6 +1,7 @@
 // The dnc_* cells of a row: what the journal says of its number, or why it was not checked; and the counts.
 import type { OutputTally } from './tally.js';
 import { serviceTextCell } from '../tables/csv-output.js';
+import type { OutputFileFormat } from '../tables/table-format.js';
 import type { BatchJournal, BatchMeta, NumberVerdict, StoppedReason } from '../journal/journal.js';
 import type { ScrubRows } from '../compliance/batch-compliance.js';
 import { DNC_RESULTS, type DncResult } from './columns.js';
@@ -91,7 +92,7 @@ export function doNotCallCell(v: Pick<NumberVerdict, 'do_not_call'>): string {
   return v.do_not_call === null ? '' : v.do_not_call ? 'true' : 'false';
 }
 
-/** The dnc_* cells of a number the journal knows. */
+/** The dnc_* cells of a number the journal knows, the service's text written as an output of `format` writes it. */
 export function cellsFor(
   e164: string,
   country: string,
@@ -99,6 +100,7 @@ export function cellsFor(
   stopped: StoppedReason | null,
   firstRow: boolean,
   notSent: NotSentReasons,
+  format: OutputFileFormat,
 ): string[] {
   // A lookup's credits stand on the first row with its number only, so the column sums to what was spent.
   const credits = firstRow && row ? String(row.credits) : '0';
@@ -111,11 +113,11 @@ export function cellsFor(
       country,
       row.result ?? 'failed',
       doNotCallCell(row),
-      serviceTextCell(row.list_source),
-      serviceTextCell(row.checked_at),
-      serviceTextCell(row.correlation_id),
-      serviceTextCell(row.error_code),
-      serviceTextCell(row.error),
+      serviceTextCell(row.list_source, format),
+      serviceTextCell(row.checked_at, format),
+      serviceTextCell(row.correlation_id, format),
+      serviceTextCell(row.error_code, format),
+      serviceTextCell(row.error, format),
       credits,
     ];
   }
@@ -127,7 +129,7 @@ export function cellsFor(
       '',
       '',
       '',
-      serviceTextCell(row.correlation_id),
+      serviceTextCell(row.correlation_id, format),
       '',
       'webhook result not received yet; run `dnc listen`',
       credits,

@@ -12,7 +12,7 @@ import type { ValidityRules } from '../compliance/validity.js';
 import { isUtf16, textEncoder, type TextEncoding } from '../tables/encoding.js';
 import type { DncResult } from './columns.js';
 import type { TypedCell } from '../tables/xlsx-cells.js';
-import { outputFormatOf } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/table-format.js';
 import type { TableLayout } from '../tables/layout.js';
 import { manifestPathFor } from './side-files.js';
 import { VERSION } from '../version.js';

@@ -14,7 +14,8 @@ import { phoneColumnsOf } from '../journal/types.js';
 import { refusedCells, resultColumns, rowCells, withNote } from './row-cells.js';
 import type { ScrubRows } from '../compliance/batch-compliance.js';
 import { C, type DncResult, REVIEW_COLUMNS } from './columns.js';
-import { outputFormatOf, type WorkbookBatch } from '../tables/xlsx-input.js';
+import { outputFormatOf } from '../tables/table-format.js';
+import type { WorkbookBatch } from '../tables/xlsx-input.js';
 import { readRows } from '../tables/input.js';
 import type { TableLayout } from '../tables/layout.js';
 import { openLane, openSink, outputError, type OutputSink } from './sinks.js';
@@ -197,6 +198,10 @@ export async function renderSnapshot(
     // (The dial list never gets a byte-order mark: a dialler reads plain E.164 lines, and would take it for part of the
     // first number.)
     const lanes = [main, callable, suppressed, review].filter((l) => l !== null);
+    // Service text is written as each output's format writes it (a `'` before a formula in a CSV file, none in a
+    // workbook): a review list of the other format than the results' gets cells of its own.
+    const format = outputFormatOf(meta.outputPath, meta.outputFormat);
+    const reviewFormat = meta.reviewOut ? outputFormatOf(meta.reviewOut, undefined) : format;
     let notSent = notSentReasonsOf(journal, meta, WEBHOOK_ONLY_COUNTRIES);
     /** Waits for more answers; once the gate is final, reads again what the end of the run sets. */
     const waitForAnswers = async () => {
@@ -222,6 +227,7 @@ export async function renderSnapshot(
         const typed = typedRows?.[r];
         const numbers = rowNumbers.read(input, typed);
         const per: string[][] = [];
+        const perReview: string[][] | null = review && reviewFormat !== format ? [] : null;
         const firstSeen: boolean[] = [];
         // A failure that was charged is not looked up by a rerun, on any of its number's rows (only the first row's
         // dnc_credits holds the charge).
@@ -230,6 +236,7 @@ export async function renderSnapshot(
           const cell = numbers[k]!;
           if (!cell.ok) {
             per.push(refusedCells(cell, layout.phoneLabels[k]!));
+            perReview?.push(per[k]!);
             firstSeen.push(false);
             continue;
           }
@@ -244,12 +251,19 @@ export async function renderSnapshot(
           if (verdict?.result === 'failed' && verdict.credits > 0) chargedFailure = true;
           const firstRow = verdict !== undefined && verdict.id > highestId;
           if (firstRow) highestId = verdict.id;
-          const own = scrub.complete(cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent), verdict);
+          const own = scrub.complete(
+            cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent, format),
+            verdict,
+          );
           own.push(...callingCells(calling, cell.e164, cell.country));
           if (firstRow && own[C.result] === 'callable') dialNumbers += `${cell.e164}\n`;
           if (own[C.source] && !isHttpsUrl(own[C.source]) && !own[C.source].startsWith('internal:'))
             summary.notHttpsSources++;
           per.push(several ? own : withNote(own, cell));
+          if (perReview) {
+            const mine = cellsFor(cell.e164, cell.country, verdict, stopped, firstRow, notSent, reviewFormat);
+            perReview.push(several ? scrub.complete(mine, verdict) : withNote(scrub.complete(mine, verdict), cell));
+          }
           firstSeen.push(firstRow);
         }
         const cells = several ? rowCells(per, numbers, firstSeen, layout.phoneLabels) : per[0]!;
@@ -277,7 +291,10 @@ export async function renderSnapshot(
         if (!several) {
           if (result === 'callable') callable?.row(input, typed, []);
           else if (result === 'do_not_call') suppressed?.row(input, typed, []);
-          else if (result !== 'pending') review?.row(input, typed, [cells[0]!, result, cells[7]!, cells[8]!], result);
+          else if (result !== 'pending') {
+            const r = perReview?.[0] ?? cells;
+            review?.row(input, typed, [cells[C.e164]!, result, r[C.errorCode]!, r[C.error]!], result);
+          }
           continue;
         }
         // A dialler's list never shows a number that was not found callable: the row's other phone cells are emptied.
@@ -293,7 +310,8 @@ export async function renderSnapshot(
           callable.row(fields, kept, []);
         }
         if (per.some((n) => n[C.result] === 'do_not_call')) suppressed?.row(input, typed, []);
-        const needs = per.find((n, k) => needsReview(n, per, k));
+        const k = per.findIndex((n, k) => needsReview(n, per, k));
+        const needs = k < 0 ? undefined : (perReview ?? per)[k]!;
         if (needs) review?.row(input, typed, [needs[C.e164]!, needs[C.result]!, needs[C.errorCode]!, needs[C.error]!]);
       }
       for (const l of lanes) await l.flush();

@@ -16,6 +16,8 @@ export type StatusOptions =
       asOf: Date;
       /** --expiring: a scrub that expires within this many ms fails too (0: only expired ones). */
       withinMs: number;
+      /** --unanchored: a file anchored nowhere this machine can see may be judged fit (its warning says so). */
+      unanchored?: boolean;
     };
 
 export type StatusEvent = { type: 'warning'; text: string };
@@ -37,13 +39,17 @@ export async function runStatus(options: StatusOptions, deps: StatusDeps): Promi
     return { kind: 'scrubs', scrubs, where: stores.where };
   }
   const { asOf } = options;
+  const unanchored = options.unanchored === true;
   const warn = (text: string) => deps.onEvent({ type: 'warning', text });
   // The same judgement as `dnc verify` (and the report's badge): a file verify refuses is never shown valid.
   const judge = (output: string) =>
-    judgeFitness(deps, output, { maxAgeMs: null, asOf, listLimit: 0, warn }).then(({ report, fitness }) => ({
-      fitness,
-      onlyStale: report !== null && fitness.state === 'not_fit' && onlyStale(report),
-    }));
+    judgeFitness(deps, output, { maxAgeMs: null, asOf, listLimit: 0, warn, unanchored }).then(({ report, fitness }) => {
+      if (report?.anchorUnchecked) warn(`dnc: ${output}: ${report.anchorUnchecked}`);
+      return {
+        fitness,
+        onlyStale: report !== null && fitness.state === 'not_fit' && onlyStale(report),
+      };
+    });
   const files = await scrubStatus(options.paths, asOf, options.withinMs, judge);
   const failing = files.filter((f) => f.state === 'expired' || f.state === 'expiring' || f.state === 'not_fit');
   return { kind: 'files', files, failing };
@@ -51,5 +57,10 @@ export async function runStatus(options: StatusOptions, deps: StatusDeps): Promi
 
 /** Whether verify found nothing but age against the file (status then says expired, not "not fit"). */
 function onlyStale(r: VerifyReport): boolean {
-  return !r.tampered && !r.unproven && Object.keys(r.recheckByReason).every((k) => k === 'stale');
+  return (
+    !r.tampered &&
+    !r.unproven &&
+    (!r.unanchored || r.anchorUnchecked !== null) &&
+    Object.keys(r.recheckByReason).every((k) => k === 'stale')
+  );
 }

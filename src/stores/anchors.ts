@@ -4,7 +4,7 @@
 // another still disagree with the anchor; a list whose last audit entries were cut no longer holds its anchored head.
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { openLocalStore } from './local-store.js';
+import { openLocalStore, type LocalSchema } from './local-store.js';
 
 /** What dnc last wrote for one output. */
 export interface OutputAnchor {
@@ -25,7 +25,14 @@ export interface ListAnchor {
   at: string;
 }
 
-const SCHEMA = `
+/** The anchors' schema, version by version (src/stores/local-store.ts). */
+export const ANCHORS_SCHEMA: LocalSchema = {
+  what: 'the anchors file',
+  migrations: [
+    {
+      version: 1,
+      name: "outputs' hashes and lists' heads",
+      up: `
 CREATE TABLE IF NOT EXISTS outputs (
   output TEXT PRIMARY KEY, sha256 TEXT NOT NULL, bytes INTEGER NOT NULL, manifest_sha256 TEXT,
     journal TEXT NOT NULL, written_at TEXT NOT NULL
@@ -34,7 +41,10 @@ CREATE TABLE IF NOT EXISTS lists (
   list_id TEXT PRIMARY KEY, path TEXT NOT NULL, head TEXT, entries INTEGER NOT NULL, at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS lists_by_path ON lists (path);
-`;
+`,
+    },
+  ],
+};
 
 /** A list's place as anchored: a file's absolute path, or a team store's URL as it is. */
 const placeOf = (p: string) => (/^[a-z]+:\/\//i.test(p) ? p : path.resolve(p));
@@ -47,7 +57,7 @@ export class Anchors {
   private constructor(private readonly db: BetterSqlite3.Database) {}
 
   static async open(stateDir: string): Promise<Anchors> {
-    return new Anchors(await openLocalStore(stateDir, anchorsPath(stateDir), SCHEMA));
+    return new Anchors(await openLocalStore(stateDir, anchorsPath(stateDir), ANCHORS_SCHEMA));
   }
 
   recordOutput(a: OutputAnchor): void {
@@ -62,6 +72,15 @@ export class Anchors {
   }
 
   output(file: string): OutputAnchor | null {
+    return this.outputWhere('output = ?', path.resolve(file));
+  }
+
+  /** The last output anchored with this manifest (a file and manifest moved or copied since: another path). */
+  outputWithManifest(manifestSha256: string): OutputAnchor | null {
+    return this.outputWhere('manifest_sha256 = ? ORDER BY written_at DESC LIMIT 1', manifestSha256);
+  }
+
+  private outputWhere(where: string, value: string): OutputAnchor | null {
     const r = this.db
       .prepare<
         [string],
@@ -73,8 +92,8 @@ export class Anchors {
           journal: string;
           written_at: string;
         }
-      >('SELECT * FROM outputs WHERE output = ?')
-      .get(path.resolve(file));
+      >(`SELECT * FROM outputs WHERE ${where}`)
+      .get(value);
     return r
       ? {
           output: r.output,

@@ -15,11 +15,13 @@ export function costCachePath(dir: string): string {
   return path.join(dir, 'costs.json');
 }
 
-async function readCache(file: string): Promise<CostCacheFile> {
+/** The cache; null when a newer dnc wrote it (a version this one does not know: never overwritten). */
+async function readCache(file: string): Promise<CostCacheFile | null> {
   try {
     tightenPrivateFile(file);
     const parsed = JSON.parse(await readFile(file, 'utf8')) as CostCacheFile;
     if (parsed && parsed.version === 1 && typeof parsed.services === 'object' && parsed.services) return parsed;
+    if (typeof parsed?.version === 'number' && parsed.version > 1) return null;
   } catch {
     // Missing or damaged: a cache can always start empty.
   }
@@ -29,7 +31,7 @@ async function readCache(file: string): Promise<CostCacheFile> {
 /** Costs known for a service, by country. */
 export async function readCosts(dir: string, origin: string): Promise<Map<string, number>> {
   const cache = await readCache(costCachePath(dir));
-  const entries = Object.entries(cache.services[origin] ?? {}).filter(([, v]) => typeof v?.credits === 'number');
+  const entries = Object.entries(cache?.services[origin] ?? {}).filter(([, v]) => typeof v?.credits === 'number');
   return new Map(entries.map(([country, v]) => [country, v.credits]));
 }
 
@@ -44,6 +46,7 @@ export async function writeCosts(
   try {
     const file = costCachePath(dir);
     const cache = await readCache(file);
+    if (cache === null) return false;
     const service = (cache.services[origin] ??= {});
     for (const [country, credits] of costs) service[country] = { credits, seen_at: now.toISOString() };
     ensurePrivateDir(dir);

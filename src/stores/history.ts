@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { CheckRecord, History, ScrubRecord } from './interfaces.js';
-import { openLocalStore } from './local-store.js';
+import { openLocalStore, type LocalSchema } from './local-store.js';
 
 export type { CheckRecord } from './interfaces.js';
 
@@ -11,7 +11,14 @@ export type { CheckRecord } from './interfaces.js';
 export const HISTORY_MAX_ROWS = 1_000;
 export const HISTORY_MAX_AGE_DAYS = 90;
 
-const SCHEMA = `
+/** The history's schema, version by version (src/stores/local-store.ts). */
+export const HISTORY_SCHEMA: LocalSchema = {
+  what: 'the check history',
+  migrations: [
+    {
+      version: 1,
+      name: 'checks and scrub records',
+      up: `
 CREATE TABLE IF NOT EXISTS checks (
   id INTEGER PRIMARY KEY,
   correlation_id TEXT NOT NULL,
@@ -32,7 +39,10 @@ CREATE TABLE IF NOT EXISTS scrubs (
   output TEXT NOT NULL, host TEXT NOT NULL, rows INTEGER NOT NULL, callable INTEGER NOT NULL, credits INTEGER NOT NULL,
   service TEXT NOT NULL, list_id TEXT, list_head TEXT
 );
-`;
+`,
+    },
+  ],
+};
 
 /** Scrub records kept at most (the oldest forgotten first). */
 export const SCRUBS_MAX_ROWS = 10_000;
@@ -143,7 +153,7 @@ export class CheckHistory implements History {
   private constructor(private readonly db: BetterSqlite3.Database) {}
 
   static async open(stateDir: string): Promise<CheckHistory> {
-    return new CheckHistory(await openLocalStore(stateDir, historyPath(stateDir), SCHEMA));
+    return new CheckHistory(await openLocalStore(stateDir, historyPath(stateDir), HISTORY_SCHEMA));
   }
 
   /** Records a check and forgets what falls outside the kept window. */

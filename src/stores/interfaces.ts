@@ -1,6 +1,7 @@
 // The stores dnc keeps beyond one run, each one interface with a local (SQLite) and a team (PostgreSQL)
 // implementation: the results cache, the internal list with its exemptions and audit log, the check and scrub
 // history, and the team's claims on numbers being looked up. Callers see only these.
+import { usageError } from '../errors.js';
 import type { JournalVerdict } from '../journal/views.js';
 import type {
   Actor,
@@ -34,7 +35,12 @@ export function scopeAccount(
 ): string {
   if (scope.apiKey !== undefined) return hmac(salt, scope.apiKey);
   const recorded = scope.accounts?.[place];
-  if (recorded === undefined) throw new Error(`no API key to scope the results by, and none recorded for ${place}`);
+  if (recorded === undefined)
+    throw usageError(
+      'E_CONFIG_MISSING',
+      `no API key is configured, and the batch's journal records no account for ${place} to keep its verdicts under`,
+      { hint: 'configure the API key the batch was run with (DNC_API_KEY, --api-key-file or the config file)' },
+    );
   return recorded;
 }
 
@@ -44,11 +50,17 @@ export function scopeAccount(
  */
 export type CachedVerdict = JournalVerdict;
 
-/** A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. */
+/**
+ * A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. No driver's type
+ * crosses this interface: a cache that attaches the file says which columns a table of it has (`columnsOf`).
+ */
 export interface JournalVerdictSource {
   path: string;
-  /** The SQL of its verdicts and of its numbers whose pushes conflicted, over the journal attached as `schema`. */
-  sql(db: import('better-sqlite3').Database, schema: string): { verdicts: string; conflicting: string };
+  /**
+   * The SQL of its verdicts and of its numbers whose pushes conflicted, over the journal attached as `schema`;
+   * `columnsOf(table)`: the columns of one of its tables (a journal made by an older dnc lacks some).
+   */
+  sql(schema: string, columnsOf: (table: string) => readonly string[]): { verdicts: string; conflicting: string };
   /** The same, read as rows (a cache that cannot attach the file). */
   rows(): Promise<{ verdicts: CachedVerdict[]; conflicting: string[] }>;
 }
@@ -109,6 +121,25 @@ export interface SuppressionList {
   snapshot(): Promise<{ suppressions: Suppression[]; exemptions: Exemption[]; identity: ListIdentity }>;
   identity(): Promise<ListIdentity>;
   close(): Promise<void>;
+}
+
+/** The team's internal list (a team store's): a SuppressionList that also takes in a local list (dnc store import). */
+export interface TeamSuppressionList extends SuppressionList {
+  /** Copies a whole list into this empty one, its audit log hashes and all; returns the entries copied. */
+  importLog(
+    log: readonly AuditEntry[],
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    who: string,
+  ): Promise<number>;
+  /** Adds a list's entries to this one (none taken off), each audited here with where it came from (`from`). */
+  merge(
+    suppressions: readonly Suppression[],
+    exemptions: readonly Exemption[],
+    from: string,
+    actor: Actor,
+    now: Date,
+  ): Promise<ChangeResult>;
 }
 
 /** One `dnc check` lookup, as `dnc trace` quotes it and `usage --reconcile` counts it. */
@@ -240,4 +271,36 @@ export interface LookupClaims {
   readonly claimant: string;
   /** How long a claim holds without an answer (ms). */
   readonly leaseMs: number;
+}
+
+/** What a member's dnc anchors in the team store for one version of an output it wrote (compliance-evidence.md). */
+export interface TeamOutputAnchorInput {
+  /** The run id the manifest carries: how a verifier on another machine finds the anchors of the file it holds. */
+  runId: string;
+  outputSha256: string;
+  outputBytes: number;
+  manifestSha256: string;
+  outputPath: string;
+  journal: string;
+  host: string;
+  /** Who the writer says it is (USER@host): a claim, not a proof; `who` is the store's. */
+  operator: string;
+  /** The internal list the scrub used, and its audit head then. */
+  listId: string | null;
+  listHead: string | null;
+  listEntries: number | null;
+}
+
+/** An anchor as the team store keeps it: who is the database role that wrote it, at the server's time. */
+export interface TeamOutputAnchor extends TeamOutputAnchorInput {
+  who: string;
+  at: string;
+}
+
+/** The team store's anchors of outputs: add-only (a member can insert and read, never change or delete). */
+export interface TeamAnchors {
+  /** Anchors one version of an output; the same content anchored again keeps its first anchor. */
+  record(a: TeamOutputAnchorInput): Promise<void>;
+  /** Every anchor of a run, oldest first. */
+  ofRun(runId: string): Promise<TeamOutputAnchor[]>;
 }

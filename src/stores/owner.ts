@@ -1,7 +1,7 @@
 // The one owner of dnc's stores: the `store` setting picks the local files (SQLite, one person's) or a team's
 // PostgreSQL store, and every use case reaches its stores through what this returns (the context holds it).
 import { existsSync } from 'node:fs';
-import { keptFolder } from '../paths.js';
+import { keptFolder, stateDir } from '../paths.js';
 import { accountOf } from './account.js';
 import { CheckHistory, historyPath } from './history.js';
 import {
@@ -10,7 +10,8 @@ import {
   type LookupClaims,
   type ResultsCache,
   type StoreScope,
-  type SuppressionList,
+  type TeamAnchors,
+  type TeamSuppressionList,
 } from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
 import { resultsCachePath, SqliteResultsCache } from './results-cache.js';
@@ -39,10 +40,26 @@ export interface StoreStatus {
   counts: Record<string, number>;
 }
 
+/**
+ * The stores, whichever the setting names. Callers never ask which implementation they hold: what differs between
+ * one person's files and a team's store is said by the members below (claims kept or not, where the list and the
+ * history are), so that no use case branches on a kind (test/architecture.test.ts: this interface has none).
+ */
 export interface Stores {
-  readonly kind: 'local' | 'postgres';
   /** Where the stores are, as shown to people (a folder, or the URL without its password). */
   readonly where: string;
+  /**
+   * Whether lookups are claimed before they are sent (`claims` gives claims): a team's store, shared by machines that
+   * must never pay twice for one number. The local files are one person's: nothing to arbitrate.
+   */
+  readonly claimsLookups: boolean;
+  /**
+   * Where the internal list is when the store holds it (a team store: the team's one list, as shown to people);
+   * null when the list is a file of its own (--suppression-list, or the state folder's).
+   */
+  readonly teamListWhere: string | null;
+  /** Where the history is, as messages name it (a file, or the team store), whether or not it exists. */
+  historyWhere(): string;
   /** Reachable and at this dnc's schema (migrated when behind); a no-op for the local files. */
   ready(): Promise<void>;
   /** The results cache of a service and account; null when it cannot be kept (no cache folder) or, unless
@@ -56,7 +73,9 @@ export interface Stores {
   /** The history of checks and scrubs; null when it cannot be kept or, unless `create`, does not exist yet. */
   history(options: { create: boolean }): Promise<History | null>;
   /** The team's internal list; null for the local store, whose list is a file (--suppression-list). */
-  teamList(): Promise<SuppressionList | null>;
+  teamList(): Promise<TeamSuppressionList | null>;
+  /** The team's anchors of outputs; null for the local store, whose anchors are the state folder's only. */
+  teamAnchors(): Promise<TeamAnchors | null>;
   /**
    * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
    * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
@@ -71,8 +90,11 @@ export interface Stores {
   /** The scrubs other runners may help with (`dnc batch --join`); null for the local store. */
   sharedScrubs(scope: StoreScope): Promise<SharedScrubs | null>;
   status(): Promise<StoreStatus>;
-  /** `dnc store migrate`: the versions applied. */
-  migrate(): Promise<number[]>;
+  /**
+   * `dnc store migrate`: the versions applied; null when there is nothing to migrate on demand (the local files are
+   * each migrated when opened, src/stores/local-store.ts).
+   */
+  migrate(): Promise<number[] | null>;
   close(): Promise<void>;
 }
 
@@ -81,8 +103,10 @@ function localStores(env: Env, homedir: string): Stores {
   const cache = () => keptFolder(env, homedir, 'cache');
   const state = () => keptFolder(env, homedir, 'state');
   return {
-    kind: 'local',
     where: state() ?? '(no state folder)',
+    claimsLookups: false,
+    teamListWhere: null,
+    historyWhere: () => historyPath(stateDir(env, homedir)),
     ready: async () => {},
     async resultsCache(scope, { create }) {
       const dir = cache();
@@ -105,6 +129,7 @@ function localStores(env: Env, homedir: string): Stores {
       return CheckHistory.open(dir);
     },
     teamList: async () => null,
+    teamAnchors: async () => null,
     claims: async () => null,
     sharedScrubs: async () => null,
     async status() {
@@ -116,7 +141,7 @@ function localStores(env: Env, homedir: string): Stores {
         counts: {},
       };
     },
-    migrate: async () => [],
+    migrate: async () => null,
     close: async () => {},
   };
 }
@@ -137,8 +162,10 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     return scopeAccount(scope, await salt, connection.where, accountOf);
   };
   return {
-    kind: 'postgres',
     where: connection.where,
+    claimsLookups: true,
+    teamListWhere: connection.where,
+    historyWhere: () => connection.where,
     ready: async () => void (await pool()),
     async resultsCache(scope) {
       const { PgResultsCache } = await import('./postgres/results-cache.js');
@@ -152,6 +179,10 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     async teamList() {
       const { PgSuppressionList } = await import('./postgres/suppression-list.js');
       return PgSuppressionList.open(await pool());
+    },
+    async teamAnchors() {
+      const { PgTeamAnchors } = await import('./postgres/anchors.js');
+      return new PgTeamAnchors(await pool());
     },
     async claims(scope, claimant, leaseMs, origin, since) {
       const { PgLookupClaims } = await import('./postgres/claims.js');
@@ -171,7 +202,16 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
     async status() {
       const { LATEST_VERSION, SCHEMA } = await import('./postgres/migrations.js');
       const p = await pool();
-      const tables = ['verdicts', 'claims', 'suppressions', 'exemptions', 'audit', 'checks', 'scrubs'];
+      const tables = [
+        'verdicts',
+        'claims',
+        'suppressions',
+        'exemptions',
+        'audit',
+        'checks',
+        'scrubs',
+        'output_anchors',
+      ];
       const row = (
         await p.query<Record<string, string>>(
           'counting rows',

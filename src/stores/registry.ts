@@ -24,11 +24,13 @@ export function registryPath(stateDir: string): string {
   return path.join(stateDir, 'journals.json');
 }
 
-async function readRegistry(file: string): Promise<RegistryFile> {
+/** The registry; null when a newer dnc wrote it (a version this one does not know: never overwritten). */
+async function readRegistry(file: string): Promise<RegistryFile | null> {
   try {
     tightenPrivateFile(file);
     const parsed = JSON.parse(await readFile(file, 'utf8')) as RegistryFile;
     if (parsed?.version === 1 && Array.isArray(parsed.journals)) return parsed;
+    if (typeof parsed?.version === 'number' && parsed.version > 1) return null;
   } catch {
     // Missing or damaged: the registry is a convenience and starts empty.
   }
@@ -40,6 +42,7 @@ export async function registerJournal(stateDir: string, journal: string, output:
   try {
     const file = registryPath(stateDir);
     const reg = await readRegistry(file);
+    if (reg === null) return false;
     const journals = reg.journals.filter((j) => j.journal !== journal);
     journals.push({ journal, output, registered_at: now.toISOString() });
     reg.journals = journals.slice(-REGISTRY_LIMIT);
@@ -54,5 +57,5 @@ export async function registerJournal(stateDir: string, journal: string, output:
 /** Registered journals that still exist, newest registration first. */
 export async function registeredJournals(stateDir: string): Promise<RegisteredJournal[]> {
   const reg = await readRegistry(registryPath(stateDir));
-  return reg.journals.filter((j) => existsSync(j.journal)).reverse();
+  return (reg?.journals ?? []).filter((j) => existsSync(j.journal)).reverse();
 }

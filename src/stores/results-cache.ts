@@ -12,13 +12,20 @@ import {
   type ResultsCache,
   type StoreScope,
 } from './interfaces.js';
-import { openLocalStore } from './local-store.js';
+import { openLocalStore, refuseNewer, type LocalSchema } from './local-store.js';
 
 export type { CachedVerdict } from './interfaces.js';
 
-// Verdicts of the first cache (before they were scoped by account) are dropped: whose key paid for them is not known,
-// and a cache can always start empty.
-const SCHEMA = `
+/** The results cache's schema, version by version (src/stores/local-store.ts). */
+export const RESULTS_CACHE_SCHEMA: LocalSchema = {
+  what: 'the results cache',
+  migrations: [
+    {
+      version: 1,
+      // Verdicts of the first cache (before they were scoped by account) are dropped: whose key paid for them is not
+      // known, and a cache can always start empty.
+      name: 'verdicts by service, account and number; the salt of accounts',
+      up: `
 DROP TABLE IF EXISTS results;
 CREATE TABLE IF NOT EXISTS cache_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -35,7 +42,10 @@ CREATE TABLE IF NOT EXISTS verdicts (
   PRIMARY KEY (service, account, e164)
 );
 CREATE INDEX IF NOT EXISTS verdicts_by_time ON verdicts (service, account, checked_ms);
-`;
+`,
+    },
+  ],
+};
 
 export function resultsCachePath(cacheDir: string): string {
   return path.join(cacheDir, 'results.sqlite');
@@ -106,7 +116,10 @@ export class SqliteResultsCache implements ResultsCache {
   }
 
   static async open(cacheDir: string, scope: StoreScope): Promise<SqliteResultsCache> {
-    return SqliteResultsCache.scoped(await openLocalStore(cacheDir, resultsCachePath(cacheDir), SCHEMA), scope);
+    return SqliteResultsCache.scoped(
+      await openLocalStore(cacheDir, resultsCachePath(cacheDir), RESULTS_CACHE_SCHEMA),
+      scope,
+    );
   }
 
   /** The cache as it is, to read: null when there is none (nothing is created, as a dry run must not). */
@@ -115,6 +128,13 @@ export class SqliteResultsCache implements ResultsCache {
     if (!existsSync(file)) return null;
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(file, { fileMustExist: true, timeout: 5_000, readonly: true });
+    try {
+      // Read as it is (a file of an older dnc is migrated by the next run that writes it), unless a newer dnc wrote it.
+      refuseNewer(db, RESULTS_CACHE_SCHEMA, file);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
     const current = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'verdicts'").get();
     if (!current) {
       db.close();
@@ -174,7 +194,12 @@ export class SqliteResultsCache implements ResultsCache {
         const ms = parseServiceTime(typeof text === 'string' ? text : null);
         return Number.isFinite(ms) ? ms : null;
       });
-      const { verdicts, conflicting } = source.sql(this.db, 'journal');
+      const columnsOf = (table: string) =>
+        this.db
+          .prepare<[], { name: string }>(`PRAGMA journal.table_info(${table})`)
+          .all()
+          .map((c) => c.name);
+      const { verdicts, conflicting } = source.sql('journal', columnsOf);
       this.db.transaction(() => {
         this.db
           .prepare(

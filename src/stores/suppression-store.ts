@@ -4,9 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { inputError, usageError } from '../errors.js';
+import { inputError, isDncError, usageError } from '../errors.js';
 import { tightenPrivateFile } from '../private-files.js';
 import type { SuppressionList } from './interfaces.js';
+import { migrateLocal, type LocalSchema } from './local-store.js';
 import {
   entryHash,
   firstBrokenEntry,
@@ -49,10 +50,10 @@ function listBusy(file: string, waitedMs: number, consequence: string) {
   );
 }
 
-const AUDIT_TABLE = `CREATE TABLE IF NOT EXISTS audit (
+const auditTable = (actions: string) => `CREATE TABLE IF NOT EXISTS audit (
   id INTEGER PRIMARY KEY,
   at TEXT NOT NULL,
-  action TEXT NOT NULL CHECK (action IN ('suppress', 'unsuppress', 'exempt', 'unexempt', 'restore')),
+  action TEXT NOT NULL CHECK (action IN (${actions})),
   e164 TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT, basis TEXT, until TEXT, evidence TEXT,
   hash TEXT NOT NULL
 );`;
@@ -63,7 +64,14 @@ CREATE TRIGGER IF NOT EXISTS audit_append_only_update BEFORE UPDATE ON audit BEG
 CREATE TRIGGER IF NOT EXISTS audit_append_only_delete BEFORE DELETE ON audit BEGIN SELECT RAISE(ABORT,
   'the audit log is append-only'); END;`;
 
-const SCHEMA = `
+/** The list's schema, version by version (src/stores/local-store.ts). */
+export const LIST_SCHEMA: LocalSchema = {
+  what: 'the suppression list',
+  migrations: [
+    {
+      version: 1,
+      name: 'suppressions, exemptions and the hash-chained audit log',
+      up: `
 CREATE TABLE IF NOT EXISTS list_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS suppressions (
   e164 TEXT PRIMARY KEY, country TEXT, added_at TEXT NOT NULL, who TEXT NOT NULL, reason TEXT, source TEXT
@@ -73,9 +81,36 @@ CREATE TABLE IF NOT EXISTS exemptions (
   basis TEXT NOT NULL CHECK (basis IN ('consent', 'ebr-purchase', 'ebr-inquiry')),
   until TEXT NOT NULL, evidence TEXT, added_at TEXT NOT NULL, who TEXT NOT NULL
 );
-${AUDIT_TABLE}
+${auditTable("'suppress', 'unsuppress', 'exempt', 'unexempt'")}
 ${AUDIT_TRIGGERS}
-`;
+`,
+    },
+    {
+      version: 2,
+      name: 'the audit log records a list restored on purpose',
+      // SQLite cannot change a CHECK: the table is rebuilt, every entry and its hash kept, its triggers made again.
+      // A list of an older dnc may have been rebuilt already (dnc list restore did it when first needed).
+      up: (db) => {
+        const sql =
+          db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit'").get()
+            ?.sql ?? '';
+        if (sql.includes("'restore'")) return;
+        db.exec(`DROP TRIGGER IF EXISTS audit_append_only_update; DROP TRIGGER IF EXISTS audit_append_only_delete;
+          ALTER TABLE audit RENAME TO audit_before_restore;
+          ${auditTable("'suppress', 'unsuppress', 'exempt', 'unexempt', 'restore'")}
+          INSERT INTO audit SELECT * FROM audit_before_restore;
+          DROP TABLE audit_before_restore;
+          ${AUDIT_TRIGGERS}`);
+      },
+    },
+  ],
+};
+
+/** A list file this process may only read (a read-only share): it is read as it is, never migrated. */
+function isReadOnly(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_READONLY');
+}
 
 /** The internal list in one SQLite file (the local store's; a list on a shared drive too). */
 export class SuppressionStore implements SuppressionList {
@@ -134,14 +169,20 @@ export class SuppressionStore implements SuppressionList {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
       }
     }
-    let db: BetterSqlite3.Database;
+    let db: BetterSqlite3.Database | undefined;
     try {
       // A colleague's import of 100,000 numbers holds the write lock for seconds: wait for it, up to 30 s.
       db = new Database(file, { timeout: busyMs });
       // A rollback journal, not WAL: a list kept on a shared drive must work where shared memory does not.
       db.pragma('journal_mode = DELETE');
-      db.exec(SCHEMA);
+      try {
+        migrateLocal(db, LIST_SCHEMA, file);
+      } catch (err) {
+        if (!isReadOnly(err)) throw err;
+      }
     } catch (err) {
+      if (db?.open) db.close();
+      if (isDncError(err)) throw err;
       if (isBusy(err)) throw listBusy(file, busyMs, 'nothing was sent or changed');
       throw inputError('E_LIST_UNREADABLE', `cannot open the suppression list ${file}: ${(err as Error).message}`, {
         hint: 'it must be a list written by `dnc suppress` (an SQLite file); check the path and its permissions',
@@ -169,7 +210,7 @@ export class SuppressionStore implements SuppressionList {
   static async empty(file: string): Promise<SuppressionStore> {
     const { default: Database } = await import('better-sqlite3');
     const db = new Database(':memory:');
-    db.exec(SCHEMA);
+    migrateLocal(db, LIST_SCHEMA, file);
     return new SuppressionStore(db, file);
   }
 
@@ -208,28 +249,10 @@ export class SuppressionStore implements SuppressionList {
 
   /**
    * Records that this list was restored on purpose (from `source`, replacing a list whose last head was `replaced`):
-   * an audit entry of its own, chained like the others. Lists made before `restore` existed allow it first: their
-   * audit table is rebuilt, every entry and its hash kept, in the same transaction.
+   * an audit entry of its own, chained like the others (a list of an older dnc was migrated to allow it when opened).
    */
   async recordRestore(actor: Actor, now: Date, replaced: string): Promise<void> {
-    this.db
-      .transaction(() => {
-        const sql =
-          this.db
-            .prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'audit'")
-            .get()?.sql ?? '';
-        if (!sql.includes("'restore'")) {
-          this.db
-            .exec(`DROP TRIGGER IF EXISTS audit_append_only_update; DROP TRIGGER IF EXISTS audit_append_only_delete;
-            ALTER TABLE audit RENAME TO audit_before_restore;
-            ${AUDIT_TABLE}
-            INSERT INTO audit SELECT * FROM audit_before_restore;
-            DROP TABLE audit_before_restore;
-            ${AUDIT_TRIGGERS}`);
-        }
-        this.append(now, 'restore', '', actor, { evidence: replaced });
-      })
-      .immediate();
+    this.db.transaction(() => this.append(now, 'restore', '', actor, { evidence: replaced })).immediate();
   }
 
   /** Adds numbers to the internal list (each change audited; one transaction). */

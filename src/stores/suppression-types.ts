@@ -78,6 +78,13 @@ export interface AuditEntry {
   basis: string | null;
   until: string | null;
   evidence: string | null;
+  /**
+   * The number's country, as its row stores it: hashed from entry format 2 on (the team store's entries since its
+   * schema 4); absent or null in format 1, whose hash does not cover it.
+   */
+  country?: string | null;
+  /** The entry's format: 1 (absent: a local list, or a team entry older than schema 4) or 2 (country hashed too). */
+  format?: number;
   /** SHA-256 of the previous entry's hash and this entry: an edited or deleted entry breaks the chain. */
   hash: string;
 }
@@ -121,9 +128,14 @@ export function listNameOf(file: string): string {
   return base.replace(/[^\w.-]+/g, '_') || 'default';
 }
 
-/** The chained hash of an audit entry: SHA-256 of the previous entry's hash and this entry's fields. */
+/**
+ * The chained hash of an audit entry: SHA-256 of the previous entry's hash, a newline and this entry's fields as a
+ * JSON array. Format 2 starts the array with 2 and ends it with the country (so a format-1 entry cannot pass for
+ * one); the team store computes the same in SQL (dnc.entry_hash, PostgreSQL migration 4).
+ */
 export function entryHash(previous: string, e: Omit<AuditEntry, 'id' | 'hash'>): string {
-  const canonical = JSON.stringify([e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence]);
+  const fields = [e.at, e.action, e.e164, e.who, e.reason, e.source, e.basis, e.until, e.evidence];
+  const canonical = JSON.stringify((e.format ?? 1) >= 2 ? [2, ...fields, e.country ?? null] : fields);
   return createHash('sha256').update(previous).update('\n').update(canonical).digest('hex');
 }
 
@@ -200,6 +212,7 @@ export function columnMismatch(
     const e = last.get(`suppress ${s.e164}`);
     if (!e) continue; // replay says so
     const problem = differ('entry', s.e164, [
+      ...countryOf(s, e),
       ['added_at', s.addedAt, e.at],
       ['who', s.who, e.who],
       ['reason', s.reason, e.reason],
@@ -211,6 +224,7 @@ export function columnMismatch(
     const e = last.get(`exempt ${x.e164}`);
     if (!e) continue;
     const problem = differ('exemption', x.e164, [
+      ...countryOf(x, e),
       ['added_at', x.addedAt, e.at],
       ['who', x.who, e.who],
       ['evidence', x.evidence, e.evidence],
@@ -219,6 +233,10 @@ export function columnMismatch(
   }
   return null;
 }
+
+/** The country pair compared when the entry's hash covers it (format 2). */
+const countryOf = (row: { country: string | null }, e: AuditEntry): Array<[string, unknown, unknown]> =>
+  (e.format ?? 1) >= 2 ? [['country', row.country, e.country]] : [];
 
 /** What stood for each number once the entries given (oldest first, up to a head) were written. */
 export function standingOf(

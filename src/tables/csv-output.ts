@@ -1,5 +1,6 @@
 // The one CSV writer of dnc's outputs (results, the lists written beside them, the internal list's exports) and the
 // one formula escaper: RFC 4180 quoting, whatever the record delimiter; no cell a spreadsheet would run.
+import type { OutputFileFormat } from './table-format.js';
 
 /** Line endings a results file may use: the input's own. */
 export type RecordDelimiter = '\r\n' | '\n' | '\r';
@@ -78,12 +79,14 @@ export function formulaSafeCell(value: string, o: CellEscaping = {}): string {
 }
 
 /**
- * Text that came from the service or a push, made safe for a results cell: control characters become one space, and
- * a formula is neutralised (what spreadsheets themselves use to mark text). The journal keeps the text as received;
- * only the cell is changed.
+ * Text that came from the service or a push, made safe for a results cell of `format`: control characters become one
+ * space, and in a CSV file a formula is neutralised by a leading `'` (what spreadsheets themselves use to mark text).
+ * A workbook's cell is a text cell, which no spreadsheet runs: a `'` there would only show, so none is put. The
+ * journal keeps the text as received; only the cell is changed.
  */
-export function serviceTextCell(value: string | null | undefined): string {
-  return value ? formulaSafeCell(value, { controls: 'space' }) : '';
+export function serviceTextCell(value: string | null | undefined, format: OutputFileFormat): string {
+  if (!value) return '';
+  return format === 'csv' ? formulaSafeCell(value, { controls: 'space' }) : value.replace(CONTROL, ' ');
 }
 
 /** An input cell for a file bound for a spreadsheet (--escape-formulas): formula-leading text gets a leading `'`. */

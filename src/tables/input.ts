@@ -1,6 +1,7 @@
 // A call list, CSV or workbook, opened and read in one place: the layout, its rows in batches, where a row starts.
 import { usageError } from '../errors.js';
 import { csvRecordLines, openCsvLayout, readCsvRows } from './csv-input.js';
+import { isWorkbookPath } from './table-format.js';
 import type { ColumnOptions, ReadRowsOptions, RecordLocation, TableLayout } from './layout.js';
 import type { TextEncoding } from './encoding.js';
 
@@ -16,7 +17,6 @@ export interface InputOptions extends ColumnOptions {
 }
 
 export async function openInputLayout(path: string, options: InputOptions): Promise<TableLayout> {
-  const { isWorkbookPath } = await import('./xlsx-input.js');
   if (isWorkbookPath(path)) {
     if (options.encoding !== undefined)
       throw usageError('E_USAGE', `--encoding is for a CSV input; ${path} is a workbook`, { hint: 'drop --encoding' });

@@ -1,6 +1,7 @@
 // What a workbook cell says, as text: what Excel shows in it (its number format applied by numfmt), never another.
 import type * as Numfmt from 'numfmt';
 import { excelFormat } from './excel-format.js';
+import { internalError } from '../errors.js';
 
 let numfmt: typeof Numfmt | undefined;
 
@@ -18,7 +19,7 @@ export function numberFormatsLoaded(): boolean {
 }
 
 function formatter(): typeof Numfmt {
-  if (!numfmt) throw new Error('number formats are used before loadNumberFormats() was awaited');
+  if (!numfmt) throw internalError('number formats are used before loadNumberFormats() was awaited');
   return numfmt;
 }
 

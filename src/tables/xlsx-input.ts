@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { inputError, usageError, type DncError } from '../errors.js';
+import { formatInteger } from '../text/numbers.js';
 import { cellText, loadNumberFormats, numberFormatsLoaded, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
@@ -34,19 +35,6 @@ export interface XlsxOptions extends ColumnOptions {
   header: boolean;
   /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
   skipRows?: number | undefined;
-}
-
-/** Whether a path names a workbook dnc reads or writes (by its extension). */
-export function isWorkbookPath(file: string): boolean {
-  return /\.xlsx$/i.test(file);
-}
-
-/** How an output file is written. */
-export type OutputFileFormat = 'csv' | 'xlsx';
-
-/** The format of an output file: --format for the results, else its extension (.xlsx is a workbook). */
-export function outputFormatOf(target: string, forced: OutputFileFormat | undefined): OutputFileFormat {
-  return forced ?? (isWorkbookPath(target) ? 'xlsx' : 'csv');
 }
 
 /** The most a declared size reserves at once for the shared strings (a 200,000-row list needs about 5 MB). */
@@ -437,7 +425,7 @@ function tooWide(layout: TableLayout, row: SheetRow, col: number): DncError {
   const cell = `${columnName(col)}${row.number}`;
   const prefix = `${layout.path}: ${sheetLabel(book.sheet)} row ${row.number}`;
   if (layout.header === null) {
-    const sample = WIDTH_SAMPLE_ROWS.toLocaleString('en-US');
+    const sample = formatInteger(WIDTH_SAMPLE_ROWS);
     const why = `with --no-header the list is as wide as the widest of its first ${sample} rows`;
     const last = columnName(width - 1);
     const message = `${prefix}: cell ${cell} is right of the list's last column (${last}): ${why}`;

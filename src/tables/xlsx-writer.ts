@@ -4,6 +4,7 @@
 // autofilter, several sheets. Never a formula: there is no way to write one.
 import { crc32, createDeflateRaw, type DeflateRaw } from 'node:zlib';
 import { builtInFormatId, type CellValue } from './xlsx-cells.js';
+import { inputError } from '../errors.js';
 
 /** Where the workbook's bytes go; a promise means: wait before writing more. */
 export interface ByteSink {
@@ -45,7 +46,13 @@ export class ZipWriter {
   /** @internal */
   async closeEntry(name: Buffer, offset: number, crc: number, compressed: number, size: number): Promise<void> {
     if (compressed > 0xffffffff || size > 0xffffffff || this.offset > 0xffffffff)
-      throw new Error('the workbook is larger than 4 GiB: write CSV results instead');
+      throw inputError(
+        'E_OUTPUT_TOO_LARGE',
+        'the workbook would be larger than 4 GiB (its ZIP format cannot say more)',
+        {
+          hint: 'write CSV results instead (-o OUTPUT.csv): a CSV file has no such limit',
+        },
+      );
     const descriptor = Buffer.alloc(16);
     descriptor.writeUInt32LE(0x08074b50, 0);
     descriptor.writeUInt32LE(crc >>> 0, 4);

@@ -4,6 +4,7 @@
 // does not grow with the rows (docs/BENCHMARKS.md, item 10).
 import { builtInFormat, isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
+import { formatInteger } from '../text/numbers.js';
 
 /** The XML of a part is not what a workbook holds (the caller says which workbook). */
 export class XmlFormatError extends Error {
@@ -319,8 +320,10 @@ export class StylesHandler implements XmlHandler {
 /** Excel's last row and column (XFD): a sheet has no cell past them, so a reference past them is a file that lies. */
 export const MAX_ROWS = 1_048_576;
 export const MAX_COLUMNS = 16_384;
-const LAST_ROW = MAX_ROWS.toLocaleString('en-US');
-const LAST_COLUMN = MAX_COLUMNS.toLocaleString('en-US');
+// Grouped by formatInteger, not toLocaleString: this module is loaded by every batch, and the first Intl call loads
+// ICU's locale data (≈ 10 ms before the first lookup).
+const LAST_ROW = formatInteger(MAX_ROWS);
+const LAST_COLUMN = formatInteger(MAX_COLUMNS);
 
 /**
  * A row or cell past Excel's limits (`limit`), or a row number that is none or goes back (`order`): the caller

@@ -5,7 +5,6 @@ import { parseCountryOption } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import { stateDir } from '../paths.js';
 import { normalizePhone } from '../phone/normalize.js';
-import { historyPath } from '../stores/history.js';
 import type { Stores } from '../stores/owner.js';
 import { registeredJournals } from '../stores/registry.js';
 import { traceLookup, type LookupQuery, type TracedLookup } from './trace.js';
@@ -60,7 +59,7 @@ export async function runTrace(options: TraceOptions, deps: TraceDeps): Promise<
   );
   for (const r of await registeredJournals(dir)) if (!journals.includes(r.journal)) journals.push(r.journal);
   const stores = await deps.stores();
-  const historyFile = stores.kind === 'postgres' ? stores.where : historyPath(dir);
+  const historyFile = stores.historyWhere();
   const history = await stores.history({ create: false });
   let found: TracedLookup[];
   try {

@@ -7,7 +7,6 @@ import { lockHolder } from '../journal/journal.js';
 import { stateDir } from '../paths.js';
 import { processLockDeps } from '../process-identity.js';
 import type { ServiceClient } from '../service/client.js';
-import { historyPath } from '../stores/history.js';
 import type { Stores } from '../stores/owner.js';
 import { registeredJournals } from '../stores/registry.js';
 import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';
@@ -199,7 +198,7 @@ async function reconcilePeriod(plan: UsagePlan, deps: UsageDeps): Promise<Reconc
     });
   const dir = stateDir(deps.env, deps.homedir);
   const stores = await deps.stores();
-  const historyFile = stores.kind === 'postgres' ? stores.where : historyPath(dir);
+  const historyFile = stores.historyWhere();
   const history = await stores.history({ create: false });
   try {
     const journals = (await registeredJournals(dir)).map((j) => j.journal);

@@ -11,7 +11,9 @@ import {
 import { Anchors } from '../stores/anchors.js';
 import { stateDir } from '../paths.js';
 import { manifestToVerify, verifyOutput, type VerifyOptions, type VerifyReport } from './verify.js';
-import type { Manifest } from '../evidence/manifest.js';
+import { manifestPathFor, RUN_ID, type Manifest } from '../evidence/manifest.js';
+import { hashFile } from '../file-hash.js';
+import type { AnchorsSeen } from './anchored.js';
 import { BatchJournal } from '../journal/journal.js';
 import { shownPath } from '../paths.js';
 import { shellWord } from '../text/shell.js';
@@ -20,7 +22,7 @@ import { fitnessOf, fitnessRefused, type Fitness, type RerunFacts } from './fitn
 
 export interface FitToDialOptions extends Pick<
   VerifyOptions,
-  'maxAgeMs' | 'asOf' | 'listLimit' | 'withoutJournal' | 'onRow' | 'onFlag'
+  'maxAgeMs' | 'asOf' | 'listLimit' | 'withoutJournal' | 'unanchored' | 'onRow' | 'onFlag'
 > {
   /** Told when the internal list cannot be read (its rows are then not checked against it). */
   warn(line: string): void;
@@ -73,7 +75,7 @@ export async function fitToDial(
       );
     return null;
   });
-  const anchor = await readAnchor(stateDir(ctx.env, ctx.homedir), output);
+  const anchors = await anchorsOf(ctx, output, manifest);
   try {
     // The list at the recorded path must be the one the scrub used, its history still holding the state it used.
     if (list && recordedList && listPath === recorded) {
@@ -85,7 +87,7 @@ export async function fitToDial(
     const report = await verifyOutput(output, {
       ...o,
       tzdataVersion: ctx.tzdataVersion,
-      anchor,
+      anchors,
       suppressedNow: onList ? (e164) => onList.has(e164) : undefined,
     });
     const unfinished = (report.recheckByReason.failed ?? 0) + (report.recheckByReason.not_checked ?? 0) > 0;
@@ -143,12 +145,27 @@ async function rerunFacts(cwd: string, output: string, manifest: Manifest): Prom
   }
 }
 
-async function readAnchor(dir: string, output: string) {
+/** The anchors this machine can see of an output: its state folder's, and the team store's of the manifest's run. */
+async function anchorsOf(ctx: ComplianceContext, output: string, manifest: Manifest): Promise<AnchorsSeen> {
+  const runId = manifest.run_id !== undefined && RUN_ID.test(manifest.run_id) ? manifest.run_id : null;
+  const local = await readLocalAnchor(stateDir(ctx.env, ctx.homedir), output, manifestPathFor(output));
+  try {
+    // Null for one person's files: their anchors are the state folder's only.
+    const team = await (await ctx.stores()).teamAnchors();
+    if (!team) return { local, team: null, teamUnread: null, runId };
+    return { local, team: runId ? await team.ofRun(runId) : [], teamUnread: null, runId };
+  } catch (err) {
+    return { local, team: null, teamUnread: (err as Error).message, runId };
+  }
+}
+
+/** The state folder's anchor of this output's path, else of its manifest wherever it was written (moved since). */
+async function readLocalAnchor(dir: string, output: string, manifest: string) {
   if (!existsSync(dir)) return null;
   try {
     const anchors = await Anchors.open(dir);
     try {
-      return anchors.output(output);
+      return anchors.output(output) ?? anchors.outputWithManifest(await hashFile(manifest));
     } finally {
       anchors.close();
     }

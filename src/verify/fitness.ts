@@ -4,7 +4,7 @@ import type { DncError } from '../errors.js';
 import { formatInteger } from '../text/numbers.js';
 import type { RecheckReason, VerifyReport } from './verify.js';
 
-/** unproven: nothing proves the rows (the journal is gone); never fit. */
+/** unproven: nothing proves the rows (the journal is gone, or no anchor vouches for the file); never fit. */
 export type FitnessState = 'fit' | 'not_fit' | 'unproven';
 
 /** What a rerun of the file's batch does with the rows left without a verdict, from its journal. */
@@ -45,6 +45,16 @@ export function fitnessOf(r: VerifyReport, rerun: RerunFacts | null): Fitness {
       state: 'unproven',
       because: 'its batch journal is gone, so its rows cannot be proven',
       wayOut: ['`--without-journal` asks for the weaker check (the rest of it), which then says what it did not check'],
+    };
+  if (r.unanchored && !r.anchorUnchecked)
+    return {
+      state: 'unproven',
+      because: `it is anchored nowhere this machine can see (${r.anchorsLookedIn.join(', ')})`,
+      wayOut: [
+        'verify it where it was anchored: on the machine that wrote it, or with the team store its writer used ' +
+          '(--store, DNC_STORE)',
+        '`--unanchored` asks for the weaker check (the rest of it), which then says what it did not check',
+      ],
     };
   const settled = settledNote(r);
   return {

@@ -32,7 +32,7 @@ import { numberCellsAsRow, resultColumns, rowRuleFinding } from '../results/row-
 import { doNotCallCell } from '../results/cells.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { formatInteger } from '../text/numbers.js';
-import type { OutputAnchor } from '../stores/anchors.js';
+import { judgeAnchors, type AnchoredBy, type AnchorsSeen } from './anchored.js';
 import { dataRecordLines } from '../tables/input.js';
 import { readRowsAside } from '../tables/rows-thread.js';
 import { RowCursor } from '../tables/row-cursor.js';
@@ -82,8 +82,13 @@ export interface VerifyOptions {
    * such a file cannot be proven and is not fit (the manifest and the file could have been rewritten together).
    */
   withoutJournal?: boolean;
-  /** What the state folder records dnc last wrote for this output; null when it records nothing (written elsewhere). */
-  anchor?: OutputAnchor | null;
+  /** The anchors the verifier can see of this output (the state folder's, the team store's); none when absent. */
+  anchors?: AnchorsSeen | null;
+  /**
+   * --unanchored: a file anchored nowhere the verifier can see may still be judged fit (the report then says what
+   * was not checked). Without it such a file is unproven, never fit.
+   */
+  unanchored?: boolean;
   /**
    * Told each row as it is read, before it is judged: `dnc window` reads the file in verify's own pass. A row of one
    * phone column with exactly the cells of a row told before and judged fit is not told (a repeated number's).
@@ -108,10 +113,21 @@ export interface VerifyReport {
   /** Why the rows cannot be proven (the journal is gone), or null. Such a file is never fit. */
   unproven: string | null;
   /**
-   * What the state folder's anchor says: the file and manifest are what dnc last wrote here, differ, or were not
-   * anchored here.
+   * What the anchors the verifier can see say (the state folder's, the team store's): the file and manifest are what
+   * dnc wrote, differ, or are anchored nowhere it can see ("not_here").
    */
   anchored: 'matches' | 'differs' | 'not_here';
+  /** Who anchored what the file is, and where. */
+  anchoredBy: AnchoredBy | null;
+  /** Where the verifier looked for anchors. */
+  anchorsLookedIn: string[];
+  /**
+   * Why the file is anchored nowhere the verifier can see, or null. Such a file is unproven (never fit), unless
+   * --unanchored: then `anchorUnchecked` says so.
+   */
+  unanchored: string | null;
+  /** --unanchored judged a file anchored nowhere: what that did not check; null otherwise. */
+  anchorUnchecked: string | null;
   tally: OutputTally;
   manifestInfo: Pick<
     Manifest,
@@ -254,6 +270,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const asWritten = manifest.format.escape_formulas
     ? (v: string) => escapeFormulaCell(v, behindSpaces)
     : (v: string) => v;
+  // Service text as that file's writer wrote it: a workbook's without the `'` before a formula since that flag.
+  const serviceFormat = manifest.format.workbook && manifest.format.service_text_unquoted ? 'xlsx' : 'csv';
+  const serviceText = (v: string | null | undefined) => serviceTextCell(v, serviceFormat);
   const structure: string[] = [];
   /** What the pass holds open: let go after the walk, or at once when what comes before it fails. */
   const release = async () => {
@@ -302,9 +321,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
     const v = verdictOf(j, e164);
     const verdictDiffers =
       result === 'callable' || result === 'do_not_call'
-        ? serviceTextCell(v?.correlation_id) !== cid ||
-          serviceTextCell(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
-          (column === null && serviceTextCell(v?.list_source) !== (cells[C.source] ?? ''))
+        ? serviceText(v?.correlation_id) !== cid ||
+          serviceText(v?.checked_at) !== (cells[C.checkedAt] ?? '') ||
+          (column === null && serviceText(v?.list_source) !== (cells[C.source] ?? ''))
         : false;
     if (v && v.state === 'done' && effectiveResult(v) === result && !verdictDiffers)
       return otherCellsDiffer(v, cells, column);
@@ -322,12 +341,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
    * a do_not_call row edited to say dnc_do_not_call false misleads a dialler that reads that column.
    */
   const otherCellsDiffer = (v: NumberVerdict, cells: string[], column: number | null): string | null => {
-    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceTextCell(v.error_code)]];
+    const expected: Array<[string, number, string]> = [['dnc_error_code', C.errorCode, serviceText(v.error_code)]];
     if (column === null) {
-      expected.push(
-        ['dnc_do_not_call', C.doNotCall, doNotCallCell(v)],
-        ['dnc_error', C.error, serviceTextCell(v.error)],
-      );
+      expected.push(['dnc_do_not_call', C.doNotCall, doNotCallCell(v)], ['dnc_error', C.error, serviceText(v.error)]);
       if (hasExemption) expected.push(['dnc_exemption', C.exemption, exemptionCellOf(v)]);
     }
     for (const [name, at, want] of expected) {
@@ -527,24 +543,16 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
       differences.push(`the ${list.kind} list ${list.path} changed after dnc wrote it`);
   }
   const shaMatches = walk.sha256 === manifest.output.sha256;
-  // The anchor stands outside the results folder: a file and manifest rewritten to agree still differ from it.
-  let anchored: VerifyReport['anchored'] = 'not_here';
-  if (o.anchor) {
-    const manifestSha = await hashFile(manifestPathFor(outputPath));
-    anchored =
-      o.anchor.sha256 === walk.sha256 && (o.anchor.manifestSha256 === null || o.anchor.manifestSha256 === manifestSha)
-        ? 'matches'
-        : 'differs';
-    if (anchored === 'differs') {
-      differences.push(
-        o.anchor.sha256 !== walk.sha256
-          ? `the state folder records that dnc last wrote this file at ${o.anchor.writtenAt} with SHA-256 ` +
-              `${o.anchor.sha256.slice(0, 16)}…: it changed since, with its manifest`
-          : `the state folder records that dnc last wrote the manifest at ${o.anchor.writtenAt}: it was ` +
-              `rewritten since`,
-      );
-    }
-  }
+  // The anchors stand outside the results folder: a file, manifest and journal rewritten to agree still differ from
+  // them, and a file none vouches for is not proven.
+  const anchors = judgeAnchors(
+    o.anchors ?? { local: null, team: null, teamUnread: null, runId: manifest.run_id ?? null },
+    walk.sha256,
+    await hashFile(manifestPathFor(outputPath)),
+    o.unanchored === true,
+  );
+  differences.push(...anchors.differences);
+  const { unanchored, anchorUnchecked } = anchors;
   const unproven =
     journal === null && !o.withoutJournal
       ? `the batch journal ${manifest.journal} is not where the manifest says: without it the rows cannot be ` +
@@ -554,14 +562,18 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   return {
     output: outputPath,
     manifest: manifestPathFor(outputPath),
-    fit: !tampered && unproven === null && tally.count === 0,
+    fit: !tampered && unproven === null && tally.count === 0 && (unanchored === null || o.unanchored === true),
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
     differences,
     comparedWithJournal: journal !== null,
     comparedWithInput: input !== null,
     unproven,
-    anchored,
+    anchored: anchors.anchored,
+    anchoredBy: anchors.by,
+    anchorsLookedIn: anchors.lookedIn,
+    unanchored,
+    anchorUnchecked,
     tally: walk.tally,
     manifestInfo: {
       dnc_version: manifest.dnc_version,

@@ -3,15 +3,11 @@
 // local and free, is read: a number on it is never callable. The answer is no do-not-call verdict, and says so.
 import { callingAnswer, createCallingWindows, type CallingAnswer, type Standing } from '../calling/index.js';
 import { checkCompliance } from '../compliance/check-compliance.js';
-import { suppressedJson, suppressedLines } from '../compliance/check-compliance.js';
 import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
 import { parseCountryOption, resolveCallingSettings } from '../config.js';
 import { usageError } from '../errors.js';
 import { normalizePhone } from '../phone/normalize.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
-
-/** The internal list's lines and JSON, handed to the command with the use case (it imports no compliance/). */
-export const numberWindowRecords = { suppressedLines, suppressedJson } as const;
 
 export interface NumberWindowOptions {
   /** The numbers as given: E.164, or national with `country`. */

@@ -26,6 +26,8 @@ export interface WindowOptions {
   /** --max-age, as verify takes it; null: each country's validity window. */
   maxAgeMs: number | null;
   withoutJournal: boolean;
+  /** --unanchored: a file anchored nowhere this machine can see is judged by the rest (a warning says so). */
+  unanchored?: boolean;
   /** --calling-settings: the team's calling policy and overrides (else DNC_CALLING_SETTINGS, the config). */
   callingSettings?: string | undefined;
 }
@@ -146,11 +148,13 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     asOf,
     listLimit: 0,
     withoutJournal: o.withoutJournal,
+    unanchored: o.unanchored === true,
     warn: (line) => deps.onEvent({ type: 'warning', text: line }),
     onRow,
     onFlag,
   });
   refuseUnfit(report, results, asOf);
+  if (report.anchorUnchecked) deps.onEvent({ type: 'warning', text: `dnc: ${results}: ${report.anchorUnchecked}` });
 
   const leftOut: Partial<Record<RecheckReason, number>> = {};
   for (const [reason, count] of Object.entries(report.recheckByReason) as Array<[RecheckReason, number]>) {
@@ -248,6 +252,11 @@ function refuseUnfit(r: VerifyReport, results: string, asOf: Date): void {
   if (r.unproven !== null) {
     throw inputError('E_NOT_FIT_TO_DIAL', `${results} cannot be proven: ${r.unproven}; ${nothing}`, {
       hint: '--without-journal judges the rest (the weaker check, as `dnc verify --without-journal` does)',
+    });
+  }
+  if (r.unanchored !== null && r.anchorUnchecked === null) {
+    throw inputError('E_NOT_FIT_TO_DIAL', `${results} cannot be proven: ${r.unanchored}; ${nothing}`, {
+      hint: '--unanchored judges the rest (the weaker check, as `dnc verify --unanchored` does)',
     });
   }
   const blocking = Object.entries(r.recheckByReason).filter(([reason]) => BLOCKING.has(reason as RecheckReason));

@@ -7,6 +7,7 @@ import { createTestIO, type TestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { readCsv, type CsvRecord } from '../listen/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 export { readCsv, readJournal, waitFor, webhookBatch, PUSH_PATH, type WebhookBatch } from '../listen/helpers.js';
 
@@ -44,12 +45,16 @@ export function listen(
     cwd: options.cwd,
     interrupts,
   });
+  let exited = false;
+  void exit.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
   const url = (async () => {
-    for (let i = 0; i < 1000; i++) {
-      const m = /listening on (\S+)/.exec(io.err());
-      if (m) return m[1]!;
-      if (await Promise.race([exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 10))])) break;
-    }
+    const found = () => /listening on (\S+)/.exec(io.err())?.[1];
+    await waitFor(() => found() !== undefined || exited, { ms: 10_000, what: 'dnc listen to listen' }).catch(() => {});
+    const m = found();
+    if (m) return m;
     throw new Error(`dnc listen did not start:\n${io.err()}`);
   })();
   url.catch(() => undefined);

@@ -197,6 +197,8 @@ describe('one state of the journal for the whole pass', () => {
       maxAgeMs: null,
       asOf: new Date(),
       tzdataVersion: process.versions.tz ?? 'unknown',
+      // What is tested is the journal's one state: no anchors are read here (fitToDial reads them).
+      unanchored: true,
       // Told row 0 before any verdict is read: another connection (a rerun, `dnc listen`) writes meanwhile.
       onRow: (index) => {
         if (index !== 0) return;

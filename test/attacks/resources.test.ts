@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openListenJournal, type JournalPushStore } from '../../src/listen/journal-store.js';
 import { createReceiver, type Receiver } from '../../src/listen/receiver.js';
 import { post, PUSH_PATH, readCsv, readJournal, webhookBatch, type WebhookBatch } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 let current: WebhookBatch | undefined;
 let receiver: Receiver | undefined;
@@ -135,8 +136,7 @@ describe('slow and half-open connections', () => {
       Array.from({ length: 25 }, () => stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`)),
     );
     // Beyond the cap, connections are shut at once.
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
+    await waitFor(async () => (await heldBy(receiver!)) <= 10, { ms: 2_000, what: 'at most 10 connections' });
     // Those within the cap get 408 once the header time is up, and are closed by the listener even though the peer keeps its side open.
     const answers = await Promise.all(stalled.map((s) => s.closed));
     expect(answers.filter((a) => a.startsWith('HTTP/1.1 408')).length).toBeGreaterThanOrEqual(1);
@@ -165,6 +165,7 @@ describe('slow and half-open connections', () => {
         `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":`,
       ),
     );
+    // Deliberate: a connection counts as stalled once it has been for stalledMs (200 ms) of real time.
     await new Promise((r) => setTimeout(r, 400));
     expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
     const pushed = await post(url, genuinePushFor(batch));
@@ -188,8 +189,7 @@ describe('slow and half-open connections', () => {
     // From 127.0.0.2 (all of 127/8 is this machine): another address than the push's; one after another, as a flood comes.
     for (let i = 0; i < 25; i++)
       flood.push(await stall(port, `POST ${PUSH_PATH} HTTP/1.1\r\nHost: x\r\n`, '127.0.0.2'));
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await heldBy(receiver!)).toBeLessThanOrEqual(10);
+    await waitFor(async () => (await heldBy(receiver!)) <= 10, { ms: 2_000, what: 'at most 10 connections' });
     const pushed = await post(url, genuinePushFor(batch));
     expect(pushed.status, pushed.text).toBe(200);
     expect(readJournal(batch.journal).pushes.map((p) => p.outcome)).toEqual(['applied']);
@@ -221,8 +221,7 @@ describe('slow and half-open connections', () => {
     );
     const answer = await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 413/);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(await heldBy(receiver!)).toBe(0);
+    await waitFor(async () => (await heldBy(receiver!)) === 0, { ms: 2_000, what: 'the connection closed' });
     socket.destroy();
   });
 });

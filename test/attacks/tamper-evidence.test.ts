@@ -86,12 +86,17 @@ describe('verify without the journal, and the anchor of what dnc wrote', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ tampered: true, anchored: 'differs' });
   });
 
-  it('a file written on another machine (no anchor here) says so, and is judged by the rest', async () => {
+  it('a file anchored nowhere this machine can see is unproven (exit 3); --unanchored judges the rest and says so', async () => {
     w = await world();
     const out = await scrub(w);
-    const r = await dnc(['verify', out], { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'another-machine') });
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('not anchored on this machine');
+    const elsewhere = { ...w.env, XDG_STATE_HOME: path.join(w.dir, 'another-machine') };
+    const r = await dnc(['verify', out], elsewhere);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('NOT FIT TO DIAL (unproven): it is anchored nowhere this machine can see');
+    expect(r.stdout).toContain("this machine's state folder holds no anchor of this file");
+    const weaker = await dnc(['verify', out, '--unanchored'], elsewhere);
+    expect(weaker.code, weaker.stdout).toBe(0);
+    expect(weaker.stdout).toContain('not checked (--unanchored): that this file and its manifest are what dnc wrote');
   });
 });
 

@@ -6,7 +6,7 @@ import { describe, expect, it, afterEach } from 'vitest';
 import { forecastByCountry, forecastInOrder, forecastLines } from '../../src/batch/credit-guard.js';
 import { runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
-import { dnc, json, lookedUp, usNumbers, world, type World } from '../helpers/world.js';
+import { dnc, json, lookedUp, sandboxSettled, usNumbers, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -191,7 +191,7 @@ describe('usage --reconcile', () => {
     const stopped = await runDnc(['batch', calls, '--concurrency', '4'], { env: w.env, interrupts });
     clearInterval(poll);
     expect(stopped.code).toBe(130);
-    await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
+    await sandboxSettled(w.sb); // the service has taken in (and charged) them, answered or not
     const journalFile = path.join(w.dir, 'calls.results.csv.journal.sqlite');
     type Local = { lookups: number; credits: number; unanswered_sends: number };
     const reconcile = async () =>

@@ -54,7 +54,8 @@ export function countBy<T>(items: T[], key: (t: T) => string): Record<string, nu
 
 /**
  * A sandbox and a scratch folder for the tests of one file: the sandbox starts before them, forgets its
- * requests after each, and both are removed after all. Read `sb` and `env` inside tests.
+ * requests after each, and both are removed after all. Read `sb` and `env` inside tests. The env names a state
+ * folder in the scratch folder: the machine's, where dnc anchors what it writes (verify proves the file by it).
  */
 export function sandboxForFile(): { dir: string; readonly sb: Sandbox; readonly env: Record<string, string> } {
   const tmp = scratch();
@@ -73,7 +74,7 @@ export function sandboxForFile(): { dir: string; readonly sb: Sandbox; readonly 
       return started!.sb;
     },
     get env() {
-      return started!.env;
+      return { ...started!.env, XDG_STATE_HOME: path.join(tmp.dir, 'state') };
     },
   };
 }

@@ -19,6 +19,7 @@ import { REPO_ROOT } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { testInterrupts, type TestInterrupts } from '../helpers/interrupts.js';
 import { serviceProxy, type ServiceProxy } from '../helpers/service-proxy.js';
+import { waitFor } from '../helpers/wait.js';
 import { batchDeps, sandbox, scratch, scratchFolders, sha256 } from './helpers.js';
 import { scrubRowsOf } from '../../src/compliance/batch-compliance.js';
 
@@ -454,12 +455,8 @@ describe.each([
           ? renderEarlyInThread(journal, threadFile, 'test')
           : renderEarly(journal, Promise.resolve(), { scrubRows: scrubRowsOf, tzdataVersion: 'test' });
       /** Until the render has begun (its temporary file is there): the journal is changed after that. */
-      const begun = async () => {
-        for (let i = 0; temps(output).length === 0; i++) {
-          if (i > 600) throw new Error('the early render did not begin within 30 s');
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      };
+      const begun = () =>
+        waitFor(() => temps(output).length > 0, { ms: 30_000, everyMs: 20, what: 'the early render to begin' });
       // Unchanged meanwhile: the early render is the render.
       let early = begin();
       await begun();

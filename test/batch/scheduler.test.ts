@@ -194,7 +194,7 @@ function webhookClient(plan: Array<'202' | '400' | '400w'>) {
       async lookup(req: LookupRequest): Promise<LookupOutcome> {
         const i = index++;
         sent.push(req.phoneNumber);
-        await new Promise((r) => setTimeout(r, 2 * i));
+        await new Promise((r) => setImmediate(r)); // answered on a later turn, as over the network
         if (plan[i] !== '202') {
           const error = plan[i] === '400w' ? 'webhook_url must be a public https URL' : 'bad request';
           throw refusalOf(
@@ -347,7 +347,8 @@ describe('scheduler with a team store', () => {
       const outcome = await run;
       // The colleague's lookups are still running when the reply comes: nothing of it may reach the stopped run.
       answers[0]!(new Map());
-      await new Promise((r) => setTimeout(r, 50));
+      // A rejection nobody handles is reported once the turn that made it ends: a few turns are ample.
+      for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
       expect(unhandled).toEqual([]);
       expect(outcome).toMatchObject({ stoppedReason: 'interrupted', sent: 0, fatal: null });
       expect(journal.summaryCounts()).toMatchObject({ queued: 3, in_flight: 0, done: 0 });

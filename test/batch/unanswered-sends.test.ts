@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertBuilt, BIN, NO_HOME, spawnDnc } from '../helpers/cli.js';
 import { readCsvObjects } from './helpers.js';
-import { json, lookedUp, usNumbers, world, type World } from '../helpers/world.js';
+import { json, lookedUp, lookedUpAtLeast, sandboxSettled, usNumbers, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -33,16 +33,12 @@ async function killedBatch(from: number, count: number) {
     stdio: 'ignore',
   });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  const deadline = Date.now() + 20_000;
-  while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await lookedUpAtLeast(w.sb, 4);
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   // A request the killed process wrote just before it died may reach the sandbox a moment later: counted only once
   // the sandbox's log has stopped growing.
-  for (let seen = -1; seen !== lookedUp(w.sb).length;) {
-    seen = lookedUp(w.sb).length;
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await sandboxSettled(w.sb);
   return { dir: w.dir, sb: w.sb, env, calls };
 }
 
@@ -53,7 +49,6 @@ describe('a batch killed with lookups in flight', () => {
     const journal = `${output}.journal.sqlite`;
     const sentByKilledRun = new Set(lookedUp(sb));
     expect(sentByKilledRun.size).toBeGreaterThanOrEqual(4);
-    await new Promise((r) => setTimeout(r, 1300)); // the service answers (and charges) them anyway
     const chargedByKilledRun = sb.account().creditsUsed;
 
     // The dry run: what a rerun would send, the unanswered ones left out; the journal and its folder unchanged.

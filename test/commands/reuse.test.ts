@@ -8,7 +8,7 @@ import { main } from '../../src/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { NO_HOME } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
-import { dnc, later, lookedUp, US_LIST, world, type World } from '../helpers/world.js';
+import { dnc, later, lookedUp, sameMachine, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -46,7 +46,7 @@ describe('batch --reuse-within', () => {
       ]);
     // The reused output is evidence too: its manifest counts the reused rows, and it verifies.
     expect(JSON.parse(readFileSync(path.join(w.dir, 'second.manifest.json'), 'utf8')).reused_rows).toBe(5);
-    expect((await dnc(['verify', second], {}, { now: later(2) })).code).toBe(0);
+    expect((await dnc(['verify', second], sameMachine(w), { now: later(2) })).code).toBe(0);
     // dnc trace tells the whole story: the reused row says it was reused, when, and whose verdict; the original lookup is beside it.
     const cid = b[0]!.dnc_correlation_id!;
     const t = await dnc(['--json', 'trace', cid], w.env, { now: later(2) });

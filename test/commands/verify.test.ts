@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256 } from '../batch/helpers.js';
-import { dnc, later, US_LIST, world, type World } from '../helpers/world.js';
+import { dnc, later, US_LIST, world, type World, sameMachine } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -58,12 +58,12 @@ describe('the manifest', () => {
 describe('dnc verify', () => {
   it('a fresh, untouched output is fit to dial (exit 0), human and --json', async () => {
     const { output } = await scrubbed();
-    const human = await dnc(['verify', output], {});
+    const human = await dnc(['verify', output], sameMachine(w!));
     expect(human.code, human.stdout + human.stderr).toBe(0);
     expect(human.stdout).toMatch(/calls\.results\.csv: fit to dial/);
     expect(human.stdout).toContain('SHA-256 matches the manifest');
     expect(human.stdout).toContain('rows compared with the journal and the input');
-    const j = await dnc(['--json', 'verify', output], {});
+    const j = await dnc(['--json', 'verify', output], sameMachine(w!));
     expect(j.code).toBe(0);
     expect(json(j.stdout)).toMatchObject({
       fit: true,
@@ -82,7 +82,7 @@ describe('dnc verify', () => {
     expect(lines[2]).toContain(',do_not_call,true,');
     lines[2] = lines[2]!.replace(',do_not_call,true,', ',callable,false,');
     writeFileSync(output, lines.join('\n'));
-    const r = await dnc(['--json', 'verify', output], {});
+    const r = await dnc(['--json', 'verify', output], sameMachine(w!));
     expect(r.code).toBe(3);
     const v = json(r.stdout);
     expect(v).toMatchObject({ fit: false, tampered: true, sha256_matches: false });
@@ -90,7 +90,7 @@ describe('dnc verify', () => {
     expect(v.recheck).toEqual([
       expect.objectContaining({ line: 3, number: '+12025550101', result: 'callable', reason: 'edited' }),
     ]);
-    const human = await dnc(['verify', output], {});
+    const human = await dnc(['verify', output], sameMachine(w!));
     expect(human.stdout).toMatch(/NOT FIT TO DIAL/);
     expect(human.stdout).toMatch(/line 3 +\+12025550101 +US +callable +edited: says callable/);
   });
@@ -100,7 +100,7 @@ describe('dnc verify', () => {
     const lines = readFileSync(output, 'utf8').split('\n');
     lines.splice(3, 1); // the row of c (line 4)
     writeFileSync(output, lines.join('\n'));
-    const r = await dnc(['--json', 'verify', output], {});
+    const r = await dnc(['--json', 'verify', output], sameMachine(w!));
     expect(r.code).toBe(3);
     const v = json(r.stdout);
     expect(v.differences).toContain('rows: 4 in the file, 5 in the manifest');
@@ -109,17 +109,18 @@ describe('dnc verify', () => {
 
   it('checked_at older than the max age: the callable rows to re-check, by line; --max-age widens it', async () => {
     const { output } = await scrubbed();
-    const r = await dnc(['--json', 'verify', output], {}, { now: later(40) });
+    const r = await dnc(['--json', 'verify', output], sameMachine(w!), { now: later(40) });
     expect(r.code).toBe(3);
     const v = json(r.stdout);
     expect(v).toMatchObject({ fit: false, tampered: false, recheck_count: 3, recheck_by_reason: { stale: 3 } });
     expect(v.recheck.map((x: { line: number }) => x.line)).toEqual([2, 4, 5]);
     expect(v.recheck[0].detail).toMatch(/\(40 days ago\), older than 31 days/);
-    expect((await dnc(['verify', output, '--max-age', '60d'], {}, { now: later(40) })).code).toBe(0);
-    expect((await dnc(['verify', output, '--max-age', '12h'], {}, { now: later(1) })).code).toBe(3);
+    expect((await dnc(['verify', output, '--max-age', '60d'], sameMachine(w!), { now: later(40) })).code).toBe(0);
+    expect((await dnc(['verify', output, '--max-age', '12h'], sameMachine(w!), { now: later(1) })).code).toBe(3);
     // --as-of judges for a given day without a clock.
     expect(
-      (await dnc(['verify', output, '--as-of', new Date(Date.now() + 32 * 86_400_000).toISOString()], {})).code,
+      (await dnc(['verify', output, '--as-of', new Date(Date.now() + 32 * 86_400_000).toISOString()], sameMachine(w!)))
+        .code,
     ).toBe(3);
   });
 
@@ -141,13 +142,13 @@ describe('dnc verify', () => {
       w.env,
     );
     expect(b.code, b.stderr).toBe(8);
-    const r = await dnc(['--json', 'verify', output], {});
+    const r = await dnc(['--json', 'verify', output], sameMachine(w!));
     expect(r.code).toBe(3);
     const v = json(r.stdout);
     expect(v.tampered).toBe(false);
     expect(v.recheck_by_reason).toEqual({ pending: 5 });
     expect(v.recheck[0].detail).toMatch(/webhook result not received \(correlation id [0-9a-f-]{36}\)/);
-    expect((await dnc(['verify', output], {})).stdout).toContain(
+    expect((await dnc(['verify', output], sameMachine(w!))).stdout).toContain(
       'pending rows: `dnc listen --results FILE` receives their pushes',
     );
   });
@@ -158,7 +159,7 @@ describe('dnc verify', () => {
       ['name,phone', 'ok,+12025550100', 'invalid,+12025550990', 'billing,+12025550995', 'junk,12'],
       7,
     );
-    const v = json((await dnc(['--json', 'verify', output], {})).stdout);
+    const v = json((await dnc(['--json', 'verify', output], sameMachine(w!))).stdout);
     expect(v).toMatchObject({ fit: false, tampered: false, recheck_by_reason: { failed: 1 } });
     expect(v.recheck[0]).toMatchObject({
       line: 4,
@@ -167,7 +168,7 @@ describe('dnc verify', () => {
       detail: expect.stringMatching(/^billing_error: /),
     });
     // The advice finishes the row at the least cost: the same batch again, never --restart (which pays for every row).
-    const human = (await dnc(['verify', output], {})).stdout;
+    const human = (await dnc(['verify', output], sameMachine(w!))).stdout;
     // (The billing_error was charged: a bare rerun would not send it again; the advice names the flag that does, and its
     // cost.)
     expect(human).toMatch(
@@ -175,7 +176,7 @@ describe('dnc verify', () => {
     );
     expect(human).not.toContain('--restart');
     writeFileSync(output, readFileSync(output, 'utf8').replace(',invalid,', ',ok,'));
-    const e = json((await dnc(['--json', 'verify', output], {})).stdout);
+    const e = json((await dnc(['--json', 'verify', output], sameMachine(w!))).stdout);
     expect(e.recheck[0]).toMatchObject({
       line: 3,
       reason: 'edited',
@@ -191,9 +192,9 @@ describe('dnc verify', () => {
     expect((await dnc(['batch', input, '-o', output, '--callable-out', callable], w.env)).code).toBe(0);
     const m = JSON.parse(readFileSync(path.join(w.dir, 'calls.results.manifest.json'), 'utf8'));
     expect(m.lists).toEqual([{ kind: 'callable', path: callable, sha256: sha256(callable) }]);
-    expect((await dnc(['verify', output], {})).code).toBe(0);
+    expect((await dnc(['verify', output], sameMachine(w!))).code).toBe(0);
     writeFileSync(callable, readFileSync(callable, 'utf8') + 'b,+12025550101\n');
-    const r = await dnc(['--json', 'verify', output], {});
+    const r = await dnc(['--json', 'verify', output], sameMachine(w!));
     expect(r.code).toBe(3);
     expect(json(r.stdout)).toMatchObject({
       tampered: true,
@@ -203,9 +204,9 @@ describe('dnc verify', () => {
 
   it('without a manifest: exit 3 and how to write one; a bad --max-age is a usage error', async () => {
     const { output, manifest } = await scrubbed();
-    expect((await dnc(['verify', output, '--max-age', 'soon'], {})).code).toBe(2);
+    expect((await dnc(['verify', output, '--max-age', 'soon'], sameMachine(w!))).code).toBe(2);
     rmSync(manifest);
-    const r = await dnc(['verify', output], {});
+    const r = await dnc(['verify', output], sameMachine(w!));
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/E_NO_MANIFEST.*calls\.results\.manifest\.json is missing/);
   });
@@ -242,24 +243,24 @@ describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.re
     expect(JSON.parse(readFileSync(xlsxManifest, 'utf8')).output.sha256).toBe(sha256(xlsx));
 
     for (const output of [csv, xlsx]) {
-      const v = await dnc(['--json', 'verify', output], {});
+      const v = await dnc(['--json', 'verify', output], sameMachine(w!));
       expect(v.code, v.stdout + v.stderr).toBe(0);
     }
-    const named = json((await dnc(['--json', 'status', csv, xlsx], {})).stdout);
+    const named = json((await dnc(['--json', 'status', csv, xlsx], sameMachine(w!))).stdout);
     expect(named.files.map((f: { output: string; manifest: string }) => [f.output, path.basename(f.manifest)])).toEqual(
       [
         [csv, 'calls.results.manifest.json'],
         [xlsx, 'calls.results.xlsx.manifest.json'],
       ],
     );
-    const folder = json((await dnc(['--json', 'status', dir], {})).stdout);
+    const folder = json((await dnc(['--json', 'status', dir], sameMachine(w!))).stdout);
     expect(folder.files.map((f: { output: string }) => f.output).sort()).toEqual([csv, xlsx]);
     // Reports named as the manifests are, so the second does not replace the first.
     for (const [output, report] of [
       [csv, 'calls.results.report.html'],
       [xlsx, 'calls.results.xlsx.report.html'],
     ] as const) {
-      const r = await dnc(['report', output], {});
+      const r = await dnc(['report', output], sameMachine(w!));
       expect(r.code, r.stderr).toBe(0);
       expect(readFileSync(path.join(dir, report), 'utf8')).toContain(path.basename(output));
     }
@@ -276,7 +277,9 @@ describe('two outputs of one name, CSV and workbook (calls.results.csv, calls.re
     mkdirSync(elsewhere);
     copyFileSync(xlsx, path.join(elsewhere, 'calls.results.xlsx'));
     copyFileSync(path.join(dir, 'calls.results.manifest.json'), path.join(elsewhere, 'calls.results.manifest.json'));
-    const moved = json((await dnc(['--json', 'status', path.join(elsewhere, 'calls.results.xlsx')], {})).stdout);
+    const moved = json(
+      (await dnc(['--json', 'status', path.join(elsewhere, 'calls.results.xlsx')], sameMachine(w!))).stdout,
+    );
     expect(moved.files.map((f: { manifest: string }) => f.manifest)).toEqual([
       path.join(elsewhere, 'calls.results.manifest.json'),
     ]);

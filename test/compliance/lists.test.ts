@@ -188,6 +188,25 @@ describe('dnc suppress', () => {
     expect(rows[1]).toContain('import good.csv');
   });
 
+  it('import refuses a malformed CSV file with E_CSV_MALFORMED (exit 3), naming its line, and changes nothing', async () => {
+    w = await world();
+    const stray = w.file('stray.csv', ['name,phone', 'a,+12025550143', 'The "Best" Co,+12025550144']);
+    const r = await dnc(['suppress', 'import', stray], w.env);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(`dnc: error [E_CSV_MALFORMED]: ${stray}: line 3: a stray " inside a field`);
+    expect(r.stderr).toContain('nothing was changed');
+    const ragged = w.file('ragged.csv', [
+      'phone,basis,until',
+      '+12025550143,consent,2199-01-01',
+      '+12025550144,consent,2199-01-01,x',
+    ]);
+    const e = await dnc(['exempt', 'import', ragged], w.env);
+    expect(e.code, e.stderr).toBe(3);
+    expect(e.stderr).toContain(`dnc: error [E_CSV_MALFORMED]: ${ragged}: line 3`);
+    expect((await dnc(['suppress', 'count'], w.env)).stdout.trim()).toBe('0');
+    expect((await dnc(['exempt', 'list'], w.env)).stdout.trim().split('\n')).toHaveLength(1);
+  });
+
   it('imports an .xlsx list as Excel shows it (a number formatted as text keeps its +), naming bad rows by their Excel row', async () => {
     w = await world();
     const { default: ExcelJS } = await import('exceljs');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { chromium } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/cli.js';
-import { dnc, world, type World } from '../helpers/world.js';
+import { dnc, world, type World, sameMachine } from '../helpers/world.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 // Runs in the browser page (Playwright's evaluate), where the DOM's getComputedStyle exists.
@@ -184,7 +184,7 @@ describe('dnc report', () => {
     expect(html).toContain('the file matches its manifest');
     expect(html).toMatch(/pill ok">Valid until/);
     // status judges it with the shortest window (28 days) from its oldest verdict.
-    const st = await dnc(['--json', 'status', out], {});
+    const st = await dnc(['--json', 'status', out], sameMachine(w!));
     expect(st.code).toBe(0);
     const oldest = Date.parse(m.checked_at.oldest.replace(/(\.\d{3})\d+/, '$1'));
     expect(JSON.parse(st.stdout).files[0].valid_until).toBe(new Date(oldest + 28 * 86_400_000).toISOString());

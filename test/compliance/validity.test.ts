@@ -5,7 +5,7 @@ import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validityRules, ValidityBuilder, validUntilMs, windowDays } from '../../src/compliance/validity.js';
 import { parseServiceTime } from '../../src/time.js';
-import { DAY, dnc, world, type World } from '../helpers/world.js';
+import { DAY, dnc, world, type World, sameMachine } from '../helpers/world.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 let w: World | undefined;
@@ -60,9 +60,9 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(m.validity.row_column).toBe('dnc_valid_until');
 
     // verify: the GB row is fit through its 28th day, and stale one millisecond later; the US row is then still fine.
-    const fit = await dnc(['--json', 'verify', out], {}, { now: () => new Date(gbEnd) });
+    const fit = await dnc(['--json', 'verify', out], sameMachine(w!), { now: () => new Date(gbEnd) });
     expect(fit.code, fit.stdout).toBe(0);
-    const stale = await dnc(['--json', 'verify', out], {}, { now: () => new Date(gbEnd + 1) });
+    const stale = await dnc(['--json', 'verify', out], sameMachine(w!), { now: () => new Date(gbEnd + 1) });
     expect(stale.code).toBe(3);
     const recheck = JSON.parse(stale.stdout).recheck;
     expect(recheck.map((r: { country: string; reason: string }) => [r.country, r.reason])).toEqual([['GB', 'stale']]);
@@ -74,8 +74,8 @@ describe('validity of a scrub: manifest, verify, status', () => {
     for (const [country, end] of ends) {
       const recheckAt = async (ms: number) =>
         (
-          (JSON.parse((await dnc(['--json', 'verify', out], {}, { now: () => new Date(ms) })).stdout).recheck ??
-            []) as Array<{ country: string }>
+          (JSON.parse((await dnc(['--json', 'verify', out], sameMachine(w!), { now: () => new Date(ms) })).stdout)
+            .recheck ?? []) as Array<{ country: string }>
         ).map((r) => r.country);
       expect(await recheckAt(end), `${country} at its edge`).not.toContain(country);
       expect(await recheckAt(end + 1), `${country} past its edge`).toContain(country);
@@ -83,7 +83,7 @@ describe('validity of a scrub: manifest, verify, status', () => {
 
     // status: the same edge, with the injected clock.
     const status = async (nowMs: number, ...args: string[]) =>
-      dnc(['--json', 'status', out, ...args], {}, { now: () => new Date(nowMs) });
+      dnc(['--json', 'status', out, ...args], sameMachine(w!), { now: () => new Date(nowMs) });
     const atEdge = await status(gbEnd);
     expect(atEdge.code).toBe(0);
     expect(JSON.parse(atEdge.stdout).files[0]).toMatchObject({
@@ -103,7 +103,9 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(JSON.parse(soon.stdout)).toMatchObject({ expiring_within: '7d', files: [{ state: 'expiring' }] });
     expect((await status(gbEnd - 7 * DAY + 1)).code).toBe(0);
     // A folder: every manifest in it; human output.
-    const human = await dnc(['status', w.dir, '--expiring', '7d'], {}, { now: () => new Date(gbEnd - 3 * DAY) });
+    const human = await dnc(['status', w.dir, '--expiring', '7d'], sameMachine(w!), {
+      now: () => new Date(gbEnd - 3 * DAY),
+    });
     expect(human.code).toBe(3);
     expect(human.stdout).toContain('calls.results.csv\tEXPIRING');
     expect(human.stderr).toContain('1 scrub(s) expired, expiring or not fit to dial within 7d');
@@ -117,8 +119,8 @@ describe('validity of a scrub: manifest, verify, status', () => {
     const checked = parseServiceTime(rows(out)[0]!.dnc_checked_at!);
     const m = JSON.parse(readFileSync(out.replace(/\.csv$/, '.manifest.json'), 'utf8'));
     expect(m.validity.valid_until_by_country).toEqual({ CA: iso(checked + 31 * DAY) });
-    expect((await dnc(['verify', out], {}, { now: () => new Date(checked + 31 * DAY) })).code).toBe(0);
-    expect((await dnc(['verify', out], {}, { now: () => new Date(checked + 31 * DAY + 1) })).code).toBe(3);
+    expect((await dnc(['verify', out], sameMachine(w!), { now: () => new Date(checked + 31 * DAY) })).code).toBe(0);
+    expect((await dnc(['verify', out], sameMachine(w!), { now: () => new Date(checked + 31 * DAY + 1) })).code).toBe(3);
   });
 
   it('validity_days in the config file changes the windows the scrub records and verify uses', async () => {
@@ -132,7 +134,7 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(m.validity).toMatchObject({ default_window_days: 7, window_days: { GB: 14, US: 31 } });
     expect(m.validity.valid_until_by_country).toEqual({ DE: iso(at.de! + 7 * DAY), GB: iso(at.gb! + 14 * DAY) });
     // verify reads the windows from the manifest (no config needed).
-    expect((await dnc(['verify', out], {}, { now: () => new Date(at.de! + 7 * DAY + 1) })).code).toBe(3);
+    expect((await dnc(['verify', out], sameMachine(w!), { now: () => new Date(at.de! + 7 * DAY + 1) })).code).toBe(3);
     const bad = w.file('bad.json', [JSON.stringify({ validity_days: { default: 0 } })]);
     expect((await dnc(['--config', bad, 'batch', input, '-o', out], w.env)).code).toBe(2);
   });
@@ -148,7 +150,7 @@ describe('validity of a scrub: manifest, verify, status', () => {
     expect(longer).not.toBe(text);
     // The manifest rewritten to match, so that only the row itself can tell.
     rewriteOutputAndManifest(out, longer);
-    const r = await dnc(['--json', 'verify', out], {}, { now: () => new Date(checked + DAY) });
+    const r = await dnc(['--json', 'verify', out], sameMachine(w!), { now: () => new Date(checked + DAY) });
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout).recheck).toMatchObject([
       { country: 'GB', reason: 'edited', detail: expect.stringContaining(`(${iso(checked + 28 * DAY)})`) },

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { storeConnection } from '../../src/stores/postgres/connection.js';
 import { StorePool } from '../../src/stores/postgres/pool.js';
 import { ownServer } from '../helpers/postgres.js';
+import { nextEvent } from '../helpers/wait.js';
 
 describe('a session the server ends between two statements', () => {
   it('fails the next statement with E_STORE_UNAVAILABLE; the process goes on', async () => {
@@ -13,8 +14,9 @@ describe('a session the server ends between two statements', () => {
     try {
       const failed = pool.transaction('testing', async (c) => {
         await c.query('SELECT 1');
-        await server.stop(); // the server's "terminating connection" arrives while no statement is running
-        await new Promise((r) => setTimeout(r, 200));
+        const dropped = nextEvent(c, 'error', () => true, { what: "the server's terminating connection" });
+        await server.stop();
+        await dropped; // it arrived while no statement was running
         await c.query('SELECT 2');
       });
       await expect(failed).rejects.toMatchObject({ code: 'E_STORE_UNAVAILABLE' });

@@ -7,6 +7,7 @@ import { BatchJournal, journalPathFor } from '../../src/journal/journal.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { countBy, lookedUp, readCsvObjects, sandbox, scratch, sha256 } from '../batch/helpers.js';
 import { assertBuilt, BIN, NO_HOME, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const tmp = scratch();
 let sb: Sandbox;
@@ -40,7 +41,11 @@ function callList(name: string): { file: string; phones: string[]; distinct: num
 function start(
   argv: string[],
   childEnv: Record<string, string> = env,
-): { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> } {
+): {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+} {
   const child = spawn(process.execPath, [BIN, ...argv], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: NO_HOME, ...childEnv },
@@ -51,15 +56,11 @@ function start(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stderr })),
   );
-  return { child, exited };
+  return { child, stderr: () => stderr, exited };
 }
 
-async function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+function until(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  return waitFor(condition, { ms: timeoutMs });
 }
 
 describe('dnc batch as a process', () => {
@@ -214,7 +215,7 @@ describe('dnc batch as a process', () => {
       await until(() => lookedUp(slow.sb).length >= 4);
       const t0 = Date.now();
       run.child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 50));
+      await until(() => run.stderr().includes('Ctrl-C again to quit at once')); // the first one taken in
       run.child.kill('SIGINT');
       const end = await run.exited;
       expect(end.code, end.stderr).toBe(130);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, spawnDnc } from '../helpers/cli.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { ROWS_THREAD_MIN_BYTES } from '../../src/tables/rows-thread.js';
-import { US_LIST, world, type World } from '../helpers/world.js';
+import { US_LIST, world, type World, sameMachine } from '../helpers/world.js';
 
 let w: World;
 beforeAll(async () => {
@@ -22,7 +22,7 @@ describe('dnc verify and trace (spawned)', () => {
     const b = await spawnDnc(['batch', input], { env: w.env, cwd: w.dir });
     expect(b.code, b.stderr).toBe(0);
     const output = path.join(w.dir, 'calls.results.csv');
-    const ok = await spawnDnc(['verify', 'calls.results.csv'], { cwd: w.dir });
+    const ok = await spawnDnc(['verify', 'calls.results.csv'], { env: sameMachine(w), cwd: w.dir });
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^calls\.results\.csv: fit to dial$/m);
 

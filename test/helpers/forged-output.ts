@@ -6,13 +6,13 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 
 /**
- * Writes `text` as the output at `outputPath` and makes OUTPUT.manifest.json describe it; `edit` changes the rest of
+ * Writes `text` (a workbook's bytes) as the output at `outputPath` and makes OUTPUT.manifest.json describe it; `edit` changes the rest of
  * the manifest. `asDncWroteIn` (a state folder): the anchor there is rewritten too, as the dnc that wrote such a file
  * would have left it; without it the anchor stays as it was, as a forger who cannot write the state folder leaves it.
  */
 export function rewriteOutputAndManifest(
   outputPath: string,
-  text: string,
+  text: string | Buffer,
   edit: (manifest: Record<string, any>) => void = () => {},
   asDncWroteIn?: string,
 ): void {

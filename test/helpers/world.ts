@@ -8,6 +8,7 @@ import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { NO_HOME } from './cli.js';
 import { testInterrupts } from './interrupts.js';
+import { waitFor } from './wait.js';
 
 export interface World {
   dir: string;
@@ -88,6 +89,23 @@ export function lookedUp(sb: Sandbox): string[] {
     .map((r) => r.query.phone_number!);
 }
 
+/** Once the sandbox has been sent at least `n` lookups; fails after `ms`. */
+export function lookedUpAtLeast(sb: Sandbox, n: number, ms = 20_000): Promise<void> {
+  return waitFor(() => lookedUp(sb).length >= n, { ms, what: `${n} lookups sent to the sandbox` });
+}
+
+/**
+ * Once the sandbox has taken in, and charged, every lookup a run that has ended (stopped, or killed) wrote. On
+ * loopback what it wrote is at the sandbox's sockets once it has ended, but a request written just before the end may
+ * not be read yet: requests of our own, answered, show the sandbox has read what was there before them (it runs in
+ * this process). Then each request logged is routed (the sandbox charges a lookup as it routes it; --latency-ms
+ * delays only the answer).
+ */
+export async function sandboxSettled(sb: Sandbox): Promise<void> {
+  for (let i = 0; i < 2; i++) await (await fetch(`${sb.baseUrl}/_sandbox/accounts`)).text();
+  await waitFor(() => sb.requests().every((r) => r.status !== 0), { what: 'every request routed' });
+}
+
 /** A small US call list: 3 distinct callable/do_not_call numbers over 5 rows. */
 export const US_LIST = [
   'name,phone',
@@ -104,3 +122,11 @@ export const json = (s: string) => JSON.parse(s.trim().split('\n').at(-1)!) as R
 /** `n` distinct US numbers in E.164 from +1202555FROM on. */
 export const usNumbers = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => `+1202555${String(from + i).padStart(4, '0')}`);
+
+/**
+ * This machine without the service's configuration (verify, status and report need none): its state folder, where dnc
+ * anchored what it wrote, and nothing else.
+ */
+export function sameMachine(w: World): Record<string, string> {
+  return { XDG_STATE_HOME: w.env.XDG_STATE_HOME! };
+}

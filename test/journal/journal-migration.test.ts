@@ -1,6 +1,6 @@
 // A journal made by the previous release (fixtures/journals/release-a8b1e66): opened, migrated in order,
 // resumed and finished by this one, without sending an answered number again.
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,13 +22,18 @@ afterAll(async () => {
   tmp.remove();
 });
 
+/** The previous release's batch (its input and journal) copied into a folder of its own. */
+function releaseJournalIn(name: string): { dir: string; journal: string } {
+  const dir = path.join(tmp.dir, name);
+  mkdirSync(dir);
+  for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
+    copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
+  return { dir, journal: path.join(dir, 'calls.results.csv.journal.sqlite') };
+}
+
 describe('a journal of the previous release', () => {
   it('is migrated (user_version 0 → every step), resumed without resending answered numbers, and finished', async () => {
-    const dir = path.join(tmp.dir, 'old');
-    mkdirSync(dir);
-    for (const f of ['calls.csv', 'calls.results.csv.journal.sqlite'])
-      copyFileSync(path.join(FIXTURES, 'journals', 'release-a8b1e66', f), path.join(dir, f));
-    const journal = path.join(dir, 'calls.results.csv.journal.sqlite');
+    const { dir, journal } = releaseJournalIn('old');
     // Its answers came from that run's sandbox: the same service as far as this test goes.
     const raw = new Database(journal);
     expect(raw.pragma('user_version', { simple: true })).toBe(0);
@@ -73,5 +78,24 @@ describe('a journal of the previous release', () => {
     ]);
     const v = await runDnc(['--json', 'verify', 'calls.results.csv'], { cwd: dir });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+  });
+});
+
+describe('a journal of a newer dnc', () => {
+  it('is refused before anything is sent or written (E_JOURNAL_TOO_NEW, exit 2), left as it is', async () => {
+    const { dir, journal } = releaseJournalIn('newer');
+    const raw = new Database(journal);
+    raw.pragma('user_version = 99');
+    raw.close();
+    const before = readFileSync(journal);
+    const sent = lookedUp(sb).length;
+
+    const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`dnc: error [E_JOURNAL_TOO_NEW]: the batch journal ${journal} is at schema version 99`);
+    expect(r.stderr).toContain('hint: upgrade dnc');
+    expect(lookedUp(sb)).toHaveLength(sent);
+    expect(readFileSync(journal).equals(before)).toBe(true);
+    expect(existsSync(path.join(dir, 'calls.results.csv'))).toBe(false);
   });
 });

@@ -1,6 +1,5 @@
 // The journal: answers, receipts, pushes (applied / duplicate / orphan), counts, locks — real SQLite files.
 import type { PushBody } from '../../src/service/push-answers.js';
-import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,22 +15,10 @@ import {
 } from '../../src/journal/journal.js';
 import { DncError } from '../../src/errors.js';
 import { scratch } from '../batch/helpers.js';
+import { runNodeScript } from '../helpers/node-script.js';
 
 const tmp = scratch();
 afterAll(() => tmp.remove());
-
-/** Runs an ES module script in a node process of its own: its exit code and what it printed. */
-function runNodeScript(script: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
-}
 
 async function journalWith(numbers: Array<[string, string]>): Promise<BatchJournal> {
   const j = await BatchJournal.open(journalPathFor(path.join(tmp.dir, `${numbers.length}-${Math.random()}.csv`)), {

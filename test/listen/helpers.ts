@@ -11,6 +11,7 @@ import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { NO_HOME, runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
+import { waitFor as waitUntil } from '../helpers/wait.js';
 
 export const PUSH_PATH = '/hooks/Jr6tQm2yVb0sXw9LkPz3dA';
 
@@ -100,11 +101,14 @@ export function listenInProcess(
     interrupts,
     now: options.now,
   });
+  let exited = false;
+  void exit.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
   const listening = (async () => {
     const url = () => /listening on (\S+)/.exec(io.err())?.[1];
-    for (let i = 0; i < 500 && !url(); i++) {
-      if (await Promise.race([exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 10))])) break;
-    }
+    await waitUntil(() => url() !== undefined || exited, { ms: 5_000, what: 'dnc listen to listen' }).catch(() => {});
     const found = url();
     if (found) return found;
     throw new Error(`dnc listen did not start:\n${io.err()}`);
@@ -166,9 +170,5 @@ export function expectedResult(e164: string): string {
 
 /** Polls `check` until it returns true (or fails the test after `ms`). */
 export async function waitFor(what: string, check: () => boolean, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) expect.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitUntil(check, { ms, what, everyMs: 20 }).catch((err: Error) => expect.fail(err.message));
 }

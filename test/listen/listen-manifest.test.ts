@@ -6,7 +6,7 @@ import { afterEach, expect, it } from 'vitest';
 import { parseServiceTime } from '../../src/time.js';
 import { sha256 } from '../batch/helpers.js';
 import { freePort, PUSH_PATH } from './helpers.js';
-import { DAY, dnc, world, type World } from '../helpers/world.js';
+import { DAY, dnc, world, type World, sameMachine } from '../helpers/world.js';
 
 let w: World | undefined;
 afterEach(async () => {
@@ -37,7 +37,9 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(b.code, b.stderr).toBe(8);
   const before = JSON.parse(readFileSync(manifest, 'utf8'));
   expect(before.rows.by_result).toMatchObject({ callable: 1, pending: 2 });
-  expect(json((await dnc(['--json', 'verify', output], {})).stdout).recheck_by_reason).toEqual({ pending: 2 });
+  expect(json((await dnc(['--json', 'verify', output], sameMachine(w!))).stdout).recheck_by_reason).toEqual({
+    pending: 2,
+  });
 
   const run = await dnc(
     ['listen', '--results', output, '--port', String(port), '--path', PUSH_PATH, '--exit-when-done'],
@@ -52,14 +54,14 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(after.service_base_url).toBe(w.sb.baseUrl);
   expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
 
-  const fit = await dnc(['verify', output], {});
+  const fit = await dnc(['verify', output], sameMachine(w!));
   expect(fit.code, fit.stdout).toBe(0);
   const rows = parse(readFileSync(output), { columns: true }) as Array<Record<string, string>>;
   const newest = Math.max(...rows.map((r) => Date.parse(r.dnc_checked_at!.replace(/(\.\d{3})\d+/, '$1'))));
   const asOf = (days: number) => new Date(newest + days * DAY).toISOString();
-  const at30 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(30.5)], {})).stdout);
+  const at30 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(30.5)], sameMachine(w!))).stdout);
   expect(at30.recheck).toEqual([expect.objectContaining({ line: 3, country: 'AU', reason: 'stale' })]);
-  const at31 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(31.5)], {})).stdout);
+  const at31 = json((await dnc(['--json', 'verify', output, '--as-of', asOf(31.5)], sameMachine(w!))).stdout);
   expect(at31.recheck.map((r: { country: string }) => r.country)).toEqual(['US', 'AU']);
   // At the AU window's exact edge: the row's dnc_valid_until is checked_at + 30 days; fit through it, stale 1 ms later.
   const auRow = rows.find((r) => r.dnc_country === 'AU' && r.dnc_result === 'callable')!;
@@ -67,7 +69,8 @@ it('listen rewrites the manifest after rendering; the resolved output verifies; 
   expect(auEnd).toBe(parseServiceTime(auRow.dnc_checked_at) + 30 * DAY);
   const recheckAt = async (ms: number) =>
     (
-      json((await dnc(['--json', 'verify', output, '--as-of', new Date(ms).toISOString()], {})).stdout).recheck ?? []
+      json((await dnc(['--json', 'verify', output, '--as-of', new Date(ms).toISOString()], sameMachine(w!))).stdout)
+        .recheck ?? []
     ).map((r: { country: string }) => r.country);
   expect(await recheckAt(auEnd)).not.toContain('AU');
   expect(await recheckAt(auEnd + 1)).toContain('AU');

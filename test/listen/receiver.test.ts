@@ -456,6 +456,26 @@ describe('receiver: when the push cannot be stored', () => {
   });
 });
 
+/**
+ * Sends a push's headers, then, once the receiver has read them and taken the request in hand (node answers
+ * `Expect: 100-continue` with 100 Continue as it does), the start of a body that never ends.
+ */
+async function trickle(socket: net.Socket): Promise<void> {
+  const read = new Promise<void>((resolve) => {
+    let seen = '';
+    socket.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('latin1');
+      if (seen.includes(' 100 Continue')) resolve();
+    });
+  });
+  socket.write(
+    'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n' +
+      'Expect: 100-continue\r\n\r\n',
+  );
+  await read;
+  socket.write('{"status"');
+}
+
 describe('receiver: shutdown and addresses', () => {
   it('cutConnections() (a second Ctrl-C) ends a close() that waits for a client still sending its request', async () => {
     const { address } = await start({ path: '/p' });
@@ -463,10 +483,7 @@ describe('receiver: shutdown and addresses', () => {
     await once(socket, 'connect');
     socket.on('error', () => {});
     // Headers and part of a body, then nothing: close() waits for the rest.
-    socket.write(
-      'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"',
-    );
-    await new Promise((r) => setTimeout(r, 50));
+    await trickle(socket);
     const closing = receiver!.close();
     const waited = await Promise.race([
       closing.then(() => 'closed'),
@@ -488,10 +505,7 @@ describe('receiver: shutdown and addresses', () => {
     await once(socket, 'connect');
     socket.on('error', () => {});
     const ended = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-    socket.write(
-      'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"status"',
-    );
-    await new Promise((r) => setTimeout(r, 50));
+    await trickle(socket);
     const closedAt = Date.now();
     await receiver!.close();
     // Within the request's own limit (600 ms from its start) plus a tick, not whenever the client gives up.
@@ -503,9 +517,12 @@ describe('receiver: shutdown and addresses', () => {
   it('finishes a store in flight before close() resolves, and refuses new connections after', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const storing = new Promise<void>((r) => (entered = r));
     const stored: string[] = [];
     const store: PushStore = {
       async store(pushes) {
+        entered();
         await gate;
         stored.push(...pushes.map((p) => p.correlationId));
         return pushes.map(() => ({ duplicate: false, orphan: false }));
@@ -514,9 +531,9 @@ describe('receiver: shutdown and addresses', () => {
     receiver = createReceiver({ store, path: '/p' });
     const address = await receiver.listen();
     const answer = push(address.url, succeeded());
-    await new Promise((r) => setTimeout(r, 100));
+    await storing;
     const closing = receiver.close();
-    setTimeout(release, 100);
+    setImmediate(release); // the store ends after close() has begun
     await closing;
     expect(stored).toEqual([CID]);
     expect((await answer).status).toBe(200);

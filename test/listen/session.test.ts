@@ -6,8 +6,10 @@ import {
   type ListenSession,
   type PendingLookup,
   type PendingSummary,
+  type RenderedEvent,
 } from '../../src/listen/session.js';
 import type { IncomingPush, StoreOutcome } from '../../src/listen/receiver-types.js';
+import { events, nextEvent } from '../helpers/wait.js';
 
 class MemoryJournal implements ListenJournal {
   readonly pending = new Map<string, PendingLookup>();
@@ -42,6 +44,7 @@ class MemoryJournal implements ListenJournal {
   }
   async render(): Promise<Record<string, number>> {
     this.renders.push(Date.now());
+    // Deliberate: a render that takes this long (a large file on a busy machine) is what these tests are about.
     await new Promise((r) => setTimeout(r, this.renderMs));
     if (this.renderFails) throw new Error('the input has changed since this batch began');
     return { pending: this.pending.size };
@@ -88,12 +91,17 @@ describe('listen session', () => {
     const journal = new MemoryJournal([lookup(1)]);
     journal.batchRunning = true;
     session = createListenSession({ journal, receiver: {}, statusIntervalMs: 20, renderIntervalMs: 20 });
+    const first = nextEvent(session, 'rendered');
     await session.start();
-    await new Promise((r) => setTimeout(r, 200));
+    await first;
+    // Status ticks, each a chance to render again (20 ms apart, as renders may be): none does, no push came.
+    await events(session, 'status', 5);
     const whileRunning = journal.renders.length;
-    expect(whileRunning).toBe(1); // the render at start, nothing since: no push came
+    expect(whileRunning).toBe(1); // the render at start, nothing since
+    const again = nextEvent(session, 'rendered');
     journal.batchRunning = false;
-    await new Promise((r) => setTimeout(r, 200));
+    await again;
+    await events(session, 'status', 5);
     expect(journal.renders.length).toBe(whileRunning + 1);
   });
 
@@ -107,6 +115,7 @@ describe('listen session', () => {
     // A push every 40 ms for 2.4 s.
     for (const l of lookups) {
       expect(await push(url, l)).toBe(200);
+      // Deliberate: pushes spread over seconds of real time are what the throttle is judged on.
       await new Promise((r) => setTimeout(r, 40));
     }
     const elapsed = Date.now() - started;
@@ -129,8 +138,12 @@ describe('listen session', () => {
     const { url } = await session.start();
     let done = false;
     void session.done.then(() => (done = true));
+    // The render that holds the first push, and the status judged right after it: done had its chance, and is not.
+    let renderedPush = false;
+    session.on('rendered', (e: RenderedEvent) => (renderedPush ||= e.byResult.pending === 1));
+    const judged = nextEvent(session, 'status', () => renderedPush);
     expect(await push(url, lookups[0]!)).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await judged;
     expect(done).toBe(false);
     expect(await push(url, lookups[1]!)).toBe(200);
     const status = await session.done;
@@ -170,8 +183,9 @@ describe('listen session', () => {
     session = createListenSession({ journal, receiver: {}, now: () => now, statusIntervalMs: 50 });
     const lost: PendingLookup[][] = [];
     session.on('lost', (l) => lost.push(l));
+    const ticks = events(session, 'status', 6);
     await session.start();
-    await new Promise((r) => setTimeout(r, 300));
+    await ticks; // the first status and five more, each of which could report the lost lookup again
     expect(lost).toEqual([[old]]);
     const status = session.status();
     expect(status.lost).toBe(1);

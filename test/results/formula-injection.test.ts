@@ -12,9 +12,13 @@ import { scratch } from '../batch/helpers.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
 
 const tmp = scratch();
+type VerifyJson = { tampered: boolean; recheck_by_reason: Record<string, number> };
 let stub: StubServer;
 
 const HOSTILE = '-2+3\u001b]0;owned\u0007\u001b[2J';
+/** HOSTILE as a cell holds it: its control characters made one space each run. */
+const HOSTILE_CELL = '-2+3 ]0;owned [2J';
+const FORMULA = '=HYPERLINK("http://evil.example","pay")';
 /** A state folder of its own: where dnc anchors what it wrote (verify compares with it). */
 const STATE = () => ({ XDG_STATE_HOME: path.join(tmp.dir, 'state') });
 
@@ -29,14 +33,14 @@ beforeAll(async () => {
     const id = `00000000-0000-4000-8000-00000000000${last}`;
     const cost = { credits_used_for_query: 1, total_credits_used: 1, credit_limit: 100 };
     const headers = { 'x-credit-cost': '1' };
-    if (last === '2') {
+    if (last === '2' || last === '7') {
       return {
         status: 500,
         headers,
         body: {
           status: 'failed',
           error_code: 'billing_error',
-          error: HOSTILE,
+          error: last === '2' ? HOSTILE : FORMULA,
           charged: true,
           correlation_id: id,
           phone_number: phone,
@@ -159,7 +163,7 @@ describe('formula injection', () => {
     // Its own name: out.csv's manifest (out.manifest.json) is another output's.
     const { out } = await scrub(
       'in-book',
-      'name,phone\n"=HYPERLINK(""http://x"")",+12025550102\n@SUM(A1),+12025550103\n',
+      'name,phone\n"=HYPERLINK(""http://x"")",+12025550102\n@SUM(A1),+12025550103\nf,+12025550107\n',
       'workbook-out.xlsx',
       [],
       7,
@@ -171,11 +175,48 @@ describe('formula injection', () => {
     expect(results!.rows.slice(1).map((row) => [row[0]!.v, row[0]!.t])).toEqual([
       ['=HYPERLINK("http://x")', 's'],
       ['@SUM(A1)', 's'],
+      ['f', 's'],
     ]);
-    expect(results!.rows[1]![col('dnc_error')]).toMatchObject({ v: "'-2+3 ]0;owned [2J", t: 's' });
+    // The service's text as it sent it (controls made spaces): a text cell runs nothing, so no `'` shows before it.
+    expect(results!.rows[1]![col('dnc_error')]).toMatchObject({ v: HOSTILE_CELL, t: 's' });
+    expect(results!.rows[3]![col('dnc_error')]).toMatchObject({ v: FORMULA, t: 's' });
     expect(results!.rows[2]![col('dnc_error')]).toMatchObject({ t: 's' });
     expect(String(results!.rows[2]![col('dnc_error')]!.v)).toContain('=cmd');
     expect(results!.rows[1]![col('dnc_phone_e164')]).toMatchObject({ v: '+12025550102', t: 's' });
+    // verify reads the workbook as it was written: nothing taken for an edit (its failed rows are to re-check).
+    const v = JSON.parse((await runDnc(['verify', out, '--json'], { env: STATE() })).stdout) as VerifyJson;
+    expect([v.tampered, v.recheck_by_reason]).toEqual([false, { failed: 3 }]);
+  });
+
+  it("verify reads a workbook's service text by its manifest: with a `'` before a formula when written so", async () => {
+    const { out } = await scrub('in-book-old', 'name,phone\nf,+12025550107\n', 'workbook-old.xlsx', [], 7);
+    const m = JSON.parse(readFileSync(out.replace(/\.xlsx$/, '.manifest.json'), 'utf8'));
+    expect(m.format).toMatchObject({ workbook: true, service_text_unquoted: true });
+    // Without the flag the manifest says a release that put the `'` wrote it: this workbook's cell, without, differs.
+    rewriteOutputAndManifest(
+      out,
+      readFileSync(out),
+      (manifest) => delete manifest.format.service_text_unquoted,
+      path.join(STATE().XDG_STATE_HOME, 'dnc'),
+    );
+    const v = JSON.parse((await runDnc(['verify', out, '--json'], { env: STATE() })).stdout) as VerifyJson;
+    expect(v.tampered).toBe(true);
+  });
+
+  it('a review list of the other format than the results writes service text as its own format does', async () => {
+    const list = 'name,phone\nx,+12025550102\nf,+12025550107\n';
+    await scrub('mixed-a', list, 'mixed-a.xlsx', ['--review-out', path.join(tmp.dir, 'mixed-a.review.csv')], 7);
+    const csv = readCsvIndependently(path.join(tmp.dir, 'mixed-a.review.csv'));
+    expect(csv.slice(1).map((r) => r[csv[0]!.indexOf('dnc_error')])).toEqual([`'${HOSTILE_CELL}`, `'${FORMULA}`]);
+    await scrub('mixed-b', list, 'mixed-b.results.csv', ['--review-out', path.join(tmp.dir, 'mixed-b.review.xlsx')], 7);
+    const [review] = readWorkbookIndependently(path.join(tmp.dir, 'mixed-b.review.xlsx'));
+    const at = review!.rows[0]!.findIndex((c) => c.v === 'dnc_error');
+    expect(review!.rows.slice(1).map((r) => [r[at]!.v, r[at]!.t])).toEqual([
+      [HOSTILE_CELL, 's'],
+      [FORMULA, 's'],
+    ]);
+    const results = readCsvIndependently(path.join(tmp.dir, 'mixed-b.results.csv'));
+    expect(results[2]![results[0]!.indexOf('dnc_error')]).toBe(`'${FORMULA}`);
   });
 
   it('the writer quotes any field holding the delimiter, a quote, CR or LF, whatever the record delimiter', () => {
@@ -184,13 +225,16 @@ describe('formula injection', () => {
       expect(w.record(['a\nb', 'c\rd', 'e;f', 'g"h', 'plain', ''])).toBe(`"a\nb";"c\rd";"e;f";"g""h";plain;${eol}`);
       expect(w.record([''])).toBe(`""${eol}`);
     }
-    expect(serviceTextCell('=1')).toBe("'=1");
-    expect(serviceTextCell('ok\u0000\u009b31m')).toBe('ok 31m');
+    expect(serviceTextCell('=1', 'csv')).toBe("'=1");
+    expect(serviceTextCell('ok\u0000\u009b31m', 'csv')).toBe('ok 31m');
     // A formula behind spaces or control characters (which become spaces): a cell-trimming import would find it.
-    expect(serviceTextCell('\t@x')).toBe("' @x");
-    expect(serviceTextCell('\u001b\u0007=1+1')).toBe("' =1+1");
-    expect(serviceTextCell('  -2+3')).toBe("'  -2+3");
-    expect(serviceTextCell(' plain text')).toBe(' plain text');
+    expect(serviceTextCell('\t@x', 'csv')).toBe("' @x");
+    expect(serviceTextCell('\u001b\u0007=1+1', 'csv')).toBe("' =1+1");
+    expect(serviceTextCell('  -2+3', 'csv')).toBe("'  -2+3");
+    expect(serviceTextCell(' plain text', 'csv')).toBe(' plain text');
+    // A workbook's text cell: controls made spaces, nothing put before a formula.
+    expect(serviceTextCell('\u001b\u0007=1+1', 'xlsx')).toBe(' =1+1');
+    expect(serviceTextCell('=1', 'xlsx')).toBe('=1');
     expect(escapeFormulaCell('\tx')).toBe("'\tx");
     expect(escapeFormulaCell('Ann')).toBe('Ann');
   });

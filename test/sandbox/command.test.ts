@@ -7,15 +7,13 @@ import { createTestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { BIN, NO_HOME, REPO_ROOT, runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
+import { waitFor } from '../helpers/wait.js';
 
 async function waitForLines(read: () => string, n: number, ms = 10_000): Promise<string[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const lines = read().split('\n');
-    if (lines.length > n) return lines.slice(0, n);
-    if (Date.now() > deadline) throw new Error(`expected ${n} lines, got: ${read()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(() => read().split('\n').length > n, { ms, what: `${n} lines` }).catch((err: Error) => {
+    throw new Error(`${err.message}, got: ${read()}`);
+  });
+  return read().split('\n').slice(0, n);
 }
 
 describe('dnc sandbox (in-process)', () => {

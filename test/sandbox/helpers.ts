@@ -1,7 +1,8 @@
 // Test helpers for the sandbox: plain loopback HTTP calls and a small webhook receiver.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, SandboxTimers } from '../../src/sandbox/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 export interface Reply {
   status: number;
@@ -57,7 +58,6 @@ export async function startReceiver(
   answer: (n: number, push: ReceivedPush) => number | 'hang' | [number, Record<string, string>] = () => 200,
 ): Promise<Receiver> {
   const pushes: ReceivedPush[] = [];
-  const waiters: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -69,7 +69,6 @@ export async function startReceiver(
         at: Date.now(),
       };
       pushes.push(push);
-      for (const w of waiters.splice(0)) w();
       const a = answer(pushes.length, push);
       if (a === 'hang') return;
       const [status, headers] = Array.isArray(a) ? a : [a, {}];
@@ -83,14 +82,7 @@ export async function startReceiver(
     url: `http://127.0.0.1:${port}/hook`,
     pushes,
     async waitFor(n, ms = 10_000) {
-      const deadline = Date.now() + ms;
-      while (pushes.length < n) {
-        if (Date.now() > deadline) throw new Error(`expected ${n} pushes, got ${pushes.length}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 50);
-        });
-      }
+      await waitFor(() => pushes.length >= n, { ms, what: `${n} pushes` });
       return pushes;
     },
     close() {
@@ -101,12 +93,8 @@ export async function startReceiver(
 }
 
 /** Polls `check` until it returns true (or fails after `ms`). */
-export async function until(check: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+export function until(check: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
+  return waitFor(check, { ms, what });
 }
 
 export const US = '+12025550123'; // odd last digit: on a register
@@ -115,3 +103,64 @@ export const GB = '+442079460123';
 export const AU = '+61412345603'; // tens digit 0: result 30 s after the receipt
 export const FR = '+33612345678';
 export const DE = '+4930123456';
+
+/** Real timers that count the ones still to fire: none left, and the sandbox will never act again on its own. */
+export interface WatchedTimers extends SandboxTimers {
+  /** Timers scheduled and neither fired nor cancelled (a push's result, retry, duplicate, reply limit). */
+  pending(): number;
+}
+
+export function watchedTimers(): WatchedTimers {
+  const pending = new Set<NodeJS.Timeout>();
+  return {
+    setTimeout(fn, ms) {
+      const t = setTimeout(() => {
+        pending.delete(t);
+        fn();
+      }, ms);
+      t.unref();
+      pending.add(t);
+      return t;
+    },
+    clearTimeout(handle) {
+      pending.delete(handle as NodeJS.Timeout);
+      clearTimeout(handle as NodeJS.Timeout);
+    },
+    pending: () => pending.size,
+  };
+}
+
+/**
+ * Timers the test holds: nothing the sandbox schedules happens until the test fires it, however slow the machine
+ * (a push's reply limit, held and never fired, cannot cut off a slow answer). With time scale 1 each delay is the
+ * service's own.
+ */
+export interface HeldTimers extends SandboxTimers {
+  /** The delays of the timers held now (neither fired nor cancelled), in the order they were set. */
+  held(): number[];
+  /** Fires the first timer held with this delay, once one is (a push may still be on its way to being answered). */
+  fire(ms: number, what?: string): Promise<void>;
+}
+
+export function heldTimers(): HeldTimers {
+  const held: Array<{ fn: () => void; ms: number }> = [];
+  const take = (t: unknown) => {
+    const i = held.indexOf(t as (typeof held)[number]);
+    if (i >= 0) held.splice(i, 1);
+  };
+  return {
+    setTimeout(fn, ms) {
+      const t = { fn, ms };
+      held.push(t);
+      return t;
+    },
+    clearTimeout: take,
+    held: () => held.map((t) => t.ms),
+    async fire(ms, what = `a timer of ${ms} ms`) {
+      await waitFor(() => held.some((t) => t.ms === ms), { what });
+      const t = held.find((h) => h.ms === ms)!;
+      take(t);
+      t.fn();
+    },
+  };
+}

@@ -1,7 +1,7 @@
 // Webhook-mode lookups: receipts, held credits, pushes and their headers, retries, permanent failures, duplicates, expiry, AU timing.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions, type SandboxTimers } from '../../src/sandbox/index.js';
-import { AU, get, lookup, startReceiver, until, US, type Receiver } from './helpers.js';
+import { AU, get, heldTimers, lookup, startReceiver, until, US, watchedTimers, type Receiver } from './helpers.js';
 
 const open: Array<Sandbox | Receiver> = [];
 async function sandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -102,12 +102,17 @@ describe('receipt and push', () => {
   });
 
   it('retries 991 internally and pushes only the final success', async () => {
-    const sb = await sandbox({ timeScale: 0.001 });
+    // Held timers: a slow answer is never cut off by the reply limit (which would retry and push twice).
+    const timers = heldTimers();
+    const sb = await sandbox({ timers });
     const rx = await receiver();
     await lookup(sb, '+12025550991', rx.url);
+    expect(timers.held()).toHaveLength(1); // the result, after the internal retries
+    await timers.fire(timers.held()[0]!);
     const [push] = await rx.waitFor(1);
     expect(push!.body).toMatchObject({ status: 'succeeded', do_not_call: true });
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => sb.pushes().length === 1);
+    expect(timers.held()).toEqual([]); // nothing scheduled: no other push will ever come
     expect(rx.pushes).toHaveLength(1);
     expect(sb.lookups()[0]!.attempts).toBe(3);
   });
@@ -140,15 +145,19 @@ describe('receipt and push', () => {
 
 describe('receiver answers', () => {
   it('retries 5xx, 408, 425 and 429 with backoff, then stops at the 2xx', async () => {
-    const sb = await sandbox({ timeScale: 0.001 });
+    // The test holds the timers: each retry waits for exactly its backoff (the service's own, time scale 1), and a
+    // slow answer on a loaded machine is never cut off by the reply limit (held, never fired).
+    const timers = heldTimers();
+    const sb = await sandbox({ timers });
     const statuses = [500, 503, 408, 425, 429, 200];
     const rx = await receiver((n) => statuses[n - 1] ?? 200);
-    const t0 = Date.now();
     await lookup(sb, US, rx.url);
-    await rx.waitFor(6, 20_000);
-    // Backoff 30 s, 60 s, 120 s, 240 s, 480 s (× 0.001) between the six attempts: ≥ 930 ms.
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    await timers.fire(timers.held()[0]!); // the result
+    // Backoff 30 s, 60 s, 120 s, 240 s, 480 s between the six attempts.
+    for (const s of [30, 60, 120, 240, 480]) await timers.fire(s * 1_000, `the retry after ${s} s`);
+    await rx.waitFor(6);
     await until(() => sb.pushes().length === 6);
+    expect(timers.held()).toEqual([]);
     expect(sb.pushes().map((p) => [p.attempt, p.status, p.outcome])).toEqual([
       [1, 500, 'retry'],
       [2, 503, 'retry'],
@@ -157,18 +166,20 @@ describe('receiver answers', () => {
       [5, 429, 'retry'],
       [6, 200, 'delivered'],
     ]);
-    const gaps = rx.pushes.slice(1).map((p, i) => p.at - rx.pushes[i]!.at);
-    expect(gaps[1]!).toBeGreaterThanOrEqual(55); // 60 s × 0.001
-    expect(gaps[4]!).toBeGreaterThanOrEqual(470); // 480 s × 0.001
     expect(new Set(rx.pushes.map((p) => p.body.correlation_id)).size).toBe(1);
   });
 
   it('gives up after 10 attempts', async () => {
-    const sb = await sandbox({ timeScale: 0.0004 });
+    const timers = heldTimers();
+    const sb = await sandbox({ timers });
     const rx = await receiver(() => 502);
     await lookup(sb, US, rx.url);
+    await timers.fire(timers.held()[0]!); // the result
+    // 30 s doubling, at most an hour.
+    for (const s of [30, 60, 120, 240, 480, 960, 1920, 3600, 3600])
+      await timers.fire(s * 1_000, `a retry after ${s} s`);
     await until(() => sb.pushes().length === 10, 20_000, '10 attempts');
-    await new Promise((r) => setTimeout(r, 300));
+    expect(timers.held()).toEqual([]); // no 11th attempt scheduled
     expect(rx.pushes).toHaveLength(10);
     expect(sb.pushes().at(-1)).toMatchObject({ attempt: 10, status: 502, outcome: 'gave_up' });
   });
@@ -195,13 +206,14 @@ describe('receiver answers', () => {
 
   it('does not retry other statuses, and does not follow redirects', async () => {
     // Reply limit 200 ms, retry after 600 ms: a loaded machine's slow 404 is still an answer, not a timeout.
-    const sb = await sandbox({ timeScale: 0.02 });
+    const timers = watchedTimers();
+    const sb = await sandbox({ timeScale: 0.02, timers });
     const notFound = await receiver(() => 404);
     const redirect = await receiver(() => [302, { location: notFound.url }]);
     await lookup(sb, US, notFound.url);
     await lookup(sb, '+12025550125', redirect.url);
     await until(() => sb.pushes().length === 2);
-    await new Promise((r) => setTimeout(r, 800)); // a retry would come after 600 ms
+    expect(timers.pending()).toBe(0); // no retry scheduled (it would come after 600 ms)
     expect(notFound.pushes).toHaveLength(1);
     expect(redirect.pushes).toHaveLength(1);
     expect(
@@ -226,11 +238,13 @@ describe('receiver answers', () => {
     expect(new Set(ids).size).toBe(2);
     await until(() => sb.pushes().length === 4);
     expect(sb.pushes().filter((p) => p.duplicate)).toHaveLength(2);
-    const none = await sandbox({ timeScale: 0.02, duplicatePushRate: 0 });
+    const timers = watchedTimers();
+    const none = await sandbox({ timeScale: 0.02, duplicatePushRate: 0, timers });
     const rx2 = await receiver();
     await lookup(none, US, rx2.url);
     await rx2.waitFor(1);
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => none.pushes().length === 1);
+    expect(timers.pending()).toBe(0); // no duplicate scheduled
     expect(rx2.pushes).toHaveLength(1);
   });
 
@@ -312,11 +326,13 @@ describe('time', () => {
   });
 
   it('cancels pending pushes on close', async () => {
-    const sb = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.1 }); // push after 200 ms
+    const timers = watchedTimers();
+    const sb = await startSandbox({ port: 0, allowInsecureWebhooks: true, timeScale: 0.1, timers }); // push after 200 ms
     const rx = await receiver();
     await lookup(sb, US, rx.url);
+    expect(timers.pending()).toBe(1); // the push, due in 200 ms
     await sb.close();
-    await new Promise((r) => setTimeout(r, 400));
+    expect(timers.pending()).toBe(0); // cancelled: nothing will ever be pushed
     expect(rx.pushes).toHaveLength(0);
   });
 });

@@ -129,7 +129,7 @@ describe('firstSent: the first lookup on the wire', () => {
       await c.usage();
       let sentFirst = false;
       void c.firstSent!().then(() => (sentFirst = true));
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setImmediate(r)); // had the usage query counted, firstSent would have resolved
       expect(sentFirst).toBe(false);
       const order: string[] = [];
       const lookup = c.lookup({ phoneNumber: '+12025550100' }).then(() => order.push('answered'));

@@ -131,7 +131,7 @@ describe('a home folder that does not exist (HOME=/nonexistent, as system accoun
       const input = w.file('calls.csv', US_LIST);
       const batch = await runDnc(['batch', input], { env, homedir: home });
       expect(batch.code, batch.stderr).toBe(0);
-      const note = `dnc: note: the home folder ${home} does not exist and dnc does not create it: not kept between runs: the check history and the journal registry (dnc trace, usage --reconcile); the results cache (--reuse-within) and learned costs (--dry-run estimates) (set HOME to a folder that exists, or XDG_STATE_HOME and XDG_CACHE_HOME)`;
+      const note = `dnc: note: the home folder ${home} does not exist and dnc does not create it: not kept between runs: the check history and the journal registry (dnc trace, usage --reconcile), the anchors of what it writes (dnc verify then calls those files unproven); the results cache (--reuse-within) and learned costs (--dry-run estimates) (set HOME to a folder that exists, or XDG_STATE_HOME and XDG_CACHE_HOME)`;
       expect(batch.stderr).toContain(note);
       expect(readFileSync(path.join(w.dir, 'calls.results.csv'), 'utf8')).toContain('callable');
       const check = await runDnc(['check', '+12025550104'], { env, homedir: home });

@@ -1,7 +1,8 @@
 // What the team tests share: one machine of a team, as a home folder of its own naming the team's store.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { World } from '../helpers/world.js';
+import { REPO_ROOT } from '../helpers/cli.js';
 
 /** The environment of one machine: a home of its own (in the world's folder), the team's store, the service. */
 export function teamMachine(w: World, name: string, store: string): Record<string, string> {
@@ -24,3 +25,13 @@ export const counted = (numbers: string[]) => {
   for (const n of numbers) counts.set(n, (counts.get(n) ?? 0) + 1);
   return counts;
 };
+
+/** The GRANT lines docs/team.md gives the members' role, for `role` on the database `database`. */
+export function docsGrants(role: string, database: string): string {
+  const sql = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'))![1]!;
+  return sql
+    .split('\n')
+    .filter((l) => /^(GRANT|REVOKE) /.test(l))
+    .map((l) => l.replaceAll('dnc_member', role).replace('DATABASE dnc ', `DATABASE ${database} `))
+    .join('\n');
+}

@@ -61,14 +61,19 @@ describe.skipIf(!HAVE_POSTGRES)('three machines editing the team list at once', 
     expect(changes).toBeGreaterThan(15);
     const list = await spawnDnc(['suppress', 'list'], { env: env('a'), cwd: w.dir, timeoutMs: 60_000 });
     expect(list.code, list.stderr).toBe(0);
-    // The chain checked here, independently: each hash is SHA-256 of the previous one, a newline, and the entry.
+    // The chain checked here, independently: each hash is SHA-256 of the previous one, a newline, and the entry
+    // (format 2, every entry dnc writes since schema 4: a leading 2 and the country last).
     const log = await sqlOn(db.url, 'SELECT * FROM dnc.audit ORDER BY id');
     expect(log.length).toBeGreaterThan(10);
     let previous = '';
     for (const e of log) {
-      const canonical = JSON.stringify(
-        ['at', 'action', 'e164', 'who', 'reason', 'source', 'basis', 'until', 'evidence'].map((k) => e[k]),
-      );
+      expect(e.format).toBe(2);
+      const canonical = JSON.stringify([
+        2,
+        ...['at', 'action', 'e164', 'who', 'reason', 'source', 'basis', 'until', 'evidence', 'country'].map(
+          (k) => e[k],
+        ),
+      ]);
       const hash = createHash('sha256').update(`${previous}\n${canonical}`).digest('hex');
       expect(e.hash, `entry ${e.id}`).toBe(hash);
       previous = hash;

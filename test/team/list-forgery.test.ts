@@ -51,10 +51,11 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
   async function allRefuse(what: string) {
     const sent = lookedUp(w.sb).length;
     const list = w.file(`again-${Math.random().toString(36).slice(2)}.csv`, ['phone', '+12025550704']);
+    const o = { env, cwd: w.dir, timeoutMs: 60_000 };
     const runs = {
-      check: await spawnDnc(['check', '+12025550705'], { env, cwd: w.dir }),
-      batch: await spawnDnc(['batch', list], { env, cwd: w.dir }),
-      verify: await spawnDnc(['verify', output], { env, cwd: w.dir }),
+      check: await spawnDnc(['check', '+12025550705'], o),
+      batch: await spawnDnc(['batch', list], o),
+      verify: await spawnDnc(['verify', output], o),
     };
     for (const [name, r] of Object.entries(runs)) {
       expect(r.code, `${what}: ${name}: ${r.stderr}`).toBe(3);
@@ -68,6 +69,10 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     ['suppressions', 'who', "'mallory@elsewhere'"],
     ['suppressions', 'added_at', "'2020-01-01T00:00:00.000Z'"],
     ['suppressions', 'source', "'a forged source'"],
+    ['suppressions', 'country', "'CA'"],
+    ['exemptions', 'country', "'CA'"],
+    ['exemptions', 'basis', "'ebr-purchase'"],
+    ['exemptions', 'until', "'2100-01-01T23:59:59.999Z'"],
     ['exemptions', 'evidence', "'forged form'"],
     ['exemptions', 'who', "'mallory@elsewhere'"],
     ['exemptions', 'added_at', "'2020-01-01T00:00:00.000Z'"],
@@ -86,20 +91,33 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     }, 120_000);
   }
 
-  it('the repair docs/team.md gives puts the entries back as the log records them: accepted again', async () => {
+  it("the owner's repair docs/team.md gives puts the entries back as the log records them, audited", async () => {
     const sql = /```sql\n(-- as dnc_owner: the entries and exemptions[\s\S]*?)```/.exec(
       readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'),
     )![1]!;
-    await sqlOn(db.url, "UPDATE dnc.suppressions SET reason = 'tampered', who = 'mallory'");
+    await sqlOn(db.url, "UPDATE dnc.suppressions SET reason = 'tampered', who = 'mallory', country = 'CA'");
     await sqlOn(db.url, 'DELETE FROM dnc.exemptions');
     expect((await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir })).code).toBe(3);
     await sqlOn(db.url, sql);
     const r = await spawnDnc(['check', '+12025550701'], { env, cwd: w.dir });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('asked on a call');
+    expect(await sqlOn(db.url, 'SELECT e164, country FROM dnc.suppressions')).toEqual([
+      { e164: '+12025550701', country: 'US' },
+    ]);
     expect(await sqlOn(db.url, 'SELECT e164, evidence FROM dnc.exemptions')).toEqual([
       { e164: '+12025550702', evidence: 'form 7' },
     ]);
+    // The repair is an entry of the log, chained and anchored: who (as the server knows the role), why, what it found.
+    const [entry] = await sqlOn(db.url, 'SELECT * FROM dnc.audit ORDER BY id DESC LIMIT 1');
+    expect(entry).toMatchObject({ action: 'restore', e164: '', who: `dba@db-admin [${new URL(db.url).username}]` });
+    expect(String(entry!.reason)).toContain('put back as logged');
+    expect(String(entry!.evidence)).toMatch(/^1 suppressions and 0 exemptions put back .*sha256 [0-9a-f]{64}\)$/);
+    const [head] = await sqlOn(db.url, 'SELECT head FROM dnc.list_heads ORDER BY id DESC LIMIT 1');
+    expect(head!.head).toBe(entry!.hash);
+    const log = await spawnDnc(['--json', 'suppress', 'log'], { env, cwd: w.dir });
+    expect(log.code, log.stderr).toBe(0);
+    expect(log.stdout).toContain('"action":"restore"');
   }, 120_000);
 
   it('a row deleted and an unsuppress entry forged at the end of the chain, hashed right: refused', async () => {

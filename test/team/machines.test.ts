@@ -10,7 +10,7 @@ import { assertBuilt, BIN, runDnc, spawnDnc } from '../helpers/cli.js';
 import { freePort, PUSH_PATH } from '../listen/helpers.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { freshDatabase, HAVE_POSTGRES, ownServer, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
+import { lookedUp, lookedUpAtLeast, usNumbers, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
 postgresSkipped('several machines on one team store');
@@ -133,8 +133,7 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
       cwd: w.dir,
       timeoutMs: 60_000,
     });
-    const deadline = Date.now() + 20_000;
-    while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await lookedUpAtLeast(w.sb, 8);
     // The last ten of the list, recorded by a colleague a moment after the batch began.
     const late = numbers.slice(-10);
     const add = await spawnDnc(['suppress', 'add', ...late, '--reason', 'asked on a call'], {
@@ -180,8 +179,7 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
     w = await world({ latencyMs: 1500 });
     const list = w.file('one.csv', ['phone', '+12025550911']);
     const batch = spawnDnc(['batch', list], { env: machine('a', db.url), cwd: w.dir, timeoutMs: 30_000 });
-    const deadline = Date.now() + 20_000;
-    while (lookedUp(w.sb).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await lookedUpAtLeast(w.sb, 1);
     const check = await spawnDnc(['--json', 'check', '+12025550911'], {
       env: machine('b', db.url),
       cwd: w.dir,
@@ -211,8 +209,7 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
       stdio: 'ignore',
     });
     const killed = new Promise((resolve) => a.on('exit', (_c, signal) => resolve(signal)));
-    const deadline = Date.now() + 20_000;
-    while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await lookedUpAtLeast(w.sb, 4);
     const inFlight = lookedUp(w.sb);
     expect(inFlight).toHaveLength(4);
     // The others start while a's claims stand; then a is killed before its answers come.
@@ -220,6 +217,8 @@ describe.skipIf(!HAVE_POSTGRES)('machines of a team on one PostgreSQL store', ()
       spawnDnc(['batch', listB, ...flags], { env: machine('b', db.url), cwd: w.dir, timeoutMs: 60_000 }),
       spawnDnc(['batch', listC, ...flags], { env: machine('c', db.url), cwd: w.dir, timeoutMs: 60_000 }),
     ];
+    // Deliberate: a moment for them to start, well within the 1.5 s a's answers take (waiting for them to send a
+    // number of their own could outlast it on a loaded machine, and a would no longer die with sends unanswered).
     await new Promise((r) => setTimeout(r, 300));
     a.kill('SIGKILL');
     expect(await killed).toBe('SIGKILL');
@@ -334,8 +333,7 @@ describe.skipIf(!HAVE_POSTGRES)('the team store stopped mid-batch and started ag
       let stderr = '';
       child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-      const deadline = Date.now() + 20_000;
-      while (lookedUp(w.sb).length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await lookedUpAtLeast(w.sb, 8);
       await server.stop();
       const code = await exited;
       expect(code, stderr).toBe(6);

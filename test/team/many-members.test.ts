@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
 import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 import { counted, teamMachine } from './helpers.js';
 
@@ -19,7 +20,13 @@ afterEach(async () => {
 
 /** Deadlocks the server detected in the database (retried or not: none should happen at all). */
 async function deadlocks(url: string, name: string): Promise<number> {
-  await new Promise((r) => setTimeout(r, 1_000)); // the statistics are flushed within a second
+  // A session's statistics reach the server's as it ends, before it leaves pg_stat_activity: once the members'
+  // sessions are all gone, their deadlocks are counted.
+  const others = 'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()';
+  await waitFor(async () => (await sqlOn(url, others, [name]))[0]?.n === 0, {
+    everyMs: 50,
+    what: "the members' sessions to end",
+  });
   const rows = await sqlOn(url, 'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = $1', [name]);
   return Number(rows[0]?.n ?? 0);
 }

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
-import { lookedUp, world, type World } from '../helpers/world.js';
+import { lookedUp, lookedUpAtLeast, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
 postgresSkipped('the note of a row reused from another machine');
@@ -72,8 +72,7 @@ describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', ()
     w = await world({ latencyMs: 1500 });
     const list = w.file('one.csv', ['phone', '+12025550912']);
     const a = spawnDnc(['batch', list], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
-    const deadline = Date.now() + 20_000;
-    while (lookedUp(w.sb).length < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await lookedUpAtLeast(w.sb, 1);
     const b = await spawnDnc(['check', '+12025550912'], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
     expect(b.code, b.stderr).toBe(0);
     expect((await a).code).toBe(0);

@@ -1,16 +1,21 @@
 // `dnc store` and the team's list, in-process against a real PostgreSQL server: status and migrate, a local list
 // moved in with its audit chain, conflicting settings refused, and a team log altered or cut behind dnc's back found.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runDnc } from '../helpers/cli.js';
+import { runDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
-import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
+import { MIGRATIONS } from '../../src/stores/postgres/migrations.js';
+import { docsGrants } from './helpers.js';
 
 postgresSkipped('dnc store and the team list');
+
+/** The schema's versions, as this dnc's migrations give them (PostgreSQL migration 3 and 4 are merged apart). */
+const VERSIONS = MIGRATIONS.map((m) => m.version);
+const LATEST = VERSIONS[VERSIONS.length - 1]!;
 
 const lines = (out: string) =>
   out
@@ -46,16 +51,15 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   it('migrate makes the schema once; status says where (no password), which version, and what it holds', async () => {
     const m = await runDnc(['--json', 'store', 'migrate'], { env: team });
     expect(m.code, m.stderr).toBe(0);
-    const versions = MIGRATIONS.map((v) => v.version);
-    expect(JSON.parse(m.stdout)).toMatchObject({ applied: versions, schema_version: LATEST_VERSION });
+    expect(JSON.parse(m.stdout)).toMatchObject({ applied: VERSIONS, schema_version: LATEST });
     const again = await runDnc(['store', 'migrate'], { env: team });
-    expect(again.stderr).toContain(`at schema version ${LATEST_VERSION} already: nothing to do`);
+    expect(again.stderr).toContain(`at schema version ${LATEST} already: nothing to do`);
     const s = await runDnc(['--json', 'store', 'status'], { env: team });
     expect(s.code, s.stderr).toBe(0);
     expect(JSON.parse(s.stdout)).toMatchObject({
       kind: 'postgres',
-      schema_version: LATEST_VERSION,
-      latest_version: LATEST_VERSION,
+      schema_version: LATEST,
+      latest_version: LATEST,
       counts: { audit: 0 },
     });
     const password = new URL(db.url).password;
@@ -130,13 +134,8 @@ describe.skipIf(!HAVE_POSTGRES)('dnc store, and the team list', () => {
   });
 
   it('a member with exactly the grants docs/team.md gives can scrub, check and change the list, and no more', async () => {
-    const sql = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'))![1]!;
     const member = `dnc_member_${Math.random().toString(36).slice(2, 8)}`;
-    const grants = sql
-      .split('\n')
-      .filter((l) => /^(GRANT|REVOKE) /.test(l))
-      .map((l) => l.replaceAll('dnc_member', member).replace('DATABASE dnc ', `DATABASE ${db.name} `))
-      .join('\n');
+    const grants = docsGrants(member, db.name);
     await sqlOn(db.url, `CREATE ROLE ${member} LOGIN PASSWORD 'member-pw'; ${grants}`);
     try {
       const u = new URL(db.url);

@@ -2,6 +2,7 @@
 // processes start at the same moment; a store migrated by a newer dnc is refused.
 import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
+import { LIST_FUNCTIONS } from './list-functions.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
 export const SCHEMA = 'dnc';
@@ -105,6 +106,52 @@ CREATE TABLE ${SCHEMA}.members (
   alive_until timestamptz NOT NULL
 );
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.members TO PUBLIC;`,
+  },
+  {
+    version: 3,
+    name: "outputs' and manifests' anchors, with the list head each scrub used, for every member to verify",
+    // One row per version of an output dnc wrote (a batch's, each rewrite of `dnc listen`), found by the run id its
+    // manifest carries. Add-only: a row is never updated or deleted (the trigger, for the owner too; members get
+    // INSERT and SELECT only), the same content anchored again keeps its first row (the unique key), and who and
+    // when are the server's (session_user, now()), whatever an INSERT says.
+    sql: `
+CREATE TABLE ${SCHEMA}.output_anchors (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  run_id text NOT NULL CHECK (run_id ~ '^[0-9a-f]{32}$'),
+  output_sha256 text NOT NULL CHECK (output_sha256 ~ '^[0-9a-f]{64}$'),
+  output_bytes bigint NOT NULL,
+  manifest_sha256 text NOT NULL CHECK (manifest_sha256 ~ '^[0-9a-f]{64}$'),
+  output_path text NOT NULL, journal text NOT NULL, host text NOT NULL, operator text NOT NULL,
+  list_id text, list_head text, list_entries bigint,
+  who text NOT NULL, at timestamptz NOT NULL,
+  UNIQUE (run_id, output_sha256, manifest_sha256)
+);
+CREATE INDEX output_anchors_by_sha ON ${SCHEMA}.output_anchors (output_sha256);
+CREATE FUNCTION ${SCHEMA}.stamp_anchor() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN NEW.who := session_user; NEW.at := clock_timestamp(); RETURN NEW; END $$;
+CREATE TRIGGER output_anchors_stamp BEFORE INSERT ON ${SCHEMA}.output_anchors
+  FOR EACH ROW EXECUTE FUNCTION ${SCHEMA}.stamp_anchor();
+${APPEND_ONLY('output_anchors')}
+-- The roles that could append to the list's log (the members of docs/team.md up to schema 2) may anchor and read
+-- anchors: an existing team needs no DBA step before its members' files are proven.
+DO $$
+DECLARE
+  g record;
+BEGIN
+  FOR g IN
+    SELECT DISTINCT a.grantee
+      FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+     WHERE c.oid = '${SCHEMA}.audit'::regclass AND a.grantee <> c.relowner AND a.privilege_type = 'INSERT'
+  LOOP
+    EXECUTE format('GRANT SELECT, INSERT ON ${SCHEMA}.output_anchors TO %s',
+      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+  END LOOP;
+END $$;`,
+  },
+  {
+    version: 4,
+    name: "the internal list changed only through the owner's functions; the chain hashes every stored column",
+    sql: LIST_FUNCTIONS,
   },
   {
     version: 5,

@@ -4,7 +4,6 @@ import type { PoolClient } from 'pg';
 import type { SuppressionList } from '../interfaces.js';
 import {
   columnMismatch,
-  entryHash,
   firstBrokenEntry,
   replayMismatch,
   standingOf,
@@ -21,11 +20,9 @@ import {
   toSuppression,
 } from '../suppression-types.js';
 import { usageError } from '../../errors.js';
+import { LIST_LOCK } from './list-functions.js';
 import { SCHEMA } from './migrations.js';
 import type { StorePool } from './pool.js';
-
-/** pg_advisory_xact_lock key of list changes ('dnc-list'): the hash chain stays one line. */
-const LIST_LOCK = '7236837475577115508';
 
 const BY_NUMBER = 'ORDER BY e164 COLLATE "C"';
 
@@ -34,9 +31,7 @@ type Row = Record<string, string | null>;
 type Read = <R extends Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>;
 type AuditRow = Omit<AuditEntry, 'id'> & { id: string | number };
 
-const toEntry = (r: AuditRow): AuditEntry => ({ ...r, id: Number(r.id) });
-
-type NewEntry = Omit<AuditEntry, 'id' | 'hash'>;
+const toEntry = (r: AuditRow): AuditEntry => ({ ...r, id: Number(r.id), format: Number(r.format ?? 1) });
 
 /** Appends entries, hashes given, in their order (one statement). */
 async function insertAudit(c: PoolClient, entries: ReadonlyArray<Omit<AuditEntry, 'id'>>): Promise<void> {
@@ -70,65 +65,50 @@ export class PgSuppressionList implements SuppressionList {
   }
 
   /**
-   * One change under the list's lock: `plan` reads what it needs and says which entries to append; the entries are
-   * chained from the head, and the new head is anchored in the store, in the same transaction.
+   * One change of the list, made by the owner's function (PostgreSQL migration 4): it takes the list's lock, applies
+   * the change row by row, appends an audit entry for each (format 2, its hash computed by the server), stamps who
+   * (this machine's user@host and the database role) and when (the server's clock, not `now`), and anchors the new
+   * head, in one transaction. A member's role can write the list no other way.
    */
   private async change(
-    plan: (c: PoolClient, entry: (e: NewEntry) => void) => Promise<number>,
+    action: Exclude<AuditAction, 'restore'>,
+    rows: ReadonlyArray<{
+      e164: string;
+      country?: string | null;
+      reason?: string | null;
+      source?: string | null;
+      basis?: string | null;
+      until?: string | null;
+      evidence?: string | null;
+    }>,
     actor: Actor,
   ): Promise<ChangeResult> {
-    return this.pool.transaction('changing the internal list', async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock($1)', [LIST_LOCK]);
-      const entries: NewEntry[] = [];
-      const unchanged = await plan(c, (e) => entries.push(e));
-      if (entries.length > 0) {
-        let previous =
-          (await c.query<{ hash: string }>(`SELECT hash FROM ${SCHEMA}.audit ORDER BY id DESC LIMIT 1`)).rows[0]
-            ?.hash ?? '';
-        const chained = entries.map((e) => ({ ...e, hash: (previous = entryHash(previous, e)) }));
-        await insertAudit(c, chained);
-        await c.query(
-          `INSERT INTO ${SCHEMA}.list_heads (head, entries, who)
-           SELECT $1, (SELECT count(*) FROM ${SCHEMA}.audit), $2`,
-          [previous, actor.who],
-        );
-      }
-      return { changed: entries.length, unchanged };
-    });
+    const column = (pick: (r: (typeof rows)[number]) => string | null | undefined) => rows.map((r) => pick(r) ?? null);
+    const r = await this.pool.query<{ changed: number; unchanged: number }>(
+      'changing the internal list',
+      `SELECT changed, unchanged FROM ${SCHEMA}.list_change($1, $2, $3::text[], $4::text[], $5::text[], $6::text[],
+         $7::text[], $8::text[], $9::text[])`,
+      [
+        action,
+        actor.who,
+        column((x) => x.e164),
+        column((x) => x.country),
+        column((x) => (x.reason !== undefined ? x.reason : actor.reason)),
+        column((x) => (x.source !== undefined ? x.source : actor.source)),
+        column((x) => x.basis),
+        column((x) => x.until),
+        column((x) => x.evidence),
+      ],
+    );
+    return { changed: Number(r[0]!.changed), unchanged: Number(r[0]!.unchanged) };
   }
 
   async suppress(
     numbers: ReadonlyArray<{ e164: string; country: string | null }>,
     actor: Actor,
-    now: Date,
+    _now: Date,
   ): Promise<ChangeResult> {
-    return this.change(async (c, entry) => {
-      const on = await this.present(
-        c,
-        'suppressions',
-        numbers.map((n) => n.e164),
-      );
-      const rows: Array<{ e164: string; country: string | null }> = [];
-      for (const n of numbers) {
-        if (on.has(n.e164)) continue;
-        on.add(n.e164);
-        rows.push(n);
-        entry(this.entryOf(now, 'suppress', n.e164, actor));
-      }
-      await c.query(
-        `INSERT INTO ${SCHEMA}.suppressions (e164, country, added_at, who, reason, source)
-         SELECT e, c, $3, $4, $5, $6 FROM unnest($1::text[], $2::text[]) AS t(e, c)`,
-        [
-          rows.map((r) => r.e164),
-          rows.map((r) => r.country),
-          now.toISOString(),
-          actor.who,
-          actor.reason ?? null,
-          actor.source ?? null,
-        ],
-      );
-      return numbers.length - rows.length;
-    }, actor);
+    return this.change('suppress', numbers, actor);
   }
 
   /**
@@ -143,6 +123,17 @@ export class PgSuppressionList implements SuppressionList {
     who: string,
   ): Promise<number> {
     return this.pool.transaction('importing a list', async (c) => {
+      // Since schema 4 only the owner's role writes the log directly (a member changes it through list_change).
+      const may = await c.query<{ ok: boolean }>(`SELECT has_table_privilege('${SCHEMA}.audit', 'INSERT') AS ok`);
+      if (!may.rows[0]?.ok)
+        throw usageError(
+          'E_STORE_REFUSED',
+          `the team store ${this.path} refused copying a log in: only the role that owns the store writes its log ` +
+            'as a file has it',
+          {
+            hint: "run `dnc store import` as the owner's role (the one that runs `dnc store migrate`), or add --merge",
+          },
+        );
       await c.query('SELECT pg_advisory_xact_lock($1)', [LIST_LOCK]);
       const n = Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${SCHEMA}.audit`)).rows[0]!.n);
       if (n > 0)
@@ -204,116 +195,47 @@ export class PgSuppressionList implements SuppressionList {
   ): Promise<ChangeResult> {
     const origin = (x: { addedAt: string; who: string }, source?: string | null) =>
       `${from}: added ${x.addedAt} by ${x.who}${source ? `, ${source}` : ''}`;
-    const added = await this.change(async (c, entry) => {
-      const on = await this.present(
-        c,
-        'suppressions',
-        suppressions.map((x) => x.e164),
-      );
-      const rows = suppressions.filter((x) => !on.has(x.e164));
-      for (const x of rows)
-        entry({
-          ...this.entryOf(now, 'suppress', x.e164, { ...actor, reason: x.reason }),
-          source: origin(x, x.source),
-        });
-      await c.query(
-        `INSERT INTO ${SCHEMA}.suppressions (e164, country, added_at, who, reason, source)
-         SELECT e, c, $3, $4, r, s FROM unnest($1::text[], $2::text[], $5::text[], $6::text[]) AS t(e, c, r, s)`,
-        [
-          rows.map((x) => x.e164),
-          rows.map((x) => x.country),
-          now.toISOString(),
-          actor.who,
-          rows.map((x) => x.reason),
-          rows.map((x) => origin(x, x.source)),
-        ],
-      );
-      return suppressions.length - rows.length;
-    }, actor);
+    const added = await this.change(
+      'suppress',
+      suppressions.map((x) => ({ e164: x.e164, country: x.country, reason: x.reason, source: origin(x, x.source) })),
+      actor,
+    );
     const exempted = await this.exempt(exemptions, { ...actor, source: from }, now);
     return { changed: added.changed + exempted.changed, unchanged: added.unchanged + exempted.unchanged };
   }
 
-  async unsuppress(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
-    return this.remove('suppressions', 'unsuppress', numbers, actor, now);
+  async unsuppress(numbers: readonly string[], actor: Actor, _now: Date): Promise<ChangeResult> {
+    return this.change(
+      'unsuppress',
+      numbers.map((e164) => ({ e164 })),
+      actor,
+    );
   }
 
-  async exempt(items: readonly ExemptionItem[], actor: Actor, now: Date): Promise<ChangeResult> {
-    return this.change(async (c, entry) => {
-      const current = new Map(
-        (
-          await c.query<Row>(`SELECT * FROM ${SCHEMA}.exemptions WHERE e164 = ANY($1::text[])`, [
-            items.map((x) => x.e164),
-          ])
-        ).rows.map((r) => [r.e164!, toExemption(r)]),
-      );
-      let unchanged = 0;
-      for (const x of items) {
-        const old = current.get(x.e164);
-        if (old && old.basis === x.basis && old.until === x.until && old.evidence === x.evidence) {
-          unchanged++;
-          continue;
-        }
-        const row: Exemption = { ...x, addedAt: now.toISOString(), who: actor.who };
-        current.set(x.e164, row);
-        await c.query(
-          `INSERT INTO ${SCHEMA}.exemptions (e164, country, basis, until, evidence, added_at, who)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
-           ON CONFLICT (e164) DO UPDATE SET country = excluded.country, basis = excluded.basis,
-             until = excluded.until, evidence = excluded.evidence, added_at = excluded.added_at, who = excluded.who`,
-          [x.e164, x.country, x.basis, x.until, x.evidence, row.addedAt, actor.who],
-        );
-        entry({ ...this.entryOf(now, 'exempt', x.e164, actor), basis: x.basis, until: x.until, evidence: x.evidence });
-      }
-      return unchanged;
-    }, actor);
+  async exempt(items: readonly ExemptionItem[], actor: Actor, _now: Date): Promise<ChangeResult> {
+    return this.change('exempt', items, actor);
   }
 
-  async unexempt(numbers: readonly string[], actor: Actor, now: Date): Promise<ChangeResult> {
-    return this.remove('exemptions', 'unexempt', numbers, actor, now);
+  async unexempt(numbers: readonly string[], actor: Actor, _now: Date): Promise<ChangeResult> {
+    return this.change(
+      'unexempt',
+      numbers.map((e164) => ({ e164 })),
+      actor,
+    );
   }
 
-  private async remove(
-    table: 'suppressions' | 'exemptions',
-    action: AuditAction,
-    numbers: readonly string[],
-    actor: Actor,
-    now: Date,
-  ): Promise<ChangeResult> {
-    return this.change(async (c, entry) => {
-      const on = await this.present(c, table, numbers);
-      let unchanged = 0;
-      for (const e164 of numbers) {
-        if (!on.delete(e164)) {
-          unchanged++;
-          continue;
-        }
-        entry(this.entryOf(now, action, e164, actor));
-      }
-      await c.query(`DELETE FROM ${SCHEMA}.${table} WHERE e164 = ANY($1::text[])`, [[...numbers]]);
-      return unchanged;
-    }, actor);
-  }
-
-  private async present(c: PoolClient, table: string, numbers: readonly string[]): Promise<Set<string>> {
-    const rows = await c.query<{ e164: string }>(`SELECT e164 FROM ${SCHEMA}.${table} WHERE e164 = ANY($1::text[])`, [
-      [...numbers],
-    ]);
-    return new Set(rows.rows.map((r) => r.e164));
-  }
-
-  private entryOf(now: Date, action: AuditAction, e164: string, actor: Actor): NewEntry {
-    return {
-      at: now.toISOString(),
-      action,
-      e164,
-      who: actor.who,
-      reason: actor.reason ?? null,
-      source: actor.source ?? null,
-      basis: null,
-      until: null,
-      evidence: null,
-    };
+  /**
+   * The owner's repair (dnc.list_repair): the rows put back as the audit log records them, recorded as a `restore`
+   * entry. Refused by the server for any role but the store's owner, and for a log whose chain is broken or does
+   * not end at the anchored head (those are restored from a backup).
+   */
+  async repair(actor: Actor, reason: string): Promise<{ suppressions: number; exemptions: number; head: string }> {
+    const r = await this.pool.query<{ suppressions: string; exemptions: string; head: string }>(
+      'repairing the internal list',
+      `SELECT suppressions, exemptions, head FROM ${SCHEMA}.list_repair($1, $2)`,
+      [actor.who, reason],
+    );
+    return { suppressions: Number(r[0]!.suppressions), exemptions: Number(r[0]!.exemptions), head: r[0]!.head };
   }
 
   private read<R extends Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
