@@ -16,7 +16,7 @@ import { writeLine, type Interrupts, type IO } from './io.js';
 import type { BatchRunDeps } from './batch/job.js';
 import { processLockDeps } from './process-identity.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
-import type { ServiceClient } from './service/client.js';
+import type { ExchangeEvent, ServiceClient } from './service/client.js';
 import type { Stores } from './stores/owner.js';
 import { VERSION } from './version.js';
 
@@ -146,28 +146,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
         retries: ctx.retries,
         connections: options.connections ?? 4,
         userAgent: `dnc/${VERSION}`,
-        onExchange: verbose
-          ? (e) => {
-              const headers = Object.entries(e.requestHeaders)
-                .map(([k, v]) => `${k}: ${v}`)
-                .join('; ');
-              if (e.status === undefined) {
-                say(
-                  `→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ✗ ${e.error} after ` +
-                    `${Math.round(e.durationMs)} ms`,
-                );
-              } else {
-                const interesting = Object.entries(e.responseHeaders ?? {})
-                  .filter(([k]) => k.startsWith('x-'))
-                  .map(([k, v]) => `${k}: ${v}`)
-                  .join('; ');
-                say(
-                  `→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ← ${e.status} in ` +
-                    `${Math.round(e.durationMs)} ms [${interesting}]`,
-                );
-              }
-            }
-          : undefined,
+        onExchange: verbose ? exchangeLine(say) : undefined,
       });
     },
     deps(extra) {
@@ -201,6 +180,27 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
     },
   };
   return ctx;
+}
+
+/** --verbose: each exchange with the service as one line (the API key masked by `say`'s redaction). */
+function exchangeLine(say: (line: string) => void): (e: ExchangeEvent) => void {
+  return (e) => {
+    const headers = Object.entries(e.requestHeaders)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ');
+    if (e.status === undefined) {
+      say(`→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ✗ ${e.error} after ${Math.round(e.durationMs)} ms`);
+    } else {
+      const interesting = Object.entries(e.responseHeaders ?? {})
+        .filter(([k]) => k.startsWith('x-'))
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ');
+      say(
+        `→ GET ${e.path} (attempt ${e.attempt}) [${headers}] ← ${e.status} in ` +
+          `${Math.round(e.durationMs)} ms [${interesting}]`,
+      );
+    }
+  };
 }
 
 /** Whether a path names one of this process's standard streams (/dev/stdout, /proc/self/fd/1, /dev/stdin …). */

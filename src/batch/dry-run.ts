@@ -3,6 +3,11 @@ import type { ResultOptions } from '../journal/journal.js';
 import type { TableLayout } from '../tables/layout.js';
 import { webhookMissingFor } from './lookups.js';
 import { rerunPlan } from './resume.js';
+
+interface Balance {
+  creditsRemaining: number;
+  creditLimit: number;
+}
 import { readingLine, warnOfFormulas } from './read-input.js';
 import { journalInUse } from '../journal/lock.js';
 import type { BatchOptions, DryRunReport, DryRunResume, RunContext } from './job.js';
@@ -48,55 +53,14 @@ export async function dryRun(
   warnOfFormulas(ctx, layout, scan);
   const ages = reusable ? await reusable.freshAges(candidates) : new Map<string, number>();
   const fresh = candidates.flatMap((c) => (ages.has(c.e164) ? [{ ...c, age: ages.get(c.e164)! }] : []));
-  let balance: { creditsRemaining: number; creditLimit: number } | null = null;
-  let origin: string | null = null;
-  try {
-    const cfg = await ctx.serviceConfig();
-    origin = new URL(cfg.baseUrl.value).origin;
-    const client = await ctx.createClient({ connections: 1 });
-    try {
-      const usage = await client.usage();
-      const period = usage.body.data[0];
-      if (period) balance = { creditsRemaining: period.credits_remaining, creditLimit: period.credit_limit };
-    } finally {
-      await client.close();
-    }
-  } catch (err) {
-    ctx.warn(`dnc: warning: the current balance is not available: ${(err as Error).message}`);
-  }
+  const { balance, origin } = await balanceOf(ctx);
   const costs = origin ? await readCosts(cacheDir(ctx.env, ctx.homedir), origin) : new Map<string, number>();
   // A stopped batch: only what a rerun would send is estimated (answered numbers are never sent again).
   const journalPath = await journalOf(scan.sha256);
   const plan = await rerunPlan(ctx, journalPath, scan.sha256, resultOptions, origin);
-  let resuming: DryRunResume | null = null;
-  let toSend = byCountry;
-  if (plan) {
-    const resend = options.resendUnanswered === true;
-    toSend = new Map();
-    resuming = {
-      journal: journalPath!,
-      numbers: seen.size,
-      with_verdict: 0,
-      pending: 0,
-      to_look_up: 0,
-      not_sent: 0,
-      unanswered: 0,
-      unanswered_sends: plan.unansweredSends,
-      credits_spent: plan.credits,
-      resend_unanswered: resend,
-    };
-    for (const [country, n] of byCountry) {
-      const j = plan.byCountry.get(country);
-      // A list read in part (a crash while reading): its numbers not in the journal yet are looked up too.
-      const unread = plan.ingested ? 0 : Math.max(0, n - (j?.numbers ?? 0));
-      const send = (j?.toLookUp ?? 0) + unread + (resend ? (j?.unanswered ?? 0) : 0);
-      resuming.with_verdict += j?.verdict ?? 0;
-      resuming.pending += j?.pending ?? 0;
-      resuming.unanswered += j?.unanswered ?? 0;
-      if (send > 0) toSend.set(country, send);
-    }
-    for (const [country, cost] of plan.costs) costs.set(country, cost);
-  }
+  const { resuming, toSend } = plan
+    ? resumingOf(plan, journalPath!, seen.size, byCountry, costs, options.resendUnanswered === true)
+    : { resuming: null, toSend: byCountry };
   const unsupported = new Set(plan ? [...toSend.keys()].filter((c) => plan.unsupportedCountries.includes(c)) : []);
   const countries = [...toSend.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const unknown: string[] = [];
@@ -136,4 +100,64 @@ export async function dryRun(
     reusable: reuse,
   };
   return { result, guard, costs, invalidSamples: scan.invalidSamples, maxCredits: options.maxCredits };
+}
+
+/** The balance (free to ask) and the service's origin; null, with a warning, when they cannot be had. */
+async function balanceOf(ctx: RunContext): Promise<{ balance: Balance | null; origin: string | null }> {
+  let balance: Balance | null = null;
+  let origin: string | null = null;
+  try {
+    const cfg = await ctx.serviceConfig();
+    origin = new URL(cfg.baseUrl.value).origin;
+    const client = await ctx.createClient({ connections: 1 });
+    try {
+      const usage = await client.usage();
+      const period = usage.body.data[0];
+      if (period) balance = { creditsRemaining: period.credits_remaining, creditLimit: period.credit_limit };
+    } finally {
+      await client.close();
+    }
+  } catch (err) {
+    ctx.warn(`dnc: warning: the current balance is not available: ${(err as Error).message}`);
+  }
+  return { balance, origin };
+}
+
+/**
+ * A stopped batch met again: what a rerun would send of each country (answered numbers are never sent again), and
+ * the journal's counts; the journal's learned costs join `costs`.
+ */
+function resumingOf(
+  plan: NonNullable<Awaited<ReturnType<typeof rerunPlan>>>,
+  journal: string,
+  numbers: number,
+  byCountry: ReadonlyMap<string, number>,
+  costs: Map<string, number>,
+  resend: boolean,
+): { resuming: DryRunResume; toSend: Map<string, number> } {
+  const toSend = new Map<string, number>();
+  const resuming: DryRunResume = {
+    journal,
+    numbers,
+    with_verdict: 0,
+    pending: 0,
+    to_look_up: 0,
+    not_sent: 0,
+    unanswered: 0,
+    unanswered_sends: plan.unansweredSends,
+    credits_spent: plan.credits,
+    resend_unanswered: resend,
+  };
+  for (const [country, n] of byCountry) {
+    const j = plan.byCountry.get(country);
+    // A list read in part (a crash while reading): its numbers not in the journal yet are looked up too.
+    const unread = plan.ingested ? 0 : Math.max(0, n - (j?.numbers ?? 0));
+    const send = (j?.toLookUp ?? 0) + unread + (resend ? (j?.unanswered ?? 0) : 0);
+    resuming.with_verdict += j?.verdict ?? 0;
+    resuming.pending += j?.pending ?? 0;
+    resuming.unanswered += j?.unanswered ?? 0;
+    if (send > 0) toSend.set(country, send);
+  }
+  for (const [country, cost] of plan.costs) costs.set(country, cost);
+  return { resuming, toSend };
 }

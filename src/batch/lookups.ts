@@ -124,6 +124,7 @@ export async function runLookups(
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
     // included, which costs no credit); a second Ctrl-C stops it.
     if (reading) {
+      // Aborted by the second Ctrl-C: it rejects as it was told to, and the run is abandoned anyway.
       if (outcome.abandoned) await reading.done.catch(() => {});
       else {
         try {
@@ -151,7 +152,8 @@ export async function runLookups(
     off();
     // Joiners stop: with every number answered, or because this run stopped.
     await shared?.end(ended ? 'done' : 'stopped');
-    // What this run claimed and never sent is free for the others at once; its heartbeat stops.
+    // What this run claimed and never sent is free for the others at once; its heartbeat stops. A close that fails
+    // leaves what a crash leaves (claims that lapse with their lease), and every answer is journaled already.
     await team?.close().catch(() => {});
     ctx.emit({ type: 'lookups-ended' });
   }
@@ -219,6 +221,7 @@ export async function adoptTeamVerdicts(
   try {
     return await adoptPushedVerdicts(journal, team);
   } finally {
+    // Nothing was claimed here (only adopted): a close that fails leaves the others nothing to wait for.
     await team.close().catch(() => {});
   }
 }

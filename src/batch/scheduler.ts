@@ -13,12 +13,13 @@ import {
   type BatchJournal,
   type FinalAnswer,
   type StoppedReason,
+  type SummaryCounts,
 } from '../journal/journal.js';
 import { formatInteger } from '../text/numbers.js';
 import { unsupportedCountryText } from '../service/refusals.js';
-import { sharedAnswerOf, type Adoption, type GateSorting, type TeamClaims } from '../stores/team-claims.js';
-import { recordAdoption } from './team-adoption.js';
+import { sharedAnswerOf, type TeamClaims } from '../stores/team-claims.js';
 import type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
+import { TeamGate, type GateHost, type QueueItem, type Starting } from './scheduler-team.js';
 
 export type { IncomingNumbers, SchedulerOutcome, SchedulerProgress } from './scheduler-types.js';
 
@@ -44,17 +45,6 @@ export interface SchedulerOptions {
   team?: TeamClaims | null;
 }
 
-/** How often the answers of other machines' lookups are asked for while this run waits for them. */
-const WAIT_POLL_MS = 200;
-/** Numbers set aside for a colleague's answer asked for at most per poll. */
-const POLL_MAX = 2_000;
-
-interface QueueItem {
-  id: number;
-  e164: string;
-  country: string;
-}
-
 /** A failure of the team store as the run's fatal error (a typed one as it is; anything else said as such). */
 function storeFailure(err: unknown): DncError {
   return isDncError(err)
@@ -71,12 +61,44 @@ export declare interface BatchScheduler {
 /**
  * Runs the lookups of one batch. Every number is claimed (committed in flight) before its request is
  * sent and its answer is committed as it arrives, so a crash at any moment leaves a journal a rerun completes.
+ * One scheduler runs once: run() sets up the run's state below, then pump() sends as answers make room.
  */
 export class BatchScheduler extends EventEmitter {
   private stopping: StoppedReason | null = null;
   private fatal: DncError | null = null;
   private abandoned = false;
-  private finish: (() => void) | null = null;
+  /** Ends the run (resolves run()); null before it starts and once it has ended. */
+  private resolveRun: ((outcome: SchedulerOutcome) => void) | null = null;
+
+  // The run's state, set by run().
+  private begun = false;
+  private started = 0;
+  private resent = 0;
+  private before!: SummaryCounts;
+  /** Numbers this run will look up (the guard's and --json credit_estimate's), growing while the input is read. */
+  private total = 0;
+  /** Countries this run does not send to (webhook-only without a webhook URL, not covered) when it began. */
+  private excluded!: ReadonlySet<string>;
+  private notSentLastId = 0;
+  /** Countries a 422 named: their numbers are refused locally, uncharged (the full list is not shown, 1). */
+  private unsupported!: Set<string>;
+  private supportedList: readonly string[] = [];
+  private budget!: CreditBudget;
+  private inFlight = 0;
+  private sent = 0;
+  /** The journal's queue, read a page at a time after `cursor`; `exhausted` once read to its end. */
+  private cursor = 0;
+  private buffer: QueueItem[] = [];
+  private exhausted = false;
+  /**
+   * Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
+   * event loop however many answers arrived in it. An answer counts (answered) only once committed.
+   */
+  private queue!: CommitQueue;
+  private scheduled = false;
+  private drained = false;
+  private team: TeamClaims | null = null;
+  private gate: TeamGate | null = null;
 
   constructor(
     private readonly options: SchedulerOptions,
@@ -88,7 +110,7 @@ export class BatchScheduler extends EventEmitter {
   /** Stops starting lookups; those in flight finish and are journaled. */
   stop(reason: StoppedReason): void {
     this.stopping ??= reason;
-    if (this.stopping === reason) this.pump?.();
+    if (this.stopping === reason && this.resolveRun) this.pump();
   }
 
   /**
@@ -97,100 +119,184 @@ export class BatchScheduler extends EventEmitter {
    */
   abandon(): void {
     this.stopping ??= 'interrupted';
-    this.flush?.();
+    if (this.begun) this.commit([]);
     this.abandoned = true;
-    this.finish?.();
+    this.finish();
   }
 
-  private pump: (() => void) | null = null;
-  private flush: (() => void) | null = null;
-
   async run(): Promise<SchedulerOutcome> {
-    const { journal, client, concurrency, maxCredits, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
-    const team = this.options.team ?? null;
-    const started = this.clock();
-    // The batch use case settles an earlier run's unanswered sends before this (src/batch/run.ts: they are sent
-    // again only with --resend-unanswered); a scheduler given a journal with numbers still in flight sends them.
-    const resent = journal.requeueInFlight();
-    const before = journal.summaryCounts();
-    const incoming = this.options.incoming;
-    // The numbers this run will look up (the guard's and --json credit_estimate's): not those of a country it does
-    // not send to (webhook-only without a webhook URL, one the service does not cover), answered here uncounted.
-    const excluded = new Set([...journal.unsupportedCountries(), ...(webhookUrl ? [] : webhookOnlyCountries)]);
-    const notSent = journal.sends.queuedOf([...excluded]);
-    let total = before.queued - notSent.numbers;
-    /** A number answered here without a lookup: out of the run's count, unless it was left out of it at the start. */
-    const answeredUnsent = (item: QueueItem) => {
-      if (item.id > notSent.lastId || !excluded.has(item.country)) total--;
-    };
-    // Costs this batch has seen (X-Credit-Cost of its own answers); `hints` are older ones, from the cost cache.
-    const costs = journal.learnedCosts();
+    const { journal } = this.options;
+    this.team = this.options.team ?? null;
+    this.started = this.clock();
+    // The batch use case settles an earlier run's unanswered sends before this (src/batch/stages/read.ts: they are
+    // sent again only with --resend-unanswered); a scheduler given a journal with numbers still in flight sends them.
+    this.resent = journal.requeueInFlight();
+    this.before = journal.summaryCounts();
+    // The numbers this run will look up: not those of a country it does not send to, answered here uncounted.
+    const { webhookUrl, webhookOnlyCountries } = this.options;
+    this.excluded = new Set([...journal.unsupportedCountries(), ...(webhookUrl ? [] : webhookOnlyCountries)]);
+    const notSent = journal.sends.queuedOf([...this.excluded]);
+    this.notSentLastId = notSent.lastId;
+    this.total = this.before.queued - notSent.numbers;
+    this.unsupported = new Set(journal.unsupportedCountries());
+    this.supportedList = journal.supportedCountries() ?? [];
+    // Costs this batch has seen (X-Credit-Cost of its own answers) and older ones, hints from the cost cache. Sends of
+    // earlier runs whose answers were lost may have been charged: the budget counts them as spent.
+    const { maxCredits } = this.options;
+    const unseen = maxCredits !== null ? journal.unseenSends() : new Map<string, number>();
     const hints = this.options.knownCosts ?? new Map<string, number>();
-    // Countries a 422 named: their numbers are refused locally, uncharged (the full list is not shown, 1).
-    const unsupported = new Set(journal.unsupportedCountries());
-    let supportedList = journal.supportedCountries() ?? [];
-    // Sends of earlier runs whose answers were lost may have been charged: the budget counts them as spent.
-    const budget = new CreditBudget(
-      maxCredits,
-      before.credits,
-      costs,
-      hints,
-      maxCredits !== null ? journal.unseenSends() : new Map(),
-    );
-    const creditsAtStart = before.credits;
-    let inFlight = 0;
-    let sent = 0;
-    let cursor = 0;
-    let buffer: QueueItem[] = [];
-    let exhausted = false;
-    // Answers wait here for the next commit, which also claims the next numbers: one transaction per turn of the
-    // event loop however many answers arrived in it. An answer counts (answered) only once committed.
-    const queue = new CommitQueue(journal);
-    let scheduled = false;
-    let drained = false;
-    const schedulePump = () => {
-      if (scheduled) return;
-      scheduled = true;
-      setImmediate(() => {
-        scheduled = false;
-        this.pump?.();
-      });
-    };
-
-    const progress = () =>
-      this.emit('progress', {
-        answered: queue.answered,
-        total,
-        inFlight,
-        credits: budget.spent,
-        sent,
-        reading: incoming?.reading === true,
-      } satisfies SchedulerProgress);
-    const peek = (): QueueItem | undefined => {
-      if (buffer.length === 0 && !exhausted) {
-        // Read before the query: numbers committed after it would otherwise be missed for good.
-        const more = incoming?.reading === true;
-        buffer = journal.nextQueued(cursor, 1000);
-        if (buffer.length > 0) cursor = buffer[buffer.length - 1]!.id;
-        else if (!more) exhausted = true;
-      }
-      return buffer[0];
-    };
-    incoming?.subscribe((added) => {
-      total += added;
+    this.budget = new CreditBudget(maxCredits, this.before.credits, journal.learnedCosts(), hints, unseen);
+    this.queue = new CommitQueue(journal);
+    this.begun = true;
+    this.options.incoming?.subscribe((added) => {
+      this.total += added;
       // Waiting for numbers (or for the end of reading to finish the run): look again.
-      if (buffer.length === 0) schedulePump();
+      if (this.buffer.length === 0) this.schedulePump();
     });
+    if (this.team) this.gate = new TeamGate(this.team, this.gateHost());
+    return new Promise<SchedulerOutcome>((resolve) => {
+      this.resolveRun = resolve;
+      this.pump();
+    });
+  }
 
-    /** A lookup is over; `answered`: its answer is among the writes (counted once committed). */
-    const settle = (item: QueueItem, estimate: number, credits: number, answered = true) => {
-      inFlight--;
-      budget.settle(item.country, estimate, credits);
-      if (answered) queue.countAnswer();
-    };
+  /** Sends what the concurrency and the budget allow, then says how far the run is (and ends it when it is over). */
+  private pump(): void {
+    const { gate } = this;
+    // Stopping: another machine's lookups are no longer waited for (those numbers stay queued for the rerun).
+    if (this.stopping !== null && gate && gate.waitingCount > 0) gate.releaseWaiting();
+    const starting: Starting[] = [];
+    while (this.stopping === null && this.inFlight + starting.length < this.options.concurrency) {
+      const item = this.peek();
+      if (!item) break;
+      if (this.answeredHere(item)) continue;
+      const webhook = this.options.webhookAll || this.options.webhookOnlyCountries.includes(item.country);
+      const admission = this.budget.admit(item.country, this.inFlight + starting.length > 0);
+      if (admission.kind === 'wait') break;
+      if (admission.kind === 'stop') {
+        this.stopping = 'budget_reached';
+        break;
+      }
+      this.buffer.shift();
+      starting.push([item, admission.estimate, webhook]);
+    }
+    if (gate && starting.length > 0) gate.claimFirst(starting);
+    else this.sendNow(starting);
+    this.progress();
+    this.team?.flushSoon(this.stopForStore);
+    const waiting = gate?.waitingCount ?? 0;
+    const over = this.stopping !== null || (this.buffer.length === 0 && this.exhausted && waiting === 0);
+    if (!this.drained && over) {
+      this.drained = true;
+      this.emit('drained');
+    }
+    if (this.inFlight === 0 && over) this.finish();
+  }
 
-    /** The journal's record of a judged answer; credits it does not give believably count at the country's cost. */
-    const answerOf = (item: QueueItem, verdict: Judgement, outcome: LookupOutcome): FinalAnswer => ({
+  /** The next number to send, read from the journal a page at a time; undefined when none is there (yet). */
+  private peek(): QueueItem | undefined {
+    if (this.buffer.length === 0 && !this.exhausted) {
+      // Read before the query: numbers committed after it would otherwise be missed for good.
+      const more = this.options.incoming?.reading === true;
+      this.buffer = this.options.journal.nextQueued(this.cursor, 1000);
+      if (this.buffer.length > 0) this.cursor = this.buffer[this.buffer.length - 1]!.id;
+      else if (!more) this.exhausted = true;
+    }
+    return this.buffer[0];
+  }
+
+  /**
+   * A number this run answers without a lookup, taken off the queue: its country is not covered, or webhook-only
+   * without a webhook URL.
+   */
+  private answeredHere(item: QueueItem): boolean {
+    const { journal, webhookUrl, webhookAll, webhookOnlyCountries } = this.options;
+    let answer: FinalAnswer;
+    if (this.unsupported.has(item.country)) {
+      const text = unsupportedCountryText(item.country, this.supportedList);
+      answer = localAnswer('unsupported_country', 'unsupported_country', text);
+    } else if (!webhookUrl && (webhookAll || webhookOnlyCountries.includes(item.country))) {
+      const text = `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``;
+      answer = localAnswer('not_checked', 'webhook_required', text);
+    } else return false;
+    this.buffer.shift();
+    this.queue.push(() => journal.recordFinal(item.id, answer));
+    // Out of the run's count, unless it was left out of it at the start.
+    if (item.id > this.notSentLastId || !this.excluded.has(item.country)) this.total--;
+    return true;
+  }
+
+  private progress(): void {
+    this.emit('progress', {
+      answered: this.queue.answered,
+      total: this.total,
+      inFlight: this.inFlight,
+      credits: this.budget.spent,
+      sent: this.sent,
+      reading: this.options.incoming?.reading === true,
+    } satisfies SchedulerProgress);
+  }
+
+  private schedulePump(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.resolveRun) this.pump();
+    });
+  }
+
+  /** Commits the answers received and claims `ids` (in flight) in one transaction; returns the ids claimed. */
+  private commit(ids: number[]): number[] {
+    const claimed = this.queue.commit(ids);
+    // A failed commit (rolled back) ends the run: nothing more is sent. Thrown from a timer, it would end the
+    // process with a stack trace. Answers received meanwhile stay in flight and are sent again, and reported.
+    // Lookups in flight when the write failed still answer; their commits fail too and count as unstored.
+    if (this.queue.failure) this.stopping ??= 'interrupted';
+    return claimed;
+  }
+
+  /** Commits the claims of `starting` in the journal (in flight) and sends those claimed. */
+  private sendNow(starting: readonly Starting[]): void {
+    const claimed = new Set(this.commit(starting.map(([i]) => i.id)));
+    for (const [item, estimate, webhook] of starting) {
+      if (!claimed.has(item.id)) {
+        this.budget.cancel(item.country, estimate);
+        this.team?.settle(item.e164, { kind: 'released' });
+        continue;
+      }
+      this.inFlight++;
+      this.send(item, estimate, webhook);
+    }
+  }
+
+  private send(item: QueueItem, estimate: number, webhook: boolean): void {
+    this.sent++;
+    const webhookUrl = webhook ? (this.options.webhookUrl ?? undefined) : undefined;
+    this.options.client.lookup({ phoneNumber: item.e164, webhookUrl }).then(
+      (outcome) => {
+        if (this.abandoned) return;
+        this.onOutcome(item, estimate, outcome);
+        this.schedulePump();
+      },
+      (err: unknown) => {
+        if (this.abandoned) return;
+        this.onError(item, estimate, err);
+        this.schedulePump();
+      },
+    );
+  }
+
+  /** A lookup is over; `answered`: its answer is among the writes (counted once committed). */
+  private settle(item: QueueItem, estimate: number, credits: number, answered = true): void {
+    this.inFlight--;
+    this.budget.settle(item.country, estimate, credits);
+    if (answered) this.queue.countAnswer();
+  }
+
+  /** The journal's record of a judged answer; credits it does not give believably count at the country's cost. */
+  private answerOf(item: QueueItem, verdict: Judgement, outcome: LookupOutcome): FinalAnswer {
+    return {
       result: verdict.result,
       doNotCall: verdict.doNotCall,
       listSource: verdict.listSource,
@@ -198,370 +304,179 @@ export class BatchScheduler extends EventEmitter {
       correlationId: verdict.correlationId,
       errorCode: verdict.errorCode,
       error: verdict.error,
-      credits: verdict.charged === false ? 0 : (verdict.credits ?? budget.costOf(item.country)),
+      credits: verdict.charged === false ? 0 : (verdict.credits ?? this.budget.costOf(item.country)),
       httpStatus: outcome.meta.status,
       answer: outcome.text ?? (outcome.raw === undefined ? null : JSON.stringify(outcome.raw)),
-    });
-
-    const onOutcome = (item: QueueItem, estimate: number, outcome: LookupOutcome) => {
-      const { meta } = outcome;
-      let credits = 0;
-      if (outcome.kind === 'started') {
-        // Credits held (3); a receipt that does not say how many counts at the country's cost.
-        credits = meta.creditCost ?? budget.costOf(item.country);
-        const correlationId = outcome.body.correlation_id;
-        queue.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
-        team?.settle(item.e164, { kind: 'pending', correlationId });
-        if (meta.creditCost !== null && meta.creditCost > 0) learn(item.country, meta.creditCost);
-      } else {
-        const answer = answerOf(item, outcome.verdict, outcome);
-        queue.push(() => journal.recordFinal(item.id, answer));
-        credits = answer.credits;
-        // A refused answer is no verdict for the others either: to them it is a send without an answer.
-        team?.settle(
-          item.e164,
-          outcome.kind === 'bad_response'
-            ? { kind: 'unanswered' }
-            : { kind: 'answered', country: item.country, answer: sharedAnswerOf(answer) },
-        );
-        // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too. A refused
-        // answer teaches nothing: its cost is not believed.
-        if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0)
-          learn(item.country, meta.creditCost);
-        if (outcome.kind === 'bad_response' && outcome.stop) {
-          this.fatal ??= outcome.stop;
-          this.stopping ??= 'service_failure';
-        }
-      }
-      settle(item, estimate, credits);
     };
+  }
 
-    const learn = (country: string, credits: number) => {
-      // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
-      if (budget.learn(country, credits)) queue.push(() => journal.learnCost(country, credits));
-    };
-
-    const onError = (item: QueueItem, estimate: number, err: unknown) => {
-      const e = isDncError(err) ? err : null;
-      const details = (e?.details ?? {}) as {
-        body?: unknown;
-        supportedCountries?: string[];
-        country?: string | null;
-        status?: number;
-        errno?: string;
-      };
-      if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
-        // Free (7). Only the country the 422 names is refused locally from now on: the service places numbers by
-        // calling code, so a number dnc reads as another region of +44 or +1 may well be covered.
-        const named = details.country ?? null;
-        if (named !== null) {
-          unsupported.add(named);
-          queue.push(() => journal.addUnsupportedCountry(named, details.supportedCountries ?? []));
-        }
-        if (details.supportedCountries && details.supportedCountries.length > 0)
-          supportedList = details.supportedCountries;
-        const answer = localAnswer('unsupported_country', 'unsupported_country', e.message, details.body ?? null, 422);
-        queue.push(() => journal.recordFinal(item.id, answer));
-        team?.settle(item.e164, { kind: 'released' });
-      } else if (e?.code === 'E_CREDIT_LIMIT') {
-        queue.push(() => journal.release(item.id));
-        team?.settle(item.e164, { kind: 'released' });
-        this.stopping ??= 'credit_limit';
-      } else if (e && (e.exitCode === 4 || e.exitCode === 2 || NOT_SENT_CODES.has(String(details.errno)))) {
-        // About the request (the key, a reseller header, the webhook URL, a parameter) or never sent (the service
-        // unreachable): nothing was charged, no verdict is written; the number goes back to the queue for the rerun.
-        queue.push(() => journal.release(item.id));
-        team?.settle(item.e164, { kind: 'released' });
-        this.fatal ??= e;
-        this.stopping ??= e.exitCode === 4 ? 'auth_failed' : e.exitCode === 2 ? 'configuration' : 'service_failure';
-      } else {
-        // Sent, and no answer came that says what it cost (a timeout, a connection reset, a 5xx without a result):
-        // it may have been charged. It is never sent again without --resend-unanswered, as a rerun would decide.
-        queue.push(() =>
-          journal.recordFinal(
-            item.id,
-            localAnswer('failed', UNANSWERED_SEND, `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`),
-          ),
-        );
-        team?.settle(item.e164, { kind: 'unanswered' });
-        this.fatal ??= e ?? (err as DncError);
+  private onOutcome(item: QueueItem, estimate: number, outcome: LookupOutcome): void {
+    const { journal } = this.options;
+    const { meta } = outcome;
+    let credits = 0;
+    if (outcome.kind === 'started') {
+      // Credits held (3); a receipt that does not say how many counts at the country's cost.
+      credits = meta.creditCost ?? this.budget.costOf(item.country);
+      const correlationId = outcome.body.correlation_id;
+      this.queue.push(() => journal.recordReceipt(item.id, correlationId, outcome.raw, credits, outcome.text));
+      this.team?.settle(item.e164, { kind: 'pending', correlationId });
+      if (meta.creditCost !== null && meta.creditCost > 0) this.learn(item.country, meta.creditCost);
+    } else {
+      const answer = this.answerOf(item, outcome.verdict, outcome);
+      this.queue.push(() => journal.recordFinal(item.id, answer));
+      credits = answer.credits;
+      // A refused answer is no verdict for the others either: to them it is a send without an answer.
+      this.team?.settle(
+        item.e164,
+        outcome.kind === 'bad_response'
+          ? { kind: 'unanswered' }
+          : { kind: 'answered', country: item.country, answer: sharedAnswerOf(answer) },
+      );
+      // A charged failure (invalid_phone_number) costs what a success costs: it teaches the cost too. A refused
+      // answer teaches nothing: its cost is not believed.
+      if (outcome.kind !== 'bad_response' && meta.creditCost !== null && meta.creditCost > 0)
+        this.learn(item.country, meta.creditCost);
+      if (outcome.kind === 'bad_response' && outcome.stop) {
+        this.fatal ??= outcome.stop;
         this.stopping ??= 'service_failure';
       }
-      settle(item, estimate, 0);
-    };
+    }
+    this.settle(item, estimate, credits);
+  }
 
-    return new Promise<SchedulerOutcome>((resolve) => {
-      let resolved = false;
-      this.finish = () => {
-        if (resolved) return;
-        resolved = true;
-        this.pump = null;
-        const writeFailure = queue.failure;
-        const unstored = queue.unstored;
-        if (writeFailure) {
-          // The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored.
-          const e = isDncError(writeFailure) ? writeFailure : null;
-          const lost =
-            `${formatInteger(unstored)} lookup(s) answered (and maybe charged) could not be stored: ` +
-            `they stay in flight in the journal; a rerun reports them and sends them again only with ` +
-            `--resend-unanswered`;
-          this.fatal =
-            e !== null
-              ? new DncError(e.code, `${e.message}; ${lost}`, {
-                  hint: e.hint,
-                  cause: e.cause,
-                  details: { ...e.details, unstored },
-                })
-              : new DncError(
-                  'E_JOURNAL_WRITE',
-                  `cannot write the batch journal ${journal.path}: ${writeFailure.message}; ${lost}`,
-                  { cause: writeFailure, details: { unstored } },
-                );
-        }
-        const outcome: SchedulerOutcome = {
-          stoppedReason: this.stopping,
-          fatal: this.fatal,
-          resent,
-          doneBefore: before.done,
-          total,
-          sent,
-          creditsThisRun: budget.spent - creditsAtStart,
-          creditsTotal: budget.spent,
-          elapsedMs: this.clock() - started,
-          abandoned: this.abandoned,
-        };
-        if (polling) clearInterval(polling);
-        if (!team) return resolve(outcome);
-        // The last answers are shared before the run ends: the others may be waiting for them.
-        team.flush().then(
-          () => resolve(outcome),
-          (err: unknown) => resolve({ ...outcome, fatal: outcome.fatal ?? storeFailure(err) }),
-        );
-      };
-      const send = (item: QueueItem, estimate: number, webhook: boolean) => {
-        sent++;
-        client.lookup({ phoneNumber: item.e164, webhookUrl: webhook ? (webhookUrl ?? undefined) : undefined }).then(
-          (outcome) => {
-            if (this.abandoned) return;
-            onOutcome(item, estimate, outcome);
-            schedulePump();
+  private learn(country: string, credits: number): void {
+    // With the next commit: a write here, in an answer's callback, could fail (a full disk) where nothing catches it.
+    const { journal } = this.options;
+    if (this.budget.learn(country, credits)) this.queue.push(() => journal.learnCost(country, credits));
+  }
+
+  private onError(item: QueueItem, estimate: number, err: unknown): void {
+    const { journal } = this.options;
+    const e = isDncError(err) ? err : null;
+    const details = (e?.details ?? {}) as {
+      body?: unknown;
+      supportedCountries?: string[];
+      country?: string | null;
+      status?: number;
+      errno?: string;
+    };
+    if (e?.code === 'E_UNSUPPORTED_COUNTRY') {
+      // Free (7). Only the country the 422 names is refused locally from now on: the service places numbers by
+      // calling code, so a number dnc reads as another region of +44 or +1 may well be covered.
+      const named = details.country ?? null;
+      if (named !== null) {
+        this.unsupported.add(named);
+        this.queue.push(() => journal.addUnsupportedCountry(named, details.supportedCountries ?? []));
+      }
+      if (details.supportedCountries && details.supportedCountries.length > 0)
+        this.supportedList = details.supportedCountries;
+      const answer = localAnswer('unsupported_country', 'unsupported_country', e.message, details.body ?? null, 422);
+      this.queue.push(() => journal.recordFinal(item.id, answer));
+      this.team?.settle(item.e164, { kind: 'released' });
+    } else if (e?.code === 'E_CREDIT_LIMIT') {
+      this.queue.push(() => journal.release(item.id));
+      this.team?.settle(item.e164, { kind: 'released' });
+      this.stopping ??= 'credit_limit';
+    } else if (e && (e.exitCode === 4 || e.exitCode === 2 || NOT_SENT_CODES.has(String(details.errno)))) {
+      // About the request (the key, a reseller header, the webhook URL, a parameter) or never sent (the service
+      // unreachable): nothing was charged, no verdict is written; the number goes back to the queue for the rerun.
+      this.queue.push(() => journal.release(item.id));
+      this.team?.settle(item.e164, { kind: 'released' });
+      this.fatal ??= e;
+      this.stopping ??= e.exitCode === 4 ? 'auth_failed' : e.exitCode === 2 ? 'configuration' : 'service_failure';
+    } else {
+      // Sent, and no answer came that says what it cost (a timeout, a connection reset, a 5xx without a result):
+      // it may have been charged. It is never sent again without --resend-unanswered, as a rerun would decide.
+      const why = `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`;
+      this.queue.push(() => journal.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, why)));
+      this.team?.settle(item.e164, { kind: 'unanswered' });
+      this.fatal ??= e ?? (err as DncError);
+      this.stopping ??= 'service_failure';
+    }
+    this.settle(item, estimate, 0);
+  }
+
+  /** The team store failed: nothing more is sent, and that failure is the run's. */
+  private readonly stopForStore = (err: unknown): void => {
+    this.fatal ??= storeFailure(err);
+    this.stopping ??= 'service_failure';
+    this.schedulePump();
+  };
+
+  /** Ends the run (once): its outcome, after the last answers are shared with the team. */
+  private finish(): void {
+    const resolve = this.resolveRun;
+    if (!resolve) return;
+    this.resolveRun = null;
+    if (this.queue.failure) this.fatal = this.writeFailure(this.queue.failure, this.queue.unstored);
+    const outcome: SchedulerOutcome = {
+      stoppedReason: this.stopping,
+      fatal: this.fatal,
+      resent: this.resent,
+      doneBefore: this.before.done,
+      total: this.total,
+      sent: this.sent,
+      creditsThisRun: this.budget.spent - this.before.credits,
+      creditsTotal: this.budget.spent,
+      elapsedMs: this.clock() - this.started,
+      abandoned: this.abandoned,
+    };
+    this.gate?.close();
+    if (!this.team) return resolve(outcome);
+    // The last answers are shared before the run ends: the others may be waiting for them.
+    this.team.flush().then(
+      () => resolve(outcome),
+      (err: unknown) => resolve({ ...outcome, fatal: outcome.fatal ?? storeFailure(err) }),
+    );
+  }
+
+  /** The numbers in flight are what the user must know about: sent, maybe charged, their answers not stored. */
+  private writeFailure(failure: Error, unstored: number): DncError {
+    const e = isDncError(failure) ? failure : null;
+    const lost =
+      `${formatInteger(unstored)} lookup(s) answered (and maybe charged) could not be stored: ` +
+      `they stay in flight in the journal; a rerun reports them and sends them again only with ` +
+      `--resend-unanswered`;
+    return e !== null
+      ? new DncError(e.code, `${e.message}; ${lost}`, {
+          hint: e.hint,
+          cause: e.cause,
+          details: { ...e.details, unstored },
+        })
+      : new DncError(
+          'E_JOURNAL_WRITE',
+          `cannot write the batch journal ${this.options.journal.path}: ${failure.message}; ${lost}`,
+          {
+            cause: failure,
+            details: { unstored },
           },
-          (err: unknown) => {
-            if (this.abandoned) return;
-            onError(item, estimate, err);
-            schedulePump();
-          },
         );
-      };
-      /** Commits the answers received and claims `ids` (in flight) in one transaction; returns the ids claimed. */
-      const commit = (ids: number[]): number[] => {
-        const claimed = queue.commit(ids);
-        // A failed commit (rolled back) ends the run: nothing more is sent. Thrown from a timer, it would end the
-        // process with a stack trace. Answers received meanwhile stay in flight and are sent again, and reported.
-        if (queue.failure) this.stopping ??= 'interrupted';
-        return claimed;
-      };
-      this.flush = () => {
-        commit([]);
-      };
-      // Lookups in flight when the write failed still answer; their commits fail too and count as unstored.
-      /** Commits the claims of `starting` in the journal (in flight) and sends those claimed. */
-      const sendNow = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
-        const claimed = new Set(commit(starting.map(([i]) => i.id)));
-        for (const [item, estimate, webhook] of starting) {
-          if (!claimed.has(item.id)) {
-            budget.cancel(item.country, estimate);
-            team?.settle(item.e164, { kind: 'released' });
-            continue;
-          }
-          inFlight++;
-          send(item, estimate, webhook);
-        }
-      };
-      // With a team store, numbers are claimed there first (one statement per turn); until the claim answers, each
-      // holds its place among those in flight. A number a colleague is looking up holds no place and no credits: it
-      // is set aside (`waiting`), its answer asked for every WAIT_POLL_MS while this run goes on with other numbers,
-      // and adopted when it lands. What the store says of a number let go meanwhile (the run stopping) is dropped.
-      const gated = new Map<number, { estimate: number; webhook: boolean }>();
-      const waiting = new Map<number, QueueItem>();
-      let polling: ReturnType<typeof setInterval> | null = null;
-      let pollBusy = false;
-      const ungate = (item: QueueItem) => {
-        const g = gated.get(item.id);
-        if (!g) return null;
-        gated.delete(item.id);
-        inFlight--;
-        return g;
-      };
-      const watch = () => {
-        if (waiting.size > 0 && polling === null) polling = setInterval(() => void poll(), WAIT_POLL_MS);
-        if (waiting.size === 0 && polling !== null) {
-          clearInterval(polling);
-          polling = null;
-        }
-      };
-      /** Colleagues' lookups no longer waited for: those numbers stay queued in the journal, for the rerun. */
-      const releaseWaiting = () => {
-        waiting.clear();
-        watch();
-      };
-      const stopForStore = (err: unknown) => {
-        this.fatal ??= storeFailure(err);
-        this.stopping ??= 'service_failure';
-        schedulePump();
-      };
-      const adopt = (item: QueueItem, adoption: Adoption) => {
-        queue.push(() => recordAdoption(journal, item.id, adoption));
-        queue.countAnswer();
-      };
-      /** Back to the journal's queue and this run's buffer: committed in flight, but not sent. */
-      const unsend = (item: QueueItem, estimate: number) => {
-        budget.cancel(item.country, estimate);
-        queue.push(() => journal.release(item.id));
-      };
-      /** Claimed `sending` in the store (and committed in flight in the journal before): sent. */
-      const sendClaimed = (ours: ReadonlyArray<[QueueItem, number, boolean]>) => {
-        inFlight += ours.length;
-        for (const [item, estimate, webhook] of ours) send(item, estimate, webhook);
-      };
-      const applyClaim = (r: GateSorting) => {
-        for (const [item, adoption] of r.answered) {
-          const g = ungate(item);
-          if (!g) continue;
-          budget.settle(item.country, g.estimate, 0);
-          adopt(item, adoption);
-        }
-        // Committed in flight before the claim, and not sent: back in the journal's queue.
-        for (const item of r.retry) {
-          const g = ungate(item);
-          if (!g) continue;
-          unsend(item, g.estimate);
-          buffer.unshift(item);
-        }
-        for (const item of r.waiting) {
-          const g = ungate(item);
-          if (!g) continue;
-          unsend(item, g.estimate);
-          waiting.set(item.id, item);
-        }
-        const ours = r.send.flatMap((item): Array<[QueueItem, number, boolean]> => {
-          const g = ungate(item);
-          return g ? [[item, g.estimate, g.webhook]] : [];
-        });
-        if (this.stopping !== null) {
-          // Stopped while the claim was made: claimed, but not sent after all.
-          for (const [item, estimate] of ours) {
-            unsend(item, estimate);
-            team!.settle(item.e164, { kind: 'released' });
-          }
-          releaseWaiting();
-        } else sendClaimed(ours);
-        watch();
-        schedulePump();
-      };
-      const applyPoll = (r: GateSorting) => {
-        for (const [item, adoption] of r.answered) if (waiting.delete(item.id)) adopt(item, adoption);
-        for (const item of r.retry) if (waiting.delete(item.id)) buffer.unshift(item);
-        watch();
-        schedulePump();
-      };
-      const poll = async () => {
-        if (pollBusy || waiting.size === 0) return;
-        pollBusy = true;
-        try {
-          // The longest waited for first; a bounded statement however many numbers are set aside.
-          const sorted = await team!.poll([...waiting.values()].slice(0, POLL_MAX));
-          if (!this.abandoned) applyPoll(sorted);
-        } catch (err) {
-          releaseWaiting();
-          stopForStore(err);
-        } finally {
-          pollBusy = false;
-        }
-      };
-      // Committed in flight in the journal first, then claimed `sending` in the store (one statement), then sent: a
-      // crash at any point leaves the journal saying at least what the store says.
-      const claimFirst = (starting: ReadonlyArray<[QueueItem, number, boolean]>) => {
-        const committed = new Set(commit(starting.map(([i]) => i.id)));
-        const claiming = starting.filter(([item, estimate]) => {
-          if (committed.has(item.id)) return true;
-          budget.cancel(item.country, estimate);
-          return false;
-        });
-        if (claiming.length === 0) return;
-        for (const [item, estimate, webhook] of claiming) gated.set(item.id, { estimate, webhook });
-        inFlight += claiming.length;
-        team!
-          .claim(
-            claiming.map(([item]) => item),
-            true,
-          )
-          .then(
-            (sorted) => {
-              if (!this.abandoned) applyClaim(sorted);
-            },
-            (err: unknown) => {
-              // Not claimed, not sent: back to the journal's queue for the rerun.
-              for (const [item] of claiming) {
-                const g = ungate(item);
-                if (g) unsend(item, g.estimate);
-              }
-              stopForStore(err);
-            },
-          );
-      };
-      this.pump = () => {
-        // Stopping: another machine's lookups are no longer waited for (those numbers stay queued for the rerun).
-        if (this.stopping !== null && waiting.size > 0) releaseWaiting();
-        const starting: Array<[QueueItem, number, boolean]> = [];
-        while (this.stopping === null && inFlight + starting.length < concurrency) {
-          const item = peek();
-          if (!item) break;
-          if (unsupported.has(item.country)) {
-            buffer.shift();
-            const answer = localAnswer(
-              'unsupported_country',
-              'unsupported_country',
-              unsupportedCountryText(item.country, supportedList),
-            );
-            queue.push(() => journal.recordFinal(item.id, answer));
-            answeredUnsent(item);
-            continue;
-          }
-          const webhook = webhookAll || webhookOnlyCountries.includes(item.country);
-          if (webhook && !webhookUrl) {
-            buffer.shift();
-            const answer = localAnswer(
-              'not_checked',
-              'webhook_required',
-              `${item.country} lookups are webhook-only: pass --webhook-url and run \`dnc listen\``,
-            );
-            queue.push(() => journal.recordFinal(item.id, answer));
-            answeredUnsent(item);
-            continue;
-          }
-          const admission = budget.admit(item.country, inFlight + starting.length > 0);
-          if (admission.kind === 'wait') break;
-          if (admission.kind === 'stop') {
-            this.stopping = 'budget_reached';
-            break;
-          }
-          const estimate = admission.estimate;
-          buffer.shift();
-          starting.push([item, estimate, webhook]);
-        }
-        if (team && starting.length > 0) claimFirst(starting);
-        else sendNow(starting);
-        progress();
-        team?.flushSoon(stopForStore);
-        const over = this.stopping !== null || (buffer.length === 0 && exhausted && waiting.size === 0);
-        if (!drained && over) {
-          drained = true;
-          this.emit('drained');
-        }
-        if (inFlight === 0 && over) this.finish?.();
-      };
-      this.pump();
-    });
+  }
+
+  /** What the team gate asks of this run. */
+  private gateHost(): GateHost {
+    const run = this;
+    return {
+      journal: this.options.journal,
+      queue: this.queue,
+      budget: this.budget,
+      get inFlight() {
+        return run.inFlight;
+      },
+      set inFlight(n: number) {
+        run.inFlight = n;
+      },
+      get stopping() {
+        return run.stopping;
+      },
+      get abandoned() {
+        return run.abandoned;
+      },
+      requeue: (item) => void this.buffer.unshift(item),
+      commit: (ids) => this.commit(ids),
+      send: (item, estimate, webhook) => this.send(item, estimate, webhook),
+      schedulePump: () => this.schedulePump(),
+      stopForStore: this.stopForStore,
+    };
   }
 }

@@ -124,57 +124,34 @@ export interface CheckDeps extends ComplianceContext, EvidenceEnv {
   onEvent(event: CheckEvent): void;
 }
 
+/** The check's lines beside its events. */
+interface Say {
+  info(text: string): void;
+  warn(text: string): void;
+  debug(text: string): void;
+}
+
+/** What the check of each number tells and counts. */
+interface Telling {
+  emit: (event: CheckEvent) => void;
+  say: Say;
+  tally: CheckTally;
+  /** The number's calling answer at --at, or at the moment its outcome is told: its window weighed with its verdict. */
+  windowOf: (number: CheckedNumber, standing: Standing) => CallingAnswer;
+}
+
 export async function runCheck(
   deps: CheckDeps,
   given: readonly GivenNumber[],
   options: CheckOptions,
 ): Promise<CheckResult> {
   const emit = deps.onEvent;
-  const say = {
+  const say: Say = {
     info: (text: string) => emit({ type: 'info', text }),
     warn: (text: string) => emit({ type: 'warning', text }),
     debug: (text: string) => emit({ type: 'debug', text }),
   };
-  const country = await parseCountryOption(options.country);
-  await checkWebhookUrlOption(
-    options.webhookUrl,
-    options.allowInsecureWebhookUrl,
-    options.webhookUrl !== undefined ? [(await deps.serviceConfig()).apiKey.value] : [],
-  );
-  if (given.length === 0) {
-    throw usageError('E_USAGE', 'no numbers to check: standard input held none', {
-      hint: 'give numbers as arguments, or one per line on stdin with "-"',
-    });
-  }
-  const calling = await callingWindowsOf(deps, options.callingSettings);
-  const targets = given.map((g) => ({
-    ...g,
-    phone: normalizePhone(g.input, { defaultCountry: country, validate: options.validate }),
-  }));
-  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
-  const config = await deps.serviceConfig();
-  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
-  // The whole list verified, exactly as batch verifies it: a forged entry of another number's is a forged list.
-  const compliance = checkCompliance(
-    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList })),
-    deps.now,
-  );
-  let accepted: CheckedNumber[];
-  try {
-    // A number on the internal list is never sent, so it needs no --webhook-url.
-    const onList = new Set<string>();
-    for (const n of numbers) if ((await compliance.decide(n)).kind === 'suppressed') onList.add(n);
-    accepted = refuseLocally(say, targets, options, (e164) => onList.has(e164));
-  } catch (err) {
-    await compliance.close();
-    throw err;
-  }
-
-  // One lookup per distinct number: a repeat would only spend credits again.
-  const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
-  if (distinct.length < accepted.length) {
-    say.info(`${accepted.length - distinct.length} repeated number(s) will be looked up once`);
-  }
+  const { distinct, compliance, config, calling } = await numbersToCheck(deps, given, options, say);
   const client = await deps.createClient({ connections: 1 });
   const evidence = await openCheckEvidence(
     deps,
@@ -182,27 +159,8 @@ export async function runCheck(
     new URL(config.baseUrl.value).origin,
     options.reuseWithinMs ?? null,
   );
-  // A team store: each number is claimed before it is sent (another machine's lookup of it is waited for); the
-  // local store keeps no claims (null).
-  const stores = await deps.stores();
-  const claims = await stores.claims(
-    { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
-    `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
-    claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
-  );
-  const tally: CheckTally = {
-    callable: 0,
-    listed: 0,
-    internal: 0,
-    started: 0,
-    failed: 0,
-    bad_response: 0,
-    errors: 0,
-    notSent: 0,
-    credits: 0,
-    held: 0,
-  };
-  // Each number's calling answer at --at, or at the moment its outcome is told: its window weighed with its verdict.
+  const claims = await teamClaimsOf(deps, config);
+  const tally = emptyTally();
   const windowOf = (number: CheckedNumber, standing: Standing): CallingAnswer => {
     const window = calling.window(number.phone, options.at ?? deps.now());
     if (window.override) {
@@ -213,6 +171,7 @@ export async function runCheck(
     }
     return callingAnswer(window, standing);
   };
+  const telling: Telling = { emit, say, tally, windowOf };
   const leaveUnsent = (from: number, interrupted: boolean) => {
     const rest = distinct.slice(from).map((t) => t.phone.e164);
     tally.notSent = rest.length;
@@ -242,32 +201,15 @@ export async function runCheck(
       }
       const reused = await evidence.reusable(number.phone.e164);
       if (reused) {
-        // A reused register verdict is exempted (or its ended exemption reported) as a fresh one is.
-        const registerDnc = reused.result === 'do_not_call';
-        const exempted = exemptedOutcome(decision, registerDnc);
-        tally[registerDnc && !exempted ? 'listed' : 'callable']++;
-        if (registerDnc) warnExpiredExemption(say, decision, label);
-        const answer = windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable');
-        emit({ type: 'reused', number, verdict: reused, decision, registerDnc, exempted, calling: answer });
+        tellReused(telling, number, decision, reused, {});
         continue;
       }
       if (claims) {
         const turn = await claimOrWait(claims, number.phone.e164, number.phone.country ?? '');
         if (turn.kind === 'verdict') {
-          const registerDnc = turn.verdict.result === 'do_not_call';
-          const exempted = exemptedOutcome(decision, registerDnc);
-          tally[registerDnc && !exempted ? 'listed' : 'callable']++;
-          if (registerDnc) warnExpiredExemption(say, decision, label);
-          emit({
-            type: 'reused',
-            number,
-            verdict: turn.verdict,
-            decision,
-            registerDnc,
-            exempted,
+          tellReused(telling, number, decision, turn.verdict, {
             sharedBy: turn.claimant,
             sharedInFlight: turn.inFlight,
-            calling: windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable'),
           });
           continue;
         }
@@ -302,31 +244,10 @@ export async function runCheck(
         continue;
       }
       await evidence.record(outcome, requestedAt, options.webhookUrl, number.phone.e164);
-      if (outcome.kind === 'bad_response') {
-        // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
-        tally.bad_response++;
-        emit({ type: 'refused_answer', number, outcome, calling: windowOf(number, 'no_verdict') });
-        if (outcome.stop) {
-          leaveUnsent(i + 1, false);
-          break;
-        }
-        continue;
+      if (tellOutcome(telling, number, decision, outcome) === 'stop') {
+        leaveUnsent(i + 1, false);
+        break;
       }
-      tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
-      const registerDnc = registerSaysDnc(outcome);
-      const exempted = exemptedOutcome(decision, registerDnc);
-      if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
-      else tally[outcome.kind]++;
-      if (outcome.kind === 'succeeded' && outcome.body.do_not_call) warnExpiredExemption(say, decision, label);
-      emit({
-        type: 'answered',
-        number,
-        outcome,
-        decision,
-        registerDnc,
-        exempted,
-        calling: windowOf(number, standingOf(outcome, exempted)),
-      });
     }
   } finally {
     stopListening();
@@ -336,6 +257,133 @@ export async function runCheck(
     await client.close();
   }
   return { numbers: distinct.length, tally, interrupts };
+}
+
+/**
+ * The numbers to look up, each once, and the internal list they are checked against: the options checked, the numbers
+ * read and those refused locally said, before anything is sent.
+ */
+async function numbersToCheck(deps: CheckDeps, given: readonly GivenNumber[], options: CheckOptions, say: Say) {
+  const country = await parseCountryOption(options.country);
+  await checkWebhookUrlOption(
+    options.webhookUrl,
+    options.allowInsecureWebhookUrl,
+    options.webhookUrl !== undefined ? [(await deps.serviceConfig()).apiKey.value] : [],
+  );
+  if (given.length === 0) {
+    throw usageError('E_USAGE', 'no numbers to check: standard input held none', {
+      hint: 'give numbers as arguments, or one per line on stdin with "-"',
+    });
+  }
+  const calling = await callingWindowsOf(deps, options.callingSettings);
+  const targets = given.map((g) => ({
+    ...g,
+    phone: normalizePhone(g.input, { defaultCountry: country, validate: options.validate }),
+  }));
+  // Configuration problems first, so that nothing between opening the list and the loop below can fail but refusals.
+  const config = await deps.serviceConfig();
+  const numbers = targets.flatMap((t) => (t.phone.ok ? [t.phone.e164] : []));
+  // The whole list verified, exactly as batch verifies it: a forged entry of another number's is a forged list.
+  const compliance = checkCompliance(
+    await openListForScrub(deps, await complianceSettings(deps, { suppressionList: options.suppressionList })),
+    deps.now,
+  );
+  let accepted: CheckedNumber[];
+  try {
+    // A number on the internal list is never sent, so it needs no --webhook-url.
+    const onList = new Set<string>();
+    for (const n of numbers) if ((await compliance.decide(n)).kind === 'suppressed') onList.add(n);
+    accepted = refuseLocally(say, targets, options, (e164) => onList.has(e164));
+  } catch (err) {
+    await compliance.close();
+    throw err;
+  }
+  // One lookup per distinct number: a repeat would only spend credits again.
+  const distinct = [...new Map(accepted.map((t) => [t.phone.e164, t])).values()];
+  if (distinct.length < accepted.length) {
+    say.info(`${accepted.length - distinct.length} repeated number(s) will be looked up once`);
+  }
+  return { distinct, compliance, config, calling };
+}
+
+function emptyTally(): CheckTally {
+  return {
+    callable: 0,
+    listed: 0,
+    internal: 0,
+    started: 0,
+    failed: 0,
+    bad_response: 0,
+    errors: 0,
+    notSent: 0,
+    credits: 0,
+    held: 0,
+  };
+}
+
+/**
+ * A team store: each number is claimed before it is sent (another machine's lookup of it is waited for); the local
+ * store keeps no claims (null).
+ */
+async function teamClaimsOf(deps: CheckDeps, config: ServiceConfig) {
+  const stores = await deps.stores();
+  return stores.claims(
+    { service: new URL(config.baseUrl.value).origin, apiKey: config.apiKey.value },
+    `${operatorOf(deps.env)} dnc check ${randomUUID().slice(0, 8)}`,
+    claimLeaseMs(deps.flags.timeout ?? DEFAULT_TIMEOUT_MS, deps.flags.retries ?? DEFAULT_RETRIES),
+  );
+}
+
+/**
+ * A verdict not looked up by this run (the results cache's, or a colleague's of the same moment): exempted (or its
+ * ended exemption reported) as a fresh one is.
+ */
+function tellReused(
+  t: Telling,
+  number: CheckedNumber,
+  decision: ComplianceDecision,
+  verdict: CachedVerdict,
+  shared: { sharedBy?: string; sharedInFlight?: boolean },
+): void {
+  const registerDnc = verdict.result === 'do_not_call';
+  const exempted = exemptedOutcome(decision, registerDnc);
+  t.tally[registerDnc && !exempted ? 'listed' : 'callable']++;
+  if (registerDnc) warnExpiredExemption(t.say, decision, number.phone.international);
+  const calling = t.windowOf(number, registerDnc && !exempted ? 'do_not_call' : 'callable');
+  t.emit({ type: 'reused', number, verdict, decision, registerDnc, exempted, ...shared, calling });
+}
+
+/** The service's answer told and counted; 'stop' when no other number should be sent after it. */
+function tellOutcome(
+  t: Telling,
+  number: CheckedNumber,
+  decision: ComplianceDecision,
+  outcome: LookupOutcome,
+): 'next' | 'stop' {
+  const { tally } = t;
+  if (outcome.kind === 'bad_response') {
+    // No verdict: whatever the body says, the number is neither callable nor listed (src/service/answers.ts).
+    tally.bad_response++;
+    t.emit({ type: 'refused_answer', number, outcome, calling: t.windowOf(number, 'no_verdict') });
+    return outcome.stop ? 'stop' : 'next';
+  }
+  tally[outcome.kind === 'started' ? 'held' : 'credits'] += outcome.meta.creditCost ?? 0;
+  const registerDnc = registerSaysDnc(outcome);
+  const exempted = exemptedOutcome(decision, registerDnc);
+  if (outcome.kind === 'succeeded') tally[outcome.body.do_not_call && !exempted ? 'listed' : 'callable']++;
+  else tally[outcome.kind]++;
+  if (outcome.kind === 'succeeded' && outcome.body.do_not_call)
+    warnExpiredExemption(t.say, decision, number.phone.international);
+  t.emit({
+    type: 'answered',
+    number,
+    outcome,
+    decision,
+    registerDnc,
+    exempted,
+    calling: t.windowOf(number, standingOf(outcome, exempted)),
+  });
+  return 'next';
 }
 
 /** The calling windows under the team's settings, refused (exit 2) before anything is sent when they are not valid. */

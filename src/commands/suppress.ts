@@ -86,6 +86,12 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     return changed(ctx, await importSuppressions(ctx, o, cmd.args[0]!), 'added');
   });
 
+  registerReading(suppress, host, listOption);
+  registerAudit(suppress, host, listOption);
+}
+
+/** export, list, count: the list read. */
+function registerReading(suppress: Command, host: CommandHost, listOption: (c: Command) => Command): void {
   const exp = listOption(
     suppress.command('export').description('write the list as CSV (phone, country, added_at, who, reason, source)'),
   );
@@ -144,7 +150,10 @@ export function registerSuppress(program: Command, host: CommandHost): void {
     else writeLine(ctx.io.stdout, String(c.suppressions));
     return ExitCode.OK;
   });
+}
 
+/** restore, log: the list's audit. */
+function registerAudit(suppress: Command, host: CommandHost, listOption: (c: Command) => Command): void {
   const restore = listOption(
     suppress
       .command('restore')

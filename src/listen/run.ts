@@ -9,7 +9,13 @@ import { acquireJournalLock, lockHolder, type BatchJournal, type LockDeps } from
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
 import { adoptPushedVerdicts } from '../batch/team-adoption.js';
-import { createListenSession, LOOKUP_EXPIRY_MS, type ListenStatus, type PendingLookup } from './session.js';
+import {
+  createListenSession,
+  LOOKUP_EXPIRY_MS,
+  type ListenSession,
+  type ListenStatus,
+  type PendingLookup,
+} from './session.js';
 import { JournalPushStore as Store, openListenJournal } from './journal-store.js';
 import { isLoopbackHost } from './loopback.js';
 import { randomPushPath } from './receiver.js';
@@ -270,22 +276,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     batchPath: flagPathDiffers ? new URL(batchWebhookUrl!).pathname : null,
   });
 
-  let interrupted = false;
-  await new Promise<void>((resolve) => {
-    const off = deps.interrupts.on((count) => {
-      interrupted = true;
-      emit({ type: 'stopping', force: count > 1 });
-      resolve();
-      if (count > 1) {
-        off();
-        void session.stop({ force: true });
-      }
-    });
-    void session.done.then(() => {
-      off();
-      resolve();
-    });
-  });
+  const interrupted = await untilDoneOrInterrupted(deps, session);
   // Shared while the journal is open (a push in the very last moment before a Ctrl-C may be left unshared).
   await team?.stop();
   const final = await session.stop();
@@ -300,6 +291,24 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   }
   const done = final.pending === 0 && final.unsent === 0;
   return { kind: done ? 'done' : 'interrupted', interrupted, address, final, lost: [...lost.values()], byResult };
+}
+
+/** Listens until the session is done (--exit-when-done) or interrupted (true); a second Ctrl-C stops it at once. */
+function untilDoneOrInterrupted(deps: ListenRunDeps, session: Pick<ListenSession, 'stop' | 'done'>): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const off = deps.interrupts.on((count) => {
+      deps.onEvent({ type: 'stopping', force: count > 1 });
+      resolve(true);
+      if (count > 1) {
+        off();
+        void session.stop({ force: true });
+      }
+    });
+    void session.done.then(() => {
+      off();
+      resolve(false);
+    });
+  });
 }
 
 /** How often a listener with a team store shares the pushes it stored, and asks for its colleagues' verdicts. */

@@ -61,6 +61,79 @@ function lostLine(l: LostLookup): string {
 }
 
 /**
+ * A flood of refusals must not drown the terminal: the first ones of each minute are shown, the rest counted.
+ * Refusals on the secret push path have their own allowance: a flood of cheap 404s elsewhere must not hide them
+ * (someone who knows the path is what an operator most needs to see).
+ */
+function refusalThrottle(ctx: Context, alert: (line: string) => void, what: string) {
+  const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
+  const flush = () => {
+    if (state.hidden > 0) {
+      const kept =
+        what === 'on the push path'
+          ? ' (those refused with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried ' +
+            'by the service)'
+          : '';
+      alert(`… and ${formatInteger(state.hidden)} more refused request(s) ${what} not shown${kept}`);
+    }
+    state.hidden = 0;
+  };
+  const show = (line: string) => {
+    const t = ctx.now().getTime();
+    if (t - state.windowStart >= 60_000) {
+      flush();
+      state.windowStart = t;
+      state.shown = 0;
+    }
+    if (state.shown < REFUSALS_SHOWN_PER_MINUTE) {
+      state.shown++;
+      alert(line);
+    } else state.hidden++;
+  };
+  // Called with each status (every second): a count held back is shown once its minute is over.
+  const tick = () => {
+    if (state.hidden > 0 && ctx.now().getTime() - state.windowStart >= 60_000) {
+      flush();
+      state.windowStart = -Infinity;
+    }
+  };
+  return { show, flush, tick };
+}
+
+/** Where the listener listens and how that agrees with the batch's webhook URL, said when it starts. */
+function listeningLines(
+  e: Extract<ListenEvent, { type: 'listening' }>,
+  o: ListenOptions,
+  note: (line: string) => void,
+) {
+  note(`dnc listen: receiving webhook results for ${o.results}`);
+  // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
+  const from =
+    e.from === 'batch'
+      ? "; it is the batch's webhook path"
+      : e.from === 'random'
+        ? '; generated: use it in the webhook URL'
+        : '';
+  note(
+    `  listening on ${e.address.url} (pushes only on this path)${from}; every other path gets 404; health ` +
+      `check ${e.base}/healthz`,
+  );
+  if (e.batchWebhookUrl) note(`  the batch sent webhook_url ${withoutCredentials(e.batchWebhookUrl)}`);
+  if (e.suggestedPath) {
+    note(
+      `  warning: --path ${e.pushPath} is guessable and pushes are not signed; a long random path (e.g. ` +
+        `${e.suggestedPath}) keeps forgers out`,
+    );
+  }
+  if (e.batchPath) {
+    note(
+      `  note: --path ${e.pushPath} differs from the batch's webhook path ${e.batchPath}; fine if the ` +
+        `proxy rewrites it, otherwise pushes get 404 and are lost`,
+    );
+  }
+}
+
+/**
  * Shows the run's events on stderr: status on the spinner (piped: a line when the counts changed, at most every
  * 5 s, or every 10 min); refusals, store and render failures, conflicts and lost lookups even with --quiet.
  */
@@ -78,45 +151,8 @@ export function showListenEvents(ctx: Context, o: ListenOptions, progress: Progr
   };
   const note = (line: string) => progress.info(line);
   const alert = (line: string) => (ctx.quiet ? ctx.warn(line) : progress.info(line));
-  // A flood of refusals must not drown the terminal: the first ones of each minute are shown, the rest counted.
-  // Refusals on the secret push path have their own allowance: a flood of cheap 404s elsewhere must not hide them
-  // (someone who knows the path is what an operator most needs to see).
-  const throttle = (what: string) => {
-    const state = { windowStart: -Infinity, shown: 0, hidden: 0 };
-    const flush = () => {
-      if (state.hidden > 0) {
-        const kept =
-          what === 'on the push path'
-            ? ' (those refused with a 4xx are kept in the journal: dnc trace ID; those answered 503 are retried ' +
-              'by the service)'
-            : '';
-        alert(`… and ${formatInteger(state.hidden)} more refused request(s) ${what} not shown${kept}`);
-      }
-      state.hidden = 0;
-    };
-    const show = (line: string) => {
-      const t = ctx.now().getTime();
-      if (t - state.windowStart >= 60_000) {
-        flush();
-        state.windowStart = t;
-        state.shown = 0;
-      }
-      if (state.shown < REFUSALS_SHOWN_PER_MINUTE) {
-        state.shown++;
-        alert(line);
-      } else state.hidden++;
-    };
-    // Called with each status (every second): a count held back is shown once its minute is over.
-    const tick = () => {
-      if (state.hidden > 0 && ctx.now().getTime() - state.windowStart >= 60_000) {
-        flush();
-        state.windowStart = -Infinity;
-      }
-    };
-    return { show, flush, tick };
-  };
-  const onPushPath = throttle('on the push path');
-  const elsewhere = throttle('elsewhere');
+  const onPushPath = refusalThrottle(ctx, alert, 'on the push path');
+  const elsewhere = refusalThrottle(ctx, alert, 'elsewhere');
   const flushRefusals = () => {
     onPushPath.flush();
     elsewhere.flush();
@@ -130,35 +166,9 @@ export function showListenEvents(ctx: Context, o: ListenOptions, progress: Progr
         return alert(e.text);
       case 'debug':
         return ctx.debug(e.text);
-      case 'listening': {
+      case 'listening':
         pushPath = e.pushPath;
-        note(`dnc listen: receiving webhook results for ${o.results}`);
-        // Printed once: the path is the secret (pushes are unsigned), so it is not repeated in status lines.
-        const from =
-          e.from === 'batch'
-            ? "; it is the batch's webhook path"
-            : e.from === 'random'
-              ? '; generated: use it in the webhook URL'
-              : '';
-        note(
-          `  listening on ${e.address.url} (pushes only on this path)${from}; every other path gets 404; health ` +
-            `check ${e.base}/healthz`,
-        );
-        if (e.batchWebhookUrl) note(`  the batch sent webhook_url ${withoutCredentials(e.batchWebhookUrl)}`);
-        if (e.suggestedPath) {
-          note(
-            `  warning: --path ${e.pushPath} is guessable and pushes are not signed; a long random path (e.g. ` +
-              `${e.suggestedPath}) keeps forgers out`,
-          );
-        }
-        if (e.batchPath) {
-          note(
-            `  note: --path ${e.pushPath} differs from the batch's webhook path ${e.batchPath}; fine if the ` +
-              `proxy rewrites it, otherwise pushes get 404 and are lost`,
-          );
-        }
-        return;
-      }
+        return listeningLines(e, o, note);
       case 'status':
         onPushPath.tick();
         elsewhere.tick();

@@ -83,18 +83,7 @@ const NEVER = 2;
 export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<WindowResult> {
   const results = path.resolve(deps.cwd, o.results);
   const dialOut = o.dialOut === '-' ? '-' : path.resolve(deps.cwd, o.dialOut);
-  const from = o.from.getTime();
-  const until = o.until.getTime();
-  if (until <= from) {
-    throw usageError('E_USAGE', `--until ${o.until.toISOString()} is not after --from ${o.from.toISOString()}`, {
-      hint: 'the slot is [--from, --until): give an end after its start',
-    });
-  }
-  if (until - from > HORIZON_DAYS * 86_400_000) {
-    throw usageError('E_USAGE', `the slot is longer than ${HORIZON_DAYS} days`, {
-      hint: 'a list is made for a slot of hours or days: make one per slot',
-    });
-  }
+  const { from, until } = slotOf(o);
   const manifest = await manifestToVerify(results);
   refuseCollision(dialOut, [
     [results, 'the results file'],
@@ -202,6 +191,23 @@ export async function runWindow(deps: WindowDeps, o: WindowOptions): Promise<Win
     rulesVersion: windows.rulesVersion,
     fileRulesVersion: report.callingRulesVersion,
   };
+}
+
+/** The slot [--from, --until) in milliseconds: exit 2 when it ends before it starts or spans more than the horizon. */
+function slotOf(o: Pick<WindowOptions, 'from' | 'until'>): { from: number; until: number } {
+  const from = o.from.getTime();
+  const until = o.until.getTime();
+  if (until <= from) {
+    throw usageError('E_USAGE', `--until ${o.until.toISOString()} is not after --from ${o.from.toISOString()}`, {
+      hint: 'the slot is [--from, --until): give an end after its start',
+    });
+  }
+  if (until - from > HORIZON_DAYS * 86_400_000) {
+    throw usageError('E_USAGE', `the slot is longer than ${HORIZON_DAYS} days`, {
+      hint: 'a list is made for a slot of hours or days: make one per slot',
+    });
+  }
+  return { from, until };
 }
 
 function iso(t: number): string {

@@ -8,6 +8,7 @@ import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, BIN, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
 import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
+import { waitFor } from '../helpers/wait.js';
 import { counted, teamMachine } from './helpers.js';
 
 postgresSkipped('--resend-unanswered with a team store');
@@ -35,8 +36,7 @@ describe.skipIf(!HAVE_POSTGRES)('--resend-unanswered with a team store', () => {
         stdio: 'ignore',
       });
       const killed = new Promise((resolve) => a.on('exit', (_c, signal) => resolve(signal)));
-      const deadline = Date.now() + 20_000;
-      while (lookedUp(w.sb).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await waitFor(() => lookedUp(w!.sb).length >= 4, { ms: 20_000, what: "a's 4 lookups to reach the service" });
       const inFlight = lookedUp(w.sb);
       expect(inFlight).toEqual(numbers.slice(0, 4));
       a.kill('SIGKILL');
