@@ -60,6 +60,10 @@ export const ERROR_CODES = {
     summary: 'batch: several columns could be the phone column; give --column',
   },
   E_JOURNAL_BUSY: { exit: ExitCode.USAGE, summary: "another dnc process holds this batch's journal" },
+  E_SCRUB_UNKNOWN: {
+    exit: ExitCode.USAGE,
+    summary: 'batch --join: no scrub of that id that this runner may help (another store, service or API key)',
+  },
   E_JOURNAL_MISMATCH: {
     exit: ExitCode.USAGE,
     summary: 'the journal belongs to another input or other result-changing options (see --restart)',

@@ -16,6 +16,8 @@ import { DAY_MS } from '../time.js';
 import { operatorOf } from '../compliance/settings.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims } from '../stores/team-claims.js';
+import { adoptPushedVerdicts } from './team-adoption.js';
+import { shareScrub } from './share-scrub.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
   const origin = journal.meta()?.serviceOrigin;
@@ -63,6 +65,10 @@ export async function runLookups(
 ): Promise<SchedulerOutcome> {
   const service = journal.meta()?.serviceOrigin;
   const team = service ? await teamClaimsFor(ctx, journal, service, options) : null;
+  // With a team store, other runners may help (`dnc batch --join`): not with numbers sent in webhook mode.
+  const joinable = (country: string) => !options.webhookAll && !WEBHOOK_ONLY_COUNTRIES.includes(country);
+  const apiKey = team ? (await ctx.serviceConfig()).apiKey.value : '';
+  const shared = team && service ? await shareScrub(ctx, journal, team, { service, apiKey }, reading, joinable) : null;
   const scheduler = new BatchScheduler({
     team,
     journal,
@@ -82,6 +88,7 @@ export async function runLookups(
   });
   scheduler.on('drained', on.drained);
   let quit = false;
+  let ended = false;
   const off = ctx.interrupts.on((count) => {
     if (count === 1) {
       ctx.emit({ type: 'stopping' });
@@ -113,6 +120,7 @@ export async function runLookups(
         );
     }
     const outcome = await running;
+    ended = outcome.stoppedReason === null && outcome.fatal === null && !outcome.abandoned;
     // The output is rendered from every row: reading goes on to the end after the lookups (a first Ctrl-C
     // included, which costs no credit); a second Ctrl-C stops it.
     if (reading) {
@@ -142,6 +150,8 @@ export async function runLookups(
     return outcome;
   } finally {
     off();
+    // Joiners stop: with every number answered, or because this run stopped.
+    await shared?.end(ended ? 'done' : 'stopped');
     // What this run claimed and never sent is free for the others at once; its heartbeat stops. A close that fails
     // leaves what a crash leaves (claims that lapse with their lease), and every answer is journaled already.
     await team?.close().catch(() => {});
@@ -209,7 +219,7 @@ export async function adoptTeamVerdicts(
   const team = await teamClaimsFor(ctx, journal, service, options);
   if (!team) return 0;
   try {
-    return await team.adoptPending(journal);
+    return await adoptPushedVerdicts(journal, team);
   } finally {
     // Nothing was claimed here (only adopted): a close that fails leaves the others nothing to wait for.
     await team.close().catch(() => {});

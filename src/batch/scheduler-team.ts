@@ -1,9 +1,10 @@
 // The batch scheduler's gate to a team store: each number claimed there before it is sent, and a number a colleague
 // is looking up set aside until that answer lands (src/stores/team-claims.ts holds the claims).
 import type { BatchJournal, StoppedReason } from '../journal/journal.js';
-import type { GateSorting, TeamClaims } from '../stores/team-claims.js';
+import type { Adoption, GateSorting, TeamClaims } from '../stores/team-claims.js';
 import type { CreditBudget } from './budget.js';
 import type { CommitQueue } from './commit-queue.js';
+import { recordAdoption } from './team-adoption.js';
 
 /** How often the answers of other machines' lookups are asked for while this run waits for them. */
 const WAIT_POLL_MS = 200;
@@ -60,20 +61,39 @@ export class TeamGate {
     return this.waiting.size;
   }
 
+  /**
+   * Committed in flight in the journal first, then claimed `sending` in the store (one statement), then sent: a crash
+   * at any point leaves the journal saying at least what the store says.
+   */
   claimFirst(starting: readonly Starting[]): void {
     const { host } = this;
-    for (const [item, estimate, webhook] of starting) this.gated.set(item.id, { estimate, webhook });
-    host.inFlight += starting.length;
-    this.team.claim(starting.map(([item]) => item)).then(
-      (sorted) => {
-        if (!host.abandoned) this.applyClaim(sorted);
-      },
-      (err: unknown) => {
-        // Not claimed, not sent: they stay queued in the journal for the rerun.
-        for (const [item, estimate] of starting) if (this.ungate(item)) host.budget.cancel(item.country, estimate);
-        host.stopForStore(err);
-      },
-    );
+    const committed = new Set(host.commit(starting.map(([i]) => i.id)));
+    const claiming = starting.filter(([item, estimate]) => {
+      if (committed.has(item.id)) return true;
+      host.budget.cancel(item.country, estimate);
+      return false;
+    });
+    if (claiming.length === 0) return;
+    for (const [item, estimate, webhook] of claiming) this.gated.set(item.id, { estimate, webhook });
+    host.inFlight += claiming.length;
+    this.team
+      .claim(
+        claiming.map(([item]) => item),
+        true,
+      )
+      .then(
+        (sorted) => {
+          if (!host.abandoned) this.applyClaim(sorted);
+        },
+        (err: unknown) => {
+          // Not claimed, not sent: back to the journal's queue for the rerun.
+          for (const [item] of claiming) {
+            const g = this.ungate(item);
+            if (g) this.unsend(item, g.estimate);
+          }
+          host.stopForStore(err);
+        },
+      );
   }
 
   /** Colleagues' lookups no longer waited for: those numbers stay queued in the journal, for the rerun. */
@@ -105,73 +125,42 @@ export class TeamGate {
     }
   }
 
-  private adopt(write: (j: BatchJournal) => void): void {
-    this.host.queue.push(() => write(this.host.journal));
+  private adopt(item: QueueItem, adoption: Adoption): void {
+    this.host.queue.push(() => recordAdoption(this.host.journal, item.id, adoption));
     this.host.queue.countAnswer();
   }
 
-  /** Back to the journal's queue and this run's buffer: committed in flight, but not sent. */
+  /** Back to the journal's queue: committed in flight, but not sent (its place among those in flight given up). */
   private unsend(item: QueueItem, estimate: number): void {
-    this.host.inFlight--;
     this.host.budget.cancel(item.country, estimate);
     this.host.queue.push(() => this.host.journal.release(item.id));
   }
 
-  /** Claimed: committed in flight in the journal, recorded `sending` in the store, then sent. */
+  /** Claimed `sending` in the store (and committed in flight in the journal before): sent. */
   private sendClaimed(ours: readonly Starting[]): void {
-    const { host, team } = this;
-    if (ours.length === 0) return;
-    const committed = new Set(host.commit(ours.map(([i]) => i.id)));
-    const going: Starting[] = [];
-    for (const entry of ours) {
-      if (committed.has(entry[0].id)) going.push(entry);
-      else {
-        host.budget.cancel(entry[0].country, entry[1]);
-        team.settle(entry[0].e164, { kind: 'released' });
-      }
-    }
-    host.inFlight += going.length;
-    team.sending(going.map(([i]) => i)).then(
-      (mine) => {
-        if (host.abandoned) return;
-        for (const [item, estimate, webhook] of going) {
-          if (mine.has(item.id)) host.send(item, estimate, webhook);
-          else {
-            // Reaped while this run was cut off from the store (its heartbeat late): claimed again later.
-            this.unsend(item, estimate);
-            host.requeue(item);
-          }
-        }
-        host.schedulePump();
-      },
-      (err: unknown) => {
-        for (const [item, estimate] of going) {
-          this.unsend(item, estimate);
-          team.settle(item.e164, { kind: 'released' });
-        }
-        host.stopForStore(err);
-      },
-    );
+    this.host.inFlight += ours.length;
+    for (const [item, estimate, webhook] of ours) this.host.send(item, estimate, webhook);
   }
 
   private applyClaim(r: GateSorting): void {
     const { host } = this;
-    for (const [item, write] of r.answered) {
+    for (const [item, adoption] of r.answered) {
       const g = this.ungate(item);
       if (!g) continue;
       host.budget.settle(item.country, g.estimate, 0);
-      this.adopt(write);
+      this.adopt(item, adoption);
     }
+    // Committed in flight before the claim, and not sent: back in the journal's queue.
     for (const item of r.retry) {
       const g = this.ungate(item);
       if (!g) continue;
-      host.budget.cancel(item.country, g.estimate);
+      this.unsend(item, g.estimate);
       host.requeue(item);
     }
     for (const item of r.waiting) {
       const g = this.ungate(item);
       if (!g) continue;
-      host.budget.cancel(item.country, g.estimate);
+      this.unsend(item, g.estimate);
       this.waiting.set(item.id, item);
     }
     const ours = r.send.flatMap((item): Starting[] => {
@@ -181,7 +170,7 @@ export class TeamGate {
     if (host.stopping !== null) {
       // Stopped while the claim was made: claimed, but not sent after all.
       for (const [item, estimate] of ours) {
-        host.budget.cancel(item.country, estimate);
+        this.unsend(item, estimate);
         this.team.settle(item.e164, { kind: 'released' });
       }
       this.releaseWaiting();
@@ -191,7 +180,7 @@ export class TeamGate {
   }
 
   private applyPoll(r: GateSorting): void {
-    for (const [item, write] of r.answered) if (this.waiting.delete(item.id)) this.adopt(write);
+    for (const [item, adoption] of r.answered) if (this.waiting.delete(item.id)) this.adopt(item, adoption);
     for (const item of r.retry) if (this.waiting.delete(item.id)) this.host.requeue(item);
     this.watch();
     this.host.schedulePump();

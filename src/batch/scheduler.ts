@@ -180,10 +180,8 @@ export class BatchScheduler extends EventEmitter {
       this.buffer.shift();
       starting.push([item, admission.estimate, webhook]);
     }
-    if (gate && starting.length > 0) {
-      this.commit([]);
-      gate.claimFirst(starting);
-    } else this.sendNow(starting);
+    if (gate && starting.length > 0) gate.claimFirst(starting);
+    else this.sendNow(starting);
     this.progress();
     this.team?.flushSoon(this.stopForStore);
     const waiting = gate?.waitingCount ?? 0;

@@ -202,6 +202,11 @@ export const BATCH_FLAGS: ReadonlyArray<Flag<BatchFlagValues>> = [
   },
 ];
 
+/** The flags `--join` refuses: all but --concurrency and --max-credits are the scrub's owner's. */
+export const JOIN_REFUSES: ReadonlyArray<keyof BatchFlagValues> = BATCH_FLAGS.map(flagKey).filter(
+  (k) => k !== 'concurrency' && k !== 'maxCredits',
+) as Array<keyof BatchFlagValues>;
+
 /** The options of a run as the command line gives them, and which of those a rerun's journal remembers were given. */
 export function batchOptionsOf(command: Command): BatchOptions {
   const values = readFlags(command, BATCH_FLAGS) as BatchFlagValues;

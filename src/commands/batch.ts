@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { BatchEvent, BatchOptions, BatchRunResult } from '../batch/job.js';
 import { addFlags } from '../cli-options.js';
 import type { Context } from '../context.js';
-import { DncError, ExitCode } from '../errors.js';
+import { DncError, ExitCode, usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
 import { showBatchSummary, showDryRun } from '../render/batch-report.js';
 import {
@@ -20,7 +20,10 @@ import {
   type FinishedBatch,
 } from '../render/batch-run.js';
 import { askColumnsOn, askReuseOn } from './batch-ask.js';
-import { BATCH_FLAGS, batchOptionsOf } from './batch-flags.js';
+import { BATCH_FLAGS, batchOptionsOf, JOIN_REFUSES } from './batch-flags.js';
+import type { JoinOptions, JoinResult } from '../batch/join.js';
+import { flagGiven, flagKey } from '../cli-options.js';
+import { showJoinResult } from '../render/join.js';
 import type { CommandHost } from './host.js';
 
 const HELP = `
@@ -49,6 +52,11 @@ each charged again.
 Options that change no answer (budget, lists, concurrency, webhook URL, --reuse-within) may
 change on a rerun; --restart starts over.
 
+With a team store (docs/team.md) a batch prints the id of its scrub: on another machine,
+\`dnc batch --join ID\` helps it, looking up some of its numbers (at its own --concurrency,
+within its own --max-credits) while this batch writes every row; it takes no other flag and
+exits 0 once the scrub is done, stopped, or has nothing left to take.
+
 Examples:
   dnc batch leads.csv
   dnc batch leads.csv -o scrubbed.csv --country GB --callable-out call-these.csv
@@ -61,15 +69,63 @@ export function registerBatch(program: Command, host: CommandHost): void {
     .command('batch')
     .description('scrub a CSV call list: a do-not-call verdict on every row, one lookup per distinct number, resumable')
     .argument(
-      '<input>',
+      '[input]',
       'the CSV file (UTF-8 unless --encoding; comma, semicolon, tab or pipe separated), an .xlsx workbook, or - ' +
         'for standard input',
-    );
-  addFlags(command, BATCH_FLAGS).addHelpText('after', HELP);
-  host.action(command, (ctx, cmd) => runBatch(ctx, cmd.args[0]!, batchOptionsOf(cmd)), {
+    )
+    .usage('[options] <input> | --join <scrub-id>');
+  addFlags(command, BATCH_FLAGS)
+    .option(
+      '--join <scrub-id>',
+      'help a scrub another runner started with the team store: look up some of its numbers, which that runner ' +
+        'writes (docs/team.md); the id is the one it printed',
+    )
+    .addHelpText('after', HELP);
+  host.action(command, (ctx, cmd) => batchOrJoin(ctx, cmd), {
     // A batch's summary object is printed on every exit (cli.md), also when its flags were refused.
     refusedJson: (error) => unfinishedSummary(null, {}, error),
   });
+}
+
+/** `dnc batch INPUT …`, or `dnc batch --join ID` (no input: another runner's scrub). */
+function batchOrJoin(ctx: Context, cmd: Command): Promise<number> {
+  const join = cmd.opts<{ join?: string }>().join;
+  if (join === undefined) {
+    if (cmd.args[0] === undefined)
+      throw usageError('E_USAGE', "missing required argument 'input'", {
+        hint: "see 'dnc batch --help' for the usage",
+      });
+    return runBatch(ctx, cmd.args[0], batchOptionsOf(cmd));
+  }
+  const options = batchOptionsOf(cmd);
+  const others = JOIN_REFUSES.filter((k) => flagGiven(cmd, BATCH_FLAGS, k));
+  if (cmd.args[0] !== undefined || others.length > 0) {
+    const flag = BATCH_FLAGS.find((f) => flagKey(f) === others[0])?.option.long;
+    const what = cmd.args[0] !== undefined ? `input (${cmd.args[0]})` : flag;
+    throw usageError(
+      'E_USAGE',
+      `--join takes no ${what}: the runner that started the scrub reads the list and writes the output`,
+      {
+        hint: 'dnc batch --join ID [--concurrency N] [--max-credits N]',
+      },
+    );
+  }
+  return runJoinCommand(ctx, { scrub: join.trim(), concurrency: options.concurrency, maxCredits: options.maxCredits });
+}
+
+async function runJoinCommand(ctx: Context, options: JoinOptions): Promise<number> {
+  const progress = await createProgress(ctx.io, { quiet: ctx.quiet || ctx.json });
+  const show = showBatchEvents(ctx, progress);
+  const { runJoin } = await import('../batch/join.js');
+  let result: JoinResult;
+  try {
+    result = await runJoin(ctx.deps({ onEvent: show }), options);
+  } finally {
+    progress.stop();
+  }
+  const status = showJoinResult(ctx, result);
+  if (result.outcome?.fatal) throw result.outcome.fatal;
+  return status;
 }
 
 export async function runBatch(ctx: Context, input: string, options: BatchOptions): Promise<number> {

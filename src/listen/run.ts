@@ -8,6 +8,7 @@ import { type DncError, inputError, usageError } from '../errors.js';
 import { acquireJournalLock, lockHolder, type BatchJournal, type LockDeps } from '../journal/journal.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
+import { adoptPushedVerdicts } from '../batch/team-adoption.js';
 import {
   createListenSession,
   LOOKUP_EXPIRY_MS,
@@ -365,7 +366,7 @@ async function teamSharing(
         : [];
     });
     await claims.settlePushes(answers);
-    if ((await team.adoptPending(journal)) > 0) refresh();
+    if ((await adoptPushedVerdicts(journal, team)) > 0) refresh();
   };
   let failed = false;
   let running = Promise.resolve();

@@ -244,12 +244,14 @@ export interface LookupClaims {
   /**
    * Claims numbers (each once), `reserved` until `sending` says their requests leave; `takeOverExpired`: a lookup
    * that got no answer is taken (--resend-unanswered); `windowsMs` (by number): a colleague's verdict settled within
-   * it is reused, whenever it came (without: only one settled since a lease before this run began).
+   * it is reused, whenever it came (without: only one settled since a lease before this run began). `sendNow`: the
+   * requests of the numbers claimed leave as soon as this answers: they are claimed `sending` at once.
    */
   claim(
     e164s: readonly string[],
     takeOverExpired: boolean,
-    windowsMs?: readonly number[],
+    windowsMs?: ReadonlyArray<number | null>,
+    sendNow?: boolean,
   ): Promise<Map<string, ClaimFate>>;
   /** Claims of this member whose requests leave now (recorded `sending` first): those still its own. */
   sending(e164s: readonly string[]): Promise<Set<string>>;

@@ -15,6 +15,7 @@ import {
 } from './interfaces.js';
 import { isPostgresUrl, storeConnection } from './postgres/connection.js';
 import { resultsCachePath, SqliteResultsCache } from './results-cache.js';
+import type { SharedScrubs } from './shared-scrubs.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -79,7 +80,15 @@ export interface Stores {
    * Claims for "never paying twice"; null for the local store (one person's: see docs/decisions.md). `origin`: the
    * batch (its journal) the claims are for, whose later runs take over the claims an earlier one left unsettled.
    */
-  claims(scope: StoreScope, claimant: string, leaseMs: number, origin?: string): Promise<LookupClaims | null>;
+  claims(
+    scope: StoreScope,
+    claimant: string,
+    leaseMs: number,
+    origin?: string,
+    since?: Date,
+  ): Promise<LookupClaims | null>;
+  /** The scrubs other runners may help with (`dnc batch --join`); null for the local store. */
+  sharedScrubs(scope: StoreScope): Promise<SharedScrubs | null>;
   status(): Promise<StoreStatus>;
   /**
    * `dnc store migrate`: the versions applied; null when there is nothing to migrate on demand (the local files are
@@ -122,6 +131,7 @@ function localStores(env: Env, homedir: string): Stores {
     teamList: async () => null,
     teamAnchors: async () => null,
     claims: async () => null,
+    sharedScrubs: async () => null,
     async status() {
       return {
         kind: 'local',
@@ -174,7 +184,7 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
       const { PgTeamAnchors } = await import('./postgres/anchors.js');
       return new PgTeamAnchors(await pool());
     },
-    async claims(scope, claimant, leaseMs, origin) {
+    async claims(scope, claimant, leaseMs, origin, since) {
       const { PgLookupClaims } = await import('./postgres/claims.js');
       return PgLookupClaims.open(
         await pool(),
@@ -182,7 +192,12 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
         claimant,
         leaseMs,
         origin ?? null,
+        since,
       );
+    },
+    async sharedScrubs(scope) {
+      const { PgSharedScrubs } = await import('./postgres/shared-scrubs.js');
+      return new PgSharedScrubs(await pool(), scope.service, await account(scope));
     },
     async status() {
       const { LATEST_VERSION, SCHEMA } = await import('./postgres/migrations.js');

@@ -1,7 +1,8 @@
 // "Never paying twice across machines": the batch's side of a team store's claims. Numbers are claimed before they
 // are sent; one another machine is looking up is waited for, and its answer written into this journal as reused;
-// the lookups this run sends are settled with their answers, for the others. The scheduler calls it; it never prints.
-import type { BatchJournal, FinalAnswer } from '../journal/journal.js';
+// the lookups this run sends are settled with their answers, for the others. The scheduler calls it; it never prints,
+// and never writes the journal: it says what to record (an Adoption), and the batch code records it.
+import type { FinalAnswer } from '../journal/journal.js';
 import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
 import type { NumberResult } from '../journal/types.js';
 import type { ClaimAnswer, LookupClaims, Settlement, SharedAnswer } from './interfaces.js';
@@ -12,15 +13,20 @@ export interface GatedItem {
   country: string;
 }
 
-/** A journal write for the scheduler's next commit. */
-export type JournalWrite = (journal: BatchJournal) => void;
+/**
+ * What the journal records of a number this run did not look up: a final answer (`reused`: another machine's verdict,
+ * marked reused at `at`), or the receipt of a colleague's webhook lookup whose push is still to come.
+ */
+export type Adoption =
+  | { kind: 'final'; answer: FinalAnswer; reused: boolean; at: string }
+  | { kind: 'receipt'; correlationId: string; receipt: Record<string, unknown> };
 
 /** What a claim (or a poll of those waited for) says to do with each number. */
 export interface GateSorting {
   /** Ours: send them. */
   send: GatedItem[];
-  /** Answered by another machine's lookup (or found unanswered): these writes record it; nothing is sent. */
-  answered: Array<[GatedItem, JournalWrite]>;
+  /** Answered by another machine's lookup (or found unanswered): what to record; nothing is sent. */
+  answered: Array<[GatedItem, Adoption]>;
   /** Another machine is looking them up: wait for its answer. */
   waiting: GatedItem[];
   /** Let go by their claimant without a lookup: to be claimed again. */
@@ -93,16 +99,30 @@ export class TeamClaims {
     private readonly takeOverExpired: boolean,
     private readonly now: () => Date,
     /** How long a colleague's verdict of a number of this country stands (its validity window), in ms. */
-    private readonly windowMs: ((country: string) => number) | null = null,
+    private readonly windowMs: ((country: string) => number | null) | null = null,
   ) {}
 
-  /** Claims the numbers (one statement) and sorts them. */
-  async claim(items: readonly GatedItem[]): Promise<GateSorting> {
+  /** Who this run is, as its claims name it. */
+  get claimant(): string {
+    return this.claims.claimant;
+  }
+
+  /** How long a colleague's verdict of a number of `country` stands for this run (ms); null: one of this run only. */
+  windowOf(country: string): number | null {
+    return this.windowMs ? this.windowMs(country) : null;
+  }
+
+  /**
+   * Claims the numbers (one statement) and sorts them. `sendNow`: the requests of those claimed leave as soon as this
+   * answers (they are claimed `sending`, and `sending()` is not called for them).
+   */
+  async claim(items: readonly GatedItem[], sendNow = false): Promise<GateSorting> {
     const windowMs = this.windowMs;
     const fates = await this.claims.claim(
       items.map((i) => i.e164),
       this.takeOverExpired,
       windowMs ? items.map((i) => windowMs(i.country)) : undefined,
+      sendNow,
     );
     const out: GateSorting = { send: [], answered: [], waiting: [], retry: [] };
     for (const item of items) {
@@ -140,7 +160,9 @@ export class TeamClaims {
   /** `way`: found so when this run claimed the number (`finished`), or when it polled a claim it waited on. */
   private sort(item: GatedItem, a: ClaimAnswer, out: GateSorting, way: 'finished' | 'in_flight'): void {
     const at = this.now().toISOString();
-    if (a.kind === 'released') out.retry.push(item);
+    // --resend-unanswered: a send no one answered (its claimant died while this run waited) is claimed again, and
+    // taken over by that claim; anything a colleague answered since comes back from the store instead.
+    if (a.kind === 'released' || (a.kind === 'unanswered' && this.takeOverExpired)) out.retry.push(item);
     else if (a.kind === 'suppressed') {
       // An opt-out recorded while this batch runs is honoured before the send, as the list applied at its start is.
       const answer: FinalAnswer = {
@@ -155,49 +177,34 @@ export class TeamClaims {
         httpStatus: null,
         answer: null,
       };
-      out.answered.push([item, (j) => j.recordFinal(item.id, answer)]);
+      out.answered.push([item, { kind: 'final', answer, reused: false, at }]);
     } else if (a.kind === 'answered') {
-      const answer = reusedAnswer(a.answer, a.claimant, way);
-      out.answered.push([
-        item,
-        (j) => {
-          j.recordFinal(item.id, answer);
-          j.markReused([item.id], at);
-        },
-      ]);
+      out.answered.push([item, { kind: 'final', answer: reusedAnswer(a.answer, a.claimant, way), reused: true, at }]);
     } else if (a.kind === 'pending') {
       // The push goes to the claimant's listener: this row waits for the verdict it stores in the team store.
       const receipt = { status: 'started', correlation_id: a.correlationId, reused_from: a.claimant };
-      out.answered.push([item, (j) => j.recordReceipt(item.id, a.correlationId, receipt, 0)]);
+      out.answered.push([item, { kind: 'receipt', correlationId: a.correlationId, receipt }]);
     } else {
       const text =
         `sent by another dnc of the team (${a.claimant}, at ${a.claimedAt}) that stopped before the answer came: ` +
         'it may have been charged; sent again only with --resend-unanswered';
-      out.answered.push([item, (j) => j.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, text))]);
+      const answer = localAnswer('failed', UNANSWERED_SEND, text);
+      out.answered.push([item, { kind: 'final', answer, reused: false, at }]);
     }
   }
 
   /**
-   * Rows left pending on another machine's webhook lookup (they hold no credits of this batch): their verdicts, once
-   * that machine's `dnc listen` stored them in the team store, are written here as reused. Returns how many.
+   * Verdicts of other machines' webhook lookups (by correlation id) that their `dnc listen` stored in the team store
+   * since: each as the row to record, marked reused at `at`. Those still awaited are left out.
    */
-  async adoptPending(journal: BatchJournal): Promise<number> {
-    const theirs = journal.pendingNumbers().filter((p) => p.correlationId !== null && p.creditsHeld === 0);
-    if (theirs.length === 0) return 0;
-    const found = await this.claims.byCorrelation(theirs.map((p) => p.correlationId!));
+  async pushedVerdicts(correlationIds: readonly string[]): Promise<Map<string, Adoption>> {
+    if (correlationIds.length === 0) return new Map();
+    const found = await this.claims.byCorrelation(correlationIds);
     const at = this.now().toISOString();
-    let adopted = 0;
-    journal.atomically(() => {
-      for (const p of theirs) {
-        const answer = found.get(p.correlationId!);
-        const row = answer ? journal.verdict(p.e164) : undefined;
-        if (!answer || !row) continue;
-        journal.recordFinal(row.id, reusedAnswer(answer, null, 'pushed'));
-        journal.markReused([row.id], at);
-        adopted++;
-      }
-    });
-    return adopted;
+    const out = new Map<string, Adoption>();
+    for (const [id, answer] of found)
+      out.set(id, { kind: 'final', answer: reusedAnswer(answer, null, 'pushed'), reused: true, at });
+    return out;
   }
 
   /** How a lookup this run claimed ended (written to the store with the next flush). */

@@ -19,6 +19,13 @@ export function teamMachine(w: World, name: string, store: string): Record<strin
   };
 }
 
+/** How many times the sandbox was sent each number. */
+export const counted = (numbers: string[]) => {
+  const counts = new Map<string, number>();
+  for (const n of numbers) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+};
+
 /** The GRANT lines docs/team.md gives the members' role, for `role` on the database `database`. */
 export function docsGrants(role: string, database: string): string {
   const sql = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'team.md'), 'utf8'))![1]!;

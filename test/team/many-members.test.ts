@@ -8,7 +8,7 @@ import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/wait.js';
 import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
-import { teamMachine } from './helpers.js';
+import { counted, teamMachine } from './helpers.js';
 
 postgresSkipped('many members on one list');
 
@@ -17,13 +17,6 @@ afterEach(async () => {
   await w?.cleanup();
   w = undefined;
 });
-
-/** How many times the sandbox was sent each number. */
-const counted = (numbers: string[]) => {
-  const counts = new Map<string, number>();
-  for (const n of numbers) counts.set(n, (counts.get(n) ?? 0) + 1);
-  return counts;
-};
 
 /** Deadlocks the server detected in the database (retried or not: none should happen at all). */
 async function deadlocks(url: string, name: string): Promise<number> {

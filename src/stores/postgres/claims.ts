@@ -32,6 +32,8 @@ type Row = {
  * Otherwise the row is read as it stands: a colleague's claim (reserved or sending), its answer, its webhook lookup.
  * Numbers are taken in key order, so that two members claiming overlapping lists lock them in one order.
  * A member that died is reaped (members.ts): its reserved claims deleted, its sending claims made unanswered.
+ * Claims whose requests leave as soon as the statement answers are taken `sending` at once ($10): the mark a separate
+ * statement would make in the next round trip, on the path of every lookup (docs/BENCHMARKS.md, item 14).
  */
 const CLAIM = `
 WITH wanted AS (
@@ -40,11 +42,11 @@ WITH wanted AS (
 opted AS (SELECT s.e164, s.added_at FROM ${SCHEMA}.suppressions s JOIN wanted w ON w.e164 = s.e164),
 taken AS (
   INSERT INTO ${SCHEMA}.claims AS c (service, account, e164, claimant, claimed_at, expires_at, state, origin)
-  SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', 'reserved', $8::text FROM wanted
+  SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', $10::text, $8::text FROM wanted
    WHERE e164 NOT IN (SELECT e164 FROM opted)
    ORDER BY e164
   ON CONFLICT (service, account, e164) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
-    expires_at = excluded.expires_at, state = 'reserved', settled_at = NULL, correlation_id = NULL, answer = NULL,
+    expires_at = excluded.expires_at, state = excluded.state, settled_at = NULL, correlation_id = NULL, answer = NULL,
     origin = excluded.origin
   WHERE (c.state IN ('answered', 'unanswered') AND c.settled_at < coalesce(
           now() - (SELECT w.window_ms FROM wanted w WHERE w.e164 = excluded.e164) * interval '1 millisecond',
@@ -135,17 +137,20 @@ export class PgLookupClaims implements LookupClaims {
     claimant: string,
     leaseMs: number,
     origin: string | null = null,
+    /** When the scrub these claims serve began (a joiner's: its owner's start); by default, now. */
+    since?: Date,
   ): Promise<PgLookupClaims> {
     const [{ now }] = (await pool.query<{ now: Date }>('reading the time', 'SELECT now()', [], {
       idempotent: true,
     })) as [{ now: Date }];
-    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, now, origin);
+    return new PgLookupClaims(pool, scope.service, scope.account, claimant, leaseMs, since ?? now, origin);
   }
 
   async claim(
     e164s: readonly string[],
     takeOverExpired: boolean,
-    windowsMs?: readonly number[],
+    windowsMs?: ReadonlyArray<number | null>,
+    sendNow = false,
   ): Promise<Map<string, ClaimFate>> {
     this.member ??= Membership.join(this.pool, this.claimant);
     this.member.catch(() => (this.member = null));
@@ -156,7 +161,7 @@ export class PgLookupClaims implements LookupClaims {
       CLAIM,
       [
         ...[this.service, this.account, [...e164s], this.claimant, this.leaseMs, this.since, takeOverExpired],
-        ...[this.origin, [...windows]],
+        ...[this.origin, [...windows], sendNow ? 'sending' : 'reserved'],
       ],
       // Run again when the server went away before answering: a batch's claims carry its origin, and the first
       // try's are taken again at once. Without one (`dnc check`) they would read as held by itself: it stops instead.

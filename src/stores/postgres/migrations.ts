@@ -153,6 +153,29 @@ END $$;`,
     name: "the internal list changed only through the owner's functions; the chain hashes every stored column",
     sql: LIST_FUNCTIONS,
   },
+  {
+    version: 5,
+    name: 'shared scrubs: the numbers of a running batch that other runners may look up (dnc batch --join)',
+    // The owner of a scrub lists the numbers it will send (shared_numbers, with the validity window it reuses a
+    // colleague's verdict within); a runner that joins takes untaken ones from the end (taken_by, SKIP LOCKED among
+    // joiners) and claims them as any member does: the claims stay the only arbiter of who pays. Versions 3 and 4
+    // are other work of the same day. Granted to PUBLIC as members is (a team's member role needs no new grant).
+    sql: `
+CREATE TABLE ${SCHEMA}.shared_scrubs (
+  id text PRIMARY KEY, service text NOT NULL, account text NOT NULL, owner text NOT NULL,
+  started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),
+  state text NOT NULL CHECK (state IN ('running', 'done', 'stopped')),
+  listed boolean NOT NULL DEFAULT false, numbers bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE ${SCHEMA}.shared_numbers (
+  scrub text NOT NULL REFERENCES ${SCHEMA}.shared_scrubs (id) ON DELETE CASCADE, seq bigint NOT NULL,
+  e164 text NOT NULL, country text NOT NULL, window_ms float8, taken_by text,
+  PRIMARY KEY (scrub, seq)
+);
+CREATE INDEX shared_numbers_untaken ON ${SCHEMA}.shared_numbers (scrub, seq) WHERE taken_by IS NULL;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_scrubs TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_numbers TO PUBLIC;`,
+  },
 ];
 
 /** The advisory lock class (pg_advisory_lock(int, int)'s first key) of members' liveness locks: 'dncm'. */
