@@ -199,43 +199,175 @@ function firstLookupOnTheWire(
   return { promise, watch, mark };
 }
 
-export function createServiceClient(options: ServiceClientOptions): ServiceClient {
-  const base = new URL(options.baseUrl);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const retries = options.retries ?? 3;
-  const retryBaseMs = options.retryBaseMs ?? 250;
-  const now = options.now ?? (() => new Date());
-  const secrets = [options.apiKey, ...(options.secrets ?? [])];
-  const forwardedHost = options.forwardedHost ? options.forwardedHost : null;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const random = options.random ?? Math.random;
-  let destroyed = false;
-  const pool: Dispatcher = new Pool(base.origin, {
-    connections: Math.max(1, options.connections ?? 4),
-    keepAliveTimeout: 30_000,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connect: { timeout: Math.min(timeoutMs, 10_000) },
-  });
+/** The query of a lookup: E.164 (the batch's every number) encodes the same either way; URLSearchParams otherwise. */
+function lookupPath(request: LookupRequest): string {
+  let query = E164_ONLY.test(request.phoneNumber)
+    ? `phone_number=${encodeURIComponent(request.phoneNumber)}`
+    : new URLSearchParams({ phone_number: request.phoneNumber }).toString();
+  if (request.webhookUrl !== undefined)
+    query += `&${new URLSearchParams({ webhook_url: request.webhookUrl }).toString()}`;
+  return `/check_phone_number?${query}`;
+}
 
-  const baseHeaders: Record<string, string> = {
-    authorization: `Bearer ${bearerToken(options.apiKey)}`,
-    accept: 'application/json',
-    'user-agent': options.userAgent ?? 'dnc',
+/** The path and query of a usage page. */
+function usagePath(request: UsageRequest): string {
+  const query = new URLSearchParams();
+  if (request.numBillingPeriods !== undefined) query.set('num_billing_periods', String(request.numBillingPeriods));
+  // An int64 id as given (a bigint or its digits), never through a double: 2^53 + 1 stays 2^53 + 1.
+  if (request.id !== undefined) query.set('id', String(request.id));
+  if (request.cursor !== undefined) query.set('cursor', request.cursor);
+  const qs = query.toString();
+  return `/v2/usage_stats${qs ? `?${qs}` : ''}`;
+}
+
+/** One exchange's answer, parsed; the service's text masked where it enters (secrets: the key and the others). */
+function parseAnswer(answer: RawAnswer, attempts: number, secrets: readonly string[]): ParsedAnswer {
+  let parsed: unknown;
+  try {
+    parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
+  } catch {
+    parsed = undefined;
+  }
+  // A service that echoes the key (in an error text, a register URL) never gets it into a journal, a cache or a
+  // results file: what it said is masked here, where it enters, and kept so as evidence.
+  const { text, json } = maskSecretsInBody(answer.text, parsed, secrets);
+  const headers = Object.fromEntries(
+    Object.entries(answer.headers).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? maskSecrets(v, secrets) : Array.isArray(v) ? v.map((x) => maskSecrets(x, secrets)) : v,
+    ]),
+  );
+  return {
+    status: answer.status,
+    headers,
+    text,
+    json,
+    meta: {
+      status: answer.status,
+      creditCost: headerNumber(headers, LOOKUP_HEADERS.creditCost),
+      rateLimitLimit: headerNumber(headers, LOOKUP_HEADERS.rateLimitLimit),
+      rateLimitRemaining: headerNumber(headers, LOOKUP_HEADERS.rateLimitRemaining),
+      correlationId: headerValue(headers, LOOKUP_HEADERS.correlationId),
+      attempts,
+    },
   };
-  if (options.forwardedHost) baseHeaders['x-forwarded-host'] = options.forwardedHost;
-  const loggedHeaders = { ...baseHeaders, authorization: 'Bearer ***' };
-  const firstSent = firstLookupOnTheWire(base.origin, `${prefix}/check_phone_number`);
+}
 
-  function backoff(attempt: number): number {
-    // Full jitter over an exponential ceiling, capped so a retry never waits more than 8 s.
-    const ceiling = Math.min(8_000, retryBaseMs * 2 ** (attempt - 1));
-    return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+/** What the headers of section 4.1 said, as received, for the judge. */
+function answerHeaders(answer: ParsedAnswer): AnswerHeaders {
+  return {
+    creditCost: headerValue(answer.headers, LOOKUP_HEADERS.creditCost),
+    rateLimitLimit: headerValue(answer.headers, LOOKUP_HEADERS.rateLimitLimit),
+    correlationId: answer.meta.correlationId,
+  };
+}
+
+/** A typed error for an answer about the request (or one no rule covers): never a verdict about a number. */
+function refusal(answer: ParsedAnswer, what: string, forwardedHost: string | null, webhook = false): DncError {
+  return refusalOf(
+    { status: answer.status, json: answer.json, text: answer.text, details: { meta: answer.meta } },
+    { what, webhook, forwardedHost },
+  );
+}
+
+/** Section 7: a failure the service says was not charged and is worth asking again. */
+function retryableLookup(answer: ParsedAnswer, e164: string, latest: Date): boolean {
+  if (answer.status < 500 || (answer.json as { status?: unknown } | undefined)?.status !== 'failed') return false;
+  const v = judgeResult(answer.json, {
+    sentE164: e164,
+    headers: answerHeaders(answer),
+    httpStatus: answer.status,
+    latest,
+  });
+  return v.errorCode !== null && UNCHARGED_RETRYABLE_CODES.has(v.errorCode) && v.charged === false;
+}
+
+/** A free (usage) endpoint's answer: its body, or the typed error its status says. */
+function judgeFreeAnswer<T>(answer: ParsedAnswer, what: string, forwardedHost: string | null): FreeAnswer<T> {
+  if (answer.status === 200 && answer.json !== undefined && typeof answer.json === 'object') {
+    return { body: answer.json as T, raw: answer.json, text: answer.text, meta: answer.meta };
+  }
+  if (answer.status === 400 || answer.status === 404) {
+    const refused = refusal(answer, what, forwardedHost);
+    // A refusal about the reseller header is said as such; any other 400 is about the query's parameters.
+    if (refused.code === 'E_RESELLER_HEADER') throw refused;
+    if (answer.status === 400) {
+      throw usageError(
+        ClientErrorCode.usageQueryRejected,
+        `the service rejected the ${what} (400): ${refusalText(answer)}`,
+        {
+          details: { status: 400, body: answer.json ?? answer.text },
+        },
+      );
+    }
+    throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${refusalText(answer)}`, {
+      hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',
+      details: { status: 404, body: answer.json ?? answer.text },
+    });
+  }
+  throw refusal(answer, what, forwardedHost);
+}
+
+/** Always retried: a failure of a free endpoint's service itself costs nothing. */
+const serverFailure = (a: ParsedAnswer) => a.status >= 500;
+
+/**
+ * The client's transport: its pool and headers, one exchange with its deadline and --verbose event, and the retry
+ * policy over exchanges.
+ */
+class Exchanges {
+  readonly base: URL;
+  readonly prefix: string;
+  readonly timeoutMs: number;
+  readonly now: () => Date;
+  readonly secrets: readonly string[];
+  readonly forwardedHost: string | null;
+  readonly pool: Dispatcher;
+  private readonly retries: number;
+  private readonly retryBaseMs: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly baseHeaders: Record<string, string>;
+  private readonly loggedHeaders: Record<string, string>;
+  private readonly onExchange: ((event: ExchangeEvent) => void) | undefined;
+
+  constructor(options: ServiceClientOptions) {
+    this.base = new URL(options.baseUrl);
+    this.prefix = this.base.pathname.replace(/\/+$/, '');
+    const timeoutMs = (this.timeoutMs = options.timeoutMs ?? 30_000);
+    this.retries = options.retries ?? 3;
+    this.retryBaseMs = options.retryBaseMs ?? 250;
+    this.now = options.now ?? (() => new Date());
+    this.secrets = [options.apiKey, ...(options.secrets ?? [])];
+    this.forwardedHost = options.forwardedHost ? options.forwardedHost : null;
+    this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    this.random = options.random ?? Math.random;
+    this.onExchange = options.onExchange;
+    this.pool = new Pool(this.base.origin, {
+      connections: Math.max(1, options.connections ?? 4),
+      keepAliveTimeout: 30_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      connect: { timeout: Math.min(timeoutMs, 10_000) },
+    });
+    this.baseHeaders = {
+      authorization: `Bearer ${bearerToken(options.apiKey)}`,
+      accept: 'application/json',
+      'user-agent': options.userAgent ?? 'dnc',
+    };
+    if (options.forwardedHost) this.baseHeaders['x-forwarded-host'] = options.forwardedHost;
+    this.loggedHeaders = { ...this.baseHeaders, authorization: 'Bearer ***' };
   }
 
-  async function exchange(pathAndQuery: string, attempt: number): Promise<RawAnswer> {
+  private backoff(attempt: number): number {
+    // Full jitter over an exponential ceiling, capped so a retry never waits more than 8 s.
+    const ceiling = Math.min(8_000, this.retryBaseMs * 2 ** (attempt - 1));
+    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  }
+
+  private async exchange(pathAndQuery: string, attempt: number): Promise<RawAnswer> {
     const started = performance.now();
+    const timeoutMs = this.timeoutMs;
     // undici's own header and body timeouts tick on a 1 s clock (a 10 ms --timeout waited 1.4 s): a signal is exact.
     // undici listens to it until the body is read, so it bounds the wait in the pool's queue, the headers and the body.
     // A controller whose timer is cleared when the request ends, rather than AbortSignal.timeout, whose timer stays
@@ -244,29 +376,29 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException(TIMED_OUT, 'TimeoutError')), timeoutMs);
     try {
-      const res = await pool.request({
+      const res = await this.pool.request({
         method: 'GET',
         path: pathAndQuery,
-        headers: baseHeaders,
+        headers: this.baseHeaders,
         signal: deadline.signal,
       });
       const text = await res.body.text();
-      options.onExchange?.({
+      this.onExchange?.({
         method: 'GET',
         path: pathAndQuery,
         attempt,
-        requestHeaders: loggedHeaders,
+        requestHeaders: this.loggedHeaders,
         status: res.statusCode,
         responseHeaders: flatHeaders(res.headers),
         durationMs: performance.now() - started,
       });
       return { status: res.statusCode, headers: res.headers, text };
     } catch (err) {
-      options.onExchange?.({
+      this.onExchange?.({
         method: 'GET',
         path: pathAndQuery,
         attempt,
-        requestHeaders: loggedHeaders,
+        requestHeaders: this.loggedHeaders,
         // Aborted by its deadline: said in words (the abort's own code is a DOMException number, 23).
         error: deadline.signal.aborted
           ? `timed out (--timeout ${timeoutMs} ms)`
@@ -279,61 +411,34 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     }
   }
 
-  function parse(answer: RawAnswer, attempts: number): ParsedAnswer {
-    let parsed: unknown;
-    try {
-      parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
-    } catch {
-      parsed = undefined;
-    }
-    // A service that echoes the key (in an error text, a register URL) never gets it into a journal, a cache or a
-    // results file: what it said is masked here, where it enters, and kept so as evidence.
-    const { text, json } = maskSecretsInBody(answer.text, parsed, secrets);
-    const headers = Object.fromEntries(
-      Object.entries(answer.headers).map(([k, v]) => [
-        k,
-        typeof v === 'string' ? maskSecrets(v, secrets) : Array.isArray(v) ? v.map((x) => maskSecrets(x, secrets)) : v,
-      ]),
-    );
-    return {
-      status: answer.status,
-      headers,
-      text,
-      json,
-      meta: {
-        status: answer.status,
-        creditCost: headerNumber(headers, LOOKUP_HEADERS.creditCost),
-        rateLimitLimit: headerNumber(headers, LOOKUP_HEADERS.rateLimitLimit),
-        rateLimitRemaining: headerNumber(headers, LOOKUP_HEADERS.rateLimitRemaining),
-        correlationId: headerValue(headers, LOOKUP_HEADERS.correlationId),
-        attempts,
-      },
-    };
-  }
-
-  function networkError(err: unknown, pathAndQuery: string, free: boolean): DncError {
+  private networkError(err: unknown, pathAndQuery: string, free: boolean): DncError {
     const code = errnoCode(err);
-    const where = `${base.origin}${prefix}${pathAndQuery.split('?')[0]}`;
+    const origin = this.base.origin;
+    const where = `${origin}${this.prefix}${pathAndQuery.split('?')[0]}`;
     if (
       err instanceof undiciErrors.HeadersTimeoutError ||
       err instanceof undiciErrors.BodyTimeoutError ||
       (err as Error | null)?.name === 'TimeoutError' ||
       code === 'UND_ERR_CONNECT_TIMEOUT'
     ) {
-      return serviceError(ClientErrorCode.timeout, `the service did not answer within ${timeoutMs} ms (${where})`, {
-        // Not retried for a lookup: the request was sent, so it may have been charged.
-        hint: free
-          ? 'try again later, or raise --timeout'
-          : 'the lookup was sent and may have been charged (`dnc usage` shows the balance); try again later, or ' +
-            'raise --timeout',
-        cause: err,
-        details: { errno: code },
-      });
+      return serviceError(
+        ClientErrorCode.timeout,
+        `the service did not answer within ${this.timeoutMs} ms (${where})`,
+        {
+          // Not retried for a lookup: the request was sent, so it may have been charged.
+          hint: free
+            ? 'try again later, or raise --timeout'
+            : 'the lookup was sent and may have been charged (`dnc usage` shows the balance); try again later, or ' +
+              'raise --timeout',
+          cause: err,
+          details: { errno: code },
+        },
+      );
     }
     return serviceError(
       ClientErrorCode.network,
       // A transport error may quote what the peer sent: masked like an answer, since it is kept as a row's error.
-      `cannot reach the service at ${base.origin}: ${code ?? maskSecrets((err as Error).message, secrets)}`,
+      `cannot reach the service at ${origin}: ${code ?? maskSecrets((err as Error).message, this.secrets)}`,
       {
         hint: 'check --base-url / DNC_BASE_URL and your network',
         cause: err,
@@ -343,79 +448,58 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   }
 
   /**
-   * Sends a GET, retrying only what `retryable` says is safe. Transport errors are retried only
-   * when the request cannot have reached the service (connection refused, DNS), or always when
-   * `free` (usage endpoints cost nothing).
+   * Sends a GET, retrying only what `retryable` says is safe (given `arg`, so that a caller need make no closure).
+   * Transport errors are retried only when the request cannot have reached the service (connection refused, DNS),
+   * or always when `free` (usage endpoints cost nothing).
    */
-  async function send(
+  async send<A>(
     pathAndQuery: string,
-    retryable: (answer: ParsedAnswer) => boolean,
+    retryable: (answer: ParsedAnswer, arg: A) => boolean,
+    arg: A,
     free: boolean,
   ): Promise<ParsedAnswer> {
     for (let attempt = 1; ; attempt++) {
       let answer: ParsedAnswer;
       try {
-        answer = parse(await exchange(`${prefix}${pathAndQuery}`, attempt), attempt);
+        answer = parseAnswer(await this.exchange(`${this.prefix}${pathAndQuery}`, attempt), attempt, this.secrets);
       } catch (err) {
         const code = errnoCode(err);
         const safe = free || (code !== undefined && NOT_SENT_CODES.has(code));
-        if (safe && attempt <= retries) {
-          await sleep(backoff(attempt));
+        if (safe && attempt <= this.retries) {
+          await this.sleep(this.backoff(attempt));
           continue;
         }
-        throw networkError(err, pathAndQuery, free);
+        throw this.networkError(err, pathAndQuery, free);
       }
-      if (attempt <= retries && retryable(answer)) {
-        await sleep(backoff(attempt));
+      if (attempt <= this.retries && retryable(answer, arg)) {
+        await this.sleep(this.backoff(attempt));
         continue;
       }
       return answer;
     }
   }
 
-  /** What the headers of section 4.1 said, as received, for the judge. */
-  function answerHeaders(answer: ParsedAnswer): AnswerHeaders {
-    return {
-      creditCost: headerValue(answer.headers, LOOKUP_HEADERS.creditCost),
-      rateLimitLimit: headerValue(answer.headers, LOOKUP_HEADERS.rateLimitLimit),
-      correlationId: answer.meta.correlationId,
-    };
+  /** A free (usage) endpoint: a failure of the service itself can be retried without cost. */
+  async free<T>(pathAndQuery: string, what: string): Promise<FreeAnswer<T>> {
+    const answer = await this.send(pathAndQuery, serverFailure, undefined, true);
+    return judgeFreeAnswer<T>(answer, what, this.forwardedHost);
   }
+}
 
-  /** A typed error for an answer about the request (or one no rule covers): never a verdict about a number. */
-  function refusal(answer: ParsedAnswer, what: string, webhook = false): DncError {
-    return refusalOf(
-      { status: answer.status, json: answer.json, text: answer.text, details: { meta: answer.meta } },
-      { what, webhook, forwardedHost },
-    );
-  }
-
-  /** Section 7: a failure the service says was not charged and is worth asking again. */
-  function retryableLookup(answer: ParsedAnswer, e164: string): boolean {
-    if (answer.status < 500 || (answer.json as { status?: unknown } | undefined)?.status !== 'failed') return false;
-    const v = judgeResult(answer.json, {
-      sentE164: e164,
-      headers: answerHeaders(answer),
-      httpStatus: answer.status,
-      latest: now(),
-    });
-    return v.errorCode !== null && UNCHARGED_RETRYABLE_CODES.has(v.errorCode) && v.charged === false;
-  }
+export function createServiceClient(options: ServiceClientOptions): ServiceClient {
+  const calls = new Exchanges(options);
+  const { pool, now, forwardedHost } = calls;
+  let destroyed = false;
+  const firstSent = firstLookupOnTheWire(calls.base.origin, `${calls.prefix}/check_phone_number`);
+  // Whether a lookup's answer is worth asking again, judged by the clock at each answer.
+  const retryable = (answer: ParsedAnswer, e164: string) => retryableLookup(answer, e164, now());
 
   return {
     async lookup(request) {
-      // E.164 (the batch's every number) encodes the same either way; URLSearchParams for anything else.
-      let query = E164_ONLY.test(request.phoneNumber)
-        ? `phone_number=${encodeURIComponent(request.phoneNumber)}`
-        : new URLSearchParams({ phone_number: request.phoneNumber }).toString();
+      const path = lookupPath(request);
       const webhook = request.webhookUrl !== undefined;
-      if (webhook) query += `&${new URLSearchParams({ webhook_url: request.webhookUrl! }).toString()}`;
       firstSent.watch();
-      const answer = await send(
-        `/check_phone_number?${query}`,
-        (a) => retryableLookup(a, request.phoneNumber),
-        false,
-      ).finally(firstSent.mark);
+      const answer = await calls.send(path, retryable, request.phoneNumber, false).finally(firstSent.mark);
       return judgeLookupAnswer(
         {
           status: answer.status,
@@ -430,17 +514,11 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     },
 
     async usage(request = {}) {
-      const query = new URLSearchParams();
-      if (request.numBillingPeriods !== undefined) query.set('num_billing_periods', String(request.numBillingPeriods));
-      // An int64 id as given (a bigint or its digits), never through a double: 2^53 + 1 stays 2^53 + 1.
-      if (request.id !== undefined) query.set('id', String(request.id));
-      if (request.cursor !== undefined) query.set('cursor', request.cursor);
-      const qs = query.toString();
-      return freeCall<UsagePage>(`/v2/usage_stats${qs ? `?${qs}` : ''}`, 'usage query');
+      return calls.free<UsagePage>(usagePath(request), 'usage query');
     },
 
     async legacyUsage() {
-      return freeCall<LegacyUsage>('/usage_stats', 'lifetime usage query');
+      return calls.free<LegacyUsage>('/usage_stats', 'lifetime usage query');
     },
 
     firstSent: () => firstSent.promise,
@@ -457,31 +535,4 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       await pool.destroy();
     },
   };
-
-  async function freeCall<T>(pathAndQuery: string, what: string): Promise<FreeAnswer<T>> {
-    // Usage is free: a failure of the service itself can be retried without cost.
-    const answer = await send(pathAndQuery, (a) => a.status >= 500, true);
-    if (answer.status === 200 && answer.json !== undefined && typeof answer.json === 'object') {
-      return { body: answer.json as T, raw: answer.json, text: answer.text, meta: answer.meta };
-    }
-    if (answer.status === 400 || answer.status === 404) {
-      const refused = refusal(answer, what);
-      // A refusal about the reseller header is said as such; any other 400 is about the query's parameters.
-      if (refused.code === 'E_RESELLER_HEADER') throw refused;
-      if (answer.status === 400) {
-        throw usageError(
-          ClientErrorCode.usageQueryRejected,
-          `the service rejected the ${what} (400): ${refusalText(answer)}`,
-          {
-            details: { status: 400, body: answer.json ?? answer.text },
-          },
-        );
-      }
-      throw usageError(ClientErrorCode.notFound, `billing period not found (404): ${refusalText(answer)}`, {
-        hint: 'the id is unknown or belongs to another account; `dnc usage --all` lists the periods you can see',
-        details: { status: 404, body: answer.json ?? answer.text },
-      });
-    }
-    throw refusal(answer, what);
-  }
 }
