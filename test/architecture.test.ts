@@ -368,14 +368,6 @@ describe('errors', () => {
 /** The longest a function may be outside the sandbox: past this it is several steps that want names of their own. */
 const FUNCTION_LINES = 120;
 /**
- * Functions still longer (file and name), each leaving this list when it is split (issue 40). Never add to it.
- */
-const LONG_FUNCTIONS_ALLOWED = new Set([
-  'results/snapshot.ts renderSnapshot', // the render's row loop: the path the bench measures
-  'service/client.ts createServiceClient', // the client's closures over its pool and retries: that path too
-]);
-
-/**
  * Every function of a file longer than FUNCTION_LINES, as TypeScript's parser finds them: declarations, methods,
  * constructors, accessors, arrows and function expressions, each counted from its first line to its last.
  */
@@ -411,16 +403,8 @@ describe('functions', () => {
     ]);
   });
 
-  /** `src/batch/run.ts:51 runBatchJob: 141 lines` as the list names it: `batch/run.ts runBatchJob`. */
-  const listed = (found: string) => found.replace(/^src\/(\S+):\d+ (.+): \d+ lines$/, '$1 $2');
-  const long = files.filter((f) => !f.startsWith('sandbox/')).flatMap((f) => longFunctions(f));
-
-  it(`stay within ${FUNCTION_LINES} lines outside the sandbox (but those listed)`, () => {
-    expect(long.filter((found) => !LONG_FUNCTIONS_ALLOWED.has(listed(found)))).toEqual([]);
-  });
-
-  it('are listed long only while they are: a function split leaves the list', () => {
-    const still = new Set(long.map(listed));
-    expect([...LONG_FUNCTIONS_ALLOWED].filter((name) => !still.has(name))).toEqual([]);
+  it(`stay within ${FUNCTION_LINES} lines outside the sandbox`, () => {
+    const long = files.filter((f) => !f.startsWith('sandbox/')).flatMap((f) => longFunctions(f));
+    expect(long).toEqual([]);
   });
 });
