@@ -8,7 +8,7 @@ import { usageError } from '../errors.js';
 import { refuseLinkedOutput } from '../atomic-file.js';
 import { formatDuration } from '../time.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
-import { phoneColumnsOf, type ResultOptions } from '../journal/types.js';
+import { phoneColumnsOf, type RememberedRun, type ResultOptions } from '../journal/types.js';
 import {
   type BatchOptions,
   COMPLIANCE_FLAGS,
@@ -187,7 +187,7 @@ export async function checkFiles(
 }
 
 /** What the journal remembers of this run's options (paths resolved, so a rerun from elsewhere finds them). */
-export function rememberedRun(options: BatchOptions, paths: BatchPaths): Record<string, unknown> {
+export function rememberedRun(options: BatchOptions, paths: BatchPaths): Required<RememberedRun> {
   return {
     column: options.column ?? null,
     countryColumn: options.countryColumn ?? null,
@@ -338,7 +338,7 @@ export async function withRememberedOptions(
     return none; // The same check runs again below and says what is wrong.
   }
   if (!existsSync(journalPath)) return none;
-  let remembered: Record<string, unknown> | undefined;
+  let remembered: RememberedRun | undefined;
   try {
     if (options.dryRun) remembered = await rememberedRunOf(journalPath, journalInUse(journalPath, ctx.lockDeps));
     else {

@@ -36,9 +36,9 @@ export interface RecentOutcome {
 
 /**
  * Decides, before the first lookup, what becomes of the numbers answered within the last day. The whole list is in
- * the journal (a batch with recent answers in the cache reads it before sending). Returns the options as they now
- * stand (an answer on a terminal is remembered as the flag that says it), and the outcome; throws (exit 130,
- * nothing sent) when the answer is to stop.
+ * the journal (a batch with recent answers in the cache reads it before sending). An answer on a terminal is written
+ * into the journal's remembered options as the flag that says it (--reuse-within 1d or --no-reuse), where the run
+ * and its reruns read it. Returns the outcome; throws (exit 130, nothing sent) when the answer is to stop.
  */
 export async function settleRecent(
   ctx: RunContext,
@@ -46,7 +46,7 @@ export async function settleRecent(
   recent: RecentAnswers,
   options: BatchOptions,
   sending: Sending,
-): Promise<{ options: BatchOptions; outcome: RecentOutcome | null }> {
+): Promise<RecentOutcome | null> {
   let plan: SendPlan;
   try {
     plan = await planSends(queuedToSend(journal, sending.willSend), recent, sending.costs);
@@ -67,7 +67,7 @@ export async function settleRecent(
     plan = { ...plan, recent: plan.recent.filter((r) => r.ageMs > lease!) };
   }
   const answers = plan.recent;
-  if (answers.length === 0) return { options, outcome: moments.length > 0 ? none(moments.length) : null };
+  if (answers.length === 0) return moments.length > 0 ? none(moments.length) : null;
   let decision: ReuseDecision = options.noReuse ? 'pay_again' : 'default';
   if (!options.noReuse && ctx.askReuse) {
     const asked = await ctx.askReuse({
@@ -84,12 +84,13 @@ export async function settleRecent(
       });
     }
     decision = asked;
-    options = asked === 'reuse' ? { ...options, reuseWithinMs: RECENT_MS } : { ...options, noReuse: true };
+    const settled =
+      asked === 'reuse' ? { reuseWithinMs: RECENT_MS, noReuse: false } : { reuseWithinMs: null, noReuse: true };
     const meta = journal.meta();
     if (meta) {
       journal.setMeta({
         ...meta,
-        run: { ...meta.run, reuseWithinMs: options.reuseWithinMs ?? null, noReuse: options.noReuse === true },
+        run: { ...meta.run, ...settled },
         reuseAnswer: {
           answer: asked,
           at: ctx.now().toISOString(),
@@ -112,10 +113,7 @@ export async function settleRecent(
         `${formatInteger(plan.recentCredits)} credit(s)); --reuse-within 1d reuses them, --no-reuse says to pay again`,
     );
   }
-  return {
-    options,
-    outcome: { decision, answers, reused: decision === 'reuse' ? answers.length : 0, teamMoments: moments.length },
-  };
+  return { decision, answers, reused: decision === 'reuse' ? answers.length : 0, teamMoments: moments.length };
 }
 
 /** What a run sends: the countries it sends to, and what each costs (learned; the journal's over the cache's). */

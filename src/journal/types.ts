@@ -76,8 +76,8 @@ export interface BatchMeta {
   outputEncoding?: TextEncoding | undefined;
   /** --format of the results (csv or xlsx); by the output's extension when absent. */
   outputFormat?: 'csv' | 'xlsx';
-  /** The options the batch was last run with (the command decides their shape), for a rerun without flags. */
-  run?: Record<string, unknown>;
+  /** The options the batch was last run with, resolved (what the plan settled included), for a rerun without flags. */
+  run?: RememberedRun;
   /**
    * The answer given on a terminal to "reuse, pay again or stop?" for the numbers answered within the last day (a
    * resume follows it, through `run`, and does not ask again): what was answered, when, and what was at stake.
@@ -94,6 +94,44 @@ export interface BatchMeta {
    * none (the law's rules); so too in journals from before they were recorded (no `calling`).
    */
   calling?: BatchCalling;
+}
+
+/**
+ * The options a batch was last run with, as its journal keeps them: resolved once (paths absolute, what the plan
+ * settled of --reuse-within and --no-reuse written back), read by a rerun that does not give them again. Every field
+ * is optional: journals from before an option was remembered lack it (a rerun then takes the option's default).
+ */
+export interface RememberedRun {
+  /** --column; a string in journals from before several phone columns were read. */
+  column?: string[] | string | null;
+  countryColumn?: string | null;
+  country?: string | null;
+  delimiter?: string | null;
+  header?: boolean;
+  concurrency?: number;
+  webhookUrl?: string | null;
+  webhookAll?: boolean;
+  allowInsecureWebhookUrl?: boolean;
+  maxCredits?: number | null;
+  callableOut?: string | null;
+  suppressedOut?: string | null;
+  reviewOut?: string | null;
+  dialOut?: string | null;
+  reuseWithinMs?: number | null;
+  noReuse?: boolean;
+  escapeFormulas?: boolean;
+  format?: 'csv' | 'xlsx' | null;
+  sheet?: string | null;
+  skipRows?: number | null;
+  encoding?: TextEncoding | null;
+  outputEncoding?: TextEncoding | null;
+  /** --suppression-list, --seller, --san, --campaign. */
+  compliance?: {
+    suppressionList?: string | undefined;
+    seller?: string | undefined;
+    san?: string | undefined;
+    campaign?: string | undefined;
+  };
 }
 
 /** Calling settings as a batch recorded them. */

@@ -22,7 +22,10 @@ export interface BatchJob {
   readonly ctx: RunContext;
   /** The input as given (`-` for standard input). */
   readonly input: string;
-  /** Resolved once, before the journal opens (remembered from it on a rerun); the plan may settle --reuse-within. */
+  /**
+   * Resolved once, before the journal opens (remembered from it on a rerun). What the plan settles (--reuse-within or
+   * --no-reuse, answered on a terminal) it writes into the journal's remembered options and takes back from there.
+   */
   options: BatchOptions;
   readonly paths: BatchPaths;
   readonly layout: TableLayout;
