@@ -6,6 +6,8 @@ import { keptFolder, unkeptStateNote } from '../paths.js';
 import { registerJournal } from '../stores/registry.js';
 import { reusedNote } from '../stores/results-cache.js';
 import type { ValidityRules } from '../compliance/validity.js';
+import type { StoreScope } from '../stores/interfaces.js';
+import type { Stores } from '../stores/owner.js';
 import { formatInteger } from '../text/numbers.js';
 import { complianceSettings, type ComplianceContext, type ComplianceFlags } from '../compliance/settings.js';
 import { settledNumbersOf } from '../journal/views.js';
@@ -116,31 +118,36 @@ export async function reusableGuardLine(
  * and --reuse-within was not given (null otherwise, or when there is no cache): judged by the validity windows
  * the scrub is made under.
  */
-export async function reusableCounter(
+export function reusableCounter(
   e: EvidenceEnv & ComplianceContext,
   service: string,
   flags: ComplianceFlags,
 ): Promise<ReusableCounter | null> {
-  try {
-    const rules = (await complianceSettings(e, flags)).validity;
-    return await ReusableCounter.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
-  } catch {
-    return null; // (the config is read again, and its problems said, where the batch needs it)
-  }
+  return cacheViewOf(e, service, flags, (...a) => ReusableCounter.open(...a));
 }
 
 /**
  * The results cache when it holds answers of `service` from the last day (src/batch/repay.ts decides on them), else
  * null: judged by the validity windows the scrub is made under.
  */
-export async function recentAnswersOf(
+export function recentAnswersOf(
   e: EvidenceEnv & ComplianceContext,
   service: string,
   flags: ComplianceFlags,
 ): Promise<RecentAnswers | null> {
+  return cacheViewOf(e, service, flags, (...a) => RecentAnswers.open(...a));
+}
+
+/** A view of the results cache of `service` under the scrub's validity windows; null when it cannot be had. */
+async function cacheViewOf<T>(
+  e: EvidenceEnv & ComplianceContext,
+  service: string,
+  flags: ComplianceFlags,
+  open: (stores: Stores, scope: StoreScope, now: Date, rules: ValidityRules) => Promise<T | null>,
+): Promise<T | null> {
   try {
     const rules = (await complianceSettings(e, flags)).validity;
-    return await RecentAnswers.open(await e.stores(), await scopeOf(e, service), e.now(), rules);
+    return await open(await e.stores(), await scopeOf(e, service), e.now(), rules);
   } catch {
     return null; // (the config is read again, and its problems said, where the batch needs it)
   }
