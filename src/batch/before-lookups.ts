@@ -178,21 +178,29 @@ export async function reusableOfRun(
   return counter.done(costs);
 }
 
-/** Before any lookup: the journal is registered (for trace and reconcile), and cached verdicts reused when asked. */
+/**
+ * The run's bookkeeping, made once the first lookups are on the wire (it creates files a first scrub does not have yet,
+ * with their syncs, which would otherwise delay them): the journal registered for trace and reconcile, and the
+ * account its verdicts are cached under recorded in it (for `dnc listen`). Best effort, said with --verbose.
+ */
+export async function registerRun(e: EvidenceEnv, say: Say, journal: BatchJournal, service: string): Promise<void> {
+  await recordAccount(e, journal, service);
+  const state = keptFolder(e.env, e.homedir, 'state');
+  const output = journal.meta()?.outputPath ?? '';
+  if (state === null || !(await registerJournal(state, journal.path, output, e.now()))) {
+    say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
+  }
+}
+
+/** Before any lookup: a state folder that cannot be kept is said, and cached verdicts reused when asked (--reuse-within). */
 export async function beforeLookups(
   e: EvidenceEnv & ComplianceContext,
   say: Say,
   journal: BatchJournal,
   options: { service: string; reuseWithinMs: number | null; compliance: ComplianceFlags },
 ): Promise<void> {
-  const meta = journal.meta();
   const unkept = unkeptStateNote(e.env, e.homedir);
   if (unkept) say.info(`dnc: ${unkept}`);
-  await recordAccount(e, journal, options.service);
-  const state = keptFolder(e.env, e.homedir, 'state');
-  if (state === null || !(await registerJournal(state, journal.path, meta?.outputPath ?? '', e.now()))) {
-    say.debug('could not register the journal in the state folder (dnc trace will need --journal)');
-  }
   if (options.reuseWithinMs === null) return;
   let reused = 0;
   try {

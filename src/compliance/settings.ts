@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { loadConfigFile, type GlobalFlags } from '../config.js';
 import { inputError, usageError } from '../errors.js';
-import { Anchors } from '../stores/anchors.js';
+import { Anchors, anchorsPath } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 import { keptFolder, missingHome, stateDir } from '../paths.js';
@@ -242,11 +242,11 @@ export async function openListForChange(
 /** What anchoring a list's head needs of a command's context: where the state folder is. */
 export type AnchorContext = Pick<ComplianceContext, 'env' | 'homedir'>;
 
-async function openAnchors(ctx: AnchorContext): Promise<Anchors | null> {
+async function openAnchors(ctx: AnchorContext, { create = true } = {}): Promise<Anchors | null> {
   // Anchors are kept where the user's state is, made at a list's first use (a list used before the folder existed
   // would otherwise go unanchored until something else made it); none when it would lie in a missing home folder.
   const dir = keptFolder(ctx.env, ctx.homedir, 'state');
-  if (dir === null) return null;
+  if (dir === null || (!create && !existsSync(anchorsPath(dir)))) return null;
   try {
     return await Anchors.open(dir);
   } catch {
@@ -269,7 +269,8 @@ export async function checkListAnchor(
   /** The head verified by the caller (else the list's head now). */
   verifiedHead?: string | null,
 ): Promise<void> {
-  const anchors = await openAnchors(ctx);
+  // No list and no anchors: nothing was anchored that could be gone (and nothing is to be anchored).
+  const anchors = await openAnchors(ctx, { create: store !== null });
   if (!anchors) return;
   try {
     const anchor = anchors.list(store?.id ?? null, listPath);

@@ -55,11 +55,12 @@ export async function scopeOf(
  * that `dnc listen`, which needs no key, fills the same cache. Best effort.
  */
 export async function recordAccount(e: EvidenceEnv, journal: BatchJournal, service: string): Promise<void> {
-  const meta = journal.meta();
-  if (!meta) return;
+  if (!journal.meta()) return;
   try {
     const a = await (await e.stores()).account(await scopeOf(e, service));
-    if (a && meta.accounts?.[a.place] !== a.account)
+    // The meta as it is now (the run may have written it meanwhile: this runs beside the lookups).
+    const meta = journal.meta();
+    if (a && meta && meta.accounts?.[a.place] !== a.account)
       journal.setMeta({ ...meta, accounts: { ...meta.accounts, [a.place]: a.account } });
   } catch {
     // No cache can be kept (no home folder): listen then has nothing to fill either.

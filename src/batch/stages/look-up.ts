@@ -23,10 +23,13 @@ export type LookedUp =
   | { kind: 'stopped'; outcome: SchedulerOutcome; fatal: DncError; estimate: Estimate | null }
   | { kind: 'abandoned' };
 
+const nothing = () => {};
+
 export async function lookUpStage(run: OpenRun, plan: Plan): Promise<LookedUp> {
   const { ctx, journal } = run;
   // Lists and reused verdicts may have answered every number: then nothing is sent.
   if (run.reading === null && journal.unsentCount() === 0) {
+    run.background.add('registering the run', beforeSending.registerRun(ctx, ctx, journal, run.serviceOrigin));
     journal.setStoppedReason(null);
     return { kind: 'none', outcome: null, estimate: { numbers: 0, credits: 0 } };
   }
@@ -38,10 +41,16 @@ export async function lookUpStage(run: OpenRun, plan: Plan): Promise<LookedUp> {
   const guarding = guardCredits(run, plan, toWeigh);
   if (reading === null) await guarding;
   const { onProgress, drained } = await beginEarlyRender(run);
-  const outcome = await runLookups(ctx, journal, client, run.options, plan.costs, reading, {
+  const lookups = runLookups(ctx, journal, client, run.options, plan.costs, reading, {
     answered: (p) => (onProgress(p), run.early?.answered()),
     drained,
   });
+  const firstSentOrOver = Promise.race([client.firstSent?.(), lookups.then(nothing, nothing)]);
+  run.background.add(
+    'registering the run',
+    firstSentOrOver.then(() => beforeSending.registerRun(ctx, ctx, journal, run.serviceOrigin)),
+  );
+  const outcome = await lookups;
   run.lookupsOver();
   await run.renderStarting;
   run.abandoned = outcome.abandoned;
