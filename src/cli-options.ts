@@ -160,3 +160,14 @@ export function flagGiven<T>(command: Command, flags: ReadonlyArray<Flag<T>>, ke
   const flag = flags.find((f) => flagKey(f) === key);
   return flag !== undefined && command.getOptionValueSource(flag.option.attributeName()) === 'cli';
 }
+
+/**
+ * --unanchored, as verify, status, report and window take it: a results file anchored nowhere this machine can see is
+ * judged anyway, with the weaker check (said in what the command prints), instead of being unproven (exit 3).
+ */
+export function unanchoredOption(subject: 'a file' | 'files' = 'a file'): Option {
+  return new Option(
+    '--unanchored',
+    `judge ${subject} anchored nowhere this machine can see (the weaker check: it says what it did not check)`,
+  );
+}

@@ -15,7 +15,6 @@ import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } from '../config.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import type { SharedScrubInfo, SharedScrubs } from '../stores/shared-scrubs.js';
 import { TeamClaims } from '../stores/team-claims.js';
-import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import type { BatchRunDeps, RunContext } from './job.js';
 import { runContext } from './job.js';
 import { BatchScheduler } from './scheduler.js';
@@ -190,15 +189,14 @@ export async function runJoin(deps: BatchRunDeps, options: JoinOptions): Promise
   const team = new TeamClaims(claims, false, ctx.now, (country) => feed.windows.get(country) ?? null);
   const client = await ctx.createClient({ connections: options.concurrency });
   const scheduler = new BatchScheduler({
+    // The numbers come from the owner's list of the scrub, a few at a time; none of a webhook-only country (see
+    // joinable in src/batch/lookups.ts), so a joiner sends no webhook lookup.
+    incoming: feed,
     team,
     journal,
     client,
     concurrency: options.concurrency,
     maxCredits: options.maxCredits,
-    webhookUrl: null,
-    webhookAll: false,
-    webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES,
-    incoming: feed,
   });
   scheduler.on('progress', (p: SchedulerProgress) => {
     // (No list is read here: the total is what this runner has taken so far.)

@@ -77,7 +77,6 @@ export async function runLookups(
     maxCredits: options.maxCredits,
     webhookUrl: options.webhookUrl ?? null,
     webhookAll: options.webhookAll,
-    webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES,
     knownCosts,
     ...(reading ? { incoming: reading } : {}),
   });

@@ -1,5 +1,6 @@
 // The batch scheduler: sends the journal's queued numbers, concurrency-limited and within budget, and journals each
 // answer.
+import { WEBHOOK_ONLY_COUNTRIES } from '../wire/types.js';
 import { EventEmitter } from 'node:events';
 import { DncError, isDncError } from '../errors.js';
 import { type Judgement } from '../service/answers.js';
@@ -30,10 +31,12 @@ export interface SchedulerOptions {
   concurrency: number;
   /** --max-credits: credits the whole batch (every run of this journal) may use; null for no budget. */
   maxCredits: number | null;
-  webhookUrl: string | null;
+  /** --webhook-url; none by default (a webhook-only country's numbers are then answered here, not sent). */
+  webhookUrl?: string | null;
   /** --webhook-all: every lookup in webhook mode, not only the webhook-only countries. */
-  webhookAll: boolean;
-  webhookOnlyCountries: readonly string[];
+  webhookAll?: boolean;
+  /** The countries the service answers only by webhook (by default the interface's, WEBHOOK_ONLY_COUNTRIES). */
+  webhookOnlyCountries?: readonly string[];
   /**
    * Credits per lookup seen earlier for this service (the user's cost cache). A hint, not a fact: the price may
    * have changed since, so a country known only from it is still probed alone, at no less than its hint.
@@ -100,11 +103,15 @@ export class BatchScheduler extends EventEmitter {
   private team: TeamClaims | null = null;
   private gate: TeamGate | null = null;
 
+  private readonly options: Required<Pick<SchedulerOptions, 'webhookUrl' | 'webhookAll' | 'webhookOnlyCountries'>> &
+    SchedulerOptions;
+
   constructor(
-    private readonly options: SchedulerOptions,
+    options: SchedulerOptions,
     private readonly clock: () => number = () => performance.now(),
   ) {
     super();
+    this.options = { webhookUrl: null, webhookAll: false, webhookOnlyCountries: WEBHOOK_ONLY_COUNTRIES, ...options };
   }
 
   /** Stops starting lookups; those in flight finish and are journaled. */

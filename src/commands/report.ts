@@ -1,5 +1,6 @@
 // `dnc report`: a self-contained HTML report of one scrub for an auditor (printable to PDF), from its results file and
 // manifest.
+import { unanchoredOption } from '../cli-options.js';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
@@ -31,10 +32,7 @@ export function registerReport(program: Command, host: CommandHost): void {
     .argument('<results>', 'the output CSV of `dnc batch`')
     .option('-o, --output <file>', 'where to write it (default: RESULTS.report.html beside the results)')
     .option('--include-numbers', `list the phone numbers (at most ${formatInteger(REPORT_MAX_ROWS)} rows)`)
-    .option(
-      '--unanchored',
-      'judge a file anchored nowhere this machine can see (the weaker check: it says what it did not check)',
-    )
+    .addOption(unanchoredOption())
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts() as { output?: string; includeNumbers?: boolean; unanchored?: boolean };

@@ -2,7 +2,7 @@
 // or expiring).
 import path from 'node:path';
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, unanchoredOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
 import type { CommandHost } from './host.js';
@@ -32,10 +32,7 @@ export function registerStatus(program: Command, host: CommandHost): void {
     .argument('[path...]', 'results CSVs, manifests or folders (default: the current folder)')
     .addOption(durationOption('--expiring <duration>', 'also fail for scrubs that expire within DURATION, e.g. 7d'))
     .addOption(dateTimeOption('--as-of <time>', 'judge as of this ISO 8601 time instead of now'))
-    .option(
-      '--unanchored',
-      'judge files anchored nowhere this machine can see (the weaker check: a warning says what it did not check)',
-    )
+    .addOption(unanchoredOption('files'))
     .option(
       '--scrubs',
       "the latest scrubs recorded in the history (the team's, with a team store): who, for whom, when",

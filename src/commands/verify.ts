@@ -3,7 +3,7 @@
 import { describeRecordAt } from '../tables/record-location.js';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption, integerOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, integerOption, unanchoredOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import type { JudgedReport } from '../verify/fit-to-dial.js';
 import { recheckWords, settledNote } from '../verify/fitness.js';
@@ -56,10 +56,7 @@ export function registerVerify(program: Command, host: CommandHost): void {
       '--without-journal',
       'judge a file whose batch journal is gone (the weaker check: its rows cannot be compared with what was answered)',
     )
-    .option(
-      '--unanchored',
-      'judge a file anchored nowhere this machine can see (the weaker check: it says what it did not check)',
-    )
+    .addOption(unanchoredOption())
     .addHelpText('after', HELP);
   host.action(command, async (ctx, cmd) => {
     const o = cmd.opts<{

@@ -1,6 +1,6 @@
 // `dnc window`: the numbers of a results file to dial in a slot: callable, fit to dial, inside their calling window.
 import type { Command } from 'commander';
-import { dateTimeOption, durationOption } from '../cli-options.js';
+import { dateTimeOption, durationOption, unanchoredOption } from '../cli-options.js';
 import { showSaid, type Context } from '../context.js';
 import { ExitCode, usageError } from '../errors.js';
 import { writeLine } from '../io.js';
@@ -58,7 +58,7 @@ export function registerWindow(program: Command, host: CommandHost): void {
       ),
     )
     .option('--without-journal', "judge a file whose batch journal is gone (verify's weaker check)")
-    .option('--unanchored', "judge a file anchored nowhere this machine can see (verify's weaker check)")
+    .addOption(unanchoredOption())
     .option(
       '--calling-settings <file>',
       "a JSON file of the team's calling policy and overrides (env DNC_CALLING_SETTINGS; else the config's calling)",
