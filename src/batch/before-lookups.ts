@@ -192,7 +192,7 @@ export async function registerRun(e: EvidenceEnv, say: Say, journal: BatchJourna
   }
 }
 
-/** Before any lookup: a state folder that cannot be kept is said, and cached verdicts reused when asked (--reuse-within). */
+/** Before any lookup: a state folder not kept is said, and cached verdicts reused when asked (--reuse-within). */
 export async function beforeLookups(
   e: EvidenceEnv & ComplianceContext,
   say: Say,

@@ -8,7 +8,14 @@ import { usageError } from '../errors.js';
 import { refuseLinkedOutput } from '../atomic-file.js';
 import { formatDuration } from '../time.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
-import { phoneColumnsOf, type RememberedRun, type ResultOptions } from '../journal/types.js';
+import {
+  phoneColumnsOf,
+  rememberedOf,
+  type BatchMeta,
+  type RememberedRun,
+  type ResultOptions,
+  type StoredRun,
+} from '../journal/types.js';
 import {
   type BatchOptions,
   COMPLIANCE_FLAGS,
@@ -186,8 +193,11 @@ export async function checkFiles(
   for (const [dir, what] of folders) await checkWritableFolder(dir, what);
 }
 
-/** What the journal remembers of this run's options (paths resolved, so a rerun from elsewhere finds them). */
-export function rememberedRun(options: BatchOptions, paths: BatchPaths): Required<RememberedRun> {
+/**
+ * What the journal remembers of this run's options in its `run` (the outputs and the webhook it records in fields of
+ * their own: see rememberedOf).
+ */
+export function rememberedRun(options: BatchOptions): StoredRun {
   return {
     column: options.column ?? null,
     countryColumn: options.countryColumn ?? null,
@@ -195,24 +205,35 @@ export function rememberedRun(options: BatchOptions, paths: BatchPaths): Require
     delimiter: options.delimiter ?? null,
     header: options.header,
     concurrency: options.concurrency,
-    webhookUrl: options.webhookUrl ?? null,
-    webhookAll: options.webhookAll,
     allowInsecureWebhookUrl: options.allowInsecureWebhookUrl,
     maxCredits: options.maxCredits,
-    callableOut: paths.callableOut,
-    suppressedOut: paths.suppressedOut,
-    reviewOut: paths.reviewOut,
-    dialOut: paths.dialOut,
     reuseWithinMs: options.reuseWithinMs ?? null,
     noReuse: options.noReuse === true,
-    escapeFormulas: options.escapeFormulas === true,
-    format: options.format ?? null,
     sheet: options.sheet ?? null,
     skipRows: options.skipRows ?? null,
     encoding: options.encoding ?? null,
-    outputEncoding: options.outputEncoding ?? null,
     compliance: options.compliance ?? {},
   };
+}
+
+/**
+ * The run's options as its journal records them, once the journal holds them (the read stage on): every option it
+ * remembers (resolved once: paths absolute; what the plan settled of --reuse-within and --no-reuse) taken from it, the
+ * options of this run only (--restart, --resend-*, --journal …) from the command line. The stages read these.
+ */
+export function optionsOfJournal(options: BatchOptions, meta: BatchMeta | null): BatchOptions {
+  const remembered = meta ? rememberedOf(meta) : undefined;
+  if (!remembered) return options;
+  const merged: Record<string, unknown> = { ...options };
+  for (const name of REMEMBERED_OPTIONS) if (name in remembered) merged[name] = rememberedValue(remembered, name);
+  return merged as unknown as BatchOptions;
+}
+
+/** A remembered option as BatchOptions holds it (null kept only where it is a value: no budget, no reuse window). */
+function rememberedValue(remembered: RememberedRun, name: RememberedOption): unknown {
+  const value = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
+  // Journals from before several phone columns were read remember one.
+  return name === 'column' && typeof value === 'string' ? [value] : value;
 }
 
 function statSafe(file: string) {
@@ -344,7 +365,8 @@ export async function withRememberedOptions(
     else {
       const journal = await BatchJournal.open(journalPath, { create: false, readonly: true });
       try {
-        remembered = journal.meta()?.run;
+        const meta = journal.meta();
+        remembered = meta ? rememberedOf(meta) : undefined;
       } finally {
         journal.close();
       }
@@ -357,10 +379,7 @@ export async function withRememberedOptions(
   const resumedWith: string[] = [];
   for (const name of REMEMBERED_OPTIONS) {
     if (options.given.has(name) || !(name in remembered)) continue;
-    // null is a value (no budget, no reuse window); for the rest it means not given.
-    merged[name] = remembered[name] ?? (name === 'maxCredits' || name === 'reuseWithinMs' ? null : undefined);
-    // Journals from before several phone columns remember one.
-    if (name === 'column' && typeof merged[name] === 'string') merged[name] = [merged[name]];
+    merged[name] = rememberedValue(remembered, name);
     // The one of --reuse-within and --no-reuse given now replaces the other remembered.
     if (name === 'reuseWithinMs' && options.given.has('noReuse') && options.noReuse) merged[name] = null;
     if (name === 'noReuse' && options.given.has('reuseWithinMs') && (options.reuseWithinMs ?? null) !== null)

@@ -88,6 +88,10 @@ const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
   // 5. The credits of earlier answers of a number sent again after a charged failure (--resend-failed): kept in its
   //    credits, which are these plus the last answer's.
   (db) => addColumn(db, 'numbers', 'credits_before', 'INTEGER NOT NULL DEFAULT 0'),
+  // 6. The meta keeps each option once (the outputs and the webhook no longer repeated in `run`: see rememberedOf).
+  //    Nothing to change in an older journal, which repeats them; the version tells an older dnc, which would read
+  //    them from `run` only and resume without its --callable-out, that it must not resume this one.
+  () => {},
 ];
 
 function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {

@@ -98,8 +98,11 @@ export interface BatchMeta {
 
 /**
  * The options a batch was last run with, as its journal keeps them: resolved once (paths absolute, what the plan
- * settled of --reuse-within and --no-reuse written back), read by a rerun that does not give them again. Every field
- * is optional: journals from before an option was remembered lack it (a rerun then takes the option's default).
+ * settled of --reuse-within and --no-reuse written back), read by the run's stages and by a rerun that does not give
+ * them again, through rememberedOf. Every field is optional: journals from before an option was remembered lack it (a
+ * rerun then takes the option's default). The options that say where and how the outputs are written, and the
+ * webhook, are kept once, in the meta's own fields (callableOut, outputFormat, options.webhookUrl …): journals
+ * written before that (2026-11-28, schema version 5 and below) repeat them here too.
  */
 export interface RememberedRun {
   /** --column; a string in journals from before several phone columns were read. */
@@ -133,6 +136,37 @@ export interface RememberedRun {
     campaign?: string | undefined;
   };
 }
+
+/** The options a journal's batch was last run with (see RememberedRun); undefined when it remembers none. */
+export function rememberedOf(meta: BatchMeta): RememberedRun | undefined {
+  if (!meta.run) return undefined;
+  return {
+    ...meta.run,
+    callableOut: meta.callableOut,
+    suppressedOut: meta.suppressedOut,
+    reviewOut: meta.reviewOut ?? null,
+    dialOut: meta.dialOut ?? null,
+    escapeFormulas: meta.escapeFormulas === true,
+    format: meta.outputFormat ?? null,
+    outputEncoding: meta.outputEncoding ?? null,
+    webhookUrl: meta.options.webhookUrl,
+    webhookAll: meta.options.webhookAll,
+  };
+}
+
+/** What a journal's `run` holds that its meta does not hold elsewhere (what a batch writes there). */
+export type StoredRun = Omit<
+  Required<RememberedRun>,
+  | 'callableOut'
+  | 'suppressedOut'
+  | 'reviewOut'
+  | 'dialOut'
+  | 'escapeFormulas'
+  | 'format'
+  | 'outputEncoding'
+  | 'webhookUrl'
+  | 'webhookAll'
+>;
 
 /** Calling settings as a batch recorded them. */
 export interface BatchCalling {

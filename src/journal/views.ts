@@ -3,7 +3,14 @@
 import { closeSync, existsSync, openSync, readSync, rmSync, statSync, mkdtempSync, copyFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { REQUEUE_WHERE, UNANSWERED_SENDS } from './schema.js';
-import { CONFLICTING_PUSHES, UNANSWERED_SEND, type BatchMeta, type NumberState, type RememberedRun } from './types.js';
+import {
+  CONFLICTING_PUSHES,
+  rememberedOf,
+  UNANSWERED_SEND,
+  type BatchMeta,
+  type NumberState,
+  type RememberedRun,
+} from './types.js';
 import { default as Database } from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -327,12 +334,12 @@ export function rerunPlanOf(journalPath: string, inUse: boolean): Promise<RerunP
 }
 
 /**
- * The options a journal's batch was last run with (BatchMeta.run), read without changing the journal (for a dry run).
+ * The options a journal's batch was last run with (rememberedOf), read without changing the journal (for a dry run).
  */
 export function rememberedRunOf(journalPath: string, inUse: boolean): Promise<RememberedRun | undefined> {
   return readUntouched(journalPath, inUse, (db) => {
     const row = db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get('batch');
-    return row ? (JSON.parse(row.value) as BatchMeta).run : undefined;
+    return row ? rememberedOf(JSON.parse(row.value) as BatchMeta) : undefined;
   });
 }
 

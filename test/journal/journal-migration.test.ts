@@ -50,8 +50,9 @@ describe('a journal of the previous release', () => {
 
     const db = new Database(journal, { readonly: true });
     try {
-      // Every step: the fifth keeps what a failed number cost before --resend-failed sent it again.
-      expect(db.pragma('user_version', { simple: true })).toBe(5);
+      // Every step: the fifth keeps what a failed number cost before --resend-failed sent it again; the sixth marks a
+      // meta that keeps each option once.
+      expect(db.pragma('user_version', { simple: true })).toBe(6);
       const columns = db
         .prepare<[], { name: string }>('PRAGMA table_info(numbers)')
         .all()

@@ -23,8 +23,9 @@ export interface BatchJob {
   /** The input as given (`-` for standard input). */
   readonly input: string;
   /**
-   * Resolved once, before the journal opens (remembered from it on a rerun). What the plan settles (--reuse-within or
-   * --no-reuse, answered on a terminal) it writes into the journal's remembered options and takes back from there.
+   * Resolved once, before the journal opens (remembered from it on a rerun), and written into it; from the read stage
+   * on, the options as the journal records them (optionsOfJournal), taken again after the plan has written what it
+   * settled (--reuse-within or --no-reuse, answered on a terminal).
    */
   options: BatchOptions;
   readonly paths: BatchPaths;

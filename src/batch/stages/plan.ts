@@ -4,8 +4,7 @@ import { formatInteger } from '../../text/numbers.js';
 import { adoptTeamVerdicts } from '../lookups.js';
 import * as beforeSending from '../before-lookups.js';
 import { sendingOf, settleRecent } from '../repay.js';
-import type { RememberedRun } from '../../journal/types.js';
-import type { BatchOptions } from '../job.js';
+import { optionsOfJournal } from '../options.js';
 import type { OpenRun, Plan } from './context.js';
 import { applyLists } from './read.js';
 
@@ -29,15 +28,8 @@ export async function planStage(run: OpenRun, read: { listsApplied: boolean }): 
   // is checked when it comes, and says "so far" while reading goes on).
   const sending = await sendingOf(ctx, journal, run.options, serviceOrigin);
   const recentOutcome = run.recent ? await settleRecent(ctx, journal, run.recent, run.options, sending) : null;
-  run.options = withSettledReuse(run.options, journal.meta()?.run);
+  // An answer on a terminal ("reuse, pay again or stop?") is written into the journal's remembered options
+  // (src/batch/repay.ts): the look-up and write stages read it from there.
+  run.options = optionsOfJournal(run.options, journal.meta());
   return { costs: sending.costs, willSend: sending.willSend, balance, recentOutcome };
-}
-
-/**
- * The options as the plan settled them: an answer on a terminal ("reuse, pay again or stop?") is written into the
- * journal's remembered options (src/batch/repay.ts), and the look-up stage reads it from there.
- */
-function withSettledReuse(options: BatchOptions, remembered: RememberedRun | undefined): BatchOptions {
-  if (!remembered) return options;
-  return { ...options, reuseWithinMs: remembered.reuseWithinMs ?? null, noReuse: remembered.noReuse === true };
 }

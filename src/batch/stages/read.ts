@@ -5,7 +5,7 @@ import * as compliance from '../../compliance/batch-compliance.js';
 import { PhoneCaches } from '../../phone/phone-cache.js';
 import * as calling from '../calling.js';
 import * as beforeSending from '../before-lookups.js';
-import { rememberedRun } from '../options.js';
+import { optionsOfJournal, rememberedRun } from '../options.js';
 import { readInput } from '../read-input.js';
 import { prepareJournal, type JournalBatch } from '../resume.js';
 import type { BatchRun, OpenRun } from './context.js';
@@ -33,7 +33,7 @@ export async function openStage(run: BatchRun): Promise<OpenRun> {
       manifestPath: paths.output.kind === 'file' ? undefined : run.manifestPath,
       reviewOut: paths.reviewOut,
       dialOut: paths.dialOut,
-      run: rememberedRun(options, paths),
+      run: rememberedRun(options),
     },
   };
   return Object.assign(run, { journal, batch, rendering, phones });
@@ -63,6 +63,8 @@ export async function readStage(run: OpenRun): Promise<{ listsApplied: boolean }
     if (streaming) streaming = listsApplied = (await applyLists(run)).list === null;
     run.reading = await readInput(ctx, journal, run.batch, run.phones, streaming);
   }
+  // From here on the stages read the options as the journal records them (written above, or met again on a resume).
+  run.options = optionsOfJournal(run.options, journal.meta());
   return { listsApplied };
 }
 
