@@ -119,6 +119,9 @@ export const ENVIRONMENT_VARIABLES = [
   },
 ] as const;
 
+/** `dnc batch --concurrency`: lookups in flight at once, at most. */
+export const MAX_CONCURRENCY = 64;
+
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_RETRIES = 3;
 

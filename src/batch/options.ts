@@ -4,7 +4,7 @@ import { shellWord } from '../text/shell.js';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { checkWebhookUrlOption, parseCountryOption } from '../config.js';
-import { usageError } from '../errors.js';
+import { inputError, usageError, type DncError } from '../errors.js';
 import { refuseLinkedOutput } from '../atomic-file.js';
 import { formatDuration } from '../time.js';
 import { isCharacterDevice, isStream, isSymbolicLink } from '../file-kind.js';
@@ -36,6 +36,7 @@ import {
 import { journalInUse } from '../journal/lock.js';
 import { BatchJournal } from '../journal/journal.js';
 import { rememberedRunOf } from '../journal/views.js';
+import { isRememberedValue } from '../journal/remembered.js';
 
 /** How each remembered option is written on a command line (for the resume line and messages). */
 const FLAG: Record<RememberedOption, string> = {
@@ -329,6 +330,22 @@ function flagText(name: RememberedOption, value: unknown): string {
   return `${FLAG[name]} ${String(value)}`;
 }
 
+/** A remembered option of a value dnc never writes (the journal was changed outside dnc): refused, never taken. */
+function alteredOption(journalPath: string, name: RememberedOption, value: unknown): DncError {
+  const json = JSON.stringify(value) ?? String(value);
+  const shown = json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  return inputError(
+    'E_JOURNAL_UNREADABLE',
+    `the batch journal ${journalPath} remembers ${FLAG[name]} as ${shown}, a value dnc never writes: it was changed ` +
+      'outside dnc; nothing was sent',
+    {
+      hint:
+        `give ${FLAG[name]} on the command line to replace it, or run with --restart to start over (answers already ` +
+        'paid for in the journal are discarded)',
+    },
+  );
+}
+
 /**
  * Takes every option not given on this command line from the journal of the same output, when it remembers
  * them: `dnc batch INPUT -o OUT` alone resumes a batch as it was started (budget, lists, webhook URL …).
@@ -379,6 +396,7 @@ export async function withRememberedOptions(
   const resumedWith: string[] = [];
   for (const name of REMEMBERED_OPTIONS) {
     if (options.given.has(name) || !(name in remembered)) continue;
+    if (!isRememberedValue(name, remembered[name])) throw alteredOption(journalPath, name, remembered[name]);
     merged[name] = rememberedValue(remembered, name);
     // The one of --reuse-within and --no-reuse given now replaces the other remembered.
     if (name === 'reuseWithinMs' && options.given.has('noReuse') && options.noReuse) merged[name] = null;

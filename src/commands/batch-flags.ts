@@ -12,13 +12,11 @@ import {
   type Flag,
 } from '../cli-options.js';
 import type { ComplianceFlags } from '../compliance/settings.js';
-import { parseIntegerOption } from '../config.js';
+import { MAX_CONCURRENCY, parseIntegerOption } from '../config.js';
 import { usageError } from '../errors.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import { parseEncodingOption } from '../tables/encoding-names.js';
 import { parseDuration } from '../time.js';
-
-export const MAX_CONCURRENCY = 64;
 
 /** What the table fills: the options, with the compliance flags beside them (they are nested in `compliance`). */
 type BatchFlagValues = Omit<BatchOptions, 'compliance' | 'given'> & ComplianceFlags;

@@ -1,7 +1,8 @@
 // "Run it again" does the right, cheap thing: the journal remembers the options, a rerun finishes every row
 // without a verdict that no credit was spent on, and reason codes stay true after a stop. Asserted on the
 // sandbox's request log: no charged number is sent twice.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -159,5 +160,49 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
     };
     expect(manifest.lists.map((l) => l.kind)).toEqual(['review', 'dial']);
     expect(json((await runDnc(['--json', 'verify', output], {})).stdout)).toMatchObject({ tampered: false });
+  });
+  it('a remembered option changed outside dnc is refused by name, never taken; given anew, it is replaced', async () => {
+    const { input, output } = list(['name,phone', ...US.slice(0, 4).map((p, i) => `c${i},${p}`)]);
+    sb.setCreditLimit(2);
+    const first = await runDnc(
+      ['batch', input, '-o', output, '--max-credits', '3', '--callable-out', `${output}.c.csv`],
+      {
+        env,
+      },
+    );
+    expect(first.code, first.stderr).toBe(5);
+    const sent = lookedUp(sb).length;
+    sb.setCreditLimit(1000);
+    // Rewritten by another program (Python's sqlite3): a budget that is no number, a list path that is not dnc's.
+    const tamper = (python: string) =>
+      execFileSync('python3', [
+        '-c',
+        'import sqlite3,json,sys\ndb=sqlite3.connect(sys.argv[1])\n' +
+          'm=json.loads(db.execute("select value from meta where key=\'batch\'").fetchone()[0])\n' +
+          `${python}\n` +
+          'db.execute("update meta set value=? where key=\'batch\'",(json.dumps(m),));db.commit()',
+        `${output}.journal.sqlite`,
+      ]);
+    tamper("m['run']['maxCredits']={'x':1}");
+    const refused = await runDnc(['batch', input, '-o', output], { env });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain('[E_JOURNAL_UNREADABLE]');
+    expect(refused.stderr).toContain('remembers --max-credits as {"x":1}, a value dnc never writes');
+    expect(refused.stderr).toContain('give --max-credits on the command line to replace it');
+    tamper("m['callableOut']='relative.csv'");
+    const given = await runDnc(['batch', input, '-o', output, '--max-credits', '10'], { env });
+    expect(given.code).toBe(3);
+    expect(given.stderr).toContain('remembers --callable-out as "relative.csv"');
+    expect(lookedUp(sb).length).toBe(sent);
+    // Both given anew: the rerun finishes, with the values given.
+    const both = await runDnc(
+      ['batch', input, '-o', output, '--max-credits', '10', '--callable-out', `${output}.c.csv`],
+      { env },
+    );
+    expect(both.code, both.stderr).toBe(0);
+    // (The send the sandbox's credit limit answered 429, uncharged, was sent again: every number once more at most.)
+    expect(new Set(lookedUp(sb))).toEqual(new Set(US.slice(0, 4)));
+    expect(lookedUp(sb).length).toBeLessThanOrEqual(sent + 4);
+    expect(existsSync(path.join(path.dirname(output), 'relative.csv'))).toBe(false);
   });
 });
