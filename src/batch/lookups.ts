@@ -107,13 +107,14 @@ export async function runLookups(
     // run() claims and sends the first lookups in its first turn, which is synchronous.
     const running = scheduler.run();
     scheduler.off('progress', firstTurn);
-    // Reading goes on once the first lookup is on the wire: connecting and writing it are callbacks that a
-    // thousand rows normalised in between would hold back (a long list's first lookup came 100 ms after a short one's).
-    // When nothing was sent (the first numbers were all answered locally), it goes on at once.
+    // Reading goes on once the first turn's lookups are on the wire: connecting and writing them are callbacks that a
+    // thousand rows normalised in between would hold back (a long list's first lookup came 100 ms after a short one's,
+    // and the first turn's last lookups 25–50 ms after its first). When nothing was sent (the first numbers were all
+    // answered locally), it goes on at once.
     if (reading) {
       if (sentInFirstTurn === 0) reading.lookupsStarted();
       else
-        void Promise.race([client.firstSent?.() ?? Promise.resolve(), running]).then(
+        void Promise.race([client.firstLookupsSent?.() ?? Promise.resolve(), running]).then(
           reading.lookupsStarted,
           reading.lookupsStarted,
         );

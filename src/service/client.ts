@@ -83,10 +83,11 @@ export interface ServiceClient {
   /** Drops every connection at once, failing requests in flight (a second Ctrl-C); close() waits for them. */
   destroy?(): Promise<void>;
   /**
-   * Resolves once the first lookup is on the wire (its headers written to a socket) or over, whichever comes
-   * first: work that would compete with the first lookups for the one thread waits for it.
+   * Resolves once the first lookups are on the wire (their headers written to a socket) or over: every lookup asked
+   * for from the first one until none is left waiting to be written. Work that would compete with them for the one
+   * thread waits for it.
    */
-  firstSent?(): Promise<void>;
+  firstLookupsSent?(): Promise<void>;
 }
 
 /** Codes of errors thrown by the client (DncError.code). */
@@ -169,34 +170,50 @@ interface ParsedAnswer extends RawAnswer {
 }
 
 /**
- * The first lookup written to a socket (a request to `origin` whose path starts with `path`), told by undici's
- * diagnostics channel (its promise API has no such hook); `mark()` settles it too (a lookup's exchange over, the
- * pool closed). Listening starts with `watch()`, at the first lookup, and ends with the first message; the
- * headers the channel carries are never read.
+ * The first lookups on the wire: every lookup asked for from the first one until none is left waiting to be written
+ * (its headers written to a socket, told by undici's diagnostics channel: its promise API has no such hook) or over
+ * (`over()`: its exchange ended, written or not; the pool closed). A batch's first turn asks for as many lookups as
+ * it may have in flight, and all but one wait for connections of their own: work that would hold the one thread
+ * (reading the rest of the list, recording the run) waits for them all, or they would leave up to 50 ms late and
+ * the run end as much later (docs/BENCHMARKS.md, item 8). Listening starts at the first lookup and ends when the
+ * promise resolves; only the request's origin and path are read, never the headers the channel carries.
  */
-function firstLookupOnTheWire(
-  origin: string,
-  path: string,
-): { promise: Promise<void>; watch: () => void; mark: () => void } {
+function firstLookupsOnTheWire(origin: string): {
+  promise: Promise<void>;
+  watch: (path: string) => void;
+  over: (path: string) => void;
+  close: () => void;
+} {
   let resolve: () => void = () => {};
   const promise = new Promise<void>((r) => (resolve = r));
   const sendHeaders = channel('undici:client:sendHeaders');
+  // Paths of the lookups not yet written, with how many of each (the same number may be asked for twice at once).
+  const waiting = new Map<string, number>();
   let state: 'idle' | 'watching' | 'done' = 'idle';
   function onSendHeaders(message: unknown): void {
     const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
-    if (String(request?.origin) === origin && String(request?.path).startsWith(path)) mark();
+    if (String(request?.origin) === origin) over(String(request?.path));
   }
-  function mark(): void {
+  function over(path: string): void {
+    const n = waiting.get(path);
+    if (state !== 'watching' || n === undefined) return;
+    if (n > 1) waiting.set(path, n - 1);
+    else waiting.delete(path);
+    if (waiting.size === 0) close();
+  }
+  function close(): void {
     if (state === 'watching') sendHeaders.unsubscribe(onSendHeaders);
     state = 'done';
+    waiting.clear();
     resolve();
   }
-  const watch = () => {
-    if (state !== 'idle') return;
+  const watch = (path: string) => {
+    if (state === 'done') return;
+    if (state === 'idle') sendHeaders.subscribe(onSendHeaders);
     state = 'watching';
-    sendHeaders.subscribe(onSendHeaders);
+    waiting.set(path, (waiting.get(path) ?? 0) + 1);
   };
-  return { promise, watch, mark };
+  return { promise, watch, over, close };
 }
 
 /** The query of a lookup: E.164 (the batch's every number) encodes the same either way; URLSearchParams otherwise. */
@@ -322,7 +339,14 @@ class Exchanges {
   readonly now: () => Date;
   readonly secrets: readonly string[];
   readonly forwardedHost: string | null;
+  /** The lookups' connections: as many as the caller has lookups in flight. */
   readonly pool: Dispatcher;
+  /**
+   * The free endpoints' connection, apart: a batch asks for the balance beside its first lookups, and on the lookups'
+   * pool it would hold one of their connections for a round trip (the last of the first lookups left that much
+   * later, and the run ended as much later: docs/BENCHMARKS.md, item 8). Opened by the first free request.
+   */
+  private freePool: Dispatcher | null = null;
   private readonly retries: number;
   private readonly retryBaseMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -334,7 +358,7 @@ class Exchanges {
   constructor(options: ServiceClientOptions) {
     this.base = new URL(options.baseUrl);
     this.prefix = this.base.pathname.replace(/\/+$/, '');
-    const timeoutMs = (this.timeoutMs = options.timeoutMs ?? 30_000);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retries = options.retries ?? 3;
     this.retryBaseMs = options.retryBaseMs ?? 250;
     this.now = options.now ?? (() => new Date());
@@ -343,13 +367,7 @@ class Exchanges {
     this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.onExchange = options.onExchange;
-    this.pool = new Pool(this.base.origin, {
-      connections: Math.max(1, options.connections ?? 4),
-      keepAliveTimeout: 30_000,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      connect: { timeout: Math.min(timeoutMs, 10_000) },
-    });
+    this.pool = this.newPool(Math.max(1, options.connections ?? 4));
     this.baseHeaders = {
       authorization: `Bearer ${bearerToken(options.apiKey)}`,
       accept: 'application/json',
@@ -359,13 +377,28 @@ class Exchanges {
     this.loggedHeaders = { ...this.baseHeaders, authorization: 'Bearer ***' };
   }
 
+  private newPool(connections: number): Dispatcher {
+    return new Pool(this.base.origin, {
+      connections,
+      keepAliveTimeout: 30_000,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      connect: { timeout: Math.min(this.timeoutMs, 10_000) },
+    });
+  }
+
+  /** Every connection the client has opened. */
+  get pools(): Dispatcher[] {
+    return this.freePool ? [this.pool, this.freePool] : [this.pool];
+  }
+
   private backoff(attempt: number): number {
     // Full jitter over an exponential ceiling, capped so a retry never waits more than 8 s.
     const ceiling = Math.min(8_000, this.retryBaseMs * 2 ** (attempt - 1));
     return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
   }
 
-  private async exchange(pathAndQuery: string, attempt: number): Promise<RawAnswer> {
+  private async exchange(pathAndQuery: string, attempt: number, free: boolean): Promise<RawAnswer> {
     const started = performance.now();
     const timeoutMs = this.timeoutMs;
     // undici's own header and body timeouts tick on a 1 s clock (a 10 ms --timeout waited 1.4 s): a signal is exact.
@@ -376,7 +409,8 @@ class Exchanges {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException(TIMED_OUT, 'TimeoutError')), timeoutMs);
     try {
-      const res = await this.pool.request({
+      const pool = free ? (this.freePool ??= this.newPool(1)) : this.pool;
+      const res = await pool.request({
         method: 'GET',
         path: pathAndQuery,
         headers: this.baseHeaders,
@@ -461,7 +495,11 @@ class Exchanges {
     for (let attempt = 1; ; attempt++) {
       let answer: ParsedAnswer;
       try {
-        answer = parseAnswer(await this.exchange(`${this.prefix}${pathAndQuery}`, attempt), attempt, this.secrets);
+        answer = parseAnswer(
+          await this.exchange(`${this.prefix}${pathAndQuery}`, attempt, free),
+          attempt,
+          this.secrets,
+        );
       } catch (err) {
         const code = errnoCode(err);
         const safe = free || (code !== undefined && NOT_SENT_CODES.has(code));
@@ -488,9 +526,9 @@ class Exchanges {
 
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const calls = new Exchanges(options);
-  const { pool, now, forwardedHost } = calls;
+  const { now, forwardedHost } = calls;
   let destroyed = false;
-  const firstSent = firstLookupOnTheWire(calls.base.origin, `${calls.prefix}/check_phone_number`);
+  const firstSent = firstLookupsOnTheWire(calls.base.origin);
   // Whether a lookup's answer is worth asking again, judged by the clock at each answer.
   const retryable = (answer: ParsedAnswer, e164: string) => retryableLookup(answer, e164, now());
 
@@ -498,8 +536,11 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     async lookup(request) {
       const path = lookupPath(request);
       const webhook = request.webhookUrl !== undefined;
-      firstSent.watch();
-      const answer = await calls.send(path, retryable, request.phoneNumber, false).finally(firstSent.mark);
+      const onTheWire = `${calls.prefix}${path}`;
+      firstSent.watch(onTheWire);
+      const answer = await calls
+        .send(path, retryable, request.phoneNumber, false)
+        .finally(() => firstSent.over(onTheWire));
       return judgeLookupAnswer(
         {
           status: answer.status,
@@ -521,18 +562,18 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       return calls.free<LegacyUsage>('/usage_stats', 'lifetime usage query');
     },
 
-    firstSent: () => firstSent.promise,
+    firstLookupsSent: () => firstSent.promise,
 
     async close() {
-      firstSent.mark();
+      firstSent.close();
       // After destroy() there is nothing left to wait for (and undici refuses close() on a destroyed pool).
       if (destroyed) return;
-      await pool.close();
+      await Promise.all(calls.pools.map((pool) => pool.close()));
     },
 
     async destroy() {
       destroyed = true;
-      await pool.destroy();
+      await Promise.all(calls.pools.map((pool) => pool.destroy()));
     },
   };
 }

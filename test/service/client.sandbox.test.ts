@@ -1,4 +1,5 @@
 // The service client against the sandbox: authentication forms, reseller header, and retries as the request log counts them.
+import diagnostics from 'node:diagnostics_channel';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceClient, type ServiceClient } from '../../src/service/client.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -121,19 +122,19 @@ describe('retries, counted in the request log', () => {
   });
 });
 
-describe('firstSent: the first lookup on the wire', () => {
+describe('firstLookupsSent: the first lookups on the wire', () => {
   it('resolves when the first lookup is written, before its answer; a usage query before it does not count', async () => {
     const slow = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3, latencyMs: 1_500 });
     const c = createServiceClient({ baseUrl: slow.baseUrl, apiKey: KEY, retries: 0 });
     try {
       await c.usage();
       let sentFirst = false;
-      void c.firstSent!().then(() => (sentFirst = true));
-      await new Promise((r) => setImmediate(r)); // had the usage query counted, firstSent would have resolved
+      void c.firstLookupsSent!().then(() => (sentFirst = true));
+      await new Promise((r) => setImmediate(r)); // had the usage query counted, it would have resolved
       expect(sentFirst).toBe(false);
       const order: string[] = [];
       const lookup = c.lookup({ phoneNumber: '+12025550100' }).then(() => order.push('answered'));
-      await c.firstSent!().then(() => order.push('sent'));
+      await c.firstLookupsSent!().then(() => order.push('sent'));
       // The sandbox holds the answer 1.5 s: the lookup is still waiting for it.
       expect(order).toEqual(['sent']);
       await lookup;
@@ -144,11 +145,37 @@ describe('firstSent: the first lookup on the wire', () => {
     }
   });
 
+  it('waits for every lookup of the first turn, each on a connection of its own, and the balance holds none', async () => {
+    // A batch's first turn: the balance asked, then as many lookups as connections. undici's own channel counts
+    // the lookups written when the promise resolves (an observer apart from the client's).
+    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3, latencyMs: 1_500 });
+    const c = createServiceClient({ baseUrl: slow.baseUrl, apiKey: KEY, retries: 0, connections: 4 });
+    const written: string[] = [];
+    const onSend = (m: unknown) => written.push(String((m as { request: { path: string } }).request.path));
+    diagnostics.subscribe('undici:client:sendHeaders', onSend);
+    try {
+      let balanceAnswered = false;
+      const balance = c.usage().then(() => (balanceAnswered = true));
+      const numbers = ['+12025550100', '+12025550101', '+12025550102', '+12025550103'];
+      const lookups = numbers.map((phoneNumber) => c.lookup({ phoneNumber }));
+      await c.firstLookupsSent!();
+      expect(written.filter((p) => p.includes('/check_phone_number'))).toHaveLength(4);
+      // None waited for the balance's answer (held 1.5 s): it went on a connection of its own.
+      expect(balanceAnswered).toBe(false);
+      await Promise.all([balance, ...lookups]);
+      expect(slow.requests().filter((r) => r.path === '/check_phone_number')).toHaveLength(4);
+    } finally {
+      diagnostics.unsubscribe('undici:client:sendHeaders', onSend);
+      await c.close();
+      await slow.close();
+    }
+  });
+
   it('resolves when the first lookup fails before anything was sent (nothing listens at the address)', async () => {
     const c = createServiceClient({ baseUrl: 'http://127.0.0.1:9', apiKey: KEY, retries: 0 });
     try {
       await expect(c.lookup({ phoneNumber: '+12025550100' })).rejects.toThrow();
-      await c.firstSent!();
+      await c.firstLookupsSent!();
     } finally {
       await c.close();
     }

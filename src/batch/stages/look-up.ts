@@ -45,7 +45,7 @@ export async function lookUpStage(run: OpenRun, plan: Plan): Promise<LookedUp> {
     answered: (p) => (onProgress(p), run.early?.answered()),
     drained,
   });
-  const firstSentOrOver = Promise.race([client.firstSent?.(), lookups.then(nothing, nothing)]);
+  const firstSentOrOver = Promise.race([client.firstLookupsSent?.(), lookups.then(nothing, nothing)]);
   run.background.add(
     'registering the run',
     firstSentOrOver.then(() => beforeSending.registerRun(ctx, ctx, journal, run.serviceOrigin)),
