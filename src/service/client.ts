@@ -170,18 +170,19 @@ interface ParsedAnswer extends RawAnswer {
 }
 
 /**
- * The first lookups on the wire: every lookup asked for from the first one until none is left waiting to be written
- * (its headers written to a socket, told by undici's diagnostics channel: its promise API has no such hook) or over
- * (`over()`: its exchange ended, written or not; the pool closed). A batch's first turn asks for as many lookups as
- * it may have in flight, and all but one wait for connections of their own: work that would hold the one thread
- * (reading the rest of the list, recording the run) waits for them all, or they would leave up to 50 ms late and
- * the run end as much later (docs/BENCHMARKS.md, item 8). Listening starts at the first lookup and ends when the
- * promise resolves; only the request's origin and path are read, never the headers the channel carries.
+ * The first lookups on the wire: every lookup asked for from the first one until none is left waiting to be
+ * written (its headers written to a socket, told by undici's diagnostics channel: its promise API has no such
+ * hook), or until one of them is over (its exchange ended, written or not), or the pool closed (`close()` for
+ * both). A batch's first turn asks for as many lookups as it may have in flight, and all but one wait for
+ * connections of their own: work that would hold the one thread (reading the rest of the list, recording the run)
+ * waits for them all, or they would leave up to 50 ms late and the run end as much later (docs/BENCHMARKS.md,
+ * item 8). An answer ends the wait: a connection that never opens (a service that drops it) holds nothing back
+ * beyond the first round trip. Listening starts at the first lookup and ends when the promise resolves; only the
+ * request's origin and path are read, never the headers the channel carries.
  */
 function firstLookupsOnTheWire(origin: string): {
   promise: Promise<void>;
   watch: (path: string) => void;
-  over: (path: string) => void;
   close: () => void;
 } {
   let resolve: () => void = () => {};
@@ -192,9 +193,9 @@ function firstLookupsOnTheWire(origin: string): {
   let state: 'idle' | 'watching' | 'done' = 'idle';
   function onSendHeaders(message: unknown): void {
     const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
-    if (String(request?.origin) === origin) over(String(request?.path));
+    if (String(request?.origin) === origin) written(String(request?.path));
   }
-  function over(path: string): void {
+  function written(path: string): void {
     const n = waiting.get(path);
     if (state !== 'watching' || n === undefined) return;
     if (n > 1) waiting.set(path, n - 1);
@@ -213,7 +214,7 @@ function firstLookupsOnTheWire(origin: string): {
     state = 'watching';
     waiting.set(path, (waiting.get(path) ?? 0) + 1);
   };
-  return { promise, watch, over, close };
+  return { promise, watch, close };
 }
 
 /** The query of a lookup: E.164 (the batch's every number) encodes the same either way; URLSearchParams otherwise. */
@@ -538,9 +539,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       const webhook = request.webhookUrl !== undefined;
       const onTheWire = `${calls.prefix}${path}`;
       firstSent.watch(onTheWire);
-      const answer = await calls
-        .send(path, retryable, request.phoneNumber, false)
-        .finally(() => firstSent.over(onTheWire));
+      // Over (answered, or failed before or after it was written): the first lookups wait no longer.
+      const answer = await calls.send(path, retryable, request.phoneNumber, false).finally(firstSent.close);
       return judgeLookupAnswer(
         {
           status: answer.status,

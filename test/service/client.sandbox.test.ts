@@ -145,30 +145,55 @@ describe('firstLookupsSent: the first lookups on the wire', () => {
     }
   });
 
-  it('waits for every lookup of the first turn, each on a connection of its own, and the balance holds none', async () => {
-    // A batch's first turn: the balance asked, then as many lookups as connections. undici's own channel counts
-    // the lookups written when the promise resolves (an observer apart from the client's).
-    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3, latencyMs: 1_500 });
+  /**
+   * A client of 4 connections against a sandbox answering in `latencyMs`, and the lookups undici's own channel saw
+   * written (an observer apart from the client's); all closed after `fn`.
+   */
+  async function withWatchedClient(
+    latencyMs: number,
+    fn: (c: ServiceClient, lookupsWritten: () => number) => Promise<void>,
+  ): Promise<void> {
+    const slow = await startSandbox({ port: 0, key: KEY, creditLimit: 100, seed: 3, latencyMs });
     const c = createServiceClient({ baseUrl: slow.baseUrl, apiKey: KEY, retries: 0, connections: 4 });
     const written: string[] = [];
     const onSend = (m: unknown) => written.push(String((m as { request: { path: string } }).request.path));
     diagnostics.subscribe('undici:client:sendHeaders', onSend);
     try {
-      let balanceAnswered = false;
-      const balance = c.usage().then(() => (balanceAnswered = true));
-      const numbers = ['+12025550100', '+12025550101', '+12025550102', '+12025550103'];
-      const lookups = numbers.map((phoneNumber) => c.lookup({ phoneNumber }));
-      await c.firstLookupsSent!();
-      expect(written.filter((p) => p.includes('/check_phone_number'))).toHaveLength(4);
-      // None waited for the balance's answer (held 1.5 s): it went on a connection of its own.
-      expect(balanceAnswered).toBe(false);
-      await Promise.all([balance, ...lookups]);
-      expect(slow.requests().filter((r) => r.path === '/check_phone_number')).toHaveLength(4);
+      await fn(c, () => written.filter((p) => p.includes('/check_phone_number')).length);
     } finally {
       diagnostics.unsubscribe('undici:client:sendHeaders', onSend);
       await c.close();
       await slow.close();
     }
+  }
+  const lookUp = (c: ServiceClient, count: number) =>
+    Array.from({ length: count }, (_, i) => c.lookup({ phoneNumber: `+1202555010${i}` }));
+
+  it('waits for every lookup of the first turn, each on a connection of its own, and the balance holds none', async () => {
+    // A batch's first turn: the balance asked, then as many lookups as connections.
+    await withWatchedClient(1_500, async (c, lookupsWritten) => {
+      let balanceAnswered = false;
+      const balance = c.usage().then(() => (balanceAnswered = true));
+      const lookups = lookUp(c, 4);
+      await c.firstLookupsSent!();
+      expect(lookupsWritten()).toBe(4);
+      // None waited for the balance's answer (held 1.5 s): it went on a connection of its own.
+      expect(balanceAnswered).toBe(false);
+      await Promise.all([balance, ...lookups]);
+    });
+  });
+
+  it('stops waiting at the first answer: a lookup with no connection to go out on holds nothing back', async () => {
+    // Five lookups on four connections: the fifth is written only once an answer frees one. The first answer
+    // ends the wait (as a connection that never opens would hold it for the connect timeout otherwise).
+    await withWatchedClient(300, async (c, lookupsWritten) => {
+      const lookups = lookUp(c, 5);
+      await c.firstLookupsSent!();
+      // Resolved by the first answer, before the fifth lookup could take its connection.
+      expect(lookupsWritten()).toBe(4);
+      await Promise.all(lookups);
+      expect(lookupsWritten()).toBe(5);
+    });
   });
 
   it('resolves when the first lookup fails before anything was sent (nothing listens at the address)', async () => {
