@@ -25,6 +25,13 @@ function files(dir: string): string[] {
   });
 }
 
+/** Every place in test/ and bench/ (but this file) that `find` finds, as FILE:LINE: TEXT. */
+function offendersOf(find: (text: string) => string[]): string[] {
+  return [...files(path.join(REPO_ROOT, 'test')), ...files(path.join(REPO_ROOT, 'bench'))]
+    .filter((f) => f !== path.join(REPO_ROOT, 'test', 'test-hygiene.test.ts'))
+    .flatMap((f) => find(readFileSync(f, 'utf8')).map((hit) => `${path.relative(REPO_ROOT, f)}:${hit}`));
+}
+
 /** Places where a path in the temp folder is named by a fixed string rather than made fresh. */
 export function fixedTempPaths(text: string): string[] {
   const found: string[] = [];
@@ -40,10 +47,7 @@ export function fixedTempPaths(text: string): string[] {
 
 describe('the test suite', () => {
   it('names no fixed path in the temp folder: every test makes its own', () => {
-    const offenders = [...files(path.join(REPO_ROOT, 'test')), ...files(path.join(REPO_ROOT, 'bench'))]
-      .filter((f) => f !== path.join(REPO_ROOT, 'test', 'test-hygiene.test.ts'))
-      .flatMap((f) => fixedTempPaths(readFileSync(f, 'utf8')).map((hit) => `${path.relative(REPO_ROOT, f)}:${hit}`));
-    expect(offenders).toEqual([]);
+    expect(offendersOf(fixedTempPaths)).toEqual([]);
   });
 
   it('finds what it is looking for (a fixed name is caught, a fresh one is not)', () => {
@@ -163,6 +167,55 @@ describe('fixed sleeps', () => {
     expect(fixedSleeps("import { setTimeout as sleep } from 'node:timers/promises';")).toHaveLength(1);
     expect(fixedSleeps('const t = setTimeout(() => child.kill(), 20_000); // a deadline')).toEqual([]);
     expect(fixedSleeps('// await new Promise((r) => setTimeout(r, 200));')).toEqual([]);
+  });
+});
+
+/**
+ * Places where a test runs a Python of its own choosing ('python3', '/usr/bin/python3') instead of the one
+ * test/helpers/python.ts finds: on a machine whose PATH's python3 is not Debian's, that one may lack openpyxl while
+ * the check in .ci/run found it in the other (issue 53).
+ */
+export function barePythons(text: string): string[] {
+  return text
+    .split('\n')
+    .flatMap((line, i) =>
+      !/^\s*(\/\/|\*)/.test(line) && /['"`](\/usr\/bin\/)?python3?['"`]/.test(line) ? [`${i + 1}: ${line.trim()}`] : [],
+    );
+}
+
+describe('the independent readers', () => {
+  it('are reached one way: no test or bench names a Python itself (test/helpers/python.ts does)', () => {
+    expect(offendersOf(barePythons)).toEqual([]);
+  });
+
+  it('finds a bare Python in the forms tests write it', () => {
+    expect(barePythons("execFileSync('python3', ['-c', py]);")).toHaveLength(1);
+    expect(barePythons("    '/usr/bin/python3',")).toHaveLength(1);
+    expect(barePythons('spawn("python", [script])')).toHaveLength(1);
+    expect(barePythons("execFileSync(pythonWithOpenpyxl(), ['-c', py]);")).toEqual([]);
+    expect(barePythons("// a bare 'python3' may lack openpyxl")).toEqual([]);
+  });
+
+  it('scripts/oracles.mjs asks each candidate itself: one without openpyxl is passed over, none found says so', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-oracles-'));
+    try {
+      // A PATH whose python3 cannot import openpyxl, and a candidate named by DNC_TEST_PYTHON that can't run at all.
+      const fake = path.join(dir, 'python3');
+      writeFileSync(fake, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+      const script = path.join(REPO_ROOT, 'scripts', 'oracles.mjs');
+      const env = { ...process.env, PATH: `${dir}:${process.env.PATH}`, DNC_TEST_PYTHON: path.join(dir, 'none') };
+      const r = spawnSync(process.execPath, [script, 'python'], { encoding: 'utf8', env });
+      const debianHasIt = spawnSync('/usr/bin/python3', ['-c', 'import openpyxl'], { stdio: 'ignore' }).status === 0;
+      if (debianHasIt) {
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stdout.trim()).toBe('/usr/bin/python3');
+      } else {
+        expect(r.status).toBe(1);
+        expect(r.stderr).toMatch(/no Python here can import openpyxl .*apt-get install -y python3-openpyxl/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

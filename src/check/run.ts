@@ -57,6 +57,8 @@ export type CheckEvent =
   | { type: 'info' | 'warning' | 'debug'; text: string }
   /** On the internal list: never sent, nothing charged. */
   | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed; calling: CallingAnswer }
+  /** Another machine of the team is looking the number up now: its answer is awaited, nothing sent. */
+  | { type: 'waiting_for_colleague'; number: CheckedNumber; claimant: string }
   /** A verdict from the results cache (--reuse-within), exempted as a fresh one would be. */
   | {
       type: 'reused';
@@ -205,7 +207,9 @@ export async function runCheck(
         continue;
       }
       if (claims) {
-        const turn = await claimOrWait(claims, number.phone.e164, number.phone.country ?? '');
+        const turn = await claimOrWait(claims, number.phone.e164, number.phone.country ?? '', (claimant) =>
+          emit({ type: 'waiting_for_colleague', number, claimant }),
+        );
         if (turn.kind === 'verdict') {
           tellReused(telling, number, decision, turn.verdict, {
             sharedBy: turn.claimant,

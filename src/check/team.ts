@@ -17,8 +17,16 @@ export type TeamTurn =
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Claims `e164`; when another machine holds it, waits for that lookup's end (at most one lease, then unanswered). */
-export async function claimOrWait(claims: LookupClaims, e164: string, country: string): Promise<TeamTurn> {
+/**
+ * Claims `e164`; when another machine holds it, waits for that lookup's end (at most one lease, then unanswered).
+ * `onHeld` hears, once per hold, who is looking it up: a wait of up to a lease must not look like a hang.
+ */
+export async function claimOrWait(
+  claims: LookupClaims,
+  e164: string,
+  country: string,
+  onHeld: (claimant: string) => void = () => {},
+): Promise<TeamTurn> {
   for (;;) {
     const fate = (await claims.claim([e164], false)).get(e164);
     if (!fate || fate.kind === 'claimed') {
@@ -28,6 +36,7 @@ export async function claimOrWait(claims: LookupClaims, e164: string, country: s
     }
     // Held: that lookup was in flight, and its answer is waited for; else it had ended before this claim.
     const inFlight = fate.kind === 'held';
+    if (fate.kind === 'held') onHeld(fate.claimant);
     let answer: ClaimAnswer | undefined = inFlight ? undefined : fate;
     while (answer === undefined) {
       await sleep(WAIT_POLL_MS);

@@ -8,6 +8,7 @@ import type { CommandHost } from './host.js';
 import type { LookupOutcome } from '../service/client.js';
 import {
   notSentLine,
+  waitingLine,
   numberShown,
   STOPPED_AT_ONCE,
   tallyLine,
@@ -106,6 +107,7 @@ async function check(ctx: Context, given: GivenNumber[], options: CheckOptions, 
   const show = (e: CheckEvent) => {
     if (showSaid(ctx, e)) return;
     if (e.type === 'not_sent') return ctx.warn(notSentLine(e));
+    if (e.type === 'waiting_for_colleague') return ctx.info(waitingLine(e));
     exit = mostSevere(exit, numberExit(e, failOnDnc));
     const { block, error } = numberShown(e, view);
     if (block && !ctx.json && blocks++ > 0) writeLine(ctx.io.stdout, '');

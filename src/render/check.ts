@@ -157,7 +157,7 @@ export function badResponseError(verdict: Judgement, label: string, stop: DncErr
 }
 
 /** An event about one number (the others are said lines, and the numbers not sent). */
-export type NumberEvent = Exclude<CheckEvent, SaidEvent | { type: 'not_sent' }>;
+export type NumberEvent = Exclude<CheckEvent, SaidEvent | { type: 'not_sent' } | { type: 'waiting_for_colleague' }>;
 
 /** How `dnc check` shows its numbers. */
 export interface CheckView {
@@ -237,6 +237,14 @@ export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
       return block([withCalling(line, e.calling)], e.error);
     }
   }
+}
+
+/** While a colleague's lookup of the number is awaited (up to its lease): why the check has not answered yet. */
+export function waitingLine(e: Extract<CheckEvent, { type: 'waiting_for_colleague' }>): string {
+  return (
+    `dnc: ${e.number.phone.international}: another dnc of the team (${terminalSafe(e.claimant)}) is looking it up ` +
+    'now: waiting for its answer, nothing sent'
+  );
 }
 
 export function notSentLine(e: Extract<CheckEvent, { type: 'not_sent' }>): string {

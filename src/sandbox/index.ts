@@ -37,6 +37,12 @@ export interface Sandbox {
   accounts(): AccountInfo[];
   setCreditLimit(limit: number, key?: string): void;
   setUsageFailure(on: boolean): void;
+  /**
+   * Holds every lookup's answer from now on (each request is received, judged and charged as usual; only its
+   * answer waits) until the function returned is called: a test makes "this lookup is still in flight" a fact
+   * rather than a timing. Closing the sandbox lets held answers go.
+   */
+  holdAnswers(): () => void;
   /** A portal JWT (section 5) for the account of `key` (default: the first); only /v2/usage_stats accepts it. */
   portalToken(options?: PortalTokenOptions & { key?: string }): string;
   reset(): void;
@@ -48,6 +54,13 @@ const JSON_TYPE = 'application/json';
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const engine = new SandboxEngine(options);
   const latency = options.latencyMs ?? 0;
+  /** Answers waiting for a test's release (holdAnswers), or null while none is held. */
+  let held: Array<() => void> | null = null;
+  const releaseHeld = () => {
+    const waiting = held ?? [];
+    held = null;
+    for (const send of waiting) send();
+  };
 
   const server = http.createServer({ keepAlive: true, keepAliveTimeout: 65_000 }, (req, res) => {
     const url = req.url ?? '/';
@@ -106,8 +119,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
     // The request body (GET: none expected) is drained so keep-alive connections stay usable.
     req.resume();
-    if (latency > 0) engine.scheduler.afterReal(latency, send);
-    else send();
+    const deliver = () => {
+      if (latency > 0) engine.scheduler.afterReal(latency, send);
+      else send();
+    };
+    if (held !== null && path === '/check_phone_number') held.push(deliver);
+    else deliver();
   };
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
@@ -140,8 +157,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       engine.usageFailure = on;
     },
     portalToken: ({ key, ...rest } = {}) => engine.portalToken(key, rest),
+    holdAnswers: () => {
+      held ??= [];
+      return releaseHeld;
+    },
     reset: () => engine.reset(),
     close() {
+      releaseHeld();
       closing ??= new Promise<void>((resolve) => {
         engine.close();
         server.close(() => resolve());

@@ -9,6 +9,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { lookedUp, sandbox, scratch, scratchFolders } from '../batch/helpers.js';
+import { pythonWithOpenpyxl } from '../helpers/python.js';
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -175,7 +176,7 @@ describe('dnc batch: a rerun resumes with the options it was started with', () =
     sb.setCreditLimit(1000);
     // Rewritten by another program (Python's sqlite3): a budget that is no number, a list path that is not dnc's.
     const tamper = (python: string) =>
-      execFileSync('python3', [
+      execFileSync(pythonWithOpenpyxl(), [
         '-c',
         'import sqlite3,json,sys\ndb=sqlite3.connect(sys.argv[1])\n' +
           'm=json.loads(db.execute("select value from meta where key=\'batch\'").fetchone()[0])\n' +

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { assertBuilt, REPO_ROOT, spawnDnc } from '../helpers/cli.js';
+import { pythonWithOpenpyxl } from '../helpers/python.js';
 
 let dir: string;
 let sb: Sandbox;
@@ -52,7 +53,7 @@ function lists(rows: string[][] = CRM): { csv: string; xlsx: string } {
   const xlsx = path.join(dir, 'list.xlsx');
   const py =
     'import csv,sys,openpyxl\nwb=openpyxl.Workbook();ws=wb.active\n[ws.append(r) for r in csv.reader(open(sys.argv[1]))]\nwb.save(sys.argv[2])';
-  execFileSync('python3', ['-c', py, csv, xlsx]);
+  execFileSync(pythonWithOpenpyxl(), ['-c', py, csv, xlsx]);
   return { csv, xlsx };
 }
 
@@ -181,7 +182,7 @@ describe('the same list scrubbed again (the CSV, then the same list as .xlsx)', 
       expect(paid).toBeLessThanOrEqual(10);
       const meta = JSON.parse(
         execFileSync(
-          'python3',
+          pythonWithOpenpyxl(),
           [
             '-c',
             'import sqlite3,sys;print(sqlite3.connect(sys.argv[1]).execute("select value from meta where key=\'batch\'").fetchone()[0])',

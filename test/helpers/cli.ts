@@ -69,6 +69,8 @@ export interface SpawnOptions {
   stdin?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** Hears the child's stderr as it comes, for a test that waits for a line before acting. */
+  onStderr?: (text: string) => void;
 }
 
 export interface SpawnResult extends RunResult {
@@ -95,7 +97,10 @@ export function spawnDnc(argv: string[], options: SpawnOptions = {}): Promise<Sp
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      options.onStderr?.(stderr);
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
     child.on('error', (err) => {
       clearTimeout(timer);

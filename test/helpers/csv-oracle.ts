@@ -2,6 +2,7 @@
 // than csv-parse, which dnc reads with), strict, taking CR, LF and CRLF as line ends outside quotes.
 import { spawn, execFileSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
+import { pythonWithOpenpyxl } from './python.js';
 
 const READER = String.raw`
 import csv, json, sys
@@ -28,7 +29,10 @@ else:
  */
 export function readCsvIndependently(file: string, delimiter = ',', encoding = 'utf-8-sig'): string[][] {
   return JSON.parse(
-    execFileSync('python3', ['-c', READER, file, delimiter, encoding], { maxBuffer: 1 << 30, encoding: 'utf8' }),
+    execFileSync(pythonWithOpenpyxl(), ['-c', READER, file, delimiter, encoding], {
+      maxBuffer: 1 << 30,
+      encoding: 'utf8',
+    }),
   ) as string[][];
 }
 
@@ -38,7 +42,7 @@ export class CsvOracle {
   private readonly lines: Interface;
   private readonly waiting: Array<(line: string) => void> = [];
   constructor() {
-    this.child = spawn('python3', ['-c', READER]);
+    this.child = spawn(pythonWithOpenpyxl(), ['-c', READER]);
     this.lines = createInterface({ input: this.child.stdout });
     this.lines.on('line', (line) => this.waiting.shift()?.(line));
   }

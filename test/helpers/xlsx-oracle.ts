@@ -1,6 +1,9 @@
 // An independent workbook reader for checking what dnc writes: Python's openpyxl (not exceljs, which dnc
 // reads and writes with). Each cell comes with its type, number format, fill and boldness.
 import { execFileSync } from 'node:child_process';
+import { pythonWithOpenpyxl } from './python.js';
+
+export { pythonWithOpenpyxl };
 
 const READER = String.raw`
 import json, sys, datetime, openpyxl
@@ -32,21 +35,6 @@ export interface OracleSheet {
   freeze: string | null;
   filter: string | null;
   rows: OracleCell[][];
-}
-
-let python: string | undefined;
-/** The Python that has openpyxl: the one on PATH, else Debian's (python3-openpyxl). */
-export function pythonWithOpenpyxl(): string {
-  if (python) return python;
-  for (const candidate of ['python3', '/usr/bin/python3']) {
-    try {
-      execFileSync(candidate, ['-c', 'import openpyxl'], { stdio: 'ignore' });
-      return (python = candidate);
-    } catch {
-      // try the next
-    }
-  }
-  throw new Error('openpyxl is missing: pip install openpyxl, or apt-get install -y python3-openpyxl (.ci/run does)');
 }
 
 /** Every sheet of a workbook as openpyxl reads it; `cachedValues` reads a formula's cached value instead of the formula. */

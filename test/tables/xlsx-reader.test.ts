@@ -295,7 +295,7 @@ describe('the workbook reader, against exceljs and openpyxl (seed printed above)
       'with zipfile.ZipFile(sys.argv[1]) as a, zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as b:',
       '    for i in a.infolist(): b.writestr(i.filename, sys.stdin.read() if i.filename == "xl/worksheets/sheet1.xml" else a.read(i.filename))',
     ].join('\n');
-    execFileSync('python3', ['-c', script, base, odd], { input: sheetXml });
+    execFileSync(pythonWithOpenpyxl(), ['-c', script, base, odd], { input: sheetXml });
     const ours = await readWithDnc(odd);
     expect(ours.map((c) => [c.row, c.col, c.value])).toEqual([
       [1, 1, ['s', '+44 7912 345601']],

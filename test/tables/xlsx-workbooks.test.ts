@@ -10,6 +10,7 @@ import { readSheetRows } from '../../src/tables/xlsx-input.js';
 import { loadNumberFormats, numberText } from '../../src/tables/xlsx-cells.js';
 import { sandboxForFile } from '../batch/helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
+import { pythonWithOpenpyxl } from '../helpers/python.js';
 
 const ctx = sandboxForFile();
 let n = 0;
@@ -203,7 +204,7 @@ describe('a results workbook', () => {
     // The parts as written, read by Python's zipfile: what Excel will be given.
     const parts = JSON.parse(
       execFileSync(
-        'python3',
+        pythonWithOpenpyxl(),
         [
           '-c',
           'import json,sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); print(json.dumps({n: z.read(n).decode() for n in z.namelist()}))',

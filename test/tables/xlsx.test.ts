@@ -14,6 +14,7 @@ import {
   type OracleSheet,
 } from '../helpers/xlsx-oracle.js';
 import { FIXTURES, lookedUp, sandboxForFile, sha256 } from '../batch/helpers.js';
+import { pythonWithOpenpyxl } from '../helpers/python.js';
 
 const ctx = sandboxForFile();
 const tmp = { dir: ctx.dir };
@@ -76,7 +77,7 @@ function rezip(src: string, dst: string, o: { replace?: Record<string, string>; 
     '    names = [i.filename for i in a.infolist() if i.filename not in o.get("last", [])] + o.get("last", [])',
     '    for n in names: b.writestr(n, o.get("replace", {}).get(n, a.read(n)))',
   ].join('\n');
-  execFileSync('python3', ['-c', script, src, dst, JSON.stringify(o)]);
+  execFileSync(pythonWithOpenpyxl(), ['-c', script, src, dst, JSON.stringify(o)]);
 }
 
 const col = (sheet: OracleSheet, name: string) => sheet.rows[0]!.findIndex((c) => c.v === name);

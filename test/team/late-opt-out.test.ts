@@ -9,13 +9,16 @@ import { waitFor } from '../helpers/wait.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
+import { pythonWithOpenpyxl } from '../helpers/python.js';
 
 postgresSkipped('an opt-out recorded during a team batch');
 
 /** The output's rows as python's csv module reads them. */
 function rowsOf(file: string): Array<Record<string, string>> {
   const py = 'import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline="")))))';
-  return JSON.parse(execFileSync('python3', ['-c', py, file], { encoding: 'utf8' })) as Array<Record<string, string>>;
+  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', py, file], { encoding: 'utf8' })) as Array<
+    Record<string, string>
+  >;
 }
 
 /** 30 numbers the sandbox answers callable (an even last digit). */

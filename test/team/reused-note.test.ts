@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readCsvObjects } from '../batch/helpers.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
 import { lookedUp, lookedUpAtLeast, world, type World } from '../helpers/world.js';
 import { teamMachine } from './helpers.js';
 
@@ -69,15 +70,33 @@ describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', ()
   });
 
   it('dnc check while that lookup is in flight waits for it and says so', async () => {
-    w = await world({ latencyMs: 1500 });
+    // The colleague's answer is held at the sandbox until this check has said it waits for it: "in flight" is a
+    // fact of the test, not a race against a busy machine (issue 53).
+    w = await world();
+    const release = w.sb.holdAnswers();
     const list = w.file('one.csv', ['phone', '+12025550912']);
     const a = spawnDnc(['batch', list], { env: machine('a'), cwd: w.dir, timeoutMs: 60_000 });
     await lookedUpAtLeast(w.sb, 1);
-    const b = await spawnDnc(['check', '+12025550912'], { env: machine('b'), cwd: w.dir, timeoutMs: 60_000 });
-    expect(b.code, b.stderr).toBe(0);
+    let said = '';
+    const b = spawnDnc(['check', '+12025550912'], {
+      env: machine('b'),
+      cwd: w.dir,
+      timeoutMs: 60_000,
+      onStderr: (text) => (said = text),
+    });
+    await waitFor(() => /another dnc of the team \(a@[^)]*\) is looking it up now/.test(said), {
+      ms: 45_000,
+      what: "dnc check's word that it waits for the colleague's lookup",
+    });
+    release();
+    const checked = await b;
+    expect(checked.code, checked.stderr).toBe(0);
     expect((await a).code).toBe(0);
     expect(lookedUp(w.sb)).toEqual(['+12025550912']);
-    expect(b.stdout.replace(/\s+/g, ' ')).toMatch(
+    expect(checked.stderr).toMatch(
+      /^dnc: \+1 202 555 0912: another dnc of the team \(a@[^)]*\) is looking it up now: waiting for its answer, nothing sent$/m,
+    );
+    expect(checked.stdout.replace(/\s+/g, ' ')).toMatch(
       /credits 0: looked up at the same moment by another dnc of the team \(a@[^)]*\): its answer waited for, nothing sent/,
     );
   });
