@@ -142,9 +142,12 @@ export function failedLookupError(body: LookupFailed, label: string): DncError {
   });
 }
 
-/** A --json line with the number's calling window added as `calling` (and any other members first). */
-export function withCalling(line: string, calling: CallingAnswer, extra: object = {}): string {
-  return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, calling });
+/**
+ * A --json line with the number's calling window added as `calling` (and any other members first), and the number
+ * dnc asked about as `dnc_phone_number` on every line (a 403's or a 422's body names none).
+ */
+export function withCalling(line: string, e164: string, calling: CallingAnswer, extra: object = {}): string {
+  return JSON.stringify({ ...(JSON.parse(line) as object), ...extra, dnc_phone_number: e164, calling });
 }
 
 /** The error of an answer the judge refused: exit 6, the problem named. */
@@ -179,18 +182,19 @@ export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
   const { json, records } = view;
   const label = e.number.phone.international;
   const country = e.number.phone.country;
+  const e164 = e.number.phone.e164;
   const block = (shown: string[] | null, error: DncError | null = null): NumberShown => ({ block: shown, error });
   switch (e.type) {
     case 'suppressed':
       return block(
         json
-          ? [withCalling(records.suppressedJson(e.decision, country), e.calling)]
+          ? [withCalling(records.suppressedJson(e.decision, country), e164, e.calling)]
           : [...records.suppressedLines(e.decision, label), ...callingLines(e.calling, country)],
       );
     case 'reused': {
       if (json) {
         const line = records.reusedJson(e.verdict, view.reuseWithinMs, e.sharedBy);
-        return block([withCalling(line, e.calling, records.exemptionJson(e.decision, e.registerDnc))]);
+        return block([withCalling(line, e164, e.calling, records.exemptionJson(e.decision, e.registerDnc))]);
       }
       return block([
         ...records.reusedLines(e.verdict, label, view.reuseWithinMs, e.sharedBy, e.sharedInFlight),
@@ -211,14 +215,14 @@ export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
       // A failure is no verdict: its line carries dnc's error object (the service's text under error.service).
       const failed = outcome.kind === 'failed' && !e.exempted ? failedLookupError(outcome.body, label) : null;
       const raw = Object.keys(extra).length ? { ...(outcome.raw as object), ...extra } : outcome.raw;
-      const line = failed ? failureLine(e.number.phone.e164, raw, outcome.meta, failed) : jsonLine(raw, outcome.meta);
-      return block([withCalling(line, e.calling)], failed);
+      const line = failed ? failureLine(raw, outcome.meta, failed) : jsonLine(raw, outcome.meta);
+      return block([withCalling(line, e164, e.calling)], failed);
     }
     case 'refused_answer': {
       const refused = badResponseError(e.outcome.verdict, label, e.outcome.stop);
       return block(
         json
-          ? [withCalling(failureLine(e.number.phone.e164, e.outcome.raw, e.outcome.meta, refused), e.calling)]
+          ? [withCalling(failureLine(e.outcome.raw, e.outcome.meta, refused), e164, e.calling)]
           : [...renderOutcome(e.outcome, label, view.render), ...callingLines(e.calling, country)],
         refused,
       );
@@ -228,13 +232,8 @@ export function numberShown(e: NumberEvent, view: CheckView): NumberShown {
       // A line for every number: what the service said, when it answered, under error.service.
       const meta = e.error.details.meta as ResponseMeta | undefined;
       const status = meta?.status ?? (e.error.details.status as number | undefined) ?? null;
-      const line = failureLine(
-        e.number.phone.e164,
-        e.error.details.body,
-        { status, creditCost: meta?.creditCost ?? null },
-        e.error,
-      );
-      return block([withCalling(line, e.calling)], e.error);
+      const line = failureLine(e.error.details.body, { status, creditCost: meta?.creditCost ?? null }, e.error);
+      return block([withCalling(line, e164, e.calling)], e.error);
     }
   }
 }

@@ -44,26 +44,24 @@ export function jsonErrorOf(err: DncError, service?: JsonServiceError | null): J
 }
 
 /**
- * The --json line of a number that got no verdict: the service's body as received (when it is an object), except its
- * `error` text, which moves to `error.service.error` so that `.error` is always dnc's error object; `phone_number`
- * first, as dnc sent it, when the body does not name it; then `http_status`, `credit_cost` and the error.
+ * The --json line of a number that got no verdict: the service's body as received (an object's members unchanged,
+ * its own `error` text included; other text under `body`), then dnc's fields beside it: `http_status`,
+ * `credit_cost`, and dnc's error object as `dnc_error`. The CLI contract promises the body as received; a script
+ * reads `.dnc_error.code`, null on a verdict (`dnc check` adds `dnc_phone_number` to every line).
  */
 export function failureLine(
-  e164: string,
   body: unknown,
   meta: { status: number | null; creditCost: number | null },
   err: DncError,
   extra: object = {},
 ): string {
-  const rest: Record<string, unknown> = isRecord(body) ? { ...body } : {};
-  delete rest.error;
+  const received = isRecord(body) ? body : typeof body === 'string' && body !== '' ? { body } : {};
   return JSON.stringify({
-    phone_number: e164,
-    ...rest,
+    ...received,
     ...extra,
     http_status: meta.status,
     credit_cost: meta.creditCost,
-    error: jsonErrorOf(err, serviceOf(meta.status, body) ?? null),
+    dnc_error: jsonErrorOf(err, null),
   });
 }
 

@@ -78,8 +78,10 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
       svc.setBehaviour(behaviour);
       const bad = await runDnc(['check', number, '--json', '--fail-on-dnc'], { env: m.env });
       expect(bad.code, bad.stderr).toBe(6);
-      const line = JSON.parse(bad.stdout) as Record<string, unknown> & { error: { code: string; exit_status: number } };
-      expect(line.error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
+      const line = JSON.parse(bad.stdout) as Record<string, unknown> & {
+        dnc_error: { code: string; exit_status: number };
+      };
+      expect(line.dnc_error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
       expect(bad.stderr).toContain('no verdict');
       // Nothing was cached: the same machine asks again rather than reuse the refused answer.
       svc.setBehaviour('honest');
@@ -199,10 +201,10 @@ describe('an answer about the request is not a verdict about a number', () => {
     const off = await runDnc(['check', '+61412345001', ...hook, '--json'], { env: m.env });
     expect(off.code, off.stderr).toBe(4);
     expect(off.stderr).toContain('webhook lookups are disabled for this account');
-    expect(JSON.parse(off.stdout).error).toMatchObject({
-      code: 'E_WEBHOOKS_DISABLED',
-      exit_status: 4,
-      service: { status: 403 },
+    expect(JSON.parse(off.stdout)).toMatchObject({
+      error: 'webhooks are disabled for this account',
+      http_status: 403,
+      dnc_error: { code: 'E_WEBHOOKS_DISABLED', exit_status: 4 },
     });
   });
 });

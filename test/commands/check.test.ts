@@ -121,14 +121,14 @@ describe('--json', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(objs.map((o) => [o.phone_number, o.http_status, o.credit_cost])).toEqual([
+    expect(objs.map((o) => [o.dnc_phone_number, o.http_status, o.credit_cost])).toEqual([
       ['+12025550100', 200, 1],
       ['+12025550990', 400, 1],
       ['+33612345678', 422, 0],
       ['+442079460123', 200, 1],
     ]);
-    // A verdict has no error member; a failure's `error` is dnc's error object, the service's text under service.
-    expect(objs.map((o) => (o.error as { code?: string } | undefined)?.code ?? null)).toEqual([
+    // The service's bodies as received; dnc's error object beside a failure's as dnc_error, none beside a verdict.
+    expect(objs.map((o) => (o.dnc_error as { code?: string } | undefined)?.code ?? null)).toEqual([
       null,
       'E_NUMBER_REJECTED',
       'E_UNSUPPORTED_COUNTRY',
@@ -138,15 +138,18 @@ describe('--json', () => {
       status: 'failed',
       error_code: 'invalid_phone_number',
       charged: true,
-      error: {
-        exit_status: 3,
-        service: { status: 400, error: 'the register rejected the number', error_code: 'invalid_phone_number' },
-      },
+      error: 'the register rejected the number',
+      http_status: 400,
+      dnc_error: { exit_status: 3 },
     });
     expect(objs[2]).toMatchObject({
       country: 'FR',
-      error: { exit_status: 3, service: { status: 422, error: 'country FR is not supported' } },
+      error: 'country FR is not supported',
+      http_status: 422,
+      dnc_phone_number: '+33612345678',
+      dnc_error: { exit_status: 3 },
     });
+    expect(objs[2]).not.toHaveProperty('phone_number');
     expect(objs[2]!.supported_countries).toEqual(expect.arrayContaining(['US', 'GB', 'AU']));
     expect(r.stderr).toContain('invalid_phone_number');
   });
@@ -206,7 +209,7 @@ describe('failures answered by the service', () => {
       error_code: 'upstream_error',
       http_status: 502,
       credit_cost: 0,
-      error: { code: 'E_LOOKUP_FAILED', exit_status: 6, hint: 'nothing was charged: check the number again later' },
+      dnc_error: { code: 'E_LOOKUP_FAILED', exit_status: 6, hint: 'nothing was charged: check the number again later' },
     });
     expect(lookupRequests()).toHaveLength(2);
     expect(sb.account(KEY).creditsUsed).toBe(0);
@@ -267,16 +270,14 @@ describe('failures answered by the service', () => {
       });
       outputs.push(r.stdout, r.stderr);
       expect(r.code).toBe(6);
-      // --json speaks on every exit: the number, why it has no verdict, and its calling window all the same.
+      // --json speaks on every exit: the body as received (text under `body`), why it has no verdict, the number, and
+      // its calling window all the same.
       expect(JSON.parse(r.stdout)).toEqual({
-        phone_number: '+12025550100',
+        body: '<html><body><h1>502 Bad Gateway</h1></body></html>',
         http_status: 502,
         credit_cost: null,
-        error: expect.objectContaining({
-          code: 'E_BAD_RESPONSE',
-          exit_status: 6,
-          service: { status: 502, error: '<html><body><h1>502 Bad Gateway</h1></body></html>' },
-        }),
+        dnc_error: expect.objectContaining({ code: 'E_BAD_RESPONSE', exit_status: 6 }),
+        dnc_phone_number: '+12025550100',
         calling: expect.objectContaining({ time_zones: ['America/New_York'], state: 'DC' }),
       });
       expect(r.stderr).toContain('HTTP 502');

@@ -196,12 +196,14 @@ const CASES: Record<string, Case[]> = {
 };
 
 /** The error object of a --json stdout: the summary's (batch), the number's line (check), or the whole document. */
+/** dnc's error object: `error` alone on stdout, or `dnc_error` beside the service's body on a `check` line. */
 function errorOf(stdout: string): Record<string, unknown> {
   const lines = stdout.trim().split('\n');
   expect(lines, stdout).toHaveLength(1);
-  const doc = JSON.parse(lines[0]!) as { error?: Record<string, unknown> };
-  expect(doc.error, stdout).toBeTypeOf('object');
-  return doc.error!;
+  const doc = JSON.parse(lines[0]!) as { error?: Record<string, unknown>; dnc_error?: Record<string, unknown> };
+  const error = doc.dnc_error ?? doc.error;
+  expect(error, stdout).toBeTypeOf('object');
+  return error!;
 }
 
 /** What every failure must say alike on both streams. */
@@ -265,12 +267,17 @@ describe('a failure the code did not foresee (exit 1)', () => {
 });
 
 describe('the built dnc, as a script runs it', () => {
-  it("a refused key: `jq .error.code` reads E_AUTH_FORBIDDEN, the service's own text under error.service", async () => {
+  it("a refused key: the service's body as received, `jq .dnc_error.code` reads E_AUTH_FORBIDDEN", async () => {
     const r = await spawnDnc(['check', '--json', '+12025550100'], {
       env: { ...service(), DNC_API_KEY: 'wrong-key-4242' },
     });
     expectOneError(r, 4, 'E_AUTH_FORBIDDEN');
-    expect(errorOf(r.stdout).service).toEqual({ status: 403, error: 'invalid API key' });
+    const line = JSON.parse(r.stdout) as Record<string, unknown>;
+    // The 403's body is {"error": "invalid API key"}: kept as it came, no phone_number added to it (cli.md).
+    expect(line.error).toBe('invalid API key');
+    expect(line).not.toHaveProperty('phone_number');
+    expect(line).toMatchObject({ http_status: 403, dnc_phone_number: '+12025550100' });
+    expect(line.dnc_error).not.toHaveProperty('service');
   });
 
   it('an unknown command keeps its "did you mean" and the hint stderr gives', async () => {
