@@ -41,7 +41,61 @@ export const COUNTRY_ALIASES: Readonly<Record<string, string>> = {
   Macau: 'MO',
   Éire: 'IE',
   Eire: 'IE',
+  'Republic of Ireland': 'IE',
+  'Rep. of Ireland': 'IE',
+  'Irish Republic': 'IE',
+  // ISO 3166's full names, and official names, people paste from forms: those the state-form rule below cannot
+  // read (no "X of" shape, or a name that would read as another country once shortened).
+  'United Kingdom of Great Britain and Northern Ireland': 'GB',
+  'Hellenic Republic': 'GR',
+  'Bundesrepublik Deutschland': 'DE',
+  'Reino de España': 'ES',
+  'Republic of China': 'TW',
+  "Democratic People's Republic of Korea": 'KP',
+  'Korea, Democratic People’s Republic of': 'KP',
+  "Korea, Democratic People's Republic of": 'KP',
+  'Estados Unidos de América': 'US',
+  'République française': 'FR',
+  'Royaume de Belgique': 'BE',
+  'Koninkrijk België': 'BE',
+  'Königreich Belgien': 'BE',
+  'Republik Österreich': 'AT',
 };
+
+/**
+ * The state form around a country's name in its official one: "Federal Republic of Germany", "Kingdom of Spain",
+ * "Commonwealth of Australia", "Ireland, Republic of". The name left is read like any other, and only by the
+ * names table (never as a code): "Republic of China" and the Koreas are aliases above, since shortening them
+ * would name another country.
+ */
+const STATE_FORM =
+  /^(?:the\s+)?(?:(?:federal|federative|islamic|socialist|united|oriental|plurinational|bolivarian|co-operative)\s+)*(?:republic|rep\.?|kingdom|commonwealth|state|principality|grand\s+duchy|federation|sultanate|union)\s+of\s+(?:the\s+)?(.+)$/i;
+const STATE_FORM_AFTER =
+  /^(.+?),\s*(?:the\s+)?(?:republic|rep\.?|kingdom|commonwealth|state|federation)\s+of(?:\s+the)?$/i;
+
+/**
+ * Languages whose names for countries (CLDR's, through ICU) are read beside English and each country's own: the
+ * languages call lists are written in. A name in one of them never displaces an English or own-language one, and a
+ * name two countries share among them is read as neither.
+ */
+const OTHER_LANGUAGES = [
+  'fr',
+  'de',
+  'es',
+  'it',
+  'pt',
+  'nl',
+  'pl',
+  'sv',
+  'da',
+  'nb',
+  'fi',
+  'cs',
+  'ro',
+  'hu',
+  'tr',
+  'ga',
+];
 
 /** The letters that count: case, spaces, dots, hyphens, apostrophes and accents are ignored. */
 function keyOf(value: string): string {
@@ -79,6 +133,19 @@ function nameTable(): Map<string, string> {
     const language = new Intl.Locale('und', { region }).maximize().language;
     if (language !== 'und') add(new Intl.DisplayNames(language, { type: 'region' }).of(region), region);
   }
+  // Other languages' names, each only where no English or own-language name claims it.
+  const others = new Map<string, string>();
+  for (const language of OTHER_LANGUAGES) {
+    const display = new Intl.DisplayNames(language, { type: 'region' });
+    for (const region of REGIONS) {
+      const name = display.of(region);
+      if (!name || name === region) continue;
+      const key = keyOf(name);
+      if (table.has(key)) continue;
+      others.set(key, others.has(key) && others.get(key) !== region ? '' : region);
+    }
+  }
+  for (const [key, region] of others) table.set(key, region);
   for (const [alias, region] of Object.entries(COUNTRY_ALIASES)) table.set(keyOf(alias), region);
   for (const [key, region] of table) if (region === '') table.delete(key);
   names = table;
@@ -104,7 +171,11 @@ export function readCountry(value: string): RowCountry {
   const letters = text.replace(/[\s.]/g, '').toUpperCase();
   if (/^[A-Z]{2}$/.test(letters) && REGIONS.has(letters)) return known(letters);
   if (/^[A-Z]{3}$/.test(letters) && alpha3(letters)) return known(alpha3(letters));
-  return known(nameTable().get(keyOf(text)));
+  const table = nameTable();
+  const named = table.get(keyOf(text));
+  if (named) return known(named);
+  const shortened = STATE_FORM.exec(text)?.[1] ?? STATE_FORM_AFTER.exec(text)?.[1];
+  return known(shortened === undefined ? undefined : table.get(keyOf(shortened)));
 }
 
 /** Reads country cells, each distinct value once. */

@@ -19,6 +19,8 @@ export type CellNumber =
       message: string;
       e164: string;
       country: string;
+      /** unknown_country: the row's country cell as written, for the summary's examples. */
+      countryCell?: string;
     };
 
 /** An empty phone cell (a blank line, an empty cell): nothing to look up, and said so apart from a bad number. */

@@ -71,5 +71,6 @@ function unknownCountry(value: string): CellNumber {
     message: `the row's country '${value}' is not a country dnc knows: a national number is not read without one`,
     e164: '',
     country: '',
+    countryCell: value,
   };
 }

@@ -108,6 +108,15 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
         `(invalid, missing_number)`,
     );
   }
+  const unknown = summary.unknownCountries;
+  if (unknown.rows > 0) {
+    const examples = unknown.examples.map((c) => `'${terminalSafe(c)}'`).join(', ');
+    notes.push(
+      `${num(unknown.rows)} row(s) name a country dnc does not understand (${examples}${unknown.more ? ', …' : ''}): ` +
+        'their national-format numbers were not checked (invalid, unknown_country); write the country as an ISO ' +
+        'code (IE, DE) or a calling code (+353), and run again',
+    );
+  }
   // The numbered columns say whose number they hold: the header's names, in --column order.
   if (summary.phoneColumns > 1) {
     notes.push('a row is callable only when none of its numbers is do_not_call, failed, pending or not_checked');

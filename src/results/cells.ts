@@ -35,6 +35,11 @@ export interface RenderSummary {
   phoneLabels: readonly string[];
   /** Rows (numbers, with several phone columns) by country ('' when the number could not be read), then by result. */
   byCountry: Map<string, Record<DncResult, number>>;
+  /**
+   * Rows whose country cell names no country dnc knows (their national numbers unread: unknown_country), and up to
+   * three of those cells as written, for the summary to say which.
+   */
+  unknownCountries: { rows: number; examples: string[]; more: boolean };
   /** Rows whose register source is not an https URL (the interface promises one): shown, but flagged. */
   notHttpsSources: number;
   /** not_checked rows of webhook-only countries: a rerun finishes them only with --webhook-url. */

@@ -148,6 +148,7 @@ function initialSummary(meta: BatchMeta, layout: TableLayout, manifest: string |
     phoneLabels: layout.phoneLabels,
     byResult: emptyResultCounts(),
     byCountry: new Map(),
+    unknownCountries: { rows: 0, examples: [], more: false },
     notHttpsSources: 0,
     webhookRequired: 0,
     notCalculated: 0,
@@ -403,6 +404,16 @@ class SnapshotRender {
     summary.rows++;
     summary.byResult[result]++;
     if (numbers.every((n) => !n.ok && n.code === 'missing_number')) summary.emptyRows++;
+    const unknown = numbers.find((n) => !n.ok && n.code === 'unknown_country');
+    if (unknown && !unknown.ok) {
+      const seen = summary.unknownCountries;
+      seen.rows++;
+      const cell = unknown.countryCell ?? '';
+      if (!seen.examples.includes(cell)) {
+        if (seen.examples.length < 3) seen.examples.push(cell);
+        else seen.more = true;
+      }
+    }
     // By country: each row's with one phone column, each number's with several (an empty cell is no number).
     for (const own of this.several ? per.filter((n) => n[C.errorCode] !== 'missing_number') : [cells]) {
       let perCountry = summary.byCountry.get(own[C.country]!);

@@ -79,6 +79,21 @@ const CONTACTS: Contact[] = [
     country: 'Atlantis',
     phones: [{ text: '+12025550116', e164: '+12025550116' }, { text: '020 7946 0999', e164: '' }, null],
   },
+  // Names people write (issue 48): the ISO full name, an official form, another language's name.
+  { name: 'Kay', country: 'Republic of Ireland', phones: [{ text: '01 234 5670', e164: '+35312345670' }, null, null] },
+  { name: 'Lu', country: 'Rep. of Ireland', phones: [null, { text: '087 123 4562', e164: '+353871234562' }, null] },
+  {
+    name: 'Max',
+    country: 'United Kingdom of Great Britain and Northern Ireland',
+    phones: [gb(106), null, null],
+  },
+  { name: 'Ned', country: 'Federal Republic of Germany', phones: [de(106, true), null, null] },
+  { name: 'Ola', country: 'Allemagne', phones: [null, null, de(108, false)] },
+  { name: 'Pia', country: 'Irlande', phones: [{ text: '01 234 5672', e164: '+35312345672' }, null, null] },
+  { name: 'Quin', country: 'Estados Unidos', phones: [us(15), null, null] },
+  { name: 'Rae', country: 'Espagne', phones: [{ text: '612 34 56 70', e164: '+34612345670' }, null, null] },
+  { name: 'Sal', country: 'Atlantis', phones: [{ text: '020 7946 0998', e164: '' }, null, null] },
+  { name: 'Tam', country: 'Narnia', phones: [{ text: '020 7946 0997', e164: '' }, null, null] },
 ];
 
 function writeList(contacts: readonly Contact[], name: string): string {
@@ -120,6 +135,11 @@ describe('a CRM export: three phone columns and a country column', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('phone columns: Phone, Mobile, Work Phone, country column: Country');
+    // The rows whose country was not understood are counted in the summary, with the cells as written.
+    expect(r.stdout).toContain(
+      "3 row(s) name a country dnc does not understand ('Atlantis', 'Narnia'): their national-format numbers were not " +
+        'checked (invalid, unknown_country)',
+    );
 
     const numbers = CONTACTS.flatMap((c) => c.phones.flatMap((p) => (p && p.e164 ? [p.e164] : [])));
     const distinct = [...new Set(numbers)];

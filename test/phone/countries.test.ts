@@ -47,8 +47,47 @@ describe('readCountry', () => {
     ['+999', 'unknown'],
     // Both Congos are "Congo": a name two countries share is never guessed.
     ['Congo', 'unknown'],
+    // Issue 48: names people write that were not read. ISO 3166's full names and official forms …
+    ['Republic of Ireland', 'IE'],
+    ['Rep. of Ireland', 'IE'],
+    ['United Kingdom of Great Britain and Northern Ireland', 'GB'],
+    ['Federal Republic of Germany', 'DE'],
+    ['Kingdom of Spain', 'ES'],
+    ['Commonwealth of Australia', 'AU'],
+    ['Kingdom of Belgium', 'BE'],
+    ['Ireland, Republic of', 'IE'],
+    ['Moldova, Republic of', 'MD'],
+    // … where shortening would name another country, the whole name is known instead …
+    ['Republic of China', 'TW'],
+    ["Democratic People's Republic of Korea", 'KP'],
+    ['Republic of Korea', 'KR'],
+    ['Republic of the Congo', 'CG'],
+    ['Republic of Congo', 'unknown'],
+    // … and other languages' names (CLDR's, as ICU has them).
+    ['Irlande', 'IE'],
+    ['Allemagne', 'DE'],
+    ['Espagne', 'ES'],
+    ['Estados Unidos', 'US'],
+    ['Royaume-Uni', 'GB'],
+    ['Vereinigtes Königreich', 'GB'],
+    ['Nouvelle-Zélande', 'NZ'],
+    ['Bélgica', 'BE'],
+    ['Irland', 'IE'],
+    ['Narnia', 'unknown'],
   ])('%j is %s', (value, expected) => {
     expect(region(value)).toBe(expected);
+  });
+
+  it('reads each country the service covers by its name in each language call lists are written in', () => {
+    // The oracle is CLDR's name as ICU gives it; a name that stopped reading (made ambiguous by another language's
+    // name for another country) fails here.
+    for (const language of ['en', 'fr', 'de', 'es', 'it', 'pt', 'nl', 'pl', 'sv', 'da', 'nb', 'fi', 'ga']) {
+      const display = new Intl.DisplayNames(language, { type: 'region' });
+      for (const country of ['US', 'GB', 'DE', 'IE', 'BE', 'NZ', 'ES', 'AU', 'CA', 'FR', 'IT', 'NL', 'AT', 'CH'])
+        expect(`${language} ${display.of(country)}: ${region(display.of(country)!)}`).toBe(
+          `${language} ${display.of(country)}: ${country}`,
+        );
+    }
   });
 
   it('reads every country by its alpha-2 code, its alpha-3 code and its English names', () => {
