@@ -212,3 +212,39 @@ describe('a batch killed with lookups in flight', () => {
     }, 60_000);
   }
 });
+
+describe('a batch stopped by timeouts (issue 48)', () => {
+  it('says which rows were never sent and which were sent without an answer, and gives the way on for each', async () => {
+    assertBuilt();
+    w = await world();
+    // Every answer held: the four lookups in flight time out, and the batch stops on the first timeout.
+    const release = w.sb.holdAnswers();
+    const calls = w.file('calls.csv', ['phone', ...usNumbers(640, 10)]);
+    const output = path.join(w.dir, 'calls.results.csv');
+    const env = { ...w.env, HOME: NO_HOME };
+    const stopped = await spawnDnc(['batch', calls, '--concurrency', '4', '--timeout', '300', '--retries', '0'], {
+      env,
+      cwd: w.dir,
+      timeoutMs: 60_000,
+    });
+    release();
+    expect(stopped.code, stopped.stderr).toBe(6);
+    const rows = readCsvObjects(output);
+    const unanswered = rows.filter((r) => r.dnc_error_code === 'unanswered_send').length;
+    const never = rows.filter((r) => r.dnc_result === 'not_checked').length;
+    expect(unanswered).toBe(4);
+    expect(never).toBe(6);
+    expect(stopped.stderr).toContain(
+      `holds the answers so far (service_failure); 6 row(s) not_checked (never sent: a rerun sends them); 4 row(s) ` +
+        'failed / unanswered_send (sent, no answer came: they may have been charged, and a rerun does not send them again)',
+    );
+    expect(stopped.stderr).not.toContain('the rest are not_checked');
+    const resume = 'dnc batch \\S*calls\\.csv -o calls\\.results\\.csv';
+    expect(stopped.stderr).toMatch(
+      new RegExp(
+        `hint: .*run \`${resume}\` to resume \\(answered numbers are not sent again\\); or \`${resume} ` +
+          '--resend-unanswered` sends the 4 unanswered number\\(s\\) again \\(a second charge each',
+      ),
+    );
+  });
+});

@@ -86,7 +86,7 @@ export async function writeStoppedStage(
       startedAt: run.startedAt,
       rendered: partial,
     });
-    ctx.warn(`dnc: ${paths.outputPath} holds the answers so far; the rest are not_checked (${reason})`);
+    ctx.warn(stoppedLine(paths.outputPath, partial, reason));
   } catch (renderError) {
     const why = (renderError as Error).message;
     ctx.warn(
@@ -97,7 +97,7 @@ export async function writeStoppedStage(
     );
   }
   const resume = resumeCommand(run.input, options, paths.outputPath, ctx.cwd);
-  const told = toldHowToResume(looked.fatal, resume);
+  const told = toldHowToResume(looked.fatal, resume, partial);
   if (!partial) throw told;
   return {
     kind: 'finished',
@@ -121,10 +121,41 @@ function extrasOf(run: OpenRun, plan: Plan, looked: { estimate: Finished['estima
   return { paidAgain: paidAgain(run.journal, plan.recentOutcome), estimate: looked.estimate };
 }
 
-function toldHowToResume(fatal: DncError, resume: string): DncError {
-  return Object.assign(fatal, {
-    hint:
-      `${fatal.hint ? `${fatal.hint}; then ` : ''}run \`${resume}\` to resume ` +
-      `(answered numbers are not sent again)`,
-  });
+/**
+ * What the output of a stopped run holds: the rows answered, those never sent (not_checked: a rerun sends them),
+ * and those sent without an answer (a timeout, a dropped connection: failed / unanswered_send, maybe charged, sent
+ * again only with --resend-unanswered). "The rest are not_checked" was false for the last.
+ */
+function stoppedLine(output: string, summary: RenderSummary, reason: string): string {
+  const never = summary.byResult.not_checked;
+  const unanswered = summary.unanswered;
+  const parts = [
+    ...(never > 0 ? [`${formatInteger(never)} row(s) not_checked (never sent: a rerun sends them)`] : []),
+    ...(unanswered > 0
+      ? [
+          `${formatInteger(unanswered)} row(s) failed / unanswered_send (sent, no answer came: they may have been ` +
+            'charged, and a rerun does not send them again)',
+        ]
+      : []),
+  ];
+  return `dnc: ${output} holds the answers so far (${reason})${parts.length ? `; ${parts.join('; ')}` : ''}`;
+}
+
+/**
+ * The stop's hint, with the way on that really finishes the rows: the bare rerun for numbers never sent, and
+ * --resend-unanswered (a second charge each if the first went through) for sends that got no answer.
+ */
+function toldHowToResume(fatal: DncError, resume: string, summary: RenderSummary | null): DncError {
+  const never = summary === null || summary.byResult.not_checked > 0;
+  const unanswered = summary?.unanswered ?? 0;
+  const ways = [
+    ...(never ? [`run \`${resume}\` to resume (answered numbers are not sent again)`] : []),
+    ...(unanswered > 0
+      ? [
+          `\`${resume} --resend-unanswered\` sends the ${formatInteger(unanswered)} unanswered number(s) again ` +
+            '(a second charge each if the first went through: `dnc usage --reconcile` compares with the service first)',
+        ]
+      : []),
+  ];
+  return Object.assign(fatal, { hint: `${fatal.hint ? `${fatal.hint}; then ` : ''}${ways.join('; or ')}` });
 }
