@@ -2,8 +2,20 @@
 // cost.
 // Pure bookkeeping, so it can be tested without HTTP; the scheduler asks it before each lookup starts.
 
+/**
+ * Why the budget stopped a run: the next lookup, of `country`, counted at `estimate` credits, did not fit the
+ * `left` credits of the budget. `unknownCost`: the batch had not seen that country's price, so its first lookup was
+ * counted at the most a lookup is known to cost (a 1-credit number can stop a budget of 2 that way).
+ */
+export interface BudgetStop {
+  country: string;
+  estimate: number;
+  left: number;
+  unknownCost: boolean;
+}
+
 /** What the budget says of the next number: start it (holding `estimate`), wait for answers in flight, or stop. */
-export type Admission = { kind: 'start'; estimate: number } | { kind: 'wait' } | { kind: 'stop' };
+export type Admission = { kind: 'start'; estimate: number } | { kind: 'wait' } | { kind: 'stop'; why: BudgetStop };
 
 export class CreditBudget {
   /** Credits held by lookups in flight, at their estimate. */
@@ -12,6 +24,8 @@ export class CreditBudget {
   private readonly unseen: number;
   /** Countries whose cost this batch has not seen: one lookup of each at a time tells the price. */
   private readonly probing = new Set<string>();
+  /** Why the budget stopped the run, once it has. */
+  stoppedBy: BudgetStop | null = null;
 
   constructor(
     /** The budget (--max-credits), or null for none. */
@@ -58,8 +72,12 @@ export class CreditBudget {
       if (this.probing.has(country)) return { kind: 'wait' };
       estimate = this.maxKnownCost();
     } else estimate = known;
-    if (this.spent + this.unseen + this.reserved + estimate > this.max)
-      return busy ? { kind: 'wait' } : { kind: 'stop' };
+    const left = this.max - this.spent - this.unseen - this.reserved;
+    if (estimate > left) {
+      if (busy) return { kind: 'wait' };
+      this.stoppedBy = { country, estimate, left: Math.max(0, left), unknownCost: known === undefined };
+      return { kind: 'stop', why: this.stoppedBy };
+    }
     if (known === undefined) this.probing.add(country);
     this.reserved += estimate;
     return { kind: 'start', estimate };

@@ -14,6 +14,7 @@ import type { RenderSummary } from '../results/render.js';
 import type { Reusable } from './reusable.js';
 import type { SchedulerProgress } from './scheduler.js';
 import type { PaidAgain } from './recent-answers.js';
+import type { BudgetStop } from './budget.js';
 
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
@@ -183,6 +184,8 @@ export type BatchRunResult =
       journalPath: string;
       outputPath: string;
       maxCredits: number | null;
+      /** Why --max-credits stopped the run, when it did. */
+      budgetStop?: BudgetStop | null;
       /** The command that resumes or finishes this batch. */
       resume: string;
       /** Sends of this batch that got no answer (each may have been charged; not in counts.credits). */

@@ -1,5 +1,6 @@
 // What the batch scheduler is given and gives back: the numbers still arriving, its progress and its outcome.
 import type { DncError } from '../errors.js';
+import type { BudgetStop } from './budget.js';
 import type { StoppedReason } from '../journal/journal.js';
 
 /**
@@ -44,4 +45,6 @@ export interface SchedulerOutcome {
   elapsedMs: number;
   /** True when the run was abandoned (second Ctrl-C) without waiting for lookups in flight. */
   abandoned: boolean;
+  /** Why --max-credits stopped the run (stoppedReason budget_reached), else null. */
+  budgetStop: BudgetStop | null;
 }

@@ -427,6 +427,7 @@ export class BatchScheduler extends EventEmitter {
       creditsTotal: this.budget.spent,
       elapsedMs: this.clock() - this.started,
       abandoned: this.abandoned,
+      budgetStop: this.stopping === 'budget_reached' ? this.budget.stoppedBy : null,
     };
     this.gate?.close();
     if (!this.team) return resolve(outcome);

@@ -129,13 +129,28 @@ export function interruptedLine(r: FinishedBatch): string {
   return `dnc: interrupted; ${formatInteger(r.counts.queued)} number(s) not checked. Resume with: ${resumeOf(r)}`;
 }
 
+/**
+ * Why --max-credits stopped the run, as the budget decided it: the next lookup's count against what was left. The
+ * first lookup of a country whose price this batch has not seen counts at the most a lookup is known to cost, so a
+ * budget can stop before a 1-credit number: said where it happens, not left as "reached".
+ */
+function budgetReachedText(r: FinishedBatch): string {
+  const budget = `the --max-credits budget of ${formatInteger(r.maxCredits ?? 0)}`;
+  const b = r.budgetStop;
+  if (!b) return `${budget} was reached`;
+  const left = `${formatInteger(b.left)} credit(s) of the budget were left`;
+  if (!b.unknownCost)
+    return `${budget} was reached: the next lookup (${b.country}) costs ${formatInteger(b.estimate)}, and ${left}`;
+  return (
+    `${budget} was reached: this batch has not seen the price of a ${b.country} lookup yet, so its first one is ` +
+    `counted at ${formatInteger(b.estimate)} credit(s), the most a lookup is known to cost, and ${left}`
+  );
+}
+
 /** Stopped by the credit limit or by --max-credits: why, and how to resume. */
 export function creditStopLine(r: FinishedBatch): string {
   const { stopped } = r;
-  const why =
-    stopped === 'credit_limit'
-      ? 'the credit limit was reached (429)'
-      : `the --max-credits budget of ${r.maxCredits} was reached`;
+  const why = stopped === 'credit_limit' ? 'the credit limit was reached (429)' : budgetReachedText(r);
   const next =
     stopped === 'credit_limit'
       ? 'after a credit top-up or in the next billing period (`dnc usage` shows the balance)'

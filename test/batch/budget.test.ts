@@ -47,7 +47,18 @@ describe('CreditBudget', () => {
     b.settle('US', 1, 1);
     b.settle('US', 1, 1);
     expect(b.spent).toBe(3);
-    expect(b.admit('US', false)).toEqual({ kind: 'stop' });
+    const why = { country: 'US', estimate: 1, left: 0, unknownCost: false };
+    expect(b.admit('US', false)).toEqual({ kind: 'stop', why });
+    expect(b.stoppedBy).toEqual(why);
+  });
+
+  it('says when it stops before a 1-credit number: the first of a country is counted at the most known', () => {
+    // DE cost 2 in an earlier batch (a hint); US is 1 credit, but this batch has not seen its price yet.
+    const b = budget(1, 0, {}, { DE: 2 });
+    expect(b.admit('US', false)).toEqual({
+      kind: 'stop',
+      why: { country: 'US', estimate: 2, left: 1, unknownCost: true },
+    });
   });
 
   it('sends a crash left without an answer count as spent, at their country cost', () => {

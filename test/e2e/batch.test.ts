@@ -608,6 +608,19 @@ describe('dnc batch: stop and resume', () => {
       // Only the first batch's lookup: a GB lookup costs 5, more than the budget of 3.
       expect(lookedUp(costly.sb)).toEqual(['+442079460100']);
       expect(costly.sb.account().creditsUsed).toBe(5);
+      // The stop says why where it happens (issue 48): the budget of 3 against GB's learned 5.
+      expect(r.stderr).toContain(
+        'stopped: the --max-credits budget of 3 was reached: this batch has not seen the price of a GB lookup yet, ' +
+          'so its first one is counted at 5 credit(s), the most a lookup is known to cost, and 3 credit(s) of the ' +
+          'budget were left',
+      );
+      // A 1-credit US number, stopped by a budget of 2: its first lookup is counted at GB's 5.
+      const us = path.join(tmp.dir, `us-next-${n}.csv`);
+      writeFileSync(us, 'phone\n+12025550140\n');
+      const cheap = await runDnc(['batch', us, '--max-credits', '2'], { env: cacheEnv });
+      expect(cheap.code, cheap.stderr).toBe(5);
+      expect(cheap.stderr).toContain('this batch has not seen the price of a US lookup yet');
+      expect(lookedUp(costly.sb)).toEqual(['+442079460100']);
     } finally {
       await costly.sb.close();
     }

@@ -55,6 +55,7 @@ export async function writeStage(
     summary,
     counts: journal.summaryCounts(),
     stopped: outcome?.stoppedReason ?? null,
+    budgetStop: outcome?.budgetStop ?? null,
     creditsThisRun: outcome?.creditsThisRun ?? 0,
     sent: outcome?.sent ?? 0,
     elapsedMs: outcome?.elapsedMs ?? 0,
