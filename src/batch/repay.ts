@@ -107,7 +107,8 @@ export async function settleRecent(
         `no credits`,
     );
   } else if (decision === 'default') {
-    ctx.warn(
+    // A notice, not a warning: the default was asked for, and the summary says it again (--quiet silences this).
+    ctx.info(
       `dnc: ${formatInteger(answers.length)} of the ${formatInteger(plan.toSend.length - moments.length)} ` +
         `number(s) to look up were answered by this service within the last day: they are paid for again (about ` +
         `${formatInteger(plan.recentCredits)} credit(s)); --reuse-within 1d reuses them, --no-reuse says to pay again`,

@@ -123,7 +123,7 @@ describe('scrubbing a list again without --reuse-within: said before anything is
     w = await world();
     const input = w.file('calls.csv', list);
     expect((await dnc(['batch', input], w.env)).code).toBe(0);
-    const spent = lookedUp(w.sb).length;
+    let spent = lookedUp(w.sb).length;
     expect(spent).toBe(45);
     const xlsx = path.join(w.dir, 'calls.results.xlsx');
     const line =
@@ -149,6 +149,13 @@ describe('scrubbing a list again without --reuse-within: said before anything is
     expect(run.stderr).not.toContain('credit guard:');
     expect(run.sentWhenSaid).toBe(spent);
     expect(lookedUp(w.sb)).toHaveLength(spent + 45);
+
+    // --quiet silences the notice (issue 48); the summary on stdout still says they were paid for again.
+    const quiet = await dnc(['--quiet', 'batch', input, '-o', path.join(w.dir, 'quiet.csv')], w.env);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).toBe('');
+    expect(quiet.stdout).toMatch(/45 number\(s\) answered within the last day were paid again \(45 credit\(s\)\)/);
+    spent += 45;
 
     // As suggested: nothing sent.
     const again = await dnc(['batch', input, '-o', path.join(w.dir, 'again.csv'), '--reuse-within', '10m'], w.env);
