@@ -7,6 +7,7 @@ import { Anchors, anchorsPath } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
 import type { Stores } from '../stores/owner.js';
 import { keptFolder, missingHome, stateDir } from '../paths.js';
+import { isPostgresUrl } from '../stores/postgres/connection.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 import { resolveListPath } from '../stores/suppression-types.js';
 import { validityRules, type ValidityRules } from './validity.js';
@@ -113,6 +114,19 @@ export function listAlteredError(
   consequence = 'nothing was sent',
   anchored = false,
 ) {
+  // The team's list lives in the store (listPath is its URL): no file to put back, and no member can mend it.
+  if (isPostgresUrl(listPath))
+    return inputError(
+      'E_LIST_ALTERED',
+      `the team's suppression list in ${listPath} was altered outside dnc's functions (${problem}); ${consequence}`,
+      {
+        hint:
+          "the store's owner role repairs it from its audit log (`SELECT * FROM dnc.list_repair('you@host', " +
+          "'why')`, docs/team.md \"Repairing a team's list\"), or the DBA restores the database from a backup when " +
+          'the log itself was cut; `dnc suppress log` shows its history. No member can mend it, and every member is ' +
+          'refused until it is whole',
+      },
+    );
   return inputError(
     'E_LIST_ALTERED',
     `the suppression list ${listPath} was altered outside dnc (${problem}); ${consequence}`,

@@ -60,6 +60,10 @@ describe.skipIf(!HAVE_POSTGRES)('forged SQL edits of the team list', () => {
     for (const [name, r] of Object.entries(runs)) {
       expect(r.code, `${what}: ${name}: ${r.stderr}`).toBe(3);
       expect(r.stderr, `${what}: ${name}`).toContain('[E_LIST_ALTERED]');
+      // The way out on a team store is the owner's repair, never a file to restore (issue 48).
+      expect(r.stderr, `${what}: ${name}`).toContain("the team's suppression list in postgresql://");
+      expect(r.stderr, `${what}: ${name}`).toContain('dnc.list_repair');
+      expect(r.stderr, `${what}: ${name}`).not.toMatch(/restore the file|dnc suppress restore FILE|re-add the numbers/);
     }
     expect(lookedUp(w.sb).length, what).toBe(sent);
   }
