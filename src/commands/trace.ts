@@ -85,6 +85,8 @@ function traceJson(t: TracedLookup) {
     http_status: t.httpStatus,
     credits: t.credits,
     answer: t.answer,
+    rows: t.rows === undefined ? undefined : t.rows === null ? null : t.rows.rows,
+    more_rows: t.rows?.more,
     pushes: t.pushes.map((p) => ({
       received_at: p.receivedAt,
       outcome: p.outcome,
@@ -97,11 +99,29 @@ function traceJson(t: TracedLookup) {
   };
 }
 
+/** Where the number stood in the list: line and phone column of each row of the results holding it. */
+function rowsText(rows: TracedLookup['rows']): string {
+  if (!rows) return 'not found (the results file is not where the journal says, or cannot be read)';
+  if (rows.rows.length === 0) return 'none of the results holds it now';
+  const named = rows.rows.map((r) => `line ${r.line} (${r.column})`).join(', ');
+  return rows.more ? `${named}, and more` : named;
+}
+
+/** Why a lookup has no request time: never sent at all, or a journal from before dnc recorded it. */
+function notRequested(t: TracedLookup): string {
+  if (t.source === 'batch' && !t.correlationId && t.credits === 0)
+    return t.result === 'queued'
+      ? 'never sent (still to look up: not_checked in the results; a rerun sends it)'
+      : `never sent (${t.result}${t.errorCode ? `, ${t.errorCode}` : ''})`;
+  return 'not recorded (journal made by an older dnc)';
+}
+
 function traceLines(t: TracedLookup): string[] {
   const f = (label: string, value: string) => `  ${label.padEnd(15)} ${value}`;
   const lines = [t.correlationId ? `correlation id ${t.correlationId}` : `${t.phoneNumber}: no lookup sent`];
   lines.push(f('found in', `${t.source === 'check' ? 'check history' : 'batch journal'} ${t.where}`));
   if (t.batch) lines.push(f('batch', `${t.batch.input} → ${t.batch.output}`));
+  if (t.rows !== undefined) lines.push(f('rows', rowsText(t.rows)));
   lines.push(f('number', `${t.phoneNumber}${t.country ? ` (${t.country})` : ''}`));
   lines.push(f('service', t.service ?? 'not recorded'));
   lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
@@ -115,7 +135,7 @@ function traceLines(t: TracedLookup): string[] {
           `request sent, no credits`,
       ),
     );
-  } else lines.push(f('requested at', t.requestedAt ?? 'not recorded (journal made by an older dnc)'));
+  } else lines.push(f('requested at', t.requestedAt ?? notRequested(t)));
   lines.push(f(t.source === 'check' ? 'answered at' : 'recorded at', t.answeredAt ?? 'not recorded'));
   lines.push(
     f(

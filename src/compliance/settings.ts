@@ -5,9 +5,8 @@ import { loadConfigFile, type GlobalFlags } from '../config.js';
 import { inputError, usageError } from '../errors.js';
 import { Anchors, anchorsPath } from '../stores/anchors.js';
 import type { SuppressionList } from '../stores/interfaces.js';
-import type { Stores } from '../stores/owner.js';
+import { isTeamStoreUrl, type Stores } from '../stores/owner.js';
 import { keptFolder, missingHome, stateDir } from '../paths.js';
-import { isPostgresUrl } from '../stores/postgres/connection.js';
 import { SuppressionStore } from '../stores/suppression-store.js';
 import { resolveListPath } from '../stores/suppression-types.js';
 import { validityRules, type ValidityRules } from './validity.js';
@@ -115,7 +114,7 @@ export function listAlteredError(
   anchored = false,
 ) {
   // The team's list lives in the store (listPath is its URL): no file to put back, and no member can mend it.
-  if (isPostgresUrl(listPath))
+  if (isTeamStoreUrl(listPath))
     return inputError(
       'E_LIST_ALTERED',
       `the team's suppression list in ${listPath} was altered outside dnc's functions (${problem}); ${consequence}`,

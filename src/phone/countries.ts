@@ -68,8 +68,12 @@ export const COUNTRY_ALIASES: Readonly<Record<string, string>> = {
  * names table (never as a code): "Republic of China" and the Koreas are aliases above, since shortening them
  * would name another country.
  */
-const STATE_FORM =
-  /^(?:the\s+)?(?:(?:federal|federative|islamic|socialist|united|oriental|plurinational|bolivarian|co-operative)\s+)*(?:republic|rep\.?|kingdom|commonwealth|state|principality|grand\s+duchy|federation|sultanate|union)\s+of\s+(?:the\s+)?(.+)$/i;
+const STATE_FORM = new RegExp(
+  '^(?:the\\s+)?(?:(?:federal|federative|islamic|socialist|united|oriental|plurinational|bolivarian|co-operative)' +
+    '\\s+)*(?:republic|rep\\.?|kingdom|commonwealth|state|principality|grand\\s+duchy|federation|sultanate|union)' +
+    '\\s+of\\s+(?:the\\s+)?(.+)$',
+  'i',
+);
 const STATE_FORM_AFTER =
   /^(.+?),\s*(?:the\s+)?(?:republic|rep\.?|kingdom|commonwealth|state|federation)\s+of(?:\s+the)?$/i;
 

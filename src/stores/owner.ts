@@ -237,6 +237,9 @@ function postgresStores(url: string, env: Env, homedir: string): Stores {
   };
 }
 
+/** Whether a place a store names is the team's store (its URL) rather than a local file. */
+export const isTeamStoreUrl = (where: string): boolean => isPostgresUrl(where);
+
 /** The stores the setting names. A setting that is not a PostgreSQL URL is refused (E_STORE_INVALID). */
 export async function openStores(setting: StoreSetting, env: Env, homedir: string): Promise<Stores> {
   if (setting.url === null) return localStores(env, homedir);

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { LookupQuery } from '../journal/views.js';
 import type { History } from '../stores/interfaces.js';
 import { journalLookup } from '../journal/views.js';
+import { rowsHolding, type TracedRows } from './rows.js';
 
 export type { LookupQuery } from '../journal/views.js';
 
@@ -48,6 +49,8 @@ export interface TracedLookup {
   answer: unknown;
   pushes: TracedPush[];
   batch: { input: string; output: string } | null;
+  /** A batch's rows (of its results, which keep the input's) and phone columns that held the number; null: unread. */
+  rows?: TracedRows | null;
 }
 
 const parse = (text: string | null): unknown => {
@@ -116,8 +119,16 @@ export async function traceInJournal(journalPath: string, query: LookupQuery): P
           body: parse(p.body),
         }));
     const meta = read.meta
-      ? (parse(read.meta) as { inputPath?: string; outputPath?: string; serviceOrigin?: string | null })
+      ? (parse(read.meta) as {
+          inputPath?: string;
+          outputPath?: string;
+          serviceOrigin?: string | null;
+          layout?: { phoneLabel?: string; phoneLabels?: string[] };
+        })
       : null;
+    const phoneLabels = meta?.layout?.phoneLabels ?? [meta?.layout?.phoneLabel ?? 'phone'];
+    const rowsOf = (e164: string) =>
+      meta?.outputPath ? rowsHolding({ outputPath: meta.outputPath, phoneLabels }, e164) : Promise.resolve(null);
     const batch = meta ? { input: meta.inputPath ?? '', output: meta.outputPath ?? '' } : null;
     const found: TracedLookup[] = numbers.map((n) => ({
       source: 'batch',
@@ -140,6 +151,7 @@ export async function traceInJournal(journalPath: string, query: LookupQuery): P
       pushes: pushesOf(n.correlation_id),
       batch,
     }));
+    for (const f of found) f.rows = await rowsOf(f.phoneNumber);
     const pushes = 'correlationId' in query ? pushesOf(query.correlationId) : [];
     // A push whose number the journal does not know (an orphan) is still evidence of the lookup.
     if (found.length === 0 && pushes.length > 0) {

@@ -135,4 +135,37 @@ describe('dnc trace', () => {
       expect(r.stderr).toContain('is neither a correlation id');
     }
   });
+
+  it('names the rows and phone columns that held the number; a number never sent says so (issue 48)', async () => {
+    w = await world();
+    // Line 1 the header; +12025550182 on line 2 (Phone) and line 4 (Mobile); line 3's Phone is not a number.
+    const input = w.file('crm.csv', [
+      'Name,Phone,Mobile',
+      'Ann,+12025550182,',
+      'Bo,12345,+12025550183',
+      'Cy,,+1 202 555 0182',
+    ]);
+    const output = path.join(w.dir, 'crm.results.csv');
+    const run = await dnc(['batch', input, '-o', output, '--column', 'Phone,Mobile'], w.env);
+    expect(run.code, run.stderr).toBe(0);
+    const t = await dnc(['trace', '+12025550182'], w.env);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toMatch(/^ {2}rows {12}line 2 \(Phone\), line 4 \(Mobile\)$/m);
+    const j = json((await dnc(['--json', 'trace', '+12025550182'], w.env)).stdout);
+    expect(j.found[0].rows).toEqual([
+      { line: 2, column: 'Phone' },
+      { line: 4, column: 'Mobile' },
+    ]);
+    expect(j.found[0].more_rows).toBe(false);
+    // Sent, so it has a request time; a number of the list never sent is said to be never sent, not "an older dnc".
+    expect(t.stdout).not.toContain('older dnc');
+    const unsent = w.file('unsent.csv', ['phone', '+12025550184']);
+    expect((await dnc(['batch', unsent, '--max-credits', '0'], w.env)).code).toBe(5);
+    const never = await dnc(['trace', '+12025550184'], w.env);
+    expect(never.code, never.stderr).toBe(0);
+    expect(never.stdout).toMatch(
+      /^ {2}requested at {4}never sent \(still to look up: not_checked in the results; a rerun sends it\)$/m,
+    );
+    expect(never.stdout).toMatch(/^ {2}rows {12}line 2 \(phone\)$/m);
+  });
 });
