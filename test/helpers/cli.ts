@@ -69,6 +69,8 @@ export interface SpawnOptions {
   stdin?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** A program dnc runs under, with its arguments (`/usr/bin/time -v -o FILE` measures its peak memory). */
+  under?: string[];
 }
 
 export interface SpawnResult extends RunResult {
@@ -91,7 +93,8 @@ export function spawnDnc(argv: string[], options: SpawnOptions = {}): Promise<Sp
     else env[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], { cwd: options.cwd ?? REPO_ROOT, env, stdio: 'pipe' });
+    const [program, ...args] = [...(options.under ?? []), process.execPath, BIN, ...argv];
+    const child = spawn(program!, args, { cwd: options.cwd ?? REPO_ROOT, env, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
