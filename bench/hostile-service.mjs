@@ -303,7 +303,16 @@ export async function startHostileService(options = {}) {
         by_country: [],
         unallocated_usage: { request_count: 0, credits_used: 0 },
       };
-      return send(200, {}, { customer_name: 'Hostile', data: [period], next_cursor: null });
+      const page = { customer_name: 'Hostile', data: [period], next_cursor: null };
+      // Issue 46: a balance given twice (a full one, then nothing left), which JSON.parse would read as the last.
+      if (behaviour === 'usage-repeated')
+        return send(
+          200,
+          {},
+          null,
+          JSON.stringify(page).replace('"credits_remaining":', '"credits_remaining":10000,"credits_remaining":'),
+        );
+      return send(200, {}, page);
     }
     if (url.pathname !== '/check_phone_number') return send(404, {}, { error: 'not found' });
     const e164 = url.searchParams.get('phone_number') ?? '';

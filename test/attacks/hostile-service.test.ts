@@ -153,6 +153,23 @@ describe('an answer about the request is not a verdict about a number', () => {
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(['not_checked', 'not_checked']);
   });
 
+  it.each(['other-country', 'repeated-verdict'])(
+    '%s: a 202 receipt about another register or repeating a field starts nothing: check exits 6, no verdict',
+    async (behaviour) => {
+      const m = machine();
+      world.svc.setBehaviour(behaviour);
+      const r = await runDnc(
+        ['check', '+61412345001', '--webhook-url', 'https://hooks.public-receiver.net/dnc', '--json'],
+        {
+          env: m.env,
+        },
+      );
+      expect(r.code, r.stderr).toBe(6);
+      expect(JSON.parse(r.stdout)).toMatchObject({ error: { code: 'E_BAD_RESPONSE' } });
+      expect(r.stderr).toMatch(behaviour === 'other-country' ? /not the country of \+61412345001/ : /given twice/);
+    },
+  );
+
   it('a 400 for the webhook URL exits 2 in check as in batch; a 403 for webhooks disabled says so', async () => {
     const m = machine();
     const hook = ['--webhook-url', 'https://hooks.public-receiver.net/dnc'];
@@ -261,6 +278,15 @@ describe('supported countries as the service names them', () => {
 });
 
 describe('the rest of the request', () => {
+  it('a usage page giving a field twice is refused (E_BAD_RESPONSE, exit 6), not read as its last value', async () => {
+    const m = machine();
+    world.svc.setBehaviour('usage-repeated');
+    const r = await runDnc(['usage', '--json'], { env: m.env });
+    expect(r.code, r.stderr).toBe(6);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
+    expect(r.stderr).toMatch(/field "data\[\]\.credits_remaining" is given twice/);
+  });
+
   it('usage --id sends an int64 above 2^53 exactly', async () => {
     const m = machine();
     await runDnc(['usage', '--id', '9007199254740993'], { env: m.env });
