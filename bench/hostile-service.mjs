@@ -89,6 +89,11 @@ export const BEHAVIOURS = {
   'clock-ahead': (a) => aheadBy(a, 10 * 60_000, true),
   'clock-ahead-no-date': (a) => aheadBy(a, 10 * 60_000, false),
   'clock-ahead-2h': (a) => aheadBy(a, 2 * 3600_000, true),
+  // The clock 10 minutes ahead, and the verdict dated 2099 all the same: wrong whatever the clocks.
+  'clock-ahead-2099': (a) => ({
+    ...aheadBy(a, 10 * 60_000, true),
+    body: { ...a.body, timestamp: '2099-01-01T00:00:00.000000+00:00' },
+  }),
   'html-200': (a) => ({
     status: 200,
     headers: { 'content-type': 'text/html' },

@@ -7,7 +7,14 @@
 import { type DncError, serviceError } from '../errors.js';
 import type { LookupFailed, LookupReceipt, LookupResult, LookupSucceeded } from '../wire/types.js';
 import { type BodyRead, cutProblem, keptAnswerText } from './answer-bytes.js';
-import { type AnswerClock, clockSkewError, DEFAULT_CLOCK_SKEW_MS, latestOf, offsetOf } from './clocks.js';
+import {
+  type AnswerClock,
+  clockSkewError,
+  DEFAULT_CLOCK_SKEW_MS,
+  latestOf,
+  MAX_BELIEVED_OFFSET_MS,
+  offsetOf,
+} from './clocks.js';
 import { refusalOf, refusalText } from './refusals.js';
 import { repeatedKeyProblem } from './repeated-keys.js';
 import { ALPHA2, isObject, UUID, type Json } from './shapes.js';
@@ -491,15 +498,16 @@ export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, clo
 
 /**
  * The stop of a refused answer dated later than `latest` allows when the clocks may be the cause: the service sent no
- * `Date`, or one ahead of this machine's clock by more than the skew. Every later answer would be refused as well,
- * each paid for. When its `Date` agrees with this machine, the answer alone is wrong: no stop.
+ * `Date`, or one further ahead of this machine's clock than it is believed (clocks.ts). Every later answer would be
+ * refused as well, each paid for. When its `Date` was believed, the answer is dated beyond the service's own clock
+ * and is wrong alone: no stop.
  */
 function clockStop(json: unknown, latest: Date, clock: AnswerClock): DncError | undefined {
   const ts = isObject(json) ? json.timestamp : undefined;
   const ms = typeof ts === 'string' ? serviceTimestampMs(ts) : NaN;
   if (!(ms > latest.getTime() + DEFAULT_CLOCK_SKEW_MS)) return undefined;
   const offset = offsetOf(clock);
-  return offset === null || offset > DEFAULT_CLOCK_SKEW_MS ? clockSkewError(clock, ts as string, ms) : undefined;
+  return offset === null || offset > MAX_BELIEVED_OFFSET_MS ? clockSkewError(clock, ts as string, ms) : undefined;
 }
 
 function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown, clockStop?: DncError): LookupOutcome {

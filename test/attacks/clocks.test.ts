@@ -40,6 +40,20 @@ describe("this machine's clock 10 minutes slow, the service's Date agreeing with
   });
 });
 
+describe("this machine's clock 10 minutes slow, and a verdict dated 2099 by the service all the same", () => {
+  it('is refused alone (no verdict, exit 6), not blamed on the clocks: the next number is sent', async () => {
+    const m = machine();
+    world.svc.setBehaviour('clock-ahead-2099');
+    const before = world.svc.lookups().length;
+    const r = await runDnc(['check', '+12025550107', '+12025550109'], { env: m.env });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain('E_BAD_RESPONSE');
+    expect(r.stderr).not.toContain('E_CLOCK_SKEW');
+    expect(r.stderr.match(SLOW_HERE)).toHaveLength(1);
+    expect(world.svc.lookups().slice(before)).toEqual(['+12025550107', '+12025550109']);
+  });
+});
+
 describe('answers dated beyond any clock dnc can believe stop the run after the first, naming the clock', () => {
   it.each([
     [
