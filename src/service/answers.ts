@@ -16,7 +16,7 @@ import {
   offsetOf,
 } from './clocks.js';
 import { refusalOf, refusalText } from './refusals.js';
-import { repeatedKeyProblem } from './repeated-keys.js';
+import { repeatedKey, repeatedKeyProblem } from './repeated-keys.js';
 import { ALPHA2, isObject, UUID, type Json } from './shapes.js';
 
 export { DEFAULT_CLOCK_SKEW_MS } from './clocks.js';
@@ -423,6 +423,9 @@ export function storedVerdictProblem(v: {
     return 'its answer is not JSON';
   }
   if (!isObject(body) || body.status !== 'succeeded') return 'its answer is not a succeeded lookup';
+  // Edited to say callable last: JSON.parse would read the second of two do_not_call as the verdict.
+  const twice = repeatedKey(v.body);
+  if (twice !== null) return `its answer gives the field "${twice}" twice`;
   if (body.phone_number !== v.e164) return `its answer is about ${shown(body.phone_number)}`;
   if (typeof body.do_not_call !== 'boolean' || (body.do_not_call ? 'do_not_call' : 'callable') !== v.result)
     return 'its answer does not say what the cache says';
