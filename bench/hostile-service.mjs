@@ -57,14 +57,56 @@ export const BEHAVIOURS = {
   'correlation-mismatch': (a) => ({ ...a, headers: { ...a.headers, 'x-service-correlation-id': randomUUID() } }),
   'timestamp-future': (a) => ({ ...a, body: { ...a.body, timestamp: '2099-01-01T00:00:00.000000+00:00' } }),
   'timestamp-shape': (a) => ({ ...a, body: { ...a.body, timestamp: 'yesterday' } }),
-  'negative-cost': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '-5' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: -5 } } }),
-  'absurd-cost': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '1e30' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 1e30 } } }),
-  'cost-mismatch': (a) => ({ ...a, headers: { ...a.headers, 'x-credit-cost': '1' }, body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 2 } } }),
-  'html-200': (a) => ({ status: 200, headers: { 'content-type': 'text/html' }, text: '<html><body>Welcome to the hotel Wi-Fi</body></html>' }),
+  'negative-cost': (a) => ({
+    ...a,
+    headers: { ...a.headers, 'x-credit-cost': '-5' },
+    body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: -5 } },
+  }),
+  'absurd-cost': (a) => ({
+    ...a,
+    headers: { ...a.headers, 'x-credit-cost': '1e30' },
+    body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 1e30 } },
+  }),
+  'cost-mismatch': (a) => ({
+    ...a,
+    headers: { ...a.headers, 'x-credit-cost': '1' },
+    body: { ...a.body, cost: { ...a.body.cost, credits_used_for_query: 2 } },
+  }),
+  // Issue 46: an answer about another register (GB for a +1 number), and a verdict given twice (true, then false).
+  'other-country': (a) => ({ ...a, body: { ...a.body, country: a.body.country === 'GB' ? 'US' : 'GB' } }),
+  'repeated-verdict': (a) => ({
+    ...a,
+    text: JSON.stringify({ ...a.body, do_not_call: true }).replace(
+      '"do_not_call":true',
+      '"do_not_call":true,"do_not_call":false',
+    ),
+  }),
+  // Issue 46: a verdict padded to 300 MB, streamed (the server never holds it), with its Content-Length or without.
+  'huge-body': (a) => ({ ...a, hugeBytes: 300 * 2 ** 20 }),
+  'huge-body-chunked': (a) => ({ ...a, hugeBytes: 300 * 2 ** 20, chunked: true }),
+  // Issue 46: the service's clock 10 minutes ahead of this machine's (a slow clock here), its Date header agreeing
+  // with its answers, or no Date header at all; and 2 hours ahead, further than its Date is believed.
+  'clock-ahead': (a) => aheadBy(a, 10 * 60_000, true),
+  'clock-ahead-no-date': (a) => aheadBy(a, 10 * 60_000, false),
+  'clock-ahead-2h': (a) => aheadBy(a, 2 * 3600_000, true),
+  // The clock 10 minutes ahead, and the verdict dated 2099 all the same: wrong whatever the clocks.
+  'clock-ahead-2099': (a) => ({
+    ...aheadBy(a, 10 * 60_000, true),
+    body: { ...a.body, timestamp: '2099-01-01T00:00:00.000000+00:00' },
+  }),
+  'html-200': (a) => ({
+    status: 200,
+    headers: { 'content-type': 'text/html' },
+    text: '<html><body>Welcome to the hotel Wi-Fi</body></html>',
+  }),
   'reseller-400': (a, req) =>
-    req.headers['x-forwarded-host'] ? a : { status: 400, headers: {}, body: { error: 'X-Forwarded-Host header is required' } },
-  'webhooks-disabled-403': (a, req) => (req.webhookUrl ? { status: 403, headers: {}, body: { error: 'webhooks are disabled for this account' } } : a),
-  'webhook-url-400': (a, req) => (req.webhookUrl ? { status: 400, headers: {}, body: { error: 'webhook_url host is not allowed' } } : a),
+    req.headers['x-forwarded-host']
+      ? a
+      : { status: 400, headers: {}, body: { error: 'X-Forwarded-Host header is required' } },
+  'webhooks-disabled-403': (a, req) =>
+    req.webhookUrl ? { status: 403, headers: {}, body: { error: 'webhooks are disabled for this account' } } : a,
+  'webhook-url-400': (a, req) =>
+    req.webhookUrl ? { status: 400, headers: {}, body: { error: 'webhook_url host is not allowed' } } : a,
   'generic-400': () => ({ status: 400, headers: {}, body: { error: 'bad request' } }),
   // Answers after 1.5 s: a client --timeout below that gives up on a lookup the service charged.
   slow: (a) => ({ ...a, delayMs: 1500 }),
@@ -72,29 +114,68 @@ export const BEHAVIOURS = {
   'newline-error': (a, req) => ({
     status: 500,
     headers: { ...a.headers, 'x-credit-cost': '1' },
-    body: { status: 'failed', error_code: 'billing_error', error: 'billing failed\ndnc: error [E_FORGED]: pay here', charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+    body: {
+      status: 'failed',
+      error_code: 'billing_error',
+      error: 'billing failed\ndnc: error [E_FORGED]: pay here',
+      charged: true,
+      correlation_id: a.body.correlation_id,
+      phone_number: req.e164,
+      country: a.body.country,
+      cost: a.body.cost,
+    },
   }),
   // 422 for numbers the service places in FR only; GB's dependencies (+44 7781 …) are answered like GB's.
   'unsupported-fr': (a, req) =>
-    req.e164.startsWith('+33') ? { status: 422, headers: {}, body: { error: 'country FR is not supported', country: 'FR', supported_countries: ['US', 'GB', 'DE', 'AU'] } } : a,
+    req.e164.startsWith('+33')
+      ? {
+          status: 422,
+          headers: {},
+          body: { error: 'country FR is not supported', country: 'FR', supported_countries: ['US', 'GB', 'DE', 'AU'] },
+        }
+      : a,
   // Issue 25: a service that echoes the key it was given in what it says (an error text, the register URL).
-  'echo-key': (a, req) => ({ ...a, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/${req.key}` } }),
+  'echo-key': (a, req) => ({
+    ...a,
+    body: { ...a.body, dnc_list_source: `https://registers.hostile.example/${req.key}` },
+  }),
   // Issue 38: every form of echoForms, of the key and of `options.alsoEcho` (a store password), in the register URL
   // of a verdict (even last digit) or the error text of a failure (odd), and in a header.
   'echo-key-encoded': (a, req) => {
-    const echo = [req.key, ...req.alsoEcho].flatMap((s) => Object.entries(echoForms(s)).map(([k, v]) => `${k}=${v}`)).join(' ');
+    const echo = [req.key, ...req.alsoEcho]
+      .flatMap((s) => Object.entries(echoForms(s)).map(([k, v]) => `${k}=${v}`))
+      .join(' ');
     const headers = { ...a.headers, 'x-echo': echo.replace(/[^\x21-\x7e ]/g, '?') };
-    if (honestDoNotCall(req.e164)) return { ...a, headers, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/?${echo}` } };
+    if (honestDoNotCall(req.e164))
+      return { ...a, headers, body: { ...a.body, dnc_list_source: `https://registers.hostile.example/?${echo}` } };
     return {
       status: 500,
       headers: { ...headers, 'x-credit-cost': '1' },
-      body: { status: 'failed', error_code: 'billing_error', error: `could not bill ${echo}`, charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+      body: {
+        status: 'failed',
+        error_code: 'billing_error',
+        error: `could not bill ${echo}`,
+        charged: true,
+        correlation_id: a.body.correlation_id,
+        phone_number: req.e164,
+        country: a.body.country,
+        cost: a.body.cost,
+      },
     };
   },
   'echo-key-error': (a, req) => ({
     status: 500,
     headers: { ...a.headers, 'x-credit-cost': '1' },
-    body: { status: 'failed', error_code: 'billing_error', error: `could not bill key ${req.key}`, charged: true, correlation_id: a.body.correlation_id, phone_number: req.e164, country: a.body.country, cost: a.body.cost },
+    body: {
+      status: 'failed',
+      error_code: 'billing_error',
+      error: `could not bill key ${req.key}`,
+      charged: true,
+      correlation_id: a.body.correlation_id,
+      phone_number: req.e164,
+      country: a.body.country,
+      cost: a.body.cost,
+    },
   }),
 };
 
@@ -104,10 +185,18 @@ export const BEHAVIOURS = {
  */
 export function echoForms(secret) {
   const bytes = Buffer.from(secret, 'utf8');
-  const pct = (upper) => [...bytes].map((b) => '%' + b.toString(16).padStart(2, '0')[upper ? 'toUpperCase' : 'toLowerCase']()).join('');
-  const pyQuote = (safe) => [...secret].map((c) => (/[A-Za-z0-9_.~-]/.test(c) || safe.includes(c) ? c : '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'))).join('');
+  const pct = (upper) =>
+    [...bytes].map((b) => '%' + b.toString(16).padStart(2, '0')[upper ? 'toUpperCase' : 'toLowerCase']()).join('');
+  const pyQuote = (safe) =>
+    [...secret]
+      .map((c) =>
+        /[A-Za-z0-9_.~-]/.test(c) || safe.includes(c)
+          ? c
+          : '%' + c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0'),
+      )
+      .join('');
   const b64 = (prefix, url) => Buffer.from(prefix + secret + 'zz', 'utf8').toString(url ? 'base64url' : 'base64');
-  const named = { '+': '&plus;', '/': '&sol;', '=': '&equals;', '_': '&lowbar;', '&': '&amp;' };
+  const named = { '+': '&plus;', '/': '&sol;', '=': '&equals;', _: '&lowbar;', '&': '&amp;' };
   return {
     raw: secret,
     upper: secret.toUpperCase(),
@@ -119,7 +208,9 @@ export function echoForms(secret) {
     percentAllLower: pct(false),
     percentTwice: encodeURIComponent(encodeURIComponent(secret)),
     jsonUnicodeLower: [...secret].map((c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).join(''),
-    jsonUnicodeUpper: [...secret].map((c) => '\\u' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')).join(''),
+    jsonUnicodeUpper: [...secret]
+      .map((c) => '\\u' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0'))
+      .join(''),
     jsUnicodeBraces: [...secret].map((c) => '\\u{' + c.charCodeAt(0).toString(16) + '}').join(''),
     hexEscapes: [...secret].map((c) => '\\x' + c.charCodeAt(0).toString(16).padStart(2, '0')).join(''),
     htmlDecimal: [...secret].map((c) => '&#' + c.charCodeAt(0) + ';').join(''),
@@ -137,6 +228,38 @@ export function echoForms(secret) {
     hexUpper: bytes.toString('hex').toUpperCase(),
     reversed: [...secret].reverse().join(''),
   };
+}
+
+function aheadBy(a, ms, withDate) {
+  const at = new Date(Date.now() + ms);
+  const body = a.body.timestamp ? { ...a.body, timestamp: serviceTimestamp(at) } : a.body;
+  return { ...a, body, headers: { ...a.headers, ...(withDate ? { date: at.toUTCString() } : {}) }, noDate: !withDate };
+}
+
+/** Writes a succeeded body padded to `bytes` in 64 KiB pieces, waiting for the socket to drain (memory stays flat). */
+function sendHuge(res, status, headers, body, bytes, chunked) {
+  const head = JSON.stringify(body).slice(0, -1) + ',"padding":"';
+  const tail = '"}';
+  const fill = bytes - head.length - tail.length;
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    ...headers,
+    ...(chunked ? {} : { 'content-length': String(bytes) }),
+  });
+  const piece = Buffer.alloc(64 * 1024, 'x');
+  let left = fill;
+  let gone = false;
+  res.on('close', () => (gone = true));
+  res.write(head);
+  const pump = () => {
+    while (!gone && left > 0) {
+      const n = Math.min(left, piece.length);
+      left -= n;
+      if (!res.write(n === piece.length ? piece : piece.subarray(0, n))) return res.once('drain', pump);
+    }
+    if (!gone) res.end(tail);
+  };
+  pump();
 }
 
 function without(obj, key) {
@@ -157,7 +280,9 @@ export async function startHostileService(options = {}) {
     const url = new URL(req.url ?? '/', 'http://x');
     const auth = String(req.headers.authorization ?? '');
     const key = auth.replace(/^Bearer /, '');
-    const send = (status, headers, body, text) => {
+    const send = (status, headers, body, text, answer = {}) => {
+      if (answer.noDate) res.sendDate = false;
+      if (answer.hugeBytes) return sendHuge(res, status, headers, body, answer.hugeBytes, answer.chunked);
       const payload = text ?? JSON.stringify(body);
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(payload);
@@ -167,10 +292,32 @@ export async function startHostileService(options = {}) {
     if (key !== apiKey) return send(auth ? 403 : 401, {}, { error: auth ? 'invalid API key' : 'API key missing' });
     const pick = typeof behaviour === 'function' ? behaviour : BEHAVIOURS[behaviour];
     if (url.pathname === '/v2/usage_stats' || url.pathname === '/usage_stats') {
-      if (behaviour === 'reseller-400' && !req.headers['x-forwarded-host']) return send(400, {}, { error: 'X-Forwarded-Host header is required' });
-      if (url.pathname === '/usage_stats') return send(200, {}, { customer_name: 'Hostile', total_requests: used, monthly: [], by_country: [] });
-      const period = { id: 1, type: 'monthly', start_date: '2026-11-01T00:00:00Z', end_date: '2026-12-01T00:00:00Z', credit_limit: 10000, credits_used: used, credits_remaining: 10000 - used, total_requests: used, by_country: [], unallocated_usage: { request_count: 0, credits_used: 0 } };
-      return send(200, {}, { customer_name: 'Hostile', data: [period], next_cursor: null });
+      if (behaviour === 'reseller-400' && !req.headers['x-forwarded-host'])
+        return send(400, {}, { error: 'X-Forwarded-Host header is required' });
+      if (url.pathname === '/usage_stats')
+        return send(200, {}, { customer_name: 'Hostile', total_requests: used, monthly: [], by_country: [] });
+      const period = {
+        id: 1,
+        type: 'monthly',
+        start_date: '2026-11-01T00:00:00Z',
+        end_date: '2026-12-01T00:00:00Z',
+        credit_limit: 10000,
+        credits_used: used,
+        credits_remaining: 10000 - used,
+        total_requests: used,
+        by_country: [],
+        unallocated_usage: { request_count: 0, credits_used: 0 },
+      };
+      const page = { customer_name: 'Hostile', data: [period], next_cursor: null };
+      // Issue 46: a balance given twice (a full one, then nothing left), which JSON.parse would read as the last.
+      if (behaviour === 'usage-repeated')
+        return send(
+          200,
+          {},
+          null,
+          JSON.stringify(page).replace('"credits_remaining":', '"credits_remaining":10000,"credits_remaining":'),
+        );
+      return send(200, {}, page);
     }
     if (url.pathname !== '/check_phone_number') return send(404, {}, { error: 'not found' });
     const e164 = url.searchParams.get('phone_number') ?? '';
@@ -179,16 +326,26 @@ export async function startHostileService(options = {}) {
     const correlationId = randomUUID();
     used += 1;
     const honest = webhookUrl
-      ? { status: 202, headers: { 'x-credit-cost': '1', 'x-service-correlation-id': correlationId }, body: { status: 'started', correlation_id: correlationId, phone_number: e164, country: countryOf(e164) } }
+      ? {
+          status: 202,
+          headers: { 'x-credit-cost': '1', 'x-service-correlation-id': correlationId },
+          body: { status: 'started', correlation_id: correlationId, phone_number: e164, country: countryOf(e164) },
+        }
       : {
           status: 200,
-          headers: { 'x-credit-cost': '1', 'x-ratelimit-limit': '10000', 'x-ratelimit-remaining': String(10000 - used), 'x-service-correlation-id': correlationId },
+          headers: {
+            'x-credit-cost': '1',
+            'x-ratelimit-limit': '10000',
+            'x-ratelimit-remaining': String(10000 - used),
+            'x-service-correlation-id': correlationId,
+          },
           body: honestBody(e164, correlationId, used),
         };
     const answer = pick(honest, { e164, webhookUrl, key, headers: req.headers, alsoEcho: options.alsoEcho ?? [] });
     if (answer.status !== 200 && answer.status !== 202 && answer.body?.status !== 'failed') used -= 1;
-    if (answer.delayMs) setTimeout(() => send(answer.status, answer.headers ?? {}, answer.body, answer.text), answer.delayMs);
-    else send(answer.status, answer.headers ?? {}, answer.body, answer.text);
+    if (answer.delayMs)
+      setTimeout(() => send(answer.status, answer.headers ?? {}, answer.body, answer.text), answer.delayMs);
+    else send(answer.status, answer.headers ?? {}, answer.body, answer.text, answer);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();

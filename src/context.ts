@@ -16,7 +16,8 @@ import { writeLine, type Interrupts, type IO } from './io.js';
 import type { BatchRunDeps } from './batch/job.js';
 import { processLockDeps } from './process-identity.js';
 import { terminalSafeLines } from './text/terminal-safe.js';
-import type { ExchangeEvent, ServiceClient } from './service/client.js';
+import type { ClientRequest, ExchangeEvent, ServiceClient } from './service/client.js';
+import { type ClockSkew, type ClockSkewEvent, clockSkewText } from './service/clocks.js';
 import type { Stores } from './stores/owner.js';
 import { VERSION } from './version.js';
 
@@ -47,7 +48,7 @@ export interface Context {
   debug(line: string): void;
   serviceConfig(): Promise<ServiceConfig>;
   /** A client for the configured service, sized for `connections` concurrent requests. */
-  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  createClient(options?: ClientRequest): Promise<ServiceClient>;
   /** The stores the `store` setting names (the local files, or a team's PostgreSQL store); opened once. */
   stores(): Promise<Stores>;
   /** Closes the stores if they were opened (the command's end). */
@@ -147,6 +148,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
         connections: options.connections ?? 4,
         userAgent: `dnc/${VERSION}`,
         onExchange: verbose ? exchangeLine(say) : undefined,
+        onClockSkew: options.onClockSkew,
       });
     },
     deps(extra) {
@@ -218,8 +220,11 @@ function isStandardStream(fd: 0 | 1 | 2): (file: string) => boolean {
 
 export { isProcessAlive, processLockDeps, processStartTime } from './process-identity.js';
 
-/** A line a use case said (info, warning, debug), shown as the context shows lines. */
-export type SaidEvent = { type: 'info' | 'warning' | 'debug'; text: string };
+/**
+ * A line a use case said (info, warning, debug), or the clocks' disagreement its service client noticed (once a run),
+ * shown as the context shows lines.
+ */
+export type SaidEvent = { type: 'info' | 'warning' | 'debug'; text: string } | ClockSkewEvent;
 
 /** Shows `event` when it is a said line and returns true; false for any other event (the command's to show). */
 export function showSaid(ctx: Pick<Context, 'info' | 'warn' | 'debug'>, event: { type: string }): event is SaidEvent {
@@ -227,6 +232,15 @@ export function showSaid(ctx: Pick<Context, 'info' | 'warn' | 'debug'>, event: {
   if (said.type === 'info') ctx.info(said.text);
   else if (said.type === 'warning') ctx.warn(said.text);
   else if (said.type === 'debug') ctx.debug(said.text);
+  else if (said.type === 'clock_skew') ctx.warn(clockSkewWarning(said.skew));
   else return false;
   return true;
+}
+
+/** The clocks' disagreement as a warning: what is judged by which clock, and what to do. */
+function clockSkewWarning(skew: ClockSkew): string {
+  return (
+    `dnc: warning: ${clockSkewText(skew)}: the service's answers are judged by its own clock, but calling windows, ` +
+    "the age of verdicts and the pushes `dnc listen` receives here are told by this machine's; set it right (NTP)"
+  );
 }

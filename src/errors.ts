@@ -190,6 +190,10 @@ export const ERROR_CODES = {
     summary: 'check: the lookup failed (billing_error, lookup_expired, the register failing after retries)',
   },
   E_BAD_RESPONSE: { exit: ExitCode.SERVICE, summary: "the service's answer was not what its description says" },
+  E_CLOCK_SKEW: {
+    exit: ExitCode.SERVICE,
+    summary: "this machine's clock and the service's disagree so far that its answers cannot be dated",
+  },
   E_CURSOR_REPEATED: {
     exit: ExitCode.SERVICE,
     summary: 'usage --all: the service handed back a cursor it already gave',

@@ -5,9 +5,10 @@ import type { ComplianceFlags } from '../compliance/settings.js';
 import type { TextEncoding } from '../tables/encoding.js';
 import type { GlobalFlags, ServiceConfig } from '../config.js';
 import type { Interrupts } from '../io.js';
+import type { ClockSkewEvent } from '../service/clocks.js';
 import { DncError } from '../errors.js';
 import type { Say } from '../evidence/batch-evidence.js';
-import type { ServiceClient } from '../service/client.js';
+import type { ClientRequest, ServiceClient } from '../service/client.js';
 import type { Stores } from '../stores/owner.js';
 import type { LockDeps, StoppedReason, SummaryCounts } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
@@ -19,6 +20,7 @@ import type { BudgetStop } from './budget.js';
 /** What the batch says while it runs; the command decides how each is shown. */
 export type BatchEvent =
   | { type: 'info' | 'warning' | 'debug'; text: string }
+  | ClockSkewEvent
   /** Lookups begin (after the input is read and the credit guard has spoken). */
   | { type: 'lookups-started' }
   | { type: 'progress'; progress: SchedulerProgress }
@@ -45,7 +47,7 @@ export interface BatchRunDeps {
   flags: GlobalFlags;
   interrupts: Interrupts;
   serviceConfig(): Promise<ServiceConfig>;
-  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  createClient(options?: ClientRequest): Promise<ServiceClient>;
   /** The stores the `store` setting names (results cache, internal list, history, claims). */
   stores(): Promise<Stores>;
   stdin: Readable;

@@ -187,7 +187,10 @@ export async function runJoin(deps: BatchRunDeps, options: JoinOptions): Promise
   const feed = new Feed(shared!, scrub, claimant, journal, options.concurrency);
   // The owner's validity windows (by country, as its list gave them): a colleague's verdict within one is reused.
   const team = new TeamClaims(claims, false, ctx.now, (country) => feed.windows.get(country) ?? null);
-  const client = await ctx.createClient({ connections: options.concurrency });
+  const client = await ctx.createClient({
+    connections: options.concurrency,
+    onClockSkew: (skew) => ctx.emit({ type: 'clock_skew', skew }),
+  });
   const scheduler = new BatchScheduler({
     // The numbers come from the owner's list of the scrub, a few at a time; none of a webhook-only country (see
     // joinable in src/batch/lookups.ts), so a joiner sends no webhook lookup.

@@ -17,8 +17,9 @@ import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { EvidenceEnv } from '../evidence/batch-evidence.js';
 import { openCheckEvidence } from '../evidence/check-evidence.js';
 import type { Interrupts } from '../io.js';
+import type { ClockSkewEvent } from '../service/clocks.js';
 import { normalizePhone, type NormalizedPhone } from '../phone/normalize.js';
-import type { LookupOutcome, ServiceClient } from '../service/client.js';
+import type { ClientRequest, LookupOutcome, ServiceClient } from '../service/client.js';
 import type { CachedVerdict } from '../stores/interfaces.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
 import { formatInteger } from '../text/numbers.js';
@@ -55,6 +56,7 @@ type Suppressed = Extract<ComplianceDecision, { kind: 'suppressed' }>;
 /** What the check says as it goes, one event per number (and a few lines between). */
 export type CheckEvent =
   | { type: 'info' | 'warning' | 'debug'; text: string }
+  | ClockSkewEvent
   /** On the internal list: never sent, nothing charged. */
   | { type: 'suppressed'; number: CheckedNumber; decision: Suppressed; calling: CallingAnswer }
   /** Another machine of the team is looking the number up now: its answer is awaited, nothing sent. */
@@ -122,7 +124,7 @@ export interface CheckDeps extends ComplianceContext, EvidenceEnv {
   tzdataVersion: string;
   interrupts: Interrupts;
   serviceConfig(): Promise<ServiceConfig>;
-  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  createClient(options?: ClientRequest): Promise<ServiceClient>;
   onEvent(event: CheckEvent): void;
 }
 
@@ -154,7 +156,7 @@ export async function runCheck(
     debug: (text: string) => emit({ type: 'debug', text }),
   };
   const { distinct, compliance, config, calling } = await numbersToCheck(deps, given, options, say);
-  const client = await deps.createClient({ connections: 1 });
+  const client = await deps.createClient({ connections: 1, onClockSkew: (skew) => emit({ type: 'clock_skew', skew }) });
   const evidence = await openCheckEvidence(
     deps,
     say,

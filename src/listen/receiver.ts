@@ -6,6 +6,7 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
+import { MAX_ANSWER_BYTES } from '../service/answer-bytes.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
 import { readPush } from '../service/push-answers.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
@@ -21,8 +22,8 @@ import type {
   StoreOutcome,
 } from './receiver-types.js';
 
-/** Section 6 caps nothing, but no push body comes near this; anything larger is refused (413). */
-export const MAX_PUSH_BYTES = 64 * 1024;
+/** Section 6 caps nothing, but no push comes near this; a larger one is refused (413): every answer's limit. */
+export const MAX_PUSH_BYTES = MAX_ANSWER_BYTES;
 
 export const DEFAULT_HOST = '127.0.0.1';
 

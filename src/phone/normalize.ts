@@ -38,6 +38,16 @@ export function isKnownRegion(code: string): boolean {
   return isSupportedCountry(code.toUpperCase() as CountryCode);
 }
 
+/**
+ * Whether `region` is one of the regions of the calling code `e164` starts with: GB, GG, JE and IM for +44; US, CA,
+ * PR … for +1. Calling codes are prefix-free (ITU-T E.164), so a prefix names exactly one.
+ */
+export function isRegionOfCallingCode(region: string, e164: string): boolean {
+  return (
+    isSupportedCountry(region as CountryCode) && e164.startsWith(`+${getCountryCallingCode(region as CountryCode)}`)
+  );
+}
+
 const LENGTH_PROBLEMS: Record<string, PhoneProblem> = {
   TOO_SHORT: 'too_short',
   TOO_LONG: 'too_long',

@@ -154,9 +154,15 @@ export function withCalling(line: string, e164: string, calling: CallingAnswer, 
 export function badResponseError(verdict: Judgement, label: string, stop: DncError | undefined): DncError {
   const charged =
     verdict.charged === false ? 'it was not charged' : 'it may have been charged (`dnc usage` shows the balance)';
-  return new DncError('E_BAD_RESPONSE', `${label}: ${verdict.error}`, {
-    hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
-  });
+  // A stop of its own kind (the clocks: E_CLOCK_SKEW) is the error the user acts on; its refusal says what it cost.
+  const own = stop !== undefined && stop.code !== 'E_BAD_RESPONSE';
+  return new DncError(
+    own ? stop.code : 'E_BAD_RESPONSE',
+    `${label}: ${verdict.error}${own ? `; ${stop.message}` : ''}`,
+    {
+      hint: stop?.hint ?? `the number is neither callable nor listed: check it again later; ${charged}`,
+    },
+  );
 }
 
 /** An event about one number (the others are said lines, and the numbers not sent). */

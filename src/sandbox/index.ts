@@ -113,6 +113,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       res.writeHead(answer.status, {
         'content-type': JSON_TYPE,
         'content-length': Buffer.byteLength(body),
+        // The emulator's clock, as a service's Date is its own (dnc judges answers' timestamps by it).
+        date: engine.now().toUTCString(),
         ...answer.headers,
       });
       res.end(body);

@@ -6,14 +6,20 @@
 // a verdict about a number. Nothing here prints, throws for a bad answer, or reads the clock: callers pass `now`.
 import { type DncError, serviceError } from '../errors.js';
 import type { LookupFailed, LookupReceipt, LookupResult, LookupSucceeded } from '../wire/types.js';
+import { type BodyRead, cutProblem, keptAnswerText } from './answer-bytes.js';
+import {
+  type AnswerClock,
+  clockSkewError,
+  DEFAULT_CLOCK_SKEW_MS,
+  latestOf,
+  MAX_BELIEVED_OFFSET_MS,
+  offsetOf,
+} from './clocks.js';
 import { refusalOf, refusalText } from './refusals.js';
+import { repeatedKey, repeatedKeyProblem } from './repeated-keys.js';
 import { ALPHA2, isObject, UUID, type Json } from './shapes.js';
 
-/**
- * How far the service's clock and ours may disagree. A timestamp later than now + skew (a verdict dated in 2099)
- * or earlier than the request − skew (a replayed answer) is refused; five minutes covers any NTP-kept clock.
- */
-export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
+export { DEFAULT_CLOCK_SKEW_MS } from './clocks.js';
 
 /** 2.5: credit_limit is an int32; no cost can be larger, whatever the answer says the limit is. */
 const INT32_MAX = 2 ** 31 - 1;
@@ -193,11 +199,26 @@ function correlationProblem(body: Json, headers: AnswerHeaders): string | null {
   return null;
 }
 
-function aboutProblem(body: Json, sentE164: string): string | null {
+/**
+ * Whether an answer's country may be the country of the number sent: a region of the number's calling code (a +44
+ * number libphonenumber places in GG or JE is the one the service calls GB; +1 answered GB is another register's).
+ */
+export type CountryFits = (country: string, sentE164: string) => boolean;
+
+/** What an answer must be about: the number sent, and a country its calling code allows (when `fits` is given). */
+export interface AboutTheNumber {
+  sentE164: string;
+  countryFits?: CountryFits | undefined;
+}
+
+function aboutProblem(body: Json, about: AboutTheNumber): string | null {
+  const { sentE164, countryFits } = about;
   if (body.phone_number !== sentE164)
     return `the answer is about ${shown(body.phone_number)}, not the number sent (${sentE164})`;
   if (typeof body.country !== 'string' || !ALPHA2.test(body.country))
     return `country ${shown(body.country)} is not an ISO 3166-1 alpha-2 code`;
+  if (countryFits && !countryFits(body.country, sentE164))
+    return `the answer is about the ${body.country} register, not the country of ${sentE164}`;
   return null;
 }
 
@@ -288,7 +309,14 @@ const looseCorrelationId = (body: Json | null): string | null => {
  */
 export function judgeResult(
   body: unknown,
-  o: { sentE164: string; headers: AnswerHeaders; httpStatus: number | null; latest: Date; skewMs?: number },
+  o: AboutTheNumber & {
+    headers: AnswerHeaders;
+    httpStatus: number | null;
+    latest: Date;
+    skewMs?: number;
+    /** A field the body's JSON gives twice (repeatedKey), which refuses it. */
+    repeatedKey?: string | null;
+  },
 ): Judgement {
   if (!isObject(body)) return badResponse(`the body is not a JSON object (${shown(body)})`, null, null, null);
   const correlationId = looseCorrelationId(body);
@@ -300,8 +328,9 @@ export function judgeResult(
   if (body.status !== 'succeeded' && body.status !== 'failed')
     return bad(`field "status" must be "succeeded" or "failed", got ${shown(body.status)}`);
   const problem =
+    (o.repeatedKey ? repeatedKeyProblem(o.repeatedKey) : null) ??
     correlationProblem(body, o.headers) ??
-    aboutProblem(body, o.sentE164) ??
+    aboutProblem(body, o) ??
     ('problem' in cost ? cost.problem : null) ??
     (body.status === 'succeeded' ? succeededProblem(body, o) : failureProblem(body, o.httpStatus));
   if (problem) return bad(problem);
@@ -356,7 +385,7 @@ function succeededProblem(body: Json, o: { httpStatus: number | null; latest: Da
 /** A 202 receipt (2.1) about `sentE164`, judged: the receipt, or why it cannot be believed. */
 export function judgeReceipt(
   body: unknown,
-  o: { sentE164: string; headers: AnswerHeaders },
+  o: AboutTheNumber & { headers: AnswerHeaders; repeatedKey?: string | null },
 ): { ok: true; receipt: LookupReceipt; creditsHeld: number | null } | { ok: false; verdict: Judgement } {
   const json = isObject(body) ? body : null;
   const cost = judgeCost(json, o.headers);
@@ -365,8 +394,9 @@ export function judgeReceipt(
     ? `the body is not a JSON object (${shown(body)})`
     : json.status !== 'started'
       ? `a 202 receipt has status "started", got ${shown(json.status)}`
-      : (correlationProblem(json, o.headers) ??
-        aboutProblem(json, o.sentE164) ??
+      : ((o.repeatedKey ? repeatedKeyProblem(o.repeatedKey) : null) ??
+        correlationProblem(json, o.headers) ??
+        aboutProblem(json, o) ??
         ('problem' in cost ? cost.problem : null));
   // A receipt holds credits (3): spent until the push says otherwise.
   if (problem) return { ok: false, verdict: badResponse(problem, looseCorrelationId(json), null, held) };
@@ -393,6 +423,9 @@ export function storedVerdictProblem(v: {
     return 'its answer is not JSON';
   }
   if (!isObject(body) || body.status !== 'succeeded') return 'its answer is not a succeeded lookup';
+  // Edited to say callable last: JSON.parse would read the second of two do_not_call as the verdict.
+  const twice = repeatedKey(v.body);
+  if (twice !== null) return `its answer gives the field "${twice}" twice`;
   if (body.phone_number !== v.e164) return `its answer is about ${shown(body.phone_number)}`;
   if (typeof body.do_not_call !== 'boolean' || (body.do_not_call ? 'do_not_call' : 'callable') !== v.result)
     return 'its answer does not say what the cache says';
@@ -406,9 +439,14 @@ export function storedVerdictProblem(v: {
 /** An answer to a lookup as the client received it. */
 export interface ReceivedAnswer {
   status: number;
-  /** The body parsed, or undefined when it is not JSON. */
+  /** The body parsed, or undefined when it is not JSON (or was cut at the limit). */
   json: unknown;
   text: string;
+  /** Bytes read, and whether reading stopped at the limit (answer-bytes.ts). */
+  bytes: number;
+  cut: BodyRead['cut'];
+  /** A field the body's JSON gives twice, or null. */
+  repeatedKey: string | null;
   meta: ResponseMeta;
   headers: AnswerHeaders;
 }
@@ -418,6 +456,7 @@ export interface SentRequest {
   e164: string;
   webhook: boolean;
   forwardedHost: string | null;
+  countryFits?: CountryFits;
 }
 
 /** A lookup's failure body (2.3) may be a result with any status the description gives results with. */
@@ -428,9 +467,10 @@ const looksFailed = (json: unknown) => isObject(json) && json.status === 'failed
 
 /**
  * Judges a lookup's answer: a verdict, a receipt, a section-7 failure, or a bad response; an answer about the request
- * is thrown as a typed error (refusalOf). `meta.creditCost` of the outcome is the cost the judge believed.
+ * is thrown as a typed error (refusalOf). `meta.creditCost` of the outcome is the cost the judge believed. Its
+ * timestamp is judged by `clock` (clocks.ts): the service's `Date` when this machine's clock is behind it.
  */
-export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, now: Date): LookupOutcome {
+export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, clock: AnswerClock): LookupOutcome {
   const { status, json, text, headers } = answer;
   const refuse = () =>
     refusalOf(
@@ -439,26 +479,46 @@ export function judgeLookupAnswer(answer: ReceivedAnswer, sent: SentRequest, now
     );
   // The number was checked before it was sent: a 400 is about it only with the register's invalid_phone_number.
   if (status === 400 && !(looksFailed(json) && (json as Json).error_code === 'invalid_phone_number')) throw refuse();
+  // Too long to be read whole: refused unread, like any answer that breaks the rules (a 2xx may have been charged).
+  if (answer.cut && status < 300) return badAnswer(answer, badResponse(cutProblem(answer.cut), null, null, null), null);
   if (!mayBeResult(status) || (status >= 400 && !looksFailed(json))) throw refuse();
   const withCost = (credits: number | null): ResponseMeta => ({ ...answer.meta, creditCost: credits });
   const raw = json === undefined ? text : json;
+  const about = { sentE164: sent.e164, countryFits: sent.countryFits, headers, repeatedKey: answer.repeatedKey };
   if (status === 202) {
-    const r = judgeReceipt(json, { sentE164: sent.e164, headers });
+    const r = judgeReceipt(json, about);
     if (r.ok) return { kind: 'started', body: r.receipt, raw: json, meta: withCost(r.creditsHeld), text };
     return badAnswer(answer, r.verdict, raw);
   }
-  const verdict = judgeResult(json, { sentE164: sent.e164, headers, httpStatus: status, latest: now });
-  if (verdict.errorCode === BAD_RESPONSE) return badAnswer(answer, verdict, raw);
+  const latest = latestOf(clock);
+  const verdict = judgeResult(json, { ...about, httpStatus: status, latest });
+  if (verdict.errorCode === BAD_RESPONSE) return badAnswer(answer, verdict, raw, clockStop(json, latest, clock));
   const meta = withCost(verdict.credits);
   return verdict.result === 'callable' || verdict.result === 'do_not_call'
     ? { kind: 'succeeded', body: json as LookupSucceeded, verdict, raw: json, meta, text }
     : { kind: 'failed', body: json as LookupFailed, verdict, raw: json, meta, text };
 }
 
-function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown): LookupOutcome {
+/**
+ * The stop of a refused answer dated later than `latest` allows when the clocks may be the cause: the service sent no
+ * `Date`, or one further ahead of this machine's clock than it is believed (clocks.ts). Every later answer would be
+ * refused as well, each paid for. When its `Date` was believed, the answer is dated beyond the service's own clock
+ * and is wrong alone: no stop.
+ */
+function clockStop(json: unknown, latest: Date, clock: AnswerClock): DncError | undefined {
+  const ts = isObject(json) ? json.timestamp : undefined;
+  const ms = typeof ts === 'string' ? serviceTimestampMs(ts) : NaN;
+  if (!(ms > latest.getTime() + DEFAULT_CLOCK_SKEW_MS)) return undefined;
+  const offset = offsetOf(clock);
+  return offset === null || offset > MAX_BELIEVED_OFFSET_MS ? clockSkewError(clock, ts as string, ms) : undefined;
+}
+
+function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown, clockStop?: DncError): LookupOutcome {
   // Not JSON at all: no later answer of this "service" can be believed either (a proxy or captive portal answering).
+  // One cut at the limit is not known to be anything: it is refused alone.
   const stop =
-    answer.json === undefined
+    clockStop ??
+    (answer.json === undefined && !answer.cut
       ? serviceError(
           'E_BAD_RESPONSE',
           `the service answered a lookup with HTTP ${answer.status} and ${refusalText(answer)}: not the ` +
@@ -467,16 +527,17 @@ function badAnswer(answer: ReceivedAnswer, verdict: Judgement, raw: unknown): Lo
             hint:
               'check --base-url (a proxy or captive portal may be answering); the lookup may have been ' +
               'charged (`dnc usage` shows the balance)',
-            details: { status: answer.status, body: answer.text, meta: answer.meta },
+            details: { status: answer.status, body: keptAnswerText(answer), meta: answer.meta },
           },
         )
-      : undefined;
+      : undefined);
   return {
     kind: 'bad_response',
     verdict,
     raw,
     meta: { ...answer.meta, creditCost: null },
-    text: answer.text,
+    // What is kept of it (the journal, the check history) is bounded, whatever its size.
+    text: keptAnswerText(answer),
     ...(stop ? { stop } : {}),
   };
 }

@@ -1,9 +1,13 @@
 // The service's API client: requests, headers, status mapping, and retry of failures known to be uncharged.
-import { channel } from 'node:diagnostics_channel';
 import { type Dispatcher, errors as undiciErrors, Pool } from 'undici';
 import { DncError, serviceError, usageError } from '../errors.js';
 import { maskSecrets, maskSecretsInBody } from '../secrets.js';
 import { type LegacyUsage, LOOKUP_HEADERS, type UsagePage } from '../wire/types.js';
+import { isRegionOfCallingCode } from '../phone/normalize.js';
+import { type BodyRead, cutProblem, MAX_ANSWER_BYTES, MAX_USAGE_BYTES, readBounded } from './answer-bytes.js';
+import { answerClock, type AnswerClock, type ClockSkew, latestOf, MAX_BELIEVED_OFFSET_MS, skewOf } from './clocks.js';
+import { firstLookupsOnTheWire } from './first-lookups.js';
+import { repeatedKey, repeatedKeyProblem } from './repeated-keys.js';
 import {
   type AnswerHeaders,
   judgeLookupAnswer,
@@ -12,6 +16,12 @@ import {
   type ResponseMeta,
   UNCHARGED_RETRYABLE_CODES,
 } from './answers.js';
+
+/** What a use case asks of the client it is given: its connections, and where the clocks' disagreement is told. */
+export interface ClientRequest {
+  connections?: number;
+  onClockSkew?: ((skew: ClockSkew) => void) | undefined;
+}
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -31,8 +41,13 @@ export interface ServiceClientOptions {
   random?: () => number;
   /** Base delay of the exponential backoff, ms (default 250). */
   retryBaseMs?: number;
-  /** The clock answers are judged by (a timestamp later than now + 5 minutes is refused). */
+  /**
+   * This machine's clock: an answer dated later than it (or than the service's `Date`, when that is ahead) + 5
+   * minutes is refused (clocks.ts).
+   */
   now?: () => Date;
+  /** Told once, at the first answer whose `Date` is more than 5 minutes from `now` (the commands say it). */
+  onClockSkew?: (skew: ClockSkew) => void;
   /** Secrets besides the key that an answer must never carry on into dnc's files (masked where they enter). */
   secrets?: readonly string[];
 }
@@ -157,64 +172,19 @@ function errnoCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-interface RawAnswer {
+interface RawAnswer extends BodyRead {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  text: string;
+  /** The clocks at its arrival: this machine's, and the service's `Date`. */
+  clock: AnswerClock;
 }
 
-/** One exchange's answer, parsed; `json` is undefined when the body is not JSON. */
+/** One exchange's answer, parsed; `json` is undefined when the body is not JSON, or was cut at the limit. */
 interface ParsedAnswer extends RawAnswer {
   json: unknown;
+  /** A field the body gives twice (repeated-keys.ts), or null. */
+  repeatedKey: string | null;
   meta: ResponseMeta;
-}
-
-/**
- * The first lookups on the wire: every lookup asked for from the first one until none is left waiting to be
- * written (its headers written to a socket, told by undici's diagnostics channel: its promise API has no such
- * hook), or until one of them is over (its exchange ended, written or not), or the pool closed (`close()` for
- * both). A batch's first turn asks for as many lookups as it may have in flight, and all but one wait for
- * connections of their own: work that would hold the one thread (reading the rest of the list, recording the run)
- * waits for them all, or they would leave up to 50 ms late and the run end as much later (docs/BENCHMARKS.md,
- * item 8). An answer ends the wait: a connection that never opens (a service that drops it) holds nothing back
- * beyond the first round trip. Listening starts at the first lookup and ends when the promise resolves; only the
- * request's origin and path are read, never the headers the channel carries.
- */
-function firstLookupsOnTheWire(origin: string): {
-  promise: Promise<void>;
-  watch: (path: string) => void;
-  close: () => void;
-} {
-  let resolve: () => void = () => {};
-  const promise = new Promise<void>((r) => (resolve = r));
-  const sendHeaders = channel('undici:client:sendHeaders');
-  // Paths of the lookups not yet written, with how many of each (the same number may be asked for twice at once).
-  const waiting = new Map<string, number>();
-  let state: 'idle' | 'watching' | 'done' = 'idle';
-  function onSendHeaders(message: unknown): void {
-    const request = (message as { request?: { origin?: unknown; path?: unknown } }).request;
-    if (String(request?.origin) === origin) written(String(request?.path));
-  }
-  function written(path: string): void {
-    const n = waiting.get(path);
-    if (state !== 'watching' || n === undefined) return;
-    if (n > 1) waiting.set(path, n - 1);
-    else waiting.delete(path);
-    if (waiting.size === 0) close();
-  }
-  function close(): void {
-    if (state === 'watching') sendHeaders.unsubscribe(onSendHeaders);
-    state = 'done';
-    waiting.clear();
-    resolve();
-  }
-  const watch = (path: string) => {
-    if (state === 'done') return;
-    if (state === 'idle') sendHeaders.subscribe(onSendHeaders);
-    state = 'watching';
-    waiting.set(path, (waiting.get(path) ?? 0) + 1);
-  };
-  return { promise, watch, close };
 }
 
 /** The query of a lookup: E.164 (the batch's every number) encodes the same either way; URLSearchParams otherwise. */
@@ -242,10 +212,12 @@ function usagePath(request: UsageRequest): string {
 function parseAnswer(answer: RawAnswer, attempts: number, secrets: readonly string[]): ParsedAnswer {
   let parsed: unknown;
   try {
-    parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
+    parsed = answer.text === '' || answer.cut ? undefined : JSON.parse(answer.text);
   } catch {
     parsed = undefined;
   }
+  // Only an object can repeat a name; a scalar or a text that is not JSON has nothing to scan.
+  const repeated = typeof parsed === 'object' && parsed !== null ? repeatedKey(answer.text) : null;
   // A service that echoes the key (in an error text, a register URL) never gets it into a journal, a cache or a
   // results file: what it said is masked here, where it enters, and kept so as evidence.
   const { text, json } = maskSecretsInBody(answer.text, parsed, secrets);
@@ -256,10 +228,11 @@ function parseAnswer(answer: RawAnswer, attempts: number, secrets: readonly stri
     ]),
   );
   return {
-    status: answer.status,
+    ...answer,
     headers,
     text,
     json,
+    repeatedKey: repeated,
     meta: {
       status: answer.status,
       creditCost: headerNumber(headers, LOOKUP_HEADERS.creditCost),
@@ -288,20 +261,33 @@ function refusal(answer: ParsedAnswer, what: string, forwardedHost: string | nul
   );
 }
 
+/** The service's regions of a number's calling code: what a lookup's answer may name as its country. */
+const countryFits = (country: string, e164: string) => isRegionOfCallingCode(country, e164);
+
 /** Section 7: a failure the service says was not charged and is worth asking again. */
 function retryableLookup(answer: ParsedAnswer, e164: string, latest: Date): boolean {
   if (answer.status < 500 || (answer.json as { status?: unknown } | undefined)?.status !== 'failed') return false;
   const v = judgeResult(answer.json, {
     sentE164: e164,
+    countryFits,
     headers: answerHeaders(answer),
     httpStatus: answer.status,
     latest,
+    repeatedKey: answer.repeatedKey,
   });
   return v.errorCode !== null && UNCHARGED_RETRYABLE_CODES.has(v.errorCode) && v.charged === false;
 }
 
 /** A free (usage) endpoint's answer: its body, or the typed error its status says. */
 function judgeFreeAnswer<T>(answer: ParsedAnswer, what: string, forwardedHost: string | null): FreeAnswer<T> {
+  const unread = answer.cut ? cutProblem(answer.cut) : null;
+  if (answer.status === 200 && (unread || answer.repeatedKey)) {
+    throw serviceError(
+      ClientErrorCode.badResponse,
+      `the service's answer to the ${what} was refused: ${unread ?? repeatedKeyProblem(answer.repeatedKey!)}`,
+      { hint: 'report it with --verbose output; nothing was charged (usage is free)', details: { meta: answer.meta } },
+    );
+  }
   if (answer.status === 200 && answer.json !== undefined && typeof answer.json === 'object') {
     return { body: answer.json as T, raw: answer.json, text: answer.text, meta: answer.meta };
   }
@@ -355,6 +341,7 @@ class Exchanges {
   private readonly baseHeaders: Record<string, string>;
   private readonly loggedHeaders: Record<string, string>;
   private readonly onExchange: ((event: ExchangeEvent) => void) | undefined;
+  private onClockSkew: ((skew: ClockSkew) => void) | undefined;
 
   constructor(options: ServiceClientOptions) {
     this.base = new URL(options.baseUrl);
@@ -368,6 +355,7 @@ class Exchanges {
     this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
     this.random = options.random ?? Math.random;
     this.onExchange = options.onExchange;
+    this.onClockSkew = options.onClockSkew;
     this.pool = this.newPool(Math.max(1, options.connections ?? 4));
     this.baseHeaders = {
       authorization: `Bearer ${bearerToken(options.apiKey)}`,
@@ -386,6 +374,16 @@ class Exchanges {
       bodyTimeout: this.timeoutMs,
       connect: { timeout: Math.min(this.timeoutMs, 10_000) },
     });
+  }
+
+  /** The first answer whose clock disagrees with this machine's by more than the skew: told once, then no more. */
+  private noticeClock(clock: AnswerClock): void {
+    const skew = this.onClockSkew ? skewOf(clock) : null;
+    // Further ahead than its Date is believed: the answers are refused, and the run's stop names the clock.
+    if (skew === null || skew.offsetMs > MAX_BELIEVED_OFFSET_MS) return;
+    const tell = this.onClockSkew!;
+    this.onClockSkew = undefined;
+    tell(skew);
   }
 
   /** Every connection the client has opened. */
@@ -417,7 +415,14 @@ class Exchanges {
         headers: this.baseHeaders,
         signal: deadline.signal,
       });
-      const text = await res.body.text();
+      const declared = Number(res.headers['content-length']);
+      const read = await readBounded(
+        res.body,
+        free ? MAX_USAGE_BYTES : MAX_ANSWER_BYTES,
+        Number.isSafeInteger(declared) ? declared : null,
+      );
+      const clock = answerClock(headerValue(res.headers, 'date'), this.now());
+      this.noticeClock(clock);
       this.onExchange?.({
         method: 'GET',
         path: pathAndQuery,
@@ -427,7 +432,7 @@ class Exchanges {
         responseHeaders: flatHeaders(res.headers),
         durationMs: performance.now() - started,
       });
-      return { status: res.statusCode, headers: res.headers, text };
+      return { status: res.statusCode, headers: res.headers, ...read, clock };
     } catch (err) {
       this.onExchange?.({
         method: 'GET',
@@ -527,11 +532,11 @@ class Exchanges {
 
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const calls = new Exchanges(options);
-  const { now, forwardedHost } = calls;
+  const { forwardedHost } = calls;
   let destroyed = false;
   const firstSent = firstLookupsOnTheWire(calls.base.origin);
   // Whether a lookup's answer is worth asking again, judged by the clock at each answer.
-  const retryable = (answer: ParsedAnswer, e164: string) => retryableLookup(answer, e164, now());
+  const retryable = (answer: ParsedAnswer, e164: string) => retryableLookup(answer, e164, latestOf(answer.clock));
 
   return {
     async lookup(request) {
@@ -542,15 +547,9 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
       // Over (answered, or failed before or after it was written): the first lookups wait no longer.
       const answer = await calls.send(path, retryable, request.phoneNumber, false).finally(firstSent.close);
       return judgeLookupAnswer(
-        {
-          status: answer.status,
-          json: answer.json,
-          text: answer.text,
-          meta: answer.meta,
-          headers: answerHeaders(answer),
-        },
-        { e164: request.phoneNumber, webhook, forwardedHost },
-        now(),
+        { ...answer, headers: answerHeaders(answer) },
+        { e164: request.phoneNumber, webhook, forwardedHost, countryFits },
+        answer.clock,
       );
     },
 

@@ -16,6 +16,7 @@ import {
   timestampProblem,
   verdictOfResult,
 } from './answers.js';
+import { repeatedKey, repeatedKeyProblem } from './repeated-keys.js';
 import { ALPHA2, E164, UUID } from './shapes.js';
 
 /** Why a push body was refused: the field at fault (dotted for nested ones) and what is wrong with it. */
@@ -301,6 +302,9 @@ export function readPush(
     result: status === 422 ? result : null,
     correlationId,
   });
+  // JSON.parse kept the last of a repeated field: `"do_not_call":true,"do_not_call":false` would read as callable.
+  const twice = repeatedKey(raw);
+  if (twice !== null) return refused(422, repeatedKeyProblem(twice));
   const header = headerText(headers[PUSH_HEADERS.correlationId]);
   if (header === undefined || header === '') return refused(400, 'header X-Service-Correlation-Id is missing');
   if (header !== correlationId) {

@@ -6,7 +6,7 @@ import { reconcile, type Reconciliation } from './reconcile.js';
 import { lockHolder } from '../journal/journal.js';
 import { stateDir } from '../paths.js';
 import { processLockDeps } from '../process-identity.js';
-import type { ServiceClient } from '../service/client.js';
+import type { ClientRequest, ServiceClient } from '../service/client.js';
 import type { Stores } from '../stores/owner.js';
 import { registeredJournals } from '../stores/registry.js';
 import type { BillingPeriodUsage, LegacyUsage, UsagePage } from '../wire/types.js';
@@ -136,7 +136,7 @@ export interface UsageDeps {
   env: Record<string, string | undefined>;
   homedir: string;
   serviceConfig(): Promise<ServiceConfig>;
-  createClient(options?: { connections?: number }): Promise<ServiceClient>;
+  createClient(options?: ClientRequest): Promise<ServiceClient>;
   stores(): Promise<Stores>;
   /** --all: told after each page read, with the pages and periods read so far. */
   onEvent(event: UsageEvent): void;

@@ -264,6 +264,16 @@ describe('repeats and mismatches', () => {
         /X-Service-Phone-Number/,
       ],
       ['a country header that differs', succeededPush(row), { 'x-service-country': 'NZ' }, /X-Service-Country/],
+      [
+        // Issue 46: JSON.parse keeps the last of a repeated field, which would make it callable.
+        'a verdict given twice (true, then false)',
+        JSON.stringify(succeededPush(row, { do_not_call: true })).replace(
+          '"do_not_call":true',
+          '"do_not_call":true,"do_not_call":false',
+        ),
+        { 'x-service-correlation-id': row.dnc_correlation_id! },
+        /field "do_not_call" is given twice/,
+      ],
     ];
     for (const [what, body, headers, reason] of attacks) {
       const res = await post(url, body, headers);

@@ -1,59 +1,16 @@
 // dnc against a service that answers like the real one, but wrong (bench/hostile-service.mjs): every answer is judged
 // before it counts (src/service/answers.ts), an answer about the request is never a verdict about a number, and
 // --json speaks on every exit. Issue 24's cases, each failing without its fix.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs module shared with the soak (bench/soak.mjs), typed by use.
-import { honestDoNotCall, startHostileService } from '../../bench/hostile-service.mjs';
-import { scratch, scratchFolders } from '../batch/helpers.js';
+import { honestDoNotCall } from '../../bench/hostile-service.mjs';
 import { runDnc } from '../helpers/cli.js';
-import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { hostileWorld } from './hostile-world.js';
 
-interface Hostile {
-  baseUrl: string;
-  apiKey: string;
-  requests: Array<{
-    path: string;
-    query: Record<string, string>;
-    headers: Record<string, string | undefined>;
-    e164?: string;
-  }>;
-  lookups(): string[];
-  setBehaviour(b: string): void;
-  close(): Promise<void>;
-}
-
-const tmp = scratch();
-let svc: Hostile;
-let n = 0;
-
-beforeAll(async () => {
-  svc = (await startHostileService()) as Hostile;
-});
-afterEach(() => svc.setBehaviour('honest'));
-afterAll(async () => {
-  await svc.close();
-  tmp.remove();
-});
-
-/** A folder and environment of their own: a machine with its own results cache and state. */
-function machine(extra: Record<string, string> = {}): { dir: string; env: Record<string, string> } {
-  const dir = path.join(tmp.dir, `m${++n}`);
-  mkdirSync(dir);
-  return { dir, env: { DNC_BASE_URL: svc.baseUrl, DNC_API_KEY: svc.apiKey, ...scratchFolders(dir), ...extra } };
-}
-
-function list(dir: string, numbers: string[]): string {
-  const file = path.join(dir, 'calls.csv');
-  writeFileSync(file, `name,phone\n${numbers.map((p, i) => `n${i},${p}`).join('\n')}\n`);
-  return file;
-}
-
-const rowsOf = (file: string) => {
-  const [header, ...rows] = readCsvIndependently(file);
-  return rows.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i]!])));
-};
+const world = hostileWorld();
+const { machine, list, rowsOf } = world;
 
 describe('a verdict needs a boolean do_not_call about the very number sent, with a believable id, time and cost', () => {
   const cases = [
@@ -67,6 +24,11 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
     'negative-cost',
     'absurd-cost',
     'cost-mismatch',
+    // Issue 46: another register's answer, a verdict given twice, a body far beyond the limit.
+    'other-country',
+    'repeated-verdict',
+    'huge-body',
+    'huge-body-chunked',
   ];
 
   it.each(cases)(
@@ -75,7 +37,7 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
       const m = machine();
       // An odd last digit: honestly callable, so a wrong "callable" would pass unseen.
       const number = '+12025550107';
-      svc.setBehaviour(behaviour);
+      world.svc.setBehaviour(behaviour);
       const bad = await runDnc(['check', number, '--json', '--fail-on-dnc'], { env: m.env });
       expect(bad.code, bad.stderr).toBe(6);
       const line = JSON.parse(bad.stdout) as Record<string, unknown> & {
@@ -84,35 +46,38 @@ describe('a verdict needs a boolean do_not_call about the very number sent, with
       expect(line.dnc_error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
       expect(bad.stderr).toContain('no verdict');
       // Nothing was cached: the same machine asks again rather than reuse the refused answer.
-      svc.setBehaviour('honest');
-      const before = svc.lookups().length;
+      world.svc.setBehaviour('honest');
+      const before = world.svc.lookups().length;
       const good = await runDnc(['check', number, '--json', '--reuse-within', '30d'], { env: m.env });
       expect(good.code, good.stderr).toBe(0);
-      expect(svc.lookups().length).toBe(before + 1);
+      expect(world.svc.lookups().length).toBe(before + 1);
       expect(JSON.parse(good.stdout)).toMatchObject({ do_not_call: false, phone_number: number });
     },
   );
 
-  it('a batch writes such answers failed/bad_response, never callable; --reuse-within later reuses none of them', async () => {
-    const m = machine();
-    const numbers = ['+12025550111', '+12025550113', '+12025550115'];
-    const input = list(m.dir, numbers);
-    svc.setBehaviour('null-verdict');
-    const out = path.join(m.dir, 'out.csv');
-    const r = await runDnc(['batch', input, '-o', out], { env: m.env });
-    expect(r.code, r.stderr).toBe(7);
-    expect(rowsOf(out).map((x) => [x.dnc_result, x.dnc_error_code])).toEqual(
-      numbers.map(() => ['failed', 'bad_response']),
-    );
-    svc.setBehaviour('honest');
-    const before = svc.lookups().length;
-    const again = await runDnc(['batch', input, '-o', path.join(m.dir, 'again.csv'), '--reuse-within', '30d'], {
-      env: m.env,
-    });
-    expect(again.code, again.stderr).toBe(0);
-    expect(svc.lookups().length - before).toBe(numbers.length);
-    expect(rowsOf(path.join(m.dir, 'again.csv')).map((x) => x.dnc_result)).toEqual(numbers.map(() => 'callable'));
-  });
+  it.each(['null-verdict', 'other-country', 'repeated-verdict'])(
+    '%s: a batch writes such answers failed/bad_response, never callable; --reuse-within later reuses none of them',
+    async (behaviour) => {
+      const m = machine();
+      const numbers = ['+12025550111', '+12025550113', '+12025550115'];
+      const input = list(m.dir, numbers);
+      world.svc.setBehaviour(behaviour);
+      const out = path.join(m.dir, 'out.csv');
+      const r = await runDnc(['batch', input, '-o', out], { env: m.env });
+      expect(r.code, r.stderr).toBe(7);
+      expect(rowsOf(out).map((x) => [x.dnc_result, x.dnc_error_code])).toEqual(
+        numbers.map(() => ['failed', 'bad_response']),
+      );
+      world.svc.setBehaviour('honest');
+      const before = world.svc.lookups().length;
+      const again = await runDnc(['batch', input, '-o', path.join(m.dir, 'again.csv'), '--reuse-within', '30d'], {
+        env: m.env,
+      });
+      expect(again.code, again.stderr).toBe(0);
+      expect(world.svc.lookups().length - before).toBe(numbers.length);
+      expect(rowsOf(path.join(m.dir, 'again.csv')).map((x) => x.dnc_result)).toEqual(numbers.map(() => 'callable'));
+    },
+  );
 });
 
 describe('a negative or absurd cost is never learned; --max-credits counts the highest cost known', () => {
@@ -122,13 +87,13 @@ describe('a negative or absurd cost is never learned; --max-credits counts the h
       const m = machine();
       const numbers = Array.from({ length: 50 }, (_, i) => `+1202555${String(2000 + i)}`);
       const input = list(m.dir, numbers);
-      svc.setBehaviour(behaviour);
-      const before = svc.lookups().length;
+      world.svc.setBehaviour(behaviour);
+      const before = world.svc.lookups().length;
       const r = await runDnc(['batch', input, '-o', path.join(m.dir, 'out.csv'), '--max-credits', '5', '--json'], {
         env: m.env,
       });
       expect(r.code, r.stderr).toBe(5);
-      expect(svc.lookups().length - before).toBe(5);
+      expect(world.svc.lookups().length - before).toBe(5);
       expect(JSON.parse(r.stdout)).toMatchObject({
         credits_used: 5,
         stopped_reason: 'budget_reached',
@@ -142,7 +107,7 @@ describe('a negative or absurd cost is never learned; --max-credits counts the h
 describe('an answer about the request is not a verdict about a number', () => {
   it('a reseller key without --forwarded-host: check, batch and usage exit 4 naming --forwarded-host; the fixed rerun looks the rows up', async () => {
     const m = machine();
-    svc.setBehaviour('reseller-400');
+    world.svc.setBehaviour('reseller-400');
     const check = await runDnc(['check', '+12025550100'], { env: m.env });
     const usage = await runDnc(['usage'], { env: m.env });
     const numbers = ['+12025550120', '+12025550121', '+12025550122'];
@@ -162,12 +127,12 @@ describe('an answer about the request is not a verdict about a number', () => {
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(['not_checked', 'not_checked', 'not_checked']);
     const unfit = await runDnc(['verify', out], { env: m.env });
     expect(unfit.code).toBe(3);
-    const before = svc.lookups().length;
+    const before = world.svc.lookups().length;
     const fixed = await runDnc(['batch', input, '-o', out], {
       env: { ...m.env, DNC_FORWARDED_HOST: 'client.example' },
     });
     expect(fixed.code, fixed.stderr).toBe(0);
-    expect(svc.lookups().slice(before)).toEqual(numbers);
+    expect(world.svc.lookups().slice(before)).toEqual(numbers);
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(
       numbers.map((p) => (honestDoNotCall(p) ? 'do_not_call' : 'callable')),
     );
@@ -176,7 +141,7 @@ describe('an answer about the request is not a verdict about a number', () => {
 
   it('any other 400 stops the batch before a verdict is written (exit 2, configuration); nothing is invalid', async () => {
     const m = machine();
-    svc.setBehaviour('generic-400');
+    world.svc.setBehaviour('generic-400');
     const input = list(m.dir, ['+12025550130', '+12025550131']);
     const out = path.join(m.dir, 'out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--json', '--concurrency', '1'], { env: m.env });
@@ -190,14 +155,31 @@ describe('an answer about the request is not a verdict about a number', () => {
     expect(rowsOf(out).map((x) => x.dnc_result)).toEqual(['not_checked', 'not_checked']);
   });
 
+  it.each(['other-country', 'repeated-verdict'])(
+    '%s: a 202 receipt about another register or repeating a field starts nothing: check exits 6, no verdict',
+    async (behaviour) => {
+      const m = machine();
+      world.svc.setBehaviour(behaviour);
+      const r = await runDnc(
+        ['check', '+61412345001', '--webhook-url', 'https://hooks.public-receiver.net/dnc', '--json'],
+        {
+          env: m.env,
+        },
+      );
+      expect(r.code, r.stderr).toBe(6);
+      expect(JSON.parse(r.stdout)).toMatchObject({ dnc_error: { code: 'E_BAD_RESPONSE' } });
+      expect(r.stderr).toMatch(behaviour === 'other-country' ? /not the country of \+61412345001/ : /given twice/);
+    },
+  );
+
   it('a 400 for the webhook URL exits 2 in check as in batch; a 403 for webhooks disabled says so', async () => {
     const m = machine();
     const hook = ['--webhook-url', 'https://hooks.public-receiver.net/dnc'];
-    svc.setBehaviour('webhook-url-400');
+    world.svc.setBehaviour('webhook-url-400');
     const url = await runDnc(['check', '+61412345001', ...hook], { env: m.env });
     expect(url.code, url.stderr).toBe(2);
     expect(url.stderr).toContain('E_WEBHOOK_URL');
-    svc.setBehaviour('webhooks-disabled-403');
+    world.svc.setBehaviour('webhooks-disabled-403');
     const off = await runDnc(['check', '+61412345001', ...hook, '--json'], { env: m.env });
     expect(off.code, off.stderr).toBe(4);
     expect(off.stderr).toContain('webhook lookups are disabled for this account');
@@ -273,17 +255,17 @@ describe('--json on every exit', () => {
 describe('supported countries as the service names them', () => {
   it('after a 422 for FR, only FR numbers are refused locally; +44 and +1 regions other than GB and US are sent', async () => {
     const m = machine();
-    svc.setBehaviour('unsupported-fr');
+    world.svc.setBehaviour('unsupported-fr');
     // Guernsey (GG), Jersey (JE), Isle of Man (IM), Canada (CA), Puerto Rico (PR): libphonenumber's regions, the
     // service's GB and US calling codes.
     const others = ['+447781123457', '+447797123457', '+447624123457', '+14165550123', '+17875550123'];
     const numbers = ['+33612345678', ...others, '+33612345679'];
     const input = list(m.dir, numbers);
     const out = path.join(m.dir, 'out.csv');
-    const before = svc.lookups().length;
+    const before = world.svc.lookups().length;
     const r = await runDnc(['batch', input, '-o', out, '--concurrency', '1'], { env: m.env });
     expect(r.code, r.stderr).toBe(0);
-    expect(svc.lookups().slice(before)).toEqual(numbers.slice(0, -1));
+    expect(world.svc.lookups().slice(before)).toEqual(numbers.slice(0, -1));
     const rows = rowsOf(out);
     expect(rows.map((x) => x.dnc_result)).toEqual([
       'unsupported_country',
@@ -298,22 +280,31 @@ describe('supported countries as the service names them', () => {
 });
 
 describe('the rest of the request', () => {
+  it('a usage page giving a field twice is refused (E_BAD_RESPONSE, exit 6), not read as its last value', async () => {
+    const m = machine();
+    world.svc.setBehaviour('usage-repeated');
+    const r = await runDnc(['usage', '--json'], { env: m.env });
+    expect(r.code, r.stderr).toBe(6);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'E_BAD_RESPONSE', exit_status: 6 });
+    expect(r.stderr).toMatch(/field "data\[\]\.credits_remaining" is given twice/);
+  });
+
   it('usage --id sends an int64 above 2^53 exactly', async () => {
     const m = machine();
     await runDnc(['usage', '--id', '9007199254740993'], { env: m.env });
-    expect(svc.requests.at(-1)!.query.id).toBe('9007199254740993');
+    expect(world.svc.requests.at(-1)!.query.id).toBe('9007199254740993');
   });
 
   it('a key given as "Bearer KEY" is sent as Bearer KEY, never Bearer Bearer KEY', async () => {
-    const m = machine({ DNC_API_KEY: `Bearer ${svc.apiKey}` });
+    const m = machine({ DNC_API_KEY: `Bearer ${world.svc.apiKey}` });
     const r = await runDnc(['check', '+12025550101'], { env: m.env });
     expect(r.code, r.stderr).toBe(0);
-    expect(svc.requests.at(-1)!.headers.authorization).toBe(`Bearer ${svc.apiKey}`);
+    expect(world.svc.requests.at(-1)!.headers.authorization).toBe(`Bearer ${world.svc.apiKey}`);
   });
 
   it('a client timeout is an unanswered send in that run already: failed/unanswered_send, exit 6, not sent again', async () => {
     const m = machine();
-    svc.setBehaviour('slow');
+    world.svc.setBehaviour('slow');
     const input = list(m.dir, ['+12025550150']);
     const out = path.join(m.dir, 'out.csv');
     const r = await runDnc(['batch', input, '-o', out, '--timeout', '200', '--json'], { env: m.env });
@@ -325,16 +316,16 @@ describe('the rest of the request', () => {
       unanswered_sends: 1,
     });
     expect(rowsOf(out)[0]).toMatchObject({ dnc_result: 'failed', dnc_error_code: 'unanswered_send' });
-    svc.setBehaviour('honest');
-    const before = svc.lookups().length;
+    world.svc.setBehaviour('honest');
+    const before = world.svc.lookups().length;
     const again = await runDnc(['batch', input, '-o', out], { env: m.env });
     expect(again.code).toBe(7);
-    expect(svc.lookups().length).toBe(before);
+    expect(world.svc.lookups().length).toBe(before);
   });
 
   it('check --json: a service error text with a line break never starts a line of its own on stderr', async () => {
     const m = machine();
-    svc.setBehaviour('newline-error');
+    world.svc.setBehaviour('newline-error');
     const r = await runDnc(['check', '+12025550102', '--json'], { env: m.env });
     expect(r.stderr).not.toMatch(/^dnc: error \[E_FORGED\]/m);
     expect(r.stderr).toContain('billing failed\\ndnc: error [E_FORGED]');

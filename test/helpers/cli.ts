@@ -71,6 +71,8 @@ export interface SpawnOptions {
   timeoutMs?: number;
   /** Hears the child's stderr as it comes, for a test that waits for a line before acting. */
   onStderr?: (text: string) => void;
+  /** A program dnc runs under, with its arguments (`/usr/bin/time -v -o FILE` measures its peak memory). */
+  under?: string[];
 }
 
 export interface SpawnResult extends RunResult {
@@ -93,7 +95,8 @@ export function spawnDnc(argv: string[], options: SpawnOptions = {}): Promise<Sp
     else env[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], { cwd: options.cwd ?? REPO_ROOT, env, stdio: 'pipe' });
+    const [program, ...args] = [...(options.under ?? []), process.execPath, BIN, ...argv];
+    const child = spawn(program!, args, { cwd: options.cwd ?? REPO_ROOT, env, stdio: 'pipe' });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

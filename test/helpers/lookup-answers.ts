@@ -37,6 +37,9 @@ export function succeededOutcome(
       status: 200,
       json: body,
       text,
+      bytes: text.length,
+      cut: null,
+      repeatedKey: null,
       meta: {
         status: 200,
         creditCost: o.cost,
@@ -48,7 +51,7 @@ export function succeededOutcome(
       headers: { creditCost: String(o.cost), rateLimitLimit: null, correlationId },
     },
     { e164, webhook: false, forwardedHost: null },
-    new Date(),
+    { local: new Date(), service: null },
   );
 }
 

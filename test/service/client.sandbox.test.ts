@@ -206,3 +206,28 @@ describe('firstLookupsSent: the first lookups on the wire', () => {
     }
   });
 });
+
+describe("the sandbox's clock 10 minutes ahead of the client's (issue 46)", () => {
+  it('answers are judged by its Date: every verdict kept, the disagreement told once, before the second lookup', async () => {
+    const ahead = await startSandbox({ port: 0, key: KEY, seed: 3, now: () => new Date(Date.now() + 10 * 60_000) });
+    const told: Array<{ offsetMs: number; lookupsBefore: number }> = [];
+    const slow = createServiceClient({
+      baseUrl: ahead.baseUrl,
+      apiKey: KEY,
+      onClockSkew: (skew) => told.push({ offsetMs: skew.offsetMs, lookupsBefore: ahead.lookups().length }),
+    });
+    try {
+      const numbers = ['+12025550100', '+12025550101', '+12025550102'];
+      const outcomes = [];
+      for (const phoneNumber of numbers) outcomes.push(await slow.lookup({ phoneNumber }));
+      expect(outcomes.map((o) => o.kind)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+      expect(told).toHaveLength(1);
+      expect(told[0]!.lookupsBefore).toBe(1);
+      // The Date header has whole seconds, and the answer takes a moment: within a few seconds of 10 minutes.
+      expect(Math.abs(told[0]!.offsetMs - 10 * 60_000)).toBeLessThan(5_000);
+    } finally {
+      await slow.close();
+      await ahead.close();
+    }
+  });
+});

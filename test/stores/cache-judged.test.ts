@@ -58,6 +58,30 @@ describe('the results cache, read back', () => {
     expect(lookedUp(w.sb)).toEqual([registered]);
   });
 
+  it('a kept answer edited to give do_not_call twice (true, then false) is not reused as callable (issue 46)', async () => {
+    const first = await dnc(
+      ['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')],
+      w.env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(makeCallable(w.cacheDir, registered)).toBe(1);
+    // The kept answer made to agree with the edit as JSON.parse reads it: its last do_not_call is false.
+    const db = new Database(path.join(w.cacheDir, 'results.sqlite'));
+    const edited = db
+      .prepare(
+        'UPDATE verdicts SET body = replace(body, \'"do_not_call":true\', \'"do_not_call":true,"do_not_call":false\') WHERE e164 = ?',
+      )
+      .run(registered).changes;
+    const body = (db.prepare('SELECT body FROM verdicts WHERE e164 = ?').get(registered) as { body: string }).body;
+    db.close();
+    expect(edited).toBe(1);
+    expect((JSON.parse(body) as { do_not_call: boolean }).do_not_call).toBe(false);
+    w.sb.reset();
+    const check = await dnc(['--json', 'check', registered, '--reuse-within', '1d'], w.env);
+    expect(json(check.stdout).do_not_call).toBe(true);
+    expect(lookedUp(w.sb)).toEqual([registered]);
+  });
+
   it('a verdict as the service gave it is still reused (nothing sent)', async () => {
     await dnc(
       ['batch', w.file('a.csv', ['name,phone', `a,${registered}`]), '-o', path.join(w.dir, 'a.out.csv')],

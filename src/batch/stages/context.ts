@@ -89,7 +89,10 @@ export interface Plan {
 }
 
 export function startRun(job: BatchJob): BatchRun {
-  const clientReady = job.ctx.createClient({ connections: job.options.concurrency });
+  const clientReady = job.ctx.createClient({
+    connections: job.options.concurrency,
+    onClockSkew: (skew) => job.ctx.emit({ type: 'clock_skew', skew }),
+  });
   // Its failure is met where it is awaited (the look-up stage); a run that never needs the client does not care.
   clientReady.catch(() => {});
   return {
