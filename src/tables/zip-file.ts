@@ -159,6 +159,14 @@ async function readDirectory(handle: FileHandle): Promise<Map<string, ZipEntry>>
       }
       e += 4 + len;
     }
+    // Part names are equal up to ASCII case (ECMA-376 Part 2, §6.2.2.3), so a package may not hold two that differ
+    // only in case (or two of one name): which of them a reader takes is its own choice (dnc's map by lower-cased name
+    // took the last), so dnc could scrub numbers that no spreadsheet shows.
+    const twin = entries.get(name.toLowerCase());
+    if (twin)
+      throw new ZipFormatError(
+        `it holds two parts named '${twin.name}' and '${name}' (part names may not differ only in case)`,
+      );
     entries.set(name.toLowerCase(), { name, method, compressedSize, uncompressedSize, flags, localHeaderOffset });
     p = extraEnd + commentLength;
   }

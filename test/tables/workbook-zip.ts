@@ -34,6 +34,8 @@ export interface HandPackage {
   /** XML before `<sheets>` (`<workbookPr …/><bookViews>…</bookViews>`), and after it (`<calcPr …/><extLst>…`). */
   before?: string;
   after?: string;
+  /** More parts, stored after the workbook's own (name → text). */
+  extra?: Record<string, string>;
 }
 
 /**
@@ -82,7 +84,7 @@ export async function writeHandMadeWorkbook(
   if (o.styles)
     parts[`${xl}/styles.xml`] =
       `<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="${MAIN}">${o.styles}</styleSheet>`;
-  writeFileSync(file, await zipParts(parts));
+  writeFileSync(file, await zipParts({ ...parts, ...o.extra }));
 }
 
 /** An inline text cell. */
