@@ -171,7 +171,7 @@ describe('an .xlsx call list', () => {
     expect(r.stdout).toContain("sheet 'Calls' row 4: '4.48E+11' is a number Excel turned into scientific notation");
     // The empty row 5 is no row; the row after it keeps its Excel number.
     expect(r.stdout).not.toContain("sheet 'Calls' row 5");
-    expect(r.stdout).toContain("sheet 'Calls' row 6: '4.47912E+15' is a number Excel turned into scientific notation");
+    expect(r.stdout).toContain("sheet 'Calls' row 6: '4.47912E+15' is a number of 16 digits or more (Excel keeps 15");
   });
 
   it('reads another sheet with --sheet NAME or INDEX, and lists the sheets when there is no such sheet', async () => {
