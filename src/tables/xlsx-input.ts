@@ -16,7 +16,15 @@ import {
   type SheetRow,
   type StyleLookup,
 } from './xlsx-xml.js';
-import { defaultSheet, readPackage, scanPart, type PackageSheet, type WorkbookPackage } from './xlsx-package.js';
+import {
+  defaultSheet,
+  inflateLimit,
+  PartLimitError,
+  readPackage,
+  scanPart,
+  type PackageSheet,
+  type WorkbookPackage,
+} from './xlsx-package.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
 import { chooseColumns } from './columns.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
@@ -201,6 +209,9 @@ async function* sheetRows(
             (text) => table.add(text),
             (count) => table.reserve(count, sharedEntry.uncompressedSize),
           ),
+          undefined,
+          // The one part held whole: bounded as rows and cells are, or a small file takes the memory of the machine.
+          inflateLimit(zip, sharedEntry),
         );
       strings = table;
     }
@@ -230,6 +241,11 @@ async function* sheetRows(
   } catch (err) {
     if ((err as DncError).name === 'DncError') throw err;
     if (err instanceof SheetLimitError) throw sheetLimitError(path, chosenName, err);
+    if (err instanceof PartLimitError)
+      throw inputError('E_INPUT_LIMITS', `${path}: ${err.message}`, {
+        hint: 'no spreadsheet writes such a part: the file was made to exhaust memory, or is damaged',
+        cause: err,
+      });
     throw malformed(path, err);
   } finally {
     await zip.close();

@@ -54,6 +54,8 @@ export class ZipFile {
 
   /** Which file this is, as it is now: path, size, modification time and inode (a file changed since is another). */
   readonly identity: string = '';
+  /** The archive's size in bytes: no part's compressed bytes can be more, whatever its directory claims. */
+  readonly size: number = 0;
 
   static async open(path: string): Promise<ZipFile> {
     const handle = await open(path, 'r');
@@ -61,6 +63,7 @@ export class ZipFile {
       const zip = new ZipFile(path, handle, await readDirectory(handle));
       const st = await handle.stat();
       (zip as { identity: string }).identity = [path, st.size, st.mtimeMs, st.ino, st.dev].join('\0');
+      (zip as { size: number }).size = st.size;
       return zip;
     } catch (err) {
       await handle.close();

@@ -33,3 +33,21 @@ describe('a package with two parts of one name up to case', () => {
     expect(sha256(book)).toBe(before);
   });
 });
+
+describe('a shared-strings table that inflates like a zip bomb', () => {
+  it('is refused (exit 3, E_INPUT_LIMITS) as it inflates, not held whole', async () => {
+    // 2.5 million one-letter strings: 95 MB of XML that deflates to 0.6 MB (a 0.8 MB one inflated to 420 MB).
+    const book = file('strings-bomb.xlsx');
+    const rows = row(1, '<c r="A1" t="s"><v>0</v></c>') + row(2, text('A2', '+12025550123'));
+    await writeHandMadeWorkbook(book, {
+      sheets: [{ name: 'Calls', rows }],
+      sharedStrings: ['phone', ...new Array<string>(2_500_000).fill('x')],
+    });
+    const out = path.join(ctx.dir, 'strings-bomb.results.csv');
+    const r = await runDnc(['batch', book, '-o', out, '--country', 'US'], { env: ctx.env, cwd: ctx.dir });
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain('[E_INPUT_LIMITS]');
+    expect(r.stderr).toMatch(/xl\/sharedStrings\.xml inflates past \d+\.\d MB from 0\.\d MB \(more than 100 times/);
+    expect(lookedUp(ctx.sb)).toEqual([]);
+  });
+});
