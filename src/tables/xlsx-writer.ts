@@ -3,7 +3,7 @@
 // results workbook needs: inline text cells, numbers, booleans, dates, errors, fills, bold, a frozen header, an
 // autofilter, several sheets. Never a formula: there is no way to write one.
 import { crc32, createDeflateRaw, type DeflateRaw } from 'node:zlib';
-import { builtInFormatId, type CellValue } from './xlsx-cells.js';
+import { builtInFormatId, dateSerial, type CellValue } from './xlsx-cells.js';
 import { inputError } from '../errors.js';
 
 /** Where the workbook's bytes go; a promise means: wait before writing more. */
@@ -261,8 +261,6 @@ class Styles {
 
 const MAIN_NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const REL_NS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-/** Excel's serial date of 1970-01-01 (1900 date system). */
-const UNIX_EPOCH_SERIAL = 25569;
 
 /** One sheet being written: rows go straight into its zip entry. */
 export class SheetWriter {
@@ -293,9 +291,7 @@ export class SheetWriter {
         xml += Number.isFinite(v) ? `<c r="${ref}"${sa}><v>${v}</v></c>` : `<c r="${ref}"${sa} t="e"><v>#NUM!</v></c>`;
       else if (typeof v === 'boolean') xml += `<c r="${ref}"${sa} t="b"><v>${v ? 1 : 0}</v></c>`;
       else if (v instanceof Date)
-        xml += Number.isNaN(v.getTime())
-          ? ''
-          : `<c r="${ref}"${sa}><v>${v.getTime() / 86_400_000 + UNIX_EPOCH_SERIAL}</v></c>`;
+        xml += Number.isNaN(v.getTime()) ? '' : `<c r="${ref}"${sa}><v>${dateSerial(v)}</v></c>`;
       else xml += `<c r="${ref}"${sa} t="e"><v>${xmlText(v.error)}</v></c>`;
     }
     this.pending += `${xml}</row>`;

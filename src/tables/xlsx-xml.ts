@@ -306,12 +306,16 @@ export class StylesHandler implements XmlHandler {
 
   /** Whether any cell style has a number format other than General. */
   formatsNumbers(): boolean {
-    return this.formatIds.some((id) => id !== 0);
+    return this.formatIds.some((id) => id !== 0) || this.custom.has(0);
   }
 
-  /** A style's number format: none for General (id 0), as exceljs and openpyxl read it; null for no such style. */
+  /**
+   * A style's number format: a format the workbook defines under an id is that id's, built-in ids 0 (General) to 49
+   * too (`<numFmt numFmtId="0" formatCode="0.000"/>`: Excel, LibreOffice and openpyxl show 1234.500); else the
+   * built-in; none for General. null for no such style.
+   */
   lookup(): StyleLookup {
-    const numFmt = (id: number) => (id === 0 ? undefined : (this.custom.get(id) ?? builtInFormat(id)));
+    const numFmt = (id: number) => this.custom.get(id) ?? (id === 0 ? undefined : builtInFormat(id));
     const styles = this.formatIds.map((id) => ({ numFmt: numFmt(id) }));
     return (styleId) => styles[styleId] ?? null;
   }
@@ -376,7 +380,13 @@ export class SheetHandler implements XmlHandler {
     private readonly date1904: boolean,
     /** The workbook asks to be calculated when opened: a formula's cached `0` is a placeholder, not a result. */
     private readonly fullCalcOnLoad = false,
-  ) {}
+  ) {
+    const first = style(0);
+    this.defaultFormat = first?.numFmt !== undefined ? first : null;
+  }
+
+  /** Style 0's number format, when it has one (see the cell's `s` below). */
+  private readonly defaultFormat: { numFmt?: string } | null;
 
   open(name: string, src: string, from: number, to: number): void {
     switch (name) {
@@ -437,8 +447,9 @@ export class SheetHandler implements XmlHandler {
           throw new SheetLimitError('limit', why, this.rowNumber);
         }
         const styleId = s !== undefined ? Number.parseInt(s, 10) : 0;
-        // Style 0 is the default one: the row's format stands (as exceljs reads it).
-        const style = styleId ? this.style(styleId) : null;
+        // Style 0 is the default one: the row's format stands (as exceljs reads it), unless style 0 has a format of
+        // its own (a workbook that defines format id 0, or gives its first style another).
+        const style = styleId ? this.style(styleId) : this.defaultFormat;
         this.cellFmt = style ? style.numFmt : this.rowFmt;
         this.type = t;
         this.hasFormula = false;
