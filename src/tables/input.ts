@@ -11,7 +11,7 @@ export interface InputOptions extends ColumnOptions {
   header: boolean;
   /** --sheet, for a workbook. */
   sheet?: string | undefined;
-  /** --skip-rows, for a workbook: the rows above its list (a title). */
+  /** --skip-rows: the rows (a workbook's) or records (a CSV file's) above the list (a title). */
   skipRows?: number | undefined;
   /** --encoding, for a CSV file. */
   encoding?: TextEncoding | undefined;
@@ -33,11 +33,6 @@ export async function openInputLayout(path: string, options: InputOptions): Prom
     throw usageError('E_USAGE', `--sheet is for an .xlsx input; ${path} is read as CSV`, {
       hint: 'drop --sheet, or give the .xlsx workbook',
     });
-  if (options.skipRows) {
-    throw usageError('E_USAGE', `--skip-rows is for an .xlsx input; ${path} is read as CSV`, {
-      hint: 'delete the lines above the header of the CSV file, or give the .xlsx workbook',
-    });
-  }
   return openCsvLayout(path, options);
 }
 

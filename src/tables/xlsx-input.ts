@@ -26,7 +26,7 @@ import {
   type WorkbookPackage,
 } from './xlsx-package.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
-import { chooseColumns } from './columns.js';
+import { chooseColumns, namesPhoneColumn } from './columns.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
@@ -377,9 +377,14 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
   } catch (err) {
     const title = header && titleOf(header);
     if (!title || (err as DncError).code !== 'E_COLUMN_NOT_FOUND') throw err;
-    // The header read was a title above it: say which row was read, and the way past it.
+    // The header read was a title above it: say which row was read, and the way past it: to the row below that
+    // holds a phone column's name, when there is one (a title and a subtitle took two tries, one row at a time).
+    const below = await headerBelow(path, options, first.number);
+    const advice = below
+      ? `row ${below.number} (${below.names}) looks like the header: give --skip-rows ${below.number - 1}`
+      : titleAdvice(first.number, title);
     throw usageError('E_COLUMN_NOT_FOUND', `${(err as DncError).message}; the header is row ${first.number}`, {
-      hint: `${titleAdvice(first.number, title)}; ${(err as DncError).hint ?? ''}`,
+      hint: `${advice}; ${(err as DncError).hint ?? ''}`,
     });
   }
   return {
@@ -399,6 +404,32 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
       ...(hidden ? { hidden } : {}),
     },
   };
+}
+
+/** How far below a title the row that holds the header is looked for. */
+const HEADER_SEARCH_ROWS = 20;
+
+/** The first of the next rows below `row` in which a phone column is found by its name: the header under a title. */
+async function headerBelow(
+  path: string,
+  options: XlsxOptions,
+  row: number,
+): Promise<{ number: number; names: string } | undefined> {
+  const rows = sheetRows(path, sheetPicker(options.sheet), () => {});
+  try {
+    for await (const r of rows) {
+      if (r.number <= row || isEmptyRow(r.cells)) continue;
+      if (r.number > row + HEADER_SEARCH_ROWS) return undefined;
+      const names = Array.from({ length: r.cells.length }, (_, i) => cellText(r.cells[i]));
+      if (namesPhoneColumn(names, options)) {
+        const shown = names.filter((n) => n.trim() !== '').slice(0, 3);
+        return { number: r.number, names: shown.map((n) => `'${n.slice(0, 20)}'`).join(', ') };
+      }
+    }
+  } finally {
+    await rows.return(undefined);
+  }
+  return undefined;
 }
 
 /** Rows per batch, and cells: a sheet as wide as Excel allows (16,384 columns) gets batches of a few rows. */
