@@ -8,6 +8,7 @@ import { formatInteger } from '../text/numbers.js';
 import { cellText, loadNumberFormats, numberFormatsLoaded, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import {
+  ColumnWidthsHandler,
   SharedStringsHandler,
   SheetHandler,
   SheetLimitError,
@@ -38,7 +39,7 @@ export type WorkbookBatch = string[][] & {
 };
 
 export interface XlsxOptions extends ColumnOptions {
-  /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
+  /** --sheet NAME|INDEX (INDEX is 1-based); the sheet Excel opens on (its active tab) when absent. */
   sheet?: string | undefined;
   header: boolean;
   /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
@@ -555,6 +556,30 @@ export async function workbookRowNumbers(
     await rows.return(undefined);
   }
   return out;
+}
+
+/**
+ * The column widths of the layout's sheet, by 0-based column (undefined where the sheet sets none): read from the
+ * sheet's `<cols>`, before its rows, so that a results workbook keeps them. A workbook that cannot be read has none.
+ */
+export async function workbookColumnWidths(layout: TableLayout): Promise<Array<number | undefined>> {
+  const book = layout.workbook;
+  if (!book) return [];
+  let zip: ZipFile | undefined;
+  try {
+    zip = await ZipFile.open(layout.path);
+    const pkg = await readPackage(zip);
+    const sheet = pkg.sheets.find((s) => s.entry && s.position === book.position);
+    if (!sheet?.entry) return [];
+    const handler = new ColumnWidthsHandler();
+    await scanPart(zip, sheet.entry, handler, () => handler.done);
+    return handler.widths;
+  } catch {
+    // The rows' reading says what is wrong with the file; widths are only its look.
+    return [];
+  } finally {
+    await zip?.close();
+  }
 }
 
 /**

@@ -321,6 +321,31 @@ export class StylesHandler implements XmlHandler {
   }
 }
 
+/**
+ * A worksheet's column widths (`<cols><col min max width>`, in characters of the default font), read up to
+ * `<sheetData>`, where they end: `done` is then set and nothing more is read.
+ */
+export class ColumnWidthsHandler implements XmlHandler {
+  /** By 0-based column. */
+  readonly widths: Array<number | undefined> = [];
+  done = false;
+  open(name: string, src: string, from: number, to: number): void {
+    if (this.done) return;
+    if (name === 'sheetData') this.done = true;
+    else if (name === 'col') {
+      const min = Number(attributeValue(src, from, to, 'min'));
+      const max = Math.min(Number(attributeValue(src, from, to, 'max')), MAX_COLUMNS);
+      const width = Number(attributeValue(src, from, to, 'width'));
+      // A range as wide as the sheet (`min="1" max="16384"`, LibreOffice's default) sizes nothing dnc writes.
+      if (!(min >= 1 && max >= min && width > 0) || max - min > 1024) return;
+      for (let c = min; c <= max; c++) this.widths[c - 1] = width;
+    }
+  }
+  close(): void {}
+  text(): void {}
+  cdata(): void {}
+}
+
 /** Excel's last row and column (XFD): a sheet has no cell past them, so a reference past them is a file that lies. */
 export const MAX_ROWS = 1_048_576;
 export const MAX_COLUMNS = 16_384;
