@@ -121,11 +121,11 @@ export const ERROR_CODES = {
   E_INPUT_MALFORMED: { exit: ExitCode.INPUT, summary: 'malformed CSV (named with its line)' },
   E_INPUT_FORMAT: {
     exit: ExitCode.INPUT,
-    summary: 'batch: the input is not a workbook dnc can read (a renamed CSV, .xls, encrypted)',
+    summary: 'batch: the input is not a file dnc can read (a renamed CSV, .xls, .xlsb, .ods, encrypted)',
   },
   E_INPUT_LIMITS: {
     exit: ExitCode.INPUT,
-    summary: "a workbook row or cell past Excel's limits (row 1,048,576, column XFD)",
+    summary: "a workbook row or cell past Excel's limits (row 1,048,576, column XFD), or a zip bomb",
   },
   E_INPUT_HAS_RESULTS: {
     exit: ExitCode.INPUT,

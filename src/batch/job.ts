@@ -232,7 +232,7 @@ export interface BatchOptions {
   outputEncoding?: TextEncoding | undefined;
   /** --format csv|xlsx: how the results are written (default: by the output's extension). */
   format?: 'csv' | 'xlsx' | undefined;
-  /** --sheet NAME|INDEX: the sheet of an .xlsx input (the first by default). */
+  /** --sheet NAME|INDEX: the sheet of an .xlsx input (by default the one Excel opens on). */
   sheet?: string | undefined;
   /** --skip-rows N: the rows above an .xlsx input's list (titles) are not read. */
   skipRows?: number | undefined;

@@ -53,6 +53,7 @@ export async function readInput(
       bom: layout.bom,
       workbook: layout.workbook,
       encoding: layout.encoding,
+      ...(layout.skipRecords ? { skipRecords: layout.skipRecords } : {}),
     },
     createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,

@@ -129,13 +129,15 @@ export const BATCH_FLAGS: ReadonlyArray<Flag<BatchFlagValues>> = [
   {
     option: plain(
       '--sheet <name|index>',
-      'the worksheet of an .xlsx input: a name or a 1-based index among worksheets (default: the first)',
+      'the worksheet of an .xlsx input: a name or a 1-based index among worksheets (default: the one Excel opens on, ' +
+        'its active tab)',
     ),
   },
   {
     option: integerOption(
       '--skip-rows <n>',
-      'an .xlsx input: do not read its first N rows (titles above the header, or above the data with --no-header)',
+      'do not read the first N rows of an .xlsx sheet, or the first N lines of a CSV file (titles above the header, ' +
+        'or above the data with --no-header)',
       0,
       1_048_575,
     ),

@@ -63,6 +63,8 @@ export interface OutputFormat {
   encoding?: TextEncoding;
   /** The CSV input's text encoding, when not UTF-8. */
   input_encoding?: TextEncoding;
+  /** A CSV input's records above its header that are not read (--skip-rows, Excel's `sep=` line). */
+  input_skip_records?: number;
 }
 
 export interface Manifest extends OutputTally {
@@ -121,6 +123,7 @@ export function formatOf(meta: BatchMeta): OutputFormat {
       ? { encoding: meta.outputEncoding ?? meta.layout.encoding }
       : {}),
     ...(meta.layout.encoding && meta.layout.encoding !== 'utf-8' ? { input_encoding: meta.layout.encoding } : {}),
+    ...(meta.layout.skipRecords ? { input_skip_records: meta.layout.skipRecords } : {}),
     dnc_columns: resultColumns(phoneColumnsOf(meta.options).length).length,
   };
 }

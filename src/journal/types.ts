@@ -60,6 +60,8 @@ export interface BatchMeta {
     bom: boolean;
     workbook?: WorkbookLayout | undefined;
     encoding?: TextEncoding | undefined;
+    /** A CSV input's records above its header that are not read (TableLayout.skipRecords); absent: none. */
+    skipRecords?: number | undefined;
   };
   createdAt: string;
   /** The base URL lookups went to (never the key). */

@@ -39,12 +39,15 @@ export const MISSING: CellNumber = {
 const SCIENTIFIC = /^\s*[+-]?\d+(?:[.,]\d+)?E[+-]?\d+\s*$/i;
 
 function damaged(raw: string): CellNumber {
+  return excelDamaged(`'${raw.trim()}' is a number Excel turned into scientific notation (its last digits are lost)`);
+}
+
+/** A number a spreadsheet has already damaged (`what` says how): refused, never looked up as another number. */
+export function excelDamaged(what: string): CellNumber {
   return {
     ok: false,
     code: 'excel_damaged_number',
-    message:
-      `'${raw.trim()}' is a number Excel turned into scientific notation (its last digits are lost); ` +
-      `format the column as Text and enter the numbers again`,
+    message: `${what}; format the column as Text and enter the numbers again`,
     e164: '',
     country: '',
   };

@@ -216,7 +216,12 @@ export async function openLane(
     return new CsvLane(sink, writer, escapeInput, encode);
   }
   const { openWorkbookLane } = await import('./xlsx-output.js');
+  // A workbook input's column widths are kept (read from its sheet before its rows: the header goes out first).
+  const inputWidths = layout.workbook
+    ? await (await import('../tables/xlsx-input.js')).workbookColumnWidths(layout)
+    : undefined;
   const book = await openWorkbookLane(sink, {
+    ...(inputWidths ? { inputWidths } : {}),
     header: layout.header !== null,
     summary: isResults
       ? {

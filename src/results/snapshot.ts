@@ -46,6 +46,7 @@ export function layoutOf(meta: BatchMeta): TableLayout {
     bom: meta.layout.bom,
     workbook: meta.layout.workbook,
     encoding: meta.layout.encoding,
+    skipRecords: meta.layout.skipRecords,
   };
 }
 

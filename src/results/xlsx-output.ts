@@ -5,7 +5,7 @@ import { parseServiceTime } from '../time.js';
 import type { CellValue, TypedCell } from '../tables/xlsx-cells.js';
 import { type ByteSink, type CellStyle, type SheetWriter, WorkbookWriter } from '../tables/xlsx-writer.js';
 import { fastValidE164 } from '../phone/fast-e164.js';
-import { DNC_RESULTS } from './columns.js';
+import { C, DNC_COLUMN_COUNT, DNC_RESULTS } from './columns.js';
 import { P, phoneCellsAt } from './row-cells.js';
 
 /** What the Summary sheet says about where the results came from. */
@@ -31,6 +31,36 @@ export interface WorkbookOptions {
    * its number's dnc_N_* cells are filled by that number's own result, not the row's.
    */
   phoneIndexes?: readonly number[];
+  /** The input sheet's column widths (a workbook input's), kept in the results; undefined where it sets none. */
+  inputWidths?: ReadonlyArray<number | undefined>;
+}
+
+/**
+ * The widths of dnc's columns, in characters: what their values take (an E.164 number, a timestamp, a correlation id,
+ * a register's URL), so that no cell shows `###` or is cut. Columns not named here take their header's width.
+ */
+const DNC_WIDTHS: Readonly<Record<string, number>> = {
+  e164: 16,
+  result: 14,
+  list_source: 40,
+  checked_at: 22,
+  correlation_id: 38,
+  error_code: 22,
+  error: 60,
+  valid_until: 22,
+  callable_numbers: 32,
+  time_zones: 22,
+  calling_window: 36,
+};
+
+/** A column's width: the input's own, else what dnc's values take, else its header's (10 to 40 characters). */
+function columnWidth(name: string, inputWidth: number | undefined, phone: boolean): number {
+  if (inputWidth !== undefined) return inputWidth;
+  const own = /^dnc_(?:\d+_)?(.+)$/.exec(name)?.[1];
+  const known = own === undefined ? undefined : (DNC_WIDTHS[own] ?? (own === 'phone_e164' ? 16 : undefined));
+  // A phone column's numbers are 12 to 15 digits: in a narrower column a number cell shows ###.
+  const least = phone ? 16 : 10;
+  return known ?? Math.min(40, Math.max(least, name.length + 2));
 }
 
 /** The fills of Excel's own "Good", "Bad" and "Neutral" cell styles. */
@@ -90,14 +120,29 @@ export class WorkbookLane {
     this.tally = new SummaryTally(options.phones);
   }
 
-  private async results(filterWidth: number | null): Promise<SheetWriter> {
-    this.sheet ??= await this.book.sheet('Results', { frozenHeader: this.options.header, filterWidth });
+  private async results(filterWidth: number | null, widths?: number[]): Promise<SheetWriter> {
+    this.sheet ??= await this.book.sheet('Results', {
+      frozenHeader: this.options.header,
+      filterWidth,
+      widths: widths ?? this.options.inputWidths ?? [],
+      print: true,
+    });
     return this.sheet;
   }
 
-  /** The header row: every name as text, bold, frozen, with an autofilter over all columns. */
+  /** Where dnc_credits is among the columns, written as a number (a spreadsheet's SUM of text is 0). */
+  private creditsAt: number | undefined;
+
+  /**
+   * The header row: every name as text, bold, frozen, with an autofilter over all columns; the input's columns as
+   * wide as in the input, dnc's as their values need.
+   */
   async header(fields: readonly string[]): Promise<void> {
-    const sheet = await this.results(Math.max(1, fields.length));
+    const phones = new Set(this.options.phoneIndexes ?? []);
+    const widths = fields.map((name, i) => columnWidth(name, this.options.inputWidths?.[i], phones.has(i)));
+    const credits = fields.indexOf('dnc_credits');
+    if (credits >= 0) this.creditsAt = credits;
+    const sheet = await this.results(Math.max(1, fields.length), widths);
     sheet.row(fields, () => BOLD);
   }
 
@@ -115,6 +160,11 @@ export class WorkbookLane {
     const values: CellValue[] = [];
     for (let i = 0; i < input.length; i++) values.push(typed?.[i] ? typed[i]!.value : input[i]!);
     for (const e of extra) values.push(e);
+    // Without a header dnc_credits is found by its place among the contract's columns.
+    const credits =
+      this.creditsAt ?? (!this.options.header && extra.length >= DNC_COLUMN_COUNT ? input.length + C.credits : -1);
+    if (credits >= 0 && typeof values[credits] === 'string' && /^\d+$/.test(values[credits] as string))
+      values[credits] = Number(values[credits]);
     const fill = fillOf(result);
     const plain = this.look(fill, undefined);
     const own = result === undefined ? null : this.numberFills(input.length, extra);

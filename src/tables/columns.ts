@@ -236,3 +236,16 @@ export function chooseColumns(
     countryDetected: country?.detected ?? false,
   };
 }
+
+/**
+ * Whether a row read as a header would find the list's columns (a title above the header finds none): the row the
+ * advice past a title names.
+ */
+export function namesPhoneColumn(names: string[], options: ColumnOptions): boolean {
+  try {
+    chooseColumns(names, names.length, options, '');
+    return true;
+  } catch {
+    return false;
+  }
+}

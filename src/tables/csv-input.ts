@@ -1,12 +1,11 @@
 // CSV call lists: the layout read from the head of the file, records streamed, and errors that name their line.
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DncError, inputError } from '../errors.js';
 import { describeRecordAt } from './record-location.js';
-import { isUtf16, streamDecoder, utf16FromBom, utf16WithoutBom, type TextEncoding } from './encoding.js';
-import { chooseColumns } from './columns.js';
+import { streamDecoder, utf16FromBom, utf16WithoutBom, type TextEncoding } from './encoding.js';
+import { chooseColumns, namesPhoneColumn } from './columns.js';
 import {
   byteFaults,
   decodeStrict,
@@ -18,11 +17,19 @@ import {
   StrictUtf8,
   textUnits,
 } from './decode.js';
-import { delimiterName, detectDelimiter, headerEnd, parseDelimiterOption } from './delimiter.js';
+import {
+  delimiterName,
+  detectDelimiter,
+  headerEnd,
+  parseDelimiterOption,
+  recordStart,
+  sepDirective,
+} from './delimiter.js';
 import type { RecordDelimiter } from './csv-output.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions, RecordLocation } from './layout.js';
 import { parse as parseSync } from 'csv-parse/sync';
 import { parse } from 'csv-parse';
+import { recordOfLine, recordStartLines } from './csv-records.js';
 
 /** A record longer than this is refused: nobody's call list has one, and memory stays bounded. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
@@ -34,14 +41,16 @@ export interface CsvOptions extends ColumnOptions {
   header: boolean;
   /** --encoding; UTF-8 unless given, or a UTF-16 byte-order mark says otherwise. */
   encoding?: TextEncoding | undefined;
+  /** --skip-rows N: the file's first N records (title lines above the header) are not read. */
+  skipRows?: number | undefined;
 }
 
 function describeFile(path: string): string {
   return path;
 }
 
-/** Reads the start of the file: enough for the header record (quoted newlines included). */
-async function readHead(path: string): Promise<Buffer> {
+/** Reads the start of the file: enough for the header record (quoted newlines included) and `above` records above. */
+async function readHead(path: string, above: number): Promise<Buffer> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -81,7 +90,7 @@ async function readHead(path: string): Promise<Buffer> {
       chunks.push(buf.subarray(0, bytesRead));
       total += bytesRead;
       const head = Buffer.concat(chunks);
-      if (headerEnd(head) >= 0 || total > MAX_RECORD_CHARS * 4) return head;
+      if (recordStart(head, above + 1) >= 0 || total > MAX_RECORD_CHARS * 4) return head;
     }
     return Buffer.concat(chunks);
   } finally {
@@ -95,7 +104,8 @@ async function readHead(path: string): Promise<Buffer> {
  */
 export async function openCsvLayout(path: string, options: CsvOptions): Promise<TableLayout> {
   const forced = options.delimiter !== undefined ? parseDelimiterOption(options.delimiter) : undefined;
-  const head = await readHead(path);
+  // One record more than --skip-rows asks: the first may be Excel's `sep=` line.
+  const head = await readHead(path, (options.skipRows ?? 0) + 1);
   const where = describeFile(path);
   const utf16 = utf16FromBom(head);
   if (utf16 && options.encoding !== undefined && options.encoding !== utf16) {
@@ -130,27 +140,77 @@ export async function openCsvLayout(path: string, options: CsvOptions): Promise<
       );
     throw await withRecordNumber(nulError(path, lineOfOffset(body, nul)), undefined);
   }
-  const end = headerEnd(body);
-  if (end < 0 && body.length > MAX_RECORD_CHARS) {
-    throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is longer than ${MAX_RECORD_CHARS} characters`, {
+  const firstEnd = headerEnd(body);
+  const sep = sepDirective(decodeStrict(firstEnd < 0 ? body : body.subarray(0, firstEnd)) ?? '');
+  const skip = (options.skipRows ?? 0) + (sep ? 1 : 0);
+  const start = recordStart(body, skip);
+  if (start < 0 || start >= body.length) throw nothingBelow(where, options.skipRows ?? 0, sep);
+  const line = lineOfOffset(body, start);
+  const rest = body.subarray(start);
+  const end = headerEnd(rest);
+  if (end < 0 && rest.length > MAX_RECORD_CHARS) {
+    throw inputError('E_INPUT_MALFORMED', `${where}: line ${line} is longer than ${MAX_RECORD_CHARS} characters`, {
       hint: 'this does not look like a call list; check the file and its quotes',
     });
   }
-  const lineBytes = end < 0 ? body : body.subarray(0, end);
-  const decoded = decodeStrict(lineBytes);
+  const decoded = decodeStrict(end < 0 ? rest : rest.subarray(0, end));
   if (decoded === null) {
-    throw inputError('E_INPUT_ENCODING', `${where}: line 1: the text is not valid UTF-8`, { hint: NOT_UTF8_HINT });
-  }
-  const recordDelimiter: RecordDelimiter =
-    end < 0 || body[end] === 0x0a ? '\n' : end + 1 < body.length && body[end + 1] === 0x0a ? '\r\n' : '\r';
-  const firstLine = decoded;
-  if (options.header && firstLine.trim() === '') {
-    throw inputError('E_INPUT_MALFORMED', `${where}: line 1 is blank, where the header should be`, {
-      hint: 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
-      details: { line: 1 },
+    throw inputError('E_INPUT_ENCODING', `${where}: line ${line}: the text is not valid UTF-8`, {
+      hint: NOT_UTF8_HINT,
     });
   }
-  return layoutFromHeaderLine(path, firstLine, recordDelimiter, bom, undefined, options, forced);
+  const recordDelimiter: RecordDelimiter =
+    end < 0 || rest[end] === 0x0a ? '\n' : end + 1 < rest.length && rest[end + 1] === 0x0a ? '\r\n' : '\r';
+  refuseBlankHeader(where, decoded, line, options);
+  const headerLine = { line: decoded, lineNumber: line, skip, sep, following: () => rest.toString('utf8') };
+  return layoutFromHeaderLine(path, headerLine, recordDelimiter, bom, undefined, options, forced);
+}
+
+/** The header (or first data) line, where it is, and what is above it. */
+interface HeaderLine {
+  line: string;
+  /** Its physical line number. */
+  lineNumber: number;
+  /** The records above it that are not read (--skip-rows, and a `sep=` line). */
+  skip: number;
+  /** The delimiter a `sep=` line named. */
+  sep: string | undefined;
+  /** The text read from the header line on (the head of the file): where the advice past a title looks. */
+  following: () => string;
+}
+
+function refuseBlankHeader(where: string, line: string, lineNumber: number, options: CsvOptions): void {
+  if (!options.header || line.trim() !== '') return;
+  throw inputError('E_INPUT_MALFORMED', `${where}: line ${lineNumber} is blank, where the header should be`, {
+    hint: options.skipRows
+      ? 'give the --skip-rows that ends at the line above the header'
+      : 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
+    details: { line: lineNumber },
+  });
+}
+
+/** A file that ends within the lines --skip-rows skips (or its `sep=` line). */
+function nothingBelow(where: string, skipRows: number, sep: string | undefined): DncError {
+  const what = skipRows > 0 ? `below the ${skipRows} line(s) --skip-rows skips` : `below its sep=${sep} line`;
+  return inputError('E_INPUT_EMPTY', `${where}: the file has nothing ${what}`, {
+    hint: 'give a smaller --skip-rows, or check that this is the call list',
+  });
+}
+
+/** Where record `skip` starts in decoded text (as recordStart does in bytes); -1 when the text ends before it. */
+function textRecordStart(text: string, skip: number): number {
+  let quoted = false;
+  let breaks = 0;
+  if (skip === 0) return 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === '\n' || c === '\r')) {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      if (++breaks === skip) return i + 1;
+    }
+  }
+  return -1;
 }
 
 /** The layout of a file in an encoding other than UTF-8: the head is decoded, then read as a UTF-8 one is. */
@@ -171,46 +231,55 @@ async function openDecodedLayout(
   }
   const nul = text.indexOf('\0');
   if (nul >= 0) throw await withRecordNumber(nulError(path, new LineCounter().advance(textUnits(text), nul)), encoding);
-  let end = -1;
+  const firstBreak = text.search(/[\r\n]/);
+  const sep = sepDirective(firstBreak < 0 ? text : text.slice(0, firstBreak));
+  const skip = (options.skipRows ?? 0) + (sep ? 1 : 0);
+  const start = textRecordStart(text, skip);
+  if (start < 0 || start >= text.length) throw nothingBelow(path, options.skipRows ?? 0, sep);
+  const lineNumber = new LineCounter().advance(textUnits(text), start);
+  const rest = text.slice(start);
+  const end = headerBreak(rest);
+  const firstLine = end < 0 ? rest : rest.slice(0, end);
+  const recordDelimiter: RecordDelimiter =
+    end < 0 || rest[end] === '\n' ? '\n' : rest[end + 1] === '\n' ? '\r\n' : '\r';
+  refuseBlankHeader(path, firstLine, lineNumber, options);
+  const headerLine = { line: firstLine, lineNumber, skip, sep, following: () => rest };
+  return layoutFromHeaderLine(path, headerLine, recordDelimiter, bom, encoding, options, forced);
+}
+
+/** Where the first record of decoded text ends (its first line break outside quotes); -1 when it has none. */
+function headerBreak(text: string): number {
   let quoted = false;
-  for (let i = 0; i < text.length && end < 0; i++) {
+  for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === '\n' || c === '\r')) end = i;
+    else if (!quoted && (c === '\n' || c === '\r')) return i;
   }
-  const firstLine = end < 0 ? text : text.slice(0, end);
-  const recordDelimiter: RecordDelimiter =
-    end < 0 || text[end] === '\n' ? '\n' : text[end + 1] === '\n' ? '\r\n' : '\r';
-  if (options.header && firstLine.trim() === '') {
-    throw inputError('E_INPUT_MALFORMED', `${path}: line 1 is blank, where the header should be`, {
-      hint: 'remove the blank line(s) before the header, or pass --no-header if the file has no header',
-      details: { line: 1 },
-    });
-  }
-  return layoutFromHeaderLine(path, firstLine, recordDelimiter, bom, encoding, options, forced);
+  return -1;
 }
 
 /** Decides the delimiter and the phone column from the header line's text. */
 async function layoutFromHeaderLine(
   path: string,
-  firstLine: string,
+  head: HeaderLine,
   recordDelimiter: RecordDelimiter,
   bom: boolean,
   encoding: TextEncoding | undefined,
   options: CsvOptions,
   forced: string | undefined,
 ): Promise<TableLayout> {
-  const delimiter = forced ?? detectDelimiter(firstLine);
+  const delimiter = forced ?? head.sep ?? detectDelimiter(head.line);
   let first: string[];
   try {
-    const records = parseSync(firstLine, { delimiter, relax_quotes: false }) as string[][];
+    const records = parseSync(head.line, { delimiter, relax_quotes: false }) as string[][];
     first = records[0] ?? [''];
   } catch (err) {
-    throw csvError(err, path, undefined, { line: 1, record: 1 });
+    throw csvError(err, path, undefined, { line: head.lineNumber, record: head.skip + 1 });
   }
   const header = options.header ? first : null;
-  const columns = chooseColumns(header, first.length, options, path);
+  const columns = chooseCsvColumns(header, first.length, options, path, head);
   return {
+    ...(head.skip > 0 ? { skipRecords: head.skip } : {}),
     path,
     delimiter,
     recordDelimiter,
@@ -220,6 +289,82 @@ async function layoutFromHeaderLine(
     bom,
     ...(encoding ? { encoding } : {}),
   };
+}
+
+/**
+ * The columns of a CSV list; when none is a phone column and the header is one cell (a title above it, as a CSV saved
+ * from a workbook with a title row has, padded with delimiters by LibreOffice and Excel), the message names the line
+ * read as the header, with the way past it.
+ */
+function chooseCsvColumns(
+  header: string[] | null,
+  width: number,
+  options: CsvOptions,
+  path: string,
+  head: HeaderLine,
+): ReturnType<typeof chooseColumns> {
+  try {
+    return chooseColumns(header, width, options, path);
+  } catch (err) {
+    const named = header?.filter((h) => h.trim() !== '') ?? [];
+    if ((err as DncError).code !== 'E_COLUMN_NOT_FOUND' || named.length !== 1) throw err;
+    const e = err as DncError;
+    const title = named[0]!.slice(0, 40);
+    const skipped = head.skip - (head.sep ? 1 : 0);
+    const below = csvHeaderBelow(head, options, delimiterOf(head, options));
+    const advice = below
+      ? `line ${below.line} (${below.names}) looks like the header: give --skip-rows ${skipped + below.records}`
+      : `if line ${head.lineNumber} ('${title}') is a title above the header, give --skip-rows ${skipped + 1}`;
+    throw new DncError(e.code, `${e.message}; the header is line ${head.lineNumber}`, {
+      hint: `${advice}; ${e.hint ?? ''}`,
+      details: e.details,
+    });
+  }
+}
+
+function delimiterOf(head: HeaderLine, options: CsvOptions): string {
+  return options.delimiter !== undefined
+    ? parseDelimiterOption(options.delimiter)
+    : (head.sep ?? detectDelimiter(head.line));
+}
+
+/** How far below a title the line that holds the header is looked for (within the head of the file read). */
+const HEADER_SEARCH_RECORDS = 20;
+
+/**
+ * The first of the records below the header line (in the head of the file) in which a phone column is found by its
+ * name: the header under a title. `records`: how many records above it from the header line (the --skip-rows to add).
+ */
+function csvHeaderBelow(
+  head: HeaderLine,
+  options: CsvOptions,
+  delimiter: string,
+): { line: number; records: number; names: string } | undefined {
+  let records: Array<{ record: string[]; info: { lines: number } }>;
+  try {
+    records = parseSync(head.following(), {
+      delimiter,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_records_with_error: true,
+      info: true,
+      to: HEADER_SEARCH_RECORDS + 1,
+    }) as unknown as typeof records;
+  } catch {
+    return undefined;
+  }
+  for (let r = 1; r < records.length; r++) {
+    const { record, info } = records[r]!;
+    if (!namesPhoneColumn(record, options)) continue;
+    const names = record.filter((n) => n.trim() !== '').slice(0, 3);
+    // info.lines is the line the record ends on, counted from the header line as 1.
+    return {
+      line: head.lineNumber + info.lines - 1,
+      records: r,
+      names: names.map((n) => `'${n.slice(0, 20)}'`).join(', '),
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -293,104 +438,6 @@ export function csvError(err: unknown, path: string, layout?: TableLayout, at: R
   }
 }
 
-/**
- * Walks the records of `path` as readRows reads them: CR, LF and CRLF outside quotes end a record, a blank
- * line is a record, and the file's last line break starts none. Calls `onStart(record, line)` as each record
- * begins (record 0 is the file's first, on line 1); stops early when it returns true. Returns whether the file
- * ends inside a quoted field, and where the last record begun starts.
- */
-async function walkRecordStarts(
-  path: string,
-  encoding: TextEncoding | undefined,
-  onStart: (record: number, line: number) => boolean,
-): Promise<{ quoted: boolean; lastStart: number; lastRecord: number }> {
-  // In UTF-16 a byte 0x0A or 0x22 may be half of another character: the text is decoded first.
-  const decoder = isUtf16(encoding) ? await streamDecoder(encoding!) : null;
-  let line = 1;
-  let record = 0;
-  let quoted = false;
-  let lastWasCr = false;
-  let startPending = false;
-  let lastStart = 1;
-  if (onStart(0, 1)) return { quoted, lastStart, lastRecord: record };
-  for await (const bytes of createReadStream(path, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
-    const chunk: ArrayLike<number> = decoder ? textUnits(decoder.write(bytes)) : bytes;
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i]!;
-      if (b === 0x0a && lastWasCr) {
-        // The LF of a CRLF: the line and the record were ended by its CR.
-        lastWasCr = false;
-        continue;
-      }
-      lastWasCr = false;
-      if (startPending) {
-        startPending = false;
-        record++;
-        lastStart = line;
-        if (onStart(record, line)) return { quoted, lastStart, lastRecord: record };
-      }
-      if (b === 0x22) quoted = !quoted;
-      else if (b === 0x0a || b === 0x0d) {
-        line++;
-        lastWasCr = b === 0x0d;
-        if (!quoted) startPending = true;
-      }
-    }
-  }
-  return { quoted, lastStart, lastRecord: record };
-}
-
-/**
- * Where records start, found by a second pass over the bytes (only for messages: csv-parse's per-record
- * line info costs a third of a big file's parse time). Record 0 is the file's first record (the header, if
- * any). Returns the start line of each wanted record, and the start line and record number (1-based) of the
- * last record when the file ends inside a quoted field.
- */
-export async function recordStartLines(
-  path: string,
-  wanted: ReadonlySet<number>,
-  encoding?: TextEncoding,
-): Promise<{ lines: Map<number, number>; unclosedQuoteLine: number | null; unclosedQuoteRecord: number | null }> {
-  const lines = new Map<number, number>();
-  const maxWanted = Math.max(-1, ...wanted);
-  const end = await walkRecordStarts(path, encoding, (record, line) => {
-    if (wanted.has(record)) lines.set(record, line);
-    // With nothing wanted, the walk goes to the end: it is looking for a quote left open.
-    return wanted.size > 0 && record > maxWanted && lines.size === wanted.size;
-  });
-  // (A walk stopped early stopped at a record's start, outside quotes.)
-  const unclosed = end.quoted;
-  return {
-    lines,
-    unclosedQuoteLine: unclosed ? end.lastStart : null,
-    unclosedQuoteRecord: unclosed ? end.lastRecord + 1 : null,
-  };
-}
-
-/**
- * The record number (1-based: the file's first record is 1, as a spreadsheet numbers rows) that physical line
- * `line` belongs to. A record is made of whole lines, so every byte of a line is in the same record.
- */
-export async function recordOfLine(path: string, line: number, encoding?: TextEncoding): Promise<number> {
-  let found = 0;
-  await walkRecordStarts(path, encoding, (record, start) => {
-    if (start > line) return true;
-    found = record;
-    return false;
-  });
-  return found + 1;
-}
-
-/** The data records of a CSV file, numbered from 0, mapped to where each starts (line and record number). */
-export async function csvRecordLines(
-  layout: TableLayout,
-  indexes: readonly number[],
-): Promise<Map<number, Required<RecordLocation>>> {
-  const offset = layout.header ? 1 : 0;
-  const { lines } = await recordStartLines(layout.path, new Set(indexes.map((i) => i + offset)), layout.encoding);
-  return new Map(indexes.map((i) => [i, { line: lines.get(i + offset) ?? 0, record: i + offset + 1 }]));
-}
-
 /** A record whose field count is not the header's (a blank line is not one of them: it is a row of empty cells). */
 class FieldCountError extends Error {
   readonly code = 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH';
@@ -457,6 +504,7 @@ export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions
     failure ??= err;
   });
   const width = layout.columnCount;
+  const skip = layout.skipRecords ?? 0;
   let index = -1;
   let batch: string[][] = [];
   // The first batches are small (see growingChunks): the first numbers reach the journal, and the first lookups
@@ -464,13 +512,14 @@ export async function* readCsvRows(layout: TableLayout, options: ReadRowsOptions
   let batchSize = FIRST_BATCH_ROWS;
   try {
     for await (const record of parser as AsyncIterable<string[]>) {
-      index++;
+      // Title lines above the header (--skip-rows, a `sep=` line) are not read: they are as wide as they like.
+      if (++index < skip) continue;
       let row = record;
       if (row.length !== width) {
         if (row.length === 1 && row[0] === '') row = new Array<string>(width).fill('');
         else throw new FieldCountError(index, width, row.length);
       }
-      if (index === 0 && layout.header) continue;
+      if (index === skip && layout.header) continue;
       batch.push(row);
       if (batch.length >= batchSize) {
         yield batch;

@@ -22,6 +22,29 @@ export function headerEnd(buf: Buffer): number {
   return -1;
 }
 
+/**
+ * Where record `skip` (0-based) of `buf` starts: past `skip` line breaks outside quotes (CRLF is one); -1 when they
+ * are not all in `buf`. The records above it are title lines (--skip-rows) or Excel's `sep=` line.
+ */
+export function recordStart(buf: Buffer, skip: number): number {
+  let at = 0;
+  for (let n = 0; n < skip; n++) {
+    const end = headerEnd(buf.subarray(at));
+    if (end < 0) return -1;
+    at += end + (buf[at + end] === 0x0d && buf[at + end + 1] === 0x0a ? 2 : 1);
+  }
+  return at;
+}
+
+/**
+ * The delimiter Excel's first line `sep=;` names (Excel writes it into a CSV file for a reader in another locale, and
+ * reads the file by it, not showing the line); undefined for any other line.
+ */
+export function sepDirective(line: string): string | undefined {
+  const m = /^sep=(.)$/i.exec(line);
+  return m ? m[1] : undefined;
+}
+
 /** Counts each candidate delimiter outside quotes in one line of text. */
 export function detectDelimiter(line: string): string {
   const counts = new Map<string, number>(DETECTABLE_DELIMITERS.map((d) => [d, 0]));

@@ -28,6 +28,8 @@ export interface TableLayout {
   encoding?: TextEncoding | undefined;
   /** Set when the list is a sheet of an .xlsx workbook (src/batch/xlsx-input.ts reads it). */
   workbook?: WorkbookLayout | undefined;
+  /** A CSV file's records above its header (or data) that are not read: --skip-rows, and Excel's `sep=` line. */
+  skipRecords?: number | undefined;
 }
 
 /** Which columns to read numbers and countries from (src/tables/columns.ts chooses them). */

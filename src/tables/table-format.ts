@@ -6,6 +6,14 @@ export function isWorkbookPath(file: string): boolean {
   return /\.xlsx$/i.test(file);
 }
 
+/**
+ * Whether a path names a workbook dnc reads: an .xlsx, or an .xlsm (the same package with macros, which are never
+ * run: dnc reads cells). Outputs are .xlsx alone: a workbook dnc writes has no macros to be named for.
+ */
+export function isWorkbookInputPath(file: string): boolean {
+  return /\.xls[xm]$/i.test(file);
+}
+
 /** How an output file is written. */
 export type OutputFileFormat = 'csv' | 'xlsx';
 

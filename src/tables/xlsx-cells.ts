@@ -138,6 +138,14 @@ function scientific(value: number): string {
   return `${m}E${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
 }
 
+/** A time of day (a fraction of a day) as an ISO 8601 time, to the second as Excel rounds it: `12:00:00`. */
+function timeOfDay(fraction: number): string {
+  const seconds = Math.round(fraction * 86_400);
+  if (seconds >= 86_400) return '24:00:00';
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(Math.floor(seconds / 3600))}:${two(Math.floor(seconds / 60) % 60)}:${two(seconds % 60)}`;
+}
+
 /** A date cell as text: the ISO date, with the time when it has one. */
 function dateText(d: Date): string {
   if (Number.isNaN(d.getTime())) return '';
@@ -154,9 +162,13 @@ function general(value: number): string {
 /** A number as the cell shows it; a number Excel has damaged is shown as Excel shows it then (scientific). */
 export function numberText(value: number, numFmt: string | undefined): string {
   if (!Number.isFinite(value)) return String(value);
-  // Digits past the 15th are gone, whatever the format shows: the scientific text says so (and is refused as a number).
-  if (Math.abs(value) >= FIFTEEN_DIGITS) return scientific(value);
   const { kind, pattern } = formatOf(numFmt);
+  // Past 15 digits General shows what Excel's General does (1.23457E+15); a format of digits (`0`) shows the 15
+  // digits Excel kept and zeros, as Excel does. Either way a phone cell is refused by its value (row-numbers.ts).
+  if (Math.abs(value) >= FIFTEEN_DIGITS && (kind === 'general' || kind === 'invalid' || kind === 'date'))
+    return scientific(value);
+  // A time of day in a date format (a serial below 1, see serialDate): its time, as an ISO 8601 time.
+  if (kind === 'date' && value >= 0 && value < 1) return timeOfDay(value);
   // A date format on a serial that is no date (read as a number, see serialDate) shows the number itself.
   if (kind === 'general' || kind === 'invalid' || kind === 'date') return general(value);
   try {
@@ -192,10 +204,28 @@ export function cellText(cell: TypedCell | undefined): string {
 const EXCEL_EPOCH_MS = Date.UTC(1899, 11, 30);
 const DAYS_1900_TO_1904 = 1462;
 
-/** A serial number as the date it is (1900 or 1904 date system); null when Excel would not show it as one. */
+/**
+ * Excel's 1900 system counts 1900-02-29, a day that never was (Lotus 1-2-3's leap-year bug, kept): serial 60 is that
+ * day, and every serial before it is one day later than a count from 1899-12-30 makes it. Serial 60 is read as
+ * 1900-02-28, as openpyxl reads it: a Date cannot be the day that never was.
+ */
+const FIRST_TRUE_SERIAL = 61;
+const PHANTOM_LEAP_DAY = 60;
+
+/**
+ * A serial number as the date it is (1900 or 1904 date system); null when Excel would not show it as one, and, in the
+ * 1900 system, for a serial below 1: a time of day with no date (Excel shows it on the day 1900-01-00).
+ */
 export function serialDate(serial: number, date1904 = false): Date | null {
-  if (!(serial >= 0 && serial < LAST_SERIAL_DATE)) return null;
-  return new Date(EXCEL_EPOCH_MS + Math.round((serial + (date1904 ? DAYS_1900_TO_1904 : 0)) * 86_400_000));
+  if (!(serial >= (date1904 ? 0 : 1) && serial < LAST_SERIAL_DATE)) return null;
+  const days = date1904 ? serial + DAYS_1900_TO_1904 : serial < PHANTOM_LEAP_DAY ? serial + 1 : serial;
+  return new Date(EXCEL_EPOCH_MS + Math.round(days * 86_400_000));
+}
+
+/** A date as the serial number of the 1900 system (serialDate's inverse): dates before 1900-03-01 one day less. */
+export function dateSerial(d: Date): number {
+  const days = (d.getTime() - EXCEL_EPOCH_MS) / 86_400_000;
+  return days < FIRST_TRUE_SERIAL ? days - 1 : days;
 }
 
 /**

@@ -7,18 +7,19 @@ import { inputError, usageError, type DncError } from '../errors.js';
 import { formatInteger } from '../text/numbers.js';
 import { cellText, loadNumberFormats, numberFormatsLoaded, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
+import { SheetHandler, SheetLimitError, XmlScanner, type SheetRow, type StyleLookup } from './xlsx-xml.js';
+import { ColumnWidthsHandler, SharedStringsHandler, StylesHandler } from './xlsx-parts.js';
 import {
-  SharedStringsHandler,
-  SheetHandler,
-  SheetLimitError,
-  StylesHandler,
-  XmlScanner,
-  type SheetRow,
-  type StyleLookup,
-} from './xlsx-xml.js';
-import { defaultSheet, readPackage, scanPart, type PackageSheet, type WorkbookPackage } from './xlsx-package.js';
+  defaultSheet,
+  inflateLimit,
+  PartLimitError,
+  readPackage,
+  scanPart,
+  type PackageSheet,
+  type WorkbookPackage,
+} from './xlsx-package.js';
 import { ZipFile, type ZipEntry } from './zip-file.js';
-import { chooseColumns } from './columns.js';
+import { chooseColumns, namesPhoneColumn } from './columns.js';
 import type { ColumnOptions, TableLayout, ReadRowsOptions } from './layout.js';
 
 /** A batch of rows as text, with each row's typed cells (for an .xlsx output that keeps values and types). */
@@ -30,7 +31,7 @@ export type WorkbookBatch = string[][] & {
 };
 
 export interface XlsxOptions extends ColumnOptions {
-  /** --sheet NAME|INDEX (INDEX is 1-based); the first sheet when absent. */
+  /** --sheet NAME|INDEX (INDEX is 1-based); the sheet Excel opens on (its active tab) when absent. */
   sheet?: string | undefined;
   header: boolean;
   /** --skip-rows N: the first N rows of the sheet are not read (title rows above the list). */
@@ -201,6 +202,9 @@ async function* sheetRows(
             (text) => table.add(text),
             (count) => table.reserve(count, sharedEntry.uncompressedSize),
           ),
+          undefined,
+          // The one part held whole: bounded as rows and cells are, or a small file takes the memory of the machine.
+          inflateLimit(zip, sharedEntry),
         );
       strings = table;
     }
@@ -230,6 +234,11 @@ async function* sheetRows(
   } catch (err) {
     if ((err as DncError).name === 'DncError') throw err;
     if (err instanceof SheetLimitError) throw sheetLimitError(path, chosenName, err);
+    if (err instanceof PartLimitError)
+      throw inputError('E_INPUT_LIMITS', `${path}: ${err.message}`, {
+        hint: 'no spreadsheet writes such a part: the file was made to exhaust memory, or is damaged',
+        cause: err,
+      });
     throw malformed(path, err);
   } finally {
     await zip.close();
@@ -361,9 +370,14 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
   } catch (err) {
     const title = header && titleOf(header);
     if (!title || (err as DncError).code !== 'E_COLUMN_NOT_FOUND') throw err;
-    // The header read was a title above it: say which row was read, and the way past it.
+    // The header read was a title above it: say which row was read, and the way past it: to the row below that
+    // holds a phone column's name, when there is one (a title and a subtitle took two tries, one row at a time).
+    const below = await headerBelow(path, options, first.number);
+    const advice = below
+      ? `row ${below.number} (${below.names}) looks like the header: give --skip-rows ${below.number - 1}`
+      : titleAdvice(first.number, title);
     throw usageError('E_COLUMN_NOT_FOUND', `${(err as DncError).message}; the header is row ${first.number}`, {
-      hint: `${titleAdvice(first.number, title)}; ${(err as DncError).hint ?? ''}`,
+      hint: `${advice}; ${(err as DncError).hint ?? ''}`,
     });
   }
   return {
@@ -383,6 +397,32 @@ export async function openXlsxLayout(path: string, options: XlsxOptions): Promis
       ...(hidden ? { hidden } : {}),
     },
   };
+}
+
+/** How far below a title the row that holds the header is looked for. */
+const HEADER_SEARCH_ROWS = 20;
+
+/** The first of the next rows below `row` in which a phone column is found by its name: the header under a title. */
+async function headerBelow(
+  path: string,
+  options: XlsxOptions,
+  row: number,
+): Promise<{ number: number; names: string } | undefined> {
+  const rows = sheetRows(path, sheetPicker(options.sheet), () => {});
+  try {
+    for await (const r of rows) {
+      if (r.number <= row || isEmptyRow(r.cells)) continue;
+      if (r.number > row + HEADER_SEARCH_ROWS) return undefined;
+      const names = Array.from({ length: r.cells.length }, (_, i) => cellText(r.cells[i]));
+      if (namesPhoneColumn(names, options)) {
+        const shown = names.filter((n) => n.trim() !== '').slice(0, 3);
+        return { number: r.number, names: shown.map((n) => `'${n.slice(0, 20)}'`).join(', ') };
+      }
+    }
+  } finally {
+    await rows.return(undefined);
+  }
+  return undefined;
 }
 
 /** Rows per batch, and cells: a sheet as wide as Excel allows (16,384 columns) gets batches of a few rows. */
@@ -508,6 +548,30 @@ export async function workbookRowNumbers(
     await rows.return(undefined);
   }
   return out;
+}
+
+/**
+ * The column widths of the layout's sheet, by 0-based column (undefined where the sheet sets none): read from the
+ * sheet's `<cols>`, before its rows, so that a results workbook keeps them. A workbook that cannot be read has none.
+ */
+export async function workbookColumnWidths(layout: TableLayout): Promise<Array<number | undefined>> {
+  const book = layout.workbook;
+  if (!book) return [];
+  let zip: ZipFile | undefined;
+  try {
+    zip = await ZipFile.open(layout.path);
+    const pkg = await readPackage(zip);
+    const sheet = pkg.sheets.find((s) => s.entry && s.position === book.position);
+    if (!sheet?.entry) return [];
+    const handler = new ColumnWidthsHandler();
+    await scanPart(zip, sheet.entry, handler, () => handler.done);
+    return handler.widths;
+  } catch {
+    // The rows' reading says what is wrong with the file; widths are only its look.
+    return [];
+  } finally {
+    await zip?.close();
+  }
 }
 
 /**

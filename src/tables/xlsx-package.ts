@@ -176,20 +176,48 @@ export function defaultSheet<T extends { state: string | undefined; worksheet: b
   return sheets.find((s) => s.worksheet && s.state === undefined);
 }
 
+/** A part held whole (the shared strings) that inflates like a zip bomb: the caller names the file. */
+export class PartLimitError extends Error {
+  override name = 'PartLimitError';
+}
+
+/**
+ * How far a part held whole may inflate: 100 times its compressed bytes (Apache POI's bound, ZipSecureFile's
+ * minimum inflate ratio of 1%), once past 16 MiB. A spreadsheet's shared strings are distinct texts and deflate a
+ * few times; a table of 0.8 MB that inflates to 420 MB is written to exhaust the reader's memory.
+ */
+const INFLATE_RATIO = 100;
+const INFLATE_GRACE_BYTES = 16 << 20;
+
+export function inflateLimit(zip: ZipFile, entry: ZipEntry): number {
+  return Math.max(INFLATE_GRACE_BYTES, INFLATE_RATIO * Math.min(entry.compressedSize, zip.size));
+}
+
 /**
  * Feeds one part of the workbook through a handler, chunk by chunk as it is inflated; stops early when `each` says so.
+ * `maxBytes`: the most it may inflate to (see inflateLimit), counted as it is read, not as its directory claims.
  */
 export async function scanPart(
   zip: ZipFile,
   entry: ZipEntry,
   handler: XmlHandler,
   each?: () => boolean | void,
+  maxBytes = Infinity,
 ): Promise<void> {
   const stream = await zip.stream(entry);
   const scanner = new XmlScanner(handler);
   const decoder = new StringDecoder('utf8');
+  let inflated = 0;
   try {
     for await (const chunk of stream) {
+      inflated += (chunk as Buffer).length;
+      if (inflated > maxBytes) {
+        const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+        throw new PartLimitError(
+          `${entry.name} inflates past ${mb(maxBytes)} from ${mb(entry.compressedSize)} (more than ${INFLATE_RATIO} ` +
+            `times its compressed size: a zip bomb, not what a spreadsheet writes)`,
+        );
+      }
       scanner.write(decoder.write(chunk as Buffer));
       if (each?.() === true) return;
     }

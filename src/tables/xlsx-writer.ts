@@ -3,7 +3,7 @@
 // results workbook needs: inline text cells, numbers, booleans, dates, errors, fills, bold, a frozen header, an
 // autofilter, several sheets. Never a formula: there is no way to write one.
 import { crc32, createDeflateRaw, type DeflateRaw } from 'node:zlib';
-import { builtInFormatId, type CellValue } from './xlsx-cells.js';
+import { builtInFormatId, dateSerial, type CellValue } from './xlsx-cells.js';
 import { inputError } from '../errors.js';
 
 /** Where the workbook's bytes go; a promise means: wait before writing more. */
@@ -261,8 +261,6 @@ class Styles {
 
 const MAIN_NS = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
 const REL_NS = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships';
-/** Excel's serial date of 1970-01-01 (1900 date system). */
-const UNIX_EPOCH_SERIAL = 25569;
 
 /** One sheet being written: rows go straight into its zip entry. */
 export class SheetWriter {
@@ -275,6 +273,7 @@ export class SheetWriter {
     private readonly entry: ZipEntry,
     private readonly styles: Styles,
     private readonly filterWidth: number | null,
+    private readonly print = false,
   ) {}
 
   /** Adds a row of cells, each with its style (it goes out with the next `flush`). */
@@ -293,9 +292,7 @@ export class SheetWriter {
         xml += Number.isFinite(v) ? `<c r="${ref}"${sa}><v>${v}</v></c>` : `<c r="${ref}"${sa} t="e"><v>#NUM!</v></c>`;
       else if (typeof v === 'boolean') xml += `<c r="${ref}"${sa} t="b"><v>${v ? 1 : 0}</v></c>`;
       else if (v instanceof Date)
-        xml += Number.isNaN(v.getTime())
-          ? ''
-          : `<c r="${ref}"${sa}><v>${v.getTime() / 86_400_000 + UNIX_EPOCH_SERIAL}</v></c>`;
+        xml += Number.isNaN(v.getTime()) ? '' : `<c r="${ref}"${sa}><v>${dateSerial(v)}</v></c>`;
       else xml += `<c r="${ref}"${sa} t="e"><v>${xmlText(v.error)}</v></c>`;
     }
     this.pending += `${xml}</row>`;
@@ -313,16 +310,46 @@ export class SheetWriter {
       this.filterWidth !== null && this.rowNumber > 0
         ? `<autoFilter ref="A1:${columnName(Math.max(0, this.filterWidth - 1))}1"/>`
         : '';
-    await this.entry.write(`</sheetData>${filter}</worksheet>`);
+    // Landscape, one page wide and as many long as it takes (fitToHeight 0): 47 columns printed as 45 pages.
+    const page = this.print
+      ? '<pageMargins left="0.4" right="0.4" top="0.6" bottom="0.6" header="0.3" footer="0.3"/>' +
+        '<pageSetup orientation="landscape" fitToWidth="1" fitToHeight="0"/>'
+      : '';
+    await this.entry.write(`</sheetData>${filter}${page}</worksheet>`);
     await this.entry.close();
   }
+}
+
+/** How a sheet looks: its frozen header, autofilter, column widths and print layout. */
+export interface SheetOptions {
+  frozenHeader?: boolean;
+  /** An autofilter over that many columns of row 1. */
+  filterWidth?: number | null;
+  /** Each column's width in characters (undefined: the default). */
+  widths?: ReadonlyArray<number | undefined>;
+  /** Printed landscape, as wide as one page, row 1 repeated on every page. */
+  print?: boolean;
+}
+
+/** `<cols>` for the widths given: one `<col>` per run of equal widths. */
+function colsXml(widths: ReadonlyArray<number | undefined>): string {
+  let xml = '';
+  for (let i = 0; i < widths.length;) {
+    const w = widths[i];
+    let j = i;
+    while (j + 1 < widths.length && widths[j + 1] === w) j++;
+    if (w !== undefined)
+      xml += `<col min="${i + 1}" max="${j + 1}" width="${Math.round(w * 100) / 100}" customWidth="1"/>`;
+    i = j + 1;
+  }
+  return xml ? `<cols>${xml}</cols>` : '';
 }
 
 /** A workbook written sheet after sheet; `finish` adds the styles and the parts that name the sheets. */
 export class WorkbookWriter {
   private readonly zip: ZipWriter;
   private readonly styles = new Styles();
-  private readonly sheets: Array<{ name: string; filterWidth: number | null }> = [];
+  private readonly sheets: Array<{ name: string; filterWidth: number | null; printTitles: boolean }> = [];
   constructor(sink: ByteSink) {
     this.zip = new ZipWriter(sink);
   }
@@ -330,22 +357,21 @@ export class WorkbookWriter {
   /**
    * Starts the next sheet; `frozenHeader` freezes row 1, `filterWidth` puts an autofilter over that many columns of it.
    */
-  async sheet(
-    name: string,
-    options: { frozenHeader?: boolean; filterWidth?: number | null } = {},
-  ): Promise<SheetWriter> {
-    this.sheets.push({ name, filterWidth: options.filterWidth ?? null });
+  async sheet(name: string, options: SheetOptions = {}): Promise<SheetWriter> {
+    this.sheets.push({ name, filterWidth: options.filterWidth ?? null, printTitles: options.print === true });
     const entry = await this.zip.entry(`xl/worksheets/sheet${this.sheets.length}.xml`);
     const pane = options.frozenHeader
       ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft"/>'
       : '';
+    // (The order of a worksheet's parts is fixed by the schema: sheetPr, sheetViews, cols, sheetData ...)
+    const fitToPage = options.print ? '<sheetPr><pageSetUpPr fitToPage="1"/></sheetPr>' : '';
     await entry.write(
       `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="${MAIN_NS}" xmlns:r="${REL_NS}">` +
-        `<sheetViews><sheetView ` +
+        `${fitToPage}<sheetViews><sheetView ` +
         `workbookViewId="0"${this.sheets.length === 1 ? ' tabSelected="1"' : ''}>${pane}` +
-        '</sheetView></sheetViews><sheetData>',
+        `</sheetView></sheetViews>${colsXml(options.widths ?? [])}<sheetData>`,
     );
-    return new SheetWriter(name, entry, this.styles, options.filterWidth ?? null);
+    return new SheetWriter(name, entry, this.styles, options.filterWidth ?? null, options.print === true);
   }
 
   async finish(): Promise<void> {
@@ -356,12 +382,17 @@ export class WorkbookWriter {
     };
     const head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
     await part('xl/styles.xml', this.styles.xml());
+    const quoted = (name: string) => `'${name.replace(/'/g, "''")}'`;
     const names = this.sheets
-      .map((s, i) =>
-        s.filterWidth
-          ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" ` +
-            `hidden="1">'${s.name.replace(/'/g, "''")}'!$A$1:$${columnName(s.filterWidth - 1)}$1</definedName>`
-          : '',
+      .map(
+        (s, i) =>
+          (s.filterWidth
+            ? `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" ` +
+              `hidden="1">${quoted(s.name)}!$A$1:$${columnName(s.filterWidth - 1)}$1</definedName>`
+            : '') +
+          (s.printTitles
+            ? `<definedName name="_xlnm.Print_Titles" localSheetId="${i}">${quoted(s.name)}!$1:$1</definedName>`
+            : ''),
       )
       .join('');
     await part(

@@ -2,7 +2,7 @@
 // the sheet list. A small scanner of its own instead of a general SAX parser: it makes no object per tag or
 // attribute, so reading a sheet of any length leaves little garbage behind, and the peak memory of a batch
 // does not grow with the rows (docs/BENCHMARKS.md, item 10).
-import { builtInFormat, isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
+import { isDateFormat, plainValue, serialDate, type CellValue, type TypedCell } from './xlsx-cells.js';
 import { columnName } from './xlsx-writer.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -227,46 +227,6 @@ export function columnOf(ref: string): number {
   return col;
 }
 
-/**
- * Reads every shared string (`<si>`) of xl/sharedStrings.xml, in order: its text runs joined, phonetic runs left out.
- */
-export class SharedStringsHandler implements XmlHandler {
-  private current = '';
-  private run = '';
-  private collecting = false;
-  private phonetic = false;
-  constructor(
-    private readonly add: (text: string) => void,
-    /** Told the count the table declares (`<sst uniqueCount>`), before the first string. */
-    private readonly declared?: (count: number) => void,
-  ) {}
-  open(name: string, src: string, from: number, to: number): void {
-    if (name === 't') {
-      this.collecting = !this.phonetic;
-      this.run = '';
-    } else if (name === 'sst' && this.declared) {
-      const a = attributes(src, from, to);
-      const count = Number.parseInt(a.get('uniqueCount') ?? a.get('count') ?? '', 10);
-      if (count > 0) this.declared(count);
-    } else if (name === 'si') this.current = '';
-    else if (name === 'rPh') this.phonetic = true;
-  }
-  close(name: string): void {
-    if (name === 't') {
-      // Each run is one ST_Xstring: its escapes are its own.
-      if (this.collecting) this.current += decodeEscapes(this.run);
-      this.collecting = false;
-    } else if (name === 'si') this.add(this.current);
-    else if (name === 'rPh') this.phonetic = false;
-  }
-  text(raw: string): void {
-    if (this.collecting) this.run += decodeText(raw);
-  }
-  cdata(text: string): void {
-    if (this.collecting) this.run += text;
-  }
-}
-
 /** One row of a sheet as stored (empty rows are absent): its Excel row number and its cells by column (sparse). */
 export interface SheetRow {
   number: number;
@@ -275,47 +235,6 @@ export interface SheetRow {
 
 /** A cell style's number format (`null` when the workbook has no such style). */
 export type StyleLookup = (styleId: number) => { numFmt?: string } | null;
-
-/**
- * Reads xl/styles.xml for what a cell's style says of its number: the custom formats (`<numFmts>`) and, for each
- * cell style (`<cellXfs>`, in order: a cell's `s` is its index), the format it uses, custom or built in.
- */
-export class StylesHandler implements XmlHandler {
-  private readonly custom = new Map<number, string>();
-  private readonly formatIds: number[] = [];
-  private inCellXfs = false;
-  private inNumFmts = false;
-  open(name: string, src: string, from: number, to: number): void {
-    // A differential format (`<dxf>`, for conditional formatting) has a numFmt of its own: not a cell style's.
-    if (name === 'numFmts') this.inNumFmts = true;
-    else if (name === 'numFmt' && this.inNumFmts) {
-      const id = Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '', 10);
-      const code = attributeValue(src, from, to, 'formatCode');
-      if (Number.isInteger(id) && code !== undefined) this.custom.set(id, code);
-    } else if (name === 'cellXfs') this.inCellXfs = true;
-    else if (name === 'xf' && this.inCellXfs) {
-      this.formatIds.push(Number.parseInt(attributeValue(src, from, to, 'numFmtId') ?? '0', 10) || 0);
-    }
-  }
-  close(name: string): void {
-    if (name === 'cellXfs') this.inCellXfs = false;
-    else if (name === 'numFmts') this.inNumFmts = false;
-  }
-  text(): void {}
-  cdata(): void {}
-
-  /** Whether any cell style has a number format other than General. */
-  formatsNumbers(): boolean {
-    return this.formatIds.some((id) => id !== 0);
-  }
-
-  /** A style's number format: none for General (id 0), as exceljs and openpyxl read it; null for no such style. */
-  lookup(): StyleLookup {
-    const numFmt = (id: number) => (id === 0 ? undefined : (this.custom.get(id) ?? builtInFormat(id)));
-    const styles = this.formatIds.map((id) => ({ numFmt: numFmt(id) }));
-    return (styleId) => styles[styleId] ?? null;
-  }
-}
 
 /** Excel's last row and column (XFD): a sheet has no cell past them, so a reference past them is a file that lies. */
 export const MAX_ROWS = 1_048_576;
@@ -376,7 +295,13 @@ export class SheetHandler implements XmlHandler {
     private readonly date1904: boolean,
     /** The workbook asks to be calculated when opened: a formula's cached `0` is a placeholder, not a result. */
     private readonly fullCalcOnLoad = false,
-  ) {}
+  ) {
+    const first = style(0);
+    this.defaultFormat = first?.numFmt !== undefined ? first : null;
+  }
+
+  /** Style 0's number format, when it has one (see the cell's `s` below). */
+  private readonly defaultFormat: { numFmt?: string } | null;
 
   open(name: string, src: string, from: number, to: number): void {
     switch (name) {
@@ -437,8 +362,9 @@ export class SheetHandler implements XmlHandler {
           throw new SheetLimitError('limit', why, this.rowNumber);
         }
         const styleId = s !== undefined ? Number.parseInt(s, 10) : 0;
-        // Style 0 is the default one: the row's format stands (as exceljs reads it).
-        const style = styleId ? this.style(styleId) : null;
+        // Style 0 is the default one: the row's format stands (as exceljs reads it), unless style 0 has a format of
+        // its own (a workbook that defines format id 0, or gives its first style another).
+        const style = styleId ? this.style(styleId) : this.defaultFormat;
         this.cellFmt = style ? style.numFmt : this.rowFmt;
         this.type = t;
         this.hasFormula = false;

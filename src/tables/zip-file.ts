@@ -54,6 +54,8 @@ export class ZipFile {
 
   /** Which file this is, as it is now: path, size, modification time and inode (a file changed since is another). */
   readonly identity: string = '';
+  /** The archive's size in bytes: no part's compressed bytes can be more, whatever its directory claims. */
+  readonly size: number = 0;
 
   static async open(path: string): Promise<ZipFile> {
     const handle = await open(path, 'r');
@@ -61,6 +63,7 @@ export class ZipFile {
       const zip = new ZipFile(path, handle, await readDirectory(handle));
       const st = await handle.stat();
       (zip as { identity: string }).identity = [path, st.size, st.mtimeMs, st.ino, st.dev].join('\0');
+      (zip as { size: number }).size = st.size;
       return zip;
     } catch (err) {
       await handle.close();
@@ -159,6 +162,14 @@ async function readDirectory(handle: FileHandle): Promise<Map<string, ZipEntry>>
       }
       e += 4 + len;
     }
+    // Part names are equal up to ASCII case (ECMA-376 Part 2, §6.2.2.3), so a package may not hold two that differ
+    // only in case (or two of one name): which of them a reader takes is its own choice (dnc's map by lower-cased name
+    // took the last), so dnc could scrub numbers that no spreadsheet shows.
+    const twin = entries.get(name.toLowerCase());
+    if (twin)
+      throw new ZipFormatError(
+        `it holds two parts named '${twin.name}' and '${name}' (part names may not differ only in case)`,
+      );
     entries.set(name.toLowerCase(), { name, method, compressedSize, uncompressedSize, flags, localHeaderOffset });
     p = extraEnd + commentLength;
   }

@@ -202,6 +202,7 @@ async function inputCursorOf(manifest: Manifest): Promise<RowCursor | null> {
       ...phoneColumnsOfOutput(f),
       bom: f.bom,
       encoding: f.input_encoding,
+      skipRecords: f.input_skip_records,
       // A sheet is read from its header's row, the header included (as above).
       workbook: f.input_workbook
         ? { ...f.input_workbook, headerRow: Math.max(0, f.input_workbook.headerRow - 1) }

@@ -25,6 +25,8 @@ export interface HandSheet {
   chart?: boolean;
   /** `hidden` or `veryHidden`. */
   state?: string;
+  /** The `<col>` elements of its `<cols>` (column widths), before its rows. */
+  cols?: string;
 }
 
 /** Where and how the workbook part is written (by default `xl/workbook.xml`, with no `_rels/.rels`). */
@@ -34,6 +36,8 @@ export interface HandPackage {
   /** XML before `<sheets>` (`<workbookPr …/><bookViews>…</bookViews>`), and after it (`<calcPr …/><extLst>…`). */
   before?: string;
   after?: string;
+  /** More parts, stored after the workbook's own (name → text). */
+  extra?: Record<string, string>;
 }
 
 /**
@@ -72,7 +76,7 @@ export async function writeHandMadeWorkbook(
         `<?xml version="1.0" encoding="UTF-8"?><chartsheet xmlns="${MAIN}"/>`;
     else
       parts[`${xl}/worksheets/sheet${i + 1}.xml`] =
-        `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}"><sheetData>${s.rows ?? ''}</sheetData></worksheet>`;
+        `<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="${MAIN}">${s.cols ? `<cols>${s.cols}</cols>` : ''}<sheetData>${s.rows ?? ''}</sheetData></worksheet>`;
   });
   if (o.sharedStrings) {
     const si = o.sharedStrings.map((t) => `<si><t xml:space="preserve">${t}</t></si>`).join('');
@@ -82,7 +86,7 @@ export async function writeHandMadeWorkbook(
   if (o.styles)
     parts[`${xl}/styles.xml`] =
       `<?xml version="1.0" encoding="UTF-8"?><styleSheet xmlns="${MAIN}">${o.styles}</styleSheet>`;
-  writeFileSync(file, await zipParts(parts));
+  writeFileSync(file, await zipParts({ ...parts, ...o.extra }));
 }
 
 /** An inline text cell. */

@@ -8,6 +8,7 @@ import { readSheetRows } from '../../src/tables/xlsx-input.js';
 import { decodeEscapes } from '../../src/tables/xlsx-xml.js';
 import { runDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { sandboxForFile } from '../batch/helpers.js';
 import { text, writeHandMadeWorkbook } from './workbook-zip.js';
 
@@ -61,8 +62,11 @@ describe('a number as its format shows it', () => {
       ok: false,
       code: 'excel_damaged_number',
     });
-    // Past 15 digits the number is another one whatever the format: shown scientific, refused.
-    expect(numberText(4479123456031234, '00000000000000000')).toBe('4.47912E+15');
+    // Past 15 digits the number is another one: General shows it scientific; a format of digits shows the 15 digits
+    // Excel kept and a zero, as Excel does (it showed 4.47912E+15). A phone cell is refused by its value either way.
+    expect(numberText(4479123456031234, 'General')).toBe('4.47912E+15');
+    expect(numberText(4479123456031234, '00000000000000000')).toBe('04479123456031230');
+    expect(numberText(1234567890123456, '0')).toBe('1234567890123460');
   });
 
   it('shows dates by their ISO date, and a serial no date can be as the number it is', () => {
@@ -79,6 +83,23 @@ describe('a number as its format shows it', () => {
     expect(cellText({ value: plainValue(45352.75, 'm/d/yy h:mm'), numFmt: 'm/d/yy h:mm' })).toBe(
       '2024-03-01T18:00:00Z',
     );
+    // Before 1900-03-01 Excel's serials count its 1900-02-29 that never was: serial 1 is 1900-01-01 (it read a day
+    // early), 60 is read as 1900-02-28 (as openpyxl reads it), 61 is 1900-03-01.
+    const date = (serial: number, fmt = 'mm-dd-yy') => cellText({ value: plainValue(serial, fmt), numFmt: fmt });
+    expect([1, 59, 60, 61, 59.5].map((v) => date(v))).toEqual([
+      '1900-01-01',
+      '1900-02-28',
+      '1900-02-28',
+      '1900-03-01',
+      '1900-02-28T12:00:00Z',
+    ]);
+    // A serial below 1 in a date format is a time of day with no date (it showed 1899-12-30T12:00:00Z).
+    expect(plainValue(0.5, 'm/d/yy h:mm')).toBe(0.5);
+    expect([date(0.5, 'm/d/yy h:mm'), date(0.75, 'mm-dd-yy'), date(0, 'mm-dd-yy')]).toEqual([
+      '12:00:00',
+      '18:00:00',
+      '00:00:00',
+    ]);
     // A time of day or a duration is not a date: it stays a number, shown as Excel shows it.
     expect(plainValue(0.5, 'hh:mm')).toBe(0.5);
     expect(cellText({ value: plainValue(0.5, 'hh:mm'), numFmt: 'hh:mm' })).toBe('12:00');
@@ -193,5 +214,46 @@ describe('a workbook with number formats of its own, read by dnc batch', () => {
       ['447912345602', '0.01%', '', '', '', '+447912345602'],
     ]);
     expect(readFileSync(out, 'utf8')).not.toContain('1899');
+  });
+});
+
+describe('formats a workbook defines under built-in ids, and dates before 1900-03-01, through a batch', () => {
+  it('reads ids 0-2 as the workbook defines them and writes early dates back to the day openpyxl reads', async () => {
+    const book = file('redefined.xlsx');
+    // Style 0 is format id 0 redefined as 0.000 (Excel, LibreOffice and openpyxl show 1234.500; dnc showed 1234.5),
+    // style 1 id 1 as 0.0, style 2 id 2 as #,##0.000; style 3 the built-in date 14, style 4 a custom `0`.
+    const styles =
+      '<numFmts count="4"><numFmt numFmtId="0" formatCode="0.000"/><numFmt numFmtId="1" formatCode="0.0"/>' +
+      '<numFmt numFmtId="2" formatCode="#,##0.000"/><numFmt numFmtId="164" formatCode="0"/></numFmts>' +
+      '<cellXfs count="5"><xf numFmtId="0"/><xf numFmtId="1"/><xf numFmtId="2"/><xf numFmtId="14"/><xf numFmtId="164"/></cellXfs>';
+    const v = (ref: string, value: string, s?: number) => `<c r="${ref}"${s ? ` s="${s}"` : ''}><v>${value}</v></c>`;
+    const header = ['phone', 'a', 'b', 'c', 'born', 'id'].map((h, i) => text(`${'ABCDEF'[i]}1`, h)).join('');
+    const data =
+      text('A2', '+12025550123') +
+      v('B2', '1234.5') +
+      v('C2', '1234.5', 1) +
+      v('D2', '1234.5', 2) +
+      v('E2', '1', 3) +
+      v('F2', '1234567890123456', 4);
+    await writeHandMadeWorkbook(book, {
+      styles,
+      sheets: [{ name: 'Calls', rows: `<row r="1">${header}</row><row r="2">${data}</row>` }],
+    });
+    const csv = file('redefined.results.csv');
+    const r = await runDnc(['batch', book, '-o', csv, '--country', 'US'], { env: ctx.env, cwd: ctx.dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readCsvIndependently(csv)[1]!.slice(1, 6)).toEqual([
+      '1234.500',
+      '1234.5',
+      '1,234.500',
+      '1900-01-01',
+      '1234567890123460',
+    ]);
+    // The results workbook keeps the date: openpyxl reads back serial 1's day, 1900-01-01 (it read 1900-01-02).
+    const xlsx = file('redefined.results.xlsx');
+    const w = await runDnc(['batch', book, '-o', xlsx, '--country', 'US'], { env: ctx.env, cwd: ctx.dir });
+    expect(w.code, w.stderr).toBe(0);
+    const [results] = readWorkbookIndependently(xlsx);
+    expect(results!.rows[1]![4]).toMatchObject({ v: '1900-01-01T00:00:00', t: 'd' });
   });
 });

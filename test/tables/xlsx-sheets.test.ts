@@ -1,6 +1,5 @@
 // Which rows of which sheet dnc batch reads: worksheets only (a chart sheet is not counted), title rows above the list
 // (--skip-rows, --no-header), and row numbers that lie (a gap of a million rows, rows past Excel's limits, out of order).
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDnc } from '../helpers/cli.js';
@@ -59,21 +58,21 @@ describe('the sheet a batch reads', () => {
 });
 
 describe('title rows above the list', () => {
+  /** A workbook of one sheet 'Calls' of these rows. */
+  const calls = async (name: string, rows: string) => {
+    const book = file(name);
+    await writeHandMadeWorkbook(book, { sheets: [{ name: 'Calls', rows }] });
+    return book;
+  };
   /** A one-cell title on row 1, an empty row 2, the header on row 3, two data rows. */
   const titled = async () => {
-    const book = file('titled.xlsx');
-    await writeHandMadeWorkbook(book, {
-      sheets: [
-        {
-          name: 'Calls',
-          rows:
-            row(1, text('A1', 'Quarterly call list')) +
-            row(3, text('A3', 'name'), text('B3', 'phone')) +
-            row(4, text('A4', 'Ann'), text('B4', '+447912345601')) +
-            row(5, text('A5', 'Bob'), text('B5', '+447912345602')),
-        },
-      ],
-    });
+    const book = await calls(
+      'titled.xlsx',
+      row(1, text('A1', 'Quarterly call list')) +
+        row(3, text('A3', 'name'), text('B3', 'phone')) +
+        row(4, text('A4', 'Ann'), text('B4', '+447912345601')) +
+        row(5, text('A5', 'Bob'), text('B5', '+447912345602')),
+    );
     return book;
   };
 
@@ -83,7 +82,7 @@ describe('title rows above the list', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no phone column found in the header');
     expect(none.stderr).toContain('the header is row 1');
-    expect(none.stderr).toContain("if row 1 ('Quarterly call list') is a title above the header, give --skip-rows 1");
+    expect(none.stderr).toContain("row 3 ('name', 'phone') looks like the header: give --skip-rows 2");
     const r = await runDnc(['batch', book, '--dry-run', '--column', '1'], { env: ctx.env, cwd: ctx.dir });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(
@@ -156,12 +155,23 @@ describe('title rows above the list', () => {
     expect(r.stderr).not.toContain("header's");
   });
 
-  it('--skip-rows is for a workbook', async () => {
-    const csv = file('list.csv');
-    writeFileSync(csv, 'phone\n+447912345601\n');
-    const r = await runDnc(['batch', csv, '--dry-run', '--skip-rows', '1'], { env: ctx.env, cwd: ctx.dir });
+  it('name the row that holds the header below a title and a subtitle (each hint was one row short)', async () => {
+    const book = await calls(
+      'subtitled.xlsx',
+      row(1, text('A1', 'Quarterly call list')) +
+        row(2, text('A2', 'Exported 2026-12-01')) +
+        row(4, text('A4', 'name'), text('B4', 'phone')) +
+        row(5, text('A5', 'Ann'), text('B5', '+447912345601')),
+    );
+    const r = await runDnc(['batch', book, '--dry-run'], { env: ctx.env, cwd: ctx.dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--skip-rows is for an .xlsx input');
+    expect(r.stderr).toContain("row 4 ('name', 'phone') looks like the header: give --skip-rows 3");
+    const fixed = await runDnc(['batch', book, '--dry-run', '--skip-rows', '3', '--json'], {
+      env: ctx.env,
+      cwd: ctx.dir,
+    });
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(JSON.parse(fixed.stdout)).toMatchObject({ rows: 1 });
   });
 });
 

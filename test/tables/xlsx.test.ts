@@ -84,7 +84,7 @@ const col = (sheet: OracleSheet, name: string) => sheet.rows[0]!.findIndex((c) =
 const dnc = (sheet: OracleSheet, row: number, name: string) => sheet.rows[row]![col(sheet, name)]?.v ?? null;
 
 describe('an .xlsx call list', () => {
-  it('is read as Excel shows it and written back with its values and types, the dnc columns as text, rows filled by result', async () => {
+  it('is read as Excel shows it and written back with its values and types, the dnc columns as text (credits a number), rows filled by result', async () => {
     const input = await callsWorkbook();
     const before = sha256(input);
     const out = file('results.xlsx');
@@ -121,8 +121,12 @@ describe('an .xlsx call list', () => {
         if (inRow[c]?.t === 'n') expect(got.fmt).toBe(inRow[c]!.fmt);
       }
       const dncCells = results.rows[r]!.slice(5);
-      // Every dnc cell is text (or empty): the E.164 keeps its +, true/false stay words.
-      for (const c of dncCells) expect(c.v === null || c.t === 's', JSON.stringify(c)).toBe(true);
+      const credits = results.rows[0]!.findIndex((h) => h.v === 'dnc_credits') - 5;
+      // Every dnc cell is text (or empty): the E.164 keeps its +, true/false stay words; but dnc_credits, a
+      // number (a spreadsheet's SUM of text is 0).
+      dncCells.forEach((c, i) =>
+        expect(c.v === null || c.t === (i === credits ? 'n' : 's'), JSON.stringify(c)).toBe(true),
+      );
       const result = String(dnc(results, r, 'dnc_result'));
       for (const c of results.rows[r]!) expect(c.fill).toBe(FILL[result] ?? AMBER);
     }
@@ -172,7 +176,7 @@ describe('an .xlsx call list', () => {
     expect(r.stdout).toContain("sheet 'Calls' row 4: '4.48E+11' is a number Excel turned into scientific notation");
     // The empty row 5 is no row; the row after it keeps its Excel number.
     expect(r.stdout).not.toContain("sheet 'Calls' row 5");
-    expect(r.stdout).toContain("sheet 'Calls' row 6: '4.47912E+15' is a number Excel turned into scientific notation");
+    expect(r.stdout).toContain("sheet 'Calls' row 6: '4.47912E+15' is a number of 16 digits or more (Excel keeps 15");
   });
 
   it('reads another sheet with --sheet NAME or INDEX, and lists the sheets when there is no such sheet', async () => {
