@@ -1,5 +1,5 @@
 // Configuration: flag > environment > config file > default, keeping where each value came from.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { usageError } from './errors.js';
 import { defaultConfigPath } from './paths.js';
@@ -128,40 +128,87 @@ export const DEFAULT_RETRIES = 3;
 /** A mode as `ls -l` and chmod show it: 0644. */
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
 
+/** A file of settings or a key as judged: the file it names (a link resolved), to be read, and its mode. */
+interface JudgedFile {
+  path: string;
+  mode: number;
+}
+
+/** The user dnc runs as, and root: the only owners a file of settings or a key, and every folder above it, may have. */
+const trustedOwner = (uid: number) => uid === 0 || uid === (process.getuid?.() ?? uid);
+
 /**
- * As ssh treats its config and keys: a file that others may write (or whose folder they may write, a sticky one
- * like /tmp aside) is refused, since anyone could point base_url at their own server and be sent the key; one
- * holding a key that others may read is used, with a warning. Exit 2, naming the chmod to run.
+ * As ssh treats its config and keys: the file a path names (through any symbolic link), and every folder above it up
+ * to `/`, must belong to the user or root, and none may be writable by others (a sticky folder such as /tmp aside):
+ * anyone who could replace the file, or a folder on its way, could point base_url at their own server and be sent the
+ * key. Judged where the file really lies, since a link's own folder says nothing of who may replace what it points at;
+ * the path returned is that file, so what is read is what was judged. Exit 2, naming the chmod to run. Null when the
+ * path names no regular file: a pipe or a terminal (`--api-key-file <(pass show dnc)`) is no file anyone could
+ * replace, and a missing one is the reader's to report.
  */
-async function checkModes(file: string, what: string, holdsKey: string | false, warnings: string[]): Promise<void> {
+async function judgeFile(file: string, what: string): Promise<JudgedFile | null> {
   const st = await stat(file).catch(() => null);
-  // A pipe or a terminal (`--api-key-file <(pass show dnc)`, /dev/stdin) is no file anyone could replace.
-  if (!st?.isFile()) return;
-  const mode = st.mode;
-  if (mode & 0o022) {
-    const message = `${what} ${file} is writable by others (mode ${octal(mode)}): dnc will not use it`;
-    throw usageError('E_CONFIG_INSECURE', message, {
-      hint: `anyone who can write it can send the key elsewhere; make it yours alone: chmod go-w ${file}`,
-    });
+  if (!st?.isFile()) return null;
+  const real = await realpath(file).catch(() => path.resolve(file));
+  const named = real === path.resolve(file) ? `${what} ${file}` : `${what} ${file} (a link to ${real})`;
+  const refuse = (problem: string, hint: string) =>
+    usageError('E_CONFIG_INSECURE', `${problem}: dnc will not use it`, { hint });
+  if (!trustedOwner(st.uid))
+    throw refuse(
+      `${named} belongs to another user (uid ${st.uid})`,
+      `anyone who owns it can send the key elsewhere; use a file of your own`,
+    );
+  if (st.mode & 0o022)
+    throw refuse(
+      `${named} is writable by others (mode ${octal(st.mode)})`,
+      `anyone who can write it can send the key elsewhere; make it yours alone: chmod go-w ${real}`,
+    );
+  for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+    const folder =
+      dir === path.dirname(real) && named === `${what} ${file}`
+        ? `the folder of ${named}`
+        : `the folder ${dir} above ${named}`;
+    const d = await stat(dir).catch(() => null);
+    if (d && !trustedOwner(d.uid))
+      throw refuse(
+        `${folder} belongs to another user (uid ${d.uid})`,
+        `anyone who owns the folder can replace the file; keep it in a folder of your own`,
+      );
+    if (d && d.mode & 0o022 && !(d.mode & 0o1000))
+      throw refuse(
+        `${folder} is writable by others (mode ${octal(d.mode)})`,
+        `anyone who can write the folder can replace the file; run: chmod go-w ${dir}`,
+      );
+    if (dir === path.dirname(dir)) break;
   }
-  const dir = path.dirname(path.resolve(file));
-  const dirMode = (await stat(dir).catch(() => null))?.mode;
-  if (dirMode !== undefined && dirMode & 0o022 && !(dirMode & 0o1000)) {
-    const message = `the folder of ${what} ${file} is writable by others (mode ${octal(dirMode)}): dnc will not use it`;
-    throw usageError('E_CONFIG_INSECURE', message, {
-      hint: `anyone who can write the folder can replace the file; run: chmod go-w ${dir}`,
-    });
-  }
-  if (holdsKey && mode & 0o044) {
-    const readable = `${what} ${file} holds ${holdsKey} and others can read it (mode ${octal(mode)})`;
-    warnings.push(`warning: ${readable}; run: chmod 600 ${file}`);
+  return { path: real, mode: st.mode };
+}
+
+/** A warning when a file that holds a secret (`holdsKey`: what it holds) may be read by others. */
+function warnIfReadable(
+  judged: JudgedFile | null,
+  file: string,
+  what: string,
+  holdsKey: string | false,
+  warnings: string[],
+): void {
+  if (judged && holdsKey && judged.mode & 0o044) {
+    const readable = `${what} ${file} holds ${holdsKey} and others can read it (mode ${octal(judged.mode)})`;
+    warnings.push(`warning: ${readable}; run: chmod 600 ${judged.path}`);
   }
 }
 
-async function readConfigFile(file: string, explicit: boolean, notes: string[], profile?: string): Promise<ConfigFile> {
+async function readConfigFile(
+  file: string,
+  explicit: boolean,
+  notes: string[],
+  homedir: string,
+  profile?: string,
+): Promise<ConfigFile> {
+  const judged = await judgeFile(file, 'the config file');
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFile(judged?.path ?? file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (!explicit && code === 'ENOENT') {
@@ -197,8 +244,8 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
   );
   const holdsKey =
     key && password ? 'the API key and a store password' : key ? 'the API key' : password ? 'a store password' : false;
-  await checkModes(file, 'the config file', holdsKey, notes);
-  const out = configValues(parsed, file, '');
+  warnIfReadable(judged, file, 'the config file', holdsKey, notes);
+  const out = configValues(parsed, file, '', homedir);
   if (profile !== undefined) {
     const profiles = parsed.profiles;
     if (profiles !== undefined && !isObject(profiles))
@@ -212,7 +259,7 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
           : 'add "profiles": {"NAME": {"base_url": …, "api_key_file": …, "seller": …, "san": …}}',
       });
     }
-    Object.assign(out, configValues(chosen, file, `profiles.${profile}.`), { profile });
+    Object.assign(out, configValues(chosen, file, `profiles.${profile}.`, homedir), { profile });
   }
   return out;
 }
@@ -221,7 +268,25 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-function configValues(o: Record<string, unknown>, file: string, prefix: string): ConfigFile {
+/** The keys of a config file that name files. */
+const CONFIG_PATH_KEYS: ReadonlySet<ConfigStringKey> = new Set(['api_key_file', 'suppression_list']);
+
+/**
+ * A path of the config file with a leading `~` read as a shell reads it: `~` and `~/…` are the home folder. `~user/…`
+ * (another user's home) is refused rather than taken for a folder named `~user`: dnc cannot look it up as the shell
+ * does, and a path that silently names nothing would fail later, further from the cause.
+ */
+function expandHome(value: string, homedir: string, file: string, name: string): string {
+  if (value === '~') return homedir;
+  if (value.startsWith('~/')) return path.join(homedir, value.slice(2));
+  if (value.startsWith('~'))
+    throw usageError('E_CONFIG_INVALID', `config file ${file}: "${name}" starts with ~ followed by a user's name`, {
+      hint: 'write that folder out in full; ~ alone and ~/… are your home folder',
+    });
+  return value;
+}
+
+function configValues(o: Record<string, unknown>, file: string, prefix: string, homedir: string): ConfigFile {
   const out: ConfigFile = {};
   for (const key of CONFIG_STRING_KEYS) {
     const value = o[key];
@@ -229,7 +294,7 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
     if (typeof value !== 'string') {
       throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}${key}" must be a string`);
     }
-    out[key] = value;
+    out[key] = CONFIG_PATH_KEYS.has(key) ? expandHome(value, homedir, file, `${prefix}${key}`) : value;
   }
   const days = o.validity_days;
   if (days !== undefined && days !== null) {
@@ -278,7 +343,7 @@ export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: stri
   const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
   const profile = pick<string>([flags.profile, 'flag'], [env.DNC_PROFILE, 'env'])?.value;
   const warnings: string[] = [];
-  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile);
+  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, homedir, profile);
   return { path: configPath, file, warnings };
 }
 
@@ -307,16 +372,16 @@ export async function resolveCallingSettings(
   if (given) {
     const file = path.resolve(cwd, given.value);
     const by = given.source === 'flag' ? '--calling-settings' : 'DNC_CALLING_SETTINGS';
+    const judged = await judgeFile(file, 'the calling settings file');
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(judged?.path ?? file, 'utf8');
     } catch (err) {
       throw usageError('E_CONFIG_UNREADABLE', `cannot read the calling settings ${file} (${by}): ${describe(err)}`, {
         hint: `check the path given with ${by}`,
         cause: err,
       });
     }
-    await checkModes(file, 'the calling settings file', false, []);
     let settings: unknown;
     try {
       settings = JSON.parse(text);
@@ -342,9 +407,10 @@ function describe(err: unknown): string {
 }
 
 async function readKeyFile(file: string, warnings: string[]): Promise<string> {
-  await checkModes(file, 'the API key file', 'the API key', warnings);
+  const judged = await judgeFile(file, 'the API key file');
+  warnIfReadable(judged, file, 'the API key file', 'the API key', warnings);
   try {
-    const key = (await readFile(file, 'utf8')).trim();
+    const key = (await readFile(judged?.path ?? file, 'utf8')).trim();
     if (!key) throw usageError('E_CONFIG_INVALID', `API key file ${file} is empty`);
     return key;
   } catch (err) {
