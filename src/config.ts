@@ -552,6 +552,26 @@ export async function storeSetting(
   return { url: null, from: 'the default' };
 }
 
+/**
+ * What to say of secrets given as flags: every user of the machine can read a command line (`ps`, /proc/PID/cmdline)
+ * and the shell's history keeps it. One warning a flag, naming it and the safer way; never the value.
+ */
+export function commandLineSecretWarnings(flags: GlobalFlags): string[] {
+  const out: string[] = [];
+  const where = 'where other users of this machine can read it (ps, /proc/PID/cmdline) and the shell history keeps it';
+  if (flags.apiKey)
+    out.push(
+      `dnc: warning: --api-key puts the key on the command line, ${where}; give it in DNC_API_KEY, ` +
+        '--api-key-file FILE or "api_key_file" in the config file instead',
+    );
+  if (flags.store && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:[^/?#]*@/i.test(flags.store.trim()))
+    out.push(
+      `dnc: warning: --store carries a password on the command line, ${where}; give it in PGPASSWORD or ~/.pgpass ` +
+        '(mode 0600) instead, and --store without it',
+    );
+  return out;
+}
+
 /** Parses a whole number option, refusing anything else with exit 2. */
 export function parseIntegerOption(name: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!/^-?\d+$/.test(raw.trim())) {

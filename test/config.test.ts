@@ -280,6 +280,34 @@ describe('through the command line', () => {
   });
 });
 
+describe('secrets given on the command line', () => {
+  it('--api-key, or a password in --store: one warning on stderr naming the flag and the safer way, never the value', async () => {
+    const key = 'argv-key-0000000007';
+    const env = { DNC_BASE_URL: stub.baseUrl };
+    const flagged = await runDnc(['--quiet', '--api-key', key, 'check', '+12025550100'], { env });
+    expect(flagged.code, flagged.stderr).toBe(0);
+    const warnings = flagged.stderr.split('\n').filter((l) => l.startsWith('dnc: warning:'));
+    expect(warnings).toEqual([
+      'dnc: warning: --api-key puts the key on the command line, where other users of this machine can read it (ps, ' +
+        '/proc/PID/cmdline) and the shell history keeps it; give it in DNC_API_KEY, --api-key-file FILE or ' +
+        '"api_key_file" in the config file instead',
+    ]);
+    expect(flagged.stdout + flagged.stderr).not.toContain(key);
+    const password = 'argv-pw-0000000008';
+    const store = await runDnc(['--store', `postgresql://dnc:${password}@127.0.0.1:1/dnc`, 'check', '+12025550100'], {
+      env: { ...env, DNC_API_KEY: key },
+    });
+    expect(store.stderr.match(/--store carries a password/g), store.stderr).toHaveLength(1);
+    expect(store.stderr).toContain('give it in PGPASSWORD or ~/.pgpass (mode 0600) instead');
+    expect(store.stdout + store.stderr).not.toContain(password);
+    // The safer ways say nothing: the key from the environment, a store URL without a password.
+    const quiet = await runDnc(['--quiet', '--store', 'postgresql://dnc@127.0.0.1:1/dnc', 'check', '+12025550100'], {
+      env: { ...env, DNC_API_KEY: key },
+    });
+    expect(quiet.stderr).not.toContain('warning');
+  });
+});
+
 describe('docs/configuration.md', () => {
   it('its table of config keys names every key dnc reads from the file, and no other', async () => {
     const page = await readFile(path.join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
@@ -363,7 +391,9 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     }
     // Readable by others but holding no key: nothing to say.
     const plain = await configWith('plain', 0o644, 0o755, { base_url: stub.baseUrl });
-    const r = await runDnc(['--quiet', '--config', plain, '--api-key', 'flag-key-00000009', 'check', '+12025550100']);
+    const r = await runDnc(['--quiet', '--config', plain, 'check', '+12025550100'], {
+      env: { DNC_API_KEY: 'env-key-00000009' },
+    });
     expect(r.stderr).toBe('');
   });
 
