@@ -217,7 +217,25 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   return carriesSecret(text, secrets) ? text.replace(matcherOf(secrets)!.re, MASK) : text;
 }
 
-/** Whether any string of a JSON value (keys included) carries a secret. */
+/**
+ * How deep a JSON value may nest for its strings to be walked and it to be written again: far deeper than any answer or
+ * push of the interface (3 levels), far shallower than what overflows the stack (JSON.stringify fails near 10,000).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether a JSON value nests deeper than `limit` (arrays and objects), found without recursion. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const x of Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+/** Whether any string of a JSON value (keys included) carries a secret (a value no deeper than MAX_JSON_DEPTH). */
 function jsonCarriesSecret(v: unknown, secrets: readonly string[]): boolean {
   if (typeof v === 'string') return carriesSecret(v, secrets);
   if (Array.isArray(v)) return v.some((x) => jsonCarriesSecret(x, secrets));
@@ -229,10 +247,11 @@ function jsonCarriesSecret(v: unknown, secrets: readonly string[]): boolean {
 
 /**
  * Every string of a JSON value (keys included) with its secrets masked; `changed` tells whether any was. A value that
- * carries none is returned as it is, not copied (every answer of a batch goes through here).
+ * carries none is returned as it is, not copied (every answer of a batch goes through here). A value nested deeper
+ * than MAX_JSON_DEPTH is not walked (it would overflow the stack): the caller masks its text.
  */
 export function maskSecretsInJson(value: unknown, secrets: readonly string[]): { value: unknown; changed: boolean } {
-  if (!jsonCarriesSecret(value, secrets)) return { value, changed: false };
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH) || !jsonCarriesSecret(value, secrets)) return { value, changed: false };
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return maskSecrets(v, secrets);
     if (Array.isArray(v)) return v.map(walk);

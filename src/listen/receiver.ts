@@ -7,8 +7,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
-import { readPush } from '../service/push-answers.js';
-import { maskSecrets, maskSecretsInBody } from '../secrets.js';
+import { readPush, type PushReading } from '../service/push-answers.js';
+import { MAX_JSON_DEPTH, maskSecrets, maskSecretsInBody, nestsDeeperThan } from '../secrets.js';
 import type {
   Connection,
   IncomingPush,
@@ -312,7 +312,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       }
       // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see
       // it.
-      const raw = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
+      const { text: raw, json } = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
       const connection = this.connectionOf(req.socket);
       if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
@@ -322,8 +322,12 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         headers: evidenceHeaders(req, this.options.secrets ?? []),
         peer: req.socket.remoteAddress,
       };
-      // The one reading of the push; its judgment against what was sent is the journal's, when it is stored.
-      const read = readPush(raw, req.headers, receivedAt, this.skewMs);
+      // The one reading of the push; its judgment against what was sent is the journal's, when it is stored. A body
+      // nested deeper than any push (a bomb for whatever walks it later: trace, report) is refused first, and kept.
+      const read: PushReading =
+        json !== undefined && nestsDeeperThan(json, MAX_JSON_DEPTH)
+          ? { ok: false, status: 400, reason: `the body nests deeper than ${MAX_JSON_DEPTH} levels`, result: null }
+          : readPush(raw, req.headers, receivedAt, this.skewMs);
       if (!read.ok) {
         correlationId = read.correlationId;
         // A reason quotes what the peer sent (a header, a parse error): masked like the body it came with.
@@ -497,16 +501,18 @@ function evidenceHeaders(req: http.IncomingMessage, secrets: readonly string[]):
   return out;
 }
 
-/** A push's body with the secrets it carries masked (in the text, and in JSON strings written with escapes). */
-function maskPushBody(raw: string, secrets: readonly string[]): string {
-  if (secrets.length === 0) return raw;
+/**
+ * A push's body with the secrets it carries masked (in the text, and in JSON strings written with escapes), and the
+ * JSON it holds (undefined when it holds none).
+ */
+function maskPushBody(raw: string, secrets: readonly string[]): { text: string; json: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
     json = undefined;
   }
-  return maskSecretsInBody(raw, json, secrets).text;
+  return maskSecretsInBody(raw, json, secrets);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
