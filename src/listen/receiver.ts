@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
 import { readPush, type PushReading } from '../service/push-answers.js';
+import { keysIn } from '../key-trace.js';
 import { MAX_JSON_DEPTH, maskSecrets, maskSecretsInBody, nestsDeeperThan } from '../secrets.js';
 import type {
   Connection,
@@ -79,6 +80,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
   private readonly store: PushStore;
   private readonly now: () => Date;
   private readonly maxBody: number;
+  /** Keys of the batch found by their traces in pushes so far (see secretsOf). */
+  private readonly learned: string[] = [];
   private readonly storeTimeoutMs: number;
   private readonly maxBatch: number;
   private readonly pushPath: string | undefined;
@@ -311,15 +314,17 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         );
       }
       // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see
-      // it.
-      const { text: raw, json } = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
+      // it. The batch's key, which this listener may not hold, is found by its trace (then masked in every form).
+      const body = await this.readBody(req);
+      const secrets = this.secretsOf(body, req.headers);
+      const { text: raw, json } = maskPushBody(body, secrets);
       const connection = this.connectionOf(req.socket);
       if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
       const evidence = {
         raw,
         receivedAt,
-        headers: evidenceHeaders(req, this.options.secrets ?? []),
+        headers: evidenceHeaders(req, secrets),
         peer: req.socket.remoteAddress,
       };
       // The one reading of the push; its judgment against what was sent is the journal's, when it is stored. A body
@@ -331,7 +336,7 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
       if (!read.ok) {
         correlationId = read.correlationId;
         // A reason quotes what the peer sent (a header, a parse error): masked like the body it came with.
-        const reason = maskSecrets(read.reason, this.options.secrets ?? []);
+        const reason = maskSecrets(read.reason, secrets);
         // Refused, it is kept (within a cap) as evidence, durably before the answer: it was aimed at the secret path.
         const kept = await this.keepRefused({
           ...evidence,
@@ -396,6 +401,19 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         correlationId,
       });
     }
+  }
+
+  /**
+   * The secrets to mask in a push: those given, and every key of the batch's traces that its body or headers hold
+   * (learned then, for the pushes after it and for the refusal reasons that quote it).
+   */
+  private secretsOf(body: string, headers: http.IncomingHttpHeaders): readonly string[] {
+    const given = this.options.secrets ?? [];
+    const traces = this.options.keyTraces ?? [];
+    if (traces.length === 0) return given;
+    const text = [body, ...Object.values(headers).flat()].join('\n');
+    for (const key of keysIn(text, traces)) if (!this.learned.includes(key)) this.learned.push(key);
+    return this.learned.length === 0 ? given : [...given, ...this.learned];
   }
 
   /**
