@@ -63,16 +63,17 @@ const hexOf = (n: number, width: number) => `0*${caseless(n.toString(16).padStar
 
 /**
  * What may stand between two characters of an echoed secret without hiding it from a reader: white space and line
- * breaks (a key wrapped or spaced out, raw or JSON-escaped), a NUL (the key's UTF-16 bytes read as UTF-8: `s\0k\0`)
- * and quoted-printable's soft line break (`=` at a line's end).
+ * breaks (a key wrapped or spaced out; in JSON, the parsed strings hold them), a NUL (the key's UTF-16 bytes read as
+ * UTF-8: `s\0k\0`) and quoted-printable's soft line break (`=` at a line's end). Not the escapes `\n` or `\t`
+ * written out: their letter may be the key's own (`\` before a key that starts with n).
  */
-const FILLER = '(?:[\\s\\u0000]|=\\r?\\n|\\\\[rnt]|\\\\u0000)';
-const FILLER_RUN = new RegExp(`${FILLER}+`, 'g');
-
+const FILLER = '(?:[\\s\\u0000]|=\\r?\\n)';
+/**
+ * The ways a text is collapsed before a spaced-out secret is looked for in it (quickly): without white space and NULs,
+ * and without soft line breaks too. Two, since a secret's own `=` before a line break is no soft line break.
+ */
+const COLLAPSES: readonly RegExp[] = [/[\s\u0000]+/g, new RegExp(`${FILLER}+`, 'g')];
 const HAS_FILLER = new RegExp(FILLER);
-
-/** `text` without anything FILLER matches: where a spaced-out secret is looked for first (quickly). */
-const collapse = (text: string) => (HAS_FILLER.test(text) ? text.replace(FILLER_RUN, '') : text);
 
 /** `chars` (each a pattern) one after another, with FILLER between them when `filler`. */
 const spaced = (chars: readonly string[], filler: boolean) => chars.join(filler ? `${FILLER}*` : '');
@@ -294,10 +295,10 @@ function carriesWhole(text: string, m: Matcher): boolean {
 
 /** Whether `text` holds a secret spaced out, wrapped or NUL-separated (FILLER), as its collapsed text shows. */
 function carriesSpacedOut(text: string, m: Matcher): boolean {
-  const collapsed = collapse(text);
-  if (collapsed === text) return false;
-  if (m.collapsed === undefined) m.collapsed = matcherById(secretsOf(m.secrets.map(collapse)));
-  return m.collapsed !== null && carriesWhole(collapsed, m.collapsed);
+  if (!HAS_FILLER.test(text)) return false;
+  m.collapsed ??= matcherById(secretsOf(m.secrets.map((s) => s.replace(COLLAPSES[0]!, ''))));
+  const c = m.collapsed;
+  return c !== null && COLLAPSES.some((re) => carriesWhole(text.replace(re, ''), c));
 }
 
 /** Whether `text` carries a secret in any form secretForms knows. */
