@@ -227,6 +227,14 @@ export function echoForms(secret) {
     hexLower: bytes.toString('hex'),
     hexUpper: bytes.toString('hex').toUpperCase(),
     reversed: [...secret].reverse().join(''),
+    // Issue 48: the key's UTF-16 bytes read as UTF-8, wrapped or spaced out, full-width, quoted-printable, base32.
+    utf16AsText: Buffer.from(secret, 'utf16le').toString('latin1'),
+    splitByLineBreaks: secret.replace(/(.{7})/g, '$1\r\n'),
+    spacedOut: [...secret].join(' '),
+    fullWidth: [...secret].map((c) => String.fromCodePoint(c.charCodeAt(0) + 0xfee0)).join(''),
+    quotedPrintable: [...bytes].map((b) => '=' + b.toString(16).toUpperCase().padStart(2, '0')).join('').replace(/(.{21})/g, '$1=\r\n'),
+    base32: base32(Buffer.from('a' + secret + 'zz', 'utf8')),
+    base32Lower: base32(Buffer.from('ab' + secret + 'zz', 'utf8')).toLowerCase(),
   };
 }
 
@@ -260,6 +268,16 @@ function sendHuge(res, status, headers, body, bytes, chunked) {
     if (!gone) res.end(tail);
   };
   pump();
+}
+
+/** RFC 4648 base32, without padding: written here, by the test's own code, not the masking rule's. */
+function base32(bytes) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const b of bytes) bits += b.toString(2).padStart(8, '0');
+  let out = '';
+  for (let i = 0; i < bits.length; i += 5) out += alphabet[parseInt(bits.slice(i, i + 5).padEnd(5, '0'), 2)];
+  return out;
 }
 
 function without(obj, key) {

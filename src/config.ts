@@ -1,8 +1,9 @@
 // Configuration: flag > environment > config file > default, keeping where each value came from.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { usageError } from './errors.js';
 import { defaultConfigPath } from './paths.js';
+import { judgeFile, warnIfReadable } from './trusted-files.js';
 
 export type ValueSource = 'flag' | 'env' | 'config' | 'default';
 
@@ -125,43 +126,17 @@ export const MAX_CONCURRENCY = 64;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_RETRIES = 3;
 
-/** A mode as `ls -l` and chmod show it: 0644. */
-const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
-
-/**
- * As ssh treats its config and keys: a file that others may write (or whose folder they may write, a sticky one
- * like /tmp aside) is refused, since anyone could point base_url at their own server and be sent the key; one
- * holding a key that others may read is used, with a warning. Exit 2, naming the chmod to run.
- */
-async function checkModes(file: string, what: string, holdsKey: string | false, warnings: string[]): Promise<void> {
-  const st = await stat(file).catch(() => null);
-  // A pipe or a terminal (`--api-key-file <(pass show dnc)`, /dev/stdin) is no file anyone could replace.
-  if (!st?.isFile()) return;
-  const mode = st.mode;
-  if (mode & 0o022) {
-    const message = `${what} ${file} is writable by others (mode ${octal(mode)}): dnc will not use it`;
-    throw usageError('E_CONFIG_INSECURE', message, {
-      hint: `anyone who can write it can send the key elsewhere; make it yours alone: chmod go-w ${file}`,
-    });
-  }
-  const dir = path.dirname(path.resolve(file));
-  const dirMode = (await stat(dir).catch(() => null))?.mode;
-  if (dirMode !== undefined && dirMode & 0o022 && !(dirMode & 0o1000)) {
-    const message = `the folder of ${what} ${file} is writable by others (mode ${octal(dirMode)}): dnc will not use it`;
-    throw usageError('E_CONFIG_INSECURE', message, {
-      hint: `anyone who can write the folder can replace the file; run: chmod go-w ${dir}`,
-    });
-  }
-  if (holdsKey && mode & 0o044) {
-    const readable = `${what} ${file} holds ${holdsKey} and others can read it (mode ${octal(mode)})`;
-    warnings.push(`warning: ${readable}; run: chmod 600 ${file}`);
-  }
-}
-
-async function readConfigFile(file: string, explicit: boolean, notes: string[], profile?: string): Promise<ConfigFile> {
+async function readConfigFile(
+  file: string,
+  explicit: boolean,
+  notes: string[],
+  homedir: string,
+  profile?: string,
+): Promise<ConfigFile> {
+  const judged = await judgeFile(file, 'the config file');
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readFile(judged?.path ?? file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (!explicit && code === 'ENOENT') {
@@ -197,8 +172,8 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
   );
   const holdsKey =
     key && password ? 'the API key and a store password' : key ? 'the API key' : password ? 'a store password' : false;
-  await checkModes(file, 'the config file', holdsKey, notes);
-  const out = configValues(parsed, file, '');
+  warnIfReadable(judged, file, 'the config file', holdsKey, notes);
+  const out = configValues(parsed, file, '', homedir);
   if (profile !== undefined) {
     const profiles = parsed.profiles;
     if (profiles !== undefined && !isObject(profiles))
@@ -212,7 +187,7 @@ async function readConfigFile(file: string, explicit: boolean, notes: string[], 
           : 'add "profiles": {"NAME": {"base_url": …, "api_key_file": …, "seller": …, "san": …}}',
       });
     }
-    Object.assign(out, configValues(chosen, file, `profiles.${profile}.`), { profile });
+    Object.assign(out, configValues(chosen, file, `profiles.${profile}.`, homedir), { profile });
   }
   return out;
 }
@@ -221,7 +196,25 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-function configValues(o: Record<string, unknown>, file: string, prefix: string): ConfigFile {
+/** The keys of a config file that name files. */
+const CONFIG_PATH_KEYS: ReadonlySet<ConfigStringKey> = new Set(['api_key_file', 'suppression_list']);
+
+/**
+ * A path of the config file with a leading `~` read as a shell reads it: `~` and `~/…` are the home folder. `~user/…`
+ * (another user's home) is refused rather than taken for a folder named `~user`: dnc cannot look it up as the shell
+ * does, and a path that silently names nothing would fail later, further from the cause.
+ */
+function expandHome(value: string, homedir: string, file: string, name: string): string {
+  if (value === '~') return homedir;
+  if (value.startsWith('~/')) return path.join(homedir, value.slice(2));
+  if (value.startsWith('~'))
+    throw usageError('E_CONFIG_INVALID', `config file ${file}: "${name}" starts with ~ followed by a user's name`, {
+      hint: 'write that folder out in full; ~ alone and ~/… are your home folder',
+    });
+  return value;
+}
+
+function configValues(o: Record<string, unknown>, file: string, prefix: string, homedir: string): ConfigFile {
   const out: ConfigFile = {};
   for (const key of CONFIG_STRING_KEYS) {
     const value = o[key];
@@ -229,7 +222,7 @@ function configValues(o: Record<string, unknown>, file: string, prefix: string):
     if (typeof value !== 'string') {
       throw usageError('E_CONFIG_INVALID', `config file ${file}: "${prefix}${key}" must be a string`);
     }
-    out[key] = value;
+    out[key] = CONFIG_PATH_KEYS.has(key) ? expandHome(value, homedir, file, `${prefix}${key}`) : value;
   }
   const days = o.validity_days;
   if (days !== undefined && days !== null) {
@@ -278,7 +271,7 @@ export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: stri
   const configPath = explicitConfig?.value ?? defaultConfigPath(env, homedir);
   const profile = pick<string>([flags.profile, 'flag'], [env.DNC_PROFILE, 'env'])?.value;
   const warnings: string[] = [];
-  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, profile);
+  const file = await readConfigFile(configPath, explicitConfig !== undefined, warnings, homedir, profile);
   return { path: configPath, file, warnings };
 }
 
@@ -307,16 +300,16 @@ export async function resolveCallingSettings(
   if (given) {
     const file = path.resolve(cwd, given.value);
     const by = given.source === 'flag' ? '--calling-settings' : 'DNC_CALLING_SETTINGS';
+    const judged = await judgeFile(file, 'the calling settings file');
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(judged?.path ?? file, 'utf8');
     } catch (err) {
       throw usageError('E_CONFIG_UNREADABLE', `cannot read the calling settings ${file} (${by}): ${describe(err)}`, {
         hint: `check the path given with ${by}`,
         cause: err,
       });
     }
-    await checkModes(file, 'the calling settings file', false, []);
     let settings: unknown;
     try {
       settings = JSON.parse(text);
@@ -342,9 +335,10 @@ function describe(err: unknown): string {
 }
 
 async function readKeyFile(file: string, warnings: string[]): Promise<string> {
-  await checkModes(file, 'the API key file', 'the API key', warnings);
+  const judged = await judgeFile(file, 'the API key file');
+  warnIfReadable(judged, file, 'the API key file', 'the API key', warnings);
   try {
-    const key = (await readFile(file, 'utf8')).trim();
+    const key = (await readFile(judged?.path ?? file, 'utf8')).trim();
     if (!key) throw usageError('E_CONFIG_INVALID', `API key file ${file} is empty`);
     return key;
   } catch (err) {
@@ -484,6 +478,26 @@ export async function storeSetting(
   const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
   if (file.store) return { url: file.store, from: `"store" in ${configPath}` };
   return { url: null, from: 'the default' };
+}
+
+/**
+ * What to say of secrets given as flags: every user of the machine can read a command line (`ps`, /proc/PID/cmdline)
+ * and the shell's history keeps it. One warning a flag, naming it and the safer way; never the value.
+ */
+export function commandLineSecretWarnings(flags: GlobalFlags): string[] {
+  const out: string[] = [];
+  const where = 'where other users of this machine can read it (ps, /proc/PID/cmdline) and the shell history keeps it';
+  if (flags.apiKey)
+    out.push(
+      `dnc: warning: --api-key puts the key on the command line, ${where}; give it in DNC_API_KEY, ` +
+        '--api-key-file FILE or "api_key_file" in the config file instead',
+    );
+  if (flags.store && /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*:[^/?#]*@/i.test(flags.store.trim()))
+    out.push(
+      `dnc: warning: --store carries a password on the command line, ${where}; give it in PGPASSWORD or ~/.pgpass ` +
+        '(mode 0600) instead, and --store without it',
+    );
+  return out;
 }
 
 /** Parses a whole number option, refusing anything else with exit 2. */

@@ -6,6 +6,7 @@ import os from 'node:os';
 import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
+  commandLineSecretWarnings,
   resolveServiceConfig,
   storeSetting,
   type GlobalFlags,
@@ -181,6 +182,7 @@ export function createContext(deps: ContextDeps, flags: GlobalFlags): Context {
       return Object.defineProperties(shared, Object.getOwnPropertyDescriptors(extra)) as UseCaseDeps & typeof extra;
     },
   };
+  for (const line of commandLineSecretWarnings(flags)) ctx.warn(line);
   return ctx;
 }
 

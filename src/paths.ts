@@ -3,6 +3,7 @@
 // out.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { terminalSafe } from './text/terminal-safe.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -86,8 +87,11 @@ export function serviceOrigin(url: string): string {
   return new URL(url).origin;
 }
 
-/** A path as a message shows it: relative to `cwd` when it lies below it, else as it is. */
+/**
+ * A path as a message or a table shows it: relative to `cwd` when it lies below it, else as it is, and terminal-safe
+ * (a file's name is text from outside: `\e[8m` in it would hide the rest of the line, OSC 52 write the clipboard).
+ */
 export function shownPath(cwd: string, p: string): string {
   const relative = path.relative(cwd, p);
-  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? p : relative;
+  return terminalSafe(relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? p : relative);
 }

@@ -25,9 +25,7 @@ function urlCredentials(raw: string | undefined): string[] {
   if (!raw) return [];
   try {
     const u = new URL(raw);
-    return [decodeURIComponent(u.username), decodeURIComponent(u.password), u.username, u.password].filter(
-      (s) => s !== '',
-    );
+    return [safelyDecoded(u.username), safelyDecoded(u.password), u.username, u.password].filter((s) => s !== '');
   } catch {
     return [];
   }
@@ -36,11 +34,22 @@ function urlCredentials(raw: string | undefined): string[] {
 /** The password of a URL (a store's role name is no secret, and masking it would garble every line naming it). */
 function urlPassword(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
+  let p: string;
   try {
-    const p = new URL(raw).password;
-    return p ? decodeURIComponent(p) : undefined;
+    p = new URL(raw).password;
   } catch {
     return undefined;
+  }
+  // A malformed escape (`%zz`) is refused by the store's reader; until then the password is masked as written.
+  return p ? safelyDecoded(p) : undefined;
+}
+
+/** `text` percent-decoded, or as it is when an escape in it is malformed. */
+export function safelyDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
   }
 }
 

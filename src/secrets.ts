@@ -62,15 +62,41 @@ function caseless(text: string): string {
 const hexOf = (n: number, width: number) => `0*${caseless(n.toString(16).padStart(width, '0'))}`;
 
 /**
- * Every way an echo may write one character: as is (either case), percent-encoded (its UTF-8 bytes, hex in either
- * case, encoded again any number of times: `%252B`), `+` for a space, a JSON or JavaScript escape (`\u0041`,
- * `\u{41}`, `\x41`, `\/`), an HTML entity (`&#65;`, `&#x41;`, `&plus;`).
+ * What may stand between two characters of an echoed secret without hiding it from a reader: white space and line
+ * breaks (a key wrapped or spaced out; in JSON, the parsed strings hold them), a NUL (the key's UTF-16 bytes read as
+ * UTF-8: `s\0k\0`) and quoted-printable's soft line break (`=` at a line's end). Not the escapes `\n` or `\t`
+ * written out: their letter may be the key's own (`\` before a key that starts with n).
+ */
+const FILLER = '(?:[\\s\\u0000]|=\\r?\\n)';
+/**
+ * The ways a text is collapsed before a spaced-out secret is looked for in it (quickly): without white space and NULs,
+ * and without soft line breaks too. Two, since a secret's own `=` before a line break is no soft line break.
+ */
+const COLLAPSES: readonly RegExp[] = [/[\s\u0000]+/g, new RegExp(`${FILLER}+`, 'g')];
+const HAS_FILLER = new RegExp(FILLER);
+
+/** `chars` (each a pattern) one after another, with FILLER between them when `filler`. */
+const spaced = (chars: readonly string[], filler: boolean) => chars.join(filler ? `${FILLER}*` : '');
+
+/** The full-width form of a printable ASCII character (`ｓ` for `s`, U+3000 for a space), as CJK input writes them. */
+function fullWidth(cp: number): string | null {
+  if (cp === 0x20) return '\u3000';
+  return cp > 0x20 && cp < 0x7f ? String.fromCodePoint(cp + 0xfee0) : null;
+}
+
+/**
+ * Every way an echo may write one character: as is (either case, or full-width), percent-encoded (its UTF-8 bytes,
+ * hex in either case, encoded again any number of times: `%252B`), quoted-printable (`=2B`), `+` for a space, a JSON
+ * or JavaScript escape (`\u0041`, `\u{41}`, `\x41`, `\/`), an HTML entity (`&#65;`, `&#x41;`, `&plus;`).
  */
 function charPattern(ch: string): string {
   const cp = ch.codePointAt(0)!;
   const alts = new Set<string>([caseless(ch)]);
+  const wide = fullWidth(cp);
+  if (wide !== null) alts.add(caseless(wide));
   const bytes = Buffer.from(ch, 'utf8');
   alts.add([...bytes].map((b) => `%(?:25)*${caseless(b.toString(16).padStart(2, '0'))}`).join(''));
+  alts.add([...bytes].map((b) => `=${caseless(b.toString(16).padStart(2, '0'))}`).join(''));
   if (ch === ' ') alts.add('\\+');
   if (cp <= 0xffff) alts.add(`\\\\[uU]${caseless(cp.toString(16).padStart(4, '0'))}`);
   else {
@@ -87,9 +113,42 @@ function charPattern(ch: string): string {
   return `(?:${[...alts].join('|')})`;
 }
 
-/** `text` as an echo may write it, a character at a time (see charPattern). */
-function textPattern(text: string): string {
-  return [...text].map(charPattern).join('');
+/** `text` as an echo may write it, a character at a time (see charPattern), spaced out (FILLER) when `filler`. */
+function textPattern(text: string, filler: boolean): string {
+  return spaced([...text].map(charPattern), filler);
+}
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** RFC 4648 base32 of `bytes`, without padding. */
+function base32(bytes: Buffer): string {
+  let out = '';
+  let bits = 0;
+  let value = 0;
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += BASE32[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  return bits > 0 ? out + BASE32[(value << (5 - bits)) & 31] : out;
+}
+
+/**
+ * The base32 characters that only `bytes` decide, for each of the five alignments they may sit at inside a longer
+ * encoded text (as base64Fragments; 5 bits a character).
+ */
+function base32Fragments(bytes: Buffer): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < 5; k++) {
+    const encoded = base32(Buffer.concat([Buffer.alloc(k), bytes]));
+    const fragment = encoded.slice(Math.ceil((8 * k) / 5), Math.floor((8 * (k + bytes.length)) / 5));
+    if (fragment.length >= MIN_ENCODED_LENGTH) out.push(fragment);
+  }
+  return out;
 }
 
 /**
@@ -124,25 +183,31 @@ interface SecretForm {
 }
 
 /**
- * The forms a secret may be written in by whoever echoes it (a service, a push, a proxy): the text (any case, any
- * percent-encoding, `+` for space, JSON, JavaScript and HTML escapes, character by character, so mixed forms such as
- * Python's `quote` are found too), reversed, in hex (either case), and in base64 and base64url (of its UTF-8 and
- * UTF-16 bytes, at every alignment; themselves percent-encoded or escaped). Every alternative of a character's
- * pattern is at least one character, so a form matches no text shorter than the characters it is written from.
+ * The forms a secret may be written in by whoever echoes it (a service, a push, a proxy): the text (any case,
+ * full-width, any percent-encoding, quoted-printable, `+` for space, JSON, JavaScript and HTML escapes, character by
+ * character, so mixed forms such as Python's `quote` are found too), reversed, in hex (either case), in base64 and
+ * base64url (of its UTF-8 and UTF-16 bytes, at every alignment; themselves percent-encoded or escaped) and in base32
+ * (likewise, either case); with `filler`, each spaced out, wrapped or NUL-separated (FILLER). Every alternative of
+ * a character's pattern is at least one character, so a form matches no text shorter than the characters it is
+ * written from.
  */
-function secretForms(secrets: readonly string[]): SecretForm[] {
+function secretForms(secrets: readonly string[], filler: boolean): SecretForm[] {
   const forms = new Map<string, number>();
   for (const s of secretsOf(secrets)) {
     const chars = [...s];
-    forms.set(textPattern(s), chars.length);
+    forms.set(textPattern(s, filler), chars.length);
     const reversed = chars.reverse().join('');
-    if (reversed !== s) forms.set(textPattern(reversed), chars.length);
+    if (reversed !== s) forms.set(textPattern(reversed, filler), chars.length);
     for (const bytes of [Buffer.from(s, 'utf8'), Buffer.from(s, 'utf16le')]) {
       const hex = bytes.toString('hex');
-      if (hex.length >= MIN_ENCODED_LENGTH) forms.set(caseless(hex), hex.length);
+      if (hex.length >= MIN_ENCODED_LENGTH) forms.set(spaced([...hex].map(caseless), filler), hex.length);
       // base64 is case-sensitive: each character exact, or encoded as any other (`%2B`, `\u002b`).
-      for (const fragment of base64Fragments(bytes))
-        forms.set([...fragment].map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : charPattern(ch))).join(''), fragment.length);
+      for (const fragment of base64Fragments(bytes)) {
+        const chars = [...fragment].map((ch) => (/[A-Za-z0-9]/.test(ch) ? ch : charPattern(ch)));
+        forms.set(spaced(chars, filler), fragment.length);
+      }
+      for (const fragment of base32Fragments(bytes))
+        forms.set(spaced([...fragment].map(caseless), filler), fragment.length);
     }
   }
   return [...forms].map(([pattern, shortest]) => ({ pattern, shortest }));
@@ -150,15 +215,26 @@ function secretForms(secrets: readonly string[]): SecretForm[] {
 
 /** The patterns of the forms of `secrets` (see secretForms), longest first. */
 export function secretPatterns(secrets: readonly string[]): string[] {
-  return longestFirst(secretForms(secrets));
+  return longestFirst(secretForms(secrets, false));
 }
 
 const longestFirst = (forms: readonly SecretForm[]) => forms.map((f) => f.pattern).sort((a, b) => b.length - a.length);
 
-/** The secrets' forms as one expression, and the shortest text it can match (shorter text carries no secret). */
+/**
+ * The secrets' forms as one expression, and the shortest text it can match (shorter text carries no secret). The
+ * forms spaced out (FILLER between every two characters) make an expression ten times slower to compile and to run:
+ * a text is first collapsed and looked at with the forms of the secrets collapsed, and only when that finds one is
+ * the spaced expression made (once) and run.
+ */
 interface Matcher {
   re: RegExp;
   shortest: number;
+  /** The secrets looked for (see secretsOf). */
+  secrets: string[];
+  /** The matcher of the secrets collapsed (the same one when they hold no FILLER), made when first needed. */
+  collapsed?: Matcher | null;
+  /** The forms spaced out, compiled when first needed. */
+  spaced?: RegExp;
 }
 
 /**
@@ -185,28 +261,50 @@ function matcherOf(secrets: readonly string[]): Matcher | null {
   // By content, not by array: a command's list of secrets grows once the configuration is read.
   if (last !== null && last.secrets.length === secrets.length && last.secrets.every((s, i) => s === secrets[i]))
     return last.matcher;
-  // (By the secrets looked for: the client's list names the key twice, the streams' once, and both share one.)
-  const id = secretsOf(secrets).join('\u0000');
+  const matcher = matcherById(secretsOf(secrets));
+  last = { secrets: [...secrets], matcher };
+  return matcher;
+}
+
+/** By the secrets looked for: the client's list names the key twice, the streams' once, and both share one. */
+function matcherById(looked: string[]): Matcher | null {
+  const id = looked.join('\u0000');
   let matcher = matchers.get(id);
   if (matcher === undefined) {
-    const forms = secretForms(secrets);
+    const forms = secretForms(looked, false);
     matcher =
       forms.length === 0
         ? null
-        : { re: compiled(longestFirst(forms).join('|')), shortest: Math.min(...forms.map((f) => f.shortest)) };
+        : {
+            re: compiled(longestFirst(forms).join('|')),
+            shortest: Math.min(...forms.map((f) => f.shortest)),
+            secrets: looked,
+          };
     if (matchers.size > 16) matchers.clear();
     matchers.set(id, matcher);
   }
-  last = { secrets: [...secrets], matcher };
   return matcher;
+}
+
+/** Whether `text` holds a secret written whole. */
+function carriesWhole(text: string, m: Matcher): boolean {
+  if (text.length < m.shortest) return false;
+  m.re.lastIndex = 0;
+  return m.re.test(text);
+}
+
+/** Whether `text` holds a secret spaced out, wrapped or NUL-separated (FILLER), as its collapsed text shows. */
+function carriesSpacedOut(text: string, m: Matcher): boolean {
+  if (!HAS_FILLER.test(text)) return false;
+  m.collapsed ??= matcherById(secretsOf(m.secrets.map((s) => s.replace(COLLAPSES[0]!, ''))));
+  const c = m.collapsed;
+  return c !== null && COLLAPSES.some((re) => carriesWhole(text.replace(re, ''), c));
 }
 
 /** Whether `text` carries a secret in any form secretForms knows. */
 export function carriesSecret(text: string, secrets: readonly string[]): boolean {
   const m = matcherOf(secrets);
-  if (m === null || text.length < m.shortest) return false;
-  m.re.lastIndex = 0;
-  return m.re.test(text);
+  return m !== null && (carriesWhole(text, m) || carriesSpacedOut(text, m));
 }
 
 /**
@@ -214,10 +312,33 @@ export function carriesSecret(text: string, secrets: readonly string[]): boolean
  * outside text enters dnc (answers, pushes, their headers and refusal reasons, errors) and to the output streams.
  */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
-  return carriesSecret(text, secrets) ? text.replace(matcherOf(secrets)!.re, MASK) : text;
+  const m = matcherOf(secrets);
+  if (m === null) return text;
+  const out = carriesWhole(text, m) ? text.replace(m.re, MASK) : text;
+  if (!carriesSpacedOut(out, m)) return out;
+  m.spaced ??= compiled(longestFirst(secretForms(m.secrets, true)).join('|'));
+  return out.replace(m.spaced, MASK);
 }
 
-/** Whether any string of a JSON value (keys included) carries a secret. */
+/**
+ * How deep a JSON value may nest for its strings to be walked and it to be written again: far deeper than any answer or
+ * push of the interface (3 levels), far shallower than what overflows the stack (JSON.stringify fails near 10,000).
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether a JSON value nests deeper than `limit` (arrays and objects), found without recursion. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const x of Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+/** Whether any string of a JSON value (keys included) carries a secret (a value no deeper than MAX_JSON_DEPTH). */
 function jsonCarriesSecret(v: unknown, secrets: readonly string[]): boolean {
   if (typeof v === 'string') return carriesSecret(v, secrets);
   if (Array.isArray(v)) return v.some((x) => jsonCarriesSecret(x, secrets));
@@ -229,10 +350,11 @@ function jsonCarriesSecret(v: unknown, secrets: readonly string[]): boolean {
 
 /**
  * Every string of a JSON value (keys included) with its secrets masked; `changed` tells whether any was. A value that
- * carries none is returned as it is, not copied (every answer of a batch goes through here).
+ * carries none is returned as it is, not copied (every answer of a batch goes through here). A value nested deeper
+ * than MAX_JSON_DEPTH is not walked (it would overflow the stack): the caller masks its text.
  */
 export function maskSecretsInJson(value: unknown, secrets: readonly string[]): { value: unknown; changed: boolean } {
-  if (!jsonCarriesSecret(value, secrets)) return { value, changed: false };
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH) || !jsonCarriesSecret(value, secrets)) return { value, changed: false };
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') return maskSecrets(v, secrets);
     if (Array.isArray(v)) return v.map(walk);

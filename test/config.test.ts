@@ -1,10 +1,11 @@
 // Configuration: flag > environment > config file, the default file location, key files, and what is missing.
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdtemp, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { resolveServiceConfig } from '../src/config.js';
+import { CONFIG_STRING_KEYS, resolveServiceConfig } from '../src/config.js';
 import { defaultConfigPath } from '../src/paths.js';
 import { VERSION } from '../src/version.js';
 import { BIN, NO_HOME, REPO_ROOT, dncErrorOf, runDnc } from './helpers/cli.js';
@@ -151,6 +152,29 @@ describe('resolveServiceConfig', () => {
     expect([empty.code, empty.exitCode]).toEqual(['E_CONFIG_INVALID', 2]);
   });
 
+  it('a path the config file holds may start with ~, the home folder, as a shell reads it (docs/team.md)', async () => {
+    const home = path.join(dir, 'tilde-home');
+    await mkdir(path.join(home, 'lists'), { recursive: true, mode: 0o700 });
+    await writeFile(path.join(home, '.dnc-key'), 'tilde-held-key-000001\n', { mode: 0o600 });
+    const config = await writeJson(path.join(dir, 'tilde', 'config.json'), {
+      base_url: 'https://x.example',
+      api_key_file: '~/.dnc-key',
+    });
+    const c = await resolveServiceConfig({ config }, {}, home);
+    expect(c.apiKey).toEqual({ value: 'tilde-held-key-000001', source: 'config' });
+    // The internal list's file too: the list is made in the home folder, not in a folder named "~" here.
+    await writeJson(config, { suppression_list: '~/lists/ours.sqlite' });
+    const added = await runDnc(['--config', config, 'suppress', 'add', '+12025550143'], { homedir: home, cwd: dir });
+    expect(added.code, added.stderr).toBe(0);
+    expect((await stat(path.join(home, 'lists', 'ours.sqlite'))).isFile()).toBe(true);
+    expect(existsSync(path.join(dir, '~'))).toBe(false);
+    // Another user's home is not looked up: refused by name, not taken for a folder called "~bob".
+    await writeJson(config, { base_url: 'https://x.example', api_key_file: '~bob/.dnc-key' });
+    const other = await dncErrorOf(resolveServiceConfig({ config }, {}, home));
+    expect([other.code, other.exitCode]).toEqual(['E_CONFIG_INVALID', 2]);
+    expect(other.message).toContain('"api_key_file" starts with ~ followed by a user\'s name');
+  });
+
   it('a config file that is not a JSON object, or has a non-string value, is refused with exit 2', async () => {
     await writeFile(path.join(dir, 'bad.json'), '{ base_url: nope');
     const bad = await dncErrorOf(resolveServiceConfig({ config: path.join(dir, 'bad.json') }, {}, dir));
@@ -256,6 +280,45 @@ describe('through the command line', () => {
   });
 });
 
+describe('secrets given on the command line', () => {
+  it('--api-key, or a password in --store: one warning on stderr naming the flag and the safer way, never the value', async () => {
+    const key = 'argv-key-0000000007';
+    const env = { DNC_BASE_URL: stub.baseUrl };
+    const flagged = await runDnc(['--quiet', '--api-key', key, 'check', '+12025550100'], { env });
+    expect(flagged.code, flagged.stderr).toBe(0);
+    const warnings = flagged.stderr.split('\n').filter((l) => l.startsWith('dnc: warning:'));
+    expect(warnings).toEqual([
+      'dnc: warning: --api-key puts the key on the command line, where other users of this machine can read it (ps, ' +
+        '/proc/PID/cmdline) and the shell history keeps it; give it in DNC_API_KEY, --api-key-file FILE or ' +
+        '"api_key_file" in the config file instead',
+    ]);
+    expect(flagged.stdout + flagged.stderr).not.toContain(key);
+    const password = 'argv-pw-0000000008';
+    const store = await runDnc(['--store', `postgresql://dnc:${password}@127.0.0.1:1/dnc`, 'check', '+12025550100'], {
+      env: { ...env, DNC_API_KEY: key },
+    });
+    expect(store.stderr.match(/--store carries a password/g), store.stderr).toHaveLength(1);
+    expect(store.stderr).toContain('give it in PGPASSWORD or ~/.pgpass (mode 0600) instead');
+    expect(store.stdout + store.stderr).not.toContain(password);
+    // The safer ways say nothing: the key from the environment, a store URL without a password.
+    const quiet = await runDnc(['--quiet', '--store', 'postgresql://dnc@127.0.0.1:1/dnc', 'check', '+12025550100'], {
+      env: { ...env, DNC_API_KEY: key },
+    });
+    expect(quiet.stderr).not.toContain('warning');
+  });
+});
+
+describe('docs/configuration.md', () => {
+  it('its table of config keys names every key dnc reads from the file, and no other', async () => {
+    const page = await readFile(path.join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
+    const table = page.slice(page.indexOf('| key | value | as |'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    const documented = rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
+    // The keys that are not strings are read by name in src/config.ts (configValues, readConfigFile).
+    expect(documented.sort()).toEqual([...CONFIG_STRING_KEYS, 'calling', 'profiles', 'validity_days'].sort());
+  });
+});
+
 describe('who else may read or write the config and key files (as ssh)', () => {
   /** A config file holding a key, with the given mode, in a folder of the given mode. */
   async function configWith(
@@ -328,9 +391,69 @@ describe('who else may read or write the config and key files (as ssh)', () => {
     }
     // Readable by others but holding no key: nothing to say.
     const plain = await configWith('plain', 0o644, 0o755, { base_url: stub.baseUrl });
-    const r = await runDnc(['--quiet', '--config', plain, '--api-key', 'flag-key-00000009', 'check', '+12025550100']);
+    const r = await runDnc(['--quiet', '--config', plain, 'check', '+12025550100'], {
+      env: { DNC_API_KEY: 'env-key-00000009' },
+    });
     expect(r.stderr).toBe('');
   });
+
+  it('a link is judged by the file it resolves to and every folder above that, as ssh does', async () => {
+    const env = { DNC_BASE_URL: stub.baseUrl };
+    // The link lies in a private folder; what it points at lies in a folder anyone may write (not sticky).
+    const open = path.join(dir, 'modes', 'open-target');
+    await mkdir(path.join(open, 'inner'), { recursive: true });
+    const target = await writeJson(path.join(open, 'config.json'), { base_url: stub.baseUrl, api_key: 'link-key-01' });
+    await chmod(target, 0o600);
+    const key = path.join(open, 'inner', 'key.txt');
+    await writeFile(key, 'link-key-file-000002', { mode: 0o600 });
+    await chmod(path.join(open, 'inner'), 0o700);
+    await chmod(open, 0o777);
+    const links = path.join(dir, 'modes', 'links');
+    await mkdir(links, { recursive: true });
+    await chmod(links, 0o700);
+    await symlink(target, path.join(links, 'config.json'));
+    await symlink(key, path.join(links, 'key.txt'));
+    const viaConfig = await runDnc(['--config', path.join(links, 'config.json'), 'check', '+12025550100']);
+    expect(viaConfig.code, viaConfig.stderr).toBe(2);
+    expect(viaConfig.stderr).toContain(
+      `[E_CONFIG_INSECURE]: the folder ${open} above the config file ${path.join(links, 'config.json')} (a link to ` +
+        `${target}) is writable by others (mode 0777): dnc will not use it`,
+    );
+    expect(viaConfig.stderr).toContain(`chmod go-w ${open}`);
+    // A folder further up counts too: whoever may write it may rename the private folder below and put another.
+    const viaKey = await runDnc(['--api-key-file', path.join(links, 'key.txt'), 'check', '+12025550100'], { env });
+    expect(viaKey.code, viaKey.stderr).toBe(2);
+    expect(viaKey.stderr).toContain(`the folder ${open} above the API key file ${path.join(links, 'key.txt')}`);
+    const viaEnv = await runDnc(['check', '+12025550100'], { env: { DNC_CONFIG: path.join(links, 'config.json') } });
+    expect(viaEnv.code).toBe(2);
+    expect(stub.requests).toHaveLength(0);
+    // Made safe, the same links are used, and the file read is the one judged.
+    await chmod(open, 0o755);
+    expect((await runDnc(['--quiet', '--config', path.join(links, 'config.json'), 'check', '+12025550100'])).code).toBe(
+      0,
+    );
+    expect(stub.requests.at(-1)!.headers.authorization).toBe('Bearer link-key-01');
+  });
+
+  // Only root can give a file away; elsewhere the owner check is the same code, met by every file the user makes.
+  it.skipIf(process.getuid?.() !== 0)(
+    'a file or a folder above it that belongs to another user is refused: its owner may rewrite it',
+    async () => {
+      const owned = await configWith('owned', 0o600);
+      await chown(owned, 65534, 65534);
+      const byFile = await runDnc(['--config', owned, 'check', '+12025550100']);
+      expect(byFile.code, byFile.stderr).toBe(2);
+      expect(byFile.stderr).toContain(
+        `[E_CONFIG_INSECURE]: the config file ${owned} belongs to another user (uid 65534)`,
+      );
+      const folder = await configWith('owned-folder', 0o600);
+      await chown(path.dirname(folder), 65534, 65534);
+      const byFolder = await runDnc(['--config', folder, 'check', '+12025550100']);
+      expect(byFolder.code, byFolder.stderr).toBe(2);
+      expect(byFolder.stderr).toContain(`the folder of the config file ${folder} belongs to another user (uid 65534)`);
+      expect(stub.requests).toHaveLength(0);
+    },
+  );
 
   it("--api-key-file and a profile's api_key_file: refused when others may write them, a warning when they may read them", async () => {
     const keys = path.join(dir, 'modes', 'keys');

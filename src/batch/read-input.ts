@@ -2,6 +2,7 @@
 import type { BatchJournal, BatchMeta } from '../journal/journal.js';
 import type { PhoneCaches } from '../phone/phone-cache.js';
 import type { IncomingNumbers } from './scheduler.js';
+import { keyTraceOf, traces, type KeyTrace } from '../key-trace.js';
 import { formatInteger } from '../text/numbers.js';
 import type { TableLayout } from '../tables/layout.js';
 import type { RunContext } from './job.js';
@@ -16,6 +17,17 @@ export interface Reading extends IncomingNumbers {
   abort(): void;
   /** Lets reading go on past its first chunk: called once the first lookups are sent. */
   lookupsStarted(): void;
+}
+
+/**
+ * The traces the journal keeps of the keys it was run with: those it has, and this run's key's when it is another
+ * (a rerun with a new key). None is made for a dry run's journal, which nothing is sent with.
+ */
+async function keyTracesFor(ctx: RunContext, kept: KeyTrace[]): Promise<KeyTrace[]> {
+  const key = (await ctx.serviceConfig()).apiKey.value;
+  if (kept.some((t) => traces(t, key))) return kept;
+  const trace = keyTraceOf(key);
+  return trace ? [...kept, trace] : kept;
 }
 
 /**
@@ -58,6 +70,7 @@ export async function readInput(
     createdAt: journal.meta()?.createdAt ?? ctx.now().toISOString(),
     serviceOrigin,
     calling: batch.calling,
+    ...(serviceOrigin !== null ? { keyTraces: await keyTracesFor(ctx, journal.meta()?.keyTraces ?? []) } : {}),
     ...rendering,
   };
   journal.setMeta(meta);

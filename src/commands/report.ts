@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ExitCode } from '../errors.js';
 import type { CommandHost } from './host.js';
 import { writeLine } from '../io.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import { formatInteger } from '../text/numbers.js';
 import type { ReportData } from '../report/data.js';
 
@@ -53,14 +54,15 @@ export function registerReport(program: Command, host: CommandHost): void {
       }),
     );
     const { output, fit } = report;
+    const shown = terminalSafe(results);
     if (!report.outputMatchesManifest)
       ctx.warn(
-        `dnc: warning: ${results} changed after dnc wrote it (its SHA-256 differs from the manifest); the ` +
+        `dnc: warning: ${shown} changed after dnc wrote it (its SHA-256 differs from the manifest); the ` +
           `report says so`,
       );
     // The report is written either way (an auditor should see a file that is not fit); the exit status says which.
     if (!fit.fit) {
-      ctx.warn(`dnc: ${results} is not fit to dial: ${fit.why}; the report says so (\`dnc verify\` lists the rows)`);
+      ctx.warn(`dnc: ${shown} is not fit to dial: ${fit.why}; the report says so (\`dnc verify\` lists the rows)`);
       for (const line of fit.fitness.wayOut) ctx.warn(`  ${line}`);
     }
     if (fit.unchecked) ctx.warn(`dnc: ${fit.unchecked}`);
@@ -79,7 +81,7 @@ export function registerReport(program: Command, host: CommandHost): void {
           numbers_included: o.includeNumbers === true,
         }),
       );
-    else ctx.info(`wrote ${output}`);
+    else ctx.info(`wrote ${terminalSafe(output)}`);
     return fit.fit ? ExitCode.OK : ExitCode.INPUT;
   });
 }

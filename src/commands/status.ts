@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { dateTimeOption, durationOption, unanchoredOption } from '../cli-options.js';
 import { ExitCode } from '../errors.js';
 import { writeLine } from '../io.js';
+import { shownPath } from '../paths.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 import { formatDuration } from '../time.js';
@@ -62,10 +63,6 @@ export function registerStatus(program: Command, host: CommandHost): void {
     } else if (files.length === 0) {
       ctx.info('no results files with a manifest found');
     } else {
-      const rel = (p: string) => {
-        const r = path.relative(ctx.cwd, p);
-        return r.startsWith('..') || path.isAbsolute(r) ? p : r;
-      };
       const word = {
         expired: 'EXPIRED',
         expiring: 'EXPIRING',
@@ -79,7 +76,7 @@ export function registerStatus(program: Command, host: CommandHost): void {
           {
             head: ['output', 'state', 'valid until', 'days left', 'rows', 'callable', 'finished', 'seller', 'campaign'],
             rows: files.map((f) => [
-              rel(f.output),
+              shownPath(ctx.cwd, f.output),
               word[f.state],
               f.valid_until ?? '-',
               f.days_left ?? '-',
@@ -97,7 +94,10 @@ export function registerStatus(program: Command, host: CommandHost): void {
     // Each file not fit says why and what makes it fit, in the words verify, window and report use.
     for (const f of files) {
       if (f.state !== 'not_fit') continue;
-      ctx.warn(`dnc: ${f.output} is not fit to dial: ${f.not_fit_because} (\`dnc verify\` says why, row by row)`);
+      ctx.warn(
+        `dnc: ${shownPath(ctx.cwd, f.output)} is not fit to dial: ${f.not_fit_because} ` +
+          '(`dnc verify` says why, row by row)',
+      );
       for (const line of f.way_out) ctx.warn(`  ${line}`);
     }
     const stale = failing.filter((f) => f.state !== 'not_fit').length;
@@ -134,7 +134,7 @@ async function showScrubs(ctx: Context, scrubs: ScrubRecord[], where: string): P
           s.operator,
           s.seller ?? '',
           s.campaign ?? '',
-          s.output,
+          shownPath(ctx.cwd, s.output),
           s.host,
           s.rows,
           s.callable,

@@ -4,6 +4,7 @@ import { int64Option, integerOption, parsedOption } from '../cli-options.js';
 import type { Context } from '../context.js';
 import { usageError } from '../errors.js';
 import { createProgress, writeLine } from '../io.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import type { CommandHost } from './host.js';
 import type { Reconciliation } from '../usage/reconcile.js';
 import { reconcileLines } from '../render/reconcile.js';
@@ -160,5 +161,5 @@ function showReconciliation(ctx: Context, r: Reconciliation): void {
         })),
       }),
     );
-  } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, line);
+  } else for (const line of reconcileLines(r)) writeLine(ctx.io.stdout, terminalSafe(line));
 }

@@ -8,6 +8,8 @@ import { ExitCode } from '../errors.js';
 import type { JudgedReport } from '../verify/fit-to-dial.js';
 import { recheckWords, settledNote } from '../verify/fitness.js';
 import { writeLine } from '../io.js';
+import { terminalSafe } from '../text/terminal-safe.js';
+import { shownPath } from '../paths.js';
 import type { CommandHost } from './host.js';
 import { formatInteger } from '../text/numbers.js';
 
@@ -80,7 +82,8 @@ export function registerVerify(program: Command, host: CommandHost): void {
       warn: (line) => ctx.warn(line),
     });
     if (ctx.json) writeLine(ctx.io.stdout, JSON.stringify(verifyJson(report)));
-    else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, line);
+    // Lines that quote the file (its name, its cells): escaped whole, as trace's are.
+    else for (const line of verifyLines(report, ctx.cwd)) writeLine(ctx.io.stdout, terminalSafe(line));
     return report.fitness.state === 'fit' ? ExitCode.OK : ExitCode.INPUT;
   });
 }
@@ -127,10 +130,7 @@ export function verifyJson(r: JudgedReport) {
 }
 
 function verifyLines(r: JudgedReport, cwd: string): string[] {
-  const rel = (p: string) => {
-    const x = path.relative(cwd, p);
-    return x.startsWith('..') || path.isAbsolute(x) ? p : x;
-  };
+  const rel = (p: string) => shownPath(cwd, p);
   const { state, because, wayOut } = r.fitness;
   const judged = state === 'fit' ? 'fit to dial' : `NOT FIT TO DIAL${state === 'unproven' ? ' (unproven)' : ''}`;
   const lines = [`${rel(r.output)}: ${judged}${because ? `: ${because}` : ''}`];

@@ -1,4 +1,5 @@
 // What a batch journal holds and takes: its numbers and their states, final answers, pushes, the batch's metadata.
+import type { KeyTrace } from '../key-trace.js';
 import type { Judgement } from '../service/answers.js';
 import type { PushBody } from '../service/push-answers.js';
 import type { RecordDelimiter } from '../tables/csv-output.js';
@@ -96,6 +97,11 @@ export interface BatchMeta {
    * none (the law's rules); so too in journals from before they were recorded (no `calling`).
    */
   calling?: BatchCalling;
+  /**
+   * The traces of the keys the batch was run with (src/key-trace.ts), one a key: what lets `dnc listen`, which needs
+   * no key, find and mask one that a push echoes. Absent in journals from before they were kept.
+   */
+  keyTraces?: KeyTrace[];
 }
 
 /**

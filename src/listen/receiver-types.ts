@@ -1,5 +1,6 @@
 // What the webhook receiver is given and what it tells: its options, the store it writes pushes through, its
 // events and counts.
+import type { KeyTrace } from '../key-trace.js';
 import type { Push, PushBody } from '../service/push-answers.js';
 import type { LookupResult } from '../wire/types.js';
 
@@ -73,6 +74,8 @@ export interface ReceiverOptions {
   requestTimeoutMs?: number;
   /** The API key (and any other secret): masked in every push before it is judged or kept. */
   secrets?: readonly string[];
+  /** Traces of keys the listener does not hold (the batch's, from its journal): each found in a push is masked too. */
+  keyTraces?: readonly KeyTrace[];
 }
 
 /**

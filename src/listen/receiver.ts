@@ -8,8 +8,9 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { MAX_ANSWER_BYTES } from '../service/answer-bytes.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../service/answers.js';
-import { readPush } from '../service/push-answers.js';
-import { maskSecrets, maskSecretsInBody } from '../secrets.js';
+import { readPush, type PushReading } from '../service/push-answers.js';
+import { keysIn } from '../key-trace.js';
+import { MAX_JSON_DEPTH, maskSecrets, maskSecretsInBody, nestsDeeperThan } from '../secrets.js';
 import type {
   Connection,
   IncomingPush,
@@ -80,6 +81,8 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
   private readonly store: PushStore;
   private readonly now: () => Date;
   private readonly maxBody: number;
+  /** Keys of the batch found by their traces in pushes so far (see secretsOf). */
+  private readonly learned: string[] = [];
   private readonly storeTimeoutMs: number;
   private readonly maxBatch: number;
   private readonly pushPath: string | undefined;
@@ -312,23 +315,29 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         );
       }
       // Whatever a push echoes of the key is masked where it enters: the journal, the results and the report never see
-      // it.
-      const raw = maskPushBody(await this.readBody(req), this.options.secrets ?? []);
+      // it. The batch's key, which this listener may not hold, is found by its trace (then masked in every form).
+      const body = await this.readBody(req);
+      const secrets = this.secretsOf(body, req.headers);
+      const { text: raw, json } = maskPushBody(body, secrets);
       const connection = this.connectionOf(req.socket);
       if (connection) connection.phase = 'handling';
       const receivedAt = this.now();
       const evidence = {
         raw,
         receivedAt,
-        headers: evidenceHeaders(req, this.options.secrets ?? []),
+        headers: evidenceHeaders(req, secrets),
         peer: req.socket.remoteAddress,
       };
-      // The one reading of the push; its judgment against what was sent is the journal's, when it is stored.
-      const read = readPush(raw, req.headers, receivedAt, this.skewMs);
+      // The one reading of the push; its judgment against what was sent is the journal's, when it is stored. A body
+      // nested deeper than any push (a bomb for whatever walks it later: trace, report) is refused first, and kept.
+      const read: PushReading =
+        json !== undefined && nestsDeeperThan(json, MAX_JSON_DEPTH)
+          ? { ok: false, status: 400, reason: `the body nests deeper than ${MAX_JSON_DEPTH} levels`, result: null }
+          : readPush(raw, req.headers, receivedAt, this.skewMs);
       if (!read.ok) {
         correlationId = read.correlationId;
         // A reason quotes what the peer sent (a header, a parse error): masked like the body it came with.
-        const reason = maskSecrets(read.reason, this.options.secrets ?? []);
+        const reason = maskSecrets(read.reason, secrets);
         // Refused, it is kept (within a cap) as evidence, durably before the answer: it was aimed at the secret path.
         const kept = await this.keepRefused({
           ...evidence,
@@ -393,6 +402,19 @@ export class Receiver extends EventEmitter<ReceiverEvents> {
         correlationId,
       });
     }
+  }
+
+  /**
+   * The secrets to mask in a push: those given, and every key of the batch's traces that its body or headers hold
+   * (learned then, for the pushes after it and for the refusal reasons that quote it).
+   */
+  private secretsOf(body: string, headers: http.IncomingHttpHeaders): readonly string[] {
+    const given = this.options.secrets ?? [];
+    const traces = this.options.keyTraces ?? [];
+    if (traces.length === 0) return given;
+    const text = [body, ...Object.values(headers).flat()].join('\n');
+    for (const key of keysIn(text, traces)) if (!this.learned.includes(key)) this.learned.push(key);
+    return this.learned.length === 0 ? given : [...given, ...this.learned];
   }
 
   /**
@@ -498,16 +520,18 @@ function evidenceHeaders(req: http.IncomingMessage, secrets: readonly string[]):
   return out;
 }
 
-/** A push's body with the secrets it carries masked (in the text, and in JSON strings written with escapes). */
-function maskPushBody(raw: string, secrets: readonly string[]): string {
-  if (secrets.length === 0) return raw;
+/**
+ * A push's body with the secrets it carries masked (in the text, and in JSON strings written with escapes), and the
+ * JSON it holds (undefined when it holds none).
+ */
+function maskPushBody(raw: string, secrets: readonly string[]): { text: string; json: unknown } {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
     json = undefined;
   }
-  return maskSecretsInBody(raw, json, secrets).text;
+  return maskSecretsInBody(raw, json, secrets);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -5,7 +5,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../io.js';
 import { type DncError, inputError, usageError } from '../errors.js';
-import { acquireJournalLock, lockHolder, type BatchJournal, type LockDeps } from '../journal/journal.js';
+import {
+  acquireJournalLock,
+  lockHolder,
+  type BatchJournal,
+  type BatchMeta,
+  type LockDeps,
+} from '../journal/journal.js';
+import type { KeyTrace } from '../key-trace.js';
 import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims, sharedAnswerOf } from '../stores/team-claims.js';
 import { adoptPushedVerdicts } from '../batch/team-adoption.js';
@@ -180,6 +187,11 @@ export async function runListenJob(options: ListenOptions, deps: ListenRunDeps):
   }
 }
 
+/** What the receiver masks in pushes: the secrets given, and the keys the batch's journal keeps traces of. */
+function masked(o: ListenOptions, meta: BatchMeta): { secrets: readonly string[]; keyTraces: readonly KeyTrace[] } {
+  return { secrets: o.secrets ?? [], keyTraces: meta.keyTraces ?? [] };
+}
+
 async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<ListenRunResult> {
   const emit = deps.onEvent;
   const tls = o.tls
@@ -200,7 +212,8 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
     pushPath = o.path !== undefined ? { path: o.path, from: 'flag' } : defaultPushPath(batchWebhookUrl, random);
     session = createListenSession({
       journal,
-      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs, secrets: o.secrets ?? [] },
+      // A listener started without the key (it needs none) still finds the batch's in what a push echoes.
+      receiver: { host: o.host, port: o.port, path: pushPath.path, tls, skewMs: o.skewMs, ...masked(o, journal.meta) },
       exitWhenDone: o.exitWhenDone,
       now: () => deps.now(),
     });

@@ -3,6 +3,7 @@
 import type { DryRunReport } from '../batch/job.js';
 import type { Context } from '../context.js';
 import { writeLine } from '../io.js';
+import { terminalSafeLines } from '../text/terminal-safe.js';
 import type { StoppedReason } from '../journal/journal.js';
 import type { RenderSummary } from '../results/render.js';
 import type { JsonError } from './error.js';
@@ -67,13 +68,16 @@ export async function showBatchSummary(ctx: Context, summary: RenderSummary, ext
   }
   const { renderBatchSummary } = await import('./batch-summary.js');
   if (extras.summaryToStderr && ctx.quiet) return;
+  // Under the rule of every line dnc composes: only its own colours survive, whatever a name missed.
   out.write(
-    renderBatchSummary(
-      summary,
-      extras,
-      extras.summaryToStderr
-        ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns }
-        : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+    terminalSafeLines(
+      renderBatchSummary(
+        summary,
+        extras,
+        extras.summaryToStderr
+          ? { tty: ctx.io.stderrIsTTY, color: ctx.io.stderrColor, columns: ctx.io.columns }
+          : { tty: ctx.io.stdoutIsTTY, color: ctx.io.stdoutColor, columns: ctx.io.columns },
+      ),
     ),
   );
 }

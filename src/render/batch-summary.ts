@@ -120,17 +120,21 @@ export function renderBatchSummary(summary: RenderSummary, extras: BatchSummaryE
   // The numbered columns say whose number they hold: the header's names, in --column order.
   if (summary.phoneColumns > 1) {
     notes.push('a row is callable only when none of its numbers is do_not_call, failed, pending or not_checked');
-    notes.push(`phone columns: ${summary.phoneLabels.map((label, k) => `dnc_${k + 1}_* = ${label}`).join(', ')}`);
+    notes.push(
+      `phone columns: ${summary.phoneLabels.map((label, k) => `dnc_${k + 1}_* = ${terminalSafe(label)}`).join(', ')}`,
+    );
   }
   if (notes.length > 0) out.push(`${notes.join('\n')}\n`);
-  const files = [`output: ${summary.output}`];
-  if (summary.callableOut)
-    files.push(`rows with a callable number (only callable numbers kept): ${summary.callableOut}`);
-  if (summary.suppressedOut) files.push(`do-not-call rows: ${summary.suppressedOut}`);
-  if (summary.reviewOut) files.push(`rows to review: ${summary.reviewOut}`);
-  if (summary.dialOut) files.push(`dial list: ${summary.dialOut}`);
-  if (summary.manifest) files.push(`manifest: ${summary.manifest}`);
-  files.push(`journal: ${extras.journalPath}`);
+  // Files' names are text from outside: each escaped whole, as every name dnc shows.
+  const files = [
+    ['output', summary.output],
+    ['rows with a callable number (only callable numbers kept)', summary.callableOut],
+    ['do-not-call rows', summary.suppressedOut],
+    ['rows to review', summary.reviewOut],
+    ['dial list', summary.dialOut],
+    ['manifest', summary.manifest],
+    ['journal', extras.journalPath],
+  ].flatMap(([what, file]) => (file ? [`${what}: ${terminalSafe(file)}`] : []));
   out.push(`${files.join('\n')}\n`);
   return out.join('\n');
 }
@@ -172,8 +176,8 @@ export function renderDryRun(r: DryRunReport, term: Terminal): string {
       ...(resume.not_sent > 0 ? [`${num(resume.not_sent)} without a verdict would still not be sent (see below)`] : []),
     ];
     lines.push(
-      `resuming ${resume.journal}: ${num(resume.with_verdict)} of ${num(resume.numbers)} numbers already have a ` +
-        `verdict; ${num(resume.to_look_up)} to look up, ` +
+      `resuming ${terminalSafe(resume.journal)}: ${num(resume.with_verdict)} of ${num(resume.numbers)} numbers ` +
+        `already have a verdict; ${num(resume.to_look_up)} to look up, ` +
         `${lowerBound ? 'at least' : 'at most'} ${num(r.estimated_credits)} ` +
         `credits${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`,
     );

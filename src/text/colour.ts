@@ -11,6 +11,16 @@ const ANSI = {
 } as const;
 export type Style = keyof typeof ANSI;
 
+/**
+ * Every SGR sequence paint writes (its styles' openings and closings), and the resets (which end a style and can hide
+ * nothing): the only ones a line of dnc may hold.
+ */
+export const OWN_SGR: ReadonlySet<string> = new Set([
+  ...Object.values(ANSI).flatMap((codes) => codes.map((c) => `\u001b[${c}m`)),
+  '\u001b[0m',
+  '\u001b[m',
+]);
+
 /** Wraps text in an ANSI style when colour is on; returns it unchanged otherwise. */
 export function paint(on: boolean, style: Style, text: string): string {
   if (!on || text === '') return text;

@@ -1,4 +1,5 @@
 // Text from outside (the service, a push, a CSV cell) made safe to show on a terminal: its control characters escaped.
+import { OWN_SGR } from './colour.js';
 
 /**
  * C0 and C1 controls, DEL, and the Unicode line separators and bidirectional overrides: each can move the cursor,
@@ -19,12 +20,14 @@ export function terminalSafe(text: string): string {
   return text.replace(UNSAFE, escapeChar);
 }
 
-/** Our own colour (SGR) sequences. */
+/** A colour (SGR) sequence, to be kept only when it is one of our own. */
 const SGR = /\u001b\[[0-9;]*m/y;
 
 /**
  * A whole line dnc composed (which may hold values from outside): control characters escaped, except the line
- * breaks and tabs dnc writes itself and well-formed colour sequences (which can neither move the cursor nor clear).
+ * breaks and tabs dnc writes itself and the colour sequences dnc paints with (OWN_SGR), which can neither move the
+ * cursor nor clear. Any other SGR is escaped: `\e[8m` (concealed) or black on black in a file's name would hide the
+ * rest of the line, "NOT FIT" with it. Names from outside are escaped whole (terminalSafe) where a line shows them.
  */
 export function terminalSafeLines(text: string): string {
   let out = '';
@@ -37,7 +40,7 @@ export function terminalSafeLines(text: string): string {
     if (c === '\u001b') {
       SGR.lastIndex = i;
       const m = SGR.exec(text);
-      if (m) {
+      if (m && OWN_SGR.has(m[0])) {
         out += m[0];
         i += m[0].length - 1;
         continue;

@@ -1,11 +1,13 @@
-// Escape sequences from outside (the service, a push, a CSV cell) never reach the terminal raw.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Escape sequences from outside (the service, a push, a CSV cell, a file's name) never reach the terminal raw.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OWN_SGR } from '../../src/text/colour.js';
 import { terminalSafe, terminalSafeLines } from '../../src/text/terminal-safe.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runDnc } from '../helpers/cli.js';
+import { US_LIST, world } from '../helpers/world.js';
 import { listen, post, readCsv, scratchHome, succeededPush, webhookBatch, type WebhookBatch } from './helpers.js';
 
 // Retitle the window, clear the screen, return to the line start and print a fake verdict, ring the bell, reorder text.
@@ -121,5 +123,42 @@ describe('terminal-safe text', () => {
     expect(l.io.err()).toContain('\\e]0;pwned');
     expectTerminalSafe(l.io.err());
     expectTerminalSafe(l.io.out());
+  });
+
+  it("a file's name with ESC, OSC 52 and C1: escaped whole in batch, verify, status, report and usage --reconcile", async () => {
+    const w = await world();
+    try {
+      // Conceal the rest of the line, write the clipboard (OSC 52), and a C1 CSI: what a name must never do.
+      const name = 'calls\u001b[8m\u001b]52;c;ZXZpbA==\u0007\u009b2J';
+      const input = w.file(`${name}.csv`, US_LIST);
+      const output = path.join(w.dir, `${name}.results.csv`);
+      const env = { ...w.env, USER: 'ann' };
+      const shown = '\\e[8m\\e]52;c;ZXZpbA==\\x07\\x9b2J';
+      const batch = await runDnc(['batch', input, '-o', output], { env, cwd: w.dir, tty: true });
+      expect(batch.code, batch.stderr).toBe(0);
+      // Tampered after: every command that judges the file must be able to say NOT FIT where the name stood.
+      const results = readFileSync(output, 'utf8');
+      expect(results).toContain(',do_not_call,');
+      writeFileSync(output, results.replace(',do_not_call,', ',callable,'));
+      const runs = {
+        batch,
+        verify: await runDnc(['verify', output], { env, cwd: w.dir }),
+        status: await runDnc(['status', w.dir], { env, cwd: w.dir, tty: true }),
+        report: await runDnc(['report', output], { env, cwd: w.dir }),
+        reconcile: await runDnc(['usage', '--reconcile'], { env, cwd: w.dir }),
+      };
+      for (const [command, r] of Object.entries(runs)) {
+        for (const text of [r.stdout, r.stderr]) {
+          const withoutOwnColour = [...OWN_SGR].reduce((t, sgr) => t.replaceAll(sgr, ''), text);
+          expect(withoutOwnColour, `${command}: ${text}`).not.toMatch(/[\u001b\u0007\u009b]/);
+        }
+        expect(r.stdout + r.stderr, command).toContain(shown);
+      }
+      expect(runs.verify.stdout).toMatch(/2J\.results\.csv: NOT FIT TO DIAL/);
+      expect(runs.status.stderr).toMatch(/2J\.results\.csv is not fit to dial/);
+      expect(runs.report.stderr).toMatch(/2J\.results\.csv is not fit to dial/);
+    } finally {
+      await w.cleanup();
+    }
   });
 });

@@ -37,7 +37,7 @@ function needles(secrets: string[]): Array<[string, Buffer]> {
   for (const s of secrets)
     for (const [name, form] of Object.entries(echoForms(s) as Record<string, string>)) {
       // A base64 echo is longer than the secret (bytes around it): its middle is what only the secret decides.
-      const core = name.startsWith('base64') ? form.slice(4, -4) : form;
+      const core = /^base(64|32)/.test(name) ? form.slice(4, -4) : form;
       for (const f of new Set([core, JSON.stringify(core).slice(1, -1)]))
         out.push([`${s.slice(0, 4)}… ${name}`, Buffer.from(f)]);
     }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHostileService } from '../../bench/hostile-service.mjs';
 import { scratch } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
-import { filesUnder, listen, post, readCsv, succeededPush, webhookBatch } from './helpers.js';
+import { filesUnder, listen, post, readCsv, succeededPush, webhookBatch, type WebhookBatch } from './helpers.js';
 
 interface Hostile {
   baseUrl: string;
@@ -35,6 +35,13 @@ function holding(dir: string, key: string): string[] {
     const bytes = readFileSync(f);
     return forms.some((form) => bytes.includes(form));
   });
+}
+
+/** `dnc listen` on a webhook batch's results, in a home of its own, with `env` only. */
+function listenOn(b: WebhookBatch, env: Record<string, string>) {
+  const home = path.join(b.dir, 'home');
+  mkdirSync(home);
+  return listen(['--results', b.output, '--port', String(b.port)], { cwd: b.dir, home, env });
 }
 
 describe('a key the service echoes is in no file dnc writes', () => {
@@ -86,13 +93,7 @@ describe('a key the service echoes is in no file dnc writes', () => {
     const b = await webhookBatch([['au', '+61412345001']]);
     try {
       const key = String(b.env.DNC_API_KEY);
-      const home = path.join(b.dir, 'home');
-      mkdirSync(home);
-      const l = listen(['--results', b.output, '--port', String(b.port)], {
-        cwd: b.dir,
-        home,
-        env: b.env as Record<string, string>,
-      });
+      const l = listenOn(b, b.env as Record<string, string>);
       const url = await l.url;
       const row = readCsv(b.output)[0]!;
       const push = succeededPush(row, { dnc_list_source: `https://registers.example/${key}`, do_not_call: true });
@@ -101,6 +102,37 @@ describe('a key the service echoes is in no file dnc writes', () => {
       await l.exit;
       expect(holding(b.dir, key)).toEqual([]);
       expect(readCsv(b.output)[0]!.dnc_list_source).toBe('https://registers.example/***');
+    } finally {
+      await b.cleanup();
+    }
+  });
+
+  it('a listener started without the key masks it by the trace the batch kept: raw, upper-case, encoded, base64', async () => {
+    const b = await webhookBatch([['au', '+61412345002']]);
+    try {
+      const key = String(b.env.DNC_API_KEY);
+      // The journal holds the key's trace, never the key.
+      expect(holding(b.dir, key)).toEqual([]);
+      const l = listenOn(b, { DNC_BASE_URL: String(b.env.DNC_BASE_URL) });
+      const url = await l.url;
+      const row = readCsv(b.output)[0]!;
+      const echoes = [key, key.toUpperCase(), encodeURIComponent(key), Buffer.from(`x${key}`).toString('base64')];
+      const push = succeededPush(row, {
+        dnc_list_source: `https://registers.example/${key}`,
+        do_not_call: true,
+        note: echoes.join(' '),
+      });
+      expect((await post(url, push, { 'x-echo': key })).status).toBe(200);
+      // Refused, the key quoted in its reason and kept as evidence: masked there too.
+      await post(url, succeededPush(row), { 'x-service-correlation-id': key });
+      l.interrupts.fire();
+      await l.exit;
+      expect(holding(b.dir, key)).toEqual([]);
+      // Kept masked (the sandbox's own push for the number may come first: which verdict the row shows is a race).
+      const journal = readFileSync(b.journal);
+      expect(journal.includes(Buffer.from(echoes[3]!.slice(4, -4)))).toBe(false);
+      expect(journal.includes(Buffer.from('"dnc_list_source":"https://registers.example/***"'))).toBe(true);
+      expect(l.io.err() + l.io.out()).not.toContain(key);
     } finally {
       await b.cleanup();
     }

@@ -53,7 +53,7 @@ describe('maskSecrets: one rule for every echo', () => {
         const [name, form] = forms[pick % forms.length]!;
         const masked = maskSecrets(`${before}${form}${after}`, [k]);
         // A base64 echo's first and last characters share bits with the bytes around the key.
-        const core = name.startsWith('base64') ? form.slice(4, -4) : form;
+        const core = /^base(64|32)/.test(name) ? form.slice(4, -4) : form;
         expect(masked, `${name}: ${form}`).not.toContain(core);
         expect(masked.toLowerCase()).not.toContain(k.toLowerCase());
       }),

@@ -101,8 +101,10 @@ afterEach(() => {
 });
 
 function dnc(key: string, args: string[], options: { tty?: boolean; global?: string[] } = {}) {
-  return runDnc(['--base-url', sb.baseUrl, '--api-key', key, ...(options.global ?? []), 'usage', ...args], {
+  // The key as users are told to give it (--api-key on the command line is warned of).
+  return runDnc(['--base-url', sb.baseUrl, ...(options.global ?? []), 'usage', ...args], {
     tty: options.tty,
+    env: { DNC_API_KEY: key },
   });
 }
 const usageRequests = () => sb.requests().filter((r) => r.path === '/v2/usage_stats' || r.path === '/usage_stats');

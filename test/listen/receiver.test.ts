@@ -124,6 +124,7 @@ async function start(
     store?: PushStore;
     requestTimeoutMs?: number;
     headersTimeoutMs?: number;
+    secrets?: string[];
   } = {},
 ) {
   const store = new MemoryStore(new Set(options.known ?? [CID, CID2]));
@@ -133,6 +134,7 @@ async function start(
     now: () => new Date('2026-11-21T23:10:00Z'),
     requestTimeoutMs: options.requestTimeoutMs,
     headersTimeoutMs: options.headersTimeoutMs,
+    secrets: options.secrets,
   });
   const events: Events = { push: [], rejected: [], 'store-failed': [], 'client-error': [] };
   receiver.on('push', (e) => events.push.push(e));
@@ -330,6 +332,25 @@ describe('receiver: refused requests', () => {
     const { events, address } = await start({ path: PATH });
     await refused(push(address.url, '{"status": "succeeded",'), 400, /not valid JSON/, events);
     await refused(push(address.url, '[1,2]'), 400, /must be a JSON object, got an array/, events);
+  });
+
+  it('400 on a body nested 10,000 levels deep, kept as evidence with the key masked (it used to overflow: 503)', async () => {
+    const key = 'sk_live_Deep0000Nested11';
+    const kept: RefusedPush[] = [];
+    const memory = new MemoryStore(new Set([CID]));
+    const store: PushStore = { store: (p) => memory.store(p), keepRefused: async (p) => void kept.push(p) };
+    const { events, address } = await start({ path: PATH, store, secrets: [key] });
+    const deep = '['.repeat(10_000) + JSON.stringify(key) + ']'.repeat(10_000);
+    const body = JSON.stringify(succeeded()).replace(/}$/, `,"extra":${deep}}`);
+    await refused(push(address.url, body, { 'x-service-correlation-id': CID }), 400, /nests deeper than 64/, events);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.correlationId).toBe('');
+    expect(kept[0]!.raw).toContain('['.repeat(10_000));
+    expect(kept[0]!.raw).not.toContain(key);
+    expect(memory.pushes.size).toBe(0);
+    // As deep as a push goes, and far deeper, is read as before.
+    const nested = { ...succeeded(), extra: JSON.parse('['.repeat(60) + ']'.repeat(60)) as unknown };
+    expect((await push(address.url, nested)).status).toBe(200);
   });
 
   it('400 naming the field that is missing or mistyped', async () => {

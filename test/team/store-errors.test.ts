@@ -1,5 +1,6 @@
-// Errors of the team store that say what happened: no password, a password that is not percent-encoded, a history
-// the role may not write, a config file holding a store password, an import that changed nothing.
+// Errors of the team store that say what happened: no password, a password that is not percent-encoded (or holds
+// %zz), a history the role may not write, a config file holding a store password, an import that changed nothing.
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,15 +29,23 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
   });
   afterAll(async () => {
     await db?.drop();
+    for (const name of roles)
+      await sqlOn(db.url.replace(`/${db.name}`, '/postgres'), `DROP ROLE IF EXISTS ${name}`).catch(() => undefined);
     await w?.cleanup();
     rmSync(home, { recursive: true, force: true });
   });
 
-  /** A role with a password of its own, and the store's URL for it (without the password). */
+  // Roles belong to the whole server, not the database dropped after: named afresh by each run, and dropped after.
+  const roles: string[] = [];
+  const suffix = randomBytes(3).toString('hex');
+
+  /** A role with a password of its own (pw-NAME), and the store's URL for it (without the password). */
   async function role(name: string, grants: string): Promise<string> {
-    await sqlOn(db.url, `CREATE ROLE ${name} LOGIN PASSWORD 'pw-${name}'; ${grants.replaceAll('ROLE', name)}`);
+    const unique = `${name}_${suffix}`;
+    await sqlOn(db.url, `CREATE ROLE ${unique} LOGIN PASSWORD 'pw-${name}'; ${grants.replaceAll('ROLE', unique)}`);
+    roles.push(unique);
     const u = new URL(db.url);
-    u.username = name;
+    u.username = unique;
     u.password = '';
     return u.toString();
   }
@@ -51,8 +60,11 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
     expect(r.stderr).not.toMatch(/SASL|must be a string|report this/);
   });
 
-  it('a password with an @ or / not percent-encoded: refused, and no part of it shown', async () => {
-    const url = 'postgresql://dnc_sec:Pw9@9/Zz31@127.0.0.1:1/dnc';
+  it.each([
+    ['an @ or / not percent-encoded', 'Pw9@9/Zz31', ['Pw9', '9/Zz31', 'Zz31'], 'not percent-encoded'],
+    ['a % that begins no escape (%zz)', 'Pw9%zzQq81', ['Pw9', 'zzQq81', 'Qq81'], 'does not begin an escape'],
+  ])('a password with %s: refused (exit 2), and no part of it shown', async (_, password, parts, why) => {
+    const url = `postgresql://dnc_sec:${password}@127.0.0.1:1/dnc`;
     for (const argv of [
       ['store', 'status'],
       ['check', '+12025550100'],
@@ -60,7 +72,8 @@ describe.skipIf(!HAVE_POSTGRES)('errors of the team store', () => {
       const r = await runDnc(argv, { env: { ...env, DNC_STORE: url } });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain('[E_STORE_INVALID]');
-      for (const part of ['Pw9', '9/Zz31', 'Zz31']) expect(r.stdout + r.stderr).not.toContain(part);
+      expect(r.stderr).toContain(why);
+      for (const part of parts) expect(r.stdout + r.stderr).not.toContain(part);
     }
   });
 

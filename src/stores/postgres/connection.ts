@@ -4,6 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ClientConfig } from 'pg';
 import { usageError } from '../../errors.js';
+import { safelyDecoded } from '../../redact.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -40,12 +41,13 @@ export function publicStoreUrl(url: string): string {
 /** The password a store URL carries, if any (a secret to keep out of every line). */
 export function storeUrlPassword(url: string | undefined): string | null {
   if (!url || !isPostgresUrl(url)) return null;
+  let p: string;
   try {
-    const p = new URL(url).password;
-    return p ? decodeURIComponent(p) : null;
+    p = new URL(url).password;
   } catch {
     return null;
   }
+  return p ? safelyDecoded(p) : null;
 }
 
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
@@ -66,6 +68,22 @@ function invalid(message: string, hint?: string) {
   return usageError('E_STORE_INVALID', message, hint ? { hint } : undefined);
 }
 
+/**
+ * A part of the URL percent-decoded; a malformed escape (`%zz`, as libpq calls it, an invalid percent-encoded token)
+ * is refused by what it is, never shown: it may be the password.
+ */
+function decoded(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw invalid(
+      `the store URL's ${what} has a % that does not begin an escape such as %40 (its value is not shown: it may ` +
+        'hold a password)',
+      'write a % itself as %25, or keep the password out of the URL: PGPASSWORD, ~/.pgpass',
+    );
+  }
+}
+
 /** The URL's own parameters (its query holds libpq's keywords: host for a socket folder, sslmode, service …). */
 function fromUrl(url: string): Parameters & { service?: string } {
   if (unencodedUserinfo(url))
@@ -84,12 +102,12 @@ function fromUrl(url: string): Parameters & { service?: string } {
     );
   }
   const p: Parameters & { service?: string } = {};
-  if (u.hostname) p.host = decodeURIComponent(u.hostname.replace(/^\[|\]$/g, ''));
+  if (u.hostname) p.host = decoded(u.hostname.replace(/^\[|\]$/g, ''), 'host');
   if (u.port) p.port = u.port;
-  const db = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  const db = decoded(u.pathname.replace(/^\//, ''), 'database');
   if (db) p.dbname = db;
-  if (u.username) p.user = decodeURIComponent(u.username);
-  if (u.password) p.password = decodeURIComponent(u.password);
+  if (u.username) p.user = decoded(u.username, 'user');
+  if (u.password) p.password = decoded(u.password, 'password');
   for (const [k, v] of u.searchParams) {
     if (k === 'dbname' || k === 'user' || k === 'password' || k === 'host' || k === 'port') p[k] = v;
     else if (k === 'sslmode' || k === 'sslrootcert' || k === 'application_name' || k === 'connect_timeout') p[k] = v;
