@@ -76,7 +76,11 @@ export interface ChainCheck {
   anchoredAt: string | null;
   /** Intact, made without a state folder and met by one now: proveJournal anchors it as it stands. */
   anchorNow?: boolean;
+  /** Altered only in that the anchor is ahead of the chain checked: caughtUp tells a live writer from a forger. */
+  anchorAhead?: boolean;
 }
+
+type Anchored = NonNullable<ReturnType<ChainAnchor['read']>>;
 
 export class JournalChain {
   private readonly st;
@@ -186,6 +190,34 @@ export class JournalChain {
     this.anchor?.write({ entries: 0, head: GENESIS }, { entries: 0, head: GENESIS });
   }
 
+  /**
+   * Outside a snapshot, after check() found the anchor ahead of the chain it read: whether the entries committed since
+   * (by a `dnc batch` or `dnc listen` writing beside this one) continue that chain up to the anchored head. Their
+   * records are the next check's to compare; their chain is checked here.
+   */
+  caughtUp(from: ChainHead): boolean {
+    const tail = this.db
+      .prepare<[number], [number, string, string]>('SELECT seq, digest, head FROM chain WHERE seq > ? ORDER BY seq')
+      .raw();
+    let at = from;
+    const heads = new Map<number, string>([[at.entries, at.head]]);
+    for (let tries = 0; tries < 5; tries++) {
+      for (const [seq, digest, head] of tail.iterate(at.entries) as Iterable<[number, string, string]>) {
+        const next = extend(at.head, digest);
+        if (seq !== at.entries + 1 || head !== next) return false;
+        at = { entries: seq, head: next };
+        heads.set(seq, next);
+      }
+      const anchored = this.anchor?.read();
+      if (!anchored) return false;
+      const known = (h: ChainHead | null) => h !== null && heads.get(h.entries) === h.head;
+      if (known(anchored.head) || known(anchored.before)) return true;
+      // Still ahead: a commit landed after this read of the tail; read on.
+      if (anchored.head.entries <= at.entries) return false;
+    }
+    return false;
+  }
+
   /** The head as the chain's last row states it. */
   stored(): ChainHead {
     const last = this.st.last.get();
@@ -198,6 +230,8 @@ export class JournalChain {
    * when others may write). `upTo`: the recomputed head after that many entries is told too (headAt).
    */
   check(upTo?: number): ChainCheck & { headAt: string | null } {
+    // Read as the snapshot begins, not after the walk: a dnc writing meanwhile moves the anchor on with each commit.
+    const anchoredFirst = this.anchor?.read() ?? null;
     let headAt: string | null = upTo === 0 ? GENESIS : null;
     const last = { n: new Map<number, string>(), p: new Map<number, string>() };
     let at: ChainHead = { entries: 0, head: GENESIS };
@@ -237,11 +271,17 @@ export class JournalChain {
     for (const kind of ['n', 'p'] as const)
       for (const id of last[kind].keys())
         if (!seen[kind].has(id)) broken ??= `${kind === 'n' ? 'number' : 'push'} ${id} was deleted`;
-    return { ...this.judged(at, broken, altered, unchained), headAt };
+    return { ...this.judged(at, broken, altered, unchained, anchoredFirst), headAt };
   }
 
-  private judged(at: ChainHead, broken: string | null, altered: string[], unchained: number): ChainCheck {
-    const anchored = this.anchor?.read() ?? (at.entries > 0 ? (this.anchor?.readByHead(at.head) ?? null) : null);
+  private judged(
+    at: ChainHead,
+    broken: string | null,
+    altered: string[],
+    unchained: number,
+    anchoredFirst: Anchored | null,
+  ): ChainCheck {
+    const anchored = anchoredFirst ?? (at.entries > 0 ? (this.anchor?.readByHead(at.head) ?? null) : null);
     const base = { at, altered, unchained, anchoredAt: anchored?.journal ?? null };
     if (altered.length > 0)
       return { ...base, state: 'altered', why: `${altered.length} number(s) differ from what dnc committed` };
@@ -251,6 +291,8 @@ export class JournalChain {
       return {
         ...base,
         state: 'altered',
+        // Perhaps only a commit of another dnc landed between the snapshot and the anchor's read: see caughtUp.
+        ...(anchored.head.entries > at.entries ? { anchorAhead: true } : {}),
         why:
           `its chain ends at entry ${at.entries}, not where dnc anchored it (entry ${anchored.head.entries}` +
           ` at ${anchored.journal})`,

@@ -5,13 +5,21 @@ import type { ChainCheck } from './chain.js';
 import type { BatchJournal } from './journal.js';
 
 /** The journal checked against its chain and the chain's anchor, in one state of the journal. */
-export function checkJournal(journal: Pick<BatchJournal, 'beginSnapshot' | 'chain'>): ChainCheck {
+export function checkJournal(
+  journal: Pick<BatchJournal, 'beginSnapshot' | 'chain'>,
+  upTo?: number,
+): ReturnType<BatchJournal['chain']['check']> {
   const end = journal.beginSnapshot();
+  let check;
   try {
-    return journal.chain.check();
+    check = journal.chain.check(upTo);
   } finally {
     end();
   }
+  // Another dnc committed between the snapshot and the anchor's read: the chain it extended, if it did, is the same.
+  if (check.anchorAhead && journal.chain.caughtUp(check.at))
+    return { ...check, state: 'intact', why: null, anchorAhead: undefined };
+  return check;
 }
 
 /** What starts afresh without trusting the journal: said in every refusal. */

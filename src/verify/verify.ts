@@ -21,6 +21,7 @@ import { readRowsAside } from '../tables/rows-thread.js';
 import { RowCursor } from '../tables/row-cursor.js';
 import { hashFile } from '../file-hash.js';
 import { BatchJournal, type ChainState } from '../journal/journal.js';
+import { checkJournal } from '../journal/proof.js';
 import { journalAnchorIn } from '../stores/anchors.js';
 import { callingCheckOf } from './calling.js';
 import type { RecheckReason, SettledUnfinished } from './recheck-tally.js';
@@ -154,8 +155,9 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   }
   // One state of the journal for the whole pass, as a render reads it: a number's rows are judged alike (fit-rows.ts)
   // even when a run or `dnc listen` writes to it meanwhile.
-  const endSnapshot = journal?.beginSnapshot();
+  // (The chain is checked first, in a read of its own: its anchor may move on while a run writes.)
   const chain = journal ? journalChainOf(journal, manifest) : null;
+  const endSnapshot = journal?.beginSnapshot();
   /** What the pass holds open: let go after the walk, or at once when what comes before it fails. */
   const release = async () => {
     endSnapshot?.();
@@ -204,7 +206,7 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
  */
 function journalChainOf(journal: BatchJournal, manifest: Manifest): { state: ChainState; why: string | null } {
   const recorded = manifest.journal_chain;
-  const check = journal.chain.check(recorded?.entries);
+  const check = checkJournal(journal, recorded?.entries);
   if (check.state === 'altered' || !recorded) return check;
   if (check.headAt !== recorded.head)
     return {

@@ -110,6 +110,28 @@ describe('the journal chain', () => {
     j.close();
   });
 
+  it("a dnc writing beside the check moves the anchor on: its commits continue the chain, a forger's do not", async () => {
+    const { file, state } = await answered();
+    const opened = async () =>
+      BatchJournal.open(file, { create: false, anchor: await journalAnchorIn(state, file, now) }, now);
+    const [writer, reader] = [await opened(), await opened()];
+    const end = reader.beginSnapshot();
+    writer.pushes.record('{"correlation_id":"c-7"}', '2026-12-07T11:59:41Z');
+    writer.pushes.record('{"correlation_id":"c-6"}', '2026-12-07T11:59:42Z');
+    const c = reader.chain.check();
+    end();
+    expect(c).toMatchObject({ state: 'altered', anchorAhead: true, at: { entries: 3 } });
+    expect(reader.chain.caughtUp(c.at)).toBe(true);
+    expect(checkJournal(reader).state).toBe('intact');
+    writer.close();
+    reader.close();
+    // The same tail rewritten by someone else: it no longer leads to the anchored head.
+    sqlite(file, "UPDATE chain SET digest = 'x' || substr(digest, 2) WHERE seq = 5");
+    const forged = await opened();
+    expect(forged.chain.caughtUp(c.at)).toBe(false);
+    forged.close();
+  });
+
   it('a journal moved on this machine is found by its head; copied elsewhere it proves nothing until accepted', async () => {
     const { dir, file, state } = await answered();
     const moved = path.join(dir, 'moved.csv.journal.sqlite');
