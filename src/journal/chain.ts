@@ -83,7 +83,8 @@ export interface ChainCheck {
 type Anchored = NonNullable<ReturnType<ChainAnchor['read']>>;
 
 export class JournalChain {
-  private readonly st;
+  /** Prepared at first use: a journal of an older dnc opened read-only has no chain table. */
+  private prepared: ReturnType<JournalChain['prepare']> | null = null;
   /** The head within the write transaction in progress (read at its first append); null outside one. */
   private open: { start: ChainHead; now: ChainHead } | null = null;
   /** True while a write transaction of BatchJournal.atomically runs: the only place the chain may grow. */
@@ -92,8 +93,15 @@ export class JournalChain {
   constructor(
     private readonly db: BetterSqlite3.Database,
     private readonly anchor: ChainAnchor | null,
-  ) {
-    this.st = {
+  ) {}
+
+  private get st() {
+    return (this.prepared ??= this.prepare());
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
       last: db.prepare<[], { seq: number; head: string }>('SELECT seq, head FROM chain ORDER BY seq DESC LIMIT 1'),
       insert: db.prepare<[number, string, number, string, string]>(
         'INSERT INTO chain (seq, kind, ref, digest, head) VALUES (?, ?, ?, ?, ?)',

@@ -146,6 +146,14 @@ describe('the journal chain', () => {
     expect(await checked(moved, elsewhere)).toMatchObject({ state: 'intact', anchoredAt: moved });
   });
 
+  it('a journal of the release before chains opens read-only (a rerun reads its remembered options so)', async () => {
+    const { file } = await answered();
+    sqlite(file, 'DROP TABLE chain; PRAGMA user_version = 6');
+    const j = await BatchJournal.open(file, { create: false, readonly: true });
+    expect(j.get('+12025550101')?.result).toBe('do_not_call');
+    j.close();
+  });
+
   it('a journal made without a state folder is anchored by the first dnc that opens it with one', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dnc-chain-'));
     dirs.push(dir);
