@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
+import { rechainJournal } from '../helpers/forged-output.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
 import { teamMachine } from '../team/helpers.js';
@@ -51,30 +52,6 @@ function editJournal(journal: string, e164: string): void {
     `SELECT body FROM answers WHERE number_id = (SELECT id FROM numbers WHERE e164 = '${e164}')`,
   ]).toString();
   expect(body).toContain('"do_not_call":false');
-}
-
-/**
- * A forger who knows the chain's format (docs/compliance-evidence.md) recomputes it after the edit: the number's last
- * entry and every head after it. Python's hashlib, outside dnc.
- */
-function rechain(journal: string, e164: string): void {
-  const script = `
-import hashlib, json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-row = db.execute("""SELECT n.id, n.e164, n.country, CASE WHEN n.state IN ('done','pending') THEN n.state ELSE 'open' END,
-  n.result, n.correlation_id, n.credits, n.do_not_call, n.list_source, n.error_code, n.error, n.checked_at, a.body
-  FROM numbers n LEFT JOIN answers a ON a.number_id = n.id WHERE n.e164 = ?""", (sys.argv[2],)).fetchone()
-digest = hashlib.sha256(json.dumps(['n', *row[1:]], separators=(',', ':'), ensure_ascii=False).encode()).hexdigest()
-seq = db.execute("SELECT MAX(seq) FROM chain WHERE kind = 'n' AND ref = ?", (row[0],)).fetchone()[0]
-db.execute("UPDATE chain SET digest = ? WHERE seq = ?", (digest, seq))
-head = db.execute("SELECT head FROM chain WHERE seq = ?", (seq - 1,)).fetchone()
-head = head[0] if head else '0' * 64
-for s, d in db.execute("SELECT seq, digest FROM chain WHERE seq >= ? ORDER BY seq", (seq,)).fetchall():
-    head = hashlib.sha256(f'{head}:{d}'.encode()).hexdigest()
-    db.execute("UPDATE chain SET head = ? WHERE seq = ?", (head, s))
-db.commit()
-`;
-  execFileSync('python3', ['-c', script, journal, e164]);
 }
 
 async function expectNotFit(world: World, out: string, env: Record<string, string> = world.env) {
@@ -144,7 +121,7 @@ describe('an edited journal is refused by every path that builds from it', () =>
     const { out, dnc } = await scrub(w);
     const journal = `${out}.journal.sqlite`;
     editJournal(journal, dnc);
-    rechain(journal, dnc);
+    rechainJournal(journal);
     const report = await expectNotFit(w, out);
     expect(report.journal_chain_why).toMatch(/not where dnc anchored it/);
 
