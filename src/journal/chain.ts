@@ -27,7 +27,7 @@ export interface ChainAnchor {
 export const GENESIS = '0'.repeat(64);
 
 export const CHAIN_SCHEMA = `
-CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('n','p')),
+CREATE TABLE IF NOT EXISTS chain (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('n','p','x')),
   ref INTEGER NOT NULL, digest TEXT NOT NULL, head TEXT NOT NULL);
 `;
 
@@ -50,10 +50,15 @@ const NUMBER_RECORD = `SELECT n.id, n.e164, n.country,
   n.do_not_call, n.list_source, n.error_code, n.error, n.checked_at, a.body
   FROM numbers n LEFT JOIN answers a ON a.number_id = n.id`;
 const PUSH_RECORD = 'SELECT id, correlation_id, body, received_at FROM pushes';
+/** An exemption applied to a number (it makes a do_not_call number callable): keyed by the number's id. */
+const EXEMPTION_RECORD = 'SELECT number_id, basis, until, evidence FROM exemptions';
+/** The digest of a number without an exemption (one taken away since it was chained). */
+const NO_EXEMPTION = (id: number) => digestOf('x', [id, null]);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 /** A record's digest: its columns after the id (the id says which row, not what it holds). */
-const digestOf = (kind: 'n' | 'p', record: unknown[]) => sha256(JSON.stringify([kind, ...record.slice(1)]));
+type Kind = 'n' | 'p' | 'x';
+const digestOf = (kind: Kind, record: unknown[]) => sha256(JSON.stringify([kind, ...record.slice(1)]));
 const extend = (head: string, digest: string) => sha256(`${head}:${digest}`);
 
 /** A number that was never answered: its record needs no entry of the chain. */
@@ -108,6 +113,7 @@ export class JournalChain {
       ),
       number: db.prepare(`${NUMBER_RECORD} WHERE n.id = ?`).raw(),
       push: db.prepare(`${PUSH_RECORD} WHERE id = ?`).raw(),
+      exemption: db.prepare(`${EXEMPTION_RECORD} WHERE number_id = ?`).raw(),
     };
   }
 
@@ -129,13 +135,19 @@ export class JournalChain {
     for (const id of ids) this.number(id);
   }
 
+  /** Appends the exemption the number `id` has now (or that it has none); within a write transaction. */
+  exemption(id: number): void {
+    const record = this.st.exemption.get(id) as unknown[] | undefined;
+    this.append('x', id, record ? digestOf('x', record) : NO_EXEMPTION(id));
+  }
+
   /** Appends a push's raw body, correlation id and arrival (its outcome may change; what it said never does). */
   push(id: number): void {
     const record = this.st.push.get(id) as unknown[] | undefined;
     if (record) this.append('p', id, digestOf('p', record));
   }
 
-  private append(kind: 'n' | 'p', ref: number, digest: string): void {
+  private append(kind: Kind, ref: number, digest: string): void {
     // Outside atomically() nothing would anchor the head before the commit.
     if (!this.writing) throw internalError('the journal chain grew outside a write transaction');
     if (this.open === null) {
@@ -166,7 +178,7 @@ export class JournalChain {
    * journal (--accept-unproven-journal). Within a write transaction.
    */
   adoptUnchained(): void {
-    const chained = (kind: 'n' | 'p') =>
+    const chained = (kind: Kind) =>
       new Set(this.db.prepare<[string], number>('SELECT DISTINCT ref FROM chain WHERE kind = ?').pluck().all(kind));
     const numbers = chained('n');
     for (const id of this.db.prepare<[], number>('SELECT id FROM numbers ORDER BY id').pluck().all())
@@ -174,6 +186,9 @@ export class JournalChain {
     const pushes = chained('p');
     for (const id of this.db.prepare<[], number>('SELECT id FROM pushes ORDER BY id').pluck().all())
       if (!pushes.has(id)) this.push(id);
+    const exemptions = chained('x');
+    for (const id of this.db.prepare<[], number>('SELECT number_id FROM exemptions ORDER BY number_id').pluck().all())
+      if (!exemptions.has(id)) this.exemption(id);
     this.db.prepare('DELETE FROM meta WHERE key = ?').run(UNCHAINED_KEY);
     // Anchored even when nothing was appended (every record chained already): the head is the user's word now.
     if (this.open === null) this.anchorAsItStands();
@@ -241,13 +256,11 @@ export class JournalChain {
     // Read as the snapshot begins, not after the walk: a dnc writing meanwhile moves the anchor on with each commit.
     const anchoredFirst = this.anchor?.read() ?? null;
     let headAt: string | null = upTo === 0 ? GENESIS : null;
-    const last = { n: new Map<number, string>(), p: new Map<number, string>() };
+    const last = { n: new Map<number, string>(), p: new Map<number, string>(), x: new Map<number, string>() };
     let at: ChainHead = { entries: 0, head: GENESIS };
     let broken: string | null = null;
     const rows = this.db.prepare('SELECT seq, kind, ref, digest, head FROM chain ORDER BY seq').raw();
-    for (const [seq, kind, ref, digest, head] of rows.iterate() as Iterable<
-      [number, 'n' | 'p', number, string, string]
-    >) {
+    for (const [seq, kind, ref, digest, head] of rows.iterate() as Iterable<[number, Kind, number, string, string]>) {
       const next = extend(at.head, digest);
       if (broken === null && (seq !== at.entries + 1 || head !== next)) broken = `its chain was edited at entry ${seq}`;
       at = { entries: at.entries + 1, head: next };
@@ -279,6 +292,18 @@ export class JournalChain {
     for (const kind of ['n', 'p'] as const)
       for (const id of last[kind].keys())
         if (!seen[kind].has(id)) broken ??= `${kind === 'n' ? 'number' : 'push'} ${id} was deleted`;
+    for (const record of this.db.prepare(`${EXEMPTION_RECORD} ORDER BY number_id`).raw().iterate() as Iterable<
+      unknown[]
+    >) {
+      const id = record[0] as number;
+      const chained = last.x.get(id);
+      last.x.delete(id);
+      if (chained === digestOf('x', record)) continue;
+      if (chained === undefined && unchainedAllowed) unchained++;
+      else broken ??= `the exemption of number ${id} is not what dnc applied`;
+    }
+    for (const [id, digest] of last.x)
+      if (digest !== NO_EXEMPTION(id)) broken ??= `the exemption of number ${id} was deleted`;
     return { ...this.judged(at, broken, altered, unchained, anchoredFirst), headAt };
   }
 

@@ -250,15 +250,18 @@ export class BatchJournal {
     );
   }
 
-  /** Replaces the exemptions applied to this batch's numbers. */
+  /** Replaces the exemptions applied (one makes a do_not_call number callable: those given and taken are chained). */
   setExemptions(items: readonly AppliedExemption[]): void {
     const insert = this.db.prepare(
       'INSERT INTO exemptions (number_id, basis, until, evidence) SELECT id, ?, ?, ? FROM numbers WHERE e164 = ?',
     );
-    this.db.transaction(() => {
+    const applied = () => this.db.prepare<[], number>('SELECT number_id FROM exemptions').pluck().all();
+    this.atomically(() => {
+      const before = applied();
       this.db.exec('DELETE FROM exemptions');
       for (const x of items) insert.run(x.basis, x.until, x.evidence, x.e164);
-    })();
+      for (const id of new Set([...before, ...applied()])) this.chain.exemption(id);
+    });
   }
 
   /** What src/compliance recorded about this batch (list identity, who scrubbed for whom), as JSON text. */
@@ -503,7 +506,6 @@ export class BatchJournal {
       ]);
   }
 
-  /** Stores several final answers in one transaction. */
   recordFinals(items: ReadonlyArray<readonly [number, FinalAnswer]>): void {
     this.atomically(() => {
       for (const [id, a] of items) this.recordFinal(id, a);

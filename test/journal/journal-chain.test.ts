@@ -95,6 +95,33 @@ describe('the journal chain', () => {
     }
   });
 
+  it('chains the exemptions applied: one added, changed or removed outside dnc is found', async () => {
+    const { file, state } = await answered();
+    const j = await BatchJournal.open(file, { create: false, anchor: await journalAnchorIn(state, file, now) }, now);
+    const exempt = { e164: '+12025550101', basis: 'express_consent', until: '2027-01-01', evidence: 'form 7' };
+    j.setExemptions([exempt]);
+    expect(checkJournal(j).state).toBe('intact');
+    j.setExemptions([]);
+    expect(checkJournal(j).state).toBe('intact');
+    j.setExemptions([exempt]);
+    j.close();
+    for (const [edit, why] of [
+      ["UPDATE exemptions SET until = '2099-01-01'", /the exemption of number 2 is not what dnc applied/],
+      ['DELETE FROM exemptions', /the exemption of number 2 was deleted/],
+      [
+        "INSERT INTO exemptions (number_id, basis, until) SELECT id, 'express_consent', '2099-01-01' FROM numbers " +
+          'WHERE id = 1',
+        /the exemption of number 1 is not what dnc applied/,
+      ],
+    ] as const) {
+      const copy = `${file}.${Math.random().toString(36).slice(2)}`;
+      execFileSync('sqlite3', [file, `VACUUM INTO '${copy}'`]);
+      sqlite(copy, edit);
+      const c = await checked(copy, null);
+      expect([edit, c.state, c.why]).toEqual([edit, 'altered', expect.stringMatching(why)]);
+    }
+  });
+
   it('a commit that never landed leaves the journal at the head anchored before it', async () => {
     const { file, state } = await answered();
     const j = await BatchJournal.open(file, { create: false, anchor: await journalAnchorIn(state, file, now) }, now);
