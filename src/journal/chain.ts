@@ -1,6 +1,6 @@
 // The journal's answers, hash-chained: each change of what a verdict is built from (a number's answer, a push's raw
-// body) extends the chain in the transaction that commits it, and the chain's head is anchored outside the journal
-// (ChainAnchor) before that commit, so an edit made behind dnc's back is found by checkChain.
+// body, an exemption applied) extends the chain in the transaction that commits it, and the chain's head is anchored
+// outside the journal (ChainAnchor) before that commit, so that check() finds an edit made behind dnc's back.
 import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { internalError } from '../errors.js';
@@ -56,8 +56,8 @@ const EXEMPTION_RECORD = 'SELECT number_id, basis, until, evidence FROM exemptio
 const NO_EXEMPTION = (id: number) => digestOf('x', [id, null]);
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-/** A record's digest: its columns after the id (the id says which row, not what it holds). */
 type Kind = 'n' | 'p' | 'x';
+/** A record's digest: its columns after the id (the id says which row, not what it holds). */
 const digestOf = (kind: Kind, record: unknown[]) => sha256(JSON.stringify([kind, ...record.slice(1)]));
 const extend = (head: string, digest: string) => sha256(`${head}:${digest}`);
 
