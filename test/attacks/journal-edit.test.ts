@@ -10,7 +10,8 @@ import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { rechainJournal } from '../helpers/forged-output.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
-import { lookedUp, world, type World } from '../helpers/world.js';
+import { waitFor } from '../helpers/wait.js';
+import { lookedUp, usNumbers, world, type World } from '../helpers/world.js';
 import { teamMachine } from '../team/helpers.js';
 
 postgresSkipped("an edited journal's verdict never reaches the team store");
@@ -141,6 +142,23 @@ describe('an edited journal is refused by every path that builds from it', () =>
     const rerun = await run(w, ['batch', path.join(w.dir, 'calls.csv'), '-o', out]);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(lookedUp(w.sb)).toHaveLength(sent);
+    expect((await run(w, ['verify', out])).code).toBe(0);
+  });
+});
+
+describe('a journal a dnc is writing', () => {
+  it('dnc listen started while the batch commits answers is not refused: the anchor moves on with the chain', async () => {
+    w = await world({ latencyMs: 150 });
+    const numbers = usNumbers(100, 60);
+    const input = w.file('calls.csv', ['name,phone', ...numbers.map((n, i) => `r${i},${n}`)]);
+    const out = path.join(w.dir, 'calls.results.csv');
+    const batch = run(w, ['batch', input, '-o', out, '--concurrency', '2']);
+    // Listen once the batch has answered a few numbers and goes on answering.
+    await waitFor(() => lookedUp(w!.sb).length >= 6, { what: 'the batch under way' });
+    const listen = await run(w, ['listen', '--results', out, '--port', '0', '--exit-when-done']);
+    expect(listen.stderr).not.toContain('E_JOURNAL');
+    expect(listen.code, listen.stderr).toBe(0);
+    expect((await batch).code).toBe(0);
     expect((await run(w, ['verify', out])).code).toBe(0);
   });
 });
