@@ -169,6 +169,15 @@ export const ERROR_CODES = {
     summary: 'the journal holds no complete reading of the input yet (rerun the batch)',
   },
   E_JOURNAL_UNREADABLE: { exit: ExitCode.INPUT, summary: 'the journal cannot be read' },
+  E_JOURNAL_ALTERED: {
+    exit: ExitCode.INPUT,
+    summary: 'the batch journal was changed behind dnc (its chain or anchor differs): nothing is built from it',
+  },
+  E_JOURNAL_UNPROVEN: {
+    exit: ExitCode.INPUT,
+    summary:
+      'the batch journal cannot prove its answers (an older dnc, or anchored nowhere): see --accept-unproven-journal',
+  },
   E_NO_MANIFEST: { exit: ExitCode.INPUT, summary: 'verify: the output has no manifest beside it' },
   E_MANIFEST_UNREADABLE: { exit: ExitCode.INPUT, summary: 'verify: the manifest cannot be read' },
   E_NOT_FIT_TO_DIAL: {

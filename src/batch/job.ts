@@ -273,6 +273,12 @@ export interface BatchOptions {
    * have been: the unanswered ones too) are sent again; each may be charged again.
    */
   resendFailed?: boolean;
+  /**
+   * --accept-unproven-journal: a journal that cannot prove its answers (kept by a dnc before journals were chained,
+   * or its chain anchored nowhere in this state folder) is accepted as it stands, on the user's word. Never
+   * remembered. An altered journal is refused whatever this says.
+   */
+  acceptUnprovenJournal?: boolean;
 }
 
 /** Options a journal remembers: a rerun without them resumes with what the batch was started with. */

@@ -100,6 +100,13 @@ export const BATCH_FLAGS: ReadonlyArray<Flag<BatchFlagValues>> = [
   },
   {
     option: plain(
+      '--accept-unproven-journal',
+      "accept as they stand the answers of a journal that cannot prove them (an older dnc's, or anchored nowhere " +
+        'here): only if you know it was not edited',
+    ),
+  },
+  {
+    option: plain(
       '--callable-out <file>',
       'also write the rows with a callable number to FILE, input columns only, only callable numbers kept',
     ),

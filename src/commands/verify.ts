@@ -102,6 +102,8 @@ export function verifyJson(r: JudgedReport) {
     compared_with_journal: r.comparedWithJournal,
     compared_with_input: r.comparedWithInput,
     unproven: r.unproven,
+    journal_chain: r.journalChain,
+    journal_chain_why: r.journalChainWhy,
     anchored: r.anchored,
     anchored_by: r.anchoredBy,
     anchors_looked_in: r.anchorsLookedIn,
@@ -172,6 +174,10 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
     );
   else if (!r.comparedWithJournal)
     lines.push('  without the journal: no row was compared with what the service answered (--without-journal)');
+  if (r.journalChain === 'altered')
+    lines.push(`  journal    altered after dnc wrote it: ${r.journalChainWhy}; a rerun refuses it (E_JOURNAL_ALTERED)`);
+  else if (r.journalChain === 'unchained' || r.journalChain === 'unanchored')
+    lines.push(`  journal    its answers cannot prove themselves: ${r.journalChainWhy}`);
   const byResult = Object.entries(r.tally.rows.by_result)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${formatInteger(n)} ${k}`)
@@ -197,6 +203,7 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
       lines.push(
         '  every callable row has a correlation id, a register source and a fresh checked_at; nothing is pending',
       );
+    else if (r.journalChain === 'altered') lines.push(...wayOut.map((line) => `  ${line}`));
     else if (r.tampered) lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
     return lines;
   }
@@ -211,7 +218,7 @@ function verifyLines(r: JudgedReport, cwd: string): string[] {
     );
   }
   // What makes it fit (the one judgement's, as window, report and status say it); unproven is said above.
-  if (r.tampered) lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
+  if (r.tampered && r.journalChain !== 'altered') lines.push(`  the file is not what dnc wrote: ${wayOut.join('; ')}`);
   else if (!r.unproven) lines.push(...wayOut.map((line) => `  ${line}`));
   return lines;
 }

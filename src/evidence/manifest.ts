@@ -13,6 +13,7 @@ import { VERSION } from '../version.js';
 import { SERVICE_INTERFACE_VERSION } from '../wire/types.js';
 import { resultColumns } from '../results/row-cells.js';
 import { phoneColumnsOf } from '../journal/types.js';
+import { chainHeadOf } from '../journal/views.js';
 import { TallyBuilder, type OutputTally } from '../results/tally.js';
 import { manifestPathFor } from '../results/side-files.js';
 
@@ -98,6 +99,12 @@ export interface Manifest extends OutputTally {
   unanswered_sends?: number;
   /** The calling rules' version (src/calling) the batch's calling-window columns were computed under. */
   calling_rules_version?: string;
+  /**
+   * Where the journal's answer chain stood when this manifest was written (src/journal/chain.ts): anchored with the
+   * manifest (its SHA-256, in the state folder and the team store), so a journal rewritten later, its chain recomputed,
+   * no longer holds this head. Absent in manifests of older releases.
+   */
+  journal_chain?: { entries: number; head: string };
 }
 
 export function formatOf(meta: BatchMeta): OutputFormat {
@@ -318,6 +325,8 @@ export async function writeManifest(
   const callingRulesVersion =
     times.callingRulesVersion ?? rendered?.callingRulesVersion ?? previous?.calling_rules_version;
   if (callingRulesVersion !== undefined) manifest.calling_rules_version = callingRulesVersion;
+  const chain = await chainHeadOf(journalPath).catch(() => null);
+  if (chain) manifest.journal_chain = chain;
   const text = `${JSON.stringify(manifest, null, 2)}\n`;
   try {
     // Evidence of what was paid for: on the disk, as the results are, before it is said to be written.

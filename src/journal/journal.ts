@@ -1,10 +1,19 @@
 // The batch journal: one SQLite file per batch, the source of truth for every number's state and answer.
-import { failedToResend, requeueFailed, runCountsOf, type RunCounts } from './rerun.js';
-import { existsSync, statSync } from 'node:fs';
+import {
+  failedToResend,
+  requeueFailed,
+  requeueUnanswered,
+  requeueUnfinished,
+  runCountsOf,
+  settleUnanswered,
+  type RunCounts,
+} from './rerun.js';
+import { existsSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DncError, inputError, usageError } from '../errors.js';
 import { ensurePrivateFile } from '../private-files.js';
-import { JournalLog } from './log.js';
+import { type ChainAnchor, JournalChain } from './chain.js';
+import { checkpointLog, JournalLog } from './log.js';
 import { JournalPushes } from './pushes.js';
 import {
   type DoneVerdictColumns,
@@ -13,17 +22,8 @@ import {
   prepareJournalStatements,
 } from './statements.js';
 import { journalWriteError } from './records.js';
+import { migrate, refuseNewerJournal, SCHEMA, UNANSWERED_SENDS } from './schema.js';
 import {
-  migrate,
-  refuseNewerJournal,
-  REQUEUE_WHERE,
-  SCHEMA,
-  UNANSWERED_SENDS,
-  WAL_WORTH_A_CHECKPOINT,
-} from './schema.js';
-import {
-  UNANSWERED_SEND,
-  UNANSWERED_SEND_TEXT,
   type AppliedExemption,
   type BatchMeta,
   type FinalAnswer,
@@ -33,9 +33,9 @@ import {
   type SummaryCounts,
 } from './types.js';
 import { default as Database } from 'better-sqlite3';
-import { open } from 'node:fs/promises';
 
 export * from './types.js';
+export type { ChainAnchor, ChainCheck, ChainHead, ChainState } from './chain.js';
 export { finalAnswerOf, journalWriteError, localAnswer } from './records.js';
 export { deleteJournalFiles, journalPathFor } from './files.js';
 export { acquireJournalLock, lockHolder, type JournalLock, type LockDeps, type LockKind } from './lock.js';
@@ -44,6 +44,11 @@ export interface OpenJournalOptions {
   /** Create the file when it does not exist (batch); listen opens existing journals only. */
   create: boolean;
   readonly?: boolean;
+  /**
+   * Where the chain's head is anchored outside the journal (the state folder): written before each commit that
+   * extends it, closed with the journal. None (no state folder): the chain is only checked against itself.
+   */
+  anchor?: ChainAnchor | null;
 }
 
 export class BatchJournal {
@@ -52,17 +57,23 @@ export class BatchJournal {
   private readonly st: JournalStatements;
   private readonly now: () => Date;
 
-  private constructor(path: string, db: BetterSqlite3.Database, now: () => Date) {
+  private constructor(path: string, db: BetterSqlite3.Database, now: () => Date, anchor: ChainAnchor | null) {
     this.path = path;
     this.db = db;
     this.now = now;
     this.st = prepareJournalStatements(db);
+    this.anchor = anchor;
+    this.chain = new JournalChain(db, anchor);
     this.pushes = new JournalPushes(db, this);
     this.log = new JournalLog(path);
   }
 
   /** The write-ahead log, synced to disk when a caller must know its commits survive a power cut. */
   readonly log: JournalLog;
+
+  /** The answers' hash chain (src/journal/chain.ts), extended by every write of what a verdict is built from. */
+  readonly chain: JournalChain;
+  private readonly anchor: ChainAnchor | null;
 
   /** Opens (or creates) the journal at `path`: WAL, a busy timeout for `listen` running beside `batch`. */
   static async open(
@@ -76,6 +87,7 @@ export class BatchJournal {
       });
     }
     let db: BetterSqlite3.Database | undefined;
+    const made = options.create && !existsSync(path);
     try {
       // Numbers, verdicts and the webhook URL (whose path is the listener's secret): the user's alone.
       if (!options.readonly) ensurePrivateFile(path, options.create);
@@ -99,13 +111,16 @@ export class BatchJournal {
       }
     } catch (err) {
       if (db?.open) db.close();
+      options.anchor?.close();
       if (err instanceof DncError) throw err;
       throw inputError('E_JOURNAL_UNREADABLE', `cannot open the batch journal ${path}: ${(err as Error).message}`, {
         hint: 'if it is damaged, --restart starts the batch over: every number is looked up, and charged, again',
         cause: err,
       });
     }
-    return new BatchJournal(path, db!, now);
+    const journal = new BatchJournal(path, db!, now, options.anchor ?? null);
+    if (made) journal.chain.born();
+    return journal;
   }
 
   /** The time of the transaction in progress (one clock read per commit, not per row). */
@@ -221,25 +236,32 @@ export class BatchJournal {
         '0, do_not_call = NULL, list_source = NULL, error_code = NULL, error = NULL, checked_at = NULL, ' +
         "updated_at = ? WHERE id = ? AND state = 'done'",
     );
-    this.db.transaction(() => {
-      for (const id of ids) st.run(this.stamp(), id);
-    })();
+    this.atomically(() => {
+      for (const id of ids) if (st.run(this.stamp(), id).changes) this.chain.number(id);
+    });
   }
 
   /** Answered numbers put on the internal list meanwhile: do_not_call from it; the lookup's answer and cost kept. */
   markOnInternalList(ids: readonly number[], source: string, error: (id: number) => string): void {
-    this.db.transaction(() => ids.forEach((id) => this.st.onInternalList.run(source, error(id), this.stamp(), id)))();
+    this.atomically(() =>
+      ids.forEach((id) => {
+        if (this.st.onInternalList.run(source, error(id), this.stamp(), id).changes) this.chain.number(id);
+      }),
+    );
   }
 
-  /** Replaces the exemptions applied to this batch's numbers. */
+  /** Replaces the exemptions applied (one makes a do_not_call number callable: those given and taken are chained). */
   setExemptions(items: readonly AppliedExemption[]): void {
     const insert = this.db.prepare(
       'INSERT INTO exemptions (number_id, basis, until, evidence) SELECT id, ?, ?, ? FROM numbers WHERE e164 = ?',
     );
-    this.db.transaction(() => {
+    const applied = () => this.db.prepare<[], number>('SELECT number_id FROM exemptions').pluck().all();
+    this.atomically(() => {
+      const before = applied();
       this.db.exec('DELETE FROM exemptions');
       for (const x of items) insert.run(x.basis, x.until, x.evidence, x.e164);
-    })();
+      for (const id of new Set([...before, ...applied()])) this.chain.exemption(id);
+    });
   }
 
   /** What src/compliance recorded about this batch (list identity, who scrubbed for whom), as JSON text. */
@@ -261,24 +283,7 @@ export class BatchJournal {
    * such as `dnc trace` or a backup tool held the batch's end up to the busy timeout, 5 s).
    */
   checkpoint(options: { always?: boolean; truncate?: boolean } = {}): void {
-    if (
-      !options.always &&
-      !options.truncate &&
-      (statSync(`${this.path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < WAL_WORTH_A_CHECKPOINT
-    )
-      return;
-    if (!options.truncate) {
-      this.db.pragma('wal_checkpoint(PASSIVE)');
-      return;
-    }
-    const waited = this.db.pragma('busy_timeout', { simple: true }) as number;
-    this.db.pragma('busy_timeout = 0');
-    try {
-      // Busy: as much as a passive checkpoint folds in, the log left as it is.
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
-    } finally {
-      this.db.pragma(`busy_timeout = ${waited}`);
-    }
+    checkpointLog(this.db, this.path, options);
   }
 
   /**
@@ -330,11 +335,20 @@ export class BatchJournal {
   private runInTx: ((fn: () => unknown) => unknown) | null = null;
 
   private tx<T>(fn: () => T): T {
-    this.runInTx ??= this.db.transaction((f: () => unknown) => f());
+    // The chain's new head is anchored at the end of the transaction, before SQLite commits it.
+    this.runInTx ??= this.db.transaction((f: () => unknown) => {
+      const out = f();
+      this.chain.beforeCommit();
+      return out;
+    });
+    this.chain.writing = true;
     try {
       return this.runInTx(fn) as T;
     } catch (err) {
+      this.chain.rolledBack();
       throw journalWriteError(this.path, err) ?? err;
+    } finally {
+      this.chain.writing = false;
     }
   }
 
@@ -407,16 +421,16 @@ export class BatchJournal {
    * ones. Returns how many.
    */
   settleUnanswered(): number {
-    return (
-      this.db
-        .prepare(
-          `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL,
-            credits = credits_before, do_not_call = NULL,
-           list_source = NULL, checked_at = NULL, error_code = ?, error = ? WHERE state = 'in_flight'`,
-        )
-        // updated_at stays the moment of the send: \`dnc usage --reconcile\` dates the unanswered send by it.
-        .run(UNANSWERED_SEND, UNANSWERED_SEND_TEXT).changes
-    );
+    return this.rechained(() => settleUnanswered(this.db));
+  }
+
+  /** Runs a change of numbers returning their ids, and chains each in the same transaction; how many. */
+  private rechained(change: () => number[]): number {
+    return this.atomically(() => {
+      const ids = change();
+      this.chain.numbers(ids);
+      return ids.length;
+    });
   }
 
   /**
@@ -424,12 +438,7 @@ export class BatchJournal {
    * charge). Their earlier sends stay counted (attempts): the answer of the next one is not theirs. Returns how many.
    */
   requeueUnanswered(): number {
-    return this.db
-      .prepare(
-        `UPDATE numbers SET state = 'queued', result = NULL, error_code = NULL, error = NULL, updated_at = ?
-          WHERE (state = 'done' AND error_code = ?) OR state = 'in_flight'`,
-      )
-      .run(this.stamp(), UNANSWERED_SEND).changes;
+    return this.rechained(() => requeueUnanswered(this.db, this.stamp()));
   }
 
   /** What a run sends, leaves unsent and was charged without a verdict, counted (rerun.ts). */
@@ -444,7 +453,7 @@ export class BatchJournal {
 
   /** --resend-failed: the failed numbers a bare rerun leaves go back to the queue (see requeueFailed). */
   requeueFailed(): number {
-    return requeueFailed(this.db, this.stamp());
+    return this.rechained(() => requeueFailed(this.db, this.stamp()));
   }
 
   /** Sends of this batch that got no answer (each may have been charged; no credits of them are recorded). */
@@ -465,12 +474,13 @@ export class BatchJournal {
     }
     if (a.answer === null) this.st.clearAnswer.run(id);
     else this.st.setAnswer.run(id, a.answer);
-    this.st.done.run(
+    const doNotCall = a.doNotCall === null ? null : a.doNotCall ? 1 : 0;
+    const row = this.st.done.get(
       a.result,
       a.correlationId,
       a.httpStatus,
       a.credits,
-      a.doNotCall === null ? null : a.doNotCall ? 1 : 0,
+      doNotCall,
       a.listSource,
       a.errorCode,
       a.error,
@@ -478,13 +488,28 @@ export class BatchJournal {
       this.stamp(),
       id,
     );
+    // The record as written, not read back: the commit path is hot (chain.ts checks it against the row).
+    if (row)
+      this.chain.numberAs(id, [
+        row.e164,
+        row.country,
+        'done',
+        a.result,
+        a.correlationId,
+        row.credits,
+        doNotCall,
+        a.listSource,
+        a.errorCode,
+        a.error,
+        a.checkedAt,
+        a.answer,
+      ]);
   }
 
-  /** Stores several final answers in one transaction. */
   recordFinals(items: ReadonlyArray<readonly [number, FinalAnswer]>): void {
-    this.db.transaction(() => {
+    this.atomically(() => {
       for (const [id, a] of items) this.recordFinal(id, a);
-    })();
+    });
   }
 
   /** Stores a 202 receipt: the number waits for its push; `creditsHeld` count as spent until then. */
@@ -501,6 +526,7 @@ export class BatchJournal {
       credits: creditsHeld,
       now: this.stamp(),
     });
+    this.chain.number(id);
   }
 
   summaryCounts(): SummaryCounts {
@@ -546,25 +572,11 @@ export class BatchJournal {
    * a requeued failure no longer counts as a send in flight.
    */
   requeueUnfinished(): { notChecked: number; uncharged: number } {
-    return this.db.transaction(() => {
-      const count = (result: string) =>
-        (
-          this.db.prepare(`SELECT COUNT(*) AS n FROM numbers WHERE ${REQUEUE_WHERE} AND result = ?`).get(result) as {
-            n: number;
-          }
-        ).n;
-      const counts = { notChecked: count('not_checked'), uncharged: count('failed') };
-      this.db
-        .prepare(
-          `UPDATE numbers SET state = 'queued', attempts = CASE WHEN result = 'failed' THEN MAX(0,
-            attempts - 1) ELSE attempts END,
-             result = NULL, correlation_id = NULL, http_status = NULL, do_not_call = NULL, list_source = NULL,
-             error_code = NULL, error = NULL, checked_at = NULL
-           WHERE ${REQUEUE_WHERE}`,
-        )
-        .run();
+    return this.atomically(() => {
+      const { counts, ids } = requeueUnfinished(this.db);
+      this.chain.numbers(ids);
       return counts;
-    })();
+    });
   }
 
   /** Marks verdicts taken from the results cache (--reuse-within): no request, no credits, and trace says so. */
@@ -575,26 +587,14 @@ export class BatchJournal {
     })();
   }
 
-  /**
-   * Starts writing the write-ahead log to disk on a thread of the pool, while this thread goes on (rendering).
-   * The commits are durable against a crash already (synchronous = NORMAL); the checkpoint that closing the
-   * journal makes syncs the log first, and a log never synced (every answer of the run) made the last step of a
-   * batch wait ≈ 0.1 s for the disk. Nothing depends on this one: SQLite still syncs at close, with less to write.
-   */
-  async syncLogInBackground(): Promise<void> {
-    const handle = await open(`${this.path}-wal`, 'r+').catch(() => null);
-    if (!handle) return;
-    try {
-      await handle.datasync();
-    } catch {
-      // A hint only: the checkpoint at close syncs the log itself, and reports what fails.
-    } finally {
-      await handle.close().catch(() => {});
-    }
+  /** The write-ahead log synced on a thread of the pool, while this thread goes on (JournalLog.syncInBackground). */
+  syncLogInBackground(): Promise<void> {
+    return this.log.syncInBackground();
   }
 
   close(): void {
     this.log.close();
     if (this.db.open) this.db.close();
+    this.anchor?.close();
   }
 }

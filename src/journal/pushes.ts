@@ -10,6 +10,7 @@ import {
   type SentLookup,
   storedPushBody,
 } from '../service/push-answers.js';
+import type { JournalChain } from './chain.js';
 import { conflictAnswer, finalAnswerOf, journalWriteError } from './records.js';
 import {
   type FinalAnswer,
@@ -74,9 +75,10 @@ function prepare(db: BetterSqlite3.Database) {
   };
 }
 
-/** What the pushes need of the journal they live in: its path (for errors), final answers, transactions. */
+/** What the pushes need of the journal they live in: its path (for errors), final answers, transactions, the chain. */
 export interface PushesHost {
   readonly path: string;
+  readonly chain: Pick<JournalChain, 'push'>;
   recordFinal(id: number, answer: FinalAnswer): void;
   atomically<T>(fn: () => T): T;
 }
@@ -114,7 +116,7 @@ export class JournalPushes {
   /** Stores several pushes in one transaction (one commit for a burst); the outcome of each, with its reason. */
   store(pushes: ReadonlyArray<IncomingPushRecord>, options: StorePushOptions = {}): PushVerdict[] {
     try {
-      return this.db.transaction(() => pushes.map((p) => this.storePush(p, options)))();
+      return this.journal.atomically(() => pushes.map((p) => this.storePush(p, options)));
     } catch (err) {
       // SQLITE_BUSY stays as it is: the listener retries it.
       throw journalWriteError(this.journal.path, err) ?? err;
@@ -127,7 +129,7 @@ export class JournalPushes {
     outcome: PushOutcome,
     reason: string | null = null,
   ): void {
-    this.st.insertPush.run(
+    const { lastInsertRowid } = this.st.insertPush.run(
       correlationId,
       push.raw,
       push.receivedAt,
@@ -136,6 +138,7 @@ export class JournalPushes {
       push.peer ?? null,
       reason,
     );
+    this.journal.chain.push(Number(lastInsertRowid));
   }
 
   private refuse(

@@ -2,7 +2,7 @@
 // failure that was charged, a send that got no answer) until --resend-failed says to pay for them again.
 import type BetterSqlite3 from 'better-sqlite3';
 import { REQUEUE_WHERE, RESEND_FAILED_WHERE } from './schema.js';
-import { UNANSWERED_SEND } from './types.js';
+import { UNANSWERED_SEND, UNANSWERED_SEND_TEXT } from './types.js';
 
 /**
  * Numbers a bare rerun looks up (queued, or without a verdict and nothing charged for them: requeueUnfinished), by
@@ -74,18 +74,20 @@ export function failedToResend(db: BetterSqlite3.Database): { numbers: number; c
  * --resend-failed (after requeueUnfinished: what a bare rerun sends is not among them): the failed numbers a bare
  * rerun does not send go back to the queue, the user accepting a charge again. A charge already made stays in the
  * number's credits (credits_before: the next answer's credits are added to it); an answered send is no longer
- * counted among the unanswered ones (its attempt taken back), a send that got no answer still is. Returns how many.
+ * counted among the unanswered ones (its attempt taken back), a send that got no answer still is. Returns their
+ * ids (the journal chains them).
  */
-export function requeueFailed(db: BetterSqlite3.Database, now: string): number {
+export function requeueFailed(db: BetterSqlite3.Database, now: string): number[] {
   return db
-    .prepare(
+    .prepare<[string, string], number>(
       `UPDATE numbers SET state = 'queued', credits_before = credits,
           attempts = CASE WHEN error_code = ? THEN attempts ELSE MAX(0, attempts - 1) END,
           result = NULL, correlation_id = NULL, http_status = NULL, do_not_call = NULL, list_source = NULL,
           error_code = NULL, error = NULL, checked_at = NULL, updated_at = ?
-        WHERE ${RESEND_FAILED_WHERE}`,
+        WHERE ${RESEND_FAILED_WHERE} RETURNING id`,
     )
-    .run(UNANSWERED_SEND, now).changes;
+    .pluck()
+    .all(UNANSWERED_SEND, now);
 }
 
 /** The counts of what a run sends, over a journal's database: BatchJournal.sends. */
@@ -102,3 +104,50 @@ export function runCountsOf(db: BetterSqlite3.Database) {
 }
 
 export type RunCounts = ReturnType<typeof runCountsOf>;
+
+/** BatchJournal.settleUnanswered: numbers left in flight by a run that stopped become unanswered_send; their ids. */
+export function settleUnanswered(db: BetterSqlite3.Database): number[] {
+  // updated_at stays the moment of the send: `dnc usage --reconcile` dates the unanswered send by it.
+  return db
+    .prepare<[string, string], number>(
+      `UPDATE numbers SET state = 'done', result = 'failed', correlation_id = NULL, http_status = NULL,
+        credits = credits_before, do_not_call = NULL,
+       list_source = NULL, checked_at = NULL, error_code = ?, error = ? WHERE state = 'in_flight' RETURNING id`,
+    )
+    .pluck()
+    .all(UNANSWERED_SEND, UNANSWERED_SEND_TEXT);
+}
+
+/** BatchJournal.requeueUnanswered (--resend-unanswered): the numbers sent without an answer queued again; their ids. */
+export function requeueUnanswered(db: BetterSqlite3.Database, now: string): number[] {
+  return db
+    .prepare<[string, string], number>(
+      `UPDATE numbers SET state = 'queued', result = NULL, error_code = NULL, error = NULL, updated_at = ?
+        WHERE (state = 'done' AND error_code = ?) OR state = 'in_flight' RETURNING id`,
+    )
+    .pluck()
+    .all(now, UNANSWERED_SEND);
+}
+
+/** BatchJournal.requeueUnfinished: the numbers without a verdict nothing was charged for, queued again. */
+export function requeueUnfinished(db: BetterSqlite3.Database): {
+  counts: { notChecked: number; uncharged: number };
+  ids: number[];
+} {
+  const count = (result: string) =>
+    db
+      .prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM numbers WHERE ${REQUEUE_WHERE} AND result = ?`)
+      .get(result)!.n;
+  const counts = { notChecked: count('not_checked'), uncharged: count('failed') };
+  const ids = db
+    .prepare<[], number>(
+      `UPDATE numbers SET state = 'queued', attempts = CASE WHEN result = 'failed' THEN MAX(0,
+        attempts - 1) ELSE attempts END,
+         result = NULL, correlation_id = NULL, http_status = NULL, do_not_call = NULL, list_source = NULL,
+         error_code = NULL, error = NULL, checked_at = NULL
+       WHERE ${REQUEUE_WHERE} RETURNING id`,
+    )
+    .pluck()
+    .all();
+  return { counts, ids };
+}

@@ -1,6 +1,7 @@
 // A batch journal's schema and its migrations, applied once under the write lock; the SQL its queries share.
 import type BetterSqlite3 from 'better-sqlite3';
 import { usageError } from '../errors.js';
+import { CHAIN_SCHEMA, UNCHAINED_KEY } from './chain.js';
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS costs (country TEXT PRIMARY KEY, credits INTEGER NOT 
 -- Exemptions of the user's list that held when the batch last ran (src/compliance applies them; render reads them).
 CREATE TABLE IF NOT EXISTS exemptions (number_id INTEGER PRIMARY KEY, basis TEXT NOT NULL, until TEXT NOT NULL,
   evidence TEXT);
-`;
+${CHAIN_SCHEMA}`;
 
 /**
  * A number's sends beyond the one whose answer (and credits) the journal holds, as SQL over a numbers row:
@@ -92,6 +93,18 @@ const MIGRATIONS: ReadonlyArray<(db: BetterSqlite3.Database) => void> = [
   //    Nothing to change in an older journal, which repeats them; the version tells an older dnc, which would read
   //    them from `run` only and resume without its --callable-out, that it must not resume this one.
   () => {},
+  // 7. Answers and pushes are hash-chained (src/journal/chain.ts). Those an older dnc kept were never chained: the
+  //    journal says so, and proves nothing until the user accepts it as it stands (--accept-unproven-journal).
+  (db) => {
+    const kept = db
+      .prepare(
+        "SELECT EXISTS (SELECT 1 FROM numbers WHERE state IN ('done', 'pending')) OR EXISTS (SELECT 1 FROM pushes) " +
+          'AS kept',
+      )
+      .get() as { kept: number };
+    if (kept.kept && !db.prepare('SELECT 1 FROM chain LIMIT 1').get())
+      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')").run(UNCHAINED_KEY);
+  },
 ];
 
 function addColumn(db: BetterSqlite3.Database, table: string, column: string, type: string): void {

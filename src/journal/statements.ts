@@ -87,12 +87,14 @@ export function prepareJournalStatements(db: BetterSqlite3.Database) {
         string | null,
         string,
         number,
-      ]
+      ],
+      { e164: string; country: string; credits: number }
     >(
+      // What the chain needs of the row beyond what was written (chain.ts: numberAs), in the same statement.
       `UPDATE numbers SET state = 'done', result = ?, correlation_id = ?,
          http_status = ?, credits = ${before}?, do_not_call = ?, list_source = ?,
          error_code = ?, error = ?, checked_at = ?, updated_at = ?
-       WHERE id = ?`,
+       WHERE id = ? RETURNING e164, country, credits`,
     ),
     pending: db.prepare(
       `UPDATE numbers SET state = 'pending', result = NULL, correlation_id = @correlationId,

@@ -35,6 +35,17 @@ async function readOnly<T>(journalPath: string, read: (db: BetterSqlite3.Databas
   }
 }
 
+/** Where a journal's chain stands as its last entry says (null: a journal without a chain), for its manifest. */
+export function chainHeadOf(journalPath: string): Promise<{ entries: number; head: string } | null> {
+  return readOnly(journalPath, (db) => {
+    if (columnsOf(db, 'chain').size === 0) return null;
+    const last = db
+      .prepare<[], { seq: number; head: string }>('SELECT seq, head FROM chain ORDER BY seq DESC LIMIT 1')
+      .get();
+    return last ? { entries: last.seq, head: last.head } : { entries: 0, head: '0'.repeat(64) };
+  });
+}
+
 function columnsOf(db: BetterSqlite3.Database, table: string): Set<string> {
   return new Set(
     db

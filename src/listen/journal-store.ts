@@ -14,12 +14,16 @@ import { inputError } from '../errors.js';
 import type { RenderReply } from './render-worker.js';
 import type { ListenJournal, PendingLookup, PendingSummary } from './session.js';
 import { openListenQueries, type ListenQueries } from '../journal/views.js';
+import { proveJournal } from '../journal/proof.js';
+import { journalAnchorIn } from '../stores/anchors.js';
 import type { IncomingPush, RefusedPush, StoreOutcome } from './receiver-types.js';
 import { renderBatchOutput } from '../results/render.js';
 import { scrubRowsOf } from '../compliance/batch-compliance.js';
 
 export interface OpenListenJournalOptions {
   now?: () => Date;
+  /** The state folder, where the journal's chain head is anchored (none: the chain is checked against itself). */
+  stateDir?: string | null;
   /** The time-zone database's version (the context's), for the calling columns' rules version. */
   tzdataVersion: string;
   /** Whether a `dnc batch` still holds this journal's lock (its numbers may not all be sent yet). */
@@ -286,7 +290,9 @@ export async function openListenJournal(
   options: OpenListenJournalOptions,
 ): Promise<JournalPushStore> {
   const path = journalPathFor(resultsPath);
-  const journal = await BatchJournal.open(path, { create: false }, options.now);
+  const now = options.now ?? (() => new Date());
+  const anchor = await journalAnchorIn(options.stateDir ?? null, path, now);
+  const journal = await BatchJournal.open(path, { create: false, anchor }, now);
   // A batch started a moment ago may not have written its metadata yet: give it a few seconds.
   let meta = journal.meta();
   for (let waited = 0; !meta && waited < (options.metaWaitMs ?? 10_000); waited += 100) {
@@ -298,6 +304,14 @@ export async function openListenJournal(
     throw inputError('E_JOURNAL_EMPTY', `the journal ${path} holds no batch yet`, {
       hint: 'run `dnc batch INPUT.csv -o OUTPUT.csv --webhook-url URL` and wait until it has started',
     });
+  }
+  try {
+    // Before the outputs are rebuilt at start, or a push is stored: an altered journal is refused (the batch's
+    // --accept-unproven-journal is the only acceptance of an unproven one).
+    proveJournal(journal, false);
+  } catch (err) {
+    journal.close();
+    throw err;
   }
   return new JournalPushStore(journal, meta, openListenQueries(path), options);
 }

@@ -2,6 +2,7 @@
 // current, and returns how the run ended. It never prints: it emits typed events, and `src/commands/listen.ts`
 // shows them and picks the exit code.
 import { existsSync } from 'node:fs';
+import { keptFolder } from '../paths.js';
 import { readFile } from 'node:fs/promises';
 import type { Interrupts } from '../io.js';
 import { type DncError, inputError, usageError } from '../errors.js';
@@ -201,6 +202,7 @@ async function listenLocked(o: ListenOptions, deps: ListenRunDeps): Promise<List
   const journalPath = Store.pathFor(o.results);
   const journal = await openListenJournal(o.results, {
     now: () => deps.now(),
+    stateDir: keptFolder(deps.env, deps.homedir, 'state'),
     tzdataVersion: deps.tzdataVersion,
     skewMs: o.skewMs,
     batchRunning: () => lockHolder(journalPath, deps.lockDeps) !== null,

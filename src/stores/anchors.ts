@@ -4,6 +4,7 @@
 // another still disagree with the anchor; a list whose last audit entries were cut no longer holds its anchored head.
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import type { ChainAnchor, ChainHead } from '../journal/journal.js';
 import { openLocalStore, type LocalSchema } from './local-store.js';
 
 /** What dnc last wrote for one output. */
@@ -43,8 +44,37 @@ CREATE TABLE IF NOT EXISTS lists (
 CREATE INDEX IF NOT EXISTS lists_by_path ON lists (path);
 `,
     },
+    {
+      version: 2,
+      name: "journals' chain heads",
+      // The head before the last is kept: that commit may not have landed (src/journal/chain.ts).
+      up: `
+CREATE TABLE IF NOT EXISTS journals (
+  journal TEXT PRIMARY KEY, entries INTEGER NOT NULL, head TEXT NOT NULL, before_entries INTEGER NOT NULL,
+    before_head TEXT NOT NULL, at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS journals_by_head ON journals (head);
+`,
+    },
   ],
 };
+
+interface JournalRow {
+  journal: string;
+  entries: number;
+  head: string;
+  before_entries: number;
+  before_head: string;
+}
+
+const anchoredHead = (r: JournalRow | undefined) =>
+  r
+    ? {
+        journal: r.journal,
+        head: { entries: r.entries, head: r.head },
+        before: { entries: r.before_entries, head: r.before_head },
+      }
+    : null;
 
 /** A list's place as anchored: a file's absolute path, or a team store's URL as it is. */
 const placeOf = (p: string) => (/^[a-z]+:\/\//i.test(p) ? p : path.resolve(p));
@@ -137,7 +167,43 @@ export class Anchors {
     this.db.prepare('DELETE FROM lists WHERE path = ?').run(path.resolve(file));
   }
 
+  /**
+   * The anchor of one journal's chain head, written before each of its commits (a statement prepared once: the
+   * commit path is hot). Closing it closes these anchors.
+   */
+  journalAnchor(journalFile: string, now: () => Date): ChainAnchor {
+    const journal = path.resolve(journalFile);
+    // Written at every commit of the journal: durable as the journal's own log is (NORMAL), not synced on each write.
+    // The connection is the journal's alone (journalAnchorIn).
+    this.db.pragma('synchronous = NORMAL');
+    const write = this.db.prepare<[string, number, string, number, string, string]>(
+      `INSERT INTO journals (journal, entries, head, before_entries, before_head, at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (journal) DO UPDATE SET entries = excluded.entries, head = excluded.head,
+         before_entries = excluded.before_entries, before_head = excluded.before_head, at = excluded.at`,
+    );
+    const read = this.db.prepare<[string], JournalRow>('SELECT * FROM journals WHERE journal = ?');
+    const byHead = this.db.prepare<[string], JournalRow>(
+      'SELECT * FROM journals WHERE head = ? ORDER BY at DESC LIMIT 1',
+    );
+    return {
+      read: () => anchoredHead(read.get(journal)),
+      readByHead: (head) => anchoredHead(byHead.get(head)),
+      write: (h: ChainHead, before: ChainHead) =>
+        write.run(journal, h.entries, h.head, before.entries, before.head, now().toISOString()),
+      close: () => this.close(),
+    };
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/** The anchor of a journal's chain in the state folder; null without one (the chain is then checked against itself). */
+export async function journalAnchorIn(
+  stateDir: string | null,
+  journalFile: string,
+  now: () => Date,
+): Promise<ChainAnchor | null> {
+  return stateDir === null ? null : (await Anchors.open(stateDir)).journalAnchor(journalFile, now);
 }

@@ -88,6 +88,7 @@ export async function fitToDial(
       ...o,
       tzdataVersion: ctx.tzdataVersion,
       anchors,
+      stateDir: stateDir(ctx.env, ctx.homedir),
       suppressedNow: onList ? (e164) => onList.has(e164) : undefined,
     });
     const unfinished = (report.recheckByReason.failed ?? 0) + (report.recheckByReason.not_checked ?? 0) > 0;

@@ -30,10 +30,25 @@ export interface Fitness {
   wayOut: string[];
 }
 
+/** What makes a file of an altered journal fit: never a rerun from that journal (it refuses, and should). */
+const JOURNAL_ALTERED_WAY_OUT = [
+  'restore the batch journal from a copy made before the change, then run `dnc verify` again',
+  'or scrub the list again into a new output (`dnc batch INPUT -o NEW.csv --reuse-within 30d`): the results ' +
+    'cache holds only verdicts of checked journals, the rest are looked up and charged',
+  'or start the batch over with `--restart`: every number is looked up, and charged, again',
+];
+
 /** The judgement of a file verify read through. */
 export function fitnessOf(r: VerifyReport, rerun: RerunFacts | null): Fitness {
   if (r.fit) return { state: 'fit', because: null, wayOut: [] };
   const again = rerun ? `\`${rerun.command}\`` : 'the same `dnc batch` command';
+  // Before the file's own findings: a rerun builds from the journal, and refuses this one (E_JOURNAL_ALTERED).
+  if (r.journalChain === 'altered')
+    return {
+      state: 'not_fit',
+      because: `its batch journal was altered after dnc wrote it (${r.journalChainWhy})`,
+      wayOut: JOURNAL_ALTERED_WAY_OUT,
+    };
   if (r.tampered)
     return {
       state: 'not_fit',

@@ -60,6 +60,8 @@ export interface VerifyOptions {
   withoutJournal?: boolean;
   /** The anchors the verifier can see of this output (the state folder's, the team store's); none when absent. */
   anchors?: AnchorsSeen | null;
+  /** The state folder, where the journal's chain head is anchored (none: the chain is checked against itself). */
+  stateDir?: string | null;
   /**
    * --unanchored: a file anchored nowhere the verifier can see may still be judged fit (the report then says what
    * was not checked). Without it such a file is unproven, never fit.

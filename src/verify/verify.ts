@@ -20,7 +20,9 @@ import { dataRecordLines } from '../tables/input.js';
 import { readRowsAside } from '../tables/rows-thread.js';
 import { RowCursor } from '../tables/row-cursor.js';
 import { hashFile } from '../file-hash.js';
-import { BatchJournal } from '../journal/journal.js';
+import { BatchJournal, type ChainState } from '../journal/journal.js';
+import { checkJournal } from '../journal/proof.js';
+import { journalAnchorIn } from '../stores/anchors.js';
 import { callingCheckOf } from './calling.js';
 import type { RecheckReason, SettledUnfinished } from './recheck-tally.js';
 import { judgeAnchors, type AnchoredBy } from './anchored.js';
@@ -51,6 +53,13 @@ export interface VerifyReport {
   comparedWithInput: boolean;
   /** Why the rows cannot be proven (the journal is gone), or null. Such a file is never fit. */
   unproven: string | null;
+  /**
+   * The journal against its chain (src/journal/chain.ts): intact, altered (then never fit: the rows were compared
+   * with answers dnc did not commit), unchained (an older dnc's) or unanchored here; null without a journal.
+   */
+  journalChain: ChainState | null;
+  /** Why the journal is altered, unchained or unanchored; null when intact. */
+  journalChainWhy: string | null;
   /**
    * What the anchors the verifier can see say (the state folder's, the team store's): the file and manifest are what
    * dnc wrote, differ, or are anchored nowhere it can see ("not_here").
@@ -139,10 +148,15 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   const input = await inputCursorOf(manifest);
   let journal: BatchJournal | null = null;
   if (existsSync(manifest.journal)) {
-    journal = await BatchJournal.open(manifest.journal, { create: false }).catch(() => null);
+    // Its chain's anchor read where dnc keeps it (nothing is created for it: verify writes nothing).
+    const dir = o.stateDir && existsSync(o.stateDir) ? o.stateDir : null;
+    const anchor = await journalAnchorIn(dir, manifest.journal, () => o.asOf).catch(() => null);
+    journal = await BatchJournal.open(manifest.journal, { create: false, anchor }).catch(() => null);
   }
   // One state of the journal for the whole pass, as a render reads it: a number's rows are judged alike (fit-rows.ts)
   // even when a run or `dnc listen` writes to it meanwhile.
+  // (The chain is checked first, in a read of its own: its anchor may move on while a run writes.)
+  const chain = journal ? journalChainOf(journal, manifest) : null;
   const endSnapshot = journal?.beginSnapshot();
   /** What the pass holds open: let go after the walk, or at once when what comes before it fails. */
   const release = async () => {
@@ -183,7 +197,26 @@ export async function verifyOutput(outputPath: string, o: VerifyOptions): Promis
   } finally {
     await release();
   }
-  return reportOf(outputPath, o, manifest, pass, walk, { journal, input, callingCheck });
+  return reportOf(outputPath, o, manifest, pass, walk, { journal, input, callingCheck, chain });
+}
+
+/**
+ * The journal's chain checked, and against the head the manifest records (anchored with the manifest, in the team
+ * store too): a journal rewritten with its chain recomputed differs from it on any member's machine.
+ */
+function journalChainOf(journal: BatchJournal, manifest: Manifest): { state: ChainState; why: string | null } {
+  const recorded = manifest.journal_chain;
+  const check = checkJournal(journal, recorded?.entries);
+  if (check.state === 'altered' || !recorded) return check;
+  if (check.headAt !== recorded.head)
+    return {
+      state: 'altered',
+      why:
+        `its chain at entry ${recorded.entries} is not the one the manifest records ` +
+        `(${recorded.head.slice(0, 16)}…)`,
+    };
+  // The manifest is anchored (its SHA-256): where it vouches for the chain, the state folder need not.
+  return check.state === 'unanchored' ? { state: 'intact', why: null } : check;
 }
 
 /** The input of a results file as a cursor over its rows, when it is there unchanged (its SHA-256 the manifest's). */
@@ -218,10 +251,12 @@ async function reportOf(
   manifest: Manifest,
   pass: VerifyPass,
   walk: { sha256: string; tally: OutputTally },
-  compared: Pick<PassSources, 'journal' | 'input' | 'callingCheck'>,
+  compared: Pick<PassSources, 'journal' | 'input' | 'callingCheck'> & {
+    chain: { state: ChainState; why: string | null } | null;
+  },
 ): Promise<VerifyReport> {
   const { found, structure, tally, rules } = pass;
-  const { journal, input, callingCheck } = compared;
+  const { journal, input, callingCheck, chain } = compared;
   const lines = await dataRecordLines(
     outputLayout(outputPath, manifest.format),
     found.map((f) => Math.max(0, f.index)),
@@ -260,13 +295,20 @@ async function reportOf(
   return {
     output: outputPath,
     manifest: manifestPathFor(outputPath),
-    fit: !tampered && unproven === null && tally.count === 0 && (unanchored === null || o.unanchored === true),
+    fit:
+      !tampered &&
+      unproven === null &&
+      chain?.state !== 'altered' &&
+      tally.count === 0 &&
+      (unanchored === null || o.unanchored === true),
     tampered,
     sha256: { manifest: manifest.output.sha256, actual: walk.sha256, matches: shaMatches },
     differences,
     comparedWithJournal: journal !== null,
     comparedWithInput: input !== null,
     unproven,
+    journalChain: chain?.state ?? null,
+    journalChainWhy: chain?.why ?? null,
     anchored: anchors.anchored,
     anchoredBy: anchors.by,
     anchorsLookedIn: anchors.lookedIn,

@@ -1,5 +1,6 @@
 // An output edited after dnc wrote it, with its manifest rewritten to match (hash and size): what an earlier dnc
 // wrote, or what a forger would leave. Only what the rows themselves say can then tell the difference.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -34,4 +35,36 @@ export function rewriteOutputAndManifest(
     );
     db.close();
   }
+}
+
+/** Recomputes a chain as a forger who read its format (docs/compliance-evidence.md) would: Python's hashlib. */
+const RECHAIN = `
+import hashlib, json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+sha = lambda text: hashlib.sha256(text.encode()).hexdigest()
+for row in db.execute("""SELECT n.id, n.e164, n.country,
+    CASE WHEN n.state IN ('done','pending') THEN n.state ELSE 'open' END, n.result, n.correlation_id, n.credits,
+    n.do_not_call, n.list_source, n.error_code, n.error, n.checked_at, a.body
+    FROM numbers n LEFT JOIN answers a ON a.number_id = n.id""").fetchall():
+    digest = sha(json.dumps(['n', *row[1:]], separators=(',', ':'), ensure_ascii=False))
+    db.execute("UPDATE chain SET digest = ? WHERE seq = (SELECT MAX(seq) FROM chain WHERE kind = 'n' AND ref = ?)",
+               (digest, row[0]))
+head, entries = '0' * 64, 0
+for seq, digest in db.execute("SELECT seq, digest FROM chain ORDER BY seq").fetchall():
+    head, entries = sha(f'{head}:{digest}'), seq
+    db.execute("UPDATE chain SET head = ? WHERE seq = ?", (head, seq))
+db.commit()
+print(json.dumps({'entries': entries, 'head': head}))
+`;
+
+/**
+ * A journal edited outside dnc, its chain recomputed to agree with the edit (the numbers' last entries and every
+ * head): the chain then holds together, and only an anchor of its head (the state folder's, a manifest's) tells it.
+ * Returns the new head, as a forger would write it into the manifest.
+ */
+export function rechainJournal(journal: string): { entries: number; head: string } {
+  return JSON.parse(execFileSync('python3', ['-c', RECHAIN, journal], { encoding: 'utf8' })) as {
+    entries: number;
+    head: string;
+  };
 }

@@ -32,7 +32,7 @@ function releaseJournalIn(name: string): { dir: string; journal: string } {
 }
 
 describe('a journal of the previous release', () => {
-  it('is migrated (user_version 0 → every step), resumed without resending answered numbers, and finished', async () => {
+  it('is migrated (user_version 0 → every step), refused until accepted (E_JOURNAL_UNPROVEN), then resumed without resending answered numbers, and finished', async () => {
     const { dir, journal } = releaseJournalIn('old');
     // Its answers came from that run's sandbox: the same service as far as this test goes.
     const raw = new Database(journal);
@@ -42,7 +42,19 @@ describe('a journal of the previous release', () => {
       .run(new URL(sb.baseUrl).origin);
     raw.close();
 
-    const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    // Its answers were never chained: nothing proves them, so nothing is built from them until the user says so.
+    const refused = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain('dnc: error [E_JOURNAL_UNPROVEN]');
+    expect(refused.stderr).toContain('were kept by a dnc before journals were chained');
+    expect(refused.stderr).toContain('--accept-unproven-journal');
+    expect(lookedUp(sb)).toEqual([]);
+    expect(existsSync(path.join(dir, 'calls.results.csv'))).toBe(false);
+
+    const r = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv', '--accept-unproven-journal'], {
+      env,
+      cwd: dir,
+    });
     // The billing failure (uncharged) and the AU row (webhook-only) have no verdict: finished, exit 7.
     expect(r.code, r.stderr).toBe(7);
     expect(r.stderr).toContain('Resuming');
@@ -52,7 +64,9 @@ describe('a journal of the previous release', () => {
     try {
       // Every step: the fifth keeps what a failed number cost before --resend-failed sent it again; the sixth marks a
       // meta that keeps each option once.
-      expect(db.pragma('user_version', { simple: true })).toBe(6);
+      // the seventh chains the answers (this one's on the user's word, accepted).
+      expect(db.pragma('user_version', { simple: true })).toBe(7);
+      expect(db.prepare("SELECT 1 FROM meta WHERE key = 'unchained'").get()).toBeUndefined();
       const columns = db
         .prepare<[], { name: string }>('PRAGMA table_info(numbers)')
         .all()
@@ -79,6 +93,11 @@ describe('a journal of the previous release', () => {
     ]);
     const v = await runDnc(['--json', 'verify', 'calls.results.csv'], { cwd: dir });
     expect((JSON.parse(v.stdout) as { tampered: boolean }).tampered).toBe(false);
+    // Accepted once: chained and anchored, a bare rerun proves it and sends only the uncharged failure again.
+    const sent = lookedUp(sb).length;
+    const again = await runDnc(['batch', 'calls.csv', '-o', 'calls.results.csv'], { env, cwd: dir });
+    expect(again.code, again.stderr).toBe(7);
+    expect(lookedUp(sb).slice(sent)).toEqual(['+12025550996']);
   });
 });
 

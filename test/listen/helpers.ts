@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { createTestIO, type TestIO } from '../../src/io.js';
 import { main } from '../../src/main.js';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { JournalChain } from '../../src/journal/chain.js';
 import { NO_HOME, runDnc } from '../helpers/cli.js';
 import { testInterrupts } from '../helpers/interrupts.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
@@ -171,4 +172,24 @@ export function expectedResult(e164: string): string {
 /** Polls `check` until it returns true (or fails the test after `ms`). */
 export async function waitFor(what: string, check: () => boolean, ms = 15_000): Promise<void> {
   await waitUntil(check, { ms, what, everyMs: 20 }).catch((err: Error) => expect.fail(err.message));
+}
+
+/**
+ * A change of one number's row committed as the batch itself commits it, its chain extended (src/journal/chain.ts):
+ * stands in for a race between `dnc batch` and `dnc listen` that no test can time. Anything else that edits the
+ * journal is an edit behind dnc's back, refused by both.
+ */
+export function asTheBatch(journal: string, e164: string, sql: string, ...params: unknown[]): void {
+  const db = new Database(journal);
+  try {
+    const chain = new JournalChain(db, null);
+    db.transaction(() => {
+      chain.writing = true;
+      db.prepare(sql).run(...params);
+      chain.number(db.prepare<[string], number>('SELECT id FROM numbers WHERE e164 = ?').pluck().get(e164)!);
+      chain.beforeCommit();
+    })();
+  } finally {
+    db.close();
+  }
 }

@@ -8,6 +8,7 @@ import { runDnc } from '../helpers/cli.js';
 import { readWorkbookIndependently } from '../helpers/xlsx-oracle.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
 import {
+  asTheBatch,
   expectedResult,
   listenInProcess,
   PUSH_PATH,
@@ -278,9 +279,8 @@ describe('dnc listen: a push faster than its receipt', () => {
     const b = await batchOf([['au', '+61 4 1234 5091']]);
     const row = readCsv(b.output)[0]!;
     // As if the batch had not committed the 202 yet: the lookup's correlation id is not in the journal.
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(b.journal);
-    db.prepare("UPDATE numbers SET correlation_id = NULL, state = 'in_flight' WHERE e164 = ?").run(row.dnc_phone_e164);
+    const e164 = row.dnc_phone_e164!;
+    asTheBatch(b.journal, e164, "UPDATE numbers SET correlation_id = NULL, state = 'in_flight' WHERE e164 = ?", e164);
     const run = listenInProcess(
       ['--json', '--verbose', '--results', b.output, '--port', String(b.port), '--path', PUSH_PATH],
       { cwd: b.dir },
@@ -307,11 +307,13 @@ describe('dnc listen: a push faster than its receipt', () => {
       expect.objectContaining({ correlation_id: row.dnc_correlation_id, outcome: 'orphan' }),
     ]);
     // The batch now records the receipt.
-    db.prepare("UPDATE numbers SET correlation_id = ?, state = 'pending' WHERE e164 = ?").run(
+    asTheBatch(
+      b.journal,
+      e164,
+      "UPDATE numbers SET correlation_id = ?, state = 'pending' WHERE e164 = ?",
       row.dnc_correlation_id,
-      row.dnc_phone_e164,
+      e164,
     );
-    db.close();
     await waitFor('the orphan applied', () => readJournal(b.journal).pushes[0]!.outcome === 'applied');
     await waitFor('OUTPUT.csv', () => pendingRows(b.output).length === 0);
     run.interrupts.fire();

@@ -46,11 +46,20 @@ function options(b: WebhookBatch, given: Partial<ListenOptions> = {}): ListenOpt
   };
 }
 
-/** Injected dependencies that record every event; a private home, so the results cache lands in a scratch folder. */
+/**
+ * This test's machine: a private home, so the results cache lands in a scratch folder, and the state folder where the
+ * journal's chain is anchored is the same for every listener the test starts.
+ */
+let machine: string | undefined;
+afterEach(() => {
+  machine = undefined;
+});
+
+/** Injected dependencies that record every event, on this test's machine. */
 function deps(given: Partial<ListenRunDeps> = {}) {
   const events: ListenEvent[] = [];
-  const home = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-run-home-'));
-  scratch.push(home);
+  if (!machine) scratch.push((machine = mkdtempSync(path.join(os.tmpdir(), 'dnc-listen-run-home-'))));
+  const home = machine;
   const interrupts = testInterrupts();
   const d: ListenRunDeps = {
     env: { XDG_CACHE_HOME: path.join(home, 'cache'), XDG_STATE_HOME: path.join(home, 'state') },

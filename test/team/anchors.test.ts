@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
-import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
+import { rechainJournal, rewriteOutputAndManifest } from '../helpers/forged-output.js';
 import { freshDatabase, HAVE_POSTGRES, POSTGRES_URL, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { world, type World } from '../helpers/world.js';
 import { docsGrants, teamMachine } from './helpers.js';
@@ -136,9 +136,12 @@ describe.skipIf(!HAVE_POSTGRES)("anchors in the team store: a colleague's file p
       const r = await run(argv, bobEnv);
       expect(r.code, `${argv[0]}: ${r.stdout}${r.stderr}`).toBe(3);
     }
-    // The forger gives the manifest a run id of its own: anchored nowhere, so unproven, never fit.
+    // The forger gives the manifest a run id of its own: anchored nowhere, so unproven, never fit. (Consistent: the
+    // journal's chain recomputed to agree with its edit, and its head in the manifest.)
+    const chain = rechainJournal(journal);
     rewriteOutputAndManifest(out, forged, (m) => {
       m.run_id = 'f'.repeat(32);
+      m.journal_chain = chain;
     });
     const other = await run(['--json', 'verify', out], bobEnv);
     expect(other.code, other.stdout).toBe(3);

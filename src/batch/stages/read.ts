@@ -1,5 +1,8 @@
 // The read stage: the journal opened (or met again) and the input read into it, while the lookups may already run.
 import { BatchJournal } from '../../journal/journal.js';
+import { proveJournal } from '../../journal/proof.js';
+import { keptFolder } from '../../paths.js';
+import { journalAnchorIn } from '../../stores/anchors.js';
 import { scrubRowsOf } from '../../compliance/batch-compliance.js';
 import * as compliance from '../../compliance/batch-compliance.js';
 import { PhoneCaches } from '../../phone/phone-cache.js';
@@ -15,8 +18,12 @@ export async function openStage(run: BatchRun): Promise<OpenRun> {
   const { ctx, options, paths } = run;
   // The calling settings are checked before the journal is made (a bad file leaves nothing behind).
   const callingNow = await calling.callingInEffect(ctx, options.callingSettings);
-  const journal = await BatchJournal.open(run.journalPath, { create: true }, ctx.now);
+  const anchor = await journalAnchorIn(keptFolder(ctx.env, ctx.homedir, 'state'), run.journalPath, ctx.now);
+  const journal = await BatchJournal.open(run.journalPath, { create: true, anchor }, ctx.now);
   run.journal = journal;
+  // Before anything is built from it (an output, the results cache, the team's verdicts): an answer edited behind
+  // dnc's back is refused here, with nothing sent, written or shared.
+  proveJournal(journal, options.acceptUnprovenJournal === true);
   const phones = new PhoneCaches(run.resultOptions.country ?? undefined);
   const rendering = { phones, stdout: ctx.io.stdout, scrubRows: scrubRowsOf, tzdataVersion: ctx.tzdataVersion };
   const batch: JournalBatch = {
