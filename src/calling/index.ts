@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto';
 import { usageError } from '../errors.js';
 import { dateHolidaysCalendar, type HolidayCalendar } from './holidays.js';
-import { parseSettings, RuleBook, type EffectiveRule } from './policy.js';
+import { latestRule, parseSettings, RuleBook, ruleOn, type DatedRule } from './policy.js';
 import type { CallingWindow, LocalTime } from './types.js';
 import { CALLING_RULES, type RulesFile } from './rules.js';
-import { isoLocal, wallTime } from './tz.js';
+import { isoDate, isoLocal, wallTime } from './tz.js';
 import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js';
 import { placeOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
 
@@ -121,9 +121,13 @@ export class CallingWindows {
     return this.profileOf(number).place.zonesText;
   }
 
-  /** The weekly local rule as text: the `dnc_calling_window` column (depends on the number and the rules only). */
-  weeklyRule(number: CallingNumber): string {
-    return this.profileOf(number).rule.text;
+  /**
+   * The weekly local rule as text: the `dnc_calling_window` column (depends on the number and the rules only): the
+   * rule in force at `at`, or without it the pack's latest.
+   */
+  weeklyRule(number: CallingNumber, at?: number): string {
+    const { place, rule } = this.profileOf(number);
+    return (at === undefined ? latestRule(rule) : ruleOn(rule, localDate(place, at))).text;
   }
 
   /** The number's window at instant `at`: inside it now, and the window in progress or the next one. */
@@ -138,11 +142,13 @@ export class CallingWindows {
     return profile.window;
   }
 
-  private computeWindow({ place, rule }: Profile, t: number): CallingWindow {
-    const found = this.calculator.windowAt(place, rule, t);
+  private computeWindow({ place, rule: dated }: Profile, t: number): CallingWindow {
+    const found = this.calculator.windowAt(place, dated, t);
+    // The rule in force at the instant, by its local date (in the first zone: the pack's dates are local dates).
+    const rule = ruleOn(dated, localDate(place, t));
     const local_times = place.timeZones.map((zone): LocalTime => {
       const wall = wallTime(zone, t);
-      const today = this.calculator.dayWindow(zone, rule, wall);
+      const today = this.calculator.dayWindow(zone, dated, wall);
       return Object.freeze({
         time_zone: zone,
         local_time: isoLocal(wall),
@@ -211,9 +217,14 @@ export class CallingWindows {
   }
 }
 
+/** The local date at an instant in the number's first zone (UTC when it has none). */
+function localDate(place: NumberPlace, t: number): string {
+  return isoDate(wallTime(place.timeZones[0] ?? 'UTC', t));
+}
+
 interface Profile {
   readonly place: NumberPlace;
-  readonly rule: EffectiveRule;
+  readonly rule: DatedRule;
   /** Zones and rule: what a slot's answer depends on. */
   readonly slotKey: string;
   /** The last instant asked about, and its answer. */

@@ -2,7 +2,7 @@
 // narrow them) and an explicit override (which may widen them, and is recorded), checked as they enter.
 import { usageError } from '../errors.js';
 import type { HolidayRegion } from './holidays.js';
-import type { ClosedOn, HoursSpec, RulesFile } from './rules.js';
+import type { ClosedOn, CountryRule, HoursSpec, RuleRecord, RulesFile } from './rules.js';
 
 /** A team's stricter rules: for every number, and per country. Days not named in `hours` have no calls. */
 export interface CallingPolicy {
@@ -260,17 +260,58 @@ interface Law {
   holidays: HolidayRule[];
 }
 
-/** The rules file compiled once: the effective rule of each (country, state) asked for, kept. */
+/** A number's rule through time: the effective rule of each era of the pack, in order. */
+export interface DatedRule {
+  /** Identifies the rule among those of one CallingWindows (for caches). */
+  readonly key: string;
+  /** `from`: the era's first local date ('YYYY-MM-DD'); null for the first, which reaches back without end. */
+  readonly eras: readonly { readonly from: string | null; readonly rule: EffectiveRule }[];
+}
+
+/** The rule in force on a local date ('YYYY-MM-DD'). */
+export function ruleOn(dated: DatedRule, date: string): EffectiveRule {
+  let rule = dated.eras[0]!.rule;
+  for (const era of dated.eras) {
+    if (era.from !== null && era.from > date) break;
+    rule = era.rule;
+  }
+  return rule;
+}
+
+/** The rule in force now and from now on: the last era's. */
+export function latestRule(dated: DatedRule): EffectiveRule {
+  return dated.eras[dated.eras.length - 1]!.rule;
+}
+
+/** Is a rule of the pack in force on local date `on`? */
+function inForce(r: RuleRecord, on: string): boolean {
+  return (r.effective_from === null || r.effective_from <= on) && (r.until === undefined || on < r.until);
+}
+
+/** The earliest date any era may start: before every rule of the pack. */
+const BEGINNING = '0000-01-01';
+
+/** The rules pack compiled once: the dated rule of each (country, state) asked for, kept. */
 export class RuleBook {
-  private readonly cache = new Map<string, EffectiveRule>();
-  private readonly byCountry = new Map<string, RulesFile['countries'][number]>();
+  private readonly cache = new Map<string, DatedRule>();
+  private readonly byCountry = new Map<string, CountryRule[]>();
   private readonly parsedWeeks = new Map<object, Week>();
+  /** Every date on which some rule of the pack begins or ends, sorted: the eras' starts. */
+  private readonly changes: readonly string[];
 
   constructor(
     private readonly rules: RulesFile,
     private readonly settings: ParsedSettings,
   ) {
-    for (const rule of rules.countries) for (const country of rule.countries) this.byCountry.set(country, rule);
+    for (const rule of rules.countries) {
+      for (const country of rule.countries) this.byCountry.set(country, [...(this.byCountry.get(country) ?? []), rule]);
+    }
+    const dates = new Set<string>();
+    for (const r of [...rules.countries, ...rules.states]) {
+      if (r.effective_from !== null) dates.add(r.effective_from);
+      if (r.until !== undefined) dates.add(r.until);
+    }
+    this.changes = [...dates].sort();
   }
 
   private weekOf(hours: HoursSpec, where: string): Week {
@@ -283,17 +324,30 @@ export class RuleBook {
   }
 
   /**
-   * The rule for a number of `country` in `state`; `state` undefined for a number outside the US, null for a US
-   * number whose state is not known, which gets every state's stricter rule at once.
+   * The rule for a number of `country` in `state` through time; `state` undefined for a number outside the US,
+   * null for a US number whose state is not known, which gets every state's rule at once.
    */
-  ruleFor(country: string | undefined, state: string | null | undefined): EffectiveRule {
+  ruleFor(country: string | undefined, state: string | null | undefined): DatedRule {
     const key = `${country ?? ''}|${state === null ? '?' : (state ?? '')}`;
     let rule = this.cache.get(key);
     if (rule === undefined) {
-      rule = this.compile(country?.toUpperCase(), state);
+      rule = this.dated(country?.toUpperCase(), state);
       this.cache.set(key, rule);
     }
     return rule;
+  }
+
+  /** One era per change of the pack, merged where nothing about the number changed. */
+  private dated(country: string | undefined, state: string | null | undefined): DatedRule {
+    const eras: { from: string | null; rule: EffectiveRule }[] = [];
+    for (const from of [null, ...this.changes]) {
+      const rule = this.compile(country, state, from ?? BEGINNING);
+      const last = eras[eras.length - 1];
+      if (last && last.rule.key === rule.key && last.rule.applied.join() === rule.applied.join()) continue;
+      eras.push({ from, rule });
+    }
+    const key = eras.length === 1 ? eras[0]!.rule.key : eras.map((e) => `${e.from ?? ''}>${e.rule.key}`).join('|');
+    return { key, eras };
   }
 
   /** The first override whose countries (and states) hold the number. */
@@ -305,38 +359,51 @@ export class RuleBook {
     });
   }
 
-  /** The law for the number: its country's rule (or the default) narrowed by its state's (every state's if unknown). */
-  private law(country: string | undefined, state: string | null | undefined): Law {
-    const rule = country === undefined ? undefined : this.byCountry.get(country);
-    const holidays: HolidayRule[] = [];
-    let week: Week;
+  /** The default (or the team's default_hours), closed on the country's public holidays as the pack's default is. */
+  private defaultLaw(country: string | undefined, applied: string[]): Law {
+    const week = this.settings.defaultWeek ?? this.weekOf(this.rules.default.hours, 'rules default');
+    applied.push(this.settings.defaultWeek ? 'default_hours' : this.rules.default.id);
+    const closed = this.rules.default.closed_on?.length && country !== undefined;
+    return { week, applied, holidays: closed ? [{ country, label: country }] : [] };
+  }
+
+  /**
+   * The law for the number on local date `on`: its country's rule in force (or the default) narrowed by its state's
+   * (every state's if unknown).
+   */
+  private law(country: string | undefined, state: string | null | undefined, on: string): Law {
+    const rule = country === undefined ? undefined : this.byCountry.get(country)?.find((r) => inForce(r, on));
     const applied: string[] = [];
-    if (rule) {
-      week = this.weekOf(rule.hours, `rules ${rule.id}`);
-      applied.push(rule.id);
-      if (rule.closed_on?.length && country !== undefined) holidays.push({ country, label: country });
+    let law: Law;
+    if (rule?.hours) {
+      const closed = rule.closed_on?.length && country !== undefined;
+      law = { week: this.weekOf(rule.hours, `rules ${rule.id}`), applied: [rule.id], holidays: [] };
+      if (closed) law.holidays.push({ country, label: country });
     } else {
-      week = this.settings.defaultWeek ?? this.weekOf(this.rules.default.hours, 'rules default');
-      applied.push(this.settings.defaultWeek ? 'default_hours' : this.rules.default.id);
+      // A country the pack names without hours of its own says so: its id, then the default that applies.
+      if (rule) applied.push(rule.id);
+      law = this.defaultLaw(country, applied);
     }
     const lawCountry = rule?.countries[0] ?? country;
     for (const s of this.rules.states) {
       if (s.country !== lawCountry || (state !== null && s.state !== state)) continue;
-      week = narrow(week, this.weekOf(s.hours, `rules ${s.id}`));
-      applied.push(s.id);
-      if (s.closed_on?.length) holidays.push({ country: s.country, state: s.state, label: s.id });
+      if (s.hours === null || !inForce(s, on)) continue;
+      law.week = narrow(law.week, this.weekOf(s.hours, `rules ${s.id}`));
+      law.applied.push(s.id);
+      const label = `${s.country}-${s.state}`;
+      if (s.closed_on?.length) law.holidays.push({ country: s.country, state: s.state, label });
     }
-    return { week, applied, holidays };
+    return law;
   }
 
-  private compile(country: string | undefined, state: string | null | undefined): EffectiveRule {
+  private compile(country: string | undefined, state: string | null | undefined, on: string): EffectiveRule {
     const override = this.overrideFor(country, state);
     const overridden = (o: ParsedOverride): Law => ({
       week: o.week,
       applied: ['override'],
       holidays: o.closedOn.length > 0 && country !== undefined ? [{ country, label: country }] : [],
     });
-    const base = override ? overridden(override) : this.law(country, state);
+    const base = override ? overridden(override) : this.law(country, state, on);
     let { week, holidays } = base;
     const applied = [...base.applied];
     const byCountry = country === undefined ? undefined : this.settings.policyByCountry.get(country);
