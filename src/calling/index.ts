@@ -7,7 +7,8 @@ import type { CallingWindow, LocalTime } from './types.js';
 import { CALLING_RULES, type RulesFile } from './rules.js';
 import { isoDate, isoLocal, wallTime } from './tz.js';
 import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js';
-import { placeOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
+import { countriesOfCallingCode, governingCountry } from '../phone/countries.js';
+import { reachOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
 
 export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
@@ -106,10 +107,12 @@ export class CallingWindows {
     const key = `${number.country ?? ''}${significantDigits(number.e164)}`;
     let profile = this.profiles.get(key);
     if (profile === undefined) {
-      const place = placeOf(number.e164, number.country);
-      const country = number.country?.toUpperCase();
-      // A US number whose state is not known gets every state's stricter rule (null); elsewhere there are none.
-      const rule = this.book.ruleFor(country, place.state ?? (country === 'US' ? null : undefined));
+      // The service's country governs: it files Guernsey, Jersey and Isle of Man numbers under GB.
+      const country = governingCountry(number.country?.toUpperCase());
+      const { place, countries } = reachOf(number.e164, country, countriesOfCallingCode);
+      // A US number whose state is not known gets every state's rule (null); elsewhere there are none.
+      const state = place.state ?? (countries.includes('US') ? null : undefined);
+      const rule = this.book.ruleForAny(countries, state);
       profile = { place, rule, slotKey: `${place.zonesText}#${rule.key}`, at: NaN, window: undefined };
       this.profiles.set(key, profile);
     }

@@ -328,20 +328,30 @@ export class RuleBook {
    * null for a US number whose state is not known, which gets every state's rule at once.
    */
   ruleFor(country: string | undefined, state: string | null | undefined): DatedRule {
-    const key = `${country ?? ''}|${state === null ? '?' : (state ?? '')}`;
+    return this.ruleForAny(country === undefined ? [] : [country], state);
+  }
+
+  /**
+   * The strictest of the rules of several countries at once, for a number that could be in any of them (a NANP
+   * toll-free number, one whose country is not known): each day the overlap of their windows, closed on each one's
+   * holidays. An override applies only to a number of one country.
+   */
+  ruleForAny(countries: readonly string[], state: string | null | undefined): DatedRule {
+    const codes = countries.map((c) => c.toUpperCase());
+    const key = `${codes.join(',')}|${state === null ? '?' : (state ?? '')}`;
     let rule = this.cache.get(key);
     if (rule === undefined) {
-      rule = this.dated(country?.toUpperCase(), state);
+      rule = this.dated(codes, state);
       this.cache.set(key, rule);
     }
     return rule;
   }
 
   /** One era per change of the pack, merged where nothing about the number changed. */
-  private dated(country: string | undefined, state: string | null | undefined): DatedRule {
+  private dated(countries: readonly string[], state: string | null | undefined): DatedRule {
     const eras: { from: string | null; rule: EffectiveRule }[] = [];
     for (const from of [null, ...this.changes]) {
-      const rule = this.compile(country, state, from ?? BEGINNING);
+      const rule = this.compile(countries, state, from ?? BEGINNING);
       const last = eras[eras.length - 1];
       if (last && last.rule.key === rule.key && last.rule.applied.join() === rule.applied.join()) continue;
       eras.push({ from, rule });
@@ -396,25 +406,32 @@ export class RuleBook {
     return law;
   }
 
-  private compile(country: string | undefined, state: string | null | undefined, on: string): EffectiveRule {
-    const override = this.overrideFor(country, state);
-    const overridden = (o: ParsedOverride): Law => ({
-      week: o.week,
-      applied: ['override'],
-      holidays: o.closedOn.length > 0 && country !== undefined ? [{ country, label: country }] : [],
-    });
-    const base = override ? overridden(override) : this.law(country, state, on);
+  private compile(countries: readonly string[], state: string | null | undefined, on: string): EffectiveRule {
+    const override = countries.length === 1 ? this.overrideFor(countries[0], state) : undefined;
+    const base: Law = override
+      ? {
+          week: override.week,
+          applied: ['override'],
+          holidays: override.closedOn.length > 0 ? [{ country: countries[0]!, label: countries[0]! }] : [],
+        }
+      : (countries.length === 0 ? [undefined] : countries)
+          .map((c) => this.law(c, state, on))
+          .reduce((a, b) => ({
+            week: narrow(a.week, b.week),
+            applied: [...a.applied, ...b.applied.filter((x) => !a.applied.includes(x))],
+            holidays: [...a.holidays, ...b.holidays],
+          }));
     let { week, holidays } = base;
     const applied = [...base.applied];
-    const byCountry = country === undefined ? undefined : this.settings.policyByCountry.get(country);
-    for (const [name, part] of [
-      ['policy', this.settings.policy],
-      [`policy.${country}`, byCountry],
-    ] as const) {
+    const parts: [string, ParsedPart | undefined, string | undefined][] = [['policy', this.settings.policy, undefined]];
+    for (const c of countries) parts.push([`policy.${c}`, this.settings.policyByCountry.get(c), c]);
+    for (const [name, part, country] of parts) {
       if (!part) continue;
       week = narrow(week, part.week);
       applied.push(name);
-      if (part.closedOn.length > 0 && country !== undefined) holidays.push({ country, label: country });
+      if (part.closedOn.length === 0) continue;
+      // The general policy's holidays are those of every country the number could be in.
+      for (const c of country === undefined ? countries : [country]) holidays.push({ country: c, label: c });
     }
     // A state's calendar holds its country's holidays too: the country's beside it adds nothing; nor does a repeat.
     const withState = new Set(holidays.filter((h) => h.state !== undefined).map((h) => h.country));

@@ -104,8 +104,13 @@ describe('zones', () => {
     expect(w.weekly_rule).toBe(
       'Mon-Fri 10:00-18:00; Sat 10:00-17:00; not on public holidays (US-AL, US-LA, US-MS, US-PA, US-RI, US-UT)',
     );
-    // 10:00 in Honolulu (20:00Z) to 18:00 in New York (22:00Z).
-    expect(facts(w)).toBe('not now 2026-07-01T20:00:00Z/2026-07-01T22:00:00Z');
+    // A NANP toll-free subscriber may be in Canada too: the CRTC's rule and Canada's zones join the US ones, and the
+    // combined rule holds in every zone: 10:00 in Honolulu (20:00Z) to 18:00 in St John's (NDT, 20:30Z).
+    expect(w.time_zones).toContain('America/St_Johns');
+    expect(w.rules).toContain('CA');
+    expect(facts(w)).toBe('not now 2026-07-01T20:00:00Z/2026-07-01T20:30:00Z');
+    // A geographic number whose state is not known (no digits) gets every state, but not Canada.
+    expect(at(plain, '+1', '2026-07-01T15:00:00Z').rules).not.toContain('CA');
     const mobile = at(plain, '+61412345678', '2026-07-01T00:30:00Z');
     expect(mobile.location_known).toBe(false);
     // 09:00 in Perth (01:00Z) to 20:00 on Lord Howe Island (09:30Z, UTC+10:30 in July).

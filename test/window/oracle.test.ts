@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sandboxForFile, scratchFolders } from '../batch/helpers.js';
 import { runDnc } from '../helpers/cli.js';
+import { readCsvIndependently } from '../helpers/csv-oracle.js';
 import { dnc as dncIn } from '../helpers/world.js';
 import { scrubbedForFile } from './helpers.js';
 
@@ -130,5 +131,39 @@ describe('a Sunday dial list', () => {
     });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe('+12125550106\n');
+  });
+});
+
+// Numbers the numbering plan places in Guernsey or Jersey: the service answers GB, with the GB register, so the GB
+// rules and the GB validity window (28 days, TPS) govern them.
+const CHANNEL_ISLANDS = scrubbedForFile(['name,phone', 'guernsey,+447911123456', 'jersey,+447700700124'], 0);
+
+describe('the service country governs', () => {
+  it('+44 7911 is under GB rules with --number (not the default of GG)', async () => {
+    const r = await runDnc(['--json', 'window', '--number', '+447911123456', '--at', '2026-12-12T08:30:00Z'], {
+      env,
+      homedir: file.dir,
+      cwd: file.dir,
+    });
+    const answer = JSON.parse(r.stdout) as { country: string; calling: Calling & { time_zones: string[] } };
+    // Saturday 08:30 in London: the DMA Code opens at 09:00 on Saturdays; the default would not open at all.
+    expect([answer.country, answer.calling.rules, answer.calling.time_zones]).toEqual([
+      'GB',
+      ['GB'],
+      ['Europe/London'],
+    ]);
+    expect(answer.calling.in_window).toBe(false);
+  });
+
+  it('a batch gives them the GB rule and a 28-day validity', () => {
+    const [header, ...rows] = readCsvIndependently(CHANNEL_ISLANDS.results);
+    const col = (name: string): number => header!.indexOf(name);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row[col('dnc_calling_window')]).toBe('Mon-Fri 08:00-21:00; Sat-Sun 09:00-21:00');
+      const checked = Date.parse(row[col('dnc_checked_at')]!);
+      const until = Date.parse(row[col('dnc_valid_until')]!);
+      expect(Math.round((until - checked) / 86_400_000)).toBe(28);
+    }
   });
 });
