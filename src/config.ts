@@ -330,12 +330,48 @@ export async function resolveCallingSettings(
         },
       );
     }
-    return { settings, source: given.source, name: `${by} ${file}: calling` };
+    const name = `${by} ${file}: calling`;
+    return { settings: await withBlackoutsFile(settings, path.dirname(file), name), source: given.source, name };
   }
   const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
   if (file.calling === undefined) return { settings: undefined, source: 'default', name: 'calling' };
-  return { settings: file.calling, source: 'config', name: `config file ${configPath}: calling` };
+  const name = `config file ${configPath}: calling`;
+  const base = configPath ? path.dirname(configPath) : cwd;
+  return { settings: await withBlackoutsFile(file.calling, base, name), source: 'config', name };
 }
+
+/**
+ * The settings with the blackouts of their `blackouts_file` (a JSON list, relative to the settings' own file) read
+ * in after their own `blackouts`, so that the rest of dnc, and the settings' fingerprint in rules_version, see one
+ * object. A file others may write is refused, as the settings file is: a blackout it removed would open dates.
+ */
+async function withBlackoutsFile(settings: unknown, base: string, name: string): Promise<unknown> {
+  if (typeof settings !== 'object' || settings === null || !('blackouts_file' in settings)) return settings;
+  const { blackouts_file: given, ...rest } = settings as Record<string, unknown>;
+  const where = `${name}.blackouts_file`;
+  if (typeof given !== 'string' || given === '') {
+    throw usageError('E_CONFIG_INVALID', `${where}: must be the path of a JSON file`, { hint: CALLING_HINT });
+  }
+  const file = path.resolve(base, given);
+  let list: unknown;
+  try {
+    list = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    const code = err instanceof SyntaxError ? 'E_CONFIG_INVALID' : 'E_CONFIG_UNREADABLE';
+    throw usageError(code, `${where}: cannot read ${file} as JSON: ${describe(err)}`, {
+      hint: CALLING_HINT,
+      cause: err,
+    });
+  }
+  await checkModes(file, 'the blackouts file', false, []);
+  if (!Array.isArray(list))
+    throw usageError('E_CONFIG_INVALID', `${where}: ${file} must hold a JSON list`, { hint: CALLING_HINT });
+  const own = Array.isArray(rest.blackouts) ? rest.blackouts : rest.blackouts === undefined ? [] : undefined;
+  // A `blackouts` that is not a list is left as it is, for the settings' own check to name.
+  return own === undefined ? rest : { ...rest, blackouts: [...own, ...list] };
+}
+
+const CALLING_HINT = 'see docs/calling.md for the shape of the calling settings';
 
 function describe(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? (err as Error).message;

@@ -10,7 +10,7 @@ import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js
 import { countriesOfCallingCode, governingCountry } from '../phone/countries.js';
 import { reachOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
 
-export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
+export type { CallingBlackout, CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
 export { CALLING_RULES } from './rules.js';
 export { HORIZON_DAYS } from './windows.js';
@@ -148,7 +148,8 @@ export class CallingWindows {
   private computeWindow({ place, rule: dated }: Profile, t: number): CallingWindow {
     const found = this.calculator.windowAt(place, dated, t);
     // The rule in force at the instant, by its local date (in the first zone: the pack's dates are local dates).
-    const rule = ruleOn(dated, localDate(place, t));
+    const date = localDate(place, t);
+    const rule = ruleOn(dated, date);
     const local_times = place.timeZones.map((zone): LocalTime => {
       const wall = wallTime(zone, t);
       const today = this.calculator.dayWindow(zone, dated, wall);
@@ -172,6 +173,7 @@ export class CallingWindows {
       rules: rule.applied,
       policy: rule.applied.some((a) => a.startsWith('policy')) ? (this.policyName ?? 'policy') : null,
       override: rule.override,
+      blackout: rule.blackouts.find((b) => b.from <= date && date <= b.to) ?? null,
       rules_version: this.rulesVersion,
     });
   }

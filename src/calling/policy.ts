@@ -31,6 +31,21 @@ export interface CallingOverride {
   readonly closed_on?: readonly ClosedOn[];
 }
 
+/**
+ * Dates a team adds on which no number of its countries (and states) is called: a state of emergency, a company
+ * holiday. Local dates, both included; the end date is required, so that a blackout never outlives its cause.
+ */
+export interface CallingBlackout {
+  readonly reason: string;
+  /** 'YYYY-MM-DD', the first local date without calls. */
+  readonly from: string;
+  /** 'YYYY-MM-DD', the last local date without calls. */
+  readonly to: string;
+  readonly countries: readonly string[];
+  /** Only numbers of these states (USPS codes, Canadian provinces); a number whose state is not known is one. */
+  readonly states?: readonly string[];
+}
+
 /** The calling settings a team keeps in its config. */
 export interface CallingSettings {
   readonly policy?: CallingPolicy;
@@ -38,6 +53,8 @@ export interface CallingSettings {
   readonly default_hours?: HoursSpec;
   /** The first override whose countries (and states) include a number's applies to it. */
   readonly overrides?: readonly CallingOverride[];
+  /** Every blackout whose countries (and states) include a number's closes its dates. */
+  readonly blackouts?: readonly CallingBlackout[];
 }
 
 /** A day's window in local minutes [start, end), or null for a day without calls. Index 0 is Sunday. */
@@ -58,6 +75,8 @@ export interface EffectiveRule {
   readonly override: CallingOverride | null;
   /** The weekly local rule as text: 'Mon-Fri 09:00-20:00; Sat 09:00-17:00; not on public holidays (AU)'. */
   readonly text: string;
+  /** The team's blackouts that reach the number, as configured. */
+  readonly blackouts: readonly CallingBlackout[];
 }
 
 const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -156,6 +175,7 @@ export interface ParsedSettings {
   readonly policyByCountry: ReadonlyMap<string, ParsedPart>;
   readonly defaultWeek: Week | undefined;
   readonly overrides: readonly ParsedOverride[];
+  readonly blackouts: readonly CallingBlackout[];
 }
 
 const ALWAYS: Week = [0, 1, 2, 3, 4, 5, 6].map(() => [0, 24 * 60] as const);
@@ -205,17 +225,50 @@ function parseOverride(value: unknown, where: string): ParsedOverride {
   return { ...part, record };
 }
 
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function dateOf(value: unknown, where: string): string {
+  const ok = typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
+  if (!ok || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) {
+    fail(where, `'${String(value)}' is not a date YYYY-MM-DD`);
+  }
+  return value;
+}
+
+function parseBlackout(value: unknown, where: string): CallingBlackout {
+  const fields = onlyKeys(value, ['reason', 'from', 'to', 'countries', 'states'], where);
+  if (typeof fields.reason !== 'string' || fields.reason.trim() === '') {
+    fail(`${where}.reason`, 'is required: say why no calls are made');
+  }
+  if (fields.to === undefined) fail(`${where}.to`, 'is required: a blackout ends (its last date, included)');
+  const from = dateOf(fields.from, `${where}.from`);
+  const to = dateOf(fields.to, `${where}.to`);
+  if (to < from) fail(`${where}.to`, `'${to}' is before from '${from}'`);
+  const states = fields.states === undefined ? undefined : codes(fields.states, `${where}.states`);
+  return {
+    reason: fields.reason,
+    from,
+    to,
+    countries: codes(fields.countries, `${where}.countries`),
+    ...(states ? { states } : {}),
+  };
+}
+
 /** Checks a team's calling settings (they come from a config file: anything may be in it). */
 export function parseSettings(settings: unknown, where = 'calling'): ParsedSettings {
   const none = { policyName: undefined, policy: undefined, policyByCountry: new Map<string, ParsedPart>() };
-  if (settings === undefined) return { ...none, defaultWeek: undefined, overrides: [] };
-  const s = onlyKeys(settings, ['policy', 'default_hours', 'overrides'], where);
-  if (s.overrides !== undefined && !Array.isArray(s.overrides)) fail(`${where}.overrides`, 'must be a list');
+  if (settings === undefined) return { ...none, defaultWeek: undefined, overrides: [], blackouts: [] };
+  const s = onlyKeys(settings, ['policy', 'default_hours', 'overrides', 'blackouts'], where);
+  for (const list of ['overrides', 'blackouts']) {
+    if (s[list] !== undefined && !Array.isArray(s[list])) fail(`${where}.${list}`, 'must be a list');
+  }
   const overrides = ((s.overrides ?? []) as unknown[]).map((o, i) => parseOverride(o, `${where}.overrides[${i}]`));
+  const blackouts = ((s.blackouts ?? []) as unknown[]).map((b, i) => parseBlackout(b, `${where}.blackouts[${i}]`));
   return {
     ...(s.policy === undefined ? none : parsePolicy(s.policy, `${where}.policy`)),
     defaultWeek: s.default_hours === undefined ? undefined : parseHours(s.default_hours, `${where}.default_hours`),
     overrides,
+    blackouts,
   };
 }
 
@@ -442,7 +495,15 @@ export class RuleBook {
     const days = weekText(week);
     const labels = holidays.map((h) => h.label).join(', ');
     const text = holidays.length > 0 && days !== 'no calls' ? `${days}; not on public holidays (${labels})` : days;
-    // The text says everything the windows depend on (days, hours and whose holidays), so it is the key too.
-    return { key: text, week, holidays, applied, override: override?.record ?? null, text };
+    // A blackout reaches a number of its countries, and of its states or of a state not known (the stricter).
+    const blackouts = this.settings.blackouts.filter(
+      (b) =>
+        b.countries.some((c) => countries.includes(c)) &&
+        (!b.states || state === null || (typeof state === 'string' && b.states.includes(state))),
+    );
+    const marks = blackouts.map((b) => this.settings.blackouts.indexOf(b)).join(',');
+    // The text says what the weekly windows depend on (days, hours and whose holidays); the key adds the blackouts.
+    const key = marks === '' ? text : `${text}#blackouts ${marks}`;
+    return { key, week, holidays, applied, override: override?.record ?? null, text, blackouts };
   }
 }

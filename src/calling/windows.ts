@@ -72,6 +72,8 @@ export class WindowCalculator {
   }
 
   private computeDay(zone: string, rule: EffectiveRule, date: LocalDate, iso: string): DayWindow {
+    const blackout = rule.blackouts.find((b) => b.from <= iso && iso <= b.to);
+    if (blackout) return { closed: `blackout to ${blackout.to}: ${blackout.reason}` };
     const weekday = weekdayOf(date);
     const hours = rule.week[weekday];
     if (!hours) return { closed: `no calls on ${DAY_NAMES[weekday]}` };
