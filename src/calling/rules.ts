@@ -61,6 +61,7 @@ export interface RulesFile {
 }
 
 const ECFR = 'https://www.ecfr.gov/current';
+const PA_AG = 'https://www.attorneygeneral.gov/protect-yourself/consumer-advisories';
 const HOLIDAYS: ClosedOn[] = ['public_holidays'];
 
 interface StateFields {
@@ -92,7 +93,7 @@ function state(country: string, code: string, f: StateFields): StateRule {
 
 const us = (code: string, f: StateFields): StateRule => state('US', code, f);
 
-/** US states and DC without a calling-hours rule stricter than the federal one (their own laws repeat 8 a.m.–9 p.m.). */
+/** US states and DC without a calling-hours rule stricter than the federal one (theirs repeat 8 a.m.–9 p.m.). */
 const US_FEDERAL_ONLY =
   'AK AZ AR CA CO DE DC GA HI ID IL IN IA KS ME MO MT NE NH NJ NY NC ND OH OR SC SD TN VT VA WV WI WY'.split(' ');
 
@@ -110,7 +111,7 @@ const US_STATES: readonly StateRule[] = [
     hours: { 'mon-sun': '09:00-20:00' },
     law: 'Conn. Gen. Stat. 42-288a, as amended by P.A. 23-98',
     url: 'https://www.cga.ct.gov/current/pub/chap_743c.htm',
-    note: 'applied at every date: the hours before P.A. 23-98 are not established here, and 09:00-20:00 is the stricter reading',
+    note: 'applied at every date: the hours before P.A. 23-98 are not established here (09:00-20:00 is stricter)',
   }),
   us('FL', {
     hours: EVERY_DAY_8_TO_8,
@@ -128,7 +129,7 @@ const US_STATES: readonly StateRule[] = [
     holidays: true,
     law: 'Louisiana Telephone Solicitation Relief Act, La. R.S. 45:844.11 et seq.; LPSC rules',
     url: 'https://www.lpsc.louisiana.gov/',
-    note: 'no calls on Sundays or legal holidays; the LPSC names the holidays it enforces, dnc closes on every state public holiday (stricter)',
+    note: 'no calls on Sundays or legal holidays; the LPSC names those it enforces: dnc closes on all (stricter)',
   }),
   us('MA', {
     hours: EVERY_DAY_8_TO_8,
@@ -151,14 +152,14 @@ const US_STATES: readonly StateRule[] = [
     hours: { 'mon-sun': '09:00-21:00' },
     law: 'Minn. Stat. 325E.27',
     url: 'https://www.revisor.mn.gov/statutes/cite/325E.27',
-    note: 'the section speaks of prerecorded messages; whether it reaches live calls is unclear: dnc applies it to every call (stricter)',
+    note: 'the section speaks of prerecorded messages; whether it reaches live calls is unclear: dnc applies it to all',
   }),
   us('MS', {
     hours: { 'mon-sat': '08:00-20:00' },
     holidays: true,
     law: 'Miss. Code Ann. 77-3-725; Mississippi Public Service Commission Telephone Solicitation rules',
     url: 'https://www.psc.ms.gov/',
-    note: 'no calls on Sundays; compliance summaries differ on legal holidays (Miss. Code 3-3-7): dnc closes on them (stricter)',
+    note: 'no calls on Sundays; summaries differ on legal holidays (Miss. Code 3-3-7): dnc closes on them (stricter)',
   }),
   us('NM', {
     hours: { 'mon-sun': '09:00-21:00' },
@@ -182,15 +183,15 @@ const US_STATES: readonly StateRule[] = [
     until: '2019-12-03',
     suffix: '1996',
     law: 'Telemarketer Registration Act, 73 P.S. 2245(a), before Act 73 of 2019',
-    url: 'https://www.attorneygeneral.gov/protect-yourself/consumer-advisories/telemarketing-information-you-need-to-know/',
+    url: `${PA_AG}/telemarketing-information-you-need-to-know/`,
     note: 'summaries differ on Sundays (8 a.m. or 1:30 p.m.): dnc takes 13:30 (stricter)',
   }),
   us('PA', {
     hours: { 'mon-sat': '08:00-21:00', sun: '13:30-21:00' },
     holidays: true,
     from: '2019-12-03',
-    law: 'Telemarketer Registration Act, 73 P.S. 2245(a)(10), as amended by Act 73 of 2019 (HB 318): no calls on legal holidays',
-    url: 'https://www.jenkinslaw.org/blog/2019/12/03/amendments-pennsylvanias-telemarketer-registration-act-effective-today',
+    law: 'Telemarketer Registration Act, 73 P.S. 2245(a)(10), as amended by Act 73 of 2019 (HB 318): legal holidays',
+    url: 'https://mslawgroup.com/regulatory-alert-pennsylvania-amends-telemarketing-registration-act/',
     note: 'summaries differ on Sundays (8 a.m. or 1:30 p.m.): dnc takes 13:30 (stricter)',
   }),
   us('RI', {
@@ -328,7 +329,7 @@ export const CALLING_RULES: RulesFile = {
         law: 'Marketing Association Telemarketing Code of Practice, calling times',
         url: 'https://www.marketing.org.nz/',
       },
-      note: 'no calls on Sundays or public holidays; summaries give 8 or 9 a.m. as the start: dnc takes 09:00 (stricter)',
+      note: 'no calls on Sundays or public holidays; summaries give 8 or 9 a.m. to start: dnc takes 09:00 (stricter)',
     },
     {
       id: 'IE',
@@ -340,7 +341,7 @@ export const CALLING_RULES: RulesFile = {
         law: 'Central Bank of Ireland Consumer Protection Code 2012, provision 3.41 (unsolicited contact)',
         url: 'https://www.centralbank.ie/regulation/consumer-protection/consumer-protection-codes-regulations',
       },
-      note: 'binds regulated financial firms; no general hours rule (S.I. 336/2011 has none): dnc applies it to every call (stricter)',
+      note: 'binds regulated financial firms; S.I. 336/2011 sets no hours: dnc applies it to every call (stricter)',
     },
     {
       id: 'DE',
