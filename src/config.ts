@@ -204,7 +204,7 @@ const CONFIG_PATH_KEYS: ReadonlySet<ConfigStringKey> = new Set(['api_key_file', 
  * (another user's home) is refused rather than taken for a folder named `~user`: dnc cannot look it up as the shell
  * does, and a path that silently names nothing would fail later, further from the cause.
  */
-function expandHome(value: string, homedir: string, file: string, name: string): string {
+export function expandHome(value: string, homedir: string, file: string, name: string): string {
   if (value === '~') return homedir;
   if (value.startsWith('~/')) return path.join(homedir, value.slice(2));
   if (value.startsWith('~'))
@@ -275,62 +275,8 @@ export async function loadConfigFile(flags: GlobalFlags, env: Env, homedir: stri
   return { path: configPath, file, warnings };
 }
 
-/** A team's calling settings, and where they came from (to name them in errors and in the evidence). */
-export interface CallingSettingsSource {
-  /** The settings as written (src/calling checks them); undefined when none are given. */
-  settings: unknown;
-  source: ValueSource;
-  /** What error messages call them: '--calling-settings FILE: calling', 'config file FILE: calling'. */
-  name: string;
-}
-
-/**
- * The calling settings: --calling-settings FILE > DNC_CALLING_SETTINGS > "calling" in the config file (a profile's
- * replaces the top level's). A file others may write is refused, as a config file is: an override in it sets the
- * law's calling hours aside.
- */
-export async function resolveCallingSettings(
-  flags: GlobalFlags,
-  env: Env,
-  homedir: string,
-  cwd: string,
-  flagFile?: string,
-): Promise<CallingSettingsSource> {
-  const given = pick<string>([flagFile, 'flag'], [env.DNC_CALLING_SETTINGS, 'env']);
-  if (given) {
-    const file = path.resolve(cwd, given.value);
-    const by = given.source === 'flag' ? '--calling-settings' : 'DNC_CALLING_SETTINGS';
-    const judged = await judgeFile(file, 'the calling settings file');
-    let text: string;
-    try {
-      text = await readFile(judged?.path ?? file, 'utf8');
-    } catch (err) {
-      throw usageError('E_CONFIG_UNREADABLE', `cannot read the calling settings ${file} (${by}): ${describe(err)}`, {
-        hint: `check the path given with ${by}`,
-        cause: err,
-      });
-    }
-    let settings: unknown;
-    try {
-      settings = JSON.parse(text);
-    } catch (err) {
-      throw usageError(
-        'E_CONFIG_INVALID',
-        `the calling settings ${file} (${by}) are not valid JSON: ${describe(err)}`,
-        {
-          hint: 'the file holds one object, as the "calling" section of a config file (see docs/calling.md)',
-          cause: err,
-        },
-      );
-    }
-    return { settings, source: given.source, name: `${by} ${file}: calling` };
-  }
-  const { path: configPath, file } = await loadConfigFile(flags, env, homedir);
-  if (file.calling === undefined) return { settings: undefined, source: 'default', name: 'calling' };
-  return { settings: file.calling, source: 'config', name: `config file ${configPath}: calling` };
-}
-
-function describe(err: unknown): string {
+/** A file error's code (ENOENT …), else its message. */
+export function describe(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? (err as Error).message;
 }
 
@@ -353,7 +299,7 @@ async function readKeyFile(file: string, warnings: string[]): Promise<string> {
   }
 }
 
-function pick<T>(...candidates: Array<[T | undefined, ValueSource]>): Sourced<T> | undefined {
+export function pick<T>(...candidates: Array<[T | undefined, ValueSource]>): Sourced<T> | undefined {
   for (const [value, source] of candidates) {
     if (value !== undefined && value !== '') return { value, source };
   }

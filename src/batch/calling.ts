@@ -1,6 +1,6 @@
 // The calling settings a batch's calling columns are computed under: resolved when a batch starts, recorded in its
 // journal, kept as recorded when it is resumed (its outputs stay a function of the input, the journal and the rules).
-import { resolveCallingSettings } from '../config.js';
+import { resolveCallingSettings } from '../calling-settings.js';
 import type { BatchCalling, BatchMeta } from '../journal/types.js';
 import { callingWindowsOf } from '../results/calling-cells.js';
 import type { RunContext } from './job.js';

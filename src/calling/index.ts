@@ -2,14 +2,15 @@
 import { createHash } from 'node:crypto';
 import { usageError } from '../errors.js';
 import { dateHolidaysCalendar, type HolidayCalendar } from './holidays.js';
-import { parseSettings, RuleBook, type EffectiveRule } from './policy.js';
+import { latestRule, parseSettings, RuleBook, ruleOn, type DatedRule } from './policy.js';
 import type { CallingWindow, LocalTime } from './types.js';
 import { CALLING_RULES, type RulesFile } from './rules.js';
-import { isoLocal, wallTime } from './tz.js';
+import { isoDate, isoLocal, wallTime } from './tz.js';
 import { DAY, HORIZON_DAYS, WindowCalculator, type Interval } from './windows.js';
-import { placeOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
+import { countriesOfCallingCode, governingCountry } from '../phone/countries.js';
+import { reachOf, significantDigits, ZONE_DATA_VERSION, type NumberPlace } from './zones.js';
 
-export type { CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
+export type { CallingBlackout, CallingOverride, CallingPolicy, CallingSettings } from './policy.js';
 export type { HolidayCalendar, HolidayRegion } from './holidays.js';
 export { CALLING_RULES } from './rules.js';
 export { HORIZON_DAYS } from './windows.js';
@@ -106,10 +107,12 @@ export class CallingWindows {
     const key = `${number.country ?? ''}${significantDigits(number.e164)}`;
     let profile = this.profiles.get(key);
     if (profile === undefined) {
-      const place = placeOf(number.e164, number.country);
-      const country = number.country?.toUpperCase();
-      // A US number whose state is not known gets every state's stricter rule (null); elsewhere there are none.
-      const rule = this.book.ruleFor(country, place.state ?? (country === 'US' ? null : undefined));
+      // The service's country governs: it files Guernsey, Jersey and Isle of Man numbers under GB.
+      const country = governingCountry(number.country?.toUpperCase());
+      const { place, countries } = reachOf(number.e164, country, countriesOfCallingCode);
+      // A US number whose state is not known gets every state's rule (null); elsewhere there are none.
+      const state = place.state ?? (countries.includes('US') ? null : undefined);
+      const rule = this.book.ruleForAny(countries, state);
       profile = { place, rule, slotKey: `${place.zonesText}#${rule.key}`, at: NaN, window: undefined };
       this.profiles.set(key, profile);
     }
@@ -121,9 +124,13 @@ export class CallingWindows {
     return this.profileOf(number).place.zonesText;
   }
 
-  /** The weekly local rule as text: the `dnc_calling_window` column (depends on the number and the rules only). */
-  weeklyRule(number: CallingNumber): string {
-    return this.profileOf(number).rule.text;
+  /**
+   * The weekly local rule as text: the `dnc_calling_window` column (depends on the number and the rules only): the
+   * rule in force at `at`, or without it the pack's latest.
+   */
+  weeklyRule(number: CallingNumber, at?: number): string {
+    const { place, rule } = this.profileOf(number);
+    return (at === undefined ? latestRule(rule) : ruleOn(rule, localDate(place, at))).text;
   }
 
   /** The number's window at instant `at`: inside it now, and the window in progress or the next one. */
@@ -138,11 +145,14 @@ export class CallingWindows {
     return profile.window;
   }
 
-  private computeWindow({ place, rule }: Profile, t: number): CallingWindow {
-    const found = this.calculator.windowAt(place, rule, t);
+  private computeWindow({ place, rule: dated }: Profile, t: number): CallingWindow {
+    const found = this.calculator.windowAt(place, dated, t);
+    // The rule in force at the instant, by its local date (in the first zone: the pack's dates are local dates).
+    const date = localDate(place, t);
+    const rule = ruleOn(dated, date);
     const local_times = place.timeZones.map((zone): LocalTime => {
       const wall = wallTime(zone, t);
-      const today = this.calculator.dayWindow(zone, rule, wall);
+      const today = this.calculator.dayWindow(zone, dated, wall);
       return Object.freeze({
         time_zone: zone,
         local_time: isoLocal(wall),
@@ -163,6 +173,7 @@ export class CallingWindows {
       rules: rule.applied,
       policy: rule.applied.some((a) => a.startsWith('policy')) ? (this.policyName ?? 'policy') : null,
       override: rule.override,
+      blackout: rule.blackouts.find((b) => b.from <= date && date <= b.to) ?? null,
       rules_version: this.rulesVersion,
     });
   }
@@ -211,9 +222,14 @@ export class CallingWindows {
   }
 }
 
+/** The local date at an instant in the number's first zone (UTC when it has none). */
+function localDate(place: NumberPlace, t: number): string {
+  return isoDate(wallTime(place.timeZones[0] ?? 'UTC', t));
+}
+
 interface Profile {
   readonly place: NumberPlace;
-  readonly rule: EffectiveRule;
+  readonly rule: DatedRule;
   /** Zones and rule: what a slot's answer depends on. */
   readonly slotKey: string;
   /** The last instant asked about, and its answer. */

@@ -2,7 +2,7 @@
 // narrow them) and an explicit override (which may widen them, and is recorded), checked as they enter.
 import { usageError } from '../errors.js';
 import type { HolidayRegion } from './holidays.js';
-import type { ClosedOn, HoursSpec, RulesFile } from './rules.js';
+import type { ClosedOn, CountryRule, HoursSpec, RuleRecord, RulesFile } from './rules.js';
 
 /** A team's stricter rules: for every number, and per country. Days not named in `hours` have no calls. */
 export interface CallingPolicy {
@@ -31,6 +31,21 @@ export interface CallingOverride {
   readonly closed_on?: readonly ClosedOn[];
 }
 
+/**
+ * Dates a team adds on which no number of its countries (and states) is called: a state of emergency, a company
+ * holiday. Local dates, both included; the end date is required, so that a blackout never outlives its cause.
+ */
+export interface CallingBlackout {
+  readonly reason: string;
+  /** 'YYYY-MM-DD', the first local date without calls. */
+  readonly from: string;
+  /** 'YYYY-MM-DD', the last local date without calls. */
+  readonly to: string;
+  readonly countries: readonly string[];
+  /** Only numbers of these states (USPS codes, Canadian provinces); a number whose state is not known is one. */
+  readonly states?: readonly string[];
+}
+
 /** The calling settings a team keeps in its config. */
 export interface CallingSettings {
   readonly policy?: CallingPolicy;
@@ -38,6 +53,8 @@ export interface CallingSettings {
   readonly default_hours?: HoursSpec;
   /** The first override whose countries (and states) include a number's applies to it. */
   readonly overrides?: readonly CallingOverride[];
+  /** Every blackout whose countries (and states) include a number's closes its dates. */
+  readonly blackouts?: readonly CallingBlackout[];
 }
 
 /** A day's window in local minutes [start, end), or null for a day without calls. Index 0 is Sunday. */
@@ -58,6 +75,8 @@ export interface EffectiveRule {
   readonly override: CallingOverride | null;
   /** The weekly local rule as text: 'Mon-Fri 09:00-20:00; Sat 09:00-17:00; not on public holidays (AU)'. */
   readonly text: string;
+  /** The team's blackouts that reach the number, as configured. */
+  readonly blackouts: readonly CallingBlackout[];
 }
 
 const DAY_NAMES = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -156,6 +175,7 @@ export interface ParsedSettings {
   readonly policyByCountry: ReadonlyMap<string, ParsedPart>;
   readonly defaultWeek: Week | undefined;
   readonly overrides: readonly ParsedOverride[];
+  readonly blackouts: readonly CallingBlackout[];
 }
 
 const ALWAYS: Week = [0, 1, 2, 3, 4, 5, 6].map(() => [0, 24 * 60] as const);
@@ -205,17 +225,50 @@ function parseOverride(value: unknown, where: string): ParsedOverride {
   return { ...part, record };
 }
 
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function dateOf(value: unknown, where: string): string {
+  const ok = typeof value === 'string' && DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
+  if (!ok || new Date(`${value}T00:00:00Z`).toISOString().slice(0, 10) !== value) {
+    fail(where, `'${String(value)}' is not a date YYYY-MM-DD`);
+  }
+  return value;
+}
+
+function parseBlackout(value: unknown, where: string): CallingBlackout {
+  const fields = onlyKeys(value, ['reason', 'from', 'to', 'countries', 'states'], where);
+  if (typeof fields.reason !== 'string' || fields.reason.trim() === '') {
+    fail(`${where}.reason`, 'is required: say why no calls are made');
+  }
+  if (fields.to === undefined) fail(`${where}.to`, 'is required: a blackout ends (its last date, included)');
+  const from = dateOf(fields.from, `${where}.from`);
+  const to = dateOf(fields.to, `${where}.to`);
+  if (to < from) fail(`${where}.to`, `'${to}' is before from '${from}'`);
+  const states = fields.states === undefined ? undefined : codes(fields.states, `${where}.states`);
+  return {
+    reason: fields.reason,
+    from,
+    to,
+    countries: codes(fields.countries, `${where}.countries`),
+    ...(states ? { states } : {}),
+  };
+}
+
 /** Checks a team's calling settings (they come from a config file: anything may be in it). */
 export function parseSettings(settings: unknown, where = 'calling'): ParsedSettings {
   const none = { policyName: undefined, policy: undefined, policyByCountry: new Map<string, ParsedPart>() };
-  if (settings === undefined) return { ...none, defaultWeek: undefined, overrides: [] };
-  const s = onlyKeys(settings, ['policy', 'default_hours', 'overrides'], where);
-  if (s.overrides !== undefined && !Array.isArray(s.overrides)) fail(`${where}.overrides`, 'must be a list');
+  if (settings === undefined) return { ...none, defaultWeek: undefined, overrides: [], blackouts: [] };
+  const s = onlyKeys(settings, ['policy', 'default_hours', 'overrides', 'blackouts'], where);
+  for (const list of ['overrides', 'blackouts']) {
+    if (s[list] !== undefined && !Array.isArray(s[list])) fail(`${where}.${list}`, 'must be a list');
+  }
   const overrides = ((s.overrides ?? []) as unknown[]).map((o, i) => parseOverride(o, `${where}.overrides[${i}]`));
+  const blackouts = ((s.blackouts ?? []) as unknown[]).map((b, i) => parseBlackout(b, `${where}.blackouts[${i}]`));
   return {
     ...(s.policy === undefined ? none : parsePolicy(s.policy, `${where}.policy`)),
     defaultWeek: s.default_hours === undefined ? undefined : parseHours(s.default_hours, `${where}.default_hours`),
     overrides,
+    blackouts,
   };
 }
 
@@ -260,17 +313,58 @@ interface Law {
   holidays: HolidayRule[];
 }
 
-/** The rules file compiled once: the effective rule of each (country, state) asked for, kept. */
+/** A number's rule through time: the effective rule of each era of the pack, in order. */
+export interface DatedRule {
+  /** Identifies the rule among those of one CallingWindows (for caches). */
+  readonly key: string;
+  /** `from`: the era's first local date ('YYYY-MM-DD'); null for the first, which reaches back without end. */
+  readonly eras: readonly { readonly from: string | null; readonly rule: EffectiveRule }[];
+}
+
+/** The rule in force on a local date ('YYYY-MM-DD'). */
+export function ruleOn(dated: DatedRule, date: string): EffectiveRule {
+  let rule = dated.eras[0]!.rule;
+  for (const era of dated.eras) {
+    if (era.from !== null && era.from > date) break;
+    rule = era.rule;
+  }
+  return rule;
+}
+
+/** The rule in force now and from now on: the last era's. */
+export function latestRule(dated: DatedRule): EffectiveRule {
+  return dated.eras[dated.eras.length - 1]!.rule;
+}
+
+/** Is a rule of the pack in force on local date `on`? */
+function inForce(r: RuleRecord, on: string): boolean {
+  return (r.effective_from === null || r.effective_from <= on) && (r.until === undefined || on < r.until);
+}
+
+/** The earliest date any era may start: before every rule of the pack. */
+const BEGINNING = '0000-01-01';
+
+/** The rules pack compiled once: the dated rule of each (country, state) asked for, kept. */
 export class RuleBook {
-  private readonly cache = new Map<string, EffectiveRule>();
-  private readonly byCountry = new Map<string, RulesFile['countries'][number]>();
+  private readonly cache = new Map<string, DatedRule>();
+  private readonly byCountry = new Map<string, CountryRule[]>();
   private readonly parsedWeeks = new Map<object, Week>();
+  /** Every date on which some rule of the pack begins or ends, sorted: the eras' starts. */
+  private readonly changes: readonly string[];
 
   constructor(
     private readonly rules: RulesFile,
     private readonly settings: ParsedSettings,
   ) {
-    for (const rule of rules.countries) for (const country of rule.countries) this.byCountry.set(country, rule);
+    for (const rule of rules.countries) {
+      for (const country of rule.countries) this.byCountry.set(country, [...(this.byCountry.get(country) ?? []), rule]);
+    }
+    const dates = new Set<string>();
+    for (const r of [...rules.countries, ...rules.states]) {
+      if (r.effective_from !== null) dates.add(r.effective_from);
+      if (r.until !== undefined) dates.add(r.until);
+    }
+    this.changes = [...dates].sort();
   }
 
   private weekOf(hours: HoursSpec, where: string): Week {
@@ -283,17 +377,40 @@ export class RuleBook {
   }
 
   /**
-   * The rule for a number of `country` in `state`; `state` undefined for a number outside the US, null for a US
-   * number whose state is not known, which gets every state's stricter rule at once.
+   * The rule for a number of `country` in `state` through time; `state` undefined for a number outside the US,
+   * null for a US number whose state is not known, which gets every state's rule at once.
    */
-  ruleFor(country: string | undefined, state: string | null | undefined): EffectiveRule {
-    const key = `${country ?? ''}|${state === null ? '?' : (state ?? '')}`;
+  ruleFor(country: string | undefined, state: string | null | undefined): DatedRule {
+    return this.ruleForAny(country === undefined ? [] : [country], state);
+  }
+
+  /**
+   * The strictest of the rules of several countries at once, for a number that could be in any of them (a NANP
+   * toll-free number, one whose country is not known): each day the overlap of their windows, closed on each one's
+   * holidays. An override applies only to a number of one country.
+   */
+  ruleForAny(countries: readonly string[], state: string | null | undefined): DatedRule {
+    const codes = countries.map((c) => c.toUpperCase());
+    const key = `${codes.join(',')}|${state === null ? '?' : (state ?? '')}`;
     let rule = this.cache.get(key);
     if (rule === undefined) {
-      rule = this.compile(country?.toUpperCase(), state);
+      rule = this.dated(codes, state);
       this.cache.set(key, rule);
     }
     return rule;
+  }
+
+  /** One era per change of the pack, merged where nothing about the number changed. */
+  private dated(countries: readonly string[], state: string | null | undefined): DatedRule {
+    const eras: { from: string | null; rule: EffectiveRule }[] = [];
+    for (const from of [null, ...this.changes]) {
+      const rule = this.compile(countries, state, from ?? BEGINNING);
+      const last = eras[eras.length - 1];
+      if (last && last.rule.key === rule.key && last.rule.applied.join() === rule.applied.join()) continue;
+      eras.push({ from, rule });
+    }
+    const key = eras.length === 1 ? eras[0]!.rule.key : eras.map((e) => `${e.from ?? ''}>${e.rule.key}`).join('|');
+    return { key, eras };
   }
 
   /** The first override whose countries (and states) hold the number. */
@@ -305,49 +422,69 @@ export class RuleBook {
     });
   }
 
-  /** The law for the number: its country's rule (or the default) narrowed by its state's (every state's if unknown). */
-  private law(country: string | undefined, state: string | null | undefined): Law {
-    const rule = country === undefined ? undefined : this.byCountry.get(country);
-    const holidays: HolidayRule[] = [];
-    let week: Week;
+  /** The default (or the team's default_hours), closed on the country's public holidays as the pack's default is. */
+  private defaultLaw(country: string | undefined, applied: string[]): Law {
+    const week = this.settings.defaultWeek ?? this.weekOf(this.rules.default.hours, 'rules default');
+    applied.push(this.settings.defaultWeek ? 'default_hours' : this.rules.default.id);
+    const closed = this.rules.default.closed_on?.length && country !== undefined;
+    return { week, applied, holidays: closed ? [{ country, label: country }] : [] };
+  }
+
+  /**
+   * The law for the number on local date `on`: its country's rule in force (or the default) narrowed by its state's
+   * (every state's if unknown).
+   */
+  private law(country: string | undefined, state: string | null | undefined, on: string): Law {
+    const rule = country === undefined ? undefined : this.byCountry.get(country)?.find((r) => inForce(r, on));
     const applied: string[] = [];
-    if (rule) {
-      week = this.weekOf(rule.hours, `rules ${rule.id}`);
-      applied.push(rule.id);
-      if (rule.closed_on?.length && country !== undefined) holidays.push({ country, label: country });
+    let law: Law;
+    if (rule?.hours) {
+      const closed = rule.closed_on?.length && country !== undefined;
+      law = { week: this.weekOf(rule.hours, `rules ${rule.id}`), applied: [rule.id], holidays: [] };
+      if (closed) law.holidays.push({ country, label: country });
     } else {
-      week = this.settings.defaultWeek ?? this.weekOf(this.rules.default.hours, 'rules default');
-      applied.push(this.settings.defaultWeek ? 'default_hours' : this.rules.default.id);
+      // A country the pack names without hours of its own says so: its id, then the default that applies.
+      if (rule) applied.push(rule.id);
+      law = this.defaultLaw(country, applied);
     }
     const lawCountry = rule?.countries[0] ?? country;
     for (const s of this.rules.states) {
       if (s.country !== lawCountry || (state !== null && s.state !== state)) continue;
-      week = narrow(week, this.weekOf(s.hours, `rules ${s.id}`));
-      applied.push(s.id);
-      if (s.closed_on?.length) holidays.push({ country: s.country, state: s.state, label: s.id });
+      if (s.hours === null || !inForce(s, on)) continue;
+      law.week = narrow(law.week, this.weekOf(s.hours, `rules ${s.id}`));
+      law.applied.push(s.id);
+      const label = `${s.country}-${s.state}`;
+      if (s.closed_on?.length) law.holidays.push({ country: s.country, state: s.state, label });
     }
-    return { week, applied, holidays };
+    return law;
   }
 
-  private compile(country: string | undefined, state: string | null | undefined): EffectiveRule {
-    const override = this.overrideFor(country, state);
-    const overridden = (o: ParsedOverride): Law => ({
-      week: o.week,
-      applied: ['override'],
-      holidays: o.closedOn.length > 0 && country !== undefined ? [{ country, label: country }] : [],
-    });
-    const base = override ? overridden(override) : this.law(country, state);
+  private compile(countries: readonly string[], state: string | null | undefined, on: string): EffectiveRule {
+    const override = countries.length === 1 ? this.overrideFor(countries[0], state) : undefined;
+    const base: Law = override
+      ? {
+          week: override.week,
+          applied: ['override'],
+          holidays: override.closedOn.length > 0 ? [{ country: countries[0]!, label: countries[0]! }] : [],
+        }
+      : (countries.length === 0 ? [undefined] : countries)
+          .map((c) => this.law(c, state, on))
+          .reduce((a, b) => ({
+            week: narrow(a.week, b.week),
+            applied: [...a.applied, ...b.applied.filter((x) => !a.applied.includes(x))],
+            holidays: [...a.holidays, ...b.holidays],
+          }));
     let { week, holidays } = base;
     const applied = [...base.applied];
-    const byCountry = country === undefined ? undefined : this.settings.policyByCountry.get(country);
-    for (const [name, part] of [
-      ['policy', this.settings.policy],
-      [`policy.${country}`, byCountry],
-    ] as const) {
+    const parts: [string, ParsedPart | undefined, string | undefined][] = [['policy', this.settings.policy, undefined]];
+    for (const c of countries) parts.push([`policy.${c}`, this.settings.policyByCountry.get(c), c]);
+    for (const [name, part, country] of parts) {
       if (!part) continue;
       week = narrow(week, part.week);
       applied.push(name);
-      if (part.closedOn.length > 0 && country !== undefined) holidays.push({ country, label: country });
+      if (part.closedOn.length === 0) continue;
+      // The general policy's holidays are those of every country the number could be in.
+      for (const c of country === undefined ? countries : [country]) holidays.push({ country: c, label: c });
     }
     // A state's calendar holds its country's holidays too: the country's beside it adds nothing; nor does a repeat.
     const withState = new Set(holidays.filter((h) => h.state !== undefined).map((h) => h.country));
@@ -358,7 +495,15 @@ export class RuleBook {
     const days = weekText(week);
     const labels = holidays.map((h) => h.label).join(', ');
     const text = holidays.length > 0 && days !== 'no calls' ? `${days}; not on public holidays (${labels})` : days;
-    // The text says everything the windows depend on (days, hours and whose holidays), so it is the key too.
-    return { key: text, week, holidays, applied, override: override?.record ?? null, text };
+    // A blackout reaches a number of its countries, and of its states or of a state not known (the stricter).
+    const blackouts = this.settings.blackouts.filter(
+      (b) =>
+        b.countries.some((c) => countries.includes(c)) &&
+        (!b.states || state === null || (typeof state === 'string' && b.states.includes(state))),
+    );
+    const marks = blackouts.map((b) => this.settings.blackouts.indexOf(b)).join(',');
+    // The text says what the weekly windows depend on (days, hours and whose holidays); the key adds the blackouts.
+    const key = marks === '' ? text : `${text}#blackouts ${marks}`;
+    return { key, week, holidays, applied, override: override?.record ?? null, text, blackouts };
   }
 }

@@ -1,5 +1,5 @@
 // What a number's window at an instant is made of: the time test alone, under the calling rules (no I/O).
-import type { CallingOverride } from './policy.js';
+import type { CallingBlackout, CallingOverride } from './policy.js';
 
 /** The wall clock and today's window in one of the number's zones. */
 export interface LocalTime {
@@ -39,5 +39,7 @@ export interface CallingWindow {
   readonly policy: string | null;
   /** The override that set the law aside for this number, as configured. */
   readonly override: CallingOverride | null;
+  /** The team's blackout that closes the number's local date at the instant, as configured. */
+  readonly blackout: CallingBlackout | null;
   readonly rules_version: string;
 }

@@ -1,6 +1,6 @@
 // The permitted windows of a set of zones under one rule, as UTC instants: each zone's days, then their overlap.
 import type { HolidayCalendar } from './holidays.js';
-import type { EffectiveRule } from './policy.js';
+import { ruleOn, type DatedRule, type EffectiveRule } from './policy.js';
 import type { NumberPlace } from './zones.js';
 import { addDays, instantOf, isoDate, wallTime, weekdayOf, type LocalDate } from './tz.js';
 
@@ -58,9 +58,10 @@ export class WindowCalculator {
 
   constructor(private readonly holidays: HolidayCalendar) {}
 
-  /** The window of a local day in `zone` under `rule`. */
-  dayWindow(zone: string, rule: EffectiveRule, date: LocalDate): DayWindow {
+  /** The window of a local day in `zone` under the rule in force there that day. */
+  dayWindow(zone: string, dated: DatedRule, date: LocalDate): DayWindow {
     const iso = isoDate(date);
+    const rule = ruleOn(dated, iso);
     const key = `${zone}|${rule.key}|${iso}`;
     let day = this.days.get(key);
     if (day === undefined) {
@@ -71,6 +72,8 @@ export class WindowCalculator {
   }
 
   private computeDay(zone: string, rule: EffectiveRule, date: LocalDate, iso: string): DayWindow {
+    const blackout = rule.blackouts.find((b) => b.from <= iso && iso <= b.to);
+    if (blackout) return { closed: `blackout to ${blackout.to}: ${blackout.reason}` };
     const weekday = weekdayOf(date);
     const hours = rule.week[weekday];
     if (!hours) return { closed: `no calls on ${DAY_NAMES[weekday]}` };
@@ -86,7 +89,7 @@ export class WindowCalculator {
    * The windows open in every one of `zones`, from the start of UTC day `day` (ms / DAY) on, complete up to
    * `span` − 2 days after it.
    */
-  private around(place: Zones, rule: EffectiveRule, day: number, span: number): readonly Interval[] {
+  private around(place: Zones, rule: DatedRule, day: number, span: number): readonly Interval[] {
     const key = `${place.zonesText}#${rule.key}#${day}#${span}`;
     let list = this.spans.get(key);
     if (list === undefined) {
@@ -113,7 +116,7 @@ export class WindowCalculator {
    * The window open at `at` or the next one, in every one of `zones`; undefined when there is none within the
    * horizon (the zones' windows never overlap, or the rule has no calls at all).
    */
-  windowAt(place: Zones, rule: EffectiveRule, at: number, minSpanDays = 0): Interval | undefined {
+  windowAt(place: Zones, rule: DatedRule, at: number, minSpanDays = 0): Interval | undefined {
     if (place.timeZones.length === 0) return undefined;
     const day = Math.floor(at / DAY);
     for (let i = 0; i < SPANS.length; i++) {

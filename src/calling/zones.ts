@@ -143,3 +143,42 @@ export function placeOf(e164: string, country: string | undefined): NumberPlace 
 export function allZones(): string[] {
   return ZONE_NAMES.flatMap((line) => line.split(' '));
 }
+
+/** NANP toll-free area codes (800, 833, 844, 855, 866, 877, 888): a subscriber anywhere in the US or Canada. */
+const NANP_TOLL_FREE = /^\+?18(00|33|44|55|66|77|88)/;
+
+const spans = new Map<string, NumberPlace>();
+
+/**
+ * Where a number is and which countries' rules reach it: its own place and country, or, for a NANP toll-free
+ * number, the US's zones and Canada's with both countries' rules (the strictest of all it could fall under), and
+ * for a number whose country is not known, every country of its calling code.
+ */
+export function reachOf(
+  e164: string,
+  country: string | undefined,
+  candidates: (code: string) => string[],
+): { place: NumberPlace; countries: string[] } {
+  const own = placeOf(e164, country);
+  let countries: string[];
+  if (country === 'US' && NANP_TOLL_FREE.test(e164)) countries = ['US', 'CA'];
+  else if (country === undefined) {
+    const digits = e164.startsWith('+') ? e164.slice(1) : e164;
+    const length = callingCodeLength(data(), digits, undefined);
+    countries = length > 0 ? candidates(digits.slice(0, length)) : [];
+  } else return { place: own, countries: [country] };
+  if (countries.length <= 1) return { place: own, countries };
+  const key = `${countries.join(',')}|${own.zonesText}`;
+  let place = spans.get(key);
+  if (place === undefined) {
+    const zones = [...new Set(countries.flatMap((c) => [...placeOf(e164, c).timeZones]))].sort();
+    place = Object.freeze({
+      ...own,
+      timeZones: Object.freeze(zones),
+      zonesText: zones.join(' '),
+      locationKnown: false,
+    });
+    spans.set(key, place);
+  }
+  return { place, countries };
+}

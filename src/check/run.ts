@@ -10,9 +10,9 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
   parseCountryOption,
-  resolveCallingSettings,
   type ServiceConfig,
 } from '../config.js';
+import { resolveCallingSettings } from '../calling-settings.js';
 import { DncError, ExitCode, inputError, usageError } from '../errors.js';
 import type { EvidenceEnv } from '../evidence/batch-evidence.js';
 import { openCheckEvidence } from '../evidence/check-evidence.js';

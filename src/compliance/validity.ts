@@ -1,5 +1,6 @@
 // How long a scrub stays valid, by country: the register rules' windows (US/CA 31 days, GB 28, AU 30) and a
 // configurable default.
+import { governingCountry } from '../phone/countries.js';
 import { DAY_MS, parseServiceTime } from '../time.js';
 
 /** Days a register verdict may be relied on, by country (FTC TSR: 31 days; CRTC: 31; TPS/CTPS: 28; ACMA: 30). */
@@ -22,8 +23,9 @@ export function validityRules(overrides: Record<string, number> | undefined): Va
   return { byCountry, otherDays };
 }
 
+/** The window of the country whose register governs the number (GB for a Guernsey, Jersey or Isle of Man one). */
 export function windowDays(rules: ValidityRules, country: string): number {
-  return rules.byCountry[country] ?? rules.otherDays;
+  return rules.byCountry[country] ?? rules.byCountry[governingCountry(country) ?? country] ?? rules.otherDays;
 }
 
 /**

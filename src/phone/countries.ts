@@ -197,3 +197,20 @@ export class CountryReader {
     return hit;
   }
 }
+
+/**
+ * Regions whose numbers the service files under another country's register: Guernsey, Jersey and the Isle of Man
+ * share +44 with the UK, and the service answers GB (with the GB register) for them. That country's calling rules
+ * and validity window govern such a number, whatever region libphonenumber's numbering plan places it in.
+ */
+const SERVICE_COUNTRY: Readonly<Record<string, string>> = { GG: 'GB', JE: 'GB', IM: 'GB' };
+
+/** The country whose register, rules and validity window govern a number of `region` (upper case). */
+export function governingCountry(region: string | undefined): string | undefined {
+  return region === undefined ? undefined : (SERVICE_COUNTRY[region] ?? region);
+}
+
+/** The countries a number of this calling code could be in, each as its governing country, once. */
+export function countriesOfCallingCode(code: string): string[] {
+  return [...new Set((countryCallingCodes[code] ?? []).map((r) => governingCountry(r)!))];
+}

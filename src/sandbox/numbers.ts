@@ -28,7 +28,7 @@ function classify(phone: string): NumberCheck {
   if (E164.test(phone)) {
     const parsed = parsePhoneNumberFromString(phone);
     if (!parsed) return { ok: false, error: `phone_number '${phone}' is not a phone number` };
-    const country = parsed.country ?? mainCountryOf(parsed.countryCallingCode);
+    const country = registerCountry(parsed.country ?? mainCountryOf(parsed.countryCallingCode));
     if (!country) return { ok: false, error: `phone_number '${phone}' has no country` };
     return { ok: true, country, e164: phone };
   }
@@ -43,7 +43,7 @@ function classify(phone: string): NumberCheck {
     for (const candidate of [`+${international}`, `+1${digits}`]) {
       const parsed = parsePhoneNumberFromString(candidate);
       if (parsed?.isValid()) {
-        const country = parsed.country ?? mainCountryOf(parsed.countryCallingCode);
+        const country = registerCountry(parsed.country ?? mainCountryOf(parsed.countryCallingCode));
         if (country) return { ok: true, country, e164: parsed.number };
       }
     }
@@ -54,6 +54,17 @@ function classify(phone: string): NumberCheck {
       `phone_number '${phone}' is neither E.164 (+ then 7 to 15 digits) nor a national number the service ` +
       `could match`,
   };
+}
+
+/**
+ * Regions the service files under another country's register, as the real service answers: Guernsey, Jersey and
+ * the Isle of Man share +44, and their numbers come back as GB, checked against the GB register. (The client has
+ * its own copy in src/phone/countries.ts: the emulator shares only wire types with it.)
+ */
+const REGISTER_COUNTRY: Readonly<Record<string, string>> = { GG: 'GB', JE: 'GB', IM: 'GB' };
+
+function registerCountry(region: string | undefined): string | undefined {
+  return region === undefined ? undefined : (REGISTER_COUNTRY[region] ?? region);
 }
 
 function mainCountryOf(callingCode: string): string | undefined {

@@ -4,8 +4,10 @@
 import { callingAnswer, createCallingWindows, type CallingAnswer, type Standing } from '../calling/index.js';
 import { checkCompliance } from '../compliance/check-compliance.js';
 import { complianceSettings, openListForScrub, type ComplianceContext } from '../compliance/settings.js';
-import { parseCountryOption, resolveCallingSettings } from '../config.js';
+import { parseCountryOption } from '../config.js';
+import { resolveCallingSettings } from '../calling-settings.js';
 import { usageError } from '../errors.js';
+import { governingCountry } from '../phone/countries.js';
 import { normalizePhone } from '../phone/normalize.js';
 import type { ComplianceDecision } from '../stores/suppression-types.js';
 
@@ -85,7 +87,8 @@ export async function runNumberWindows(deps: NumberWindowDeps, o: NumberWindowOp
   try {
     for (const { input, phone } of given.values()) {
       const e164 = phone.e164 ?? null;
-      const numberCountry = phone.country;
+      // The country whose register and rules govern it: the service files +44 7911 (Guernsey) under GB.
+      const numberCountry = governingCountry(phone.country);
       const decision = phone.ok ? await compliance.decide(phone.e164) : null;
       const onList = decision?.kind === 'suppressed' ? decision : null;
       const standing: Standing = !phone.ok ? 'invalid' : onList ? 'suppressed' : 'not_checked';

@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { ComplianceContext } from '../compliance/settings.js';
-import { resolveCallingSettings } from '../config.js';
+import { resolveCallingSettings } from '../calling-settings.js';
 import { inputError, usageError } from '../errors.js';
 import type { RecheckReason, VerifyReport } from '../verify/verify.js';
 import { formatInteger } from '../text/numbers.js';

@@ -100,9 +100,17 @@ describe('zones', () => {
     expect(w.state).toBeNull();
     expect(w.time_zones).toContain('Pacific/Honolulu');
     expect(w.time_zones).toContain('America/New_York');
-    expect(w.weekly_rule).toBe('Mon-Sat 10:00-20:00; not on public holidays (US-AL, US-LA)');
-    // 10:00 in Honolulu (20:00Z) to 20:00 in New York (00:00Z).
-    expect(facts(w)).toBe('not now 2026-07-01T20:00:00Z/2026-07-02T00:00:00Z');
+    // Kentucky's 10:00, Rhode Island's 18:00 on weekdays and 17:00 on Saturdays, no Sundays (AL, LA, MS, RI, UT).
+    expect(w.weekly_rule).toBe(
+      'Mon-Fri 10:00-18:00; Sat 10:00-17:00; not on public holidays (US-AL, US-LA, US-MS, US-PA, US-RI, US-UT)',
+    );
+    // A NANP toll-free subscriber may be in Canada too: the CRTC's rule and Canada's zones join the US ones, and the
+    // combined rule holds in every zone: 10:00 in Honolulu (20:00Z) to 18:00 in St John's (NDT, 20:30Z).
+    expect(w.time_zones).toContain('America/St_Johns');
+    expect(w.rules).toContain('CA');
+    expect(facts(w)).toBe('not now 2026-07-01T20:00:00Z/2026-07-01T20:30:00Z');
+    // A geographic number whose state is not known (no digits) gets every state, but not Canada.
+    expect(at(plain, '+1', '2026-07-01T15:00:00Z').rules).not.toContain('CA');
     const mobile = at(plain, '+61412345678', '2026-07-01T00:30:00Z');
     expect(mobile.location_known).toBe(false);
     // 09:00 in Perth (01:00Z) to 20:00 on Lord Howe Island (09:30Z, UTC+10:30 in July).
@@ -162,12 +170,17 @@ describe('rules', () => {
   it('GB, CA and the default for other countries', () => {
     expect(plain.weeklyRule({ e164: '+442079460123', country: 'GB' })).toBe('Mon-Fri 08:00-21:00; Sat-Sun 09:00-21:00');
     expect(plain.weeklyRule({ e164: '+14165551234', country: 'CA' })).toBe('Mon-Fri 09:00-21:30; Sat-Sun 10:00-18:00');
-    expect(plain.weeklyRule({ e164: '+4930123456', country: 'DE' })).toBe('Mon-Fri 09:00-20:00');
+    // Germany has no published rule: the default, and never on its public holidays.
+    expect(plain.weeklyRule({ e164: '+4930123456', country: 'DE' })).toBe(
+      'Mon-Fri 09:00-20:00; not on public holidays (DE)',
+    );
     const other = createCallingWindows({
       tzdataVersion: TZDATA,
       settings: { default_hours: { 'mon-sat': '10:00-18:00' } },
     });
-    expect(other.weeklyRule({ e164: '+4930123456', country: 'DE' })).toBe('Mon-Sat 10:00-18:00');
+    expect(other.weeklyRule({ e164: '+4930123456', country: 'DE' })).toBe(
+      'Mon-Sat 10:00-18:00; not on public holidays (DE)',
+    );
     expect(other.weeklyRule({ e164: NEW_YORK, country: 'US' })).toBe('Mon-Sun 08:00-21:00');
   });
 

@@ -134,7 +134,7 @@ describe('dnc check --json --at: the window at fixed instants, as the table give
     expect(answer(windows[1]!)).toEqual([true, '2026-06-30T12:00:00Z', '2026-07-01T01:00:00Z']);
   });
 
-  it('a number whose place is not known (toll-free) gets every US zone and every state rule, and says so', async () => {
+  it('a toll-free number gets every US and Canadian zone, every state rule and the CRTC rule, and says so', async () => {
     const { windows } = await windowsAt(['+18005551234'], '2026-07-01T15:00:00Z');
     const w = windows[0]!;
     expect(w.location_known).toBe(false);
@@ -142,10 +142,11 @@ describe('dnc check --json --at: the window at fixed instants, as the table give
     expect(w.time_zones).toEqual(
       expect.arrayContaining(['America/New_York', 'America/Los_Angeles', 'Pacific/Honolulu']),
     );
-    // The strictest states (CT, NV from 09:00; KY until 21:00; FL, MD until 20:00) in every zone: 10:00 Hawaii to
-    // 20:00 Eastern.
-    expect(w.weekly_rule).toMatch(/^Mon-Sat 10:00-20:00/);
-    expect(answer(w)).toEqual([false, '2026-07-01T20:00:00Z', '2026-07-02T00:00:00Z']);
+    expect(w.time_zones).toContain('America/St_Johns');
+    // Every state's rule at once (KY from 10:00, RI until 18:00 on weekdays; no Sundays), held in every zone of the
+    // US and Canada (a toll-free subscriber may be in either): 10:00 Hawaii (20:00Z) to 18:00 Newfoundland (20:30Z).
+    expect(w.weekly_rule).toMatch(/^Mon-Fri 10:00-18:00; Sat 10:00-17:00/);
+    expect(answer(w)).toEqual([false, '2026-07-01T20:00:00Z', '2026-07-01T20:30:00Z']);
   });
 });
 

@@ -8,7 +8,7 @@ import { dnc, US_LIST, world, type World } from '../helpers/world.js';
 
 let w: World;
 let output: string;
-const VERSION = 'dnc-rules/2026.11.1 tzdata/2025c date-holidays/3.37.0 libphonenumber/9.0.27';
+const VERSION = 'dnc-rules/2026.12.1 tzdata/2025c date-holidays/3.37.0 libphonenumber/9.0.27';
 
 beforeAll(async () => {
   w = await world();
