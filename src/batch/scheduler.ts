@@ -10,7 +10,7 @@ import { CommitQueue } from './commit-queue.js';
 import {
   localAnswer,
   UNANSWERED_SEND,
-  UNANSWERED_SEND_TEXT,
+  SENT_WITHOUT_ANSWER_TEXT,
   type BatchJournal,
   type FinalAnswer,
   type StoppedReason,
@@ -394,7 +394,8 @@ export class BatchScheduler extends EventEmitter {
     } else {
       // Sent, and no answer came that says what it cost (a timeout, a connection reset, a 5xx without a result):
       // it may have been charged. It is never sent again without --resend-unanswered, as a rerun would decide.
-      const why = `${UNANSWERED_SEND_TEXT} (${e?.message ?? String(err)})`;
+      // This run sent it and heard back (or not) itself: never "an earlier run that stopped" (issue 48).
+      const why = `${SENT_WITHOUT_ANSWER_TEXT} (${e?.message ?? String(err)})`;
       this.queue.push(() => journal.recordFinal(item.id, localAnswer('failed', UNANSWERED_SEND, why)));
       this.team?.settle(item.e164, { kind: 'unanswered' });
       this.fatal ??= e ?? (err as DncError);

@@ -195,6 +195,14 @@ export const UNANSWERED_SEND_TEXT =
   'sent by an earlier run that stopped before the answer came: it may have been charged; a rerun sends it again ' +
   'only with --resend-unanswered';
 
+/**
+ * The same for a send of the run that records it: the request went out and no answer saying what it cost came back
+ * (a timeout, a reset, a 5xx or a redirect with no result); the reason follows in brackets.
+ */
+export const SENT_WITHOUT_ANSWER_TEXT =
+  'sent, and no answer saying whether it was charged came back: it may have been charged; a rerun sends it again ' +
+  'only with --resend-unanswered';
+
 /** One distinct number as the journal holds it. */
 export interface NumberRow {
   id: number;

@@ -248,3 +248,36 @@ describe('a batch stopped by timeouts (issue 48)', () => {
     );
   });
 });
+
+describe("a first run's send answered with no result (issue 48)", () => {
+  it.each([
+    ['a 502 that is not JSON', 502, 'lookup failed: HTTP 502, non-JSON body: <html>bad gateway</html>'],
+    ['a 302', 302, 'lookup failed: HTTP 302'],
+  ])('%s: unanswered_send of this run, never "an earlier run that stopped"', async (_what, status, reason) => {
+    assertBuilt();
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => {
+      res.writeHead(status, status === 302 ? { location: 'http://127.0.0.1:9/x' } : { 'content-type': 'text/html' });
+      res.end(status === 302 ? '' : '<html>bad gateway</html>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    w = await world();
+    try {
+      const port = (server.address() as { port: number }).port;
+      const calls = w.file('calls.csv', ['phone', '+12025550660']);
+      const r = await spawnDnc(['batch', calls, '--retries', '0'], {
+        env: { ...w.env, HOME: NO_HOME, DNC_BASE_URL: `http://127.0.0.1:${port}` },
+        cwd: w.dir,
+        timeoutMs: 60_000,
+      });
+      expect(r.code, r.stderr).toBe(6);
+      const [row] = readCsvObjects(path.join(w.dir, 'calls.results.csv'));
+      expect(row!.dnc_error_code).toBe('unanswered_send');
+      expect(row!.dnc_error).toContain('sent, and no answer saying whether it was charged came back');
+      expect(row!.dnc_error).toContain(reason);
+      expect(row!.dnc_error).not.toContain('earlier run');
+    } finally {
+      server.close();
+    }
+  });
+});
