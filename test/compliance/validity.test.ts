@@ -3,7 +3,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validityRules, ValidityBuilder, validUntilMs, windowDays } from '../../src/compliance/validity.js';
+import {
+  DEFAULT_VALIDITY_DAYS,
+  validityRules,
+  ValidityBuilder,
+  VALIDITY_DAYS,
+  validUntilMs,
+  windowDays,
+} from '../../src/compliance/validity.js';
+import { REPO_ROOT } from '../helpers/cli.js';
 import { parseServiceTime } from '../../src/time.js';
 import { DAY, dnc, world, type World, sameMachine } from '../helpers/world.js';
 import { rewriteOutputAndManifest } from '../helpers/forged-output.js';
@@ -167,5 +175,18 @@ describe('validity of a scrub: manifest, verify, status', () => {
     writeFileSync(fake, '{"manifest_version": 99}');
     expect((await dnc(['status', fake], {})).code).toBe(3);
     expect((await dnc(['status', w.dir, '--expiring', 'soon'], {})).code).toBe(2);
+  });
+});
+
+describe("docs/verify.md's --max-age defaults (issue 48: the prose said 31 days for all but AU)", () => {
+  it('name the days each country gets, and the default, as validity.ts has them', () => {
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs', 'verify.md'), 'utf8');
+    const bullet = doc.split('\n- ').find((b) => b.startsWith('`--max-age` default'))!;
+    const said = new Map<string, number>();
+    for (const [, days, whom] of bullet.matchAll(/\*\*(\d+) days for ([^*]+)\*\*/g)) {
+      for (const code of whom!.match(/\b[A-Z]{2}\b/g) ?? []) said.set(code, Number(days));
+      if (/every other country/.test(whom!)) said.set('other', Number(days));
+    }
+    expect(Object.fromEntries(said)).toEqual({ ...VALIDITY_DAYS, other: DEFAULT_VALIDITY_DAYS });
   });
 });
