@@ -43,7 +43,8 @@ const TABLE: Record<string, readonly [string, string]> = {
   '+61291234568': ['Australia/Sydney', 'Mon-Fri 09:00-20:00; Sat 09:00-17:00; not on public holidays (AU)'], // not_checked
   '+34912345678': ['Europe/Madrid', 'Mon-Fri 09:00-21:00; not on public holidays (ES)'],
   '+442079460102': ['Europe/London', 'Mon-Fri 08:00-21:00; Sat-Sun 09:00-21:00'],
-  '+493012345100': ['Europe/Berlin', 'Mon-Fri 09:00-20:00'], // DE: the default rule
+  // DE: no published hours rule, so the default, closed on public holidays (docs/calling.md)
+  '+493012345100': ['Europe/Berlin', 'Mon-Fri 09:00-20:00; not on public holidays (DE)'],
 };
 /** The same numbers under the policy below: Monday to Friday, 09:00 to 19:00, on top of the law. */
 const POLICY = { policy: { name: 'Acme', hours: { 'mon-fri': '09:00-19:00' } } };
@@ -54,7 +55,7 @@ const UNDER_POLICY: Record<string, string> = {
   '+61291234568': 'Mon-Fri 09:00-19:00; not on public holidays (AU)',
   '+34912345678': 'Mon-Fri 09:00-19:00; not on public holidays (ES)',
   '+442079460102': 'Mon-Fri 09:00-19:00',
-  '+493012345100': 'Mon-Fri 09:00-19:00',
+  '+493012345100': 'Mon-Fri 09:00-19:00; not on public holidays (DE)',
 };
 const NUMBERS = Object.keys(TABLE);
 /** The AU number is webhook-only: not_checked without --webhook-url, so the batch exits 7 (unfinished). */
