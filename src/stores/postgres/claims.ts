@@ -133,7 +133,9 @@ export class PgLookupClaims implements LookupClaims {
       ],
       // Run again when the server went away before answering: a batch's claims carry its origin, and the first
       // try's are taken again at once. Without one (`dnc check`) they would read as held by itself: it stops instead.
-      { name: 'dnc-claim', relaxed: true, idempotent: this.origin !== null },
+      // Committed to the server's disk before the requests leave (not relaxed): a crash of the server loses no claim
+      // of a lookup sent, which a colleague would pay for again.
+      { name: 'dnc-claim', idempotent: this.origin !== null },
     );
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);
@@ -148,7 +150,7 @@ export class PgLookupClaims implements LookupClaims {
       'recording lookups sent',
       SENDING,
       [this.service, this.account, this.claimant, [...e164s], this.leaseMs],
-      { name: 'dnc-sending', relaxed: true, idempotent: true },
+      { name: 'dnc-sending', idempotent: true },
     );
     return new Set(rows.map((r) => r.e164));
   }
@@ -172,7 +174,7 @@ export class PgLookupClaims implements LookupClaims {
       'settling claims',
       async (c) => {
         // The function locks every row it changes first, in key order: no cycle with a claim, a reap or another
-        // member's settlement.
+        // member's settlement. Durable, as the claims are: an answer paid for is not lost with a crash of the server.
         await c.query(`SELECT ${SCHEMA}.claims_settle($1, $2, $3, $4, $5, $6, $7, $8)`, [
           this.service,
           this.account,
@@ -185,7 +187,7 @@ export class PgLookupClaims implements LookupClaims {
         ]);
         if (verdicts.length > 0) await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
       },
-      true,
+      false,
       true, // the same settlements again leave the same rows: run again when its COMMIT's answer was lost
     );
   }
