@@ -287,6 +287,12 @@ export interface LookupClaims {
   settlePushes(
     pushes: ReadonlyArray<{ correlationId: string; e164: string; country: string; answer: SharedAnswer }>,
   ): Promise<void>;
+  /**
+   * Verdicts an earlier run of this batch (the same origin) received but could not settle (the store was away, or
+   * the run was killed before its settlement went): shared as verdicts, and its claims of them settled. Returns how
+   * many claims it settled.
+   */
+  settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number>;
   /** Who this process is, as its claims name it. */
   readonly claimant: string;
   /** How long a claim holds without an answer (ms). */

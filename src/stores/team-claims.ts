@@ -4,8 +4,15 @@
 // and never writes the journal: it says what to record (an Adoption), and the batch code records it.
 import type { FinalAnswer } from '../journal/journal.js';
 import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
-import type { NumberResult } from '../journal/types.js';
-import { memberName, type ClaimAnswer, type LookupClaims, type Settlement, type SharedAnswer } from './interfaces.js';
+import { COLLEAGUE_UNANSWERED_TEXT, type NumberResult } from '../journal/types.js';
+import {
+  memberName,
+  type CachedVerdict,
+  type ClaimAnswer,
+  type LookupClaims,
+  type Settlement,
+  type SharedAnswer,
+} from './interfaces.js';
 
 export interface GatedItem {
   id: number;
@@ -134,6 +141,11 @@ export class TeamClaims {
     return out;
   }
 
+  /** Verdicts an earlier run of this batch received but could not settle: settled now (see LookupClaims). */
+  settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number> {
+    return this.claims.settleEarlier(verdicts);
+  }
+
   /** Records the claimed numbers as sending, as their requests leave: returns those still this run's own. */
   async sending(items: readonly GatedItem[]): Promise<Set<number>> {
     const marked = await this.claims.sending(items.map((i) => i.e164));
@@ -189,7 +201,7 @@ export class TeamClaims {
       out.answered.push([item, { kind: 'receipt', correlationId: a.correlationId, receipt }]);
     } else {
       const text =
-        `sent by another dnc of the team (${memberName(a)}, at ${a.claimedAt}) that stopped before the answer came: ` +
+        `${COLLEAGUE_UNANSWERED_TEXT} (${memberName(a)}, at ${a.claimedAt}) that stopped before the answer came: ` +
         'it may have been charged; sent again only with --resend-unanswered';
       const answer = localAnswer('failed', UNANSWERED_SEND, text);
       out.answered.push([item, { kind: 'final', answer, reused: false, at }]);

@@ -2,6 +2,7 @@
 // a lookup is sent, so that two machines wanting the same number pay for it once. Times are the server's.
 import type { CachedVerdict, ClaimAnswer, ClaimFate, LookupClaims, Settlement, SharedAnswer } from '../interfaces.js';
 import { SCHEMA } from './migrations.js';
+import { answerSince } from './team-functions.js';
 import { Membership, reapDeadMembers } from './members.js';
 import type { StorePool } from './pool.js';
 import { PUT_VERDICTS, verdictArrays } from './results-cache.js';
@@ -52,18 +53,9 @@ const SENDING = `SELECT e164 FROM ${SCHEMA}.claims_sending($1, $2, $3, $4, $5) A
  */
 const ANSWERS = `
 SELECT w.e164, coalesce(c.state, 'released') AS state, c.claimant, c.claimed_at, c.expires_at < now() AS expired,
-       c.correlation_id, c.answer, coalesce(v.who, c.who) AS who,
-       CASE WHEN v.e164 IS NOT NULL THEN jsonb_build_object('result', v.result,
-         'doNotCall', v.result = 'do_not_call', 'listSource', v.list_source, 'checkedAt', v.checked_at,
-         'correlationId', v.correlation_id, 'errorCode', NULL, 'error', NULL, 'httpStatus', NULL, 'body', v.body)
-       END AS verdict
+       c.correlation_id, c.answer, c.who, ${answerSince('c', '$1', '$2')} AS verdict
   FROM (SELECT DISTINCT unnest($3::text[]) AS e164) w
-  LEFT JOIN ${SCHEMA}.claims c ON c.service = $1 AND c.account = $2 AND c.e164 = w.e164
-  LEFT JOIN LATERAL (
-    SELECT l.* FROM ${SCHEMA}.verdicts l WHERE l.service = $1 AND l.account = $2 AND l.e164 = w.e164
-     ORDER BY l.checked_ms DESC, l.id DESC LIMIT 1
-  ) v ON c.state = 'sending' AND v.result <> 'withdrawn'
-       AND v.checked_ms >= extract(epoch FROM c.claimed_at) * 1000 - 60000`;
+  LEFT JOIN ${SCHEMA}.claims c ON c.service = $1 AND c.account = $2 AND c.e164 = w.e164`;
 
 function fateOf(r: Row): ClaimAnswer | { kind: 'held'; claimant: string } | null {
   // On the team's list (added, maybe, since the batch began): never sent. `claimant` carries the list's name.
@@ -192,6 +184,23 @@ export class PgLookupClaims implements LookupClaims {
     );
   }
 
+  async settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number> {
+    if (verdicts.length === 0 || this.origin === null) return 0;
+    const sorted = [...verdicts].sort((a, b) => (a.e164 < b.e164 ? -1 : a.e164 > b.e164 ? 1 : 0));
+    return this.pool.idempotentTransaction('settling what an earlier run received', async (c) => {
+      // The verdicts first (added once each, by correlation id), then the claims that stood for their lookups.
+      await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(sorted)]);
+      const r = await c.query<{ n: number }>(`SELECT ${SCHEMA}.claims_settle_origin($1, $2, $3, $4, $5) AS n`, [
+        this.service,
+        this.account,
+        this.origin,
+        sorted.map((v) => v.e164),
+        sorted.map((v) => JSON.stringify(sharedAnswerOfVerdict(v))),
+      ]);
+      return r.rows[0]?.n ?? 0;
+    });
+  }
+
   async answers(e164s: readonly string[]): Promise<Map<string, ClaimAnswer>> {
     // Waiting for colleagues: one of them may have died since the last heartbeat (its lock is gone): look now.
     if (Date.now() - this.reapedAt >= 1_000) {
@@ -235,6 +244,21 @@ export class PgLookupClaims implements LookupClaims {
       if (verdicts.length > 0) await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
     });
   }
+}
+
+/** A verdict as the claims share answers (what a colleague's claim reads). */
+function sharedAnswerOfVerdict(v: CachedVerdict): SharedAnswer {
+  return {
+    result: v.result,
+    doNotCall: v.result === 'do_not_call',
+    listSource: v.listSource,
+    checkedAt: v.checkedAt,
+    correlationId: v.correlationId,
+    errorCode: null,
+    error: null,
+    httpStatus: null,
+    body: v.body,
+  };
 }
 
 /** The verdict an answer is for the team's results cache (none for a failure, or an answer that is no verdict). */

@@ -16,6 +16,7 @@ export const TEAM_FUNCTION_SIGNATURES = [
   `${S}.claim_numbers(text, text, text[], text, float8, timestamptz, boolean, text, float8[], text)`,
   `${S}.claims_sending(text, text, text, text[], float8)`,
   `${S}.claims_settle(text, text, text, text[], text[], jsonb[], text[], float8)`,
+  `${S}.claims_settle_origin(text, text, text, text[], jsonb[])`,
   `${S}.claims_release(text)`,
   `${S}.settle_pushes(text, text, text[], jsonb[])`,
   `${S}.member_enrol(text, integer, float8)`,
@@ -47,6 +48,21 @@ SELECT m.claimant FROM ${S}.members m
                          WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                            AND l.classid = ${lockClass}::oid AND l.objid = m.lock_key::oid))`;
+
+/**
+ * The latest verdict of claim `c`'s number written since its lookup was sent, as a SharedAnswer (jsonb), for a claim
+ * still `sending` or found `unanswered`: its answer reached the store (the member's rerun settled what its journal
+ * kept while the store was away), though the claim did not say so.
+ */
+export function answerSince(c: string, service: string, account: string): string {
+  return `(SELECT jsonb_build_object('result', v.result, 'doNotCall', v.result = 'do_not_call',
+    'listSource', v.list_source, 'checkedAt', v.checked_at, 'correlationId', v.correlation_id, 'errorCode', NULL,
+    'error', NULL, 'httpStatus', NULL, 'body', v.body, 'who', v.who)
+   FROM (SELECT l.* FROM ${S}.verdicts l WHERE l.service = ${service} AND l.account = ${account} AND l.e164 = ${c}.e164
+          ORDER BY l.checked_ms DESC, l.id DESC LIMIT 1) v
+  WHERE ${c}.state IN ('sending', 'unanswered') AND v.result <> 'withdrawn'
+    AND v.checked_ms >= extract(epoch FROM ${c}.claimed_at) * 1000 - 60000)`;
+}
 
 export function teamFunctions(memberLeaseMs: number, memberLockClass: number): string {
   return `
@@ -110,7 +126,7 @@ $$;
 CREATE FUNCTION ${S}.claim_numbers(p_service text, p_account text, p_e164 text[], p_claimant text, p_lease_ms float8,
   p_since timestamptz, p_take_over boolean, p_origin text, p_window_ms float8[], p_state text)
 RETURNS TABLE (e164 text, state text, claimant text, claimed_at timestamptz, expired boolean, correlation_id text,
-  answer jsonb, who text)
+  answer jsonb, who text, verdict jsonb)
 LANGUAGE plpgsql ${DEFINER} AS $$
 #variable_conflict use_column
 BEGIN
@@ -143,13 +159,15 @@ BEGIN
        OR (c.state IN ('reserved', 'sending') AND c.origin = p_origin AND c.who IS NOT DISTINCT FROM session_user)
     RETURNING c.e164
   )
-  SELECT t.e164, 'claimed'::text, ''::text, now(), false, NULL::text, NULL::jsonb, session_user::text FROM taken t
+  SELECT t.e164, 'claimed'::text, ''::text, now(), false, NULL::text, NULL::jsonb, session_user::text, NULL::jsonb
+    FROM taken t
   UNION ALL
   SELECT o.e164, 'suppressed', (SELECT m.value FROM ${S}.meta m WHERE m.key = 'list_name'), now(), false,
-         o.added_at, NULL, NULL
+         o.added_at, NULL, NULL, NULL
     FROM opted o
   UNION ALL
-  SELECT c.e164, c.state, c.claimant, c.claimed_at, c.expires_at < now(), c.correlation_id, c.answer, c.who
+  SELECT c.e164, c.state, c.claimant, c.claimed_at, c.expires_at < now(), c.correlation_id, c.answer, c.who,
+         ${answerSince('c', 'p_service', 'p_account')}
     FROM ${S}.claims c JOIN wanted w ON w.e164 = c.e164
    WHERE c.service = p_service AND c.account = p_account AND c.e164 NOT IN (SELECT t.e164 FROM taken t)
      AND c.e164 NOT IN (SELECT o.e164 FROM opted o);
@@ -197,6 +215,26 @@ BEGIN
      AND c.who = session_user AND c.e164 = t.e164;
   RETURN v_count;
 END $$;
+
+-- Answers an earlier run of the same batch (p_origin) received but could not settle (the store was away, or it was
+-- killed before its settlement went): its claims of these numbers, still sending or made unanswered by the reaper,
+-- are settled with them. The caller's role only: a batch's reruns are its own.
+CREATE FUNCTION ${S}.claims_settle_origin(p_service text, p_account text, p_origin text, p_e164 text[],
+  p_answer jsonb[])
+RETURNS integer LANGUAGE sql ${DEFINER} AS $$
+  WITH earlier AS (
+    SELECT c.e164 FROM ${S}.claims c
+     WHERE c.service = p_service AND c.account = p_account AND c.origin = p_origin AND c.who = session_user
+       AND c.state IN ('sending', 'unanswered') AND c.e164 = ANY(p_e164)
+     ORDER BY c.e164 FOR UPDATE
+  ), settled AS (
+    UPDATE ${S}.claims c SET state = 'answered', settled_at = now(), answer = t.answer,
+           correlation_id = t.answer->>'correlationId'
+      FROM earlier e JOIN unnest(p_e164, p_answer) AS t(e164, answer) ON t.e164 = e.e164
+     WHERE c.service = p_service AND c.account = p_account AND c.e164 = e.e164
+    RETURNING 1)
+  SELECT count(*)::integer FROM settled
+$$;
 
 -- The caller's claims never sent, let go as it leaves.
 CREATE FUNCTION ${S}.claims_release(p_claimant text) RETURNS integer LANGUAGE sql ${DEFINER} AS $$
