@@ -229,6 +229,10 @@ describe.skipIf(!HAVE_POSTGRES)("a member's role and the team's verdicts (schema
     expect(output).toContain(mallory);
     expect(output).not.toContain(`[${alice}]`);
     expect(lookedUp(w.sb).length).toBe(sent);
+    // dnc trace of the number on that machine names the forger's role for the batch's reused row too.
+    const trace = await run(bob, ['trace', REGISTERED]);
+    expect(trace.code, trace.stderr).toBe(0);
+    expect(trace.stdout).toMatch(new RegExp(`reused .*${mallory}`));
   }, 120_000);
 
   it("docs/team.md grants a new team's members every function, and no direct write", async () => {
