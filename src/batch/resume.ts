@@ -42,7 +42,6 @@ export async function prepareJournal(
   const resendUnanswered = resend.resendUnanswered === true;
   const rerun = () => {
     settleUnanswered(ctx, journal, resendUnanswered);
-    journal.requeueAdoptedUnanswered();
     requeueForRerun(ctx, journal);
     if (resend.resendFailed) requeueFailed(ctx, journal);
   };

@@ -114,7 +114,8 @@ function traceLines(t: TracedLookup): string[] {
       f(
         'reused',
         t.reusedNote
-          ? `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId}; ${t.reusedNote.slice('reused: '.length)}`
+          ? `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId}; ` +
+              t.reusedNote.slice('reused: '.length)
           : `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ` +
               `${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no ` +
               `request sent, no credits`,

@@ -23,7 +23,6 @@ import {
 } from './schema.js';
 import {
   UNANSWERED_SEND,
-  COLLEAGUE_UNANSWERED_TEXT,
   UNANSWERED_SEND_TEXT,
   type AppliedExemption,
   type BatchMeta,
@@ -431,21 +430,6 @@ export class BatchJournal {
           WHERE (state = 'done' AND error_code = ?) OR state = 'in_flight'`,
       )
       .run(this.stamp(), UNANSWERED_SEND).changes;
-  }
-
-  /**
-   * Numbers written unanswered from a team colleague's claim (`failed` / unanswered_send that this batch never sent,
-   * as its error says) go back to the queue: a rerun asks the team store again, where that colleague's answer may have
-   * been settled since (its rerun settles what its journal kept while the store was away). Nothing is sent for them
-   * unless the store says they are free. Returns how many.
-   */
-  requeueAdoptedUnanswered(): number {
-    return this.db
-      .prepare(
-        `UPDATE numbers SET state = 'queued', result = NULL, error_code = NULL, error = NULL, updated_at = ?
-          WHERE state = 'done' AND error_code = ? AND substr(error, 1, ?) = ?`,
-      )
-      .run(this.stamp(), UNANSWERED_SEND, COLLEAGUE_UNANSWERED_TEXT.length, COLLEAGUE_UNANSWERED_TEXT).changes;
   }
 
   /** What a run sends, leaves unsent and was charged without a verdict, counted (rerun.ts). */

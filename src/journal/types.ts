@@ -183,9 +183,6 @@ export interface BatchCalling {
  */
 export const UNANSWERED_SEND = 'unanswered_send';
 
-/** How the dnc_error of an unanswered send a team colleague made begins (this batch adopted it, never sent it). */
-export const COLLEAGUE_UNANSWERED_TEXT = 'sent by another dnc of the team';
-
 export const UNANSWERED_SEND_TEXT =
   'sent by an earlier run that stopped before the answer came: it may have been charged; a rerun sends it again ' +
   'only with --resend-unanswered';

@@ -55,8 +55,8 @@ export function resultsCachePath(cacheDir: string): string {
 /** The dnc_error text of a reused row (dnc_credits is 0 and dnc_error_code empty: the verdict is the service's). */
 export function reusedNote(v: Pick<CachedVerdict, 'checkedAt' | 'who'>, windowMs: number): string {
   return (
-    `reused: checked ${v.checkedAt} by an earlier lookup${writtenBy(v)} (--reuse-within ${formatDuration(windowMs)}); ` +
-    `no lookup sent, no credits`
+    `reused: checked ${v.checkedAt} by an earlier lookup${writtenBy(v)} ` +
+    `(--reuse-within ${formatDuration(windowMs)}); no lookup sent, no credits`
   );
 }
 

@@ -4,7 +4,8 @@
 // and never writes the journal: it says what to record (an Adoption), and the batch code records it.
 import type { FinalAnswer } from '../journal/journal.js';
 import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
-import { COLLEAGUE_UNANSWERED_TEXT, type NumberResult } from '../journal/types.js';
+import type { NumberResult } from '../journal/types.js';
+import { COLLEAGUE_UNANSWERED_TEXT } from '../journal/schema.js';
 import {
   memberName,
   type CachedVerdict,

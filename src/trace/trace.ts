@@ -35,7 +35,7 @@ export interface TracedLookup {
    * When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise.
    */
   reusedAt?: string | null;
-  /** For a verdict reused from a team colleague, the row's note: whose lookup it was (a team colleague's machine and role), and how. */
+  /** For a verdict reused from a colleague, the row's note: whose lookup it was (its machine and role), and how. */
   reusedNote?: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';

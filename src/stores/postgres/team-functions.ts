@@ -64,8 +64,8 @@ export function answerSince(c: string, service: string, account: string): string
     AND v.checked_ms >= extract(epoch FROM ${c}.claimed_at) * 1000 - 60000)`;
 }
 
-export function teamFunctions(memberLeaseMs: number, memberLockClass: number): string {
-  return `
+/** Verdicts added, never changed; the stamps of claims, members and scrubs. */
+const VERDICTS = `
 -- Verdicts: added, never changed (for the owner too); the latest checked of a number is its verdict, unless a later
 -- 'withdrawn' row (its webhook pushes conflicted) says there is none. Rows written before schema 6 name no role.
 ALTER TABLE ${S}.verdicts DROP CONSTRAINT verdicts_pkey;
@@ -121,6 +121,10 @@ RETURNS integer LANGUAGE sql ${DEFINER} AS $$
   SELECT count(*)::integer FROM put
 $$;
 
+`;
+
+/** Claims taken, marked, settled and let go by the caller's role. */
+const CLAIMS = `
 -- The claim of src/stores/postgres/claims.ts (CLAIM's comment says when an old claim no longer stands), each row
 -- it takes stamped with the caller's role.
 CREATE FUNCTION ${S}.claim_numbers(p_service text, p_account text, p_e164 text[], p_claimant text, p_lease_ms float8,
@@ -262,6 +266,11 @@ BEGIN
   RETURN v_count;
 END $$;
 
+`;
+
+/** Members' rows and the reaper: who is dead is the server's to say (locks held, leases). */
+function memberFunctions(memberLeaseMs: number, memberLockClass: number): string {
+  return `
 -- A member's row, naming the advisory lock its own session holds (checked here: no row names a lock it lacks).
 CREATE FUNCTION ${S}.member_enrol(p_claimant text, p_lock_key integer, p_lease_ms float8)
 RETURNS boolean LANGUAGE plpgsql ${DEFINER} AS $$
@@ -329,6 +338,11 @@ LANGUAGE sql ${DEFINER} AS $$
          (SELECT count(*) FROM gone)::integer
 $$;
 
+`;
+}
+
+/** Shared scrubs: listed and ended by their owner's role, taken by any joiner. */
+const SCRUBS = `
 -- A shared scrub, its owner's role stamped; scrubs whose owner was killed (never ended) are stopped, their numbers
 -- dropped: of no use to anyone now.
 CREATE FUNCTION ${S}.scrub_start(p_id text, p_service text, p_account text, p_owner text)
@@ -395,6 +409,10 @@ $$;
 
 REVOKE EXECUTE ON FUNCTION ${TEAM_FUNCTION_SIGNATURES.join(', ')} FROM PUBLIC;
 
+`;
+
+export function teamFunctions(memberLeaseMs: number, memberLockClass: number): string {
+  return `${VERDICTS}${CLAIMS}${memberFunctions(memberLeaseMs, memberLockClass)}${SCRUBS}
 -- The functions run with the rights of the role that owns the tables, whoever migrates (a superuser, say).
 ${ownedBy(`${S}.claims`, TEAM_FUNCTION_SIGNATURES)}
 
