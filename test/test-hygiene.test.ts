@@ -146,6 +146,7 @@ const DELIBERATE_SLEEPS: Record<string, number> = {
   'test/attacks/resources.test.ts': 1, // a connection is stalled once it has been for stalledMs of real time
   'test/team/machines.test.ts': 1, // a colleague's start, shorter than the answers a killed member awaits
   'test/team/store-restart.test.ts': 1, // how long the server is down: a restart, shorter than the bound
+  'test/team/server-crash.test.ts': 1, // how long the server is down after a crash, shorter than the bound
 };
 
 describe('fixed sleeps', () => {

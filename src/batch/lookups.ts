@@ -18,6 +18,7 @@ import { claimLeaseMs } from '../stores/lease.js';
 import { TeamClaims } from '../stores/team-claims.js';
 import { adoptPushedVerdicts } from './team-adoption.js';
 import { shareScrub } from './share-scrub.js';
+import { journalVerdictSource } from '../evidence/batch-evidence.js';
 
 export async function rememberCosts(ctx: RunContext, journal: BatchJournal): Promise<void> {
   const origin = journal.meta()?.serviceOrigin;
@@ -51,7 +52,11 @@ export async function teamClaimsFor(
   // --no-reuse, only one of the same moment (within a lease) is taken: the user asked to pay for fresh answers.
   const rules = validityRules((await loadConfigFile(ctx.flags, ctx.env, ctx.homedir)).file.validity_days);
   const windowMs = options.noReuse ? null : (c: string) => windowDays(rules, c) * DAY_MS;
-  return new TeamClaims(claims, options.resendUnanswered === true, ctx.now, windowMs);
+  const team = new TeamClaims(claims, options.resendUnanswered === true, ctx.now, windowMs);
+  // Answers an earlier run of this batch kept while the store was away (or was killed before settling): in the store
+  // before this run claims anything, so no colleague writes those numbers unanswered, or pays for them again.
+  await team.settleEarlier((await journalVerdictSource(journal.path).rows()).verdicts);
+  return team;
 }
 
 export async function runLookups(

@@ -193,6 +193,6 @@ export function recordReused(
 }
 
 /** The row note of a verdict reused by the answer to the question (as --reuse-within 1d would). */
-export function reusedRecentNote(v: Pick<CachedVerdict, 'checkedAt'>): string {
+export function reusedRecentNote(v: Pick<CachedVerdict, 'checkedAt' | 'who'>): string {
   return reusedNote(v, RECENT_MS);
 }

@@ -20,6 +20,7 @@ import type { BatchOptions, RunContext } from './job.js';
 import { webhookMissingFor } from './lookups.js';
 import { readCosts } from '../stores/cost-cache.js';
 import { claimLeaseMs } from '../stores/lease.js';
+import { writtenBy, type CachedVerdict } from '../stores/interfaces.js';
 import { cacheDir } from '../paths.js';
 import { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS } from '../config.js';
 
@@ -146,9 +147,10 @@ function none(teamMoments: number): RecentOutcome {
 }
 
 /** The row note of a number a colleague's dnc answered moments before this run. */
-function teamMomentNote(v: { checkedAt: string }): string {
+function teamMomentNote(v: Pick<CachedVerdict, 'checkedAt' | 'who'>): string {
   return (
-    `reused: checked ${v.checkedAt} by another dnc of the team, whose lookup had finished before this run asked: ` +
+    `reused: checked ${v.checkedAt} by another dnc of the team${writtenBy(v)}, whose lookup had finished before ` +
+    `this run asked: ` +
     `its answer was in the team store; no lookup sent, no credits`
   );
 }

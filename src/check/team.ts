@@ -2,7 +2,13 @@
 // at that moment, its answer is waited for and shown instead (nothing sent, nothing paid twice).
 import type { DncError } from '../errors.js';
 import type { LookupOutcome } from '../service/client.js';
-import type { CachedVerdict, ClaimAnswer, LookupClaims, Settlement } from '../stores/interfaces.js';
+import {
+  memberName,
+  type CachedVerdict,
+  type ClaimAnswer,
+  type LookupClaims,
+  type Settlement,
+} from '../stores/interfaces.js';
 
 /** How often another machine's answer is asked for while waiting. */
 const WAIT_POLL_MS = 200;
@@ -50,7 +56,7 @@ export async function claimOrWait(
       if ((a.result === 'callable' || a.result === 'do_not_call') && a.checkedAt && a.correlationId)
         return {
           kind: 'verdict',
-          claimant: answer.claimant,
+          claimant: memberName(answer),
           inFlight,
           verdict: {
             e164,
@@ -64,20 +70,20 @@ export async function claimOrWait(
         };
       return {
         kind: 'other',
-        text: `looked up by another dnc of the team (${answer.claimant}): ${a.result} ${a.errorCode ?? ''}`.trim(),
+        text: `looked up by another dnc of the team (${memberName(answer)}): ${a.result} ${a.errorCode ?? ''}`.trim(),
       };
     }
     if (answer.kind === 'pending')
       return {
         kind: 'other',
         text:
-          `another dnc of the team (${answer.claimant}) sent it in webhook mode (correlation id ` +
+          `another dnc of the team (${memberName(answer)}) sent it in webhook mode (correlation id ` +
           `${answer.correlationId}): its verdict comes to that machine's dnc listen`,
       };
     return {
       kind: 'other',
       text:
-        `sent by another dnc of the team (${answer.claimant}) that stopped before its answer came: it may have ` +
+        `sent by another dnc of the team (${memberName(answer)}) that stopped before its answer came: it may have ` +
         'been charged',
     };
   }

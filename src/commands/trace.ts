@@ -76,6 +76,7 @@ function traceJson(t: TracedLookup) {
     service: t.service,
     requested_at: t.requestedAt,
     reused_at: t.reusedAt ?? null,
+    reused_note: t.reusedNote ?? null,
     answered_at: t.answeredAt,
     mode: t.mode,
     result: t.result,
@@ -127,12 +128,17 @@ function traceLines(t: TracedLookup): string[] {
   lines.push(f('mode', t.mode === 'webhook' ? 'webhook (202 receipt, result pushed)' : 'synchronous'));
   if (t.reusedAt) {
     // The verdict of an earlier lookup (listed with it when its check or batch is on this machine).
+    // The row's own note says whose lookup it was when a team colleague's (its machine, and the role the store
+    // stamped); a verdict of this machine's cache says the same without a name.
     lines.push(
       f(
         'reused',
-        `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ` +
-          `${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no ` +
-          `request sent, no credits`,
+        t.reusedNote
+          ? `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId}; ` +
+              t.reusedNote.slice('reused: '.length)
+          : `${t.reusedAt}: the verdict of the earlier lookup ${t.correlationId} (checked ` +
+              `${t.checkedAt ?? 'at an unrecorded time'}), taken from the results cache (--reuse-within); no ` +
+              `request sent, no credits`,
       ),
     );
   } else lines.push(f('requested at', t.requestedAt ?? notRequested(t)));

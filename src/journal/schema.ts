@@ -141,8 +141,16 @@ export function migrate(db: BetterSqlite3.Database): void {
  * Numbers a rerun looks up again: no verdict, and nothing charged for them (see requeueUnfinished). (A number sent
  * again with --resend-failed keeps its earlier charge: a bare rerun leaves it, as it left it before.)
  */
+/** How the dnc_error of an unanswered send a team colleague made begins (this batch adopted it, never sent it). */
+export const COLLEAGUE_UNANSWERED_TEXT = 'sent by another dnc of the team';
+
+// A colleague's unanswered send is asked of the team store again: its answer may have been settled there since (the
+// colleague's rerun settles what its journal kept while the store was away). Nothing is sent unless the store says
+// the number is free.
 export const REQUEUE_WHERE = `state = 'done' AND credits = 0 AND (result = 'not_checked'
-  OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error')))`;
+  OR (result = 'failed' AND error_code IN ('upstream_timeout', 'upstream_error', 'lookup_expired', 'billing_error'))
+  OR (result = 'failed' AND error_code = 'unanswered_send'
+      AND substr(error, 1, ${COLLEAGUE_UNANSWERED_TEXT.length}) = '${COLLEAGUE_UNANSWERED_TEXT}'))`;
 
 /** Failed numbers a bare rerun does not look up again (see requeueFailed): --resend-failed sends them. */
 export const RESEND_FAILED_WHERE = `state = 'done' AND result = 'failed' AND NOT COALESCE((${REQUEUE_WHERE}), 0)`;

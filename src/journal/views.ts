@@ -127,6 +127,8 @@ export interface JournalLookupRow {
   updated_at: string | null;
   requested_at: string | null;
   reused_at: string | null;
+  /** The row's dnc_error: for a reused verdict, whose it was (a colleague's machine and role, or the cache). */
+  error: string | null;
   answer: string | null;
 }
 
@@ -158,7 +160,7 @@ export function journalLookup(
     const numbers = db
       .prepare<[string], JournalLookupRow>(
         `SELECT n.e164, n.country, n.state, n.result, n.correlation_id, n.http_status, n.credits,
-                n.list_source, n.error_code, n.checked_at, n.updated_at,
+                n.list_source, n.error_code, n.error, n.checked_at, n.updated_at,
                 ${opt(n, 'n.', 'requested_at')}, ${opt(n, 'n.', 'reused_at')}, a.body AS answer
            FROM numbers n LEFT JOIN answers a ON a.number_id = n.id
           WHERE ${'e164' in query ? 'n.e164' : 'n.correlation_id'} = ?`,

@@ -2,7 +2,7 @@
 // internal list (never sent), an exemption applied or expired, a verdict reused from the results cache or from
 // another machine of the team. Text and JSON side by side, as the rest of check's output (src/render/check.ts); loaded
 // with the use case, when a command runs.
-import type { CachedVerdict } from '../stores/interfaces.js';
+import { writtenBy, type CachedVerdict } from '../stores/interfaces.js';
 import { exemptionLabel, type ComplianceDecision } from '../stores/suppression-types.js';
 import { formatDuration } from '../time.js';
 import { field } from './field.js';
@@ -105,7 +105,7 @@ export function reusedLines(
             'nothing sent'
           : `0: answered just before by another dnc of the team (${sharedBy}), whose lookup had finished: its ` +
             'answer was in the team store, nothing sent'
-        : `0: reused a lookup within --reuse-within ${formatDuration(windowMs ?? 0)}, nothing sent`,
+        : `0: reused a lookup${writtenBy(v)} within --reuse-within ${formatDuration(windowMs ?? 0)}, nothing sent`,
     ),
     field('correlation id', `${v.correlationId} (the original lookup)`),
   ];

@@ -48,7 +48,10 @@ export function scopeAccount(
  * A verdict that may be reused: only callable or do_not_call answers of the service, never failures (as a journal
  * reads them).
  */
-export type CachedVerdict = JournalVerdict;
+export type CachedVerdict = JournalVerdict & {
+  /** The database role that wrote it, as a team store stamps it (from schema 6); absent in a local cache. */
+  who?: string | null;
+};
 
 /**
  * A batch journal's verdicts, as a cache takes them in: by SQL over the attached file, or as rows. No driver's type
@@ -63,6 +66,11 @@ export interface JournalVerdictSource {
   sql(schema: string, columnsOf: (table: string) => readonly string[]): { verdicts: string; conflicting: string };
   /** The same, read as rows (a cache that cannot attach the file). */
   rows(): Promise<{ verdicts: CachedVerdict[]; conflicting: string[] }>;
+}
+
+/** Whose verdict it is, when a team store says (the database role that wrote it): ` (written by role alice)`. */
+export function writtenBy(v: Pick<CachedVerdict, 'who'>): string {
+  return v.who ? ` (written by role ${v.who})` : '';
 }
 
 /** Final verdicts by service, account and number (--reuse-within), scoped when opened. */
@@ -198,18 +206,30 @@ export interface History {
   close(): Promise<void>;
 }
 
-/** Another machine's lookup of a number, as a claim found it. */
+/**
+ * Another machine's lookup of a number, as a claim found it. `claimant` is what that machine says it is; `role`, the
+ * database role the server authenticated when it claimed the number or wrote its answer (null: a row written before
+ * the store stamped it).
+ */
 export type ClaimAnswer =
   /** Its final answer: a verdict, or the service's final failure (invalid_phone_number …). */
-  | { kind: 'answered'; answer: SharedAnswer; claimant: string }
+  | { kind: 'answered'; answer: SharedAnswer; claimant: string; role?: string | null }
   /** A webhook lookup whose push has not come (its correlation id). */
-  | { kind: 'pending'; correlationId: string; claimant: string }
+  | { kind: 'pending'; correlationId: string; claimant: string; role?: string | null }
   /** Sent and never answered (its claimant was killed, or got no answer): it may have been charged. */
-  | { kind: 'unanswered'; claimant: string; claimedAt: string }
+  | { kind: 'unanswered'; claimant: string; role?: string | null; claimedAt: string }
   /** Let go without a lookup (its claimant stopped first): free to claim. */
   | { kind: 'released' }
   /** On the team's internal list (an opt-out recorded since the batch began, say): never sent. */
   | { kind: 'suppressed'; list: string; addedAt: string | null };
+
+/**
+ * A colleague as rows and messages name it: what its machine says, then the role the server authenticated, in
+ * brackets (as the list's `who` reads: `erin pid 4120 run 1a2b3c4d [erin]`), which no member can choose.
+ */
+export function memberName(a: { claimant: string; role?: string | null }): string {
+  return a.role ? `${a.claimant} [${a.role}]` : a.claimant;
+}
 
 /** What a claim says of each number: ours to send, or another machine's lookup to wait for. */
 export type ClaimFate = { kind: 'claimed' } | { kind: 'held'; claimant: string } | ClaimAnswer;
@@ -267,6 +287,12 @@ export interface LookupClaims {
   settlePushes(
     pushes: ReadonlyArray<{ correlationId: string; e164: string; country: string; answer: SharedAnswer }>,
   ): Promise<void>;
+  /**
+   * Verdicts an earlier run of this batch (the same origin) received but could not settle (the store was away, or
+   * the run was killed before its settlement went): shared as verdicts, and its claims of them settled. Returns how
+   * many claims it settled.
+   */
+  settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number>;
   /** Who this process is, as its claims name it. */
   readonly claimant: string;
   /** How long a claim holds without an answer (ms). */

@@ -7,6 +7,7 @@ import { formatDuration, parseServiceTime } from '../time.js';
 import { accountOf, newSalt } from './account.js';
 import {
   scopeAccount,
+  writtenBy,
   type CachedVerdict,
   type JournalVerdictSource,
   type ResultsCache,
@@ -52,10 +53,10 @@ export function resultsCachePath(cacheDir: string): string {
 }
 
 /** The dnc_error text of a reused row (dnc_credits is 0 and dnc_error_code empty: the verdict is the service's). */
-export function reusedNote(v: Pick<CachedVerdict, 'checkedAt'>, windowMs: number): string {
+export function reusedNote(v: Pick<CachedVerdict, 'checkedAt' | 'who'>, windowMs: number): string {
   return (
-    `reused: checked ${v.checkedAt} by an earlier lookup (--reuse-within ${formatDuration(windowMs)}); no ` +
-    `lookup sent, no credits`
+    `reused: checked ${v.checkedAt} by an earlier lookup${writtenBy(v)} ` +
+    `(--reuse-within ${formatDuration(windowMs)}); no lookup sent, no credits`
   );
 }
 

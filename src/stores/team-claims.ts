@@ -5,7 +5,15 @@
 import type { FinalAnswer } from '../journal/journal.js';
 import { localAnswer, UNANSWERED_SEND } from '../journal/journal.js';
 import type { NumberResult } from '../journal/types.js';
-import type { ClaimAnswer, LookupClaims, Settlement, SharedAnswer } from './interfaces.js';
+import { COLLEAGUE_UNANSWERED_TEXT } from '../journal/schema.js';
+import {
+  memberName,
+  type CachedVerdict,
+  type ClaimAnswer,
+  type LookupClaims,
+  type Settlement,
+  type SharedAnswer,
+} from './interfaces.js';
 
 export interface GatedItem {
   id: number;
@@ -134,6 +142,11 @@ export class TeamClaims {
     return out;
   }
 
+  /** Verdicts an earlier run of this batch received but could not settle: settled now (see LookupClaims). */
+  settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number> {
+    return this.claims.settleEarlier(verdicts);
+  }
+
   /** Records the claimed numbers as sending, as their requests leave: returns those still this run's own. */
   async sending(items: readonly GatedItem[]): Promise<Set<number>> {
     const marked = await this.claims.sending(items.map((i) => i.e164));
@@ -179,14 +192,17 @@ export class TeamClaims {
       };
       out.answered.push([item, { kind: 'final', answer, reused: false, at }]);
     } else if (a.kind === 'answered') {
-      out.answered.push([item, { kind: 'final', answer: reusedAnswer(a.answer, a.claimant, way), reused: true, at }]);
+      out.answered.push([
+        item,
+        { kind: 'final', answer: reusedAnswer(a.answer, memberName(a), way), reused: true, at },
+      ]);
     } else if (a.kind === 'pending') {
       // The push goes to the claimant's listener: this row waits for the verdict it stores in the team store.
-      const receipt = { status: 'started', correlation_id: a.correlationId, reused_from: a.claimant };
+      const receipt = { status: 'started', correlation_id: a.correlationId, reused_from: memberName(a) };
       out.answered.push([item, { kind: 'receipt', correlationId: a.correlationId, receipt }]);
     } else {
       const text =
-        `sent by another dnc of the team (${a.claimant}, at ${a.claimedAt}) that stopped before the answer came: ` +
+        `${COLLEAGUE_UNANSWERED_TEXT} (${memberName(a)}, at ${a.claimedAt}) that stopped before the answer came: ` +
         'it may have been charged; sent again only with --resend-unanswered';
       const answer = localAnswer('failed', UNANSWERED_SEND, text);
       out.answered.push([item, { kind: 'final', answer, reused: false, at }]);

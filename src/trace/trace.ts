@@ -36,6 +36,8 @@ export interface TracedLookup {
    * When a batch took this verdict from the results cache (--reuse-within) instead of sending a lookup; null otherwise.
    */
   reusedAt?: string | null;
+  /** For a verdict reused from a colleague, the row's note: whose lookup it was (its machine and role), and how. */
+  reusedNote?: string | null;
   answeredAt: string | null;
   mode: 'sync' | 'webhook';
   /** The final result (callable, do_not_call, failed …), pending, or started (a check in webhook mode). */
@@ -139,6 +141,7 @@ export async function traceInJournal(journalPath: string, query: LookupQuery): P
       service: meta?.serviceOrigin ?? null,
       requestedAt: n.requested_at,
       reusedAt: n.reused_at,
+      reusedNote: n.reused_at && teamNote(n.error) ? n.error : null,
       answeredAt: n.updated_at,
       mode: n.state === 'pending' || pushesOf(n.correlation_id).length > 0 ? 'webhook' : 'sync',
       result: n.state === 'done' ? (n.result ?? 'failed') : n.state,
@@ -189,4 +192,9 @@ export async function traceLookup(
   const out = where.history ? await fromHistory(where.history, query, where.historyFile) : [];
   for (const j of where.journals) out.push(...(await traceInJournal(j, query)));
   return out;
+}
+
+/** A reused row's note that names whose lookup it was: a team colleague's (its machine and role), or a role's. */
+function teamNote(error: string | null): boolean {
+  return error !== null && error.startsWith('reused:') && /another dnc of the team|\(written by role /.test(error);
 }

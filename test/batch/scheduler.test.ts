@@ -327,6 +327,7 @@ describe('scheduler with a team store', () => {
       settle: async () => {},
       byCorrelation: async () => new Map(),
       settlePushes: async () => {},
+      settleEarlier: async () => 0,
       close: async () => {},
     };
     return { team: new TeamClaims(claims, false, () => new Date()), firstPoll, answers };
@@ -382,6 +383,7 @@ describe('scheduler with a team store', () => {
       settle: async () => {},
       byCorrelation: async () => new Map(),
       settlePushes: async () => {},
+      settleEarlier: async () => 0,
       close: async () => {},
     };
     const s = new BatchScheduler({

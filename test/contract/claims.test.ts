@@ -7,13 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LookupClaims } from '../../src/stores/interfaces.js';
 import { openStores, type Stores } from '../../src/stores/owner.js';
 import { LATEST_VERSION, MIGRATIONS } from '../../src/stores/postgres/migrations.js';
-import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
+import { freshDatabase, HAVE_POSTGRES, POSTGRES_URL, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { sharedAnswer as answer } from '../helpers/lookup-answers.js';
 import { waitFor } from '../helpers/wait.js';
 
 postgresSkipped('claims and migrations');
 
 const scope = { service: 'https://svc.example', apiKey: 'team-key' };
+
+/** The role the tests' server authenticates (the URL's user): what every claim and verdict here is stamped with. */
+const ROLE = POSTGRES_URL ? decodeURIComponent(new URL(POSTGRES_URL).username) : '';
 
 describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -53,6 +56,7 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
       kind: 'answered',
       answer: answer('do_not_call', 'c-1'),
       claimant: winner.claimant,
+      role: ROLE, // the role the server authenticated, stamped by the owner's function: no machine chooses it
     });
     // ... and a machine that asks now (within a lease of that answer) uses it rather than paying again.
     const late = await machine('late');
@@ -67,7 +71,12 @@ describe.skipIf(!HAVE_POSTGRES)('claims on PostgreSQL', () => {
     const n = '+12025554000';
     expect((await a.claim([n], false)).get(n)?.kind).toBe('claimed');
     await a.settle([[n, { kind: 'pending', correlationId: 'w-1' }]]);
-    expect((await b.claim([n], false)).get(n)).toEqual({ kind: 'pending', correlationId: 'w-1', claimant: 'wa' });
+    expect((await b.claim([n], false)).get(n)).toEqual({
+      kind: 'pending',
+      correlationId: 'w-1',
+      claimant: 'wa',
+      role: ROLE,
+    });
     expect((await b.byCorrelation(['w-1'])).size).toBe(0);
     await a.settlePushes([{ correlationId: 'w-1', e164: n, country: 'US', answer: answer('callable', 'w-1') }]);
     expect((await b.byCorrelation(['w-1'])).get('w-1')?.result).toBe('callable');

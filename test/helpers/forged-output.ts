@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { pythonWithOpenpyxl } from './python.js';
 
 /**
  * Writes `text` (a workbook's bytes) as the output at `outputPath` and makes OUTPUT.manifest.json describe it; `edit` changes the rest of
@@ -63,7 +64,7 @@ print(json.dumps({'entries': entries, 'head': head}))
  * Returns the new head, as a forger would write it into the manifest.
  */
 export function rechainJournal(journal: string): { entries: number; head: string } {
-  return JSON.parse(execFileSync('python3', ['-c', RECHAIN, journal], { encoding: 'utf8' })) as {
+  return JSON.parse(execFileSync(pythonWithOpenpyxl(), ['-c', RECHAIN, journal], { encoding: 'utf8' })) as {
     entries: number;
     head: string;
   };

@@ -73,6 +73,8 @@ export async function sqlOn(url: string, sql: string, params: unknown[] = []): P
 export interface OwnServer {
   url: string;
   stop(): Promise<void>;
+  /** Stopped as a crash would (`-m immediate`: no checkpoint, sessions cut; what a commit had not written is lost). */
+  crash(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,6 +120,7 @@ export async function ownServer(): Promise<OwnServer | null> {
     url: `postgresql://dnc@127.0.0.1:${port}/postgres`,
     start,
     stop: async () => void ctl(['-m', 'fast', 'stop']),
+    crash: async () => void ctl(['-m', 'immediate', 'stop']),
     async close() {
       try {
         ctl(['-m', 'immediate', 'stop']);

@@ -7,11 +7,10 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS } from '../../src/stores/postgres/migrations.js';
 import { assertBuilt, spawnDnc } from '../helpers/cli.js';
 import { freshDatabase, HAVE_POSTGRES, postgresSkipped, sqlOn } from '../helpers/postgres.js';
 import { lookedUp, world, type World } from '../helpers/world.js';
-import { teamMachine } from './helpers.js';
+import { storeAtSchema, teamMachine } from './helpers.js';
 
 postgresSkipped("a member's role and the team list");
 
@@ -38,9 +37,6 @@ function psql(url: string, sql: string): Promise<{ code: number; out: string }> 
   });
 }
 
-/** The salt's source in migration 1 (pgcrypto is not assumed: see migrations.ts). */
-const RANDOM = 'gen_random_bytes_fallback()';
-
 describe.skipIf(!HAVE_POSTGRES)("a member's role and the team list (schema 4)", () => {
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let w: World;
@@ -51,21 +47,12 @@ describe.skipIf(!HAVE_POSTGRES)("a member's role and the team list (schema 4)", 
 
   beforeAll(async () => {
     assertBuilt();
-    db = await freshDatabase();
     w = await world();
     // The store as a schema-2 dnc made it.
-    const old = MIGRATIONS.filter((m) => m.version <= 2);
-    await sqlOn(
-      db.url,
-      `CREATE SCHEMA dnc;
-       CREATE TABLE dnc.schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now());
-       CREATE FUNCTION pg_temp.gen_random_bytes_fallback() RETURNS bytea LANGUAGE sql AS
-         $$ SELECT decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex') $$;
-       ${old.map((m) => m.sql.replaceAll('gen_random_bytes_fallback()', `pg_temp.${RANDOM}`)).join(';\n')};
-       INSERT INTO dnc.schema_migrations (version, name) VALUES ${old.map((m) => `(${m.version}, 'old')`).join(', ')};
-       CREATE ROLE ${member} LOGIN PASSWORD 'member-pw';
-       GRANT CONNECT ON DATABASE ${db.name} TO ${member};
+    db = await storeAtSchema(
+      2,
+      `CREATE ROLE ${member} LOGIN PASSWORD 'member-pw';
+       GRANT CONNECT ON DATABASE DATABASE_NAME TO ${member};
        ${OLD_GRANTS(member)}`,
     );
     const u = new URL(db.url);

@@ -47,9 +47,9 @@ describe.skipIf(!HAVE_POSTGRES)('a row another machine of the team answered', ()
     for (const row of readCsvObjects(path.join(w.dir, 'b.csv'))) {
       expect(row.dnc_credits).toBe('0');
       expect(row.dnc_error).toMatch(
-        // Who answered is named when the claim that answered is known; an answer taken from the team's results cache
-        // before any claim (src/batch/repay.ts) says the same without it.
-        /^reused: checked \S+ by another dnc of the team( \(a@[^)]*\))?, whose lookup had finished before this run asked: its answer was in the team store; no lookup sent, no credits$/,
+        // Who answered is named: the claim's machine and the role the server stamped, or for an answer taken from the
+        // team's results cache before any claim (src/batch/repay.ts), the role that wrote the verdict.
+        /^reused: checked \S+ by another dnc of the team \((a@[^)]* \[[^\]]+\]|written by role [^)]+)\), whose lookup had finished before this run asked: its answer was in the team store; no lookup sent, no credits$/,
       );
       expect(row.dnc_error).not.toContain('at the same time');
     }

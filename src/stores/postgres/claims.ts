@@ -1,7 +1,8 @@
 // Claims in the team store: "this number is being looked up by X until T", made with one arbitrated statement before
 // a lookup is sent, so that two machines wanting the same number pay for it once. Times are the server's.
-import type { ClaimAnswer, ClaimFate, LookupClaims, Settlement, SharedAnswer } from '../interfaces.js';
+import type { CachedVerdict, ClaimAnswer, ClaimFate, LookupClaims, Settlement, SharedAnswer } from '../interfaces.js';
 import { SCHEMA } from './migrations.js';
+import { answerSince } from './team-functions.js';
 import { Membership, reapDeadMembers } from './members.js';
 import type { StorePool } from './pool.js';
 import { PUT_VERDICTS, verdictArrays } from './results-cache.js';
@@ -18,6 +19,8 @@ type Row = {
   correlation_id: string | null;
   answer: SharedAnswer | null;
   verdict: SharedAnswer | null;
+  /** The role that took the claim or wrote its answer (null: a row of a store before schema 6). */
+  who: string | null;
 };
 
 /**
@@ -34,82 +37,39 @@ type Row = {
  * A member that died is reaped (members.ts): its reserved claims deleted, its sending claims made unanswered.
  * Claims whose requests leave as soon as the statement answers are taken `sending` at once ($10): the mark a separate
  * statement would make in the next round trip, on the path of every lookup (docs/BENCHMARKS.md, item 14).
+ * The statement is the owner's function (team-functions.ts): each claim it takes names the caller's role.
  */
-const CLAIM = `
-WITH wanted AS (
-  SELECT e164, max(window_ms) AS window_ms FROM unnest($3::text[], $9::float8[]) AS w(e164, window_ms) GROUP BY e164
-),
-opted AS (SELECT s.e164, s.added_at FROM ${SCHEMA}.suppressions s JOIN wanted w ON w.e164 = s.e164),
-taken AS (
-  INSERT INTO ${SCHEMA}.claims AS c (service, account, e164, claimant, claimed_at, expires_at, state, origin)
-  SELECT $1, $2, e164, $4, now(), now() + $5 * interval '1 millisecond', $10::text, $8::text FROM wanted
-   WHERE e164 NOT IN (SELECT e164 FROM opted)
-   ORDER BY e164
-  ON CONFLICT (service, account, e164) DO UPDATE SET claimant = excluded.claimant, claimed_at = excluded.claimed_at,
-    expires_at = excluded.expires_at, state = excluded.state, settled_at = NULL, correlation_id = NULL, answer = NULL,
-    origin = excluded.origin
-  WHERE (c.state IN ('answered', 'unanswered') AND c.settled_at < coalesce(
-          now() - (SELECT w.window_ms FROM wanted w WHERE w.e164 = excluded.e164) * interval '1 millisecond',
-          $6::timestamptz - $5 * interval '1 millisecond'))
-     OR (c.state = 'answered' AND coalesce(c.answer->>'result', '') NOT IN ('callable', 'do_not_call', 'invalid'))
-     OR ($7 AND c.state = 'unanswered')
-     OR (c.state IN ('reserved', 'sending', 'pending') AND c.expires_at < $6
-         AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.members m WHERE m.claimant = c.claimant))
-     OR ($7 AND c.state = 'sending' AND c.expires_at < now())
-     OR (c.state IN ('reserved', 'sending') AND c.origin = $8::text)
-  RETURNING e164
-)
-SELECT e164, 'claimed' AS state, '' AS claimant, now() AS claimed_at, false AS expired, NULL AS correlation_id,
-       NULL::jsonb AS answer, NULL::jsonb AS verdict
-  FROM taken
-UNION ALL
-SELECT e164, 'suppressed', (SELECT value FROM ${SCHEMA}.meta WHERE key = 'list_name'), now(), false, added_at, NULL,
-       NULL
-  FROM opted
-UNION ALL
-SELECT c.e164, c.state, c.claimant, c.claimed_at, c.expires_at < now(), c.correlation_id, c.answer, NULL
-  FROM ${SCHEMA}.claims c JOIN wanted w ON w.e164 = c.e164
- WHERE c.service = $1 AND c.account = $2 AND c.e164 NOT IN (SELECT e164 FROM taken)
-   AND c.e164 NOT IN (SELECT e164 FROM opted)`;
+const CLAIM = `SELECT * FROM ${SCHEMA}.claim_numbers($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 
 /**
  * Reserved claims of this member whose request leaves now: `sending`, in key order. Returns those marked. Its own
  * `sending` claims count as marked: the statement run again after the server went away before answering (idempotent).
  */
-const SENDING = `
-WITH mine AS (
-  SELECT e164 FROM ${SCHEMA}.claims
-   WHERE service = $1 AND account = $2 AND claimant = $3 AND state IN ('reserved', 'sending') AND e164 = ANY($4::text[])
-   ORDER BY e164 FOR UPDATE
-)
-UPDATE ${SCHEMA}.claims c SET state = 'sending', claimed_at = now(), expires_at = now() + $5 * interval '1 millisecond'
-  FROM mine WHERE c.service = $1 AND c.account = $2 AND c.e164 = mine.e164
-RETURNING c.e164`;
+const SENDING = `SELECT e164 FROM ${SCHEMA}.claims_sending($1, $2, $3, $4, $5) AS e164`;
 
-/** Other machines' lookups of these numbers as they stand, a verdict cached since a claim standing for its answer. */
+/**
+ * Other machines' lookups of these numbers as they stand, the latest verdict cached since a claim standing for its
+ * answer (and the role that wrote each).
+ */
 const ANSWERS = `
 SELECT w.e164, coalesce(c.state, 'released') AS state, c.claimant, c.claimed_at, c.expires_at < now() AS expired,
-       c.correlation_id, c.answer,
-       CASE WHEN v.e164 IS NOT NULL THEN jsonb_build_object('result', v.result,
-         'doNotCall', v.result = 'do_not_call', 'listSource', v.list_source, 'checkedAt', v.checked_at,
-         'correlationId', v.correlation_id, 'errorCode', NULL, 'error', NULL, 'httpStatus', NULL, 'body', v.body)
-       END AS verdict
+       c.correlation_id, c.answer, c.who, ${answerSince('c', '$1', '$2')} AS verdict
   FROM (SELECT DISTINCT unnest($3::text[]) AS e164) w
-  LEFT JOIN ${SCHEMA}.claims c ON c.service = $1 AND c.account = $2 AND c.e164 = w.e164
-  LEFT JOIN ${SCHEMA}.verdicts v ON v.service = $1 AND v.account = $2 AND v.e164 = w.e164
-       AND c.state = 'sending' AND v.checked_ms >= extract(epoch FROM c.claimed_at) * 1000 - 60000`;
+  LEFT JOIN ${SCHEMA}.claims c ON c.service = $1 AND c.account = $2 AND c.e164 = w.e164`;
 
 function fateOf(r: Row): ClaimAnswer | { kind: 'held'; claimant: string } | null {
   // On the team's list (added, maybe, since the batch began): never sent. `claimant` carries the list's name.
   if (r.state === 'suppressed') return { kind: 'suppressed', list: r.claimant || 'team', addedAt: r.correlation_id };
   if (r.state === 'released') return { kind: 'released' };
-  if (r.state === 'answered' && r.answer) return { kind: 'answered', answer: r.answer, claimant: r.claimant };
+  if (r.state === 'answered' && r.answer)
+    return { kind: 'answered', answer: r.answer, claimant: r.claimant, role: r.who };
   if (r.state === 'pending' && r.correlation_id)
-    return { kind: 'pending', correlationId: r.correlation_id, claimant: r.claimant };
-  if (r.state === 'sending' && r.verdict) return { kind: 'answered', answer: r.verdict, claimant: r.claimant };
+    return { kind: 'pending', correlationId: r.correlation_id, claimant: r.claimant, role: r.who };
+  if (r.state === 'sending' && r.verdict)
+    return { kind: 'answered', answer: r.verdict, claimant: r.claimant, role: r.who };
   if (r.state === 'reserved' && r.expired) return { kind: 'released' };
   if (r.state === 'unanswered' || (r.state === 'sending' && r.expired))
-    return { kind: 'unanswered', claimant: r.claimant, claimedAt: r.claimed_at.toISOString() };
+    return { kind: 'unanswered', claimant: r.claimant, role: r.who, claimedAt: r.claimed_at.toISOString() };
   return { kind: 'held', claimant: r.claimant };
 }
 
@@ -165,7 +125,9 @@ export class PgLookupClaims implements LookupClaims {
       ],
       // Run again when the server went away before answering: a batch's claims carry its origin, and the first
       // try's are taken again at once. Without one (`dnc check`) they would read as held by itself: it stops instead.
-      { name: 'dnc-claim', relaxed: true, idempotent: this.origin !== null },
+      // Committed to the server's disk before the requests leave (not relaxed): a crash of the server loses no claim
+      // of a lookup sent, which a colleague would pay for again.
+      { name: 'dnc-claim', idempotent: this.origin !== null },
     );
     const out = new Map<string, ClaimFate>();
     for (const r of rows) out.set(r.e164, r.state === 'claimed' ? { kind: 'claimed' } : fateOf(r)!);
@@ -180,7 +142,7 @@ export class PgLookupClaims implements LookupClaims {
       'recording lookups sent',
       SENDING,
       [this.service, this.account, this.claimant, [...e164s], this.leaseMs],
-      { name: 'dnc-sending', relaxed: true, idempotent: true },
+      { name: 'dnc-sending', idempotent: true },
     );
     return new Set(rows.map((r) => r.e164));
   }
@@ -190,85 +152,53 @@ export class PgLookupClaims implements LookupClaims {
     if (!member) return;
     // What is still only reserved was never sent: free for the others at once.
     await this.pool
-      .query(
-        'letting claims go',
-        `DELETE FROM ${SCHEMA}.claims WHERE claimant = $1 AND state = 'reserved'`,
-        [this.claimant],
-        { relaxed: true, idempotent: true },
-      )
+      .query('letting claims go', `SELECT ${SCHEMA}.claims_release($1)`, [this.claimant], { idempotent: true })
       .catch(() => {});
     await member.leave();
   }
 
   async settle(settlements: ReadonlyArray<[string, Settlement]>): Promise<void> {
     if (settlements.length === 0) return;
-    const of = <K extends Settlement['kind']>(kind: K) =>
-      settlements.filter((s): s is [string, Extract<Settlement, { kind: K }>] => s[1].kind === kind);
-    const answered = of('answered');
-    const pending = of('pending');
-    const unanswered = of('unanswered').map(([e]) => e);
-    const released = of('released').map(([e]) => e);
-    const key = [this.service, this.account, this.claimant];
+    const verdicts = settlements.flatMap(([e164, s]) =>
+      s.kind === 'answered' ? verdictOf(e164, s.country, s.answer, s.answer.correlationId) : [],
+    );
     await this.pool.transaction(
       'settling claims',
       async (c) => {
-        // Every row this transaction changes, locked first and in key order: no cycle with a claim, a reap or
-        // another member's settlement, whatever the order of the statements below.
-        await c.query(
-          `SELECT 1 FROM ${SCHEMA}.claims WHERE service = $1 AND account = $2 AND claimant = $3
-              AND e164 = ANY($4::text[]) ORDER BY e164 FOR UPDATE`,
-          [...key, settlements.map(([e]) => e)],
-        );
-        if (answered.length > 0) {
-          await c.query(
-            `UPDATE ${SCHEMA}.claims c SET state = 'answered', settled_at = now(), answer = t.a,
-             correlation_id = t.a->>'correlationId'
-             FROM unnest($4::text[], $5::jsonb[]) AS t(e, a)
-            WHERE c.service = $1 AND c.account = $2 AND c.claimant = $3 AND c.e164 = t.e`,
-            [...key, answered.map(([e]) => e), answered.map(([, s]) => JSON.stringify(s.answer))],
-          );
-          const verdicts = answered.flatMap(([e164, s]) =>
-            s.answer.result === 'callable' || s.answer.result === 'do_not_call'
-              ? [
-                  {
-                    e164,
-                    country: s.country,
-                    result: s.answer.result as 'callable' | 'do_not_call',
-                    listSource: s.answer.listSource,
-                    checkedAt: s.answer.checkedAt ?? '',
-                    correlationId: s.answer.correlationId ?? '',
-                    body: s.answer.body,
-                  },
-                ]
-              : [],
-          );
-          if (verdicts.length > 0)
-            await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
-        }
-        if (pending.length > 0)
-          await c.query(
-            `UPDATE ${SCHEMA}.claims c SET state = 'pending', settled_at = now(), correlation_id = t.id,
-             expires_at = now() + $6 * interval '1 millisecond'
-             FROM unnest($4::text[], $5::text[]) AS t(e, id)
-            WHERE c.service = $1 AND c.account = $2 AND c.claimant = $3 AND c.e164 = t.e`,
-            [...key, pending.map(([e]) => e), pending.map(([, s]) => s.correlationId), PENDING_LEASE_MS],
-          );
-        if (unanswered.length > 0)
-          await c.query(
-            `UPDATE ${SCHEMA}.claims SET state = 'unanswered', settled_at = now()
-            WHERE service = $1 AND account = $2 AND claimant = $3 AND e164 = ANY($4::text[])`,
-            [...key, unanswered],
-          );
-        if (released.length > 0)
-          await c.query(
-            `DELETE FROM ${SCHEMA}.claims
-            WHERE service = $1 AND account = $2 AND claimant = $3 AND e164 = ANY($4::text[])`,
-            [...key, released],
-          );
+        // The function locks every row it changes first, in key order: no cycle with a claim, a reap or another
+        // member's settlement. Durable, as the claims are: an answer paid for is not lost with a crash of the server.
+        await c.query(`SELECT ${SCHEMA}.claims_settle($1, $2, $3, $4, $5, $6, $7, $8)`, [
+          this.service,
+          this.account,
+          this.claimant,
+          settlements.map(([e]) => e),
+          settlements.map(([, s]) => s.kind),
+          settlements.map(([, s]) => (s.kind === 'answered' ? JSON.stringify(s.answer) : null)),
+          settlements.map(([, s]) => (s.kind === 'pending' ? s.correlationId : null)),
+          PENDING_LEASE_MS,
+        ]);
+        if (verdicts.length > 0) await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
       },
-      true,
+      false,
       true, // the same settlements again leave the same rows: run again when its COMMIT's answer was lost
     );
+  }
+
+  async settleEarlier(verdicts: readonly CachedVerdict[]): Promise<number> {
+    if (verdicts.length === 0 || this.origin === null) return 0;
+    const sorted = [...verdicts].sort((a, b) => (a.e164 < b.e164 ? -1 : a.e164 > b.e164 ? 1 : 0));
+    return this.pool.idempotentTransaction('settling what an earlier run received', async (c) => {
+      // The verdicts first (added once each, by correlation id), then the claims that stood for their lookups.
+      await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(sorted)]);
+      const r = await c.query<{ n: number }>(`SELECT ${SCHEMA}.claims_settle_origin($1, $2, $3, $4, $5) AS n`, [
+        this.service,
+        this.account,
+        this.origin,
+        sorted.map((v) => v.e164),
+        sorted.map((v) => JSON.stringify(sharedAnswerOfVerdict(v))),
+      ]);
+      return r.rows[0]?.n ?? 0;
+    });
   }
 
   async answers(e164s: readonly string[]): Promise<Map<string, ClaimAnswer>> {
@@ -303,34 +233,46 @@ export class PgLookupClaims implements LookupClaims {
     pushes: ReadonlyArray<{ correlationId: string; e164: string; country: string; answer: SharedAnswer }>,
   ): Promise<void> {
     if (pushes.length === 0) return;
+    const verdicts = pushes.flatMap((p) => verdictOf(p.e164, p.country, p.answer, p.correlationId));
     await this.pool.idempotentTransaction('storing pushed verdicts', async (c) => {
-      await c.query(
-        `SELECT 1 FROM ${SCHEMA}.claims WHERE service = $1 AND account = $2 AND correlation_id = ANY($3::text[])
-          ORDER BY e164 FOR UPDATE`,
-        [this.service, this.account, pushes.map((p) => p.correlationId)],
-      );
-      await c.query(
-        `UPDATE ${SCHEMA}.claims c SET state = 'answered', settled_at = now(), answer = t.a
-           FROM unnest($3::text[], $4::jsonb[]) AS t(id, a)
-          WHERE c.service = $1 AND c.account = $2 AND c.correlation_id = t.id`,
-        [this.service, this.account, pushes.map((p) => p.correlationId), pushes.map((p) => JSON.stringify(p.answer))],
-      );
-      const verdicts = pushes.flatMap((p) =>
-        p.answer.result === 'callable' || p.answer.result === 'do_not_call'
-          ? [
-              {
-                e164: p.e164,
-                country: p.country,
-                result: p.answer.result as 'callable' | 'do_not_call',
-                listSource: p.answer.listSource,
-                checkedAt: p.answer.checkedAt ?? '',
-                correlationId: p.correlationId,
-                body: p.answer.body,
-              },
-            ]
-          : [],
-      );
+      await c.query(`SELECT ${SCHEMA}.settle_pushes($1, $2, $3, $4)`, [
+        this.service,
+        this.account,
+        pushes.map((p) => p.correlationId),
+        pushes.map((p) => JSON.stringify(p.answer)),
+      ]);
       if (verdicts.length > 0) await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts)]);
     });
   }
+}
+
+/** A verdict as the claims share answers (what a colleague's claim reads). */
+function sharedAnswerOfVerdict(v: CachedVerdict): SharedAnswer {
+  return {
+    result: v.result,
+    doNotCall: v.result === 'do_not_call',
+    listSource: v.listSource,
+    checkedAt: v.checkedAt,
+    correlationId: v.correlationId,
+    errorCode: null,
+    error: null,
+    httpStatus: null,
+    body: v.body,
+  };
+}
+
+/** The verdict an answer is for the team's results cache (none for a failure, or an answer that is no verdict). */
+function verdictOf(e164: string, country: string, a: SharedAnswer, correlationId: string | null): CachedVerdict[] {
+  if (a.result !== 'callable' && a.result !== 'do_not_call') return [];
+  return [
+    {
+      e164,
+      country,
+      result: a.result,
+      listSource: a.listSource,
+      checkedAt: a.checkedAt ?? '',
+      correlationId: correlationId ?? '',
+      body: a.body,
+    },
+  ];
 }

@@ -5,6 +5,8 @@
 // hash, and stamp who (the database's session_user, beside what the machine says) and when (the server's clock).
 // Entries they write are format 2: the hash covers the country too, so every stored column of a row is its entry's.
 
+import { ownedBy, writesTakenBack } from './definer.js';
+
 /** The schema (migrations.ts's SCHEMA; spelt here, as that module imports this one). */
 const S = 'dnc';
 
@@ -19,7 +21,7 @@ export const LIST_FUNCTION_SIGNATURES = [
 
 const APPEND_ENTRY = `${S}.append_entry(text, text, text, text, text, text, text, text, text, text)`;
 
-const TABLES = `${S}.suppressions, ${S}.exemptions, ${S}.audit, ${S}.list_heads`;
+const TABLES = ['suppressions', 'exemptions', 'audit', 'list_heads'].map((t) => `${S}.${t}`);
 
 /** The time format of every `at` (JavaScript's toISOString). */
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
@@ -191,36 +193,8 @@ END $$;
 REVOKE EXECUTE ON FUNCTION ${LIST_FUNCTION_SIGNATURES.join(', ')} FROM PUBLIC;
 
 -- The functions run with the rights of the role that owns the list's tables, whoever migrates (a superuser, say).
-DO $$
-DECLARE
-  f text;
-  owner text := (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = '${S}.audit'::regclass);
-BEGIN
-  FOREACH f IN ARRAY ARRAY['${[...LIST_FUNCTION_SIGNATURES, APPEND_ENTRY].join("', '")}'] LOOP
-    EXECUTE format('ALTER FUNCTION %s OWNER TO %I', f, owner);
-  END LOOP;
-END $$;
+${ownedBy(`${S}.audit`, [...LIST_FUNCTION_SIGNATURES, APPEND_ENTRY])}
 
 -- The direct writes a member's role was granted (docs/team.md up to schema 2) are taken back from every role but
 -- the owner; the roles that could write the log may run the functions instead.
-DO $$
-DECLARE
-  g record;
-BEGIN
-  FOR g IN
-    SELECT a.grantee, bool_or(c.oid = '${S}.audit'::regclass AND a.privilege_type = 'INSERT') AS wrote_log
-      FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
-     WHERE c.oid IN ('${S}.suppressions'::regclass, '${S}.exemptions'::regclass, '${S}.audit'::regclass,
-                     '${S}.list_heads'::regclass)
-       AND a.grantee <> c.relowner
-       AND a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER')
-     GROUP BY a.grantee
-  LOOP
-    EXECUTE format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER ON ${TABLES} FROM %s',
-      CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
-    IF g.wrote_log THEN
-      EXECUTE format('GRANT EXECUTE ON FUNCTION ${LIST_FUNCTION_SIGNATURES.join(', ')} TO %s',
-        CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
-    END IF;
-  END LOOP;
-END $$;`;
+${writesTakenBack(TABLES, `${S}.audit`, LIST_FUNCTION_SIGNATURES)}`;

@@ -8,51 +8,11 @@ import { MEMBER_LOCK_CLASS, SCHEMA } from './migrations.js';
 import type { StorePool } from './pool.js';
 
 /**
- * The members that are gone: their heartbeat ran out, or their session's advisory lock is no longer held. A server
- * restart ends every session and its locks: a member that has not beaten since the server started (its lease was
- * renewed before then) is waiting to reconnect, and is gone only when its lease runs out.
+ * Reaps the dead members' claims in one statement, the owner's function (team-functions.ts, where DEAD says who is
+ * dead): taken in key order, those another statement holds skipped (the next reap takes them), so that it never waits
+ * on, or deadlocks with, a member at work. A dead member's row goes with its last claim in flight.
  */
-const DEAD = `
-SELECT m.claimant FROM ${SCHEMA}.members m
- WHERE m.alive_until < now()
-    OR (m.alive_until >= pg_postmaster_start_time() + ${MEMBER_LEASE_MS} * interval '1 millisecond'
-        AND NOT EXISTS (SELECT 1 FROM pg_locks l
-                         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                           AND l.classid = ${MEMBER_LOCK_CLASS}::oid AND l.objid = m.lock_key::oid))`;
-
-/**
- * Reaps the dead members' claims in one statement: taken in key order, those another statement holds skipped (the
- * next reap takes them), so that it never waits on, or deadlocks with, a member at work. A dead member's row goes
- * with its last claim in flight.
- */
-const REAP = `
-WITH dead AS (${DEAD}),
-victims AS (
-  SELECT c.service, c.account, c.e164, c.state FROM ${SCHEMA}.claims c
-   WHERE c.claimant IN (SELECT claimant FROM dead) AND c.state IN ('reserved', 'sending')
-   ORDER BY c.service, c.account, c.e164 FOR UPDATE SKIP LOCKED
-),
-freed AS (
-  DELETE FROM ${SCHEMA}.claims c USING victims v
-   WHERE v.state = 'reserved' AND c.service = v.service AND c.account = v.account AND c.e164 = v.e164
-  RETURNING 1
-),
-lost AS (
-  UPDATE ${SCHEMA}.claims c SET state = 'unanswered', settled_at = now() FROM victims v
-   WHERE v.state = 'sending' AND c.service = v.service AND c.account = v.account AND c.e164 = v.e164
-  RETURNING 1
-),
-gone AS (
-  DELETE FROM ${SCHEMA}.members m WHERE m.claimant IN (SELECT claimant FROM dead)
-     AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.claims c
-                      WHERE c.claimant = m.claimant AND c.state IN ('reserved', 'sending')
-                        AND NOT EXISTS (SELECT 1 FROM victims v
-                                         WHERE v.service = c.service AND v.account = c.account AND v.e164 = c.e164))
-  RETURNING 1
-)
-SELECT (SELECT count(*) FROM freed)::int AS freed, (SELECT count(*) FROM lost)::int AS lost,
-       (SELECT count(*) FROM gone)::int AS gone`;
+const REAP = `SELECT * FROM ${SCHEMA}.reap_members()`;
 
 /** What one reap did. */
 export interface Reaped {
@@ -114,14 +74,9 @@ export class Membership {
           key,
         ]);
         if (!got.rows[0]?.ok && tries < 16) continue;
+        // The owner's function: the row names this role, and a lock this very session holds.
         const r = await session
-          .query(
-            `INSERT INTO ${SCHEMA}.members (claimant, lock_key, alive_until)
-           VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-           ON CONFLICT (claimant) DO UPDATE SET lock_key = excluded.lock_key, alive_until = excluded.alive_until
-           RETURNING 1`,
-            [this.claimant, key, MEMBER_LEASE_MS],
-          )
+          .query(`SELECT ${SCHEMA}.member_enrol($1, $2, $3)`, [this.claimant, key, MEMBER_LEASE_MS])
           .catch((err: { code?: string }) => {
             if (err.code === '23505' && tries < 16) return null; // another member's key: draw again
             throw err;
@@ -142,11 +97,11 @@ export class Membership {
       if (this.closed) return;
       try {
         if (this.session === null) await this.enrol();
-        const r = await this.session!.query(
-          `UPDATE ${SCHEMA}.members SET alive_until = now() + $2 * interval '1 millisecond' WHERE claimant = $1`,
-          [this.claimant, MEMBER_LEASE_MS],
-        );
-        if (r.rowCount === 0) {
+        const r = await this.session!.query<{ n: number }>(`SELECT ${SCHEMA}.member_beat($1, $2) AS n`, [
+          this.claimant,
+          MEMBER_LEASE_MS,
+        ]);
+        if (r.rows[0]?.n === 0) {
           // Reaped meanwhile (its heartbeat was late): a new lock and row; what it held was taken as the dead's.
           await this.pool.endSession(this.session!);
           this.session = null;
@@ -187,7 +142,7 @@ export class Membership {
     const session = this.session;
     this.session = null;
     if (!session) return;
-    await session.query(`DELETE FROM ${SCHEMA}.members WHERE claimant = $1`, [this.claimant]).catch(() => {});
+    await session.query(`SELECT ${SCHEMA}.member_leave($1)`, [this.claimant]).catch(() => {});
     await this.pool.endSession(session);
   }
 }

@@ -2,13 +2,18 @@
 // processes start at the same moment; a store migrated by a newer dnc is refused.
 import type { ClientBase } from 'pg';
 import { DncError, usageError } from '../../errors.js';
+import { MEMBER_LEASE_MS } from '../lease.js';
 import { LIST_FUNCTIONS } from './list-functions.js';
+import { teamFunctions } from './team-functions.js';
 
 /** The schema every table lives in (a team's database may hold other things). */
 export const SCHEMA = 'dnc';
 
 /** pg_advisory_lock key of migrations: 'dnc-migr' read as a number. */
 const MIGRATION_LOCK = 0x646e632d6d696772n;
+
+/** The advisory lock class (pg_advisory_lock(int, int)'s first key) of members' liveness locks: 'dncm'. */
+export const MEMBER_LOCK_CLASS = 0x646e636d;
 
 export interface Migration {
   version: number;
@@ -176,10 +181,12 @@ CREATE INDEX shared_numbers_untaken ON ${SCHEMA}.shared_numbers (scrub, seq) WHE
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_scrubs TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ${SCHEMA}.shared_numbers TO PUBLIC;`,
   },
+  {
+    version: 6,
+    name: "verdicts, claims, members and shared scrubs written only through the owner's functions, stamped by role",
+    sql: teamFunctions(MEMBER_LEASE_MS, MEMBER_LOCK_CLASS),
+  },
 ];
-
-/** The advisory lock class (pg_advisory_lock(int, int)'s first key) of members' liveness locks: 'dncm'. */
-export const MEMBER_LOCK_CLASS = 0x646e636d;
 
 /** The newest schema this dnc knows. */
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -181,9 +181,9 @@ export class StorePool {
   private constructor(
     private readonly pool: Pool,
     /**
-     * Claims and their settlements, on the path of every lookup: committed without waiting for the server's disk
-     * (synchronous_commit off). They are seen by the others at once all the same; only a crash of the server itself
-     * can lose the last few, which stand for lookups in flight at that moment, the double charge the issue accepts.
+     * Statements whose loss in a crash of the server costs nothing (the reap of the dead, a joiner's take, which the
+     * next one makes again): committed without waiting for the server's disk (synchronous_commit off). Never a
+     * claim or a settlement: a claim lost with the server stands for a lookup sent, which a colleague pays again.
      */
     private readonly relaxedPool: Pool,
     readonly where: string,

@@ -5,21 +5,25 @@ import { verdictFromRow, type VerdictRow } from '../results-cache.js';
 import { SCHEMA } from './migrations.js';
 import type { StorePool } from './pool.js';
 
-const COLUMNS = 'e164, country, result, list_source, checked_at, correlation_id, body';
-
 /** Rows per statement: arrays of this many values stay well under a statement's limits. */
 const CHUNK = 5_000;
 
-/** The upsert of verdicts given as parallel arrays ($3 …): a newer verdict of a number replaces an older one. */
-export const PUT_VERDICTS = `
-INSERT INTO ${SCHEMA}.verdicts (service, account, e164, country, result, list_source, checked_at, checked_ms,
-  correlation_id, body)
-SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[],
-  $10::text[])
-ON CONFLICT (service, account, e164) DO UPDATE SET country = excluded.country, result = excluded.result,
-  list_source = excluded.list_source, checked_at = excluded.checked_at, checked_ms = excluded.checked_ms,
-  correlation_id = excluded.correlation_id, body = excluded.body
-WHERE excluded.checked_ms >= verdicts.checked_ms`;
+/**
+ * Verdicts given as parallel arrays ($3 …), added through the owner's function (stamped with the caller's role and the
+ * server's time): a number's verdict is its latest checked, an older one stays as it was written.
+ */
+export const PUT_VERDICTS = `SELECT ${SCHEMA}.put_verdicts($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
+/** Verdicts of numbers no longer to be reused (their pushes conflicted): a row after the latest says so. */
+const WITHDRAW = `SELECT ${SCHEMA}.withdraw_verdicts($1, $2, $3)`;
+
+/** The latest verdict of each number ($3) checked at or after $4, with the role that wrote it. */
+const LATEST = `
+SELECT v.* FROM (
+  SELECT DISTINCT ON (e164) e164, country, result, list_source, checked_at, checked_ms, correlation_id, body, who
+    FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[])
+   ORDER BY e164, checked_ms DESC, id DESC) v
+ WHERE v.result <> 'withdrawn' AND v.checked_ms >= $4`;
 
 /**
  * The verdicts as PUT_VERDICTS takes them, sorted by number (those without a readable time or a correlation id are
@@ -48,7 +52,8 @@ export class PgResultsCache implements ResultsCache {
   async hasVerdictsSince(notBefore: Date): Promise<boolean> {
     const rows = await this.pool.query(
       'reading the results cache',
-      `SELECT 1 FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND checked_ms >= $3 LIMIT 1`,
+      `SELECT 1 FROM ${SCHEMA}.verdicts
+        WHERE service = $1 AND account = $2 AND checked_ms >= $3 AND result <> 'withdrawn' LIMIT 1`,
       [this.service, this.account, notBefore.getTime()],
     );
     return rows.length > 0;
@@ -61,13 +66,13 @@ export class PgResultsCache implements ResultsCache {
   async getMany(e164s: readonly string[], notBefore: Date): Promise<Map<string, CachedVerdict>> {
     const out = new Map<string, CachedVerdict>();
     for (let i = 0; i < e164s.length; i += CHUNK) {
-      const rows = await this.pool.query<VerdictRow>(
-        'reading the results cache',
-        `SELECT ${COLUMNS} FROM ${SCHEMA}.verdicts
-          WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[]) AND checked_ms >= $4`,
-        [this.service, this.account, e164s.slice(i, i + CHUNK), notBefore.getTime()],
-      );
-      for (const r of rows) out.set(r.e164, verdictFromRow(r));
+      const rows = await this.pool.query<VerdictRow & { who: string | null }>('reading the results cache', LATEST, [
+        this.service,
+        this.account,
+        e164s.slice(i, i + CHUNK),
+        notBefore.getTime(),
+      ]);
+      for (const r of rows) out.set(r.e164, { ...verdictFromRow(r), who: r.who });
     }
     return out;
   }
@@ -88,21 +93,12 @@ export class PgResultsCache implements ResultsCache {
     await this.pool.transaction('writing the results cache', async (c) => {
       for (let i = 0; i < verdicts.length; i += CHUNK)
         await c.query(PUT_VERDICTS, [this.service, this.account, ...verdictArrays(verdicts.slice(i, i + CHUNK))]);
-      if (conflicting.length > 0)
-        await c.query(`DELETE FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[])`, [
-          this.service,
-          this.account,
-          conflicting,
-        ]);
+      if (conflicting.length > 0) await c.query(WITHDRAW, [this.service, this.account, conflicting]);
     });
   }
 
   async forget(e164s: readonly string[]): Promise<void> {
-    await this.pool.query(
-      'writing the results cache',
-      `DELETE FROM ${SCHEMA}.verdicts WHERE service = $1 AND account = $2 AND e164 = ANY($3::text[])`,
-      [this.service, this.account, [...e164s]],
-    );
+    await this.pool.query('writing the results cache', WITHDRAW, [this.service, this.account, [...e164s]]);
   }
 
   async close(): Promise<void> {

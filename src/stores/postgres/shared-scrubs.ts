@@ -11,22 +11,10 @@ const LIST_PAGE = 5_000;
 /**
  * Numbers for a joiner, from the end of the list: untaken by another joiner (SKIP LOCKED: two joiners asking at once
  * take different ones; the partial index finds the untaken at once). All are marked taken; those claimed by anyone
- * now, or settled since the scrub began (answered during it), are in hand already and come back not `open`.
+ * now, or settled since the scrub began (answered during it), are in hand already and come back not `open`. Every
+ * write of a scrub is the owner's function (team-functions.ts): a scrub's list and end are its own role's only.
  */
-const TAKE = `
-WITH next AS (
-  SELECT s.seq FROM ${SCHEMA}.shared_numbers s WHERE s.scrub = $1 AND s.taken_by IS NULL
-   ORDER BY s.seq DESC LIMIT $4 FOR UPDATE SKIP LOCKED
-),
-taken AS (
-  UPDATE ${SCHEMA}.shared_numbers n SET taken_by = $3 FROM next WHERE n.scrub = $1 AND n.seq = next.seq
-  RETURNING n.e164, n.country, n.window_ms
-)
-SELECT t.e164, t.country, t.window_ms,
-       NOT EXISTS (SELECT 1 FROM ${SCHEMA}.claims c
-                    WHERE c.service = $5 AND c.account = $6 AND c.e164 = t.e164
-                      AND (c.state IN ('reserved', 'sending', 'pending') OR c.settled_at >= $2)) AS open
-  FROM taken t`;
+const TAKE = `SELECT * FROM ${SCHEMA}.scrub_take($1, $2, $3, $4, $5, $6)`;
 
 export class PgSharedScrubs implements SharedScrubs {
   constructor(
@@ -37,23 +25,13 @@ export class PgSharedScrubs implements SharedScrubs {
 
   async start(owner: string): Promise<string> {
     const id = randomBytes(5).toString('hex');
-    await this.pool.query(
-      'sharing the scrub',
-      `INSERT INTO ${SCHEMA}.shared_scrubs (id, service, account, owner, state) VALUES ($1, $2, $3, $4, 'running')`,
-      [id, this.service, this.account, owner],
-    );
-    // Scrubs whose owner was killed (never ended): their numbers are of no use to anyone now.
-    await this.pool.query(
-      'tidying shared scrubs',
-      `UPDATE ${SCHEMA}.shared_scrubs s SET state = 'stopped', updated_at = now()
-        WHERE s.state = 'running' AND s.started_at < now() - interval '1 minute'
-          AND NOT EXISTS (SELECT 1 FROM ${SCHEMA}.members m WHERE m.claimant = s.owner)`,
-    );
-    await this.pool.query(
-      'tidying shared scrubs',
-      `DELETE FROM ${SCHEMA}.shared_numbers n USING ${SCHEMA}.shared_scrubs s
-        WHERE n.scrub = s.id AND s.state <> 'running'`,
-    );
+    // Scrubs whose owner was killed (never ended) are tidied by the same call: their numbers are of no use now.
+    await this.pool.query('sharing the scrub', `SELECT ${SCHEMA}.scrub_start($1, $2, $3, $4)`, [
+      id,
+      this.service,
+      this.account,
+      owner,
+    ]);
     return id;
   }
 
@@ -61,30 +39,19 @@ export class PgSharedScrubs implements SharedScrubs {
     for (let at = 0; at < numbers.length || (at === 0 && complete); at += LIST_PAGE) {
       const page = numbers.slice(at, at + LIST_PAGE);
       const last = complete && at + LIST_PAGE >= numbers.length;
-      await this.pool.transaction('sharing the scrub', async (c) => {
-        const r = await c.query<{ numbers: string }>(
-          `UPDATE ${SCHEMA}.shared_scrubs SET numbers = numbers + $2, listed = $3, updated_at = now()
-            WHERE id = $1 RETURNING numbers`,
-          [id, page.length, last],
-        );
-        const end = Number(r.rows[0]?.numbers ?? page.length);
-        if (page.length === 0) return;
-        await c.query(
-          `INSERT INTO ${SCHEMA}.shared_numbers (scrub, seq, e164, country, window_ms)
-           SELECT $1, $2 + ordinality, e164, country, w
-             FROM unnest($3::text[], $4::text[], $5::float8[]) WITH ORDINALITY AS t(e164, country, w, ordinality)`,
-          [id, end - page.length, page.map((n) => n.e164), page.map((n) => n.country), page.map((n) => n.windowMs)],
-        );
-      });
+      await this.pool.query('sharing the scrub', `SELECT ${SCHEMA}.scrub_list($1, $2, $3, $4, $5)`, [
+        id,
+        page.map((n) => n.e164),
+        page.map((n) => n.country),
+        page.map((n) => n.windowMs),
+        last,
+      ]);
       if (page.length === 0) break;
     }
   }
 
   async end(id: string, state: 'done' | 'stopped'): Promise<void> {
-    await this.pool.transaction('ending the shared scrub', async (c) => {
-      await c.query(`UPDATE ${SCHEMA}.shared_scrubs SET state = $2, updated_at = now() WHERE id = $1`, [id, state]);
-      await c.query(`DELETE FROM ${SCHEMA}.shared_numbers WHERE scrub = $1`, [id]);
-    });
+    await this.pool.query('ending the shared scrub', `SELECT ${SCHEMA}.scrub_end($1, $2)`, [id, state]);
   }
 
   async find(id: string): Promise<SharedScrubInfo | null> {
