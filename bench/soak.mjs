@@ -922,7 +922,7 @@ async function hostileService() {
       const c = await dnc(`hostile check ${behaviour}`, ['check', '+12025550107', '--json', '--fail-on-dnc'], { env });
       check('hostile: check gives no verdict for an answer that breaks the description (exit 6)', c.code === 6, `${behaviour}: exit ${c.code}`);
       const lines = c.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      check('hostile: every check --json line without a verdict carries dnc\'s error', lines.every((l) => l.error?.code === 'E_BAD_RESPONSE'), `${behaviour}: ${c.stdout.slice(0, 200)}`);
+      check('hostile: every check --json line without a verdict carries dnc\'s error', lines.every((l) => l.dnc_error?.code === 'E_BAD_RESPONSE'), `${behaviour}: ${c.stdout.slice(0, 200)}`);
       const out = path.join(dir, `${behaviour}.csv`);
       const b = await dnc(`hostile batch ${behaviour}`, ['batch', list(['+12025550111', '+12025550113']), '-o', out], { env });
       const rows = existsSync(out) ? results(out) : [];
